@@ -1,0 +1,97 @@
+import type { Server } from 'node:http';
+import { resetConfig } from '../shared/config/env.ts';
+import { resetDbClient } from '../shared/db/client.ts';
+import { ensureAccountForSubject } from '../shared/accounts/index.ts';
+import { createApiKey } from '../shared/keys/index.ts';
+import { hashApiKey } from '../shared/keys/format.ts';
+import { accessPatterns } from '../shared/db/access-patterns.ts';
+import { scopesOfAccount } from '../shared/api/scopes.ts';
+import { clearSettingsCache } from '../shared/settings/index.ts';
+import { ensureTable, startDynamoLocal, type LocalDynamo } from './dynamodb.ts';
+import { createLocalApi, listen, loadGroupHandlers } from './local-api.ts';
+import { LOCAL_AUDIENCE } from './local-idp.ts';
+
+/**
+ * The whole service on one machine: DynamoDB Local (or a given endpoint), the table, the API
+ * routed to the same handlers as the Lambdas, the local identity provider, and a first admin
+ * with an API key. `npm start` (dev/start.ts) and the integration tests both start it from here.
+ */
+export interface LocalStackOptions {
+  port?: number;
+  host?: string;
+  tableName?: string;
+  /** Use this DynamoDB instead of starting DynamoDB Local. */
+  dynamodbEndpoint?: string;
+  /** DynamoDB Local's data folder; undefined keeps everything in memory. */
+  dataDir?: string;
+  adminEmails?: string[];
+  /** The first admin's API key has exactly this secret. */
+  localAdminApiKey?: string;
+}
+
+export interface LocalStack {
+  baseUrl: string;
+  docsUrl: string;
+  dynamodbEndpoint: string;
+  tableName: string;
+  adminEmail: string;
+  adminApiKey: string;
+  stop(): Promise<void>;
+}
+
+export const LOCAL_ISSUER = 'local-idp';
+
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  let dynamo: LocalDynamo | undefined;
+  const dynamodbEndpoint = options.dynamodbEndpoint ?? (dynamo = await startDynamoLocal({ dataDir: options.dataDir })).endpoint;
+  const tableName = options.tableName ?? 'control-plane';
+  const adminEmails = options.adminEmails?.length ? options.adminEmails : ['admin@localhost'];
+  await ensureTable(dynamodbEndpoint, tableName);
+
+  const handlers = await loadGroupHandlers();
+  const server: Server = createLocalApi(handlers);
+  const baseUrl = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
+
+  Object.assign(process.env, {
+    STAGE: process.env.STAGE ?? 'local',
+    TABLE_NAME: tableName,
+    DYNAMODB_ENDPOINT: dynamodbEndpoint,
+    ADMIN_EMAILS: adminEmails.join(','),
+    OIDC_ISSUER: LOCAL_ISSUER,
+    OIDC_JWKS_URL: `${baseUrl}/dev/oidc/.well-known/jwks.json`,
+    OIDC_AUDIENCE: LOCAL_AUDIENCE,
+    OIDC_TOKEN_USE: 'id',
+  });
+  resetConfig();
+  resetDbClient();
+  clearSettingsCache();
+
+  const adminEmail = adminEmails[0]!;
+  const adminApiKey = await seedAdminKey(adminEmail, options.localAdminApiKey);
+
+  return {
+    baseUrl,
+    docsUrl: `${baseUrl}/docs`,
+    dynamodbEndpoint,
+    tableName,
+    adminEmail,
+    adminApiKey,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await dynamo?.stop();
+    },
+  };
+}
+
+/** The first admin's account (as if it had signed in) and an API key for it. */
+async function seedAdminKey(email: string, fixedSecret: string | undefined): Promise<string> {
+  const account = await ensureAccountForSubject(LOCAL_ISSUER, `local|${email}`, email);
+  if (fixedSecret !== undefined) {
+    if (fixedSecret.length < 20) throw new Error('LOCAL_ADMIN_API_KEY must be at least 20 characters');
+    if (await accessPatterns.apiKeyByHash(hashApiKey(fixedSecret))) return fixedSecret;
+  }
+  const principal = { accountId: account.accountId, email: account.email, scopes: new Set(scopesOfAccount(true)) };
+  const { secret } = await createApiKey(principal, { name: 'local admin (npm start)' }, fixedSecret);
+  return secret;
+}

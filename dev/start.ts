@@ -1,0 +1,43 @@
+import { resolve } from 'node:path';
+import { startLocalStack } from './stack.ts';
+
+/**
+ * `npm start`: the whole service on this machine. Knobs (README "Local stack"):
+ * PORT, DATA_DIR, LOCAL_IN_MEMORY, DYNAMODB_ENDPOINT, ADMIN_EMAILS, LOCAL_ADMIN_API_KEY.
+ */
+const env = process.env;
+const inMemory = env.LOCAL_IN_MEMORY === '1' || env.LOCAL_IN_MEMORY === 'true';
+
+const stack = await startLocalStack({
+  port: Number(env.PORT ?? 3000),
+  dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
+  dataDir: inMemory ? undefined : resolve(env.DATA_DIR ?? '.data'),
+  adminEmails: (env.ADMIN_EMAILS ?? '').split(',').map((e) => e.trim()).filter(Boolean),
+  localAdminApiKey: env.LOCAL_ADMIN_API_KEY || undefined,
+});
+
+const line = '─'.repeat(64);
+process.stdout.write(
+  [
+    line,
+    ' Hosting control plane — local stack',
+    line,
+    ` API        ${stack.baseUrl}`,
+    ` Docs       ${stack.docsUrl}`,
+    ` OpenAPI    ${stack.baseUrl}/openapi.json`,
+    ` DynamoDB   ${stack.dynamodbEndpoint} (table ${stack.tableName}${inMemory ? ', in memory' : `, data in ${env.DATA_DIR ?? '.data'}`})`,
+    ` Admin      ${stack.adminEmail}`,
+    ` Admin key  ${stack.adminApiKey}`,
+    '',
+    ` Try:  curl -H "Authorization: Bearer ${stack.adminApiKey}" ${stack.baseUrl}/v1/account`,
+    line,
+    '',
+  ].join('\n'),
+);
+
+const shutdown = async () => {
+  await stack.stop();
+  process.exit(0);
+};
+process.once('SIGINT', shutdown);
+process.once('SIGTERM', shutdown);

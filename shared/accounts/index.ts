@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { z } from 'zod';
+import { db, tableName } from '../db/client.ts';
+import { keys } from '../db/keys.ts';
+import { accessPatterns, type Item, type Page, type PageRequest } from '../db/access-patterns.ts';
+import { getConfig } from '../config/env.ts';
+import { ledgerEntryItems } from '../ledger/index.ts';
+import { getSettings } from '../settings/index.ts';
+import { notFound } from '../http/errors.ts';
+import type { Account, AdminAccount } from '../api/schemas.ts';
+
+export type AccountView = z.infer<typeof Account>;
+
+export const isAdminEmail = (email: string): boolean => getConfig().adminEmails.has(email.toLowerCase());
+
+export function toAccountView(item: Item): AccountView {
+  const balanceCents = Number(item.balanceCents ?? 0);
+  return {
+    id: item.accountId as string,
+    email: item.email as string,
+    balanceCents,
+    balanceUsd: balanceCents / 100,
+    trialGranted: Boolean(item.trialGranted),
+    isAdmin: isAdminEmail(item.email as string),
+    createdAt: item.createdAt as string,
+  };
+}
+
+export async function getAccount(accountId: string): Promise<AccountView> {
+  const item = await accessPatterns.accountById(accountId);
+  if (!item) throw notFound('Account');
+  return toAccountView(item);
+}
+
+/**
+ * The account of an identity-provider subject, created on first sight. Creation is one
+ * transaction: the subject mapping (conditional, so two first requests cannot create two
+ * accounts), the profile, and the trial credit as the account's first ledger entry.
+ */
+export async function ensureAccountForSubject(issuer: string, subject: string, email: string): Promise<{ accountId: string; email: string; created: boolean }> {
+  const existing = await accessPatterns.accountBySubject(issuer, subject);
+  if (existing) return { accountId: existing.accountId as string, email: existing.email as string, created: false };
+
+  const accountId = randomUUID();
+  const normalizedEmail = email.toLowerCase();
+  const { trialCreditCents } = await getSettings();
+  const now = new Date().toISOString();
+  const trialItems =
+    trialCreditCents > 0
+      ? ledgerEntryItems(accountId, 1, trialCreditCents, { type: 'trial', amountCents: trialCreditCents, idempotencyKey: `trial:${accountId}`, reference: { note: 'Trial credit' } }, now)
+      : [];
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: tableName(),
+              Item: { ...keys.subject(issuer, subject), kind: 'subject', accountId, email: normalizedEmail },
+              ConditionExpression: 'attribute_not_exists(PK)',
+            },
+          },
+          {
+            Put: {
+              TableName: tableName(),
+              Item: {
+                ...keys.account(accountId),
+                ...keys.accountsListing(accountId, now),
+                kind: 'account',
+                accountId,
+                email: normalizedEmail,
+                issuer,
+                subject,
+                balanceCents: trialCreditCents,
+                ledgerSeq: trialItems.length ? 1 : 0,
+                trialGranted: true,
+                serverCount: 0,
+                createdAt: now,
+              },
+              ConditionExpression: 'attribute_not_exists(PK)',
+            },
+          },
+          ...trialItems,
+        ],
+      }),
+    );
+    return { accountId, email: normalizedEmail, created: true };
+  } catch (err) {
+    if ((err as Error).name !== 'TransactionCanceledException') throw err;
+    // A concurrent first request created the account: use theirs.
+    const winner = await accessPatterns.accountBySubject(issuer, subject);
+    if (!winner) throw err;
+    return { accountId: winner.accountId as string, email: winner.email as string, created: false };
+  }
+}
+
+export async function listAccounts(page: PageRequest): Promise<Page<z.infer<typeof AdminAccount>>> {
+  const result = await accessPatterns.allAccounts(page);
+  return {
+    data: result.data.map((item) => ({ ...toAccountView(item), serverCount: Number(item.serverCount ?? 0) })),
+    nextCursor: result.nextCursor,
+  };
+}

@@ -1,0 +1,128 @@
+import { z } from 'zod';
+import * as s from './schemas.ts';
+import type { Scope } from './scopes.ts';
+
+/**
+ * The route table: the one source of truth for every endpoint. The Lambda routers, the local
+ * router, the API Gateway routes (infra/) and the OpenAPI document are all generated from it.
+ */
+export const GROUPS = ['public', 'account', 'catalog', 'servers', 'billing', 'payments', 'admin', 'dev'] as const;
+export type Group = (typeof GROUPS)[number];
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RouteDef {
+  method: Method;
+  /** Express-style path: `/v1/keys/:id`. */
+  path: string;
+  group: Group;
+  summary: string;
+  description?: string;
+  tag: string;
+  /** `none`: public; `bearer`: API key or session token. */
+  auth: 'none' | 'bearer';
+  scope?: Scope;
+  /** Also needs an admin account (ADMIN_EMAILS). */
+  admin?: boolean;
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  status?: 200 | 201;
+  response: z.ZodType;
+  /** Accepts an `Idempotency-Key` header (creating POSTs). */
+  idempotent?: boolean;
+  /** Activity-log action written for this call (every mutation has one). */
+  audit?: string;
+  /** Not JSON: the handler returns a raw body (the docs page and its assets). */
+  raw?: boolean;
+  /** Left out of the OpenAPI document. */
+  hidden?: boolean;
+}
+
+const define = <const T extends Record<string, RouteDef>>(table: T): T => table;
+
+const IdParam = z.object({ id: s.Uuid });
+
+export const routes = define({
+  // ---- public ----
+  health: {
+    method: 'GET', path: '/v1/health', group: 'public', tag: 'Health', auth: 'none',
+    summary: 'Liveness and instance count', response: s.Health,
+  },
+  openapi: {
+    method: 'GET', path: '/openapi.json', group: 'public', tag: 'Health', auth: 'none', hidden: true,
+    summary: 'This OpenAPI document', response: z.record(z.string(), z.unknown()),
+  },
+  docs: {
+    method: 'GET', path: '/docs', group: 'public', tag: 'Health', auth: 'none', hidden: true, raw: true,
+    summary: 'Interactive API reference', response: z.string(),
+  },
+  docsAsset: {
+    method: 'GET', path: '/docs/assets/:file', group: 'public', tag: 'Health', auth: 'none', hidden: true, raw: true,
+    summary: 'Assets of the API reference (served by the service itself, no CDN)',
+    params: z.object({ file: z.string().max(64) }), response: z.string(),
+  },
+
+  // ---- account ----
+  getAccount: {
+    method: 'GET', path: '/v1/account', group: 'account', tag: 'Account', auth: 'bearer', scope: 'account:read',
+    summary: 'The calling account', response: s.Account,
+  },
+  listActivity: {
+    method: 'GET', path: '/v1/account/logs', group: 'account', tag: 'Account', auth: 'bearer', scope: 'account:read',
+    summary: 'Activity log of the account, newest first',
+    description: 'Every mutating call by any credential of the account, successful or not. Entries are kept 90 days.',
+    query: s.ListQuery, response: s.ActivityList,
+  },
+  listKeys: {
+    method: 'GET', path: '/v1/keys', group: 'account', tag: 'API keys', auth: 'bearer', scope: 'account:read',
+    summary: 'Your API keys (never their secrets)', query: s.ListQuery, response: s.ApiKeyList,
+  },
+  createKey: {
+    method: 'POST', path: '/v1/keys', group: 'account', tag: 'API keys', auth: 'bearer', scope: 'keys:write',
+    summary: 'Create an API key; the secret is returned once',
+    body: s.CreateApiKey, status: 201, response: s.ApiKeyWithSecret, idempotent: true, audit: 'keys.create',
+  },
+  revokeKey: {
+    method: 'DELETE', path: '/v1/keys/:id', group: 'account', tag: 'API keys', auth: 'bearer', scope: 'keys:write',
+    summary: 'Revoke an API key (effective on the next request)', params: IdParam, response: s.RevokedKey, audit: 'keys.revoke',
+  },
+
+  // ---- admin ----
+  adminListUsers: {
+    method: 'GET', path: '/v1/admin/users', group: 'admin', tag: 'Admin', auth: 'bearer', scope: 'admin', admin: true,
+    summary: 'All accounts, newest first', query: s.ListQuery, response: s.AdminAccountList,
+  },
+  adminListLogs: {
+    method: 'GET', path: '/v1/admin/logs', group: 'admin', tag: 'Admin', auth: 'bearer', scope: 'admin', admin: true,
+    summary: 'Platform-wide audit log, newest first', query: s.ListQuery, response: s.ActivityList,
+  },
+  adminGetSettings: {
+    method: 'GET', path: '/v1/admin/settings', group: 'admin', tag: 'Admin', auth: 'bearer', scope: 'admin', admin: true,
+    summary: 'Platform settings (prices, limits, trial credit, top-up rules)', response: s.Settings,
+  },
+  adminUpdateSettings: {
+    method: 'PUT', path: '/v1/admin/settings', group: 'admin', tag: 'Admin', auth: 'bearer', scope: 'admin', admin: true,
+    summary: 'Change platform settings', description: 'Any subset; omitted fields keep their value. Each change is audit-logged with before and after.',
+    body: s.SettingsUpdate, response: s.Settings, audit: 'settings.update',
+  },
+
+  // ---- local stack only (never deployed to AWS) ----
+  devSession: {
+    method: 'POST', path: '/dev/session', group: 'dev', tag: 'Local', auth: 'none', hidden: true,
+    summary: 'Session token from the local identity provider', body: s.DevSessionRequest, response: s.DevSession,
+  },
+  devJwks: {
+    method: 'GET', path: '/dev/oidc/.well-known/jwks.json', group: 'dev', tag: 'Local', auth: 'none', hidden: true,
+    summary: 'JWKS of the local identity provider', response: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }),
+  },
+});
+
+export type Routes = typeof routes;
+export type RouteId = keyof Routes;
+export type RoutesOfGroup<G extends Group> = { [K in RouteId]: Routes[K]['group'] extends G ? K : never }[RouteId];
+
+export const routeEntries = (): [RouteId, RouteDef][] => Object.entries(routes) as [RouteId, RouteDef][];
+
+/** `/v1/keys/:id` -> `/v1/keys/{id}` (OpenAPI and API Gateway spelling). */
+export const toTemplatePath = (path: string): string => path.replace(/:([A-Za-z]+)/g, '{$1}');

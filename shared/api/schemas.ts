@@ -1,0 +1,200 @@
+import { z } from 'zod';
+import { SCOPES } from './scopes.ts';
+
+/**
+ * The request and response shapes of the API. The route table (routes.ts) points at these; the
+ * routers validate with them and the OpenAPI document is generated from them.
+ */
+
+// ---- building blocks -------------------------------------------------------------------------
+
+export const ErrorEnvelope = z
+  .object({
+    error: z.object({
+      code: z.string().meta({ example: 'validation_failed' }),
+      message: z.string(),
+      details: z.unknown().optional(),
+    }),
+  })
+  .meta({ id: 'Error', description: 'Every failure, whatever the status, has this shape.' });
+
+export const Uuid = z.uuid();
+
+/** Addresses as identity providers hand them out; `admin@localhost` (the local default) included. */
+export const Email = z.string().min(3).max(254).regex(/^[^\s@]+@[^\s@]+$/, 'Invalid email address').meta({ format: 'email' });
+
+export const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(25).meta({ description: 'Page size, 1 to 100 (default 25).' }),
+  cursor: z.string().max(4096).optional().meta({ description: 'The `nextCursor` of the previous page.' }),
+});
+
+export const listOf = <T extends z.ZodType>(item: T, id: string) =>
+  z
+    .object({
+      data: z.array(item),
+      nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page.' }),
+    })
+    .meta({ id });
+
+const cents = (description: string) => z.number().int().meta({ description });
+
+// ---- health ----------------------------------------------------------------------------------
+
+export const Health = z
+  .object({
+    status: z.literal('ok'),
+    version: z.string(),
+    time: z.iso.datetime(),
+    instances: z.object({
+      total: z.number().int(),
+      enabled: z.number().int(),
+    }),
+  })
+  .meta({ id: 'Health' });
+
+// ---- account ---------------------------------------------------------------------------------
+
+export const Account = z
+  .object({
+    id: Uuid,
+    email: Email,
+    balanceCents: cents('Credit balance in cents (paid plus granted credit).'),
+    balanceUsd: z.number().meta({ description: 'The same balance in dollars.' }),
+    trialGranted: z.boolean(),
+    isAdmin: z.boolean(),
+    createdAt: z.iso.datetime(),
+  })
+  .meta({ id: 'Account' });
+
+export const ActivityEntry = z
+  .object({
+    id: z.string(),
+    at: z.iso.datetime(),
+    accountId: Uuid,
+    actorEmail: z.string(),
+    credential: z.object({
+      kind: z.enum(['api_key', 'session', 'system']),
+      id: z.string(),
+    }),
+    action: z.string().meta({ example: 'keys.create' }),
+    target: z.string().nullable().meta({ example: 'key:8b0e…' }),
+    result: z.enum(['success', 'failure']),
+    status: z.number().int().meta({ description: 'HTTP status the call ended with.' }),
+    errorCode: z.string().nullable(),
+    sourceIp: z.string().nullable(),
+    requestId: z.string(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  })
+  .meta({ id: 'ActivityEntry' });
+
+export const ActivityList = listOf(ActivityEntry, 'ActivityList');
+
+// ---- API keys --------------------------------------------------------------------------------
+
+export const ScopeSchema = z.enum(SCOPES).meta({ id: 'Scope' });
+
+export const ApiKey = z
+  .object({
+    id: Uuid,
+    name: z.string(),
+    prefix: z.string().meta({ description: 'The first characters of the secret, to recognise the key.', example: 'cp_live_4Fz' }),
+    last4: z.string(),
+    scopes: z.array(ScopeSchema),
+    createdAt: z.iso.datetime(),
+    expiresAt: z.iso.datetime().nullable(),
+    lastUsedAt: z.iso.datetime().nullable().meta({ description: 'Updated at most every 5 minutes.' }),
+    revokedAt: z.iso.datetime().nullable(),
+    status: z.enum(['active', 'expired', 'revoked']),
+  })
+  .meta({ id: 'ApiKey' });
+
+export const ApiKeyWithSecret = ApiKey.extend({
+  secret: z
+    .string()
+    .optional()
+    .meta({ description: 'The key itself. Returned only by the creating call: it is stored as a SHA-256 hash. An idempotent replay omits it.' }),
+}).meta({ id: 'ApiKeyWithSecret' });
+
+export const ApiKeyList = listOf(ApiKey, 'ApiKeyList');
+
+export const CreateApiKey = z
+  .object({
+    name: z.string().trim().min(1).max(100),
+    expiresInDays: z.number().int().min(1).max(3650).optional().meta({ description: 'Omit for a key that does not expire.' }),
+    scopes: z
+      .array(ScopeSchema)
+      .min(1)
+      .optional()
+      .meta({ description: 'Omit for every scope the caller holds. A key can never hold a scope its creator lacks.' }),
+  })
+  .strict()
+  .meta({ id: 'CreateApiKey' });
+
+export const RevokedKey = z.object({ id: Uuid, revoked: z.literal(true), revokedAt: z.iso.datetime() }).meta({ id: 'RevokedKey' });
+
+// ---- admin: accounts, settings ---------------------------------------------------------------
+
+export const AdminAccount = Account.extend({
+  serverCount: z.number().int().meta({ description: 'Servers currently active or suspended.' }),
+}).meta({ id: 'AdminAccount' });
+
+export const AdminAccountList = listOf(AdminAccount, 'AdminAccountList');
+
+const nonNegative = z.number().int().min(0);
+
+export const Settings = z
+  .object({
+    currency: z.literal('usd'),
+    prices: z
+      .object({
+        ramMillicentsPerGbHour: nonNegative.meta({ description: 'Price of 1 GiB (1024 MB) of RAM for one hour, in 1/1000 cent.' }),
+        cpuMillicentsPerCoreHour: nonNegative.meta({ description: 'Price of one core (cpuPercent 100) for one hour, in 1/1000 cent.' }),
+        diskMillicentsPerGbHour: nonNegative.meta({ description: 'Price of 1 GiB (1024 MB) of disk for one hour, in 1/1000 cent.' }),
+      })
+      .strict(),
+    trialCreditCents: nonNegative.meta({ description: 'Granted once to every new account.' }),
+    minimumBalanceCents: nonNegative.meta({ description: 'A deploy needs at least this balance besides the 24-hour runway.' }),
+    serverCaps: z
+      .object({
+        maxRamMb: z.number().int().min(256),
+        maxCpuPercent: z.number().int().min(25),
+        maxDiskMb: z.number().int().min(512),
+      })
+      .strict()
+      .meta({ description: 'Largest server one may deploy or resize to.' }),
+    maxServersPerAccount: z.number().int().min(0).meta({ description: 'Active plus suspended servers per account.' }),
+    topUpBonusPercent: z.number().int().min(0).max(100).meta({ description: 'Bonus credit added to every paid top-up, in percent.' }),
+    minimumTopUpCents: z.number().int().min(50).meta({ description: 'Smallest checkout amount (Stripe needs at least 50 cents).' }),
+    maximumTopUpCents: z.number().int().min(50).max(99_999_999).meta({ description: 'Largest checkout amount.' }),
+    suspendedRetentionDays: z
+      .number()
+      .int()
+      .min(1)
+      .nullable()
+      .meta({ description: 'Delete servers suspended for this many days; null keeps them forever.' }),
+  })
+  .strict()
+  .meta({ id: 'Settings' });
+
+export type SettingsValue = z.infer<typeof Settings>;
+
+export const SettingsUpdate = z
+  .object({
+    prices: Settings.shape.prices.partial().strict().optional(),
+    trialCreditCents: Settings.shape.trialCreditCents.optional(),
+    minimumBalanceCents: Settings.shape.minimumBalanceCents.optional(),
+    serverCaps: Settings.shape.serverCaps.partial().strict().optional(),
+    maxServersPerAccount: Settings.shape.maxServersPerAccount.optional(),
+    topUpBonusPercent: Settings.shape.topUpBonusPercent.optional(),
+    minimumTopUpCents: Settings.shape.minimumTopUpCents.optional(),
+    maximumTopUpCents: Settings.shape.maximumTopUpCents.optional(),
+    suspendedRetentionDays: Settings.shape.suspendedRetentionDays.optional(),
+  })
+  .strict()
+  .refine((v) => Object.keys(v).length > 0, { message: 'Give at least one setting to change' })
+  .meta({ id: 'SettingsUpdate', description: 'Any subset of the settings; omitted fields keep their value.' });
+
+// ---- local-only -------------------------------------------------------------------------------
+
+export const DevSessionRequest = z.object({ email: Email }).strict();
+export const DevSession = z.object({ token: z.string(), expiresAt: z.iso.datetime() });

@@ -1,0 +1,51 @@
+import { randomUUID } from 'node:crypto';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { z } from 'zod';
+import { db, tableName } from '../db/client.ts';
+import { keys } from '../db/keys.ts';
+import { accessPatterns, type Item, type Page, type PageRequest } from '../db/access-patterns.ts';
+import type { ActivityEntry } from '../api/schemas.ts';
+
+/**
+ * The activity log (per account) and the audit log (platform-wide, for admins) are the same
+ * entries: stored under the account, indexed across accounts in GSI1, expired by TTL after 90 days.
+ */
+export const ACTIVITY_RETENTION_DAYS = 90;
+
+export type ActivityView = z.infer<typeof ActivityEntry>;
+export type ActivityInput = Omit<ActivityView, 'id' | 'at'>;
+
+export async function recordActivity(input: ActivityInput, now = new Date()): Promise<void> {
+  const id = randomUUID();
+  const at = now.toISOString();
+  await db().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: {
+        ...keys.activity(input.accountId, at, id),
+        ...keys.auditListing(input.accountId, at, id),
+        kind: 'activity',
+        id,
+        at,
+        ...input,
+        expiresAt: Math.floor(now.getTime() / 1000) + ACTIVITY_RETENTION_DAYS * 86_400,
+      },
+    }),
+  );
+}
+
+function toView(item: Item): ActivityView {
+  const { PK, SK, GSI1PK, GSI1SK, kind, expiresAt, ...view } = item;
+  return view as ActivityView;
+}
+
+export async function listActivity(accountId: string, page: PageRequest): Promise<Page<ActivityView>> {
+  const result = await accessPatterns.activityOfAccount(accountId, page);
+  return { data: result.data.map(toView), nextCursor: result.nextCursor };
+}
+
+export async function listPlatformAudit(page: PageRequest): Promise<Page<ActivityView>> {
+  const result = await accessPatterns.platformAudit(page);
+  const now = Math.floor(Date.now() / 1000);
+  return { data: result.data.filter((i) => Number(i.expiresAt ?? Infinity) > now).map(toView), nextCursor: result.nextCursor };
+}

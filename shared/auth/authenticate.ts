@@ -1,0 +1,61 @@
+import { getConfig } from '../config/env.ts';
+import { scopesOfAccount, type Scope } from '../api/scopes.ts';
+import { accessPatterns, type Item } from '../db/access-patterns.ts';
+import { ApiError } from '../http/errors.ts';
+import { checksumValid, hashApiKey, hasOurPrefix } from '../keys/format.ts';
+import { ensureAccountForSubject, isAdminEmail } from '../accounts/index.ts';
+import { verifySessionToken } from './session.ts';
+import type { Principal } from './principal.ts';
+
+const unauthorized = (message: string) => new ApiError('unauthorized', message);
+
+export function bearerToken(authorization: string | undefined): string {
+  if (!authorization) throw unauthorized('Missing credential: send Authorization: Bearer <API key or session token>');
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  if (!match) throw unauthorized('Malformed Authorization header: expected Bearer <token>');
+  return match[1]!;
+}
+
+const looksLikeJwt = (token: string): boolean => token.split('.').length === 3;
+
+export interface Authenticated {
+  principal: Principal;
+  /** The API key's lookup item, for the throttled lastUsedAt write. */
+  keyItem?: Item;
+}
+
+/**
+ * Resolves the bearer credential to a principal: one read for an API key, none for a session
+ * token of a known subject (its signature is checked against the cached JWKS) beyond the subject lookup.
+ */
+export async function authenticate(token: string, now = Date.now()): Promise<Authenticated> {
+  if (looksLikeJwt(token)) {
+    const claims = await verifySessionToken(token, getConfig().oidc);
+    const account = await ensureAccountForSubject(claims.issuer, claims.subject, claims.email);
+    const isAdmin = isAdminEmail(account.email);
+    return {
+      principal: {
+        accountId: account.accountId,
+        email: account.email,
+        isAdmin,
+        scopes: new Set(scopesOfAccount(isAdmin)),
+        credential: { kind: 'session', id: `session:${claims.subject}` },
+      },
+    };
+  }
+
+  if (hasOurPrefix(token) && !checksumValid(token)) throw unauthorized('The API key is not valid');
+  const item = await accessPatterns.apiKeyByHash(hashApiKey(token));
+  if (!item) throw unauthorized('The API key is not valid');
+  if (item.revokedAt) throw unauthorized('The API key has been revoked');
+  if (item.expiresAt && Date.parse(item.expiresAt as string) <= now) throw unauthorized('The API key has expired');
+  const email = item.email as string;
+  const isAdmin = isAdminEmail(email);
+  // A key keeps the scopes it was given, but never more than its account holds today.
+  const held = new Set(scopesOfAccount(isAdmin));
+  const scopes = new Set((item.scopes as Scope[]).filter((s) => held.has(s)));
+  return {
+    principal: { accountId: item.accountId as string, email, isAdmin, scopes, credential: { kind: 'api_key', id: item.keyId as string } },
+    keyItem: item,
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * Process configuration, read from the environment once and then cached. Functions in AWS get
+ * these from the CDK stack; the local stack sets them in dev/start.ts; tests in tests/setup.ts.
+ */
+export interface Config {
+  /** Where this process runs: `aws` (Lambda), `local` (npm start) or `test`. */
+  stage: 'aws' | 'local' | 'test';
+  tableName: string;
+  region: string;
+  /** Only set outside AWS: DynamoDB Local's address. */
+  dynamodbEndpoint: string | undefined;
+  adminEmails: Set<string>;
+  /** HMAC key for pagination cursors. */
+  cursorSecret: string;
+  /** `cp_live` in AWS, `cp_test` elsewhere: tells a key's environment at a glance. */
+  apiKeyPrefix: string;
+  oidc: OidcConfig | undefined;
+  rateLimitPerMinute: number;
+}
+
+export interface OidcConfig {
+  issuer: string;
+  jwksUrl: string;
+  /** Expected `aud` (ID tokens and generic OIDC). */
+  audience: string | undefined;
+  /** Cognito: expected `token_use` claim (`id` or `access`). */
+  tokenUse: 'id' | 'access' | undefined;
+  /** Cognito access tokens carry `client_id` instead of `aud`. */
+  clientIds: string[];
+  algorithms: string[];
+}
+
+let cached: Config | undefined;
+
+export function getConfig(): Config {
+  cached ??= readConfig(process.env);
+  return cached;
+}
+
+/** Tests and the local stack change the environment before the first request; this forgets the old read. */
+export function resetConfig(): void {
+  cached = undefined;
+}
+
+function required(env: NodeJS.ProcessEnv, name: string): string {
+  const value = env[name];
+  if (!value) throw new Error(`Missing required environment variable ${name}`);
+  return value;
+}
+
+export function readConfig(env: NodeJS.ProcessEnv): Config {
+  const stage = (env.STAGE ?? (env.AWS_LAMBDA_FUNCTION_NAME ? 'aws' : 'local')) as Config['stage'];
+  const issuer = env.OIDC_ISSUER;
+  const tokenUse = env.OIDC_TOKEN_USE;
+  return {
+    stage,
+    tableName: required(env, 'TABLE_NAME'),
+    region: env.AWS_REGION ?? 'us-east-1',
+    dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
+    adminEmails: new Set(
+      (env.ADMIN_EMAILS ?? '')
+        .split(',')
+        .map((e) => e.trim().toLowerCase())
+        .filter(Boolean),
+    ),
+    cursorSecret: stage === 'aws' ? required(env, 'CURSOR_SECRET') : (env.CURSOR_SECRET ?? 'local-cursor-secret'),
+    apiKeyPrefix: stage === 'aws' ? 'cp_live' : 'cp_test',
+    oidc: issuer
+      ? {
+          issuer,
+          jwksUrl: env.OIDC_JWKS_URL ?? `${issuer.replace(/\/$/, '')}/.well-known/jwks.json`,
+          audience: env.OIDC_AUDIENCE || undefined,
+          tokenUse: tokenUse === 'id' || tokenUse === 'access' ? tokenUse : undefined,
+          clientIds: (env.OIDC_CLIENT_IDS ?? '').split(',').filter(Boolean),
+          algorithms: (env.OIDC_ALGORITHMS ?? 'RS256').split(',').filter(Boolean),
+        }
+      : undefined,
+    rateLimitPerMinute: Number(env.RATE_LIMIT_PER_MINUTE ?? 240),
+  };
+}

@@ -1,0 +1,50 @@
+import { createHash } from 'node:crypto';
+import { LISTING_SHARDS } from './table.ts';
+
+/**
+ * Key builders: the only place that knows how keys are spelled. Nothing else concatenates `#`.
+ */
+export interface ItemKey {
+  PK: string;
+  SK: string;
+}
+
+const pad = (n: number, width: number): string => String(n).padStart(width, '0');
+
+/** Stable shard of an id, so one account's items always land in the same listing shard. */
+export function shardOf(id: string, shards = LISTING_SHARDS): number {
+  return createHash('sha256').update(id).digest().readUInt32BE(0) % shards;
+}
+
+export const keys = {
+  account: (accountId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: 'PROFILE' }),
+  accountsListing: (accountId: string, createdAt: string) => ({
+    GSI1PK: `ACCOUNTS#${shardOf(accountId)}`,
+    GSI1SK: `${createdAt}#${accountId}`,
+  }),
+  accountsShard: (shard: number): string => `ACCOUNTS#${shard}`,
+
+  subject: (issuer: string, subject: string): ItemKey => ({ PK: `SUBJECT#${issuer}#${subject}`, SK: 'SUBJECT' }),
+
+  apiKey: (accountId: string, keyId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `KEY#${keyId}` }),
+  apiKeyPrefix: (accountId: string) => ({ PK: `ACCOUNT#${accountId}`, SKPrefix: 'KEY#' }),
+  apiKeyHash: (hash: string): ItemKey => ({ PK: `KEYHASH#${hash}`, SK: 'KEYHASH' }),
+
+  ledgerEntry: (accountId: string, seq: number): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `LEDGER#${pad(seq, 12)}` }),
+  ledgerPrefix: (accountId: string) => ({ PK: `ACCOUNT#${accountId}`, SKPrefix: 'LEDGER#' }),
+  ledgerGuard: (idempotencyKey: string): ItemKey => ({ PK: `TXN#${idempotencyKey}`, SK: 'TXN' }),
+
+  activity: (accountId: string, at: string, id: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `LOG#${at}#${id}` }),
+  activityPrefix: (accountId: string) => ({ PK: `ACCOUNT#${accountId}`, SKPrefix: 'LOG#' }),
+  auditListing: (accountId: string, at: string, id: string) => ({
+    GSI1PK: `AUDIT#${shardOf(accountId)}`,
+    GSI1SK: `${at}#${id}`,
+  }),
+  auditShard: (shard: number): string => `AUDIT#${shard}`,
+
+  idempotency: (accountId: string, key: string): ItemKey => ({ PK: `IDEM#${accountId}#${key}`, SK: 'IDEM' }),
+  rateWindow: (who: string, windowStart: number): ItemKey => ({ PK: `RATE#${who}#${windowStart}`, SK: 'RATE' }),
+  settings: (): ItemKey => ({ PK: 'SETTINGS', SK: 'PLATFORM' }),
+  instancesPartition: (): string => 'INSTANCES',
+  instance: (instanceId: string): ItemKey => ({ PK: 'INSTANCES', SK: `INSTANCE#${instanceId}` }),
+};

@@ -1,0 +1,58 @@
+/**
+ * The one DynamoDB table, described once. infra/ builds the CDK table from it and dev/ creates
+ * the DynamoDB Local table from it, so the two can never drift apart.
+ *
+ * Items (all keys are built in shared/db/keys.ts):
+ *   ACCOUNT#<id>        PROFILE              account profile and balance
+ *   ACCOUNT#<id>        LEDGER#<seq>         ledger entry (append-only)
+ *   ACCOUNT#<id>        LOG#<ts>#<id>        activity log entry (TTL)
+ *   ACCOUNT#<id>        KEY#<keyId>          API key record (no secret, hash only)
+ *   KEYHASH#<sha256>    KEYHASH              lookup item used on every API-key request
+ *   SUBJECT#<iss>#<sub> SUBJECT              OIDC subject -> account id
+ *   TXN#<key>           TXN                  ledger idempotency guard
+ *   IDEM#<acct>#<key>   IDEM                 Idempotency-Key record (TTL)
+ *   RATE#<who>#<minute> RATE                 rate-limit counter (TTL)
+ *   SETTINGS            PLATFORM             platform settings
+ * GSI1 holds the sharded, newest-first listings for admins (ACCOUNTS#<n>, AUDIT#<n>).
+ * GSI2 is kept for the sparse, sharded index of billable servers.
+ */
+export const TABLE = {
+  partitionKey: 'PK',
+  sortKey: 'SK',
+  ttlAttribute: 'expiresAt',
+  indexes: [
+    { name: 'GSI1', partitionKey: 'GSI1PK', sortKey: 'GSI1SK' },
+    { name: 'GSI2', partitionKey: 'GSI2PK', sortKey: 'GSI2SK' },
+  ],
+} as const;
+
+export type IndexName = (typeof TABLE.indexes)[number]['name'];
+
+/** Shard count of every sharded GSI listing: spreads writes, read with one query per shard. */
+export const LISTING_SHARDS = 8;
+
+/** The CreateTable input for DynamoDB Local (and for anything else that wants the raw shape). */
+export function createTableInput(tableName: string) {
+  const attributes = new Set<string>([TABLE.partitionKey, TABLE.sortKey]);
+  for (const index of TABLE.indexes) {
+    attributes.add(index.partitionKey);
+    attributes.add(index.sortKey);
+  }
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST' as const,
+    AttributeDefinitions: [...attributes].map((name) => ({ AttributeName: name, AttributeType: 'S' as const })),
+    KeySchema: [
+      { AttributeName: TABLE.partitionKey, KeyType: 'HASH' as const },
+      { AttributeName: TABLE.sortKey, KeyType: 'RANGE' as const },
+    ],
+    GlobalSecondaryIndexes: TABLE.indexes.map((index) => ({
+      IndexName: index.name,
+      KeySchema: [
+        { AttributeName: index.partitionKey, KeyType: 'HASH' as const },
+        { AttributeName: index.sortKey, KeyType: 'RANGE' as const },
+      ],
+      Projection: { ProjectionType: 'ALL' as const },
+    })),
+  };
+}

@@ -1,0 +1,308 @@
+import { createHash, randomUUID } from 'node:crypto';
+import middy from '@middy/core';
+import httpHeaderNormalizer from '@middy/http-header-normalizer';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import httpSecurityHeaders from '@middy/http-security-headers';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { z } from 'zod';
+import { GROUPS, type Group, type RouteDef, type Routes, type RoutesOfGroup, type RouteId } from '../api/routes.ts';
+import type { Principal } from '../auth/principal.ts';
+import { authenticate, bearerToken } from '../auth/authenticate.ts';
+import { touchLastUsed } from '../keys/index.ts';
+import { recordActivity } from '../audit/index.ts';
+import { getConfig } from '../config/env.ts';
+import { errorFields, logger } from '../observability/logger.ts';
+import { ApiError, isApiError } from './errors.ts';
+import { routerForGroups } from './router.ts';
+import { assertWithinLimit, consumeRateLimit, rateLimitHeaders, type RateLimitState } from './rate-limit.ts';
+import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, requestFingerprint, validateIdempotencyKey } from './idempotency.ts';
+
+/**
+ * The one request pipeline every endpoint group shares (DESIGN.md §3):
+ *   route match (404/405) → credential + rate limit (401/429) → scope (403) → JSON body (400/413/415)
+ *   → zod validation (400) → Idempotency-Key (replay/409) → the route's implementation
+ *   → response validation (outside AWS) → activity log for mutations.
+ * Every failure leaves as the error envelope; anything unexpected as `internal` 500 without internals.
+ */
+export const MAX_BODY_BYTES = 1_048_576;
+
+type Infer<T> = T extends z.ZodType ? z.output<T> : Record<string, never>;
+
+export interface AuditNote {
+  target?: string;
+  details?: Record<string, unknown>;
+}
+
+export interface RouteRequest<R extends RouteDef> {
+  params: Infer<R['params']>;
+  query: Infer<R['query']>;
+  body: Infer<R['body']>;
+  principal: R['auth'] extends 'bearer' ? Principal : undefined;
+  requestId: string;
+  sourceIp: string | null;
+  /** Scheme and host the caller used, for links in responses. */
+  baseUrl: string;
+  headers: Record<string, string | undefined>;
+  /** The implementation may name the target of a mutation for the activity log. */
+  audit: AuditNote;
+}
+
+export interface RawResponse {
+  contentType: string;
+  body: string;
+  cacheSeconds?: number;
+}
+
+export interface StatusResponse<T> {
+  /** Lets an implementation answer with a status other than the route's (e.g. 200 for a replayed create). */
+  statusOverride: number;
+  body: T;
+}
+
+type Result<R extends RouteDef> = R['raw'] extends true ? RawResponse : z.input<R['response']> | StatusResponse<z.input<R['response']>>;
+
+export type Implementations<G extends Group> = {
+  [K in RoutesOfGroup<G>]: (req: RouteRequest<Routes[K]>) => Promise<Result<Routes[K]>>;
+};
+
+type Event = APIGatewayProxyEventV2;
+type Response = APIGatewayProxyStructuredResultV2 & { statusCode: number; headers: Record<string, string> };
+
+export function createGroupHandler<G extends Group>(groups: G | readonly G[], implementations: Implementations<G>) {
+  const own: readonly Group[] = Array.isArray(groups) ? groups : [groups as G];
+  // Matching against the whole table tells 405 (known path, other method) from 404; a route of
+  // another group never reaches this function in AWS, and answers 404 if it somehow does.
+  const matchAny = routerForGroups(GROUPS);
+  const match = (method: string, path: string) => {
+    const route = matchAny(method, path);
+    if (!own.includes(route.def.group)) throw new ApiError('not_found', `No route for ${method} ${path}`);
+    return route;
+  };
+  const impls = implementations as unknown as Record<RouteId, (req: RouteRequest<RouteDef>) => Promise<unknown>>;
+
+  const core = async (event: Event, context: Context): Promise<Response> => {
+    const requestId = event.requestContext?.requestId || context.awsRequestId || randomUUID();
+    const sourceIp = event.requestContext?.http?.sourceIp ?? null;
+    const headers = event.headers as Record<string, string | undefined>;
+    const method = event.requestContext.http.method.toUpperCase();
+    const path = event.rawPath || event.requestContext.http.path;
+    const state: { route?: { id: RouteId; def: RouteDef }; principal?: Principal; rate?: RateLimitState; idempotency?: { accountId: string; key: string }; audit: AuditNote } = { audit: {} };
+
+    try {
+      const route = match(method, path);
+      state.route = route;
+      const { def } = route;
+
+      // Credential and rate limit: both keyed by the credential, run side by side (one round trip each).
+      let keyItem: Record<string, unknown> | undefined;
+      if (def.auth === 'bearer') {
+        const token = bearerToken(headers.authorization);
+        const [auth, rate] = await Promise.allSettled([
+          authenticate(token),
+          consumeRateLimit(`cred:${createHash('sha256').update(token).digest('hex').slice(0, 32)}`),
+        ]);
+        if (rate.status === 'fulfilled') state.rate = rate.value;
+        else throw rate.reason;
+        if (auth.status === 'rejected') throw auth.reason;
+        state.principal = auth.value.principal;
+        keyItem = auth.value.keyItem;
+        assertWithinLimit(state.rate);
+        authorize(def, state.principal);
+      } else {
+        state.rate = await consumeRateLimit(`ip:${sourceIp ?? 'unknown'}`);
+        assertWithinLimit(state.rate);
+      }
+
+      const input = parseInput(def, route.params, event);
+
+      const principal = state.principal;
+      const idemHeader = headers['idempotency-key'];
+      if (def.idempotent && idemHeader !== undefined && principal) {
+        const key = validateIdempotencyKey(idemHeader);
+        const replay = await claimIdempotencyKey(principal.accountId, key, requestFingerprint(method, path, input.body));
+        if (replay) return json(replay.statusCode, replay.body, requestId, state.rate, { 'Idempotent-Replayed': 'true' });
+        state.idempotency = { accountId: principal.accountId, key };
+      }
+
+      const host = headers['x-forwarded-host'] ?? headers.host ?? event.requestContext.domainName;
+      const proto = headers['x-forwarded-proto'] ?? (host?.startsWith('127.0.0.1') || host?.startsWith('localhost') ? 'http' : 'https');
+      const [result] = await Promise.all([
+        impls[route.id]({ ...input, principal: principal as undefined, requestId, sourceIp, baseUrl: `${proto}://${host}`, headers, audit: state.audit }),
+        keyItem ? touchLastUsed(keyItem) : undefined,
+      ]);
+
+      let response: Response;
+      if (def.raw) {
+        const raw = result as RawResponse;
+        response = {
+          statusCode: 200,
+          headers: { 'content-type': raw.contentType, 'cache-control': raw.cacheSeconds ? `public, max-age=${raw.cacheSeconds}` : 'no-store', 'x-request-id': requestId, ...rateLimitHeaders(state.rate) },
+          body: raw.body,
+        };
+      } else {
+        const { status, body } = unwrap(result, def.status ?? 200);
+        checkResponseShape(route.id, def, body);
+        if (state.idempotency) await completeIdempotencyKey(state.idempotency.accountId, state.idempotency.key, { statusCode: status, body: stripSecrets(body) });
+        response = json(status, body, requestId, state.rate);
+      }
+      await audit(state, response.statusCode, null, requestId, sourceIp);
+      return response;
+    } catch (err) {
+      const response = errorResponse(err, requestId, state.rate);
+      if (state.idempotency) await releaseIdempotencyKey(state.idempotency.accountId, state.idempotency.key).catch(() => undefined);
+      await audit(state, response.statusCode, isApiError(err) ? err.code : 'internal', requestId, sourceIp).catch((e) => logger.error('audit write failed', { requestId, ...errorFields(e) }));
+      return response;
+    }
+  };
+
+  return middy<Event, Response, Error, Context>({ timeoutEarlyInMillis: 0 })
+    .use(httpHeaderNormalizer())
+    .use(
+      httpSecurityHeaders({
+        contentSecurityPolicy: {
+          'default-src': "'none'",
+          'script-src': "'self'",
+          'style-src': "'self' 'unsafe-inline'",
+          'img-src': "'self' data:",
+          'connect-src': "'self'",
+          'base-uri': "'none'",
+          'form-action': "'none'",
+          'frame-ancestors': "'none'",
+          // middy's defaults that would break the docs page or plain-HTTP local use:
+          sandbox: false,
+          'upgrade-insecure-requests': false,
+          'require-trusted-types-for': false,
+          'report-to': false,
+        } as never,
+        permissionsPolicy: false,
+        reportTo: false,
+        reportingEndpoints: false,
+      }),
+    )
+    .use({
+      // Safety net: anything that escapes the pipeline above still leaves as the envelope.
+      onError: async (request) => {
+        request.response = errorResponse(request.error, request.context?.awsRequestId ?? randomUUID(), undefined);
+      },
+    })
+    .handler(core);
+}
+
+function authorize(def: RouteDef, principal: Principal): void {
+  if (def.admin && !principal.isAdmin) throw new ApiError('forbidden', 'This endpoint is for platform admins');
+  if (def.scope && !principal.scopes.has(def.scope)) {
+    throw new ApiError('forbidden', `This credential lacks the scope ${def.scope}`, { requiredScope: def.scope });
+  }
+}
+
+const bodyParser = httpJsonBodyParser();
+
+function parseInput(def: RouteDef, params: Record<string, string>, event: Event) {
+  let body: unknown;
+  if (def.body) {
+    const raw = event.body ?? '';
+    const size = event.isBase64Encoded ? Math.floor((raw.length * 3) / 4) : Buffer.byteLength(raw);
+    if (size > MAX_BODY_BYTES) throw new ApiError('payload_too_large', `The request body exceeds ${MAX_BODY_BYTES} bytes`);
+    if (raw === '') throw new ApiError('validation_failed', 'A JSON request body is required', { issues: [{ field: 'body', message: 'required' }] });
+    const request = { event: { ...event }, context: {} } as unknown as Parameters<NonNullable<typeof bodyParser.before>>[0];
+    try {
+      void bodyParser.before!(request);
+    } catch (err) {
+      const status = (err as { statusCode?: number }).statusCode;
+      if (status === 415) throw new ApiError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json');
+      throw new ApiError('invalid_json', 'The request body is not valid JSON');
+    }
+    body = (request.event as Event & { body: unknown }).body;
+  }
+
+  const issues: { field: string; message: string; code: string }[] = [];
+  const check = <S extends z.ZodType | undefined>(schema: S, value: unknown, where: string) => {
+    if (!schema) return {};
+    const result = schema.safeParse(value);
+    if (result.success) return result.data;
+    for (const issue of result.error.issues) {
+      issues.push({ field: [where, ...issue.path.map(String)].join('.'), message: issue.message, code: issue.code });
+    }
+    return undefined;
+  };
+  const parsed = {
+    params: check(def.params, params, 'path'),
+    query: check(def.query, event.queryStringParameters ?? {}, 'query'),
+    body: check(def.body, body, 'body'),
+  };
+  if (issues.length) {
+    throw new ApiError('validation_failed', `Invalid request: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, { issues });
+  }
+  return parsed as { params: never; query: never; body: never };
+}
+
+function unwrap(result: unknown, status: number): { status: number; body: unknown } {
+  if (result && typeof result === 'object' && 'statusOverride' in result && 'body' in result) {
+    return { status: (result as StatusResponse<unknown>).statusOverride, body: (result as StatusResponse<unknown>).body };
+  }
+  return { status, body: result };
+}
+
+/** Outside AWS every response is checked against its schema, so the OpenAPI document cannot drift from the code. */
+function checkResponseShape(id: RouteId, def: RouteDef, body: unknown): void {
+  if (getConfig().stage === 'aws') return;
+  const result = def.response.safeParse(body);
+  if (!result.success) throw new Error(`Response of ${id} does not match its schema: ${result.error.message}`);
+}
+
+/** Secrets are shown once and never stored, not even in an idempotency record. */
+function stripSecrets(body: unknown): unknown {
+  if (body && typeof body === 'object' && 'secret' in body) {
+    const { secret: _secret, ...rest } = body as Record<string, unknown>;
+    return rest;
+  }
+  return body;
+}
+
+function json(statusCode: number, body: unknown, requestId: string, rate: RateLimitState | undefined, extra: Record<string, string> = {}): Response {
+  return {
+    statusCode,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-request-id': requestId,
+      ...(rate ? rateLimitHeaders(rate) : {}),
+      ...extra,
+    },
+    body: JSON.stringify(body),
+  };
+}
+
+export function errorResponse(err: unknown, requestId: string, rate: RateLimitState | undefined): Response {
+  if (isApiError(err)) {
+    const error = { code: err.code, message: err.message, ...(err.details === undefined ? {} : { details: err.details }) };
+    return json(err.statusCode, { error }, requestId, rate, err.headers);
+  }
+  logger.error('unhandled error', { requestId, ...errorFields(err) });
+  return json(500, { error: { code: 'internal', message: `Internal error; quote request id ${requestId}` } }, requestId, rate);
+}
+
+async function audit(
+  state: { route?: { id: RouteId; def: RouteDef }; principal?: Principal; audit: AuditNote },
+  status: number,
+  errorCode: string | null,
+  requestId: string,
+  sourceIp: string | null,
+): Promise<void> {
+  const action = state.route?.def.audit;
+  const principal = state.principal;
+  if (!action || !principal) return;
+  await recordActivity({
+    accountId: principal.accountId,
+    actorEmail: principal.email,
+    credential: principal.credential,
+    action,
+    target: state.audit.target ?? null,
+    result: status < 400 ? 'success' : 'failure',
+    status,
+    errorCode,
+    sourceIp,
+    requestId,
+    ...(state.audit.details ? { details: state.audit.details } : {}),
+  });
+}

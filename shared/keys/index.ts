@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { z } from 'zod';
+import { db, tableName } from '../db/client.ts';
+import { keys } from '../db/keys.ts';
+import { accessPatterns, type Item, type Page, type PageRequest } from '../db/access-patterns.ts';
+import { getConfig } from '../config/env.ts';
+import { ApiError, notFound } from '../http/errors.ts';
+import type { ApiKey, CreateApiKey } from '../api/schemas.ts';
+import type { Scope } from '../api/scopes.ts';
+import type { Principal } from '../auth/principal.ts';
+import { displayPrefix, generateApiKey, hashApiKey, lastFour } from './format.ts';
+
+export type ApiKeyView = z.infer<typeof ApiKey>;
+
+const DAY_MS = 86_400_000;
+/** lastUsedAt is written at most this often per key (a write per request would double the cost). */
+export const LAST_USED_INTERVAL_MS = 5 * 60_000;
+
+export function toView(item: Item, now = Date.now()): ApiKeyView {
+  const expiresAt = (item.expiresAt as string | undefined) ?? null;
+  const revokedAt = (item.revokedAt as string | undefined) ?? null;
+  return {
+    id: item.keyId as string,
+    name: item.name as string,
+    prefix: item.prefix as string,
+    last4: item.last4 as string,
+    scopes: item.scopes as Scope[],
+    createdAt: item.createdAt as string,
+    expiresAt,
+    lastUsedAt: (item.lastUsedAt as string | undefined) ?? null,
+    revokedAt,
+    status: revokedAt ? 'revoked' : expiresAt && Date.parse(expiresAt) <= now ? 'expired' : 'active',
+  };
+}
+
+export interface CreatedKey {
+  key: ApiKeyView;
+  secret: string;
+}
+
+/**
+ * Creates a key for the caller's account. Without `scopes` the key gets every scope the caller
+ * holds; asking for a scope the caller lacks is refused, so a key never grants more than its creator.
+ */
+export async function createApiKey(
+  principal: Pick<Principal, 'accountId' | 'email' | 'scopes'>,
+  input: z.infer<typeof CreateApiKey>,
+  secret?: string,
+): Promise<CreatedKey> {
+  const scopes = input.scopes ? [...new Set(input.scopes)] : [...principal.scopes];
+  const missing = scopes.filter((s) => !principal.scopes.has(s));
+  if (missing.length) {
+    throw new ApiError('forbidden', `A key cannot hold scopes its creator lacks: ${missing.join(', ')}`, { missingScopes: missing });
+  }
+  const token = secret ?? generateApiKey(getConfig().apiKeyPrefix);
+  const keyId = randomUUID();
+  const now = new Date();
+  const record = {
+    keyId,
+    accountId: principal.accountId,
+    name: input.name,
+    prefix: displayPrefix(token),
+    last4: lastFour(token),
+    scopes,
+    createdAt: now.toISOString(),
+    expiresAt: input.expiresInDays ? new Date(now.getTime() + input.expiresInDays * DAY_MS).toISOString() : undefined,
+  };
+  const hash = hashApiKey(token);
+  await db().send(
+    new TransactWriteCommand({
+      TransactItems: [
+        { Put: { TableName: tableName(), Item: { ...keys.apiKey(principal.accountId, keyId), kind: 'api-key', ...record, hash }, ConditionExpression: 'attribute_not_exists(PK)' } },
+        {
+          Put: {
+            TableName: tableName(),
+            // The lookup item carries what authentication needs, so a request costs one read.
+            Item: { ...keys.apiKeyHash(hash), kind: 'api-key-hash', keyId, accountId: principal.accountId, email: principal.email, scopes, expiresAt: record.expiresAt },
+            ConditionExpression: 'attribute_not_exists(PK)',
+          },
+        },
+      ],
+    }),
+  );
+  return { key: toView(record), secret: token };
+}
+
+export async function listApiKeys(accountId: string, page: PageRequest): Promise<Page<ApiKeyView>> {
+  const result = await accessPatterns.apiKeysOfAccount(accountId, page);
+  return { data: result.data.map((item) => toView(item)), nextCursor: result.nextCursor };
+}
+
+/** Revokes a key; revoking an already revoked key returns the same result. Another account's key is 404. */
+export async function revokeApiKey(accountId: string, keyId: string): Promise<{ id: string; revoked: true; revokedAt: string }> {
+  const item = await accessPatterns.apiKeyById(accountId, keyId);
+  if (!item) throw notFound('API key');
+  if (item.revokedAt) return { id: keyId, revoked: true, revokedAt: item.revokedAt as string };
+  const revokedAt = new Date().toISOString();
+  await db().send(
+    new TransactWriteCommand({
+      TransactItems: [
+        { Update: { TableName: tableName(), Key: keys.apiKey(accountId, keyId), UpdateExpression: 'SET revokedAt = :at', ExpressionAttributeValues: { ':at': revokedAt } } },
+        { Update: { TableName: tableName(), Key: keys.apiKeyHash(item.hash as string), UpdateExpression: 'SET revokedAt = :at', ExpressionAttributeValues: { ':at': revokedAt } } },
+      ],
+    }),
+  );
+  return { id: keyId, revoked: true, revokedAt };
+}
+
+/** Records use at most every LAST_USED_INTERVAL_MS; the condition keeps concurrent requests from writing twice. */
+export async function touchLastUsed(hashItem: Item, now = new Date()): Promise<void> {
+  const last = hashItem.lastUsedAt ? Date.parse(hashItem.lastUsedAt as string) : 0;
+  if (now.getTime() - last < LAST_USED_INTERVAL_MS) return;
+  const at = now.toISOString();
+  const threshold = new Date(now.getTime() - LAST_USED_INTERVAL_MS).toISOString();
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName(),
+              Key: { PK: hashItem.PK as string, SK: hashItem.SK as string },
+              UpdateExpression: 'SET lastUsedAt = :at',
+              ConditionExpression: 'attribute_not_exists(lastUsedAt) OR lastUsedAt < :threshold',
+              ExpressionAttributeValues: { ':at': at, ':threshold': threshold },
+            },
+          },
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.apiKey(hashItem.accountId as string, hashItem.keyId as string),
+              UpdateExpression: 'SET lastUsedAt = :at',
+              ExpressionAttributeValues: { ':at': at },
+            },
+          },
+        ],
+      }),
+    );
+  } catch (err) {
+    // Another request of the same key recorded the use first: nothing to do.
+    if ((err as Error).name !== 'TransactionCanceledException') throw err;
+  }
+}

@@ -1,0 +1,102 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../db/client.ts';
+import { keys } from '../db/keys.ts';
+import { accessPatterns } from '../db/access-patterns.ts';
+import { Settings, type SettingsValue } from '../api/schemas.ts';
+import type { z } from 'zod';
+import type { SettingsUpdate } from '../api/schemas.ts';
+import { ApiError } from '../http/errors.ts';
+
+/**
+ * Platform settings with their defaults. The defaults are priced like a budget game host so a
+ * fresh stack bills real amounts; README "Platform settings" documents each one.
+ * A 4 GiB / 200 % CPU / 20 GiB server costs 4×400 + 2×300 + 20×10 = 2,400 millicents = 3 cents an hour
+ * (rounded up), about $21.90 for a 730-hour month.
+ */
+export const DEFAULT_SETTINGS: SettingsValue = {
+  currency: 'usd',
+  prices: { ramMillicentsPerGbHour: 400, cpuMillicentsPerCoreHour: 300, diskMillicentsPerGbHour: 10 },
+  trialCreditCents: 500,
+  minimumBalanceCents: 100,
+  serverCaps: { maxRamMb: 16_384, maxCpuPercent: 400, maxDiskMb: 102_400 },
+  maxServersPerAccount: 10,
+  topUpBonusPercent: 5,
+  minimumTopUpCents: 500,
+  maximumTopUpCents: 100_000,
+  suspendedRetentionDays: null,
+};
+
+/** Settings change rarely: a process keeps them for a few seconds to spare a read per request. */
+const CACHE_MS = 5_000;
+let cache: { value: SettingsValue; at: number } | undefined;
+
+export async function getSettings(fresh = false): Promise<SettingsValue> {
+  if (!fresh && cache && Date.now() - cache.at < CACHE_MS) return cache.value;
+  const item = await accessPatterns.settings();
+  const stored = item?.value as Partial<SettingsValue> | undefined;
+  const value = Settings.parse({
+    ...DEFAULT_SETTINGS,
+    ...stored,
+    prices: { ...DEFAULT_SETTINGS.prices, ...stored?.prices },
+    serverCaps: { ...DEFAULT_SETTINGS.serverCaps, ...stored?.serverCaps },
+  });
+  cache = { value, at: Date.now() };
+  return value;
+}
+
+export function clearSettingsCache(): void {
+  cache = undefined;
+}
+
+export interface SettingsChange {
+  before: SettingsValue;
+  after: SettingsValue;
+  changed: string[];
+}
+
+export async function updateSettings(update: z.infer<typeof SettingsUpdate>, actorId: string): Promise<SettingsChange> {
+  const item = await accessPatterns.settings();
+  const before = await getSettings(true);
+  const after = Settings.parse({
+    ...before,
+    ...update,
+    prices: { ...before.prices, ...update.prices },
+    serverCaps: { ...before.serverCaps, ...update.serverCaps },
+  });
+  if (after.minimumTopUpCents > after.maximumTopUpCents) {
+    throw new ApiError('validation_failed', 'minimumTopUpCents must not exceed maximumTopUpCents', {
+      issues: [{ field: 'minimumTopUpCents', message: 'must not exceed maximumTopUpCents' }],
+    });
+  }
+  const version = Number(item?.version ?? 0);
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.settings(), kind: 'settings', value: after, version: version + 1, updatedAt: new Date().toISOString(), updatedBy: actorId },
+        // Two admins saving at once: the second gets a conflict instead of silently undoing the first.
+        ConditionExpression: item ? 'version = :v' : 'attribute_not_exists(PK)',
+        ExpressionAttributeValues: item ? { ':v': version } : undefined,
+      }),
+    );
+  } catch (err) {
+    if ((err as Error).name === 'ConditionalCheckFailedException') {
+      throw new ApiError('conflict', 'The settings changed while saving; read them again and retry');
+    }
+    throw err;
+  }
+  cache = { value: after, at: Date.now() };
+  const changed = diffPaths(before, after);
+  return { before, after, changed };
+}
+
+function diffPaths(a: Record<string, unknown>, b: Record<string, unknown>, prefix = ''): string[] {
+  const out: string[] = [];
+  for (const key of Object.keys(b)) {
+    const x = a[key];
+    const y = b[key];
+    if (x && y && typeof x === 'object' && typeof y === 'object') out.push(...diffPaths(x as Record<string, unknown>, y as Record<string, unknown>, `${prefix}${key}.`));
+    else if (x !== y) out.push(`${prefix}${key}`);
+  }
+  return out;
+}
