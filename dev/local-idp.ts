@@ -25,16 +25,28 @@ export async function localJwks(): Promise<{ keys: JWK[] }> {
   return { keys: [(await keyPair()).jwk] };
 }
 
-export async function mintSessionToken(issuer: string, email: string): Promise<{ token: string; expiresAt: string }> {
-  const { privateKey } = await keyPair();
-  const exp = Math.floor(Date.now() / 1000) + TOKEN_LIFETIME_SECONDS;
-  const token = await new SignJWT({ email, email_verified: true, token_use: 'id' })
-    .setProtectedHeader({ alg: 'RS256', kid: KID })
-    .setIssuer(issuer)
-    .setAudience(LOCAL_AUDIENCE)
-    .setSubject(`local|${email.toLowerCase()}`)
-    .setIssuedAt()
-    .setExpirationTime(exp)
-    .sign(privateKey);
-  return { token, expiresAt: new Date(exp * 1000).toISOString() };
+export interface MintOptions {
+  issuer: string;
+  email: string;
+  audience?: string;
+  /** Negative for a token that has already expired; null for a token without `exp`. */
+  expiresInSeconds?: number | null;
+  claims?: Record<string, unknown>;
 }
+
+/** Signs a token with the local provider's key. Tests use the options to mint bad tokens too. */
+export async function mintToken(options: MintOptions): Promise<{ token: string; expiresAt: string }> {
+  const { privateKey } = await keyPair();
+  const lifetime = options.expiresInSeconds === undefined ? TOKEN_LIFETIME_SECONDS : options.expiresInSeconds;
+  const exp = Math.floor(Date.now() / 1000) + (lifetime ?? 0);
+  let jwt = new SignJWT({ email: options.email, email_verified: true, token_use: 'id', ...options.claims })
+    .setProtectedHeader({ alg: 'RS256', kid: KID })
+    .setIssuer(options.issuer)
+    .setAudience(options.audience ?? LOCAL_AUDIENCE)
+    .setSubject(`local|${options.email.toLowerCase()}`)
+    .setIssuedAt();
+  if (lifetime !== null) jwt = jwt.setExpirationTime(exp);
+  return { token: await jwt.sign(privateKey), expiresAt: new Date(exp * 1000).toISOString() };
+}
+
+export const mintSessionToken = (issuer: string, email: string) => mintToken({ issuer, email });

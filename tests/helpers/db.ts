@@ -1,0 +1,37 @@
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../../shared/db/client.ts';
+import type { ItemKey } from '../../shared/db/keys.ts';
+
+/** Direct table access for assertions (and for moving a stored clock into the past). */
+export const getRaw = async (key: ItemKey) => (await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item;
+
+export const setAttributes = async (key: ItemKey, values: Record<string, unknown>) => {
+  const names = Object.keys(values);
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: key,
+      UpdateExpression: `SET ${names.map((_, i) => `#a${i} = :v${i}`).join(', ')}`,
+      ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#a${i}`, n])),
+      ExpressionAttributeValues: Object.fromEntries(names.map((n, i) => [`:v${i}`, values[n]])),
+    }),
+  );
+};
+
+export async function queryPartition(pk: string, skPrefix = ''): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :p)',
+        ExpressionAttributeValues: { ':pk': pk, ':p': skPrefix },
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}

@@ -1,0 +1,72 @@
+import { startLocalStack, type LocalStack } from '../../dev/stack.ts';
+
+/**
+ * The local stack for one test file: the shared DynamoDB Local from global-setup, this file's own
+ * table (tests/setup.ts), the API on a free port, and a small client for it.
+ */
+export interface TestApi extends LocalStack {
+  call(method: string, path: string, options?: CallOptions): Promise<ApiResponse>;
+  session(email: string): Promise<string>;
+}
+
+export interface CallOptions {
+  token?: string | null;
+  body?: unknown;
+  /** Sent as is, not JSON-encoded. */
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export async function startTestApi(options: { localAdminApiKey?: string } = {}): Promise<TestApi> {
+  const stack = await startLocalStack({
+    dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT!,
+    tableName: process.env.TABLE_NAME!,
+    adminEmails: (process.env.ADMIN_EMAILS ?? 'admin@localhost').split(','),
+    ...options,
+  });
+  const call = async (method: string, path: string, opts: CallOptions = {}): Promise<ApiResponse> => {
+    const token = opts.token === undefined ? stack.adminApiKey : opts.token;
+    const headers: Record<string, string> = { ...opts.headers };
+    if (token) headers.authorization = `Bearer ${token}`;
+    let body: string | undefined = opts.rawBody;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(`${stack.baseUrl}${path}`, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      /* not JSON */
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  };
+  return {
+    ...stack,
+    call,
+    session: async (email: string) => {
+      const res = await call('POST', '/dev/session', { token: null, body: { email } });
+      if (res.status !== 200) throw new Error(`session failed: ${res.text}`);
+      return res.body.token as string;
+    },
+  };
+}
+
+/** The error envelope, asserted whole: a code, a message, nothing else but optional details. */
+export function expectEnvelope(res: ApiResponse, status: number, code: string): void {
+  if (res.status !== status || res.body?.error?.code !== code || typeof res.body?.error?.message !== 'string') {
+    throw new Error(`expected ${status} ${code}, got ${res.status} ${res.text}`);
+  }
+  const extra = Object.keys(res.body).filter((k) => k !== 'error');
+  const extraInError = Object.keys(res.body.error).filter((k) => !['code', 'message', 'details'].includes(k));
+  if (extra.length || extraInError.length) throw new Error(`envelope has extra keys: ${res.text}`);
+}
