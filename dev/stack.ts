@@ -10,6 +10,8 @@ import { clearSettingsCache } from '../shared/settings/index.ts';
 import { ensureTable, startDynamoLocal, type LocalDynamo } from './dynamodb.ts';
 import { createLocalApi, listen, loadGroupHandlers } from './local-api.ts';
 import { LOCAL_AUDIENCE } from './local-idp.ts';
+import { startPanelSim, type PanelSim } from './panel-sim/index.ts';
+import { createInstance, listInstances, updateInstance } from '../shared/instances/index.ts';
 
 /**
  * The whole service on one machine: DynamoDB Local (or a given endpoint), the table, the API
@@ -27,6 +29,10 @@ export interface LocalStackOptions {
   adminEmails?: string[];
   /** The first admin's API key has exactly this secret. */
   localAdminApiKey?: string;
+  /** Panel keys file (mode 0600); undefined keeps them in memory. */
+  secretsFile?: string;
+  /** Start the panel simulator and register it as an instance (LOCAL_PANEL=off says no). */
+  panel?: false | { port?: number; installMs?: number; transitionMs?: number; resourcesCacheMs?: number };
 }
 
 export interface LocalStack {
@@ -36,6 +42,8 @@ export interface LocalStack {
   tableName: string;
   adminEmail: string;
   adminApiKey: string;
+  /** The panel simulator and its instance id, when started. */
+  panel?: { sim: PanelSim; instanceId: string };
   stop(): Promise<void>;
 }
 
@@ -61,6 +69,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     OIDC_JWKS_URL: `${baseUrl}/dev/oidc/.well-known/jwks.json`,
     OIDC_AUDIENCE: LOCAL_AUDIENCE,
     OIDC_TOKEN_USE: 'id',
+    LOCAL_SECRETS_FILE: options.secretsFile ?? '',
   });
   resetConfig();
   resetDbClient();
@@ -68,6 +77,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   const adminEmail = adminEmails[0]!;
   const adminApiKey = await seedAdminKey(adminEmail, options.localAdminApiKey);
+  const panel = options.panel ? await startAndRegisterPanel(options.panel) : undefined;
 
   return {
     baseUrl,
@@ -76,7 +86,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     tableName,
     adminEmail,
     adminApiKey,
+    panel,
     stop: async () => {
+      await panel?.sim.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await dynamo?.stop();
@@ -94,4 +106,17 @@ async function seedAdminKey(email: string, fixedSecret: string | undefined): Pro
   const principal = { accountId: account.accountId, email: account.email, scopes: new Set(scopesOfAccount(true)) };
   const { secret } = await createApiKey(principal, { name: 'local admin (npm start)' }, fixedSecret);
   return secret;
+}
+
+/**
+ * The panel simulator, registered as an instance "Local panel" with its keys (the simulator keeps
+ * its state in memory, so its servers start afresh with each start; the instance record is reused).
+ */
+async function startAndRegisterPanel(options: { port?: number; installMs?: number; transitionMs?: number; resourcesCacheMs?: number }) {
+  const sim = await startPanelSim({ seed: 'default', ...options });
+  const existing = (await listInstances()).find((i) => i.baseUrl === sim.url);
+  const instanceId = existing
+    ? (await updateInstance(existing.id, { appApiKey: sim.appKey, clientApiKey: sim.clientKey })).view.id
+    : (await createInstance({ name: 'Local panel (simulator)', baseUrl: sim.url, appApiKey: sim.appKey, clientApiKey: sim.clientKey, priority: 100, enabled: true })).id;
+  return { sim, instanceId };
 }

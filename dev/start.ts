@@ -12,8 +12,10 @@ const stack = await startLocalStack({
   port: Number(env.PORT ?? 3000),
   dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
   dataDir: inMemory ? undefined : resolve(env.DATA_DIR ?? '.data'),
+  secretsFile: inMemory ? undefined : resolve(env.DATA_DIR ?? '.data', 'panel-keys.json'),
   adminEmails: (env.ADMIN_EMAILS ?? '').split(',').map((e) => e.trim()).filter(Boolean),
   localAdminApiKey: env.LOCAL_ADMIN_API_KEY || undefined,
+  panel: env.LOCAL_PANEL === 'off' ? false : { port: Number(env.PANEL_SIM_PORT ?? 8081) },
 });
 
 const line = '─'.repeat(64);
@@ -26,6 +28,7 @@ process.stdout.write(
     ` Docs       ${stack.docsUrl}`,
     ` OpenAPI    ${stack.baseUrl}/openapi.json`,
     ` DynamoDB   ${stack.dynamodbEndpoint} (table ${stack.tableName}${inMemory ? ', in memory' : `, data in ${env.DATA_DIR ?? '.data'}`})`,
+    ` Panel      ${stack.panel ? `${stack.panel.sim.url} (simulator, instance ${stack.panel.instanceId})` : 'off (LOCAL_PANEL=off)'}`,
     ` Admin      ${stack.adminEmail}`,
     ` Admin key  ${stack.adminApiKey}`,
     '',

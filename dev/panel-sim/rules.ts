@@ -261,7 +261,8 @@ function parseRule(rule: RuleItem): ParsedRule {
 }
 
 function normalizeRules(set: RuleSet): RuleItem[] {
-  return typeof set === 'string' ? set.split('|') : set.flatMap((r) => (typeof r === 'string' ? r.split('|') : [r]));
+  // A string is exploded on `|`; array items are single rules (so a regex with `|` must be in an array).
+  return typeof set === 'string' ? set.split('|') : [...set];
 }
 
 function isBlank(v: unknown): boolean {
@@ -426,7 +427,7 @@ export function validate(data: Record<string, unknown>, rules: Record<string, Ru
     return tpl
       .replace(/:attribute/g, display(attr))
       .replace(/:values/g, rule.name.startsWith('required_') ? p.map(display).join(' / ') : p.join(', '))
-      .replace(/:min/g, rule.name === 'min' ? (p[0] ?? '') : (p[0] ?? ''))
+      .replace(/:min/g, p[0] ?? '')
       .replace(/:max/g, rule.name === 'max' ? (p[0] ?? '') : (p[1] ?? ''))
       .replace(/:size/g, p[0] ?? '')
       .replace(/:digits/g, p[0] ?? '');

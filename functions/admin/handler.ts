@@ -2,6 +2,8 @@ import { createGroupHandler } from '../../shared/http/handler.ts';
 import { listAccounts } from '../../shared/accounts/index.ts';
 import { listPlatformAudit } from '../../shared/audit/index.ts';
 import { getSettings, updateSettings } from '../../shared/settings/index.ts';
+import { createInstance, deleteInstance, listInstances, testInstance, updateInstance } from '../../shared/instances/index.ts';
+import { clearCatalogCache } from '../../shared/catalog/index.ts';
 
 /** Admin group: everything under /v1/admin (admin accounts with the `admin` scope only). */
 export const handler = createGroupHandler('admin', {
@@ -20,6 +22,39 @@ export const handler = createGroupHandler('admin', {
       after: Object.fromEntries(changed.map((path) => [path, valueAt(after, path)])),
     };
     return after;
+  },
+
+  adminListInstances: async () => ({ data: await listInstances() }),
+
+  adminCreateInstance: async ({ body, audit }) => {
+    const instance = await createInstance(body);
+    clearCatalogCache();
+    audit.target = `instance:${instance.id}`;
+    audit.details = { name: instance.name, baseUrl: instance.baseUrl, priority: instance.priority, hasClientKey: instance.hasClientKey };
+    return instance;
+  },
+
+  adminUpdateInstance: async ({ params, body, audit }) => {
+    audit.target = `instance:${params.id}`;
+    const { view, changed } = await updateInstance(params.id, body);
+    clearCatalogCache();
+    // Names of changed fields only: key values never reach the log.
+    audit.details = { changed };
+    return view;
+  },
+
+  adminDeleteInstance: async ({ params, audit }) => {
+    audit.target = `instance:${params.id}`;
+    await deleteInstance(params.id);
+    clearCatalogCache();
+    return { id: params.id, deleted: true as const };
+  },
+
+  adminTestInstance: async ({ params, audit }) => {
+    audit.target = `instance:${params.id}`;
+    const report = await testInstance(params.id);
+    audit.details = { ok: report.ok, nodes: report.nodes.length, serviceUserId: report.serviceUser?.id ?? null };
+    return report;
   },
 });
 

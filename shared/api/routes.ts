@@ -88,7 +88,49 @@ export const routes = define({
     summary: 'Revoke an API key (effective on the next request)', params: IdParam, response: s.RevokedKey, audit: 'keys.revoke',
   },
 
+  // ---- catalog ----
+  listInstances: {
+    method: 'GET', path: '/v1/instances', group: 'catalog', tag: 'Catalog', auth: 'bearer', scope: 'servers:read',
+    summary: 'Deployable instances (enabled panels)', response: s.PublicInstanceList,
+  },
+  listRegions: {
+    method: 'GET', path: '/v1/regions', group: 'catalog', tag: 'Catalog', auth: 'bearer', scope: 'servers:read',
+    summary: 'Region availability (stock): nodes, free memory and disk per region',
+    description: 'Read from the panels, cached for 30 seconds.', response: s.RegionList,
+  },
+  listEggs: {
+    method: 'GET', path: '/v1/eggs', group: 'catalog', tag: 'Catalog', auth: 'bearer', scope: 'servers:read',
+    summary: 'Eggs (server templates) across instances', description: 'Read from the panels, cached for 30 seconds.', response: s.EggList,
+  },
+  getEgg: {
+    method: 'GET', path: '/v1/eggs/:instanceId/:eggId', group: 'catalog', tag: 'Catalog', auth: 'bearer', scope: 'servers:read',
+    summary: 'One egg with its variables, rules and allowed docker images', params: s.EggParams, response: s.EggDetail,
+  },
+
   // ---- admin ----
+  adminListInstances: {
+    method: 'GET', path: '/v1/admin/instances', group: 'admin', tag: 'Admin', auth: 'bearer', scope: 'admin', admin: true,
+    summary: 'Registered panels (keys never shown)', response: s.InstanceList,
+  },
+  adminCreateInstance: {
+    method: 'POST', path: '/v1/admin/instances', group: 'admin', tag: 'Admin', auth: 'bearer', scope: 'admin', admin: true,
+    summary: 'Register a panel', description: 'The keys go to the secret store (Secrets Manager in AWS), never to the table or a response.',
+    body: s.CreateInstance, status: 201, response: s.Instance, idempotent: true, audit: 'instances.create',
+  },
+  adminUpdateInstance: {
+    method: 'PATCH', path: '/v1/admin/instances/:id', group: 'admin', tag: 'Admin', auth: 'bearer', scope: 'admin', admin: true,
+    summary: 'Change a panel: name, URL, keys, priority, enabled', params: IdParam, body: s.UpdateInstance, response: s.Instance, audit: 'instances.update',
+  },
+  adminDeleteInstance: {
+    method: 'DELETE', path: '/v1/admin/instances/:id', group: 'admin', tag: 'Admin', auth: 'bearer', scope: 'admin', admin: true,
+    summary: 'Remove a panel (refused with 409 while it hosts servers)', params: IdParam, response: s.DeletedInstance, audit: 'instances.delete',
+  },
+  adminTestInstance: {
+    method: 'POST', path: '/v1/admin/instances/:id/test', group: 'admin', tag: 'Admin', auth: 'bearer', scope: 'admin', admin: true,
+    summary: 'Connectivity report: nodes with region tags, the client key\'s service user',
+    description: 'Failures of the panel are reported in `checks`, not as an error status. Caches the service user id on the instance.',
+    params: IdParam, response: s.InstanceTestReport, audit: 'instances.test',
+  },
   adminListUsers: {
     method: 'GET', path: '/v1/admin/users', group: 'admin', tag: 'Admin', auth: 'bearer', scope: 'admin', admin: true,
     summary: 'All accounts, newest first', query: s.ListQuery, response: s.AdminAccountList,

@@ -198,3 +198,153 @@ export const SettingsUpdate = z
 
 export const DevSessionRequest = z.object({ email: Email }).strict();
 export const DevSession = z.object({ token: z.string(), expiresAt: z.iso.datetime() });
+
+// ---- instances (admin) and catalog -------------------------------------------------------------
+
+const PanelKey = z.string().trim().min(8).max(512);
+
+export const Instance = z
+  .object({
+    id: Uuid,
+    name: z.string(),
+    baseUrl: z.string().meta({ description: 'Panel base URL.' }),
+    priority: z.number().int().meta({ description: 'Lower is preferred by placement.' }),
+    enabled: z.boolean().meta({ description: 'When false, existing servers keep working and nothing new is placed here.' }),
+    hasClientKey: z.boolean().meta({ description: 'Whether a client key is set (power, console, files need it). Keys are never returned.' }),
+    serviceUserId: z.number().int().nullable().meta({ description: 'Panel user owning the client key, resolved by the instance test.' }),
+    serverCount: z.number().int().meta({ description: 'Active and suspended servers on this instance.' }),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+  })
+  .meta({ id: 'Instance' });
+
+export const InstanceList = z.object({ data: z.array(Instance) }).meta({ id: 'InstanceList' });
+
+const InstanceName = z.string().trim().min(1).max(100);
+const BaseUrl = z
+  .string()
+  .trim()
+  .max(500)
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return (u.protocol === 'https:' || u.protocol === 'http:') && !u.username && !u.password && !u.search && !u.hash;
+    } catch {
+      return false;
+    }
+  }, 'Must be an http(s) URL without credentials, query or fragment')
+  .transform((v) => v.replace(/\/+$/, ''));
+const Priority = z.number().int().min(0).max(10_000);
+
+export const CreateInstance = z
+  .object({
+    name: InstanceName,
+    baseUrl: BaseUrl,
+    appApiKey: PanelKey.meta({ description: 'Panel application key (ptla_…) with read/write on users, nodes, allocations, servers and eggs.', example: '<PANEL_APP_KEY>' }),
+    clientApiKey: PanelKey.optional().meta({ description: 'Client key (ptlc_…) of the dedicated service user.', example: '<PANEL_CLIENT_KEY>' }),
+    priority: Priority.default(100).meta({ description: 'Lower is preferred (default 100).' }),
+    enabled: z.boolean().default(true),
+  })
+  .strict()
+  .meta({ id: 'CreateInstance' });
+
+export const UpdateInstance = z
+  .object({
+    name: InstanceName.optional(),
+    baseUrl: BaseUrl.optional(),
+    appApiKey: PanelKey.optional(),
+    clientApiKey: PanelKey.nullable().optional().meta({ description: 'null removes the client key.' }),
+    priority: Priority.optional(),
+    enabled: z.boolean().optional(),
+  })
+  .strict()
+  .refine((v) => Object.keys(v).length > 0, { message: 'Give at least one field to change' })
+  .meta({ id: 'UpdateInstance' });
+
+export const DeletedInstance = z.object({ id: Uuid, deleted: z.literal(true) }).meta({ id: 'DeletedInstance' });
+
+export const InstanceTestReport = z
+  .object({
+    instanceId: Uuid,
+    ok: z.boolean().meta({ description: 'Every check passed.' }),
+    latencyMs: z.number().int(),
+    checks: z.array(z.object({ name: z.enum(['application_api', 'client_api']), ok: z.boolean(), message: z.string() })),
+    nodes: z.array(
+      z.object({
+        id: z.number().int(),
+        name: z.string(),
+        region: z.string().nullable().meta({ description: "The node's location `short` code: its region tag." }),
+        fqdn: z.string(),
+        maintenance: z.boolean(),
+        memoryMb: z.number().int(),
+        diskMb: z.number().int(),
+        allocatedMemoryMb: z.number().int(),
+        allocatedDiskMb: z.number().int(),
+      }),
+    ),
+    serviceUser: z.object({ id: z.number().int(), username: z.string(), email: z.string(), admin: z.boolean() }).nullable(),
+  })
+  .meta({ id: 'InstanceTestReport' });
+
+export const PublicInstance = z
+  .object({
+    id: Uuid,
+    name: z.string(),
+    priority: z.number().int(),
+    controlAvailable: z.boolean().meta({ description: 'Power, console and files work (the instance has a client key).' }),
+  })
+  .meta({ id: 'PublicInstance' });
+
+export const PublicInstanceList = z.object({ data: z.array(PublicInstance) }).meta({ id: 'PublicInstanceList' });
+
+export const Region = z
+  .object({
+    region: z.string().meta({ description: 'Region tag: the panel location `short` code.', example: 'eu-central' }),
+    name: z.string().nullable().meta({ description: 'The location description.' }),
+    instances: z.array(Uuid),
+    nodes: z.number().int().meta({ description: 'Nodes that can take servers (not in maintenance, instance enabled).' }),
+    freeMemoryMb: z.number().int().meta({ description: 'Sum over those nodes of capacity × (1 + overallocate %) − allocated.' }),
+    freeDiskMb: z.number().int(),
+    largestFreeMemoryMb: z.number().int().meta({ description: 'Biggest server (RAM) one node can still take.' }),
+  })
+  .meta({ id: 'Region' });
+
+export const RegionList = z
+  .object({ data: z.array(Region), unavailableInstances: z.array(Uuid).meta({ description: 'Enabled instances whose panel did not answer.' }) })
+  .meta({ id: 'RegionList' });
+
+export const EggSummary = z
+  .object({
+    instanceId: Uuid,
+    instanceName: z.string(),
+    eggId: z.number().int(),
+    name: z.string(),
+    description: z.string().nullable(),
+    nestId: z.number().int(),
+    nestName: z.string(),
+    dockerImages: z.record(z.string(), z.string()),
+  })
+  .meta({ id: 'EggSummary' });
+
+export const EggList = z
+  .object({ data: z.array(EggSummary), unavailableInstances: z.array(Uuid) })
+  .meta({ id: 'EggList' });
+
+export const EggVariable = z
+  .object({
+    env: z.string().meta({ example: 'SERVER_JARFILE' }),
+    name: z.string(),
+    description: z.string(),
+    default: z.string().nullable().meta({ description: 'Used when a deploy omits the variable. Hidden (null) for variables the panel marks not viewable.' }),
+    editable: z.boolean().meta({ description: 'Only editable variables may be set at deploy.' }),
+    rules: z.string().meta({ description: 'Laravel validation rules the value must pass.', example: 'required|string|max:20' }),
+  })
+  .meta({ id: 'EggVariable' });
+
+export const EggDetail = EggSummary.extend({
+  startup: z.string(),
+  defaultDockerImage: z.string(),
+  variables: z.array(EggVariable),
+}).meta({ id: 'EggDetail' });
+
+export const EggParams = z.object({ instanceId: Uuid, eggId: z.coerce.number().int().min(1).max(2 ** 31) });

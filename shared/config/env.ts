@@ -16,6 +16,8 @@ export interface Config {
   apiKeyPrefix: string;
   oidc: OidcConfig | undefined;
   rateLimitPerMinute: number;
+  /** Where panel keys live: Secrets Manager in AWS, a local file (or memory) elsewhere. */
+  secrets: { kind: 'aws'; prefix: string } | { kind: 'local'; file: string | undefined };
 }
 
 export interface OidcConfig {
@@ -76,5 +78,9 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
         }
       : undefined,
     rateLimitPerMinute: Number(env.RATE_LIMIT_PER_MINUTE ?? 240),
+    secrets:
+      stage === 'aws'
+        ? { kind: 'aws', prefix: env.SECRETS_PREFIX ?? 'control-plane' }
+        : { kind: 'local', file: env.LOCAL_SECRETS_FILE || undefined },
   };
 }

@@ -121,6 +121,7 @@ export const accessPatterns = {
   platformAudit: (page: PageRequest) => queryShardedListing('GSI1', keys.auditShard, page),
   idempotencyRecord: (accountId: string, key: string) => getItem(keys.idempotency(accountId, key)),
   settings: () => getItem(keys.settings()),
+  instanceById: (instanceId: string) => getItem(keys.instance(instanceId)),
   /** Instances are few (one per panel), so they share one partition and are read whole. */
   allInstances: async (): Promise<Item[]> => {
     const out = await db().send(

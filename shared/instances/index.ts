@@ -1,7 +1,215 @@
-import { accessPatterns } from '../db/access-patterns.ts';
+import { randomUUID } from 'node:crypto';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { z } from 'zod';
+import { db, tableName } from '../db/client.ts';
+import { keys } from '../db/keys.ts';
+import { accessPatterns, type Item } from '../db/access-patterns.ts';
+import { ApiError, notFound } from '../http/errors.ts';
+import { secretStore, type InstanceKeys } from '../secrets/index.ts';
+import { PanelClient } from '../panel/client.ts';
+import { PanelRequestError } from '../panel/errors.ts';
+import type { CreateInstance, Instance, InstanceTestReport, UpdateInstance } from '../api/schemas.ts';
 
-/** Registered panels. Registration and the catalog arrive with the panels work; health counts them now. */
+/**
+ * Instances: the registered Pterodactyl panels. The record (name, URL, priority, enabled, the
+ * cached service user id, how many servers it hosts) lives in the table; the keys live in the
+ * secret store. Instances are few, so they share one partition and are read whole.
+ */
+export type InstanceView = z.infer<typeof Instance>;
+
+export function toInstanceView(item: Item): InstanceView {
+  return {
+    id: item.instanceId as string,
+    name: item.name as string,
+    baseUrl: item.baseUrl as string,
+    priority: Number(item.priority),
+    enabled: item.enabled !== false,
+    hasClientKey: Boolean(item.hasClientKey),
+    serviceUserId: (item.serviceUserId as number | undefined) ?? null,
+    serverCount: Number(item.serverCount ?? 0),
+    createdAt: item.createdAt as string,
+    updatedAt: item.updatedAt as string,
+  };
+}
+
+export async function listInstances(): Promise<InstanceView[]> {
+  const items = await accessPatterns.allInstances();
+  return items.map(toInstanceView).sort((a, b) => a.priority - b.priority || a.createdAt.localeCompare(b.createdAt));
+}
+
+export async function getInstance(instanceId: string): Promise<InstanceView> {
+  const item = await accessPatterns.instanceById(instanceId);
+  if (!item) throw notFound('Instance');
+  return toInstanceView(item);
+}
+
 export async function countInstances(): Promise<{ total: number; enabled: number }> {
   const items = await accessPatterns.allInstances();
   return { total: items.length, enabled: items.filter((i) => i.enabled !== false).length };
 }
+
+export async function createInstance(input: z.infer<typeof CreateInstance>): Promise<InstanceView> {
+  const instanceId = randomUUID();
+  const now = new Date().toISOString();
+  // Keys first: a record never points at keys that are not stored.
+  await secretStore().put(instanceId, { appApiKey: input.appApiKey, ...(input.clientApiKey ? { clientApiKey: input.clientApiKey } : {}) });
+  const item = {
+    ...keys.instance(instanceId),
+    kind: 'instance',
+    instanceId,
+    name: input.name,
+    baseUrl: input.baseUrl,
+    priority: input.priority,
+    enabled: input.enabled,
+    hasClientKey: Boolean(input.clientApiKey),
+    serverCount: 0,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await db().send(new PutCommand({ TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(PK)' }));
+  forgetClient(instanceId);
+  return toInstanceView(item);
+}
+
+export async function updateInstance(instanceId: string, input: z.infer<typeof UpdateInstance>): Promise<{ view: InstanceView; changed: string[] }> {
+  const current = await accessPatterns.instanceById(instanceId);
+  if (!current) throw notFound('Instance');
+  const changed: string[] = [];
+  const set: Record<string, unknown> = { updatedAt: new Date().toISOString() };
+  const remove: string[] = [];
+  for (const field of ['name', 'baseUrl', 'priority', 'enabled'] as const) {
+    if (input[field] !== undefined && input[field] !== current[field]) {
+      set[field] = input[field];
+      changed.push(field);
+    }
+  }
+  if (input.appApiKey !== undefined || input.clientApiKey !== undefined) {
+    const stored = (await secretStore().get(instanceId)) ?? ({ appApiKey: '' } as InstanceKeys);
+    const next: InstanceKeys = { appApiKey: input.appApiKey ?? stored.appApiKey };
+    const clientKey = input.clientApiKey === undefined ? stored.clientApiKey : (input.clientApiKey ?? undefined);
+    if (clientKey) next.clientApiKey = clientKey;
+    await secretStore().put(instanceId, next);
+    if (input.appApiKey !== undefined) changed.push('appApiKey');
+    if (input.clientApiKey !== undefined) {
+      changed.push('clientApiKey');
+      set.hasClientKey = Boolean(clientKey);
+      // Another key may belong to another panel user: resolve it again at the next test.
+      remove.push('serviceUserId');
+    }
+  }
+  if (input.baseUrl !== undefined && input.baseUrl !== current.baseUrl) remove.push('serviceUserId');
+  const names = Object.keys(set);
+  const out = await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.instance(instanceId),
+      UpdateExpression: `SET ${names.map((n, i) => `#s${i} = :s${i}`).join(', ')}${remove.length ? ` REMOVE ${[...new Set(remove)].join(', ')}` : ''}`,
+      ConditionExpression: 'attribute_exists(PK)',
+      ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#s${i}`, n])),
+      ExpressionAttributeValues: Object.fromEntries(names.map((n, i) => [`:s${i}`, set[n]])),
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  forgetClient(instanceId);
+  return { view: toInstanceView(out.Attributes!), changed };
+}
+
+export async function deleteInstance(instanceId: string): Promise<void> {
+  const current = await accessPatterns.instanceById(instanceId);
+  if (!current) throw notFound('Instance');
+  try {
+    await db().send(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: keys.instance(instanceId),
+        // The count is kept by the servers module in the same transactions that add and remove servers.
+        ConditionExpression: 'attribute_not_exists(serverCount) OR serverCount = :zero',
+        ExpressionAttributeValues: { ':zero': 0 },
+      }),
+    );
+  } catch (err) {
+    if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+    const count = Number((await accessPatterns.instanceById(instanceId))?.serverCount ?? 0);
+    throw new ApiError('conflict', `The instance still hosts ${count} server(s); delete them or disable the instance instead`, { serverCount: count });
+  }
+  await secretStore().delete(instanceId);
+  forgetClient(instanceId);
+}
+
+// ---- panel clients ----------------------------------------------------------------------------
+
+const clients = new Map<string, { client: PanelClient; at: number }>();
+const CLIENT_TTL_MS = 5 * 60_000;
+
+function forgetClient(instanceId: string): void {
+  clients.delete(instanceId);
+}
+
+/** A client for the instance's panel, with its keys from the secret store (cached per process). */
+export async function panelClientFor(instance: Pick<InstanceView, 'id' | 'baseUrl'>): Promise<PanelClient> {
+  const hit = clients.get(instance.id);
+  if (hit && hit.client.baseUrl === instance.baseUrl.replace(/\/+$/, '') && Date.now() - hit.at < CLIENT_TTL_MS) return hit.client;
+  const stored = await secretStore().get(instance.id);
+  if (!stored) throw new ApiError('panel_error', 'The keys of this instance are missing from the secret store; set them again with PATCH');
+  const client = new PanelClient({ baseUrl: instance.baseUrl, appKey: stored.appApiKey, clientKey: stored.clientApiKey });
+  clients.set(instance.id, { client, at: Date.now() });
+  return client;
+}
+
+// ---- the instance test ------------------------------------------------------------------------
+
+export async function testInstance(instanceId: string): Promise<z.infer<typeof InstanceTestReport>> {
+  const instance = await getInstance(instanceId);
+  const client = await panelClientFor(instance);
+  const started = Date.now();
+  const checks: z.infer<typeof InstanceTestReport>['checks'] = [];
+  let nodes: z.infer<typeof InstanceTestReport>['nodes'] = [];
+  let serviceUser: z.infer<typeof InstanceTestReport>['serviceUser'] = null;
+
+  try {
+    const [locations, panelNodes] = await Promise.all([client.listLocations(), client.listNodes()]);
+    const shortOf = new Map(locations.map((l) => [l.id, l.short]));
+    nodes = panelNodes.map((n) => ({
+      id: n.id,
+      name: n.name,
+      region: shortOf.get(n.location_id) ?? null,
+      fqdn: n.fqdn,
+      maintenance: n.maintenance_mode,
+      memoryMb: n.memory,
+      diskMb: n.disk,
+      allocatedMemoryMb: n.allocated_resources.memory,
+      allocatedDiskMb: n.allocated_resources.disk,
+    }));
+    checks.push({ name: 'application_api', ok: true, message: `${nodes.length} node(s) in ${new Set(nodes.map((n) => n.region)).size} region(s)` });
+  } catch (err) {
+    checks.push({ name: 'application_api', ok: false, message: describe(err) });
+  }
+
+  if (!client.hasClientKey) {
+    checks.push({ name: 'client_api', ok: false, message: 'No client key: deploys work (per-account panel users), power, console and files do not' });
+  } else {
+    try {
+      const account = await client.getAccount();
+      serviceUser = { id: account.id, username: account.username, email: account.email, admin: account.admin };
+      await db().send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: keys.instance(instanceId),
+          UpdateExpression: 'SET serviceUserId = :id',
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeValues: { ':id': account.id },
+        }),
+      );
+      checks.push({
+        name: 'client_api',
+        ok: true,
+        message: `Client key belongs to ${account.username} (panel user ${account.id})${account.admin ? '; warning: a root admin — a leaked key would control the whole panel' : ''}`,
+      });
+    } catch (err) {
+      checks.push({ name: 'client_api', ok: false, message: describe(err) });
+    }
+  }
+  return { instanceId, ok: checks.every((c) => c.ok), latencyMs: Date.now() - started, checks, nodes, serviceUser };
+}
+
+const describe = (err: unknown): string => (err instanceof PanelRequestError || err instanceof ApiError ? err.message : 'Unexpected failure talking to the panel');

@@ -1,0 +1,593 @@
+// HTTP plumbing of the simulator: routing, the panel's middleware stack
+// (auth, key type checks, JSON validity, request cleaning, throttling), fault
+// injection, the Wings download endpoint, the /__sim control routes, and
+// startPanelSim().
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { applicationRoutes } from './app-api.ts';
+import { clientRoutes } from './client-api.ts';
+import { FaultInjector, statusDefaults } from './faults.ts';
+import type { FaultEffect, FaultRule, FaultRuleJson } from './faults.ts';
+import { GENERIC_500, PanelError, RawReply, renderError } from './http.ts';
+import type { Ctx, Reply, RouteDef, SimContext } from './http.ts';
+import { UnknownRuleError, isPlainObject } from './rules.ts';
+import { DEFAULT_APP_KEY, DEFAULT_CLIENT_KEY, seedDefault, seedEmpty } from './seed.ts';
+import { PanelState } from './state.ts';
+import type { ApiKey, Server, User } from './state.ts';
+import { Wings, newRequestId, normalizePath } from './wings.ts';
+import type { PowerState } from './wings.ts';
+
+export interface PanelSimOptions {
+  /** default 0 (random free port) */
+  port?: number;
+  /** default 127.0.0.1 */
+  host?: string;
+  /** time from create/reinstall until the install finishes; default 3000 */
+  installMs?: number;
+  /** duration of starting->running and stopping->offline; default 1000 */
+  transitionMs?: number;
+  /** panel-side cache of /resources per server (the real panel: 20 s); default 20000, 0 = off */
+  resourcesCacheMs?: number;
+  /** default 'default' */
+  seed?: 'default' | 'empty';
+  /** override the deterministic seed keys (48 chars, ptla_/ptlc_ prefix) */
+  appKey?: string;
+  clientKey?: string;
+  /** requests per minute per user (config/http.php defaults: application 240, client 720) */
+  rateLimits?: { application?: number; client?: number };
+  /** console lines kept per server; default 500 */
+  consoleLimit?: number;
+}
+
+export interface SimServerView {
+  id: number;
+  uuid: string;
+  identifier: string;
+  external_id: string | null;
+  name: string;
+  status: Server['status'];
+  power: PowerState;
+  node_id: number;
+  owner_id: number;
+  allocation_id: number;
+  allocations: number[];
+  memory: number;
+  disk: number;
+  environment: Record<string, string | number | null>;
+}
+
+export interface PanelSim {
+  /** base URL of the panel (and of the simulated Wings download endpoint) */
+  url: string;
+  /** application key (owned by the root admin, user id 1) */
+  appKey: string;
+  /** client key of the non-admin service user */
+  clientKey: string;
+  serviceUserId: number;
+  adminUserId: number;
+  /** the live in-memory database (read it in tests; mutate at your own risk) */
+  state: PanelState;
+  wings: Wings;
+  faults: {
+    add(rule: FaultRule): string;
+    remove(id: string): boolean;
+    clear(): void;
+    list(): ReturnType<FaultInjector['list']>;
+  };
+  setNodeMaintenance(nodeId: number, on: boolean): void;
+  /** `id` (number) or 8-char identifier / uuid (string) */
+  server(ref: number | string): SimServerView | undefined;
+  powerState(ref: number | string): PowerState | undefined;
+  console(ref: number | string): string[];
+  /** commands received through POST /command */
+  commands(ref: number | string): string[];
+  /** path -> utf8 content; directories are listed with a trailing `/` and empty content */
+  files(ref: number | string): Record<string, string>;
+  readFile(ref: number | string, path: string): string | undefined;
+  createUser(input: { email: string; username: string; first_name?: string; last_name?: string; root_admin?: boolean; external_id?: string | null }): User;
+  /** create a `ptlc_` key for any user */
+  createClientKey(userId: number): string;
+  /** the next `count` installs end in install_failed / reinstall_failed */
+  failNextInstalls(count: number): void;
+  snapshot(): Record<string, unknown>;
+  close(): Promise<void>;
+}
+
+interface CompiledRoute extends RouteDef {
+  api: 'application' | 'client';
+  re: RegExp;
+  names: string[];
+}
+
+function compile(def: RouteDef, api: 'application' | 'client'): CompiledRoute {
+  const names: string[] = [];
+  const src = def.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, (_m, n: string) => {
+    names.push(n);
+    return '([^/]+)';
+  });
+  return { ...def, api, re: new RegExp(`^${src}$`), names };
+}
+
+/** Laravel's fixed-window limiter (RateLimiter::hit with a 60 s decay). */
+class RateLimiter {
+  private buckets = new Map<string, { hits: number; resetAt: number }>();
+
+  hit(key: string, max: number): { allowed: boolean; remaining: number; retryAfter: number; resetAt: number } {
+    const now = Date.now();
+    let b = this.buckets.get(key);
+    if (!b || b.resetAt <= now) {
+      b = { hits: 0, resetAt: now + 60_000 };
+      this.buckets.set(key, b);
+    }
+    const retryAfter = Math.max(0, Math.ceil((b.resetAt - now) / 1000));
+    if (b.hits >= max) return { allowed: false, remaining: 0, retryAfter, resetAt: Math.ceil(b.resetAt / 1000) };
+    b.hits++;
+    return { allowed: true, remaining: max - b.hits, retryAfter, resetAt: Math.ceil(b.resetAt / 1000) };
+  }
+}
+
+function throttled(limit: number, retryAfter: number, resetAt: number): PanelError {
+  return new PanelError(429, 'ThrottleRequestsException', 'Too Many Attempts.', {
+    'x-ratelimit-limit': String(limit),
+    'x-ratelimit-remaining': '0',
+    'retry-after': String(retryAfter),
+    'x-ratelimit-reset': String(resetAt),
+  });
+}
+
+const NO_TRIM_KEYS = new Set(['password', 'password_confirmation', 'current_password']);
+
+/** TrimStrings (unless skipped) then ConvertEmptyStringsToNull, recursively. */
+function clean(value: unknown, trim: boolean, key = ''): unknown {
+  if (typeof value === 'string') {
+    const v = trim && !NO_TRIM_KEYS.has(key) ? value.trim() : value;
+    return v === '' ? null : v;
+  }
+  if (Array.isArray(value)) return value.map((v) => clean(v, trim));
+  if (isPlainObject(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = clean(v, trim, k);
+    return out;
+  }
+  return value;
+}
+
+function isJsonContent(req: IncomingMessage): boolean {
+  const ct = String(req.headers['content-type'] ?? '');
+  return ct.includes('/json') || ct.includes('+json');
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+export async function startPanelSim(options: PanelSimOptions = {}): Promise<PanelSim> {
+  const host = options.host ?? '127.0.0.1';
+  const state = new PanelState();
+  const wings = new Wings(state, {
+    installMs: options.installMs ?? 3000,
+    transitionMs: options.transitionMs ?? 1000,
+    resourcesCacheMs: options.resourcesCacheMs ?? 20_000,
+    consoleLimit: options.consoleLimit ?? 500,
+  });
+  const seedOpts = { appKey: options.appKey ?? DEFAULT_APP_KEY, clientKey: options.clientKey ?? DEFAULT_CLIENT_KEY };
+  const seeded = (options.seed ?? 'default') === 'empty' ? seedEmpty(state, seedOpts) : seedDefault(state, seedOpts);
+  const limits = { application: options.rateLimits?.application ?? 240, client: options.rateLimits?.client ?? 720 };
+  const faults = new FaultInjector();
+  const limiter = new RateLimiter();
+  let baseUrl = '';
+  const sim: SimContext = { state, wings, baseUrl: () => baseUrl };
+
+  const routes: CompiledRoute[] = [
+    ...applicationRoutes(sim).map((r) => compile(r, 'application')),
+    ...clientRoutes(sim).map((r) => compile(r, 'client')),
+  ];
+
+  const hanging = new Set<ServerResponse>();
+
+  const send = (res: ServerResponse, reply: Reply): void => {
+    if (res.writableEnded || res.destroyed) return;
+    const headers: Record<string, string> = { ...(reply.headers ?? {}) };
+    let payload: Buffer | string | undefined;
+    if (reply.body !== undefined) {
+      payload = JSON.stringify(reply.body);
+      headers['content-type'] ??= 'application/json';
+    } else if (reply.raw !== undefined) {
+      payload = reply.raw;
+    }
+    if (payload !== undefined) headers['content-length'] = String(Buffer.byteLength(payload));
+    res.writeHead(reply.status, headers);
+    res.end(payload);
+  };
+
+  const resolveServer = (ref: number | string): Server | undefined =>
+    typeof ref === 'number' ? state.servers.get(ref) : (state.serverByIdentifier(ref) ?? [...state.servers.values()].find((s) => s.uuid === ref));
+
+  const serverView = (s: Server): SimServerView => ({
+    id: s.id,
+    uuid: s.uuid,
+    identifier: s.uuidShort,
+    external_id: s.external_id,
+    name: s.name,
+    status: s.status,
+    power: wings.runtime(s).power,
+    node_id: s.node_id,
+    owner_id: s.owner_id,
+    allocation_id: s.allocation_id,
+    allocations: state.allocationsOfServer(s.id).map((a) => a.id),
+    memory: s.memory,
+    disk: s.disk,
+    environment: state.environment(s),
+  });
+
+  const snapshot = (): Record<string, unknown> => ({
+    url: baseUrl,
+    service_user_id: seeded.serviceUserId,
+    admin_user_id: seeded.adminUserId,
+    locations: [...state.locations.values()].map((l) => ({ id: l.id, short: l.short, long: l.long })),
+    nodes: [...state.nodes.values()].map((n) => {
+      const allocs = state.allocationsOfNode(n.id);
+      return {
+        id: n.id,
+        name: n.name,
+        location_id: n.location_id,
+        maintenance_mode: n.maintenance_mode,
+        memory: n.memory,
+        memory_overallocate: n.memory_overallocate,
+        disk: n.disk,
+        disk_overallocate: n.disk_overallocate,
+        allocated_resources: state.allocatedResources(n.id),
+        allocations: { total: allocs.length, assigned: allocs.filter((a) => a.server_id !== null).length },
+      };
+    }),
+    users: [...state.users.values()].map((u) => ({ id: u.id, email: u.email, username: u.username, external_id: u.external_id, root_admin: u.root_admin })),
+    servers: [...state.servers.values()].map((s) => {
+      const rt = wings.runtime(s);
+      return { ...serverView(s), console: rt.console.slice(-50), commands: [...rt.commands], files: Object.keys(filesOf(s)) };
+    }),
+    faults: faults.list(),
+  });
+
+  const filesOf = (s: Server): Record<string, string> => {
+    const out: Record<string, string> = {};
+    const rt = wings.runtime(s);
+    for (const [p, e] of [...rt.files.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      if (p === '') continue;
+      if (e.type === 'dir') out[`${p}/`] = '';
+      else out[p] = e.content.toString('utf8');
+    }
+    return out;
+  };
+
+  const setNodeMaintenance = (nodeId: number, on: boolean): void => {
+    const n = state.nodes.get(nodeId);
+    if (!n) throw new Error(`unknown node ${nodeId}`);
+    n.maintenance_mode = on;
+    n.updated_at = new Date();
+  };
+
+  // ------------------------------------------------------ /__sim routes
+  const simRoute = async (req: IncomingMessage, url: URL): Promise<Reply> => {
+    const method = req.method ?? 'GET';
+    const path = url.pathname;
+    const raw = await readBody(req);
+    let body: unknown = undefined;
+    if (raw.length > 0) {
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        return { status: 400, body: { error: 'invalid JSON' } };
+      }
+    }
+    const obj = isPlainObject(body) ? body : {};
+    try {
+      if (method === 'GET' && path === '/__sim/state') return { status: 200, body: snapshot() };
+      if (path === '/__sim/faults') {
+        if (method === 'GET') return { status: 200, body: { faults: faults.list() } };
+        if (method === 'POST') {
+          const rules = Array.isArray(body) ? body : [body];
+          const ids = rules.map((r) => faults.addJson(r as FaultRuleJson));
+          return { status: 201, body: { ids, faults: faults.list() } };
+        }
+        if (method === 'DELETE') {
+          const id = url.searchParams.get('id');
+          if (id) return { status: faults.remove(id) ? 204 : 404 };
+          faults.clear();
+          return { status: 204 };
+        }
+      }
+      const m = /^\/__sim\/nodes\/(\d+)\/maintenance$/.exec(path);
+      if (m && (method === 'POST' || method === 'PUT')) {
+        const on = obj.enabled ?? obj.on ?? true;
+        setNodeMaintenance(Number(m[1]), on === true || on === 1 || on === '1' || on === 'true');
+        return { status: 200, body: { id: Number(m[1]), maintenance_mode: state.nodes.get(Number(m[1]))?.maintenance_mode } };
+      }
+      if (path === '/__sim/keys' && method === 'POST') {
+        const userId = Number(obj.user_id);
+        if (!state.users.has(userId)) return { status: 404, body: { error: 'unknown user' } };
+        return { status: 201, body: { key: state.createKey(userId, 'account').token, user_id: userId } };
+      }
+      if (path === '/__sim/install-failures' && method === 'POST') {
+        wings.failInstalls = Number(obj.count ?? 1);
+        return { status: 200, body: { pending: wings.failInstalls } };
+      }
+      const c = /^\/__sim\/servers\/([^/]+)\/(console|files)$/.exec(path);
+      if (c && method === 'GET') {
+        const s = resolveServer(/^\d+$/.test(c[1] ?? '') ? Number(c[1]) : (c[1] ?? ''));
+        if (!s) return { status: 404, body: { error: 'unknown server' } };
+        const rt = wings.runtime(s);
+        return { status: 200, body: c[2] === 'console' ? { lines: rt.console, commands: rt.commands } : { files: filesOf(s) } };
+      }
+      return { status: 404, body: { error: `no simulator route ${method} ${path}` } };
+    } catch (e) {
+      return { status: 400, body: { error: e instanceof Error ? e.message : String(e) } };
+    }
+  };
+
+  // ------------------------------------------- Wings: GET /download/file
+  const wingsError = (status: number, error: string): Reply => ({ status, body: { error, request_id: newRequestId() } });
+  const download = (url: URL): Reply => {
+    const payload = wings.verifyJwt(url.searchParams.get('token') ?? '');
+    if (!payload) return wingsError(500, 'An unexpected error was encountered while processing this request');
+    const s = [...state.servers.values()].find((x) => x.uuid === payload.server_uuid);
+    const uniqueId = String(payload.unique_id ?? '');
+    // single use: the token's unique_id is remembered (router/tokens/file.go)
+    const unique = !wings.usedDownloadIds.has(uniqueId);
+    wings.usedDownloadIds.add(uniqueId);
+    if (!s || !unique || typeof payload.file_path !== 'string') return wingsError(404, 'The requested resource was not found on this server.');
+    const rt = wings.runtime(s);
+    const p = normalizePath(payload.file_path);
+    const e = rt.files.get(p);
+    if (!e) return wingsError(404, 'The requested resources was not found on the system.');
+    if (e.type === 'dir') return wingsError(404, 'The requested resource was not found on this server.');
+    const name = p.slice(p.lastIndexOf('/') + 1);
+    return {
+      status: 200,
+      headers: { 'content-type': 'application/octet-stream', 'content-disposition': `attachment; filename=${JSON.stringify(name)}` },
+      raw: e.content,
+    };
+  };
+
+  // -------------------------------------------------- panel request flow
+  const applyFault = async (effect: FaultEffect, req: IncomingMessage, res: ServerResponse): Promise<'continue' | 'done'> => {
+    switch (effect.kind) {
+      case 'latency':
+        await sleep(effect.ms);
+        return res.destroyed ? 'done' : 'continue';
+      case 'timeout':
+        // accept and never answer; released when the client aborts or the sim closes
+        hanging.add(res);
+        res.on('close', () => hanging.delete(res));
+        req.resume();
+        return 'done';
+      case 'status': {
+        const d = statusDefaults(effect.status);
+        send(res, renderError(new PanelError(effect.status, effect.code ?? d.code, effect.detail ?? d.detail), req, baseUrl));
+        return 'done';
+      }
+      case 'rate_limit': {
+        const limit = effect.limit ?? (new URL(req.url ?? '/', 'http://x').pathname.startsWith('/api/client') ? limits.client : limits.application);
+        const retry = effect.retryAfter ?? 60;
+        send(res, renderError(throttled(limit, retry, Math.ceil(Date.now() / 1000) + retry), req, baseUrl));
+        return 'done';
+      }
+    }
+  };
+
+  const handlePanel = async (req: IncomingMessage, url: URL, raw: Buffer): Promise<Reply> => {
+    const method = (req.method ?? 'GET').toUpperCase();
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    const candidates = routes.filter((r) => r.re.test(path));
+    const route = candidates.find((r) => r.method === method || (method === 'HEAD' && r.method === 'GET'));
+    if (!route) {
+      if (candidates.length > 0) {
+        const allowed = [...new Set(candidates.flatMap((r) => (r.method === 'GET' ? ['GET', 'HEAD'] : [r.method])))];
+        throw new PanelError(
+          405,
+          'MethodNotAllowedHttpException',
+          `The ${method} method is not supported for route ${path.slice(1)}. Supported methods: ${allowed.join(', ')}.`,
+        );
+      }
+      throw new PanelError(404, 'NotFoundHttpException', `The route ${path.slice(1)} could not be found.`);
+    }
+    const match = route.re.exec(path) as RegExpExecArray;
+    const params: Record<string, string> = {};
+    route.names.forEach((n, i) => {
+      const rawParam = match[i + 1] ?? '';
+      try {
+        params[n] = decodeURIComponent(rawParam);
+      } catch {
+        params[n] = rawParam;
+      }
+    });
+
+    // auth:sanctum -> 401 (302 to /auth/login without a JSON Accept header)
+    const header = String(req.headers.authorization ?? '');
+    const pos = header.toLowerCase().lastIndexOf('bearer ');
+    const token = pos === -1 ? '' : header.slice(pos + 7).split(',')[0]!.trim();
+    const key: ApiKey | undefined = token ? state.keys.get(token) : undefined;
+    const user = key ? state.users.get(key.user_id) : undefined;
+    if (!key || !user) throw new PanelError(401, 'AuthenticationException', 'Unauthenticated.', {}, 'auth');
+    key.last_used_at = new Date();
+
+    // IsValidJson
+    if (isJsonContent(req) && raw.length > 0) {
+      try {
+        JSON.parse(raw.toString('utf8'));
+      } catch {
+        throw new PanelError(400, 'BadRequestHttpException', 'The JSON data passed in the request appears to be malformed: Syntax error');
+      }
+    }
+
+    // throttle:api.application / throttle:api.client, keyed by the user's uuid
+    const limit = route.api === 'application' ? limits.application : limits.client;
+    const rl = limiter.hit(`${route.api}:${user.uuid}`, limit);
+    if (!rl.allowed) throw throttled(limit, rl.retryAfter, rl.resetAt);
+    const rateHeaders = { 'x-ratelimit-limit': String(limit), 'x-ratelimit-remaining': String(rl.remaining) };
+
+    try {
+      if (route.api === 'application') {
+        // AuthenticateApplicationUser: the key's owner must be a root admin
+        if (!user.root_admin) throw new PanelError(403, 'AccessDeniedHttpException', 'This account does not have permission to access the API.');
+      } else if (key.key_type === 2) {
+        // RequireClientApiKey
+        throw new PanelError(403, 'AccessDeniedHttpException', 'You are attempting to use an application API key on an endpoint that requires a client API key.');
+      }
+
+      // TrimStrings is skipped only for /api/client/servers/<36-char uuid>/files paths
+      const trim = !/api\/client\/servers\/([a-z0-9-]{36})\/files/.test(path);
+      const query: Record<string, string | null> = {};
+      for (const [k, v] of url.searchParams) query[k] = clean(v, trim, k) as string | null;
+      let body: Record<string, unknown> = {};
+      if (raw.length > 0) {
+        if (isJsonContent(req)) {
+          const parsed = clean(JSON.parse(raw.toString('utf8')), trim);
+          if (isPlainObject(parsed)) body = parsed;
+        } else if (String(req.headers['content-type'] ?? '').includes('application/x-www-form-urlencoded')) {
+          for (const [k, v] of new URLSearchParams(raw.toString('utf8'))) body[k] = clean(v, trim, k);
+        }
+      }
+      const input: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(query)) if (!k.includes('[')) input[k] = v;
+      Object.assign(input, body);
+
+      const ctx: Ctx = { req, method, url, path, params, query, body, input, raw, user, key, routeName: route.name };
+      const reply = await route.handler(ctx);
+      return { ...reply, headers: { ...rateHeaders, ...(reply.headers ?? {}) } };
+    } catch (e) {
+      if (e instanceof PanelError) {
+        e.headers = { ...rateHeaders, ...e.headers };
+      }
+      throw e;
+    }
+  };
+
+  const onRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', baseUrl || 'http://127.0.0.1');
+    } catch {
+      send(res, { status: 400, raw: 'bad request' });
+      return;
+    }
+    try {
+      if (url.pathname.startsWith('/__sim/')) {
+        send(res, await simRoute(req, url));
+        return;
+      }
+      const effect = faults.take(req.method ?? 'GET', url.pathname);
+      if (effect && (await applyFault(effect, req, res)) === 'done') return;
+      const raw = await readBody(req);
+      if (url.pathname === '/download/file' && (req.method === 'GET' || req.method === 'HEAD')) {
+        send(res, download(url));
+        return;
+      }
+      send(res, await handlePanel(req, url, raw));
+    } catch (e) {
+      if (e instanceof RawReply) {
+        send(res, e.reply);
+      } else if (e instanceof PanelError) {
+        send(res, renderError(e, req, baseUrl));
+      } else {
+        const code = e instanceof UnknownRuleError ? 'BadMethodCallException' : 'Exception';
+        if (!(e instanceof UnknownRuleError)) console.error('[panel-sim] unexpected error', e);
+        send(res, renderError(new PanelError(500, code, GENERIC_500), req, baseUrl));
+      }
+    }
+  };
+
+  const httpServer = createServer((req, res) => {
+    void onRequest(req, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once('error', reject);
+    httpServer.listen(options.port ?? 0, host, () => {
+      httpServer.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = httpServer.address() as AddressInfo;
+  baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`;
+
+  let closed = false;
+  return {
+    url: baseUrl,
+    appKey: seeded.appKey,
+    clientKey: seeded.clientKey,
+    serviceUserId: seeded.serviceUserId,
+    adminUserId: seeded.adminUserId,
+    state,
+    wings,
+    faults: {
+      add: (rule) => faults.add(rule),
+      remove: (id) => faults.remove(id),
+      clear: () => faults.clear(),
+      list: () => faults.list(),
+    },
+    setNodeMaintenance,
+    server: (ref) => {
+      const s = resolveServer(ref);
+      return s ? serverView(s) : undefined;
+    },
+    powerState: (ref) => {
+      const s = resolveServer(ref);
+      return s ? wings.runtime(s).power : undefined;
+    },
+    console: (ref) => {
+      const s = resolveServer(ref);
+      return s ? [...wings.runtime(s).console] : [];
+    },
+    commands: (ref) => {
+      const s = resolveServer(ref);
+      return s ? [...wings.runtime(s).commands] : [];
+    },
+    files: (ref) => {
+      const s = resolveServer(ref);
+      return s ? filesOf(s) : {};
+    },
+    readFile: (ref, path) => {
+      const s = resolveServer(ref);
+      if (!s) return undefined;
+      const e = wings.runtime(s).files.get(normalizePath(path));
+      return e && e.type === 'file' ? e.content.toString('utf8') : undefined;
+    },
+    createUser: (input) =>
+      state.createUser({
+        email: input.email,
+        username: input.username,
+        first_name: input.first_name ?? 'Sim',
+        last_name: input.last_name ?? 'User',
+        root_admin: input.root_admin ?? false,
+        external_id: input.external_id ?? null,
+      }),
+    createClientKey: (userId) => {
+      if (!state.users.has(userId)) throw new Error(`unknown user ${userId}`);
+      return state.createKey(userId, 'account').token;
+    },
+    failNextInstalls: (count) => {
+      wings.failInstalls = count;
+    },
+    snapshot,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      wings.close();
+      for (const res of hanging) res.destroy();
+      hanging.clear();
+      await new Promise<void>((resolve) => {
+        httpServer.close(() => resolve());
+        httpServer.closeAllConnections();
+      });
+    },
+  };
+}

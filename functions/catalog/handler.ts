@@ -1,0 +1,15 @@
+import { createGroupHandler } from '../../shared/http/handler.ts';
+import { listInstances } from '../../shared/instances/index.ts';
+import { getEgg, listEggs, listRegions } from '../../shared/catalog/index.ts';
+
+/** Catalog group: what can be deployed, and where. */
+export const handler = createGroupHandler('catalog', {
+  listInstances: async () => ({
+    data: (await listInstances())
+      .filter((i) => i.enabled)
+      .map((i) => ({ id: i.id, name: i.name, priority: i.priority, controlAvailable: i.hasClientKey })),
+  }),
+  listRegions: async () => listRegions(),
+  listEggs: async () => listEggs(),
+  getEgg: async ({ params }) => getEgg(params.instanceId, params.eggId),
+});

@@ -1,0 +1,326 @@
+import { logger } from '../observability/logger.ts';
+import { PanelRequestError, type PanelErrorEntry } from './errors.ts';
+import type {
+  BuildBody,
+  CreateServerBody,
+  Envelope,
+  ListEnvelope,
+  PanelAccount,
+  PanelAllocation,
+  PanelEgg,
+  PanelFileObject,
+  PanelLocation,
+  PanelNest,
+  PanelNode,
+  PanelServer,
+  PanelStats,
+  PanelUser,
+} from './types.ts';
+
+/**
+ * HTTP client for one Pterodactyl panel: the Application API with the application key and the
+ * Client API with the service user's client key (reference/pterodactyl.md §2, §3).
+ *
+ * - Every call has a timeout (AbortSignal); a timeout is 504 `panel_timeout`.
+ * - Only idempotent calls are retried on network errors, timeouts and 5xx, with exponential
+ *   backoff; any call is retried on 429 (the panel did nothing), honouring Retry-After.
+ * - Failures become our envelope: `panel_error` 502 with the panel's status and its 422 field
+ *   errors in details; the panel's 409 state gate becomes `conflict` 409.
+ * - Keys go only into the Authorization header: never into a message, an error or a log line.
+ *
+ * It uses the runtime's fetch (undici inside Node), so the Lambda bundles carry no HTTP library.
+ */
+export interface PanelClientOptions {
+  baseUrl: string;
+  appKey: string;
+  clientKey?: string;
+  timeoutMs?: number;
+  /** Attempts for a retryable failure, the first included. */
+  maxAttempts?: number;
+  /** Longest Retry-After we wait for before giving up. */
+  maxRetryAfterMs?: number;
+  baseBackoffMs?: number;
+}
+
+type Api = 'application' | 'client';
+
+interface RequestSpec {
+  api: Api;
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  json?: unknown;
+  text?: string;
+  /** Safe to repeat: retried on network errors, timeouts and 5xx. */
+  idempotent: boolean;
+  /** What a 2xx carries. */
+  expect: 'json' | 'text' | 'none';
+  timeoutMs?: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class PanelClient {
+  readonly baseUrl: string;
+  readonly hasClientKey: boolean;
+  private readonly appKey: string;
+  private readonly clientKey: string | undefined;
+  private readonly timeoutMs: number;
+  private readonly maxAttempts: number;
+  private readonly maxRetryAfterMs: number;
+  private readonly baseBackoffMs: number;
+
+  constructor(options: PanelClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.appKey = options.appKey;
+    this.clientKey = options.clientKey;
+    this.hasClientKey = Boolean(options.clientKey);
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.maxAttempts = options.maxAttempts ?? 3;
+    this.maxRetryAfterMs = options.maxRetryAfterMs ?? 5_000;
+    this.baseBackoffMs = options.baseBackoffMs ?? 200;
+  }
+
+  // ---- Application API -----------------------------------------------------------------------
+
+  listLocations(): Promise<PanelLocation[]> {
+    return this.listAll<PanelLocation>('/locations');
+  }
+
+  listNodes(): Promise<PanelNode[]> {
+    return this.listAll<PanelNode>('/nodes');
+  }
+
+  async getNode(nodeId: number): Promise<PanelNode> {
+    return (await this.app<Envelope<PanelNode>>('GET', `/nodes/${nodeId}`)).attributes;
+  }
+
+  /** Free allocations of a node (`filter[server_id]=false` returns unassigned ones, §2.3). */
+  async listFreeAllocations(nodeId: number, perPage = 100): Promise<PanelAllocation[]> {
+    const list = await this.app<ListEnvelope<PanelAllocation>>('GET', `/nodes/${nodeId}/allocations`, { query: { 'filter[server_id]': 'false', per_page: perPage } });
+    return list.data.map((d) => d.attributes).filter((a) => !a.assigned);
+  }
+
+  listNests(): Promise<PanelNest[]> {
+    return this.listAll<PanelNest>('/nests');
+  }
+
+  /** Eggs of a nest with their variables (not paginated, §2.4). */
+  async listEggs(nestId: number): Promise<PanelEgg[]> {
+    const list = await this.app<ListEnvelope<PanelEgg>>('GET', `/nests/${nestId}/eggs`, { query: { include: 'variables' } });
+    return list.data.map((d) => d.attributes);
+  }
+
+  async getEgg(nestId: number, eggId: number): Promise<PanelEgg> {
+    return (await this.app<Envelope<PanelEgg>>('GET', `/nests/${nestId}/eggs/${eggId}`, { query: { include: 'variables' } })).attributes;
+  }
+
+  async getUserByExternalId(externalId: string): Promise<PanelUser | null> {
+    return this.orNull(async () => (await this.app<Envelope<PanelUser>>('GET', `/users/external/${encodeURIComponent(externalId)}`)).attributes);
+  }
+
+  async createUser(body: { email: string; username: string; first_name: string; last_name: string; external_id: string }): Promise<PanelUser> {
+    return (await this.request<Envelope<PanelUser>>({ api: 'application', method: 'POST', path: '/users', json: body, idempotent: false, expect: 'json' })).attributes;
+  }
+
+  async getServer(serverId: number): Promise<PanelServer> {
+    return (await this.app<Envelope<PanelServer>>('GET', `/servers/${serverId}`)).attributes;
+  }
+
+  /** Exact lookup by our id (§2.6.1: the external route, not the substring filter). */
+  async getServerByExternalId(externalId: string): Promise<PanelServer | null> {
+    return this.orNull(async () => (await this.app<Envelope<PanelServer>>('GET', `/servers/external/${encodeURIComponent(externalId)}`)).attributes);
+  }
+
+  /** Not retried: a second create could make a second server. Callers resolve ambiguity by external id. */
+  async createServer(body: CreateServerBody): Promise<PanelServer> {
+    return (await this.request<Envelope<PanelServer>>({ api: 'application', method: 'POST', path: '/servers', json: body, idempotent: false, expect: 'json', timeoutMs: Math.max(this.timeoutMs, 20_000) })).attributes;
+  }
+
+  /** Setting the same limits twice is harmless, so this is retried. */
+  async updateBuild(serverId: number, body: BuildBody): Promise<PanelServer> {
+    return (await this.request<Envelope<PanelServer>>({ api: 'application', method: 'PATCH', path: `/servers/${serverId}/build`, json: body, idempotent: true, expect: 'json' })).attributes;
+  }
+
+  /** No-op on the panel if already suspended (§2.6.7), so retried. */
+  suspendServer(serverId: number): Promise<void> {
+    return this.request({ api: 'application', method: 'POST', path: `/servers/${serverId}/suspend`, idempotent: true, expect: 'none' });
+  }
+
+  unsuspendServer(serverId: number): Promise<void> {
+    return this.request({ api: 'application', method: 'POST', path: `/servers/${serverId}/unsuspend`, idempotent: true, expect: 'none' });
+  }
+
+  /** Deleting a server that is already gone counts as done. */
+  async deleteServer(serverId: number, force = false): Promise<void> {
+    try {
+      await this.request({ api: 'application', method: 'DELETE', path: `/servers/${serverId}${force ? '/force' : ''}`, idempotent: true, expect: 'none' });
+    } catch (err) {
+      if (err instanceof PanelRequestError && err.panelStatus === 404) return;
+      throw err;
+    }
+  }
+
+  // ---- Client API (the service user's client key) --------------------------------------------
+
+  async getAccount(): Promise<PanelAccount> {
+    return (await this.client<Envelope<PanelAccount>>('GET', '/account')).attributes;
+  }
+
+  async getResources(identifier: string): Promise<PanelStats> {
+    return (await this.client<Envelope<PanelStats>>('GET', `/servers/${identifier}/resources`)).attributes;
+  }
+
+  /** 204 means accepted, not done (§3.5). Not retried: `restart` twice restarts twice. */
+  power(identifier: string, signal: 'start' | 'stop' | 'restart' | 'kill'): Promise<void> {
+    return this.request({ api: 'client', method: 'POST', path: `/servers/${identifier}/power`, json: { signal }, idempotent: false, expect: 'none' });
+  }
+
+  sendCommand(identifier: string, command: string): Promise<void> {
+    return this.request({ api: 'client', method: 'POST', path: `/servers/${identifier}/command`, json: { command }, idempotent: false, expect: 'none' });
+  }
+
+  async websocket(identifier: string): Promise<{ token: string; socket: string }> {
+    return (await this.client<{ data: { token: string; socket: string } }>('GET', `/servers/${identifier}/websocket`)).data;
+  }
+
+  async listFiles(identifier: string, directory: string): Promise<PanelFileObject[]> {
+    const list = await this.client<ListEnvelope<PanelFileObject>>('GET', `/servers/${identifier}/files/list`, { directory });
+    return list.data.map((d) => d.attributes);
+  }
+
+  fileContents(identifier: string, file: string): Promise<string> {
+    return this.request({ api: 'client', method: 'GET', path: `/servers/${identifier}/files/contents`, query: { file }, idempotent: true, expect: 'text' });
+  }
+
+  /** Raw body with `?file=` (§3.8); writing the same content twice is harmless. */
+  writeFile(identifier: string, file: string, content: string): Promise<void> {
+    return this.request({ api: 'client', method: 'POST', path: `/servers/${identifier}/files/write`, query: { file }, text: content, idempotent: true, expect: 'none' });
+  }
+
+  async downloadUrl(identifier: string, file: string): Promise<string> {
+    return (await this.client<Envelope<{ url: string }>>('GET', `/servers/${identifier}/files/download`, { file })).attributes.url;
+  }
+
+  deleteFiles(identifier: string, root: string, files: string[]): Promise<void> {
+    return this.request({ api: 'client', method: 'POST', path: `/servers/${identifier}/files/delete`, json: { root, files }, idempotent: true, expect: 'none' });
+  }
+
+  // ---- transport -----------------------------------------------------------------------------
+
+  private app<T>(method: 'GET', path: string, options: { query?: RequestSpec['query'] } = {}): Promise<T> {
+    return this.request<T>({ api: 'application', method, path, query: options.query, idempotent: true, expect: 'json' });
+  }
+
+  private client<T>(method: 'GET', path: string, query?: RequestSpec['query']): Promise<T> {
+    return this.request<T>({ api: 'client', method, path, query, idempotent: true, expect: 'json' });
+  }
+
+  private async listAll<T>(path: string): Promise<T[]> {
+    const out: T[] = [];
+    for (let page = 1; page <= 100; page++) {
+      const list = await this.app<ListEnvelope<T>>('GET', path, { query: { page, per_page: 100 } });
+      out.push(...list.data.map((d) => d.attributes));
+      const pagination = list.meta?.pagination;
+      if (!pagination || pagination.current_page >= pagination.total_pages) break;
+    }
+    return out;
+  }
+
+  private async orNull<T>(fn: () => Promise<T>): Promise<T | null> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof PanelRequestError && err.panelStatus === 404) return null;
+      throw err;
+    }
+  }
+
+  private async request<T>(spec: RequestSpec): Promise<T> {
+    const key = spec.api === 'application' ? this.appKey : this.clientKey;
+    if (!key) throw new PanelRequestError('panel_error', 'This instance has no client key', undefined);
+    const url = new URL(`${this.baseUrl}/api/${spec.api}${spec.path}`);
+    for (const [k, v] of Object.entries(spec.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const what = `${spec.method} /api/${spec.api}${spec.path}`;
+
+    for (let attempt = 1; ; attempt++) {
+      let response: globalThis.Response;
+      try {
+        response = await fetch(url, {
+          method: spec.method,
+          headers: {
+            authorization: `Bearer ${key}`,
+            accept: 'application/json',
+            ...(spec.json !== undefined ? { 'content-type': 'application/json' } : spec.text !== undefined ? { 'content-type': 'text/plain' } : {}),
+          },
+          body: spec.json !== undefined ? JSON.stringify(spec.json) : spec.text,
+          signal: AbortSignal.timeout(spec.timeoutMs ?? this.timeoutMs),
+        });
+      } catch (err) {
+        const timedOut = (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError';
+        if (spec.idempotent && attempt < this.maxAttempts) {
+          logger.warn('panel call failed, retrying', { call: what, attempt, reason: timedOut ? 'timeout' : 'network' });
+          await sleep(this.backoff(attempt));
+          continue;
+        }
+        if (timedOut) throw new PanelRequestError('panel_timeout', `The panel did not answer ${what} in time`, undefined);
+        throw new PanelRequestError('panel_error', `The panel could not be reached for ${what}`, undefined);
+      }
+
+      if (response.ok) {
+        if (spec.expect === 'json') return (await response.json()) as T;
+        if (spec.expect === 'text') return (await response.text()) as T;
+        await response.body?.cancel();
+        return undefined as T;
+      }
+
+      const errors = await readErrors(response);
+      if (response.status === 429 && attempt < this.maxAttempts) {
+        const wait = retryAfterMs(response.headers.get('retry-after')) ?? this.backoff(attempt);
+        if (wait <= this.maxRetryAfterMs) {
+          logger.warn('panel rate limit, retrying', { call: what, attempt, waitMs: wait });
+          await sleep(wait);
+          continue;
+        }
+      }
+      if (response.status >= 500 && spec.idempotent && attempt < this.maxAttempts) {
+        logger.warn('panel error, retrying', { call: what, attempt, status: response.status });
+        await sleep(this.backoff(attempt));
+        continue;
+      }
+      throw toError(what, response.status, errors);
+    }
+  }
+
+  private backoff(attempt: number): number {
+    const base = this.baseBackoffMs * 2 ** (attempt - 1);
+    return base + Math.floor(Math.random() * base * 0.25);
+  }
+}
+
+async function readErrors(response: globalThis.Response): Promise<PanelErrorEntry[]> {
+  try {
+    const body = (await response.json()) as { errors?: PanelErrorEntry[] };
+    return Array.isArray(body.errors) ? body.errors : [];
+  } catch {
+    return [];
+  }
+}
+
+function retryAfterMs(value: string | null): number | undefined {
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+function toError(what: string, status: number, errors: PanelErrorEntry[]): PanelRequestError {
+  const detail = errors[0]?.detail;
+  if (status === 409) return new PanelRequestError('conflict', detail ?? `The panel refused ${what}: the server is busy (installing, suspended or in maintenance)`, status, errors);
+  if (status === 422) return new PanelRequestError('panel_error', `The panel rejected ${what}: ${errors.map((e) => e.detail).filter(Boolean).join(' ') || 'validation failed'}`, status, errors);
+  if (status === 429) return new PanelRequestError('panel_error', `The panel is rate limiting ${what}; try again shortly`, status, errors);
+  if (status === 401 || status === 403) return new PanelRequestError('panel_error', `The panel refused the instance's key for ${what} (${status})`, status, errors);
+  if (status === 504) return new PanelRequestError('panel_timeout', `The panel timed out on ${what}`, status, errors);
+  return new PanelRequestError('panel_error', `The panel answered ${status} to ${what}${detail ? `: ${detail}` : ''}`, status, errors);
+}

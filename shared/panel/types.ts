@@ -1,0 +1,166 @@
+/**
+ * Shapes of the Pterodactyl API as our client uses them (reference/pterodactyl.md). Only the
+ * fields we read are typed; the panel sends more.
+ */
+export interface Envelope<T> {
+  object: string;
+  attributes: T;
+}
+
+export interface ListEnvelope<T> {
+  object: 'list';
+  data: Envelope<T>[];
+  meta?: { pagination?: { total: number; count: number; per_page: number; current_page: number; total_pages: number } };
+}
+
+export interface PanelLocation {
+  id: number;
+  short: string;
+  long: string | null;
+}
+
+export interface PanelNode {
+  id: number;
+  uuid: string;
+  name: string;
+  location_id: number;
+  fqdn: string;
+  public: boolean;
+  maintenance_mode: boolean;
+  memory: number;
+  memory_overallocate: number;
+  disk: number;
+  disk_overallocate: number;
+  allocated_resources: { memory: number; disk: number };
+}
+
+export interface PanelAllocation {
+  id: number;
+  ip: string;
+  alias: string | null;
+  port: number;
+  assigned: boolean;
+}
+
+export interface PanelNest {
+  id: number;
+  uuid: string;
+  name: string;
+  description: string | null;
+}
+
+export interface PanelEggVariable {
+  id: number;
+  name: string;
+  description: string;
+  env_variable: string;
+  default_value: string | null;
+  user_viewable: boolean;
+  user_editable: boolean;
+  rules: string;
+}
+
+export interface PanelEgg {
+  id: number;
+  uuid: string;
+  name: string;
+  nest: number;
+  description: string | null;
+  docker_image: string;
+  docker_images: Record<string, string>;
+  startup: string;
+  relationships?: { variables?: ListEnvelope<PanelEggVariable> };
+}
+
+export interface PanelUser {
+  id: number;
+  external_id: string | null;
+  uuid: string;
+  username: string;
+  email: string;
+  root_admin: boolean;
+}
+
+export interface PanelLimits {
+  memory: number;
+  swap: number;
+  disk: number;
+  io: number;
+  cpu: number;
+  threads: string | null;
+}
+
+export interface PanelServer {
+  id: number;
+  external_id: string | null;
+  uuid: string;
+  identifier: string;
+  name: string;
+  status: string | null;
+  suspended: boolean;
+  limits: PanelLimits & { oom_disabled?: boolean };
+  feature_limits: { databases: number; allocations: number; backups: number };
+  user: number;
+  node: number;
+  allocation: number;
+  nest: number;
+  egg: number;
+  container: { startup_command: string; image: string; installed: number; environment: Record<string, unknown> };
+}
+
+export interface CreateServerBody {
+  name: string;
+  description?: string;
+  external_id: string;
+  user: number;
+  egg: number;
+  docker_image: string;
+  startup: string;
+  environment: Record<string, string>;
+  limits: PanelLimits;
+  feature_limits: { databases: number; allocations: number; backups: number };
+  allocation: { default: number; additional?: number[] };
+  oom_disabled?: boolean;
+  start_on_completion?: boolean;
+}
+
+export interface BuildBody {
+  allocation: number;
+  limits: PanelLimits;
+  feature_limits: { databases: number; allocations: number; backups: number };
+  oom_disabled?: boolean;
+}
+
+export interface PanelAccount {
+  id: number;
+  admin: boolean;
+  username: string;
+  email: string;
+}
+
+export type PowerState = 'offline' | 'starting' | 'running' | 'stopping';
+
+export interface PanelStats {
+  current_state: PowerState | string;
+  is_suspended: boolean;
+  resources: {
+    memory_bytes: number;
+    cpu_absolute: number;
+    disk_bytes: number;
+    network_rx_bytes: number;
+    network_tx_bytes: number;
+    uptime: number;
+  };
+}
+
+export interface PanelFileObject {
+  name: string;
+  mode: string;
+  mode_bits: string;
+  size: number;
+  is_file: boolean;
+  is_symlink: boolean;
+  mimetype: string;
+  created_at: string;
+  modified_at: string;
+}

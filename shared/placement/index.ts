@@ -1,0 +1,126 @@
+import { ApiError } from '../http/errors.ts';
+
+/**
+ * The placement engine: which node takes a new server. Pure functions over a snapshot of the
+ * candidate nodes (loader.ts builds it from the panels), so every rule is table-testable.
+ *
+ * Rules (spec rule 2, issue "placement"):
+ *   - an instance id, when given, restricts the choice to that instance; a region, when given,
+ *     to nodes tagged with it (the panel location `short` code); null means anywhere;
+ *   - disabled instances, nodes in maintenance and non-public nodes are skipped;
+ *   - a node fits when free memory and free disk (capacity × (1 + overallocate %) − allocated)
+ *     both cover the request and it has a free allocation;
+ *   - lower instance priority wins; within equal priority, the most free memory; then the most
+ *     free disk; then the lowest instance id and node id, so ties are deterministic.
+ * When nothing fits, `no_capacity` 503 lists every candidate node with why it was rejected.
+ */
+export interface NodeCandidate {
+  instanceId: string;
+  instancePriority: number;
+  instanceEnabled: boolean;
+  nodeId: number;
+  nodeName: string;
+  region: string | null;
+  public: boolean;
+  maintenance: boolean;
+  memory: number;
+  memoryOverallocate: number;
+  allocatedMemory: number;
+  disk: number;
+  diskOverallocate: number;
+  allocatedDisk: number;
+  /** Unassigned allocations; undefined when not looked up (then not a reason to reject). */
+  freeAllocations?: number;
+}
+
+export interface PlacementRequest {
+  ramMb: number;
+  diskMb: number;
+  region?: string | null;
+  instanceId?: string;
+}
+
+export type RejectionReason =
+  | 'other_instance'
+  | 'instance_disabled'
+  | 'region_mismatch'
+  | 'not_public'
+  | 'maintenance'
+  | 'insufficient_memory'
+  | 'insufficient_disk'
+  | 'no_free_allocation';
+
+export interface Rejection {
+  instanceId: string;
+  nodeId: number;
+  nodeName: string;
+  region: string | null;
+  reason: RejectionReason;
+  freeMemoryMb: number;
+  freeDiskMb: number;
+}
+
+export function freeCapacity(node: { memory: number; memory_overallocate?: number; memoryOverallocate?: number; disk: number; disk_overallocate?: number; diskOverallocate?: number; allocated_resources?: { memory: number; disk: number }; allocatedMemory?: number; allocatedDisk?: number }) {
+  const memOver = node.memoryOverallocate ?? node.memory_overallocate ?? 0;
+  const diskOver = node.diskOverallocate ?? node.disk_overallocate ?? 0;
+  const allocMem = node.allocatedMemory ?? node.allocated_resources?.memory ?? 0;
+  const allocDisk = node.allocatedDisk ?? node.allocated_resources?.disk ?? 0;
+  // Integer arithmetic: capacity × (100 + overallocate) / 100, floored.
+  return {
+    memoryMb: Math.floor((node.memory * (100 + memOver)) / 100) - allocMem,
+    diskMb: Math.floor((node.disk * (100 + diskOver)) / 100) - allocDisk,
+  };
+}
+
+export function rejectionOf(node: NodeCandidate, request: PlacementRequest): RejectionReason | undefined {
+  const free = freeCapacity(node);
+  if (request.instanceId && node.instanceId !== request.instanceId) return 'other_instance';
+  if (!node.instanceEnabled) return 'instance_disabled';
+  if (request.region != null && node.region !== request.region) return 'region_mismatch';
+  if (!node.public) return 'not_public';
+  if (node.maintenance) return 'maintenance';
+  if (free.memoryMb < request.ramMb) return 'insufficient_memory';
+  if (free.diskMb < request.diskMb) return 'insufficient_disk';
+  if (node.freeAllocations !== undefined && node.freeAllocations < 1) return 'no_free_allocation';
+  return undefined;
+}
+
+export function rankFitting(candidates: NodeCandidate[], request: PlacementRequest): { fitting: NodeCandidate[]; rejected: Rejection[] } {
+  const fitting: NodeCandidate[] = [];
+  const rejected: Rejection[] = [];
+  for (const node of candidates) {
+    const reason = rejectionOf(node, request);
+    if (reason) {
+      const free = freeCapacity(node);
+      rejected.push({ instanceId: node.instanceId, nodeId: node.nodeId, nodeName: node.nodeName, region: node.region, reason, freeMemoryMb: free.memoryMb, freeDiskMb: free.diskMb });
+    } else fitting.push(node);
+  }
+  fitting.sort((a, b) => {
+    const fa = freeCapacity(a);
+    const fb = freeCapacity(b);
+    return (
+      a.instancePriority - b.instancePriority ||
+      fb.memoryMb - fa.memoryMb ||
+      fb.diskMb - fa.diskMb ||
+      a.instanceId.localeCompare(b.instanceId) ||
+      a.nodeId - b.nodeId
+    );
+  });
+  return { fitting, rejected };
+}
+
+export function noCapacity(request: PlacementRequest, rejected: Rejection[]): ApiError {
+  const where = [request.instanceId ? `instance ${request.instanceId}` : null, request.region ? `region ${request.region}` : null].filter(Boolean).join(', ');
+  return new ApiError('no_capacity', `No node can take ${request.ramMb} MB RAM and ${request.diskMb} MB disk${where ? ` in ${where}` : ''}`, {
+    request,
+    candidates: rejected,
+  });
+}
+
+/** The chosen node, or `no_capacity` with every rejection. */
+export function place(candidates: NodeCandidate[], request: PlacementRequest): NodeCandidate {
+  const { fitting, rejected } = rankFitting(candidates, request);
+  const best = fitting[0];
+  if (!best) throw noCapacity(request, rejected);
+  return best;
+}
