@@ -10,7 +10,9 @@ export type FaultEffect =
   /** accept the request and never answer (until the client aborts or the sim closes) */
   | { kind: 'timeout' }
   /** 429 ThrottleRequestsException with Retry-After and X-RateLimit-* headers */
-  | { kind: 'rate_limit'; retryAfter?: number; limit?: number };
+  | { kind: 'rate_limit'; retryAfter?: number; limit?: number }
+  /** handle the request normally, then never answer: the work is done but the caller cannot know */
+  | { kind: 'lost_response' };
 
 export interface FaultRule {
   /** HTTP method, case-insensitive; omitted or '*' matches any */
@@ -132,11 +134,12 @@ function validateEffect(e: FaultEffect): void {
       if (!Number.isInteger(e.status) || e.status < 400 || e.status > 599) throw new Error('status effect needs a 4xx/5xx status');
       return;
     case 'timeout':
+    case 'lost_response':
       return;
     case 'rate_limit':
       if (e.retryAfter !== undefined && (!Number.isInteger(e.retryAfter) || e.retryAfter < 0)) throw new Error('retryAfter must be an integer >= 0');
       return;
     default:
-      throw new Error('effect.kind must be one of latency, status, timeout, rate_limit');
+      throw new Error('effect.kind must be one of latency, status, timeout, rate_limit, lost_response');
   }
 }

@@ -364,6 +364,8 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
       case 'latency':
         await sleep(effect.ms);
         return res.destroyed ? 'done' : 'continue';
+      case 'lost_response':
+        return 'continue';
       case 'timeout':
         // accept and never answer; released when the client aborts or the sim closes
         hanging.add(res);
@@ -492,7 +494,14 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
         send(res, download(url));
         return;
       }
-      send(res, await handlePanel(req, url, raw));
+      const reply = await handlePanel(req, url, raw);
+      if (effect?.kind === 'lost_response') {
+        // The panel did the work; the answer is lost on the way (released like a timeout).
+        hanging.add(res);
+        res.on('close', () => hanging.delete(res));
+        return;
+      }
+      send(res, reply);
     } catch (e) {
       if (e instanceof RawReply) {
         send(res, e.reply);

@@ -133,8 +133,9 @@ export class PanelClient {
   }
 
   /** Not retried: a second create could make a second server. Callers resolve ambiguity by external id. */
-  async createServer(body: CreateServerBody): Promise<PanelServer> {
-    return (await this.request<Envelope<PanelServer>>({ api: 'application', method: 'POST', path: '/servers', json: body, idempotent: false, expect: 'json', timeoutMs: Math.max(this.timeoutMs, 20_000) })).attributes;
+  async createServer(body: CreateServerBody, timeoutMs = Math.max(this.timeoutMs, 20_000)): Promise<PanelServer> {
+    // The panel calls Wings inside the create (§2.6.2 step 4), so it gets a longer timeout.
+    return (await this.request<Envelope<PanelServer>>({ api: 'application', method: 'POST', path: '/servers', json: body, idempotent: false, expect: 'json', timeoutMs })).attributes;
   }
 
   /** Setting the same limits twice is harmless, so this is retried. */

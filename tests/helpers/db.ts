@@ -25,8 +25,8 @@ export async function queryPartition(pk: string, skPrefix = ''): Promise<Record<
     const out = await db().send(
       new QueryCommand({
         TableName: tableName(),
-        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :p)',
-        ExpressionAttributeValues: { ':pk': pk, ':p': skPrefix },
+        KeyConditionExpression: skPrefix ? 'PK = :pk AND begins_with(SK, :p)' : 'PK = :pk',
+        ExpressionAttributeValues: skPrefix ? { ':pk': pk, ':p': skPrefix } : { ':pk': pk },
         ExclusiveStartKey: start,
       }),
     );

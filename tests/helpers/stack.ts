@@ -1,4 +1,4 @@
-import { startLocalStack, type LocalStack } from '../../dev/stack.ts';
+import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../dev/stack.ts';
 
 /**
  * The local stack for one test file: the shared DynamoDB Local from global-setup, this file's own
@@ -24,7 +24,7 @@ export interface ApiResponse {
   text: string;
 }
 
-export async function startTestApi(options: { localAdminApiKey?: string } = {}): Promise<TestApi> {
+export async function startTestApi(options: Pick<LocalStackOptions, 'localAdminApiKey' | 'panel'> = {}): Promise<TestApi> {
   const stack = await startLocalStack({
     dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT!,
     tableName: process.env.TABLE_NAME!,

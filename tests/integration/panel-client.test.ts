@@ -1,0 +1,236 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPanelSim, type PanelSim } from '../../dev/panel-sim/index.ts';
+import { PanelClient } from '../../shared/panel/client.ts';
+import { PanelRequestError } from '../../shared/panel/errors.ts';
+import type { CreateServerBody } from '../../shared/panel/types.ts';
+
+/** The panel client against the simulator over real HTTP, including every fault it can inject. */
+let sim: PanelSim;
+let client: PanelClient;
+beforeAll(async () => {
+  sim = await startPanelSim({ installMs: 150, transitionMs: 50, resourcesCacheMs: 0 });
+  client = new PanelClient({ baseUrl: sim.url, appKey: sim.appKey, clientKey: sim.clientKey, timeoutMs: 400, baseBackoffMs: 20 });
+});
+afterAll(async () => sim?.close());
+
+const until = async (check: () => Promise<boolean> | boolean, ms = 3000) => {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+};
+
+let n = 0;
+async function serverBody(overrides: Partial<CreateServerBody> = {}): Promise<CreateServerBody> {
+  const egg = await client.getEgg(1, 1);
+  const environment = Object.fromEntries(egg.relationships!.variables!.data.map((v) => [v.attributes.env_variable, v.attributes.default_value ?? '']));
+  const [allocation] = await client.listFreeAllocations(1);
+  n++;
+  return {
+    name: `test-${n}`,
+    external_id: `ext-${n}-${Date.now()}`,
+    user: sim.serviceUserId,
+    egg: 1,
+    docker_image: egg.docker_image,
+    startup: egg.startup,
+    environment,
+    limits: { memory: 1024, swap: 0, disk: 2048, io: 500, cpu: 100, threads: null },
+    feature_limits: { databases: 0, allocations: 1, backups: 0 },
+    allocation: { default: allocation!.id },
+    ...overrides,
+  };
+}
+
+const errorOf = async (p: Promise<unknown>): Promise<PanelRequestError> => {
+  try {
+    await p;
+  } catch (e) {
+    return e as PanelRequestError;
+  }
+  throw new Error('expected a failure');
+};
+
+describe('application API', () => {
+  it('reads locations, nodes with allocated resources, nests, eggs with variables', async () => {
+    const [locations, nodes, nests] = await Promise.all([client.listLocations(), client.listNodes(), client.listNests()]);
+    expect(locations.map((l) => l.short).sort()).toEqual(['eu-central', 'us-east']);
+    expect(nodes).toHaveLength(3);
+    expect(nodes[0]!.allocated_resources).toEqual({ memory: expect.any(Number), disk: expect.any(Number) });
+    expect(nests.length).toBeGreaterThanOrEqual(2);
+    const eggs = await client.listEggs(1);
+    expect(eggs.map((e) => e.name)).toContain('Paper');
+    expect(eggs[0]!.relationships!.variables!.data.length).toBeGreaterThan(0);
+  });
+
+  it('creates, finds by external id, resizes, suspends, unsuspends and deletes a server', async () => {
+    const body = await serverBody();
+    const created = await client.createServer(body);
+    expect(created.status).toBe('installing');
+    expect(created.identifier).toHaveLength(8);
+    expect((await client.getServerByExternalId(body.external_id))?.id).toBe(created.id);
+    expect(await client.getServerByExternalId('no-such-external-id')).toBeNull();
+
+    const resized = await client.updateBuild(created.id, { allocation: created.allocation, limits: { ...body.limits, memory: 2048 }, feature_limits: body.feature_limits });
+    expect(resized.limits.memory).toBe(2048);
+    expect((await client.getNode(1)).allocated_resources.memory).toBeGreaterThanOrEqual(2048);
+
+    await client.suspendServer(created.id);
+    await client.suspendServer(created.id); // no-op when already suspended
+    expect((await client.getServer(created.id)).suspended).toBe(true);
+    await client.unsuspendServer(created.id);
+    expect((await client.getServer(created.id)).suspended).toBe(false);
+
+    await client.deleteServer(created.id);
+    await client.deleteServer(created.id); // already gone counts as done
+    expect(await client.getServerByExternalId(body.external_id)).toBeNull();
+  });
+
+  it("carries the panel's 422 field errors in details, and creates nothing", async () => {
+    const body = await serverBody();
+    delete body.environment.MINECRAFT_VERSION;
+    const err = await errorOf(client.createServer(body));
+    expect(err).toBeInstanceOf(PanelRequestError);
+    expect(err.code).toBe('panel_error');
+    expect(err.statusCode).toBe(502);
+    expect(err.panelStatus).toBe(422);
+    expect((err.details as { fieldErrors: { field: string; rule: string }[] }).fieldErrors).toContainEqual(expect.objectContaining({ field: 'environment.MINECRAFT_VERSION', rule: 'required' }));
+    expect(await client.getServerByExternalId(body.external_id)).toBeNull();
+  });
+});
+
+describe('client API', () => {
+  it('resolves the service user, drives power, console and files of an installed server', async () => {
+    expect((await client.getAccount()).id).toBe(sim.serviceUserId);
+    const created = await client.createServer(await serverBody());
+    const id = created.identifier;
+
+    const gated = await errorOf(client.getResources(id));
+    expect(gated.code).toBe('conflict');
+    expect(gated.statusCode).toBe(409);
+    await until(async () => (await client.getServer(created.id)).status === null);
+
+    expect((await client.getResources(id)).current_state).toBe('offline');
+    const offlineCommand = await errorOf(client.sendCommand(id, 'say hi'));
+    expect(offlineCommand.panelStatus).toBe(502);
+
+    await client.power(id, 'start');
+    await until(async () => (await client.getResources(id)).current_state === 'running');
+    await client.sendCommand(id, 'say hello world');
+    expect(sim.console(id).join('\n')).toContain('say hello world');
+
+    const ws = await client.websocket(id);
+    expect(ws.socket).toMatch(/^wss?:\/\/.+\/api\/servers\/[0-9a-f-]{36}\/ws$/);
+    expect(ws.token.split('.')).toHaveLength(3);
+
+    await client.writeFile(id, '/notes/hello.txt', 'line one\nline two');
+    expect(await client.fileContents(id, '/notes/hello.txt')).toBe('line one\nline two');
+    expect((await client.listFiles(id, '/notes')).map((f) => f.name)).toEqual(['hello.txt']);
+    const url = await client.downloadUrl(id, '/notes/hello.txt');
+    expect(await (await fetch(url)).text()).toBe('line one\nline two');
+    expect((await fetch(url)).status).not.toBe(200); // single use
+    await client.deleteFiles(id, '/', ['notes/hello.txt']);
+    expect(await client.listFiles(id, '/notes')).toEqual([]);
+
+    await client.power(id, 'kill');
+    await until(async () => (await client.getResources(id)).current_state === 'offline');
+  });
+
+  it('node maintenance turns control into 409', async () => {
+    const created = await client.createServer(await serverBody());
+    await until(async () => (await client.getServer(created.id)).status === null);
+    sim.setNodeMaintenance(1, true);
+    try {
+      const err = await errorOf(client.power(created.identifier, 'start'));
+      expect(err.code).toBe('conflict');
+    } finally {
+      sim.setNodeMaintenance(1, false);
+    }
+  });
+});
+
+describe('faults', () => {
+  it('latency within the timeout is just slower', async () => {
+    sim.faults.add({ method: 'GET', path: '/api/application/locations', count: 1, effect: { kind: 'latency', ms: 150 } });
+    const t0 = Date.now();
+    expect(await client.listLocations()).toHaveLength(2);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(140);
+  });
+
+  it('an idempotent read is retried through a passing 5xx', async () => {
+    sim.faults.add({ method: 'GET', path: '/api/application/nodes', count: 2, effect: { kind: 'status', status: 503 } });
+    expect(await client.listNodes()).toHaveLength(3);
+    expect(sim.faults.list().filter((f) => f.path === '/api/application/nodes')).toHaveLength(0);
+  });
+
+  it('a lasting 5xx ends in panel_error 502 after the attempts', async () => {
+    sim.faults.add({ method: 'GET', path: '/api/application/nests', count: 5, effect: { kind: 'status', status: 500 } });
+    const err = await errorOf(client.listNests());
+    expect(err.code).toBe('panel_error');
+    expect(err.statusCode).toBe(502);
+    expect(err.panelStatus).toBe(500);
+    const left = sim.faults.list().find((f) => f.path === '/api/application/nests');
+    expect(left?.remaining).toBe(2); // 3 attempts used
+    sim.faults.clear();
+  });
+
+  it('a non-idempotent create is not retried on 5xx and leaves nothing behind', async () => {
+    const body = await serverBody();
+    sim.faults.add({ method: 'POST', path: '/api/application/servers', count: 1, effect: { kind: 'status', status: 502 } });
+    const err = await errorOf(client.createServer(body));
+    expect(err.code).toBe('panel_error');
+    expect(await client.getServerByExternalId(body.external_id)).toBeNull();
+  });
+
+  it('a timeout ends in panel_timeout 504; reads retry, then give up', async () => {
+    sim.faults.add({ method: 'GET', path: '/api/application/locations', count: 3, effect: { kind: 'timeout' } });
+    const t0 = Date.now();
+    const err = await errorOf(client.listLocations());
+    expect(err.code).toBe('panel_timeout');
+    expect(err.statusCode).toBe(504);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(3 * 400);
+  });
+
+  it('a create whose answer is lost is ambiguous: panel_timeout, and the external id tells it happened', async () => {
+    const body = await serverBody();
+    sim.faults.add({ method: 'POST', path: '/api/application/servers', count: 1, effect: { kind: 'lost_response' } });
+    const hurried = new PanelClient({ baseUrl: sim.url, appKey: sim.appKey, timeoutMs: 300 });
+    const err = await errorOf(hurried.createServer(body, 300));
+    expect(err.code).toBe('panel_timeout');
+    expect((await client.getServerByExternalId(body.external_id))?.name).toBe(body.name);
+  });
+
+  it('429 is retried after Retry-After, even for a non-idempotent call', async () => {
+    const created = await client.createServer(await serverBody());
+    await until(async () => (await client.getServer(created.id)).status === null);
+    sim.faults.add({ method: 'POST', path: `/api/client/servers/${created.identifier}/power`, count: 1, effect: { kind: 'rate_limit', retryAfter: 0 } });
+    await client.power(created.identifier, 'start');
+    await until(async () => sim.powerState(created.identifier) === 'running');
+  });
+
+  it('a 429 asking for a long wait fails fast with panel_error', async () => {
+    sim.faults.add({ method: 'GET', path: '/api/application/locations', count: 1, effect: { kind: 'rate_limit', retryAfter: 60 } });
+    const err = await errorOf(client.listLocations());
+    expect(err.code).toBe('panel_error');
+    expect(err.panelStatus).toBe(429);
+  });
+
+  it('a wrong key is a clear panel_error that never shows a key', async () => {
+    const bad = new PanelClient({ baseUrl: sim.url, appKey: 'ptla_wrongwrongwrongwrongwrongwrongwrongwrong0000', clientKey: 'ptlc_wrongwrongwrongwrongwrongwrongwrongwrong0000' });
+    const app = await errorOf(bad.listNodes());
+    const cli = await errorOf(bad.getAccount());
+    for (const err of [app, cli]) {
+      expect(err.code).toBe('panel_error');
+      expect(err.panelStatus).toBe(401);
+      const shown = JSON.stringify({ message: err.message, details: err.details, stack: err.stack });
+      expect(shown).not.toContain('wrongwrong');
+      expect(shown).not.toContain(sim.appKey);
+    }
+  });
+
+  it('an unreachable panel is panel_error, not a crash', async () => {
+    const gone = new PanelClient({ baseUrl: 'http://127.0.0.1:9', appKey: 'x'.repeat(48), timeoutMs: 300, baseBackoffMs: 5 });
+    const err = await errorOf(gone.listNodes());
+    expect(['panel_error', 'panel_timeout']).toContain(err.code);
+  });
+});
