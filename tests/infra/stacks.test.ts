@@ -208,6 +208,22 @@ describe('api stack: functions carry the house defaults', () => {
     expect(resourcesOf(apiTemplate, 'AWS::IAM::Role').map(([, r]) => JSON.stringify(r.Properties))).not.toContain('AWSLambdaBasicExecutionRole');
   });
 
+  it('lets only the admin function write panel keys; panel readers may only read them; others get nothing', () => {
+    const docOf = (group: string) => {
+      const fn = built.apiStack.functions.get(group as never)!;
+      const roleId = logicalId(built.apiStack, fn.role);
+      const policy = resourcesOf(apiTemplate, 'AWS::IAM::Policy').find(([, p]) => JSON.stringify(p.Properties.Roles).includes(roleId));
+      return JSON.stringify(policy?.[1].Properties.PolicyDocument ?? {});
+    };
+    const admin = docOf('admin');
+    for (const action of ['CreateSecret', 'PutSecretValue', 'DeleteSecret', 'GetSecretValue']) expect(admin).toContain(`secretsmanager:${action}`);
+    expect(admin).toContain('secret:control-plane/instances/*');
+    const catalog = docOf('catalog');
+    expect(catalog).toContain('secretsmanager:GetSecretValue');
+    expect(catalog).not.toContain('secretsmanager:PutSecretValue');
+    for (const group of ['public', 'account']) expect(docOf(group)).not.toContain('control-plane/instances');
+  });
+
   it('trusts an external issuer instead of Cognito when oidcIssuer and oidcAudience are given', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cdk-test-oidc-'));
     try {

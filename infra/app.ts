@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { bundleAll, ROOT } from './bundle.ts';
+import { ApiStack } from './stacks/api-stack.ts';
+import { DataStack } from './stacks/data-stack.ts';
+
+/**
+ * The CDK app: the stateful ControlPlaneData stack (the table) and the stateless ControlPlaneApi
+ * stack (functions, HTTP API, identity), checked by cdk-nag's AWS Solutions rules.
+ *
+ * cdk-nag 3 is a policy-validation plugin, not an Aspect: `Validations.of(app).addPlugins(...)`
+ * runs it at synthesis and any unacknowledged finding fails `cdk synth`. Findings are acknowledged
+ * with `Validations.of(construct).acknowledge({ id, reason })` next to the resources they concern
+ * (infra/stacks/*), each with its reason.
+ *
+ * `npx cdk synth` runs this file (cdk.json), which builds the bundles first, so a fresh clone needs
+ * no separate build step. Tests call `bundleAll()` once and then `buildApp()`.
+ */
+export interface BuildAppOptions {
+  /** Extra CDK context (adminEmails, oidcIssuer + oidcAudience, selfSignUp, ...), over cdk.json's. */
+  context?: Record<string, unknown>;
+  /** Where the cloud assembly goes (default: the CLI's choice, or a temporary directory). */
+  outdir?: string;
+  /** Default: CDK_DEFAULT_ACCOUNT (unset: environment-agnostic account). */
+  account?: string;
+  /** Default: CDK_DEFAULT_REGION, else us-east-1. */
+  region?: string;
+}
+
+export interface BuiltApp {
+  app: App;
+  dataStack: DataStack;
+  apiStack: ApiStack;
+  /** The cdk-nag pack registered on the app (tests call `nag.validateScope(stack)`). */
+  nag: AwsSolutionsChecks;
+}
+
+/**
+ * The context of cdk.json (feature flags and defaults). The CLI passes it to the app itself; reading
+ * it here too makes an app built in a test behave exactly like `cdk synth` (CLI values still win).
+ */
+function cdkJsonContext(): Record<string, unknown> {
+  const json = JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as { context?: Record<string, unknown> };
+  return json.context ?? {};
+}
+
+export function buildApp(options: BuildAppOptions = {}): BuiltApp {
+  const app = new App({
+    context: cdkJsonContext(),
+    ...(options.context ? { postCliContext: options.context } : {}),
+    ...(options.outdir ? { outdir: options.outdir } : {}),
+  });
+
+  const env = {
+    account: options.account ?? process.env.CDK_DEFAULT_ACCOUNT,
+    region: options.region ?? process.env.CDK_DEFAULT_REGION ?? 'us-east-1',
+  };
+
+  const dataStack = new DataStack(app, 'ControlPlaneData', {
+    env,
+    description: 'Hosting control plane: stateful resources (DynamoDB table)',
+  });
+  const apiStack = new ApiStack(app, 'ControlPlaneApi', {
+    env,
+    description: 'Hosting control plane: HTTP API, functions, identity',
+    table: dataStack.table,
+  });
+
+  const nag = new AwsSolutionsChecks(app, { verbose: true });
+  Validations.of(app).addPlugins(nag);
+  return { app, dataStack, apiStack, nag };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await bundleAll();
+  buildApp().app.synth();
+}

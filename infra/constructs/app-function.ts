@@ -1,0 +1,123 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { TABLE } from '../../shared/db/table.ts';
+import { bundleDir } from '../bundle.ts';
+
+export interface AppFunctionProps {
+  /** Endpoint group: the code is `dist/functions/<group>` (built by infra/bundle.ts). */
+  group: string;
+  description?: string;
+  /** Default 512 MB. */
+  memorySize?: number;
+  /** Default 10 s. */
+  timeout?: Duration;
+  /** Added to (and may override) the house environment. */
+  environment?: Record<string, string>;
+}
+
+/**
+ * One Lambda function with the house defaults (after Powertools' `examples/app` construct):
+ * Node.js 24 on arm64, the prebuilt ESM bundle of its group (handler `index.handler`), source-mapped
+ * stack traces, an explicit log group kept one month (and deleted with the stack: logs are not
+ * state), X-Ray active tracing, and `bindTable()` to point it at the table with least privilege.
+ * The role may write to its own log group only (instead of AWSLambdaBasicExecutionRole, which
+ * allows every log group of the account).
+ *
+ * The function is not bundled here (no NodejsFunction): `infra/bundle.ts` builds exactly these
+ * folders, so what the tests measure and what CDK deploys are the same files.
+ */
+export class AppFunction extends Construct {
+  readonly fn: lambda.Function;
+  readonly role: iam.Role;
+  readonly logGroup: logs.LogGroup;
+  readonly group: string;
+
+  constructor(scope: Construct, id: string, props: AppFunctionProps) {
+    super(scope, id);
+    this.group = props.group;
+
+    const code = bundleDir(props.group);
+    if (!existsSync(join(code, 'index.mjs'))) {
+      throw new Error(`No bundle for function group "${props.group}" at ${code}: run \`npm run bundle\` first`);
+    }
+
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Control plane ${props.group} function`,
+    });
+    this.logGroup.grantWrite(this.role);
+
+    this.fn = new lambda.Function(this, 'Function', {
+      description: props.description ?? `Control plane: ${props.group} endpoints`,
+      runtime: lambda.Runtime.NODEJS_24_X,
+      architecture: lambda.Architecture.ARM_64,
+      code: lambda.Code.fromAsset(code),
+      handler: 'index.handler',
+      role: this.role,
+      memorySize: props.memorySize ?? 512,
+      timeout: props.timeout ?? Duration.seconds(10),
+      tracing: lambda.Tracing.ACTIVE,
+      logGroup: this.logGroup,
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        STAGE: 'aws',
+        POWERTOOLS_SERVICE_NAME: `control-plane-${props.group}`,
+        LOG_LEVEL: 'info',
+        ...props.environment,
+      },
+    });
+
+    Validations.of(this).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'X-Ray active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions.',
+    });
+  }
+
+  addEnvironment(key: string, value: string): this {
+    this.fn.addEnvironment(key, value);
+    return this;
+  }
+
+  /**
+   * Sets TABLE_NAME and grants read-only (`RO`) or read-write (`RW`) data access to the table and
+   * its indexes. Unlike `table.grantReadWriteData()`, the indexes are named one by one (no
+   * `<table arn>/index/*` wildcard) and the stream actions are left out: the table has no stream.
+   */
+  bindTable(table: ITable, accessMode: 'RO' | 'RW', indexNames: readonly string[] = TABLE.indexes.map((i) => i.name)): this {
+    this.fn.addEnvironment('TABLE_NAME', table.tableName);
+    this.fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: accessMode === 'RO' ? [...READ_ACTIONS] : [...READ_ACTIONS, ...WRITE_ACTIONS],
+        resources: [table.tableArn, ...indexNames.map((name) => `${table.tableArn}/index/${name}`)],
+      }),
+    );
+    if (table.encryptionKey) {
+      if (accessMode === 'RO') table.encryptionKey.grantDecrypt(this.fn);
+      else table.encryptionKey.grantEncryptDecrypt(this.fn);
+    }
+    return this;
+  }
+}
+
+/** Item reads (transactions need ConditionCheckItem) and DescribeTable, as CDK's grantReadData minus streams. */
+const READ_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:Scan',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:DescribeTable',
+] as const;
+/** Item writes (TransactWriteItems is authorised per item through these). */
+const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'] as const;
