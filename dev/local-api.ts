@@ -20,7 +20,7 @@ export async function loadGroupHandlers(groups: readonly Group[] = GROUPS): Prom
     admin: () => import('../functions/admin/handler.ts'),
     dev: () => import('./handler.ts'),
     catalog: () => import('../functions/catalog/handler.ts'),
-    servers: async () => ({ handler: undefined }),
+    servers: () => import('../functions/servers/handler.ts'),
     billing: async () => ({ handler: undefined }),
     payments: async () => ({ handler: undefined }),
   };

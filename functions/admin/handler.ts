@@ -4,6 +4,7 @@ import { listPlatformAudit } from '../../shared/audit/index.ts';
 import { getSettings, updateSettings } from '../../shared/settings/index.ts';
 import { createInstance, deleteInstance, listInstances, testInstance, updateInstance } from '../../shared/instances/index.ts';
 import { clearCatalogCache } from '../../shared/catalog/index.ts';
+import { listAllServers } from '../../shared/servers/index.ts';
 
 /** Admin group: everything under /v1/admin (admin accounts with the `admin` scope only). */
 export const handler = createGroupHandler('admin', {
@@ -23,6 +24,8 @@ export const handler = createGroupHandler('admin', {
     };
     return after;
   },
+
+  adminListServers: async ({ principal, query }) => listAllServers({ ...query, boundTo: `admin-servers:${principal.accountId}` }),
 
   adminListInstances: async () => ({ data: await listInstances() }),
 

@@ -76,6 +76,7 @@ export async function ensureAccountForSubject(issuer: string, subject: string, e
                 ledgerSeq: trialItems.length ? 1 : 0,
                 trialGranted: true,
                 serverCount: 0,
+                burnCentsPerHour: 0,
                 createdAt: now,
               },
               ConditionExpression: 'attribute_not_exists(PK)',

@@ -107,7 +107,73 @@ export const routes = define({
     summary: 'One egg with its variables, rules and allowed docker images', params: s.EggParams, response: s.EggDetail,
   },
 
+  // ---- servers ----
+  listServers: {
+    method: 'GET', path: '/v1/servers', group: 'servers', tag: 'Servers', auth: 'bearer', scope: 'servers:read',
+    summary: 'Your servers, newest first (deleted ones included)', query: s.ListQuery, response: s.ServerList,
+  },
+  createServer: {
+    method: 'POST', path: '/v1/servers', group: 'servers', tag: 'Servers', auth: 'bearer', scope: 'servers:write',
+    summary: 'Deploy a server from an egg',
+    description: 'Validates against the platform limits, checks 24 hours of credit runway, fills omitted egg variables with their defaults, places it on a node and creates it on the panel. Returns the server with status active (the panel may still be installing it: see `live.installStatus` on GET).',
+    body: s.CreateServer, status: 201, response: s.Server, idempotent: true, audit: 'servers.create',
+  },
+  getServer: {
+    method: 'GET', path: '/v1/servers/:id', group: 'servers', tag: 'Servers', auth: 'bearer', scope: 'servers:read',
+    summary: 'One server plus its live panel state', params: IdParam, response: s.ServerWithLive,
+  },
+  resizeServer: {
+    method: 'PATCH', path: '/v1/servers/:id', group: 'servers', tag: 'Servers', auth: 'bearer', scope: 'servers:write',
+    summary: 'Resize: limits applied on the panel at once, hourly price recomputed', params: IdParam, body: s.ResizeServer, response: s.Server, audit: 'servers.resize',
+  },
+  deleteServer: {
+    method: 'DELETE', path: '/v1/servers/:id', group: 'servers', tag: 'Servers', auth: 'bearer', scope: 'servers:write',
+    summary: 'Delete: removed from the panel; billed for the hour of deletion, never after', params: IdParam, response: s.DeletedServer, audit: 'servers.delete',
+  },
+  powerServer: {
+    method: 'POST', path: '/v1/servers/:id/power', group: 'servers', tag: 'Server control', auth: 'bearer', scope: 'servers:write',
+    summary: 'Send a power signal (start, stop, restart, kill)', params: IdParam, body: s.PowerSignal, response: s.PowerResult, audit: 'servers.power',
+  },
+  serverResources: {
+    method: 'GET', path: '/v1/servers/:id/resources', group: 'servers', tag: 'Server control', auth: 'bearer', scope: 'servers:read',
+    summary: 'Live usage: CPU, memory, disk, network and the power state', params: IdParam, response: s.LiveUsage,
+  },
+  serverCommand: {
+    method: 'POST', path: '/v1/servers/:id/command', group: 'servers', tag: 'Server control', auth: 'bearer', scope: 'servers:write',
+    summary: 'Write one line to the server console (the server must be running)', params: IdParam, body: s.ConsoleCommand, response: s.CommandResult, audit: 'servers.command',
+  },
+  serverConsole: {
+    method: 'GET', path: '/v1/servers/:id/console', group: 'servers', tag: 'Server control', auth: 'bearer', scope: 'servers:write',
+    summary: 'Console websocket credentials (token, socket)',
+    description: 'Open the socket and send `{"event":"auth","args":[token]}` first. Tokens live about 10 minutes; fetch fresh ones when the socket says `token expiring` or closes.',
+    params: IdParam, response: s.ConsoleCredentials,
+  },
+  listFiles: {
+    method: 'GET', path: '/v1/servers/:id/files', group: 'servers', tag: 'Server files', auth: 'bearer', scope: 'servers:read',
+    summary: 'Files in a directory (default /)', params: IdParam, query: s.DirectoryQuery, response: s.FileList,
+  },
+  fileContents: {
+    method: 'GET', path: '/v1/servers/:id/files/contents', group: 'servers', tag: 'Server files', auth: 'bearer', scope: 'servers:read',
+    summary: 'Contents of a text file (the panel refuses files over 4 MiB)', params: IdParam, query: s.FileQuery, response: s.FileContents,
+  },
+  writeFile: {
+    method: 'POST', path: '/v1/servers/:id/files/write', group: 'servers', tag: 'Server files', auth: 'bearer', scope: 'servers:write',
+    summary: 'Create or replace a file (content up to 512 KiB)', params: IdParam, body: s.WriteFile, response: s.WriteResult, audit: 'servers.files.write',
+  },
+  downloadFile: {
+    method: 'GET', path: '/v1/servers/:id/files/download', group: 'servers', tag: 'Server files', auth: 'bearer', scope: 'servers:read',
+    summary: 'Signed single-use download address', params: IdParam, query: s.FileQuery, response: s.DownloadLink,
+  },
+  deleteFiles: {
+    method: 'POST', path: '/v1/servers/:id/files/delete', group: 'servers', tag: 'Server files', auth: 'bearer', scope: 'servers:write',
+    summary: 'Delete files or directories', params: IdParam, body: s.DeleteFiles, response: s.DeleteFilesResult, audit: 'servers.files.delete',
+  },
+
   // ---- admin ----
+  adminListServers: {
+    method: 'GET', path: '/v1/admin/servers', group: 'admin', tag: 'Admin', auth: 'bearer', scope: 'admin', admin: true,
+    summary: 'All servers of all accounts, newest first', query: s.ListQuery, response: s.AdminServerList,
+  },
   adminListInstances: {
     method: 'GET', path: '/v1/admin/instances', group: 'admin', tag: 'Admin', auth: 'bearer', scope: 'admin', admin: true,
     summary: 'Registered panels (keys never shown)', response: s.InstanceList,

@@ -348,3 +348,157 @@ export const EggDetail = EggSummary.extend({
 }).meta({ id: 'EggDetail' });
 
 export const EggParams = z.object({ instanceId: Uuid, eggId: z.coerce.number().int().min(1).max(2 ** 31) });
+
+// ---- servers ------------------------------------------------------------------------------------
+
+export const ServerStatus = z.enum(['active', 'suspended', 'deleted']).meta({ id: 'ServerStatus' });
+
+export const ResourcesSchema = z
+  .object({ ramMb: z.number().int(), cpuPercent: z.number().int(), diskMb: z.number().int() })
+  .meta({ id: 'Resources' });
+
+export const Server = z
+  .object({
+    id: Uuid,
+    instanceId: Uuid,
+    identifier: z.string().meta({ description: 'Short panel identifier (8 characters).' }),
+    uuid: z.string().meta({ description: 'Panel uuid.' }),
+    name: z.string(),
+    eggId: z.number().int(),
+    region: z.string().nullable().meta({ description: 'Region tag of the node the server runs on.' }),
+    resources: ResourcesSchema,
+    priceCentsPerHour: z.number().int(),
+    status: ServerStatus,
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+    suspendedAt: z.iso.datetime().nullable(),
+    deletedAt: z.iso.datetime().nullable(),
+  })
+  .meta({ id: 'Server' });
+
+export const LiveState = z
+  .object({
+    available: z.boolean().meta({ description: 'False when the panel could not be asked; the stored fields above still hold.' }),
+    reason: z.string().optional(),
+    installStatus: z.enum(['installing', 'installed', 'install_failed']).nullable(),
+    powerState: z.string().nullable().meta({ description: 'offline, starting, running or stopping; null without a client key or while installing.' }),
+    suspendedOnPanel: z.boolean().nullable(),
+    resources: z
+      .object({ memoryBytes: z.number(), cpuAbsolute: z.number(), diskBytes: z.number(), networkRxBytes: z.number(), networkTxBytes: z.number(), uptimeMs: z.number() })
+      .nullable(),
+  })
+  .meta({ id: 'LiveState' });
+
+export const ServerWithLive = Server.extend({ live: LiveState }).meta({ id: 'ServerWithLive' });
+export const ServerList = listOf(Server, 'ServerList');
+
+const ServerName = z.string().trim().min(3).max(60);
+const RamMb = z.number().int().min(256).max(1_048_576);
+const CpuPercent = z.number().int().min(25).max(10_000);
+const DiskMb = z.number().int().min(512).max(10_485_760);
+
+export const CreateServer = z
+  .object({
+    name: ServerName,
+    eggId: z.number().int().min(1).max(2 ** 31),
+    ramMb: RamMb.meta({ description: 'At least 256; at most the platform cap (settings.serverCaps.maxRamMb).' }),
+    cpuPercent: CpuPercent.meta({ description: '100 = one core; at least 25.' }),
+    diskMb: DiskMb.meta({ description: 'At least 512.' }),
+    instanceId: Uuid.optional().meta({ description: 'Auto-picked by placement when omitted (among instances that have this egg id).' }),
+    region: z.string().trim().min(1).max(60).nullable().optional().meta({ description: 'Region tag; null or omitted means any.' }),
+    environment: z
+      .record(z.string().min(1).max(191), z.string().max(4096))
+      .refine((v) => Object.keys(v).length <= 100, 'at most 100 variables')
+      .optional()
+      .meta({ description: 'Egg variable name to value; omitted variables take the egg default. Only editable variables may be set.' }),
+    dockerImage: z.string().trim().min(1).max(191).optional().meta({ description: "One of the egg's docker images; the egg default when omitted." }),
+  })
+  .strict()
+  .meta({ id: 'CreateServer' });
+
+export const ResizeServer = z.object({ ramMb: RamMb, cpuPercent: CpuPercent, diskMb: DiskMb }).strict().meta({ id: 'ResizeServer' });
+
+export const DeletedServer = z.object({ id: Uuid, status: z.literal('deleted'), deletedAt: z.iso.datetime() }).meta({ id: 'DeletedServer' });
+
+export const PowerSignal = z.object({ signal: z.enum(['start', 'stop', 'restart', 'kill']) }).strict().meta({ id: 'PowerSignal' });
+export const PowerResult = z
+  .object({ id: Uuid, signal: z.enum(['start', 'stop', 'restart', 'kill']), accepted: z.literal(true) })
+  .meta({ id: 'PowerResult', description: 'The panel accepted the signal; the state changes shortly after (watch resources or the console).' });
+
+/** No control characters: a command is one console line. */
+const OneLine = z.string().regex(/^[^\u0000-\u001f\u007f]*$/, 'must be a single line without control characters');
+
+export const ConsoleCommand = z.object({ command: OneLine.min(1).max(1024) }).strict().meta({ id: 'ConsoleCommand' });
+export const CommandResult = z.object({ id: Uuid, sent: z.literal(true) }).meta({ id: 'CommandResult' });
+
+export const LiveUsage = z
+  .object({
+    attributes: z.object({
+      current_state: z.string().meta({ description: 'offline, starting, running or stopping.' }),
+      is_suspended: z.boolean(),
+      resources: z.object({
+        memory_bytes: z.number(),
+        cpu_absolute: z.number().meta({ description: 'Percent, 100 = one core.' }),
+        disk_bytes: z.number(),
+        network_rx_bytes: z.number(),
+        network_tx_bytes: z.number(),
+        uptime: z.number().meta({ description: 'Milliseconds since the container started.' }),
+      }),
+    }),
+  })
+  .meta({ id: 'LiveUsage', description: "The panel's counters, as the panel reports them (it caches them up to 20 s)." });
+
+export const ConsoleCredentials = z
+  .object({
+    websocket: z.object({ token: z.string(), socket: z.string().meta({ description: 'wss:// address of the console.' }) }),
+    expiresInSeconds: z.number().int().meta({ description: 'About 600: fetch fresh credentials when the socket reports the token expiring or closes.' }),
+  })
+  .meta({ id: 'ConsoleCredentials' });
+
+/** Paths inside the server: relative or absolute, never `..`, never NUL or control characters. */
+export const FilePath = z
+  .string()
+  .min(1)
+  .max(1024)
+  .refine((p) => !/[\u0000-\u001f\u007f]/.test(p), 'must not contain control characters')
+  .refine((p) => !p.split(/[\\/]/).includes('..'), "must not contain '..'")
+  .meta({ id: 'FilePath' });
+
+export const MAX_FILE_CONTENT_BYTES = 524_288;
+
+export const FileEntry = z
+  .object({
+    name: z.string(),
+    mode: z.string(),
+    size: z.number().int(),
+    isFile: z.boolean(),
+    isSymlink: z.boolean(),
+    mimetype: z.string(),
+    createdAt: z.string(),
+    modifiedAt: z.string(),
+  })
+  .meta({ id: 'FileEntry' });
+
+export const FileList = z.object({ directory: z.string(), data: z.array(FileEntry) }).meta({ id: 'FileList' });
+export const DirectoryQuery = z.object({ directory: FilePath.optional() }).strict();
+export const FileQuery = z.object({ file: FilePath }).strict();
+export const FileContents = z.object({ file: z.string(), content: z.string() }).meta({ id: 'FileContents' });
+export const WriteFile = z
+  .object({
+    file: FilePath,
+    content: z.string().refine((c) => Buffer.byteLength(c) <= MAX_FILE_CONTENT_BYTES, `must be at most ${MAX_FILE_CONTENT_BYTES} bytes`),
+  })
+  .strict()
+  .meta({ id: 'WriteFile' });
+export const WriteResult = z.object({ file: z.string(), written: z.literal(true), bytes: z.number().int() }).meta({ id: 'WriteResult' });
+export const DownloadLink = z
+  .object({ file: z.string(), url: z.string().meta({ description: 'Signed, single-use address on the node, valid about 15 minutes; no key needed.' }) })
+  .meta({ id: 'DownloadLink' });
+export const DeleteFiles = z
+  .object({ root: FilePath.optional().meta({ description: 'Directory the names are relative to (default /).' }), files: z.array(FilePath).min(1).max(100) })
+  .strict()
+  .meta({ id: 'DeleteFiles' });
+export const DeleteFilesResult = z.object({ root: z.string(), deleted: z.array(z.string()) }).meta({ id: 'DeleteFilesResult' });
+
+export const AdminServer = Server.extend({ accountId: Uuid }).meta({ id: 'AdminServer' });
+export const AdminServerList = listOf(AdminServer, 'AdminServerList');

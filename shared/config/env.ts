@@ -18,6 +18,9 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Where panel keys live: Secrets Manager in AWS, a local file (or memory) elsewhere. */
   secrets: { kind: 'aws'; prefix: string } | { kind: 'local'; file: string | undefined };
+  /** Panel call timeouts: every call, and server creation (which waits on Wings). */
+  panelTimeoutMs: number;
+  panelCreateTimeoutMs: number;
 }
 
 export interface OidcConfig {
@@ -78,6 +81,8 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
         }
       : undefined,
     rateLimitPerMinute: Number(env.RATE_LIMIT_PER_MINUTE ?? 240),
+    panelTimeoutMs: Number(env.PANEL_TIMEOUT_MS ?? 10_000),
+    panelCreateTimeoutMs: Number(env.PANEL_CREATE_TIMEOUT_MS ?? 20_000),
     secrets:
       stage === 'aws'
         ? { kind: 'aws', prefix: env.SECRETS_PREFIX ?? 'control-plane' }

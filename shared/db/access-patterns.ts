@@ -117,6 +117,20 @@ export const accessPatterns = {
     const k = keys.activityPrefix(accountId);
     return queryPrefix(k.PK, k.SKPrefix, page, true);
   },
+  serverOfAccount: (accountId: string, serverId: string) => getItem(keys.server(accountId, serverId)),
+  serversOfAccount: (accountId: string, page: PageRequest) => {
+    const k = keys.serverPrefix(accountId);
+    return queryPrefix(k.PK, k.SKPrefix, page);
+  },
+  /** Every server of an account (bounded by the per-account server limit), for runway and budgets. */
+  allServersOfAccount: async (accountId: string): Promise<Item[]> => {
+    const k = keys.serverPrefix(accountId);
+    const out = await db().send(
+      new QueryCommand({ TableName: tableName(), KeyConditionExpression: 'PK = :pk AND begins_with(SK, :p)', ExpressionAttributeValues: { ':pk': k.PK, ':p': k.SKPrefix }, ConsistentRead: true }),
+    );
+    return out.Items ?? [];
+  },
+  allServers: (page: PageRequest) => queryShardedListing('GSI1', keys.serversShard, page),
   allAccounts: (page: PageRequest) => queryShardedListing('GSI1', keys.accountsShard, page),
   platformAudit: (page: PageRequest) => queryShardedListing('GSI1', keys.auditShard, page),
   idempotencyRecord: (accountId: string, key: string) => getItem(keys.idempotency(accountId, key)),

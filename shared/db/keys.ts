@@ -44,6 +44,14 @@ export const keys = {
 
   idempotency: (accountId: string, key: string): ItemKey => ({ PK: `IDEM#${accountId}#${key}`, SK: 'IDEM' }),
   rateWindow: (who: string, windowStart: number): ItemKey => ({ PK: `RATE#${who}#${windowStart}`, SK: 'RATE' }),
+  server: (accountId: string, serverId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `SERVER#${serverId}` }),
+  serverPrefix: (accountId: string) => ({ PK: `ACCOUNT#${accountId}`, SKPrefix: 'SERVER#' }),
+  serversListing: (accountId: string, createdAt: string, serverId: string) => ({
+    GSI1PK: `SERVERS#${shardOf(accountId)}`,
+    GSI1SK: `${createdAt}#${serverId}`,
+  }),
+  serversShard: (shard: number): string => `SERVERS#${shard}`,
+
   settings: (): ItemKey => ({ PK: 'SETTINGS', SK: 'PLATFORM' }),
   instancesPartition: (): string => 'INSTANCES',
   instance: (instanceId: string): ItemKey => ({ PK: 'INSTANCES', SK: `INSTANCE#${instanceId}` }),

@@ -5,6 +5,7 @@ import { db, tableName } from '../db/client.ts';
 import { keys } from '../db/keys.ts';
 import { accessPatterns, type Item } from '../db/access-patterns.ts';
 import { ApiError, notFound } from '../http/errors.ts';
+import { getConfig } from '../config/env.ts';
 import { secretStore, type InstanceKeys } from '../secrets/index.ts';
 import { PanelClient } from '../panel/client.ts';
 import { PanelRequestError } from '../panel/errors.ts';
@@ -151,7 +152,8 @@ export async function panelClientFor(instance: Pick<InstanceView, 'id' | 'baseUr
   if (hit && hit.client.baseUrl === instance.baseUrl.replace(/\/+$/, '') && Date.now() - hit.at < CLIENT_TTL_MS) return hit.client;
   const stored = await secretStore().get(instance.id);
   if (!stored) throw new ApiError('panel_error', 'The keys of this instance are missing from the secret store; set them again with PATCH');
-  const client = new PanelClient({ baseUrl: instance.baseUrl, appKey: stored.appApiKey, clientKey: stored.clientApiKey });
+  const { panelTimeoutMs } = getConfig();
+  const client = new PanelClient({ baseUrl: instance.baseUrl, appKey: stored.appApiKey, clientKey: stored.clientApiKey, timeoutMs: panelTimeoutMs });
   clients.set(instance.id, { client, at: Date.now() });
   return client;
 }
@@ -213,3 +215,19 @@ export async function testInstance(instanceId: string): Promise<z.infer<typeof I
 }
 
 const describe = (err: unknown): string => (err instanceof PanelRequestError || err instanceof ApiError ? err.message : 'Unexpected failure talking to the panel');
+
+/** The panel user that owns an instance's servers: the client key's user, resolved once and cached. */
+export async function serviceUserIdOf(instance: InstanceView): Promise<number> {
+  if (instance.serviceUserId !== null) return instance.serviceUserId;
+  const account = await (await panelClientFor(instance)).getAccount();
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.instance(instance.id),
+      UpdateExpression: 'SET serviceUserId = :id',
+      ConditionExpression: 'attribute_exists(PK)',
+      ExpressionAttributeValues: { ':id': account.id },
+    }),
+  );
+  return account.id;
+}

@@ -1,0 +1,64 @@
+import { createGroupHandler } from '../../shared/http/handler.ts';
+import { deleteServer, deployServer, getServerWithLive, listServers, resizeServer } from '../../shared/servers/index.ts';
+import * as control from '../../shared/servers/control.ts';
+
+/** Servers group: /v1/servers and everything under /v1/servers/:id. */
+export const handler = createGroupHandler('servers', {
+  listServers: async ({ principal, query }) => listServers(principal.accountId, { ...query, boundTo: `servers:${principal.accountId}` }),
+
+  createServer: async ({ principal, body, audit }) => {
+    const server = await deployServer(principal, body);
+    audit.target = `server:${server.id}`;
+    audit.details = { name: server.name, instanceId: server.instanceId, eggId: server.eggId, region: server.region, resources: server.resources, priceCentsPerHour: server.priceCentsPerHour };
+    return server;
+  },
+
+  getServer: async ({ principal, params }) => getServerWithLive(principal.accountId, params.id),
+
+  resizeServer: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    const server = await resizeServer(principal.accountId, params.id, body);
+    audit.details = { resources: server.resources, priceCentsPerHour: server.priceCentsPerHour };
+    return server;
+  },
+
+  deleteServer: async ({ principal, params, audit }) => {
+    audit.target = `server:${params.id}`;
+    return deleteServer(principal.accountId, params.id);
+  },
+
+  powerServer: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    audit.details = { signal: body.signal };
+    return control.sendPower(principal.accountId, params.id, body.signal);
+  },
+
+  serverResources: async ({ principal, params }) => control.liveUsage(principal.accountId, params.id),
+
+  serverCommand: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    // The command itself may hold secrets (passwords typed at a console): only its length is logged.
+    audit.details = { length: body.command.length };
+    return control.sendCommand(principal.accountId, params.id, body.command);
+  },
+
+  serverConsole: async ({ principal, params }) => control.consoleCredentials(principal.accountId, params.id),
+
+  listFiles: async ({ principal, params, query }) => control.listFiles(principal.accountId, params.id, query.directory),
+
+  fileContents: async ({ principal, params, query }) => control.readFile(principal.accountId, params.id, query.file),
+
+  writeFile: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    audit.details = { file: body.file, bytes: Buffer.byteLength(body.content) };
+    return control.writeFile(principal.accountId, params.id, body.file, body.content);
+  },
+
+  downloadFile: async ({ principal, params, query }) => control.downloadLink(principal.accountId, params.id, query.file),
+
+  deleteFiles: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    audit.details = { root: body.root ?? '/', files: body.files };
+    return control.deleteFiles(principal.accountId, params.id, body.root, body.files);
+  },
+});

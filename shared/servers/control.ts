@@ -1,0 +1,101 @@
+import type { z } from 'zod';
+import { ApiError } from '../http/errors.ts';
+import { getInstance, panelClientFor } from '../instances/index.ts';
+import type { PanelClient } from '../panel/client.ts';
+import { getOwnedServer, toServerView, type ServerView } from './index.ts';
+import type { ConsoleCredentials, FileEntry, LiveUsage } from '../api/schemas.ts';
+
+/**
+ * Server control (spec rule 5): power, usage, console, files, all through the instance's client
+ * key and the server's 8-character identifier. Without a client key: 400 `no_client_key`. A
+ * suspended or deleted server: 409 `conflict`. Another account's server: 404 (getOwnedServer).
+ */
+export const CONSOLE_TOKEN_SECONDS = 600;
+
+async function controllable(accountId: string, serverId: string): Promise<{ server: ServerView; client: PanelClient }> {
+  const server = toServerView(await getOwnedServer(accountId, serverId));
+  if (server.status === 'deleted') throw new ApiError('conflict', 'The server is deleted');
+  if (server.status === 'suspended') throw new ApiError('conflict', 'The server is suspended (the account balance ran out); top up to unsuspend it');
+  const instance = await getInstance(server.instanceId);
+  if (!instance.hasClientKey) {
+    throw new ApiError('no_client_key', 'This server\'s instance has no client key, so power, console and files are not available on it');
+  }
+  return { server, client: await panelClientFor(instance) };
+}
+
+/** Paths as the panel wants them: relative to the server root, with a leading slash. */
+const rooted = (path: string): string => `/${path.replace(/^[\\/]+/, '')}`;
+
+export async function sendPower(accountId: string, serverId: string, signal: 'start' | 'stop' | 'restart' | 'kill') {
+  const { server, client } = await controllable(accountId, serverId);
+  await client.power(server.identifier, signal);
+  return { id: serverId, signal, accepted: true as const };
+}
+
+export async function liveUsage(accountId: string, serverId: string): Promise<z.infer<typeof LiveUsage>> {
+  const { server, client } = await controllable(accountId, serverId);
+  const stats = await client.getResources(server.identifier);
+  return { attributes: { current_state: stats.current_state, is_suspended: stats.is_suspended, resources: stats.resources } };
+}
+
+export async function sendCommand(accountId: string, serverId: string, command: string) {
+  const { server, client } = await controllable(accountId, serverId);
+  try {
+    await client.sendCommand(server.identifier, command);
+  } catch (err) {
+    // The panel answers 502 when the server process is not running (reference §3.6): a state conflict, not a panel fault.
+    if (err instanceof ApiError && (err as { panelStatus?: number }).panelStatus === 502) {
+      throw new ApiError('conflict', 'The server must be running to receive commands; start it first');
+    }
+    throw err;
+  }
+  return { id: serverId, sent: true as const };
+}
+
+export async function consoleCredentials(accountId: string, serverId: string): Promise<z.infer<typeof ConsoleCredentials>> {
+  const { server, client } = await controllable(accountId, serverId);
+  const websocket = await client.websocket(server.identifier);
+  return { websocket, expiresInSeconds: CONSOLE_TOKEN_SECONDS };
+}
+
+export async function listFiles(accountId: string, serverId: string, directory = '/'): Promise<{ directory: string; data: z.infer<typeof FileEntry>[] }> {
+  const { server, client } = await controllable(accountId, serverId);
+  const dir = rooted(directory);
+  const files = await client.listFiles(server.identifier, dir);
+  return {
+    directory: dir,
+    data: files.map((f) => ({
+      name: f.name,
+      mode: f.mode,
+      size: f.size,
+      isFile: f.is_file,
+      isSymlink: f.is_symlink,
+      mimetype: f.mimetype,
+      createdAt: f.created_at,
+      modifiedAt: f.modified_at,
+    })),
+  };
+}
+
+export async function readFile(accountId: string, serverId: string, file: string) {
+  const { server, client } = await controllable(accountId, serverId);
+  return { file: rooted(file), content: await client.fileContents(server.identifier, rooted(file)) };
+}
+
+export async function writeFile(accountId: string, serverId: string, file: string, content: string) {
+  const { server, client } = await controllable(accountId, serverId);
+  await client.writeFile(server.identifier, rooted(file), content);
+  return { file: rooted(file), written: true as const, bytes: Buffer.byteLength(content) };
+}
+
+export async function downloadLink(accountId: string, serverId: string, file: string) {
+  const { server, client } = await controllable(accountId, serverId);
+  return { file: rooted(file), url: await client.downloadUrl(server.identifier, rooted(file)) };
+}
+
+export async function deleteFiles(accountId: string, serverId: string, root: string | undefined, files: string[]) {
+  const { server, client } = await controllable(accountId, serverId);
+  const base = rooted(root ?? '/');
+  await client.deleteFiles(server.identifier, base, files);
+  return { root: base, deleted: files };
+}
