@@ -19,9 +19,9 @@ interface Cached<T> {
 }
 const cache = new Map<string, Cached<unknown>>();
 
-function cached<T>(key: string, load: () => Promise<T>): Promise<T> {
+function cached<T>(key: string, load: () => Promise<T>, fresh = false): Promise<T> {
   const hit = cache.get(key) as Cached<T> | undefined;
-  if (hit && Date.now() - hit.at < CATALOG_CACHE_MS) return hit.value;
+  if (!fresh && hit && Date.now() - hit.at < CATALOG_CACHE_MS) return hit.value;
   const value = load();
   cache.set(key, { value, at: Date.now() });
   // A failed read is not cached: the next request tries the panel again.
@@ -39,13 +39,20 @@ export interface InstanceTopology {
   nodes: PanelNode[];
 }
 
-/** Locations and nodes of one instance (cached). */
-export function topologyOf(instance: InstanceView): Promise<InstanceTopology> {
-  return cached(`topology:${instance.id}:${instance.baseUrl}`, async () => {
-    const client = await panelClientFor(instance);
-    const [locations, nodes] = await Promise.all([client.listLocations(), client.listNodes()]);
-    return { instance, locations, nodes };
-  });
+/**
+ * Locations and nodes of one instance, cached; `fresh` reads the panel now (placement does, so a
+ * node that just went into maintenance or filled up is seen) and refreshes the cache.
+ */
+export function topologyOf(instance: InstanceView, fresh = false): Promise<InstanceTopology> {
+  return cached(
+    `topology:${instance.id}:${instance.baseUrl}`,
+    async () => {
+      const client = await panelClientFor(instance);
+      const [locations, nodes] = await Promise.all([client.listLocations(), client.listNodes()]);
+      return { instance, locations, nodes };
+    },
+    fresh,
+  );
 }
 
 export interface EggWithNest {

@@ -3,13 +3,14 @@ import { topologyOf } from '../catalog/index.ts';
 import type { NodeCandidate } from './index.ts';
 
 /**
- * The one impure part of placement: the candidate nodes of every instance, from the (briefly
- * cached) panel topology. Allocations are looked up only for the node placement picks (servers
- * module), so a panel with many nodes costs one allocations read per deploy.
+ * The one impure part of placement: the candidate nodes of the given instances, read fresh from
+ * the panels (a cached view could place onto a node that just filled up or went into maintenance).
+ * Allocations are looked up only for the node placement picks (servers module), so a panel with
+ * many nodes costs one allocations read per deploy.
  */
-export async function loadCandidates(): Promise<{ candidates: NodeCandidate[]; unavailable: string[] }> {
-  const instances = await listInstances();
-  const settled = await Promise.allSettled(instances.map(topologyOf));
+export async function loadCandidates(only?: Set<string>): Promise<{ candidates: NodeCandidate[]; unavailable: string[] }> {
+  const instances = (await listInstances()).filter((i) => !only || only.has(i.id));
+  const settled = await Promise.allSettled(instances.map((i) => topologyOf(i, true)));
   const candidates: NodeCandidate[] = [];
   const unavailable: string[] = [];
   settled.forEach((s, i) => {

@@ -150,9 +150,9 @@ export async function deployServer(principal: { accountId: string; email: string
   );
   if (offering.size === 0) throw validation([{ field: 'body.eggId', message: 'is not offered by any enabled instance (see GET /v1/eggs)' }]);
 
-  const { candidates } = await loadCandidates();
-  const { node, instance, allocationId } = await placeWithAllocation(
-    candidates.filter((c) => offering.has(c.instanceId)),
+  const { candidates } = await loadCandidates(offering);
+  const { node, instance, allocations } = await placeWithAllocation(
+    candidates,
     { ramMb: resources.ramMb, diskMb: resources.diskMb, region: input.region ?? null, ...(input.instanceId ? { instanceId: input.instanceId } : {}) },
     instances,
   );
@@ -167,7 +167,7 @@ export async function deployServer(principal: { accountId: string; email: string
   const client = await panelClientFor(instance);
   const owner = client.hasClientKey ? await serviceUserIdOf(instance) : await panelUserForAccount(client, principal);
   const serverId = randomUUID();
-  const panelServer = await createOnPanel(client, {
+  const body = {
     name: input.name,
     description: `control-plane server ${serverId}`,
     external_id: serverId,
@@ -178,9 +178,23 @@ export async function deployServer(principal: { accountId: string; email: string
     environment,
     limits: { memory: resources.ramMb, swap: 0, disk: resources.diskMb, io: 500, cpu: resources.cpuPercent, threads: null },
     feature_limits: { databases: 0, allocations: 1, backups: 0 },
-    allocation: { default: allocationId },
     start_on_completion: false,
-  });
+  };
+  let panelServer: PanelServer | undefined;
+  let allocationId = 0;
+  // Concurrent deploys can pick the same free allocation; the loser's create is refused with a
+  // 422 on allocation.default, and it tries the next free one (creates nothing in between).
+  for (const candidate of allocations) {
+    allocationId = candidate;
+    try {
+      panelServer = await createOnPanel(client, { ...body, allocation: { default: candidate } });
+      break;
+    } catch (err) {
+      const taken = err instanceof PanelRequestError && err.panelStatus === 422 && err.panelErrors.some((e) => e.meta?.source_field === 'allocation.default');
+      if (!taken || candidate === allocations.at(-1)) throw err;
+    }
+  }
+  if (!panelServer) throw noCapacity({ ramMb: resources.ramMb, diskMb: resources.diskMb }, []);
 
   const now = new Date().toISOString();
   const item = {
@@ -219,8 +233,9 @@ export async function deployServer(principal: { accountId: string; email: string
 }
 
 /**
- * Places, then takes a free allocation on the chosen node; a node without one is marked and the
+ * Places, then reads the chosen node's free allocations; a node without one is marked and the
  * next best is tried, so placement honours "must have a free allocation" with one read per try.
+ * Returns a few free allocations in random order, so concurrent deploys rarely pick the same one.
  */
 async function placeWithAllocation(candidates: NodeCandidate[], request: Parameters<typeof rankFitting>[1], instances: InstanceView[]) {
   const pool = candidates.map((c) => ({ ...c }));
@@ -229,8 +244,11 @@ async function placeWithAllocation(candidates: NodeCandidate[], request: Paramet
     const node = fitting[0];
     if (!node) throw noCapacity(request, rejected);
     const instance = instances.find((i) => i.id === node.instanceId)!;
-    const [allocation] = await (await panelClientFor(instance)).listFreeAllocations(node.nodeId, 1);
-    if (allocation) return { node, instance, allocationId: allocation.id };
+    const free = await (await panelClientFor(instance)).listFreeAllocations(node.nodeId, 50);
+    if (free.length) {
+      const shuffled = free.map((a) => a.id).sort(() => Math.random() - 0.5).slice(0, 3);
+      return { node, instance, allocations: shuffled };
+    }
     pool.find((c) => c.instanceId === node.instanceId && c.nodeId === node.nodeId)!.freeAllocations = 0;
   }
   throw noCapacity(request, rankFitting(pool, request).rejected);

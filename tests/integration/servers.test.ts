@@ -1,0 +1,436 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, expectEnvelope, type TestApi } from '../helpers/stack.ts';
+import type { PanelSim } from '../../dev/panel-sim/index.ts';
+import { queryPartition, setAttributes, getRaw } from '../helpers/db.ts';
+import { keys } from '../../shared/db/keys.ts';
+import { appendLedger } from '../../shared/ledger/index.ts';
+
+/**
+ * Servers over the local stack: DynamoDB Local, the panel simulator over HTTP, the API over HTTP.
+ * Short panel timeouts so the timeout paths run in a second.
+ */
+process.env.PANEL_TIMEOUT_MS = '800';
+process.env.PANEL_CREATE_TIMEOUT_MS = '800';
+
+let api: TestApi;
+let sim: PanelSim;
+let instanceId: string;
+beforeAll(async () => {
+  api = await startTestApi({ panel: { installMs: 150, transitionMs: 40, resourcesCacheMs: 0 } });
+  sim = api.panel!.sim;
+  instanceId = api.panel!.instanceId;
+});
+afterAll(async () => api?.stop());
+
+const paper = (over: Record<string, unknown> = {}) => ({ name: 'paper server', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048, ...over });
+
+async function customer(email: string, topUpCents = 0): Promise<{ token: string; id: string }> {
+  const token = await api.session(email);
+  const { id } = (await api.call('GET', '/v1/account', { token })).body;
+  if (topUpCents) await appendLedger(id, [{ type: 'grant', amountCents: topUpCents, idempotencyKey: `test-topup:${id}:${topUpCents}` }]);
+  return { token, id };
+}
+
+const until = async (check: () => Promise<boolean>, ms = 4000) => {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 30));
+  }
+};
+
+/** Panel servers that have no record here: must always be none once a request has ended. */
+async function orphansOnPanel(): Promise<string[]> {
+  const recorded = new Set<string>();
+  let cursor: string | null = null;
+  do {
+    const page = await api.call('GET', `/v1/admin/servers?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+    for (const s of page.body.data) if (s.status !== 'deleted') recorded.add(s.id);
+    cursor = page.body.nextCursor;
+  } while (cursor);
+  return (sim.snapshot() as { servers: { external_id: string | null }[] }).servers.map((s) => s.external_id ?? '(none)').filter((e) => !recorded.has(e));
+}
+
+/** Counts panel requests that reached the simulator while `fn` ran (a catch-all fault that only counts). */
+async function panelCallsDuring(fn: () => Promise<void>): Promise<number> {
+  const id = sim.faults.add({ method: '*', path: '/api/', effect: { kind: 'latency', ms: 0 } });
+  try {
+    await fn();
+    return sim.faults.list().find((f) => f.id === id)!.hits;
+  } finally {
+    sim.faults.remove(id);
+  }
+}
+
+describe('the lifecycle', () => {
+  it('deploy → power → command in the console → files round-trip → resize → delete', async () => {
+    const { token, id: accountId } = await customer('life@example.com');
+    const created = await api.call('POST', '/v1/servers', { token, body: paper({ environment: { MINECRAFT_VERSION: '1.21.1' }, region: 'eu-central' }) });
+    expect(created.status).toBe(201);
+    const server = created.body;
+    expect(server).toMatchObject({ name: 'paper server', eggId: 1, instanceId, region: 'eu-central', status: 'active', resources: { ramMb: 1024, cpuPercent: 100, diskMb: 2048 }, priceCentsPerHour: 1 });
+    expect(server.identifier).toHaveLength(8);
+
+    // On the panel: under the service user, with our id as external id, every variable filled.
+    const panelView = sim.server(server.identifier)!;
+    expect(panelView).toMatchObject({ external_id: server.id, owner_id: sim.serviceUserId, memory: 1024, disk: 2048 });
+    expect(panelView.environment).toMatchObject({ MINECRAFT_VERSION: '1.21.1', SERVER_JARFILE: 'server.jar', BUILD_NUMBER: expect.any(String) });
+
+    const profile = await getRaw(keys.account(accountId));
+    expect(profile).toMatchObject({ serverCount: 1, burnCentsPerHour: 1 });
+    expect((await getRaw(keys.instance(instanceId)))!.serverCount).toBeGreaterThanOrEqual(1);
+
+    const installing = await api.call('GET', `/v1/servers/${server.id}`, { token });
+    expect(installing.body.live).toMatchObject({ available: true, installStatus: 'installing' });
+    expectEnvelope(await api.call('POST', `/v1/servers/${server.id}/power`, { token, body: { signal: 'start' } }), 409, 'conflict');
+    await until(async () => (await api.call('GET', `/v1/servers/${server.id}`, { token })).body.live.installStatus === 'installed');
+
+    expect((await api.call('POST', `/v1/servers/${server.id}/power`, { token, body: { signal: 'start' } })).body).toEqual({ id: server.id, signal: 'start', accepted: true });
+    await until(async () => (await api.call('GET', `/v1/servers/${server.id}/resources`, { token })).body.attributes.current_state === 'running');
+    const usage = await api.call('GET', `/v1/servers/${server.id}/resources`, { token });
+    expect(usage.body.attributes.resources).toMatchObject({ memory_bytes: expect.any(Number), cpu_absolute: expect.any(Number), network_rx_bytes: expect.any(Number) });
+
+    expect((await api.call('POST', `/v1/servers/${server.id}/command`, { token, body: { command: 'say hello from the api' } })).body).toEqual({ id: server.id, sent: true });
+    expect(sim.console(server.identifier).join('\n')).toContain('say hello from the api');
+
+    const consoleCreds = await api.call('GET', `/v1/servers/${server.id}/console`, { token });
+    expect(consoleCreds.body.websocket.socket).toContain(panelView.uuid);
+    expect(consoleCreds.body.websocket.token.split('.')).toHaveLength(3);
+
+    const written = await api.call('POST', `/v1/servers/${server.id}/files/write`, { token, body: { file: 'config/motd.txt', content: 'Welcome ✓' } });
+    expect(written.body).toEqual({ file: '/config/motd.txt', written: true, bytes: Buffer.byteLength('Welcome ✓') });
+    expect(sim.readFile(server.identifier, '/config/motd.txt')).toBe('Welcome ✓');
+    expect((await api.call('GET', `/v1/servers/${server.id}/files/contents?file=/config/motd.txt`, { token })).body).toEqual({ file: '/config/motd.txt', content: 'Welcome ✓' });
+    const listing = await api.call('GET', `/v1/servers/${server.id}/files?directory=/config`, { token });
+    expect(listing.body.data.map((f: { name: string }) => f.name)).toEqual(['motd.txt']);
+    const link = await api.call('GET', `/v1/servers/${server.id}/files/download?file=config/motd.txt`, { token });
+    expect(await (await fetch(link.body.url)).text()).toBe('Welcome ✓');
+    expect((await api.call('POST', `/v1/servers/${server.id}/files/delete`, { token, body: { root: '/config', files: ['motd.txt'] } })).body).toEqual({ root: '/config', deleted: ['motd.txt'] });
+    expect(sim.readFile(server.identifier, '/config/motd.txt')).toBeUndefined();
+
+    const resized = await api.call('PATCH', `/v1/servers/${server.id}`, { token, body: { ramMb: 4096, cpuPercent: 200, diskMb: 20480 } });
+    expect(resized.status).toBe(200);
+    expect(resized.body).toMatchObject({ resources: { ramMb: 4096, cpuPercent: 200, diskMb: 20480 }, priceCentsPerHour: 3 });
+    expect(sim.server(server.identifier)).toMatchObject({ memory: 4096, disk: 20480 });
+    const stored = await getRaw(keys.server(accountId, server.id));
+    expect(stored!.priceHistory).toEqual([
+      { at: server.createdAt, priceCentsPerHour: 1 },
+      { at: resized.body.updatedAt, priceCentsPerHour: 3 },
+    ]);
+    expect((await getRaw(keys.account(accountId)))!.burnCentsPerHour).toBe(3);
+
+    const deleted = await api.call('DELETE', `/v1/servers/${server.id}`, { token });
+    expect(deleted.body).toMatchObject({ id: server.id, status: 'deleted' });
+    expect(sim.server(server.identifier)).toBeUndefined();
+    const again = await api.call('DELETE', `/v1/servers/${server.id}`, { token });
+    expect(again.body).toEqual(deleted.body);
+    expect(await getRaw(keys.account(accountId))).toMatchObject({ serverCount: 0, burnCentsPerHour: 0 });
+    const after = await api.call('GET', `/v1/servers/${server.id}`, { token });
+    expect(after.body).toMatchObject({ status: 'deleted', deletedAt: deleted.body.deletedAt, live: { available: false } });
+    expectEnvelope(await api.call('POST', `/v1/servers/${server.id}/power`, { token, body: { signal: 'start' } }), 409, 'conflict');
+    expectEnvelope(await api.call('PATCH', `/v1/servers/${server.id}`, { token, body: { ramMb: 1024, cpuPercent: 100, diskMb: 2048 } }), 409, 'conflict');
+
+    const actions = (await api.call('GET', '/v1/account/logs?limit=100', { token })).body.data.map((e: { action: string; result: string }) => `${e.action}:${e.result}`);
+    for (const action of ['servers.create', 'servers.power', 'servers.command', 'servers.files.write', 'servers.files.delete', 'servers.resize', 'servers.delete']) {
+      expect(actions).toContain(`${action}:success`);
+    }
+    const listed = await api.call('GET', '/v1/servers', { token });
+    expect(listed.body.data.map((s: { id: string }) => s.id)).toEqual([server.id]);
+  });
+
+  it('admins list every account\'s servers', async () => {
+    const { token } = await customer('listed@example.com');
+    const created = (await api.call('POST', '/v1/servers', { token, body: paper() })).body;
+    const all = await api.call('GET', '/v1/admin/servers?limit=100');
+    expect(all.body.data.find((s: { id: string }) => s.id === created.id)).toMatchObject({ accountId: expect.any(String), name: 'paper server' });
+    expectEnvelope(await api.call('GET', '/v1/admin/servers', { token }), 403, 'forbidden');
+  });
+});
+
+describe('deploy refusals change nothing', () => {
+  it('insufficient credit: 402 with what is needed, nothing on the panel or on record', async () => {
+    const { token, id } = await customer('poor@example.com');
+    await appendLedger(id, [{ type: 'deduction', amountCents: -450, idempotencyKey: `poor:${id}` }]); // 50 cents left
+    const before = (sim.snapshot() as { servers: unknown[] }).servers.length;
+    const res = await api.call('POST', '/v1/servers', { token, body: paper() });
+    expectEnvelope(res, 402, 'insufficient_credit');
+    expect(res.body.error.details).toMatchObject({ balanceCents: 50, requiredCents: 100 });
+    expect((sim.snapshot() as { servers: unknown[] }).servers.length).toBe(before);
+    expect(await queryPartition(`ACCOUNT#${id}`, 'SERVER#')).toHaveLength(0);
+  });
+
+  it('runway counts every active server: 24 × (existing + new) hourly prices', async () => {
+    const { token, id } = await customer('runway@example.com'); // 500 cents
+    // 16384 MB / 400 % / 20480 MB: 16·400 + 4·300 + 20·10 = 7800 millicents → 8 cents/h → 192 cents for 24 h.
+    const big = { ramMb: 16384, cpuPercent: 400, diskMb: 20480 };
+    expect((await api.call('POST', '/v1/servers', { token, body: paper(big) })).body.priceCentsPerHour).toBe(8);
+    expect((await api.call('POST', '/v1/servers', { token, body: paper(big) })).status).toBe(201); // 384 ≤ 500
+    const third = await api.call('POST', '/v1/servers', { token, body: paper(big) }); // 576 > 500
+    expectEnvelope(third, 402, 'insufficient_credit');
+    expect(third.body.error.details).toMatchObject({ requiredCents: 576, hourlyCentsAfter: 24 });
+    // A resize that raises the price needs the runway too; one that lowers it never does.
+    await appendLedger(id, [{ type: 'deduction', amountCents: -100, idempotencyKey: `runway:${id}` }]); // 400 left
+    const servers = (await api.call('GET', '/v1/servers', { token })).body.data;
+    // 16384/400/102400 costs 9 cents: 24 × (8 + 9) = 408 > 400.
+    expectEnvelope(await api.call('PATCH', `/v1/servers/${servers[0].id}`, { token, body: { ramMb: 16384, cpuPercent: 400, diskMb: 102400 } }), 402, 'insufficient_credit');
+    expect((await api.call('PATCH', `/v1/servers/${servers[0].id}`, { token, body: { ramMb: 1024, cpuPercent: 100, diskMb: 2048 } })).status).toBe(200);
+    expect((await getRaw(keys.account(id)))!.burnCentsPerHour).toBe(9);
+  });
+
+  it('concurrent deploys cannot both spend the same runway', async () => {
+    const { token, id } = await customer('race@example.com'); // 500 cents: room for two 8-cent servers, not three
+    const big = paper({ ramMb: 16384, cpuPercent: 400, diskMb: 20480 });
+    const results = await Promise.all([1, 2, 3].map(() => api.call('POST', '/v1/servers', { token, body: big })));
+    expect(results.map((r) => r.status).sort()).toEqual([201, 201, 402]);
+    expect(await getRaw(keys.account(id))).toMatchObject({ serverCount: 2, burnCentsPerHour: 16 });
+    expect(await orphansOnPanel()).toEqual([]);
+  });
+
+  it('platform caps and the per-account server limit: 422 limit_exceeded, no panel call', async () => {
+    const { token } = await customer('caps@example.com', 100_000);
+    const calls = await panelCallsDuring(async () => {
+      const res = await api.call('POST', '/v1/servers', { token, body: paper({ ramMb: 16385 }) });
+      expectEnvelope(res, 422, 'limit_exceeded');
+      expect(res.body.error.details.issues[0].field).toBe('body.ramMb');
+    });
+    expect(calls).toBe(0);
+    await api.call('PUT', '/v1/admin/settings', { body: { maxServersPerAccount: 1 } });
+    try {
+      expect((await api.call('POST', '/v1/servers', { token, body: paper() })).status).toBe(201);
+      expectEnvelope(await api.call('POST', '/v1/servers', { token, body: paper() }), 422, 'limit_exceeded');
+    } finally {
+      await api.call('PUT', '/v1/admin/settings', { body: { maxServersPerAccount: 10 } });
+    }
+  });
+
+  it('no capacity: 503 listing every node and why', async () => {
+    const { token } = await customer('huge@example.com', 1_000_000);
+    await api.call('PUT', '/v1/admin/settings', { body: { serverCaps: { maxRamMb: 200_000 } } });
+    try {
+      const res = await api.call('POST', '/v1/servers', { token, body: paper({ ramMb: 100_000 }) });
+      expectEnvelope(res, 503, 'no_capacity');
+      const reasons = res.body.error.details.candidates.map((c: { nodeName: string; reason: string }) => `${c.nodeName}:${c.reason}`).sort();
+      expect(reasons).toEqual(['fra-1:insufficient_memory', 'fra-2:insufficient_memory', 'nyc-1:insufficient_memory']);
+      const region = await api.call('POST', '/v1/servers', { token, body: paper({ region: 'ap-south' }) });
+      expectEnvelope(region, 503, 'no_capacity');
+      expect(region.body.error.details.candidates.every((c: { reason: string }) => c.reason === 'region_mismatch')).toBe(true);
+    } finally {
+      await api.call('PUT', '/v1/admin/settings', { body: { serverCaps: { maxRamMb: 16384 } } });
+    }
+  });
+
+  it('node maintenance moves placement to another node', async () => {
+    const { token } = await customer('maint@example.com');
+    sim.setNodeMaintenance(3, true);
+    try {
+      const res = await api.call('POST', '/v1/servers', { token, body: paper() });
+      expect(res.status).toBe(201);
+      expect(res.body.region).toBe('eu-central');
+    } finally {
+      sim.setNodeMaintenance(3, false);
+    }
+  });
+
+  it('egg variables: not editable, breaking a rule, unknown; a foreign docker image; an unknown egg — 400, no panel create', async () => {
+    const { token } = await customer('eggs@example.com');
+    const cases: [Record<string, unknown>, string][] = [
+      [paper({ environment: { DL_PATH: 'https://evil.example/x.jar' } }), 'body.environment.DL_PATH'],
+      [paper({ environment: { MINECRAFT_VERSION: 'x'.repeat(21) } }), 'body.environment.MINECRAFT_VERSION'],
+      [paper({ environment: { SERVER_JARFILE: 'server.zip' } }), 'body.environment.SERVER_JARFILE'],
+      [paper({ environment: { NOT_A_VARIABLE: '1' } }), 'body.environment.NOT_A_VARIABLE'],
+      [paper({ eggId: 3, environment: { RCON_PORT: '1' } }), 'body.environment.RCON_PORT'],
+      [paper({ eggId: 3, environment: { WORLD_SIZE: '7000' } }), 'body.environment.WORLD_SIZE'],
+      [paper({ eggId: 3, environment: { LEVEL: 'Moon' } }), 'body.environment.LEVEL'],
+      [paper({ dockerImage: 'docker.io/attacker/miner:latest' }), 'body.dockerImage'],
+      [paper({ eggId: 999 }), 'body.eggId'],
+      [paper({ instanceId: '00000000-0000-4000-8000-000000000000' }), 'body.instanceId'],
+    ];
+    for (const [body, field] of cases) {
+      const creates = sim.faults.add({ method: 'POST', path: '/api/application/servers', effect: { kind: 'latency', ms: 0 } });
+      const res = await api.call('POST', '/v1/servers', { token, body });
+      expectEnvelope(res, 400, 'validation_failed');
+      expect(res.body.error.details.issues.map((i: { field: string }) => i.field)).toContain(field);
+      expect(sim.faults.list().find((f) => f.id === creates)!.hits).toBe(0);
+      sim.faults.remove(creates);
+    }
+    // An allowed image and valid values go through.
+    const ok = await api.call('POST', '/v1/servers', { token, body: paper({ eggId: 3, dockerImage: 'ghcr.io/pterodactyl/games:rust', environment: { WORLD_SIZE: '4000', LEVEL: 'Barren' } }) });
+    expect(ok.status).toBe(201);
+    expect(sim.server(ok.body.identifier)!.environment).toMatchObject({ WORLD_SIZE: '4000', LEVEL: 'Barren', RCON_PORT: expect.any(String) });
+  });
+
+  it('bad bodies: name outside 3–60, below the minimums, wrong types — 400 naming each field, no panel call', async () => {
+    const { token } = await customer('badbody@example.com');
+    const calls = await panelCallsDuring(async () => {
+      const res = await api.call('POST', '/v1/servers', { token, body: { name: 'ab', eggId: '1', ramMb: 255, cpuPercent: 24, diskMb: 511, region: 5 } });
+      expectEnvelope(res, 400, 'validation_failed');
+      expect(res.body.error.details.issues.map((i: { field: string }) => i.field).sort()).toEqual(['body.cpuPercent', 'body.diskMb', 'body.eggId', 'body.name', 'body.ramMb', 'body.region']);
+      expectEnvelope(await api.call('POST', '/v1/servers', { token, body: paper({ name: 'x'.repeat(61) }) }), 400, 'validation_failed');
+    });
+    expect(calls).toBe(0);
+  });
+});
+
+describe('the panel failing during create', () => {
+  it('a create whose answer is lost is found by its external id: one server, recorded once', async () => {
+    const { token, id } = await customer('lost@example.com');
+    sim.faults.add({ method: 'POST', path: '/api/application/servers', count: 1, effect: { kind: 'lost_response' } });
+    const res = await api.call('POST', '/v1/servers', { token, body: paper() });
+    expect(res.status).toBe(201);
+    const onPanel = (sim.snapshot() as { servers: { external_id: string | null }[] }).servers.filter((s) => s.external_id === res.body.id);
+    expect(onPanel).toHaveLength(1);
+    expect(await queryPartition(`ACCOUNT#${id}`, 'SERVER#')).toHaveLength(1);
+    expect(await orphansOnPanel()).toEqual([]);
+  });
+
+  it('a panel that times out without creating: 504, nothing recorded or charged; the retry creates exactly one', async () => {
+    const { token, id } = await customer('timeout@example.com');
+    sim.faults.add({ method: 'POST', path: '/api/application/servers', count: 1, effect: { kind: 'timeout' } });
+    const headers = { 'idempotency-key': 'deploy-timeout-1' };
+    const failed = await api.call('POST', '/v1/servers', { token, body: paper(), headers });
+    expectEnvelope(failed, 504, 'panel_timeout');
+    expect(await queryPartition(`ACCOUNT#${id}`, 'SERVER#')).toHaveLength(0);
+    expect(await getRaw(keys.account(id))).toMatchObject({ serverCount: 0, burnCentsPerHour: 0, balanceCents: 500 });
+    expect(await queryPartition(`ACCOUNT#${id}`, 'LEDGER#')).toHaveLength(1); // the trial only
+
+    const retry = await api.call('POST', '/v1/servers', { token, body: paper(), headers });
+    expect(retry.status).toBe(201);
+    const replay = await api.call('POST', '/v1/servers', { token, body: paper(), headers });
+    expect(replay.body.id).toBe(retry.body.id);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    const mine = (sim.snapshot() as { servers: { external_id: string | null }[] }).servers.filter((s) => s.external_id === retry.body.id);
+    expect(mine).toHaveLength(1);
+    expect(await queryPartition(`ACCOUNT#${id}`, 'SERVER#')).toHaveLength(1);
+    expect(await orphansOnPanel()).toEqual([]);
+  });
+
+  it('a panel 5xx on create: 502, nothing recorded', async () => {
+    const { token, id } = await customer('fivexx@example.com');
+    sim.faults.add({ method: 'POST', path: '/api/application/servers', count: 1, effect: { kind: 'status', status: 500 } });
+    expectEnvelope(await api.call('POST', '/v1/servers', { token, body: paper() }), 502, 'panel_error');
+    expect(await queryPartition(`ACCOUNT#${id}`, 'SERVER#')).toHaveLength(0);
+  });
+
+  it('an unreachable panel on read: the stored server comes back with the live part unavailable', async () => {
+    const { token } = await customer('unreach@example.com');
+    const server = (await api.call('POST', '/v1/servers', { token, body: paper() })).body;
+    sim.faults.add({ method: 'GET', path: '/api/application/servers/', count: 3, effect: { kind: 'status', status: 503 } });
+    const res = await api.call('GET', `/v1/servers/${server.id}`, { token });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: server.id, name: 'paper server', live: { available: false, installStatus: null } });
+    sim.faults.clear();
+  });
+});
+
+describe('control refusals', () => {
+  let token: string;
+  let serverId: string;
+  beforeAll(async () => {
+    ({ token } = await customer('control@example.com'));
+    const server = (await api.call('POST', '/v1/servers', { token, body: paper() })).body;
+    serverId = server.id;
+    await until(async () => (await api.call('GET', `/v1/servers/${serverId}`, { token })).body.live.installStatus === 'installed');
+  });
+
+  it('bad control input is 400 with the field named and never reaches the panel', async () => {
+    const calls = await panelCallsDuring(async () => {
+      const cases: [string, string, Record<string, unknown> | undefined, string][] = [
+        ['POST', 'power', { signal: 'explode' }, 'body.signal'],
+        ['POST', 'command', { command: '' }, 'body.command'],
+        ['POST', 'command', { command: 'say a\nstop' }, 'body.command'],
+        ['POST', 'command', { command: 'x'.repeat(1025) }, 'body.command'],
+        ['GET', 'files?directory=../../etc', undefined, 'query.directory'],
+        ['GET', 'files/contents?file=/logs/../../../etc/passwd', undefined, 'query.file'],
+        ['GET', 'files/contents?file=a%00b', undefined, 'query.file'],
+        ['GET', 'files/contents', undefined, 'query.file'],
+        ['GET', 'files/download?file=..', undefined, 'query.file'],
+        ['POST', 'files/write', { file: '../x', content: 'a' }, 'body.file'],
+        ['POST', 'files/write', { file: 'big.txt', content: 'x'.repeat(524_289) }, 'body.content'],
+        ['POST', 'files/write', { file: 'x.txt' }, 'body.content'],
+        ['POST', 'files/delete', { files: [] }, 'body.files'],
+        ['POST', 'files/delete', { root: '/..', files: ['a'] }, 'body.root'],
+        ['PATCH', '', { ramMb: 128, cpuPercent: 100, diskMb: 2048 }, 'body.ramMb'],
+        ['PATCH', '', { ramMb: 1024 }, 'body.cpuPercent'],
+      ];
+      for (const [method, sub, body, field] of cases) {
+        const res = await api.call(method, `/v1/servers/${serverId}${sub ? `/${sub}` : ''}`, { token, body });
+        expectEnvelope(res, 400, 'validation_failed');
+        expect(res.body.error.details.issues.map((i: { field: string }) => i.field), `${method} ${sub}`).toContain(field);
+      }
+      const capped = await api.call('PATCH', `/v1/servers/${serverId}`, { token, body: { ramMb: 1024, cpuPercent: 401, diskMb: 2048 } });
+      expectEnvelope(capped, 422, 'limit_exceeded');
+      expect(capped.body.error.details.issues[0].field).toBe('body.cpuPercent');
+    });
+    expect(calls).toBe(0);
+  });
+
+  it('a command to a stopped server is a 409, not a panel error', async () => {
+    expectEnvelope(await api.call('POST', `/v1/servers/${serverId}/command`, { token, body: { command: 'say hi' } }), 409, 'conflict');
+  });
+
+  it('a suspended server refuses control with 409', async () => {
+    const { id: accountId } = (await api.call('GET', '/v1/account', { token })).body;
+    await setAttributes(keys.server(accountId, serverId), { status: 'suspended' }); // as the billing pass will
+    try {
+      for (const [method, sub, body] of [['POST', 'power', { signal: 'start' }], ['GET', 'resources'], ['GET', 'console'], ['GET', 'files']] as const) {
+        const res = await api.call(method, `/v1/servers/${serverId}/${sub}`, { token, body });
+        expectEnvelope(res, 409, 'conflict');
+        expect(res.body.error.message).toMatch(/suspended/);
+      }
+    } finally {
+      await setAttributes(keys.server(accountId, serverId), { status: 'active' });
+    }
+  });
+
+  it('without a client key: control is 400 no_client_key, deploy still works under a per-account panel user', async () => {
+    await api.call('PATCH', `/v1/admin/instances/${instanceId}`, { body: { clientApiKey: null } });
+    try {
+      for (const [method, sub, body] of [['POST', 'power', { signal: 'start' }], ['GET', 'resources'], ['POST', 'command', { command: 'x' }], ['GET', 'console'], ['GET', 'files'], ['GET', 'files/contents?file=a'], ['POST', 'files/write', { file: 'a', content: '' }], ['GET', 'files/download?file=a'], ['POST', 'files/delete', { files: ['a'] }]] as const) {
+        expectEnvelope(await api.call(method, `/v1/servers/${serverId}/${sub}`, { token, body }), 400, 'no_client_key');
+      }
+      const { token: other, id: otherId } = await customer('nokey@example.com');
+      const res = await api.call('POST', '/v1/servers', { token: other, body: paper() });
+      expect(res.status).toBe(201);
+      const panelServer = sim.server(res.body.identifier)!;
+      expect(panelServer.owner_id).not.toBe(sim.serviceUserId);
+      const again = await api.call('POST', '/v1/servers', { token: other, body: paper() });
+      expect(sim.server(again.body.identifier)!.owner_id).toBe(panelServer.owner_id); // one panel user per account
+      expect((sim.snapshot() as { users: { id: number; external_id: string | null }[] }).users.find((u) => u.id === panelServer.owner_id)!.external_id).toBe(`cp-account-${otherId}`);
+    } finally {
+      await api.call('PATCH', `/v1/admin/instances/${instanceId}`, { body: { clientApiKey: sim.clientKey } });
+    }
+  });
+});
+
+describe('isolation', () => {
+  it("account B gets 404 on every route of account A's server, exactly as for an unknown id, and changes nothing", async () => {
+    const a = await customer('owner-a@example.com');
+    const b = await customer('intruder-b@example.com');
+    const server = (await api.call('POST', '/v1/servers', { token: a.token, body: paper() })).body;
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    const routes: [string, string, Record<string, unknown> | undefined][] = [
+      ['GET', '', undefined],
+      ['PATCH', '', { ramMb: 2048, cpuPercent: 100, diskMb: 2048 }],
+      ['DELETE', '', undefined],
+      ['POST', '/power', { signal: 'kill' }],
+      ['GET', '/resources', undefined],
+      ['POST', '/command', { command: 'stop' }],
+      ['GET', '/console', undefined],
+      ['GET', '/files', undefined],
+      ['GET', '/files/contents?file=eula.txt', undefined],
+      ['POST', '/files/write', { file: 'pwned.txt', content: 'x' }],
+      ['GET', '/files/download?file=eula.txt', undefined],
+      ['POST', '/files/delete', { files: ['eula.txt'] }],
+    ];
+    for (const [method, sub, body] of routes) {
+      const foreign = await api.call(method, `/v1/servers/${server.id}${sub}`, { token: b.token, body });
+      const missing = await api.call(method, `/v1/servers/${unknown}${sub}`, { token: b.token, body });
+      expectEnvelope(foreign, 404, 'not_found');
+      expect(foreign.body).toEqual(missing.body);
+    }
+    const still = await api.call('GET', `/v1/servers/${server.id}`, { token: a.token });
+    expect(still.body).toMatchObject({ status: 'active', resources: { ramMb: 1024 } });
+    expect(sim.server(server.identifier)).toBeDefined();
+    expect((await api.call('GET', '/v1/servers', { token: b.token })).body.data).toEqual([]);
+  });
+});
