@@ -28,8 +28,16 @@ export interface ApiStackProps extends StackProps {
   selfSignUp?: boolean;
 }
 
-/** Per-group overrides of the house defaults (AppFunction: 512 MB, 10 s). */
-const FUNCTION_SETTINGS: Partial<Record<Group, { memorySize?: number; timeout?: Duration }>> = {};
+/**
+ * Per-group overrides of the house defaults (AppFunction: 512 MB, 10 s). Functions that call the
+ * panels wait on them: a server create may take the panel 20 s (it waits on Wings), so the servers
+ * function gets the 29 s API Gateway allows; the catalog and admin read several panels at once.
+ */
+const FUNCTION_SETTINGS: Partial<Record<Group, { memorySize?: number; timeout?: Duration }>> = {
+  servers: { timeout: Duration.seconds(29) },
+  catalog: { timeout: Duration.seconds(20) },
+  admin: { timeout: Duration.seconds(20) },
+};
 
 /** Stage-wide throttling; the per-credential limit (240/min) is enforced by the functions themselves. */
 const THROTTLE: apigwv2.ThrottleSettings = { rateLimit: 100, burstLimit: 200 };

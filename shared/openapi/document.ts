@@ -92,11 +92,6 @@ function generate(): object {
     openapi: '3.1.0',
     info: { title: 'Hosting Control Plane API', version: API_VERSION, description: DESCRIPTION },
     servers: [{ url: '/' }],
-    tags: [
-      { name: 'Health' },
-      { name: 'Account' },
-      { name: 'API keys' },
-      { name: 'Admin' },
-    ],
+    tags: [...new Set(routeEntries().filter(([, d]) => !d.hidden && d.group !== 'dev').map(([, d]) => d.tag))].map((name) => ({ name })),
   });
 }

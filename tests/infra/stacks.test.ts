@@ -177,7 +177,8 @@ describe('api stack: functions carry the house defaults', () => {
       expect(p.Architectures, id).toEqual(['arm64']);
       expect(p.Handler, id).toBe('index.handler');
       expect(p.MemorySize, id).toBe(512);
-      expect(p.Timeout, id).toBe(10);
+      expect(p.Timeout, id).toBeGreaterThanOrEqual(10);
+      expect(p.Timeout, id).toBeLessThanOrEqual(29);
       expect(p.TracingConfig, id).toEqual({ Mode: 'Active' });
       expect(p.LoggingConfig?.LogGroup?.Ref, id).toBeDefined();
       const env = p.Environment.Variables as Record<string, unknown>;
@@ -206,6 +207,15 @@ describe('api stack: functions carry the house defaults', () => {
       for (const index of TABLE.indexes) expect(doc).toContain(`/index/${index.name}`);
     }
     expect(resourcesOf(apiTemplate, 'AWS::IAM::Role').map(([, r]) => JSON.stringify(r.Properties))).not.toContain('AWSLambdaBasicExecutionRole');
+  });
+
+  it('gives the functions that wait on panels longer timeouts (a server create may take the panel 20 s)', () => {
+    const timeoutOf = (group: string) => {
+      const fn = built.apiStack.functions.get(group as never)!;
+      return resourcesOf(apiTemplate, 'AWS::Lambda::Function').find(([id]) => id === logicalId(built.apiStack, fn.fn))![1].Properties.Timeout;
+    };
+    expect(timeoutOf('servers')).toBe(29);
+    expect(timeoutOf('account')).toBe(10);
   });
 
   it('lets only the admin function write panel keys; panel readers may only read them; others get nothing', () => {
