@@ -21,8 +21,8 @@ export async function loadGroupHandlers(groups: readonly Group[] = GROUPS): Prom
     dev: () => import('./handler.ts'),
     catalog: () => import('../functions/catalog/handler.ts'),
     servers: () => import('../functions/servers/handler.ts'),
-    billing: async () => ({ handler: undefined }),
-    payments: async () => ({ handler: undefined }),
+    billing: () => import('../functions/billing/handler.ts'),
+    payments: () => import('../functions/payments/handler.ts'),
   };
   const out: Partial<Record<Group, LambdaHandler>> = {};
   for (const group of groups) {

@@ -10,6 +10,9 @@ import { clearSettingsCache } from '../shared/settings/index.ts';
 import { ensureTable, startDynamoLocal, type LocalDynamo } from './dynamodb.ts';
 import { createLocalApi, listen, loadGroupHandlers } from './local-api.ts';
 import { LOCAL_AUDIENCE } from './local-idp.ts';
+import { GRACE_MS, runPassInProcess } from '../shared/billing/pass.ts';
+import { HOUR_MS } from '../shared/billing/hours.ts';
+import { logger, errorFields } from '../shared/observability/logger.ts';
 import { startPanelSim, type PanelSim } from './panel-sim/index.ts';
 import { createInstance, listInstances, updateInstance } from '../shared/instances/index.ts';
 
@@ -31,6 +34,8 @@ export interface LocalStackOptions {
   localAdminApiKey?: string;
   /** Panel keys file (mode 0600); undefined keeps them in memory. */
   secretsFile?: string;
+  /** Run the hourly billing pass on the clock, as the EventBridge rule does in AWS. */
+  billingSchedule?: boolean;
   /** Start the panel simulator and register it as an instance (LOCAL_PANEL=off says no). */
   panel?: false | { port?: number; installMs?: number; transitionMs?: number; resourcesCacheMs?: number };
 }
@@ -78,6 +83,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const adminEmail = adminEmails[0]!;
   const adminApiKey = await seedAdminKey(adminEmail, options.localAdminApiKey);
   const panel = options.panel ? await startAndRegisterPanel(options.panel) : undefined;
+  const schedule = options.billingSchedule ? scheduleBilling() : undefined;
 
   return {
     baseUrl,
@@ -88,6 +94,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     adminApiKey,
     panel,
     stop: async () => {
+      schedule?.stop();
       await panel?.sim.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -119,4 +126,27 @@ async function startAndRegisterPanel(options: { port?: number; installMs?: numbe
     ? (await updateInstance(existing.id, { appApiKey: sim.appKey, clientApiKey: sim.clientKey })).view.id
     : (await createInstance({ name: 'Local panel (simulator)', baseUrl: sim.url, appApiKey: sim.appKey, clientApiKey: sim.clientKey, priority: 100, enabled: true })).id;
   return { sim, instanceId };
+}
+
+/**
+ * The local stand-in for the EventBridge hourly rule: a pass a little after every full hour (once
+ * the grace period is over), the same handler `POST /dev/billing/run` calls.
+ */
+function scheduleBilling(): { stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    const next = Math.floor(Date.now() / HOUR_MS) * HOUR_MS + HOUR_MS + GRACE_MS + 5_000;
+    timer = setTimeout(async () => {
+      try {
+        const summary = await runPassInProcess(new Date());
+        logger.info('hourly billing pass', { ...summary });
+      } catch (err) {
+        logger.error('hourly billing pass failed', errorFields(err));
+      }
+      arm();
+    }, next - Date.now());
+    timer.unref();
+  };
+  arm();
+  return { stop: () => clearTimeout(timer) };
 }

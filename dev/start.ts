@@ -16,6 +16,7 @@ const stack = await startLocalStack({
   adminEmails: (env.ADMIN_EMAILS ?? '').split(',').map((e) => e.trim()).filter(Boolean),
   localAdminApiKey: env.LOCAL_ADMIN_API_KEY || undefined,
   panel: env.LOCAL_PANEL === 'off' ? false : { port: Number(env.PANEL_SIM_PORT ?? 8081) },
+  billingSchedule: true,
 });
 
 const line = '─'.repeat(64);
@@ -29,6 +30,8 @@ process.stdout.write(
     ` OpenAPI    ${stack.baseUrl}/openapi.json`,
     ` DynamoDB   ${stack.dynamodbEndpoint} (table ${stack.tableName}${inMemory ? ', in memory' : `, data in ${env.DATA_DIR ?? '.data'}`})`,
     ` Panel      ${stack.panel ? `${stack.panel.sim.url} (simulator, instance ${stack.panel.instanceId})` : 'off (LOCAL_PANEL=off)'}`,
+    ` Billing    hourly pass at :02 past each hour; run one now: curl -X POST ${stack.baseUrl}/dev/billing/run -d '{}' -H 'content-type: application/json'`,
+    ` Payments   ${process.env.STRIPE_SECRET_KEY ? 'Stripe' : 'sandbox checkout (no STRIPE_SECRET_KEY)'}`,
     ` Admin      ${stack.adminEmail}`,
     ` Admin key  ${stack.adminApiKey}`,
     '',

@@ -2,6 +2,9 @@ import { createGroupHandler } from '../../shared/http/handler.ts';
 import { getAccount } from '../../shared/accounts/index.ts';
 import { listActivity } from '../../shared/audit/index.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../shared/keys/index.ts';
+import { listLedger } from '../../shared/ledger/index.ts';
+import { getBudget, setBudget } from '../../shared/budgets/index.ts';
+import { reconcileAccount } from '../../shared/servers/suspension.ts';
 
 /** Account group: the caller's account, activity log and API keys. */
 export const handler = createGroupHandler('account', {
@@ -17,6 +20,19 @@ export const handler = createGroupHandler('account', {
     audit.target = `key:${key.id}`;
     audit.details = { name: key.name, scopes: key.scopes, expiresAt: key.expiresAt };
     return { ...key, secret };
+  },
+
+  listTransactions: async ({ principal, query }) => listLedger(principal.accountId, { ...query, boundTo: `ledger:${principal.accountId}` }),
+
+  getBudget: async ({ principal }) => getBudget(principal.accountId),
+
+  putBudget: async ({ principal, body, audit }) => {
+    audit.target = `account:${principal.accountId}`;
+    audit.details = { monthlyCapCents: body.monthlyCapCents, action: body.action };
+    const budget = await setBudget(principal.accountId, body);
+    // A raised or cleared cap lifts a budget suspension now (the billing pass retries a panel that says no).
+    await reconcileAccount(principal.accountId);
+    return budget;
   },
 
   revokeKey: async ({ principal, params, audit }) => {

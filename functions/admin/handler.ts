@@ -5,6 +5,7 @@ import { getSettings, updateSettings } from '../../shared/settings/index.ts';
 import { createInstance, deleteInstance, listInstances, testInstance, updateInstance } from '../../shared/instances/index.ts';
 import { clearCatalogCache } from '../../shared/catalog/index.ts';
 import { listAllServers } from '../../shared/servers/index.ts';
+import { adjustCredit } from '../../shared/accounts/credits.ts';
 
 /** Admin group: everything under /v1/admin (admin accounts with the `admin` scope only). */
 export const handler = createGroupHandler('admin', {
@@ -23,6 +24,12 @@ export const handler = createGroupHandler('admin', {
       after: Object.fromEntries(changed.map((path) => [path, valueAt(after, path)])),
     };
     return after;
+  },
+
+  adminCredit: async ({ principal, params, body, headers, requestId, audit }) => {
+    audit.target = `account:${params.id}`;
+    audit.details = { amountCents: body.amountCents, note: body.note };
+    return adjustCredit(params.id, body, principal.accountId, headers['idempotency-key'] ?? requestId);
   },
 
   adminListServers: async ({ principal, query }) => listAllServers({ ...query, boundTo: `admin-servers:${principal.accountId}` }),

@@ -37,6 +37,10 @@ export interface RouteDef {
   raw?: boolean;
   /** Left out of the OpenAPI document. */
   hidden?: boolean;
+  /** The body reaches the implementation as the raw string (webhook signatures are over the raw bytes). */
+  rawBody?: boolean;
+  /** Exempt from the per-client rate limit (the payment provider's webhook deliveries). */
+  unlimited?: boolean;
 }
 
 const define = <const T extends Record<string, RouteDef>>(table: T): T => table;
@@ -169,7 +173,55 @@ export const routes = define({
     summary: 'Delete files or directories', params: IdParam, body: s.DeleteFiles, response: s.DeleteFilesResult, audit: 'servers.files.delete',
   },
 
+  // ---- account: money ----
+  listTransactions: {
+    method: 'GET', path: '/v1/account/transactions', group: 'account', tag: 'Billing', auth: 'bearer', scope: 'billing:read',
+    summary: 'Credit ledger, newest first', description: 'Every balance change: trial, top-up, bonus, admin grant or deduction, hourly charge, refund. The balance always equals the sum of the ledger.',
+    query: s.ListQuery, response: s.LedgerList,
+  },
+  getBudget: {
+    method: 'GET', path: '/v1/account/budget', group: 'account', tag: 'Billing', auth: 'bearer', scope: 'billing:read',
+    summary: 'Monthly budget: cap, spent, projected month-end, remaining', response: s.Budget,
+  },
+  putBudget: {
+    method: 'PUT', path: '/v1/account/budget', group: 'account', tag: 'Billing', auth: 'bearer', scope: 'billing:write',
+    summary: 'Set or clear the monthly cap and what happens at it', body: s.BudgetUpdate, response: s.Budget, audit: 'budget.update',
+  },
+
+  // ---- billing ----
+  billingConfig: {
+    method: 'GET', path: '/v1/billing/config', group: 'billing', tag: 'Billing', auth: 'bearer', scope: 'billing:read',
+    summary: 'Top-up rules: currency, minimum and maximum, bonus percentage, whether payments work', response: s.BillingConfig,
+  },
+  checkout: {
+    method: 'POST', path: '/v1/billing/checkout', group: 'billing', tag: 'Billing', auth: 'bearer', scope: 'billing:write',
+    summary: 'Start a top-up: opens an invoice and a hosted payment page',
+    description: 'Redirect the customer to `url`. Only the payment provider\'s webhook credits the balance (amount plus the bonus), exactly once.',
+    body: s.CheckoutRequest, status: 201, response: s.CheckoutResponse, idempotent: true, audit: 'billing.checkout',
+  },
+  listInvoices: {
+    method: 'GET', path: '/v1/invoices', group: 'billing', tag: 'Billing', auth: 'bearer', scope: 'billing:read',
+    summary: 'Your invoices, newest first', query: s.ListQuery, response: s.InvoiceList,
+  },
+  getInvoice: {
+    method: 'GET', path: '/v1/invoices/:id', group: 'billing', tag: 'Billing', auth: 'bearer', scope: 'billing:read',
+    summary: 'One invoice with its line items', params: IdParam, response: s.Invoice,
+  },
+
+  // ---- payments (the payment provider calls this) ----
+  stripeWebhook: {
+    method: 'POST', path: '/v1/webhooks/stripe', group: 'payments', tag: 'Billing', auth: 'none', rawBody: true, unlimited: true,
+    summary: 'Stripe webhook (signature in Stripe-Signature, no bearer credential)',
+    description: 'Verifies the signature over the raw body (bad or older than 5 minutes: 400, nothing changes). `checkout.session.completed` (paid) and `checkout.session.async_payment_succeeded` mark the invoice paid and credit the amount and the bonus once; `checkout.session.expired` and `checkout.session.async_payment_failed` void an open invoice (never a paid one). Other events are acknowledged and ignored.',
+    body: z.string(), response: s.WebhookAck,
+  },
+
   // ---- admin ----
+  adminCredit: {
+    method: 'POST', path: '/v1/admin/users/:id/credits', group: 'admin', tag: 'Admin', auth: 'bearer', scope: 'admin', admin: true,
+    summary: 'Grant (positive) or deduct (negative) credit', description: 'A deduction may take the balance below zero; the next billing pass then suspends the servers. A grant that brings the balance above zero unsuspends them at once.',
+    params: IdParam, body: s.AdminCredit, response: s.AdminCreditResult, idempotent: true, audit: 'credits.adjust',
+  },
   adminListServers: {
     method: 'GET', path: '/v1/admin/servers', group: 'admin', tag: 'Admin', auth: 'bearer', scope: 'admin', admin: true,
     summary: 'All servers of all accounts, newest first', query: s.ListQuery, response: s.AdminServerList,
@@ -219,6 +271,23 @@ export const routes = define({
   devSession: {
     method: 'POST', path: '/dev/session', group: 'dev', tag: 'Local', auth: 'none', hidden: true,
     summary: 'Session token from the local identity provider', body: s.DevSessionRequest, response: s.DevSession,
+  },
+  devBillingRun: {
+    method: 'POST', path: '/dev/billing/run', group: 'dev', tag: 'Local', auth: 'none', hidden: true,
+    summary: 'Run the hourly billing pass as if at `at` (default now)', body: s.BillingRunRequest, response: s.BillingSummary,
+  },
+  devCheckoutPage: {
+    method: 'GET', path: '/dev/checkout/:invoiceId', group: 'dev', tag: 'Local', auth: 'none', hidden: true, raw: true,
+    summary: 'Sandbox payment page (no Stripe key)', params: z.object({ invoiceId: s.Uuid }), response: z.string(),
+  },
+  devCheckoutScript: {
+    method: 'GET', path: '/dev/checkout-assets/sandbox.js', group: 'dev', tag: 'Local', auth: 'none', hidden: true, raw: true,
+    summary: 'Script of the sandbox payment page', response: z.string(),
+  },
+  devCheckoutComplete: {
+    method: 'POST', path: '/dev/checkout/:invoiceId/complete', group: 'dev', tag: 'Local', auth: 'none', hidden: true,
+    summary: 'Finish a sandbox payment: sends the signed webhook Stripe would send',
+    params: z.object({ invoiceId: s.Uuid }), body: z.object({ outcome: z.enum(['paid', 'expired', 'failed']) }).strict(), response: s.WebhookAck,
   },
   devJwks: {
     method: 'GET', path: '/dev/oidc/.well-known/jwks.json', group: 'dev', tag: 'Local', auth: 'none', hidden: true,

@@ -502,3 +502,145 @@ export const DeleteFilesResult = z.object({ root: z.string(), deleted: z.array(z
 
 export const AdminServer = Server.extend({ accountId: Uuid }).meta({ id: 'AdminServer' });
 export const AdminServerList = listOf(AdminServer, 'AdminServerList');
+
+// ---- money: ledger, budgets, billing, invoices --------------------------------------------------
+
+export const LedgerEntryView = z
+  .object({
+    seq: z.number().int().meta({ description: 'Position in the account ledger (1, 2, 3, …).' }),
+    type: z.enum(['trial', 'topup', 'bonus', 'grant', 'deduction', 'charge', 'refund']),
+    amountCents: z.number().int().meta({ description: 'Signed: credits positive, charges and deductions negative.' }),
+    balanceAfterCents: z.number().int(),
+    granted: z.boolean().meta({ description: 'Trial, bonus and admin grants: credit that was not paid for.' }),
+    reference: z.object({
+      serverId: z.string().nullable(),
+      invoiceId: z.string().nullable(),
+      invoiceNumber: z.string().nullable(),
+      hour: z.string().nullable().meta({ description: 'Hourly charges: the UTC hour charged (its start).' }),
+      note: z.string().nullable(),
+      lines: z.array(z.object({ serverId: z.string(), cents: z.number().int() })).meta({ description: 'Hourly charges: each server and what it cost.' }),
+    }),
+    at: z.iso.datetime(),
+  })
+  .meta({ id: 'LedgerEntry' });
+
+export const LedgerList = listOf(LedgerEntryView, 'LedgerList');
+
+export const BudgetAction = z.enum(['refuse', 'suspend']).meta({
+  id: 'BudgetAction',
+  description: '`refuse`: at the cap, deploys and upsizes are refused. `suspend`: also suspend the running servers until the month ends or the cap is raised.',
+});
+
+export const Budget = z
+  .object({
+    monthlyCapCents: z.number().int().nullable().meta({ description: 'null: no cap.' }),
+    action: BudgetAction,
+    month: z.string().meta({ example: '2026-11' }),
+    spentCents: z.number().int().meta({ description: 'Hourly charges this UTC month.' }),
+    burnCentsPerHour: z.number().int().meta({ description: 'Current hourly price of the active servers.' }),
+    projectedCents: z.number().int().meta({ description: 'Spent plus the current burn until the month ends.' }),
+    remainingCents: z.number().int().nullable().meta({ description: 'Cap minus spent (null without a cap).' }),
+    capReached: z.boolean(),
+  })
+  .meta({ id: 'Budget' });
+
+export const BudgetUpdate = z
+  .object({ monthlyCapCents: z.number().int().min(0).max(100_000_000).nullable(), action: BudgetAction.default('refuse') })
+  .strict()
+  .meta({ id: 'BudgetUpdate' });
+
+export const BillingConfig = z
+  .object({
+    currency: z.literal('usd'),
+    minimumTopUpCents: z.number().int(),
+    maximumTopUpCents: z.number().int(),
+    bonusPercent: z.number().int(),
+    paymentsEnabled: z.boolean().meta({ description: 'Checkout works (Stripe configured, or the local sandbox).' }),
+    provider: z.enum(['stripe', 'sandbox']),
+  })
+  .meta({ id: 'BillingConfig' });
+
+const ReturnUrl = z.string().max(2000).refine((v) => {
+  try {
+    const u = new URL(v);
+    return u.protocol === 'https:' || u.hostname === '127.0.0.1' || u.hostname === 'localhost';
+  } catch {
+    return false;
+  }
+}, 'must be an https URL');
+
+export const CheckoutRequest = z
+  .object({
+    amountCents: z.number().int().min(1).max(99_999_999).meta({ description: 'Between the minimum and maximum top-up of GET /v1/billing/config.' }),
+    successUrl: ReturnUrl.optional().meta({ description: 'Where the payment page sends the customer after paying (default: CHECKOUT_SUCCESS_URL).' }),
+    cancelUrl: ReturnUrl.optional().meta({ description: 'Where the payment page sends the customer who cancels.' }),
+  })
+  .strict()
+  .meta({ id: 'CheckoutRequest' });
+
+export const CheckoutResponse = z
+  .object({
+    url: z.string().meta({ description: 'Send the customer to this hosted payment page.' }),
+    invoiceNumber: z.string().meta({ example: 'INV-2026-000042' }),
+    invoiceId: Uuid,
+  })
+  .meta({ id: 'CheckoutResponse' });
+
+export const InvoiceStatus = z.enum(['open', 'paid', 'void']).meta({ id: 'InvoiceStatus' });
+
+export const Invoice = z
+  .object({
+    id: Uuid,
+    number: z.string().meta({ description: 'Sequential and gapless per year.', example: 'INV-2026-000042' }),
+    status: InvoiceStatus,
+    currency: z.literal('usd'),
+    amountCents: z.number().int().meta({ description: 'What the customer pays.' }),
+    bonusPercent: z.number().int().meta({ description: 'Bonus rate fixed when the checkout started.' }),
+    lineItems: z.array(z.object({ type: z.enum(['topup', 'bonus']), description: z.string(), amountCents: z.number().int() })),
+    totalCents: z.number().int().meta({ description: 'Amount charged to the card (the top-up line).' }),
+    creditedCents: z.number().int().meta({ description: 'Credit added to the balance: top-up plus bonus (0 until paid).' }),
+    createdAt: z.iso.datetime(),
+    paidAt: z.iso.datetime().nullable(),
+    voidedAt: z.iso.datetime().nullable(),
+    payment: z.object({
+      provider: z.enum(['stripe', 'sandbox']),
+      sessionId: z.string().nullable(),
+      paymentIntentId: z.string().nullable(),
+    }),
+  })
+  .meta({ id: 'Invoice' });
+
+export const InvoiceList = listOf(Invoice, 'InvoiceList');
+
+export const AdminCredit = z
+  .object({
+    amountCents: z.number().int().min(-10_000_000).max(10_000_000).refine((v) => v !== 0, 'must not be 0').meta({ description: 'Positive grants, negative deducts (the balance may go below zero).' }),
+    note: z.string().trim().min(1).max(500),
+  })
+  .strict()
+  .meta({ id: 'AdminCredit' });
+
+export const AdminCreditResult = z
+  .object({ accountId: Uuid, entry: LedgerEntryView, balanceCents: z.number().int() })
+  .meta({ id: 'AdminCreditResult' });
+
+export const WebhookAck = z.object({ received: z.literal(true), outcome: z.string() }).meta({ id: 'WebhookAck' });
+
+export const BillingRunRequest = z.object({ at: z.iso.datetime({ offset: true }).optional() }).strict();
+export const BillingSummary = z
+  .object({
+    at: z.iso.datetime(),
+    throughHour: z.string().nullable().meta({ description: 'Last UTC hour billed (its start).' }),
+    shards: z.number().int(),
+    serverHoursCharged: z.number().int(),
+    servers: z.number().int(),
+    accounts: z.number().int(),
+    cents: z.number().int(),
+    suspended: z.number().int(),
+    unsuspended: z.number().int(),
+    deletedByRetention: z.number().int(),
+    lowBalanceWarnings: z.number().int(),
+    errors: z.number().int().meta({ description: 'Accounts or shards whose charging failed; the next pass covers them again.' }),
+    panelErrors: z.number().int().meta({ description: 'Suspensions, unsuspensions or retention deletes the panel refused; retried next pass.' }),
+  })
+  .meta({ id: 'BillingSummary' });

@@ -21,7 +21,22 @@ export interface Config {
   /** Panel call timeouts: every call, and server creation (which waits on Wings). */
   panelTimeoutMs: number;
   panelCreateTimeoutMs: number;
+  payments: PaymentsConfig;
 }
+
+export interface PaymentsConfig {
+  /** `stripe` with a secret key; `sandbox` outside AWS without one; null: payments off. */
+  provider: 'stripe' | 'sandbox' | null;
+  stripeSecretKey: string | undefined;
+  webhookSecret: string | undefined;
+  /** Where the Stripe client sends its requests (tests point it at a local fake). */
+  stripeApiUrl: string | undefined;
+  successUrl: string | undefined;
+  cancelUrl: string | undefined;
+}
+
+/** The local sandbox signs its webhooks with this unless STRIPE_WEBHOOK_SECRET says otherwise. */
+export const SANDBOX_WEBHOOK_SECRET = 'whsec_local_sandbox_not_a_secret';
 
 export interface OidcConfig {
   issuer: string;
@@ -81,6 +96,14 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
         }
       : undefined,
     rateLimitPerMinute: Number(env.RATE_LIMIT_PER_MINUTE ?? 240),
+    payments: {
+      provider: env.STRIPE_SECRET_KEY ? 'stripe' : stage === 'aws' ? null : 'sandbox',
+      stripeSecretKey: env.STRIPE_SECRET_KEY || undefined,
+      webhookSecret: env.STRIPE_WEBHOOK_SECRET || (stage === 'aws' ? undefined : SANDBOX_WEBHOOK_SECRET),
+      stripeApiUrl: env.STRIPE_API_URL || undefined,
+      successUrl: env.CHECKOUT_SUCCESS_URL || undefined,
+      cancelUrl: env.CHECKOUT_CANCEL_URL || undefined,
+    },
     panelTimeoutMs: Number(env.PANEL_TIMEOUT_MS ?? 10_000),
     panelCreateTimeoutMs: Number(env.PANEL_CREATE_TIMEOUT_MS ?? 20_000),
     secrets:

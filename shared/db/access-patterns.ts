@@ -131,6 +131,10 @@ export const accessPatterns = {
     return out.Items ?? [];
   },
   allServers: (page: PageRequest) => queryShardedListing('GSI1', keys.serversShard, page),
+  invoicesOfAccount: (accountId: string, page: PageRequest) => {
+    const k = keys.invoicePrefix(accountId);
+    return queryPrefix(k.PK, k.SKPrefix, page);
+  },
   allAccounts: (page: PageRequest) => queryShardedListing('GSI1', keys.accountsShard, page),
   platformAudit: (page: PageRequest) => queryShardedListing('GSI1', keys.auditShard, page),
   idempotencyRecord: (accountId: string, key: string) => getItem(keys.idempotency(accountId, key)),

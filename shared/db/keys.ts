@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { LISTING_SHARDS } from './table.ts';
+import { BILLING_SHARDS, LISTING_SHARDS } from './table.ts';
 
 /**
  * Key builders: the only place that knows how keys are spelled. Nothing else concatenates `#`.
@@ -51,6 +51,20 @@ export const keys = {
     GSI1SK: `${createdAt}#${serverId}`,
   }),
   serversShard: (shard: number): string => `SERVERS#${shard}`,
+
+  /** Sparse billable-servers index: only servers the billing pass must still look at carry it. */
+  billable: (accountId: string, serverId: string) => ({
+    GSI2PK: `BILLABLE#${shardOf(accountId, BILLING_SHARDS)}`,
+    GSI2SK: `${accountId}#${serverId}`,
+  }),
+  billableShard: (shard: number): string => `BILLABLE#${shard}`,
+  monthSpend: (accountId: string, month: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `SPEND#${month}` }),
+  billingWatermark: (): ItemKey => ({ PK: 'BILLING#HOURLY', SK: 'CURSOR' }),
+  invoice: (accountId: string, number: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `INVOICE#${number}` }),
+  invoicePrefix: (accountId: string) => ({ PK: `ACCOUNT#${accountId}`, SKPrefix: 'INVOICE#' }),
+  invoicePointer: (invoiceId: string): ItemKey => ({ PK: `INVOICEID#${invoiceId}`, SK: 'INVOICEID' }),
+  invoiceNumber: (number: string): ItemKey => ({ PK: `INVOICENO#${number}`, SK: 'INVOICENO' }),
+  invoiceCounter: (year: number): ItemKey => ({ PK: `COUNTER#INVOICE#${year}`, SK: 'COUNTER' }),
 
   settings: (): ItemKey => ({ PK: 'SETTINGS', SK: 'PLATFORM' }),
   instancesPartition: (): string => 'INSTANCES',

@@ -12,9 +12,17 @@
  *   TXN#<key>           TXN                  ledger idempotency guard
  *   IDEM#<acct>#<key>   IDEM                 Idempotency-Key record (TTL)
  *   RATE#<who>#<minute> RATE                 rate-limit counter (TTL)
+ *   ACCOUNT#<id>        SERVER#<id>          server (GSI1 SERVERS#<n> for admins, GSI2 BILLABLE#<n> while billable)
+ *   ACCOUNT#<id>        SPEND#<yyyy-mm>      hourly charges of the month (budgets)
+ *   ACCOUNT#<id>        INVOICE#<number>     invoice
+ *   INVOICEID#<uuid>    INVOICEID            invoice id -> account and number
+ *   INVOICENO#<number>  INVOICENO            uniqueness of an invoice number
+ *   COUNTER#INVOICE#<y> COUNTER              last invoice number of the year
+ *   BILLING#HOURLY      CURSOR               billing watermark (last hour billed)
+ *   INSTANCES           INSTANCE#<id>        registered panel (keys in the secret store)
  *   SETTINGS            PLATFORM             platform settings
  * GSI1 holds the sharded, newest-first listings for admins (ACCOUNTS#<n>, AUDIT#<n>).
- * GSI2 is kept for the sparse, sharded index of billable servers.
+ * GSI2 is the sparse, sharded index of billable servers (BILLABLE#<n>): the billing pass reads only it.
  */
 export const TABLE = {
   partitionKey: 'PK',
@@ -30,6 +38,12 @@ export type IndexName = (typeof TABLE.indexes)[number]['name'];
 
 /** Shard count of every sharded GSI listing: spreads writes, read with one query per shard. */
 export const LISTING_SHARDS = 8;
+
+/**
+ * Shards of the billable-servers index: one billing work unit each. An account's servers share a
+ * shard (the shard is derived from the account id), so one worker charges an account's hour at once.
+ */
+export const BILLING_SHARDS = 16;
 
 /** The CreateTable input for DynamoDB Local (and for anything else that wants the raw shape). */
 export function createTableInput(tableName: string) {

@@ -8,6 +8,7 @@ export const ERROR_STATUS = {
   invalid_json: 400,
   no_client_key: 400,
   invalid_cursor: 400,
+  invalid_signature: 400,
   unauthorized: 401,
   insufficient_credit: 402,
   forbidden: 403,
@@ -21,6 +22,8 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   internal: 500,
   panel_error: 502,
+  payment_provider_error: 502,
+  payments_unavailable: 503,
   no_capacity: 503,
   panel_timeout: 504,
 } as const;

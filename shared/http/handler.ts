@@ -108,7 +108,7 @@ export function createGroupHandler<G extends Group>(groups: G | readonly G[], im
         keyItem = auth.value.keyItem;
         assertWithinLimit(state.rate);
         authorize(def, state.principal);
-      } else {
+      } else if (!def.unlimited) {
         state.rate = await consumeRateLimit(`ip:${sourceIp ?? 'unknown'}`);
         assertWithinLimit(state.rate);
       }
@@ -136,7 +136,7 @@ export function createGroupHandler<G extends Group>(groups: G | readonly G[], im
         const raw = result as RawResponse;
         response = {
           statusCode: 200,
-          headers: { 'content-type': raw.contentType, 'cache-control': raw.cacheSeconds ? `public, max-age=${raw.cacheSeconds}` : 'no-store', 'x-request-id': requestId, ...rateLimitHeaders(state.rate) },
+          headers: { 'content-type': raw.contentType, 'cache-control': raw.cacheSeconds ? `public, max-age=${raw.cacheSeconds}` : 'no-store', 'x-request-id': requestId, ...(state.rate ? rateLimitHeaders(state.rate) : {}) },
           body: raw.body,
         };
       } else {
@@ -197,22 +197,28 @@ function authorize(def: RouteDef, principal: Principal): void {
 
 const bodyParser = httpJsonBodyParser();
 
+/** middy's JSON body parser, with its failures turned into our codes. */
+function parseJsonBody(event: Event): unknown {
+  const request = { event: { ...event }, context: {} } as unknown as Parameters<NonNullable<typeof bodyParser.before>>[0];
+  try {
+    void bodyParser.before!(request);
+  } catch (err) {
+    const status = (err as { statusCode?: number }).statusCode;
+    if (status === 415) throw new ApiError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json');
+    throw new ApiError('invalid_json', 'The request body is not valid JSON');
+  }
+  return (request.event as Event & { body: unknown }).body;
+}
+
 function parseInput(def: RouteDef, params: Record<string, string>, event: Event) {
   let body: unknown;
   if (def.body) {
     const raw = event.body ?? '';
     const size = event.isBase64Encoded ? Math.floor((raw.length * 3) / 4) : Buffer.byteLength(raw);
     if (size > MAX_BODY_BYTES) throw new ApiError('payload_too_large', `The request body exceeds ${MAX_BODY_BYTES} bytes`);
-    if (raw === '') throw new ApiError('validation_failed', 'A JSON request body is required', { issues: [{ field: 'body', message: 'required' }] });
-    const request = { event: { ...event }, context: {} } as unknown as Parameters<NonNullable<typeof bodyParser.before>>[0];
-    try {
-      void bodyParser.before!(request);
-    } catch (err) {
-      const status = (err as { statusCode?: number }).statusCode;
-      if (status === 415) throw new ApiError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json');
-      throw new ApiError('invalid_json', 'The request body is not valid JSON');
-    }
-    body = (request.event as Event & { body: unknown }).body;
+    if (raw === '') throw new ApiError('validation_failed', 'A request body is required', { issues: [{ field: 'body', message: 'required' }] });
+    // Webhooks keep the exact bytes: their signature is computed over them.
+    body = def.rawBody ? (event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw) : parseJsonBody(event);
   }
 
   const issues: { field: string; message: string; code: string }[] = [];

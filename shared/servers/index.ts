@@ -17,6 +17,7 @@ import type { PanelClient } from '../panel/client.ts';
 import type { PanelServer } from '../panel/types.ts';
 import { logger, errorFields } from '../observability/logger.ts';
 import { resolveEnvironment, type VariableIssue } from './egg-variables.ts';
+import { assertWithinBudget } from '../budgets/index.ts';
 import type { AdminServer, CreateServer, LiveState, ResizeServer, Server } from '../api/schemas.ts';
 
 /**
@@ -68,14 +69,14 @@ export async function checkCaps(resources: Resources): Promise<void> {
   }
 }
 
-interface ProfileSnapshot {
+export interface ProfileSnapshot {
   balanceCents: number;
   serverCount: number;
   burnCentsPerHour: number;
   hasBurn: boolean;
 }
 
-async function profileSnapshot(accountId: string): Promise<ProfileSnapshot> {
+export async function profileSnapshot(accountId: string): Promise<ProfileSnapshot> {
   const profile = await accessPatterns.accountById(accountId);
   if (!profile) throw notFound('Account');
   return {
@@ -130,6 +131,7 @@ export async function deployServer(principal: { accountId: string; email: string
   }
   const required = requiredBalance(snap.burnCentsPerHour + price, settings.minimumBalanceCents);
   if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, snap.burnCentsPerHour + price);
+  await assertWithinBudget(principal.accountId, snap.burnCentsPerHour + price);
 
   // Which instances offer this egg (egg ids are per panel), then where it fits.
   const instances = (await listInstances()).filter((i) => !input.instanceId || i.id === input.instanceId);
@@ -216,8 +218,9 @@ export async function deployServer(principal: { accountId: string; email: string
     dockerImage,
     resources,
     priceCentsPerHour: price,
-    // Billing reads the highest price a server had in each hour from this history.
-    priceHistory: [{ at: now, priceCentsPerHour: price }],
+    ...keys.billable(principal.accountId, serverId),
+    // Billing reads from this history when the server was active and at which price (the highest in each hour).
+    history: [{ at: now, status: 'active', priceCentsPerHour: price }],
     status: 'active',
     createdAt: now,
     updatedAt: now,
@@ -410,6 +413,7 @@ export async function resizeServer(accountId: string, serverId: string, input: z
   if (price > server.priceCentsPerHour) {
     const required = requiredBalance(burnAfter, settings.minimumBalanceCents);
     if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, burnAfter);
+    await assertWithinBudget(accountId, burnAfter);
   }
 
   const instance = await getInstance(server.instanceId);
@@ -461,10 +465,10 @@ async function recordResize(accountId: string, serverId: string, server: ServerV
               Update: {
                 TableName: tableName(),
                 Key: keys.server(accountId, serverId),
-                UpdateExpression: 'SET resources = :r, priceCentsPerHour = :p, updatedAt = :now, priceHistory = list_append(priceHistory, :h)',
+                UpdateExpression: 'SET resources = :r, priceCentsPerHour = :p, updatedAt = :now, history = list_append(history, :h)',
                 ConditionExpression: '#status = :active AND priceCentsPerHour = :oldPrice',
                 ExpressionAttributeNames: { '#status': 'status' },
-                ExpressionAttributeValues: { ':r': resources, ':p': price, ':now': now, ':h': [{ at: now, priceCentsPerHour: price }], ':active': 'active', ':oldPrice': server.priceCentsPerHour },
+                ExpressionAttributeValues: { ':r': resources, ':p': price, ':now': now, ':h': [{ at: now, status: 'active', priceCentsPerHour: price }], ':active': 'active', ':oldPrice': server.priceCentsPerHour },
               },
             },
             {
@@ -511,10 +515,11 @@ export async function deleteServer(accountId: string, serverId: string): Promise
         Update: {
           TableName: tableName(),
           Key: keys.server(accountId, serverId),
-          UpdateExpression: 'SET #status = :deleted, deletedAt = :now, updatedAt = :now',
+          // Stays in the billable index: the next pass charges the hour of deletion, then drops it.
+          UpdateExpression: 'SET #status = :deleted, deletedAt = :now, updatedAt = :now, history = list_append(history, :h)',
           ConditionExpression: '#status = :was',
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':deleted': 'deleted', ':now': now, ':was': current.status },
+          ExpressionAttributeValues: { ':deleted': 'deleted', ':now': now, ':was': current.status, ':h': [{ at: now, status: 'deleted', priceCentsPerHour: current.priceCentsPerHour }] },
         },
       },
       {

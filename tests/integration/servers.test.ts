@@ -113,9 +113,9 @@ describe('the lifecycle', () => {
     expect(resized.body).toMatchObject({ resources: { ramMb: 4096, cpuPercent: 200, diskMb: 20480 }, priceCentsPerHour: 3 });
     expect(sim.server(server.identifier)).toMatchObject({ memory: 4096, disk: 20480 });
     const stored = await getRaw(keys.server(accountId, server.id));
-    expect(stored!.priceHistory).toEqual([
-      { at: server.createdAt, priceCentsPerHour: 1 },
-      { at: resized.body.updatedAt, priceCentsPerHour: 3 },
+    expect(stored!.history).toEqual([
+      { at: server.createdAt, status: 'active', priceCentsPerHour: 1 },
+      { at: resized.body.updatedAt, status: 'active', priceCentsPerHour: 3 },
     ]);
     expect((await getRaw(keys.account(accountId)))!.burnCentsPerHour).toBe(3);
 

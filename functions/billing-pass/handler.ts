@@ -1,0 +1,57 @@
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { chargeShard, planPass, runPassInProcess } from '../../shared/billing/pass.ts';
+import { markShardDone, openPassRecord } from '../../shared/billing/fanout.ts';
+import { logger, errorFields } from '../../shared/observability/logger.ts';
+
+/**
+ * The hourly billing pass (no HTTP). `scheduler` is what the EventBridge hourly rule invokes:
+ * with BILLING_QUEUE_URL it plans the pass and sends one message per shard; without it, it runs
+ * the whole pass in this process. `worker` consumes the queue, one shard per message, reporting
+ * failed messages so only those are retried (and land in the dead-letter queue in the end).
+ */
+const sqs = process.env.BILLING_QUEUE_URL ? new SQSClient({}) : undefined;
+
+interface ShardMessage {
+  at: string;
+  throughHour: number;
+  fromWatermark: number | null;
+  shard: number;
+}
+
+export async function scheduler(event: { time?: string; at?: string } = {}) {
+  const at = new Date(event.at ?? event.time ?? Date.now());
+  if (!sqs) return runPassInProcess(at);
+  const plan = await planPass(at);
+  await openPassRecord(plan);
+  const messages: ShardMessage[] = plan.shards.map((shard) => ({ at: plan.at, throughHour: plan.throughHour, fromWatermark: plan.fromWatermark, shard }));
+  for (let i = 0; i < messages.length; i += 10) {
+    const batch = messages.slice(i, i + 10);
+    const out = await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: process.env.BILLING_QUEUE_URL!,
+        Entries: batch.map((m) => ({ Id: String(m.shard), MessageBody: JSON.stringify(m) })),
+      }),
+    );
+    if (out.Failed?.length) throw new Error(`Could not queue ${out.Failed.length} billing shard(s)`);
+  }
+  logger.info('billing pass queued', { at: plan.at, throughHour: new Date(plan.throughHour).toISOString(), shards: plan.shards.length });
+  return { queued: plan.shards.length, at: plan.at, throughHour: new Date(plan.throughHour).toISOString() };
+}
+
+export async function worker(event: SQSEvent): Promise<SQSBatchResponse> {
+  const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
+  for (const record of event.Records) {
+    try {
+      const message = JSON.parse(record.body) as ShardMessage;
+      const summary = await chargeShard(message, message.shard);
+      if (summary.errors > 0) throw new Error(`${summary.errors} account(s) of shard ${message.shard} failed`);
+      await markShardDone(message, message.shard);
+      logger.info('billing shard charged', { shard: message.shard, ...summary });
+    } catch (err) {
+      logger.error('billing shard failed; the queue retries it', { messageId: record.messageId, ...errorFields(err) });
+      batchItemFailures.push({ itemIdentifier: record.messageId });
+    }
+  }
+  return { batchItemFailures };
+}

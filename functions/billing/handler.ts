@@ -1,0 +1,19 @@
+import { createGroupHandler } from '../../shared/http/handler.ts';
+import { billingConfig, startCheckout } from '../../shared/payments/index.ts';
+import { getInvoice, listInvoices } from '../../shared/invoices/index.ts';
+
+/** Billing group: top-up rules, checkout, invoices. */
+export const handler = createGroupHandler('billing', {
+  billingConfig: async () => billingConfig(),
+
+  checkout: async ({ principal, body, baseUrl, audit }) => {
+    const result = await startCheckout(principal, body, baseUrl);
+    audit.target = `invoice:${result.invoiceId}`;
+    audit.details = { invoiceNumber: result.invoiceNumber, amountCents: body.amountCents };
+    return result;
+  },
+
+  listInvoices: async ({ principal, query }) => listInvoices(principal.accountId, { ...query, boundTo: `invoices:${principal.accountId}` }),
+
+  getInvoice: async ({ principal, params }) => getInvoice(principal.accountId, params.id),
+});

@@ -1,0 +1,323 @@
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { createHash } from 'node:crypto';
+import { db, tableName } from '../db/client.ts';
+import { keys } from '../db/keys.ts';
+import { BILLING_SHARDS } from '../db/table.ts';
+import { getItem, type Item } from '../db/access-patterns.ts';
+import { appendLedger } from '../ledger/index.ts';
+import { reconcileAccount } from '../servers/suspension.ts';
+import { deleteServer } from '../servers/index.ts';
+import { getSettings } from '../settings/index.ts';
+import { recordActivity } from '../audit/index.ts';
+import { RUNWAY_HOURS } from '../pricing/index.ts';
+import { logger, errorFields } from '../observability/logger.ts';
+import { chargeableHours, hourLabel, hourStart, HOUR_MS, monthOf, type HistoryEvent } from './hours.ts';
+
+/**
+ * The hourly billing pass, split for fan-out: `planPass` (the scheduler) names the work — one unit
+ * per shard of the sparse billable-servers index — and `chargeShard` (a worker) charges one unit.
+ * Locally both run in one process; in AWS the scheduler sends the units to a queue and workers
+ * take them, so the same code serves 100 or 1,000,000 servers.
+ *
+ * Exactly once: every server-hour has a guard key (`srvhour:<server>:<hour>`) written in the same
+ * transaction as the ledger entry that charges it, so re-running a pass, two passes at once or a
+ * retried worker never charge twice — a charge whose guard exists is dropped and the rest retried.
+ * Missed passes are caught up: a server is charged from its creation, or from the watermark (the
+ * last hour every shard completed), up to the last hour that ended at least GRACE_MS ago.
+ */
+export const GRACE_MS = 2 * 60_000;
+/** Servers created this close to the watermark are looked at again (a deploy recorded just after a pass read). */
+const LOOKBACK_MS = 2 * HOUR_MS;
+/** Guards per transaction: DynamoDB allows 100 items, the profile, the entry and the spend counter take three. */
+const MAX_LINES_PER_CHARGE = 90;
+
+export interface PassPlan {
+  at: string;
+  /** Start of the last hour to bill; null when no hour has ended yet since the watermark. */
+  throughHour: number;
+  /** The watermark when the pass started (null on the first pass ever). */
+  fromWatermark: number | null;
+  shards: number[];
+}
+
+export interface ShardSummary {
+  serverHoursCharged: number;
+  servers: number;
+  accounts: number;
+  cents: number;
+  suspended: number;
+  unsuspended: number;
+  deletedByRetention: number;
+  lowBalanceWarnings: number;
+  /** Accounts whose charging failed (retried by the next pass; the watermark waits for them). */
+  errors: number;
+  /** Panel calls (suspend, unsuspend, retention delete) that failed; retried by the next pass. */
+  panelErrors: number;
+}
+
+export const emptySummary = (): ShardSummary => ({
+  serverHoursCharged: 0,
+  servers: 0,
+  accounts: 0,
+  cents: 0,
+  suspended: 0,
+  unsuspended: 0,
+  deletedByRetention: 0,
+  lowBalanceWarnings: 0,
+  errors: 0,
+  panelErrors: 0,
+});
+
+export function addSummaries(a: ShardSummary, b: ShardSummary): ShardSummary {
+  const out = { ...a };
+  for (const k of Object.keys(out) as (keyof ShardSummary)[]) out[k] += b[k];
+  return out;
+}
+
+export async function readWatermark(): Promise<number | null> {
+  const item = await getItem(keys.billingWatermark());
+  return item?.lastCompletedHour ? Date.parse(item.lastCompletedHour as string) : null;
+}
+
+/** The scheduler's half: which hours and which work units. */
+export async function planPass(at: Date): Promise<PassPlan> {
+  const throughHour = hourStart(at.getTime() - GRACE_MS) - HOUR_MS;
+  return { at: at.toISOString(), throughHour, fromWatermark: await readWatermark(), shards: Array.from({ length: BILLING_SHARDS }, (_, i) => i) };
+}
+
+/** Moves the watermark forward (never back), once every unit of a pass has succeeded. */
+export async function advanceWatermark(throughHour: number): Promise<void> {
+  const label = new Date(throughHour).toISOString();
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.billingWatermark(),
+        UpdateExpression: 'SET lastCompletedHour = :h, updatedAt = :now',
+        ConditionExpression: 'attribute_not_exists(lastCompletedHour) OR lastCompletedHour < :h',
+        ExpressionAttributeValues: { ':h': label, ':now': new Date().toISOString() },
+      }),
+    );
+  } catch (err) {
+    if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+  }
+}
+
+async function billableServersOfShard(shard: number): Promise<Item[]> {
+  const items: Item[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: 'GSI2',
+        KeyConditionExpression: 'GSI2PK = :pk',
+        ExpressionAttributeValues: { ':pk': keys.billableShard(shard) },
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/** The worker's half: charges every account of one shard, then suspends, unsuspends and tidies. */
+export async function chargeShard(plan: Pick<PassPlan, 'at' | 'throughHour' | 'fromWatermark'>, shard: number): Promise<ShardSummary> {
+  const summary = emptySummary();
+  const servers = await billableServersOfShard(shard);
+  const byAccount = new Map<string, Item[]>();
+  for (const s of servers) byAccount.set(s.accountId as string, [...(byAccount.get(s.accountId as string) ?? []), s]);
+  for (const [accountId, accountServers] of byAccount) {
+    try {
+      addInto(summary, await chargeAccount(accountId, accountServers, plan));
+    } catch (err) {
+      summary.errors++;
+      logger.error('billing: account failed; the next pass retries it', { accountId, shard, ...errorFields(err) });
+    }
+  }
+  return summary;
+}
+
+function addInto(target: ShardSummary, add: ShardSummary): void {
+  for (const k of Object.keys(target) as (keyof ShardSummary)[]) target[k] += add[k];
+}
+
+/** The first hour a server may still owe: from creation, or just after the watermark. */
+function firstHourFor(createdAt: number, fromWatermark: number | null): number {
+  const created = hourStart(createdAt);
+  if (fromWatermark === null || created > fromWatermark - LOOKBACK_MS) return created;
+  return fromWatermark + HOUR_MS;
+}
+
+async function chargeAccount(accountId: string, servers: Item[], plan: Pick<PassPlan, 'at' | 'throughHour' | 'fromWatermark'>): Promise<ShardSummary> {
+  const summary = emptySummary();
+  summary.accounts = 1;
+  summary.servers = servers.length;
+
+  // Hour → lines (server, cents) still owed.
+  const owed = new Map<number, { serverId: string; cents: number }[]>();
+  for (const s of servers) {
+    const history = (s.history as HistoryEvent[] | undefined) ?? [];
+    const from = firstHourFor(Date.parse(s.createdAt as string), plan.fromWatermark);
+    for (const { hour, cents } of chargeableHours(history, from, plan.throughHour)) {
+      owed.set(hour, [...(owed.get(hour) ?? []), { serverId: s.serverId as string, cents }]);
+    }
+  }
+
+  for (const hour of [...owed.keys()].sort((a, b) => a - b)) {
+    const lines = owed.get(hour)!;
+    for (let i = 0; i < lines.length; i += MAX_LINES_PER_CHARGE) {
+      const charged = await chargeLines(accountId, hour, lines.slice(i, i + MAX_LINES_PER_CHARGE));
+      summary.serverHoursCharged += charged.count;
+      summary.cents += charged.cents;
+    }
+  }
+
+  // After charging: suspend at or below zero (or at a suspending budget cap), unsuspend once paid.
+  const fresh = await Promise.all(servers.map((s) => getItem(keys.server(accountId, s.serverId as string))));
+  const live = fresh.filter((s): s is Item => Boolean(s));
+  const reconciled = await reconcileAccount(accountId, live);
+  summary.suspended += reconciled.suspended;
+  summary.unsuspended += reconciled.unsuspended;
+  summary.panelErrors += reconciled.errors;
+
+  summary.lowBalanceWarnings += await warnLowBalance(accountId);
+  summary.deletedByRetention += await applyRetention(accountId, live);
+  await dropFullyBilled(live, plan.throughHour);
+  return summary;
+}
+
+/**
+ * One ledger entry for an account-hour, guarded per server-hour. Lines already charged (a re-run,
+ * a concurrent pass) are dropped and the rest retried.
+ */
+async function chargeLines(accountId: string, hour: number, lines: { serverId: string; cents: number }[]): Promise<{ count: number; cents: number }> {
+  let remaining = lines;
+  while (remaining.length) {
+    const cents = remaining.reduce((sum, l) => sum + l.cents, 0);
+    const guards = remaining.map((l) => `srvhour:${l.serverId}:${hourLabel(hour)}`);
+    const entryKey = `charge:${accountId}:${hourLabel(hour)}:${createHash('sha256').update(guards.join(',')).digest('hex').slice(0, 16)}`;
+    const result = await appendLedger(
+      accountId,
+      [
+        {
+          type: 'charge',
+          amountCents: -cents,
+          idempotencyKey: entryKey,
+          extraGuards: guards,
+          reference: { hour: new Date(hour).toISOString(), lines: remaining, ...(remaining.length === 1 ? { serverId: remaining[0]!.serverId } : {}) },
+        },
+      ],
+      {
+        extraItems: () => [
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.monthSpend(accountId, monthOf(hour)),
+              UpdateExpression: 'ADD cents :c SET kind = :kind',
+              ExpressionAttributeValues: { ':c': cents, ':kind': 'month-spend' },
+            },
+          },
+        ],
+      },
+    );
+    if (result.applied) return { count: remaining.length, cents };
+    const done = new Set(result.alreadyApplied);
+    if (done.has(entryKey)) return { count: 0, cents: 0 };
+    remaining = remaining.filter((l) => !done.has(`srvhour:${l.serverId}:${hourLabel(hour)}`));
+  }
+  return { count: 0, cents: 0 };
+}
+
+/** A warning in the account's activity log once the runway drops under 24 hours (at most once a day). */
+async function warnLowBalance(accountId: string): Promise<number> {
+  const profile = await getItem(keys.account(accountId));
+  if (!profile) return 0;
+  const balance = Number(profile.balanceCents ?? 0);
+  const burn = Number(profile.burnCentsPerHour ?? 0);
+  if (burn <= 0 || balance >= burn * RUNWAY_HOURS) return 0;
+  const last = profile.lowBalanceWarnedAt ? Date.parse(profile.lowBalanceWarnedAt as string) : 0;
+  if (Date.now() - last < 24 * HOUR_MS) return 0;
+  const now = new Date().toISOString();
+  await db().send(
+    new UpdateCommand({ TableName: tableName(), Key: keys.account(accountId), UpdateExpression: 'SET lowBalanceWarnedAt = :now', ExpressionAttributeValues: { ':now': now } }),
+  );
+  const runwayHours = Math.max(0, Math.floor(balance / burn));
+  logger.warn('low balance', { accountId, balanceCents: balance, burnCentsPerHour: burn, runwayHours });
+  await recordActivity({
+    accountId,
+    actorEmail: 'billing',
+    credential: { kind: 'system', id: 'billing-pass' },
+    action: 'billing.low_balance',
+    target: `account:${accountId}`,
+    result: 'success',
+    status: 200,
+    errorCode: null,
+    sourceIp: null,
+    requestId: `low-balance-${accountId}-${now}`,
+    details: { balanceCents: balance, burnCentsPerHour: burn, runwayHours },
+  });
+  return 1;
+}
+
+/** Suspended servers are deleted only when the operator set a retention period. */
+async function applyRetention(accountId: string, servers: Item[]): Promise<number> {
+  const { suspendedRetentionDays } = await getSettings();
+  if (suspendedRetentionDays === null) return 0;
+  let deleted = 0;
+  for (const s of servers) {
+    if (s.status !== 'suspended' || !s.suspendedAt) continue;
+    if (Date.now() - Date.parse(s.suspendedAt as string) < suspendedRetentionDays * 24 * HOUR_MS) continue;
+    try {
+      await deleteServer(accountId, s.serverId as string);
+      deleted++;
+      logger.info('server deleted after the retention period', { accountId, serverId: s.serverId, suspendedAt: s.suspendedAt });
+    } catch (err) {
+      logger.warn('retention delete failed; the next pass retries', { accountId, serverId: s.serverId, ...errorFields(err) });
+    }
+  }
+  return deleted;
+}
+
+/** A deleted server leaves the billable index once the hour of its deletion has been billed. */
+async function dropFullyBilled(servers: Item[], throughHour: number): Promise<void> {
+  for (const s of servers) {
+    if (s.status !== 'deleted' || !s.deletedAt) continue;
+    if (hourStart(Date.parse(s.deletedAt as string)) > throughHour) continue;
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.server(s.accountId as string, s.serverId as string),
+        UpdateExpression: 'REMOVE GSI2PK, GSI2SK SET billedThrough = :h',
+        ConditionExpression: '#status = :deleted',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':h': new Date(throughHour).toISOString(), ':deleted': 'deleted' },
+      }),
+    );
+  }
+}
+
+/** The whole pass in one process (local stack, tests, and small deployments). */
+export async function runPassInProcess(at: Date, concurrency = 4): Promise<ShardSummary & { at: string; throughHour: string | null; shards: number }> {
+  const plan = await planPass(at);
+  const queue = [...plan.shards];
+  let total = emptySummary();
+  let failedShards = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
+      for (let shard = queue.shift(); shard !== undefined; shard = queue.shift()) {
+        try {
+          total = addSummaries(total, await chargeShard(plan, shard));
+        } catch (err) {
+          failedShards++;
+          logger.error('billing: shard failed', { shard, ...errorFields(err) });
+        }
+      }
+    }),
+  );
+  total.errors += failedShards;
+  // Only a pass that charged everything moves the watermark; otherwise the next one covers the hours again.
+  if (total.errors === 0) await advanceWatermark(plan.throughHour);
+  return { ...total, at: plan.at, throughHour: new Date(plan.throughHour).toISOString(), shards: plan.shards.length };
+}

@@ -1,0 +1,76 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { z } from 'zod';
+import { db, tableName } from '../db/client.ts';
+import { keys } from '../db/keys.ts';
+import { getItem } from '../db/access-patterns.ts';
+import { ApiError, notFound } from '../http/errors.ts';
+import { HOUR_MS, monthOf } from '../billing/hours.ts';
+import type { Budget, BudgetUpdate } from '../api/schemas.ts';
+
+/**
+ * Monthly budgets: an optional cap on the hourly charges of a UTC month. Spend is counted in a
+ * `SPEND#<month>` item that every hourly charge moves in its own transaction, so the figure is
+ * exact. At the cap, deploys and upsizes are refused (`limit_exceeded` 422); with the `suspend`
+ * action the billing pass also suspends the running servers until the month ends or the cap rises.
+ */
+export type BudgetView = z.infer<typeof Budget>;
+
+export function hoursLeftInMonth(now: number): number {
+  const d = new Date(now);
+  const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  return Math.ceil((next - now) / HOUR_MS);
+}
+
+export async function monthSpend(accountId: string, month: string): Promise<number> {
+  return Number((await getItem(keys.monthSpend(accountId, month)))?.cents ?? 0);
+}
+
+export async function getBudget(accountId: string, now = Date.now()): Promise<BudgetView> {
+  const month = monthOf(now);
+  const [profile, spentCents] = await Promise.all([getItem(keys.account(accountId)), monthSpend(accountId, month)]);
+  if (!profile) throw notFound('Account');
+  const cap = (profile.budgetCapCents as number | null | undefined) ?? null;
+  const burn = Number(profile.burnCentsPerHour ?? 0);
+  return {
+    monthlyCapCents: cap,
+    action: ((profile.budgetAction as BudgetView['action'] | undefined) ?? 'refuse'),
+    month,
+    spentCents,
+    burnCentsPerHour: burn,
+    projectedCents: spentCents + burn * hoursLeftInMonth(now),
+    remainingCents: cap === null ? null : cap - spentCents,
+    capReached: cap !== null && spentCents >= cap,
+  };
+}
+
+export async function setBudget(accountId: string, input: z.infer<typeof BudgetUpdate>): Promise<BudgetView> {
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.account(accountId),
+      UpdateExpression: 'SET budgetCapCents = :cap, budgetAction = :action',
+      ConditionExpression: 'attribute_exists(PK)',
+      ExpressionAttributeValues: { ':cap': input.monthlyCapCents, ':action': input.action },
+    }),
+  );
+  return getBudget(accountId);
+}
+
+/**
+ * Deploys and upsizes: refused when the cap is reached, or when the month would end above the
+ * cap at the burn the change leads to.
+ */
+export async function assertWithinBudget(accountId: string, burnAfter: number, now = Date.now()): Promise<void> {
+  const budget = await getBudget(accountId, now);
+  if (budget.monthlyCapCents === null) return;
+  const projected = budget.spentCents + burnAfter * hoursLeftInMonth(now);
+  if (budget.capReached || projected > budget.monthlyCapCents) {
+    throw new ApiError(
+      'limit_exceeded',
+      budget.capReached
+        ? `The monthly budget of ${budget.monthlyCapCents} cents is reached (${budget.spentCents} spent)`
+        : `This change would take the month to about ${projected} cents, above the budget of ${budget.monthlyCapCents}`,
+      { monthlyCapCents: budget.monthlyCapCents, spentCents: budget.spentCents, projectedCents: projected },
+    );
+  }
+}

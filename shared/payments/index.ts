@@ -1,0 +1,242 @@
+import Stripe from 'stripe';
+import type { z } from 'zod';
+import { getConfig, type PaymentsConfig } from '../config/env.ts';
+import { keys } from '../db/keys.ts';
+import { tableName } from '../db/client.ts';
+import { ApiError } from '../http/errors.ts';
+import { getSettings } from '../settings/index.ts';
+import { appendLedger } from '../ledger/index.ts';
+import { reconcileAccount } from '../servers/suspension.ts';
+import { attachSession, findInvoiceItem, openInvoice, toInvoiceView, voidInvoice, type InvoiceView } from '../invoices/index.ts';
+import { logger, errorFields } from '../observability/logger.ts';
+import type { BillingConfig, CheckoutRequest } from '../api/schemas.ts';
+
+/**
+ * Top-ups through Stripe Checkout (reference/stripe-and-oidc.md §A–C). Checkout opens the invoice
+ * and a hosted payment session; only the signed webhook credits, exactly once per invoice however
+ * often and in whatever order Stripe delivers. Without STRIPE_SECRET_KEY the local stack runs a
+ * sandbox: its payment page finishes through the very same signed webhook.
+ */
+let stripeClient: { key: string; client: Stripe } | undefined;
+
+function stripe(config: PaymentsConfig): Stripe {
+  // The sandbox only signs and verifies webhooks; it never calls Stripe, so any key will do.
+  const key = config.stripeSecretKey ?? 'sk_test_sandbox';
+  const id = `${key}|${config.stripeApiUrl ?? ''}`;
+  if (stripeClient?.key !== id) {
+    const api = config.stripeApiUrl ? new URL(config.stripeApiUrl) : undefined;
+    stripeClient = {
+      key: id,
+      client: new Stripe(key, {
+        maxNetworkRetries: 2,
+        timeout: 10_000,
+        telemetry: false,
+        ...(api ? { host: api.hostname, port: Number(api.port || (api.protocol === 'https:' ? 443 : 80)), protocol: api.protocol.replace(':', '') as 'http' | 'https' } : {}),
+      }),
+    };
+  }
+  return stripeClient.client;
+}
+
+export async function billingConfig(): Promise<z.infer<typeof BillingConfig>> {
+  const settings = await getSettings();
+  const { provider } = getConfig().payments;
+  return {
+    currency: 'usd',
+    minimumTopUpCents: settings.minimumTopUpCents,
+    maximumTopUpCents: settings.maximumTopUpCents,
+    bonusPercent: settings.topUpBonusPercent,
+    paymentsEnabled: provider !== null,
+    provider: provider ?? 'stripe',
+  };
+}
+
+export const bonusFor = (amountCents: number, bonusPercent: number): number => Math.floor((amountCents * bonusPercent) / 100);
+
+/** Opens an invoice and a payment session; the customer pays at `url`. */
+export async function startCheckout(
+  principal: { accountId: string; email: string },
+  input: z.infer<typeof CheckoutRequest>,
+  baseUrl: string,
+): Promise<{ url: string; invoiceNumber: string; invoiceId: string }> {
+  const config = getConfig().payments;
+  if (!config.provider) throw new ApiError('payments_unavailable', 'Payments are not configured on this platform');
+  const settings = await getSettings();
+  if (input.amountCents < settings.minimumTopUpCents || input.amountCents > settings.maximumTopUpCents) {
+    throw new ApiError('validation_failed', `amountCents must be between ${settings.minimumTopUpCents} and ${settings.maximumTopUpCents}`, {
+      issues: [{ field: 'body.amountCents', message: `must be between ${settings.minimumTopUpCents} and ${settings.maximumTopUpCents}` }],
+    });
+  }
+  const invoice = await openInvoice(principal.accountId, input.amountCents, settings.topUpBonusPercent, config.provider);
+  const item = (await findInvoiceItem(invoice.id))!;
+
+  if (config.provider === 'sandbox') {
+    const sessionId = `cs_sandbox_${invoice.id.replace(/-/g, '')}`;
+    await attachSession(item, sessionId);
+    return { url: `${baseUrl}/dev/checkout/${invoice.id}`, invoiceNumber: invoice.number, invoiceId: invoice.id };
+  }
+
+  const metadata = { invoice_id: invoice.id, invoice_number: invoice.number, account_id: principal.accountId };
+  const fallback = config.successUrl ?? `${baseUrl}/docs`;
+  try {
+    const session = await stripe(config).checkout.sessions.create(
+      {
+        mode: 'payment',
+        line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: input.amountCents, product_data: { name: `Credit top-up ${invoice.number}` } } }],
+        client_reference_id: invoice.id,
+        customer_email: principal.email,
+        metadata,
+        payment_intent_data: { metadata },
+        success_url: input.successUrl ?? fallback,
+        cancel_url: input.cancelUrl ?? config.cancelUrl ?? fallback,
+        expires_at: Math.floor(Date.now() / 1000) + 3600,
+      },
+      // Our own key: a retried checkout Lambda gets the same session, not a second one.
+      { idempotencyKey: `checkout:${invoice.id}` },
+    );
+    if (!session.url) throw new Error('Stripe returned a session without a URL');
+    await attachSession(item, session.id);
+    return { url: session.url, invoiceNumber: invoice.number, invoiceId: invoice.id };
+  } catch (err) {
+    // The number stays used (no gap); the invoice says what happened.
+    await voidInvoice(item, 'payment page could not be opened');
+    logger.error('checkout: Stripe session failed', { invoiceId: invoice.id, ...errorFields(err) });
+    throw new ApiError('payment_provider_error', 'The payment provider could not open a payment page; nothing was charged, try again', { invoiceNumber: invoice.number });
+  }
+}
+
+// ---- the webhook --------------------------------------------------------------------------------
+
+type Session = Stripe.Checkout.Session;
+
+/** Verifies the signature over the raw body with Stripe's own library (5-minute tolerance). */
+export function verifyStripeEvent(rawBody: string, signature: string | undefined, receivedAtMs?: number): Stripe.Event {
+  const config = getConfig().payments;
+  if (!config.webhookSecret) throw new ApiError('payments_unavailable', 'Webhooks are not configured (STRIPE_WEBHOOK_SECRET)');
+  if (!signature) throw new ApiError('invalid_signature', 'Missing Stripe-Signature header');
+  try {
+    return stripe(config).webhooks.constructEvent(rawBody, signature, config.webhookSecret, undefined, undefined, receivedAtMs);
+  } catch {
+    throw new ApiError('invalid_signature', 'The Stripe-Signature does not match this body, or is too old');
+  }
+}
+
+export async function handleStripeEvent(event: Stripe.Event): Promise<string> {
+  switch (event.type) {
+    case 'checkout.session.completed': {
+      const session = event.data.object as Session;
+      if (session.payment_status !== 'paid') return 'awaiting_payment';
+      return fulfil(session);
+    }
+    case 'checkout.session.async_payment_succeeded':
+      return fulfil(event.data.object as Session);
+    case 'checkout.session.expired':
+    case 'checkout.session.async_payment_failed': {
+      const session = event.data.object as Session;
+      const item = await invoiceOf(session);
+      if (!item) return 'unknown_invoice';
+      return (await voidInvoice(item, event.type === 'checkout.session.expired' ? 'payment session expired' : 'payment failed')) ? 'voided' : `kept_${item.status}`;
+    }
+    default:
+      return 'ignored';
+  }
+}
+
+async function invoiceOf(session: Session) {
+  const invoiceId = session.client_reference_id ?? session.metadata?.invoice_id;
+  if (!invoiceId) return undefined;
+  const item = await findInvoiceItem(invoiceId);
+  if (!item) logger.warn('stripe webhook for an unknown invoice', { invoiceId, sessionId: session.id });
+  return item;
+}
+
+/**
+ * Paid: the top-up and the bonus as two ledger entries, and the invoice turning paid, in one
+ * transaction whose guard keys (`topup:<invoice>`, `bonus:<invoice>`) make it happen once.
+ */
+async function fulfil(session: Session): Promise<string> {
+  const item = await invoiceOf(session);
+  if (!item) return 'unknown_invoice';
+  const invoice: InvoiceView = toInvoiceView(item);
+  if (session.amount_total !== invoice.amountCents || (session.currency ?? '').toLowerCase() !== invoice.currency) {
+    logger.error('stripe webhook amount does not match the invoice; not credited', {
+      invoiceId: invoice.id,
+      expected: invoice.amountCents,
+      got: session.amount_total,
+      currency: session.currency,
+    });
+    return 'amount_mismatch';
+  }
+  const accountId = item.accountId as string;
+  const bonus = bonusFor(invoice.amountCents, invoice.bonusPercent);
+  const reference = { invoiceId: invoice.id, invoiceNumber: invoice.number };
+  const paidAt = new Date().toISOString();
+  const lineItems = [
+    { type: 'topup', description: 'Credit top-up', amountCents: invoice.amountCents },
+    ...(bonus > 0 ? [{ type: 'bonus', description: `Top-up bonus (${invoice.bonusPercent} %)`, amountCents: bonus }] : []),
+  ];
+  const paymentIntent = typeof session.payment_intent === 'string' ? session.payment_intent : (session.payment_intent?.id ?? null);
+  const result = await appendLedger(
+    accountId,
+    [
+      { type: 'topup', amountCents: invoice.amountCents, idempotencyKey: `topup:${invoice.id}`, reference: { ...reference, note: 'Card top-up' } },
+      ...(bonus > 0 ? [{ type: 'bonus' as const, amountCents: bonus, idempotencyKey: `bonus:${invoice.id}`, reference: { ...reference, note: `Top-up bonus ${invoice.bonusPercent} %` } }] : []),
+    ],
+    {
+      extraItems: () => [
+        {
+          Update: {
+            TableName: tableName(),
+            Key: keys.invoice(accountId, invoice.number),
+            UpdateExpression: 'SET #status = :paid, paidAt = :at, lineItems = :lines, creditedCents = :credited, sessionId = :session, paymentIntentId = :pi REMOVE voidedAt, voidReason',
+            // Paid is final; a void invoice still turns paid, because the money did arrive.
+            ConditionExpression: '#status <> :paid',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':paid': 'paid', ':at': paidAt, ':lines': lineItems, ':credited': invoice.amountCents + bonus, ':session': session.id, ':pi': paymentIntent },
+          },
+        },
+      ],
+    },
+  );
+  if (!result.applied) return 'already_fulfilled';
+  // A balance back above zero unsuspends the servers now; the billing pass retries if a panel says no.
+  await reconcileAccount(accountId).catch((err) => logger.warn('unsuspend after top-up failed; the pass retries', { accountId, ...errorFields(err) }));
+  return 'credited';
+}
+
+// ---- the local sandbox --------------------------------------------------------------------------
+
+/** The event Stripe would send for this invoice, signed with the webhook secret. */
+export async function sandboxEvent(invoiceId: string, outcome: 'paid' | 'expired' | 'failed'): Promise<{ body: string; signature: string }> {
+  const item = await findInvoiceItem(invoiceId);
+  if (!item) throw new ApiError('not_found', 'Invoice not found');
+  const invoice = toInvoiceView(item);
+  const type = outcome === 'paid' ? 'checkout.session.completed' : outcome === 'expired' ? 'checkout.session.expired' : 'checkout.session.async_payment_failed';
+  const body = JSON.stringify({
+    id: `evt_sandbox_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`,
+    object: 'event',
+    api_version: '2025-01-27',
+    created: Math.floor(Date.now() / 1000),
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: null, idempotency_key: null },
+    type,
+    data: {
+      object: {
+        id: invoice.payment.sessionId,
+        object: 'checkout.session',
+        mode: 'payment',
+        status: outcome === 'paid' ? 'complete' : outcome === 'expired' ? 'expired' : 'complete',
+        payment_status: outcome === 'paid' ? 'paid' : 'unpaid',
+        amount_total: invoice.amountCents,
+        currency: 'usd',
+        client_reference_id: invoice.id,
+        metadata: { invoice_id: invoice.id, invoice_number: invoice.number },
+        payment_intent: `pi_sandbox_${invoice.id.replace(/-/g, '').slice(0, 16)}`,
+      },
+    },
+  });
+  const config = getConfig().payments;
+  const signature = stripe(config).webhooks.generateTestHeaderString({ payload: body, secret: config.webhookSecret! });
+  return { body, signature };
+}

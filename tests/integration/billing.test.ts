@@ -1,0 +1,372 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BILLING_SHARDS } from '../../shared/db/table.ts';
+import type { SQSEvent } from 'aws-lambda';
+import { startTestApi, expectEnvelope, type TestApi } from '../helpers/stack.ts';
+import type { PanelSim } from '../../dev/panel-sim/index.ts';
+import { getRaw, queryPartition, setAttributes } from '../helpers/db.ts';
+import { expectLedgerInvariant, ledgerOf } from '../helpers/money.ts';
+import { keys } from '../../shared/db/keys.ts';
+import { db, tableName } from '../../shared/db/client.ts';
+import { HOUR_MS, hourStart } from '../../shared/billing/hours.ts';
+import { planPass, readWatermark, runPassInProcess } from '../../shared/billing/pass.ts';
+import { openPassRecord } from '../../shared/billing/fanout.ts';
+import { worker } from '../../functions/billing-pass/handler.ts';
+import { countDynamoCalls } from '../../bench/harness.ts';
+
+/**
+ * Hourly billing against DynamoDB Local and the panel simulator. Time is moved by writing a
+ * server's stored history into the past (as if it had been created then) and running the pass
+ * `at` chosen instants, exactly as `POST /dev/billing/run {"at"}` does.
+ */
+let api: TestApi;
+let sim: PanelSim;
+beforeAll(async () => {
+  api = await startTestApi({ panel: { installMs: 50, transitionMs: 20, resourcesCacheMs: 0 } });
+  sim = api.panel!.sim;
+});
+afterAll(async () => api?.stop());
+
+// Each scenario starts from an empty watermark, six hours back, and leaves nothing billable behind,
+// so scenarios never bill each other's servers (the service would drop them itself once billed).
+let H0 = 0;
+beforeEach(async () => {
+  await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.billingWatermark() }));
+  H0 = hourStart(Date.now()) - 6 * HOUR_MS;
+});
+afterEach(async () => {
+  await expectLedgerInvariant();
+  for (let shard = 0; shard < BILLING_SHARDS; shard++) {
+    const out = await db().send(new QueryCommand({ TableName: tableName(), IndexName: 'GSI2', KeyConditionExpression: 'GSI2PK = :pk', ExpressionAttributeValues: { ':pk': keys.billableShard(shard) } }));
+    for (const item of out.Items ?? []) {
+      await db().send(new UpdateCommand({ TableName: tableName(), Key: { PK: item.PK, SK: item.SK }, UpdateExpression: 'REMOVE GSI2PK, GSI2SK' }));
+    }
+  }
+});
+
+const t = (hours: number, minutes = 0) => H0 + hours * HOUR_MS + minutes * 60_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+const pass = (ms: number) => runPassInProcess(new Date(ms));
+
+async function customer(email: string) {
+  const token = await api.session(email);
+  const { id } = (await api.call('GET', '/v1/account', { token })).body;
+  return { token, id: id as string };
+}
+
+const small = { name: 'billed server', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048 }; // 1 cent an hour
+const medium = { ramMb: 4096, cpuPercent: 200, diskMb: 20480 }; // 3 cents an hour
+
+/** Deploys through the API, then moves the server's life into the past: created at `createdMs`. */
+async function deployAt(token: string, accountId: string, createdMs: number, body = small) {
+  const server = (await api.call('POST', '/v1/servers', { token, body })).body;
+  await setAttributes(keys.server(accountId, server.id), {
+    createdAt: iso(createdMs),
+    history: [{ at: iso(createdMs), status: 'active', priceCentsPerHour: server.priceCentsPerHour }],
+  });
+  return server as { id: string; identifier: string; priceCentsPerHour: number };
+}
+
+async function appendHistory(accountId: string, serverId: string, event: { at: number; status: string; priceCentsPerHour: number }, extra: Record<string, unknown> = {}) {
+  const item = await getRaw(keys.server(accountId, serverId));
+  await setAttributes(keys.server(accountId, serverId), { history: [...(item!.history as unknown[]), { ...event, at: iso(event.at) }], ...extra });
+}
+
+const charges = async (accountId: string) => (await ledgerOf(accountId)).filter((e) => e.type === 'charge').map((e) => ({ hour: (e.reference as { hour: string }).hour, cents: -Number(e.amountCents) }));
+
+describe('hourly charges', () => {
+  it('a server created mid-hour pays that hour, once, at the pass after the hour', async () => {
+    const { token, id } = await customer('midhour@example.com');
+    await deployAt(token, id, t(0, 20));
+    await pass(t(0, 59)); // the hour has not ended: nothing yet
+    expect(await charges(id)).toEqual([]);
+    const summary = await pass(t(1, 5));
+    expect(await charges(id)).toEqual([{ hour: iso(t(0)), cents: 1 }]);
+    expect(summary).toMatchObject({ throughHour: iso(t(0)), errors: 0 });
+    await pass(t(1, 5)); // re-run: nothing more
+    await pass(t(1, 50));
+    expect(await charges(id)).toEqual([{ hour: iso(t(0)), cents: 1 }]);
+    expect((await getRaw(keys.account(id)))!.balanceCents).toBe(499);
+  });
+
+  it('waits for the grace period after the hour before billing it', async () => {
+    const { token, id } = await customer('grace@example.com');
+    await deployAt(token, id, t(0, 10));
+    await pass(t(1, 1)); // one minute after the hour: inside the grace period
+    expect(await charges(id)).toEqual([]);
+    await pass(t(1, 3));
+    expect(await charges(id)).toHaveLength(1);
+  });
+
+  it('a server resized mid-hour pays the highest price it had in that hour', async () => {
+    const { token, id } = await customer('resize@example.com');
+    const server = await deployAt(token, id, t(0, 0));
+    await appendHistory(id, server.id, { at: t(1, 30), status: 'active', priceCentsPerHour: 3 });
+    await appendHistory(id, server.id, { at: t(2, 40), status: 'active', priceCentsPerHour: 2 }); // down again
+    await pass(t(4, 5));
+    expect(await charges(id)).toEqual([
+      { hour: iso(t(0)), cents: 1 },
+      { hour: iso(t(1)), cents: 3 },
+      { hour: iso(t(2)), cents: 3 },
+      { hour: iso(t(3)), cents: 2 },
+    ]);
+  });
+
+  it('a resize through the API is billed at the new price from its hour on', async () => {
+    const { token, id } = await customer('apiresize@example.com');
+    const server = await deployAt(token, id, t(0, 0));
+    await pass(t(1, 5));
+    const resized = await api.call('PATCH', `/v1/servers/${server.id}`, { token, body: medium });
+    expect(resized.body.priceCentsPerHour).toBe(3);
+    // The resize happened "now", later than the backdated hours; bill up to the current hour.
+    const now = Date.now();
+    await pass(hourStart(now) + HOUR_MS + 3 * 60_000);
+    const all = await charges(id);
+    expect(all.at(-1)).toEqual({ hour: iso(hourStart(now)), cents: 3 });
+    expect(all.at(-2)?.cents).toBe(1);
+  });
+
+  it('a server deleted mid-hour pays the hour of deletion and never after', async () => {
+    const { token, id } = await customer('deleted@example.com');
+    const server = await deployAt(token, id, t(0, 0));
+    await appendHistory(id, server.id, { at: t(2, 20), status: 'deleted', priceCentsPerHour: 1 }, { status: 'deleted', deletedAt: iso(t(2, 20)) });
+    await pass(t(2, 10));
+    expect((await charges(id)).map((c) => c.hour)).toEqual([iso(t(0)), iso(t(1))]);
+    // Still in the billable index: the hour of deletion is not billed yet.
+    expect((await getRaw(keys.server(id, server.id)))!.GSI2PK).toBeDefined();
+    await pass(t(3, 5));
+    await pass(t(6, 5));
+    expect((await charges(id)).map((c) => c.hour)).toEqual([iso(t(0)), iso(t(1)), iso(t(2))]);
+    // Fully billed: dropped from the sparse index, so later passes never read it again.
+    expect((await getRaw(keys.server(id, server.id)))!.GSI2PK).toBeUndefined();
+  });
+
+  it('missed passes are caught up by the next one, hour by hour', async () => {
+    const { token, id } = await customer('missed@example.com');
+    await deployAt(token, id, t(0, 45), { ...small, ...medium });
+    await pass(t(1, 5));
+    // Passes at 2:05, 3:05 and 4:05 never ran.
+    const summary = await pass(t(5, 5));
+    expect((await charges(id)).map((c) => c.hour)).toEqual([0, 1, 2, 3, 4].map((h) => iso(t(h))));
+    expect((await charges(id)).every((c) => c.cents === 3)).toBe(true);
+    expect(summary.serverHoursCharged).toBeGreaterThanOrEqual(4);
+    expect(await readWatermark()).toBe(t(4));
+  });
+
+  it('two passes at the same time charge once', async () => {
+    const { token, id } = await customer('concurrent@example.com');
+    await deployAt(token, id, t(0, 5));
+    await deployAt(token, id, t(0, 15), { ...small, ...medium });
+    const [a, b] = await Promise.all([pass(t(3, 5)), pass(t(3, 5))]);
+    expect(a.errors + b.errors).toBe(0);
+    const mine = await charges(id);
+    expect(mine.map((c) => c.hour)).toEqual([iso(t(0)), iso(t(1)), iso(t(2))]);
+    expect(mine.every((c) => c.cents === 4)).toBe(true); // one entry per hour: 1 + 3
+    expect((await getRaw(keys.account(id)))!.balanceCents).toBe(500 - 12);
+  });
+
+  it('keeps a month-spend counter the budget reads', async () => {
+    const { token, id } = await customer('spend@example.com');
+    await deployAt(token, id, t(0, 5), { ...small, ...medium });
+    await pass(t(4, 5));
+    const months = new Set([0, 1, 2, 3].map((h) => iso(t(h)).slice(0, 7)));
+    let counted = 0;
+    for (const month of months) counted += Number((await getRaw(keys.monthSpend(id, month)))?.cents ?? 0);
+    expect(counted).toBe(12);
+  });
+
+  it('reads only the sparse billable index: no Scan, a bounded number of reads per server', async () => {
+    const { token, id } = await customer('reads@example.com');
+    for (let i = 0; i < 3; i++) await deployAt(token, id, t(0, 5 + i));
+    const counter = countDynamoCalls();
+    counter.reset();
+    await pass(t(1, 5));
+    const calls = counter.calls();
+    expect(calls).not.toContain('ScanCommand');
+    expect(calls.filter((c) => c === 'QueryCommand').length).toBeGreaterThanOrEqual(16); // one per shard at least
+  });
+});
+
+describe('suspension', () => {
+  it('at or below zero the servers are suspended on the panel and stop accruing; a top-up unsuspends them', async () => {
+    const { token, id } = await customer('broke@example.com');
+    const server = await deployAt(token, id, t(0, 0), { ...small, ...medium }); // 3 cents an hour
+    // Leave 4 cents: two hours of charges take the balance to -2.
+    const deducted = await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: -496, note: 'test: leave 4 cents' } });
+    expect(deducted.status).toBe(200);
+    expect(deducted.body.balanceCents).toBe(4);
+    const summary = await pass(t(2, 5));
+    expect(summary.suspended).toBeGreaterThanOrEqual(1);
+    expect((await getRaw(keys.account(id)))!.balanceCents).toBe(-2);
+    expect(sim.server(server.identifier)!.status).toBe('suspended');
+    const view = await api.call('GET', `/v1/servers/${server.id}`, { token });
+    expect(view.body).toMatchObject({ status: 'suspended', suspendedAt: expect.any(String), live: { suspendedOnPanel: true } });
+    expect((await getRaw(keys.account(id)))!.burnCentsPerHour).toBe(0);
+    expectEnvelope(await api.call('POST', `/v1/servers/${server.id}/power`, { token, body: { signal: 'start' } }), 409, 'conflict');
+    const logs = (await api.call('GET', '/v1/account/logs?limit=50', { token })).body.data.map((e: { action: string }) => e.action);
+    expect(logs).toContain('servers.suspend');
+
+    // Suspended servers accrue nothing: later hours are not charged.
+    const suspendedAt = Date.parse(view.body.suspendedAt);
+    await pass(hourStart(suspendedAt) + 3 * HOUR_MS + 5 * 60_000);
+    const afterSuspension = (await charges(id)).filter((c) => Date.parse(c.hour) > hourStart(suspendedAt));
+    expect(afterSuspension).toEqual([]);
+
+    // A grant that brings the balance above zero unsuspends at once, on the panel too.
+    const granted = await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 1000, note: 'goodwill' } });
+    expect(granted.body.balanceCents).toBeGreaterThan(0);
+    expect(sim.server(server.identifier)!.status).not.toBe('suspended');
+    expect((await api.call('GET', `/v1/servers/${server.id}`, { token })).body.status).toBe('active');
+    expect((await getRaw(keys.account(id)))!.burnCentsPerHour).toBe(3);
+  });
+
+  it('a panel that refuses to unsuspend is retried by the next pass until it confirms', async () => {
+    const { token, id } = await customer('retry@example.com');
+    const server = await deployAt(token, id, t(0, 0), { ...small, ...medium });
+    await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: -499, note: 'leave 1 cent' } });
+    await pass(t(1, 5));
+    expect(sim.server(server.identifier)!.status).toBe('suspended');
+    sim.faults.add({ method: 'POST', path: /\/unsuspend$/, count: 10, effect: { kind: 'status', status: 503 } });
+    await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 500, note: 'paid' } });
+    expect((await api.call('GET', `/v1/servers/${server.id}`, { token })).body.status).toBe('suspended');
+    const failing = await pass(t(1, 10));
+    expect(failing.panelErrors).toBeGreaterThanOrEqual(1);
+    sim.faults.clear();
+    const ok = await pass(t(1, 15));
+    expect(ok.unsuspended).toBeGreaterThanOrEqual(1);
+    expect(sim.server(server.identifier)!.status).not.toBe('suspended');
+  });
+
+  it('warns once when the runway drops under 24 hours', async () => {
+    const { token, id } = await customer('lowbalance@example.com');
+    await deployAt(token, id, t(0, 0), { ...small, ...medium }); // 3 cents an hour: 72 for 24 h
+    await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: -440, note: 'leave 60' } });
+    const first = await pass(t(1, 5));
+    expect(first.lowBalanceWarnings).toBeGreaterThanOrEqual(1);
+    await pass(t(2, 5));
+    const warnings = (await api.call('GET', '/v1/account/logs?limit=50', { token })).body.data.filter((e: { action: string }) => e.action === 'billing.low_balance');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0].details).toMatchObject({ burnCentsPerHour: 3 });
+  });
+
+  it('suspended servers are deleted only after the retention period the operator sets', async () => {
+    const { token, id } = await customer('retention@example.com');
+    const server = await deployAt(token, id, t(0, 0));
+    await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: -500, note: 'empty' } });
+    await pass(t(1, 5));
+    expect((await api.call('GET', `/v1/servers/${server.id}`, { token })).body.status).toBe('suspended');
+    await setAttributes(keys.server(id, server.id), { suspendedAt: iso(Date.now() - 3 * 24 * HOUR_MS) });
+    await pass(t(1, 10));
+    expect((await api.call('GET', `/v1/servers/${server.id}`, { token })).body.status).toBe('suspended'); // no retention set
+    await api.call('PUT', '/v1/admin/settings', { body: { suspendedRetentionDays: 2 } });
+    try {
+      const summary = await pass(t(1, 15));
+      expect(summary.deletedByRetention).toBe(1);
+      expect((await api.call('GET', `/v1/servers/${server.id}`, { token })).body.status).toBe('deleted');
+      expect(sim.server(server.identifier)).toBeUndefined();
+    } finally {
+      await api.call('PUT', '/v1/admin/settings', { body: { suspendedRetentionDays: null } });
+    }
+  });
+});
+
+describe('budgets', () => {
+  it('GET and PUT: cap, spent, projected, remaining; deploys refused at the cap', async () => {
+    const { token, id } = await customer('budget@example.com');
+    expect((await api.call('GET', '/v1/account/budget', { token })).body).toMatchObject({ monthlyCapCents: null, action: 'refuse', spentCents: 0, capReached: false, remainingCents: null });
+    await deployAt(token, id, Date.now() - 2 * HOUR_MS, { ...small, ...medium });
+    await pass(Date.now() + 3 * 60_000);
+    const spent = (await api.call('GET', '/v1/account/budget', { token })).body.spentCents;
+    expect(spent).toBeGreaterThanOrEqual(6);
+
+    const put = await api.call('PUT', '/v1/account/budget', { token, body: { monthlyCapCents: spent, action: 'refuse' } });
+    expect(put.body).toMatchObject({ monthlyCapCents: spent, capReached: true, remainingCents: 0, burnCentsPerHour: 3 });
+    expect(put.body.projectedCents).toBeGreaterThanOrEqual(spent);
+    const refused = await api.call('POST', '/v1/servers', { token, body: small });
+    expectEnvelope(refused, 422, 'limit_exceeded');
+    expect(refused.body.error.details).toMatchObject({ monthlyCapCents: spent });
+
+    // A cap the month would overrun at the new burn refuses too; clearing it allows.
+    await api.call('PUT', '/v1/account/budget', { token, body: { monthlyCapCents: spent + 10, action: 'refuse' } });
+    expectEnvelope(await api.call('POST', '/v1/servers', { token, body: small }), 422, 'limit_exceeded');
+    await api.call('PUT', '/v1/account/budget', { token, body: { monthlyCapCents: null } });
+    expect((await api.call('POST', '/v1/servers', { token, body: small })).status).toBe(201);
+    expectEnvelope(await api.call('PUT', '/v1/account/budget', { token, body: { monthlyCapCents: -1 } }), 400, 'validation_failed');
+  });
+
+  it('with the suspend action, reaching the cap suspends; raising it unsuspends', async () => {
+    const { token, id } = await customer('budgetsuspend@example.com');
+    const server = await deployAt(token, id, Date.now() - 2 * HOUR_MS, { ...small, ...medium });
+    await api.call('PUT', '/v1/account/budget', { token, body: { monthlyCapCents: 3, action: 'suspend' } });
+    await pass(Date.now() + 3 * 60_000);
+    expect((await api.call('GET', `/v1/servers/${server.id}`, { token })).body.status).toBe('suspended');
+    expect(sim.server(server.identifier)!.status).toBe('suspended');
+    await api.call('PUT', '/v1/account/budget', { token, body: { monthlyCapCents: 10_000, action: 'suspend' } });
+    expect((await api.call('GET', `/v1/servers/${server.id}`, { token })).body.status).toBe('active');
+  });
+});
+
+describe('admin credit and the ledger listing', () => {
+  it('grants and deductions are ledger entries with the note and the admin; the listing is newest first', async () => {
+    const { token, id } = await customer('credited@example.com');
+    const admin = (await api.call('GET', '/v1/account')).body;
+    const grant = await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 250, note: 'welcome back' }, headers: { 'idempotency-key': 'grant-1' } });
+    expect(grant.body).toMatchObject({ accountId: id, balanceCents: 750, entry: { type: 'grant', amountCents: 250, granted: true, reference: { note: 'welcome back' } } });
+    const replay = await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 250, note: 'welcome back' }, headers: { 'idempotency-key': 'grant-1' } });
+    expect(replay.body.entry.seq).toBe(grant.body.entry.seq);
+    const deduction = await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: -1000, note: 'chargeback' } });
+    expect(deduction.body).toMatchObject({ balanceCents: -250, entry: { type: 'deduction', amountCents: -1000, granted: false } });
+    expect((await ledgerOf(id)).at(-1)!.actorId).toBe(admin.id);
+
+    const list = await api.call('GET', '/v1/account/transactions?limit=2', { token });
+    expect(list.body.data.map((e: { type: string }) => e.type)).toEqual(['deduction', 'grant']);
+    const next = await api.call('GET', `/v1/account/transactions?limit=2&cursor=${list.body.nextCursor}`, { token });
+    expect(next.body.data.map((e: { type: string }) => e.type)).toEqual(['trial']);
+    expect(next.body.nextCursor).toBeNull();
+
+    const audit = (await api.call('GET', '/v1/admin/logs?limit=20')).body.data.filter((e: { action: string; target: string }) => e.action === 'credits.adjust' && e.target === `account:${id}`);
+    expect(audit).toHaveLength(2);
+    expect(audit[0]).toMatchObject({ accountId: admin.id, actorEmail: 'admin@localhost' });
+
+    for (const body of [{ amountCents: 0, note: 'x' }, { amountCents: 1.5, note: 'x' }, { amountCents: 5 }, { amountCents: 5, note: '' }]) {
+      expectEnvelope(await api.call('POST', `/v1/admin/users/${id}/credits`, { body }), 400, 'validation_failed');
+    }
+    expectEnvelope(await api.call('POST', '/v1/admin/users/00000000-0000-4000-8000-000000000000/credits', { body: { amountCents: 5, note: 'x' } }), 404, 'not_found');
+    expectEnvelope(await api.call('POST', `/v1/admin/users/${id}/credits`, { token, body: { amountCents: 5, note: 'x' } }), 403, 'forbidden');
+  });
+});
+
+describe('fan-out through a queue (the AWS shape)', () => {
+  it('workers charge their shards and the last one moves the watermark; a failed shard is reported for retry', async () => {
+    const { token, id } = await customer('queued@example.com');
+    await deployAt(token, id, t(0, 30));
+    const plan = await planPass(new Date(t(1, 5)));
+    await openPassRecord(plan);
+    const message = (shard: number) => ({ messageId: `m${shard}`, body: JSON.stringify({ at: plan.at, throughHour: plan.throughHour, fromWatermark: plan.fromWatermark, shard }) });
+    const half = plan.shards.slice(0, 8);
+    const rest = plan.shards.slice(8);
+    expect((await worker({ Records: half.map(message) } as unknown as SQSEvent)).batchItemFailures).toEqual([]);
+    expect(await readWatermark()).toBeNull(); // not every shard is done yet
+    const broken = { messageId: 'bad', body: '{not json' };
+    const result = await worker({ Records: [...rest.map(message), broken] } as unknown as SQSEvent);
+    expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'bad' }]);
+    expect(await readWatermark()).toBe(t(0));
+    expect(await charges(id)).toEqual([{ hour: iso(t(0)), cents: 1 }]);
+    // The queue redelivers a shard: nothing is charged twice.
+    await worker({ Records: plan.shards.map(message) } as unknown as SQSEvent);
+    expect(await charges(id)).toEqual([{ hour: iso(t(0)), cents: 1 }]);
+  });
+});
+
+describe('local trigger', () => {
+  it('POST /dev/billing/run runs the pass at the given time and returns the summary', async () => {
+    const { token, id } = await customer('devrun@example.com');
+    await deployAt(token, id, t(0, 10));
+    const res = await api.call('POST', '/dev/billing/run', { token: null, body: { at: iso(t(1, 5)) } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ at: iso(t(1, 5)), throughHour: iso(t(0)), shards: 16, errors: 0 });
+    expect(res.body.serverHoursCharged).toBeGreaterThanOrEqual(1);
+    expect(await charges(id)).toEqual([{ hour: iso(t(0)), cents: 1 }]);
+    expect(await queryPartition(`ACCOUNT#${id}`, 'SPEND#')).toHaveLength(1);
+  });
+});
