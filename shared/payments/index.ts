@@ -9,6 +9,7 @@ import { appendLedger } from '../ledger/index.ts';
 import { reconcileAccount } from '../servers/suspension.ts';
 import { attachSession, findInvoiceItem, openInvoice, toInvoiceView, voidInvoice, type InvoiceView } from '../invoices/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
+import { recordActivity } from '../audit/index.ts';
 import type { BillingConfig, CheckoutRequest } from '../api/schemas.ts';
 
 /**
@@ -135,7 +136,10 @@ export async function handleStripeEvent(event: Stripe.Event): Promise<string> {
       const session = event.data.object as Session;
       const item = await invoiceOf(session);
       if (!item) return 'unknown_invoice';
-      return (await voidInvoice(item, event.type === 'checkout.session.expired' ? 'payment session expired' : 'payment failed')) ? 'voided' : `kept_${item.status}`;
+      const voided = await voidInvoice(item, event.type === 'checkout.session.expired' ? 'payment session expired' : 'payment failed');
+      if (!voided) return `kept_${item.status}`;
+      await paymentActivity(item.accountId as string, toInvoiceView(item), 'billing.invoice_void', { event: event.type });
+      return 'voided';
     }
     default:
       return 'ignored';
@@ -199,9 +203,27 @@ async function fulfil(session: Session): Promise<string> {
     },
   );
   if (!result.applied) return 'already_fulfilled';
+  await paymentActivity(accountId, invoice, 'billing.payment', { creditedCents: invoice.amountCents + bonus, bonusCents: bonus, sessionId: session.id });
   // A balance back above zero unsuspends the servers now; the billing pass retries if a panel says no.
   await reconcileAccount(accountId).catch((err) => logger.warn('unsuspend after top-up failed; the pass retries', { accountId, ...errorFields(err) }));
   return 'credited';
+}
+
+/** The account's activity log shows what the payment provider did (the webhook has no caller to log). */
+async function paymentActivity(accountId: string, invoice: InvoiceView, action: string, details: Record<string, unknown>): Promise<void> {
+  await recordActivity({
+    accountId,
+    actorEmail: 'stripe',
+    credential: { kind: 'system', id: 'stripe-webhook' },
+    action,
+    target: `invoice:${invoice.id}`,
+    result: 'success',
+    status: 200,
+    errorCode: null,
+    sourceIp: null,
+    requestId: `${action}-${invoice.id}`,
+    details: { invoiceNumber: invoice.number, ...details },
+  });
 }
 
 // ---- the local sandbox --------------------------------------------------------------------------

@@ -79,7 +79,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     requests,
     sessions,
     failNext: (status: number) => {
-      failures.push(status, status, status); // the client retries; fail every attempt
+      // One failure: the answer carries `stripe-should-retry: false`, so the client does not retry.
+      failures.push(status);
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -300,9 +300,10 @@ describe('bundles', () => {
     }
   });
 
-  it('load as ES modules in a plain Node process and export handler', () => {
+  it('load as ES modules in a plain Node process and export their entry points', () => {
     // A separate process, as on Lambda (and vitest's module runner would transform 1 MB files).
-    const script = `for (const f of JSON.parse(process.argv[1])) { const m = await import(f); console.log(typeof m.handler); }`;
+    // Endpoint groups export `handler`; the billing pass exports `scheduler` and `worker`.
+    const script = `for (const f of JSON.parse(process.argv[1])) { const m = await import(f); console.log(typeof (m.handler ?? (typeof m.scheduler === typeof m.worker ? m.worker : undefined))); }`;
     const files = bundles.map((b) => pathToFileURL(join(b.dir, 'index.mjs')).href);
     const out = execFileSync(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script, JSON.stringify(files)], {
       env: { PATH: process.env.PATH, STAGE: 'aws', TABLE_NAME: 'bundle-load-test', CURSOR_SECRET: 'x', AWS_REGION: 'eu-west-1' },

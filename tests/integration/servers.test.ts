@@ -16,7 +16,7 @@ let api: TestApi;
 let sim: PanelSim;
 let instanceId: string;
 beforeAll(async () => {
-  api = await startTestApi({ panel: { installMs: 150, transitionMs: 40, resourcesCacheMs: 0 } });
+  api = await startTestApi({ panel: { installMs: 1000, transitionMs: 40, resourcesCacheMs: 0 } });
   sim = api.panel!.sim;
   instanceId = api.panel!.instanceId;
 });
