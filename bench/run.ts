@@ -2,6 +2,7 @@ import { cpus, totalmem } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { startLocalStack } from '../dev/stack.ts';
 import { benchAccountEndpoint } from './account-endpoint.ts';
+import { benchBillingPass } from './billing-pass.ts';
 
 /**
  * `npm run bench`: every figure in one run, side by side, printed and written to bench/results.md.
@@ -13,7 +14,7 @@ process.env.STAGE = 'aws';
 process.env.CURSOR_SECRET = 'bench-cursor-secret';
 const stack = await startLocalStack({ tableName: 'bench' });
 try {
-  const sections = [await benchAccountEndpoint(stack.adminApiKey)];
+  const sections = [await benchAccountEndpoint(stack.adminApiKey), await benchBillingPass()];
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, DynamoDB Local (in memory)`;
   const report = ['# Benchmark results', '', `Run ${new Date().toISOString()} on ${machine}.`, '', ...sections, ''].join('\n');
   process.stdout.write(`${report}\n`);

@@ -174,17 +174,25 @@ async function chargeAccount(accountId: string, servers: Item[], plan: Pick<Pass
     }
   }
 
-  // After charging: suspend at or below zero (or at a suspending budget cap), unsuspend once paid.
-  const fresh = await Promise.all(servers.map((s) => getItem(keys.server(accountId, s.serverId as string))));
-  const live = fresh.filter((s): s is Item => Boolean(s));
-  const reconciled = await reconcileAccount(accountId, live);
-  summary.suspended += reconciled.suspended;
-  summary.unsuspended += reconciled.unsuspended;
-  summary.panelErrors += reconciled.errors;
-
-  summary.lowBalanceWarnings += await warnLowBalance(accountId);
-  summary.deletedByRetention += await applyRetention(accountId, live);
-  await dropFullyBilled(live, plan.throughHour);
+  // After charging: one read of the profile tells whether anything else is due. Most accounts
+  // are healthy, and then the pass is done with them.
+  const profile = await getItem(keys.account(accountId));
+  if (!profile) return summary;
+  const balance = Number(profile.balanceCents ?? 0);
+  const anyActive = servers.some((s) => s.status === 'active');
+  const anySuspended = servers.some((s) => s.status === 'suspended');
+  const budgetMaySuspend = profile.budgetCapCents !== undefined && profile.budgetCapCents !== null && profile.budgetAction === 'suspend';
+  if ((balance <= 0 && anyActive) || (balance > 0 && anySuspended) || budgetMaySuspend) {
+    // Suspend at or below zero (or at a suspending budget cap), unsuspend once paid.
+    const fresh = (await Promise.all(servers.map((s) => getItem(keys.server(accountId, s.serverId as string))))).filter((s): s is Item => Boolean(s));
+    const reconciled = await reconcileAccount(accountId, fresh);
+    summary.suspended += reconciled.suspended;
+    summary.unsuspended += reconciled.unsuspended;
+    summary.panelErrors += reconciled.errors;
+  }
+  summary.lowBalanceWarnings += await warnLowBalance(accountId, profile);
+  if (anySuspended) summary.deletedByRetention += await applyRetention(accountId, servers);
+  await dropFullyBilled(servers, plan.throughHour);
   return summary;
 }
 
@@ -231,9 +239,7 @@ async function chargeLines(accountId: string, hour: number, lines: { serverId: s
 }
 
 /** A warning in the account's activity log once the runway drops under 24 hours (at most once a day). */
-async function warnLowBalance(accountId: string): Promise<number> {
-  const profile = await getItem(keys.account(accountId));
-  if (!profile) return 0;
+async function warnLowBalance(accountId: string, profile: Item): Promise<number> {
   const balance = Number(profile.balanceCents ?? 0);
   const burn = Number(profile.burnCentsPerHour ?? 0);
   if (burn <= 0 || balance >= burn * RUNWAY_HOURS) return 0;
@@ -308,7 +314,9 @@ export async function runPassInProcess(at: Date, concurrency = 4): Promise<Shard
     Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
       for (let shard = queue.shift(); shard !== undefined; shard = queue.shift()) {
         try {
-          total = addSummaries(total, await chargeShard(plan, shard));
+          // Await first, then add: `total` must be read after the await, or concurrent workers lose counts.
+          const part = await chargeShard(plan, shard);
+          total = addSummaries(total, part);
         } catch (err) {
           failedShards++;
           logger.error('billing: shard failed', { shard, ...errorFields(err) });

@@ -153,12 +153,20 @@ describe('hourly charges', () => {
     expect(await readWatermark()).toBe(t(4));
   });
 
-  it('two passes at the same time charge once', async () => {
+  it('two passes at the same time charge once, and their summaries add up exactly', async () => {
     const { token, id } = await customer('concurrent@example.com');
     await deployAt(token, id, t(0, 5));
     await deployAt(token, id, t(0, 15), { ...small, ...medium });
+    // More accounts, so several shards work at once.
+    for (let i = 0; i < 5; i++) {
+      const other = await customer(`concurrent${i}@example.com`);
+      await deployAt(other.token, other.id, t(0, 30));
+    }
     const [a, b] = await Promise.all([pass(t(3, 5)), pass(t(3, 5))]);
     expect(a.errors + b.errors).toBe(0);
+    // 2 + 5 servers, 3 hours each: 21 server-hours and 3 × (4 + 5) cents, split between the passes.
+    expect(a.serverHoursCharged + b.serverHoursCharged).toBe(21);
+    expect(a.cents + b.cents).toBe(27);
     const mine = await charges(id);
     expect(mine.map((c) => c.hour)).toEqual([iso(t(0)), iso(t(1)), iso(t(2))]);
     expect(mine.every((c) => c.cents === 4)).toBe(true); // one entry per hour: 1 + 3
