@@ -1,6 +1,7 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { chargeShard, planPass, runPassInProcess } from '../../shared/billing/pass.ts';
+import { chargeShard, GRACE_MS, planPass, readWatermark, runPassInProcess } from '../../shared/billing/pass.ts';
+import { HOUR_MS, hourStart } from '../../shared/billing/hours.ts';
 import { markShardDone, openPassRecord } from '../../shared/billing/fanout.ts';
 import { logger, errorFields } from '../../shared/observability/logger.ts';
 
@@ -21,6 +22,7 @@ interface ShardMessage {
 
 export async function scheduler(event: { time?: string; at?: string } = {}) {
   const at = new Date(event.at ?? event.time ?? Date.now());
+  await reportWatermarkLag(at);
   if (!sqs) return runPassInProcess(at);
   const plan = await planPass(at);
   await openPassRecord(plan);
@@ -37,6 +39,17 @@ export async function scheduler(event: { time?: string; at?: string } = {}) {
   }
   logger.info('billing pass queued', { at: plan.at, throughHour: new Date(plan.throughHour).toISOString(), shards: plan.shards.length });
   return { queued: plan.shards.length, at: plan.at, throughHour: new Date(plan.throughHour).toISOString() };
+}
+
+/**
+ * Hours between the last hour that should be billed by now and the watermark: 0 when passes keep
+ * up. A metric filter turns this log line into a metric; an alarm fires above two hours.
+ */
+async function reportWatermarkLag(at: Date): Promise<void> {
+  const watermark = await readWatermark();
+  const due = hourStart(at.getTime() - GRACE_MS) - HOUR_MS;
+  const lagHours = watermark === null ? 0 : Math.max(0, Math.round((due - watermark) / HOUR_MS));
+  logger.info('billing watermark', { lagHours, watermark: watermark === null ? null : new Date(watermark).toISOString() });
 }
 
 export async function worker(event: SQSEvent): Promise<SQSBatchResponse> {

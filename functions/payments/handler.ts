@@ -5,7 +5,7 @@ import { logger } from '../../shared/observability/logger.ts';
 /** Payments group: the Stripe webhook. No bearer credential: the signature over the raw body instead. */
 export const handler = createGroupHandler('payments', {
   stripeWebhook: async ({ body, headers, requestId }) => {
-    const event = verifyStripeEvent(body, headers['stripe-signature']);
+    const event = await verifyStripeEvent(body, headers['stripe-signature']);
     const outcome = await handleStripeEvent(event);
     logger.info('stripe webhook', { requestId, eventId: event.id, type: event.type, outcome });
     return { received: true as const, outcome };

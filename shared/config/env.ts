@@ -25,6 +25,8 @@ export interface Config {
 }
 
 export interface PaymentsConfig {
+  /** In AWS: a Secrets Manager secret `{"secretKey", "webhookSecret"}` read at run time (payments/index.ts). */
+  stripeSecretArn: string | undefined;
   /** `stripe` with a secret key; `sandbox` outside AWS without one; null: payments off. */
   provider: 'stripe' | 'sandbox' | null;
   stripeSecretKey: string | undefined;
@@ -97,7 +99,8 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
       : undefined,
     rateLimitPerMinute: Number(env.RATE_LIMIT_PER_MINUTE ?? 240),
     payments: {
-      provider: env.STRIPE_SECRET_KEY ? 'stripe' : stage === 'aws' ? null : 'sandbox',
+      stripeSecretArn: env.STRIPE_SECRET_ARN || undefined,
+      provider: env.STRIPE_SECRET_KEY || env.STRIPE_SECRET_ARN ? 'stripe' : stage === 'aws' ? null : 'sandbox',
       stripeSecretKey: env.STRIPE_SECRET_KEY || undefined,
       webhookSecret: env.STRIPE_WEBHOOK_SECRET || (stage === 'aws' ? undefined : SANDBOX_WEBHOOK_SECRET),
       stripeApiUrl: env.STRIPE_API_URL || undefined,

@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import type { z } from 'zod';
 import { getConfig, type PaymentsConfig } from '../config/env.ts';
+import { SECRET_CACHE_MS } from '../secrets/index.ts';
 import { keys } from '../db/keys.ts';
 import { tableName } from '../db/client.ts';
 import { ApiError } from '../http/errors.ts';
@@ -39,6 +40,28 @@ function stripe(config: PaymentsConfig): Stripe {
   return stripeClient.client;
 }
 
+/**
+ * The payment configuration. In AWS the Stripe keys live in Secrets Manager (STRIPE_SECRET_ARN,
+ * JSON `{"secretKey", "webhookSecret"}`), read on first use and kept for SECRET_CACHE_MS, so a
+ * rotated key is picked up without a deploy; elsewhere they come from the environment.
+ */
+let stripeSecret: { arn: string; at: number; value: { secretKey: string; webhookSecret: string } } | undefined;
+let secretsClient: import('@aws-sdk/client-secrets-manager').SecretsManagerClient | undefined;
+
+async function paymentsConfig(): Promise<PaymentsConfig> {
+  const config = getConfig().payments;
+  if (!config.stripeSecretArn) return config;
+  if (!stripeSecret || stripeSecret.arn !== config.stripeSecretArn || Date.now() - stripeSecret.at > SECRET_CACHE_MS) {
+    const sm = await import('@aws-sdk/client-secrets-manager');
+    secretsClient ??= new sm.SecretsManagerClient({});
+    const out = await secretsClient.send(new sm.GetSecretValueCommand({ SecretId: config.stripeSecretArn }));
+    const value = JSON.parse(out.SecretString ?? '{}') as { secretKey?: string; webhookSecret?: string };
+    if (!value.secretKey || !value.webhookSecret) throw new Error('The Stripe secret must hold {"secretKey", "webhookSecret"}');
+    stripeSecret = { arn: config.stripeSecretArn, at: Date.now(), value: { secretKey: value.secretKey, webhookSecret: value.webhookSecret } };
+  }
+  return { ...config, stripeSecretKey: stripeSecret.value.secretKey, webhookSecret: stripeSecret.value.webhookSecret };
+}
+
 export async function billingConfig(): Promise<z.infer<typeof BillingConfig>> {
   const settings = await getSettings();
   const { provider } = getConfig().payments;
@@ -60,7 +83,7 @@ export async function startCheckout(
   input: z.infer<typeof CheckoutRequest>,
   baseUrl: string,
 ): Promise<{ url: string; invoiceNumber: string; invoiceId: string }> {
-  const config = getConfig().payments;
+  const config = await paymentsConfig();
   if (!config.provider) throw new ApiError('payments_unavailable', 'Payments are not configured on this platform');
   const settings = await getSettings();
   if (input.amountCents < settings.minimumTopUpCents || input.amountCents > settings.maximumTopUpCents) {
@@ -111,14 +134,16 @@ export async function startCheckout(
 type Session = Stripe.Checkout.Session;
 
 /** Verifies the signature over the raw body with Stripe's own library (5-minute tolerance). */
-export function verifyStripeEvent(rawBody: string, signature: string | undefined, receivedAtMs?: number): Stripe.Event {
-  const config = getConfig().payments;
+export async function verifyStripeEvent(rawBody: string, signature: string | undefined, receivedAtMs?: number): Promise<Stripe.Event> {
+  const config = await paymentsConfig();
   if (!config.webhookSecret) throw new ApiError('payments_unavailable', 'Webhooks are not configured (STRIPE_WEBHOOK_SECRET)');
-  if (!signature) throw new ApiError('invalid_signature', 'Missing Stripe-Signature header');
   try {
+    if (!signature) throw new Error('missing');
     return stripe(config).webhooks.constructEvent(rawBody, signature, config.webhookSecret, undefined, undefined, receivedAtMs);
   } catch {
-    throw new ApiError('invalid_signature', 'The Stripe-Signature does not match this body, or is too old');
+    // A metric filter counts these (an alarm watches for forged or misconfigured deliveries).
+    logger.warn('stripe webhook rejected', { reason: signature ? 'signature mismatch or too old' : 'no signature' });
+    throw new ApiError('invalid_signature', signature ? 'The Stripe-Signature does not match this body, or is too old' : 'Missing Stripe-Signature header');
   }
 }
 
@@ -258,7 +283,7 @@ export async function sandboxEvent(invoiceId: string, outcome: 'paid' | 'expired
       },
     },
   });
-  const config = getConfig().payments;
+  const config = await paymentsConfig();
   const signature = stripe(config).webhooks.generateTestHeaderString({ payload: body, secret: config.webhookSecret! });
   return { body, signature };
 }
