@@ -1,6 +1,7 @@
 import { createGroupHandler } from '../shared/http/handler.ts';
 import { getConfig } from '../shared/config/env.ts';
 import { runPassInProcess } from '../shared/billing/pass.ts';
+import { reconcileAll } from '../shared/servers/reconcile.ts';
 import { sandboxEvent } from '../shared/payments/index.ts';
 import { findInvoiceItem, toInvoiceView } from '../shared/invoices/index.ts';
 import { notFound } from '../shared/http/errors.ts';
@@ -12,6 +13,8 @@ export const handler = createGroupHandler('dev', {
   devJwks: async () => localJwks() as Promise<{ keys: Record<string, unknown>[] }>,
 
   devBillingRun: async ({ body }) => runPassInProcess(body.at ? new Date(body.at) : new Date()),
+
+  devReconcile: async () => reconcileAll(),
 
   devCheckoutPage: async ({ params }) => {
     const item = await findInvoiceItem(params.invoiceId);

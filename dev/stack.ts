@@ -11,6 +11,7 @@ import { ensureTable, startDynamoLocal, type LocalDynamo } from './dynamodb.ts';
 import { createLocalApi, listen, loadGroupHandlers } from './local-api.ts';
 import { LOCAL_AUDIENCE } from './local-idp.ts';
 import { GRACE_MS, runPassInProcess } from '../shared/billing/pass.ts';
+import { reconcileAll } from '../shared/servers/reconcile.ts';
 import { HOUR_MS } from '../shared/billing/hours.ts';
 import { logger, errorFields } from '../shared/observability/logger.ts';
 import { startPanelSim, type PanelSim } from './panel-sim/index.ts';
@@ -138,6 +139,7 @@ function scheduleBilling(): { stop(): void } {
     const next = Math.floor(Date.now() / HOUR_MS) * HOUR_MS + HOUR_MS + GRACE_MS + 5_000;
     timer = setTimeout(async () => {
       try {
+        logger.info('reconciled', { ...(await reconcileAll()) });
         const summary = await runPassInProcess(new Date());
         logger.info('hourly billing pass', { ...summary });
       } catch (err) {

@@ -3,6 +3,7 @@ import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { chargeShard, GRACE_MS, planPass, readWatermark, runPassInProcess } from '../../shared/billing/pass.ts';
 import { HOUR_MS, hourStart } from '../../shared/billing/hours.ts';
 import { markShardDone, openPassRecord } from '../../shared/billing/fanout.ts';
+import { reconcileAll } from '../../shared/servers/reconcile.ts';
 import { logger, errorFields } from '../../shared/observability/logger.ts';
 
 /**
@@ -23,6 +24,12 @@ interface ShardMessage {
 export async function scheduler(event: { time?: string; at?: string } = {}) {
   const at = new Date(event.at ?? event.time ?? Date.now());
   await reportWatermarkLag(at);
+  // Panels and records agree before billing: no orphan runs unbilled, no vanished server is billed.
+  const reconciled = await reconcileAll().catch((err) => {
+    logger.error('reconciler failed; the pass goes on', errorFields(err));
+    return undefined;
+  });
+  if (reconciled) logger.info('reconciled', { ...reconciled });
   if (!sqs) return runPassInProcess(at);
   const plan = await planPass(at);
   await openPassRecord(plan);

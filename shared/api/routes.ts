@@ -276,6 +276,10 @@ export const routes = define({
     method: 'POST', path: '/dev/billing/run', group: 'dev', tag: 'Local', auth: 'none', hidden: true,
     summary: 'Run the hourly billing pass as if at `at` (default now)', body: s.BillingRunRequest, response: s.BillingSummary,
   },
+  devReconcile: {
+    method: 'POST', path: '/dev/reconcile', group: 'dev', tag: 'Local', auth: 'none', hidden: true,
+    summary: 'Run the reconciler (panels against records) now', response: s.ReconcileReport,
+  },
   devCheckoutPage: {
     method: 'GET', path: '/dev/checkout/:invoiceId', group: 'dev', tag: 'Local', auth: 'none', hidden: true, raw: true,
     summary: 'Sandbox payment page (no Stripe key)', params: z.object({ invoiceId: s.Uuid }), response: z.string(),

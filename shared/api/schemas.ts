@@ -644,3 +644,14 @@ export const BillingSummary = z
     panelErrors: z.number().int().meta({ description: 'Suspensions, unsuspensions or retention deletes the panel refused; retried next pass.' }),
   })
   .meta({ id: 'BillingSummary' });
+
+export const ReconcileReport = z
+  .object({
+    instances: z.number().int(),
+    panelServers: z.number().int(),
+    orphansRemoved: z.number().int(),
+    recordsClosed: z.number().int(),
+    limitsRestored: z.number().int(),
+    errors: z.number().int(),
+  })
+  .meta({ id: 'ReconcileReport' });

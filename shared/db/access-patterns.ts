@@ -118,6 +118,11 @@ export const accessPatterns = {
     return queryPrefix(k.PK, k.SKPrefix, page, true);
   },
   serverOfAccount: (accountId: string, serverId: string) => getItem(keys.server(accountId, serverId)),
+  /** Any account's server by id (the reconciler's way from a panel's external id to the record). */
+  serverById: async (serverId: string): Promise<Item | undefined> => {
+    const pointer = await getItem(keys.serverPointer(serverId));
+    return pointer ? getItem(keys.server(pointer.accountId as string, serverId)) : undefined;
+  },
   serversOfAccount: (accountId: string, page: PageRequest) => {
     const k = keys.serverPrefix(accountId);
     return queryPrefix(k.PK, k.SKPrefix, page);

@@ -45,6 +45,8 @@ export const keys = {
   idempotency: (accountId: string, key: string): ItemKey => ({ PK: `IDEM#${accountId}#${key}`, SK: 'IDEM' }),
   rateWindow: (who: string, windowStart: number): ItemKey => ({ PK: `RATE#${who}#${windowStart}`, SK: 'RATE' }),
   server: (accountId: string, serverId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `SERVER#${serverId}` }),
+  /** Server id → account: how a panel's external id (our server id) leads back to the record. */
+  serverPointer: (serverId: string): ItemKey => ({ PK: `SERVERID#${serverId}`, SK: 'SERVERID' }),
   serverPrefix: (accountId: string) => ({ PK: `ACCOUNT#${accountId}`, SKPrefix: 'SERVER#' }),
   serversListing: (accountId: string, createdAt: string, serverId: string) => ({
     GSI1PK: `SERVERS#${shardOf(accountId)}`,

@@ -123,6 +123,11 @@ export class PanelClient {
     return (await this.request<Envelope<PanelUser>>({ api: 'application', method: 'POST', path: '/users', json: body, idempotent: false, expect: 'json' })).attributes;
   }
 
+  /** Every server of the panel (paginated reads, 100 a page). */
+  listServers(): Promise<PanelServer[]> {
+    return this.listAll<PanelServer>('/servers');
+  }
+
   async getServer(serverId: number): Promise<PanelServer> {
     return (await this.app<Envelope<PanelServer>>('GET', `/servers/${serverId}`)).attributes;
   }

@@ -106,6 +106,7 @@ export interface PanelServer {
   nest: number;
   egg: number;
   container: { startup_command: string; image: string; installed: number; environment: Record<string, unknown> };
+  created_at: string;
 }
 
 export interface CreateServerBody {

@@ -332,6 +332,7 @@ async function recordDeploy(accountId: string, item: Record<string, unknown>, pr
           ExpressionAttributeValues: { ':one': 1 },
         },
       },
+      { Put: { TableName: tableName(), Item: { ...keys.serverPointer(item.serverId as string), kind: 'server-pointer', accountId } } },
     ];
     try {
       await db().send(new TransactWriteCommand({ TransactItems: items }));

@@ -1,0 +1,167 @@
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../db/client.ts';
+import { keys } from '../db/keys.ts';
+import { accessPatterns, type Item } from '../db/access-patterns.ts';
+import { listInstances, panelClientFor, type InstanceView } from '../instances/index.ts';
+import { recordActivity } from '../audit/index.ts';
+import { logger, errorFields } from '../observability/logger.ts';
+import type { PanelServer } from '../panel/types.ts';
+import { profileSnapshot, toServerView } from './index.ts';
+
+/**
+ * The reconciler: makes each panel and our records agree, by the panel's `external_id` (our
+ * server id). Runs every hour before the billing pass (AWS) and on demand (`POST /dev/reconcile`).
+ *
+ * - A panel server whose external id is one of ours but has no live record (a create whose answer
+ *   was lost and never settled, a compensation that failed) runs unbilled: it is removed from the
+ *   panel. Servers created in the last RECENT_MS are left alone (a deploy may still be recording).
+ * - A live record whose server is gone from the panel (deleted by hand on the panel) is closed as
+ *   deleted, so billing stops at that hour.
+ * - A live record whose limits differ from the panel's (a resize whose answer was lost) gets the
+ *   recorded limits applied again: the record is what the customer pays for.
+ * Panel servers without a uuid-shaped external id are not ours and are never touched.
+ */
+export const RECENT_MS = 10 * 60_000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export interface ReconcileReport {
+  instances: number;
+  panelServers: number;
+  orphansRemoved: number;
+  recordsClosed: number;
+  limitsRestored: number;
+  errors: number;
+}
+
+export async function reconcileAll(now = Date.now()): Promise<ReconcileReport> {
+  const report: ReconcileReport = { instances: 0, panelServers: 0, orphansRemoved: 0, recordsClosed: 0, limitsRestored: 0, errors: 0 };
+  for (const instance of await listInstances()) {
+    try {
+      const r = await reconcileInstance(instance, now);
+      for (const k of Object.keys(report) as (keyof ReconcileReport)[]) report[k] += r[k];
+    } catch (err) {
+      report.errors++;
+      logger.warn('reconcile: instance failed', { instanceId: instance.id, ...errorFields(err) });
+    }
+  }
+  return report;
+}
+
+export async function reconcileInstance(instance: InstanceView, now = Date.now()): Promise<ReconcileReport> {
+  const report: ReconcileReport = { instances: 1, panelServers: 0, orphansRemoved: 0, recordsClosed: 0, limitsRestored: 0, errors: 0 };
+  const client = await panelClientFor(instance);
+  const panelServers = (await client.listServers()).filter((s) => s.external_id && UUID.test(s.external_id));
+  report.panelServers = panelServers.length;
+  const onPanel = new Map(panelServers.map((s) => [s.external_id!, s]));
+
+  for (const panel of panelServers) {
+    const record = await accessPatterns.serverById(panel.external_id!);
+    const live = record && record.status !== 'deleted' && record.instanceId === instance.id;
+    if (live) {
+      await restoreLimits(client, record, panel).then((fixed) => (report.limitsRestored += fixed ? 1 : 0)).catch(() => report.errors++);
+      continue;
+    }
+    if (now - Date.parse(panel.created_at) < RECENT_MS) continue;
+    try {
+      await client.deleteServer(panel.id, true);
+      report.orphansRemoved++;
+      logger.warn('reconcile: removed a panel server without a live record', { instanceId: instance.id, panelServerId: panel.id, serverId: panel.external_id });
+    } catch (err) {
+      report.errors++;
+      logger.warn('reconcile: could not remove an orphan', { instanceId: instance.id, panelServerId: panel.id, ...errorFields(err) });
+    }
+  }
+
+  // Records of this instance that the panel no longer has.
+  let cursor: string | undefined;
+  do {
+    const page = await accessPatterns.allServers({ limit: 100, cursor, boundTo: 'reconciler' });
+    for (const record of page.data) {
+      if (record.instanceId !== instance.id || record.status === 'deleted' || onPanel.has(record.serverId as string)) continue;
+      if (now - Date.parse(record.createdAt as string) < RECENT_MS) continue;
+      // Ask once more for this one server: the listing may predate a create.
+      if (await client.getServerByExternalId(record.serverId as string)) continue;
+      await closeRecord(record).then(() => report.recordsClosed++).catch((err) => {
+        report.errors++;
+        logger.warn('reconcile: could not close a record', { serverId: record.serverId, ...errorFields(err) });
+      });
+    }
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return report;
+}
+
+async function restoreLimits(client: Awaited<ReturnType<typeof panelClientFor>>, record: Item, panel: PanelServer): Promise<boolean> {
+  const r = toServerView(record).resources;
+  if (panel.limits.memory === r.ramMb && panel.limits.disk === r.diskMb && panel.limits.cpu === r.cpuPercent) return false;
+  await client.updateBuild(panel.id, {
+    allocation: panel.allocation,
+    limits: { memory: r.ramMb, swap: 0, disk: r.diskMb, io: panel.limits.io ?? 500, cpu: r.cpuPercent, threads: panel.limits.threads ?? null },
+    feature_limits: panel.feature_limits,
+  });
+  logger.warn('reconcile: panel limits differed from the record; restored', { serverId: record.serverId, panelServerId: panel.id });
+  return true;
+}
+
+/** Closes a record whose panel server is gone: deleted now, so the billing pass bills this hour and stops. */
+async function closeRecord(record: Item): Promise<void> {
+  const accountId = record.accountId as string;
+  const server = toServerView(record);
+  const now = new Date().toISOString();
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const snap = await profileSnapshot(accountId);
+    try {
+      await db().send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: tableName(),
+                Key: keys.server(accountId, server.id),
+                UpdateExpression: 'SET #status = :deleted, deletedAt = :now, updatedAt = :now, deletedReason = :reason, history = list_append(history, :h)',
+                ConditionExpression: '#status = :was',
+                ExpressionAttributeNames: { '#status': 'status' },
+                ExpressionAttributeValues: { ':deleted': 'deleted', ':now': now, ':was': server.status, ':reason': 'missing on the panel', ':h': [{ at: now, status: 'deleted', priceCentsPerHour: server.priceCentsPerHour }] },
+              },
+            },
+            {
+              Update: {
+                TableName: tableName(),
+                Key: keys.account(accountId),
+                UpdateExpression: 'SET serverCount = :count, burnCentsPerHour = :burn',
+                ConditionExpression: `serverCount = :countRead AND ${snap.hasBurn ? 'burnCentsPerHour = :burnRead' : 'attribute_not_exists(burnCentsPerHour)'}`,
+                ExpressionAttributeValues: {
+                  ':count': snap.serverCount - 1,
+                  ':countRead': snap.serverCount,
+                  ':burn': server.status === 'active' ? snap.burnCentsPerHour - server.priceCentsPerHour : snap.burnCentsPerHour,
+                  ...(snap.hasBurn ? { ':burnRead': snap.burnCentsPerHour } : {}),
+                },
+              },
+            },
+            { Update: { TableName: tableName(), Key: keys.instance(server.instanceId), UpdateExpression: 'ADD serverCount :minus', ExpressionAttributeValues: { ':minus': -1 } } },
+          ],
+        }),
+      );
+      await recordActivity({
+        accountId,
+        actorEmail: 'reconciler',
+        credential: { kind: 'system', id: 'reconciler' },
+        action: 'servers.closed',
+        target: `server:${server.id}`,
+        result: 'success',
+        status: 200,
+        errorCode: null,
+        sourceIp: null,
+        requestId: `reconcile-${server.id}`,
+        details: { reason: 'The server no longer exists on the panel' },
+      });
+      logger.warn('reconcile: closed a record whose panel server is gone', { accountId, serverId: server.id });
+      return;
+    } catch (err) {
+      if ((err as Error).name !== 'TransactionCanceledException') throw err;
+      const reasons = (err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+      if (reasons[0]?.Code === 'ConditionalCheckFailed') return;
+    }
+  }
+  throw new Error('Could not close the record: the account kept changing');
+}
