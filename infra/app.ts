@@ -5,11 +5,13 @@ import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { bundleAll, ROOT } from './bundle.ts';
 import { ApiStack } from './stacks/api-stack.ts';
+import { BillingStack } from './stacks/billing-stack.ts';
 import { DataStack } from './stacks/data-stack.ts';
 
 /**
- * The CDK app: the stateful ControlPlaneData stack (the table) and the stateless ControlPlaneApi
- * stack (functions, HTTP API, identity), checked by cdk-nag's AWS Solutions rules.
+ * The CDK app: the stateful ControlPlaneData stack (the table) and two stateless stacks,
+ * ControlPlaneApi (functions, HTTP API, identity, alarm topic) and ControlPlaneBilling (the hourly
+ * billing pass: rule, scheduler, queue, workers), checked by cdk-nag's AWS Solutions rules.
  *
  * cdk-nag 3 is a policy-validation plugin, not an Aspect: `Validations.of(app).addPlugins(...)`
  * runs it at synthesis and any unacknowledged finding fails `cdk synth`. Findings are acknowledged
@@ -20,7 +22,7 @@ import { DataStack } from './stacks/data-stack.ts';
  * no separate build step. Tests call `bundleAll()` once and then `buildApp()`.
  */
 export interface BuildAppOptions {
-  /** Extra CDK context (adminEmails, oidcIssuer + oidcAudience, selfSignUp, ...), over cdk.json's. */
+  /** Extra CDK context (adminEmails, oidcIssuer + oidcAudience, selfSignUp, stripeSecretName, alarmEmail), over cdk.json's. */
   context?: Record<string, unknown>;
   /** Where the cloud assembly goes (default: the CLI's choice, or a temporary directory). */
   outdir?: string;
@@ -34,6 +36,7 @@ export interface BuiltApp {
   app: App;
   dataStack: DataStack;
   apiStack: ApiStack;
+  billingStack: BillingStack;
   /** The cdk-nag pack registered on the app (tests call `nag.validateScope(stack)`). */
   nag: AwsSolutionsChecks;
 }
@@ -68,10 +71,17 @@ export function buildApp(options: BuildAppOptions = {}): BuiltApp {
     description: 'Hosting control plane: HTTP API, functions, identity',
     table: dataStack.table,
   });
+  const billingStack = new BillingStack(app, 'ControlPlaneBilling', {
+    env,
+    description: 'Hosting control plane: hourly billing pass (rule, scheduler, queue, workers)',
+    table: dataStack.table,
+    cursorSecret: apiStack.cursorSecret,
+    alarmTopic: apiStack.alarms.topic,
+  });
 
   const nag = new AwsSolutionsChecks(app, { verbose: true });
   Validations.of(app).addPlugins(nag);
-  return { app, dataStack, apiStack, nag };
+  return { app, dataStack, apiStack, billingStack, nag };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

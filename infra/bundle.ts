@@ -6,9 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 /**
- * Builds exactly the bundles CDK deploys: one ESM bundle per endpoint group that has a
+ * Builds exactly the bundles CDK deploys: one ESM bundle per folder that has a
  * `functions/<group>/handler.ts`, written to `dist/functions/<group>/index.mjs` (Lambda handler
- * `index.handler`). The folder `dist/functions/<group>/` is the Lambda asset as it is, so only what
+ * `index.handler` for endpoint groups; the `billing-pass` bundle, which is no route group, exports
+ * `scheduler` and `worker` for the billing stack). The folder `dist/functions/<group>/` is the Lambda asset as it is, so only what
  * runs goes in it: the bundle, its source map and (public group) the Swagger UI assets. The
  * esbuild metafiles go to `dist/meta/<group>.json`, outside the assets.
  *

@@ -5,6 +5,7 @@ import { createApiKey, listApiKeys, revokeApiKey } from '../../shared/keys/index
 import { listLedger } from '../../shared/ledger/index.ts';
 import { getBudget, setBudget } from '../../shared/budgets/index.ts';
 import { reconcileAccount } from '../../shared/servers/suspension.ts';
+import { logger, errorFields } from '../../shared/observability/logger.ts';
 
 /** Account group: the caller's account, activity log and API keys. */
 export const handler = createGroupHandler('account', {
@@ -31,7 +32,7 @@ export const handler = createGroupHandler('account', {
     audit.details = { monthlyCapCents: body.monthlyCapCents, action: body.action };
     const budget = await setBudget(principal.accountId, body);
     // A raised or cleared cap lifts a budget suspension now (the billing pass retries a panel that says no).
-    await reconcileAccount(principal.accountId);
+    await reconcileAccount(principal.accountId).catch((err) => logger.warn('budget: reconcile failed; the pass retries', { accountId: principal.accountId, ...errorFields(err) }));
     return budget;
   },
 

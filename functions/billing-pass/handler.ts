@@ -24,13 +24,11 @@ interface ShardMessage {
 export async function scheduler(event: { time?: string; at?: string } = {}) {
   const at = new Date(event.at ?? event.time ?? Date.now());
   await reportWatermarkLag(at);
-  // Panels and records agree before billing: no orphan runs unbilled, no vanished server is billed.
-  const reconciled = await reconcileAll().catch((err) => {
-    logger.error('reconciler failed; the pass goes on', errorFields(err));
-    return undefined;
-  });
-  if (reconciled) logger.info('reconciled', { ...reconciled });
-  if (!sqs) return runPassInProcess(at);
+  if (!sqs) {
+    // In one process: reconcile first, so no orphan runs unbilled and no vanished server is billed.
+    await reconcile();
+    return runPassInProcess(at);
+  }
   const plan = await planPass(at);
   await openPassRecord(plan);
   const messages: ShardMessage[] = plan.shards.map((shard) => ({ at: plan.at, throughHour: plan.throughHour, fromWatermark: plan.fromWatermark, shard }));
@@ -45,7 +43,18 @@ export async function scheduler(event: { time?: string; at?: string } = {}) {
     if (out.Failed?.length) throw new Error(`Could not queue ${out.Failed.length} billing shard(s)`);
   }
   logger.info('billing pass queued', { at: plan.at, throughHour: new Date(plan.throughHour).toISOString(), shards: plan.shards.length });
+  // Queued first: a slow panel must not hold up billing. A server the reconciler closes now is
+  // billed up to this hour, as it would be after a customer's delete.
+  await reconcile();
   return { queued: plan.shards.length, at: plan.at, throughHour: new Date(plan.throughHour).toISOString() };
+}
+
+async function reconcile(): Promise<void> {
+  try {
+    logger.info('reconciled', { ...(await reconcileAll()) });
+  } catch (err) {
+    logger.error('reconciler failed; the pass goes on', errorFields(err));
+  }
 }
 
 /**

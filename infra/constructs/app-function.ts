@@ -1,17 +1,31 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { keys } from '../../shared/db/keys.ts';
 import { TABLE } from '../../shared/db/table.ts';
 import { bundleDir } from '../bundle.ts';
+import { asNagString } from '../nag.ts';
+
+/** Panel keys live in Secrets Manager, one secret per instance: `<prefix>/instances/<instance id>`. */
+export const PANEL_SECRETS_PREFIX = 'control-plane';
+
+/**
+ * The partition of the platform settings item. Only the admin function may write it: every other
+ * function gets `denyPartitionWrites(table, [SETTINGS_PARTITION])`. (The `INSTANCES` partition is
+ * not denied: servers and the billing pass keep the per-instance server counts there.)
+ */
+export const SETTINGS_PARTITION = keys.settings().PK;
 
 export interface AppFunctionProps {
   /** Endpoint group: the code is `dist/functions/<group>` (built by infra/bundle.ts). */
   group: string;
+  /** The bundle's export Lambda calls, as `index.<export>`. Default `index.handler`. */
+  handler?: string;
   description?: string;
   /** Default 512 MB. */
   memorySize?: number;
@@ -23,7 +37,8 @@ export interface AppFunctionProps {
 
 /**
  * One Lambda function with the house defaults (after Powertools' `examples/app` construct):
- * Node.js 24 on arm64, the prebuilt ESM bundle of its group (handler `index.handler`), source-mapped
+ * Node.js 24 on arm64, the prebuilt ESM bundle of its group (handler `index.handler` unless told
+ * otherwise: the billing pass bundle exports `scheduler` and `worker`), source-mapped
  * stack traces, an explicit log group kept one month (and deleted with the stack: logs are not
  * state), X-Ray active tracing, and `bindTable()` to point it at the table with least privilege.
  * The role may write to its own log group only (instead of AWSLambdaBasicExecutionRole, which
@@ -63,7 +78,7 @@ export class AppFunction extends Construct {
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
       code: lambda.Code.fromAsset(code),
-      handler: 'index.handler',
+      handler: props.handler ?? 'index.handler',
       role: this.role,
       memorySize: props.memorySize ?? 512,
       timeout: props.timeout ?? Duration.seconds(10),
@@ -106,6 +121,42 @@ export class AppFunction extends Construct {
       if (accessMode === 'RO') table.encryptionKey.grantDecrypt(this.fn);
       else table.encryptionKey.grantEncryptDecrypt(this.fn);
     }
+    return this;
+  }
+
+  /**
+   * An explicit Deny of item writes to the given partitions of the table, whatever else the role
+   * allows (an explicit Deny always wins). `dynamodb:LeadingKeys` holds the partition key of every
+   * item a request writes, TransactWriteItems included (it is authorised per item through these
+   * actions), so `ForAnyValue` denies a request that touches any of them.
+   */
+  denyPartitionWrites(table: ITable, partitionKeys: readonly string[]): this {
+    this.fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        effect: iam.Effect.DENY,
+        actions: [...WRITE_ACTIONS],
+        resources: [table.tableArn],
+        conditions: { 'ForAnyValue:StringEquals': { 'dynamodb:LeadingKeys': [...partitionKeys] } },
+      }),
+    );
+    return this;
+  }
+
+  /**
+   * Panel keys (`control-plane/instances/<id>`): `read` for functions that call panels, `write` for
+   * the admin function, which registers, rotates and removes them.
+   */
+  grantPanelKeys(access: 'read' | 'write'): this {
+    const stack = Stack.of(this);
+    const actions = access === 'write'
+      ? ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret', 'secretsmanager:CreateSecret', 'secretsmanager:PutSecretValue', 'secretsmanager:DeleteSecret']
+      : ['secretsmanager:GetSecretValue'];
+    const resource = stack.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: `${PANEL_SECRETS_PREFIX}/instances/*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    this.fn.addToRolePolicy(new iam.PolicyStatement({ actions, resources: [resource] }));
+    Validations.of(this).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${asNagString(stack, resource)}]`,
+      reason: 'Panel keys are one secret per instance, created at run time by the admin API, so their names are not known at deploy time; the grant is limited to the control-plane/instances/ prefix.',
+    });
     return this;
   }
 }

@@ -1,16 +1,16 @@
-import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import * as cognito from 'aws-cdk-lib/aws-cognito';
-import * as iam from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { GROUPS, routeEntries, toTemplatePath, type Group } from '../../shared/api/routes.ts';
 import { handlerGroups } from '../bundle.ts';
-import { AppFunction } from '../constructs/app-function.ts';
+import { Alarms } from '../constructs/alarms.ts';
+import { AppFunction, PANEL_SECRETS_PREFIX, SETTINGS_PARTITION } from '../constructs/app-function.ts';
 
 /** An external OIDC provider used instead of the Cognito user pool. */
 export interface ExternalOidc {
@@ -26,6 +26,13 @@ export interface ApiStackProps extends StackProps {
   oidc?: ExternalOidc;
   /** Default: context `selfSignUp` (`true`/`false`), else false. */
   selfSignUp?: boolean;
+  /**
+   * Name of an existing Secrets Manager secret holding `{"secretKey", "webhookSecret"}` (Stripe).
+   * Default: context `stripeSecretName`, else none: payments are off.
+   */
+  stripeSecretName?: string;
+  /** Where alarm notifications go (an e-mail subscription). Default: context `alarmEmail`, else none. */
+  alarmEmail?: string;
 }
 
 /**
@@ -37,7 +44,27 @@ const FUNCTION_SETTINGS: Partial<Record<Group, { memorySize?: number; timeout?: 
   servers: { timeout: Duration.seconds(29) },
   catalog: { timeout: Duration.seconds(20) },
   admin: { timeout: Duration.seconds(20) },
+  // Stripe calls time out after 10 s and are retried twice (shared/payments); the webhook also
+  // unsuspends servers on the panels after a credit.
+  billing: { timeout: Duration.seconds(20) },
+  payments: { timeout: Duration.seconds(20) },
 };
+
+/**
+ * Panel keys: the admin function registers, rotates and removes them; these functions call panels
+ * and read them (account and payments lift a suspension at once after a budget change or a top-up,
+ * shared/servers/suspension.ts); the others (public, billing) get nothing.
+ */
+const PANEL_KEY_ACCESS: Partial<Record<Group, 'read' | 'write'>> = {
+  admin: 'write',
+  catalog: 'read',
+  servers: 'read',
+  account: 'read',
+  payments: 'read',
+};
+
+/** Checkout (billing) and the webhook (payments) use the Stripe keys; nothing else may read them. */
+const STRIPE_READERS: readonly Group[] = ['billing', 'payments'];
 
 /** Stage-wide throttling; the per-credential limit (240/min) is enforced by the functions themselves. */
 const THROTTLE: apigwv2.ThrottleSettings = { rateLimit: 100, burstLimit: 200 };
@@ -65,8 +92,9 @@ const pascal = (s: string): string => s.replace(/(^|[-_])([a-z])/g, (_, __, c: s
 
 /**
  * The stateless stack: one Lambda per endpoint group, the HTTP API routed from the route table,
- * the identity provider and the cursor key. Safe to destroy and recreate, except the user pool,
- * which holds identities and is therefore retained.
+ * the identity provider, the cursor key, the alarm topic and the alarms of the API. Safe to
+ * destroy and recreate, except the user pool, which holds identities and is therefore retained.
+ * The billing pass has its own stack (billing-stack.ts).
  */
 export class ApiStack extends Stack {
   readonly api: apigwv2.HttpApi;
@@ -75,6 +103,9 @@ export class ApiStack extends Stack {
   readonly userPool: cognito.UserPool | undefined;
   readonly userPoolClient: cognito.UserPoolClient | undefined;
   readonly cursorSecret: secretsmanager.Secret;
+  /** The Stripe keys (context `stripeSecretName`), if payments are configured. */
+  readonly stripeSecret: secretsmanager.ISecret | undefined;
+  readonly alarms: Alarms;
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
@@ -165,17 +196,25 @@ export class ApiStack extends Stack {
       SECRETS_PREFIX: PANEL_SECRETS_PREFIX,
     };
 
+    // ---- the Stripe keys: an existing secret the operator created (README), read at run time ----
+    const stripeSecretName = props.stripeSecretName ?? stringFromContext(this.node.tryGetContext('stripeSecretName'));
+    this.stripeSecret = stripeSecretName ? secretsmanager.Secret.fromSecretNameV2(this, 'StripeSecret', stripeSecretName) : undefined;
+
     // ---- one function per endpoint group that has a handler ----
-    // Route groups without a handler yet (catalog, servers, billing, payments today) get no
-    // function, and their routes are skipped below: no route ever points at a missing function.
-    // `dev` is local-only and never deployed.
+    // Every route group has a handler now; a group without one would get no function and its routes
+    // would be skipped below, so no route ever points at a missing function. `dev` is local-only
+    // and never deployed; the billing pass (functions/billing-pass) is not a route group at all.
     const deployable = handlerGroups().filter((g): g is Group => (GROUPS as readonly string[]).includes(g) && g !== 'dev');
     const functions = new Map<Group, AppFunction>();
     for (const group of deployable) {
       const fn = new AppFunction(this, pascal(group), { group, ...FUNCTION_SETTINGS[group], environment: sharedEnv });
       // Every function writes rate-limit counters and activity-log entries: all need RW.
       fn.bindTable(props.table, 'RW');
-      grantPanelKeys(this, fn, group);
+      // Only the admin function may write platform settings.
+      if (group !== 'admin') fn.denyPartitionWrites(props.table, [SETTINGS_PARTITION]);
+      const panelKeys = PANEL_KEY_ACCESS[group];
+      if (panelKeys) fn.grantPanelKeys(panelKeys);
+      if (this.stripeSecret && STRIPE_READERS.includes(group)) grantStripeSecret(fn, this.stripeSecret);
       functions.set(group, fn);
     }
     this.functions = functions;
@@ -189,6 +228,9 @@ export class ApiStack extends Stack {
       integrations.set(group, new HttpLambdaIntegration(`${pascal(group)}Integration`, fn.fn, { scopePermissionToRoute: false }));
     }
 
+    // No CORS: the API is for programs (API keys, bearer tokens), not for browsers on other
+    // origins; the only browser pages (/docs, the checkout redirect) are same-origin or Stripe's.
+    // A browser front end on its own origin would add `corsPreflight` here, with its origin only.
     this.api = new apigwv2.HttpApi(this, 'HttpApi', {
       apiName: 'control-plane',
       description: 'Hosting control plane API',
@@ -221,6 +263,14 @@ export class ApiStack extends Stack {
 
     new CfnOutput(this, 'ApiUrl', { value: this.stage.url, description: 'Base URL of the API' });
 
+    // ---- alarms (the topic lives here; the billing stack's alarms notify it too) ----
+    this.alarms = new Alarms(this, 'Alarms', { email: props.alarmEmail ?? stringFromContext(this.node.tryGetContext('alarmEmail')) });
+    for (const [group, fn] of functions) this.alarms.forFunction(pascal(group), fn);
+    this.alarms.loggedErrors('Api', [...functions.values()]);
+    this.alarms.apiServerErrorRate(this.api);
+    const paymentsFn = functions.get('payments');
+    if (paymentsFn) this.alarms.webhookRejections(paymentsFn.logGroup);
+
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG4',
       reason:
@@ -243,32 +293,17 @@ function listFromContext(value: unknown): string[] {
   return items.map((s) => s.trim()).filter(Boolean);
 }
 
-/** Panel keys live in Secrets Manager, one secret per instance: `<prefix>/instances/<instance id>`. */
-const PANEL_SECRETS_PREFIX = 'control-plane';
-
-/**
- * Only the admin function writes panel keys; the functions that talk to panels read them; the
- * others (public, account) get nothing.
- */
-function grantPanelKeys(stack: Stack, fn: AppFunction, group: Group): void {
-  const readers: Group[] = ['catalog', 'servers', 'billing'];
-  if (group !== 'admin' && !readers.includes(group)) return;
-  const actions = group === 'admin'
-    ? ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret', 'secretsmanager:CreateSecret', 'secretsmanager:PutSecretValue', 'secretsmanager:DeleteSecret']
-    : ['secretsmanager:GetSecretValue'];
-  const resource = stack.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: `${PANEL_SECRETS_PREFIX}/instances/*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-  fn.role.addToPolicy(new iam.PolicyStatement({ actions, resources: [resource] }));
-  Validations.of(fn).acknowledge({
-    id: `AwsSolutions-IAM5[Resource::${asNagString(stack, resource)}]`,
-    reason: 'Panel keys are one secret per instance, created at run time by the admin API, so their names are not known at deploy time; the grant is limited to the control-plane/instances/ prefix.',
-  });
+/** A context value that is a non-empty string, else undefined (cdk.json keeps them as ""). */
+function stringFromContext(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() ? value.trim() : undefined;
 }
 
-/** How cdk-nag spells a value that holds tokens: `{"Ref": "AWS::AccountId"}` reads `<AWS::AccountId>`. */
-function asNagString(stack: Stack, value: string): string {
-  const resolved = stack.resolve(value) as unknown;
-  const part = (p: unknown): string => (typeof p === 'string' ? p : p && typeof p === 'object' && 'Ref' in p ? `<${(p as { Ref: string }).Ref}>` : JSON.stringify(p));
-  if (typeof resolved === 'string') return resolved;
-  const join = (resolved as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
-  return join ? join[1].map(part).join(join[0]) : JSON.stringify(resolved);
+/**
+ * STRIPE_SECRET_ARN and read access to the Stripe secret. The secret is imported by name, so its
+ * ARN here is partial (no random suffix): GetSecretValue accepts it, and the grant covers exactly
+ * the name followed by the six-character suffix Secrets Manager adds (`-??????`, one secret).
+ */
+function grantStripeSecret(fn: AppFunction, secret: secretsmanager.ISecret): void {
+  fn.addEnvironment('STRIPE_SECRET_ARN', secret.secretArn);
+  secret.grantRead(fn.role);
 }

@@ -8,10 +8,13 @@ import { Template } from 'aws-cdk-lib/assertions';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleAll, handlerGroups, type BundleResult } from '../../infra/bundle.ts';
+import { bundleAll, bundleDir, handlerGroups, ROOT, type BundleResult } from '../../infra/bundle.ts';
 import { buildApp, type BuiltApp } from '../../infra/app.ts';
+import type { AppFunction } from '../../infra/constructs/app-function.ts';
 import { GROUPS, routeEntries, toTemplatePath } from '../../shared/api/routes.ts';
+import { keys } from '../../shared/db/keys.ts';
 import { createTableInput, TABLE } from '../../shared/db/table.ts';
+import { logger } from '../../shared/observability/logger.ts';
 
 /**
  * The CDK app against the project's sources of truth: the table from shared/db/table.ts, the API
@@ -27,16 +30,21 @@ let built: BuiltApp;
 let outdir: string;
 let dataTemplate: Template;
 let apiTemplate: Template;
+let billingTemplate: Template;
 /** What synthesis threw, if anything (asserted by the cdk-nag test, so the other tests still report). */
 let synthError: unknown;
 
 /** Groups that get a function in AWS: a handler exists, the group is in the route table, not `dev`. */
 let deployed: string[];
 
+/** The main app is built as an operator would deploy it: with the Stripe secret and an alarm address. */
+const STRIPE_SECRET_NAME = 'control-plane/stripe';
+const ALARM_EMAIL = 'ops@example.com';
+
 beforeAll(async () => {
   bundles = await bundleAll();
   outdir = mkdtempSync(join(tmpdir(), 'cdk-test-'));
-  built = buildApp({ outdir, account: '123456789012', region: 'eu-west-1' });
+  built = buildApp({ outdir, account: '123456789012', region: 'eu-west-1', context: { stripeSecretName: STRIPE_SECRET_NAME, alarmEmail: ALARM_EMAIL } });
   // Synthesis runs the cdk-nag plugin (Validations): any unacknowledged finding throws here.
   try {
     built.app.synth();
@@ -48,6 +56,7 @@ beforeAll(async () => {
   const written = (stack: Stack) => Template.fromJSON(JSON.parse(readFileSync(join(outdir, stack.templateFile), 'utf8')));
   dataTemplate = written(built.dataStack);
   apiTemplate = written(built.apiStack);
+  billingTemplate = written(built.billingStack);
   deployed = handlerGroups().filter((g) => (GROUPS as readonly string[]).includes(g) && g !== 'dev');
 }, 120_000);
 
@@ -60,6 +69,32 @@ const resourcesOf = (template: Template, type: string): [string, Resource][] =>
 
 const logicalId = (stack: Stack, construct: { node: { defaultChild?: unknown } }): string =>
   stack.getLogicalId(construct.node.defaultChild as CfnElement);
+
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> };
+
+/** Every function of the app, by a readable name, with its stack and template. */
+const allFunctions = (): { name: string; stack: Stack; template: Template; fn: AppFunction }[] => [
+  ...[...built.apiStack.functions].map(([group, fn]) => ({ name: group, stack: built.apiStack as Stack, template: apiTemplate, fn })),
+  { name: 'billing-scheduler', stack: built.billingStack, template: billingTemplate, fn: built.billingStack.scheduler },
+  { name: 'billing-worker', stack: built.billingStack, template: billingTemplate, fn: built.billingStack.worker },
+];
+
+/** The statements of the role policy of one function (one policy per role). */
+const statementsOf = (stack: Stack, template: Template, fn: AppFunction): Statement[] => {
+  const roleId = logicalId(stack, fn.role);
+  const policies = resourcesOf(template, 'AWS::IAM::Policy').filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(`"${roleId}"`));
+  expect(policies, `policy of ${roleId}`).toHaveLength(1);
+  return policies[0]![1].Properties.PolicyDocument.Statement as Statement[];
+};
+
+const actionsOf = (s: Statement): string[] => (Array.isArray(s.Action) ? s.Action : [s.Action]);
+
+/** The properties of one function's AWS::Lambda::Function. */
+const functionProps = (stack: Stack, template: Template, fn: AppFunction): Record<string, any> => {
+  const found = resourcesOf(template, 'AWS::Lambda::Function').find(([id]) => id === logicalId(stack, fn.fn));
+  expect(found, `function ${logicalId(stack, fn.fn)}`).toBeDefined();
+  return found![1].Properties;
+};
 
 describe('data stack: the table is the shared schema', () => {
   it('has exactly one table, with the key schema, attributes, GSIs and TTL of shared/db/table.ts', () => {
@@ -117,9 +152,18 @@ describe('api stack: routes come from the route table', () => {
     return logicalId(built.apiStack, fn!.fn);
   };
 
-  it('deploys a function for each group with a handler (at least public, account, admin)', () => {
-    expect(deployed).toEqual(expect.arrayContaining(['public', 'account', 'admin']));
+  it('deploys a function for every route group but dev (public, account, catalog, servers, billing, payments, admin)', () => {
+    expect([...deployed].sort()).toEqual(GROUPS.filter((g) => g !== 'dev').sort());
     expect([...built.apiStack.functions.keys()].sort()).toEqual([...deployed].sort());
+  });
+
+  it('gives the billing pass bundle no API function and no route (it is not a route group)', () => {
+    expect(handlerGroups()).toContain('billing-pass');
+    expect(deployed).not.toContain('billing-pass');
+    const codeOf = (fn: AppFunction, stack: Stack, template: Template) => JSON.stringify(functionProps(stack, template, fn).Code);
+    const billingCode = codeOf(built.billingStack.worker, built.billingStack, billingTemplate);
+    for (const fn of built.apiStack.functions.values()) expect(codeOf(fn, built.apiStack, apiTemplate)).not.toBe(billingCode);
+    expect(resourcesOf(apiTemplate, 'AWS::Lambda::Function').map(([, f]) => f.Properties.Handler)).toEqual(deployed.map(() => 'index.handler'));
   });
 
   it('has every non-dev route of a deployed group, integrated with that group\'s function', () => {
@@ -145,6 +189,18 @@ describe('api stack: routes come from the route table', () => {
 
   it('sends $default to the public function (it answers 404/405)', () => {
     expect(routeTargets().get('$default')).toBe(functionIdOf('public'));
+  });
+
+  it('routes the Stripe webhook to the payments function and checkout to the billing function', () => {
+    const targets = routeTargets();
+    expect(targets.get('POST /v1/webhooks/stripe')).toBe(functionIdOf('payments'));
+    expect(targets.get('POST /v1/billing/checkout')).toBe(functionIdOf('billing'));
+    expect(targets.get('POST /v1/servers')).toBe(functionIdOf('servers'));
+  });
+
+  it('has no CORS configuration (API-first: programs, not browsers on other origins)', () => {
+    const [, api] = resourcesOf(apiTemplate, 'AWS::ApiGatewayV2::Api')[0]!;
+    expect(api.Properties.CorsConfiguration).toBeUndefined();
   });
 
   it('logs access on the $default stage, with throttling', () => {
@@ -228,10 +284,16 @@ describe('api stack: functions carry the house defaults', () => {
     const admin = docOf('admin');
     for (const action of ['CreateSecret', 'PutSecretValue', 'DeleteSecret', 'GetSecretValue']) expect(admin).toContain(`secretsmanager:${action}`);
     expect(admin).toContain('secret:control-plane/instances/*');
-    const catalog = docOf('catalog');
-    expect(catalog).toContain('secretsmanager:GetSecretValue');
-    expect(catalog).not.toContain('secretsmanager:PutSecretValue');
-    for (const group of ['public', 'account']) expect(docOf(group)).not.toContain('control-plane/instances');
+    // Readers call panels: the catalog and servers, and account (budget change) and payments
+    // (top-up) lift a suspension on the panel at once (shared/servers/suspension.ts).
+    for (const group of ['catalog', 'servers', 'account', 'payments']) {
+      const doc = docOf(group);
+      expect(doc, group).toContain('secretsmanager:GetSecretValue');
+      expect(doc, group).toContain('secret:control-plane/instances/*');
+      expect(doc, group).not.toContain('secretsmanager:PutSecretValue');
+      expect(doc, group).not.toContain('secretsmanager:CreateSecret');
+    }
+    for (const group of ['public', 'billing']) expect(docOf(group), group).not.toContain('control-plane/instances');
   });
 
   it('trusts an external issuer instead of Cognito when oidcIssuer and oidcAudience are given', () => {
@@ -254,16 +316,323 @@ describe('api stack: functions carry the house defaults', () => {
           ADMIN_EMAILS: 'ops@example.com,boss@example.com',
         });
         expect(fn.Properties.Environment.Variables.OIDC_TOKEN_USE).toBeUndefined();
+        // No stripeSecretName: payments are off, nothing may read a Stripe secret.
+        expect(fn.Properties.Environment.Variables.STRIPE_SECRET_ARN).toBeUndefined();
       }
+      for (const [, policy] of resourcesOf(template, 'AWS::IAM::Policy')) {
+        expect(JSON.stringify(policy.Properties.PolicyDocument)).not.toContain('control-plane/stripe');
+      }
+      // No alarmEmail: the topic exists, without subscriptions.
+      template.resourceCountIs('AWS::SNS::Topic', 1);
+      template.resourceCountIs('AWS::SNS::Subscription', 0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 });
 
+describe('billing stack: the hourly pass (rule → scheduler → queue → workers)', () => {
+  const id = (construct: { node: { defaultChild?: unknown } }) => logicalId(built.billingStack, construct);
+  const arnOf = (construct: { node: { defaultChild?: unknown } }) => ({ 'Fn::GetAtt': [id(construct), 'Arn'] });
+  const props = (fn: AppFunction) => functionProps(built.billingStack, billingTemplate, fn);
+
+  it('runs the scheduler from an hourly rule at :03, with retries and a dead-letter queue', () => {
+    const rules = resourcesOf(billingTemplate, 'AWS::Events::Rule');
+    expect(rules).toHaveLength(1);
+    const rule = rules[0]![1].Properties;
+    expect(rule.ScheduleExpression).toBe('cron(3 * * * ? *)');
+    expect(rule.State).toBe('ENABLED');
+    expect(rule.Targets).toHaveLength(1);
+    const target = rule.Targets[0];
+    expect(target.Arn).toEqual(arnOf(built.billingStack.scheduler.fn));
+    expect(target.DeadLetterConfig).toEqual({ Arn: arnOf(built.billingStack.schedulerDlq) });
+    expect(target.RetryPolicy.MaximumRetryAttempts).toBeGreaterThanOrEqual(2);
+    expect(target.RetryPolicy.MaximumEventAgeInSeconds).toBeLessThanOrEqual(3600);
+    // EventBridge may invoke it, and only from this rule.
+    const permissions = resourcesOf(billingTemplate, 'AWS::Lambda::Permission');
+    expect(permissions.map(([, p]) => p.Properties)).toEqual([
+      expect.objectContaining({ Principal: 'events.amazonaws.com', FunctionName: arnOf(built.billingStack.scheduler.fn), SourceArn: { 'Fn::GetAtt': [rules[0]![0], 'Arn'] } }),
+    ]);
+  });
+
+  it('sends scheduler runs that still fail after Lambda\'s async retries to the same dead-letter queue', () => {
+    const configs = resourcesOf(billingTemplate, 'AWS::Lambda::EventInvokeConfig');
+    expect(configs).toHaveLength(1);
+    const config = configs[0]![1].Properties;
+    expect(config.FunctionName).toEqual({ Ref: id(built.billingStack.scheduler.fn) });
+    expect(config.DestinationConfig.OnFailure.Destination).toEqual(arnOf(built.billingStack.schedulerDlq));
+    expect(config.MaximumRetryAttempts).toBe(2);
+    // EventBridge may write to that queue (its DLQ), only for this rule.
+    const policy = resourcesOf(billingTemplate, 'AWS::SQS::QueuePolicy').find(([, p]) => JSON.stringify(p.Properties.Queues) === JSON.stringify([{ Ref: id(built.billingStack.schedulerDlq) }]));
+    const allow = (policy![1].Properties.PolicyDocument.Statement as Statement[]).find((s) => s.Effect === 'Allow')!;
+    expect(allow).toMatchObject({ Action: 'sqs:SendMessage', Principal: { Service: 'events.amazonaws.com' } });
+    expect(JSON.stringify(allow.Condition)).toContain(resourcesOf(billingTemplate, 'AWS::Events::Rule')[0]![0]);
+  });
+
+  it('has both billing functions on nodejs24.x/arm64 with handlers index.scheduler and index.worker from the billing-pass bundle', () => {
+    const scheduler = props(built.billingStack.scheduler);
+    const worker = props(built.billingStack.worker);
+    expect(resourcesOf(billingTemplate, 'AWS::Lambda::Function')).toHaveLength(2);
+    for (const p of [scheduler, worker]) {
+      expect(p.Runtime).toBe('nodejs24.x');
+      expect(p.Architectures).toEqual(['arm64']);
+      expect(p.TracingConfig).toEqual({ Mode: 'Active' });
+      expect(p.Environment.Variables).toMatchObject({ STAGE: 'aws', SECRETS_PREFIX: 'control-plane', NODE_OPTIONS: '--enable-source-maps' });
+      expect(p.Environment.Variables.TABLE_NAME).toBeDefined();
+      // The runtime configuration requires CURSOR_SECRET in AWS: the API stack's key, as a dynamic reference.
+      expect(JSON.stringify(p.Environment.Variables.CURSOR_SECRET)).toContain('{{resolve:secretsmanager:');
+      expect(p.Environment.Variables.STRIPE_SECRET_ARN).toBeUndefined();
+    }
+    expect(scheduler.Handler).toBe('index.scheduler');
+    expect(worker.Handler).toBe('index.worker');
+    expect(scheduler.Timeout).toBeGreaterThanOrEqual(60);
+    expect(worker.Timeout).toBe(300);
+    expect(worker.MemorySize).toBe(1024);
+    // The scheduler queues (BILLING_QUEUE_URL set); the worker must not (it would re-plan the pass).
+    expect(scheduler.Environment.Variables.BILLING_QUEUE_URL).toEqual({ Ref: id(built.billingStack.queue) });
+    expect(worker.Environment.Variables.BILLING_QUEUE_URL).toBeUndefined();
+
+    // The code is the billing-pass bundle, byte for byte (the staged asset is named after its hash).
+    const expected = readFileSync(join(bundleDir('billing-pass'), 'index.mjs'));
+    for (const p of [scheduler, worker]) {
+      const hash = String(p.Code.S3Key).replace(/\.zip$/, '');
+      expect(readFileSync(join(outdir, `asset.${hash}`, 'index.mjs')).equals(expected)).toBe(true);
+    }
+  });
+
+  it('has a work queue with a DLQ (5 receives), visibility ≥ 6× the worker timeout, SSE and TLS only', () => {
+    const queues = new Map(resourcesOf(billingTemplate, 'AWS::SQS::Queue'));
+    expect(queues.size).toBe(3);
+    const work = queues.get(id(built.billingStack.queue))!.Properties;
+    expect(work.RedrivePolicy).toEqual({ deadLetterTargetArn: arnOf(built.billingStack.workDlq), maxReceiveCount: 5 });
+    expect(work.VisibilityTimeout).toBeGreaterThanOrEqual(6 * props(built.billingStack.worker).Timeout);
+    for (const [queueId, queue] of queues) {
+      expect(queue.Properties.SqsManagedSseEnabled, queueId).toBe(true);
+      const policy = resourcesOf(billingTemplate, 'AWS::SQS::QueuePolicy').find(([, p]) => JSON.stringify(p.Properties.Queues) === JSON.stringify([{ Ref: queueId }]));
+      const deny = (policy?.[1].Properties.PolicyDocument.Statement as Statement[] | undefined)?.find((s) => s.Effect === 'Deny');
+      expect(deny?.Condition, queueId).toEqual({ Bool: { 'aws:SecureTransport': 'false' } });
+    }
+    // The dead-letter queues keep messages longer than the work queue does.
+    for (const dlq of [built.billingStack.workDlq, built.billingStack.schedulerDlq]) {
+      expect(queues.get(id(dlq))!.Properties.MessageRetentionPeriod).toBe(14 * 86_400);
+    }
+  });
+
+  it('feeds the worker one message at a time, reporting batch item failures, with a concurrency cap', () => {
+    const mappings = resourcesOf(billingTemplate, 'AWS::Lambda::EventSourceMapping');
+    expect(mappings).toHaveLength(1);
+    const m = mappings[0]![1].Properties;
+    expect(m.EventSourceArn).toEqual(arnOf(built.billingStack.queue));
+    expect(m.FunctionName).toEqual({ Ref: id(built.billingStack.worker.fn) });
+    expect(m.BatchSize).toBe(1);
+    expect(m.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    expect(m.ScalingConfig.MaximumConcurrency).toBeGreaterThanOrEqual(2);
+    expect(m.ScalingConfig.MaximumConcurrency).toBeLessThanOrEqual(16);
+  });
+
+  it('lets the scheduler send to the queue, the worker consume it; both RW on the table and read panel keys', () => {
+    const scheduler = statementsOf(built.billingStack, billingTemplate, built.billingStack.scheduler);
+    const worker = statementsOf(built.billingStack, billingTemplate, built.billingStack.worker);
+    const queueArn = JSON.stringify(arnOf(built.billingStack.queue));
+    const on = (statements: Statement[], action: string) => statements.filter((s) => s.Effect === 'Allow' && actionsOf(s).includes(action)).map((s) => JSON.stringify(s.Resource));
+    expect(on(scheduler, 'sqs:SendMessage').join()).toContain(queueArn);
+    expect(on(worker, 'sqs:SendMessage').join()).not.toContain(queueArn);
+    expect(on(worker, 'sqs:ReceiveMessage').join()).toContain(queueArn);
+    expect(on(worker, 'sqs:DeleteMessage').join()).toContain(queueArn);
+    expect(on(scheduler, 'sqs:ReceiveMessage')).toEqual([]);
+    for (const statements of [scheduler, worker]) {
+      for (const action of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query', 'dynamodb:GetItem']) expect(on(statements, action)).toHaveLength(1);
+      expect(on(statements, 'secretsmanager:GetSecretValue').join()).toContain('secret:control-plane/instances/*');
+      expect(on(statements, 'secretsmanager:PutSecretValue')).toEqual([]);
+    }
+  });
+
+  it('outputs the queue and dead-letter queue URLs (for redrive and purge)', () => {
+    expect(Object.keys(billingTemplate.toJSON().Outputs ?? {})).toEqual(expect.arrayContaining(['BillingQueueUrl', 'BillingWorkDlqUrl', 'BillingSchedulerDlqUrl']));
+  });
+});
+
+describe('least privilege: settings and the Stripe keys', () => {
+  it('denies writes to the SETTINGS partition to every function but admin (and nothing else)', () => {
+    expect(keys.settings().PK).toBe('SETTINGS');
+    const all = allFunctions();
+    expect(all).toHaveLength(deployed.length + 2);
+    for (const { name, stack, template, fn } of all) {
+      const denies = statementsOf(stack, template, fn).filter((s) => s.Effect === 'Deny');
+      if (name === 'admin') {
+        expect(denies, name).toEqual([]);
+        continue;
+      }
+      expect(denies, name).toHaveLength(1);
+      const deny = denies[0]!;
+      expect(actionsOf(deny), name).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']));
+      // Exactly SETTINGS: servers and the billing pass write the INSTANCES partition (server counts).
+      expect(deny.Condition, name).toEqual({ 'ForAnyValue:StringEquals': { 'dynamodb:LeadingKeys': ['SETTINGS'] } });
+      // On the table the function writes to.
+      const allow = statementsOf(stack, template, fn).find((s) => s.Effect === 'Allow' && actionsOf(s).includes('dynamodb:PutItem'))!;
+      expect((allow.Resource as unknown[])[0], name).toEqual(deny.Resource);
+    }
+  });
+
+  it('sets STRIPE_SECRET_ARN on billing and payments only, and lets only their roles read the secret', () => {
+    for (const { name, stack, template, fn } of allFunctions()) {
+      const env = functionProps(stack, template, fn).Environment.Variables as Record<string, unknown>;
+      const reads = statementsOf(stack, template, fn).filter((s) => s.Effect === 'Allow' && JSON.stringify(s.Resource).includes(`:secret:${STRIPE_SECRET_NAME}`));
+      if (name === 'billing' || name === 'payments') {
+        expect(JSON.stringify(env.STRIPE_SECRET_ARN), name).toContain(`:secretsmanager:eu-west-1:123456789012:secret:${STRIPE_SECRET_NAME}`);
+        expect(reads, name).toHaveLength(1);
+        expect(actionsOf(reads[0]!), name).toContain('secretsmanager:GetSecretValue');
+        // The imported name plus Secrets Manager's six-character suffix: that one secret only.
+        expect(JSON.stringify(reads[0]!.Resource), name).toContain(`:secret:${STRIPE_SECRET_NAME}-??????`);
+      } else {
+        expect(env.STRIPE_SECRET_ARN, name).toBeUndefined();
+        expect(reads, name).toEqual([]);
+      }
+    }
+  });
+});
+
+describe('alarms', () => {
+  type Alarm = Record<string, any>;
+  const alarmsOf = (template: Template): Alarm[] => resourcesOf(template, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+  const allAlarms = (): Alarm[] => [...alarmsOf(apiTemplate), ...alarmsOf(billingTemplate)];
+  const topicId = () => logicalId(built.apiStack, built.apiStack.alarms.topic as never);
+  const filtersOf = (template: Template) => resourcesOf(template, 'AWS::Logs::MetricFilter').map(([, f]) => f.Properties);
+
+  it('notify the ControlPlaneAlarms topic (TLS only) on alarm and on recovery, from both stacks', () => {
+    const topics = resourcesOf(apiTemplate, 'AWS::SNS::Topic');
+    expect(topics).toHaveLength(1);
+    expect(topics[0]![1].Properties.TopicName).toBe('ControlPlaneAlarms');
+    const [, policy] = resourcesOf(apiTemplate, 'AWS::SNS::TopicPolicy')[0]!;
+    const statements = policy.Properties.PolicyDocument.Statement as Statement[];
+    expect(statements.find((s) => s.Effect === 'Deny')?.Condition).toEqual({ Bool: { 'aws:SecureTransport': 'false' } });
+    expect(statements.find((s) => s.Effect === 'Allow')).toMatchObject({ Action: 'sns:Publish', Principal: { Service: 'cloudwatch.amazonaws.com' } });
+    const [, subscription] = resourcesOf(apiTemplate, 'AWS::SNS::Subscription')[0]!;
+    expect(subscription.Properties).toMatchObject({ Protocol: 'email', Endpoint: ALARM_EMAIL, TopicArn: { Ref: topicId() } });
+
+    for (const alarm of alarmsOf(apiTemplate)) {
+      expect(alarm.AlarmActions, alarm.AlarmName).toEqual([{ Ref: topicId() }]);
+      expect(alarm.OKActions, alarm.AlarmName).toEqual([{ Ref: topicId() }]);
+    }
+    for (const alarm of alarmsOf(billingTemplate)) {
+      expect(JSON.stringify(alarm.AlarmActions), alarm.AlarmName).toContain('"StackName":"ControlPlaneApi"');
+      expect(JSON.stringify(alarm.AlarmActions), alarm.AlarmName).toContain(topicId());
+      expect(alarm.OKActions, alarm.AlarmName).toEqual(alarm.AlarmActions);
+    }
+  });
+
+  it('watch every function: Lambda Errors and Throttles, ≥ 1 in 5 minutes', () => {
+    const all = allFunctions();
+    expect(all.map((f) => f.name)).toEqual(expect.arrayContaining(['public', 'account', 'catalog', 'servers', 'billing', 'payments', 'admin', 'billing-scheduler', 'billing-worker']));
+    for (const { name, stack, template, fn } of all) {
+      for (const metric of ['Errors', 'Throttles']) {
+        const found = alarmsOf(template).filter((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === metric && JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: { Ref: logicalId(stack, fn.fn) } }]));
+        expect(found, `${name} ${metric}`).toHaveLength(1);
+        expect(found[0], `${name} ${metric}`).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', Period: 300, Statistic: 'Sum', EvaluationPeriods: 1, TreatMissingData: 'notBreaching' });
+      }
+    }
+  });
+
+  it('count logged errors ({"level":"error"}) of every function', () => {
+    for (const { name, stack, template, fn } of allFunctions()) {
+      const filter = filtersOf(template).find((f) => f.FilterPattern === '{ $.level = "error" }' && JSON.stringify(f.LogGroupName) === JSON.stringify({ Ref: logicalId(stack, fn.logGroup) }));
+      expect(filter, name).toBeDefined();
+      const { MetricName, MetricNamespace } = filter!.MetricTransformations[0];
+      const alarm = alarmsOf(template).find((a) => a.MetricName === MetricName && a.Namespace === MetricNamespace);
+      expect(alarm, name).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', Period: 300, Statistic: 'Sum' });
+    }
+  });
+
+  it('alarm on the API 5xx rate: 5xx / Count > 1 % over 5 minutes, from a minimum request count', () => {
+    const apiRef = { Ref: logicalId(built.apiStack, built.apiStack.api) };
+    const found = alarmsOf(apiTemplate).filter((a) => JSON.stringify(a.Metrics ?? []).includes('"MetricName":"5xx"'));
+    expect(found).toHaveLength(1);
+    const alarm = found[0]!;
+    expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching' });
+    const metrics = alarm.Metrics as { Id: string; Expression?: string; ReturnData: boolean; MetricStat?: { Metric: Record<string, unknown>; Period: number; Stat: string } }[];
+    const stat = (name: string) => metrics.find((m) => m.MetricStat?.Metric.MetricName === name)!;
+    for (const name of ['5xx', 'Count']) {
+      expect(stat(name).MetricStat).toEqual({ Metric: { Namespace: 'AWS/ApiGateway', MetricName: name, Dimensions: [{ Name: 'ApiId', Value: apiRef }] }, Period: 300, Stat: 'Sum' });
+    }
+    const expression = metrics.find((m) => m.ReturnData)!.Expression!;
+    const [errors, requests] = [stat('5xx').Id, stat('Count').Id];
+    expect(expression).toBe(`IF(${requests} >= 100, 100 * ${errors} / ${requests}, 0)`);
+  });
+
+  it('alarm on messages in either billing dead-letter queue (≥ 1)', () => {
+    for (const dlq of [built.billingStack.workDlq, built.billingStack.schedulerDlq]) {
+      const queueName = { 'Fn::GetAtt': [logicalId(built.billingStack, dlq), 'QueueName'] };
+      const found = alarmsOf(billingTemplate).filter((a) => a.Namespace === 'AWS/SQS' && JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'QueueName', Value: queueName }]));
+      expect(found, dlq.node.id).toHaveLength(1);
+      expect(found[0]).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    }
+    // The work queue itself is not alarmed on (messages there are work, not failures).
+    const workName = JSON.stringify({ 'Fn::GetAtt': [logicalId(built.billingStack, built.billingStack.queue), 'QueueName'] });
+    expect(alarmsOf(billingTemplate).filter((a) => JSON.stringify(a.Dimensions ?? []).includes(workName))).toEqual([]);
+  });
+
+  it('alarm when the billing watermark lags over two hours, or the scheduler stops reporting for ~3 hours', () => {
+    const schedulerLogs = { Ref: logicalId(built.billingStack, built.billingStack.scheduler.logGroup) };
+    const filters = filtersOf(billingTemplate).filter((f) => f.FilterPattern === '{ $.message = "billing watermark" }');
+    expect(filters).toHaveLength(1);
+    expect(filters[0]!.LogGroupName).toEqual(schedulerLogs);
+    const transform = filters[0]!.MetricTransformations[0];
+    expect(transform.MetricValue).toBe('$.lagHours');
+    // No default value: a metric published only when the scheduler runs, so silence is missing data.
+    expect(transform.DefaultValue).toBeUndefined();
+    const alarm = alarmsOf(billingTemplate).find((a) => a.MetricName === transform.MetricName && a.Namespace === transform.MetricNamespace);
+    expect(alarm).toMatchObject({ Threshold: 2, ComparisonOperator: 'GreaterThanThreshold', Statistic: 'Maximum', TreatMissingData: 'breaching', DatapointsToAlarm: 1 });
+    expect(alarm!.Period * alarm!.EvaluationPeriods).toBe(3 * 3600);
+  });
+
+  it('alarm on ≥ 5 rejected Stripe webhook signatures in 5 minutes (payments log group)', () => {
+    const paymentsLogs = { Ref: logicalId(built.apiStack, built.apiStack.functions.get('payments')!.logGroup) };
+    const filters = filtersOf(apiTemplate).filter((f) => f.FilterPattern === '{ $.message = "stripe webhook rejected" }');
+    expect(filters).toHaveLength(1);
+    expect(filters[0]!.LogGroupName).toEqual(paymentsLogs);
+    const transform = filters[0]!.MetricTransformations[0];
+    const alarm = alarmsOf(apiTemplate).find((a) => a.MetricName === transform.MetricName && a.Namespace === transform.MetricNamespace);
+    expect(alarm).toMatchObject({ Threshold: 5, ComparisonOperator: 'GreaterThanOrEqualToThreshold', Period: 300, Statistic: 'Sum' });
+  });
+
+  it('key on log lines the code really writes (message, level and lagHours fields of the JSON logger)', () => {
+    // The callers: the scheduler logs the watermark lag, the payments module the rejections.
+    expect(readFileSync(join(ROOT, 'functions', 'billing-pass', 'handler.ts'), 'utf8')).toMatch(/logger\.info\('billing watermark', \{ lagHours/);
+    expect(readFileSync(join(ROOT, 'shared', 'payments', 'index.ts'), 'utf8')).toContain("logger.warn('stripe webhook rejected'");
+    // The shape of a line: JSON with `level`, `message` and the fields at the top level.
+    const lines: string[] = [];
+    const level = process.env.LOG_LEVEL;
+    const out = process.stdout.write.bind(process.stdout);
+    const err = process.stderr.write.bind(process.stderr);
+    process.env.LOG_LEVEL = 'info';
+    process.stdout.write = ((chunk: string) => (lines.push(chunk), true)) as typeof process.stdout.write;
+    process.stderr.write = ((chunk: string) => (lines.push(chunk), true)) as typeof process.stderr.write;
+    try {
+      logger.info('billing watermark', { lagHours: 3 });
+      logger.error('unhandled error', {});
+    } finally {
+      process.stdout.write = out;
+      process.stderr.write = err;
+      process.env.LOG_LEVEL = level;
+    }
+    expect(lines.map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({ level: 'info', message: 'billing watermark', lagHours: 3 }),
+      expect.objectContaining({ level: 'error', message: 'unhandled error' }),
+    ]);
+  });
+
+  it('are all accounted for (no stray or missing alarm)', () => {
+    // Per function Errors + Throttles, one logged-errors alarm per stack, 5xx rate, webhook; two DLQs, watermark lag.
+    expect(alarmsOf(apiTemplate)).toHaveLength(deployed.length * 2 + 3);
+    expect(alarmsOf(billingTemplate)).toHaveLength(2 * 2 + 1 + 3);
+    const names = allAlarms().map((a) => a.AlarmName);
+    expect(new Set(names).size).toBe(names.length);
+  });
+});
+
 describe('cdk-nag (AwsSolutions)', () => {
-  it('reports no unacknowledged finding on either stack, and synthesis (which runs it) succeeds', () => {
-    for (const stack of [built.dataStack, built.apiStack]) {
+  it('reports no unacknowledged finding on any stack, and synthesis (which runs it) succeeds', () => {
+    for (const stack of [built.dataStack, built.apiStack, built.billingStack]) {
       const report = built.nag.validateScope(stack);
       expect(report.violations.map((v) => `${v.ruleName} @ ${v.violatingResources.map((r) => r.constructPath).join(', ')}`), stack.stackName).toEqual([]);
       expect(report.success).toBe(true);

@@ -1,0 +1,224 @@
+import { ArnFormat, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
+import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { AppFunction } from './app-function.ts';
+
+/** Namespace of the metrics that the metric filters below make out of log lines. */
+export const METRIC_NAMESPACE = 'ControlPlane';
+
+/** The 5xx-rate alarm stays quiet below this many requests in its 5 minutes (idle hours, a single 500). */
+export const API_5XX_MIN_REQUESTS = 100;
+/** Percent of requests answered 5xx, over 5 minutes. */
+export const API_5XX_PERCENT = 1;
+/** The billing watermark may trail by this many hours before the alarm fires. */
+export const WATERMARK_LAG_HOURS = 2;
+/** Rejected webhook signatures in 5 minutes: a few are noise (a replay, a stale retry), more is an attack or a rotated secret. */
+export const WEBHOOK_REJECTIONS = 5;
+
+export interface AlarmsProps {
+  /** Publish to this topic; default: create the `ControlPlaneAlarms` topic here. */
+  topic?: sns.ITopic;
+  /** Subscribe this address to the topic it creates (ignored with `topic`). */
+  email?: string;
+}
+
+const FIVE_MINUTES = Duration.minutes(5);
+
+/**
+ * Every alarm of the control plane, defined here and nowhere else. Each stack makes one `Alarms`
+ * and hands it what it owns (functions, the API, queues, log groups); all alarms notify one SNS
+ * topic (`ControlPlaneAlarms`, made by the API stack) on ALARM and again on OK.
+ *
+ * The log-based metrics come from the JSON lines the code writes (shared/observability/logger.ts,
+ * field `message`). The metric filters have no default value, so they publish only when a line
+ * matches: a custom metric costs nothing in the hours it receives no data.
+ */
+export class Alarms extends Construct {
+  readonly topic: sns.ITopic;
+  readonly alarms: cloudwatch.Alarm[] = [];
+  private readonly action: SnsAction;
+
+  constructor(scope: Construct, id: string, props: AlarmsProps = {}) {
+    super(scope, id);
+    if (props.topic) {
+      this.topic = props.topic;
+    } else {
+      const stack = Stack.of(this);
+      // Not KMS-encrypted: notifications carry alarm names and metric values, no customer data, and
+      // CloudWatch cannot publish to a topic under the AWS-managed SNS key (it would take a
+      // customer-managed key at $1 a month). Publishing requires TLS (cdk-nag AwsSolutions-SNS3).
+      const topic = new sns.Topic(this, 'Topic', {
+        topicName: 'ControlPlaneAlarms',
+        displayName: 'Control plane alarms',
+        enforceSSL: true,
+      });
+      // CloudWatch publishes alarm notifications as its service principal; say so explicitly, and
+      // only for this account's alarms (confused-deputy guard).
+      topic.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid: 'AllowCloudWatchAlarms',
+          principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+          actions: ['sns:Publish'],
+          resources: [topic.topicArn],
+          conditions: {
+            ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
+            StringEquals: { 'aws:SourceAccount': stack.account },
+          },
+        }),
+      );
+      if (props.email) topic.addSubscription(new subscriptions.EmailSubscription(props.email));
+      new CfnOutput(stack, 'AlarmTopicArn', { value: topic.topicArn, description: 'SNS topic every alarm notifies (subscribe more endpoints here)' });
+      this.topic = topic;
+    }
+    this.action = new SnsAction(this.topic);
+  }
+
+  /** Invocation errors (crashes, timeouts, out of memory) and throttles of one function, each ≥ 1 in 5 minutes. */
+  forFunction(name: string, fn: AppFunction): void {
+    this.add(`${name}Errors`, {
+      metric: fn.fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
+      threshold: 1,
+      description: `${name}: at least one invocation failed (an exception out of the handler, a timeout or out of memory). See the function's log group.`,
+    });
+    this.add(`${name}Throttles`, {
+      metric: fn.fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
+      threshold: 1,
+      description: `${name}: at least one invocation was throttled (account concurrency exhausted).`,
+    });
+  }
+
+  /**
+   * Error log lines (`"level":"error"`) of these functions, ≥ 1 in 5 minutes. The HTTP functions
+   * turn an unhandled error into a 500 and log it instead of failing the invocation, so Lambda's
+   * Errors metric never sees those; this alarm does. All the functions given feed one metric.
+   */
+  loggedErrors(name: string, fns: readonly AppFunction[]): void {
+    const metricName = `${name}LoggedErrors`;
+    for (const fn of fns) {
+      new logs.MetricFilter(this, `${metricName}${fn.node.id}`, {
+        logGroup: fn.logGroup,
+        filterPattern: logs.FilterPattern.stringValue('$.level', '=', 'error'),
+        metricNamespace: METRIC_NAMESPACE,
+        metricName,
+        metricValue: '1',
+      });
+    }
+    this.add(metricName, {
+      metric: new cloudwatch.Metric({ namespace: METRIC_NAMESPACE, metricName, period: FIVE_MINUTES, statistic: 'Sum' }),
+      threshold: 1,
+      description: `${name}: a function logged an error ("level":"error"). Logs Insights over the functions' log groups: filter level = "error".`,
+    });
+  }
+
+  /**
+   * 5xx answers as a share of all requests over 5 minutes, above 1 %, counted only from
+   * API_5XX_MIN_REQUESTS requests on (below that the expression is 0).
+   */
+  apiServerErrorRate(api: HttpApi): void {
+    const rate = new cloudwatch.MathExpression({
+      expression: `IF(requests >= ${API_5XX_MIN_REQUESTS}, 100 * errors / requests, 0)`,
+      usingMetrics: {
+        errors: api.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }),
+        requests: api.metricCount({ period: FIVE_MINUTES, statistic: 'Sum' }),
+      },
+      period: FIVE_MINUTES,
+      label: 'API 5xx (% of requests)',
+    });
+    this.add('Api5xxRate', {
+      metric: rate,
+      threshold: API_5XX_PERCENT,
+      comparison: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      description: `More than ${API_5XX_PERCENT} % of API requests answered 5xx over 5 minutes (counted from ${API_5XX_MIN_REQUESTS} requests on).`,
+    });
+  }
+
+  /** Messages waiting in a dead-letter queue: ≥ 1. */
+  deadLetters(name: string, queue: sqs.IQueue, description: string): void {
+    this.add(`${name}Depth`, {
+      metric: queue.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+      threshold: 1,
+      description,
+    });
+  }
+
+  /**
+   * Billing watermark lag: the scheduler logs `{"message":"billing watermark","lagHours":n}` on every
+   * run. Alarm when a run in the last three hours reported more than two hours of lag, and also
+   * when no run reported at all in three hours (missing data is breaching: a scheduler that stopped
+   * running, or whose rule is gone, alarms too). With 1 of 3 datapoints to alarm, missing hours
+   * only count when all three are missing.
+   */
+  billingWatermarkLag(schedulerLogs: logs.ILogGroup): void {
+    const metricName = 'BillingWatermarkLagHours';
+    new logs.MetricFilter(this, 'BillingWatermarkFilter', {
+      logGroup: schedulerLogs,
+      filterPattern: logs.FilterPattern.stringValue('$.message', '=', 'billing watermark'),
+      metricNamespace: METRIC_NAMESPACE,
+      metricName,
+      metricValue: '$.lagHours',
+    });
+    this.add('BillingWatermarkLag', {
+      metric: new cloudwatch.Metric({ namespace: METRIC_NAMESPACE, metricName, period: Duration.hours(1), statistic: 'Maximum' }),
+      threshold: WATERMARK_LAG_HOURS,
+      comparison: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 1,
+      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+      description:
+        `The hourly billing pass is more than ${WATERMARK_LAG_HOURS} hours behind, or the scheduler has not reported for 3 hours. Check the BillingScheduler logs, the billing DLQs and the hourly rule; passes catch up by themselves once the cause is gone.`,
+    });
+  }
+
+  /** Stripe webhooks rejected for their signature: ≥ WEBHOOK_REJECTIONS in 5 minutes. */
+  webhookRejections(paymentsLogs: logs.ILogGroup): void {
+    const metricName = 'StripeWebhookRejected';
+    new logs.MetricFilter(this, 'WebhookRejectedFilter', {
+      logGroup: paymentsLogs,
+      filterPattern: logs.FilterPattern.stringValue('$.message', '=', 'stripe webhook rejected'),
+      metricNamespace: METRIC_NAMESPACE,
+      metricName,
+      metricValue: '1',
+    });
+    this.add('StripeWebhookRejections', {
+      metric: new cloudwatch.Metric({ namespace: METRIC_NAMESPACE, metricName, period: FIVE_MINUTES, statistic: 'Sum' }),
+      threshold: WEBHOOK_REJECTIONS,
+      description: `At least ${WEBHOOK_REJECTIONS} Stripe webhooks were rejected for their signature in 5 minutes: the webhook secret in the Stripe secret no longer matches the endpoint's, or someone is probing the endpoint.`,
+    });
+  }
+
+  private add(
+    id: string,
+    options: {
+      metric: cloudwatch.IMetric;
+      threshold: number;
+      description: string;
+      comparison?: cloudwatch.ComparisonOperator;
+      evaluationPeriods?: number;
+      datapointsToAlarm?: number;
+      treatMissingData?: cloudwatch.TreatMissingData;
+    },
+  ): cloudwatch.Alarm {
+    const alarm = new cloudwatch.Alarm(this, id, {
+      alarmName: `${Stack.of(this).stackName}-${id}`,
+      alarmDescription: options.description,
+      metric: options.metric,
+      threshold: options.threshold,
+      comparisonOperator: options.comparison ?? cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: options.evaluationPeriods ?? 1,
+      datapointsToAlarm: options.datapointsToAlarm ?? options.evaluationPeriods ?? 1,
+      // Errors, throttles, 5xx, dead letters and webhook rejections publish nothing when all is well.
+      treatMissingData: options.treatMissingData ?? cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    alarm.addAlarmAction(this.action);
+    alarm.addOkAction(this.action);
+    this.alarms.push(alarm);
+    return alarm;
+  }
+}

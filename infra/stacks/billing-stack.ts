@@ -1,0 +1,154 @@
+import { CfnOutput, Duration, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { Alarms } from '../constructs/alarms.ts';
+import { AppFunction, PANEL_SECRETS_PREFIX, SETTINGS_PARTITION } from '../constructs/app-function.ts';
+
+export interface BillingStackProps extends StackProps {
+  table: ITable;
+  /** The cursor key of the API stack: the runtime configuration requires CURSOR_SECRET in AWS. */
+  cursorSecret: secretsmanager.ISecret;
+  /** Where the billing alarms notify (the API stack's `ControlPlaneAlarms` topic). */
+  alarmTopic: sns.ITopic;
+}
+
+/** Bundle of the billing pass (functions/billing-pass/handler.ts): exports `scheduler` and `worker`. */
+export const BILLING_PASS_BUNDLE = 'billing-pass';
+/** Three minutes past every hour: after the pass's two-minute grace (shared/billing/pass.ts GRACE_MS). */
+export const HOURLY_SCHEDULE = 'cron(3 * * * ? *)';
+const WORKER_TIMEOUT = Duration.minutes(5);
+/** Shard workers at once: caps the load on DynamoDB and on the panels (suspensions) during a pass. */
+export const WORKER_MAX_CONCURRENCY = 4;
+/** Deliveries of one shard message before it goes to the dead-letter queue. */
+export const MAX_RECEIVE_COUNT = 5;
+
+/**
+ * The hourly billing pass (DESIGN §4, style anchors §4): an EventBridge rule invokes the scheduler
+ * at :03 every hour; the scheduler reports the watermark lag, reconciles the panels, plans the pass
+ * and sends one message per shard of the billable-servers index to the work queue; workers charge
+ * one shard per message and report failed messages, which are retried and end in the work DLQ.
+ * Every step is idempotent (charges are keyed by server and hour) and a missed pass is caught up by
+ * the next one from the watermark, so a retried or duplicated event never double-charges.
+ *
+ * A stack of its own, apart from the API: deploying, rolling back or destroying the API never
+ * touches the money path and its in-flight shard messages, and billing can be paused and resumed
+ * on its own (it catches up from the watermark). It depends on the data stack (the table) and on
+ * the API stack (the cursor key the runtime configuration requires, and the alarm topic).
+ */
+export class BillingStack extends Stack {
+  readonly scheduler: AppFunction;
+  readonly worker: AppFunction;
+  readonly queue: sqs.Queue;
+  readonly workDlq: sqs.Queue;
+  readonly schedulerDlq: sqs.Queue;
+  readonly rule: events.Rule;
+  readonly alarms: Alarms;
+
+  constructor(scope: Construct, id: string, props: BillingStackProps) {
+    super(scope, id, props);
+
+    const environment: Record<string, string> = {
+      // Resolved by CloudFormation at deploy time (a dynamic reference): never in the template.
+      CURSOR_SECRET: props.cursorSecret.secretValue.unsafeUnwrap(),
+      SECRETS_PREFIX: PANEL_SECRETS_PREFIX,
+    };
+    const queueDefaults = { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true } as const;
+
+    // ---- the work queue (one message per shard) and its dead-letter queue ----
+    this.workDlq = new sqs.Queue(this, 'WorkDlq', { ...queueDefaults, retentionPeriod: Duration.days(14) });
+    this.queue = new sqs.Queue(this, 'WorkQueue', {
+      ...queueDefaults,
+      // AWS's rule for Lambda consumers: at least six times the function timeout.
+      visibilityTimeout: Duration.seconds(WORKER_TIMEOUT.toSeconds() * 6),
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.workDlq, maxReceiveCount: MAX_RECEIVE_COUNT },
+    });
+
+    // ---- the dead-letter queue of the scheduler: events EventBridge could not deliver, and
+    // invocations that still failed after Lambda's asynchronous retries ----
+    this.schedulerDlq = new sqs.Queue(this, 'SchedulerDlq', { ...queueDefaults, retentionPeriod: Duration.days(14) });
+    Validations.of(this.schedulerDlq).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This queue is itself a dead-letter queue: of the hourly rule\'s Lambda target and of the scheduler\'s asynchronous invocations (cdk-nag only recognises queues named as another queue\'s DLQ).',
+    });
+
+    // ---- the functions: one bundle, two entry points ----
+    this.scheduler = new AppFunction(this, 'BillingScheduler', {
+      group: BILLING_PASS_BUNDLE,
+      handler: 'index.scheduler',
+      description: 'Control plane: hourly billing pass scheduler (reconciles panels, queues one message per shard)',
+      // Planning and queuing take seconds, but before queuing the scheduler runs the panel
+      // reconciler, one panel after another, each call with a 10 s timeout and retries: a Lambda
+      // timeout there would end the run before any shard is queued. The cap costs nothing unused.
+      timeout: Duration.minutes(5),
+      environment: { ...environment, BILLING_QUEUE_URL: this.queue.queueUrl },
+    });
+    this.worker = new AppFunction(this, 'BillingWorker', {
+      group: BILLING_PASS_BUNDLE,
+      handler: 'index.worker',
+      description: 'Control plane: hourly billing pass worker (charges one shard per message)',
+      timeout: WORKER_TIMEOUT,
+      memorySize: 1024,
+      environment,
+    });
+    for (const fn of [this.scheduler, this.worker]) {
+      // Charges, watermark, pass record, suspensions, server counts: RW. Settings: never.
+      fn.bindTable(props.table, 'RW');
+      fn.denyPartitionWrites(props.table, [SETTINGS_PARTITION]);
+      // Suspending, unsuspending and reconciling go through the panels.
+      fn.grantPanelKeys('read');
+    }
+    this.queue.grantSendMessages(this.scheduler.fn);
+
+    this.worker.fn.addEventSource(
+      new SqsEventSource(this.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: WORKER_MAX_CONCURRENCY }),
+    );
+
+    // ---- the hourly rule ----
+    this.scheduler.fn.configureAsyncInvoke({
+      retryAttempts: 2,
+      maxEventAge: Duration.hours(1),
+      onFailure: new SqsDestination(this.schedulerDlq),
+    });
+    this.rule = new events.Rule(this, 'HourlyRule', {
+      description: 'Hourly billing pass, three minutes past the hour',
+      schedule: events.Schedule.expression(HOURLY_SCHEDULE),
+    });
+    this.rule.addTarget(
+      new targets.LambdaFunction(this.scheduler.fn, {
+        deadLetterQueue: this.schedulerDlq,
+        retryAttempts: 4,
+        // A later delivery is pointless: the next hour's pass catches up from the watermark.
+        maxEventAge: Duration.hours(1),
+      }),
+    );
+
+    // ---- alarms ----
+    this.alarms = new Alarms(this, 'Alarms', { topic: props.alarmTopic });
+    this.alarms.forFunction('BillingScheduler', this.scheduler);
+    this.alarms.forFunction('BillingWorker', this.worker);
+    this.alarms.loggedErrors('Billing', [this.scheduler, this.worker]);
+    this.alarms.deadLetters(
+      'BillingWorkDlq',
+      this.workDlq,
+      `A billing shard failed ${MAX_RECEIVE_COUNT} times and was dead-lettered. The watermark waits for it and the next pass retries the hour; fix the cause (worker logs), then purge the DLQ or redrive it.`,
+    );
+    this.alarms.deadLetters(
+      'BillingSchedulerDlq',
+      this.schedulerDlq,
+      'An hourly billing run could not be delivered or failed after its retries. The next run catches up from the watermark; read the message (it carries the error), fix the cause, then purge the DLQ.',
+    );
+    this.alarms.billingWatermarkLag(this.scheduler.logGroup);
+
+    new CfnOutput(this, 'BillingQueueUrl', { value: this.queue.queueUrl });
+    new CfnOutput(this, 'BillingWorkDlqUrl', { value: this.workDlq.queueUrl });
+    new CfnOutput(this, 'BillingSchedulerDlqUrl', { value: this.schedulerDlq.queueUrl });
+  }
+}
