@@ -80,7 +80,7 @@ export async function benchBillingPass(accounts = 150, serversPerAccount = 4): P
   const rawTxRate = rawAccounts.length / (rawMs / 1000);
   const rawServerHourRate = (rawAccounts.length * serversPerAccount) / (rawMs / 1000);
   return [
-    '### Hourly billing pass',
+    '## 5. Hourly billing pass',
     '',
     `${accounts} accounts × ${serversPerAccount} servers = ${servers.length} billable servers, one hour each, 16 shards, 4 shard workers in one process.`,
     '',

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { SCOPES } from './scopes.ts';
 
 /**
@@ -24,9 +24,19 @@ export const Uuid = z.uuid();
 export const Email = z.string().min(3).max(254).regex(/^[^\s@]+@[^\s@]+$/, 'Invalid email address').meta({ format: 'email' });
 
 export const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(25).meta({ description: 'Page size, 1 to 100 (default 25).' }),
+  limit: z
+    .string()
+    .regex(/^\d{1,3}$/, 'must be a whole number from 1 to 100')
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(100))
+    .optional()
+    .transform((v) => v ?? 25)
+    .meta({ description: 'Page size, 1 to 100 (default 25).', type: 'integer' }),
   cursor: z.string().max(4096).optional().meta({ description: 'The `nextCursor` of the previous page.' }),
 });
+
+/** Human text (names, notes): no control characters and no bidirectional overrides that could spoof logs or a UI. */
+export const SafeText = z.string().refine((v) => !/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(v), 'must not contain control characters or bidirectional overrides');
 
 export const listOf = <T extends z.ZodType>(item: T, id: string) =>
   z
@@ -119,7 +129,7 @@ export const ApiKeyList = listOf(ApiKey, 'ApiKeyList');
 
 export const CreateApiKey = z
   .object({
-    name: z.string().trim().min(1).max(100),
+    name: SafeText.trim().min(1).max(100),
     expiresInDays: z.number().int().min(1).max(3650).optional().meta({ description: 'Omit for a key that does not expire.' }),
     scopes: z
       .array(ScopeSchema)
@@ -140,7 +150,8 @@ export const AdminAccount = Account.extend({
 
 export const AdminAccountList = listOf(AdminAccount, 'AdminAccountList');
 
-const nonNegative = z.number().int().min(0);
+/** Settings are integers with bounds, so no setting can push a ledger sum past the safe-integer range. */
+const nonNegative = z.number().int().min(0).max(10_000_000);
 
 export const Settings = z
   .object({
@@ -156,20 +167,21 @@ export const Settings = z
     minimumBalanceCents: nonNegative.meta({ description: 'A deploy needs at least this balance besides the 24-hour runway.' }),
     serverCaps: z
       .object({
-        maxRamMb: z.number().int().min(256),
-        maxCpuPercent: z.number().int().min(25),
-        maxDiskMb: z.number().int().min(512),
+        maxRamMb: z.number().int().min(256).max(1_048_576),
+        maxCpuPercent: z.number().int().min(25).max(10_000),
+        maxDiskMb: z.number().int().min(512).max(10_485_760),
       })
       .strict()
       .meta({ description: 'Largest server one may deploy or resize to.' }),
-    maxServersPerAccount: z.number().int().min(0).meta({ description: 'Active plus suspended servers per account.' }),
+    maxServersPerAccount: z.number().int().min(0).max(10_000).meta({ description: 'Active plus suspended servers per account.' }),
     topUpBonusPercent: z.number().int().min(0).max(100).meta({ description: 'Bonus credit added to every paid top-up, in percent.' }),
-    minimumTopUpCents: z.number().int().min(50).meta({ description: 'Smallest checkout amount (Stripe needs at least 50 cents).' }),
+    minimumTopUpCents: z.number().int().min(50).max(99_999_999).meta({ description: 'Smallest checkout amount (Stripe needs at least 50 cents).' }),
     maximumTopUpCents: z.number().int().min(50).max(99_999_999).meta({ description: 'Largest checkout amount.' }),
     suspendedRetentionDays: z
       .number()
       .int()
       .min(1)
+      .max(3650)
       .nullable()
       .meta({ description: 'Delete servers suspended for this many days; null keeps them forever.' }),
   })
@@ -220,7 +232,7 @@ export const Instance = z
 
 export const InstanceList = z.object({ data: z.array(Instance) }).meta({ id: 'InstanceList' });
 
-const InstanceName = z.string().trim().min(1).max(100);
+const InstanceName = SafeText.trim().min(1).max(100);
 const BaseUrl = z
   .string()
   .trim()
@@ -392,7 +404,7 @@ export const LiveState = z
 export const ServerWithLive = Server.extend({ live: LiveState }).meta({ id: 'ServerWithLive' });
 export const ServerList = listOf(Server, 'ServerList');
 
-const ServerName = z.string().trim().min(3).max(60);
+const ServerName = SafeText.trim().min(3).max(60);
 const RamMb = z.number().int().min(256).max(1_048_576);
 const CpuPercent = z.number().int().min(25).max(10_000);
 const DiskMb = z.number().int().min(512).max(10_485_760);
@@ -615,7 +627,7 @@ export const InvoiceList = listOf(Invoice, 'InvoiceList');
 export const AdminCredit = z
   .object({
     amountCents: z.number().int().min(-10_000_000).max(10_000_000).refine((v) => v !== 0, 'must not be 0').meta({ description: 'Positive grants, negative deducts (the balance may go below zero).' }),
-    note: z.string().trim().min(1).max(500),
+    note: SafeText.trim().min(1).max(500),
   })
   .strict()
   .meta({ id: 'AdminCredit' });

@@ -4,7 +4,7 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import httpSecurityHeaders from '@middy/http-security-headers';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { GROUPS, type Group, type RouteDef, type Routes, type RoutesOfGroup, type RouteId } from '../api/routes.ts';
 import type { Principal } from '../auth/principal.ts';
 import { authenticate, bearerToken } from '../auth/authenticate.ts';
@@ -96,14 +96,28 @@ export function createGroupHandler<G extends Group>(groups: G | readonly G[], im
       // Credential and rate limit: both keyed by the credential, run side by side (one round trip each).
       let keyItem: Record<string, unknown> | undefined;
       if (def.auth === 'bearer') {
-        const token = bearerToken(headers.authorization);
+        // Requests that fail authentication also count against their source IP, so guessing
+        // credentials (a new garbage token each time, or none) is limited like anything else.
+        const refusedByIp = async (err: unknown) => {
+          if (isApiError(err) && err.code === 'unauthorized') {
+            state.rate = await consumeRateLimit(`ip:${sourceIp ?? 'unknown'}`);
+            assertWithinLimit(state.rate);
+          }
+          return err;
+        };
+        let token: string;
+        try {
+          token = bearerToken(headers.authorization);
+        } catch (err) {
+          throw await refusedByIp(err);
+        }
         const [auth, rate] = await Promise.allSettled([
           authenticate(token),
           consumeRateLimit(`cred:${createHash('sha256').update(token).digest('hex').slice(0, 32)}`),
         ]);
         if (rate.status === 'fulfilled') state.rate = rate.value;
         else throw rate.reason;
-        if (auth.status === 'rejected') throw auth.reason;
+        if (auth.status === 'rejected') throw await refusedByIp(auth.reason);
         state.principal = auth.value.principal;
         keyItem = auth.value.keyItem;
         assertWithinLimit(state.rate);

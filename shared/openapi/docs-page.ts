@@ -45,7 +45,8 @@ export const DOCS_HTML = `<!doctype html>
 const cache = new Map<string, string>();
 
 export async function docsAsset(file: string): Promise<RawResponse> {
-  const contentType = ASSETS[file];
+  // Own properties only: `constructor` or `__proto__` must be a 404, not a lookup on Object.prototype.
+  const contentType = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
   if (!contentType) throw notFound('Asset');
   if (file === 'init.js') return { contentType, body: INIT_JS, cacheSeconds: 3600 };
   let body = cache.get(file);

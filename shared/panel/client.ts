@@ -269,8 +269,9 @@ export class PanelClient {
           await sleep(this.backoff(attempt));
           continue;
         }
-        if (timedOut) throw new PanelRequestError('panel_timeout', `The panel did not answer ${what} in time`, undefined);
-        throw new PanelRequestError('panel_error', `The panel could not be reached for ${what}`, undefined);
+        logger.warn('panel call failed', { call: what, reason: timedOut ? 'timeout' : 'network' });
+        if (timedOut) throw new PanelRequestError('panel_timeout', 'The panel did not answer in time', undefined);
+        throw new PanelRequestError('panel_error', 'The panel could not be reached', undefined);
       }
 
       if (response.ok) {
@@ -294,7 +295,9 @@ export class PanelClient {
         await sleep(this.backoff(attempt));
         continue;
       }
-      throw toError(what, response.status, errors);
+      // The panel's own paths stay in the log; callers see what happened, not where.
+      logger.warn('panel call refused', { call: what, status: response.status });
+      throw toError(response.status, errors);
     }
   }
 
@@ -321,12 +324,12 @@ function retryAfterMs(value: string | null): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
-function toError(what: string, status: number, errors: PanelErrorEntry[]): PanelRequestError {
+function toError(status: number, errors: PanelErrorEntry[]): PanelRequestError {
   const detail = errors[0]?.detail;
-  if (status === 409) return new PanelRequestError('conflict', detail ?? `The panel refused ${what}: the server is busy (installing, suspended or in maintenance)`, status, errors);
-  if (status === 422) return new PanelRequestError('panel_error', `The panel rejected ${what}: ${errors.map((e) => e.detail).filter(Boolean).join(' ') || 'validation failed'}`, status, errors);
-  if (status === 429) return new PanelRequestError('panel_error', `The panel is rate limiting ${what}; try again shortly`, status, errors);
-  if (status === 401 || status === 403) return new PanelRequestError('panel_error', `The panel refused the instance's key for ${what} (${status})`, status, errors);
-  if (status === 504) return new PanelRequestError('panel_timeout', `The panel timed out on ${what}`, status, errors);
-  return new PanelRequestError('panel_error', `The panel answered ${status} to ${what}${detail ? `: ${detail}` : ''}`, status, errors);
+  if (status === 409) return new PanelRequestError('conflict', detail ?? 'The panel refused: the server is busy (installing, suspended or in maintenance)', status, errors);
+  if (status === 422) return new PanelRequestError('panel_error', `The panel rejected the request: ${errors.map((e) => e.detail).filter(Boolean).join(' ') || 'validation failed'}`, status, errors);
+  if (status === 429) return new PanelRequestError('panel_error', 'The panel is rate limiting; try again shortly', status, errors);
+  if (status === 401 || status === 403) return new PanelRequestError('panel_error', `The panel refused the instance's key (${status})`, status, errors);
+  if (status === 504) return new PanelRequestError('panel_timeout', 'The panel timed out', status, errors);
+  return new PanelRequestError('panel_error', `The panel answered ${status}${detail ? `: ${detail}` : ''}`, status, errors);
 }

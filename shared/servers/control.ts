@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { ApiError } from '../http/errors.ts';
 import { getInstance, panelClientFor } from '../instances/index.ts';
 import type { PanelClient } from '../panel/client.ts';
+import { PanelRequestError } from '../panel/errors.ts';
 import { getOwnedServer, toServerView, type ServerView } from './index.ts';
 import type { ConsoleCredentials, FileEntry, LiveUsage } from '../api/schemas.ts';
 
@@ -21,6 +22,24 @@ async function controllable(accountId: string, serverId: string): Promise<{ serv
     throw new ApiError('no_client_key', 'This server\'s instance has no client key, so power, console and files are not available on it');
   }
   return { server, client: await panelClientFor(instance) };
+}
+
+/**
+ * File operations: the panel's 404 (no such file or directory) is ours too, and its 400 (a
+ * directory read as a file, a file listed as a directory) is a bad request naming the field —
+ * not a panel failure.
+ */
+async function onFiles<T>(field: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof PanelRequestError && err.panelStatus === 404) throw new ApiError('not_found', 'No such file or directory on the server');
+    if (err instanceof PanelRequestError && err.panelStatus === 400) {
+      const reason = err.panelErrors[0]?.detail?.replace(/^An error occurred on the remote host: /, '').replace(/ \(request id: [^)]*\)\.?$/, '') ?? 'not valid for this path';
+      throw new ApiError('validation_failed', `${field} ${reason}`, { issues: [{ field, message: reason }] });
+    }
+    throw err;
+  }
 }
 
 /** Paths as the panel wants them: relative to the server root, with a leading slash. */
@@ -61,7 +80,7 @@ export async function consoleCredentials(accountId: string, serverId: string): P
 export async function listFiles(accountId: string, serverId: string, directory = '/'): Promise<{ directory: string; data: z.infer<typeof FileEntry>[] }> {
   const { server, client } = await controllable(accountId, serverId);
   const dir = rooted(directory);
-  const files = await client.listFiles(server.identifier, dir);
+  const files = await onFiles('query.directory', () => client.listFiles(server.identifier, dir));
   return {
     directory: dir,
     data: files.map((f) => ({
@@ -79,23 +98,23 @@ export async function listFiles(accountId: string, serverId: string, directory =
 
 export async function readFile(accountId: string, serverId: string, file: string) {
   const { server, client } = await controllable(accountId, serverId);
-  return { file: rooted(file), content: await client.fileContents(server.identifier, rooted(file)) };
+  return { file: rooted(file), content: await onFiles('query.file', () => client.fileContents(server.identifier, rooted(file))) };
 }
 
 export async function writeFile(accountId: string, serverId: string, file: string, content: string) {
   const { server, client } = await controllable(accountId, serverId);
-  await client.writeFile(server.identifier, rooted(file), content);
+  await onFiles('body.file', () => client.writeFile(server.identifier, rooted(file), content));
   return { file: rooted(file), written: true as const, bytes: Buffer.byteLength(content) };
 }
 
 export async function downloadLink(accountId: string, serverId: string, file: string) {
   const { server, client } = await controllable(accountId, serverId);
-  return { file: rooted(file), url: await client.downloadUrl(server.identifier, rooted(file)) };
+  return { file: rooted(file), url: await onFiles('query.file', () => client.downloadUrl(server.identifier, rooted(file))) };
 }
 
 export async function deleteFiles(accountId: string, serverId: string, root: string | undefined, files: string[]) {
   const { server, client } = await controllable(accountId, serverId);
   const base = rooted(root ?? '/');
-  await client.deleteFiles(server.identifier, base, files);
+  await onFiles('body.files', () => client.deleteFiles(server.identifier, base, files));
   return { root: base, deleted: files };
 }

@@ -153,6 +153,10 @@ export async function deployServer(principal: { accountId: string; email: string
   if (offering.size === 0) throw validation([{ field: 'body.eggId', message: 'is not offered by any enabled instance (see GET /v1/eggs)' }]);
 
   const { candidates } = await loadCandidates(offering);
+  // A region no node carries is a mistake in the request (400), not a lack of capacity (503, which clients retry).
+  if (input.region != null && candidates.length > 0 && !candidates.some((c) => c.region === input.region)) {
+    throw validation([{ field: 'body.region', message: `is not a region of any instance offering this egg (see GET /v1/regions): ${[...new Set(candidates.map((c) => c.region).filter(Boolean))].join(', ')}` }]);
+  }
   const { node, instance, allocations } = await placeWithAllocation(
     candidates,
     { ramMb: resources.ramMb, diskMb: resources.diskMb, region: input.region ?? null, ...(input.instanceId ? { instanceId: input.instanceId } : {}) },

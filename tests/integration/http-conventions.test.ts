@@ -213,3 +213,24 @@ describe('OpenAPI document and docs', () => {
     expectEnvelope(await api.call('GET', '/docs/assets/..%2Fpackage.json', { token: null }), 404, 'not_found');
   });
 });
+
+// Last: it spends this file's per-IP budget, which the public routes above share.
+describe('rate limit for requests without a valid credential', () => {
+  it('missing and failed credentials count against the source IP: guessing is limited too', async () => {
+    const second = new Date().getUTCSeconds();
+    if (second > 40) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
+    const statuses: number[] = [];
+    for (let i = 0; i < 250; i++) {
+      // No credential, a malformed one, and a different made-up key every time.
+      const token = i % 3 === 0 ? null : i % 3 === 1 ? 'garbage' : `cp_test_${String(i).padStart(38, 'x')}`;
+      statuses.push((await api.call('GET', '/v1/account', { token })).status);
+    }
+    expect(statuses.slice(0, 200).every((s) => s === 401)).toBe(true);
+    expect(statuses.at(-1)).toBe(429);
+    const limited = await api.call('GET', '/v1/account', { token: 'still-guessing' });
+    expectEnvelope(limited, 429, 'rate_limited');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    // A valid credential has its own budget and still works.
+    expect((await api.call('GET', '/v1/account')).status).toBe(200);
+  }, 90_000);
+});

@@ -211,9 +211,14 @@ describe('deploy refusals change nothing', () => {
       expectEnvelope(res, 503, 'no_capacity');
       const reasons = res.body.error.details.candidates.map((c: { nodeName: string; reason: string }) => `${c.nodeName}:${c.reason}`).sort();
       expect(reasons).toEqual(['fra-1:insufficient_memory', 'fra-2:insufficient_memory', 'nyc-1:insufficient_memory']);
+      // An unknown region is a mistake in the request, not a lack of capacity.
       const region = await api.call('POST', '/v1/servers', { token, body: paper({ region: 'ap-south' }) });
-      expectEnvelope(region, 503, 'no_capacity');
-      expect(region.body.error.details.candidates.every((c: { reason: string }) => c.reason === 'region_mismatch')).toBe(true);
+      expectEnvelope(region, 400, 'validation_failed');
+      expect(region.body.error.details.issues[0].field).toBe('body.region');
+      // A known region that is full is no_capacity, naming each node.
+      const full = await api.call('POST', '/v1/servers', { token, body: paper({ ramMb: 100_000, region: 'us-east' }) });
+      expectEnvelope(full, 503, 'no_capacity');
+      expect(full.body.error.details.candidates.map((c: { nodeName: string; reason: string }) => `${c.nodeName}:${c.reason}`).sort()).toEqual(['fra-1:region_mismatch', 'fra-2:region_mismatch', 'nyc-1:insufficient_memory']);
     } finally {
       await api.call('PUT', '/v1/admin/settings', { body: { serverCaps: { maxRamMb: 16384 } } });
     }

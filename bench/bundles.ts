@@ -1,0 +1,183 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { build, type Metafile } from 'esbuild';
+import { bundleAll, ROOT } from '../infra/bundle.ts';
+import { kb, median, table } from './harness.ts';
+
+/**
+ * Bundles and cold start: every function bundle exactly as `bundleAll()` builds it for deployment,
+ * its size and its module-load time in a fresh Node process, next to a floor bundle that holds only
+ * the DynamoDB document client (bench/floor-handler.ts) built with the same esbuild options.
+ */
+const run = promisify(execFile);
+
+/** Fresh-process runs per bundle and flag (the median is reported), after one unrecorded run. */
+const RUNS = 9;
+const FLOOR = 'floor (DynamoDB client only)';
+
+interface Measured {
+  name: string;
+  file: string;
+  bytes: number;
+  plainMs: number;
+  sourceMapsMs: number;
+  plainMinMs: number;
+  sourceMapsMinMs: number;
+}
+
+export async function benchBundles(): Promise<string> {
+  const outDir = await mkdtemp(join(tmpdir(), 'bench-bundles-'));
+  try {
+    // The deploy build (same options, same code), into a scratch folder so the dist/ assets other
+    // work may be reading are left alone; the metafiles go to dist/meta/ as always.
+    const built = await bundleAll({ outDir });
+    const floorFile = join(outDir, 'floor', 'index.mjs');
+    const floorMeta = await buildFloor(floorFile);
+    const targets = [
+      ...built.map((b) => ({ name: b.group, file: join(b.dir, 'index.mjs'), bytes: b.bytes })),
+      { name: FLOOR, file: floorFile, bytes: (await stat(floorFile)).size },
+    ];
+
+    // Interleaved (round-robin over bundles and flags), so drift on the machine hits all alike.
+    const samples = new Map<string, number[]>();
+    for (let round = 0; round <= RUNS; round++) {
+      for (const target of targets) {
+        for (const flags of [[], ['--enable-source-maps']]) {
+          const ms = await loadTime(target.file, flags);
+          if (round === 0) continue; // warms the file cache
+          const key = `${target.name}|${flags.join(' ')}`;
+          samples.set(key, [...(samples.get(key) ?? []), ms]);
+        }
+      }
+    }
+    const measured: Measured[] = targets.map((t) => ({
+      ...t,
+      plainMs: median(samples.get(`${t.name}|`)!),
+      sourceMapsMs: median(samples.get(`${t.name}|--enable-source-maps`)!),
+      plainMinMs: Math.min(...samples.get(`${t.name}|`)!),
+      sourceMapsMinMs: Math.min(...samples.get(`${t.name}|--enable-source-maps`)!),
+    }));
+    const floor = measured.find((m) => m.name === FLOOR)!;
+    const x = (v: number, f: number) => `${(v / f).toFixed(2)}×`;
+    const ms = (v: number) => `${v.toFixed(1)} ms`;
+    const rows = measured.map((m) => [
+      m.name,
+      kb(m.bytes),
+      x(m.bytes, floor.bytes),
+      ms(m.plainMs),
+      ms(m.plainMinMs),
+      `${x(m.plainMs, floor.plainMs)} / ${x(m.plainMinMs, floor.plainMinMs)}`,
+      ms(m.sourceMapsMs),
+      ms(m.sourceMapsMinMs),
+      `${x(m.sourceMapsMs, floor.sourceMapsMs)} / ${x(m.sourceMapsMinMs, floor.sourceMapsMinMs)}`,
+    ]);
+
+    // Where the weight is: the heaviest bundle's inputs by package, next to the floor's.
+    const heaviest = measured.filter((m) => m.name !== FLOOR).sort((a, b) => b.bytes - a.bytes)[0]!;
+    const meta = JSON.parse(await readFile(join(ROOT, 'dist', 'meta', `${heaviest.name}.json`), 'utf8')) as Metafile;
+    const byPackage = packageBytes(meta);
+    const floorByPackage = packageBytes(floorMeta);
+    const total = [...byPackage.values()].reduce((a, b) => a + b, 0);
+    const top = [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 8);
+    const topRows = top.map(([pkg, bytes]) => [pkg, kb(bytes), `${((bytes / total) * 100).toFixed(1)} %`, floorByPackage.has(pkg) ? kb(floorByPackage.get(pkg)!) : '—']);
+    // The largest package of every bundle, from each metafile.
+    const largest = await Promise.all(
+      measured
+        .filter((m) => m.name !== FLOOR)
+        .map(async (m) => {
+          const bytes = packageBytes(JSON.parse(await readFile(join(ROOT, 'dist', 'meta', `${m.name}.json`), 'utf8')) as Metafile);
+          const [pkg, size] = [...bytes].sort((a, b) => b[1] - a[1])[0]!;
+          return { pkg, size };
+        }),
+    );
+    const sameLargest = largest.every((l) => l.pkg === largest[0]!.pkg);
+    const sizes = largest.map((l) => l.size);
+    const largestNote = sameLargest
+      ? `The largest package of every bundle is **${largest[0]!.pkg}** (${kb(Math.min(...sizes))} to ${kb(Math.max(...sizes))} of each bundle).`
+      : `Largest package per bundle: ${measured.filter((m) => m.name !== FLOOR).map((m, i) => `${m.name} ${largest[i]!.pkg} ${kb(largest[i]!.size)}`).join(', ')}.`;
+    const zodLocales = Object.entries(Object.values(meta.outputs).find((o) => o.entryPoint)?.inputs ?? {})
+      // Every locale but English (zod's default error messages) and the index that lists them.
+      .filter(([path]) => path.includes('node_modules/zod/') && path.includes('/locales/') && !/\/locales\/(en|index)\.js$/.test(path))
+      .reduce((a, [, v]) => a + v.bytesInOutput, 0);
+    const localesNote = zodLocales
+      ? ` Of zod's ${kb(byPackage.get('zod') ?? 0)} here, ${kb(zodLocales)} are its error messages in languages other than English (\`zod/v4/locales/*\`), which the API never uses: they come in with the \`z\` namespace object (\`import { z } from 'zod'\`), which holds \`z.locales\` and which esbuild keeps whole.`
+      : '';
+    const sdkShare = [...byPackage].filter(([p]) => p.startsWith('@aws-sdk/') || p.startsWith('@smithy/') || p.startsWith('@aws-crypto/')).reduce((a, [, b]) => a + b, 0);
+
+    return [
+      '## 1. Bundles and cold start',
+      '',
+      `Every function bundle as \`bundleAll()\` builds it for deployment (esbuild, minified ESM, linked source map), next to a floor bundle holding only \`@aws-sdk/client-dynamodb\` + \`@aws-sdk/lib-dynamodb\` and a handler that does nothing, built with the same options. Load time is \`await import()\` of \`index.mjs\` timed inside a fresh \`node\` process (STAGE=aws, TABLE_NAME, CURSOR_SECRET, AWS_REGION set), ${RUNS} runs per bundle and flag after one unrecorded run, interleaved across bundles; with and without \`--enable-source-maps\` (deployed with it). Node's own start-up is not included. The median is the headline figure; the minimum is shown too because on a busy machine noise only ever adds time, so the minimum is the steadier estimate of the load cost itself.`,
+      '',
+      table(['function', 'index.mjs', 'size × floor', 'load (median)', 'load (min)', 'load × floor (median / min)', '--enable-source-maps (median)', '(min)', '× floor (median / min)'], rows),
+      '',
+      `Largest inputs of the heaviest bundle, **${heaviest.name}** (${kb(heaviest.bytes)}), by package (our own code by folder), from its esbuild metafile \`dist/meta/${heaviest.name}.json\`; bytes are what each input contributes to the minified output. AWS SDK packages (@aws-sdk, @smithy, @aws-crypto) make ${kb(sdkShare)} of it (${((sdkShare / total) * 100).toFixed(0)} %).`,
+      '',
+      table(['input', 'bytes in bundle', 'share', 'in the floor'], topRows),
+      '',
+      `${largestNote}${localesNote}`,
+    ].join('\n');
+  } finally {
+    await rm(outDir, { recursive: true, force: true });
+  }
+}
+
+/** The floor bundle, with the options infra/bundle.ts uses for every function. */
+async function buildFloor(outfile: string): Promise<Metafile> {
+  const result = await build({
+    entryPoints: [join(ROOT, 'bench', 'floor-handler.ts')],
+    outfile,
+    absWorkingDir: ROOT,
+    bundle: true,
+    platform: 'node',
+    target: 'node24',
+    format: 'esm',
+    mainFields: ['module', 'main'],
+    treeShaking: true,
+    minify: true,
+    sourcemap: 'linked',
+    sourcesContent: false,
+    metafile: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+    banner: {
+      js: "import { createRequire as __bundleCreateRequire } from 'module'; const require = __bundleCreateRequire(import.meta.url);",
+    },
+  });
+  return result.metafile;
+}
+
+/** Milliseconds `import()` of the bundle takes in a fresh Node process. */
+async function loadTime(file: string, flags: string[]): Promise<number> {
+  const script = `const t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); console.log(performance.now() - t);`;
+  const { stdout } = await run(process.execPath, [...flags, '--input-type=module', '-e', script], {
+    env: { PATH: process.env.PATH ?? '', STAGE: 'aws', TABLE_NAME: 'bench', CURSOR_SECRET: 'bench-cursor-secret', AWS_REGION: 'us-east-1', LOG_LEVEL: 'silent' },
+    timeout: 60_000,
+  });
+  const ms = Number(stdout.trim().split('\n').at(-1));
+  if (!Number.isFinite(ms)) throw new Error(`could not load ${file}: ${stdout}`);
+  return ms;
+}
+
+/** Bytes in the output per npm package (node_modules/<pkg>/…), or per folder of our own code. */
+function packageBytes(meta: Metafile): Map<string, number> {
+  const output = Object.entries(meta.outputs).find(([path]) => path.endsWith('index.mjs'));
+  const out = new Map<string, number>();
+  for (const [path, { bytesInOutput }] of Object.entries(output?.[1].inputs ?? {})) {
+    const nm = path.lastIndexOf('node_modules/');
+    let key: string;
+    if (nm >= 0) {
+      const parts = path.slice(nm + 'node_modules/'.length).split('/');
+      key = parts[0]!.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!;
+    } else {
+      const parts = path.split('/');
+      key = `our code: ${parts.slice(0, Math.min(2, parts.length - 1)).join('/') || path}/`;
+    }
+    out.set(key, (out.get(key) ?? 0) + bytesInOutput);
+  }
+  return out;
+}
