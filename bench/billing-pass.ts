@@ -97,7 +97,7 @@ export async function benchBillingPass(accounts = 150, serversPerAccount = 4): P
       ],
     ),
     '',
-    `Per account-hour the pass reads the profile (optimistic lock), writes one transaction (profile, ledger entry, one guard per server-hour, month spend), then re-reads each server and the profile to decide suspension and the low-balance warning. Calls: ${summarise(calls)}.`,
+    `Per account-hour the pass reads the profile (optimistic lock), writes one transaction (profile, ledger entry, one guard per server-hour, month spend), then reads the profile once more to decide whether anything else is due (suspension, unsuspension, the low-balance warning); only then does it re-read the servers. Calls: ${summarise(calls)}.`,
   ].join('\n');
 }
 

@@ -1,4 +1,4 @@
-import { listInstances } from '../instances/index.ts';
+import { listInstances, type InstanceView } from '../instances/index.ts';
 import { topologyOf } from '../catalog/index.ts';
 import type { NodeCandidate } from './index.ts';
 
@@ -8,8 +8,8 @@ import type { NodeCandidate } from './index.ts';
  * Allocations are looked up only for the node placement picks (servers module), so a panel with
  * many nodes costs one allocations read per deploy.
  */
-export async function loadCandidates(only?: Set<string>): Promise<{ candidates: NodeCandidate[]; unavailable: string[] }> {
-  const instances = (await listInstances()).filter((i) => !only || only.has(i.id));
+export async function loadCandidates(given?: InstanceView[]): Promise<{ candidates: NodeCandidate[]; unavailable: string[] }> {
+  const instances = given ?? (await listInstances());
   const settled = await Promise.allSettled(instances.map((i) => topologyOf(i, true)));
   const candidates: NodeCandidate[] = [];
   const unavailable: string[] = [];

@@ -74,6 +74,7 @@ export interface ProfileSnapshot {
   serverCount: number;
   burnCentsPerHour: number;
   hasBurn: boolean;
+  budgetCapCents: number | null;
 }
 
 export async function profileSnapshot(accountId: string): Promise<ProfileSnapshot> {
@@ -84,6 +85,7 @@ export async function profileSnapshot(accountId: string): Promise<ProfileSnapsho
     serverCount: Number(profile.serverCount ?? 0),
     burnCentsPerHour: Number(profile.burnCentsPerHour ?? 0),
     hasBurn: profile.burnCentsPerHour !== undefined,
+    budgetCapCents: (profile.budgetCapCents as number | null | undefined) ?? null,
   };
 }
 
@@ -131,7 +133,7 @@ export async function deployServer(principal: { accountId: string; email: string
   }
   const required = requiredBalance(snap.burnCentsPerHour + price, settings.minimumBalanceCents);
   if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, snap.burnCentsPerHour + price);
-  await assertWithinBudget(principal.accountId, snap.burnCentsPerHour + price);
+  if (snap.budgetCapCents !== null) await assertWithinBudget(principal.accountId, snap.burnCentsPerHour + price);
 
   // Which instances offer this egg (egg ids are per panel), then where it fits.
   const instances = (await listInstances()).filter((i) => !input.instanceId || i.id === input.instanceId);
@@ -152,7 +154,7 @@ export async function deployServer(principal: { accountId: string; email: string
   );
   if (offering.size === 0) throw validation([{ field: 'body.eggId', message: 'is not offered by any enabled instance (see GET /v1/eggs)' }]);
 
-  const { candidates } = await loadCandidates(offering);
+  const { candidates } = await loadCandidates(instances.filter((i) => offering.has(i.id)));
   // A region no node carries is a mistake in the request (400), not a lack of capacity (503, which clients retry).
   if (input.region != null && candidates.length > 0 && !candidates.some((c) => c.region === input.region)) {
     throw validation([{ field: 'body.region', message: `is not a region of any instance offering this egg (see GET /v1/regions): ${[...new Set(candidates.map((c) => c.region).filter(Boolean))].join(', ')}` }]);
@@ -230,7 +232,7 @@ export async function deployServer(principal: { accountId: string; email: string
     updatedAt: now,
   };
   try {
-    await recordDeploy(principal.accountId, item, price, settings.maxServersPerAccount, settings.minimumBalanceCents, instance.id);
+    await recordDeploy(principal.accountId, item, price, settings.maxServersPerAccount, settings.minimumBalanceCents, instance.id, snap);
   } catch (err) {
     // The panel has a server we could not record: remove it so nothing runs unbilled.
     await client.deleteServer(panelServer.id, true).catch((e) => logger.error('deploy: could not remove the unrecorded panel server', { serverId, panelServerId: panelServer.id, ...errorFields(e) }));
@@ -309,9 +311,11 @@ async function createOnPanel(client: PanelClient, body: Parameters<PanelClient['
   }
 }
 
-async function recordDeploy(accountId: string, item: Record<string, unknown>, price: number, maxServers: number, minimumBalanceCents: number, instanceId: string): Promise<void> {
+async function recordDeploy(accountId: string, item: Record<string, unknown>, price: number, maxServers: number, minimumBalanceCents: number, instanceId: string, first: ProfileSnapshot): Promise<void> {
   for (let attempt = 0; attempt < 5; attempt++) {
-    const snap = await profileSnapshot(accountId);
+    // The first try reuses the snapshot read before the panel call: the conditions below catch
+    // any change since, and only then is the profile read again.
+    const snap = attempt === 0 ? first : await profileSnapshot(accountId);
     const required = requiredBalance(snap.burnCentsPerHour + price, minimumBalanceCents);
     if (snap.serverCount >= maxServers) throw new ApiError('limit_exceeded', `This account already has ${snap.serverCount} servers, the most allowed (${maxServers})`);
     if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, snap.burnCentsPerHour + price);
@@ -418,7 +422,7 @@ export async function resizeServer(accountId: string, serverId: string, input: z
   if (price > server.priceCentsPerHour) {
     const required = requiredBalance(burnAfter, settings.minimumBalanceCents);
     if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, burnAfter);
-    await assertWithinBudget(accountId, burnAfter);
+    if (snap.budgetCapCents !== null) await assertWithinBudget(accountId, burnAfter);
   }
 
   const instance = await getInstance(server.instanceId);
@@ -446,7 +450,7 @@ export async function resizeServer(accountId: string, serverId: string, input: z
 
   const now = new Date().toISOString();
   try {
-    await recordResize(accountId, serverId, server, resources, price, now, settings.minimumBalanceCents);
+    await recordResize(accountId, serverId, server, resources, price, now, settings.minimumBalanceCents, snap);
   } catch (err) {
     // Put the panel back to what we have on record.
     await client.updateBuild(Number(item.panelServerId), build(server.resources)).catch((e) => logger.error('resize: could not restore the panel build', { serverId, ...errorFields(e) }));
@@ -455,9 +459,9 @@ export async function resizeServer(accountId: string, serverId: string, input: z
   return { ...server, resources, priceCentsPerHour: price, updatedAt: now };
 }
 
-async function recordResize(accountId: string, serverId: string, server: ServerView, resources: Resources, price: number, now: string, minimumBalanceCents: number): Promise<void> {
+async function recordResize(accountId: string, serverId: string, server: ServerView, resources: Resources, price: number, now: string, minimumBalanceCents: number, first: ProfileSnapshot): Promise<void> {
   for (let attempt = 0; attempt < 5; attempt++) {
-    const snap = await profileSnapshot(accountId);
+    const snap = attempt === 0 ? first : await profileSnapshot(accountId);
     const burnAfter = snap.burnCentsPerHour - server.priceCentsPerHour + price;
     const required = price > server.priceCentsPerHour ? requiredBalance(burnAfter, minimumBalanceCents) : Number.MIN_SAFE_INTEGER;
     if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, burnAfter);
