@@ -510,13 +510,22 @@ export async function deleteServer(accountId: string, serverId: string): Promise
   if (server.status === 'deleted') return { id: serverId, status: 'deleted', deletedAt: server.deletedAt! };
   // An instance cannot be removed while it hosts servers, so it is there; if it is not, there is no panel to ask.
   const instanceItem = await accessPatterns.instanceById(server.instanceId);
-  const instance = instanceItem ? toInstanceView(instanceItem) : undefined;
-  if (instance) await (await panelClientFor(instance)).deleteServer(Number(item.panelServerId));
+  if (instanceItem) await (await panelClientFor(toInstanceView(instanceItem))).deleteServer(Number(item.panelServerId));
+  const deletedAt = await recordDeleted(accountId, serverId, instanceItem ? server.instanceId : undefined);
+  return { id: serverId, status: 'deleted', deletedAt };
+}
 
+/**
+ * Records a server as deleted — status, time, history — and moves the account's server count and
+ * burn rate and the instance's server count, in one transaction under conditions on what was
+ * read. The server stays in the billable index: the next pass charges the hour of deletion, then
+ * drops it. Returns the deletion time (an earlier one if someone else recorded it first).
+ */
+export async function recordDeleted(accountId: string, serverId: string, instanceId: string | undefined, reason?: string): Promise<string> {
   const now = new Date().toISOString();
   for (let attempt = 0; attempt < 5; attempt++) {
     const current = toServerView(await getOwnedServer(accountId, serverId));
-    if (current.status === 'deleted') return { id: serverId, status: 'deleted', deletedAt: current.deletedAt! };
+    if (current.status === 'deleted') return current.deletedAt!;
     const snap = await profileSnapshot(accountId);
     const burnAfter = current.status === 'active' ? snap.burnCentsPerHour - current.priceCentsPerHour : snap.burnCentsPerHour;
     const items: TransactItem[] = [
@@ -524,11 +533,16 @@ export async function deleteServer(accountId: string, serverId: string): Promise
         Update: {
           TableName: tableName(),
           Key: keys.server(accountId, serverId),
-          // Stays in the billable index: the next pass charges the hour of deletion, then drops it.
-          UpdateExpression: 'SET #status = :deleted, deletedAt = :now, updatedAt = :now, history = list_append(history, :h)',
+          UpdateExpression: `SET #status = :deleted, deletedAt = :now, updatedAt = :now, history = list_append(history, :h)${reason ? ', deletedReason = :reason' : ''}`,
           ConditionExpression: '#status = :was',
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':deleted': 'deleted', ':now': now, ':was': current.status, ':h': [{ at: now, status: 'deleted', priceCentsPerHour: current.priceCentsPerHour }] },
+          ExpressionAttributeValues: {
+            ':deleted': 'deleted',
+            ':now': now,
+            ':was': current.status,
+            ':h': [{ at: now, status: 'deleted', priceCentsPerHour: current.priceCentsPerHour }],
+            ...(reason ? { ':reason': reason } : {}),
+          },
         },
       },
       {
@@ -541,14 +555,12 @@ export async function deleteServer(accountId: string, serverId: string): Promise
         },
       },
     ];
-    if (instance) {
-      items.push({
-        Update: { TableName: tableName(), Key: keys.instance(instance.id), UpdateExpression: 'ADD serverCount :minus', ExpressionAttributeValues: { ':minus': -1 } },
-      });
+    if (instanceId) {
+      items.push({ Update: { TableName: tableName(), Key: keys.instance(instanceId), UpdateExpression: 'ADD serverCount :minus', ExpressionAttributeValues: { ':minus': -1 } } });
     }
     try {
       await db().send(new TransactWriteCommand({ TransactItems: items }));
-      return { id: serverId, status: 'deleted', deletedAt: now };
+      return now;
     } catch (err) {
       if ((err as Error).name !== 'TransactionCanceledException') throw err;
     }

@@ -1,12 +1,9 @@
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../db/client.ts';
-import { keys } from '../db/keys.ts';
 import { accessPatterns, type Item } from '../db/access-patterns.ts';
 import { listInstances, panelClientFor, type InstanceView } from '../instances/index.ts';
 import { recordActivity } from '../audit/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
 import type { PanelServer } from '../panel/types.ts';
-import { profileSnapshot, toServerView } from './index.ts';
+import { recordDeleted, toServerView } from './index.ts';
 
 /**
  * The reconciler: makes each panel and our records agree, by the panel's `external_id` (our
@@ -106,62 +103,20 @@ async function restoreLimits(client: Awaited<ReturnType<typeof panelClientFor>>,
 /** Closes a record whose panel server is gone: deleted now, so the billing pass bills this hour and stops. */
 async function closeRecord(record: Item): Promise<void> {
   const accountId = record.accountId as string;
-  const server = toServerView(record);
-  const now = new Date().toISOString();
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const snap = await profileSnapshot(accountId);
-    try {
-      await db().send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: tableName(),
-                Key: keys.server(accountId, server.id),
-                UpdateExpression: 'SET #status = :deleted, deletedAt = :now, updatedAt = :now, deletedReason = :reason, history = list_append(history, :h)',
-                ConditionExpression: '#status = :was',
-                ExpressionAttributeNames: { '#status': 'status' },
-                ExpressionAttributeValues: { ':deleted': 'deleted', ':now': now, ':was': server.status, ':reason': 'missing on the panel', ':h': [{ at: now, status: 'deleted', priceCentsPerHour: server.priceCentsPerHour }] },
-              },
-            },
-            {
-              Update: {
-                TableName: tableName(),
-                Key: keys.account(accountId),
-                UpdateExpression: 'SET serverCount = :count, burnCentsPerHour = :burn',
-                ConditionExpression: `serverCount = :countRead AND ${snap.hasBurn ? 'burnCentsPerHour = :burnRead' : 'attribute_not_exists(burnCentsPerHour)'}`,
-                ExpressionAttributeValues: {
-                  ':count': snap.serverCount - 1,
-                  ':countRead': snap.serverCount,
-                  ':burn': server.status === 'active' ? snap.burnCentsPerHour - server.priceCentsPerHour : snap.burnCentsPerHour,
-                  ...(snap.hasBurn ? { ':burnRead': snap.burnCentsPerHour } : {}),
-                },
-              },
-            },
-            { Update: { TableName: tableName(), Key: keys.instance(server.instanceId), UpdateExpression: 'ADD serverCount :minus', ExpressionAttributeValues: { ':minus': -1 } } },
-          ],
-        }),
-      );
-      await recordActivity({
-        accountId,
-        actorEmail: 'reconciler',
-        credential: { kind: 'system', id: 'reconciler' },
-        action: 'servers.closed',
-        target: `server:${server.id}`,
-        result: 'success',
-        status: 200,
-        errorCode: null,
-        sourceIp: null,
-        requestId: `reconcile-${server.id}`,
-        details: { reason: 'The server no longer exists on the panel' },
-      });
-      logger.warn('reconcile: closed a record whose panel server is gone', { accountId, serverId: server.id });
-      return;
-    } catch (err) {
-      if ((err as Error).name !== 'TransactionCanceledException') throw err;
-      const reasons = (err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-      if (reasons[0]?.Code === 'ConditionalCheckFailed') return;
-    }
-  }
-  throw new Error('Could not close the record: the account kept changing');
+  const serverId = record.serverId as string;
+  await recordDeleted(accountId, serverId, record.instanceId as string, 'missing on the panel');
+  await recordActivity({
+    accountId,
+    actorEmail: 'reconciler',
+    credential: { kind: 'system', id: 'reconciler' },
+    action: 'servers.closed',
+    target: `server:${serverId}`,
+    result: 'success',
+    status: 200,
+    errorCode: null,
+    sourceIp: null,
+    requestId: `reconcile-${serverId}`,
+    details: { reason: 'The server no longer exists on the panel' },
+  });
+  logger.warn('reconcile: closed a record whose panel server is gone', { accountId, serverId });
 }
