@@ -18,9 +18,9 @@ API-first control plane for game and application servers on Pterodactyl panels, 
 
 **Lists.** \`?limit=\` (1–100, default 25) and \`?cursor=\`; responses are \`{"data": [...], "nextCursor": string|null}\`, newest first. Cursors are opaque, signed and bound to the caller and the listing.
 
-**Rate limit.** 240 requests per minute per credential (per source IP without one), shared by every server of the service. Every response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds); past the limit, 429 \`rate_limited\` with \`Retry-After\`.
+**Rate limit.** 240 requests per minute per credential, and per source IP for requests whose credential is missing, malformed or refused; shared by every server of the service. The Stripe webhook is exempt. Every response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds); past the limit, 429 \`rate_limited\` with \`Retry-After\`.
 
-**Idempotency.** Creating POSTs accept \`Idempotency-Key\` (1–255 visible ASCII characters, kept 24 hours): the same key with the same request returns the first response again (header \`Idempotent-Replayed: true\`); with a different request, 409 \`idempotency_conflict\`. A failed request leaves no record.
+**Idempotency.** Creating POSTs (keys, servers, checkout, instances, credit adjustments) accept \`Idempotency-Key\` (1–255 visible ASCII characters, kept 24 hours): the same key with the same request returns the first response again (header \`Idempotent-Replayed: true\`); with a different request, 409 \`idempotency_conflict\`. A failed request leaves no record.
 
 **Bodies.** JSON with \`Content-Type: application/json\`, at most ${MAX_BODY_BYTES} bytes (413 \`payload_too_large\`); malformed JSON is 400 \`invalid_json\`; every invalid field is listed in \`details.issues\` of 400 \`validation_failed\`.
 
