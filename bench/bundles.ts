@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build, type Metafile } from 'esbuild';
-import { bundleAll, ROOT } from '../infra/bundle.ts';
+import { bundleAll, LAMBDA_BUILD_OPTIONS, ROOT } from '../infra/bundle.ts';
 import { kb, median, table } from './harness.ts';
 
 /**
@@ -132,21 +132,8 @@ async function buildFloor(outfile: string): Promise<Metafile> {
     entryPoints: [join(ROOT, 'bench', 'floor-handler.ts')],
     outfile,
     absWorkingDir: ROOT,
-    bundle: true,
-    platform: 'node',
-    target: 'node24',
-    format: 'esm',
-    mainFields: ['module', 'main'],
-    treeShaking: true,
+    ...LAMBDA_BUILD_OPTIONS,
     minify: true,
-    sourcemap: 'linked',
-    sourcesContent: false,
-    metafile: true,
-    legalComments: 'none',
-    logLevel: 'warning',
-    banner: {
-      js: "import { createRequire as __bundleCreateRequire } from 'module'; const require = __bundleCreateRequire(import.meta.url);",
-    },
   });
   return result.metafile;
 }

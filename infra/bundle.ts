@@ -3,7 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, type BuildOptions } from 'esbuild';
 
 /**
  * Builds exactly the bundles CDK deploys: one ESM bundle per folder that has a
@@ -88,6 +88,29 @@ export async function bundleAll(options: BundleOptions = {}): Promise<BundleResu
   return Promise.all(groups.map((group) => bundleGroup(group, join(outRoot, group), minify)));
 }
 
+/** The esbuild options of every Lambda bundle (the benchmark's floor bundle uses them too). */
+export const LAMBDA_BUILD_OPTIONS = {
+  bundle: true, // everything, including @aws-sdk/* (pinned versions, tree-shaken, faster cold start)
+  platform: 'node' as const,
+  target: 'node24',
+  format: 'esm' as const,
+  mainFields: ['module', 'main'],
+  treeShaking: true,
+  // `linked`: a separate .map file plus the sourceMappingURL comment that --enable-source-maps needs.
+  sourcemap: 'linked' as const,
+  sourcesContent: false,
+  metafile: true,
+  legalComments: 'none',
+  logLevel: 'warning' as const,
+  // CommonJS dependencies bundled into ESM still call require() for Node built-ins.
+  // The import is aliased: bundled code (shared/openapi/docs-page.ts) imports createRequire
+  // itself and esbuild does not rename around banner text, so without minification a bare
+  // `createRequire` is declared twice ("Identifier 'createRequire' has already been declared").
+  banner: {
+    js: "import { createRequire as __bundleCreateRequire } from 'module'; const require = __bundleCreateRequire(import.meta.url);",
+  },
+} satisfies BuildOptions;
+
 async function bundleGroup(group: string, dir: string, minify: boolean): Promise<BundleResult> {
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
@@ -97,26 +120,8 @@ async function bundleGroup(group: string, dir: string, minify: boolean): Promise
     entryPoints: [join(FUNCTIONS_DIR, group, 'handler.ts')],
     outfile,
     absWorkingDir: ROOT,
-    bundle: true, // everything, including @aws-sdk/* (pinned versions, tree-shaken, faster cold start)
-    platform: 'node',
-    target: 'node24',
-    format: 'esm',
-    mainFields: ['module', 'main'],
-    treeShaking: true,
+    ...LAMBDA_BUILD_OPTIONS,
     minify,
-    // `linked`: a separate .map file plus the sourceMappingURL comment that --enable-source-maps needs.
-    sourcemap: 'linked',
-    sourcesContent: false,
-    metafile: true,
-    legalComments: 'none',
-    logLevel: 'warning',
-    // CommonJS dependencies bundled into ESM still call require() for Node built-ins.
-    // The import is aliased: bundled code (shared/openapi/docs-page.ts) imports createRequire
-    // itself and esbuild does not rename around banner text, so without minification a bare
-    // `createRequire` is declared twice ("Identifier 'createRequire' has already been declared").
-    banner: {
-      js: "import { createRequire as __bundleCreateRequire } from 'module'; const require = __bundleCreateRequire(import.meta.url);",
-    },
   });
 
   await mkdir(META_DIR, { recursive: true });
