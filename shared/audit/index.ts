@@ -34,6 +34,32 @@ export async function recordActivity(input: ActivityInput, now = new Date()): Pr
   );
 }
 
+/**
+ * An entry written by the platform itself (the billing pass, the reconciler, a payment webhook)
+ * rather than by a caller: the actor is named, the credential kind is `system`.
+ */
+export async function recordSystemActivity(
+  accountId: string,
+  actor: 'billing' | 'reconciler' | 'stripe',
+  action: string,
+  target: string,
+  details?: Record<string, unknown>,
+): Promise<void> {
+  await recordActivity({
+    accountId,
+    actorEmail: actor,
+    credential: { kind: 'system', id: actor },
+    action,
+    target,
+    result: 'success',
+    status: 200,
+    errorCode: null,
+    sourceIp: null,
+    requestId: `${actor}-${action}-${Date.now()}`,
+    ...(details ? { details } : {}),
+  });
+}
+
 function toView(item: Item): ActivityView {
   const { PK, SK, GSI1PK, GSI1SK, kind, expiresAt, ...view } = item;
   return view as ActivityView;

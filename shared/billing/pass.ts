@@ -8,7 +8,7 @@ import { appendLedger } from '../ledger/index.ts';
 import { reconcileAccount } from '../servers/suspension.ts';
 import { deleteServer } from '../servers/index.ts';
 import { getSettings } from '../settings/index.ts';
-import { recordActivity } from '../audit/index.ts';
+import { recordSystemActivity } from '../audit/index.ts';
 import { RUNWAY_HOURS } from '../pricing/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
 import { chargeableHours, hourLabel, hourStart, HOUR_MS, monthOf, type HistoryEvent } from './hours.ts';
@@ -251,19 +251,7 @@ async function warnLowBalance(accountId: string, profile: Item): Promise<number>
   );
   const runwayHours = Math.max(0, Math.floor(balance / burn));
   logger.warn('low balance', { accountId, balanceCents: balance, burnCentsPerHour: burn, runwayHours });
-  await recordActivity({
-    accountId,
-    actorEmail: 'billing',
-    credential: { kind: 'system', id: 'billing-pass' },
-    action: 'billing.low_balance',
-    target: `account:${accountId}`,
-    result: 'success',
-    status: 200,
-    errorCode: null,
-    sourceIp: null,
-    requestId: `low-balance-${accountId}-${now}`,
-    details: { balanceCents: balance, burnCentsPerHour: burn, runwayHours },
-  });
+  await recordSystemActivity(accountId, 'billing', 'billing.low_balance', `account:${accountId}`, { balanceCents: balance, burnCentsPerHour: burn, runwayHours });
   return 1;
 }
 

@@ -10,7 +10,7 @@ import { appendLedger } from '../ledger/index.ts';
 import { reconcileAccount } from '../servers/suspension.ts';
 import { attachSession, findInvoiceItem, openInvoice, toInvoiceView, voidInvoice, type InvoiceView } from '../invoices/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
-import { recordActivity } from '../audit/index.ts';
+import { recordSystemActivity } from '../audit/index.ts';
 import type { BillingConfig, CheckoutRequest } from '../api/schemas.ts';
 
 /**
@@ -236,19 +236,7 @@ async function fulfil(session: Session): Promise<string> {
 
 /** The account's activity log shows what the payment provider did (the webhook has no caller to log). */
 async function paymentActivity(accountId: string, invoice: InvoiceView, action: string, details: Record<string, unknown>): Promise<void> {
-  await recordActivity({
-    accountId,
-    actorEmail: 'stripe',
-    credential: { kind: 'system', id: 'stripe-webhook' },
-    action,
-    target: `invoice:${invoice.id}`,
-    result: 'success',
-    status: 200,
-    errorCode: null,
-    sourceIp: null,
-    requestId: `${action}-${invoice.id}`,
-    details: { invoiceNumber: invoice.number, ...details },
-  });
+  await recordSystemActivity(accountId, 'stripe', action, `invoice:${invoice.id}`, { invoiceNumber: invoice.number, ...details });
 }
 
 // ---- the local sandbox --------------------------------------------------------------------------

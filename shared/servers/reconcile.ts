@@ -1,6 +1,6 @@
 import { accessPatterns, type Item } from '../db/access-patterns.ts';
 import { listInstances, panelClientFor, type InstanceView } from '../instances/index.ts';
-import { recordActivity } from '../audit/index.ts';
+import { recordSystemActivity } from '../audit/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
 import type { PanelServer } from '../panel/types.ts';
 import { recordDeleted, toServerView } from './index.ts';
@@ -105,18 +105,6 @@ async function closeRecord(record: Item): Promise<void> {
   const accountId = record.accountId as string;
   const serverId = record.serverId as string;
   await recordDeleted(accountId, serverId, record.instanceId as string, 'missing on the panel');
-  await recordActivity({
-    accountId,
-    actorEmail: 'reconciler',
-    credential: { kind: 'system', id: 'reconciler' },
-    action: 'servers.closed',
-    target: `server:${serverId}`,
-    result: 'success',
-    status: 200,
-    errorCode: null,
-    sourceIp: null,
-    requestId: `reconcile-${serverId}`,
-    details: { reason: 'The server no longer exists on the panel' },
-  });
+  await recordSystemActivity(accountId, 'reconciler', 'servers.closed', `server:${serverId}`, { reason: 'The server no longer exists on the panel' });
   logger.warn('reconcile: closed a record whose panel server is gone', { accountId, serverId });
 }

@@ -3,7 +3,7 @@ import { db, tableName } from '../db/client.ts';
 import { keys } from '../db/keys.ts';
 import { accessPatterns, type Item } from '../db/access-patterns.ts';
 import { toInstanceView, panelClientFor } from '../instances/index.ts';
-import { recordActivity } from '../audit/index.ts';
+import { recordSystemActivity } from '../audit/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
 import { getBudget } from '../budgets/index.ts';
 import { profileSnapshot, toServerView } from './index.ts';
@@ -70,19 +70,7 @@ async function setSuspended(item: Item, reason: SuspendReason): Promise<void> {
     set: 'suspendedAt = :now, suspendedReason = :reason',
     values: { ':reason': reason },
   });
-  await recordActivity({
-    accountId,
-    actorEmail: 'billing',
-    credential: { kind: 'system', id: 'billing-pass' },
-    action: 'servers.suspend',
-    target: `server:${server.id}`,
-    result: 'success',
-    status: 200,
-    errorCode: null,
-    sourceIp: null,
-    requestId: `suspend-${server.id}-${now}`,
-    details: { reason },
-  });
+  await recordSystemActivity(accountId, 'billing', 'servers.suspend', `server:${server.id}`, { reason });
   logger.info('server suspended', { accountId, serverId: server.id, reason });
 }
 
@@ -92,18 +80,7 @@ async function setActive(item: Item): Promise<void> {
   await (await clientFor(item)).unsuspendServer(Number(item.panelServerId));
   const now = new Date().toISOString();
   await moveStatus(accountId, item, 'active', server.priceCentsPerHour, now, { remove: 'suspendedAt, suspendedReason' });
-  await recordActivity({
-    accountId,
-    actorEmail: 'billing',
-    credential: { kind: 'system', id: 'billing-pass' },
-    action: 'servers.unsuspend',
-    target: `server:${server.id}`,
-    result: 'success',
-    status: 200,
-    errorCode: null,
-    sourceIp: null,
-    requestId: `unsuspend-${server.id}-${now}`,
-  });
+  await recordSystemActivity(accountId, 'billing', 'servers.unsuspend', `server:${server.id}`);
   logger.info('server unsuspended', { accountId, serverId: server.id });
 }
 
