@@ -36,7 +36,8 @@ export interface AppFunctionProps {
 }
 
 /**
- * One Lambda function with the house defaults (after Powertools' `examples/app` construct):
+ * One Lambda function with the house defaults (modelled on Powertools' `examples/app` construct;
+ * logging is the service's own JSON logger, which reads SERVICE_NAME and LOG_LEVEL):
  * Node.js 24 on arm64, the prebuilt ESM bundle of its group (handler `index.handler` unless told
  * otherwise: the billing pass bundle exports `scheduler` and `worker`), source-mapped
  * stack traces, an explicit log group kept one month (and deleted with the stack: logs are not
@@ -87,7 +88,7 @@ export class AppFunction extends Construct {
       environment: {
         NODE_OPTIONS: '--enable-source-maps',
         STAGE: 'aws',
-        POWERTOOLS_SERVICE_NAME: `control-plane-${props.group}`,
+        SERVICE_NAME: `control-plane-${props.group}`,
         LOG_LEVEL: 'info',
         ...props.environment,
       },

@@ -239,7 +239,7 @@ describe('api stack: functions carry the house defaults', () => {
       expect(p.LoggingConfig?.LogGroup?.Ref, id).toBeDefined();
       const env = p.Environment.Variables as Record<string, unknown>;
       expect(env).toMatchObject({ STAGE: 'aws', NODE_OPTIONS: '--enable-source-maps', LOG_LEVEL: 'info', ADMIN_EMAILS: '', OIDC_TOKEN_USE: 'id' });
-      for (const name of ['TABLE_NAME', 'CURSOR_SECRET', 'OIDC_ISSUER', 'OIDC_JWKS_URL', 'OIDC_AUDIENCE', 'POWERTOOLS_SERVICE_NAME']) {
+      for (const name of ['TABLE_NAME', 'CURSOR_SECRET', 'OIDC_ISSUER', 'OIDC_JWKS_URL', 'OIDC_AUDIENCE', 'SERVICE_NAME']) {
         expect(env[name], `${id} ${name}`).toBeDefined();
       }
       expect(JSON.stringify(env.OIDC_ISSUER)).toContain('https://cognito-idp.eu-west-1.amazonaws.com/');
