@@ -138,8 +138,11 @@ export function createGroupHandler<G extends Group>(groups: G | readonly G[], im
         state.idempotency = { accountId: principal.accountId, key };
       }
 
-      const host = headers['x-forwarded-host'] ?? headers.host ?? event.requestContext.domainName;
-      const proto = headers['x-forwarded-proto'] ?? (host?.startsWith('127.0.0.1') || host?.startsWith('localhost') ? 'http' : 'https');
+      // In AWS the address is API Gateway's own domain (never a client-sent X-Forwarded-Host, which
+      // would let a caller steer the links in responses); locally, the Host the caller used.
+      const inAws = getConfig().stage === 'aws';
+      const host = inAws ? event.requestContext.domainName : (headers.host ?? event.requestContext.domainName);
+      const proto = inAws ? 'https' : 'http';
       const [result] = await Promise.all([
         impls[route.id]({ ...input, principal: principal as undefined, requestId, sourceIp, baseUrl: `${proto}://${host}`, headers, audit: state.audit }),
         keyItem ? touchLastUsed(keyItem) : undefined,
