@@ -3,6 +3,7 @@ import { listInstances, panelClientFor, type InstanceView } from '../instances/i
 import { recordSystemActivity } from '../audit/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
 import type { PanelServer } from '../panel/types.ts';
+import type { PanelClient } from '../panel/client.ts';
 import { recordDeleted, toServerView } from './index.ts';
 
 /**
@@ -16,7 +17,9 @@ import { recordDeleted, toServerView } from './index.ts';
  *   deleted, so billing stops at that hour.
  * - A live record whose limits differ from the panel's (a resize whose answer was lost) gets the
  *   recorded limits applied again: the record is what the customer pays for.
- * Panel servers without a uuid-shaped external id are not ours and are never touched.
+ * Panel servers without a uuid-shaped external id are not ours and are never touched. One walk
+ * over the records serves every instance, so a run costs one panel listing per instance plus one
+ * read of the server listing.
  */
 export const RECENT_MS = 10 * 60_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -32,29 +35,49 @@ export interface ReconcileReport {
 
 export async function reconcileAll(now = Date.now()): Promise<ReconcileReport> {
   const report: ReconcileReport = { instances: 0, panelServers: 0, orphansRemoved: 0, recordsClosed: 0, limitsRestored: 0, errors: 0 };
+  // Panel side, instance by instance: orphans removed, lost resizes restored.
+  const answered = new Map<string, { client: PanelClient; onPanel: Set<string> }>();
   for (const instance of await listInstances()) {
+    report.instances++;
     try {
-      const r = await reconcileInstance(instance, now);
-      for (const k of Object.keys(report) as (keyof ReconcileReport)[]) report[k] += r[k];
+      answered.set(instance.id, await reconcilePanel(instance, now, report));
     } catch (err) {
+      // A panel that did not answer closes nothing: its servers are not known to be gone.
       report.errors++;
       logger.warn('reconcile: instance failed', { instanceId: instance.id, ...errorFields(err) });
     }
   }
+  // Record side, in one walk over every server record: live records whose server is gone.
+  let cursor: string | undefined;
+  do {
+    const page = await accessPatterns.allServers({ limit: 100, cursor, boundTo: 'reconciler' });
+    for (const record of page.data) {
+      const panel = answered.get(record.instanceId as string);
+      if (!panel || record.status === 'deleted' || panel.onPanel.has(record.serverId as string)) continue;
+      if (now - Date.parse(record.createdAt as string) < RECENT_MS) continue;
+      try {
+        // Ask once more for this one server: the listing may predate a create.
+        if (await panel.client.getServerByExternalId(record.serverId as string)) continue;
+        await closeRecord(record);
+        report.recordsClosed++;
+      } catch (err) {
+        report.errors++;
+        logger.warn('reconcile: could not close a record', { serverId: record.serverId, ...errorFields(err) });
+      }
+    }
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
   return report;
 }
 
-export async function reconcileInstance(instance: InstanceView, now = Date.now()): Promise<ReconcileReport> {
-  const report: ReconcileReport = { instances: 1, panelServers: 0, orphansRemoved: 0, recordsClosed: 0, limitsRestored: 0, errors: 0 };
+/** One panel's servers against the records: removes orphans, restores lost resizes. */
+async function reconcilePanel(instance: InstanceView, now: number, report: ReconcileReport): Promise<{ client: PanelClient; onPanel: Set<string> }> {
   const client = await panelClientFor(instance);
   const panelServers = (await client.listServers()).filter((s) => s.external_id && UUID.test(s.external_id));
-  report.panelServers = panelServers.length;
-  const onPanel = new Map(panelServers.map((s) => [s.external_id!, s]));
-
+  report.panelServers += panelServers.length;
   for (const panel of panelServers) {
     const record = await accessPatterns.serverById(panel.external_id!);
-    const live = record && record.status !== 'deleted' && record.instanceId === instance.id;
-    if (live) {
+    if (record && record.status !== 'deleted' && record.instanceId === instance.id) {
       await restoreLimits(client, record, panel).then((fixed) => (report.limitsRestored += fixed ? 1 : 0)).catch(() => report.errors++);
       continue;
     }
@@ -68,27 +91,10 @@ export async function reconcileInstance(instance: InstanceView, now = Date.now()
       logger.warn('reconcile: could not remove an orphan', { instanceId: instance.id, panelServerId: panel.id, ...errorFields(err) });
     }
   }
-
-  // Records of this instance that the panel no longer has.
-  let cursor: string | undefined;
-  do {
-    const page = await accessPatterns.allServers({ limit: 100, cursor, boundTo: 'reconciler' });
-    for (const record of page.data) {
-      if (record.instanceId !== instance.id || record.status === 'deleted' || onPanel.has(record.serverId as string)) continue;
-      if (now - Date.parse(record.createdAt as string) < RECENT_MS) continue;
-      // Ask once more for this one server: the listing may predate a create.
-      if (await client.getServerByExternalId(record.serverId as string)) continue;
-      await closeRecord(record).then(() => report.recordsClosed++).catch((err) => {
-        report.errors++;
-        logger.warn('reconcile: could not close a record', { serverId: record.serverId, ...errorFields(err) });
-      });
-    }
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor);
-  return report;
+  return { client, onPanel: new Set(panelServers.map((s) => s.external_id!)) };
 }
 
-async function restoreLimits(client: Awaited<ReturnType<typeof panelClientFor>>, record: Item, panel: PanelServer): Promise<boolean> {
+async function restoreLimits(client: PanelClient, record: Item, panel: PanelServer): Promise<boolean> {
   const r = toServerView(record).resources;
   if (panel.limits.memory === r.ramMb && panel.limits.disk === r.diskMb && panel.limits.cpu === r.cpuPercent) return false;
   await client.updateBuild(panel.id, {
