@@ -209,6 +209,17 @@ describe('the reconciler', () => {
     expect(await getRaw(keys.account(id))).toMatchObject({ serverCount: 1 });
   });
 
+  it('a panel that does not answer closes nothing: its servers are not known to be gone', async () => {
+    const { token, id } = await customer('recon-down@example.com');
+    const server = (await api.call('POST', '/v1/servers', { token, body })).body;
+    await setAttributes(keys.server(id, server.id), { createdAt: new Date(Date.now() - RECENT_MS - 1000).toISOString() });
+    sim.faults.add({ method: 'GET', path: '/api/application/servers', count: 20, effect: { kind: 'status', status: 503 } });
+    const report = (await api.call('POST', '/dev/reconcile', { token: null })).body;
+    expect(report).toMatchObject({ recordsClosed: 0, orphansRemoved: 0 });
+    expect(report.errors).toBeGreaterThanOrEqual(1);
+    expect((await api.call('GET', `/v1/servers/${server.id}`, { token })).body.status).toBe('active');
+  });
+
   it('nobody is charged for a server that never ran', async () => {
     const { token, id } = await customer('never@example.com');
     sim.faults.add({ method: 'POST', path: '/api/application/servers', count: 1, effect: { kind: 'timeout' } });
