@@ -5,7 +5,7 @@ import { routeEntries, type RouteDef, type RouteId } from '../../shared/api/rout
 import { SCOPES, type Scope } from '../../shared/api/scopes.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { generateApiKey, hashApiKey } from '../../shared/keys/format.ts';
-import { businessItems, clip, describeExchange, digestDiff, example, pool, responseProblems, send, SessionTokens, zodJsonSchema, type RawRequest, type RawResponse, type Schema } from './support.ts';
+import { businessItems, jsonRequest, requireOk, until, clip, describeExchange, digestDiff, example, pool, responseProblems, send, SessionTokens, zodJsonSchema, type RawRequest, type RawResponse, type Schema } from './support.ts';
 
 /**
  * The access matrix, generated from the route table (so a new route is covered the day it is
@@ -47,28 +47,8 @@ const fx = {} as {
 /** Keys made on demand: `<account>:<lacking|only>:<scope>`. */
 const keyCache = new Map<string, string>();
 
-async function call(method: string, path: string, token: string | null, body?: unknown) {
-  return send(api.baseUrl, {
-    method,
-    path,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-}
-
-async function must(method: string, path: string, token: string | null, body?: unknown) {
-  const res = await call(method, path, token, body);
-  if (res.status >= 300) throw new Error(`setup ${method} ${path} failed: ${res.status} ${res.text}`);
-  return res.json;
-}
-
-const until = async (check: () => Promise<boolean>, ms = 8000) => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 40));
-  }
-};
+const call = (method: string, path: string, token: string | null, body?: unknown) => jsonRequest(api.baseUrl, method, path, token, body);
+const must = async (method: string, path: string, token: string | null, body?: unknown) => requireOk(await call(method, path, token, body), `${method} ${path}`);
 
 const NON_ADMIN_SCOPES = SCOPES.filter((s) => s !== 'admin');
 

@@ -8,6 +8,9 @@ import {
   businessItems,
   clip,
   deref,
+  jsonRequest,
+  requireOk,
+  until,
   describeExchange,
   digestDiff,
   example,
@@ -652,29 +655,8 @@ const count = <K>(m: Map<K, number>, k: K) => m.set(k, (m.get(k) ?? 0) + 1);
 
 // ---- setup ----------------------------------------------------------------------------------------
 
-async function call(method: string, path: string, token: string | null, body?: unknown) {
-  const res = await send(api.baseUrl, {
-    method,
-    path,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return res;
-}
-
-async function must(method: string, path: string, token: string | null, body?: unknown) {
-  const res = await call(method, path, token, body);
-  if (res.status >= 300) throw new Error(`setup ${method} ${path} failed: ${res.status} ${res.text}`);
-  return res.json;
-}
-
-const until = async (check: () => Promise<boolean>, ms = 8000) => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 40));
-  }
-};
+const call = (method: string, path: string, token: string | null, body?: unknown) => jsonRequest(api.baseUrl, method, path, token, body);
+const must = async (method: string, path: string, token: string | null, body?: unknown) => requireOk(await call(method, path, token, body), `${method} ${path}`);
 
 beforeAll(async () => {
   api = await startTestApi({ panel: { installMs: 50, transitionMs: 20, resourcesCacheMs: 0 } });

@@ -3,7 +3,7 @@ import Stripe from 'stripe';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
 import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
 import { startPanelSim, type PanelSim } from '../../dev/panel-sim/index.ts';
-import { allItems, clip, rng, send, type RawRequest, type RawResponse } from './support.ts';
+import { allItems, requireOk, until, clip, rng, send, type RawRequest, type RawResponse } from './support.ts';
 
 /**
  * No secret in any response or log line. A representative run — a second panel registered with
@@ -104,19 +104,7 @@ async function call(method: string, path: string, token: string | null, body?: u
   return res;
 }
 
-async function must(method: string, path: string, token: string | null, body?: unknown, headers?: Record<string, string>) {
-  const res = await call(method, path, token, body, headers);
-  if (res.status >= 300) throw new Error(`${method} ${path} failed: ${res.status} ${res.text}`);
-  return res.json;
-}
-
-const until = async (check: () => Promise<boolean>, ms = 8000) => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 40));
-  }
-};
+const must = async (method: string, path: string, token: string | null, body?: unknown, headers?: Record<string, string>) => requireOk(await call(method, path, token, body, headers), `${method} ${path}`);
 
 /** The secret itself, its base64, or any 16-character stretch of it (a truncated or masked leak). */
 function leakOf(haystack: string, secret: string): string | undefined {

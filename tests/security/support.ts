@@ -419,3 +419,27 @@ export function zodJsonSchema(schema: unknown): Schema {
   };
   return inline(s, 0) as Schema;
 }
+
+/** A JSON request with an optional bearer token, sent exactly as written (see `send`). */
+export function jsonRequest(baseUrl: string, method: string, path: string, token: string | null, body?: unknown, headers: Record<string, string> = {}): Promise<RawResponse> {
+  return send(baseUrl, {
+    method,
+    path,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+}
+
+/** Set-up steps must succeed: a failed one stops the test with the exchange. */
+export function requireOk(res: RawResponse, what: string): RawResponse['json'] {
+  if (res.status >= 300) throw new Error(`setup ${what} failed: ${res.status} ${res.text}`);
+  return res.json;
+}
+
+export async function until(check: () => Promise<boolean>, ms = 8000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 40));
+  }
+}
