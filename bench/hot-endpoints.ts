@@ -14,7 +14,7 @@ import type { DeployedServer } from './round-trips.ts';
  * floor of the very DynamoDB commands that handler sent (captured from one request, replayed with
  * the same grouping: side by side where the handler ran them side by side).
  */
-type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2 | string | void>;
+type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2 | string | undefined>;
 
 const context = { awsRequestId: 'bench' } as Context;
 

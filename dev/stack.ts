@@ -57,7 +57,8 @@ export const LOCAL_ISSUER = 'local-idp';
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   let dynamo: LocalDynamo | undefined;
-  const dynamodbEndpoint = options.dynamodbEndpoint ?? (dynamo = await startDynamoLocal({ dataDir: options.dataDir })).endpoint;
+  if (!options.dynamodbEndpoint) dynamo = await startDynamoLocal({ dataDir: options.dataDir });
+  const dynamodbEndpoint = options.dynamodbEndpoint ?? dynamo!.endpoint;
   const tableName = options.tableName ?? 'control-plane';
   const adminEmails = options.adminEmails?.length ? options.adminEmails : ['admin@localhost'];
   await ensureTable(dynamodbEndpoint, tableName);

@@ -93,7 +93,7 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
     const rules: Record<string, RuleSet> = {};
     const attributes: Record<string, string> = {};
     for (const v of vars) {
-      env[v.env_variable] = Object.prototype.hasOwnProperty.call(fields, v.env_variable) ? fields[v.env_variable] : null;
+      env[v.env_variable] = Object.hasOwn(fields, v.env_variable) ? fields[v.env_variable] : null;
       rules[`environment.${v.env_variable}`] = v.rules;
       attributes[`environment.${v.env_variable}`] = `${v.name} variable`;
     }
@@ -357,7 +357,7 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
         u.username = String(d.username).toLowerCase();
         u.first_name = String(d.first_name);
         u.last_name = String(d.last_name);
-        if (Object.prototype.hasOwnProperty.call(d, 'external_id')) u.external_id = d.external_id === null ? null : String(d.external_id);
+        if (Object.hasOwn(d, 'external_id')) u.external_id = d.external_id === null ? null : String(d.external_id);
         if (d.root_admin !== undefined) u.root_admin = truthy(d.root_admin);
         if (typeof d.language === 'string') u.language = d.language;
         u.updated_at = new Date();
@@ -666,7 +666,7 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
         }
         s.allocation_id = allocationId;
         for (const k of ['memory', 'swap', 'io', 'cpu', 'disk'] as const) if (src[k] !== undefined && src[k] !== null) s[k] = toInt(src[k]);
-        if (Object.prototype.hasOwnProperty.call(src, 'threads')) s.threads = src.threads === null ? null : phpString(src.threads);
+        if (Object.hasOwn(src, 'threads')) s.threads = src.threads === null ? null : phpString(src.threads);
         if (d.oom_disabled !== undefined && d.oom_disabled !== null) s.oom_disabled = truthy(d.oom_disabled);
         s.database_limit = nullableInt(fl.databases);
         s.allocation_limit = nullableInt(fl.allocations);

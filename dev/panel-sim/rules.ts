@@ -178,7 +178,7 @@ function getPath(data: unknown, path: string): { present: boolean; value: unknow
       if (!/^\d+$/.test(seg) || idx >= cur.length) return { present: false, value: undefined };
       cur = cur[idx];
     } else if (isPlainObject(cur)) {
-      if (!Object.prototype.hasOwnProperty.call(cur, seg)) return { present: false, value: undefined };
+      if (!Object.hasOwn(cur, seg)) return { present: false, value: undefined };
       cur = cur[seg];
     } else {
       return { present: false, value: undefined };

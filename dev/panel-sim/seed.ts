@@ -242,6 +242,7 @@ export function seedDefault(state: PanelState, opts: SeedOptions = {}): SeedResu
     },
     config: { files: {}, startup: { done: 'change this text 1' }, stop: '^^C', logs: [], file_denylist: [], extends: null },
     startup:
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the egg's startup command, read by the panel's shell
       'if [[ -d .git ]] && [[ {{AUTO_UPDATE}} == "1" ]]; then git pull; fi; if [[ ! -z ${NODE_PACKAGES} ]]; then /usr/local/bin/npm install ${NODE_PACKAGES}; fi; if [ -f /home/container/package.json ]; then /usr/local/bin/npm install; fi; /usr/local/bin/node /home/container/{{JS_FILE}}',
     script: { privileged: true, install: '#!/bin/bash\n# NodeJS App Installation Script\n', entry: 'bash', container: 'node:22-bookworm-slim', extends: null },
     sim: {

@@ -281,7 +281,7 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     const method = req.method ?? 'GET';
     const path = url.pathname;
     const raw = await readBody(req);
-    let body: unknown = undefined;
+    let body: unknown ;
     if (raw.length > 0) {
       try {
         body = JSON.parse(raw.toString('utf8'));

@@ -4,7 +4,7 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import httpSecurityHeaders from '@middy/http-security-headers';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import * as z from 'zod';
+import type * as z from 'zod';
 import { GROUPS, type Group, type RouteDef, type Routes, type RoutesOfGroup, type RouteId } from '../api/routes.ts';
 import type { Principal } from '../auth/principal.ts';
 import { authenticate, bearerToken } from '../auth/authenticate.ts';

@@ -104,7 +104,7 @@ export async function updateInstance(instanceId: string, input: z.infer<typeof U
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.instance(instanceId),
-      UpdateExpression: `SET ${names.map((n, i) => `#s${i} = :s${i}`).join(', ')}${remove.length ? ` REMOVE ${[...new Set(remove)].join(', ')}` : ''}`,
+      UpdateExpression: `SET ${names.map((_, i) => `#s${i} = :s${i}`).join(', ')}${remove.length ? ` REMOVE ${[...new Set(remove)].join(', ')}` : ''}`,
       ConditionExpression: 'attribute_exists(PK)',
       ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#s${i}`, n])),
       ExpressionAttributeValues: Object.fromEntries(names.map((n, i) => [`:s${i}`, set[n]])),

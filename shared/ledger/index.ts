@@ -112,7 +112,7 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
       const entryItems = ledgerEntryItems(accountId, seq0 + i + 1, balance, change, at);
       // Item 0 of the transaction is the profile; the guards follow each entry.
       const base = 1 + items.length;
-      guardsOf(change).forEach((key, g) => guardAt.push({ index: base + 1 + g, key }));
+      for (const [g, key] of guardsOf(change).entries()) guardAt.push({ index: base + 1 + g, key });
       items.push(...entryItems);
       const { extraGuards: _extra, ...rest } = change;
       entries.push({ ...rest, seq: seq0 + i + 1, balanceAfterCents: balance, granted: GRANTED.has(change.type), at });

@@ -137,7 +137,7 @@ export async function deployServer(principal: { accountId: string; email: string
 
   // Which instances offer this egg (egg ids are per panel), then where it fits.
   const instances = (await listInstances()).filter((i) => !input.instanceId || i.id === input.instanceId);
-  if (input.instanceId && (!instances[0] || !instances[0].enabled)) {
+  if (input.instanceId && !instances[0]?.enabled) {
     throw validation([{ field: 'body.instanceId', message: instances[0] ? 'is disabled: it takes no new servers' : 'is not a known instance' }]);
   }
   const offering = new Set<string>();

@@ -605,8 +605,14 @@ describe('alarms', () => {
     const out = process.stdout.write.bind(process.stdout);
     const err = process.stderr.write.bind(process.stderr);
     process.env.LOG_LEVEL = 'info';
-    process.stdout.write = ((chunk: string) => (lines.push(chunk), true)) as typeof process.stdout.write;
-    process.stderr.write = ((chunk: string) => (lines.push(chunk), true)) as typeof process.stderr.write;
+    process.stdout.write = ((chunk: string) => {
+      lines.push(chunk);
+      return true;
+    }) as typeof process.stdout.write;
+    process.stderr.write = ((chunk: string) => {
+      lines.push(chunk);
+      return true;
+    }) as typeof process.stderr.write;
     try {
       logger.info('billing watermark', { lagHours: 3 });
       logger.error('unhandled error', {});

@@ -5,7 +5,6 @@ import { startTestApi, type TestApi } from '../helpers/stack.ts';
 import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
 import { expectLedgerInvariant } from '../helpers/money.ts';
 import { setAttributes } from '../helpers/db.ts';
-import { keys } from '../../shared/db/keys.ts';
 import { db, tableName } from '../../shared/db/client.ts';
 import { chargeableHours, HOUR_MS, hourStart, type HistoryEvent } from '../../shared/billing/hours.ts';
 import { readWatermark } from '../../shared/billing/pass.ts';
@@ -174,7 +173,11 @@ describe('money under stress', () => {
     for (let step = 0; step < STEPS; step++) {
       clock += Math.floor(random() * 50) * 60_000;
       let r = random() * total;
-      const name = weights.find(([, w]) => (r -= w) < 0)?.[0] ?? 'pass';
+      const name =
+        weights.find(([, w]) => {
+          r -= w;
+          return r < 0;
+        })?.[0] ?? 'pass';
       const what = await actions[name]!();
       await virtualize();
       log.push(`${step} @${iso(clock).slice(5, 16)} ${what}`);

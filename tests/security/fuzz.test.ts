@@ -225,6 +225,7 @@ const UNICODE = [
   'ＦＵＬＬＷＩＤＴＨ',
   "'; DROP TABLE accounts; --",
   '<script>alert(1)</script>',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a template-injection probe, sent as literal text
   '${7*7}{{7*7}}%s%n',
   '../../etc/passwd',
   '\u0001\u001f\u007f',

@@ -77,7 +77,9 @@ function captureOutput(): () => void {
   return () => {
     process.stdout.write = out;
     process.stderr.write = err;
-    methods.forEach((m, i) => (console[m] = saved[i]!));
+    methods.forEach((m, i) => {
+      console[m] = saved[i]!;
+    });
   };
 }
 

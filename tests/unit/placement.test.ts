@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { freeCapacity, place, rankFitting, type NodeCandidate, type PlacementRequest } from '../../shared/placement/index.ts';
-import { ApiError } from '../../shared/http/errors.ts';
+import type { ApiError } from '../../shared/http/errors.ts';
 
 const node = (over: Partial<NodeCandidate> & Pick<NodeCandidate, 'nodeId'>): NodeCandidate => ({
   instanceId: 'inst-a',
@@ -63,7 +63,7 @@ describe('placement rules', () => {
           error = e as ApiError;
         }
         expect(error?.code).toBe('no_capacity');
-        expect((error?.details as { candidates: { reason: string }[] }).candidates.map((r) => r.reason)).toContain(c.expect);
+        expect((error!.details as { candidates: { reason: string }[] }).candidates.map((r) => r.reason)).toContain(c.expect);
       }
     });
   }
