@@ -66,7 +66,15 @@ export async function benchAccountEndpoint(adminKey: string, n = 400): Promise<s
     table(
       ['measure', 'mean', 'p50', 'p99', 'ratio (p50)', 'CPU / request', 'ratio (CPU)'],
       [
-        ['bare DynamoDB calls (floor)', fmt(bareTiming.meanMs), fmt(bareTiming.p50Ms), fmt(bareTiming.p99Ms), '1.00', fmt(bareTiming.cpuMs!), '1.00'],
+        [
+          'bare DynamoDB calls (floor)',
+          fmt(bareTiming.meanMs),
+          fmt(bareTiming.p50Ms),
+          fmt(bareTiming.p99Ms),
+          '1.00',
+          fmt(bareTiming.cpuMs!),
+          '1.00',
+        ],
         [
           'account handler in-process',
           fmt(handlerTiming.meanMs),

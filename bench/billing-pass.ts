@@ -38,7 +38,9 @@ export async function benchBillingPass(accounts = 150, serversPerAccount = 4): P
     }
   }
   for (let i = 0; i < servers.length; i += 25) {
-    await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: servers.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }));
+    await db().send(
+      new BatchWriteCommand({ RequestItems: { [tableName()]: servers.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }),
+    );
   }
   await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.billingWatermark() }));
 
@@ -64,9 +66,28 @@ export async function benchBillingPass(accounts = 150, serversPerAccount = 4): P
           new TransactWriteCommand({
             TransactItems: [
               { Put: { TableName: tableName(), Item: { PK: `RAW#${id}`, SK: 'PROFILE', balanceCents: 1000, ledgerSeq: 1 } } },
-              { Put: { TableName: tableName(), Item: { PK: `RAW#${id}`, SK: 'LEDGER#1', amountCents: -8 }, ConditionExpression: 'attribute_not_exists(PK)' } },
-              ...Array.from({ length: serversPerAccount + 1 }, (_, g) => ({ Put: { TableName: tableName(), Item: { PK: `RAWGUARD#${id}#${g}`, SK: 'TXN' }, ConditionExpression: 'attribute_not_exists(PK)' } })),
-              { Update: { TableName: tableName(), Key: { PK: `RAW#${id}`, SK: 'SPEND' }, UpdateExpression: 'ADD cents :c', ExpressionAttributeValues: { ':c': 8 } } },
+              {
+                Put: {
+                  TableName: tableName(),
+                  Item: { PK: `RAW#${id}`, SK: 'LEDGER#1', amountCents: -8 },
+                  ConditionExpression: 'attribute_not_exists(PK)',
+                },
+              },
+              ...Array.from({ length: serversPerAccount + 1 }, (_, g) => ({
+                Put: {
+                  TableName: tableName(),
+                  Item: { PK: `RAWGUARD#${id}#${g}`, SK: 'TXN' },
+                  ConditionExpression: 'attribute_not_exists(PK)',
+                },
+              })),
+              {
+                Update: {
+                  TableName: tableName(),
+                  Key: { PK: `RAW#${id}`, SK: 'SPEND' },
+                  UpdateExpression: 'ADD cents :c',
+                  ExpressionAttributeValues: { ':c': 8 },
+                },
+              },
             ],
           }),
         );

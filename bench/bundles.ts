@@ -83,7 +83,12 @@ export async function benchBundles(): Promise<string> {
     const floorByPackage = packageBytes(floorMeta);
     const total = [...byPackage.values()].reduce((a, b) => a + b, 0);
     const top = [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 8);
-    const topRows = top.map(([pkg, bytes]) => [pkg, kb(bytes), `${((bytes / total) * 100).toFixed(1)} %`, floorByPackage.has(pkg) ? kb(floorByPackage.get(pkg)!) : '—']);
+    const topRows = top.map(([pkg, bytes]) => [
+      pkg,
+      kb(bytes),
+      `${((bytes / total) * 100).toFixed(1)} %`,
+      floorByPackage.has(pkg) ? kb(floorByPackage.get(pkg)!) : '—',
+    ]);
     // The largest package of every bundle, from each metafile.
     const largest = await Promise.all(
       measured
@@ -98,7 +103,10 @@ export async function benchBundles(): Promise<string> {
     const sizes = largest.map((l) => l.size);
     const largestNote = sameLargest
       ? `The largest package of every bundle is **${largest[0]!.pkg}** (${kb(Math.min(...sizes))} to ${kb(Math.max(...sizes))} of each bundle).`
-      : `Largest package per bundle: ${measured.filter((m) => m.name !== FLOOR).map((m, i) => `${m.name} ${largest[i]!.pkg} ${kb(largest[i]!.size)}`).join(', ')}.`;
+      : `Largest package per bundle: ${measured
+          .filter((m) => m.name !== FLOOR)
+          .map((m, i) => `${m.name} ${largest[i]!.pkg} ${kb(largest[i]!.size)}`)
+          .join(', ')}.`;
     const zodLocales = Object.entries(Object.values(meta.outputs).find((o) => o.entryPoint)?.inputs ?? {})
       // Every locale but English (zod's default error messages) and the index that lists them.
       .filter(([path]) => path.includes('node_modules/zod/') && path.includes('/locales/') && !/\/locales\/(en|index)\.js$/.test(path))
@@ -106,14 +114,29 @@ export async function benchBundles(): Promise<string> {
     const localesNote = zodLocales
       ? ` Of zod's ${kb(byPackage.get('zod') ?? 0)} here, ${kb(zodLocales)} are its error messages in languages other than English (\`zod/v4/locales/*\`), which the API never uses: they come in with the \`z\` namespace object (\`import { z } from 'zod'\`), which holds \`z.locales\` and which esbuild keeps whole.`
       : '';
-    const sdkShare = [...byPackage].filter(([p]) => p.startsWith('@aws-sdk/') || p.startsWith('@smithy/') || p.startsWith('@aws-crypto/')).reduce((a, [, b]) => a + b, 0);
+    const sdkShare = [...byPackage]
+      .filter(([p]) => p.startsWith('@aws-sdk/') || p.startsWith('@smithy/') || p.startsWith('@aws-crypto/'))
+      .reduce((a, [, b]) => a + b, 0);
 
     return [
       '## 1. Bundles and cold start',
       '',
       `Every function bundle as \`bundleAll()\` builds it for deployment (esbuild, minified ESM, linked source map), next to a floor bundle holding only \`@aws-sdk/client-dynamodb\` + \`@aws-sdk/lib-dynamodb\` and a handler that does nothing, built with the same options. Load time is \`await import()\` of \`index.mjs\` timed inside a fresh \`node\` process (STAGE=aws, TABLE_NAME, CURSOR_SECRET, AWS_REGION set), ${RUNS} runs per bundle and flag after one unrecorded run, interleaved across bundles; with and without \`--enable-source-maps\` (deployed with it). Node's own start-up is not included. The median is the headline figure; the minimum is shown too because on a busy machine noise only ever adds time, so the minimum is the steadier estimate of the load cost itself.`,
       '',
-      table(['function', 'index.mjs', 'size × floor', 'load (median)', 'load (min)', 'load × floor (median / min)', '--enable-source-maps (median)', '(min)', '× floor (median / min)'], rows),
+      table(
+        [
+          'function',
+          'index.mjs',
+          'size × floor',
+          'load (median)',
+          'load (min)',
+          'load × floor (median / min)',
+          '--enable-source-maps (median)',
+          '(min)',
+          '× floor (median / min)',
+        ],
+        rows,
+      ),
       '',
       `Largest inputs of the heaviest bundle, **${heaviest.name}** (${kb(heaviest.bytes)}), by package (our own code by folder), from its esbuild metafile \`dist/meta/${heaviest.name}.json\`; bytes are what each input contributes to the minified output. AWS SDK packages (@aws-sdk, @smithy, @aws-crypto) make ${kb(sdkShare)} of it (${((sdkShare / total) * 100).toFixed(0)} %).`,
       '',
@@ -142,7 +165,14 @@ async function buildFloor(outfile: string): Promise<Metafile> {
 async function loadTime(file: string, flags: string[]): Promise<number> {
   const script = `const t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); console.log(performance.now() - t);`;
   const { stdout } = await run(process.execPath, [...flags, '--input-type=module', '-e', script], {
-    env: { PATH: process.env.PATH ?? '', STAGE: 'aws', TABLE_NAME: 'bench', CURSOR_SECRET: 'bench-cursor-secret', AWS_REGION: 'us-east-1', LOG_LEVEL: 'silent' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      STAGE: 'aws',
+      TABLE_NAME: 'bench',
+      CURSOR_SECRET: 'bench-cursor-secret',
+      AWS_REGION: 'us-east-1',
+      LOG_LEVEL: 'silent',
+    },
     timeout: 60_000,
   });
   const ms = Number(stdout.trim().split('\n').at(-1));

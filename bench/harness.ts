@@ -28,7 +28,11 @@ export async function time(n: number, fn: () => Promise<unknown>, warmup = Math.
  * on all of them alike and their ratio stays fair. Also measures this process's CPU time per call
  * (DynamoDB Local, a separate process, is not in it).
  */
-export async function timeInterleaved<const F extends readonly (() => Promise<unknown>)[]>(n: number, fns: F, warmup = Math.min(50, n)): Promise<{ -readonly [K in keyof F]: Timing }> {
+export async function timeInterleaved<const F extends readonly (() => Promise<unknown>)[]>(
+  n: number,
+  fns: F,
+  warmup = Math.min(50, n),
+): Promise<{ -readonly [K in keyof F]: Timing }> {
   for (let i = 0; i < warmup; i++) for (const fn of fns) await fn();
   const samples = fns.map((): number[] => []);
   const cpu = fns.map(() => 0);
@@ -77,7 +81,12 @@ export function countDynamoCalls(): { reset(): void; calls(): string[]; records(
       (next, context) => async (args) => {
         // The `initialize` step sees the document-client input (marshalling happens later, before
         // serialisation) and wraps the whole call, retries included.
-        const call: DynamoCall = { name: String(context.commandName ?? 'unknown'), input: args.input as Record<string, unknown>, startMs: performance.now(), endMs: NaN };
+        const call: DynamoCall = {
+          name: String(context.commandName ?? 'unknown'),
+          input: args.input as Record<string, unknown>,
+          startMs: performance.now(),
+          endMs: NaN,
+        };
         records.push(call);
         try {
           return await next(args);

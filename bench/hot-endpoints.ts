@@ -106,7 +106,14 @@ async function handlerVsBare(opts: {
   const [handlerTiming, bareTiming, bareWithExtra] = await timeInterleaved(opts.n, [
     invoke,
     bare,
-    ...(extra ? [async () => { await bare(); await extra.run(); }] : []),
+    ...(extra
+      ? [
+          async () => {
+            await bare();
+            await extra.run();
+          },
+        ]
+      : []),
   ]);
   const rows: Row[] = [{ label: 'bare DynamoDB calls', timing: bareTiming!, floor: !extra }];
   if (extra) rows.push({ label: `bare DynamoDB calls + ${extra.label}`, timing: bareWithExtra!, floor: true });
@@ -151,7 +158,7 @@ export async function benchHotEndpoints(stack: LocalStack, server: DeployedServe
     path: '/v1/keys',
     token: stack.adminApiKey,
     n,
-    note: 'Key lookup and rate-limit counter side by side, then one Query for the first page (25) of the account\'s keys.',
+    note: "Key lookup and rate-limit counter side by side, then one Query for the first page (25) of the account's keys.",
   });
   const serverRead = await handlerVsBare({
     title: 'GET /v1/servers/:id (with the panel part)',

@@ -26,11 +26,14 @@ const agent = new Agent({ keepAlive: true, maxSockets: connections });
 
 function once(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request({ agent, host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: 'GET', headers }, (res) => {
-      res.on('data', () => undefined);
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', reject);
-    });
+    const req = request(
+      { agent, host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: 'GET', headers },
+      (res) => {
+        res.on('data', () => undefined);
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', reject);
+      },
+    );
     req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
     req.on('error', reject);
     req.end();

@@ -31,10 +31,20 @@ export async function benchRoundTrips(stack: LocalStack): Promise<{ report: stri
   const clientRule = sim.faults.add({ method: '*', path: '/api/client/', effect: { kind: 'latency', ms: 0 } });
   const hits = (id: string) => sim.faults.list().find((f) => f.id === id)?.hits ?? 0;
 
-  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}, token: string | null = stack.adminApiKey) => {
+  const call = async (
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+    token: string | null = stack.adminApiKey,
+  ) => {
     const res = await fetch(`${stack.baseUrl}${path}`, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -47,7 +57,14 @@ export async function benchRoundTrips(stack: LocalStack): Promise<{ report: stri
     const client0 = hits(clientRule);
     const { status } = await send();
     const records = counter.records();
-    return { status, calls: records.map((r) => r.name), waves: waves(records).length, panelApp: hits(appRule) - app0, panelClient: hits(clientRule) - client0, sequence: describeWaves(records) };
+    return {
+      status,
+      calls: records.map((r) => r.name),
+      waves: waves(records).length,
+      panelApp: hits(appRule) - app0,
+      panelClient: hits(clientRule) - client0,
+      sequence: describeWaves(records),
+    };
   };
 
   const rows: string[][] = [];
@@ -69,7 +86,12 @@ export async function benchRoundTrips(stack: LocalStack): Promise<{ report: stri
       same ? String(o.calls.length) : seen.map((s) => s.calls.length).join('/'),
       same ? String(o.waves) : seen.map((s) => s.waves).join('/'),
       same ? countByName(o.calls) || '—' : seen.map((s) => countByName(s.calls)).join(' / '),
-      o.panelApp + o.panelClient === 0 && same ? '0' : seen.map((s) => `${s.panelApp + s.panelClient} (${s.panelApp} + ${s.panelClient})`).filter((v, i, a) => a.indexOf(v) === i).join(' / '),
+      o.panelApp + o.panelClient === 0 && same
+        ? '0'
+        : seen
+            .map((s) => `${s.panelApp + s.panelClient} (${s.panelApp} + ${s.panelClient})`)
+            .filter((v, i, a) => a.indexOf(v) === i)
+            .join(' / '),
     ]);
     sequences.push([label, o.sequence]);
     return [first, ...seen];
@@ -80,7 +102,9 @@ export async function benchRoundTrips(stack: LocalStack): Promise<{ report: stri
   await measure('GET /v1/account', () => call('GET', '/v1/account'));
   await measure('GET /v1/keys', () => call('GET', '/v1/keys'));
   await measure('POST /v1/keys', (i) => call('POST', '/v1/keys', { name: `bench key ${i}`, scopes: ['account:read'] }));
-  await measure('POST /v1/keys + Idempotency-Key', (i) => call('POST', '/v1/keys', { name: `bench key idem ${i}`, scopes: ['account:read'] }, { 'idempotency-key': randomUUID() }));
+  await measure('POST /v1/keys + Idempotency-Key', (i) =>
+    call('POST', '/v1/keys', { name: `bench key idem ${i}`, scopes: ['account:read'] }, { 'idempotency-key': randomUUID() }),
+  );
 
   // Catalog: the first request of the run reads the panels, later ones are served from the cache.
   const [coldRegions] = await measure('GET /v1/regions', () => call('GET', '/v1/regions'));
@@ -99,7 +123,8 @@ export async function benchRoundTrips(stack: LocalStack): Promise<{ report: stri
   const server = deployed[0];
   if (!server) throw new Error('no server was deployed');
   // Wait until the panel has installed it, so the read includes the live resources call.
-  for (const end = Date.now() + 10_000; sim.server(server.identifier)?.status === 'installing' && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+  for (const end = Date.now() + 10_000; sim.server(server.identifier)?.status === 'installing' && Date.now() < end; )
+    await new Promise((r) => setTimeout(r, 20));
   await measure('GET /v1/servers', () => call('GET', '/v1/servers'));
   await measure('GET /v1/servers/:id (live state)', () => call('GET', `/v1/servers/${server.id}`));
   const resize = (ramMb: number) => () => call('PATCH', `/v1/servers/${server.id}`, { ramMb, cpuPercent: 25, diskMb: 512 });
@@ -112,11 +137,22 @@ export async function benchRoundTrips(stack: LocalStack): Promise<{ report: stri
     grow.push(await observe(resize(512)));
     shrink.push(await observe(resize(256)));
   }
-  for (const [label, seen] of [['PATCH /v1/servers/:id (grow)', grow], ['PATCH /v1/servers/:id (shrink)', shrink]] as const) {
+  for (const [label, seen] of [
+    ['PATCH /v1/servers/:id (grow)', grow],
+    ['PATCH /v1/servers/:id (shrink)', shrink],
+  ] as const) {
     const o = seen[0]!;
-    rows.push([label, [...new Set(seen.map((s) => s.status))].join('/'), String(o.calls.length), String(o.waves), countByName(o.calls), `${o.panelApp + o.panelClient} (${o.panelApp} + ${o.panelClient})`]);
+    rows.push([
+      label,
+      [...new Set(seen.map((s) => s.status))].join('/'),
+      String(o.calls.length),
+      String(o.waves),
+      countByName(o.calls),
+      `${o.panelApp + o.panelClient} (${o.panelApp} + ${o.panelClient})`,
+    ]);
     sequences.push([label, o.sequence]);
-    if (seen.some((s) => s.calls.length !== o.calls.length)) notes.push(`${label}: the call count varied between runs (${seen.map((s) => s.calls.length).join('/')}).`);
+    if (seen.some((s) => s.calls.length !== o.calls.length))
+      notes.push(`${label}: the call count varied between runs (${seen.map((s) => s.calls.length).join('/')}).`);
   }
 
   // Money.
@@ -138,7 +174,7 @@ export async function benchRoundTrips(stack: LocalStack): Promise<{ report: stri
     '',
     [
       ...notes,
-      'Not in the counts, because the warm-up absorbed them: the API key\'s `lastUsedAt` write (one UpdateItem at most every 5 minutes per key), the settings read (GetItem, cached 5 s per process), the panel keys (Secrets Manager, cached 5 minutes per Lambda; primed in this run) and the catalog\'s panel reads (cached 30 s).',
+      "Not in the counts, because the warm-up absorbed them: the API key's `lastUsedAt` write (one UpdateItem at most every 5 minutes per key), the settings read (GetItem, cached 5 s per process), the panel keys (Secrets Manager, cached 5 minutes per Lambda; primed in this run) and the catalog's panel reads (cached 30 s).",
     ].join(' '),
   ].join('\n');
   return { report, server };

@@ -22,7 +22,12 @@ process.env.CURSOR_SECRET = 'bench-cursor-secret';
 // The bench stack must never refuse a request: the rate limit's UpdateItem still runs on each one.
 process.env.RATE_LIMIT_PER_MINUTE = String(1e9);
 // Nothing here may reach AWS: any Secrets Manager call would fail at once on a closed local port.
-Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'bench', AWS_SECRET_ACCESS_KEY: 'bench', AWS_EC2_METADATA_DISABLED: 'true', AWS_ENDPOINT_URL_SECRETS_MANAGER: 'http://127.0.0.1:9' });
+Object.assign(process.env, {
+  AWS_ACCESS_KEY_ID: 'bench',
+  AWS_SECRET_ACCESS_KEY: 'bench',
+  AWS_EC2_METADATA_DISABLED: 'true',
+  AWS_ENDPOINT_URL_SECRETS_MANAGER: 'http://127.0.0.1:9',
+});
 
 // 1. Bundles first, before DynamoDB Local starts and takes its share of the CPU.
 const bundles = await benchBundles();

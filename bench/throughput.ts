@@ -35,7 +35,9 @@ interface LoadResult {
 function findJavaDescendant(): number | undefined {
   const children = (pid: number): number[] => {
     try {
-      return readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+      return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+        readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+      );
     } catch {
       return [];
     }
@@ -64,7 +66,12 @@ function processCpuMs(pid: number | undefined): number {
   }
 }
 
-async function load(url: string, connections: number, seconds: number, headers: Record<string, string> = {}): Promise<LoadResult & { samples: number[] }> {
+async function load(
+  url: string,
+  connections: number,
+  seconds: number,
+  headers: Record<string, string> = {},
+): Promise<LoadResult & { samples: number[] }> {
   const { stdout } = await run(process.execPath, [LOAD, url, String(connections), String(seconds), '1'], {
     env: { PATH: process.env.PATH ?? '', LOAD_HEADERS: JSON.stringify(headers), LOAD_SAMPLES: '1' },
     timeout: (seconds + 30) * 1000,
@@ -82,7 +89,13 @@ interface Pooled {
   cpuMs: { server: number; dynamo: number; load: number };
 }
 
-export async function benchThroughput(stack: LocalStack, levels: { connections: number; seconds: number }[] = [{ connections: 1, seconds: 3 }, { connections: 16, seconds: 10 }]): Promise<string> {
+export async function benchThroughput(
+  stack: LocalStack,
+  levels: { connections: number; seconds: number }[] = [
+    { connections: 1, seconds: 3 },
+    { connections: 16, seconds: 10 },
+  ],
+): Promise<string> {
   const auth = { authorization: `Bearer ${stack.adminApiKey}` };
   // The floor answers with the very body GET /v1/account returns, so only the work differs.
   const sample = await fetch(`${stack.baseUrl}/v1/account`, { headers: auth });
@@ -115,7 +128,11 @@ export async function benchThroughput(stack: LocalStack, levels: { connections: 
           p.seconds += r.seconds;
           p.samples = p.samples.concat(r.samples);
           p.answered += r.completedWithWarmup;
-          p.failed += r.errors + Object.entries(r.statuses).filter(([code]) => !code.startsWith('2')).reduce((a, [, n]) => a + n, 0);
+          p.failed +=
+            r.errors +
+            Object.entries(r.statuses)
+              .filter(([code]) => !code.startsWith('2'))
+              .reduce((a, [, n]) => a + n, 0);
           p.server += (cpu.user + cpu.system) / 1000;
           p.dynamo += processCpuMs(dynamoPid) - dynamo0;
           p.load += r.cpuMs;
@@ -151,7 +168,22 @@ export async function benchThroughput(stack: LocalStack, levels: { connections: 
       '',
       `Fixed concurrent load from a second process (\`bench/load.ts\`, Node's \`http\` client with a keep-alive Agent): N connections, each sending its next request as soon as the previous answer is read, for a fixed time per target (${levels.map((l) => `${l.seconds} s at N = ${l.connections}`).join(', ')}) in ${ROUNDS} rounds that alternate the targets, each round after 1 s of unrecorded warm-up, the rounds pooled, against the local API (\`dev/local-api.ts\`: API Gateway emulation → the group's Lambda handler → DynamoDB Local) and, as the floor, a bare \`node:http\` server in the same process answering the same ${body.length}-byte JSON body as GET /v1/account. The bench stack raises the per-credential rate limit (\`RATE_LIMIT_PER_MINUTE\` = 10⁹) so nothing is refused; the limit's UpdateItem still runs on every request. Load generator, API process and DynamoDB Local (Java) share the machine's ${cpus().length} cores — the figures are of this machine, not of Lambda.`,
       '',
-      table(['target', 'N', 'requests/s', '× floor', 'p50', 'p50 × floor', 'p99', 'CPU / request: server', 'DynamoDB Local', 'load generator', 'requests measured'], rows),
+      table(
+        [
+          'target',
+          'N',
+          'requests/s',
+          '× floor',
+          'p50',
+          'p50 × floor',
+          'p99',
+          'CPU / request: server',
+          'DynamoDB Local',
+          'load generator',
+          'requests measured',
+        ],
+        rows,
+      ),
       '',
       'CPU per request is user + system CPU time divided by the requests answered (warm-up included), for the serving process (this one: the API, or the floor server), DynamoDB Local (its Java process, from /proc, 10 ms ticks) and the load generator. Their sum against the cores the machine has (and what else runs on it) tells what bounds requests/s.',
     ].join('\n');

@@ -28,7 +28,11 @@ export async function freePort(): Promise<number> {
 export async function startDynamoLocal(options: { dataDir?: string; port?: number } = {}): Promise<LocalDynamo> {
   const port = options.port ?? (await freePort());
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-  const child = spawnDynamo({ port, ...(options.dataDir ? { path: options.dataDir, sharedDb: true } : { sharedDb: true }), stdio: 'pipe' } as never);
+  const child = spawnDynamo({
+    port,
+    ...(options.dataDir ? { path: options.dataDir, sharedDb: true } : { sharedDb: true }),
+    stdio: 'pipe',
+  } as never);
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
@@ -76,6 +80,8 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
     if ((err as Error).name !== 'ResourceNotFoundException') throw err;
   }
   await client.send(new CreateTableCommand(createTableInput(tableName)));
-  await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true } }));
+  await client.send(
+    new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true } }),
+  );
   client.destroy();
 }

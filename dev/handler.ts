@@ -50,7 +50,11 @@ for (const button of document.querySelectorAll('button[data-outcome]')) {
   devCheckoutComplete: async ({ params, body, baseUrl }) => {
     const { body: payload, signature } = await sandboxEvent(params.invoiceId, body.outcome);
     // Through HTTP, like Stripe: the webhook cannot tell the sandbox from the real thing.
-    const res = await fetch(`${baseUrl}/v1/webhooks/stripe`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signature }, body: payload });
+    const res = await fetch(`${baseUrl}/v1/webhooks/stripe`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'stripe-signature': signature },
+      body: payload,
+    });
     return (await res.json()) as { received: true; outcome: string };
   },
 });

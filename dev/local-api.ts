@@ -53,7 +53,13 @@ export function toEvent(req: IncomingMessage, body: Buffer): APIGatewayProxyEven
       apiId: 'local',
       domainName: headers.host ?? 'localhost',
       domainPrefix: 'local',
-      http: { method: req.method ?? 'GET', path: url.pathname, protocol: 'HTTP/1.1', sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
+      http: {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        protocol: 'HTTP/1.1',
+        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
       requestId: randomUUID(),
       routeKey: '$default',
       stage: '$default',
@@ -66,7 +72,12 @@ export function toEvent(req: IncomingMessage, body: Buffer): APIGatewayProxyEven
 }
 
 const fakeContext = (requestId: string): Context =>
-  ({ awsRequestId: requestId, functionName: 'local', getRemainingTimeInMillis: () => 30_000, callbackWaitsForEmptyEventLoop: false }) as unknown as Context;
+  ({
+    awsRequestId: requestId,
+    functionName: 'local',
+    getRemainingTimeInMillis: () => 30_000,
+    callbackWaitsForEmptyEventLoop: false,
+  }) as unknown as Context;
 
 export function createLocalApi(handlers: Partial<Record<Group, LambdaHandler>>): Server {
   const match = routerForGroups(GROUPS.filter((g) => handlers[g]));

@@ -126,7 +126,16 @@ async function startAndRegisterPanel(options: { port?: number; installMs?: numbe
   const existing = (await listInstances()).find((i) => i.baseUrl === sim.url);
   const instanceId = existing
     ? (await updateInstance(existing.id, { appApiKey: sim.appKey, clientApiKey: sim.clientKey })).view.id
-    : (await createInstance({ name: 'Local panel (simulator)', baseUrl: sim.url, appApiKey: sim.appKey, clientApiKey: sim.clientKey, priority: 100, enabled: true })).id;
+    : (
+        await createInstance({
+          name: 'Local panel (simulator)',
+          baseUrl: sim.url,
+          appApiKey: sim.appKey,
+          clientApiKey: sim.clientKey,
+          priority: 100,
+          enabled: true,
+        })
+      ).id;
   return { sim, instanceId };
 }
 

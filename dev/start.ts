@@ -13,7 +13,10 @@ const stack = await startLocalStack({
   dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
   dataDir: inMemory ? undefined : resolve(env.DATA_DIR ?? '.data'),
   secretsFile: inMemory ? undefined : resolve(env.DATA_DIR ?? '.data', 'panel-keys.json'),
-  adminEmails: (env.ADMIN_EMAILS ?? '').split(',').map((e) => e.trim()).filter(Boolean),
+  adminEmails: (env.ADMIN_EMAILS ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean),
   localAdminApiKey: env.LOCAL_ADMIN_API_KEY || undefined,
   panel: env.LOCAL_PANEL === 'off' ? false : { port: Number(env.PANEL_SIM_PORT ?? 8081) },
   billingSchedule: true,

@@ -147,7 +147,10 @@ async function folderSize(dir: string): Promise<number> {
 const kb = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`;
 
 export function formatTable(results: BundleResult[]): string {
-  const rows = [['function', 'index.mjs', 'asset folder', 'path'], ...results.map((r) => [r.group, kb(r.bytes), kb(r.folderBytes), relative(ROOT, r.dir)])];
+  const rows = [
+    ['function', 'index.mjs', 'asset folder', 'path'],
+    ...results.map((r) => [r.group, kb(r.bytes), kb(r.folderBytes), relative(ROOT, r.dir)]),
+  ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
   return rows
     .map((row) => row.map((cell, i) => (i === 0 || i === 3 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '))

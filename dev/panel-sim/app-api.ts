@@ -33,7 +33,8 @@ const SERVER_RULES = {
 const USERNAME_RULE: CustomRule = {
   name: 'p_username',
   // Pterodactyl\Rules\Username::message(), verbatim (including the line break).
-  message: 'The :attribute must start and end with alpha-numeric characters and\n                contain only letters, numbers, dashes, underscores, and periods.',
+  message:
+    'The :attribute must start and end with alpha-numeric characters and\n                contain only letters, numbers, dashes, underscores, and periods.',
   passes: (v) => typeof v === 'string' && /^[a-z0-9]([\w.-]+)[a-z0-9]$/.test(v.toLowerCase()),
 };
 
@@ -183,7 +184,10 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
         });
         const viable = state.viableNodes(toInt(data.memory), toInt(data.disk), locIds.map(toInt));
         if (viable.length === 0) {
-          throw displayError('No nodes satisfying the requirements specified for automatic deployment could be found.', 'NoViableNodeException');
+          throw displayError(
+            'No nodes satisfying the requirements specified for automatic deployment could be found.',
+            'NoViableNodeException',
+          );
         }
         const inc = includes(ctx);
         if (ctx.query.page) {
@@ -273,7 +277,9 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
   // ---------------------------------------------------------------- users
   const userRules = (ignoreId?: number): Record<string, RuleSet> => {
     const taken = (field: 'email' | 'username' | 'external_id') =>
-      uniqueRule((v) => [...state.users.values()].some((u) => u.id !== ignoreId && String(u[field] ?? '').toLowerCase() === phpString(v).toLowerCase()));
+      uniqueRule((v) =>
+        [...state.users.values()].some((u) => u.id !== ignoreId && String(u[field] ?? '').toLowerCase() === phpString(v).toLowerCase()),
+      );
     // StoreUserRequest: only() keeps User::$validationRules order, then first/last name.
     return {
       email: ['required', 'email', 'between:1,191', taken('email')],
@@ -425,7 +431,10 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
     const locs = Array.isArray(deploy.locations) ? deploy.locations.map(toInt) : [];
     const viable = state.viableNodes(memory, disk, locs);
     if (viable.length === 0) {
-      throw displayError('No nodes satisfying the requirements specified for automatic deployment could be found.', 'NoViableNodeException');
+      throw displayError(
+        'No nodes satisfying the requirements specified for automatic deployment could be found.',
+        'NoViableNodeException',
+      );
     }
     const singles: number[] = [];
     const ranges: Array<[number, number]> = [];
@@ -443,14 +452,18 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
     const anyPort = singles.length === 0 && ranges.length === 0;
     const nodeIds = new Set(viable.map((n) => n.id));
     let candidates = [...state.allocations.values()].filter(
-      (a) => a.server_id === null && nodeIds.has(a.node_id) && (anyPort || singles.includes(a.port) || ranges.some(([x, y]) => a.port >= x && a.port <= y)),
+      (a) =>
+        a.server_id === null &&
+        nodeIds.has(a.node_id) &&
+        (anyPort || singles.includes(a.port) || ranges.some(([x, y]) => a.port >= x && a.port <= y)),
     );
     if (truthy(deploy.dedicated_ip)) {
       const used = new Set([...state.allocations.values()].filter((a) => a.server_id !== null).map((a) => `${a.node_id}-${a.ip}`));
       candidates = candidates.filter((a) => !used.has(`${a.node_id}-${a.ip}`));
     }
     const pick = candidates[Math.floor(Math.random() * candidates.length)];
-    if (!pick) throw displayError('No allocations satisfying the requirements for automatic deployment were found.', 'NoViableAllocationException');
+    if (!pick)
+      throw displayError('No allocations satisfying the requirements for automatic deployment were found.', 'NoViableAllocationException');
     return pick;
   };
 
@@ -637,18 +650,23 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
         const add = isPhpArray(d.add_allocations) ? Object.values(d.add_allocations).map(toInt) : [];
         const remove = isPhpArray(d.remove_allocations) ? Object.values(d.remove_allocations).map(toInt) : [];
         // processAllocations: add unassigned ones on the same node; removing the primary needs a fallback.
-        const toAssign = add.map((id) => state.allocations.get(id)).filter((a): a is Allocation => !!a && a.node_id === s.node_id && a.server_id === null);
+        const toAssign = add
+          .map((id) => state.allocations.get(id))
+          .filter((a): a is Allocation => !!a && a.node_id === s.node_id && a.server_id === null);
         const fresh = toAssign[0]?.id;
         for (const id of remove) {
           if (id === allocationId) {
             if (fresh === undefined) {
-              throw displayError('You are attempting to delete the default allocation for this server but there is no fallback allocation to use.');
+              throw displayError(
+                'You are attempting to delete the default allocation for this server but there is no fallback allocation to use.',
+              );
             }
             allocationId = fresh;
           }
         }
         const target = state.allocations.get(allocationId);
-        const willBeAssigned = target && (target.server_id === s.id || toAssign.includes(target)) && !(remove.includes(target.id) && !add.includes(target.id));
+        const willBeAssigned =
+          target && (target.server_id === s.id || toAssign.includes(target)) && !(remove.includes(target.id) && !add.includes(target.id));
         if (allocationId !== s.allocation_id && !willBeAssigned) {
           throw displayError('The requested default allocation is not currently assigned to this server.');
         }
@@ -780,4 +798,3 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
 
   return [...locations, ...nodes, ...nests, ...users, ...servers];
 }
-

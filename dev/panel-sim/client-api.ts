@@ -33,7 +33,9 @@ function mimetype(name: string, e: FsEntry): string {
   if (/\.(jar|zip)$/i.test(name)) return 'application/zip';
   if (/\.json$/i.test(name)) return 'application/json';
   const sample = e.content.subarray(0, 512);
-  return sample.includes(0) || /[\u0000-\u0008\u007f]/.test(sample.toString('latin1')) ? 'application/octet-stream' : 'text/plain; charset=utf-8';
+  return sample.includes(0) || /[\u0000-\u0008\u007f]/.test(sample.toString('latin1'))
+    ? 'application/octet-stream'
+    : 'text/plain; charset=utf-8';
 }
 
 export function fileObject(name: string, e: FsEntry): ReturnType<typeof item> {
@@ -55,7 +57,8 @@ export function fileObject(name: string, e: FsEntry): ReturnType<typeof item> {
 export function stateConflict(sim: SimContext, s: Server): string | null {
   const node = sim.state.nodes.get(s.node_id);
   if (s.status === 'suspended') return 'This server is currently suspended and the functionality requested is unavailable.';
-  if (node?.maintenance_mode) return 'The node of this server is currently under maintenance and the functionality requested is unavailable.';
+  if (node?.maintenance_mode)
+    return 'The node of this server is currently under maintenance and the functionality requested is unavailable.';
   if (!isInstalled(s)) return 'This server has not yet completed its installation process, please try again later.';
   if (s.status === 'restoring_backup') return 'This server is currently restoring from a backup, please try again later.';
   return null;
@@ -130,7 +133,12 @@ export function clientRoutes(sim: SimContext): RouteDef[] {
                   .allocationsOfServer(s.id)
                   .some((a) => (ip === undefined || ip === '' || a.ip.startsWith(ip)) && (port === undefined || a.port === Number(port)));
               }
-              return s.uuid.startsWith(value) || s.uuidShort === value || s.external_id === value || s.name.toLowerCase().includes(value.toLowerCase());
+              return (
+                s.uuid.startsWith(value) ||
+                s.uuidShort === value ||
+                s.external_id === value ||
+                s.name.toLowerCase().includes(value.toLowerCase())
+              );
             },
           },
           sorts: null,
@@ -211,7 +219,9 @@ export function clientRoutes(sim: SimContext): RouteDef[] {
           `${ctx.user.id}${s.uuid}`,
           sim.baseUrl(),
         );
-        const socket = `${nodeConnectionAddress(node).replace(/^https:/, 'wss:').replace(/^http:/, 'ws:')}/api/servers/${s.uuid}/ws`;
+        const socket = `${nodeConnectionAddress(node)
+          .replace(/^https:/, 'wss:')
+          .replace(/^http:/, 'ws:')}/api/servers/${s.uuid}/ws`;
         // not wrapped in object/attributes (§3.7)
         return ok({ data: { token, socket } });
       },
@@ -236,7 +246,11 @@ export function clientRoutes(sim: SimContext): RouteDef[] {
         check(ctx.input, { file: 'required|string' });
         const { entry } = wingsCall(() => wings.readFile(s, String(ctx.input.file)));
         if (entry.content.length > MAX_EDIT_SIZE) {
-          throw new PanelError(400, 'FileSizeTooLargeException', 'The file you are attempting to open is too large to view in the file editor.');
+          throw new PanelError(
+            400,
+            'FileSizeTooLargeException',
+            'The file you are attempting to open is too large to view in the file editor.',
+          );
         }
         return { status: 200, headers: { 'content-type': 'text/plain' }, raw: entry.content };
       },

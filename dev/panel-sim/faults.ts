@@ -48,7 +48,10 @@ const DEFAULTS: Record<number, { code: string; detail: string }> = {
   500: { code: 'HttpException', detail: 'An unexpected error was encountered while processing this request, please try again.' },
   502: { code: 'HttpException', detail: 'Bad Gateway' },
   503: { code: 'HttpException', detail: 'Service Unavailable' },
-  504: { code: 'DaemonConnectionException', detail: 'Could not establish a connection to the machine running this server. Please try again.' },
+  504: {
+    code: 'DaemonConnectionException',
+    detail: 'Could not establish a connection to the machine running this server. Please try again.',
+  },
 };
 
 export function statusDefaults(status: number): { code: string; detail: string } {
@@ -137,7 +140,8 @@ function validateEffect(e: FaultEffect): void {
     case 'lost_response':
       return;
     case 'rate_limit':
-      if (e.retryAfter !== undefined && (!Number.isInteger(e.retryAfter) || e.retryAfter < 0)) throw new Error('retryAfter must be an integer >= 0');
+      if (e.retryAfter !== undefined && (!Number.isInteger(e.retryAfter) || e.retryAfter < 0))
+        throw new Error('retryAfter must be an integer >= 0');
       return;
     default:
       throw new Error('effect.kind must be one of latency, status, timeout, rate_limit, lost_response');

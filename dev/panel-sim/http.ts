@@ -51,7 +51,13 @@ export class PanelError extends Error {
   headers: Record<string, string>;
   /** how Laravel renders it to a client that does not expect JSON */
   htmlKind: 'auth' | 'back' | 'page';
-  constructor(status: number, code: string, detail: string, headers: Record<string, string> = {}, htmlKind: 'auth' | 'back' | 'page' = 'page') {
+  constructor(
+    status: number,
+    code: string,
+    detail: string,
+    headers: Record<string, string> = {},
+    htmlKind: 'auth' | 'back' | 'page' = 'page',
+  ) {
     super(detail);
     this.status = status;
     this.code = code;
@@ -140,11 +146,19 @@ export function renderError(err: PanelError, req: IncomingMessage, baseUrl: stri
     return { status: err.status, headers: { ...err.headers }, body: errorBody(err) };
   }
   if (err.htmlKind === 'auth') {
-    return { status: 302, headers: { ...err.headers, location: `${baseUrl}/auth/login`, 'content-type': 'text/html; charset=UTF-8' }, raw: redirectHtml(`${baseUrl}/auth/login`) };
+    return {
+      status: 302,
+      headers: { ...err.headers, location: `${baseUrl}/auth/login`, 'content-type': 'text/html; charset=UTF-8' },
+      raw: redirectHtml(`${baseUrl}/auth/login`),
+    };
   }
   if (err.htmlKind === 'back') {
     const back = String(req.headers.referer ?? `${baseUrl}/`);
-    return { status: 302, headers: { ...err.headers, location: back, 'content-type': 'text/html; charset=UTF-8' }, raw: redirectHtml(back) };
+    return {
+      status: 302,
+      headers: { ...err.headers, location: back, 'content-type': 'text/html; charset=UTF-8' },
+      raw: redirectHtml(back),
+    };
   }
   return {
     status: err.status,
@@ -204,7 +218,10 @@ function boolString(value: string): string {
 }
 
 export function partial<T>(get: (item: T) => unknown): FilterFn<T> {
-  return (it, value) => String(get(it) ?? '').toLowerCase().includes(boolString(value).toLowerCase());
+  return (it, value) =>
+    String(get(it) ?? '')
+      .toLowerCase()
+      .includes(boolString(value).toLowerCase());
 }
 
 export function exact<T>(get: (item: T) => unknown): FilterFn<T> {

@@ -12,7 +12,11 @@ function num(name: string): number | undefined {
 }
 
 const seed = process.env.PANEL_SIM_SEED === 'empty' ? 'empty' : 'default';
-const opts: Parameters<typeof startPanelSim>[0] = { port: num('PANEL_SIM_PORT') ?? 8081, host: process.env.PANEL_SIM_HOST ?? '127.0.0.1', seed };
+const opts: Parameters<typeof startPanelSim>[0] = {
+  port: num('PANEL_SIM_PORT') ?? 8081,
+  host: process.env.PANEL_SIM_HOST ?? '127.0.0.1',
+  seed,
+};
 const installMs = num('PANEL_SIM_INSTALL_MS');
 const transitionMs = num('PANEL_SIM_TRANSITION_MS');
 const resourcesCacheMs = num('PANEL_SIM_RESOURCES_CACHE_MS');

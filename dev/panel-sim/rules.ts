@@ -154,7 +154,10 @@ export function phpString(v: unknown): string {
 export function strSnake(value: string): string {
   if (/^[a-z]+$/.test(value)) return value;
   const ucFirst = value.charAt(0).toUpperCase() + value.slice(1);
-  return ucFirst.replace(/\s+/gu, '').replace(/(.)(?=[A-Z])/gu, '$1_').toLowerCase();
+  return ucFirst
+    .replace(/\s+/gu, '')
+    .replace(/(.)(?=[A-Z])/gu, '$1_')
+    .toLowerCase();
 }
 
 /** Convert a PHP PCRE pattern (`/.../flags`) into a JS RegExp. */
@@ -278,7 +281,11 @@ function passesRequired(v: unknown): boolean {
 
 // ------------------------------------------------------------------ validator
 
-export function validate(data: Record<string, unknown>, rules: Record<string, RuleSet>, options: ValidateOptions = {}): ValidationFailure[] {
+export function validate(
+  data: Record<string, unknown>,
+  rules: Record<string, RuleSet>,
+  options: ValidateOptions = {},
+): ValidationFailure[] {
   // Explode rules (explicit first, wildcard-expanded appended, as Laravel does).
   const explicit: Array<[string, ParsedRule[]]> = [];
   const expanded: Array<[string, ParsedRule[]]> = [];

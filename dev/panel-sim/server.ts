@@ -85,7 +85,14 @@ export interface PanelSim {
   /** path -> utf8 content; directories are listed with a trailing `/` and empty content */
   files(ref: number | string): Record<string, string>;
   readFile(ref: number | string, path: string): string | undefined;
-  createUser(input: { email: string; username: string; first_name?: string; last_name?: string; root_admin?: boolean; external_id?: string | null }): User;
+  createUser(input: {
+    email: string;
+    username: string;
+    first_name?: string;
+    last_name?: string;
+    root_admin?: boolean;
+    external_id?: string | null;
+  }): User;
   /** create a `ptlc_` key for any user */
   createClientKey(userId: number): string;
   /** the next `count` installs end in install_failed / reinstall_failed */
@@ -211,7 +218,9 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
   };
 
   const resolveServer = (ref: number | string): Server | undefined =>
-    typeof ref === 'number' ? state.servers.get(ref) : (state.serverByIdentifier(ref) ?? [...state.servers.values()].find((s) => s.uuid === ref));
+    typeof ref === 'number'
+      ? state.servers.get(ref)
+      : (state.serverByIdentifier(ref) ?? [...state.servers.values()].find((s) => s.uuid === ref));
 
   const serverView = (s: Server): SimServerView => ({
     id: s.id,
@@ -250,7 +259,13 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
         allocations: { total: allocs.length, assigned: allocs.filter((a) => a.server_id !== null).length },
       };
     }),
-    users: [...state.users.values()].map((u) => ({ id: u.id, email: u.email, username: u.username, external_id: u.external_id, root_admin: u.root_admin })),
+    users: [...state.users.values()].map((u) => ({
+      id: u.id,
+      email: u.email,
+      username: u.username,
+      external_id: u.external_id,
+      root_admin: u.root_admin,
+    })),
     servers: [...state.servers.values()].map((s) => {
       const rt = wings.runtime(s);
       return { ...serverView(s), console: rt.console.slice(-50), commands: [...rt.commands], files: Object.keys(filesOf(s)) };
@@ -281,7 +296,7 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     const method = req.method ?? 'GET';
     const path = url.pathname;
     const raw = await readBody(req);
-    let body: unknown ;
+    let body: unknown;
     if (raw.length > 0) {
       try {
         body = JSON.parse(raw.toString('utf8'));
@@ -344,7 +359,8 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     // single use: the token's unique_id is remembered (router/tokens/file.go)
     const unique = !wings.usedDownloadIds.has(uniqueId);
     wings.usedDownloadIds.add(uniqueId);
-    if (!s || !unique || typeof payload.file_path !== 'string') return wingsError(404, 'The requested resource was not found on this server.');
+    if (!s || !unique || typeof payload.file_path !== 'string')
+      return wingsError(404, 'The requested resource was not found on this server.');
     const rt = wings.runtime(s);
     const p = normalizePath(payload.file_path);
     const e = rt.files.get(p);
@@ -378,7 +394,8 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
         return 'done';
       }
       case 'rate_limit': {
-        const limit = effect.limit ?? (new URL(req.url ?? '/', 'http://x').pathname.startsWith('/api/client') ? limits.client : limits.application);
+        const limit =
+          effect.limit ?? (new URL(req.url ?? '/', 'http://x').pathname.startsWith('/api/client') ? limits.client : limits.application);
         const retry = effect.retryAfter ?? 60;
         send(res, renderError(throttled(limit, retry, Math.ceil(Date.now() / 1000) + retry), req, baseUrl));
         return 'done';
@@ -416,7 +433,13 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     // auth:sanctum -> 401 (302 to /auth/login without a JSON Accept header)
     const header = String(req.headers.authorization ?? '');
     const pos = header.toLowerCase().lastIndexOf('bearer ');
-    const token = pos === -1 ? '' : header.slice(pos + 7).split(',')[0]!.trim();
+    const token =
+      pos === -1
+        ? ''
+        : header
+            .slice(pos + 7)
+            .split(',')[0]!
+            .trim();
     const key: ApiKey | undefined = token ? state.keys.get(token) : undefined;
     const user = key ? state.users.get(key.user_id) : undefined;
     if (!key || !user) throw new PanelError(401, 'AuthenticationException', 'Unauthenticated.', {}, 'auth');
@@ -440,10 +463,15 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     try {
       if (route.api === 'application') {
         // AuthenticateApplicationUser: the key's owner must be a root admin
-        if (!user.root_admin) throw new PanelError(403, 'AccessDeniedHttpException', 'This account does not have permission to access the API.');
+        if (!user.root_admin)
+          throw new PanelError(403, 'AccessDeniedHttpException', 'This account does not have permission to access the API.');
       } else if (key.key_type === 2) {
         // RequireClientApiKey
-        throw new PanelError(403, 'AccessDeniedHttpException', 'You are attempting to use an application API key on an endpoint that requires a client API key.');
+        throw new PanelError(
+          403,
+          'AccessDeniedHttpException',
+          'You are attempting to use an application API key on an endpoint that requires a client API key.',
+        );
       }
 
       // TrimStrings is skipped only for /api/client/servers/<36-char uuid>/files paths

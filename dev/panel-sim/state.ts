@@ -326,8 +326,7 @@ export class PanelState {
       if (locationIds.length > 0 && !locationIds.includes(n.location_id)) return false;
       const used = this.allocatedResources(n.id);
       return (
-        used.memory + memory <= n.memory * (1 + n.memory_overallocate / 100) &&
-        used.disk + disk <= n.disk * (1 + n.disk_overallocate / 100)
+        used.memory + memory <= n.memory * (1 + n.memory_overallocate / 100) && used.disk + disk <= n.disk * (1 + n.disk_overallocate / 100)
       );
     });
   }

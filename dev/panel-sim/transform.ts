@@ -89,7 +89,15 @@ export function appNest(state: PanelState, n: Nest, inc: Inc = new Set()): Envel
   return item(
     'nest',
     withRelationships(
-      { id: n.id, uuid: n.uuid, author: n.author, name: n.name, description: n.description, created_at: atom(n.created_at), updated_at: atom(n.updated_at) },
+      {
+        id: n.id,
+        uuid: n.uuid,
+        author: n.author,
+        name: n.name,
+        description: n.description,
+        created_at: atom(n.created_at),
+        updated_at: atom(n.updated_at),
+      },
       rel,
     ),
   );
@@ -135,7 +143,14 @@ export function appEgg(state: PanelState, e: Egg, inc: Inc = new Set()): Envelop
         // docker_image (deprecated) is the first value of docker_images.
         docker_image: Object.values(e.docker_images)[0] ?? '',
         docker_images: e.docker_images,
-        config: { files, startup, stop: e.config.stop, logs: e.config.logs, file_denylist: e.config.file_denylist, extends: e.config.extends },
+        config: {
+          files,
+          startup,
+          stop: e.config.stop,
+          logs: e.config.logs,
+          file_denylist: e.config.file_denylist,
+          extends: e.config.extends,
+        },
         startup: e.startup,
         script: { ...e.script },
         created_at: atom(e.created_at),
@@ -272,7 +287,16 @@ export function clientServer(state: PanelState, s: Server, u: User, inc: Inc = n
       state
         .allocationsOfServer(s.id)
         .sort((a, b) => (a.id === s.allocation_id ? -1 : b.id === s.allocation_id ? 1 : a.id - b.id))
-        .map((a) => item('allocation', { id: a.id, ip: a.ip, ip_alias: a.ip_alias, port: a.port, notes: a.notes, is_default: a.id === s.allocation_id })),
+        .map((a) =>
+          item('allocation', {
+            id: a.id,
+            ip: a.ip,
+            ip_alias: a.ip_alias,
+            port: a.port,
+            notes: a.notes,
+            is_default: a.id === s.allocation_id,
+          }),
+        ),
     ),
     // only user_viewable variables are listed on the Client API
     variables: list(

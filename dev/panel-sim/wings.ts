@@ -356,7 +356,9 @@ export class Wings {
       if (parent === dir) out.push({ name: p.slice(p.lastIndexOf('/') + 1), entry: e });
     }
     // Wings: directories first, then alphabetical.
-    out.sort((a, b) => (a.entry.type === b.entry.type ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : a.entry.type === 'dir' ? -1 : 1));
+    out.sort((a, b) =>
+      a.entry.type === b.entry.type ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : a.entry.type === 'dir' ? -1 : 1,
+    );
     return out;
   }
 

@@ -11,8 +11,7 @@ import { logger, errorFields } from '../../shared/observability/logger.ts';
 export const handler = createGroupHandler('account', {
   getAccount: async ({ principal }) => getAccount(principal.accountId),
 
-  listActivity: async ({ principal, query }) =>
-    listActivity(principal.accountId, { ...query, boundTo: `activity:${principal.accountId}` }),
+  listActivity: async ({ principal, query }) => listActivity(principal.accountId, { ...query, boundTo: `activity:${principal.accountId}` }),
 
   listKeys: async ({ principal, query }) => listApiKeys(principal.accountId, { ...query, boundTo: `keys:${principal.accountId}` }),
 
@@ -32,7 +31,9 @@ export const handler = createGroupHandler('account', {
     audit.details = { monthlyCapCents: body.monthlyCapCents, action: body.action };
     const budget = await setBudget(principal.accountId, body);
     // A raised or cleared cap lifts a budget suspension now (the billing pass retries a panel that says no).
-    await reconcileAccount(principal.accountId).catch((err) => logger.warn('budget: reconcile failed; the pass retries', { accountId: principal.accountId, ...errorFields(err) }));
+    await reconcileAccount(principal.accountId).catch((err) =>
+      logger.warn('budget: reconcile failed; the pass retries', { accountId: principal.accountId, ...errorFields(err) }),
+    );
     return budget;
   },
 

@@ -31,7 +31,12 @@ export async function scheduler(event: { time?: string; at?: string } = {}) {
   }
   const plan = await planPass(at);
   await openPassRecord(plan);
-  const messages: ShardMessage[] = plan.shards.map((shard) => ({ at: plan.at, throughHour: plan.throughHour, fromWatermark: plan.fromWatermark, shard }));
+  const messages: ShardMessage[] = plan.shards.map((shard) => ({
+    at: plan.at,
+    throughHour: plan.throughHour,
+    fromWatermark: plan.fromWatermark,
+    shard,
+  }));
   for (let i = 0; i < messages.length; i += 10) {
     const batch = messages.slice(i, i + 10);
     const out = await sqs.send(

@@ -9,7 +9,14 @@ export const handler = createGroupHandler('servers', {
   createServer: async ({ principal, body, audit }) => {
     const server = await deployServer(principal, body);
     audit.target = `server:${server.id}`;
-    audit.details = { name: server.name, instanceId: server.instanceId, eggId: server.eggId, region: server.region, resources: server.resources, priceCentsPerHour: server.priceCentsPerHour };
+    audit.details = {
+      name: server.name,
+      instanceId: server.instanceId,
+      eggId: server.eggId,
+      region: server.region,
+      resources: server.resources,
+      priceCentsPerHour: server.priceCentsPerHour,
+    };
     return server;
   },
 

@@ -68,13 +68,23 @@ export class Alarms extends Construct {
           actions: ['sns:Publish'],
           resources: [topic.topicArn],
           conditions: {
-            ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
+            ArnLike: {
+              'aws:SourceArn': stack.formatArn({
+                service: 'cloudwatch',
+                resource: 'alarm',
+                resourceName: '*',
+                arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+              }),
+            },
             StringEquals: { 'aws:SourceAccount': stack.account },
           },
         }),
       );
       if (props.email) topic.addSubscription(new subscriptions.EmailSubscription(props.email));
-      new CfnOutput(stack, 'AlarmTopicArn', { value: topic.topicArn, description: 'SNS topic every alarm notifies (subscribe more endpoints here)' });
+      new CfnOutput(stack, 'AlarmTopicArn', {
+        value: topic.topicArn,
+        description: 'SNS topic every alarm notifies (subscribe more endpoints here)',
+      });
       this.topic = topic;
     }
     this.action = new SnsAction(this.topic);
@@ -171,8 +181,7 @@ export class Alarms extends Construct {
       evaluationPeriods: 3,
       datapointsToAlarm: 1,
       treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-      description:
-        `The hourly billing pass is more than ${WATERMARK_LAG_HOURS} hours behind, or the scheduler has not reported for 3 hours. Check the BillingScheduler logs, the billing DLQs and the hourly rule; passes catch up by themselves once the cause is gone.`,
+      description: `The hourly billing pass is more than ${WATERMARK_LAG_HOURS} hours behind, or the scheduler has not reported for 3 hours. Check the BillingScheduler logs, the billing DLQs and the hourly rule; passes catch up by themselves once the cause is gone.`,
     });
   }
 

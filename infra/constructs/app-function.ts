@@ -149,14 +149,27 @@ export class AppFunction extends Construct {
    */
   grantPanelKeys(access: 'read' | 'write'): this {
     const stack = Stack.of(this);
-    const actions = access === 'write'
-      ? ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret', 'secretsmanager:CreateSecret', 'secretsmanager:PutSecretValue', 'secretsmanager:DeleteSecret']
-      : ['secretsmanager:GetSecretValue'];
-    const resource = stack.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: `${PANEL_SECRETS_PREFIX}/instances/*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const actions =
+      access === 'write'
+        ? [
+            'secretsmanager:GetSecretValue',
+            'secretsmanager:DescribeSecret',
+            'secretsmanager:CreateSecret',
+            'secretsmanager:PutSecretValue',
+            'secretsmanager:DeleteSecret',
+          ]
+        : ['secretsmanager:GetSecretValue'];
+    const resource = stack.formatArn({
+      service: 'secretsmanager',
+      resource: 'secret',
+      resourceName: `${PANEL_SECRETS_PREFIX}/instances/*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
     this.fn.addToRolePolicy(new iam.PolicyStatement({ actions, resources: [resource] }));
     Validations.of(this).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${asNagString(stack, resource)}]`,
-      reason: 'Panel keys are one secret per instance, created at run time by the admin API, so their names are not known at deploy time; the grant is limited to the control-plane/instances/ prefix.',
+      reason:
+        'Panel keys are one secret per instance, created at run time by the admin API, so their names are not known at deploy time; the grant is limited to the control-plane/instances/ prefix.',
     });
     return this;
   }

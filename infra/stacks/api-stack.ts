@@ -165,11 +165,13 @@ export class ApiStack extends Stack {
       Validations.of(this.userPool).acknowledge(
         {
           id: 'AwsSolutions-COG2',
-          reason: 'MFA is offered (TOTP, optional); requiring it for every API customer is a product decision not taken yet. Automation uses API keys, not the pool.',
+          reason:
+            'MFA is offered (TOTP, optional); requiring it for every API customer is a product decision not taken yet. Automation uses API keys, not the pool.',
         },
         {
           id: 'AwsSolutions-COG8',
-          reason: 'The Plus feature plan (threat protection) has no free tier and is priced per MAU; Essentials with a strong password policy is the cost-appropriate default for now.',
+          reason:
+            'The Plus feature plan (threat protection) has no free tier and is priced per MAU; Essentials with a strong password policy is the cost-appropriate default for now.',
         },
       );
     }
@@ -181,7 +183,8 @@ export class ApiStack extends Stack {
     });
     Validations.of(this.cursorSecret).acknowledge({
       id: 'AwsSolutions-SMG4',
-      reason: 'Cursors are short-lived list positions; rotating the key only invalidates cursors in flight, so it is rotated by hand (a new version) rather than by a rotation Lambda.',
+      reason:
+        'Cursors are short-lived list positions; rotating the key only invalidates cursors in flight, so it is rotated by hand (a new version) rather than by a rotation Lambda.',
     });
 
     const adminEmails = props.adminEmails ?? listFromContext(this.node.tryGetContext('adminEmails'));

@@ -76,7 +76,8 @@ export class BillingStack extends Stack {
     this.schedulerDlq = new sqs.Queue(this, 'SchedulerDlq', { ...queueDefaults, retentionPeriod: Duration.days(14) });
     Validations.of(this.schedulerDlq).acknowledge({
       id: 'AwsSolutions-SQS3',
-      reason: 'This queue is itself a dead-letter queue: of the hourly rule\'s Lambda target and of the scheduler\'s asynchronous invocations (cdk-nag only recognises queues named as another queue\'s DLQ).',
+      reason:
+        "This queue is itself a dead-letter queue: of the hourly rule's Lambda target and of the scheduler's asynchronous invocations (cdk-nag only recognises queues named as another queue's DLQ).",
     });
 
     // ---- the functions: one bundle, two entry points ----

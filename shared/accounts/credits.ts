@@ -13,11 +13,22 @@ import type { AdminCredit, AdminCreditResult } from '../api/schemas.ts';
  * admin's account id. A deduction may take the balance below zero; the next billing pass then
  * suspends. A grant that brings the balance above zero unsuspends at once.
  */
-export async function adjustCredit(accountId: string, input: z.infer<typeof AdminCredit>, adminId: string, requestKey: string): Promise<z.infer<typeof AdminCreditResult>> {
+export async function adjustCredit(
+  accountId: string,
+  input: z.infer<typeof AdminCredit>,
+  adminId: string,
+  requestKey: string,
+): Promise<z.infer<typeof AdminCreditResult>> {
   if (!(await accessPatterns.accountById(accountId))) throw notFound('Account');
   const type = input.amountCents > 0 ? 'grant' : 'deduction';
   const result = await appendLedger(accountId, [
-    { type, amountCents: input.amountCents, idempotencyKey: `admin:${adminId}:${requestKey}`, reference: { note: input.note }, actorId: adminId },
+    {
+      type,
+      amountCents: input.amountCents,
+      idempotencyKey: `admin:${adminId}:${requestKey}`,
+      reference: { note: input.note },
+      actorId: adminId,
+    },
   ]);
   if (!result.applied) {
     // The same request again (a retry with the same Idempotency-Key): answer with what it did.
@@ -28,7 +39,9 @@ export async function adjustCredit(accountId: string, input: z.infer<typeof Admi
     return { accountId, entry: toLedgerView(entry), balanceCents: Number(profile?.balanceCents ?? 0) };
   }
   if (input.amountCents > 0) {
-    await reconcileAccount(accountId).catch((err) => logger.warn('unsuspend after a grant failed; the pass retries', { accountId, ...errorFields(err) }));
+    await reconcileAccount(accountId).catch((err) =>
+      logger.warn('unsuspend after a grant failed; the pass retries', { accountId, ...errorFields(err) }),
+    );
   }
   const entry = (await getItem(keys.ledgerEntry(accountId, result.entries[0]!.seq)))!;
   return { accountId, entry: toLedgerView(entry), balanceCents: result.balanceCents };

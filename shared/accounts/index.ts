@@ -38,7 +38,11 @@ export async function getAccount(accountId: string): Promise<AccountView> {
  * transaction: the subject mapping (conditional, so two first requests cannot create two
  * accounts), the profile, and the trial credit as the account's first ledger entry.
  */
-export async function ensureAccountForSubject(issuer: string, subject: string, email: string): Promise<{ accountId: string; email: string; created: boolean }> {
+export async function ensureAccountForSubject(
+  issuer: string,
+  subject: string,
+  email: string,
+): Promise<{ accountId: string; email: string; created: boolean }> {
   const existing = await accessPatterns.accountBySubject(issuer, subject);
   if (existing) return { accountId: existing.accountId as string, email: existing.email as string, created: false };
 
@@ -48,7 +52,13 @@ export async function ensureAccountForSubject(issuer: string, subject: string, e
   const now = new Date().toISOString();
   const trialItems =
     trialCreditCents > 0
-      ? ledgerEntryItems(accountId, 1, trialCreditCents, { type: 'trial', amountCents: trialCreditCents, idempotencyKey: `trial:${accountId}`, reference: { note: 'Trial credit' } }, now)
+      ? ledgerEntryItems(
+          accountId,
+          1,
+          trialCreditCents,
+          { type: 'trial', amountCents: trialCreditCents, idempotencyKey: `trial:${accountId}`, reference: { note: 'Trial credit' } },
+          now,
+        )
       : [];
   try {
     await db().send(

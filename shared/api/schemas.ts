@@ -21,7 +21,12 @@ export const ErrorEnvelope = z
 export const Uuid = z.uuid();
 
 /** Addresses as identity providers hand them out; `admin@localhost` (the local default) included. */
-export const Email = z.string().min(3).max(254).regex(/^[^\s@]+@[^\s@]+$/, 'Invalid email address').meta({ format: 'email' });
+export const Email = z
+  .string()
+  .min(3)
+  .max(254)
+  .regex(/^[^\s@]+@[^\s@]+$/, 'Invalid email address')
+  .meta({ format: 'email' });
 
 export const ListQuery = z.object({
   limit: z
@@ -36,7 +41,12 @@ export const ListQuery = z.object({
 });
 
 /** Human text (names, notes): no control characters and no bidirectional overrides that could spoof logs or a UI. */
-export const SafeText = z.string().refine((v) => !/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(v), 'must not contain control characters or bidirectional overrides');
+export const SafeText = z
+  .string()
+  .refine(
+    (v) => !/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(v),
+    'must not contain control characters or bidirectional overrides',
+  );
 
 export const listOf = <T extends z.ZodType>(item: T, id: string) =>
   z
@@ -119,10 +129,9 @@ export const ApiKey = z
   .meta({ id: 'ApiKey' });
 
 export const ApiKeyWithSecret = ApiKey.extend({
-  secret: z
-    .string()
-    .optional()
-    .meta({ description: 'The key itself. Returned only by the creating call: it is stored as a SHA-256 hash. An idempotent replay omits it.' }),
+  secret: z.string().optional().meta({
+    description: 'The key itself. Returned only by the creating call: it is stored as a SHA-256 hash. An idempotent replay omits it.',
+  }),
 }).meta({ id: 'ApiKeyWithSecret' });
 
 export const ApiKeyList = listOf(ApiKey, 'ApiKeyList');
@@ -175,7 +184,12 @@ export const Settings = z
       .meta({ description: 'Largest server one may deploy or resize to.' }),
     maxServersPerAccount: z.number().int().min(0).max(10_000).meta({ description: 'Active plus suspended servers per account.' }),
     topUpBonusPercent: z.number().int().min(0).max(100).meta({ description: 'Bonus credit added to every paid top-up, in percent.' }),
-    minimumTopUpCents: z.number().int().min(50).max(99_999_999).meta({ description: 'Smallest checkout amount (Stripe needs at least 50 cents).' }),
+    minimumTopUpCents: z
+      .number()
+      .int()
+      .min(50)
+      .max(99_999_999)
+      .meta({ description: 'Smallest checkout amount (Stripe needs at least 50 cents).' }),
     maximumTopUpCents: z.number().int().min(50).max(99_999_999).meta({ description: 'Largest checkout amount.' }),
     suspendedRetentionDays: z
       .number()
@@ -222,7 +236,9 @@ export const Instance = z
     baseUrl: z.string().meta({ description: 'Panel base URL.' }),
     priority: z.number().int().meta({ description: 'Lower is preferred by placement.' }),
     enabled: z.boolean().meta({ description: 'When false, existing servers keep working and nothing new is placed here.' }),
-    hasClientKey: z.boolean().meta({ description: 'Whether a client key is set (power, console, files need it). Keys are never returned.' }),
+    hasClientKey: z
+      .boolean()
+      .meta({ description: 'Whether a client key is set (power, console, files need it). Keys are never returned.' }),
     serviceUserId: z.number().int().nullable().meta({ description: 'Panel user owning the client key, resolved by the instance test.' }),
     serverCount: z.number().int().meta({ description: 'Active and suspended servers on this instance.' }),
     createdAt: z.iso.datetime(),
@@ -252,8 +268,14 @@ export const CreateInstance = z
   .object({
     name: InstanceName,
     baseUrl: BaseUrl,
-    appApiKey: PanelKey.meta({ description: 'Panel application key (ptla_…) with read/write on users, nodes, allocations, servers and eggs.', example: '<PANEL_APP_KEY>' }),
-    clientApiKey: PanelKey.optional().meta({ description: 'Client key (ptlc_…) of the dedicated service user.', example: '<PANEL_CLIENT_KEY>' }),
+    appApiKey: PanelKey.meta({
+      description: 'Panel application key (ptla_…) with read/write on users, nodes, allocations, servers and eggs.',
+      example: '<PANEL_APP_KEY>',
+    }),
+    clientApiKey: PanelKey.optional().meta({
+      description: 'Client key (ptlc_…) of the dedicated service user.',
+      example: '<PANEL_CLIENT_KEY>',
+    }),
     priority: Priority.default(100).meta({ description: 'Lower is preferred (default 100).' }),
     enabled: z.boolean().default(true),
   })
@@ -322,7 +344,10 @@ export const Region = z
   .meta({ id: 'Region' });
 
 export const RegionList = z
-  .object({ data: z.array(Region), unavailableInstances: z.array(Uuid).meta({ description: 'Enabled instances whose panel did not answer.' }) })
+  .object({
+    data: z.array(Region),
+    unavailableInstances: z.array(Uuid).meta({ description: 'Enabled instances whose panel did not answer.' }),
+  })
   .meta({ id: 'RegionList' });
 
 export const EggSummary = z
@@ -338,16 +363,17 @@ export const EggSummary = z
   })
   .meta({ id: 'EggSummary' });
 
-export const EggList = z
-  .object({ data: z.array(EggSummary), unavailableInstances: z.array(Uuid) })
-  .meta({ id: 'EggList' });
+export const EggList = z.object({ data: z.array(EggSummary), unavailableInstances: z.array(Uuid) }).meta({ id: 'EggList' });
 
 export const EggVariable = z
   .object({
     env: z.string().meta({ example: 'SERVER_JARFILE' }),
     name: z.string(),
     description: z.string(),
-    default: z.string().nullable().meta({ description: 'Used when a deploy omits the variable. Hidden (null) for variables the panel marks not viewable.' }),
+    default: z
+      .string()
+      .nullable()
+      .meta({ description: 'Used when a deploy omits the variable. Hidden (null) for variables the panel marks not viewable.' }),
     editable: z.boolean().meta({ description: 'Only editable variables may be set at deploy.' }),
     rules: z.string().meta({ description: 'Laravel validation rules the value must pass.', example: 'required|string|max:20' }),
   })
@@ -359,7 +385,14 @@ export const EggDetail = EggSummary.extend({
   variables: z.array(EggVariable),
 }).meta({ id: 'EggDetail' });
 
-export const EggParams = z.object({ instanceId: Uuid, eggId: z.coerce.number().int().min(1).max(2 ** 31) });
+export const EggParams = z.object({
+  instanceId: Uuid,
+  eggId: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(2 ** 31),
+});
 
 // ---- servers ------------------------------------------------------------------------------------
 
@@ -393,10 +426,20 @@ export const LiveState = z
     available: z.boolean().meta({ description: 'False when the panel could not be asked; the stored fields above still hold.' }),
     reason: z.string().optional(),
     installStatus: z.enum(['installing', 'installed', 'install_failed']).nullable(),
-    powerState: z.string().nullable().meta({ description: 'offline, starting, running or stopping; null without a client key or while installing.' }),
+    powerState: z
+      .string()
+      .nullable()
+      .meta({ description: 'offline, starting, running or stopping; null without a client key or while installing.' }),
     suspendedOnPanel: z.boolean().nullable(),
     resources: z
-      .object({ memoryBytes: z.number(), cpuAbsolute: z.number(), diskBytes: z.number(), networkRxBytes: z.number(), networkTxBytes: z.number(), uptimeMs: z.number() })
+      .object({
+        memoryBytes: z.number(),
+        cpuAbsolute: z.number(),
+        diskBytes: z.number(),
+        networkRxBytes: z.number(),
+        networkTxBytes: z.number(),
+        uptimeMs: z.number(),
+      })
       .nullable(),
   })
   .meta({ id: 'LiveState' });
@@ -412,7 +455,11 @@ const DiskMb = z.number().int().min(512).max(10_485_760);
 export const CreateServer = z
   .object({
     name: ServerName,
-    eggId: z.number().int().min(1).max(2 ** 31),
+    eggId: z
+      .number()
+      .int()
+      .min(1)
+      .max(2 ** 31),
     ramMb: RamMb.meta({ description: 'At least 256; at most the platform cap (settings.serverCaps.maxRamMb).' }),
     cpuPercent: CpuPercent.meta({ description: '100 = one core; at least 25.' }),
     diskMb: DiskMb.meta({ description: 'At least 512.' }),
@@ -423,24 +470,39 @@ export const CreateServer = z
       .refine((v) => Object.keys(v).length <= 100, 'at most 100 variables')
       .optional()
       .meta({ description: 'Egg variable name to value; omitted variables take the egg default. Only editable variables may be set.' }),
-    dockerImage: z.string().trim().min(1).max(191).optional().meta({ description: "One of the egg's docker images; the egg default when omitted." }),
+    dockerImage: z
+      .string()
+      .trim()
+      .min(1)
+      .max(191)
+      .optional()
+      .meta({ description: "One of the egg's docker images; the egg default when omitted." }),
   })
   .strict()
   .meta({ id: 'CreateServer' });
 
 export const ResizeServer = z.object({ ramMb: RamMb, cpuPercent: CpuPercent, diskMb: DiskMb }).strict().meta({ id: 'ResizeServer' });
 
-export const DeletedServer = z.object({ id: Uuid, status: z.literal('deleted'), deletedAt: z.iso.datetime() }).meta({ id: 'DeletedServer' });
+export const DeletedServer = z
+  .object({ id: Uuid, status: z.literal('deleted'), deletedAt: z.iso.datetime() })
+  .meta({ id: 'DeletedServer' });
 
-export const PowerSignal = z.object({ signal: z.enum(['start', 'stop', 'restart', 'kill']) }).strict().meta({ id: 'PowerSignal' });
-export const PowerResult = z
-  .object({ id: Uuid, signal: z.enum(['start', 'stop', 'restart', 'kill']), accepted: z.literal(true) })
-  .meta({ id: 'PowerResult', description: 'The panel accepted the signal; the state changes shortly after (watch resources or the console).' });
+export const PowerSignal = z
+  .object({ signal: z.enum(['start', 'stop', 'restart', 'kill']) })
+  .strict()
+  .meta({ id: 'PowerSignal' });
+export const PowerResult = z.object({ id: Uuid, signal: z.enum(['start', 'stop', 'restart', 'kill']), accepted: z.literal(true) }).meta({
+  id: 'PowerResult',
+  description: 'The panel accepted the signal; the state changes shortly after (watch resources or the console).',
+});
 
 /** No control characters: a command is one console line. */
 const OneLine = z.string().regex(/^[^\u0000-\u001f\u007f]*$/, 'must be a single line without control characters');
 
-export const ConsoleCommand = z.object({ command: OneLine.min(1).max(1024) }).strict().meta({ id: 'ConsoleCommand' });
+export const ConsoleCommand = z
+  .object({ command: OneLine.min(1).max(1024) })
+  .strict()
+  .meta({ id: 'ConsoleCommand' });
 export const CommandResult = z.object({ id: Uuid, sent: z.literal(true) }).meta({ id: 'CommandResult' });
 
 export const LiveUsage = z
@@ -463,7 +525,10 @@ export const LiveUsage = z
 export const ConsoleCredentials = z
   .object({
     websocket: z.object({ token: z.string(), socket: z.string().meta({ description: 'wss:// address of the console.' }) }),
-    expiresInSeconds: z.number().int().meta({ description: 'About 600: fetch fresh credentials when the socket reports the token expiring or closes.' }),
+    expiresInSeconds: z
+      .number()
+      .int()
+      .meta({ description: 'About 600: fetch fresh credentials when the socket reports the token expiring or closes.' }),
   })
   .meta({ id: 'ConsoleCredentials' });
 
@@ -504,10 +569,16 @@ export const WriteFile = z
   .meta({ id: 'WriteFile' });
 export const WriteResult = z.object({ file: z.string(), written: z.literal(true), bytes: z.number().int() }).meta({ id: 'WriteResult' });
 export const DownloadLink = z
-  .object({ file: z.string(), url: z.string().meta({ description: 'Signed, single-use address on the node, valid about 15 minutes; no key needed.' }) })
+  .object({
+    file: z.string(),
+    url: z.string().meta({ description: 'Signed, single-use address on the node, valid about 15 minutes; no key needed.' }),
+  })
   .meta({ id: 'DownloadLink' });
 export const DeleteFiles = z
-  .object({ root: FilePath.optional().meta({ description: 'Directory the names are relative to (default /).' }), files: z.array(FilePath).min(1).max(100) })
+  .object({
+    root: FilePath.optional().meta({ description: 'Directory the names are relative to (default /).' }),
+    files: z.array(FilePath).min(1).max(100),
+  })
   .strict()
   .meta({ id: 'DeleteFiles' });
 export const DeleteFilesResult = z.object({ root: z.string(), deleted: z.array(z.string()) }).meta({ id: 'DeleteFilesResult' });
@@ -530,7 +601,9 @@ export const LedgerEntryView = z
       invoiceNumber: z.string().nullable(),
       hour: z.string().nullable().meta({ description: 'Hourly charges: the UTC hour charged (its start).' }),
       note: z.string().nullable(),
-      lines: z.array(z.object({ serverId: z.string(), cents: z.number().int() })).meta({ description: 'Hourly charges: each server and what it cost.' }),
+      lines: z
+        .array(z.object({ serverId: z.string(), cents: z.number().int() }))
+        .meta({ description: 'Hourly charges: each server and what it cost.' }),
     }),
     at: z.iso.datetime(),
   })
@@ -540,7 +613,8 @@ export const LedgerList = listOf(LedgerEntryView, 'LedgerList');
 
 export const BudgetAction = z.enum(['refuse', 'suspend']).meta({
   id: 'BudgetAction',
-  description: '`refuse`: at the cap, deploys and upsizes are refused. `suspend`: also suspend the running servers until the month ends or the cap is raised.',
+  description:
+    '`refuse`: at the cap, deploys and upsizes are refused. `suspend`: also suspend the running servers until the month ends or the cap is raised.',
 });
 
 export const Budget = z
@@ -572,19 +646,29 @@ export const BillingConfig = z
   })
   .meta({ id: 'BillingConfig' });
 
-const ReturnUrl = z.string().max(2000).refine((v) => {
-  try {
-    const u = new URL(v);
-    return u.protocol === 'https:' || u.hostname === '127.0.0.1' || u.hostname === 'localhost';
-  } catch {
-    return false;
-  }
-}, 'must be an https URL');
+const ReturnUrl = z
+  .string()
+  .max(2000)
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return u.protocol === 'https:' || u.hostname === '127.0.0.1' || u.hostname === 'localhost';
+    } catch {
+      return false;
+    }
+  }, 'must be an https URL');
 
 export const CheckoutRequest = z
   .object({
-    amountCents: z.number().int().min(1).max(99_999_999).meta({ description: 'Between the minimum and maximum top-up of GET /v1/billing/config.' }),
-    successUrl: ReturnUrl.optional().meta({ description: 'Where the payment page sends the customer after paying (default: CHECKOUT_SUCCESS_URL).' }),
+    amountCents: z
+      .number()
+      .int()
+      .min(1)
+      .max(99_999_999)
+      .meta({ description: 'Between the minimum and maximum top-up of GET /v1/billing/config.' }),
+    successUrl: ReturnUrl.optional().meta({
+      description: 'Where the payment page sends the customer after paying (default: CHECKOUT_SUCCESS_URL).',
+    }),
     cancelUrl: ReturnUrl.optional().meta({ description: 'Where the payment page sends the customer who cancels.' }),
   })
   .strict()
@@ -626,7 +710,13 @@ export const InvoiceList = listOf(Invoice, 'InvoiceList');
 
 export const AdminCredit = z
   .object({
-    amountCents: z.number().int().min(-10_000_000).max(10_000_000).refine((v) => v !== 0, 'must not be 0').meta({ description: 'Positive grants, negative deducts (the balance may go below zero).' }),
+    amountCents: z
+      .number()
+      .int()
+      .min(-10_000_000)
+      .max(10_000_000)
+      .refine((v) => v !== 0, 'must not be 0')
+      .meta({ description: 'Positive grants, negative deducts (the balance may go below zero).' }),
     note: SafeText.trim().min(1).max(500),
   })
   .strict()
@@ -653,7 +743,10 @@ export const BillingSummary = z
     deletedByRetention: z.number().int(),
     lowBalanceWarnings: z.number().int(),
     errors: z.number().int().meta({ description: 'Accounts or shards whose charging failed; the next pass covers them again.' }),
-    panelErrors: z.number().int().meta({ description: 'Suspensions, unsuspensions or retention deletes the panel refused; retried next pass.' }),
+    panelErrors: z
+      .number()
+      .int()
+      .meta({ description: 'Suspensions, unsuspensions or retention deletes the panel refused; retried next pass.' }),
   })
   .meta({ id: 'BillingSummary' });
 

@@ -1,16 +1,7 @@
 /** Scopes a credential can hold (DESIGN.md §3). Session tokens hold every scope of their account. */
-export const SCOPES = [
-  'account:read',
-  'keys:write',
-  'servers:read',
-  'servers:write',
-  'billing:read',
-  'billing:write',
-  'admin',
-] as const;
+export const SCOPES = ['account:read', 'keys:write', 'servers:read', 'servers:write', 'billing:read', 'billing:write', 'admin'] as const;
 
 export type Scope = (typeof SCOPES)[number];
 
 /** Every scope an account may hold: admins also hold `admin`. */
-export const scopesOfAccount = (isAdmin: boolean): Scope[] =>
-  isAdmin ? [...SCOPES] : SCOPES.filter((s) => s !== 'admin');
+export const scopesOfAccount = (isAdmin: boolean): Scope[] => (isAdmin ? [...SCOPES] : SCOPES.filter((s) => s !== 'admin'));

@@ -10,16 +10,24 @@ import { advanceWatermark, type PassPlan } from './pass.ts';
 const passKey = (plan: Pick<PassPlan, 'throughHour'>) => ({ PK: 'BILLING#PASS', SK: new Date(plan.throughHour).toISOString() });
 
 export async function openPassRecord(plan: PassPlan): Promise<void> {
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: { ...passKey(plan), kind: 'billing-pass', at: plan.at, shards: plan.shards.length, expiresAt: Math.floor(Date.now() / 1000) + 14 * 86_400 },
-      // A second scheduler run for the same hour keeps the first record (and its progress).
-      ConditionExpression: 'attribute_not_exists(PK)',
-    }),
-  ).catch((err: Error) => {
-    if (err.name !== 'ConditionalCheckFailedException') throw err;
-  });
+  await db()
+    .send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: {
+          ...passKey(plan),
+          kind: 'billing-pass',
+          at: plan.at,
+          shards: plan.shards.length,
+          expiresAt: Math.floor(Date.now() / 1000) + 14 * 86_400,
+        },
+        // A second scheduler run for the same hour keeps the first record (and its progress).
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
+    )
+    .catch((err: Error) => {
+      if (err.name !== 'ConditionalCheckFailedException') throw err;
+    });
 }
 
 export async function markShardDone(plan: Pick<PassPlan, 'throughHour'>, shard: number): Promise<boolean> {

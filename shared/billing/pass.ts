@@ -82,7 +82,12 @@ export async function readWatermark(): Promise<number | null> {
 /** The scheduler's half: which hours and which work units. */
 export async function planPass(at: Date): Promise<PassPlan> {
   const throughHour = hourStart(at.getTime() - GRACE_MS) - HOUR_MS;
-  return { at: at.toISOString(), throughHour, fromWatermark: await readWatermark(), shards: Array.from({ length: BILLING_SHARDS }, (_, i) => i) };
+  return {
+    at: at.toISOString(),
+    throughHour,
+    fromWatermark: await readWatermark(),
+    shards: Array.from({ length: BILLING_SHARDS }, (_, i) => i),
+  };
 }
 
 /** Moves the watermark forward (never back), once every unit of a pass has succeeded. */
@@ -150,7 +155,11 @@ function firstHourFor(createdAt: number, fromWatermark: number | null): number {
   return fromWatermark + HOUR_MS;
 }
 
-async function chargeAccount(accountId: string, servers: Item[], plan: Pick<PassPlan, 'at' | 'throughHour' | 'fromWatermark'>): Promise<ShardSummary> {
+async function chargeAccount(
+  accountId: string,
+  servers: Item[],
+  plan: Pick<PassPlan, 'at' | 'throughHour' | 'fromWatermark'>,
+): Promise<ShardSummary> {
   const summary = emptySummary();
   summary.accounts = 1;
   summary.servers = servers.length;
@@ -184,7 +193,9 @@ async function chargeAccount(accountId: string, servers: Item[], plan: Pick<Pass
   const budgetMaySuspend = profile.budgetCapCents !== undefined && profile.budgetCapCents !== null && profile.budgetAction === 'suspend';
   if ((balance <= 0 && anyActive) || (balance > 0 && anySuspended) || budgetMaySuspend) {
     // Suspend at or below zero (or at a suspending budget cap), unsuspend once paid.
-    const fresh = (await Promise.all(servers.map((s) => getItem(keys.server(accountId, s.serverId as string))))).filter((s): s is Item => Boolean(s));
+    const fresh = (await Promise.all(servers.map((s) => getItem(keys.server(accountId, s.serverId as string))))).filter((s): s is Item =>
+      Boolean(s),
+    );
     const reconciled = await reconcileAccount(accountId, fresh);
     summary.suspended += reconciled.suspended;
     summary.unsuspended += reconciled.unsuspended;
@@ -200,7 +211,11 @@ async function chargeAccount(accountId: string, servers: Item[], plan: Pick<Pass
  * One ledger entry for an account-hour, guarded per server-hour. Lines already charged (a re-run,
  * a concurrent pass) are dropped and the rest retried.
  */
-async function chargeLines(accountId: string, hour: number, lines: { serverId: string; cents: number }[]): Promise<{ count: number; cents: number }> {
+async function chargeLines(
+  accountId: string,
+  hour: number,
+  lines: { serverId: string; cents: number }[],
+): Promise<{ count: number; cents: number }> {
   let remaining = lines;
   while (remaining.length) {
     const cents = remaining.reduce((sum, l) => sum + l.cents, 0);
@@ -214,7 +229,11 @@ async function chargeLines(accountId: string, hour: number, lines: { serverId: s
           amountCents: -cents,
           idempotencyKey: entryKey,
           extraGuards: guards,
-          reference: { hour: new Date(hour).toISOString(), lines: remaining, ...(remaining.length === 1 ? { serverId: remaining[0]!.serverId } : {}) },
+          reference: {
+            hour: new Date(hour).toISOString(),
+            lines: remaining,
+            ...(remaining.length === 1 ? { serverId: remaining[0]!.serverId } : {}),
+          },
         },
       ],
       {
@@ -247,11 +266,20 @@ async function warnLowBalance(accountId: string, profile: Item): Promise<number>
   if (Date.now() - last < 24 * HOUR_MS) return 0;
   const now = new Date().toISOString();
   await db().send(
-    new UpdateCommand({ TableName: tableName(), Key: keys.account(accountId), UpdateExpression: 'SET lowBalanceWarnedAt = :now', ExpressionAttributeValues: { ':now': now } }),
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.account(accountId),
+      UpdateExpression: 'SET lowBalanceWarnedAt = :now',
+      ExpressionAttributeValues: { ':now': now },
+    }),
   );
   const runwayHours = Math.max(0, Math.floor(balance / burn));
   logger.warn('low balance', { accountId, balanceCents: balance, burnCentsPerHour: burn, runwayHours });
-  await recordSystemActivity(accountId, 'billing', 'billing.low_balance', `account:${accountId}`, { balanceCents: balance, burnCentsPerHour: burn, runwayHours });
+  await recordSystemActivity(accountId, 'billing', 'billing.low_balance', `account:${accountId}`, {
+    balanceCents: balance,
+    burnCentsPerHour: burn,
+    runwayHours,
+  });
   return 1;
 }
 
@@ -293,7 +321,10 @@ async function dropFullyBilled(servers: Item[], throughHour: number): Promise<vo
 }
 
 /** The whole pass in one process (local stack, tests, and small deployments). */
-export async function runPassInProcess(at: Date, concurrency = 4): Promise<ShardSummary & { at: string; throughHour: string | null; shards: number }> {
+export async function runPassInProcess(
+  at: Date,
+  concurrency = 4,
+): Promise<ShardSummary & { at: string; throughHour: string | null; shards: number }> {
   const plan = await planPass(at);
   const queue = [...plan.shards];
   let total = emptySummary();

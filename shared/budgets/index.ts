@@ -33,7 +33,7 @@ export async function getBudget(accountId: string, now = Date.now()): Promise<Bu
   const burn = Number(profile.burnCentsPerHour ?? 0);
   return {
     monthlyCapCents: cap,
-    action: ((profile.budgetAction as BudgetView['action'] | undefined) ?? 'refuse'),
+    action: (profile.budgetAction as BudgetView['action'] | undefined) ?? 'refuse',
     month,
     spentCents,
     burnCentsPerHour: burn,

@@ -66,7 +66,9 @@ export function eggsOf(instance: InstanceView): Promise<EggWithNest[]> {
   return cached(`eggs:${instance.id}:${instance.baseUrl}`, async () => {
     const client = await panelClientFor(instance);
     const nests = await client.listNests();
-    const perNest = await Promise.all(nests.map(async (nest) => (await client.listEggs(nest.id)).map((egg) => ({ egg, nestId: nest.id, nestName: nest.name }))));
+    const perNest = await Promise.all(
+      nests.map(async (nest) => (await client.listEggs(nest.id)).map((egg) => ({ egg, nestId: nest.id, nestName: nest.name }))),
+    );
     return perNest.flat();
   });
 }
@@ -95,7 +97,15 @@ export async function listRegions(): Promise<{ data: z.infer<typeof Region>[]; u
     for (const node of nodes) {
       const location = byId.get(node.location_id);
       if (!location) continue;
-      const region = regions.get(location.short) ?? { region: location.short, name: location.long, instances: [], nodes: 0, freeMemoryMb: 0, freeDiskMb: 0, largestFreeMemoryMb: 0 };
+      const region = regions.get(location.short) ?? {
+        region: location.short,
+        name: location.long,
+        instances: [],
+        nodes: 0,
+        freeMemoryMb: 0,
+        freeDiskMb: 0,
+        largestFreeMemoryMb: 0,
+      };
       if (!region.instances.includes(instance.id)) region.instances.push(instance.id);
       if (!node.maintenance_mode && node.public !== false) {
         const free = freeCapacity(node);

@@ -131,7 +131,12 @@ export const accessPatterns = {
   allServersOfAccount: async (accountId: string): Promise<Item[]> => {
     const k = keys.serverPrefix(accountId);
     const out = await db().send(
-      new QueryCommand({ TableName: tableName(), KeyConditionExpression: 'PK = :pk AND begins_with(SK, :p)', ExpressionAttributeValues: { ':pk': k.PK, ':p': k.SKPrefix }, ConsistentRead: true }),
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :p)',
+        ExpressionAttributeValues: { ':pk': k.PK, ':p': k.SKPrefix },
+        ConsistentRead: true,
+      }),
     );
     return out.Items ?? [];
   },
@@ -148,7 +153,11 @@ export const accessPatterns = {
   /** Instances are few (one per panel), so they share one partition and are read whole. */
   allInstances: async (): Promise<Item[]> => {
     const out = await db().send(
-      new QueryCommand({ TableName: tableName(), KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': keys.instancesPartition() } }),
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': keys.instancesPartition() },
+      }),
     );
     return out.Items ?? [];
   },

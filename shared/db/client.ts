@@ -10,9 +10,7 @@ export function db(): DynamoDBDocumentClient {
     const { region, dynamodbEndpoint } = getConfig();
     const base = new DynamoDBClient({
       region,
-      ...(dynamodbEndpoint
-        ? { endpoint: dynamodbEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-        : {}),
+      ...(dynamodbEndpoint ? { endpoint: dynamodbEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
     });
     client = DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
   }

@@ -9,8 +9,7 @@ import { ApiError } from '../http/errors.ts';
  */
 type Position = Record<string, unknown>;
 
-const sign = (payload: string): string =>
-  createHmac('sha256', getConfig().cursorSecret).update(payload).digest('base64url');
+const sign = (payload: string): string => createHmac('sha256', getConfig().cursorSecret).update(payload).digest('base64url');
 
 export function encodeCursor(position: Position, boundTo: string): string {
   const payload = Buffer.from(JSON.stringify({ p: position, b: boundTo })).toString('base64url');

@@ -15,7 +15,13 @@ import { errorFields, logger } from '../observability/logger.ts';
 import { ApiError, isApiError } from './errors.ts';
 import { routerForGroups } from './router.ts';
 import { assertWithinLimit, consumeRateLimit, rateLimitHeaders, type RateLimitState } from './rate-limit.ts';
-import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, requestFingerprint, validateIdempotencyKey } from './idempotency.ts';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  releaseIdempotencyKey,
+  requestFingerprint,
+  validateIdempotencyKey,
+} from './idempotency.ts';
 
 /**
  * The one request pipeline every endpoint group shares (DESIGN.md §3):
@@ -86,7 +92,13 @@ export function createGroupHandler<G extends Group>(groups: G | readonly G[], im
     const headers = event.headers as Record<string, string | undefined>;
     const method = event.requestContext.http.method.toUpperCase();
     const path = event.rawPath || event.requestContext.http.path;
-    const state: { route?: { id: RouteId; def: RouteDef }; principal?: Principal; rate?: RateLimitState; idempotency?: { accountId: string; key: string }; audit: AuditNote } = { audit: {} };
+    const state: {
+      route?: { id: RouteId; def: RouteDef };
+      principal?: Principal;
+      rate?: RateLimitState;
+      idempotency?: { accountId: string; key: string };
+      audit: AuditNote;
+    } = { audit: {} };
 
     try {
       const route = match(method, path);
@@ -144,7 +156,15 @@ export function createGroupHandler<G extends Group>(groups: G | readonly G[], im
       const host = inAws ? event.requestContext.domainName : (headers.host ?? event.requestContext.domainName);
       const proto = inAws ? 'https' : 'http';
       const [result] = await Promise.all([
-        impls[route.id]({ ...input, principal: principal as undefined, requestId, sourceIp, baseUrl: `${proto}://${host}`, headers, audit: state.audit }),
+        impls[route.id]({
+          ...input,
+          principal: principal as undefined,
+          requestId,
+          sourceIp,
+          baseUrl: `${proto}://${host}`,
+          headers,
+          audit: state.audit,
+        }),
         keyItem ? touchLastUsed(keyItem) : undefined,
       ]);
 
@@ -153,13 +173,22 @@ export function createGroupHandler<G extends Group>(groups: G | readonly G[], im
         const raw = result as RawResponse;
         response = {
           statusCode: 200,
-          headers: { 'content-type': raw.contentType, 'cache-control': raw.cacheSeconds ? `public, max-age=${raw.cacheSeconds}` : 'no-store', 'x-request-id': requestId, ...(state.rate ? rateLimitHeaders(state.rate) : {}) },
+          headers: {
+            'content-type': raw.contentType,
+            'cache-control': raw.cacheSeconds ? `public, max-age=${raw.cacheSeconds}` : 'no-store',
+            'x-request-id': requestId,
+            ...(state.rate ? rateLimitHeaders(state.rate) : {}),
+          },
           body: raw.body,
         };
       } else {
         const { status, body } = unwrap(result, def.status ?? 200);
         checkResponseShape(route.id, def, body);
-        if (state.idempotency) await completeIdempotencyKey(state.idempotency.accountId, state.idempotency.key, { statusCode: status, body: stripSecrets(body) });
+        if (state.idempotency)
+          await completeIdempotencyKey(state.idempotency.accountId, state.idempotency.key, {
+            statusCode: status,
+            body: stripSecrets(body),
+          });
         response = json(status, body, requestId, state.rate);
       }
       await audit(state, response.statusCode, null, requestId, sourceIp);
@@ -167,7 +196,9 @@ export function createGroupHandler<G extends Group>(groups: G | readonly G[], im
     } catch (err) {
       const response = errorResponse(err, requestId, state.rate);
       if (state.idempotency) await releaseIdempotencyKey(state.idempotency.accountId, state.idempotency.key).catch(() => undefined);
-      await audit(state, response.statusCode, isApiError(err) ? err.code : 'internal', requestId, sourceIp).catch((e) => logger.error('audit write failed', { requestId, ...errorFields(e) }));
+      await audit(state, response.statusCode, isApiError(err) ? err.code : 'internal', requestId, sourceIp).catch((e) =>
+        logger.error('audit write failed', { requestId, ...errorFields(e) }),
+      );
       return response;
     }
   };
@@ -233,7 +264,8 @@ function parseInput(def: RouteDef, params: Record<string, string>, event: Event)
     const raw = event.body ?? '';
     const size = event.isBase64Encoded ? Math.floor((raw.length * 3) / 4) : Buffer.byteLength(raw);
     if (size > MAX_BODY_BYTES) throw new ApiError('payload_too_large', `The request body exceeds ${MAX_BODY_BYTES} bytes`);
-    if (raw === '') throw new ApiError('validation_failed', 'A request body is required', { issues: [{ field: 'body', message: 'required' }] });
+    if (raw === '')
+      throw new ApiError('validation_failed', 'A request body is required', { issues: [{ field: 'body', message: 'required' }] });
     // Webhooks keep the exact bytes: their signature is computed over them.
     body = def.rawBody ? (event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw) : parseJsonBody(event);
   }
@@ -282,7 +314,13 @@ function stripSecrets(body: unknown): unknown {
   return body;
 }
 
-function json(statusCode: number, body: unknown, requestId: string, rate: RateLimitState | undefined, extra: Record<string, string> = {}): Response {
+function json(
+  statusCode: number,
+  body: unknown,
+  requestId: string,
+  rate: RateLimitState | undefined,
+  extra: Record<string, string> = {},
+): Response {
   return {
     statusCode,
     headers: {

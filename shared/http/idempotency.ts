@@ -20,7 +20,9 @@ export interface StoredResponse {
 }
 
 export const requestFingerprint = (method: string, path: string, body: unknown): string =>
-  createHash('sha256').update(`${method} ${path}\n${JSON.stringify(body ?? null)}`).digest('hex');
+  createHash('sha256')
+    .update(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
+    .digest('hex');
 
 export function validateIdempotencyKey(value: string): string {
   if (!/^[\x21-\x7e]{1,255}$/.test(value)) {
@@ -38,7 +40,14 @@ export async function claimIdempotencyKey(accountId: string, key: string, finger
     await db().send(
       new PutCommand({
         TableName: tableName(),
-        Item: { ...keys.idempotency(accountId, key), kind: 'idempotency', fingerprint, state: 'in_progress', lockedUntil: now + LOCK_SECONDS, expiresAt: now + RECORD_TTL_SECONDS },
+        Item: {
+          ...keys.idempotency(accountId, key),
+          kind: 'idempotency',
+          fingerprint,
+          state: 'in_progress',
+          lockedUntil: now + LOCK_SECONDS,
+          expiresAt: now + RECORD_TTL_SECONDS,
+        },
         ConditionExpression: 'attribute_not_exists(PK) OR expiresAt < :now OR (#state = :progress AND lockedUntil < :now)',
         ExpressionAttributeNames: { '#state': 'state' },
         ExpressionAttributeValues: { ':now': now, ':progress': 'in_progress' },

@@ -31,7 +31,12 @@ export function compileRoutes(filter: (def: RouteDef) => boolean) {
       allowed.push(route.def.method);
     }
     if (allowed.length) {
-      throw new ApiError('method_not_allowed', `Method ${method} is not allowed on ${path}`, { allowed }, { Allow: [...new Set(allowed)].join(', ') });
+      throw new ApiError(
+        'method_not_allowed',
+        `Method ${method} is not allowed on ${path}`,
+        { allowed },
+        { Allow: [...new Set(allowed)].join(', ') },
+      );
     }
     throw new ApiError('not_found', `No route for ${method} ${path}`);
   };

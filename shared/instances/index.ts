@@ -72,7 +72,10 @@ export async function createInstance(input: z.infer<typeof CreateInstance>): Pro
   return toInstanceView(item);
 }
 
-export async function updateInstance(instanceId: string, input: z.infer<typeof UpdateInstance>): Promise<{ view: InstanceView; changed: string[] }> {
+export async function updateInstance(
+  instanceId: string,
+  input: z.infer<typeof UpdateInstance>,
+): Promise<{ view: InstanceView; changed: string[] }> {
   const current = await accessPatterns.instanceById(instanceId);
   if (!current) throw notFound('Instance');
   const changed: string[] = [];
@@ -131,7 +134,9 @@ export async function deleteInstance(instanceId: string): Promise<void> {
   } catch (err) {
     if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
     const count = Number((await accessPatterns.instanceById(instanceId))?.serverCount ?? 0);
-    throw new ApiError('conflict', `The instance still hosts ${count} server(s); delete them or disable the instance instead`, { serverCount: count });
+    throw new ApiError('conflict', `The instance still hosts ${count} server(s); delete them or disable the instance instead`, {
+      serverCount: count,
+    });
   }
   await secretStore().delete(instanceId);
   forgetClient(instanceId);
@@ -153,7 +158,12 @@ export async function panelClientFor(instance: Pick<InstanceView, 'id' | 'baseUr
   const stored = await secretStore().get(instance.id);
   if (!stored) throw new ApiError('panel_error', 'The keys of this instance are missing from the secret store; set them again with PATCH');
   const { panelTimeoutMs } = getConfig();
-  const client = new PanelClient({ baseUrl: instance.baseUrl, appKey: stored.appApiKey, clientKey: stored.clientApiKey, timeoutMs: panelTimeoutMs });
+  const client = new PanelClient({
+    baseUrl: instance.baseUrl,
+    appKey: stored.appApiKey,
+    clientKey: stored.clientApiKey,
+    timeoutMs: panelTimeoutMs,
+  });
   clients.set(instance.id, { client, at: Date.now() });
   return client;
 }
@@ -182,13 +192,21 @@ export async function testInstance(instanceId: string): Promise<z.infer<typeof I
       allocatedMemoryMb: n.allocated_resources.memory,
       allocatedDiskMb: n.allocated_resources.disk,
     }));
-    checks.push({ name: 'application_api', ok: true, message: `${nodes.length} node(s) in ${new Set(nodes.map((n) => n.region)).size} region(s)` });
+    checks.push({
+      name: 'application_api',
+      ok: true,
+      message: `${nodes.length} node(s) in ${new Set(nodes.map((n) => n.region)).size} region(s)`,
+    });
   } catch (err) {
     checks.push({ name: 'application_api', ok: false, message: describe(err) });
   }
 
   if (!client.hasClientKey) {
-    checks.push({ name: 'client_api', ok: false, message: 'No client key: deploys work (per-account panel users), power, console and files do not' });
+    checks.push({
+      name: 'client_api',
+      ok: false,
+      message: 'No client key: deploys work (per-account panel users), power, console and files do not',
+    });
   } else {
     try {
       const account = await client.getAccount();
@@ -214,7 +232,8 @@ export async function testInstance(instanceId: string): Promise<z.infer<typeof I
   return { instanceId, ok: checks.every((c) => c.ok), latencyMs: Date.now() - started, checks, nodes, serviceUser };
 }
 
-const describe = (err: unknown): string => (err instanceof PanelRequestError || err instanceof ApiError ? err.message : 'Unexpected failure talking to the panel');
+const describe = (err: unknown): string =>
+  err instanceof PanelRequestError || err instanceof ApiError ? err.message : 'Unexpected failure talking to the panel';
 
 /** The panel user that owns an instance's servers: the client key's user, resolved once and cached. */
 export async function serviceUserIdOf(instance: InstanceView): Promise<number> {

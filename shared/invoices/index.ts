@@ -45,7 +45,13 @@ export function toInvoiceView(item: Item): InvoiceView {
 }
 
 /** Opens an invoice with the next number of the year. */
-export async function openInvoice(accountId: string, amountCents: number, bonusPercent: number, provider: Provider, now = new Date()): Promise<InvoiceView> {
+export async function openInvoice(
+  accountId: string,
+  amountCents: number,
+  bonusPercent: number,
+  provider: Provider,
+  now = new Date(),
+): Promise<InvoiceView> {
   const year = now.getUTCFullYear();
   const invoiceId = randomUUID();
   for (let attempt = 0; attempt < 60; attempt++) {
@@ -81,8 +87,20 @@ export async function openInvoice(accountId: string, amountCents: number, bonusP
               },
             },
             { Put: { TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
-            { Put: { TableName: tableName(), Item: { ...keys.invoiceNumber(number), kind: 'invoice-number', invoiceId, accountId }, ConditionExpression: 'attribute_not_exists(PK)' } },
-            { Put: { TableName: tableName(), Item: { ...keys.invoicePointer(invoiceId), kind: 'invoice-pointer', accountId, number }, ConditionExpression: 'attribute_not_exists(PK)' } },
+            {
+              Put: {
+                TableName: tableName(),
+                Item: { ...keys.invoiceNumber(number), kind: 'invoice-number', invoiceId, accountId },
+                ConditionExpression: 'attribute_not_exists(PK)',
+              },
+            },
+            {
+              Put: {
+                TableName: tableName(),
+                Item: { ...keys.invoicePointer(invoiceId), kind: 'invoice-pointer', accountId, number },
+                ConditionExpression: 'attribute_not_exists(PK)',
+              },
+            },
           ],
         }),
       );

@@ -70,12 +70,26 @@ export async function createApiKey(
   await db().send(
     new TransactWriteCommand({
       TransactItems: [
-        { Put: { TableName: tableName(), Item: { ...keys.apiKey(principal.accountId, keyId), kind: 'api-key', ...record, hash }, ConditionExpression: 'attribute_not_exists(PK)' } },
+        {
+          Put: {
+            TableName: tableName(),
+            Item: { ...keys.apiKey(principal.accountId, keyId), kind: 'api-key', ...record, hash },
+            ConditionExpression: 'attribute_not_exists(PK)',
+          },
+        },
         {
           Put: {
             TableName: tableName(),
             // The lookup item carries what authentication needs, so a request costs one read.
-            Item: { ...keys.apiKeyHash(hash), kind: 'api-key-hash', keyId, accountId: principal.accountId, email: principal.email, scopes, expiresAt: record.expiresAt },
+            Item: {
+              ...keys.apiKeyHash(hash),
+              kind: 'api-key-hash',
+              keyId,
+              accountId: principal.accountId,
+              email: principal.email,
+              scopes,
+              expiresAt: record.expiresAt,
+            },
             ConditionExpression: 'attribute_not_exists(PK)',
           },
         },
@@ -99,8 +113,22 @@ export async function revokeApiKey(accountId: string, keyId: string): Promise<{ 
   await db().send(
     new TransactWriteCommand({
       TransactItems: [
-        { Update: { TableName: tableName(), Key: keys.apiKey(accountId, keyId), UpdateExpression: 'SET revokedAt = :at', ExpressionAttributeValues: { ':at': revokedAt } } },
-        { Update: { TableName: tableName(), Key: keys.apiKeyHash(item.hash as string), UpdateExpression: 'SET revokedAt = :at', ExpressionAttributeValues: { ':at': revokedAt } } },
+        {
+          Update: {
+            TableName: tableName(),
+            Key: keys.apiKey(accountId, keyId),
+            UpdateExpression: 'SET revokedAt = :at',
+            ExpressionAttributeValues: { ':at': revokedAt },
+          },
+        },
+        {
+          Update: {
+            TableName: tableName(),
+            Key: keys.apiKeyHash(item.hash as string),
+            UpdateExpression: 'SET revokedAt = :at',
+            ExpressionAttributeValues: { ':at': revokedAt },
+          },
+        },
       ],
     }),
   );

@@ -54,7 +54,13 @@ export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems'
 const guardsOf = (change: LedgerChange): string[] => [change.idempotencyKey, ...(change.extraGuards ?? [])];
 
 /** The items that append `change` after sequence `seq` with resulting balance `balanceAfter`. */
-export function ledgerEntryItems(accountId: string, seq: number, balanceAfterCents: number, change: LedgerChange, at: string): TransactItem[] {
+export function ledgerEntryItems(
+  accountId: string,
+  seq: number,
+  balanceAfterCents: number,
+  change: LedgerChange,
+  at: string,
+): TransactItem[] {
   if (!Number.isSafeInteger(change.amountCents)) throw new Error('Ledger amounts are integer cents');
   const { extraGuards: _extra, ...rest } = change;
   const entry: LedgerEntry = { ...rest, seq, balanceAfterCents, granted: GRANTED.has(change.type), at };

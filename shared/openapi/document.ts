@@ -14,7 +14,9 @@ API-first control plane for game and application servers on Pterodactyl panels, 
 
 **Scopes.** \`account:read\`, \`keys:write\`, \`servers:read\`, \`servers:write\`, \`billing:read\`, \`billing:write\`, \`admin\`. Each operation names the scope it needs (\`x-required-scope\`); a missing scope or a non-admin calling \`/v1/admin/*\` gets 403 \`forbidden\`. Session tokens hold every scope of their account; an API key created without \`scopes\` gets every scope its creator holds, and can never hold more.
 
-**Errors.** Always \`{"error": {"code", "message", "details"?}}\`. Codes: ${Object.entries(ERROR_STATUS).map(([code, status]) => `\`${code}\` ${status}`).join(', ')}. Another account's resource answers 404 exactly like an unknown id.
+**Errors.** Always \`{"error": {"code", "message", "details"?}}\`. Codes: ${Object.entries(ERROR_STATUS)
+  .map(([code, status]) => `\`${code}\` ${status}`)
+  .join(', ')}. Another account's resource answers 404 exactly like an unknown id.
 
 **Lists.** \`?limit=\` (1–100, default 25) and \`?cursor=\`; responses are \`{"data": [...], "nextCursor": string|null}\`, newest first. Cursors are opaque, signed and bound to the caller and the listing.
 
@@ -28,18 +30,24 @@ API-first control plane for game and application servers on Pterodactyl panels, 
 `.trim();
 
 function errorResponsesFor(def: RouteDef): Record<number, string> {
-  const out: Record<number, string> = { 429: 'Rate limit exceeded (`rate_limited`, with `Retry-After`).', 500: 'Unexpected failure (`internal`), no details.' };
+  const out: Record<number, string> = {
+    429: 'Rate limit exceeded (`rate_limited`, with `Retry-After`).',
+    500: 'Unexpected failure (`internal`), no details.',
+  };
   if (def.auth === 'bearer') {
     out[401] = 'Missing, malformed, expired or revoked credential (`unauthorized`).';
-    out[403] = def.admin ? 'Not an admin, or the credential lacks the `admin` scope (`forbidden`).' : `The credential lacks the scope \`${def.scope}\` (\`forbidden\`).`;
+    out[403] = def.admin
+      ? 'Not an admin, or the credential lacks the `admin` scope (`forbidden`).'
+      : `The credential lacks the scope \`${def.scope}\` (\`forbidden\`).`;
   }
   if (def.body || def.query || def.params) out[400] = 'Invalid input (`validation_failed` listing every bad field, or `invalid_json`).';
   if (def.body) {
     out[413] = 'Body too large (`payload_too_large`).';
     out[415] = 'Body not sent as JSON (`unsupported_media_type`).';
   }
-  if (def.params) out[404] = 'Unknown id, or another account\'s resource (`not_found`).';
-  if (def.idempotent) out[409] = 'Idempotency-Key reused with a different request (`idempotency_conflict`) or still in progress (`conflict`).';
+  if (def.params) out[404] = "Unknown id, or another account's resource (`not_found`).";
+  if (def.idempotent)
+    out[409] = 'Idempotency-Key reused with a different request (`idempotency_conflict`) or still in progress (`conflict`).';
   return out;
 }
 
@@ -82,7 +90,17 @@ function generate(): object {
         body: def.body ? { required: true, content: { 'application/json': { schema: def.body } } } : undefined,
       },
       ...(def.idempotent
-        ? { parameters: [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'Replays the first response for a repeated request (24 hours).' }] }
+        ? {
+            parameters: [
+              {
+                name: 'Idempotency-Key',
+                in: 'header',
+                required: false,
+                schema: { type: 'string', maxLength: 255 },
+                description: 'Replays the first response for a repeated request (24 hours).',
+              },
+            ],
+          }
         : {}),
       responses: responses as never,
     });
@@ -92,6 +110,12 @@ function generate(): object {
     openapi: '3.1.0',
     info: { title: 'Hosting Control Plane API', version: API_VERSION, description: DESCRIPTION },
     servers: [{ url: '/' }],
-    tags: [...new Set(routeEntries().filter(([, d]) => !d.hidden && d.group !== 'dev').map(([, d]) => d.tag))].map((name) => ({ name })),
+    tags: [
+      ...new Set(
+        routeEntries()
+          .filter(([, d]) => !d.hidden && d.group !== 'dev')
+          .map(([, d]) => d.tag),
+      ),
+    ].map((name) => ({ name })),
   });
 }

@@ -97,7 +97,9 @@ export class PanelClient {
 
   /** Free allocations of a node (`filter[server_id]=false` returns unassigned ones, §2.3). */
   async listFreeAllocations(nodeId: number, perPage = 100): Promise<PanelAllocation[]> {
-    const list = await this.app<ListEnvelope<PanelAllocation>>('GET', `/nodes/${nodeId}/allocations`, { query: { 'filter[server_id]': 'false', per_page: perPage } });
+    const list = await this.app<ListEnvelope<PanelAllocation>>('GET', `/nodes/${nodeId}/allocations`, {
+      query: { 'filter[server_id]': 'false', per_page: perPage },
+    });
     return list.data.map((d) => d.attributes).filter((a) => !a.assigned);
   }
 
@@ -116,11 +118,28 @@ export class PanelClient {
   }
 
   async getUserByExternalId(externalId: string): Promise<PanelUser | null> {
-    return this.orNull(async () => (await this.app<Envelope<PanelUser>>('GET', `/users/external/${encodeURIComponent(externalId)}`)).attributes);
+    return this.orNull(
+      async () => (await this.app<Envelope<PanelUser>>('GET', `/users/external/${encodeURIComponent(externalId)}`)).attributes,
+    );
   }
 
-  async createUser(body: { email: string; username: string; first_name: string; last_name: string; external_id: string }): Promise<PanelUser> {
-    return (await this.request<Envelope<PanelUser>>({ api: 'application', method: 'POST', path: '/users', json: body, idempotent: false, expect: 'json' })).attributes;
+  async createUser(body: {
+    email: string;
+    username: string;
+    first_name: string;
+    last_name: string;
+    external_id: string;
+  }): Promise<PanelUser> {
+    return (
+      await this.request<Envelope<PanelUser>>({
+        api: 'application',
+        method: 'POST',
+        path: '/users',
+        json: body,
+        idempotent: false,
+        expect: 'json',
+      })
+    ).attributes;
   }
 
   /** Every server of the panel (paginated reads, 100 a page). */
@@ -134,18 +153,39 @@ export class PanelClient {
 
   /** Exact lookup by our id (§2.6.1: the external route, not the substring filter). */
   async getServerByExternalId(externalId: string): Promise<PanelServer | null> {
-    return this.orNull(async () => (await this.app<Envelope<PanelServer>>('GET', `/servers/external/${encodeURIComponent(externalId)}`)).attributes);
+    return this.orNull(
+      async () => (await this.app<Envelope<PanelServer>>('GET', `/servers/external/${encodeURIComponent(externalId)}`)).attributes,
+    );
   }
 
   /** Not retried: a second create could make a second server. Callers resolve ambiguity by external id. */
   async createServer(body: CreateServerBody, timeoutMs = Math.max(this.timeoutMs, 20_000)): Promise<PanelServer> {
     // The panel calls Wings inside the create (§2.6.2 step 4), so it gets a longer timeout.
-    return (await this.request<Envelope<PanelServer>>({ api: 'application', method: 'POST', path: '/servers', json: body, idempotent: false, expect: 'json', timeoutMs })).attributes;
+    return (
+      await this.request<Envelope<PanelServer>>({
+        api: 'application',
+        method: 'POST',
+        path: '/servers',
+        json: body,
+        idempotent: false,
+        expect: 'json',
+        timeoutMs,
+      })
+    ).attributes;
   }
 
   /** Setting the same limits twice is harmless, so this is retried. */
   async updateBuild(serverId: number, body: BuildBody): Promise<PanelServer> {
-    return (await this.request<Envelope<PanelServer>>({ api: 'application', method: 'PATCH', path: `/servers/${serverId}/build`, json: body, idempotent: true, expect: 'json' })).attributes;
+    return (
+      await this.request<Envelope<PanelServer>>({
+        api: 'application',
+        method: 'PATCH',
+        path: `/servers/${serverId}/build`,
+        json: body,
+        idempotent: true,
+        expect: 'json',
+      })
+    ).attributes;
   }
 
   /** No-op on the panel if already suspended (§2.6.7), so retried. */
@@ -160,7 +200,13 @@ export class PanelClient {
   /** Deleting a server that is already gone counts as done. */
   async deleteServer(serverId: number, force = false): Promise<void> {
     try {
-      await this.request({ api: 'application', method: 'DELETE', path: `/servers/${serverId}${force ? '/force' : ''}`, idempotent: true, expect: 'none' });
+      await this.request({
+        api: 'application',
+        method: 'DELETE',
+        path: `/servers/${serverId}${force ? '/force' : ''}`,
+        idempotent: true,
+        expect: 'none',
+      });
     } catch (err) {
       if (err instanceof PanelRequestError && err.panelStatus === 404) return;
       throw err;
@@ -179,11 +225,25 @@ export class PanelClient {
 
   /** 204 means accepted, not done (§3.5). Not retried: `restart` twice restarts twice. */
   power(identifier: string, signal: 'start' | 'stop' | 'restart' | 'kill'): Promise<void> {
-    return this.request({ api: 'client', method: 'POST', path: `/servers/${identifier}/power`, json: { signal }, idempotent: false, expect: 'none' });
+    return this.request({
+      api: 'client',
+      method: 'POST',
+      path: `/servers/${identifier}/power`,
+      json: { signal },
+      idempotent: false,
+      expect: 'none',
+    });
   }
 
   sendCommand(identifier: string, command: string): Promise<void> {
-    return this.request({ api: 'client', method: 'POST', path: `/servers/${identifier}/command`, json: { command }, idempotent: false, expect: 'none' });
+    return this.request({
+      api: 'client',
+      method: 'POST',
+      path: `/servers/${identifier}/command`,
+      json: { command },
+      idempotent: false,
+      expect: 'none',
+    });
   }
 
   async websocket(identifier: string): Promise<{ token: string; socket: string }> {
@@ -196,12 +256,27 @@ export class PanelClient {
   }
 
   fileContents(identifier: string, file: string): Promise<string> {
-    return this.request({ api: 'client', method: 'GET', path: `/servers/${identifier}/files/contents`, query: { file }, idempotent: true, expect: 'text' });
+    return this.request({
+      api: 'client',
+      method: 'GET',
+      path: `/servers/${identifier}/files/contents`,
+      query: { file },
+      idempotent: true,
+      expect: 'text',
+    });
   }
 
   /** Raw body with `?file=` (§3.8); writing the same content twice is harmless. */
   writeFile(identifier: string, file: string, content: string): Promise<void> {
-    return this.request({ api: 'client', method: 'POST', path: `/servers/${identifier}/files/write`, query: { file }, text: content, idempotent: true, expect: 'none' });
+    return this.request({
+      api: 'client',
+      method: 'POST',
+      path: `/servers/${identifier}/files/write`,
+      query: { file },
+      text: content,
+      idempotent: true,
+      expect: 'none',
+    });
   }
 
   async downloadUrl(identifier: string, file: string): Promise<string> {
@@ -209,7 +284,14 @@ export class PanelClient {
   }
 
   deleteFiles(identifier: string, root: string, files: string[]): Promise<void> {
-    return this.request({ api: 'client', method: 'POST', path: `/servers/${identifier}/files/delete`, json: { root, files }, idempotent: true, expect: 'none' });
+    return this.request({
+      api: 'client',
+      method: 'POST',
+      path: `/servers/${identifier}/files/delete`,
+      json: { root, files },
+      idempotent: true,
+      expect: 'none',
+    });
   }
 
   // ---- transport -----------------------------------------------------------------------------
@@ -257,7 +339,11 @@ export class PanelClient {
           headers: {
             authorization: `Bearer ${key}`,
             accept: 'application/json',
-            ...(spec.json !== undefined ? { 'content-type': 'application/json' } : spec.text !== undefined ? { 'content-type': 'text/plain' } : {}),
+            ...(spec.json !== undefined
+              ? { 'content-type': 'application/json' }
+              : spec.text !== undefined
+                ? { 'content-type': 'text/plain' }
+                : {}),
           },
           body: spec.json !== undefined ? JSON.stringify(spec.json) : spec.text,
           signal: AbortSignal.timeout(spec.timeoutMs ?? this.timeoutMs),
@@ -326,10 +412,28 @@ function retryAfterMs(value: string | null): number | undefined {
 
 function toError(status: number, errors: PanelErrorEntry[]): PanelRequestError {
   const detail = errors[0]?.detail;
-  if (status === 409) return new PanelRequestError('conflict', detail ?? 'The panel refused: the server is busy (installing, suspended or in maintenance)', status, errors);
-  if (status === 422) return new PanelRequestError('panel_error', `The panel rejected the request: ${errors.map((e) => e.detail).filter(Boolean).join(' ') || 'validation failed'}`, status, errors);
+  if (status === 409)
+    return new PanelRequestError(
+      'conflict',
+      detail ?? 'The panel refused: the server is busy (installing, suspended or in maintenance)',
+      status,
+      errors,
+    );
+  if (status === 422)
+    return new PanelRequestError(
+      'panel_error',
+      `The panel rejected the request: ${
+        errors
+          .map((e) => e.detail)
+          .filter(Boolean)
+          .join(' ') || 'validation failed'
+      }`,
+      status,
+      errors,
+    );
   if (status === 429) return new PanelRequestError('panel_error', 'The panel is rate limiting; try again shortly', status, errors);
-  if (status === 401 || status === 403) return new PanelRequestError('panel_error', `The panel refused the instance's key (${status})`, status, errors);
+  if (status === 401 || status === 403)
+    return new PanelRequestError('panel_error', `The panel refused the instance's key (${status})`, status, errors);
   if (status === 504) return new PanelRequestError('panel_timeout', 'The panel timed out', status, errors);
   return new PanelRequestError('panel_error', `The panel answered ${status}${detail ? `: ${detail}` : ''}`, status, errors);
 }

@@ -15,7 +15,12 @@ export class PanelRequestError extends ApiError {
   readonly panelStatus: number | undefined;
   readonly panelErrors: PanelErrorEntry[];
 
-  constructor(code: 'panel_error' | 'panel_timeout' | 'conflict', message: string, panelStatus: number | undefined, panelErrors: PanelErrorEntry[] = []) {
+  constructor(
+    code: 'panel_error' | 'panel_timeout' | 'conflict',
+    message: string,
+    panelStatus: number | undefined,
+    panelErrors: PanelErrorEntry[] = [],
+  ) {
     const details: Record<string, unknown> = { panelStatus: panelStatus ?? null };
     const fields = panelErrors.filter((e) => e.meta?.source_field);
     if (fields.length) details.fieldErrors = fields.map((e) => ({ field: e.meta!.source_field, rule: e.meta!.rule, message: e.detail }));

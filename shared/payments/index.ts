@@ -33,7 +33,13 @@ function stripe(config: PaymentsConfig): Stripe {
         maxNetworkRetries: 2,
         timeout: 10_000,
         telemetry: false,
-        ...(api ? { host: api.hostname, port: Number(api.port || (api.protocol === 'https:' ? 443 : 80)), protocol: api.protocol.replace(':', '') as 'http' | 'https' } : {}),
+        ...(api
+          ? {
+              host: api.hostname,
+              port: Number(api.port || (api.protocol === 'https:' ? 443 : 80)),
+              protocol: api.protocol.replace(':', '') as 'http' | 'https',
+            }
+          : {}),
       }),
     };
   }
@@ -57,7 +63,11 @@ async function paymentsConfig(): Promise<PaymentsConfig> {
     const out = await secretsClient.send(new sm.GetSecretValueCommand({ SecretId: config.stripeSecretArn }));
     const value = JSON.parse(out.SecretString ?? '{}') as { secretKey?: string; webhookSecret?: string };
     if (!value.secretKey || !value.webhookSecret) throw new Error('The Stripe secret must hold {"secretKey", "webhookSecret"}');
-    stripeSecret = { arn: config.stripeSecretArn, at: Date.now(), value: { secretKey: value.secretKey, webhookSecret: value.webhookSecret } };
+    stripeSecret = {
+      arn: config.stripeSecretArn,
+      at: Date.now(),
+      value: { secretKey: value.secretKey, webhookSecret: value.webhookSecret },
+    };
   }
   return { ...config, stripeSecretKey: stripeSecret.value.secretKey, webhookSecret: stripeSecret.value.webhookSecret };
 }
@@ -106,7 +116,12 @@ export async function startCheckout(
     const session = await stripe(config).checkout.sessions.create(
       {
         mode: 'payment',
-        line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: input.amountCents, product_data: { name: `Credit top-up ${invoice.number}` } } }],
+        line_items: [
+          {
+            quantity: 1,
+            price_data: { currency: 'usd', unit_amount: input.amountCents, product_data: { name: `Credit top-up ${invoice.number}` } },
+          },
+        ],
         client_reference_id: invoice.id,
         customer_email: principal.email,
         metadata,
@@ -125,7 +140,9 @@ export async function startCheckout(
     // The number stays used (no gap); the invoice says what happened.
     await voidInvoice(item, 'payment page could not be opened');
     logger.error('checkout: Stripe session failed', { invoiceId: invoice.id, ...errorFields(err) });
-    throw new ApiError('payment_provider_error', 'The payment provider could not open a payment page; nothing was charged, try again', { invoiceNumber: invoice.number });
+    throw new ApiError('payment_provider_error', 'The payment provider could not open a payment page; nothing was charged, try again', {
+      invoiceNumber: invoice.number,
+    });
   }
 }
 
@@ -143,7 +160,10 @@ export async function verifyStripeEvent(rawBody: string, signature: string | und
   } catch {
     // A metric filter counts these (an alarm watches for forged or misconfigured deliveries).
     logger.warn('stripe webhook rejected', { reason: signature ? 'signature mismatch or too old' : 'no signature' });
-    throw new ApiError('invalid_signature', signature ? 'The Stripe-Signature does not match this body, or is too old' : 'Missing Stripe-Signature header');
+    throw new ApiError(
+      'invalid_signature',
+      signature ? 'The Stripe-Signature does not match this body, or is too old' : 'Missing Stripe-Signature header',
+    );
   }
 }
 
@@ -208,8 +228,22 @@ async function fulfil(session: Session): Promise<string> {
   const result = await appendLedger(
     accountId,
     [
-      { type: 'topup', amountCents: invoice.amountCents, idempotencyKey: `topup:${invoice.id}`, reference: { ...reference, note: 'Card top-up' } },
-      ...(bonus > 0 ? [{ type: 'bonus' as const, amountCents: bonus, idempotencyKey: `bonus:${invoice.id}`, reference: { ...reference, note: `Top-up bonus ${invoice.bonusPercent} %` } }] : []),
+      {
+        type: 'topup',
+        amountCents: invoice.amountCents,
+        idempotencyKey: `topup:${invoice.id}`,
+        reference: { ...reference, note: 'Card top-up' },
+      },
+      ...(bonus > 0
+        ? [
+            {
+              type: 'bonus' as const,
+              amountCents: bonus,
+              idempotencyKey: `bonus:${invoice.id}`,
+              reference: { ...reference, note: `Top-up bonus ${invoice.bonusPercent} %` },
+            },
+          ]
+        : []),
     ],
     {
       extraItems: () => [
@@ -217,20 +251,34 @@ async function fulfil(session: Session): Promise<string> {
           Update: {
             TableName: tableName(),
             Key: keys.invoice(accountId, invoice.number),
-            UpdateExpression: 'SET #status = :paid, paidAt = :at, lineItems = :lines, creditedCents = :credited, sessionId = :session, paymentIntentId = :pi REMOVE voidedAt, voidReason',
+            UpdateExpression:
+              'SET #status = :paid, paidAt = :at, lineItems = :lines, creditedCents = :credited, sessionId = :session, paymentIntentId = :pi REMOVE voidedAt, voidReason',
             // Paid is final; a void invoice still turns paid, because the money did arrive.
             ConditionExpression: '#status <> :paid',
             ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':paid': 'paid', ':at': paidAt, ':lines': lineItems, ':credited': invoice.amountCents + bonus, ':session': session.id, ':pi': paymentIntent },
+            ExpressionAttributeValues: {
+              ':paid': 'paid',
+              ':at': paidAt,
+              ':lines': lineItems,
+              ':credited': invoice.amountCents + bonus,
+              ':session': session.id,
+              ':pi': paymentIntent,
+            },
           },
         },
       ],
     },
   );
   if (!result.applied) return 'already_fulfilled';
-  await paymentActivity(accountId, invoice, 'billing.payment', { creditedCents: invoice.amountCents + bonus, bonusCents: bonus, sessionId: session.id });
+  await paymentActivity(accountId, invoice, 'billing.payment', {
+    creditedCents: invoice.amountCents + bonus,
+    bonusCents: bonus,
+    sessionId: session.id,
+  });
   // A balance back above zero unsuspends the servers now; the billing pass retries if a panel says no.
-  await reconcileAccount(accountId).catch((err) => logger.warn('unsuspend after top-up failed; the pass retries', { accountId, ...errorFields(err) }));
+  await reconcileAccount(accountId).catch((err) =>
+    logger.warn('unsuspend after top-up failed; the pass retries', { accountId, ...errorFields(err) }),
+  );
   return 'credited';
 }
 
@@ -242,11 +290,19 @@ async function paymentActivity(accountId: string, invoice: InvoiceView, action: 
 // ---- the local sandbox --------------------------------------------------------------------------
 
 /** The event Stripe would send for this invoice, signed with the webhook secret. */
-export async function sandboxEvent(invoiceId: string, outcome: 'paid' | 'expired' | 'failed'): Promise<{ body: string; signature: string }> {
+export async function sandboxEvent(
+  invoiceId: string,
+  outcome: 'paid' | 'expired' | 'failed',
+): Promise<{ body: string; signature: string }> {
   const item = await findInvoiceItem(invoiceId);
   if (!item) throw new ApiError('not_found', 'Invoice not found');
   const invoice = toInvoiceView(item);
-  const type = outcome === 'paid' ? 'checkout.session.completed' : outcome === 'expired' ? 'checkout.session.expired' : 'checkout.session.async_payment_failed';
+  const type =
+    outcome === 'paid'
+      ? 'checkout.session.completed'
+      : outcome === 'expired'
+        ? 'checkout.session.expired'
+        : 'checkout.session.async_payment_failed';
   const body = JSON.stringify({
     id: `evt_sandbox_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`,
     object: 'event',

@@ -60,7 +60,17 @@ export interface Rejection {
   freeDiskMb: number;
 }
 
-export function freeCapacity(node: { memory: number; memory_overallocate?: number; memoryOverallocate?: number; disk: number; disk_overallocate?: number; diskOverallocate?: number; allocated_resources?: { memory: number; disk: number }; allocatedMemory?: number; allocatedDisk?: number }) {
+export function freeCapacity(node: {
+  memory: number;
+  memory_overallocate?: number;
+  memoryOverallocate?: number;
+  disk: number;
+  disk_overallocate?: number;
+  diskOverallocate?: number;
+  allocated_resources?: { memory: number; disk: number };
+  allocatedMemory?: number;
+  allocatedDisk?: number;
+}) {
   const memOver = node.memoryOverallocate ?? node.memory_overallocate ?? 0;
   const diskOver = node.diskOverallocate ?? node.disk_overallocate ?? 0;
   const allocMem = node.allocatedMemory ?? node.allocated_resources?.memory ?? 0;
@@ -92,7 +102,15 @@ export function rankFitting(candidates: NodeCandidate[], request: PlacementReque
     const reason = rejectionOf(node, request);
     if (reason) {
       const free = freeCapacity(node);
-      rejected.push({ instanceId: node.instanceId, nodeId: node.nodeId, nodeName: node.nodeName, region: node.region, reason, freeMemoryMb: free.memoryMb, freeDiskMb: free.diskMb });
+      rejected.push({
+        instanceId: node.instanceId,
+        nodeId: node.nodeId,
+        nodeName: node.nodeName,
+        region: node.region,
+        reason,
+        freeMemoryMb: free.memoryMb,
+        freeDiskMb: free.diskMb,
+      });
     } else fitting.push(node);
   }
   fitting.sort((a, b) => {
@@ -110,11 +128,17 @@ export function rankFitting(candidates: NodeCandidate[], request: PlacementReque
 }
 
 export function noCapacity(request: PlacementRequest, rejected: Rejection[]): ApiError {
-  const where = [request.instanceId ? `instance ${request.instanceId}` : null, request.region ? `region ${request.region}` : null].filter(Boolean).join(', ');
-  return new ApiError('no_capacity', `No node can take ${request.ramMb} MB RAM and ${request.diskMb} MB disk${where ? ` in ${where}` : ''}`, {
-    request,
-    candidates: rejected,
-  });
+  const where = [request.instanceId ? `instance ${request.instanceId}` : null, request.region ? `region ${request.region}` : null]
+    .filter(Boolean)
+    .join(', ');
+  return new ApiError(
+    'no_capacity',
+    `No node can take ${request.ramMb} MB RAM and ${request.diskMb} MB disk${where ? ` in ${where}` : ''}`,
+    {
+      request,
+      candidates: rejected,
+    },
+  );
 }
 
 /** The chosen node, or `no_capacity` with every rejection. */

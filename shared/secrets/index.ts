@@ -100,7 +100,13 @@ class AwsSecretStore implements SecretStore {
       await client.send(new sm.PutSecretValueCommand({ SecretId: this.name(instanceId), SecretString }));
     } catch (err) {
       if ((err as Error).name !== 'ResourceNotFoundException') throw err;
-      await client.send(new sm.CreateSecretCommand({ Name: this.name(instanceId), SecretString, Description: 'Pterodactyl panel keys of one control-plane instance' }));
+      await client.send(
+        new sm.CreateSecretCommand({
+          Name: this.name(instanceId),
+          SecretString,
+          Description: 'Pterodactyl panel keys of one control-plane instance',
+        }),
+      );
     }
     this.cache.set(instanceId, { keys, at: Date.now() });
   }
@@ -122,6 +128,7 @@ let store: { key: string; store: SecretStore } | undefined;
 export function secretStore(): SecretStore {
   const config = getConfig().secrets;
   const key = JSON.stringify(config);
-  if (store?.key !== key) store = { key, store: config.kind === 'aws' ? new AwsSecretStore(config.prefix) : new LocalSecretStore(config.file) };
+  if (store?.key !== key)
+    store = { key, store: config.kind === 'aws' ? new AwsSecretStore(config.prefix) : new LocalSecretStore(config.file) };
   return store.store;
 }

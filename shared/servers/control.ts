@@ -16,10 +16,11 @@ export const CONSOLE_TOKEN_SECONDS = 600;
 async function controllable(accountId: string, serverId: string): Promise<{ server: ServerView; client: PanelClient }> {
   const server = toServerView(await getOwnedServer(accountId, serverId));
   if (server.status === 'deleted') throw new ApiError('conflict', 'The server is deleted');
-  if (server.status === 'suspended') throw new ApiError('conflict', 'The server is suspended (the account balance ran out); top up to unsuspend it');
+  if (server.status === 'suspended')
+    throw new ApiError('conflict', 'The server is suspended (the account balance ran out); top up to unsuspend it');
   const instance = await getInstance(server.instanceId);
   if (!instance.hasClientKey) {
-    throw new ApiError('no_client_key', 'This server\'s instance has no client key, so power, console and files are not available on it');
+    throw new ApiError('no_client_key', "This server's instance has no client key, so power, console and files are not available on it");
   }
   return { server, client: await panelClientFor(instance) };
 }
@@ -33,9 +34,12 @@ async function onFiles<T>(field: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    if (err instanceof PanelRequestError && err.panelStatus === 404) throw new ApiError('not_found', 'No such file or directory on the server');
+    if (err instanceof PanelRequestError && err.panelStatus === 404)
+      throw new ApiError('not_found', 'No such file or directory on the server');
     if (err instanceof PanelRequestError && err.panelStatus === 400) {
-      const reason = err.panelErrors[0]?.detail?.replace(/^An error occurred on the remote host: /, '').replace(/ \(request id: [^)]*\)\.?$/, '') ?? 'not valid for this path';
+      const reason =
+        err.panelErrors[0]?.detail?.replace(/^An error occurred on the remote host: /, '').replace(/ \(request id: [^)]*\)\.?$/, '') ??
+        'not valid for this path';
       throw new ApiError('validation_failed', `${field} ${reason}`, { issues: [{ field, message: reason }] });
     }
     throw err;
@@ -77,7 +81,11 @@ export async function consoleCredentials(accountId: string, serverId: string): P
   return { websocket, expiresInSeconds: CONSOLE_TOKEN_SECONDS };
 }
 
-export async function listFiles(accountId: string, serverId: string, directory = '/'): Promise<{ directory: string; data: z.infer<typeof FileEntry>[] }> {
+export async function listFiles(
+  accountId: string,
+  serverId: string,
+  directory = '/',
+): Promise<{ directory: string; data: z.infer<typeof FileEntry>[] }> {
   const { server, client } = await controllable(accountId, serverId);
   const dir = rooted(directory);
   const files = await onFiles('query.directory', () => client.listFiles(server.identifier, dir));

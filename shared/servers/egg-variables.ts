@@ -19,7 +19,10 @@ export function variablesOf(egg: PanelEgg): PanelEggVariable[] {
   return egg.relationships?.variables?.data.map((d) => d.attributes) ?? [];
 }
 
-export function resolveEnvironment(egg: PanelEgg, given: Record<string, string> = {}): { environment: Record<string, string>; issues: VariableIssue[] } {
+export function resolveEnvironment(
+  egg: PanelEgg,
+  given: Record<string, string> = {},
+): { environment: Record<string, string>; issues: VariableIssue[] } {
   const variables = variablesOf(egg);
   const issues: VariableIssue[] = [];
   const known = new Set(variables.map((v) => v.env_variable));
@@ -36,7 +39,8 @@ export function resolveEnvironment(egg: PanelEgg, given: Record<string, string> 
     }
     const value = provided ? given[name]! : (variable.default_value ?? '');
     const problem = checkRules(value, variable.rules);
-    if (problem) issues.push({ field: `body.environment.${name}`, message: provided ? problem : `has no valid default (${problem}); give a value` });
+    if (problem)
+      issues.push({ field: `body.environment.${name}`, message: provided ? problem : `has no valid default (${problem}); give a value` });
     environment[name] = value;
   }
   return { environment, issues };

@@ -62,10 +62,13 @@ export async function checkCaps(resources: Resources): Promise<void> {
   const { serverCaps } = await getSettings();
   const over: VariableIssue[] = [];
   if (resources.ramMb > serverCaps.maxRamMb) over.push({ field: 'body.ramMb', message: `must be at most ${serverCaps.maxRamMb}` });
-  if (resources.cpuPercent > serverCaps.maxCpuPercent) over.push({ field: 'body.cpuPercent', message: `must be at most ${serverCaps.maxCpuPercent}` });
+  if (resources.cpuPercent > serverCaps.maxCpuPercent)
+    over.push({ field: 'body.cpuPercent', message: `must be at most ${serverCaps.maxCpuPercent}` });
   if (resources.diskMb > serverCaps.maxDiskMb) over.push({ field: 'body.diskMb', message: `must be at most ${serverCaps.maxDiskMb}` });
   if (over.length) {
-    throw new ApiError('limit_exceeded', `Above the platform limits: ${over.map((o) => `${o.field} ${o.message}`).join('; ')}`, { issues: over });
+    throw new ApiError('limit_exceeded', `Above the platform limits: ${over.map((o) => `${o.field} ${o.message}`).join('; ')}`, {
+      issues: over,
+    });
   }
 }
 
@@ -118,7 +121,10 @@ function profileCondition(snap: ProfileSnapshot, required: number, extra: string
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
-export async function deployServer(principal: { accountId: string; email: string }, input: z.infer<typeof CreateServer>): Promise<ServerView> {
+export async function deployServer(
+  principal: { accountId: string; email: string },
+  input: z.infer<typeof CreateServer>,
+): Promise<ServerView> {
   const resources: Resources = { ramMb: input.ramMb, cpuPercent: input.cpuPercent, diskMb: input.diskMb };
   const settings = await getSettings();
   await checkCaps(resources);
@@ -126,10 +132,14 @@ export async function deployServer(principal: { accountId: string; email: string
 
   const snap = await profileSnapshot(principal.accountId);
   if (snap.serverCount >= settings.maxServersPerAccount) {
-    throw new ApiError('limit_exceeded', `This account already has ${snap.serverCount} servers, the most allowed (${settings.maxServersPerAccount})`, {
-      serverCount: snap.serverCount,
-      maxServersPerAccount: settings.maxServersPerAccount,
-    });
+    throw new ApiError(
+      'limit_exceeded',
+      `This account already has ${snap.serverCount} servers, the most allowed (${settings.maxServersPerAccount})`,
+      {
+        serverCount: snap.serverCount,
+        maxServersPerAccount: settings.maxServersPerAccount,
+      },
+    );
   }
   const required = requiredBalance(snap.burnCentsPerHour + price, settings.minimumBalanceCents);
   if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, snap.burnCentsPerHour + price);
@@ -138,7 +148,9 @@ export async function deployServer(principal: { accountId: string; email: string
   // Which instances offer this egg (egg ids are per panel), then where it fits.
   const instances = (await listInstances()).filter((i) => !input.instanceId || i.id === input.instanceId);
   if (input.instanceId && !instances[0]?.enabled) {
-    throw validation([{ field: 'body.instanceId', message: instances[0] ? 'is disabled: it takes no new servers' : 'is not a known instance' }]);
+    throw validation([
+      { field: 'body.instanceId', message: instances[0] ? 'is disabled: it takes no new servers' : 'is not a known instance' },
+    ]);
   }
   const offering = new Set<string>();
   await Promise.all(
@@ -152,16 +164,27 @@ export async function deployServer(principal: { accountId: string; email: string
         }
       }),
   );
-  if (offering.size === 0) throw validation([{ field: 'body.eggId', message: 'is not offered by any enabled instance (see GET /v1/eggs)' }]);
+  if (offering.size === 0)
+    throw validation([{ field: 'body.eggId', message: 'is not offered by any enabled instance (see GET /v1/eggs)' }]);
 
   const { candidates } = await loadCandidates(instances.filter((i) => offering.has(i.id)));
   // A region no node carries is a mistake in the request (400), not a lack of capacity (503, which clients retry).
   if (input.region != null && candidates.length > 0 && !candidates.some((c) => c.region === input.region)) {
-    throw validation([{ field: 'body.region', message: `is not a region of any instance offering this egg (see GET /v1/regions): ${[...new Set(candidates.map((c) => c.region).filter(Boolean))].join(', ')}` }]);
+    throw validation([
+      {
+        field: 'body.region',
+        message: `is not a region of any instance offering this egg (see GET /v1/regions): ${[...new Set(candidates.map((c) => c.region).filter(Boolean))].join(', ')}`,
+      },
+    ]);
   }
   const { node, instance, allocations } = await placeWithAllocation(
     candidates,
-    { ramMb: resources.ramMb, diskMb: resources.diskMb, region: input.region ?? null, ...(input.instanceId ? { instanceId: input.instanceId } : {}) },
+    {
+      ramMb: resources.ramMb,
+      diskMb: resources.diskMb,
+      region: input.region ?? null,
+      ...(input.instanceId ? { instanceId: input.instanceId } : {}),
+    },
     instances,
   );
 
@@ -169,7 +192,8 @@ export async function deployServer(principal: { accountId: string; email: string
   const { environment, issues } = resolveEnvironment(egg, input.environment);
   const images = Object.values(egg.docker_images ?? {});
   const dockerImage = input.dockerImage ?? egg.docker_image;
-  if (input.dockerImage && !images.includes(input.dockerImage)) issues.push({ field: 'body.dockerImage', message: `must be one of the egg's images: ${images.join(', ')}` });
+  if (input.dockerImage && !images.includes(input.dockerImage))
+    issues.push({ field: 'body.dockerImage', message: `must be one of the egg's images: ${images.join(', ')}` });
   if (issues.length) throw validation(issues);
 
   const client = await panelClientFor(instance);
@@ -198,7 +222,10 @@ export async function deployServer(principal: { accountId: string; email: string
       panelServer = await createOnPanel(client, { ...body, allocation: { default: candidate } });
       break;
     } catch (err) {
-      const taken = err instanceof PanelRequestError && err.panelStatus === 422 && err.panelErrors.some((e) => e.meta?.source_field === 'allocation.default');
+      const taken =
+        err instanceof PanelRequestError &&
+        err.panelStatus === 422 &&
+        err.panelErrors.some((e) => e.meta?.source_field === 'allocation.default');
       if (!taken || candidate === allocations.at(-1)) throw err;
     }
   }
@@ -235,7 +262,13 @@ export async function deployServer(principal: { accountId: string; email: string
     await recordDeploy(principal.accountId, item, price, settings.maxServersPerAccount, settings.minimumBalanceCents, instance.id, snap);
   } catch (err) {
     // The panel has a server we could not record: remove it so nothing runs unbilled.
-    await client.deleteServer(panelServer.id, true).catch((e) => logger.error('deploy: could not remove the unrecorded panel server', { serverId, panelServerId: panelServer.id, ...errorFields(e) }));
+    await client.deleteServer(panelServer.id, true).catch((e) =>
+      logger.error('deploy: could not remove the unrecorded panel server', {
+        serverId,
+        panelServerId: panelServer.id,
+        ...errorFields(e),
+      }),
+    );
     throw err;
   }
   return toServerView(item);
@@ -255,7 +288,10 @@ async function placeWithAllocation(candidates: NodeCandidate[], request: Paramet
     const instance = instances.find((i) => i.id === node.instanceId)!;
     const free = await (await panelClientFor(instance)).listFreeAllocations(node.nodeId, 50);
     if (free.length) {
-      const shuffled = free.map((a) => a.id).sort(() => Math.random() - 0.5).slice(0, 3);
+      const shuffled = free
+        .map((a) => a.id)
+        .sort(() => Math.random() - 0.5)
+        .slice(0, 3);
       return { node, instance, allocations: shuffled };
     }
     pool.find((c) => c.instanceId === node.instanceId && c.nodeId === node.nodeId)!.freeAllocations = 0;
@@ -293,7 +329,8 @@ async function createOnPanel(client: PanelClient, body: Parameters<PanelClient['
   try {
     return await client.createServer(body, getConfig().panelCreateTimeoutMs);
   } catch (err) {
-    const ambiguous = err instanceof PanelRequestError && (err.code === 'panel_timeout' || err.panelStatus === undefined || err.panelStatus >= 500);
+    const ambiguous =
+      err instanceof PanelRequestError && (err.code === 'panel_timeout' || err.panelStatus === undefined || err.panelStatus >= 500);
     if (!ambiguous) throw err;
     for (const waitMs of [0, 500, 1500]) {
       await new Promise((r) => setTimeout(r, waitMs));
@@ -311,13 +348,22 @@ async function createOnPanel(client: PanelClient, body: Parameters<PanelClient['
   }
 }
 
-async function recordDeploy(accountId: string, item: Record<string, unknown>, price: number, maxServers: number, minimumBalanceCents: number, instanceId: string, first: ProfileSnapshot): Promise<void> {
+async function recordDeploy(
+  accountId: string,
+  item: Record<string, unknown>,
+  price: number,
+  maxServers: number,
+  minimumBalanceCents: number,
+  instanceId: string,
+  first: ProfileSnapshot,
+): Promise<void> {
   for (let attempt = 0; attempt < 5; attempt++) {
     // The first try reuses the snapshot read before the panel call: the conditions below catch
     // any change since, and only then is the profile read again.
     const snap = attempt === 0 ? first : await profileSnapshot(accountId);
     const required = requiredBalance(snap.burnCentsPerHour + price, minimumBalanceCents);
-    if (snap.serverCount >= maxServers) throw new ApiError('limit_exceeded', `This account already has ${snap.serverCount} servers, the most allowed (${maxServers})`);
+    if (snap.serverCount >= maxServers)
+      throw new ApiError('limit_exceeded', `This account already has ${snap.serverCount} servers, the most allowed (${maxServers})`);
     if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, snap.burnCentsPerHour + price);
     const cond = profileCondition(snap, required, ['serverCount = :countRead']);
     const items: TransactItem[] = [
@@ -328,7 +374,12 @@ async function recordDeploy(accountId: string, item: Record<string, unknown>, pr
           Key: keys.account(accountId),
           UpdateExpression: 'SET serverCount = :countRead + :one, burnCentsPerHour = :burnAfter',
           ConditionExpression: cond.ConditionExpression,
-          ExpressionAttributeValues: { ...cond.values, ':countRead': snap.serverCount, ':one': 1, ':burnAfter': snap.burnCentsPerHour + price },
+          ExpressionAttributeValues: {
+            ...cond.values,
+            ':countRead': snap.serverCount,
+            ':one': 1,
+            ':burnAfter': snap.burnCentsPerHour + price,
+          },
         },
       },
       {
@@ -348,7 +399,8 @@ async function recordDeploy(accountId: string, item: Record<string, unknown>, pr
     } catch (err) {
       if ((err as Error).name !== 'TransactionCanceledException') throw err;
       const reasons = (err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-      if (reasons[2]?.Code === 'ConditionalCheckFailed') throw new ApiError('conflict', 'The instance was removed while the server was being deployed');
+      if (reasons[2]?.Code === 'ConditionalCheckFailed')
+        throw new ApiError('conflict', 'The instance was removed while the server was being deployed');
       // The profile moved (another deploy, a charge): read again and re-check.
     }
   }
@@ -371,20 +423,35 @@ export async function listServers(accountId: string, page: PageRequest): Promise
 
 export async function listAllServers(page: PageRequest): Promise<Page<z.infer<typeof AdminServer>>> {
   const result = await accessPatterns.allServers(page);
-  return { data: result.data.map((item) => ({ ...toServerView(item), accountId: item.accountId as string })), nextCursor: result.nextCursor };
+  return {
+    data: result.data.map((item) => ({ ...toServerView(item), accountId: item.accountId as string })),
+    nextCursor: result.nextCursor,
+  };
 }
 
 /** The stored server plus what the panel says now; an unreachable panel marks the live part unavailable. */
 export async function getServerWithLive(accountId: string, serverId: string): Promise<ServerView & { live: z.infer<typeof LiveState> }> {
   const item = await getOwnedServer(accountId, serverId);
   const view = toServerView(item);
-  const unavailable = (reason: string) => ({ available: false, reason, installStatus: null, powerState: null, suspendedOnPanel: null, resources: null });
+  const unavailable = (reason: string) => ({
+    available: false,
+    reason,
+    installStatus: null,
+    powerState: null,
+    suspendedOnPanel: null,
+    resources: null,
+  });
   if (view.status === 'deleted') return { ...view, live: unavailable('The server is deleted') };
   try {
     const instance = await getInstance(view.instanceId);
     const client = await panelClientFor(instance);
     const panel = await client.getServer(Number(item.panelServerId));
-    const installStatus = panel.status === 'installing' ? 'installing' : panel.status === 'install_failed' || panel.status === 'reinstall_failed' ? 'install_failed' : 'installed';
+    const installStatus =
+      panel.status === 'installing'
+        ? 'installing'
+        : panel.status === 'install_failed' || panel.status === 'reinstall_failed'
+          ? 'install_failed'
+          : 'installed';
     let powerState: string | null = null;
     let resources: z.infer<typeof LiveState>['resources'] = null;
     if (client.hasClientKey && installStatus === 'installed' && !panel.suspended) {
@@ -433,11 +500,15 @@ export async function resizeServer(accountId: string, serverId: string, input: z
     const node = await client.getNode(Number(item.nodeId));
     const free = freeCapacity(node);
     if (free.memoryMb < grows.ramMb || free.diskMb < grows.diskMb) {
-      throw new ApiError('no_capacity', `The server's node cannot grow it by ${Math.max(0, grows.ramMb)} MB RAM and ${Math.max(0, grows.diskMb)} MB disk`, {
-        nodeId: node.id,
-        freeMemoryMb: free.memoryMb,
-        freeDiskMb: free.diskMb,
-      });
+      throw new ApiError(
+        'no_capacity',
+        `The server's node cannot grow it by ${Math.max(0, grows.ramMb)} MB RAM and ${Math.max(0, grows.diskMb)} MB disk`,
+        {
+          nodeId: node.id,
+          freeMemoryMb: free.memoryMb,
+          freeDiskMb: free.diskMb,
+        },
+      );
     }
   }
 
@@ -453,13 +524,24 @@ export async function resizeServer(accountId: string, serverId: string, input: z
     await recordResize(accountId, serverId, server, resources, price, now, settings.minimumBalanceCents, snap);
   } catch (err) {
     // Put the panel back to what we have on record.
-    await client.updateBuild(Number(item.panelServerId), build(server.resources)).catch((e) => logger.error('resize: could not restore the panel build', { serverId, ...errorFields(e) }));
+    await client
+      .updateBuild(Number(item.panelServerId), build(server.resources))
+      .catch((e) => logger.error('resize: could not restore the panel build', { serverId, ...errorFields(e) }));
     throw err;
   }
   return { ...server, resources, priceCentsPerHour: price, updatedAt: now };
 }
 
-async function recordResize(accountId: string, serverId: string, server: ServerView, resources: Resources, price: number, now: string, minimumBalanceCents: number, first: ProfileSnapshot): Promise<void> {
+async function recordResize(
+  accountId: string,
+  serverId: string,
+  server: ServerView,
+  resources: Resources,
+  price: number,
+  now: string,
+  minimumBalanceCents: number,
+  first: ProfileSnapshot,
+): Promise<void> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const snap = attempt === 0 ? first : await profileSnapshot(accountId);
     const burnAfter = snap.burnCentsPerHour - server.priceCentsPerHour + price;
@@ -477,7 +559,14 @@ async function recordResize(accountId: string, serverId: string, server: ServerV
                 UpdateExpression: 'SET resources = :r, priceCentsPerHour = :p, updatedAt = :now, history = list_append(history, :h)',
                 ConditionExpression: '#status = :active AND priceCentsPerHour = :oldPrice',
                 ExpressionAttributeNames: { '#status': 'status' },
-                ExpressionAttributeValues: { ':r': resources, ':p': price, ':now': now, ':h': [{ at: now, status: 'active', priceCentsPerHour: price }], ':active': 'active', ':oldPrice': server.priceCentsPerHour },
+                ExpressionAttributeValues: {
+                  ':r': resources,
+                  ':p': price,
+                  ':now': now,
+                  ':h': [{ at: now, status: 'active', priceCentsPerHour: price }],
+                  ':active': 'active',
+                  ':oldPrice': server.priceCentsPerHour,
+                },
               },
             },
             {
@@ -496,7 +585,11 @@ async function recordResize(accountId: string, serverId: string, server: ServerV
     } catch (err) {
       if ((err as Error).name !== 'TransactionCanceledException') throw err;
       const reasons = (err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-      if (reasons[0]?.Code === 'ConditionalCheckFailed') throw new ApiError('conflict', 'The server changed while resizing (another resize, a suspension or a deletion); read it and try again');
+      if (reasons[0]?.Code === 'ConditionalCheckFailed')
+        throw new ApiError(
+          'conflict',
+          'The server changed while resizing (another resize, a suspension or a deletion); read it and try again',
+        );
     }
   }
   throw new ApiError('conflict', 'The account changed too often while resizing; try again');
@@ -551,12 +644,24 @@ export async function recordDeleted(accountId: string, serverId: string, instanc
           Key: keys.account(accountId),
           UpdateExpression: 'SET serverCount = :countAfter, burnCentsPerHour = :burnAfter',
           ConditionExpression: `serverCount = :countRead AND ${snap.hasBurn ? 'burnCentsPerHour = :burnRead' : 'attribute_not_exists(burnCentsPerHour)'}`,
-          ExpressionAttributeValues: { ':countAfter': snap.serverCount - 1, ':countRead': snap.serverCount, ':burnAfter': burnAfter, ...(snap.hasBurn ? { ':burnRead': snap.burnCentsPerHour } : {}) },
+          ExpressionAttributeValues: {
+            ':countAfter': snap.serverCount - 1,
+            ':countRead': snap.serverCount,
+            ':burnAfter': burnAfter,
+            ...(snap.hasBurn ? { ':burnRead': snap.burnCentsPerHour } : {}),
+          },
         },
       },
     ];
     if (instanceId) {
-      items.push({ Update: { TableName: tableName(), Key: keys.instance(instanceId), UpdateExpression: 'ADD serverCount :minus', ExpressionAttributeValues: { ':minus': -1 } } });
+      items.push({
+        Update: {
+          TableName: tableName(),
+          Key: keys.instance(instanceId),
+          UpdateExpression: 'ADD serverCount :minus',
+          ExpressionAttributeValues: { ':minus': -1 },
+        },
+      });
     }
     try {
       await db().send(new TransactWriteCommand({ TransactItems: items }));

@@ -71,21 +71,31 @@ export async function reconcileAll(now = Date.now()): Promise<ReconcileReport> {
 }
 
 /** One panel's servers against the records: removes orphans, restores lost resizes. */
-async function reconcilePanel(instance: InstanceView, now: number, report: ReconcileReport): Promise<{ client: PanelClient; onPanel: Set<string> }> {
+async function reconcilePanel(
+  instance: InstanceView,
+  now: number,
+  report: ReconcileReport,
+): Promise<{ client: PanelClient; onPanel: Set<string> }> {
   const client = await panelClientFor(instance);
   const panelServers = (await client.listServers()).filter((s) => s.external_id && UUID.test(s.external_id));
   report.panelServers += panelServers.length;
   for (const panel of panelServers) {
     const record = await accessPatterns.serverById(panel.external_id!);
     if (record && record.status !== 'deleted' && record.instanceId === instance.id) {
-      await restoreLimits(client, record, panel).then((fixed) => (report.limitsRestored += fixed ? 1 : 0)).catch(() => report.errors++);
+      await restoreLimits(client, record, panel)
+        .then((fixed) => (report.limitsRestored += fixed ? 1 : 0))
+        .catch(() => report.errors++);
       continue;
     }
     if (now - Date.parse(panel.created_at) < RECENT_MS) continue;
     try {
       await client.deleteServer(panel.id, true);
       report.orphansRemoved++;
-      logger.warn('reconcile: removed a panel server without a live record', { instanceId: instance.id, panelServerId: panel.id, serverId: panel.external_id });
+      logger.warn('reconcile: removed a panel server without a live record', {
+        instanceId: instance.id,
+        panelServerId: panel.id,
+        serverId: panel.external_id,
+      });
     } catch (err) {
       report.errors++;
       logger.warn('reconcile: could not remove an orphan', { instanceId: instance.id, panelServerId: panel.id, ...errorFields(err) });
@@ -99,7 +109,14 @@ async function restoreLimits(client: PanelClient, record: Item, panel: PanelServ
   if (panel.limits.memory === r.ramMb && panel.limits.disk === r.diskMb && panel.limits.cpu === r.cpuPercent) return false;
   await client.updateBuild(panel.id, {
     allocation: panel.allocation,
-    limits: { memory: r.ramMb, swap: 0, disk: r.diskMb, io: panel.limits.io ?? 500, cpu: r.cpuPercent, threads: panel.limits.threads ?? null },
+    limits: {
+      memory: r.ramMb,
+      swap: 0,
+      disk: r.diskMb,
+      io: panel.limits.io ?? 500,
+      cpu: r.cpuPercent,
+      threads: panel.limits.threads ?? null,
+    },
     feature_limits: panel.feature_limits,
   });
   logger.warn('reconcile: panel limits differed from the record; restored', { serverId: record.serverId, panelServerId: panel.id });
@@ -111,6 +128,8 @@ async function closeRecord(record: Item): Promise<void> {
   const accountId = record.accountId as string;
   const serverId = record.serverId as string;
   await recordDeleted(accountId, serverId, record.instanceId as string, 'missing on the panel');
-  await recordSystemActivity(accountId, 'reconciler', 'servers.closed', `server:${serverId}`, { reason: 'The server no longer exists on the panel' });
+  await recordSystemActivity(accountId, 'reconciler', 'servers.closed', `server:${serverId}`, {
+    reason: 'The server no longer exists on the panel',
+  });
   logger.warn('reconcile: closed a record whose panel server is gone', { accountId, serverId });
 }

@@ -107,7 +107,13 @@ async function moveStatus(
                 UpdateExpression: `SET #status = :to, updatedAt = :now, history = list_append(history, :h)${extra.set ? `, ${extra.set}` : ''}${extra.remove ? ` REMOVE ${extra.remove}` : ''}`,
                 ConditionExpression: '#status = :from',
                 ExpressionAttributeNames: { '#status': 'status' },
-                ExpressionAttributeValues: { ':to': to, ':from': from, ':now': now, ':h': [{ at: now, status: to, priceCentsPerHour: Number(item.priceCentsPerHour) }], ...extra.values },
+                ExpressionAttributeValues: {
+                  ':to': to,
+                  ':from': from,
+                  ':now': now,
+                  ':h': [{ at: now, status: to, priceCentsPerHour: Number(item.priceCentsPerHour) }],
+                  ...extra.values,
+                },
               },
             },
             {
@@ -116,7 +122,10 @@ async function moveStatus(
                 Key: keys.account(accountId),
                 UpdateExpression: 'SET burnCentsPerHour = :after',
                 ConditionExpression: snap.hasBurn ? 'burnCentsPerHour = :read' : 'attribute_not_exists(burnCentsPerHour)',
-                ExpressionAttributeValues: { ':after': snap.burnCentsPerHour + burnDelta, ...(snap.hasBurn ? { ':read': snap.burnCentsPerHour } : {}) },
+                ExpressionAttributeValues: {
+                  ':after': snap.burnCentsPerHour + burnDelta,
+                  ...(snap.hasBurn ? { ':read': snap.burnCentsPerHour } : {}),
+                },
               },
             },
           ],

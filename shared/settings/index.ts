@@ -73,7 +73,14 @@ export async function updateSettings(update: z.infer<typeof SettingsUpdate>, act
     await db().send(
       new PutCommand({
         TableName: tableName(),
-        Item: { ...keys.settings(), kind: 'settings', value: after, version: version + 1, updatedAt: new Date().toISOString(), updatedBy: actorId },
+        Item: {
+          ...keys.settings(),
+          kind: 'settings',
+          value: after,
+          version: version + 1,
+          updatedAt: new Date().toISOString(),
+          updatedBy: actorId,
+        },
         // Two admins saving at once: the second gets a conflict instead of silently undoing the first.
         ConditionExpression: item ? 'version = :v' : 'attribute_not_exists(PK)',
         ExpressionAttributeValues: item ? { ':v': version } : undefined,
@@ -95,7 +102,8 @@ function diffPaths(a: Record<string, unknown>, b: Record<string, unknown>, prefi
   for (const key of Object.keys(b)) {
     const x = a[key];
     const y = b[key];
-    if (x && y && typeof x === 'object' && typeof y === 'object') out.push(...diffPaths(x as Record<string, unknown>, y as Record<string, unknown>, `${prefix}${key}.`));
+    if (x && y && typeof x === 'object' && typeof y === 'object')
+      out.push(...diffPaths(x as Record<string, unknown>, y as Record<string, unknown>, `${prefix}${key}.`));
     else if (x !== y) out.push(`${prefix}${key}`);
   }
   return out;

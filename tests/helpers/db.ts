@@ -3,7 +3,8 @@ import { db, tableName } from '../../shared/db/client.ts';
 import type { ItemKey } from '../../shared/db/keys.ts';
 
 /** Direct table access for assertions (and for moving a stored clock into the past). */
-export const getRaw = async (key: ItemKey) => (await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item;
+export const getRaw = async (key: ItemKey) =>
+  (await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item;
 
 export const setAttributes = async (key: ItemKey, values: Record<string, unknown>) => {
   const names = Object.keys(values);

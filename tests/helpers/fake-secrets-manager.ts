@@ -28,7 +28,12 @@ export async function startFakeSecretsManager(): Promise<FakeSecretsManager> {
       res.writeHead(status, { 'content-type': 'application/x-amz-json-1.1', ...(errorType ? { 'x-amzn-errortype': errorType } : {}) });
       res.end(JSON.stringify(payload));
     };
-    const notFound = () => send(400, { __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." }, 'ResourceNotFoundException');
+    const notFound = () =>
+      send(
+        400,
+        { __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." },
+        'ResourceNotFoundException',
+      );
     switch (action) {
       case 'GetSecretValue':
         return secrets.has(name) ? send(200, { ARN: arn(name), Name: name, SecretString: secrets.get(name), VersionId: 'v1' }) : notFound();

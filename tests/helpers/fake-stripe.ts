@@ -50,7 +50,13 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     if (failure) return send(failure, { error: { type: 'api_error', message: 'Injected failure' } });
     if (req.method === 'POST' && req.url === '/v1/checkout/sessions') {
       if (key && replays.has(key)) return send(200, replays.get(key)!);
-      const p = parseForm(body) as { line_items: { price_data: { unit_amount: string; currency: string }; quantity: string }[]; client_reference_id?: string; metadata?: Record<string, string>; success_url: string; expires_at?: string };
+      const p = parseForm(body) as {
+        line_items: { price_data: { unit_amount: string; currency: string }; quantity: string }[];
+        client_reference_id?: string;
+        metadata?: Record<string, string>;
+        success_url: string;
+        expires_at?: string;
+      };
       const id = `cs_test_${randomBytes(12).toString('hex')}`;
       const item = p.line_items[0]!;
       const session = {

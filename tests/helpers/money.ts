@@ -12,7 +12,14 @@ export async function expectLedgerInvariant(): Promise<number> {
   const profiles: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const out = await db().send(new ScanCommand({ TableName: tableName(), FilterExpression: 'kind = :k', ExpressionAttributeValues: { ':k': 'account' }, ExclusiveStartKey: start }));
+    const out = await db().send(
+      new ScanCommand({
+        TableName: tableName(),
+        FilterExpression: 'kind = :k',
+        ExpressionAttributeValues: { ':k': 'account' },
+        ExclusiveStartKey: start,
+      }),
+    );
     profiles.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;
   } while (start);

@@ -42,7 +42,7 @@ export async function startTestApi(options: Pick<LocalStackOptions, 'localAdminA
     }
     const res = await fetch(`${stack.baseUrl}${path}`, { method, headers, body });
     const text = await res.text();
-    let parsed: unknown ;
+    let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {

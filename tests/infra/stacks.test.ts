@@ -44,7 +44,12 @@ const ALARM_EMAIL = 'ops@example.com';
 beforeAll(async () => {
   bundles = await bundleAll();
   outdir = mkdtempSync(join(tmpdir(), 'cdk-test-'));
-  built = buildApp({ outdir, account: '123456789012', region: 'eu-west-1', context: { stripeSecretName: STRIPE_SECRET_NAME, alarmEmail: ALARM_EMAIL } });
+  built = buildApp({
+    outdir,
+    account: '123456789012',
+    region: 'eu-west-1',
+    context: { stripeSecretName: STRIPE_SECRET_NAME, alarmEmail: ALARM_EMAIL },
+  });
   // Synthesis runs the cdk-nag plugin (Validations): any unacknowledged finding throws here.
   try {
     built.app.synth();
@@ -163,10 +168,12 @@ describe('api stack: routes come from the route table', () => {
     const codeOf = (fn: AppFunction, stack: Stack, template: Template) => JSON.stringify(functionProps(stack, template, fn).Code);
     const billingCode = codeOf(built.billingStack.worker, built.billingStack, billingTemplate);
     for (const fn of built.apiStack.functions.values()) expect(codeOf(fn, built.apiStack, apiTemplate)).not.toBe(billingCode);
-    expect(resourcesOf(apiTemplate, 'AWS::Lambda::Function').map(([, f]) => f.Properties.Handler)).toEqual(deployed.map(() => 'index.handler'));
+    expect(resourcesOf(apiTemplate, 'AWS::Lambda::Function').map(([, f]) => f.Properties.Handler)).toEqual(
+      deployed.map(() => 'index.handler'),
+    );
   });
 
-  it('has every non-dev route of a deployed group, integrated with that group\'s function', () => {
+  it("has every non-dev route of a deployed group, integrated with that group's function", () => {
     const targets = routeTargets();
     const expected = routeEntries().filter(([, def]) => def.group !== 'dev' && deployed.includes(def.group));
     expect(expected.length).toBeGreaterThan(10);
@@ -238,7 +245,13 @@ describe('api stack: functions carry the house defaults', () => {
       expect(p.TracingConfig, id).toEqual({ Mode: 'Active' });
       expect(p.LoggingConfig?.LogGroup?.Ref, id).toBeDefined();
       const env = p.Environment.Variables as Record<string, unknown>;
-      expect(env).toMatchObject({ STAGE: 'aws', NODE_OPTIONS: '--enable-source-maps', LOG_LEVEL: 'info', ADMIN_EMAILS: '', OIDC_TOKEN_USE: 'id' });
+      expect(env).toMatchObject({
+        STAGE: 'aws',
+        NODE_OPTIONS: '--enable-source-maps',
+        LOG_LEVEL: 'info',
+        ADMIN_EMAILS: '',
+        OIDC_TOKEN_USE: 'id',
+      });
       for (const name of ['TABLE_NAME', 'CURSOR_SECRET', 'OIDC_ISSUER', 'OIDC_JWKS_URL', 'OIDC_AUDIENCE', 'SERVICE_NAME']) {
         expect(env[name], `${id} ${name}`).toBeDefined();
       }
@@ -262,13 +275,16 @@ describe('api stack: functions carry the house defaults', () => {
       expect(doc).not.toContain('/index/*');
       for (const index of TABLE.indexes) expect(doc).toContain(`/index/${index.name}`);
     }
-    expect(resourcesOf(apiTemplate, 'AWS::IAM::Role').map(([, r]) => JSON.stringify(r.Properties))).not.toContain('AWSLambdaBasicExecutionRole');
+    expect(resourcesOf(apiTemplate, 'AWS::IAM::Role').map(([, r]) => JSON.stringify(r.Properties))).not.toContain(
+      'AWSLambdaBasicExecutionRole',
+    );
   });
 
   it('gives the functions that wait on panels longer timeouts (a server create may take the panel 20 s)', () => {
     const timeoutOf = (group: string) => {
       const fn = built.apiStack.functions.get(group as never)!;
-      return resourcesOf(apiTemplate, 'AWS::Lambda::Function').find(([id]) => id === logicalId(built.apiStack, fn.fn))![1].Properties.Timeout;
+      return resourcesOf(apiTemplate, 'AWS::Lambda::Function').find(([id]) => id === logicalId(built.apiStack, fn.fn))![1].Properties
+        .Timeout;
     };
     expect(timeoutOf('servers')).toBe(29);
     expect(timeoutOf('account')).toBe(10);
@@ -282,7 +298,8 @@ describe('api stack: functions carry the house defaults', () => {
       return JSON.stringify(policy?.[1].Properties.PolicyDocument ?? {});
     };
     const admin = docOf('admin');
-    for (const action of ['CreateSecret', 'PutSecretValue', 'DeleteSecret', 'GetSecretValue']) expect(admin).toContain(`secretsmanager:${action}`);
+    for (const action of ['CreateSecret', 'PutSecretValue', 'DeleteSecret', 'GetSecretValue'])
+      expect(admin).toContain(`secretsmanager:${action}`);
     expect(admin).toContain('secret:control-plane/instances/*');
     // Readers call panels: the catalog and servers, and account (budget change) and payments
     // (top-up) lift a suspension on the panel at once (shared/servers/suspension.ts).
@@ -302,7 +319,11 @@ describe('api stack: functions carry the house defaults', () => {
       const external = buildApp({
         outdir: dir,
         region: 'eu-west-1',
-        context: { oidcIssuer: 'https://login.example.com/', oidcAudience: 'control-plane', adminEmails: 'ops@example.com, boss@example.com' },
+        context: {
+          oidcIssuer: 'https://login.example.com/',
+          oidcAudience: 'control-plane',
+          adminEmails: 'ops@example.com, boss@example.com',
+        },
       });
       const template = Template.fromStack(external.apiStack);
       template.resourceCountIs('AWS::Cognito::UserPool', 0);
@@ -351,11 +372,15 @@ describe('billing stack: the hourly pass (rule → scheduler → queue → worke
     // EventBridge may invoke it, and only from this rule.
     const permissions = resourcesOf(billingTemplate, 'AWS::Lambda::Permission');
     expect(permissions.map(([, p]) => p.Properties)).toEqual([
-      expect.objectContaining({ Principal: 'events.amazonaws.com', FunctionName: arnOf(built.billingStack.scheduler.fn), SourceArn: { 'Fn::GetAtt': [rules[0]![0], 'Arn'] } }),
+      expect.objectContaining({
+        Principal: 'events.amazonaws.com',
+        FunctionName: arnOf(built.billingStack.scheduler.fn),
+        SourceArn: { 'Fn::GetAtt': [rules[0]![0], 'Arn'] },
+      }),
     ]);
   });
 
-  it('sends scheduler runs that still fail after Lambda\'s async retries to the same dead-letter queue', () => {
+  it("sends scheduler runs that still fail after Lambda's async retries to the same dead-letter queue", () => {
     const configs = resourcesOf(billingTemplate, 'AWS::Lambda::EventInvokeConfig');
     expect(configs).toHaveLength(1);
     const config = configs[0]![1].Properties;
@@ -363,7 +388,9 @@ describe('billing stack: the hourly pass (rule → scheduler → queue → worke
     expect(config.DestinationConfig.OnFailure.Destination).toEqual(arnOf(built.billingStack.schedulerDlq));
     expect(config.MaximumRetryAttempts).toBe(2);
     // EventBridge may write to that queue (its DLQ), only for this rule.
-    const policy = resourcesOf(billingTemplate, 'AWS::SQS::QueuePolicy').find(([, p]) => JSON.stringify(p.Properties.Queues) === JSON.stringify([{ Ref: id(built.billingStack.schedulerDlq) }]));
+    const policy = resourcesOf(billingTemplate, 'AWS::SQS::QueuePolicy').find(
+      ([, p]) => JSON.stringify(p.Properties.Queues) === JSON.stringify([{ Ref: id(built.billingStack.schedulerDlq) }]),
+    );
     const allow = (policy![1].Properties.PolicyDocument.Statement as Statement[]).find((s) => s.Effect === 'Allow')!;
     expect(allow).toMatchObject({ Action: 'sqs:SendMessage', Principal: { Service: 'events.amazonaws.com' } });
     expect(JSON.stringify(allow.Condition)).toContain(resourcesOf(billingTemplate, 'AWS::Events::Rule')[0]![0]);
@@ -377,7 +404,11 @@ describe('billing stack: the hourly pass (rule → scheduler → queue → worke
       expect(p.Runtime).toBe('nodejs24.x');
       expect(p.Architectures).toEqual(['arm64']);
       expect(p.TracingConfig).toEqual({ Mode: 'Active' });
-      expect(p.Environment.Variables).toMatchObject({ STAGE: 'aws', SECRETS_PREFIX: 'control-plane', NODE_OPTIONS: '--enable-source-maps' });
+      expect(p.Environment.Variables).toMatchObject({
+        STAGE: 'aws',
+        SECRETS_PREFIX: 'control-plane',
+        NODE_OPTIONS: '--enable-source-maps',
+      });
       expect(p.Environment.Variables.TABLE_NAME).toBeDefined();
       // The runtime configuration requires CURSOR_SECRET in AWS: the API stack's key, as a dynamic reference.
       expect(JSON.stringify(p.Environment.Variables.CURSOR_SECRET)).toContain('{{resolve:secretsmanager:');
@@ -408,7 +439,9 @@ describe('billing stack: the hourly pass (rule → scheduler → queue → worke
     expect(work.VisibilityTimeout).toBeGreaterThanOrEqual(6 * props(built.billingStack.worker).Timeout);
     for (const [queueId, queue] of queues) {
       expect(queue.Properties.SqsManagedSseEnabled, queueId).toBe(true);
-      const policy = resourcesOf(billingTemplate, 'AWS::SQS::QueuePolicy').find(([, p]) => JSON.stringify(p.Properties.Queues) === JSON.stringify([{ Ref: queueId }]));
+      const policy = resourcesOf(billingTemplate, 'AWS::SQS::QueuePolicy').find(
+        ([, p]) => JSON.stringify(p.Properties.Queues) === JSON.stringify([{ Ref: queueId }]),
+      );
       const deny = (policy?.[1].Properties.PolicyDocument.Statement as Statement[] | undefined)?.find((s) => s.Effect === 'Deny');
       expect(deny?.Condition, queueId).toEqual({ Bool: { 'aws:SecureTransport': 'false' } });
     }
@@ -434,21 +467,25 @@ describe('billing stack: the hourly pass (rule → scheduler → queue → worke
     const scheduler = statementsOf(built.billingStack, billingTemplate, built.billingStack.scheduler);
     const worker = statementsOf(built.billingStack, billingTemplate, built.billingStack.worker);
     const queueArn = JSON.stringify(arnOf(built.billingStack.queue));
-    const on = (statements: Statement[], action: string) => statements.filter((s) => s.Effect === 'Allow' && actionsOf(s).includes(action)).map((s) => JSON.stringify(s.Resource));
+    const on = (statements: Statement[], action: string) =>
+      statements.filter((s) => s.Effect === 'Allow' && actionsOf(s).includes(action)).map((s) => JSON.stringify(s.Resource));
     expect(on(scheduler, 'sqs:SendMessage').join()).toContain(queueArn);
     expect(on(worker, 'sqs:SendMessage').join()).not.toContain(queueArn);
     expect(on(worker, 'sqs:ReceiveMessage').join()).toContain(queueArn);
     expect(on(worker, 'sqs:DeleteMessage').join()).toContain(queueArn);
     expect(on(scheduler, 'sqs:ReceiveMessage')).toEqual([]);
     for (const statements of [scheduler, worker]) {
-      for (const action of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query', 'dynamodb:GetItem']) expect(on(statements, action)).toHaveLength(1);
+      for (const action of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query', 'dynamodb:GetItem'])
+        expect(on(statements, action)).toHaveLength(1);
       expect(on(statements, 'secretsmanager:GetSecretValue').join()).toContain('secret:control-plane/instances/*');
       expect(on(statements, 'secretsmanager:PutSecretValue')).toEqual([]);
     }
   });
 
   it('outputs the queue and dead-letter queue URLs (for redrive and purge)', () => {
-    expect(Object.keys(billingTemplate.toJSON().Outputs ?? {})).toEqual(expect.arrayContaining(['BillingQueueUrl', 'BillingWorkDlqUrl', 'BillingSchedulerDlqUrl']));
+    expect(Object.keys(billingTemplate.toJSON().Outputs ?? {})).toEqual(
+      expect.arrayContaining(['BillingQueueUrl', 'BillingWorkDlqUrl', 'BillingSchedulerDlqUrl']),
+    );
   });
 });
 
@@ -477,9 +514,13 @@ describe('least privilege: settings and the Stripe keys', () => {
   it('sets STRIPE_SECRET_ARN on billing and payments only, and lets only their roles read the secret', () => {
     for (const { name, stack, template, fn } of allFunctions()) {
       const env = functionProps(stack, template, fn).Environment.Variables as Record<string, unknown>;
-      const reads = statementsOf(stack, template, fn).filter((s) => s.Effect === 'Allow' && JSON.stringify(s.Resource).includes(`:secret:${STRIPE_SECRET_NAME}`));
+      const reads = statementsOf(stack, template, fn).filter(
+        (s) => s.Effect === 'Allow' && JSON.stringify(s.Resource).includes(`:secret:${STRIPE_SECRET_NAME}`),
+      );
       if (name === 'billing' || name === 'payments') {
-        expect(JSON.stringify(env.STRIPE_SECRET_ARN), name).toContain(`:secretsmanager:eu-west-1:123456789012:secret:${STRIPE_SECRET_NAME}`);
+        expect(JSON.stringify(env.STRIPE_SECRET_ARN), name).toContain(
+          `:secretsmanager:eu-west-1:123456789012:secret:${STRIPE_SECRET_NAME}`,
+        );
         expect(reads, name).toHaveLength(1);
         expect(actionsOf(reads[0]!), name).toContain('secretsmanager:GetSecretValue');
         // The imported name plus Secrets Manager's six-character suffix: that one secret only.
@@ -506,7 +547,10 @@ describe('alarms', () => {
     const [, policy] = resourcesOf(apiTemplate, 'AWS::SNS::TopicPolicy')[0]!;
     const statements = policy.Properties.PolicyDocument.Statement as Statement[];
     expect(statements.find((s) => s.Effect === 'Deny')?.Condition).toEqual({ Bool: { 'aws:SecureTransport': 'false' } });
-    expect(statements.find((s) => s.Effect === 'Allow')).toMatchObject({ Action: 'sns:Publish', Principal: { Service: 'cloudwatch.amazonaws.com' } });
+    expect(statements.find((s) => s.Effect === 'Allow')).toMatchObject({
+      Action: 'sns:Publish',
+      Principal: { Service: 'cloudwatch.amazonaws.com' },
+    });
     const [, subscription] = resourcesOf(apiTemplate, 'AWS::SNS::Subscription')[0]!;
     expect(subscription.Properties).toMatchObject({ Protocol: 'email', Endpoint: ALARM_EMAIL, TopicArn: { Ref: topicId() } });
 
@@ -523,23 +567,56 @@ describe('alarms', () => {
 
   it('watch every function: Lambda Errors and Throttles, ≥ 1 in 5 minutes', () => {
     const all = allFunctions();
-    expect(all.map((f) => f.name)).toEqual(expect.arrayContaining(['public', 'account', 'catalog', 'servers', 'billing', 'payments', 'admin', 'billing-scheduler', 'billing-worker']));
+    expect(all.map((f) => f.name)).toEqual(
+      expect.arrayContaining([
+        'public',
+        'account',
+        'catalog',
+        'servers',
+        'billing',
+        'payments',
+        'admin',
+        'billing-scheduler',
+        'billing-worker',
+      ]),
+    );
     for (const { name, stack, template, fn } of all) {
       for (const metric of ['Errors', 'Throttles']) {
-        const found = alarmsOf(template).filter((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === metric && JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: { Ref: logicalId(stack, fn.fn) } }]));
+        const found = alarmsOf(template).filter(
+          (a) =>
+            a.Namespace === 'AWS/Lambda' &&
+            a.MetricName === metric &&
+            JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: { Ref: logicalId(stack, fn.fn) } }]),
+        );
         expect(found, `${name} ${metric}`).toHaveLength(1);
-        expect(found[0], `${name} ${metric}`).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', Period: 300, Statistic: 'Sum', EvaluationPeriods: 1, TreatMissingData: 'notBreaching' });
+        expect(found[0], `${name} ${metric}`).toMatchObject({
+          Threshold: 1,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+          Period: 300,
+          Statistic: 'Sum',
+          EvaluationPeriods: 1,
+          TreatMissingData: 'notBreaching',
+        });
       }
     }
   });
 
   it('count logged errors ({"level":"error"}) of every function', () => {
     for (const { name, stack, template, fn } of allFunctions()) {
-      const filter = filtersOf(template).find((f) => f.FilterPattern === '{ $.level = "error" }' && JSON.stringify(f.LogGroupName) === JSON.stringify({ Ref: logicalId(stack, fn.logGroup) }));
+      const filter = filtersOf(template).find(
+        (f) =>
+          f.FilterPattern === '{ $.level = "error" }' &&
+          JSON.stringify(f.LogGroupName) === JSON.stringify({ Ref: logicalId(stack, fn.logGroup) }),
+      );
       expect(filter, name).toBeDefined();
       const { MetricName, MetricNamespace } = filter!.MetricTransformations[0];
       const alarm = alarmsOf(template).find((a) => a.MetricName === MetricName && a.Namespace === MetricNamespace);
-      expect(alarm, name).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', Period: 300, Statistic: 'Sum' });
+      expect(alarm, name).toMatchObject({
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        Period: 300,
+        Statistic: 'Sum',
+      });
     }
   });
 
@@ -549,10 +626,19 @@ describe('alarms', () => {
     expect(found).toHaveLength(1);
     const alarm = found[0]!;
     expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching' });
-    const metrics = alarm.Metrics as { Id: string; Expression?: string; ReturnData: boolean; MetricStat?: { Metric: Record<string, unknown>; Period: number; Stat: string } }[];
+    const metrics = alarm.Metrics as {
+      Id: string;
+      Expression?: string;
+      ReturnData: boolean;
+      MetricStat?: { Metric: Record<string, unknown>; Period: number; Stat: string };
+    }[];
     const stat = (name: string) => metrics.find((m) => m.MetricStat?.Metric.MetricName === name)!;
     for (const name of ['5xx', 'Count']) {
-      expect(stat(name).MetricStat).toEqual({ Metric: { Namespace: 'AWS/ApiGateway', MetricName: name, Dimensions: [{ Name: 'ApiId', Value: apiRef }] }, Period: 300, Stat: 'Sum' });
+      expect(stat(name).MetricStat).toEqual({
+        Metric: { Namespace: 'AWS/ApiGateway', MetricName: name, Dimensions: [{ Name: 'ApiId', Value: apiRef }] },
+        Period: 300,
+        Stat: 'Sum',
+      });
     }
     const expression = metrics.find((m) => m.ReturnData)!.Expression!;
     const [errors, requests] = [stat('5xx').Id, stat('Count').Id];
@@ -562,9 +648,15 @@ describe('alarms', () => {
   it('alarm on messages in either billing dead-letter queue (≥ 1)', () => {
     for (const dlq of [built.billingStack.workDlq, built.billingStack.schedulerDlq]) {
       const queueName = { 'Fn::GetAtt': [logicalId(built.billingStack, dlq), 'QueueName'] };
-      const found = alarmsOf(billingTemplate).filter((a) => a.Namespace === 'AWS/SQS' && JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'QueueName', Value: queueName }]));
+      const found = alarmsOf(billingTemplate).filter(
+        (a) => a.Namespace === 'AWS/SQS' && JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'QueueName', Value: queueName }]),
+      );
       expect(found, dlq.node.id).toHaveLength(1);
-      expect(found[0]).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+      expect(found[0]).toMatchObject({
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      });
     }
     // The work queue itself is not alarmed on (messages there are work, not failures).
     const workName = JSON.stringify({ 'Fn::GetAtt': [logicalId(built.billingStack, built.billingStack.queue), 'QueueName'] });
@@ -581,7 +673,13 @@ describe('alarms', () => {
     // No default value: a metric published only when the scheduler runs, so silence is missing data.
     expect(transform.DefaultValue).toBeUndefined();
     const alarm = alarmsOf(billingTemplate).find((a) => a.MetricName === transform.MetricName && a.Namespace === transform.MetricNamespace);
-    expect(alarm).toMatchObject({ Threshold: 2, ComparisonOperator: 'GreaterThanThreshold', Statistic: 'Maximum', TreatMissingData: 'breaching', DatapointsToAlarm: 1 });
+    expect(alarm).toMatchObject({
+      Threshold: 2,
+      ComparisonOperator: 'GreaterThanThreshold',
+      Statistic: 'Maximum',
+      TreatMissingData: 'breaching',
+      DatapointsToAlarm: 1,
+    });
     expect(alarm!.Period * alarm!.EvaluationPeriods).toBe(3 * 3600);
   });
 
@@ -597,7 +695,9 @@ describe('alarms', () => {
 
   it('key on log lines the code really writes (message, level and lagHours fields of the JSON logger)', () => {
     // The callers: the scheduler logs the watermark lag, the payments module the rejections.
-    expect(readFileSync(join(ROOT, 'functions', 'billing-pass', 'handler.ts'), 'utf8')).toMatch(/logger\.info\('billing watermark', \{ lagHours/);
+    expect(readFileSync(join(ROOT, 'functions', 'billing-pass', 'handler.ts'), 'utf8')).toMatch(
+      /logger\.info\('billing watermark', \{ lagHours/,
+    );
     expect(readFileSync(join(ROOT, 'shared', 'payments', 'index.ts'), 'utf8')).toContain("logger.warn('stripe webhook rejected'");
     // The shape of a line: JSON with `level`, `message` and the fields at the top level.
     const lines: string[] = [];
@@ -640,7 +740,10 @@ describe('cdk-nag (AwsSolutions)', () => {
   it('reports no unacknowledged finding on any stack, and synthesis (which runs it) succeeds', () => {
     for (const stack of [built.dataStack, built.apiStack, built.billingStack]) {
       const report = built.nag.validateScope(stack);
-      expect(report.violations.map((v) => `${v.ruleName} @ ${v.violatingResources.map((r) => r.constructPath).join(', ')}`), stack.stackName).toEqual([]);
+      expect(
+        report.violations.map((v) => `${v.ruleName} @ ${v.violatingResources.map((r) => r.constructPath).join(', ')}`),
+        stack.stackName,
+      ).toEqual([]);
       expect(report.success).toBe(true);
     }
     expect(synthError).toBeUndefined();

@@ -96,7 +96,15 @@ describe('activity and audit log', () => {
     const logs = await api.call('GET', '/v1/account/logs', { token });
     expect(logs.status).toBe(200);
     const [denied, revoke, create] = logs.body.data;
-    expect(create).toMatchObject({ action: 'keys.create', target: `key:${created.body.id}`, result: 'success', status: 201, actorEmail: 'logger@example.com', credential: { kind: 'session' }, sourceIp: expect.any(String) });
+    expect(create).toMatchObject({
+      action: 'keys.create',
+      target: `key:${created.body.id}`,
+      result: 'success',
+      status: 201,
+      actorEmail: 'logger@example.com',
+      credential: { kind: 'session' },
+      sourceIp: expect.any(String),
+    });
     expect(revoke).toMatchObject({ action: 'keys.revoke', target: `key:${created.body.id}`, result: 'success', status: 200 });
     expect(denied).toMatchObject({ action: 'keys.create', result: 'failure', status: 403, errorCode: 'forbidden' });
     expect(Date.parse(create.at)).toBeGreaterThan(Date.now() - 60_000);

@@ -27,7 +27,16 @@ beforeAll(async () => {
     res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
     if (target.endsWith('SendMessageBatch')) {
       sent.push(...(body.Entries ?? []));
-      res.end(JSON.stringify({ Successful: (body.Entries ?? []).map((e) => ({ Id: e.Id, MessageId: `m-${e.Id}`, MD5OfMessageBody: createHash('md5').update(e.MessageBody).digest('hex') })), Failed: [] }));
+      res.end(
+        JSON.stringify({
+          Successful: (body.Entries ?? []).map((e) => ({
+            Id: e.Id,
+            MessageId: `m-${e.Id}`,
+            MD5OfMessageBody: createHash('md5').update(e.MessageBody).digest('hex'),
+          })),
+          Failed: [],
+        }),
+      );
     } else res.end('{}');
   });
   await new Promise<void>((r) => sqs.listen(0, '127.0.0.1', () => r()));
@@ -52,9 +61,14 @@ describe('billing through the queue', () => {
   it('the scheduler queues 16 shards; workers charge them from those messages and move the watermark', async () => {
     const token = await api.session('queued@example.com');
     const { id } = (await api.call('GET', '/v1/account', { token })).body;
-    const server = (await api.call('POST', '/v1/servers', { token, body: { name: 'queued', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048 } })).body;
+    const server = (
+      await api.call('POST', '/v1/servers', { token, body: { name: 'queued', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048 } })
+    ).body;
     const created = hourStart(Date.now()) - 3 * HOUR_MS + 10 * 60_000;
-    await setAttributes(keys.server(id, server.id), { createdAt: new Date(created).toISOString(), history: [{ at: new Date(created).toISOString(), status: 'active', priceCentsPerHour: 1 }] });
+    await setAttributes(keys.server(id, server.id), {
+      createdAt: new Date(created).toISOString(),
+      history: [{ at: new Date(created).toISOString(), status: 'active', priceCentsPerHour: 1 }],
+    });
 
     const at = new Date(hourStart(Date.now()) - HOUR_MS + 5 * 60_000);
     const queued = (await handler.scheduler({ time: at.toISOString() })) as { queued: number; throughHour: string };
@@ -62,10 +76,14 @@ describe('billing through the queue', () => {
     expect(sent.map((m) => Number(JSON.parse(m.MessageBody).shard)).sort((a, b) => a - b)).toEqual(Array.from({ length: 16 }, (_, i) => i));
     expect(await readWatermark()).toBeNull(); // nothing charged yet: only queued
 
-    const result = await handler.worker({ Records: sent.map((m) => ({ messageId: `m-${m.Id}`, body: m.MessageBody })) } as unknown as SQSEvent);
+    const result = await handler.worker({
+      Records: sent.map((m) => ({ messageId: `m-${m.Id}`, body: m.MessageBody })),
+    } as unknown as SQSEvent);
     expect(result.batchItemFailures).toEqual([]);
     expect(await readWatermark()).toBe(Date.parse(queued.throughHour));
-    const charges = (await api.call('GET', '/v1/account/transactions', { token })).body.data.filter((e: { type: string }) => e.type === 'charge');
+    const charges = (await api.call('GET', '/v1/account/transactions', { token })).body.data.filter(
+      (e: { type: string }) => e.type === 'charge',
+    );
     expect(charges.map((c: { reference: { hour: string } }) => c.reference.hour)).toEqual([
       new Date(hourStart(Date.now()) - 2 * HOUR_MS).toISOString(),
       new Date(hourStart(Date.now()) - 3 * HOUR_MS).toISOString(),

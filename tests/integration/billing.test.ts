@@ -37,9 +37,18 @@ beforeEach(async () => {
 afterEach(async () => {
   await expectLedgerInvariant();
   for (let shard = 0; shard < BILLING_SHARDS; shard++) {
-    const out = await db().send(new QueryCommand({ TableName: tableName(), IndexName: 'GSI2', KeyConditionExpression: 'GSI2PK = :pk', ExpressionAttributeValues: { ':pk': keys.billableShard(shard) } }));
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: 'GSI2',
+        KeyConditionExpression: 'GSI2PK = :pk',
+        ExpressionAttributeValues: { ':pk': keys.billableShard(shard) },
+      }),
+    );
     for (const item of out.Items ?? []) {
-      await db().send(new UpdateCommand({ TableName: tableName(), Key: { PK: item.PK, SK: item.SK }, UpdateExpression: 'REMOVE GSI2PK, GSI2SK' }));
+      await db().send(
+        new UpdateCommand({ TableName: tableName(), Key: { PK: item.PK, SK: item.SK }, UpdateExpression: 'REMOVE GSI2PK, GSI2SK' }),
+      );
     }
   }
 });
@@ -67,12 +76,23 @@ async function deployAt(token: string, accountId: string, createdMs: number, bod
   return server as { id: string; identifier: string; priceCentsPerHour: number };
 }
 
-async function appendHistory(accountId: string, serverId: string, event: { at: number; status: string; priceCentsPerHour: number }, extra: Record<string, unknown> = {}) {
+async function appendHistory(
+  accountId: string,
+  serverId: string,
+  event: { at: number; status: string; priceCentsPerHour: number },
+  extra: Record<string, unknown> = {},
+) {
   const item = await getRaw(keys.server(accountId, serverId));
-  await setAttributes(keys.server(accountId, serverId), { history: [...(item!.history as unknown[]), { ...event, at: iso(event.at) }], ...extra });
+  await setAttributes(keys.server(accountId, serverId), {
+    history: [...(item!.history as unknown[]), { ...event, at: iso(event.at) }],
+    ...extra,
+  });
 }
 
-const charges = async (accountId: string) => (await ledgerOf(accountId)).filter((e) => e.type === 'charge').map((e) => ({ hour: (e.reference as { hour: string }).hour, cents: -Number(e.amountCents) }));
+const charges = async (accountId: string) =>
+  (await ledgerOf(accountId))
+    .filter((e) => e.type === 'charge')
+    .map((e) => ({ hour: (e.reference as { hour: string }).hour, cents: -Number(e.amountCents) }));
 
 describe('hourly charges', () => {
   it('a server created mid-hour pays that hour, once, at the pass after the hour', async () => {
@@ -129,7 +149,12 @@ describe('hourly charges', () => {
   it('a server deleted mid-hour pays the hour of deletion and never after', async () => {
     const { token, id } = await customer('deleted@example.com');
     const server = await deployAt(token, id, t(0, 0));
-    await appendHistory(id, server.id, { at: t(2, 20), status: 'deleted', priceCentsPerHour: 1 }, { status: 'deleted', deletedAt: iso(t(2, 20)) });
+    await appendHistory(
+      id,
+      server.id,
+      { at: t(2, 20), status: 'deleted', priceCentsPerHour: 1 },
+      { status: 'deleted', deletedAt: iso(t(2, 20)) },
+    );
     await pass(t(2, 10));
     expect((await charges(id)).map((c) => c.hour)).toEqual([iso(t(0)), iso(t(1))]);
     // Still in the billable index: the hour of deletion is not billed yet.
@@ -252,7 +277,9 @@ describe('suspension', () => {
     const first = await pass(t(1, 5));
     expect(first.lowBalanceWarnings).toBeGreaterThanOrEqual(1);
     await pass(t(2, 5));
-    const warnings = (await api.call('GET', '/v1/account/logs?limit=50', { token })).body.data.filter((e: { action: string }) => e.action === 'billing.low_balance');
+    const warnings = (await api.call('GET', '/v1/account/logs?limit=50', { token })).body.data.filter(
+      (e: { action: string }) => e.action === 'billing.low_balance',
+    );
     expect(warnings).toHaveLength(1);
     expect(warnings[0].details).toMatchObject({ burnCentsPerHour: 3 });
   });
@@ -281,7 +308,13 @@ describe('suspension', () => {
 describe('budgets', () => {
   it('GET and PUT: cap, spent, projected, remaining; deploys refused at the cap', async () => {
     const { token, id } = await customer('budget@example.com');
-    expect((await api.call('GET', '/v1/account/budget', { token })).body).toMatchObject({ monthlyCapCents: null, action: 'refuse', spentCents: 0, capReached: false, remainingCents: null });
+    expect((await api.call('GET', '/v1/account/budget', { token })).body).toMatchObject({
+      monthlyCapCents: null,
+      action: 'refuse',
+      spentCents: 0,
+      capReached: false,
+      remainingCents: null,
+    });
     await deployAt(token, id, Date.now() - 2 * HOUR_MS, { ...small, ...medium });
     await pass(Date.now() + 3 * 60_000);
     const spent = (await api.call('GET', '/v1/account/budget', { token })).body.spentCents;
@@ -318,9 +351,19 @@ describe('admin credit and the ledger listing', () => {
   it('grants and deductions are ledger entries with the note and the admin; the listing is newest first', async () => {
     const { token, id } = await customer('credited@example.com');
     const admin = (await api.call('GET', '/v1/account')).body;
-    const grant = await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 250, note: 'welcome back' }, headers: { 'idempotency-key': 'grant-1' } });
-    expect(grant.body).toMatchObject({ accountId: id, balanceCents: 750, entry: { type: 'grant', amountCents: 250, granted: true, reference: { note: 'welcome back' } } });
-    const replay = await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 250, note: 'welcome back' }, headers: { 'idempotency-key': 'grant-1' } });
+    const grant = await api.call('POST', `/v1/admin/users/${id}/credits`, {
+      body: { amountCents: 250, note: 'welcome back' },
+      headers: { 'idempotency-key': 'grant-1' },
+    });
+    expect(grant.body).toMatchObject({
+      accountId: id,
+      balanceCents: 750,
+      entry: { type: 'grant', amountCents: 250, granted: true, reference: { note: 'welcome back' } },
+    });
+    const replay = await api.call('POST', `/v1/admin/users/${id}/credits`, {
+      body: { amountCents: 250, note: 'welcome back' },
+      headers: { 'idempotency-key': 'grant-1' },
+    });
     expect(replay.body.entry.seq).toBe(grant.body.entry.seq);
     const deduction = await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: -1000, note: 'chargeback' } });
     expect(deduction.body).toMatchObject({ balanceCents: -250, entry: { type: 'deduction', amountCents: -1000, granted: false } });
@@ -332,15 +375,25 @@ describe('admin credit and the ledger listing', () => {
     expect(next.body.data.map((e: { type: string }) => e.type)).toEqual(['trial']);
     expect(next.body.nextCursor).toBeNull();
 
-    const audit = (await api.call('GET', '/v1/admin/logs?limit=20')).body.data.filter((e: { action: string; target: string }) => e.action === 'credits.adjust' && e.target === `account:${id}`);
+    const audit = (await api.call('GET', '/v1/admin/logs?limit=20')).body.data.filter(
+      (e: { action: string; target: string }) => e.action === 'credits.adjust' && e.target === `account:${id}`,
+    );
     expect(audit).toHaveLength(2);
     expect(audit[0]).toMatchObject({ accountId: admin.id, actorEmail: 'admin@localhost' });
 
     for (const body of [{ amountCents: 0, note: 'x' }, { amountCents: 1.5, note: 'x' }, { amountCents: 5 }, { amountCents: 5, note: '' }]) {
       expectEnvelope(await api.call('POST', `/v1/admin/users/${id}/credits`, { body }), 400, 'validation_failed');
     }
-    expectEnvelope(await api.call('POST', '/v1/admin/users/00000000-0000-4000-8000-000000000000/credits', { body: { amountCents: 5, note: 'x' } }), 404, 'not_found');
-    expectEnvelope(await api.call('POST', `/v1/admin/users/${id}/credits`, { token, body: { amountCents: 5, note: 'x' } }), 403, 'forbidden');
+    expectEnvelope(
+      await api.call('POST', '/v1/admin/users/00000000-0000-4000-8000-000000000000/credits', { body: { amountCents: 5, note: 'x' } }),
+      404,
+      'not_found',
+    );
+    expectEnvelope(
+      await api.call('POST', `/v1/admin/users/${id}/credits`, { token, body: { amountCents: 5, note: 'x' } }),
+      403,
+      'forbidden',
+    );
   });
 });
 
@@ -350,7 +403,10 @@ describe('fan-out through a queue (the AWS shape)', () => {
     await deployAt(token, id, t(0, 30));
     const plan = await planPass(new Date(t(1, 5)));
     await openPassRecord(plan);
-    const message = (shard: number) => ({ messageId: `m${shard}`, body: JSON.stringify({ at: plan.at, throughHour: plan.throughHour, fromWatermark: plan.fromWatermark, shard }) });
+    const message = (shard: number) => ({
+      messageId: `m${shard}`,
+      body: JSON.stringify({ at: plan.at, throughHour: plan.throughHour, fromWatermark: plan.fromWatermark, shard }),
+    });
     const half = plan.shards.slice(0, 8);
     const rest = plan.shards.slice(8);
     expect((await worker({ Records: half.map(message) } as unknown as SQSEvent)).batchItemFailures).toEqual([]);

@@ -24,7 +24,11 @@ describe('routing and envelopes', () => {
   });
 
   it('every response carries a request id and the security headers', async () => {
-    for (const res of [await api.call('GET', '/v1/health'), await api.call('GET', '/v1/nope'), await api.call('GET', '/v1/account', { token: null })]) {
+    for (const res of [
+      await api.call('GET', '/v1/health'),
+      await api.call('GET', '/v1/nope'),
+      await api.call('GET', '/v1/account', { token: null }),
+    ]) {
       expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('strict-transport-security')).toContain('max-age=');
@@ -42,13 +46,28 @@ describe('routing and envelopes', () => {
 describe('bad input changes nothing', () => {
   it('malformed JSON is 400 invalid_json', async () => {
     const before = await keyCount();
-    expectEnvelope(await api.call('POST', '/v1/keys', { rawBody: '{"name": "x",', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
-    expectEnvelope(await api.call('POST', '/v1/keys', { rawBody: '{"__proto__": {"x": 1}, "name": "a"}', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
+    expectEnvelope(
+      await api.call('POST', '/v1/keys', { rawBody: '{"name": "x",', headers: { 'content-type': 'application/json' } }),
+      400,
+      'invalid_json',
+    );
+    expectEnvelope(
+      await api.call('POST', '/v1/keys', {
+        rawBody: '{"__proto__": {"x": 1}, "name": "a"}',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+      'invalid_json',
+    );
     expect(await keyCount()).toBe(before);
   });
 
   it('a body that is not JSON is 415, a missing body 400', async () => {
-    expectEnvelope(await api.call('POST', '/v1/keys', { rawBody: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type');
+    expectEnvelope(
+      await api.call('POST', '/v1/keys', { rawBody: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      415,
+      'unsupported_media_type',
+    );
     expectEnvelope(await api.call('POST', '/v1/keys', { headers: { 'content-type': 'application/json' } }), 400, 'validation_failed');
   });
 

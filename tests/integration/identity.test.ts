@@ -111,7 +111,7 @@ describe('scopes', () => {
     expectEnvelope(await api.call('GET', '/v1/admin/settings', { token: reader.body.secret }), 403, 'forbidden');
   });
 
-  it('a key holds at most its creator\'s scopes', async () => {
+  it("a key holds at most its creator's scopes", async () => {
     const token = await api.session('carol@example.com');
     const res = await api.call('POST', '/v1/keys', { token, body: { name: 'sneaky', scopes: ['admin'] } });
     expectEnvelope(res, 403, 'forbidden');
@@ -128,8 +128,17 @@ describe('scopes', () => {
 
   it('non-admins get 403 on every admin endpoint', async () => {
     const token = await api.session('dave@example.com');
-    for (const [method, path] of [['GET', '/v1/admin/users'], ['GET', '/v1/admin/logs'], ['GET', '/v1/admin/settings'], ['PUT', '/v1/admin/settings']] as const) {
-      expectEnvelope(await api.call(method, path, { token, body: method === 'PUT' ? { trialCreditCents: 1 } : undefined }), 403, 'forbidden');
+    for (const [method, path] of [
+      ['GET', '/v1/admin/users'],
+      ['GET', '/v1/admin/logs'],
+      ['GET', '/v1/admin/settings'],
+      ['PUT', '/v1/admin/settings'],
+    ] as const) {
+      expectEnvelope(
+        await api.call(method, path, { token, body: method === 'PUT' ? { trialCreditCents: 1 } : undefined }),
+        403,
+        'forbidden',
+      );
     }
   });
 });
@@ -166,7 +175,8 @@ describe('session tokens', () => {
 
     const [header, payload] = good.split('.');
     const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString());
-    const unsigned = (p: object) => `${Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url')}.${Buffer.from(JSON.stringify(p)).toString('base64url')}.`;
+    const unsigned = (p: object) =>
+      `${Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url')}.${Buffer.from(JSON.stringify(p)).toString('base64url')}.`;
     expectEnvelope(await api.call('GET', '/v1/account', { token: unsigned(claims) }), 401, 'unauthorized');
     // Same signature, edited claims: the signature no longer matches.
     const edited = `${header}.${Buffer.from(JSON.stringify({ ...claims, email: 'admin@localhost' })).toString('base64url')}.${good.split('.')[2]}`;

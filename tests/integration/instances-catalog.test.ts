@@ -28,9 +28,23 @@ describe('registering a panel', () => {
   let instanceId: string;
 
   it('stores the keys in the secret store, never in the table or a response', async () => {
-    const res = await register({ name: 'Second panel', baseUrl: `${second.url}/`, appApiKey: second.appKey, clientApiKey: second.clientKey, priority: 50 });
+    const res = await register({
+      name: 'Second panel',
+      baseUrl: `${second.url}/`,
+      appApiKey: second.appKey,
+      clientApiKey: second.clientKey,
+      priority: 50,
+    });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ name: 'Second panel', baseUrl: second.url, priority: 50, enabled: true, hasClientKey: true, serviceUserId: null, serverCount: 0 });
+    expect(res.body).toMatchObject({
+      name: 'Second panel',
+      baseUrl: second.url,
+      priority: 50,
+      enabled: true,
+      hasClientKey: true,
+      serviceUserId: null,
+      serverCount: 0,
+    });
     instanceId = res.body.id;
     expect(res.text).not.toContain(second.appKey);
     expect(res.text).not.toContain(second.clientKey);
@@ -49,7 +63,11 @@ describe('registering a panel', () => {
     const res = await api.call('POST', `/v1/admin/instances/${instanceId}/test`);
     expect(res.status).toBe(200);
     expect(res.body.ok).toBe(true);
-    expect(res.body.nodes.map((n: { name: string; region: string }) => `${n.name}@${n.region}`).sort()).toEqual(['fra-1@eu-central', 'fra-2@eu-central', 'nyc-1@us-east']);
+    expect(res.body.nodes.map((n: { name: string; region: string }) => `${n.name}@${n.region}`).sort()).toEqual([
+      'fra-1@eu-central',
+      'fra-2@eu-central',
+      'nyc-1@us-east',
+    ]);
     expect(res.body.serviceUser).toMatchObject({ id: second.serviceUserId, username: 'control-plane', admin: false });
     const instance = (await api.call('GET', '/v1/admin/instances')).body.data.find((i: { id: string }) => i.id === instanceId);
     expect(instance.serviceUserId).toBe(second.serviceUserId);
@@ -96,12 +114,16 @@ describe('registering a panel', () => {
   it('disabling hides the instance from the catalog; removing the client key clears the service user', async () => {
     const off = await api.call('PATCH', `/v1/admin/instances/${instanceId}`, { body: { enabled: false } });
     expect(off.body.enabled).toBe(false);
-    expect((await api.call('GET', '/v1/instances', { token: userToken })).body.data.map((i: { id: string }) => i.id)).not.toContain(instanceId);
+    expect((await api.call('GET', '/v1/instances', { token: userToken })).body.data.map((i: { id: string }) => i.id)).not.toContain(
+      instanceId,
+    );
     const eggs = await api.call('GET', '/v1/eggs', { token: userToken });
     expect(eggs.body.data.some((e: { instanceId: string }) => e.instanceId === instanceId)).toBe(false);
     expectEnvelope(await api.call('GET', `/v1/eggs/${instanceId}/1`, { token: userToken }), 404, 'not_found');
 
-    const noClient = await api.call('PATCH', `/v1/admin/instances/${instanceId}`, { body: { clientApiKey: null, enabled: true, priority: 5 } });
+    const noClient = await api.call('PATCH', `/v1/admin/instances/${instanceId}`, {
+      body: { clientApiKey: null, enabled: true, priority: 5 },
+    });
     expect(noClient.body).toMatchObject({ hasClientKey: false, serviceUserId: null, priority: 5, enabled: true });
     expect(noClient.text).not.toContain(second.appKey);
     expect(await secretStore().get(instanceId)).toEqual({ appApiKey: second.appKey });
@@ -109,7 +131,10 @@ describe('registering a panel', () => {
     expect(report.body.ok).toBe(false);
     expect(report.body.checks.find((c: { name: string }) => c.name === 'client_api').ok).toBe(false);
     const logs = await api.call('GET', '/v1/admin/logs?limit=100');
-    const update = logs.body.data.find((e: { action: string; details?: { changed: string[] } }) => e.action === 'instances.update' && e.details?.changed.includes('clientApiKey'));
+    const update = logs.body.data.find(
+      (e: { action: string; details?: { changed: string[] } }) =>
+        e.action === 'instances.update' && e.details?.changed.includes('clientApiKey'),
+    );
     expect(update.details.changed.sort()).toEqual(['clientApiKey', 'enabled', 'priority']);
   });
 
@@ -169,7 +194,13 @@ describe('bad input and access', () => {
 
   it('customers cannot manage instances; the catalog needs a credential', async () => {
     expectEnvelope(await api.call('GET', '/v1/admin/instances', { token: userToken }), 403, 'forbidden');
-    expectEnvelope(await register({ name: 'x', baseUrl: 'https://p.example.com', appApiKey: 'k'.repeat(48) }).then(() => api.call('POST', '/v1/admin/instances', { token: userToken, body: {} })), 403, 'forbidden');
+    expectEnvelope(
+      await register({ name: 'x', baseUrl: 'https://p.example.com', appApiKey: 'k'.repeat(48) }).then(() =>
+        api.call('POST', '/v1/admin/instances', { token: userToken, body: {} }),
+      ),
+      403,
+      'forbidden',
+    );
     expectEnvelope(await api.call('GET', '/v1/regions', { token: null }), 401, 'unauthorized');
   });
 });

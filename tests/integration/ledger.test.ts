@@ -19,7 +19,9 @@ describe('ledger', () => {
   it('concurrent changes all apply, in contiguous sequence, and the balance is the sum of the ledger', async () => {
     const { id } = (await api.call('GET', '/v1/account', { token: await api.session('ledger@example.com') })).body;
     const amounts = [100, -30, 250, -5, 40, -60, 7, 13];
-    const results = await Promise.all(amounts.map((a, i) => appendLedger(id, [{ type: a > 0 ? 'grant' : 'deduction', amountCents: a, idempotencyKey: `test:${id}:${i}` }])));
+    const results = await Promise.all(
+      amounts.map((a, i) => appendLedger(id, [{ type: a > 0 ? 'grant' : 'deduction', amountCents: a, idempotencyKey: `test:${id}:${i}` }])),
+    );
     expect(results.every((r) => r.applied)).toBe(true);
     const { balance, entries } = await ledgerOf(id);
     expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: amounts.length + 1 }, (_, i) => i + 1));
@@ -35,7 +37,9 @@ describe('ledger', () => {
 
   it('the same idempotency key never applies twice, even concurrently', async () => {
     const { id } = (await api.call('GET', '/v1/account', { token: await api.session('idem@example.com') })).body;
-    const results = await Promise.all([1, 2, 3, 4, 5].map(() => appendLedger(id, [{ type: 'grant', amountCents: 1000, idempotencyKey: `grant:${id}:once` }])));
+    const results = await Promise.all(
+      [1, 2, 3, 4, 5].map(() => appendLedger(id, [{ type: 'grant', amountCents: 1000, idempotencyKey: `grant:${id}:once` }])),
+    );
     expect(results.filter((r) => r.applied)).toHaveLength(1);
     const { balance, entries } = await ledgerOf(id);
     expect(balance).toBe(1500);

@@ -24,7 +24,9 @@ const until = async (check: () => Promise<boolean> | boolean, ms = 3000) => {
 let n = 0;
 async function serverBody(overrides: Partial<CreateServerBody> = {}): Promise<CreateServerBody> {
   const egg = await client.getEgg(1, 1);
-  const environment = Object.fromEntries(egg.relationships!.variables!.data.map((v) => [v.attributes.env_variable, v.attributes.default_value ?? '']));
+  const environment = Object.fromEntries(
+    egg.relationships!.variables!.data.map((v) => [v.attributes.env_variable, v.attributes.default_value ?? '']),
+  );
   const [allocation] = await client.listFreeAllocations(1);
   n++;
   return {
@@ -71,7 +73,11 @@ describe('application API', () => {
     expect((await client.getServerByExternalId(body.external_id))?.id).toBe(created.id);
     expect(await client.getServerByExternalId('no-such-external-id')).toBeNull();
 
-    const resized = await client.updateBuild(created.id, { allocation: created.allocation, limits: { ...body.limits, memory: 2048 }, feature_limits: body.feature_limits });
+    const resized = await client.updateBuild(created.id, {
+      allocation: created.allocation,
+      limits: { ...body.limits, memory: 2048 },
+      feature_limits: body.feature_limits,
+    });
     expect(resized.limits.memory).toBe(2048);
     expect((await client.getNode(1)).allocated_resources.memory).toBeGreaterThanOrEqual(2048);
 
@@ -94,7 +100,9 @@ describe('application API', () => {
     expect(err.code).toBe('panel_error');
     expect(err.statusCode).toBe(502);
     expect(err.panelStatus).toBe(422);
-    expect((err.details as { fieldErrors: { field: string; rule: string }[] }).fieldErrors).toContainEqual(expect.objectContaining({ field: 'environment.MINECRAFT_VERSION', rule: 'required' }));
+    expect((err.details as { fieldErrors: { field: string; rule: string }[] }).fieldErrors).toContainEqual(
+      expect.objectContaining({ field: 'environment.MINECRAFT_VERSION', rule: 'required' }),
+    );
     expect(await client.getServerByExternalId(body.external_id)).toBeNull();
   });
 });
@@ -203,7 +211,12 @@ describe('faults', () => {
   it('429 is retried after Retry-After, even for a non-idempotent call', async () => {
     const created = await client.createServer(await serverBody());
     await until(async () => (await client.getServer(created.id)).status === null);
-    sim.faults.add({ method: 'POST', path: `/api/client/servers/${created.identifier}/power`, count: 1, effect: { kind: 'rate_limit', retryAfter: 0 } });
+    sim.faults.add({
+      method: 'POST',
+      path: `/api/client/servers/${created.identifier}/power`,
+      count: 1,
+      effect: { kind: 'rate_limit', retryAfter: 0 },
+    });
     await client.power(created.identifier, 'start');
     await until(async () => sim.powerState(created.identifier) === 'running');
   });
@@ -216,7 +229,11 @@ describe('faults', () => {
   });
 
   it('a wrong key is a clear panel_error that never shows a key', async () => {
-    const bad = new PanelClient({ baseUrl: sim.url, appKey: 'ptla_wrongwrongwrongwrongwrongwrongwrongwrong0000', clientKey: 'ptlc_wrongwrongwrongwrongwrongwrongwrongwrong0000' });
+    const bad = new PanelClient({
+      baseUrl: sim.url,
+      appKey: 'ptla_wrongwrongwrongwrongwrongwrongwrongwrong0000',
+      clientKey: 'ptlc_wrongwrongwrongwrongwrongwrongwrongwrong0000',
+    });
     const app = await errorOf(bad.listNodes());
     const cli = await errorOf(bad.getAccount());
     for (const err of [app, cli]) {

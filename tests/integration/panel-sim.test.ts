@@ -12,7 +12,14 @@ interface Res {
   json: any;
 }
 
-async function call(sim: PanelSim, key: string | null, method: string, path: string, body?: unknown, extra: RequestInit = {}): Promise<Res> {
+async function call(
+  sim: PanelSim,
+  key: string | null,
+  method: string,
+  path: string,
+  body?: unknown,
+  extra: RequestInit = {},
+): Promise<Res> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (key) headers.Authorization = `Bearer ${key}`;
   let payload: string | undefined;
@@ -20,7 +27,12 @@ async function call(sim: PanelSim, key: string | null, method: string, path: str
     headers['Content-Type'] = 'application/json';
     payload = typeof body === 'string' ? body : JSON.stringify(body);
   }
-  const r = await fetch(`${sim.url}${path}`, { method, headers: { ...headers, ...((extra.headers as Record<string, string>) ?? {}) }, body: payload, ...(extra.signal ? { signal: extra.signal } : {}) });
+  const r = await fetch(`${sim.url}${path}`, {
+    method,
+    headers: { ...headers, ...((extra.headers as Record<string, string>) ?? {}) },
+    body: payload,
+    ...(extra.signal ? { signal: extra.signal } : {}),
+  });
   const text = await r.text();
   let json: unknown = null;
   try {
@@ -58,7 +70,8 @@ function paperBody(overrides: Record<string, unknown> = {}): Record<string, unkn
 describe('panel simulator', () => {
   let sim: PanelSim;
   const app = (method: string, path: string, body?: unknown) => call(sim, sim.appKey, method, `/api/application${path}`, body);
-  const client = (method: string, path: string, body?: unknown, key?: string) => call(sim, key ?? sim.clientKey, method, `/api/client${path}`, body);
+  const client = (method: string, path: string, body?: unknown, key?: string) =>
+    call(sim, key ?? sim.clientKey, method, `/api/client${path}`, body);
 
   /** first unassigned allocation id on a node */
   async function freeAllocation(nodeId: number): Promise<number> {
@@ -67,7 +80,10 @@ describe('panel simulator', () => {
     return r.json.data[0].attributes.id as number;
   }
 
-  async function createServer(overrides: Record<string, unknown> = {}, nodeId = 1): Promise<{ id: number; identifier: string; uuid: string }> {
+  async function createServer(
+    overrides: Record<string, unknown> = {},
+    nodeId = 1,
+  ): Promise<{ id: number; identifier: string; uuid: string }> {
     const allocation = overrides.deploy ? undefined : { default: await freeAllocation(nodeId) };
     const r = await app('POST', '/servers', paperBody({ ...(allocation ? { allocation } : {}), ...overrides }));
     expect(r.status, r.text).toBe(201);
@@ -76,7 +92,10 @@ describe('panel simulator', () => {
 
   async function installedServer(overrides: Record<string, unknown> = {}, nodeId = 1) {
     const s = await createServer(overrides, nodeId);
-    await waitFor(() => sim.server(s.id)?.status, (st) => st === null);
+    await waitFor(
+      () => sim.server(s.id)?.status,
+      (st) => st === null,
+    );
     return s;
   }
 
@@ -115,7 +134,14 @@ describe('panel simulator', () => {
       const r = await app('GET', `/nodes/${SEED_IDS.nodes.fra2}`);
       expect(r.json.object).toBe('node');
       const n = r.json.attributes;
-      expect(n).toMatchObject({ name: 'fra-2', location_id: 1, memory: 16384, memory_overallocate: 50, disk_overallocate: 20, maintenance_mode: false });
+      expect(n).toMatchObject({
+        name: 'fra-2',
+        location_id: 1,
+        memory: 16384,
+        memory_overallocate: 50,
+        disk_overallocate: 20,
+        maintenance_mode: false,
+      });
       expect(n.allocated_resources).toEqual({ memory: 0, disk: 0 });
       expect(n.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/);
     });
@@ -131,7 +157,12 @@ describe('panel simulator', () => {
       expect(vars.object).toBe('list');
       const mv = vars.data.find((v: { attributes: { env_variable: string } }) => v.attributes.env_variable === 'MINECRAFT_VERSION');
       expect(mv.object).toBe('egg_variable');
-      expect(mv.attributes).toMatchObject({ rules: 'required|string|max:20', default_value: 'latest', user_editable: true, user_viewable: true });
+      expect(mv.attributes).toMatchObject({
+        rules: 'required|string|max:20',
+        default_value: 'latest',
+        user_editable: true,
+        user_viewable: true,
+      });
       expect(mv.attributes.created_at).toMatch(/\.000000Z$/);
       const dl = vars.data.find((v: { attributes: { env_variable: string } }) => v.attributes.env_variable === 'DL_PATH');
       expect(dl.attributes.user_editable).toBe(false);
@@ -178,28 +209,59 @@ describe('panel simulator', () => {
       expect(ext.json.attributes.email).toBe('control-plane@panel.local');
       expect((await app('GET', '/users/external/none')).status).toBe(404);
 
-      const created = await app('POST', '/users', { email: 'alice@example.com', username: 'Alice_1', first_name: 'Alice', last_name: 'A', external_id: 'cust-alice' });
+      const created = await app('POST', '/users', {
+        email: 'alice@example.com',
+        username: 'Alice_1',
+        first_name: 'Alice',
+        last_name: 'A',
+        external_id: 'cust-alice',
+      });
       expect(created.status).toBe(201);
       expect(created.json.attributes.username).toBe('alice_1');
       expect(created.json.meta.resource).toBe(`${sim.url}/api/application/users/${created.json.attributes.id}`);
       const dup = await app('POST', '/users', { email: 'alice@example.com', username: 'alice2', first_name: 'A', last_name: 'B' });
       expect(dup.status).toBe(422);
       expect(dup.json.errors).toEqual([
-        { code: 'ValidationException', status: '422', detail: 'The email has already been taken.', meta: { source_field: 'email', rule: 'unique' } },
+        {
+          code: 'ValidationException',
+          status: '422',
+          detail: 'The email has already been taken.',
+          meta: { source_field: 'email', rule: 'unique' },
+        },
       ]);
       const account = await client('GET', '/account');
-      expect(account.json).toMatchObject({ object: 'user', attributes: { id: sim.serviceUserId, admin: false, email: 'control-plane@panel.local' } });
+      expect(account.json).toMatchObject({
+        object: 'user',
+        attributes: { id: sim.serviceUserId, admin: false, email: 'control-plane@panel.local' },
+      });
     });
   });
 
   describe('server creation validation', () => {
     it('422s on missing limits', async () => {
-      const r = await app('POST', '/servers', paperBody({ allocation: { default: await freeAllocation(1) }, limits: { memory: 1024, swap: 0, disk: 1024, cpu: 100 } }));
+      const r = await app(
+        'POST',
+        '/servers',
+        paperBody({ allocation: { default: await freeAllocation(1) }, limits: { memory: 1024, swap: 0, disk: 1024, cpu: 100 } }),
+      );
       expect(r.status).toBe(422);
       expect(r.json.errors).toEqual([
-        { code: 'ValidationException', status: '422', detail: 'The limits.io field is required.', meta: { source_field: 'limits.io', rule: 'required' } },
+        {
+          code: 'ValidationException',
+          status: '422',
+          detail: 'The limits.io field is required.',
+          meta: { source_field: 'limits.io', rule: 'required' },
+        },
       ]);
-      const r2 = await app('POST', '/servers', paperBody({ allocation: { default: await freeAllocation(1) }, limits: { memory: 1024, swap: 0, disk: 1024, cpu: 100, io: 5 }, feature_limits: {} }));
+      const r2 = await app(
+        'POST',
+        '/servers',
+        paperBody({
+          allocation: { default: await freeAllocation(1) },
+          limits: { memory: 1024, swap: 0, disk: 1024, cpu: 100, io: 5 },
+          feature_limits: {},
+        }),
+      );
       expect(r2.json.errors.map((e: { meta: { source_field: string; rule: string } }) => `${e.meta.source_field}:${e.meta.rule}`)).toEqual([
         'limits.io:between',
         'feature_limits:required',
@@ -209,7 +271,14 @@ describe('panel simulator', () => {
     });
 
     it('does not fill egg defaults: a missing required variable is a 422', async () => {
-      const r = await app('POST', '/servers', paperBody({ allocation: { default: await freeAllocation(1) }, environment: { MINECRAFT_VERSION: 'latest', BUILD_NUMBER: 'latest' } }));
+      const r = await app(
+        'POST',
+        '/servers',
+        paperBody({
+          allocation: { default: await freeAllocation(1) },
+          environment: { MINECRAFT_VERSION: 'latest', BUILD_NUMBER: 'latest' },
+        }),
+      );
       expect(r.status).toBe(422);
       expect(r.json.errors).toEqual([
         {
@@ -243,15 +312,22 @@ describe('panel simulator', () => {
         paperBody({
           egg: SEED_IDS.eggs.rust,
           allocation: { default: a },
-          environment: { HOSTNAME: 'x', LEVEL: 'Moon', WORLD_SIZE: 'big', WORLD_SEED: 5, MAX_PLAYERS: '50', RCON_PASS: 'secret', RCON_PORT: '28016', FRAMEWORK: 'oxide' },
+          environment: {
+            HOSTNAME: 'x',
+            LEVEL: 'Moon',
+            WORLD_SIZE: 'big',
+            WORLD_SEED: 5,
+            MAX_PLAYERS: '50',
+            RCON_PASS: 'secret',
+            RCON_PORT: '28016',
+            FRAMEWORK: 'oxide',
+          },
         }),
       );
       expect(rust.status).toBe(422);
-      expect(rust.json.errors.map((e: { meta: { source_field: string; rule: string } }) => `${e.meta.source_field}:${e.meta.rule}`)).toEqual([
-        'environment.LEVEL:in',
-        'environment.WORLD_SIZE:integer',
-        'environment.WORLD_SIZE:between',
-      ]);
+      expect(
+        rust.json.errors.map((e: { meta: { source_field: string; rule: string } }) => `${e.meta.source_field}:${e.meta.rule}`),
+      ).toEqual(['environment.LEVEL:in', 'environment.WORLD_SIZE:integer', 'environment.WORLD_SIZE:between']);
     });
 
     it('rejects an assigned allocation and a duplicate external_id', async () => {
@@ -267,9 +343,18 @@ describe('panel simulator', () => {
     });
 
     it('stores a missing nullable variable as an empty string, not the default', async () => {
-      const s = await createServer({ egg: SEED_IDS.eggs.nodejs, environment: { USER_UPLOAD: '0', AUTO_UPDATE: false, JS_FILE: 'index.js', APP_NAME: 'my_app-1' } });
+      const s = await createServer({
+        egg: SEED_IDS.eggs.nodejs,
+        environment: { USER_UPLOAD: '0', AUTO_UPDATE: false, JS_FILE: 'index.js', APP_NAME: 'my_app-1' },
+      });
       const r = await app('GET', `/servers/${s.id}`);
-      expect(r.json.attributes.container.environment).toMatchObject({ NODE_OPTIONS: '', GIT_ADDRESS: '', AUTO_UPDATE: '', APP_NAME: 'my_app-1', P_SERVER_LOCATION: 'eu-central' });
+      expect(r.json.attributes.container.environment).toMatchObject({
+        NODE_OPTIONS: '',
+        GIT_ADDRESS: '',
+        AUTO_UPDATE: '',
+        APP_NAME: 'my_app-1',
+        P_SERVER_LOCATION: 'eu-central',
+      });
       await app('DELETE', `/servers/${s.id}/force`);
     });
   });
@@ -277,7 +362,11 @@ describe('panel simulator', () => {
   describe('capacity and allocations', () => {
     it('accounts memory/disk on the node and frees allocations on delete', async () => {
       const allocation = await freeAllocation(SEED_IDS.nodes.fra2);
-      const r = await app('POST', '/servers', paperBody({ allocation: { default: allocation }, limits: { memory: 4096, swap: 0, disk: 10240, io: 500, cpu: 100 } }));
+      const r = await app(
+        'POST',
+        '/servers',
+        paperBody({ allocation: { default: allocation }, limits: { memory: 4096, swap: 0, disk: 10240, io: 500, cpu: 100 } }),
+      );
       expect(r.status).toBe(201);
       expect(r.json.attributes).toMatchObject({ node: SEED_IDS.nodes.fra2, allocation, status: 'installing', suspended: false });
       expect(r.json.attributes.container.installed).toBe(0);
@@ -298,11 +387,24 @@ describe('panel simulator', () => {
 
     it('auto-deploys within capacity (with overallocation) and 400s when no node fits', async () => {
       // fra-2: 16384 MiB * 1.5 = 24576 allowed; fra-1 only 32768 -> 30000 fits only on fra-1 in eu-central
-      const big = await createServer({ deploy: { locations: [SEED_IDS.locations.euCentral], dedicated_ip: false, port_range: ['25565-25570'] }, limits: { memory: 30000, swap: 0, disk: 1000, io: 500, cpu: 100 } });
+      const big = await createServer({
+        deploy: { locations: [SEED_IDS.locations.euCentral], dedicated_ip: false, port_range: ['25565-25570'] },
+        limits: { memory: 30000, swap: 0, disk: 1000, io: 500, cpu: 100 },
+      });
       expect(sim.server(big.id)!.node_id).toBe(SEED_IDS.nodes.fra1);
-      const over = await createServer({ deploy: { locations: [SEED_IDS.locations.euCentral], dedicated_ip: false, port_range: [] }, limits: { memory: 24000, swap: 0, disk: 1000, io: 500, cpu: 100 } });
+      const over = await createServer({
+        deploy: { locations: [SEED_IDS.locations.euCentral], dedicated_ip: false, port_range: [] },
+        limits: { memory: 24000, swap: 0, disk: 1000, io: 500, cpu: 100 },
+      });
       expect(sim.server(over.id)!.node_id).toBe(SEED_IDS.nodes.fra2);
-      const none = await app('POST', '/servers', paperBody({ deploy: { locations: [SEED_IDS.locations.euCentral], dedicated_ip: false, port_range: [] }, limits: { memory: 5000, swap: 0, disk: 1000, io: 500, cpu: 100 } }));
+      const none = await app(
+        'POST',
+        '/servers',
+        paperBody({
+          deploy: { locations: [SEED_IDS.locations.euCentral], dedicated_ip: false, port_range: [] },
+          limits: { memory: 5000, swap: 0, disk: 1000, io: 500, cpu: 100 },
+        }),
+      );
       expect(none.status).toBe(400);
       expect(none.json.errors[0]).toEqual({
         code: 'NoViableNodeException',
@@ -318,7 +420,10 @@ describe('panel simulator', () => {
     it('PATCH build requires every limit and the allocation', async () => {
       const s = await createServer();
       const primary = sim.server(s.id)!.allocation_id;
-      const missing = await app('PATCH', `/servers/${s.id}/build`, { limits: { memory: 4096 }, feature_limits: { databases: 0, backups: 0 } });
+      const missing = await app('PATCH', `/servers/${s.id}/build`, {
+        limits: { memory: 4096 },
+        feature_limits: { databases: 0, backups: 0 },
+      });
       expect(missing.status).toBe(422);
       expect(missing.json.errors.map((e: { meta: { source_field: string } }) => e.meta.source_field)).toEqual([
         'allocation',
@@ -366,12 +471,20 @@ describe('panel simulator', () => {
       expect((await client('GET', `/servers/${s.identifier}/websocket`)).status).toBe(409);
       const view = await client('GET', `/servers/${s.identifier}`);
       expect(view.status).toBe(200);
-      expect(view.json.attributes).toMatchObject({ identifier: s.identifier, is_installing: true, status: 'installing', server_owner: true });
+      expect(view.json.attributes).toMatchObject({
+        identifier: s.identifier,
+        is_installing: true,
+        status: 'installing',
+        server_owner: true,
+      });
       expect(view.json.meta).toEqual({ is_server_owner: true, user_permissions: ['*'] });
       // numeric id is not accepted by the client API
       expect((await client('GET', `/servers/${s.id}`)).status).toBe(404);
 
-      await waitFor(() => app('GET', `/servers/${s.id}`), (r) => r.json.attributes.status === null);
+      await waitFor(
+        () => app('GET', `/servers/${s.id}`),
+        (r) => r.json.attributes.status === null,
+      );
       const done = await app('GET', `/servers/${s.id}`);
       expect(done.json.attributes.container.installed).toBe(1);
       const res = await client('GET', `/servers/${s.identifier}/resources`);
@@ -386,7 +499,10 @@ describe('panel simulator', () => {
       const start = await client('POST', `/servers/${s.identifier}/power`, { signal: 'start' });
       expect(start.status).toBe(204);
       expect(sim.powerState(s.id)).toBe('starting');
-      await waitFor(() => sim.powerState(s.id), (p) => p === 'running');
+      await waitFor(
+        () => sim.powerState(s.id),
+        (p) => p === 'running',
+      );
       const r1 = await client('GET', `/servers/${s.identifier}/resources`);
       expect(r1.json.attributes.current_state).toBe('running');
       await new Promise((r) => setTimeout(r, 30));
@@ -403,14 +519,26 @@ describe('panel simulator', () => {
 
       await client('POST', `/servers/${s.identifier}/power`, { signal: 'stop' });
       expect(sim.powerState(s.id)).toBe('stopping');
-      await waitFor(() => sim.powerState(s.id), (p) => p === 'offline');
+      await waitFor(
+        () => sim.powerState(s.id),
+        (p) => p === 'offline',
+      );
 
       await client('POST', `/servers/${s.identifier}/power`, { signal: 'start' });
-      await waitFor(() => sim.powerState(s.id), (p) => p === 'running');
+      await waitFor(
+        () => sim.powerState(s.id),
+        (p) => p === 'running',
+      );
       await client('POST', `/servers/${s.identifier}/power`, { signal: 'restart' });
       expect(sim.powerState(s.id)).toBe('stopping');
-      await waitFor(() => sim.powerState(s.id), (p) => p === 'starting');
-      await waitFor(() => sim.powerState(s.id), (p) => p === 'running');
+      await waitFor(
+        () => sim.powerState(s.id),
+        (p) => p === 'starting',
+      );
+      await waitFor(
+        () => sim.powerState(s.id),
+        (p) => p === 'running',
+      );
 
       await client('POST', `/servers/${s.identifier}/power`, { signal: 'kill' });
       expect(sim.powerState(s.id)).toBe('offline');
@@ -421,9 +549,16 @@ describe('panel simulator', () => {
       const s = await installedServer();
       const offline = await client('POST', `/servers/${s.identifier}/command`, { command: 'say hello' });
       expect(offline.status).toBe(502);
-      expect(offline.json.errors[0]).toEqual({ code: 'HttpException', status: '502', detail: 'Server must be online in order to send commands.' });
+      expect(offline.json.errors[0]).toEqual({
+        code: 'HttpException',
+        status: '502',
+        detail: 'Server must be online in order to send commands.',
+      });
       await client('POST', `/servers/${s.identifier}/power`, { signal: 'start' });
-      await waitFor(() => sim.powerState(s.id), (p) => p === 'running');
+      await waitFor(
+        () => sim.powerState(s.id),
+        (p) => p === 'running',
+      );
       const ok = await client('POST', `/servers/${s.identifier}/command`, { command: 'say hello' });
       expect(ok.status).toBe(204);
       expect(sim.commands(s.id)).toEqual(['say hello']);
@@ -441,7 +576,9 @@ describe('panel simulator', () => {
       expect(names).toEqual(['logs', 'plugins', 'eula.txt', 'server.jar', 'server.properties']);
       expect(listing.json.data[0].object).toBe('file_object');
 
-      const props = await fetch(`${sim.url}/api/client${base}/contents?file=${encodeURIComponent('/server.properties')}`, { headers: { Authorization: `Bearer ${sim.clientKey}`, Accept: 'application/json' } });
+      const props = await fetch(`${sim.url}/api/client${base}/contents?file=${encodeURIComponent('/server.properties')}`, {
+        headers: { Authorization: `Bearer ${sim.clientKey}`, Accept: 'application/json' },
+      });
       expect(props.headers.get('content-type')).toBe('text/plain');
       expect(await props.text()).toMatch(/^server-port=\d+$/m);
 
@@ -453,7 +590,9 @@ describe('panel simulator', () => {
       });
       expect(w.status).toBe(204);
       expect(sim.readFile(s.id, 'config/app.cfg')).toBe(content);
-      const back = await fetch(`${sim.url}/api/client${base}/contents?file=config/app.cfg`, { headers: { Authorization: `Bearer ${sim.clientKey}`, Accept: 'application/json' } });
+      const back = await fetch(`${sim.url}/api/client${base}/contents?file=config/app.cfg`, {
+        headers: { Authorization: `Bearer ${sim.clientKey}`, Accept: 'application/json' },
+      });
       expect(await back.text()).toBe(content);
 
       const dl = await client('GET', `${base}/download?file=${encodeURIComponent('/config/app.cfg')}`);
@@ -475,7 +614,9 @@ describe('panel simulator', () => {
       const missing = await client('GET', `${base}/contents?file=eula.txt`);
       expect(missing.status).toBe(404);
       expect(missing.json.errors[0].code).toBe('DaemonConnectionException');
-      expect(missing.json.errors[0].detail).toMatch(/^An error occurred on the remote host: The requested resources was not found on the system\.\. \(request id: /);
+      expect(missing.json.errors[0].detail).toMatch(
+        /^An error occurred on the remote host: The requested resources was not found on the system\.\. \(request id: /,
+      );
       const nullRoot = await client('POST', `${base}/delete`, { root: null, files: ['x'] });
       expect(nullRoot.status).toBe(422);
       expect(nullRoot.json.errors[0].meta).toEqual({ source_field: 'root', rule: 'required' });
@@ -501,11 +642,17 @@ describe('panel simulator', () => {
     it('gates suspended servers and stops them', async () => {
       const s = await installedServer();
       await client('POST', `/servers/${s.identifier}/power`, { signal: 'start' });
-      await waitFor(() => sim.powerState(s.id), (p) => p === 'running');
+      await waitFor(
+        () => sim.powerState(s.id),
+        (p) => p === 'running',
+      );
       expect((await app('POST', `/servers/${s.id}/suspend`)).status).toBe(204);
       const detail = await app('GET', `/servers/${s.id}`);
       expect(detail.json.attributes).toMatchObject({ status: 'suspended', suspended: true });
-      await waitFor(() => sim.powerState(s.id), (p) => p === 'offline');
+      await waitFor(
+        () => sim.powerState(s.id),
+        (p) => p === 'offline',
+      );
       for (const [method, path, body] of [
         ['GET', 'resources', undefined],
         ['POST', 'power', { signal: 'start' }],
@@ -544,12 +691,17 @@ describe('panel simulator', () => {
       sim.setNodeMaintenance(SEED_IDS.nodes.nyc1, true);
       const r = await client('GET', `/servers/${s.identifier}/resources`);
       expect(r.status).toBe(409);
-      expect(r.json.errors[0].detail).toBe('The node of this server is currently under maintenance and the functionality requested is unavailable.');
+      expect(r.json.errors[0].detail).toBe(
+        'The node of this server is currently under maintenance and the functionality requested is unavailable.',
+      );
       const view = await client('GET', `/servers/${s.identifier}`);
       expect(view.status).toBe(200);
       expect(view.json.attributes.is_node_under_maintenance).toBe(true);
       expect((await app('GET', `/nodes/${SEED_IDS.nodes.nyc1}`)).json.attributes.maintenance_mode).toBe(true);
-      const off = await fetch(`${sim.url}/__sim/nodes/${SEED_IDS.nodes.nyc1}/maintenance`, { method: 'POST', body: JSON.stringify({ enabled: false }) });
+      const off = await fetch(`${sim.url}/__sim/nodes/${SEED_IDS.nodes.nyc1}/maintenance`, {
+        method: 'POST',
+        body: JSON.stringify({ enabled: false }),
+      });
       expect(off.status).toBe(200);
       expect((await client('GET', `/servers/${s.identifier}/resources`)).status).toBe(200);
       await app('DELETE', `/servers/${s.id}`);
@@ -580,7 +732,9 @@ describe('panel simulator', () => {
     it('timeout faults hang until the client aborts', async () => {
       sim.faults.add({ method: 'POST', path: '/api/client/servers/', count: 1, effect: { kind: 'timeout' } });
       const t0 = Date.now();
-      await expect(call(sim, sim.clientKey, 'POST', '/api/client/servers/abcdefgh/power', { signal: 'start' }, { signal: AbortSignal.timeout(200) })).rejects.toThrow();
+      await expect(
+        call(sim, sim.clientKey, 'POST', '/api/client/servers/abcdefgh/power', { signal: 'start' }, { signal: AbortSignal.timeout(200) }),
+      ).rejects.toThrow();
       const elapsed = Date.now() - t0;
       expect(elapsed).toBeGreaterThanOrEqual(190);
       expect(elapsed).toBeLessThan(2000);
@@ -607,7 +761,9 @@ describe('panel simulator', () => {
       });
       expect(add.status).toBe(201);
       expect((await app('GET', '/users')).status).toBe(500);
-      expect((await app('GET', '/users')).json.errors[0].detail).toBe('An unexpected error was encountered while processing this request, please try again.');
+      expect((await app('GET', '/users')).json.errors[0].detail).toBe(
+        'An unexpected error was encountered while processing this request, please try again.',
+      );
       const state = (await (await fetch(`${sim.url}/__sim/state`)).json()) as { faults: unknown[]; nodes: unknown[] };
       expect(state.faults).toHaveLength(1);
       expect(state.nodes).toHaveLength(3);
@@ -634,7 +790,9 @@ describe('panel simulator: rate limits and shutdown', () => {
       const body = (await last!.json()) as { errors: Array<{ code: string }> };
       expect(body.errors[0]!.code).toBe('ThrottleRequestsException');
       // the application API has its own bucket
-      const a = await fetch(`${sim.url}/api/application/nodes`, { headers: { Accept: 'application/json', Authorization: `Bearer ${sim.appKey}` } });
+      const a = await fetch(`${sim.url}/api/application/nodes`, {
+        headers: { Accept: 'application/json', Authorization: `Bearer ${sim.appKey}` },
+      });
       expect(a.status).toBe(200);
       expect((await a.json()) as { data: unknown[] }).toMatchObject({ data: [] });
     } finally {
@@ -645,7 +803,9 @@ describe('panel simulator: rate limits and shutdown', () => {
   it('close() releases requests hanging on a timeout fault', async () => {
     const sim = await startPanelSim({ seed: 'empty' });
     sim.faults.add({ path: '/api/application', effect: { kind: 'timeout' } });
-    const pending = fetch(`${sim.url}/api/application/nodes`, { headers: { Accept: 'application/json', Authorization: `Bearer ${sim.appKey}` } });
+    const pending = fetch(`${sim.url}/api/application/nodes`, {
+      headers: { Accept: 'application/json', Authorization: `Bearer ${sim.appKey}` },
+    });
     await new Promise((r) => setTimeout(r, 50));
     const t0 = Date.now();
     await sim.close();

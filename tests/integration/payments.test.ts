@@ -39,29 +39,62 @@ async function customer(email: string) {
 
 /** The event Stripe would send about a session, as Stripe signs it. */
 function stripeEvent(type: string, session: Record<string, unknown>, overrides: { timestamp?: number; secret?: string } = {}) {
-  const body = JSON.stringify({ id: `evt_${Math.random().toString(36).slice(2)}`, object: 'event', api_version: '2025-01-27', created: Math.floor(Date.now() / 1000), livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null }, type, data: { object: session } });
-  const signature = signer.webhooks.generateTestHeaderString({ payload: body, secret: overrides.secret ?? WEBHOOK_SECRET, ...(overrides.timestamp ? { timestamp: overrides.timestamp } : {}) });
+  const body = JSON.stringify({
+    id: `evt_${Math.random().toString(36).slice(2)}`,
+    object: 'event',
+    api_version: '2025-01-27',
+    created: Math.floor(Date.now() / 1000),
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: null, idempotency_key: null },
+    type,
+    data: { object: session },
+  });
+  const signature = signer.webhooks.generateTestHeaderString({
+    payload: body,
+    secret: overrides.secret ?? WEBHOOK_SECRET,
+    ...(overrides.timestamp ? { timestamp: overrides.timestamp } : {}),
+  });
   return { body, signature };
 }
 
 const deliver = (event: { body: string; signature: string }) =>
-  api.call('POST', '/v1/webhooks/stripe', { token: null, rawBody: event.body, headers: { 'content-type': 'application/json', 'stripe-signature': event.signature } });
+  api.call('POST', '/v1/webhooks/stripe', {
+    token: null,
+    rawBody: event.body,
+    headers: { 'content-type': 'application/json', 'stripe-signature': event.signature },
+  });
 
 /** A checkout through the API, and the session the fake Stripe holds for it. */
 async function checkout(token: string, amountCents: number) {
-  const res = await api.call('POST', '/v1/billing/checkout', { token, body: { amountCents, successUrl: 'https://dashboard.example.com/paid' } });
+  const res = await api.call('POST', '/v1/billing/checkout', {
+    token,
+    body: { amountCents, successUrl: 'https://dashboard.example.com/paid' },
+  });
   expect(res.status).toBe(201);
   const session = [...stripeFake.sessions.values()].find((s) => s.client_reference_id === res.body.invoiceId)!;
   return { ...(res.body as { url: string; invoiceNumber: string; invoiceId: string }), session };
 }
 
-const paid = (session: Record<string, unknown>) => ({ ...session, status: 'complete', payment_status: 'paid', payment_intent: 'pi_test_123' });
+const paid = (session: Record<string, unknown>) => ({
+  ...session,
+  status: 'complete',
+  payment_status: 'paid',
+  payment_intent: 'pi_test_123',
+});
 
 describe('checkout', () => {
   it('opens an invoice and a Stripe Checkout Session (payment mode, dynamic amount, our idempotency key)', async () => {
     const { token, id } = await customer('buyer@example.com');
     const config = await api.call('GET', '/v1/billing/config', { token });
-    expect(config.body).toEqual({ currency: 'usd', minimumTopUpCents: 500, maximumTopUpCents: 100_000, bonusPercent: 5, paymentsEnabled: true, provider: 'stripe' });
+    expect(config.body).toEqual({
+      currency: 'usd',
+      minimumTopUpCents: 500,
+      maximumTopUpCents: 100_000,
+      bonusPercent: 5,
+      paymentsEnabled: true,
+      provider: 'stripe',
+    });
     const result = await checkout(token, 2500);
     expect(result.url).toBe(`https://checkout.stripe.test/c/pay/${result.session.id}`);
     expect(result.invoiceNumber).toMatch(/^INV-\d{4}-\d{6}$/);
@@ -78,7 +111,13 @@ describe('checkout', () => {
     expect(request.idempotencyKey).toBe(`checkout:${result.invoiceId}`);
     expect(request.authorization).toBe('Bearer sk_test_fake_key_for_tests');
     const invoice = await api.call('GET', `/v1/invoices/${result.invoiceId}`, { token });
-    expect(invoice.body).toMatchObject({ number: result.invoiceNumber, status: 'open', amountCents: 2500, creditedCents: 0, payment: { provider: 'stripe', sessionId: result.session.id } });
+    expect(invoice.body).toMatchObject({
+      number: result.invoiceNumber,
+      status: 'open',
+      amountCents: 2500,
+      creditedCents: 0,
+      payment: { provider: 'stripe', sessionId: result.session.id },
+    });
     expect((await getRaw(keys.account(id)))!.balanceCents).toBe(500); // nothing credited before the webhook
   });
 
@@ -108,7 +147,11 @@ describe('checkout', () => {
 
   it('invoice numbers stay sequential and gapless with 20 concurrent checkouts', async () => {
     const buyers = await Promise.all(Array.from({ length: 5 }, (_, i) => customer(`rush${i}@example.com`)));
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => api.call('POST', '/v1/billing/checkout', { token: buyers[i % 5]!.token, body: { amountCents: 500 + i } })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api.call('POST', '/v1/billing/checkout', { token: buyers[i % 5]!.token, body: { amountCents: 500 + i } }),
+      ),
+    );
     expect(results.filter((r) => r.status !== 201).map((r) => r.text)).toEqual([]);
     const numbers = results.map((r) => Number(r.body.invoiceNumber.split('-')[2])).sort((a, b) => a - b);
     expect(new Set(numbers).size).toBe(20);
@@ -125,7 +168,13 @@ describe('the webhook', () => {
     const event = stripeEvent('checkout.session.completed', paid(session));
     const results = await Promise.all([1, 2, 3, 4, 5].map(() => deliver(event)));
     expect(results.every((r) => r.status === 200)).toBe(true);
-    expect(results.map((r) => r.body.outcome).sort()).toEqual(['already_fulfilled', 'already_fulfilled', 'already_fulfilled', 'already_fulfilled', 'credited']);
+    expect(results.map((r) => r.body.outcome).sort()).toEqual([
+      'already_fulfilled',
+      'already_fulfilled',
+      'already_fulfilled',
+      'already_fulfilled',
+      'credited',
+    ]);
     expect((await getRaw(keys.account(id)))!.balanceCents).toBe(500 + 2000 + 100);
     const entries = (await ledgerOf(id)).filter((e) => (e.reference as { invoiceId?: string }).invoiceId === invoiceId);
     expect(entries.map((e) => [e.type, e.amountCents, e.granted])).toEqual([
@@ -147,7 +196,9 @@ describe('the webhook', () => {
     // A different event id for the same payment (async success after completion): still once.
     expect((await deliver(stripeEvent('checkout.session.async_payment_succeeded', paid(session)))).body.outcome).toBe('already_fulfilled');
     expect((await getRaw(keys.account(id)))!.balanceCents).toBe(2600);
-    const activity = (await api.call('GET', '/v1/account/logs', { token })).body.data.filter((e: { action: string }) => e.action === 'billing.payment');
+    const activity = (await api.call('GET', '/v1/account/logs', { token })).body.data.filter(
+      (e: { action: string }) => e.action === 'billing.payment',
+    );
     expect(activity).toHaveLength(1);
   });
 
@@ -161,7 +212,10 @@ describe('the webhook', () => {
 
     const second = await checkout(token, 1000);
     expect((await deliver(stripeEvent('checkout.session.expired', { ...second.session, status: 'expired' }))).body.outcome).toBe('voided');
-    expect((await api.call('GET', `/v1/invoices/${second.invoiceId}`, { token })).body).toMatchObject({ status: 'void', voidedAt: expect.any(String) });
+    expect((await api.call('GET', `/v1/invoices/${second.invoiceId}`, { token })).body).toMatchObject({
+      status: 'void',
+      voidedAt: expect.any(String),
+    });
     // Out of order: the money did arrive, so the void invoice turns paid and is credited.
     expect((await deliver(stripeEvent('checkout.session.completed', paid(second.session)))).body.outcome).toBe('credited');
     expect((await api.call('GET', `/v1/invoices/${second.invoiceId}`, { token })).body.status).toBe('paid');
@@ -171,11 +225,17 @@ describe('the webhook', () => {
   it('a delayed payment: completed unpaid keeps the invoice open, async success credits, async failure voids', async () => {
     const { token, id } = await customer('delayed@example.com');
     const a = await checkout(token, 800);
-    expect((await deliver(stripeEvent('checkout.session.completed', { ...a.session, status: 'complete', payment_status: 'unpaid' }))).body.outcome).toBe('awaiting_payment');
+    expect(
+      (await deliver(stripeEvent('checkout.session.completed', { ...a.session, status: 'complete', payment_status: 'unpaid' }))).body
+        .outcome,
+    ).toBe('awaiting_payment');
     expect((await api.call('GET', `/v1/invoices/${a.invoiceId}`, { token })).body.status).toBe('open');
     expect((await deliver(stripeEvent('checkout.session.async_payment_succeeded', paid(a.session)))).body.outcome).toBe('credited');
     const b = await checkout(token, 900);
-    expect((await deliver(stripeEvent('checkout.session.async_payment_failed', { ...b.session, status: 'complete', payment_status: 'unpaid' }))).body.outcome).toBe('voided');
+    expect(
+      (await deliver(stripeEvent('checkout.session.async_payment_failed', { ...b.session, status: 'complete', payment_status: 'unpaid' })))
+        .body.outcome,
+    ).toBe('voided');
     expect((await getRaw(keys.account(id)))!.balanceCents).toBe(500 + 800 + 40);
   });
 
@@ -191,7 +251,11 @@ describe('the webhook', () => {
       { body: good.body, signature: '' },
     ];
     for (const event of cases) {
-      const res = await api.call('POST', '/v1/webhooks/stripe', { token: null, rawBody: event.body, headers: { 'content-type': 'application/json', ...(event.signature ? { 'stripe-signature': event.signature } : {}) } });
+      const res = await api.call('POST', '/v1/webhooks/stripe', {
+        token: null,
+        rawBody: event.body,
+        headers: { 'content-type': 'application/json', ...(event.signature ? { 'stripe-signature': event.signature } : {}) },
+      });
       expectEnvelope(res, 400, 'invalid_signature');
     }
     expect((await getRaw(keys.account(id)))!.balanceCents).toBe(500);
@@ -201,15 +265,29 @@ describe('the webhook', () => {
   it('an amount that does not match the invoice is not credited; unknown invoices and other events are acknowledged', async () => {
     const { token, id } = await customer('mismatch@example.com');
     const { session } = await checkout(token, 1500);
-    expect((await deliver(stripeEvent('checkout.session.completed', { ...paid(session), amount_total: 150 }))).body.outcome).toBe('amount_mismatch');
-    expect((await deliver(stripeEvent('checkout.session.completed', { ...paid(session), client_reference_id: '00000000-0000-4000-8000-000000000000', metadata: {} }))).body.outcome).toBe('unknown_invoice');
+    expect((await deliver(stripeEvent('checkout.session.completed', { ...paid(session), amount_total: 150 }))).body.outcome).toBe(
+      'amount_mismatch',
+    );
+    expect(
+      (
+        await deliver(
+          stripeEvent('checkout.session.completed', {
+            ...paid(session),
+            client_reference_id: '00000000-0000-4000-8000-000000000000',
+            metadata: {},
+          }),
+        )
+      ).body.outcome,
+    ).toBe('unknown_invoice');
     expect((await deliver(stripeEvent('customer.created', { id: 'cus_1', object: 'customer' }))).body.outcome).toBe('ignored');
     expect((await getRaw(keys.account(id)))!.balanceCents).toBe(500);
   });
 
   it('a top-up that brings the balance above zero unsuspends the servers on the panel', async () => {
     const { token, id } = await customer('comeback@example.com');
-    const server = (await api.call('POST', '/v1/servers', { token, body: { name: 'back online', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048 } })).body;
+    const server = (
+      await api.call('POST', '/v1/servers', { token, body: { name: 'back online', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048 } })
+    ).body;
     await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: -600, note: 'overdrawn' } });
     await api.call('POST', '/dev/billing/run', { token: null, body: {} });
     expect((await api.call('GET', `/v1/servers/${server.id}`, { token })).body.status).toBe('suspended');
@@ -252,7 +330,10 @@ describe('the local sandbox (no STRIPE_SECRET_KEY)', () => {
       expect(done.body).toEqual({ received: true, outcome: 'credited' });
       expect(stripeFake.requests.length).toBe(requestsBefore); // Stripe never called
       expect((await getRaw(keys.account(id)))!.balanceCents).toBe(500 + 1050);
-      expect((await api.call('GET', `/v1/invoices/${res.body.invoiceId}`, { token })).body).toMatchObject({ status: 'paid', payment: { provider: 'sandbox' } });
+      expect((await api.call('GET', `/v1/invoices/${res.body.invoiceId}`, { token })).body).toMatchObject({
+        status: 'paid',
+        payment: { provider: 'sandbox' },
+      });
     } finally {
       process.env.STRIPE_SECRET_KEY = 'sk_test_fake_key_for_tests';
       process.env.STRIPE_WEBHOOK_SECRET = WEBHOOK_SECRET;

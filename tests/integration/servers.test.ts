@@ -22,7 +22,14 @@ beforeAll(async () => {
 });
 afterAll(async () => api?.stop());
 
-const paper = (over: Record<string, unknown> = {}) => ({ name: 'paper server', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048, ...over });
+const paper = (over: Record<string, unknown> = {}) => ({
+  name: 'paper server',
+  eggId: 1,
+  ramMb: 1024,
+  cpuPercent: 100,
+  diskMb: 2048,
+  ...over,
+});
 
 async function customer(email: string, topUpCents = 0): Promise<{ token: string; id: string }> {
   const token = await api.session(email);
@@ -48,7 +55,9 @@ async function orphansOnPanel(): Promise<string[]> {
     for (const s of page.body.data) if (s.status !== 'deleted') recorded.add(s.id);
     cursor = page.body.nextCursor;
   } while (cursor);
-  return (sim.snapshot() as { servers: { external_id: string | null }[] }).servers.map((s) => s.external_id ?? '(none)').filter((e) => !recorded.has(e));
+  return (sim.snapshot() as { servers: { external_id: string | null }[] }).servers
+    .map((s) => s.external_id ?? '(none)')
+    .filter((e) => !recorded.has(e));
 }
 
 /** Counts panel requests that reached the simulator while `fn` ran (a catch-all fault that only counts). */
@@ -65,16 +74,31 @@ async function panelCallsDuring(fn: () => Promise<void>): Promise<number> {
 describe('the lifecycle', () => {
   it('deploy → power → command in the console → files round-trip → resize → delete', async () => {
     const { token, id: accountId } = await customer('life@example.com');
-    const created = await api.call('POST', '/v1/servers', { token, body: paper({ environment: { MINECRAFT_VERSION: '1.21.1' }, region: 'eu-central' }) });
+    const created = await api.call('POST', '/v1/servers', {
+      token,
+      body: paper({ environment: { MINECRAFT_VERSION: '1.21.1' }, region: 'eu-central' }),
+    });
     expect(created.status).toBe(201);
     const server = created.body;
-    expect(server).toMatchObject({ name: 'paper server', eggId: 1, instanceId, region: 'eu-central', status: 'active', resources: { ramMb: 1024, cpuPercent: 100, diskMb: 2048 }, priceCentsPerHour: 1 });
+    expect(server).toMatchObject({
+      name: 'paper server',
+      eggId: 1,
+      instanceId,
+      region: 'eu-central',
+      status: 'active',
+      resources: { ramMb: 1024, cpuPercent: 100, diskMb: 2048 },
+      priceCentsPerHour: 1,
+    });
     expect(server.identifier).toHaveLength(8);
 
     // On the panel: under the service user, with our id as external id, every variable filled.
     const panelView = sim.server(server.identifier)!;
     expect(panelView).toMatchObject({ external_id: server.id, owner_id: sim.serviceUserId, memory: 1024, disk: 2048 });
-    expect(panelView.environment).toMatchObject({ MINECRAFT_VERSION: '1.21.1', SERVER_JARFILE: 'server.jar', BUILD_NUMBER: expect.any(String) });
+    expect(panelView.environment).toMatchObject({
+      MINECRAFT_VERSION: '1.21.1',
+      SERVER_JARFILE: 'server.jar',
+      BUILD_NUMBER: expect.any(String),
+    });
 
     const profile = await getRaw(keys.account(accountId));
     expect(profile).toMatchObject({ serverCount: 1, burnCentsPerHour: 1 });
@@ -85,27 +109,47 @@ describe('the lifecycle', () => {
     expectEnvelope(await api.call('POST', `/v1/servers/${server.id}/power`, { token, body: { signal: 'start' } }), 409, 'conflict');
     await until(async () => (await api.call('GET', `/v1/servers/${server.id}`, { token })).body.live.installStatus === 'installed');
 
-    expect((await api.call('POST', `/v1/servers/${server.id}/power`, { token, body: { signal: 'start' } })).body).toEqual({ id: server.id, signal: 'start', accepted: true });
-    await until(async () => (await api.call('GET', `/v1/servers/${server.id}/resources`, { token })).body.attributes.current_state === 'running');
+    expect((await api.call('POST', `/v1/servers/${server.id}/power`, { token, body: { signal: 'start' } })).body).toEqual({
+      id: server.id,
+      signal: 'start',
+      accepted: true,
+    });
+    await until(
+      async () => (await api.call('GET', `/v1/servers/${server.id}/resources`, { token })).body.attributes.current_state === 'running',
+    );
     const usage = await api.call('GET', `/v1/servers/${server.id}/resources`, { token });
-    expect(usage.body.attributes.resources).toMatchObject({ memory_bytes: expect.any(Number), cpu_absolute: expect.any(Number), network_rx_bytes: expect.any(Number) });
+    expect(usage.body.attributes.resources).toMatchObject({
+      memory_bytes: expect.any(Number),
+      cpu_absolute: expect.any(Number),
+      network_rx_bytes: expect.any(Number),
+    });
 
-    expect((await api.call('POST', `/v1/servers/${server.id}/command`, { token, body: { command: 'say hello from the api' } })).body).toEqual({ id: server.id, sent: true });
+    expect(
+      (await api.call('POST', `/v1/servers/${server.id}/command`, { token, body: { command: 'say hello from the api' } })).body,
+    ).toEqual({ id: server.id, sent: true });
     expect(sim.console(server.identifier).join('\n')).toContain('say hello from the api');
 
     const consoleCreds = await api.call('GET', `/v1/servers/${server.id}/console`, { token });
     expect(consoleCreds.body.websocket.socket).toContain(panelView.uuid);
     expect(consoleCreds.body.websocket.token.split('.')).toHaveLength(3);
 
-    const written = await api.call('POST', `/v1/servers/${server.id}/files/write`, { token, body: { file: 'config/motd.txt', content: 'Welcome ✓' } });
+    const written = await api.call('POST', `/v1/servers/${server.id}/files/write`, {
+      token,
+      body: { file: 'config/motd.txt', content: 'Welcome ✓' },
+    });
     expect(written.body).toEqual({ file: '/config/motd.txt', written: true, bytes: Buffer.byteLength('Welcome ✓') });
     expect(sim.readFile(server.identifier, '/config/motd.txt')).toBe('Welcome ✓');
-    expect((await api.call('GET', `/v1/servers/${server.id}/files/contents?file=/config/motd.txt`, { token })).body).toEqual({ file: '/config/motd.txt', content: 'Welcome ✓' });
+    expect((await api.call('GET', `/v1/servers/${server.id}/files/contents?file=/config/motd.txt`, { token })).body).toEqual({
+      file: '/config/motd.txt',
+      content: 'Welcome ✓',
+    });
     const listing = await api.call('GET', `/v1/servers/${server.id}/files?directory=/config`, { token });
     expect(listing.body.data.map((f: { name: string }) => f.name)).toEqual(['motd.txt']);
     const link = await api.call('GET', `/v1/servers/${server.id}/files/download?file=config/motd.txt`, { token });
     expect(await (await fetch(link.body.url)).text()).toBe('Welcome ✓');
-    expect((await api.call('POST', `/v1/servers/${server.id}/files/delete`, { token, body: { root: '/config', files: ['motd.txt'] } })).body).toEqual({ root: '/config', deleted: ['motd.txt'] });
+    expect(
+      (await api.call('POST', `/v1/servers/${server.id}/files/delete`, { token, body: { root: '/config', files: ['motd.txt'] } })).body,
+    ).toEqual({ root: '/config', deleted: ['motd.txt'] });
     expect(sim.readFile(server.identifier, '/config/motd.txt')).toBeUndefined();
 
     const resized = await api.call('PATCH', `/v1/servers/${server.id}`, { token, body: { ramMb: 4096, cpuPercent: 200, diskMb: 20480 } });
@@ -128,21 +172,38 @@ describe('the lifecycle', () => {
     const after = await api.call('GET', `/v1/servers/${server.id}`, { token });
     expect(after.body).toMatchObject({ status: 'deleted', deletedAt: deleted.body.deletedAt, live: { available: false } });
     expectEnvelope(await api.call('POST', `/v1/servers/${server.id}/power`, { token, body: { signal: 'start' } }), 409, 'conflict');
-    expectEnvelope(await api.call('PATCH', `/v1/servers/${server.id}`, { token, body: { ramMb: 1024, cpuPercent: 100, diskMb: 2048 } }), 409, 'conflict');
+    expectEnvelope(
+      await api.call('PATCH', `/v1/servers/${server.id}`, { token, body: { ramMb: 1024, cpuPercent: 100, diskMb: 2048 } }),
+      409,
+      'conflict',
+    );
 
-    const actions = (await api.call('GET', '/v1/account/logs?limit=100', { token })).body.data.map((e: { action: string; result: string }) => `${e.action}:${e.result}`);
-    for (const action of ['servers.create', 'servers.power', 'servers.command', 'servers.files.write', 'servers.files.delete', 'servers.resize', 'servers.delete']) {
+    const actions = (await api.call('GET', '/v1/account/logs?limit=100', { token })).body.data.map(
+      (e: { action: string; result: string }) => `${e.action}:${e.result}`,
+    );
+    for (const action of [
+      'servers.create',
+      'servers.power',
+      'servers.command',
+      'servers.files.write',
+      'servers.files.delete',
+      'servers.resize',
+      'servers.delete',
+    ]) {
       expect(actions).toContain(`${action}:success`);
     }
     const listed = await api.call('GET', '/v1/servers', { token });
     expect(listed.body.data.map((s: { id: string }) => s.id)).toEqual([server.id]);
   });
 
-  it('admins list every account\'s servers', async () => {
+  it("admins list every account's servers", async () => {
     const { token } = await customer('listed@example.com');
     const created = (await api.call('POST', '/v1/servers', { token, body: paper() })).body;
     const all = await api.call('GET', '/v1/admin/servers?limit=100');
-    expect(all.body.data.find((s: { id: string }) => s.id === created.id)).toMatchObject({ accountId: expect.any(String), name: 'paper server' });
+    expect(all.body.data.find((s: { id: string }) => s.id === created.id)).toMatchObject({
+      accountId: expect.any(String),
+      name: 'paper server',
+    });
     expectEnvelope(await api.call('GET', '/v1/admin/servers', { token }), 403, 'forbidden');
   });
 });
@@ -172,8 +233,14 @@ describe('deploy refusals change nothing', () => {
     await appendLedger(id, [{ type: 'deduction', amountCents: -100, idempotencyKey: `runway:${id}` }]); // 400 left
     const servers = (await api.call('GET', '/v1/servers', { token })).body.data;
     // 16384/400/102400 costs 9 cents: 24 × (8 + 9) = 408 > 400.
-    expectEnvelope(await api.call('PATCH', `/v1/servers/${servers[0].id}`, { token, body: { ramMb: 16384, cpuPercent: 400, diskMb: 102400 } }), 402, 'insufficient_credit');
-    expect((await api.call('PATCH', `/v1/servers/${servers[0].id}`, { token, body: { ramMb: 1024, cpuPercent: 100, diskMb: 2048 } })).status).toBe(200);
+    expectEnvelope(
+      await api.call('PATCH', `/v1/servers/${servers[0].id}`, { token, body: { ramMb: 16384, cpuPercent: 400, diskMb: 102400 } }),
+      402,
+      'insufficient_credit',
+    );
+    expect(
+      (await api.call('PATCH', `/v1/servers/${servers[0].id}`, { token, body: { ramMb: 1024, cpuPercent: 100, diskMb: 2048 } })).status,
+    ).toBe(200);
     expect((await getRaw(keys.account(id)))!.burnCentsPerHour).toBe(9);
   });
 
@@ -209,7 +276,9 @@ describe('deploy refusals change nothing', () => {
     try {
       const res = await api.call('POST', '/v1/servers', { token, body: paper({ ramMb: 100_000 }) });
       expectEnvelope(res, 503, 'no_capacity');
-      const reasons = res.body.error.details.candidates.map((c: { nodeName: string; reason: string }) => `${c.nodeName}:${c.reason}`).sort();
+      const reasons = res.body.error.details.candidates
+        .map((c: { nodeName: string; reason: string }) => `${c.nodeName}:${c.reason}`)
+        .sort();
       expect(reasons).toEqual(['fra-1:insufficient_memory', 'fra-2:insufficient_memory', 'nyc-1:insufficient_memory']);
       // An unknown region is a mistake in the request, not a lack of capacity.
       const region = await api.call('POST', '/v1/servers', { token, body: paper({ region: 'ap-south' }) });
@@ -218,7 +287,9 @@ describe('deploy refusals change nothing', () => {
       // A known region that is full is no_capacity, naming each node.
       const full = await api.call('POST', '/v1/servers', { token, body: paper({ ramMb: 100_000, region: 'us-east' }) });
       expectEnvelope(full, 503, 'no_capacity');
-      expect(full.body.error.details.candidates.map((c: { nodeName: string; reason: string }) => `${c.nodeName}:${c.reason}`).sort()).toEqual(['fra-1:region_mismatch', 'fra-2:region_mismatch', 'nyc-1:insufficient_memory']);
+      expect(
+        full.body.error.details.candidates.map((c: { nodeName: string; reason: string }) => `${c.nodeName}:${c.reason}`).sort(),
+      ).toEqual(['fra-1:region_mismatch', 'fra-2:region_mismatch', 'nyc-1:insufficient_memory']);
     } finally {
       await api.call('PUT', '/v1/admin/settings', { body: { serverCaps: { maxRamMb: 16384 } } });
     }
@@ -259,17 +330,34 @@ describe('deploy refusals change nothing', () => {
       sim.faults.remove(creates);
     }
     // An allowed image and valid values go through.
-    const ok = await api.call('POST', '/v1/servers', { token, body: paper({ eggId: 3, dockerImage: 'ghcr.io/pterodactyl/games:rust', environment: { WORLD_SIZE: '4000', LEVEL: 'Barren' } }) });
+    const ok = await api.call('POST', '/v1/servers', {
+      token,
+      body: paper({ eggId: 3, dockerImage: 'ghcr.io/pterodactyl/games:rust', environment: { WORLD_SIZE: '4000', LEVEL: 'Barren' } }),
+    });
     expect(ok.status).toBe(201);
-    expect(sim.server(ok.body.identifier)!.environment).toMatchObject({ WORLD_SIZE: '4000', LEVEL: 'Barren', RCON_PORT: expect.any(String) });
+    expect(sim.server(ok.body.identifier)!.environment).toMatchObject({
+      WORLD_SIZE: '4000',
+      LEVEL: 'Barren',
+      RCON_PORT: expect.any(String),
+    });
   });
 
   it('bad bodies: name outside 3–60, below the minimums, wrong types — 400 naming each field, no panel call', async () => {
     const { token } = await customer('badbody@example.com');
     const calls = await panelCallsDuring(async () => {
-      const res = await api.call('POST', '/v1/servers', { token, body: { name: 'ab', eggId: '1', ramMb: 255, cpuPercent: 24, diskMb: 511, region: 5 } });
+      const res = await api.call('POST', '/v1/servers', {
+        token,
+        body: { name: 'ab', eggId: '1', ramMb: 255, cpuPercent: 24, diskMb: 511, region: 5 },
+      });
       expectEnvelope(res, 400, 'validation_failed');
-      expect(res.body.error.details.issues.map((i: { field: string }) => i.field).sort()).toEqual(['body.cpuPercent', 'body.diskMb', 'body.eggId', 'body.name', 'body.ramMb', 'body.region']);
+      expect(res.body.error.details.issues.map((i: { field: string }) => i.field).sort()).toEqual([
+        'body.cpuPercent',
+        'body.diskMb',
+        'body.eggId',
+        'body.name',
+        'body.ramMb',
+        'body.region',
+      ]);
       expectEnvelope(await api.call('POST', '/v1/servers', { token, body: paper({ name: 'x'.repeat(61) }) }), 400, 'validation_failed');
     });
     expect(calls).toBe(0);
@@ -360,7 +448,10 @@ describe('control refusals', () => {
       for (const [method, sub, body, field] of cases) {
         const res = await api.call(method, `/v1/servers/${serverId}${sub ? `/${sub}` : ''}`, { token, body });
         expectEnvelope(res, 400, 'validation_failed');
-        expect(res.body.error.details.issues.map((i: { field: string }) => i.field), `${method} ${sub}`).toContain(field);
+        expect(
+          res.body.error.details.issues.map((i: { field: string }) => i.field),
+          `${method} ${sub}`,
+        ).toContain(field);
       }
       const capped = await api.call('PATCH', `/v1/servers/${serverId}`, { token, body: { ramMb: 1024, cpuPercent: 401, diskMb: 2048 } });
       expectEnvelope(capped, 422, 'limit_exceeded');
@@ -377,7 +468,12 @@ describe('control refusals', () => {
     const { id: accountId } = (await api.call('GET', '/v1/account', { token })).body;
     await setAttributes(keys.server(accountId, serverId), { status: 'suspended' }); // as the billing pass will
     try {
-      for (const [method, sub, body] of [['POST', 'power', { signal: 'start' }], ['GET', 'resources'], ['GET', 'console'], ['GET', 'files']] as const) {
+      for (const [method, sub, body] of [
+        ['POST', 'power', { signal: 'start' }],
+        ['GET', 'resources'],
+        ['GET', 'console'],
+        ['GET', 'files'],
+      ] as const) {
         const res = await api.call(method, `/v1/servers/${serverId}/${sub}`, { token, body });
         expectEnvelope(res, 409, 'conflict');
         expect(res.body.error.message).toMatch(/suspended/);
@@ -390,7 +486,17 @@ describe('control refusals', () => {
   it('without a client key: control is 400 no_client_key, deploy still works under a per-account panel user', async () => {
     await api.call('PATCH', `/v1/admin/instances/${instanceId}`, { body: { clientApiKey: null } });
     try {
-      for (const [method, sub, body] of [['POST', 'power', { signal: 'start' }], ['GET', 'resources'], ['POST', 'command', { command: 'x' }], ['GET', 'console'], ['GET', 'files'], ['GET', 'files/contents?file=a'], ['POST', 'files/write', { file: 'a', content: '' }], ['GET', 'files/download?file=a'], ['POST', 'files/delete', { files: ['a'] }]] as const) {
+      for (const [method, sub, body] of [
+        ['POST', 'power', { signal: 'start' }],
+        ['GET', 'resources'],
+        ['POST', 'command', { command: 'x' }],
+        ['GET', 'console'],
+        ['GET', 'files'],
+        ['GET', 'files/contents?file=a'],
+        ['POST', 'files/write', { file: 'a', content: '' }],
+        ['GET', 'files/download?file=a'],
+        ['POST', 'files/delete', { files: ['a'] }],
+      ] as const) {
         expectEnvelope(await api.call(method, `/v1/servers/${serverId}/${sub}`, { token, body }), 400, 'no_client_key');
       }
       const { token: other, id: otherId } = await customer('nokey@example.com');
@@ -400,7 +506,10 @@ describe('control refusals', () => {
       expect(panelServer.owner_id).not.toBe(sim.serviceUserId);
       const again = await api.call('POST', '/v1/servers', { token: other, body: paper() });
       expect(sim.server(again.body.identifier)!.owner_id).toBe(panelServer.owner_id); // one panel user per account
-      expect((sim.snapshot() as { users: { id: number; external_id: string | null }[] }).users.find((u) => u.id === panelServer.owner_id)!.external_id).toBe(`cp-account-${otherId}`);
+      expect(
+        (sim.snapshot() as { users: { id: number; external_id: string | null }[] }).users.find((u) => u.id === panelServer.owner_id)!
+          .external_id,
+      ).toBe(`cp-account-${otherId}`);
     } finally {
       await api.call('PATCH', `/v1/admin/instances/${instanceId}`, { body: { clientApiKey: sim.clientKey } });
     }

@@ -55,7 +55,15 @@ async function scanKind(kind: string): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const out = await db().send(new ScanCommand({ TableName: tableName(), FilterExpression: 'kind = :k', ExpressionAttributeValues: { ':k': kind }, ExclusiveStartKey: start, ConsistentRead: true }));
+    const out = await db().send(
+      new ScanCommand({
+        TableName: tableName(),
+        FilterExpression: 'kind = :k',
+        ExpressionAttributeValues: { ':k': kind },
+        ExclusiveStartKey: start,
+        ConsistentRead: true,
+      }),
+    );
     items.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;
   } while (start);
@@ -65,15 +73,17 @@ async function scanKind(kind: string): Promise<Record<string, unknown>[]> {
 describe('money under stress', () => {
   it(`seed ${SEED}, ${STEPS} steps: balances, server-hours and invoice numbers stay exact`, async () => {
     const random = mulberry32(SEED);
-    const pick = <T,>(items: T[]): T => items[Math.floor(random() * items.length)]!;
+    const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)]!;
     let clock = hourStart(Date.now()) - 30 * HOUR_MS + 7 * 60_000;
     const iso = (ms: number) => new Date(ms).toISOString();
 
-    const accounts = await Promise.all(['a', 'b', 'c', 'd'].map(async (n) => {
-      const token = await api.session(`stress-${n}@example.com`);
-      const { id } = (await api.call('GET', '/v1/account', { token })).body;
-      return { token, id: id as string, servers: [] as string[], sessions: [] as Record<string, unknown>[] };
-    }));
+    const accounts = await Promise.all(
+      ['a', 'b', 'c', 'd'].map(async (n) => {
+        const token = await api.session(`stress-${n}@example.com`);
+        const { id } = (await api.call('GET', '/v1/account', { token })).body;
+        return { token, id: id as string, servers: [] as string[], sessions: [] as Record<string, unknown>[] };
+      }),
+    );
     const log: string[] = [];
     const sizes = [
       { ramMb: 1024, cpuPercent: 100, diskMb: 2048 },
@@ -95,20 +105,37 @@ describe('money under stress', () => {
           if (typeof s[field] === 'string' && s[field] !== before.stamps[field]) patch[field] = iso(clock);
         }
         await setAttributes({ PK: s.PK as string, SK: s.SK as string }, patch);
-        seen.set(s.serverId as string, { events: history.length, stamps: { ...before.stamps, ...Object.fromEntries(['createdAt', 'deletedAt', 'suspendedAt'].map((f) => [f, patch[f] ?? s[f]])) } });
+        seen.set(s.serverId as string, {
+          events: history.length,
+          stamps: { ...before.stamps, ...Object.fromEntries(['createdAt', 'deletedAt', 'suspendedAt'].map((f) => [f, patch[f] ?? s[f]])) },
+        });
       }
     }
 
     const deliver = (type: string, session: Record<string, unknown>) => {
-      const body = JSON.stringify({ id: `evt_${Math.floor(random() * 1e12)}`, object: 'event', created: Math.floor(Date.now() / 1000), livemode: false, type, data: { object: session } });
+      const body = JSON.stringify({
+        id: `evt_${Math.floor(random() * 1e12)}`,
+        object: 'event',
+        created: Math.floor(Date.now() / 1000),
+        livemode: false,
+        type,
+        data: { object: session },
+      });
       const signature = signer.webhooks.generateTestHeaderString({ payload: body, secret: WEBHOOK_SECRET });
-      return api.call('POST', '/v1/webhooks/stripe', { token: null, rawBody: body, headers: { 'content-type': 'application/json', 'stripe-signature': signature } });
+      return api.call('POST', '/v1/webhooks/stripe', {
+        token: null,
+        rawBody: body,
+        headers: { 'content-type': 'application/json', 'stripe-signature': signature },
+      });
     };
 
     const actions: Record<string, () => Promise<string>> = {
       deploy: async () => {
         const a = pick(accounts);
-        const res = await api.call('POST', '/v1/servers', { token: a.token, body: { name: `stress ${a.servers.length}`, eggId: pick([1, 2]) === 1 ? 1 : 1, ...pick(sizes) } });
+        const res = await api.call('POST', '/v1/servers', {
+          token: a.token,
+          body: { name: `stress ${a.servers.length}`, eggId: pick([1, 2]) === 1 ? 1 : 1, ...pick(sizes) },
+        });
         if (res.status === 201) a.servers.push(res.body.id);
         return `deploy ${a.id.slice(0, 4)} → ${res.status}`;
       },
@@ -127,8 +154,12 @@ describe('money under stress', () => {
       },
       checkout: async () => {
         const a = pick(accounts);
-        const res = await api.call('POST', '/v1/billing/checkout', { token: a.token, body: { amountCents: 500 + Math.floor(random() * 20) * 100 } });
-        if (res.status === 201) a.sessions.push([...stripeFake.sessions.values()].find((s) => s.client_reference_id === res.body.invoiceId)!);
+        const res = await api.call('POST', '/v1/billing/checkout', {
+          token: a.token,
+          body: { amountCents: 500 + Math.floor(random() * 20) * 100 },
+        });
+        if (res.status === 201)
+          a.sessions.push([...stripeFake.sessions.values()].find((s) => s.client_reference_id === res.body.invoiceId)!);
         return `checkout → ${res.status}`;
       },
       webhooks: async () => {
@@ -163,11 +194,23 @@ describe('money under stress', () => {
       },
       rerun: async () => {
         await virtualize();
-        const res = await api.call('POST', '/dev/billing/run', { token: null, body: { at: iso(clock - Math.floor(random() * 3) * HOUR_MS) } });
+        const res = await api.call('POST', '/dev/billing/run', {
+          token: null,
+          body: { at: iso(clock - Math.floor(random() * 3) * HOUR_MS) },
+        });
         return `re-run → ${res.status}:${res.body.serverHoursCharged}`;
       },
     };
-    const weights: [keyof typeof actions, number][] = [['deploy', 4], ['resize', 2], ['delete', 1.5], ['checkout', 2], ['webhooks', 3], ['grant', 1.5], ['pass', 3], ['rerun', 1]];
+    const weights: [keyof typeof actions, number][] = [
+      ['deploy', 4],
+      ['resize', 2],
+      ['delete', 1.5],
+      ['checkout', 2],
+      ['webhooks', 3],
+      ['grant', 1.5],
+      ['pass', 3],
+      ['rerun', 1],
+    ];
     const total = weights.reduce((s, [, w]) => s + w, 0);
 
     for (let step = 0; step < STEPS; step++) {
@@ -209,7 +252,11 @@ describe('money under stress', () => {
     expect(duplicates).toEqual([]);
     const expected = new Map<string, number>();
     for (const s of await scanKind('server')) {
-      for (const { hour, cents } of chargeableHours(s.history as HistoryEvent[], hourStart(Date.parse(s.createdAt as string)), watermark!)) {
+      for (const { hour, cents } of chargeableHours(
+        s.history as HistoryEvent[],
+        hourStart(Date.parse(s.createdAt as string)),
+        watermark!,
+      )) {
         expected.set(`${s.serverId}@${iso(hour)}`, cents);
       }
     }

@@ -56,13 +56,18 @@ async function disagreements(): Promise<{ panelOnly: string[]; recordOnly: strin
     for (const s of page.body.data) if (s.status !== 'deleted') live.add(s.id);
     cursor = page.body.nextCursor;
   } while (cursor);
-  const onPanel = new Set((sim.snapshot() as { servers: { external_id: string | null }[] }).servers.map((s) => s.external_id).filter((e): e is string => Boolean(e)));
+  const onPanel = new Set(
+    (sim.snapshot() as { servers: { external_id: string | null }[] }).servers
+      .map((s) => s.external_id)
+      .filter((e): e is string => Boolean(e)),
+  );
   return { panelOnly: [...onPanel].filter((e) => !live.has(e)), recordOnly: [...live].filter((e) => !onPanel.has(e)) };
 }
 
 /** Runs the reconciler as if RECENT_MS had passed (panel servers younger than that are left alone). */
 async function reconcileLater(): Promise<Record<string, number>> {
-  for (const s of (sim.snapshot() as { servers: { id: number }[] }).servers) sim.state.servers.get(s.id)!.created_at = new Date(Date.now() - RECENT_MS - 1000);
+  for (const s of (sim.snapshot() as { servers: { id: number }[] }).servers)
+    sim.state.servers.get(s.id)!.created_at = new Date(Date.now() - RECENT_MS - 1000);
   return (await api.call('POST', '/dev/reconcile', { token: null })).body;
 }
 
@@ -93,7 +98,7 @@ describe('deploy under panel faults', () => {
       expectClearOutcome(res, `deploy with ${name}`);
       if (res.status !== 201) {
         // Nothing recorded, nothing charged, nothing burning.
-        expect((await getRaw(keys.account(id)))).toMatchObject({ serverCount: 0, burnCentsPerHour: 0 });
+        expect(await getRaw(keys.account(id))).toMatchObject({ serverCount: 0, burnCentsPerHour: 0 });
       }
       await reconcileLater();
       expect(await disagreements()).toEqual({ panelOnly: [], recordOnly: [] });
@@ -117,7 +122,11 @@ describe('deploy under panel faults', () => {
       const res = await api.call('POST', '/v1/servers', { token, body });
       expectClearOutcome(res, 'deploy in maintenance');
       expect(res.status).toBe(503);
-      expect(res.body.error.details.candidates.map((c: { reason: string }) => c.reason)).toEqual(['maintenance', 'maintenance', 'maintenance']);
+      expect(res.body.error.details.candidates.map((c: { reason: string }) => c.reason)).toEqual([
+        'maintenance',
+        'maintenance',
+        'maintenance',
+      ]);
     } finally {
       for (const node of [1, 2, 3]) sim.setNodeMaintenance(node, false);
     }
@@ -147,7 +156,7 @@ describe('resize and delete under panel faults', () => {
         expect((await api.call('DELETE', `/v1/servers/${server.id}`, { token })).status).toBe(200);
       }
       expect(sim.server(server.identifier)).toBeUndefined();
-      expect((await getRaw(keys.account(id)))).toMatchObject({ serverCount: 0, burnCentsPerHour: 0 });
+      expect(await getRaw(keys.account(id))).toMatchObject({ serverCount: 0, burnCentsPerHour: 0 });
       expect(await disagreements()).toEqual({ panelOnly: [], recordOnly: [] });
     });
   }
@@ -191,11 +200,25 @@ describe('the reconciler', () => {
     const sessionless = await fetch(`${sim.url}/api/application/servers`, {
       method: 'POST',
       headers: { authorization: `Bearer ${sim.appKey}`, accept: 'application/json', 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'orphan', external_id: orphanId, user: sim.serviceUserId, egg: 1, docker_image: 'ghcr.io/pterodactyl/yolks:java_21', startup: 'java -jar server.jar', environment: { MINECRAFT_VERSION: 'latest', SERVER_JARFILE: 'server.jar', BUILD_NUMBER: 'latest' }, limits: { memory: 512, swap: 0, disk: 1024, io: 500, cpu: 50, threads: null }, feature_limits: { databases: 0, allocations: 1, backups: 0 }, deploy: { locations: [1], dedicated_ip: false, port_range: [] } }),
+      body: JSON.stringify({
+        name: 'orphan',
+        external_id: orphanId,
+        user: sim.serviceUserId,
+        egg: 1,
+        docker_image: 'ghcr.io/pterodactyl/yolks:java_21',
+        startup: 'java -jar server.jar',
+        environment: { MINECRAFT_VERSION: 'latest', SERVER_JARFILE: 'server.jar', BUILD_NUMBER: 'latest' },
+        limits: { memory: 512, swap: 0, disk: 1024, io: 500, cpu: 50, threads: null },
+        feature_limits: { databases: 0, allocations: 1, backups: 0 },
+        deploy: { locations: [1], dedicated_ip: false, port_range: [] },
+      }),
     });
     expect(sessionless.status).toBe(201);
     // The vanishing one is deleted on the panel by hand.
-    await fetch(`${sim.url}/api/application/servers/${sim.server(vanishing.identifier)!.id}/force`, { method: 'DELETE', headers: { authorization: `Bearer ${sim.appKey}`, accept: 'application/json' } });
+    await fetch(`${sim.url}/api/application/servers/${sim.server(vanishing.identifier)!.id}/force`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${sim.appKey}`, accept: 'application/json' },
+    });
     expect(await disagreements()).toEqual({ panelOnly: [orphanId], recordOnly: [vanishing.id] });
     const young = (await api.call('POST', '/dev/reconcile', { token: null })).body;
     expect(young).toMatchObject({ orphansRemoved: 0, recordsClosed: 0 }); // too young: a deploy may still be recording

@@ -5,7 +5,24 @@ import { routeEntries, type RouteDef, type RouteId } from '../../shared/api/rout
 import { SCOPES, type Scope } from '../../shared/api/scopes.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { generateApiKey, hashApiKey } from '../../shared/keys/format.ts';
-import { businessItems, jsonRequest, requireOk, until, clip, describeExchange, digestDiff, example, pool, responseProblems, send, SessionTokens, zodJsonSchema, type RawRequest, type RawResponse, type Schema } from './support.ts';
+import {
+  businessItems,
+  jsonRequest,
+  requireOk,
+  until,
+  clip,
+  describeExchange,
+  digestDiff,
+  example,
+  pool,
+  responseProblems,
+  send,
+  SessionTokens,
+  zodJsonSchema,
+  type RawRequest,
+  type RawResponse,
+  type Schema,
+} from './support.ts';
 
 /**
  * The access matrix, generated from the route table (so a new route is covered the day it is
@@ -48,7 +65,8 @@ const fx = {} as {
 const keyCache = new Map<string, string>();
 
 const call = (method: string, path: string, token: string | null, body?: unknown) => jsonRequest(api.baseUrl, method, path, token, body);
-const must = async (method: string, path: string, token: string | null, body?: unknown) => requireOk(await call(method, path, token, body), `${method} ${path}`);
+const must = async (method: string, path: string, token: string | null, body?: unknown) =>
+  requireOk(await call(method, path, token, body), `${method} ${path}`);
 
 const NON_ADMIN_SCOPES = SCOPES.filter((s) => s !== 'admin');
 
@@ -143,7 +161,9 @@ function pathOf(def: RouteDef, mode: 'real' | 'unknown'): string {
   const path = def.path.replace(/:(\w+)/g, (_m, name: string) => encodeURIComponent(param(def, name, mode)));
   if (!def.query) return path;
   const s = jsonSchema(def.query);
-  const query = ((s.required ?? []) as string[]).map((k) => `${k}=${encodeURIComponent(String(k === 'file' ? 'hello.txt' : example(s.properties[k], {}, {})))}`);
+  const query = ((s.required ?? []) as string[]).map(
+    (k) => `${k}=${encodeURIComponent(String(k === 'file' ? 'hello.txt' : example(s.properties[k], {}, {})))}`,
+  );
   return query.length ? `${path}?${query.join('&')}` : path;
 }
 
@@ -153,16 +173,28 @@ function pathOf(def: RouteDef, mode: 'real' | 'unknown'): string {
  */
 function probe(def: RouteDef): { path: string; body?: string; headers: Record<string, string> } {
   if (def.method === 'GET') return { path: pathOf(def, 'real'), headers: {} };
-  const hasUuid = /:\w+/.test(def.path) && def.params && Object.values(jsonSchema(def.params).properties ?? {}).some((p) => (p as Schema).format === 'uuid');
-  if (!hasUuid && !def.body) throw new Error(`${def.method} ${def.path} has neither an id nor a body: the matrix cannot probe it without acting`);
+  const hasUuid =
+    /:\w+/.test(def.path) &&
+    def.params &&
+    Object.values(jsonSchema(def.params).properties ?? {}).some((p) => (p as Schema).format === 'uuid');
+  if (!hasUuid && !def.body)
+    throw new Error(`${def.method} ${def.path} has neither an id nor a body: the matrix cannot probe it without acting`);
   const body = def.body ? (def.rawBody ? 'matrix probe' : JSON.stringify({ __matrix_probe__: true })) : undefined;
-  return { path: pathOf(def, 'unknown'), ...(body !== undefined ? { body } : {}), headers: body !== undefined ? { 'content-type': 'application/json' } : {} };
+  return {
+    path: pathOf(def, 'unknown'),
+    ...(body !== undefined ? { body } : {}),
+    headers: body !== undefined ? { 'content-type': 'application/json' } : {},
+  };
 }
 
 /** A valid request on A's resource (or on an unknown id), for the cross-account check. */
 function validRequest(def: RouteDef, mode: 'real' | 'unknown'): { path: string; body?: string; headers: Record<string, string> } {
   const body = def.body ? JSON.stringify(example(jsonSchema(def.body), {}, VALID_VALUES)) : undefined;
-  return { path: pathOf(def, mode), ...(body !== undefined ? { body } : {}), headers: body !== undefined ? { 'content-type': 'application/json' } : {} };
+  return {
+    path: pathOf(def, mode),
+    ...(body !== undefined ? { body } : {}),
+    headers: body !== undefined ? { 'content-type': 'application/json' } : {},
+  };
 }
 
 // ---- the matrix -----------------------------------------------------------------------------------
@@ -183,14 +215,20 @@ function matrix(): Check[] {
   const unknownKey = generateApiKey('cp_test');
   for (const [route, def] of routeEntries()) {
     if (def.group === 'dev') continue;
-    const add = (credential: string, token: () => Promise<string | undefined>, expect: Expect, rawAuth?: string) => checks.push({ route, def, credential, token, expect, ...(rawAuth ? { rawAuth } : {}) });
+    const add = (credential: string, token: () => Promise<string | undefined>, expect: Expect, rawAuth?: string) =>
+      checks.push({ route, def, credential, token, expect, ...(rawAuth ? { rawAuth } : {}) });
     if (def.auth === 'none') {
       add('none', async () => undefined, { kind: 'allowed' });
       add('garbage', async () => 'not-a-real-credential', { kind: 'allowed' });
       add('unknown key', async () => unknownKey, { kind: 'allowed' });
       continue;
     }
-    const unauthorized = (message?: RegExp): Expect => ({ kind: 'status', status: 401, code: 'unauthorized', ...(message ? { message } : {}) });
+    const unauthorized = (message?: RegExp): Expect => ({
+      kind: 'status',
+      status: 401,
+      code: 'unauthorized',
+      ...(message ? { message } : {}),
+    });
     add('none', async () => undefined, unauthorized());
     add('malformed (Basic)', async () => undefined, unauthorized(), 'Basic dXNlcjpwYXNzd29yZA==');
     add('malformed (Bearer without token)', async () => undefined, unauthorized(), 'Bearer');
@@ -201,7 +239,12 @@ function matrix(): Check[] {
     if (def.scope) {
       const account = def.admin ? 'admin' : 'a';
       const scope = def.scope;
-      add(`key lacking ${scope}`, () => scopedKey(account, 'lacking', scope), { kind: 'status', status: 403, code: 'forbidden', requiredScope: scope });
+      add(`key lacking ${scope}`, () => scopedKey(account, 'lacking', scope), {
+        kind: 'status',
+        status: 403,
+        code: 'forbidden',
+        requiredScope: scope,
+      });
       add(`key with only ${scope}`, () => scopedKey(account, 'only', scope), { kind: 'allowed' });
     }
     if (def.admin) {
@@ -226,7 +269,12 @@ describe('the access matrix', () => {
       const token = await c.token();
       const p = probe(c.def);
       const auth = c.rawAuth ?? (token ? `Bearer ${token}` : undefined);
-      const req: RawRequest = { method: c.def.method, path: p.path, headers: { ...p.headers, ...(auth ? { authorization: auth } : {}) }, ...(p.body !== undefined ? { body: p.body } : {}) };
+      const req: RawRequest = {
+        method: c.def.method,
+        path: p.path,
+        headers: { ...p.headers, ...(auth ? { authorization: auth } : {}) },
+        ...(p.body !== undefined ? { body: p.body } : {}),
+      };
       const res = await send(api.baseUrl, req);
       const row = table.get(c.route) ?? new Map<string, number>();
       row.set(c.credential, res.status);
@@ -238,16 +286,22 @@ describe('the access matrix', () => {
         const e = c.expect;
         if (res.status !== e.status || res.json?.error?.code !== e.code) problems.push(`expected ${e.status} ${e.code}`);
         if (e.message && !e.message.test(res.json?.error?.message ?? '')) problems.push(`expected a message matching ${e.message}`);
-        if (e.requiredScope && res.json?.error?.details?.requiredScope !== e.requiredScope) problems.push(`expected details.requiredScope ${e.requiredScope}`);
+        if (e.requiredScope && res.json?.error?.details?.requiredScope !== e.requiredScope)
+          problems.push(`expected details.requiredScope ${e.requiredScope}`);
       }
       if (problems.length) failures.push(`${c.route} × ${c.credential}: ${problems.join('; ')}\n    ${describeExchange(req, res)}`);
     });
     const routes = table.size;
     const histogram = new Map<number, number>();
     for (const row of table.values()) for (const status of row.values()) histogram.set(status, (histogram.get(status) ?? 0) + 1);
-    const kinds = new Set(checks.map((c) => c.credential.replace(/ (lacking|only) .*/, ' $1 <scope>').replace(/^key (lacking|with only) .*/, 'key $1 <scope>'))).size;
+    const kinds = new Set(
+      checks.map((c) => c.credential.replace(/ (lacking|only) .*/, ' $1 <scope>').replace(/^key (lacking|with only) .*/, 'key $1 <scope>')),
+    ).size;
     console.log(
-      `access matrix: ${routes} routes × up to ${kinds} credential kinds = ${checks.length} checks; statuses ${[...histogram.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ')}`,
+      `access matrix: ${routes} routes × up to ${kinds} credential kinds = ${checks.length} checks; statuses ${[...histogram.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([s, n]) => `${s}×${n}`)
+        .join(' ')}`,
     );
     expect(routes).toBe(routeEntries().filter(([, d]) => d.group !== 'dev').length);
     expect(failures, `${failures.length} failure(s):\n${failures.slice(0, 40).join('\n')}`).toEqual([]);
@@ -261,21 +315,34 @@ describe('the access matrix', () => {
     const failures: string[] = [];
     let count = 0;
     for (const [route, def] of owned) {
-      for (const [credential, token] of [['other session', await fx.b.get()], ['other key', fx.bFullKey]] as const) {
+      for (const [credential, token] of [
+        ['other session', await fx.b.get()],
+        ['other key', fx.bFullKey],
+      ] as const) {
         const foreign = validRequest(def, 'real');
         const unknown = validRequest(def, 'unknown');
         const exchange = async (r: { path: string; body?: string; headers: Record<string, string> }) => {
-          const req: RawRequest = { method: def.method, path: r.path, headers: { ...r.headers, authorization: `Bearer ${token}` }, ...(r.body !== undefined ? { body: r.body } : {}) };
+          const req: RawRequest = {
+            method: def.method,
+            path: r.path,
+            headers: { ...r.headers, authorization: `Bearer ${token}` },
+            ...(r.body !== undefined ? { body: r.body } : {}),
+          };
           return { req, res: await send(api.baseUrl, req) };
         };
         const [f, u] = [await exchange(foreign), await exchange(unknown)];
         count += 2;
         const problems = [...responseProblems(f.res, def.method)];
-        if (f.res.status !== 404 || f.res.json?.error?.code !== 'not_found') problems.push("another account's resource is not 404 not_found");
+        if (f.res.status !== 404 || f.res.json?.error?.code !== 'not_found')
+          problems.push("another account's resource is not 404 not_found");
         if (u.res.status !== 404) problems.push(`the unknown id is ${u.res.status}, not 404 (is the probe body valid?)`);
         const shape = (r: RawResponse) => JSON.stringify({ status: r.status, error: r.json?.error });
-        if (shape(f.res) !== shape(u.res)) problems.push(`differs from an unknown id: ${clip(shape(f.res), 200)} vs ${clip(shape(u.res), 200)}`);
-        if (problems.length) failures.push(`${route} × ${credential}: ${problems.join('; ')}\n    ${describeExchange(f.req, f.res)}\n    ${describeExchange(u.req, u.res)}`);
+        if (shape(f.res) !== shape(u.res))
+          problems.push(`differs from an unknown id: ${clip(shape(f.res), 200)} vs ${clip(shape(u.res), 200)}`);
+        if (problems.length)
+          failures.push(
+            `${route} × ${credential}: ${problems.join('; ')}\n    ${describeExchange(f.req, f.res)}\n    ${describeExchange(u.req, u.res)}`,
+          );
       }
     }
     console.log(`cross-account: ${owned.length} routes × 2 credentials × (foreign id, unknown id) = ${count} requests`);
@@ -294,7 +361,14 @@ describe('the access matrix', () => {
     const b = await fx.b.get();
     const a = await fx.a.get();
     const aIds = [fx.serverId, fx.keyId, fx.invoiceId, fx.aId];
-    for (const path of ['/v1/servers?limit=100', '/v1/keys?limit=100', '/v1/invoices?limit=100', '/v1/account/transactions?limit=100', '/v1/account', '/v1/account/budget']) {
+    for (const path of [
+      '/v1/servers?limit=100',
+      '/v1/keys?limit=100',
+      '/v1/invoices?limit=100',
+      '/v1/account/transactions?limit=100',
+      '/v1/account',
+      '/v1/account/budget',
+    ]) {
       const res = await call('GET', path, b);
       expect(res.status, path).toBe(200);
       for (const id of aIds) expect(res.text.includes(id), `${path} shows A's ${id}`).toBe(false);

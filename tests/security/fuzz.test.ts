@@ -155,7 +155,11 @@ function hiddenOps(): Op[] {
       const props = (schema: unknown) => {
         if (!schema) return [];
         const s = js(schema);
-        return Object.entries((s.properties ?? {}) as Record<string, Schema>).map(([name, p]) => ({ name, schema: p, required: (s.required ?? []).includes(name) }));
+        return Object.entries((s.properties ?? {}) as Record<string, Schema>).map(([name, p]) => ({
+          name,
+          schema: p,
+          required: (s.required ?? []).includes(name),
+        }));
       };
       return {
         id,
@@ -263,8 +267,24 @@ const MALFORMED = [
   `{"a":${'['.repeat(20_000)}`,
 ];
 const NON_OBJECT = ['null', '[]', '"str"', '123', 'true', '[{}]'];
-const NON_JSON_TYPES: (string | undefined)[] = [undefined, 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=xyz', 'application/octet-stream', 'application/xml', 'text/json', 'application/jsonx', 'json', '*/*'];
-const JSONISH_TYPES = ['application/json; charset=utf-8', 'APPLICATION/JSON', 'application/problem+json', 'application/json;charset=iso-8859-1'];
+const NON_JSON_TYPES: (string | undefined)[] = [
+  undefined,
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=xyz',
+  'application/octet-stream',
+  'application/xml',
+  'text/json',
+  'application/jsonx',
+  'json',
+  '*/*',
+];
+const JSONISH_TYPES = [
+  'application/json; charset=utf-8',
+  'APPLICATION/JSON',
+  'application/problem+json',
+  'application/json;charset=iso-8859-1',
+];
 const FILE_FIELDS = new Set(['file', 'root', 'files', 'directory']);
 
 /** The documented path rules (README: no `..`, NUL or control characters) the schema cannot say. */
@@ -353,7 +373,9 @@ function fillPath(op: Op, replace: Record<string, string> = {}): string {
 function requiredQuery(op: Op): string {
   return op.queryParams
     .filter((q) => q.required)
-    .map((q) => `${q.name}=${q.name === 'file' ? 'fuzz.txt' : encodeURIComponent(String(example(q.schema, doc, {}, undefined, rand.uuid)))}`)
+    .map(
+      (q) => `${q.name}=${q.name === 'file' ? 'fuzz.txt' : encodeURIComponent(String(example(q.schema, doc, {}, undefined, rand.uuid)))}`,
+    )
     .join('&');
 }
 
@@ -368,9 +390,14 @@ function buildCases(op: Op): Case[] {
   const jsonHeaders: Record<string, string> = op.body ? { 'content-type': 'application/json' } : {};
   const baseBody = op.body ? encode(baseline) : undefined;
   /** A body the schema refuses, for cases about something else. */
-  const invalidBody = op.body ? (op.rawBody ? 'not-json-and-unsigned' : JSON.stringify(Array.isArray(baseline) ? { __fuzz: 1 } : { ...(baseline as object), __fuzz_extra: 1 })) : undefined;
-  const add = (c: Omit<Case, 'op' | 'method' | 'cred' | 'headers' | 'path'> & Partial<Pick<Case, 'method' | 'cred' | 'headers' | 'path'>>) =>
-    cases.push({ op, method: op.method, cred: ownerOf(op), headers: { ...jsonHeaders }, path: url(), body: baseBody, ...c });
+  const invalidBody = op.body
+    ? op.rawBody
+      ? 'not-json-and-unsigned'
+      : JSON.stringify(Array.isArray(baseline) ? { __fuzz: 1 } : { ...(baseline as object), __fuzz_extra: 1 })
+    : undefined;
+  const add = (
+    c: Omit<Case, 'op' | 'method' | 'cred' | 'headers' | 'path'> & Partial<Pick<Case, 'method' | 'cred' | 'headers' | 'path'>>,
+  ) => cases.push({ op, method: op.method, cred: ownerOf(op), headers: { ...jsonHeaders }, path: url(), body: baseBody, ...c });
 
   // -- credentials ----------------------------------------------------------------------------
   if (op.security) {
@@ -382,12 +409,16 @@ function buildCases(op: Op): Case[] {
       ['checksummed unknown key', `Bearer ${generateApiKey('cp_test')}`],
       ['bad checksum', `Bearer cp_test_${'A'.repeat(32)}zzzzzz`],
       ['jwt garbage', 'Bearer a.b.c'],
-      ['alg none jwt', `Bearer ${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ iss: LOCAL_ISSUER, sub: 'local|admin@localhost', email: 'admin@localhost', exp: 9_999_999_999 })).toString('base64url')}.`],
+      [
+        'alg none jwt',
+        `Bearer ${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ iss: LOCAL_ISSUER, sub: 'local|admin@localhost', email: 'admin@localhost', exp: 9_999_999_999 })).toString('base64url')}.`,
+      ],
       ['8 KB token', `Bearer ${'x'.repeat(8000)}`],
       ['two tokens', 'Bearer abc def'],
       ['expired session', `Bearer ${fx.expiredSession}`],
     ];
-    for (const [label, header] of bad) add({ category: 'credentials', label, cred: header === undefined ? 'none' : { header }, reject: true, statuses: [401] });
+    for (const [label, header] of bad)
+      add({ category: 'credentials', label, cred: header === undefined ? 'none' : { header }, reject: true, statuses: [401] });
     if (op.admin) {
       add({ category: 'credentials', label: 'non-admin session', cred: 'owner', reject: true, statuses: [403] });
       add({ category: 'credentials', label: 'admin key without the admin scope', cred: 'adminScopeless', reject: true, statuses: [403] });
@@ -400,7 +431,14 @@ function buildCases(op: Op): Case[] {
     // A mutating public route without a body would act on such a request: nothing to learn there.
     if (!mutating || op.body) {
       for (const header of ['Bearer not-a-token', `Bearer ${generateApiKey('cp_test')}`]) {
-        add({ category: 'credentials', label: 'garbage on a public route', cred: { header }, body: invalidBody, reject: mutating, notStatuses: [401, 403] });
+        add({
+          category: 'credentials',
+          label: 'garbage on a public route',
+          cred: { header },
+          body: invalidBody,
+          reject: mutating,
+          notStatuses: [401, 403],
+        });
       }
     }
   }
@@ -434,14 +472,20 @@ function buildCases(op: Op): Case[] {
       ['9'.repeat(400), [400]],
       [`%20${valid}`, isUuid ? [400] : undefined],
       [`${valid}%0a`, isUuid ? [400] : undefined],
-      ["%27%20OR%20%271%27%3D%271", isUuid ? [400] : undefined],
+      ['%27%20OR%20%271%27%3D%271', isUuid ? [400] : undefined],
       ['__proto__', isUuid ? [400] : undefined],
       ['constructor', isUuid ? [400] : undefined],
       [`${valid};x=1`, isUuid ? [400] : undefined],
     ];
     if (!mutating) tricks.push([valid.toUpperCase(), undefined], [`${valid}/`, undefined]);
     for (const [value, statuses] of rand.sample(tricks, 14)) {
-      add({ category: 'path', label: `${p.name}=${clip(value, 40)}`, path: url(fillPath(op, { [p.name]: value })), reject: mutating, statuses });
+      add({
+        category: 'path',
+        label: `${p.name}=${clip(value, 40)}`,
+        path: url(fillPath(op, { [p.name]: value })),
+        reject: mutating,
+        statuses,
+      });
     }
   }
   const pathTricks: [string, string][] = [
@@ -462,32 +506,69 @@ function buildCases(op: Op): Case[] {
     const rest = op.queryParams.filter((x) => x.required && x.name !== q.name).map((x) => `${x.name}=fuzz.txt`);
     const withRest = (v: string) => [...rest, `${q.name}=${v}`].join('&');
     if (q.name === 'limit') {
-      for (const v of ['-1', '0', '101', '1000000000', '1e9', '1.5', 'abc', '', 'NaN', 'Infinity', '%00', '1%00', '9'.repeat(400)]) queryTricks.push([`limit=${v}`, withRest(v), [400]]);
+      for (const v of ['-1', '0', '101', '1000000000', '1e9', '1.5', 'abc', '', 'NaN', 'Infinity', '%00', '1%00', '9'.repeat(400)])
+        queryTricks.push([`limit=${v}`, withRest(v), [400]]);
       queryTricks.push(['limit=0x10', withRest('0x10'), undefined]);
       queryTricks.push(['limit twice', 'limit=1&limit=2', [400]]);
     } else if (q.name === 'cursor') {
       const forged = Buffer.from(JSON.stringify({ PK: `ACCOUNT#${fx.accountId}`, SK: 'KEY#' })).toString('base64url');
-      for (const v of ['x', 'garbage%3D%3D', '%00', 'a'.repeat(5000), forged, encodeURIComponent(fx.keysCursor), '%F0%9F%98%80', 'null', '%5B%5D']) {
+      for (const v of [
+        'x',
+        'garbage%3D%3D',
+        '%00',
+        'a'.repeat(5000),
+        forged,
+        encodeURIComponent(fx.keysCursor),
+        '%F0%9F%98%80',
+        'null',
+        '%5B%5D',
+      ]) {
         queryTricks.push([`cursor=${clip(v, 30)}`, withRest(v), [400]]);
       }
     } else {
-      const bad = ['..', '../../etc/passwd', '%2Fa%2F..%2F..%2Fb', 'x%00.txt', '%01', '..%5C..%5Cwindows', 'a'.repeat(1100), '', '%2e%2e%2f'];
+      const bad = [
+        '..',
+        '../../etc/passwd',
+        '%2Fa%2F..%2F..%2Fb',
+        'x%00.txt',
+        '%01',
+        '..%5C..%5Cwindows',
+        'a'.repeat(1100),
+        '',
+        '%2e%2e%2f',
+      ];
       for (const v of bad) queryTricks.push([`${q.name}=${clip(v, 30)}`, withRest(v), [400]]);
-      for (const v of ['/etc/passwd', '~', '.', '/', 'fuzz.txt', '%F0%9F%98%80.txt', '%E2%80%AEtxt.exe', `${encodeURIComponent('Z̷a̶l̵g̸o̷')}`]) queryTricks.push([`${q.name}=${clip(v, 30)}`, withRest(v), undefined]);
+      for (const v of ['/etc/passwd', '~', '.', '/', 'fuzz.txt', '%F0%9F%98%80.txt', '%E2%80%AEtxt.exe', `${encodeURIComponent('Z̷a̶l̵g̸o̷')}`])
+        queryTricks.push([`${q.name}=${clip(v, 30)}`, withRest(v), undefined]);
       queryTricks.push([`${q.name} twice`, [...rest, `${q.name}=a`, `${q.name}=b`].join('&'), undefined]);
     }
   }
   if (op.queryParams.length) {
     const strict = op.queryParams.some((q) => q.name === 'file' || q.name === 'directory');
     queryTricks.push(['unknown parameter', [baseQuery, 'foo=bar'].filter(Boolean).join('&'), strict ? [400] : undefined]);
-    queryTricks.push(['__proto__ parameter', [baseQuery, '__proto__=1', 'constructor%5Bprototype%5D%5Bx%5D=1'].filter(Boolean).join('&'), strict ? [400] : undefined]);
+    queryTricks.push([
+      '__proto__ parameter',
+      [baseQuery, '__proto__=1', 'constructor%5Bprototype%5D%5Bx%5D=1'].filter(Boolean).join('&'),
+      strict ? [400] : undefined,
+    ]);
   } else {
-    queryTricks.push(['query on a route without one', [baseQuery, 'limit=-1&cursor=x&__proto__=1&%00=%00'].filter(Boolean).join('&'), undefined]);
+    queryTricks.push([
+      'query on a route without one',
+      [baseQuery, 'limit=-1&cursor=x&__proto__=1&%00=%00'].filter(Boolean).join('&'),
+      undefined,
+    ]);
   }
   // Unknown query parameters are ignored, so on a mutating route the body carries the defect.
   if (!mutating || op.body) {
     for (const [label, query, statuses] of rand.sample(queryTricks, 16)) {
-      add({ category: 'query', label, path: url(basePath, query), body: mutating ? invalidBody : baseBody, reject: mutating || !!statuses, statuses: mutating ? undefined : statuses });
+      add({
+        category: 'query',
+        label,
+        path: url(basePath, query),
+        body: mutating ? invalidBody : baseBody,
+        reject: mutating || !!statuses,
+        statuses: mutating ? undefined : statuses,
+      });
     }
   }
 
@@ -496,27 +577,63 @@ function buildCases(op: Op): Case[] {
     const asJson = !op.rawBody;
     // For the webhook (raw body, signature instead of a credential) every one of these is a bad signature.
     const pin = (statuses: number[]) => (op.rawBody ? [400] : statuses);
-    for (const text of rand.sample(MALFORMED, 12)) add({ category: 'body', label: `malformed ${clip(JSON.stringify(text), 30)}`, body: text, reject: true, statuses: [400] });
+    for (const text of rand.sample(MALFORMED, 12))
+      add({ category: 'body', label: `malformed ${clip(JSON.stringify(text), 30)}`, body: text, reject: true, statuses: [400] });
     add({ category: 'body', label: 'empty body', body: '', reject: true, statuses: [400] });
     add({ category: 'body', label: 'no body', body: undefined, reject: true, statuses: [400] });
-    if (asJson) for (const text of NON_OBJECT) add({ category: 'body', label: `non-object ${text}`, body: text, reject: !schemaValid(op.body, JSON.parse(text), doc), statuses: [400] });
+    if (asJson)
+      for (const text of NON_OBJECT)
+        add({
+          category: 'body',
+          label: `non-object ${text}`,
+          body: text,
+          reject: !schemaValid(op.body, JSON.parse(text), doc),
+          statuses: [400],
+        });
     for (const type of rand.sample(NON_JSON_TYPES, 6)) {
-      add({ category: 'content-type', label: `content-type ${type ?? '(none)'}`, headers: type ? { 'content-type': type } : {}, reject: true, statuses: pin([415]) });
+      add({
+        category: 'content-type',
+        label: `content-type ${type ?? '(none)'}`,
+        headers: type ? { 'content-type': type } : {},
+        reject: true,
+        statuses: pin([415]),
+      });
     }
-    for (const type of JSONISH_TYPES) add({ category: 'content-type', label: `content-type ${type}, invalid body`, headers: { 'content-type': type }, body: invalidBody, reject: true, statuses: [400] });
+    for (const type of JSONISH_TYPES)
+      add({
+        category: 'content-type',
+        label: `content-type ${type}, invalid body`,
+        headers: { 'content-type': type },
+        body: invalidBody,
+        reject: true,
+        statuses: [400],
+      });
 
     // The largest body the API takes is 1 MiB: past it, 413 whatever the content.
     const fields = fieldsOf(op.body);
     const stringField = fields.find((f) => schemaTypes(f.schema, doc).includes('string'));
     const huge = 'x'.repeat(1_100_000);
-    add({ category: 'size', label: '1.1 MB body', body: asJson ? JSON.stringify(setAt(baseline, stringField?.path ?? ['pad'], huge)) : huge, reject: true, statuses: [413] });
+    add({
+      category: 'size',
+      label: '1.1 MB body',
+      body: asJson ? JSON.stringify(setAt(baseline, stringField?.path ?? ['pad'], huge)) : huge,
+      reject: true,
+      statuses: [413],
+    });
 
     if (asJson && stringField) {
       // Bytes that are not UTF-8 inside a string: read as U+FFFD, so the body may well be valid.
       const [head, tail] = JSON.stringify(setAt(baseline, stringField.path, '__BYTES__')).split('__BYTES__') as [string, string];
       const decoded = JSON.parse(`${head}\ufffd\ufffd\ufffd${tail}`);
       const reject = !schemaValid(op.body, decoded, doc) || breaksPathRules(decoded);
-      add({ category: 'unicode', label: 'invalid UTF-8 bytes', body: Buffer.concat([Buffer.from(head), Buffer.from([0xff, 0xfe, 0xc0, 0xaf]), Buffer.from(tail)]), reject, statuses: reject ? [400] : undefined, maySucceed: !reject });
+      add({
+        category: 'unicode',
+        label: 'invalid UTF-8 bytes',
+        body: Buffer.concat([Buffer.from(head), Buffer.from([0xff, 0xfe, 0xc0, 0xaf]), Buffer.from(tail)]),
+        reject,
+        statuses: reject ? [400] : undefined,
+        maySucceed: !reject,
+      });
     }
 
     if (asJson) {
@@ -528,10 +645,24 @@ function buildCases(op: Op): Case[] {
         // Wrong JSON types.
         if (types.length) {
           const wrong = WRONG_TYPES.filter((v) => !types.some((t) => schemaValid({ type: t }, v, doc)));
-          for (const v of rand.sample(wrong, 2)) add({ category: 'types', label: `${fieldName} = ${JSON.stringify(v)}`, body: JSON.stringify(at(v)), reject: true, statuses: [400] });
+          for (const v of rand.sample(wrong, 2))
+            add({
+              category: 'types',
+              label: `${fieldName} = ${JSON.stringify(v)}`,
+              body: JSON.stringify(at(v)),
+              reject: true,
+              statuses: [400],
+            });
         }
         // Missing required fields.
-        if (f.required && f.path.length === 1) add({ category: 'required', label: `without ${fieldName}`, body: JSON.stringify(deleteAt(baseline, f.path)), reject: true, statuses: [400] });
+        if (f.required && f.path.length === 1)
+          add({
+            category: 'required',
+            label: `without ${fieldName}`,
+            body: JSON.stringify(deleteAt(baseline, f.path)),
+            reject: true,
+            statuses: [400],
+          });
         // Numbers: huge, negative, fractional, unsafe, and the schema's own edges.
         if (types.includes('integer') || types.includes('number')) {
           const s = deref(f.schema, doc)!;
@@ -539,7 +670,14 @@ function buildCases(op: Op): Case[] {
           for (const v of [...rand.sample(NUMBERS, 4), ...edges]) {
             const body = at(v);
             const reject = classify(body);
-            add({ category: 'numbers', label: `${fieldName} = ${v}`, body: JSON.stringify(body), reject, statuses: reject ? [400] : undefined, maySucceed: !reject });
+            add({
+              category: 'numbers',
+              label: `${fieldName} = ${v}`,
+              body: JSON.stringify(body),
+              reject,
+              statuses: reject ? [400] : undefined,
+              maySucceed: !reject,
+            });
           }
           for (const literal of rand.sample(RAW_NUMBERS, 2)) {
             const text = JSON.stringify(at('__RAW_LITERAL__')).replace('"__RAW_LITERAL__"', literal);
@@ -550,7 +688,14 @@ function buildCases(op: Op): Case[] {
               parsed = Symbol('invalid JSON');
             }
             const reject = typeof parsed === 'symbol' || classify(parsed);
-            add({ category: 'numbers', label: `${fieldName} = ${literal} (literal)`, body: text, reject, statuses: reject ? [400] : undefined, maySucceed: !reject });
+            add({
+              category: 'numbers',
+              label: `${fieldName} = ${literal} (literal)`,
+              body: text,
+              reject,
+              statuses: reject ? [400] : undefined,
+              maySucceed: !reject,
+            });
           }
         }
         // Strings: unicode of every kind, past the maximum, near the body limit.
@@ -561,28 +706,76 @@ function buildCases(op: Op): Case[] {
             const reject = classify(body);
             // A region no node has is 503 no_capacity by design (README, placement): not fuzzed with valid strings.
             if (!reject && fieldName === 'region') continue;
-            add({ category: 'unicode', label: `${fieldName} = ${JSON.stringify(v)}`, body: JSON.stringify(body), reject, statuses: reject ? [400] : undefined, maySucceed: !reject });
+            add({
+              category: 'unicode',
+              label: `${fieldName} = ${JSON.stringify(v)}`,
+              body: JSON.stringify(body),
+              reject,
+              statuses: reject ? [400] : undefined,
+              maySucceed: !reject,
+            });
           }
           if (typeof s.maxLength === 'number') {
-            add({ category: 'size', label: `${fieldName} past maxLength`, body: JSON.stringify(at('y'.repeat(s.maxLength + 1))), reject: true, statuses: [400] });
-            if (f === stringField) add({ category: 'size', label: `${fieldName} of 900 KB`, body: JSON.stringify(at('z'.repeat(900_000))), reject: true, statuses: [400] });
+            add({
+              category: 'size',
+              label: `${fieldName} past maxLength`,
+              body: JSON.stringify(at('y'.repeat(s.maxLength + 1))),
+              reject: true,
+              statuses: [400],
+            });
+            if (f === stringField)
+              add({
+                category: 'size',
+                label: `${fieldName} of 900 KB`,
+                body: JSON.stringify(at('z'.repeat(900_000))),
+                reject: true,
+                statuses: [400],
+              });
           }
         }
         if (types.includes('array')) {
           const s = deref(f.schema, doc)!;
-          if (typeof s.minItems === 'number' && s.minItems > 0) add({ category: 'arrays', label: `${fieldName} empty`, body: JSON.stringify(at([])), reject: true, statuses: [400] });
-          if (typeof s.maxItems === 'number') add({ category: 'arrays', label: `${fieldName} past maxItems`, body: JSON.stringify(at(Array.from({ length: s.maxItems + 1 }, () => example(s.items, doc, overrides(), f.path.at(-1) as string, rand.uuid)))), reject: true, statuses: [400] });
+          if (typeof s.minItems === 'number' && s.minItems > 0)
+            add({ category: 'arrays', label: `${fieldName} empty`, body: JSON.stringify(at([])), reject: true, statuses: [400] });
+          if (typeof s.maxItems === 'number')
+            add({
+              category: 'arrays',
+              label: `${fieldName} past maxItems`,
+              body: JSON.stringify(
+                at(Array.from({ length: s.maxItems + 1 }, () => example(s.items, doc, overrides(), f.path.at(-1) as string, rand.uuid))),
+              ),
+              reject: true,
+              statuses: [400],
+            });
         }
         if (types.includes('object') && deref(f.schema, doc)?.additionalProperties === false) {
-          add({ category: 'extra', label: `${fieldName} with an unknown key`, body: JSON.stringify(at({ ...((example(f.schema, doc, overrides(), undefined, rand.uuid) as object) ?? {}), __fuzz_extra: 1 })), reject: true, statuses: [400] });
+          add({
+            category: 'extra',
+            label: `${fieldName} with an unknown key`,
+            body: JSON.stringify(at({ ...((example(f.schema, doc, overrides(), undefined, rand.uuid) as object) ?? {}), __fuzz_extra: 1 })),
+            reject: true,
+            statuses: [400],
+          });
         }
       }
-      if (deref(op.body, doc)?.additionalProperties === false) add({ category: 'extra', label: 'unknown top-level field', body: invalidBody, reject: true, statuses: [400] });
+      if (deref(op.body, doc)?.additionalProperties === false)
+        add({ category: 'extra', label: 'unknown top-level field', body: invalidBody, reject: true, statuses: [400] });
     }
 
     if (op.idempotent) {
-      for (const [label, key] of [['256 characters', 'k'.repeat(256)], ['empty', ''], ['with a space', 'a b'], ['latin-1', 'cl\u00e9']] as const) {
-        add({ category: 'idempotency', label: `Idempotency-Key ${label}`, headers: { ...jsonHeaders, 'idempotency-key': key }, reject: true, statuses: [400] });
+      for (const [label, key] of [
+        ['256 characters', 'k'.repeat(256)],
+        ['empty', ''],
+        ['with a space', 'a b'],
+        ['latin-1', 'cl\u00e9'],
+      ] as const) {
+        add({
+          category: 'idempotency',
+          label: `Idempotency-Key ${label}`,
+          headers: { ...jsonHeaders, 'idempotency-key': key },
+          reject: true,
+          statuses: [400],
+        });
       }
     }
   }
@@ -602,9 +795,21 @@ function methodCases(): Case[] {
   for (const [, list] of byTemplate) {
     const op = list[0]!;
     const have = new Set(list.map((o) => o.method));
-    const others = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'PROPFIND'].filter((m) => !have.has(m) && !(m === 'HEAD' && have.has('GET')));
+    const others = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'PROPFIND'].filter(
+      (m) => !have.has(m) && !(m === 'HEAD' && have.has('GET')),
+    );
     for (const method of rand.sample(others, 3)) {
-      out.push({ op, category: 'method', label: method, method, path: fillPath(op), cred: ownerOf(op), headers: {}, reject: true, statuses: [405] });
+      out.push({
+        op,
+        category: 'method',
+        label: method,
+        method,
+        path: fillPath(op),
+        cred: ownerOf(op),
+        headers: {},
+        reject: true,
+        statuses: [405],
+      });
     }
   }
   return out;
@@ -635,7 +840,12 @@ async function run(c: Case): Promise<Outcome> {
   // The account:read routes need another scope missing: use the billing:read key there.
   if (cred === 'scopeless' && c.op.scope === 'account:read') cred = { header: `Bearer ${fx.billingReadKey}` };
   const auth = await authHeader(cred);
-  const req: RawRequest = { method: c.method, path: c.path, headers: { ...c.headers, ...(auth ? { authorization: auth } : {}) }, ...(c.body !== undefined ? { body: c.body } : {}) };
+  const req: RawRequest = {
+    method: c.method,
+    path: c.path,
+    headers: { ...c.headers, ...(auth ? { authorization: auth } : {}) },
+    ...(c.body !== undefined ? { body: c.body } : {}),
+  };
   const res = await send(api.baseUrl, req);
   const o = { c, req, res };
   return o;
@@ -644,7 +854,8 @@ async function run(c: Case): Promise<Outcome> {
 function judge({ c, req, res }: Outcome): void {
   const found = responseProblems(res, c.method);
   if (res.status !== 429) {
-    if (c.reject && res.status < 400) found.push(`accepted (${res.status}) although ${c.category === 'method' ? 'the method is not allowed' : 'the request is invalid'}`);
+    if (c.reject && res.status < 400)
+      found.push(`accepted (${res.status}) although ${c.category === 'method' ? 'the method is not allowed' : 'the request is invalid'}`);
     if (c.statuses && !c.statuses.includes(res.status)) found.push(`status ${res.status}, expected ${c.statuses.join(' or ')}`);
     if (c.notStatuses?.includes(res.status)) found.push(`status ${res.status} on a route that needs no credential`);
   }
@@ -657,7 +868,8 @@ const count = <K>(m: Map<K, number>, k: K) => m.set(k, (m.get(k) ?? 0) + 1);
 // ---- setup ----------------------------------------------------------------------------------------
 
 const call = (method: string, path: string, token: string | null, body?: unknown) => jsonRequest(api.baseUrl, method, path, token, body);
-const must = async (method: string, path: string, token: string | null, body?: unknown) => requireOk(await call(method, path, token, body), `${method} ${path}`);
+const must = async (method: string, path: string, token: string | null, body?: unknown) =>
+  requireOk(await call(method, path, token, body), `${method} ${path}`);
 
 beforeAll(async () => {
   api = await startTestApi({ panel: { installMs: 50, transitionMs: 20, resourcesCacheMs: 0 } });
@@ -682,9 +894,22 @@ beforeAll(async () => {
   fx.keyId = (await must('POST', '/v1/keys', owner, { name: 'fuzz fixture key' })).id;
   fx.readOnlyKey = (await must('POST', '/v1/keys', owner, { name: 'read only', scopes: ['account:read'] })).secret;
   fx.billingReadKey = (await must('POST', '/v1/keys', owner, { name: 'billing read', scopes: ['billing:read'] })).secret;
-  fx.adminNoAdminKey = (await must('POST', '/v1/keys', admin, { name: 'admin without admin scope', scopes: ['account:read', 'keys:write', 'servers:read', 'servers:write', 'billing:read', 'billing:write'] })).secret;
+  fx.adminNoAdminKey = (
+    await must('POST', '/v1/keys', admin, {
+      name: 'admin without admin scope',
+      scopes: ['account:read', 'keys:write', 'servers:read', 'servers:write', 'billing:read', 'billing:write'],
+    })
+  ).secret;
   fx.invoiceId = (await must('POST', '/v1/billing/checkout', owner, { amountCents: 1000 })).invoiceId;
-  fx.spareInstanceId = (await must('POST', '/v1/admin/instances', admin, { name: 'fuzz spare panel', baseUrl: 'http://127.0.0.1:9/spare', appApiKey: 'ptla_spare_not_a_real_key', enabled: false, priority: 9999 })).id;
+  fx.spareInstanceId = (
+    await must('POST', '/v1/admin/instances', admin, {
+      name: 'fuzz spare panel',
+      baseUrl: 'http://127.0.0.1:9/spare',
+      appApiKey: 'ptla_spare_not_a_real_key',
+      enabled: false,
+      priority: 9999,
+    })
+  ).id;
   // A cursor of another account's listing: never valid for the owner.
   const other = await fx.other.get();
   for (const name of ['other one', 'other two']) await must('POST', '/v1/keys', other, { name });
@@ -692,7 +917,8 @@ beforeAll(async () => {
   fx.expiredSession = (await mintToken({ issuer: LOCAL_ISSUER, email: 'fuzz-owner@example.com', expiresInSeconds: -60 })).token;
   // Reads that may lazily create records (settings, caches) before the first digest.
   await must('GET', '/v1/admin/settings', admin);
-  for (const path of ['/v1/regions', '/v1/eggs', '/v1/instances', '/v1/account/budget', '/v1/billing/config']) await must('GET', path, owner);
+  for (const path of ['/v1/regions', '/v1/eggs', '/v1/instances', '/v1/account/budget', '/v1/billing/config'])
+    await must('GET', path, owner);
 
   doc = (await send(api.baseUrl, { method: 'GET', path: '/openapi.json' })).json;
   ops.push(...opsFromDocument(doc), ...hiddenOps());
@@ -703,7 +929,13 @@ beforeAll(async () => {
     const alone = cases.filter((c) => c.maySucceed && op.method !== 'GET');
     const unicode = alone.filter((c) => c.category === 'unicode');
     const picked = rand.sample(unicode, MAY_SUCCEED_PER_OP / 2);
-    plan.maySucceed.push(...picked, ...rand.sample(alone.filter((c) => !picked.includes(c)), MAY_SUCCEED_PER_OP - picked.length));
+    plan.maySucceed.push(
+      ...picked,
+      ...rand.sample(
+        alone.filter((c) => !picked.includes(c)),
+        MAY_SUCCEED_PER_OP - picked.length,
+      ),
+    );
     plan.batches.push(cases.filter((c) => !(c.maySucceed && op.method !== 'GET')));
   }
   plan.batches.push(methodCases());
@@ -723,17 +955,25 @@ describe('findings of the fuzzer, one request each', () => {
       const res = await send(api.baseUrl, { method: 'GET', path: `/docs/assets/${name}` });
       got.push(`GET /docs/assets/${name} → ${res.status} ${res.json?.error?.code ?? clip(res.text, 40)}`);
     }
-    expect(got).toEqual(['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'].map((n) => `GET /docs/assets/${n} → 404 not_found`));
+    expect(got).toEqual(
+      ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'].map((n) => `GET /docs/assets/${n} → 404 not_found`),
+    );
   });
 
   it('a file or directory that does not exist is 404 not_found, not a 502 panel error', async () => {
     const token = await fx.owner.get();
     const got: string[] = [];
-    for (const path of [`/v1/servers/${fx.serverId}/files/contents?file=/no-such-file.txt`, `/v1/servers/${fx.serverId}/files?directory=/no-such-directory`]) {
+    for (const path of [
+      `/v1/servers/${fx.serverId}/files/contents?file=/no-such-file.txt`,
+      `/v1/servers/${fx.serverId}/files?directory=/no-such-directory`,
+    ]) {
       const res = await send(api.baseUrl, { method: 'GET', path, headers: { authorization: `Bearer ${token}` } });
       got.push(`GET ${path} → ${res.status} ${res.json?.error?.code}`);
     }
-    expect(got).toEqual([`GET /v1/servers/${fx.serverId}/files/contents?file=/no-such-file.txt → 404 not_found`, `GET /v1/servers/${fx.serverId}/files?directory=/no-such-directory → 404 not_found`]);
+    expect(got).toEqual([
+      `GET /v1/servers/${fx.serverId}/files/contents?file=/no-such-file.txt → 404 not_found`,
+      `GET /v1/servers/${fx.serverId}/files?directory=/no-such-directory → 404 not_found`,
+    ]);
   });
 
   it('reading a directory as a file, or listing a file as a directory, is a 4xx, not a 502', async () => {
@@ -748,10 +988,23 @@ describe('findings of the fuzzer, one request each', () => {
 
 describe('fuzzing every route', () => {
   it('covers every operation of the OpenAPI document and every hidden route', () => {
-    const documented = Object.values(doc.paths as Record<string, Record<string, unknown>>).reduce((n, item) => n + METHODS.filter((m) => item[m]).length, 0);
+    const documented = Object.values(doc.paths as Record<string, Record<string, unknown>>).reduce(
+      (n, item) => n + METHODS.filter((m) => item[m]).length,
+      0,
+    );
     expect(documented).toBeGreaterThan(30);
     expect(ops.filter((o) => !o.hidden)).toHaveLength(documented);
-    expect(ops.filter((o) => o.hidden).map((o) => o.id).sort()).toEqual(routeEntries().filter(([, d]) => d.hidden || d.group === 'dev').map(([id]) => id).sort());
+    expect(
+      ops
+        .filter((o) => o.hidden)
+        .map((o) => o.id)
+        .sort(),
+    ).toEqual(
+      routeEntries()
+        .filter(([, d]) => d.hidden || d.group === 'dev')
+        .map(([id]) => id)
+        .sort(),
+    );
     for (const op of ops) {
       const cases = plan.byOp.get(op.id)!;
       expect(cases.length, op.id).toBeGreaterThan(3);
@@ -781,12 +1034,17 @@ describe('fuzzing every route', () => {
         const accepted = results.filter((o) => o.res.status < 400 && o.c.method !== 'GET');
         problems.push(
           `state changed during the batch of ${batch[0]?.op.id ?? '?'} (${batch.length} requests, all expected refused or read-only):\n    ${diff.slice(0, 8).join('\n    ')}` +
-            (accepted.length ? `\n    accepted mutations:\n    ${accepted.map((o) => describeExchange(o.req, o.res, `${o.c.category}: ${o.c.label}`)).join('\n    ')}` : ''),
+            (accepted.length
+              ? `\n    accepted mutations:\n    ${accepted.map((o) => describeExchange(o.req, o.res, `${o.c.category}: ${o.c.label}`)).join('\n    ')}`
+              : ''),
         );
       }
       before = after;
     }
-    const statuses = [...stats.statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ');
+    const statuses = [...stats.statuses.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([s, n]) => `${s}×${n}`)
+      .join(' ');
     console.log(
       `fuzz (seed ${SEED}): ${stats.requests} requests in ${stats.batches} batches over ${ops.length} operations, ${((Date.now() - started) / 1000).toFixed(1)} s\n` +
         `  statuses: ${statuses}\n  categories: ${[...stats.categories.entries()].map(([k, n]) => `${k} ${n}`).join(', ')}`,
@@ -813,14 +1071,24 @@ describe('fuzzing every route', () => {
       const after = await businessItems();
       if (o.res.status >= 400) {
         const diff = digestDiff(before, after);
-        if (diff.length) local.push(`refused (${o.res.status}) but changed state:\n    ${diff.slice(0, 6).join('\n    ')}\n    ${describeExchange(o.req, o.res, `${c.op.id} ${c.label}`)}`);
+        if (diff.length)
+          local.push(
+            `refused (${o.res.status}) but changed state:\n    ${diff.slice(0, 6).join('\n    ')}\n    ${describeExchange(o.req, o.res, `${c.op.id} ${c.label}`)}`,
+          );
       } else {
         accepted.push(`${c.op.id} ${c.label} → ${o.res.status}`);
         // What was accepted is stored as sent: a string comes back exactly (unicode included).
         const sent = typeof c.body === 'string' ? safeParse(c.body) : undefined;
         if (sent && typeof sent === 'object' && o.res.json && typeof o.res.json === 'object') {
           for (const [k, v] of Object.entries(sent as Record<string, unknown>)) {
-            if (typeof v === 'string' && k in o.res.json && typeof o.res.json[k] === 'string' && ['name', 'note', 'command'].includes(k) && o.res.json[k] !== v.trim() && o.res.json[k] !== v) {
+            if (
+              typeof v === 'string' &&
+              k in o.res.json &&
+              typeof o.res.json[k] === 'string' &&
+              ['name', 'note', 'command'].includes(k) &&
+              o.res.json[k] !== v.trim() &&
+              o.res.json[k] !== v
+            ) {
               local.push(`${c.op.id}: ${k} came back altered: sent ${JSON.stringify(v)}, got ${JSON.stringify(o.res.json[k])}`);
             }
           }
@@ -848,7 +1116,10 @@ describe('fuzzing every route', () => {
 function summarize(list: string[]): string {
   const groups = new Map<string, number>();
   for (const p of list) {
-    const what = p.split('\n')[0]!.replace(/\(.*?\)/g, '').trim();
+    const what = p
+      .split('\n')[0]!
+      .replace(/\(.*?\)/g, '')
+      .trim();
     const where = /\[(\w+)/.exec(p)?.[1] ?? '?';
     const key = `${where}: ${clip(what, 60)}`;
     groups.set(key, (groups.get(key) ?? 0) + 1);

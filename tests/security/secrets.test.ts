@@ -92,21 +92,37 @@ function safeJson(v: unknown): string {
 }
 
 /** One API call, its whole answer (status line, headers, body) recorded. */
-async function call(method: string, path: string, token: string | null, body?: unknown, headers: Record<string, string> = {}): Promise<RawResponse> {
+async function call(
+  method: string,
+  path: string,
+  token: string | null,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<RawResponse> {
   const req: RawRequest = {
     method,
     path,
-    headers: { ...headers, ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined && typeof body !== 'string' ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      ...headers,
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body !== undefined && typeof body !== 'string' ? { 'content-type': 'application/json' } : {}),
+    },
     ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
   };
   const res = await send(api.baseUrl, req);
-  const created = method === 'POST' && path.startsWith('/v1/keys') && typeof res.json?.secret === 'string' ? (res.json.secret as string) : undefined;
+  const created =
+    method === 'POST' && path.startsWith('/v1/keys') && typeof res.json?.secret === 'string' ? (res.json.secret as string) : undefined;
   if (created) createdSecrets.push(created);
-  responses.push({ label: `${method} ${path} → ${res.status}`, text: `${res.status}\n${JSON.stringify(res.headers)}\n${res.text}`, ...(created ? { created } : {}) });
+  responses.push({
+    label: `${method} ${path} → ${res.status}`,
+    text: `${res.status}\n${JSON.stringify(res.headers)}\n${res.text}`,
+    ...(created ? { created } : {}),
+  });
   return res;
 }
 
-const must = async (method: string, path: string, token: string | null, body?: unknown, headers?: Record<string, string>) => requireOk(await call(method, path, token, body, headers), `${method} ${path}`);
+const must = async (method: string, path: string, token: string | null, body?: unknown, headers?: Record<string, string>) =>
+  requireOk(await call(method, path, token, body, headers), `${method} ${path}`);
 
 /** The secret itself, its base64, or any 16-character stretch of it (a truncated or masked leak). */
 function leakOf(haystack: string, secret: string): string | undefined {
@@ -126,7 +142,14 @@ beforeAll(async () => {
   process.env.STRIPE_WEBHOOK_SECRET = WEBHOOK_SECRET;
   process.env.STRIPE_API_URL = stripeFake.url;
   api = await startTestApi({ panel: { installMs: 50, transitionMs: 20, resourcesCacheMs: 0 } });
-  sim2 = await startPanelSim({ seed: 'default', appKey: APP_KEY_2, clientKey: CLIENT_KEY_2, installMs: 50, transitionMs: 20, resourcesCacheMs: 0 });
+  sim2 = await startPanelSim({
+    seed: 'default',
+    appKey: APP_KEY_2,
+    clientKey: CLIENT_KEY_2,
+    installMs: 50,
+    transitionMs: 20,
+    resourcesCacheMs: 0,
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -142,7 +165,13 @@ describe('secrets never leave the service', () => {
     const sim1 = api.panel!.sim;
 
     // -- an admin registers and tests a second panel --------------------------------------------
-    const second = await must('POST', '/v1/admin/instances', admin, { name: 'Second panel', baseUrl: sim2.url, appApiKey: APP_KEY_2, clientApiKey: CLIENT_KEY_2, priority: 10 });
+    const second = await must('POST', '/v1/admin/instances', admin, {
+      name: 'Second panel',
+      baseUrl: sim2.url,
+      appApiKey: APP_KEY_2,
+      clientApiKey: CLIENT_KEY_2,
+      priority: 10,
+    });
     expect(second).toMatchObject({ hasClientKey: true, enabled: true });
     expect((await must('POST', `/v1/admin/instances/${second.id}/test`, admin)).ok).toBe(true);
     await must('GET', '/v1/admin/instances', admin);
@@ -151,9 +180,24 @@ describe('secrets never leave the service', () => {
     const token = (await must('POST', '/dev/session', null, { email: 'secrets-customer@example.com' })).token as string;
     const me = await must('GET', '/v1/account', token);
     await must('POST', `/v1/admin/users/${me.id}/credits`, admin, { amountCents: 20_000, note: 'secrets run' });
-    for (const path of ['/v1/instances', '/v1/regions', '/v1/eggs', `/v1/eggs/${second.id}/1`, '/v1/billing/config']) await must('GET', path, token);
-    const onSecond = await must('POST', '/v1/servers', token, { name: 'on the second panel', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048, instanceId: second.id });
-    const onFirst = await must('POST', '/v1/servers', token, { name: 'on the first panel', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048, instanceId: api.panel!.instanceId });
+    for (const path of ['/v1/instances', '/v1/regions', '/v1/eggs', `/v1/eggs/${second.id}/1`, '/v1/billing/config'])
+      await must('GET', path, token);
+    const onSecond = await must('POST', '/v1/servers', token, {
+      name: 'on the second panel',
+      eggId: 1,
+      ramMb: 1024,
+      cpuPercent: 100,
+      diskMb: 2048,
+      instanceId: second.id,
+    });
+    const onFirst = await must('POST', '/v1/servers', token, {
+      name: 'on the first panel',
+      eggId: 1,
+      ramMb: 1024,
+      cpuPercent: 100,
+      diskMb: 2048,
+      instanceId: api.panel!.instanceId,
+    });
     for (const server of [onSecond, onFirst]) {
       await until(async () => (await must('GET', `/v1/servers/${server.id}`, token)).live.installStatus === 'installed');
       await must('POST', `/v1/servers/${server.id}/power`, token, { signal: 'start' });
@@ -187,14 +231,32 @@ describe('secrets never leave the service', () => {
     expect((await call('POST', '/v1/keys', token, { name: 'other body' }, { 'idempotency-key': 'secrets-k1' })).status).toBe(409);
 
     // -- a top-up through Stripe and its signed webhook; a failing Stripe; a forged webhook -----
-    const checkout = await must('POST', '/v1/billing/checkout', token, { amountCents: 2500, successUrl: 'https://dashboard.example.com/paid' });
+    const checkout = await must('POST', '/v1/billing/checkout', token, {
+      amountCents: 2500,
+      successUrl: 'https://dashboard.example.com/paid',
+    });
     expect(stripeFake.requests.at(-1)?.authorization).toBe(`Bearer ${STRIPE_SECRET_KEY}`); // the key is really in use
     const session = [...stripeFake.sessions.values()].find((s) => s.client_reference_id === checkout.invoiceId)!;
-    const payload = JSON.stringify({ id: 'evt_secrets_1', object: 'event', api_version: '2025-01-27', created: Math.floor(Date.now() / 1000), livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null }, type: 'checkout.session.completed', data: { object: { ...session, status: 'complete', payment_status: 'paid', payment_intent: 'pi_secrets' } } });
+    const payload = JSON.stringify({
+      id: 'evt_secrets_1',
+      object: 'event',
+      api_version: '2025-01-27',
+      created: Math.floor(Date.now() / 1000),
+      livemode: false,
+      pending_webhooks: 1,
+      request: { id: null, idempotency_key: null },
+      type: 'checkout.session.completed',
+      data: { object: { ...session, status: 'complete', payment_status: 'paid', payment_intent: 'pi_secrets' } },
+    });
     const signature = new Stripe('sk_test_signer').webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET });
-    expect((await must('POST', '/v1/webhooks/stripe', null, payload, { 'content-type': 'application/json', 'stripe-signature': signature })).outcome).toBe('credited');
+    expect(
+      (await must('POST', '/v1/webhooks/stripe', null, payload, { 'content-type': 'application/json', 'stripe-signature': signature }))
+        .outcome,
+    ).toBe('credited');
     const forged = new Stripe('sk_test_signer').webhooks.generateTestHeaderString({ payload, secret: 'whsec_someone_else' });
-    expect((await call('POST', '/v1/webhooks/stripe', null, payload, { 'content-type': 'application/json', 'stripe-signature': forged })).status).toBe(400);
+    expect(
+      (await call('POST', '/v1/webhooks/stripe', null, payload, { 'content-type': 'application/json', 'stripe-signature': forged })).status,
+    ).toBe(400);
     stripeFake.failNext(500);
     expect((await call('POST', '/v1/billing/checkout', token, { amountCents: 1500 })).status).toBeGreaterThanOrEqual(500);
     await must('GET', '/v1/invoices', token);
@@ -213,7 +275,12 @@ describe('secrets never leave the service', () => {
     expect((await must('POST', `/v1/admin/instances/${second.id}/test`, admin)).ok).toBe(true);
 
     // -- panel faults: errors, retries, a timeout ------------------------------------------------
-    sim1.faults.add({ method: 'GET', path: `/api/client/servers/${onFirst.identifier}/resources`, count: 5, effect: { kind: 'status', status: 500 } });
+    sim1.faults.add({
+      method: 'GET',
+      path: `/api/client/servers/${onFirst.identifier}/resources`,
+      count: 5,
+      effect: { kind: 'status', status: 500 },
+    });
     expect((await call('GET', `/v1/servers/${onFirst.id}/resources`, token)).status).toBe(502);
     sim1.faults.add({ method: 'POST', path: `/api/client/servers/${onFirst.identifier}/command`, count: 1, effect: { kind: 'timeout' } });
     expect((await call('POST', `/v1/servers/${onFirst.id}/command`, token, { command: 'say slow' })).status).toBe(504);
@@ -232,8 +299,10 @@ describe('secrets never leave the service', () => {
     // -- a billing pass, the logs, the listings ---------------------------------------------------
     await must('POST', '/dev/billing/run', null, { at: new Date(Date.now() + 2 * 3_600_000).toISOString() });
     await must('DELETE', `/v1/servers/${onFirst.id}`, token);
-    for (const path of ['/v1/account/logs?limit=100', '/v1/account/transactions?limit=100', '/v1/account/budget', '/v1/servers']) await must('GET', path, token);
-    for (const path of ['/v1/admin/logs?limit=100', '/v1/admin/users', '/v1/admin/servers', '/v1/admin/settings', '/v1/admin/instances']) await must('GET', path, admin);
+    for (const path of ['/v1/account/logs?limit=100', '/v1/account/transactions?limit=100', '/v1/account/budget', '/v1/servers'])
+      await must('GET', path, token);
+    for (const path of ['/v1/admin/logs?limit=100', '/v1/admin/users', '/v1/admin/servers', '/v1/admin/settings', '/v1/admin/instances'])
+      await must('GET', path, admin);
     for (const path of ['/v1/health', '/openapi.json', '/docs']) await must('GET', path, null);
   }, 60_000);
 
@@ -261,15 +330,23 @@ describe('secrets never leave the service', () => {
       for (const r of responses) {
         if (r.created === secret) continue;
         const how = leakOf(r.text, secret);
-        if (how) found.push(`${name} (${how}) in the response to ${r.label}: ${clip(r.text.slice(Math.max(0, r.text.indexOf(secret.slice(0, 16)) - 100)), 300)}`);
+        if (how)
+          found.push(
+            `${name} (${how}) in the response to ${r.label}: ${clip(r.text.slice(Math.max(0, r.text.indexOf(secret.slice(0, 16)) - 100)), 300)}`,
+          );
       }
       logs.forEach((line) => {
         const how = leakOf(line, secret);
         if (how) found.push(`${name} (${how}) in a log line: ${clip(line, 300)}`);
       });
     }
-    const lines = logs.join('').split('\n').filter((l) => l.startsWith('{"level"'));
-    console.log(`secrets: ${secrets.length} secrets checked against ${responses.length} responses and ${lines.length} log lines (${['debug', 'info', 'warn', 'error'].map((lvl) => `${lvl} ${lines.filter((l) => l.startsWith(`{"level":"${lvl}"`)).length}`).join(', ')})`);
+    const lines = logs
+      .join('')
+      .split('\n')
+      .filter((l) => l.startsWith('{"level"'));
+    console.log(
+      `secrets: ${secrets.length} secrets checked against ${responses.length} responses and ${lines.length} log lines (${['debug', 'info', 'warn', 'error'].map((lvl) => `${lvl} ${lines.filter((l) => l.startsWith(`{"level":"${lvl}"`)).length}`).join(', ')})`,
+    );
     expect(found, found.slice(0, 20).join('\n')).toEqual([]);
   });
 

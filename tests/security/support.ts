@@ -135,7 +135,8 @@ export function responseProblems(res: RawResponse, method: string): string[] {
   const problems: string[] = [];
   if (res.status >= 500) problems.push(`server error ${res.status}`);
   const requestId = res.headers['x-request-id'];
-  if (typeof requestId !== 'string' || !/^[0-9A-Za-z-]{8,}$/.test(requestId)) problems.push(`no x-request-id header (${String(requestId)})`);
+  if (typeof requestId !== 'string' || !/^[0-9A-Za-z-]{8,}$/.test(requestId))
+    problems.push(`no x-request-id header (${String(requestId)})`);
   for (const pattern of INTERNALS) if (pattern.test(res.text)) problems.push(`internals in the body (${pattern})`);
   if (res.status >= 400 && method !== 'HEAD') {
     const body = res.json;
@@ -150,7 +151,8 @@ export function responseProblems(res: RawResponse, method: string): string[] {
       else if (KNOWN_CODES[error.code] !== res.status) problems.push(`code ${error.code} with status ${res.status}`);
       if (typeof error.message !== 'string' || !error.message) problems.push('envelope without a message');
     }
-    if (!String(res.headers['content-type'] ?? '').startsWith('application/json')) problems.push(`error content-type ${res.headers['content-type']}`);
+    if (!String(res.headers['content-type'] ?? '').startsWith('application/json'))
+      problems.push(`error content-type ${res.headers['content-type']}`);
   }
   if (res.status === 429 && !res.headers['retry-after']) problems.push('429 without Retry-After');
   if (res.status === 405 && !res.headers.allow) problems.push('405 without Allow');
@@ -365,7 +367,13 @@ export function schemaTypes(schema: Schema | undefined, doc: Schema): string[] {
  * enums, minimums. Objects get their required properties and those named in `overrides` (else
  * their first property, so that "at least one field" bodies work).
  */
-export function example(schema: Schema | undefined, doc: Schema, overrides: Record<string, unknown>, name?: string, uuid: () => string = randomUUID): unknown {
+export function example(
+  schema: Schema | undefined,
+  doc: Schema,
+  overrides: Record<string, unknown>,
+  name?: string,
+  uuid: () => string = randomUUID,
+): unknown {
   const s = deref(schema, doc);
   if (!s) return {};
   if (name !== undefined && name in overrides && schemaValid(s, overrides[name], doc)) return structuredClone(overrides[name]);
@@ -415,17 +423,32 @@ export function zodJsonSchema(schema: unknown): Schema {
     if (!node || typeof node !== 'object') return node;
     const obj = node as Schema;
     if (typeof obj.$ref === 'string' && obj.$ref.startsWith('#/$defs/') && depth < 20) return inline(defs[obj.$ref.slice(8)], depth + 1);
-    return Object.fromEntries(Object.entries(obj).filter(([k]) => k !== '$defs').map(([k, v]) => [k, inline(v, depth)]));
+    return Object.fromEntries(
+      Object.entries(obj)
+        .filter(([k]) => k !== '$defs')
+        .map(([k, v]) => [k, inline(v, depth)]),
+    );
   };
   return inline(s, 0) as Schema;
 }
 
 /** A JSON request with an optional bearer token, sent exactly as written (see `send`). */
-export function jsonRequest(baseUrl: string, method: string, path: string, token: string | null, body?: unknown, headers: Record<string, string> = {}): Promise<RawResponse> {
+export function jsonRequest(
+  baseUrl: string,
+  method: string,
+  path: string,
+  token: string | null,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<RawResponse> {
   return send(baseUrl, {
     method,
     path,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...headers,
+    },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
 }

@@ -12,7 +12,12 @@ const deleted = (t: string): HistoryEvent => ({ at: t, status: 'deleted', priceC
 describe('what an hour costs', () => {
   const cases: { name: string; history: HistoryEvent[]; hour: number; cents: number }[] = [
     { name: 'created mid-hour: the whole hour', history: [active(at(0, 20), 3)], hour: 0, cents: 3 },
-    { name: 'created in the last millisecond: the whole hour', history: [active(new Date(H + HOUR_MS - 1).toISOString(), 3)], hour: 0, cents: 3 },
+    {
+      name: 'created in the last millisecond: the whole hour',
+      history: [active(new Date(H + HOUR_MS - 1).toISOString(), 3)],
+      hour: 0,
+      cents: 3,
+    },
     { name: 'not yet created: nothing', history: [active(at(1, 20), 3)], hour: 0, cents: 0 },
     { name: 'resized up mid-hour: the highest price', history: [active(at(0, 0), 1), active(at(0, 30), 5)], hour: 0, cents: 5 },
     { name: 'resized down mid-hour: still the highest price', history: [active(at(0, 0), 5), active(at(0, 30), 1)], hour: 0, cents: 5 },
@@ -23,7 +28,12 @@ describe('what an hour costs', () => {
     { name: 'created and deleted in one hour: that hour', history: [active(at(0, 10), 3), deleted(at(0, 50))], hour: 0, cents: 3 },
     { name: 'suspended mid-hour: that hour', history: [active(at(0, 0), 3), suspended(at(1, 40))], hour: 1, cents: 3 },
     { name: 'suspended for the whole hour: nothing', history: [active(at(0, 0), 3), suspended(at(1, 40))], hour: 2, cents: 0 },
-    { name: 'unsuspended mid-hour: that hour', history: [active(at(0, 0), 3), suspended(at(0, 40)), active(at(3, 59), 3)], hour: 3, cents: 3 },
+    {
+      name: 'unsuspended mid-hour: that hour',
+      history: [active(at(0, 0), 3), suspended(at(0, 40)), active(at(3, 59), 3)],
+      hour: 3,
+      cents: 3,
+    },
   ];
   for (const c of cases) {
     it(c.name, () => expect(chargeForHour(c.history, H + c.hour * HOUR_MS)).toBe(c.cents));
@@ -61,7 +71,14 @@ describe('pricing', () => {
   it('follows each per-resource price', () => {
     const prices = { ramMillicentsPerGbHour: 1000, cpuMillicentsPerCoreHour: 0, diskMillicentsPerGbHour: 0 };
     expect(hourlyPriceCents({ ramMb: 10_240, cpuPercent: 400, diskMb: 100_000 }, prices)).toBe(10);
-    expect(hourlyPriceCents({ ramMb: 0, cpuPercent: 400, diskMb: 0 }, { ...prices, ramMillicentsPerGbHour: 0, cpuMillicentsPerCoreHour: 2500 })).toBe(10);
-    expect(hourlyPriceCents({ ramMb: 0, cpuPercent: 0, diskMb: 102_400 }, { ...prices, ramMillicentsPerGbHour: 0, diskMillicentsPerGbHour: 100 })).toBe(10);
+    expect(
+      hourlyPriceCents({ ramMb: 0, cpuPercent: 400, diskMb: 0 }, { ...prices, ramMillicentsPerGbHour: 0, cpuMillicentsPerCoreHour: 2500 }),
+    ).toBe(10);
+    expect(
+      hourlyPriceCents(
+        { ramMb: 0, cpuPercent: 0, diskMb: 102_400 },
+        { ...prices, ramMillicentsPerGbHour: 0, diskMillicentsPerGbHour: 100 },
+      ),
+    ).toBe(10);
   });
 });

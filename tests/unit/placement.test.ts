@@ -32,23 +32,96 @@ describe('free capacity', () => {
 
 describe('placement rules', () => {
   const cases: { name: string; nodes: NodeCandidate[]; request: PlacementRequest; expect: number | string }[] = [
-    { name: 'most free memory wins within one priority', nodes: [node({ nodeId: 1, allocatedMemory: 4000 }), node({ nodeId: 2, allocatedMemory: 1000 })], request: small, expect: 2 },
-    { name: 'lower instance priority wins over more free memory', nodes: [node({ nodeId: 1, instanceId: 'b', instancePriority: 50, allocatedMemory: 6000 }), node({ nodeId: 2, instancePriority: 100 })], request: small, expect: 1 },
-    { name: 'overallocation counts as free memory', nodes: [node({ nodeId: 1, memory: 4096, memoryOverallocate: 100 }), node({ nodeId: 2, memory: 6144 })], request: small, expect: 1 },
-    { name: 'tie on memory: more free disk wins', nodes: [node({ nodeId: 1, allocatedDisk: 50_000 }), node({ nodeId: 2, allocatedDisk: 10 })], request: small, expect: 2 },
-    { name: 'full tie: lowest instance id, then lowest node id', nodes: [node({ nodeId: 9, instanceId: 'b' }), node({ nodeId: 7, instanceId: 'a' }), node({ nodeId: 3, instanceId: 'b' })], request: small, expect: 7 },
+    {
+      name: 'most free memory wins within one priority',
+      nodes: [node({ nodeId: 1, allocatedMemory: 4000 }), node({ nodeId: 2, allocatedMemory: 1000 })],
+      request: small,
+      expect: 2,
+    },
+    {
+      name: 'lower instance priority wins over more free memory',
+      nodes: [
+        node({ nodeId: 1, instanceId: 'b', instancePriority: 50, allocatedMemory: 6000 }),
+        node({ nodeId: 2, instancePriority: 100 }),
+      ],
+      request: small,
+      expect: 1,
+    },
+    {
+      name: 'overallocation counts as free memory',
+      nodes: [node({ nodeId: 1, memory: 4096, memoryOverallocate: 100 }), node({ nodeId: 2, memory: 6144 })],
+      request: small,
+      expect: 1,
+    },
+    {
+      name: 'tie on memory: more free disk wins',
+      nodes: [node({ nodeId: 1, allocatedDisk: 50_000 }), node({ nodeId: 2, allocatedDisk: 10 })],
+      request: small,
+      expect: 2,
+    },
+    {
+      name: 'full tie: lowest instance id, then lowest node id',
+      nodes: [node({ nodeId: 9, instanceId: 'b' }), node({ nodeId: 7, instanceId: 'a' }), node({ nodeId: 3, instanceId: 'b' })],
+      request: small,
+      expect: 7,
+    },
     { name: 'full tie within one instance: lowest node id', nodes: [node({ nodeId: 9 }), node({ nodeId: 4 })], request: small, expect: 4 },
-    { name: 'maintenance is skipped', nodes: [node({ nodeId: 1, maintenance: true }), node({ nodeId: 2, allocatedMemory: 7000 })], request: small, expect: 2 },
-    { name: 'disabled instance is skipped', nodes: [node({ nodeId: 1, instanceId: 'off', instanceEnabled: false, instancePriority: 1 }), node({ nodeId: 2 })], request: small, expect: 2 },
-    { name: 'non-public node is skipped', nodes: [node({ nodeId: 1, public: false }), node({ nodeId: 2, allocatedMemory: 5000 })], request: small, expect: 2 },
-    { name: 'must fit the disk too', nodes: [node({ nodeId: 1, allocatedDisk: 99_000 }), node({ nodeId: 2, allocatedMemory: 5000 })], request: small, expect: 2 },
-    { name: 'must have a free allocation', nodes: [node({ nodeId: 1, freeAllocations: 0 }), node({ nodeId: 2, allocatedMemory: 5000 })], request: small, expect: 2 },
-    { name: 'region restricts', nodes: [node({ nodeId: 1, region: 'us' }), node({ nodeId: 2, region: 'eu', allocatedMemory: 6000 })], request: { ...small, region: 'eu' }, expect: 2 },
-    { name: 'region null means anywhere', nodes: [node({ nodeId: 1, region: 'us' }), node({ nodeId: 2, region: 'eu', allocatedMemory: 6000 })], request: { ...small, region: null }, expect: 1 },
-    { name: 'instanceId restricts, even over a better node elsewhere', nodes: [node({ nodeId: 1, instanceId: 'a' }), node({ nodeId: 2, instanceId: 'b', allocatedMemory: 6000 })], request: { ...small, instanceId: 'b' }, expect: 2 },
+    {
+      name: 'maintenance is skipped',
+      nodes: [node({ nodeId: 1, maintenance: true }), node({ nodeId: 2, allocatedMemory: 7000 })],
+      request: small,
+      expect: 2,
+    },
+    {
+      name: 'disabled instance is skipped',
+      nodes: [node({ nodeId: 1, instanceId: 'off', instanceEnabled: false, instancePriority: 1 }), node({ nodeId: 2 })],
+      request: small,
+      expect: 2,
+    },
+    {
+      name: 'non-public node is skipped',
+      nodes: [node({ nodeId: 1, public: false }), node({ nodeId: 2, allocatedMemory: 5000 })],
+      request: small,
+      expect: 2,
+    },
+    {
+      name: 'must fit the disk too',
+      nodes: [node({ nodeId: 1, allocatedDisk: 99_000 }), node({ nodeId: 2, allocatedMemory: 5000 })],
+      request: small,
+      expect: 2,
+    },
+    {
+      name: 'must have a free allocation',
+      nodes: [node({ nodeId: 1, freeAllocations: 0 }), node({ nodeId: 2, allocatedMemory: 5000 })],
+      request: small,
+      expect: 2,
+    },
+    {
+      name: 'region restricts',
+      nodes: [node({ nodeId: 1, region: 'us' }), node({ nodeId: 2, region: 'eu', allocatedMemory: 6000 })],
+      request: { ...small, region: 'eu' },
+      expect: 2,
+    },
+    {
+      name: 'region null means anywhere',
+      nodes: [node({ nodeId: 1, region: 'us' }), node({ nodeId: 2, region: 'eu', allocatedMemory: 6000 })],
+      request: { ...small, region: null },
+      expect: 1,
+    },
+    {
+      name: 'instanceId restricts, even over a better node elsewhere',
+      nodes: [node({ nodeId: 1, instanceId: 'a' }), node({ nodeId: 2, instanceId: 'b', allocatedMemory: 6000 })],
+      request: { ...small, instanceId: 'b' },
+      expect: 2,
+    },
     { name: 'exact fit is a fit', nodes: [node({ nodeId: 1, memory: 1024, disk: 5000 })], request: small, expect: 1 },
     { name: 'one MB short is not', nodes: [node({ nodeId: 1, memory: 1023 })], request: small, expect: 'insufficient_memory' },
-    { name: 'disabled instance named explicitly is still refused', nodes: [node({ nodeId: 1, instanceId: 'off', instanceEnabled: false })], request: { ...small, instanceId: 'off' }, expect: 'instance_disabled' },
+    {
+      name: 'disabled instance named explicitly is still refused',
+      nodes: [node({ nodeId: 1, instanceId: 'off', instanceEnabled: false })],
+      request: { ...small, instanceId: 'off' },
+      expect: 'instance_disabled',
+    },
   ];
 
   for (const c of cases) {
@@ -84,12 +157,24 @@ describe('placement rules', () => {
       error = e as ApiError;
     }
     expect(error?.statusCode).toBe(503);
-    const reasons = Object.fromEntries((error!.details as { candidates: { nodeId: number; reason: string }[] }).candidates.map((r) => [r.nodeId, r.reason]));
-    expect(reasons).toEqual({ 1: 'maintenance', 2: 'region_mismatch', 3: 'insufficient_memory', 4: 'insufficient_disk', 5: 'no_free_allocation', 6: 'instance_disabled' });
+    const reasons = Object.fromEntries(
+      (error!.details as { candidates: { nodeId: number; reason: string }[] }).candidates.map((r) => [r.nodeId, r.reason]),
+    );
+    expect(reasons).toEqual({
+      1: 'maintenance',
+      2: 'region_mismatch',
+      3: 'insufficient_memory',
+      4: 'insufficient_disk',
+      5: 'no_free_allocation',
+      6: 'instance_disabled',
+    });
   });
 
   it('ranks all fitting nodes, best first', () => {
-    const { fitting } = rankFitting([node({ nodeId: 1, allocatedMemory: 3000 }), node({ nodeId: 2 }), node({ nodeId: 3, allocatedMemory: 1000 })], small);
+    const { fitting } = rankFitting(
+      [node({ nodeId: 1, allocatedMemory: 3000 }), node({ nodeId: 2 }), node({ nodeId: 3, allocatedMemory: 1000 })],
+      small,
+    );
     expect(fitting.map((n) => n.nodeId)).toEqual([2, 3, 1]);
   });
 });
