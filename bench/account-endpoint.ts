@@ -3,7 +3,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { db, tableName } from '../shared/db/client.ts';
 import { keys } from '../shared/db/keys.ts';
-import { hashApiKey } from '../shared/keys/format.ts';
+import { hashApiKey } from '../shared/auth/api-key-format.ts';
 import { handler as accountHandler } from '../functions/account/handler.ts';
 import { countDynamoCalls, fmt, table, timeInterleaved } from './harness.ts';
 

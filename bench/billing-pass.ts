@@ -5,7 +5,7 @@ import { db, tableName } from '../shared/db/client.ts';
 import { keys } from '../shared/db/keys.ts';
 import { ensureAccountForSubject } from '../shared/accounts/index.ts';
 import { runPassInProcess } from '../shared/billing/pass.ts';
-import { HOUR_MS, hourStart } from '../shared/billing/hours.ts';
+import { HOUR_MS, hourStart } from '../shared/pricing/hours.ts';
 import { countDynamoCalls, table } from './harness.ts';
 
 /**

@@ -4,7 +4,7 @@ import { runPassInProcess } from '../shared/billing/pass.ts';
 import { reconcileAll } from '../shared/servers/reconcile.ts';
 import { sandboxEvent } from '../shared/payments/index.ts';
 import { findInvoiceItem, toInvoiceView } from '../shared/invoices/index.ts';
-import { notFound } from '../shared/http/errors.ts';
+import { notFound } from '../shared/errors.ts';
 import { localJwks, mintSessionToken } from './local-idp.ts';
 
 /** The `/dev/*` routes: local stack only, never part of the AWS deployment. */

@@ -4,7 +4,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { GROUPS, type Group } from '../shared/api/routes.ts';
 import { routerForGroups } from '../shared/http/router.ts';
 import { errorResponse, MAX_BODY_BYTES } from '../shared/http/handler.ts';
-import { ApiError } from '../shared/http/errors.ts';
+import { ApiError } from '../shared/errors.ts';
 
 /**
  * API Gateway emulation: turns each HTTP request into the HTTP API (payload v2) event that API

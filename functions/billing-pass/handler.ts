@@ -1,7 +1,7 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { chargeShard, GRACE_MS, planPass, readWatermark, runPassInProcess } from '../../shared/billing/pass.ts';
-import { HOUR_MS, hourStart } from '../../shared/billing/hours.ts';
+import { HOUR_MS, hourStart } from '../../shared/pricing/hours.ts';
 import { markShardDone, openPassRecord } from '../../shared/billing/fanout.ts';
 import { reconcileAll } from '../../shared/servers/reconcile.ts';
 import { logger, errorFields } from '../../shared/observability/logger.ts';

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { accessPatterns } from '../db/access-patterns.ts';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../errors.ts';
 import { appendLedger, toLedgerView } from '../ledger/index.ts';
 import { keys } from '../db/keys.ts';
 import { getItem } from '../db/access-patterns.ts';

@@ -7,7 +7,7 @@ import { accessPatterns, type Item, type Page, type PageRequest } from '../db/ac
 import { getConfig } from '../config/env.ts';
 import { ledgerEntryItems } from '../ledger/index.ts';
 import { getSettings } from '../settings/index.ts';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../errors.ts';
 import type { Account, AdminAccount } from '../api/schemas.ts';
 
 export type AccountView = z.infer<typeof Account>;

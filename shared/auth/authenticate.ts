@@ -1,8 +1,8 @@
 import { getConfig } from '../config/env.ts';
 import { scopesOfAccount, type Scope } from '../api/scopes.ts';
 import { accessPatterns, type Item } from '../db/access-patterns.ts';
-import { ApiError } from '../http/errors.ts';
-import { checksumValid, hashApiKey, hasOurPrefix } from '../keys/format.ts';
+import { ApiError } from '../errors.ts';
+import { checksumValid, hashApiKey, hasOurPrefix } from './api-key-format.ts';
 import { ensureAccountForSubject, isAdminEmail } from '../accounts/index.ts';
 import { verifySessionToken } from './session.ts';
 import type { Principal } from './principal.ts';

@@ -1,6 +1,6 @@
 import { createRemoteJWKSet, jwtVerify, errors, type JWTPayload } from 'jose';
 import type { OidcConfig } from '../config/env.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors.ts';
 
 /**
  * Session tokens: OIDC JWTs from the identity provider (Cognito in AWS, the local provider in the

@@ -11,7 +11,7 @@ import { getSettings } from '../settings/index.ts';
 import { recordSystemActivity } from '../audit/index.ts';
 import { RUNWAY_HOURS } from '../pricing/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
-import { chargeableHours, hourLabel, hourStart, HOUR_MS, monthOf, type HistoryEvent } from './hours.ts';
+import { chargeableHours, hourLabel, hourStart, HOUR_MS, monthOf, type HistoryEvent } from '../pricing/hours.ts';
 
 /**
  * The hourly billing pass, split for fan-out: `planPass` (the scheduler) names the work — one unit

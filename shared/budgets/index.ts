@@ -3,8 +3,8 @@ import type { z } from 'zod';
 import { db, tableName } from '../db/client.ts';
 import { keys } from '../db/keys.ts';
 import { getItem } from '../db/access-patterns.ts';
-import { ApiError, notFound } from '../http/errors.ts';
-import { HOUR_MS, monthOf } from '../billing/hours.ts';
+import { ApiError, notFound } from '../errors.ts';
+import { HOUR_MS, monthOf } from '../pricing/hours.ts';
 import type { Budget, BudgetUpdate } from '../api/schemas.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { listInstances, panelClientFor, type InstanceView } from '../instances/index.ts';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../errors.ts';
 import { logger, errorFields } from '../observability/logger.ts';
 import type { EggDetail, EggSummary, Region } from '../api/schemas.ts';
 import type { PanelEgg, PanelLocation, PanelNode } from '../panel/types.ts';

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { getConfig } from '../config/env.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors.ts';
 
 /**
  * Opaque, signed pagination cursors. A cursor carries the DynamoDB position and the identity of

@@ -12,7 +12,7 @@ import { touchLastUsed } from '../keys/index.ts';
 import { recordActivity } from '../audit/index.ts';
 import { getConfig } from '../config/env.ts';
 import { errorFields, logger } from '../observability/logger.ts';
-import { ApiError, isApiError } from './errors.ts';
+import { ApiError, isApiError } from '../errors.ts';
 import { routerForGroups } from './router.ts';
 import { assertWithinLimit, consumeRateLimit, rateLimitHeaders, type RateLimitState } from './rate-limit.ts';
 import {

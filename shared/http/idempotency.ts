@@ -3,7 +3,7 @@ import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
 import { db, tableName } from '../db/client.ts';
 import { keys } from '../db/keys.ts';
 import { getItem } from '../db/access-patterns.ts';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../errors.ts';
 
 /**
  * `Idempotency-Key` with Stripe's semantics: the same key with the same request replays the first

@@ -2,7 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../db/client.ts';
 import { keys } from '../db/keys.ts';
 import { getConfig } from '../config/env.ts';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../errors.ts';
 
 /**
  * Fixed one-minute windows counted in DynamoDB, so every Lambda instance (and every local process)

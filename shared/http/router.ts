@@ -1,5 +1,5 @@
 import { routeEntries, type Group, type RouteDef, type RouteId } from '../api/routes.ts';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../errors.ts';
 
 /** A route table compiled into matchers: static segments compared, `:name` segments captured. */
 export interface MatchedRoute {

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { db, tableName } from '../db/client.ts';
 import { keys } from '../db/keys.ts';
 import { accessPatterns, type Item } from '../db/access-patterns.ts';
-import { ApiError, notFound } from '../http/errors.ts';
+import { ApiError, notFound } from '../errors.ts';
 import { getConfig } from '../config/env.ts';
 import { secretStore, type InstanceKeys } from '../secrets/index.ts';
 import { PanelClient } from '../panel/client.ts';

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { db, tableName } from '../db/client.ts';
 import { keys } from '../db/keys.ts';
 import { accessPatterns, getItem, type Item, type Page, type PageRequest } from '../db/access-patterns.ts';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../errors.ts';
 import type { Invoice } from '../api/schemas.ts';
 
 /**

@@ -5,11 +5,11 @@ import { db, tableName } from '../db/client.ts';
 import { keys } from '../db/keys.ts';
 import { accessPatterns, type Item, type Page, type PageRequest } from '../db/access-patterns.ts';
 import { getConfig } from '../config/env.ts';
-import { ApiError, notFound } from '../http/errors.ts';
+import { ApiError, notFound } from '../errors.ts';
 import type { ApiKey, CreateApiKey } from '../api/schemas.ts';
 import type { Scope } from '../api/scopes.ts';
 import type { Principal } from '../auth/principal.ts';
-import { displayPrefix, generateApiKey, hashApiKey, lastFour } from './format.ts';
+import { displayPrefix, generateApiKey, hashApiKey, lastFour } from '../auth/api-key-format.ts';
 
 export type ApiKeyView = z.infer<typeof ApiKey>;
 

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../errors.ts';
 import type { RawResponse } from '../http/handler.ts';
 
 /**

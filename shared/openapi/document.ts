@@ -1,7 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { routeEntries, toTemplatePath, type RouteDef } from '../api/routes.ts';
 import { ErrorEnvelope } from '../api/schemas.ts';
-import { ERROR_STATUS } from '../http/errors.ts';
+import { ERROR_STATUS } from '../errors.ts';
 import { MAX_BODY_BYTES } from '../http/handler.ts';
 
 /** The OpenAPI 3.1.0 document, generated from the route table and its zod schemas. */

@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors.ts';
 
 /**
  * A failed panel call, in our envelope. Keeps the panel's status and its error entries (the 422

@@ -4,7 +4,7 @@ import { getConfig, type PaymentsConfig } from '../config/env.ts';
 import { SECRET_CACHE_MS } from '../secrets/index.ts';
 import { keys } from '../db/keys.ts';
 import { tableName } from '../db/client.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors.ts';
 import { getSettings } from '../settings/index.ts';
 import { appendLedger } from '../ledger/index.ts';
 import { reconcileAccount } from '../servers/suspension.ts';

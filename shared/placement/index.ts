@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors.ts';
 
 /**
  * The placement engine: which node takes a new server. Pure functions over a snapshot of the

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors.ts';
 import { getInstance, panelClientFor } from '../instances/index.ts';
 import type { PanelClient } from '../panel/client.ts';
 import { PanelRequestError } from '../panel/errors.ts';

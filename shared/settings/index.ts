@@ -5,7 +5,7 @@ import { accessPatterns } from '../db/access-patterns.ts';
 import { Settings, type SettingsValue } from '../api/schemas.ts';
 import type { z } from 'zod';
 import type { SettingsUpdate } from '../api/schemas.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors.ts';
 
 /**
  * Platform settings with their defaults. The defaults are priced like a budget game host so a

@@ -5,7 +5,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
 import { setAttributes } from '../helpers/db.ts';
 import { keys } from '../../shared/db/keys.ts';
-import { HOUR_MS, hourStart } from '../../shared/billing/hours.ts';
+import { HOUR_MS, hourStart } from '../../shared/pricing/hours.ts';
 import { readWatermark } from '../../shared/billing/pass.ts';
 
 /**

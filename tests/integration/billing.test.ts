@@ -8,7 +8,7 @@ import { getRaw, queryPartition, setAttributes } from '../helpers/db.ts';
 import { expectLedgerInvariant, ledgerOf } from '../helpers/money.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { db, tableName } from '../../shared/db/client.ts';
-import { HOUR_MS, hourStart } from '../../shared/billing/hours.ts';
+import { HOUR_MS, hourStart } from '../../shared/pricing/hours.ts';
 import { planPass, readWatermark, runPassInProcess } from '../../shared/billing/pass.ts';
 import { openPassRecord } from '../../shared/billing/fanout.ts';
 import { worker } from '../../functions/billing-pass/handler.ts';

@@ -5,7 +5,7 @@ import { LOCAL_ISSUER } from '../../dev/stack.ts';
 import { LOCAL_AUDIENCE, mintSessionToken, mintToken } from '../../dev/local-idp.ts';
 import { queryPartition, setAttributes } from '../helpers/db.ts';
 import { keys } from '../../shared/db/keys.ts';
-import { hashApiKey } from '../../shared/keys/format.ts';
+import { hashApiKey } from '../../shared/auth/api-key-format.ts';
 
 let api: TestApi;
 beforeAll(async () => {

@@ -6,7 +6,7 @@ import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
 import { expectLedgerInvariant } from '../helpers/money.ts';
 import { setAttributes } from '../helpers/db.ts';
 import { db, tableName } from '../../shared/db/client.ts';
-import { chargeableHours, HOUR_MS, hourStart, type HistoryEvent } from '../../shared/billing/hours.ts';
+import { chargeableHours, HOUR_MS, hourStart, type HistoryEvent } from '../../shared/pricing/hours.ts';
 import { readWatermark } from '../../shared/billing/pass.ts';
 
 /**

@@ -4,7 +4,7 @@ import { setAttributes } from '../helpers/db.ts';
 import { routeEntries, type RouteDef, type RouteId } from '../../shared/api/routes.ts';
 import { SCOPES, type Scope } from '../../shared/api/scopes.ts';
 import { keys } from '../../shared/db/keys.ts';
-import { generateApiKey, hashApiKey } from '../../shared/keys/format.ts';
+import { generateApiKey, hashApiKey } from '../../shared/auth/api-key-format.ts';
 import {
   businessItems,
   jsonRequest,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
 import { routeEntries, toTemplatePath } from '../../shared/api/routes.ts';
-import { generateApiKey } from '../../shared/keys/format.ts';
+import { generateApiKey } from '../../shared/auth/api-key-format.ts';
 import { mintToken } from '../../dev/local-idp.ts';
 import { LOCAL_ISSUER } from '../../dev/stack.ts';
 import {

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { db, tableName } from '../../shared/db/client.ts';
-import { ERROR_STATUS } from '../../shared/http/errors.ts';
+import { ERROR_STATUS } from '../../shared/errors.ts';
 import { LOCAL_ISSUER } from '../../dev/stack.ts';
 import { mintToken } from '../../dev/local-idp.ts';
 

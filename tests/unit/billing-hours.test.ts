@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chargeForHour, chargeableHours, HOUR_MS, type HistoryEvent } from '../../shared/billing/hours.ts';
+import { chargeForHour, chargeableHours, HOUR_MS, type HistoryEvent } from '../../shared/pricing/hours.ts';
 import { hourlyPriceCents } from '../../shared/pricing/index.ts';
 import { DEFAULT_SETTINGS } from '../../shared/settings/index.ts';
 

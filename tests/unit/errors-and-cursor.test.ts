@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { errorResponse } from '../../shared/http/handler.ts';
-import { ApiError } from '../../shared/http/errors.ts';
+import { ApiError } from '../../shared/errors.ts';
 import { decodeCursor, encodeCursor } from '../../shared/db/cursor.ts';
 
 describe('error responses', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { freeCapacity, place, rankFitting, type NodeCandidate, type PlacementRequest } from '../../shared/placement/index.ts';
-import type { ApiError } from '../../shared/http/errors.ts';
+import type { ApiError } from '../../shared/errors.ts';
 
 const node = (over: Partial<NodeCandidate> & Pick<NodeCandidate, 'nodeId'>): NodeCandidate => ({
   instanceId: 'inst-a',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { routerForGroups } from '../../shared/http/router.ts';
 import { GROUPS, routeEntries, toTemplatePath } from '../../shared/api/routes.ts';
-import type { ApiError } from '../../shared/http/errors.ts';
+import type { ApiError } from '../../shared/errors.ts';
 
 const match = routerForGroups(GROUPS);
 

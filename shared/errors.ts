@@ -1,7 +1,7 @@
 /**
  * Every failure the API reports is an ApiError: a stable machine code, an HTTP status,
  * a message safe to show to the caller and optional details. Anything else that escapes a
- * handler becomes `internal` 500 with no details (see shared/http/middleware.ts).
+ * handler becomes `internal` 500 with no details (shared/http/handler.ts maps it to the response).
  */
 export const ERROR_STATUS = {
   validation_failed: 400,

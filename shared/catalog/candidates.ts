@@ -1,6 +1,6 @@
 import { listInstances, type InstanceView } from '../instances/index.ts';
-import { topologyOf } from '../catalog/index.ts';
-import type { NodeCandidate } from './index.ts';
+import { topologyOf } from './index.ts';
+import type { NodeCandidate } from '../placement/index.ts';
 
 /**
  * The one impure part of placement: the candidate nodes of the given instances, read fresh from

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checksumValid, generateApiKey, hasOurPrefix, hashApiKey } from '../../shared/keys/format.ts';
+import { checksumValid, generateApiKey, hasOurPrefix, hashApiKey } from '../../shared/auth/api-key-format.ts';
 
 describe('API key format', () => {
   it('is prefix, 32 random base62 characters and a 6-character checksum', () => {
