@@ -4,8 +4,7 @@ import { listActivity } from '../../shared/audit/index.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../shared/keys/index.ts';
 import { listLedger } from '../../shared/ledger/index.ts';
 import { getBudget, setBudget } from '../../shared/budgets/index.ts';
-import { reconcileAccount } from '../../shared/servers/suspension.ts';
-import { logger, errorFields } from '../../shared/observability/logger.ts';
+import { unsuspendAfterCredit } from '../../shared/servers/suspension.ts';
 
 /** Account group: the caller's account, activity log and API keys. */
 export const handler = createGroupHandler('account', {
@@ -30,10 +29,8 @@ export const handler = createGroupHandler('account', {
     audit.target = `account:${principal.accountId}`;
     audit.details = { monthlyCapCents: body.monthlyCapCents, action: body.action };
     const budget = await setBudget(principal.accountId, body);
-    // A raised or cleared cap lifts a budget suspension now (the billing pass retries a panel that says no).
-    await reconcileAccount(principal.accountId).catch((err) =>
-      logger.warn('budget: reconcile failed; the pass retries', { accountId: principal.accountId, ...errorFields(err) }),
-    );
+    // A raised or cleared cap lifts a budget suspension now.
+    await unsuspendAfterCredit(principal.accountId, 'budget');
     return budget;
   },
 

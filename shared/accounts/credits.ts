@@ -2,10 +2,7 @@ import type { z } from 'zod';
 import { accessPatterns } from '../db/access-patterns.ts';
 import { notFound } from '../errors.ts';
 import { appendLedger, toLedgerView } from '../ledger/index.ts';
-import { keys } from '../db/keys.ts';
-import { getItem } from '../db/access-patterns.ts';
-import { reconcileAccount } from '../servers/suspension.ts';
-import { logger, errorFields } from '../observability/logger.ts';
+import { unsuspendAfterCredit } from '../servers/suspension.ts';
 import type { AdminCredit, AdminCreditResult } from '../api/schemas.ts';
 
 /**
@@ -32,17 +29,13 @@ export async function adjustCredit(
   ]);
   if (!result.applied) {
     // The same request again (a retry with the same Idempotency-Key): answer with what it did.
-    const guard = await getItem(keys.ledgerGuard(`admin:${adminId}:${requestKey}`));
-    const entry = guard ? await getItem(keys.ledgerEntry(accountId, Number(guard.seq))) : undefined;
+    const guard = await accessPatterns.ledgerGuard(`admin:${adminId}:${requestKey}`);
+    const entry = guard ? await accessPatterns.ledgerEntry(accountId, guard.seq) : undefined;
     const profile = await accessPatterns.accountById(accountId);
     if (!entry) throw new Error('Credit adjustment reported as applied before, but its entry is missing');
-    return { accountId, entry: toLedgerView(entry), balanceCents: Number(profile?.balanceCents ?? 0) };
+    return { accountId, entry: toLedgerView(entry), balanceCents: profile?.balanceCents ?? 0 };
   }
-  if (input.amountCents > 0) {
-    await reconcileAccount(accountId).catch((err) =>
-      logger.warn('unsuspend after a grant failed; the pass retries', { accountId, ...errorFields(err) }),
-    );
-  }
-  const entry = (await getItem(keys.ledgerEntry(accountId, result.entries[0]!.seq)))!;
+  if (input.amountCents > 0) await unsuspendAfterCredit(accountId, 'admin grant');
+  const entry = (await accessPatterns.ledgerEntry(accountId, result.entries[0]!.seq))!;
   return { accountId, entry: toLedgerView(entry), balanceCents: result.balanceCents };
 }

@@ -1,29 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { z } from 'zod';
-import { db, tableName } from '../db/client.ts';
+import { retrying, transact } from '../db/write.ts';
 import { keys } from '../db/keys.ts';
-import { accessPatterns, type Item, type Page, type PageRequest } from '../db/access-patterns.ts';
+import { accessPatterns, type Page, type PageRequest } from '../db/access-patterns.ts';
 import { getConfig } from '../config/env.ts';
 import { ledgerEntryItems } from '../ledger/index.ts';
 import { getSettings } from '../settings/index.ts';
 import { notFound } from '../errors.ts';
 import type { Account, AdminAccount } from '../api/schemas.ts';
+import type { AccountItem } from '../db/items.ts';
 
 export type AccountView = z.infer<typeof Account>;
 
 export const isAdminEmail = (email: string): boolean => getConfig().adminEmails.has(email.toLowerCase());
 
-export function toAccountView(item: Item): AccountView {
+export function toAccountView(item: AccountItem): AccountView {
   const balanceCents = Number(item.balanceCents ?? 0);
   return {
-    id: item.accountId as string,
-    email: item.email as string,
+    id: item.accountId,
+    email: item.email,
     balanceCents,
     balanceUsd: balanceCents / 100,
     trialGranted: Boolean(item.trialGranted),
-    isAdmin: isAdminEmail(item.email as string),
-    createdAt: item.createdAt as string,
+    isAdmin: isAdminEmail(item.email),
+    createdAt: item.createdAt,
   };
 }
 
@@ -43,67 +43,61 @@ export async function ensureAccountForSubject(
   subject: string,
   email: string,
 ): Promise<{ accountId: string; email: string; created: boolean }> {
-  const existing = await accessPatterns.accountBySubject(issuer, subject);
-  if (existing) return { accountId: existing.accountId as string, email: existing.email as string, created: false };
+  // A concurrent first request that wins the subject makes this one read again and use its account.
+  return retrying(
+    async () => {
+      const existing = await accessPatterns.accountBySubject(issuer, subject);
+      if (existing) return { accountId: existing.accountId as string, email: existing.email as string, created: false };
 
-  const accountId = randomUUID();
-  const normalizedEmail = email.toLowerCase();
-  const { trialCreditCents } = await getSettings();
-  const now = new Date().toISOString();
-  const trialItems =
-    trialCreditCents > 0
-      ? ledgerEntryItems(
-          accountId,
-          1,
-          trialCreditCents,
-          { type: 'trial', amountCents: trialCreditCents, idempotencyKey: `trial:${accountId}`, reference: { note: 'Trial credit' } },
-          now,
-        )
-      : [];
-  try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: tableName(),
-              Item: { ...keys.subject(issuer, subject), kind: 'subject', accountId, email: normalizedEmail },
-              ConditionExpression: 'attribute_not_exists(PK)',
-            },
+      const accountId = randomUUID();
+      const normalizedEmail = email.toLowerCase();
+      const { trialCreditCents } = await getSettings();
+      const now = new Date().toISOString();
+      const trialItems =
+        trialCreditCents > 0
+          ? ledgerEntryItems(
+              accountId,
+              1,
+              trialCreditCents,
+              { type: 'trial', amountCents: trialCreditCents, idempotencyKey: `trial:${accountId}`, reference: { note: 'Trial credit' } },
+              now,
+            )
+          : [];
+      await transact([
+        {
+          name: 'subject',
+          Put: {
+            Item: { ...keys.subject(issuer, subject), kind: 'subject', accountId, email: normalizedEmail },
+            ConditionExpression: 'attribute_not_exists(PK)',
           },
-          {
-            Put: {
-              TableName: tableName(),
-              Item: {
-                ...keys.account(accountId),
-                ...keys.accountsListing(accountId, now),
-                kind: 'account',
-                accountId,
-                email: normalizedEmail,
-                issuer,
-                subject,
-                balanceCents: trialCreditCents,
-                ledgerSeq: trialItems.length ? 1 : 0,
-                trialGranted: true,
-                serverCount: 0,
-                burnCentsPerHour: 0,
-                createdAt: now,
-              },
-              ConditionExpression: 'attribute_not_exists(PK)',
+        },
+        {
+          name: 'profile',
+          Put: {
+            Item: {
+              ...keys.account(accountId),
+              ...keys.accountsListing(accountId, now),
+              kind: 'account',
+              accountId,
+              email: normalizedEmail,
+              issuer,
+              subject,
+              balanceCents: trialCreditCents,
+              ledgerSeq: trialItems.length ? 1 : 0,
+              trialGranted: true,
+              serverCount: 0,
+              burnCentsPerHour: 0,
+              createdAt: now,
             },
+            ConditionExpression: 'attribute_not_exists(PK)',
           },
-          ...trialItems,
-        ],
-      }),
-    );
-    return { accountId, email: normalizedEmail, created: true };
-  } catch (err) {
-    if ((err as Error).name !== 'TransactionCanceledException') throw err;
-    // A concurrent first request created the account: use theirs.
-    const winner = await accessPatterns.accountBySubject(issuer, subject);
-    if (!winner) throw err;
-    return { accountId: winner.accountId as string, email: winner.email as string, created: false };
-  }
+        },
+        ...trialItems,
+      ]);
+      return { accountId, email: normalizedEmail, created: true };
+    },
+    { retryIf: (err) => err.has('subject'), exhausted: () => new Error('Could not create the account: the subject kept conflicting') },
+  );
 }
 
 export async function listAccounts(page: PageRequest): Promise<Page<z.infer<typeof AdminAccount>>> {

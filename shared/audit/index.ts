@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { z } from 'zod';
-import { db, tableName } from '../db/client.ts';
+import { writeItem } from '../db/write.ts';
 import { keys } from '../db/keys.ts';
 import { accessPatterns, type Item, type Page, type PageRequest } from '../db/access-patterns.ts';
 import type { ActivityEntry } from '../api/schemas.ts';
@@ -18,9 +17,8 @@ export type ActivityInput = Omit<ActivityView, 'id' | 'at'>;
 export async function recordActivity(input: ActivityInput, now = new Date()): Promise<void> {
   const id = randomUUID();
   const at = now.toISOString();
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
+  await writeItem({
+    Put: {
       Item: {
         ...keys.activity(input.accountId, at, id),
         ...keys.auditListing(input.accountId, at, id),
@@ -30,8 +28,8 @@ export async function recordActivity(input: ActivityInput, now = new Date()): Pr
         ...input,
         expiresAt: Math.floor(now.getTime() / 1000) + ACTIVITY_RETENTION_DAYS * 86_400,
       },
-    }),
-  );
+    },
+  });
 }
 
 /**

@@ -1,6 +1,7 @@
 import { getConfig } from '../config/env.ts';
-import { scopesOfAccount, type Scope } from '../api/scopes.ts';
-import { accessPatterns, type Item } from '../db/access-patterns.ts';
+import { scopesOfAccount } from '../api/scopes.ts';
+import { accessPatterns } from '../db/access-patterns.ts';
+import type { ApiKeyHashItem } from '../db/items.ts';
 import { ApiError } from '../errors.ts';
 import { checksumValid, hashApiKey, hasOurPrefix } from './api-key-format.ts';
 import { ensureAccountForSubject, isAdminEmail } from '../accounts/index.ts';
@@ -21,7 +22,7 @@ const looksLikeJwt = (token: string): boolean => token.split('.').length === 3;
 export interface Authenticated {
   principal: Principal;
   /** The API key's lookup item, for the throttled lastUsedAt write. */
-  keyItem?: Item;
+  keyItem?: ApiKeyHashItem;
 }
 
 /**
@@ -48,14 +49,14 @@ export async function authenticate(token: string, now = Date.now()): Promise<Aut
   const item = await accessPatterns.apiKeyByHash(hashApiKey(token));
   if (!item) throw unauthorized('The API key is not valid');
   if (item.revokedAt) throw unauthorized('The API key has been revoked');
-  if (item.expiresAt && Date.parse(item.expiresAt as string) <= now) throw unauthorized('The API key has expired');
-  const email = item.email as string;
+  if (item.expiresAt && Date.parse(item.expiresAt) <= now) throw unauthorized('The API key has expired');
+  const email = item.email;
   const isAdmin = isAdminEmail(email);
   // A key keeps the scopes it was given, but never more than its account holds today.
   const held = new Set(scopesOfAccount(isAdmin));
-  const scopes = new Set((item.scopes as Scope[]).filter((s) => held.has(s)));
+  const scopes = new Set(item.scopes.filter((s) => held.has(s)));
   return {
-    principal: { accountId: item.accountId as string, email, isAdmin, scopes, credential: { kind: 'api_key', id: item.keyId as string } },
+    principal: { accountId: item.accountId, email, isAdmin, scopes, credential: { kind: 'api_key', id: item.keyId } },
     keyItem: item,
   };
 }

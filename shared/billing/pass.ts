@@ -1,9 +1,9 @@
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
-import { db, tableName } from '../db/client.ts';
 import { keys } from '../db/keys.ts';
 import { BILLING_SHARDS } from '../db/table.ts';
-import { getItem, type Item } from '../db/access-patterns.ts';
+import { accessPatterns } from '../db/access-patterns.ts';
+import type { AccountItem, ServerItem } from '../db/items.ts';
+import { writeIfFirst, writeItem } from '../db/write.ts';
 import { appendLedger } from '../ledger/index.ts';
 import { reconcileAccount } from '../servers/suspension.ts';
 import { deleteServer } from '../servers/index.ts';
@@ -75,7 +75,7 @@ export function addSummaries(a: ShardSummary, b: ShardSummary): ShardSummary {
 }
 
 export async function readWatermark(): Promise<number | null> {
-  const item = await getItem(keys.billingWatermark());
+  const item = await accessPatterns.billingWatermark();
   return item?.lastCompletedHour ? Date.parse(item.lastCompletedHour as string) : null;
 }
 
@@ -93,46 +93,23 @@ export async function planPass(at: Date): Promise<PassPlan> {
 /** Moves the watermark forward (never back), once every unit of a pass has succeeded. */
 export async function advanceWatermark(throughHour: number): Promise<void> {
   const label = new Date(throughHour).toISOString();
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.billingWatermark(),
-        UpdateExpression: 'SET lastCompletedHour = :h, updatedAt = :now',
-        ConditionExpression: 'attribute_not_exists(lastCompletedHour) OR lastCompletedHour < :h',
-        ExpressionAttributeValues: { ':h': label, ':now': new Date().toISOString() },
-      }),
-    );
-  } catch (err) {
-    if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
-  }
-}
-
-async function billableServersOfShard(shard: number): Promise<Item[]> {
-  const items: Item[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: 'GSI2',
-        KeyConditionExpression: 'GSI2PK = :pk',
-        ExpressionAttributeValues: { ':pk': keys.billableShard(shard) },
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return items;
+  // A later pass may have moved it further already: then this write is a no-op.
+  await writeIfFirst({
+    Update: {
+      Key: keys.billingWatermark(),
+      UpdateExpression: 'SET lastCompletedHour = :h, updatedAt = :now',
+      ConditionExpression: 'attribute_not_exists(lastCompletedHour) OR lastCompletedHour < :h',
+      ExpressionAttributeValues: { ':h': label, ':now': new Date().toISOString() },
+    },
+  });
 }
 
 /** The worker's half: charges every account of one shard, then suspends, unsuspends and tidies. */
 export async function chargeShard(plan: Pick<PassPlan, 'at' | 'throughHour' | 'fromWatermark'>, shard: number): Promise<ShardSummary> {
   const summary = emptySummary();
-  const servers = await billableServersOfShard(shard);
-  const byAccount = new Map<string, Item[]>();
-  for (const s of servers) byAccount.set(s.accountId as string, [...(byAccount.get(s.accountId as string) ?? []), s]);
+  const servers = await accessPatterns.billableServersOfShard(shard);
+  const byAccount = new Map<string, ServerItem[]>();
+  for (const s of servers) byAccount.set(s.accountId, [...(byAccount.get(s.accountId) ?? []), s]);
   for (const [accountId, accountServers] of byAccount) {
     try {
       addInto(summary, await chargeAccount(accountId, accountServers, plan));
@@ -157,7 +134,7 @@ function firstHourFor(createdAt: number, fromWatermark: number | null): number {
 
 async function chargeAccount(
   accountId: string,
-  servers: Item[],
+  servers: ServerItem[],
   plan: Pick<PassPlan, 'at' | 'throughHour' | 'fromWatermark'>,
 ): Promise<ShardSummary> {
   const summary = emptySummary();
@@ -185,7 +162,7 @@ async function chargeAccount(
 
   // After charging: one read of the profile tells whether anything else is due. Most accounts
   // are healthy, and then the pass is done with them.
-  const profile = await getItem(keys.account(accountId));
+  const profile = await accessPatterns.accountById(accountId);
   if (!profile) return summary;
   const balance = Number(profile.balanceCents ?? 0);
   const anyActive = servers.some((s) => s.status === 'active');
@@ -193,8 +170,8 @@ async function chargeAccount(
   const budgetMaySuspend = profile.budgetCapCents !== undefined && profile.budgetCapCents !== null && profile.budgetAction === 'suspend';
   if ((balance <= 0 && anyActive) || (balance > 0 && anySuspended) || budgetMaySuspend) {
     // Suspend at or below zero (or at a suspending budget cap), unsuspend once paid.
-    const fresh = (await Promise.all(servers.map((s) => getItem(keys.server(accountId, s.serverId as string))))).filter((s): s is Item =>
-      Boolean(s),
+    const fresh = (await Promise.all(servers.map((s) => accessPatterns.serverOfAccount(accountId, s.serverId)))).filter(
+      (s): s is ServerItem => Boolean(s),
     );
     const reconciled = await reconcileAccount(accountId, fresh);
     summary.suspended += reconciled.suspended;
@@ -239,8 +216,8 @@ async function chargeLines(
       {
         extraItems: () => [
           {
+            name: 'month-spend',
             Update: {
-              TableName: tableName(),
               Key: keys.monthSpend(accountId, monthOf(hour)),
               UpdateExpression: 'ADD cents :c SET kind = :kind',
               ExpressionAttributeValues: { ':c': cents, ':kind': 'month-spend' },
@@ -258,21 +235,16 @@ async function chargeLines(
 }
 
 /** A warning in the account's activity log once the runway drops under 24 hours (at most once a day). */
-async function warnLowBalance(accountId: string, profile: Item): Promise<number> {
+async function warnLowBalance(accountId: string, profile: AccountItem): Promise<number> {
   const balance = Number(profile.balanceCents ?? 0);
   const burn = Number(profile.burnCentsPerHour ?? 0);
   if (burn <= 0 || balance >= burn * RUNWAY_HOURS) return 0;
   const last = profile.lowBalanceWarnedAt ? Date.parse(profile.lowBalanceWarnedAt as string) : 0;
   if (Date.now() - last < 24 * HOUR_MS) return 0;
   const now = new Date().toISOString();
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.account(accountId),
-      UpdateExpression: 'SET lowBalanceWarnedAt = :now',
-      ExpressionAttributeValues: { ':now': now },
-    }),
-  );
+  await writeItem({
+    Update: { Key: keys.account(accountId), UpdateExpression: 'SET lowBalanceWarnedAt = :now', ExpressionAttributeValues: { ':now': now } },
+  });
   const runwayHours = Math.max(0, Math.floor(balance / burn));
   logger.warn('low balance', { accountId, balanceCents: balance, burnCentsPerHour: burn, runwayHours });
   await recordSystemActivity(accountId, 'billing', 'billing.low_balance', `account:${accountId}`, {
@@ -284,7 +256,7 @@ async function warnLowBalance(accountId: string, profile: Item): Promise<number>
 }
 
 /** Suspended servers are deleted only when the operator set a retention period. */
-async function applyRetention(accountId: string, servers: Item[]): Promise<number> {
+async function applyRetention(accountId: string, servers: ServerItem[]): Promise<number> {
   const { suspendedRetentionDays } = await getSettings();
   if (suspendedRetentionDays === null) return 0;
   let deleted = 0;
@@ -303,20 +275,19 @@ async function applyRetention(accountId: string, servers: Item[]): Promise<numbe
 }
 
 /** A deleted server leaves the billable index once the hour of its deletion has been billed. */
-async function dropFullyBilled(servers: Item[], throughHour: number): Promise<void> {
+async function dropFullyBilled(servers: ServerItem[], throughHour: number): Promise<void> {
   for (const s of servers) {
     if (s.status !== 'deleted' || !s.deletedAt) continue;
     if (hourStart(Date.parse(s.deletedAt as string)) > throughHour) continue;
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
+    await writeIfFirst({
+      Update: {
         Key: keys.server(s.accountId as string, s.serverId as string),
         UpdateExpression: 'REMOVE GSI2PK, GSI2SK SET billedThrough = :h',
         ConditionExpression: '#status = :deleted',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: { ':h': new Date(throughHour).toISOString(), ':deleted': 'deleted' },
-      }),
-    );
+      },
+    });
   }
 }
 

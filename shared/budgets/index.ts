@@ -1,8 +1,7 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { z } from 'zod';
-import { db, tableName } from '../db/client.ts';
+import { writeItem } from '../db/write.ts';
 import { keys } from '../db/keys.ts';
-import { getItem } from '../db/access-patterns.ts';
+import { accessPatterns } from '../db/access-patterns.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { HOUR_MS, monthOf } from '../pricing/hours.ts';
 import type { Budget, BudgetUpdate } from '../api/schemas.ts';
@@ -22,12 +21,12 @@ export function hoursLeftInMonth(now: number): number {
 }
 
 export async function monthSpend(accountId: string, month: string): Promise<number> {
-  return Number((await getItem(keys.monthSpend(accountId, month)))?.cents ?? 0);
+  return Number((await accessPatterns.monthSpendOfAccount(accountId, month))?.cents ?? 0);
 }
 
 export async function getBudget(accountId: string, now = Date.now()): Promise<BudgetView> {
   const month = monthOf(now);
-  const [profile, spentCents] = await Promise.all([getItem(keys.account(accountId)), monthSpend(accountId, month)]);
+  const [profile, spentCents] = await Promise.all([accessPatterns.accountById(accountId), monthSpend(accountId, month)]);
   if (!profile) throw notFound('Account');
   const cap = (profile.budgetCapCents as number | null | undefined) ?? null;
   const burn = Number(profile.burnCentsPerHour ?? 0);
@@ -44,15 +43,14 @@ export async function getBudget(accountId: string, now = Date.now()): Promise<Bu
 }
 
 export async function setBudget(accountId: string, input: z.infer<typeof BudgetUpdate>): Promise<BudgetView> {
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
+  await writeItem({
+    Update: {
       Key: keys.account(accountId),
       UpdateExpression: 'SET budgetCapCents = :cap, budgetAction = :action',
       ConditionExpression: 'attribute_exists(PK)',
       ExpressionAttributeValues: { ':cap': input.monthlyCapCents, ':action': input.action },
-    }),
-  );
+    },
+  });
   return getBudget(accountId);
 }
 

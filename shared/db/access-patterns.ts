@@ -8,7 +8,17 @@ import { decodeCursor, encodeCursor } from './cursor.ts';
  * Every way the service reads the table, by name. Writes live with their domain module, built
  * from shared/db/keys.ts; reads come through here so the access patterns are listed in one place.
  */
-export type Item = Record<string, unknown>;
+export type { Item } from './items.ts';
+import {
+  asKind,
+  asKindOrUndefined,
+  type InstanceItem,
+  type InvoiceCounterItem,
+  type Item,
+  type ItemKind,
+  type ServerItem,
+  type WatermarkItem,
+} from './items.ts';
 
 export interface Page<T> {
   data: T[];
@@ -100,65 +110,94 @@ async function queryShardedListing(index: IndexName, shardKey: (shard: number) =
 
 const pick = (item: Item, attrs: string[]): Item => Object.fromEntries(attrs.map((a) => [a, item[a]]));
 
+/** Reads a page of items as one kind. */
+const pageOf =
+  <K extends ItemKind>(kind: K) =>
+  async (page: Promise<Page<Item>>) => {
+    const result = await page;
+    return { data: result.data.map((item) => asKind(item, kind)), nextCursor: result.nextCursor };
+  };
+
+async function queryAll(input: { IndexName?: IndexName; pk: string; skPrefix?: string; consistent?: boolean }): Promise<Item[]> {
+  const pkAttr = input.IndexName ? `${input.IndexName}PK` : 'PK';
+  const items: Item[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: input.IndexName,
+        KeyConditionExpression: input.skPrefix ? `${pkAttr} = :pk AND begins_with(SK, :prefix)` : `${pkAttr} = :pk`,
+        ExpressionAttributeValues: { ':pk': input.pk, ...(input.skPrefix ? { ':prefix': input.skPrefix } : {}) },
+        ConsistentRead: input.consistent,
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
 export const accessPatterns = {
-  accountById: (accountId: string) => getItem(keys.account(accountId)),
-  accountBySubject: (issuer: string, subject: string) => getItem(keys.subject(issuer, subject)),
-  apiKeyByHash: (hash: string) => getItem(keys.apiKeyHash(hash)),
-  apiKeyById: (accountId: string, keyId: string) => getItem(keys.apiKey(accountId, keyId)),
+  accountById: async (accountId: string) => asKindOrUndefined(await getItem(keys.account(accountId)), 'account'),
+  accountBySubject: async (issuer: string, subject: string) => asKindOrUndefined(await getItem(keys.subject(issuer, subject)), 'subject'),
+  apiKeyByHash: async (hash: string) => asKindOrUndefined(await getItem(keys.apiKeyHash(hash)), 'api-key-hash'),
+  apiKeyById: async (accountId: string, keyId: string) => asKindOrUndefined(await getItem(keys.apiKey(accountId, keyId)), 'api-key'),
   apiKeysOfAccount: (accountId: string, page: PageRequest) => {
     const k = keys.apiKeyPrefix(accountId);
-    return queryPrefix(k.PK, k.SKPrefix, page);
+    return pageOf('api-key')(queryPrefix(k.PK, k.SKPrefix, page));
   },
   ledgerOfAccount: (accountId: string, page: PageRequest) => {
     const k = keys.ledgerPrefix(accountId);
-    return queryPrefix(k.PK, k.SKPrefix, page);
+    return pageOf('ledger')(queryPrefix(k.PK, k.SKPrefix, page));
   },
+  ledgerEntry: async (accountId: string, seq: number) => asKindOrUndefined(await getItem(keys.ledgerEntry(accountId, seq)), 'ledger'),
+  /** Which entry a ledger idempotency key produced. */
+  ledgerGuard: async (idempotencyKey: string) => asKindOrUndefined(await getItem(keys.ledgerGuard(idempotencyKey)), 'ledger-guard'),
   activityOfAccount: (accountId: string, page: PageRequest) => {
     const k = keys.activityPrefix(accountId);
-    return queryPrefix(k.PK, k.SKPrefix, page, true);
+    return pageOf('activity')(queryPrefix(k.PK, k.SKPrefix, page, true));
   },
-  serverOfAccount: (accountId: string, serverId: string) => getItem(keys.server(accountId, serverId)),
+  serverOfAccount: async (accountId: string, serverId: string) =>
+    asKindOrUndefined(await getItem(keys.server(accountId, serverId)), 'server'),
   /** Any account's server by id (the reconciler's way from a panel's external id to the record). */
-  serverById: async (serverId: string): Promise<Item | undefined> => {
-    const pointer = await getItem(keys.serverPointer(serverId));
-    return pointer ? getItem(keys.server(pointer.accountId as string, serverId)) : undefined;
+  serverById: async (serverId: string): Promise<ServerItem | undefined> => {
+    const pointer = asKindOrUndefined(await getItem(keys.serverPointer(serverId)), 'server-pointer');
+    return pointer ? accessPatterns.serverOfAccount(pointer.accountId, serverId) : undefined;
   },
   serversOfAccount: (accountId: string, page: PageRequest) => {
     const k = keys.serverPrefix(accountId);
-    return queryPrefix(k.PK, k.SKPrefix, page);
+    return pageOf('server')(queryPrefix(k.PK, k.SKPrefix, page));
   },
   /** Every server of an account (bounded by the per-account server limit), for runway and budgets. */
-  allServersOfAccount: async (accountId: string): Promise<Item[]> => {
+  allServersOfAccount: async (accountId: string): Promise<ServerItem[]> => {
     const k = keys.serverPrefix(accountId);
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :p)',
-        ExpressionAttributeValues: { ':pk': k.PK, ':p': k.SKPrefix },
-        ConsistentRead: true,
-      }),
-    );
-    return out.Items ?? [];
+    return (await queryAll({ pk: k.PK, skPrefix: k.SKPrefix, consistent: true })).map((item) => asKind(item, 'server'));
   },
-  allServers: (page: PageRequest) => queryShardedListing('GSI1', keys.serversShard, page),
+  allServers: (page: PageRequest) => pageOf('server')(queryShardedListing('GSI1', keys.serversShard, page)),
+  /** The billing pass's work unit: every server in one shard of the sparse billable index (GSI2). */
+  billableServersOfShard: async (shard: number): Promise<ServerItem[]> =>
+    (await queryAll({ IndexName: 'GSI2', pk: keys.billableShard(shard) })).map((item) => asKind(item, 'server')),
+  billingWatermark: async () => (await getItem(keys.billingWatermark())) as WatermarkItem | undefined,
+  monthSpendOfAccount: async (accountId: string, month: string) =>
+    asKindOrUndefined(await getItem(keys.monthSpend(accountId, month)), 'month-spend'),
   invoicesOfAccount: (accountId: string, page: PageRequest) => {
     const k = keys.invoicePrefix(accountId);
-    return queryPrefix(k.PK, k.SKPrefix, page);
+    return pageOf('invoice')(queryPrefix(k.PK, k.SKPrefix, page));
   },
-  allAccounts: (page: PageRequest) => queryShardedListing('GSI1', keys.accountsShard, page),
-  platformAudit: (page: PageRequest) => queryShardedListing('GSI1', keys.auditShard, page),
-  idempotencyRecord: (accountId: string, key: string) => getItem(keys.idempotency(accountId, key)),
-  settings: () => getItem(keys.settings()),
-  instanceById: (instanceId: string) => getItem(keys.instance(instanceId)),
+  invoiceOfAccount: async (accountId: string, number: string) =>
+    asKindOrUndefined(await getItem(keys.invoice(accountId, number)), 'invoice'),
+  /** Invoice id → account and number (the webhook knows only the id). */
+  invoicePointer: async (invoiceId: string) => asKindOrUndefined(await getItem(keys.invoicePointer(invoiceId)), 'invoice-pointer'),
+  invoiceCounter: async (year: number) => (await getItem(keys.invoiceCounter(year))) as InvoiceCounterItem | undefined,
+  allAccounts: (page: PageRequest) => pageOf('account')(queryShardedListing('GSI1', keys.accountsShard, page)),
+  platformAudit: (page: PageRequest) => pageOf('activity')(queryShardedListing('GSI1', keys.auditShard, page)),
+  idempotencyRecord: async (accountId: string, key: string) =>
+    asKindOrUndefined(await getItem(keys.idempotency(accountId, key)), 'idempotency'),
+  settings: async () => asKindOrUndefined(await getItem(keys.settings()), 'settings'),
+  instanceById: async (instanceId: string) => asKindOrUndefined(await getItem(keys.instance(instanceId)), 'instance'),
   /** Instances are few (one per panel), so they share one partition and are read whole. */
-  allInstances: async (): Promise<Item[]> => {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'PK = :pk',
-        ExpressionAttributeValues: { ':pk': keys.instancesPartition() },
-      }),
-    );
-    return out.Items ?? [];
-  },
+  allInstances: async (): Promise<InstanceItem[]> =>
+    (await queryAll({ pk: keys.instancesPartition() })).map((item) => asKind(item, 'instance')),
 };

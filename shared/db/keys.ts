@@ -62,6 +62,8 @@ export const keys = {
   billableShard: (shard: number): string => `BILLABLE#${shard}`,
   monthSpend: (accountId: string, month: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `SPEND#${month}` }),
   billingWatermark: (): ItemKey => ({ PK: 'BILLING#HOURLY', SK: 'CURSOR' }),
+  /** A fanned-out pass's record (AWS): which shards are done for the hour it bills through (ISO time). */
+  billingPass: (throughHour: string): ItemKey => ({ PK: 'BILLING#PASS', SK: throughHour }),
   invoice: (accountId: string, number: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `INVOICE#${number}` }),
   invoicePrefix: (accountId: string) => ({ PK: `ACCOUNT#${accountId}`, SKPrefix: 'INVOICE#' }),
   invoicePointer: (invoiceId: string): ItemKey => ({ PK: `INVOICEID#${invoiceId}`, SK: 'INVOICEID' }),

@@ -15,6 +15,7 @@ import { errorFields, logger } from '../observability/logger.ts';
 import { ApiError, isApiError } from '../errors.ts';
 import { routerForGroups } from './router.ts';
 import { assertWithinLimit, consumeRateLimit, rateLimitHeaders, type RateLimitState } from './rate-limit.ts';
+import type { ApiKeyHashItem } from '../db/items.ts';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
@@ -106,7 +107,7 @@ export function createGroupHandler<G extends Group>(groups: G | readonly G[], im
       const { def } = route;
 
       // Credential and rate limit: both keyed by the credential, run side by side (one round trip each).
-      let keyItem: Record<string, unknown> | undefined;
+      let keyItem: ApiKeyHashItem | undefined;
       if (def.auth === 'bearer') {
         // Requests that fail authentication also count against their source IP, so guessing
         // credentials (a new garbage token each time, or none) is limited like anything else.

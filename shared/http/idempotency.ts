@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../db/client.ts';
+import { isConditionFailed, writeItem } from '../db/write.ts';
 import { keys } from '../db/keys.ts';
-import { getItem } from '../db/access-patterns.ts';
+import { accessPatterns } from '../db/access-patterns.ts';
 import { ApiError } from '../errors.ts';
 
 /**
@@ -37,9 +36,8 @@ export function validateIdempotencyKey(value: string): string {
 export async function claimIdempotencyKey(accountId: string, key: string, fingerprint: string): Promise<StoredResponse | undefined> {
   const now = Math.floor(Date.now() / 1000);
   try {
-    await db().send(
-      new PutCommand({
-        TableName: tableName(),
+    await writeItem({
+      Put: {
         Item: {
           ...keys.idempotency(accountId, key),
           kind: 'idempotency',
@@ -51,13 +49,13 @@ export async function claimIdempotencyKey(accountId: string, key: string, finger
         ConditionExpression: 'attribute_not_exists(PK) OR expiresAt < :now OR (#state = :progress AND lockedUntil < :now)',
         ExpressionAttributeNames: { '#state': 'state' },
         ExpressionAttributeValues: { ':now': now, ':progress': 'in_progress' },
-      }),
-    );
+      },
+    });
     return undefined;
   } catch (err) {
-    if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+    if (!isConditionFailed(err)) throw err;
   }
-  const record = await getItem(keys.idempotency(accountId, key));
+  const record = await accessPatterns.idempotencyRecord(accountId, key);
   if (!record) return claimIdempotencyKey(accountId, key, fingerprint);
   if (record.fingerprint !== fingerprint) {
     throw new ApiError('idempotency_conflict', 'This Idempotency-Key was used with a different request');
@@ -67,17 +65,16 @@ export async function claimIdempotencyKey(accountId: string, key: string, finger
 }
 
 export async function completeIdempotencyKey(accountId: string, key: string, response: StoredResponse): Promise<void> {
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
+  await writeItem({
+    Update: {
       Key: keys.idempotency(accountId, key),
       UpdateExpression: 'SET #state = :done, #response = :response REMOVE lockedUntil',
       ExpressionAttributeNames: { '#state': 'state', '#response': 'response' },
       ExpressionAttributeValues: { ':done': 'done', ':response': response },
-    }),
-  );
+    },
+  });
 }
 
 export async function releaseIdempotencyKey(accountId: string, key: string): Promise<void> {
-  await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.idempotency(accountId, key) }));
+  await writeItem({ Delete: { Key: keys.idempotency(accountId, key) } });
 }

@@ -1,5 +1,4 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../db/client.ts';
+import { writeItem } from '../db/write.ts';
 import { keys } from '../db/keys.ts';
 import { getConfig } from '../config/env.ts';
 import { ApiError } from '../errors.ts';
@@ -19,16 +18,15 @@ const WINDOW_SECONDS = 60;
 export async function consumeRateLimit(client: string, now = Date.now()): Promise<RateLimitState> {
   const limit = getConfig().rateLimitPerMinute;
   const windowStart = Math.floor(now / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS;
-  const out = await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
+  const out = await writeItem({
+    Update: {
       Key: keys.rateWindow(client, windowStart),
       UpdateExpression: 'ADD hits :one SET expiresAt = if_not_exists(expiresAt, :exp)',
       ExpressionAttributeValues: { ':one': 1, ':exp': windowStart + WINDOW_SECONDS * 2 },
       ReturnValues: 'UPDATED_NEW',
-    }),
-  );
-  const hits = Number(out.Attributes?.hits ?? 1);
+    },
+  });
+  const hits = Number(out?.hits ?? 1);
   const resetSeconds = Math.max(1, windowStart + WINDOW_SECONDS - Math.floor(now / 1000));
   return { limit, remaining: Math.max(0, limit - hits), resetSeconds, ...(hits > limit ? { exceeded: true } : {}) };
 }

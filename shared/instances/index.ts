@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { z } from 'zod';
-import { db, tableName } from '../db/client.ts';
+import { isConditionFailed, writeItem } from '../db/write.ts';
 import { keys } from '../db/keys.ts';
-import { accessPatterns, type Item } from '../db/access-patterns.ts';
+import { accessPatterns } from '../db/access-patterns.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { getConfig } from '../config/env.ts';
 import { secretStore, type InstanceKeys } from '../secrets/index.ts';
 import { PanelClient } from '../panel/client.ts';
 import { PanelRequestError } from '../panel/errors.ts';
 import type { CreateInstance, Instance, InstanceTestReport, UpdateInstance } from '../api/schemas.ts';
+import { asKind, type InstanceItem } from '../db/items.ts';
 
 /**
  * Instances: the registered Pterodactyl panels. The record (name, URL, priority, enabled, the
@@ -18,18 +18,18 @@ import type { CreateInstance, Instance, InstanceTestReport, UpdateInstance } fro
  */
 export type InstanceView = z.infer<typeof Instance>;
 
-export function toInstanceView(item: Item): InstanceView {
+export function toInstanceView(item: InstanceItem): InstanceView {
   return {
-    id: item.instanceId as string,
-    name: item.name as string,
-    baseUrl: item.baseUrl as string,
-    priority: Number(item.priority),
+    id: item.instanceId,
+    name: item.name,
+    baseUrl: item.baseUrl,
+    priority: item.priority,
     enabled: item.enabled !== false,
     hasClientKey: Boolean(item.hasClientKey),
-    serviceUserId: (item.serviceUserId as number | undefined) ?? null,
+    serviceUserId: item.serviceUserId ?? null,
     serverCount: Number(item.serverCount ?? 0),
-    createdAt: item.createdAt as string,
-    updatedAt: item.updatedAt as string,
+    createdAt: item.createdAt,
+    updatedAt: item.updatedAt,
   };
 }
 
@@ -54,7 +54,7 @@ export async function createInstance(input: z.infer<typeof CreateInstance>): Pro
   const now = new Date().toISOString();
   // Keys first: a record never points at keys that are not stored.
   await secretStore().put(instanceId, { appApiKey: input.appApiKey, ...(input.clientApiKey ? { clientApiKey: input.clientApiKey } : {}) });
-  const item = {
+  const item: InstanceItem = {
     ...keys.instance(instanceId),
     kind: 'instance',
     instanceId,
@@ -67,7 +67,7 @@ export async function createInstance(input: z.infer<typeof CreateInstance>): Pro
     createdAt: now,
     updatedAt: now,
   };
-  await db().send(new PutCommand({ TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(PK)' }));
+  await writeItem({ Put: { Item: item, ConditionExpression: 'attribute_not_exists(PK)' } });
   forgetClient(instanceId);
   return toInstanceView(item);
 }
@@ -103,36 +103,34 @@ export async function updateInstance(
   }
   if (input.baseUrl !== undefined && input.baseUrl !== current.baseUrl) remove.push('serviceUserId');
   const names = Object.keys(set);
-  const out = await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
+  const out = await writeItem({
+    Update: {
       Key: keys.instance(instanceId),
       UpdateExpression: `SET ${names.map((_, i) => `#s${i} = :s${i}`).join(', ')}${remove.length ? ` REMOVE ${[...new Set(remove)].join(', ')}` : ''}`,
       ConditionExpression: 'attribute_exists(PK)',
       ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#s${i}`, n])),
       ExpressionAttributeValues: Object.fromEntries(names.map((n, i) => [`:s${i}`, set[n]])),
       ReturnValues: 'ALL_NEW',
-    }),
-  );
+    },
+  });
   forgetClient(instanceId);
-  return { view: toInstanceView(out.Attributes!), changed };
+  return { view: toInstanceView(asKind(out!, 'instance')), changed };
 }
 
 export async function deleteInstance(instanceId: string): Promise<void> {
   const current = await accessPatterns.instanceById(instanceId);
   if (!current) throw notFound('Instance');
   try {
-    await db().send(
-      new DeleteCommand({
-        TableName: tableName(),
+    await writeItem({
+      Delete: {
         Key: keys.instance(instanceId),
         // The count is kept by the servers module in the same transactions that add and remove servers.
         ConditionExpression: 'attribute_not_exists(serverCount) OR serverCount = :zero',
         ExpressionAttributeValues: { ':zero': 0 },
-      }),
-    );
+      },
+    });
   } catch (err) {
-    if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+    if (!isConditionFailed(err)) throw err;
     const count = Number((await accessPatterns.instanceById(instanceId))?.serverCount ?? 0);
     throw new ApiError('conflict', `The instance still hosts ${count} server(s); delete them or disable the instance instead`, {
       serverCount: count,
@@ -211,15 +209,14 @@ export async function testInstance(instanceId: string): Promise<z.infer<typeof I
     try {
       const account = await client.getAccount();
       serviceUser = { id: account.id, username: account.username, email: account.email, admin: account.admin };
-      await db().send(
-        new UpdateCommand({
-          TableName: tableName(),
+      await writeItem({
+        Update: {
           Key: keys.instance(instanceId),
           UpdateExpression: 'SET serviceUserId = :id',
           ConditionExpression: 'attribute_exists(PK)',
           ExpressionAttributeValues: { ':id': account.id },
-        }),
-      );
+        },
+      });
       checks.push({
         name: 'client_api',
         ok: true,
@@ -239,14 +236,13 @@ const describe = (err: unknown): string =>
 export async function serviceUserIdOf(instance: InstanceView): Promise<number> {
   if (instance.serviceUserId !== null) return instance.serviceUserId;
   const account = await (await panelClientFor(instance)).getAccount();
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
+  await writeItem({
+    Update: {
       Key: keys.instance(instance.id),
       UpdateExpression: 'SET serviceUserId = :id',
       ConditionExpression: 'attribute_exists(PK)',
       ExpressionAttributeValues: { ':id': account.id },
-    }),
-  );
+    },
+  });
   return account.id;
 }

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { z } from 'zod';
-import { db, tableName } from '../db/client.ts';
+import { type NamedWrite, retrying, transact, writeIfFirst, writeItem } from '../db/write.ts';
 import { keys } from '../db/keys.ts';
-import { accessPatterns, getItem, type Item, type Page, type PageRequest } from '../db/access-patterns.ts';
+import { accessPatterns, type Page, type PageRequest } from '../db/access-patterns.ts';
 import { notFound } from '../errors.ts';
 import type { Invoice } from '../api/schemas.ts';
+import type { InvoiceItem } from '../db/items.ts';
 
 /**
  * Invoices: every top-up is one. Numbers are `INV-<year>-<six digits>`, sequential and gapless
@@ -22,24 +22,24 @@ export type Provider = 'stripe' | 'sandbox';
 
 export const formatNumber = (year: number, n: number): string => `INV-${year}-${String(n).padStart(6, '0')}`;
 
-export function toInvoiceView(item: Item): InvoiceView {
+export function toInvoiceView(item: InvoiceItem): InvoiceView {
   return {
-    id: item.invoiceId as string,
-    number: item.number as string,
-    status: item.status as InvoiceView['status'],
+    id: item.invoiceId,
+    number: item.number,
+    status: item.status,
     currency: 'usd',
-    amountCents: Number(item.amountCents),
-    bonusPercent: Number(item.bonusPercent),
-    lineItems: (item.lineItems as InvoiceView['lineItems'] | undefined) ?? [],
-    totalCents: Number(item.amountCents),
+    amountCents: item.amountCents,
+    bonusPercent: item.bonusPercent,
+    lineItems: item.lineItems ?? [],
+    totalCents: item.amountCents,
     creditedCents: Number(item.creditedCents ?? 0),
-    createdAt: item.createdAt as string,
-    paidAt: (item.paidAt as string | undefined) ?? null,
-    voidedAt: (item.voidedAt as string | undefined) ?? null,
+    createdAt: item.createdAt,
+    paidAt: item.paidAt ?? null,
+    voidedAt: item.voidedAt ?? null,
     payment: {
-      provider: item.provider as Provider,
-      sessionId: (item.sessionId as string | undefined) ?? null,
-      paymentIntentId: (item.paymentIntentId as string | undefined) ?? null,
+      provider: item.provider,
+      sessionId: item.sessionId ?? null,
+      paymentIntentId: item.paymentIntentId ?? null,
     },
   };
 }
@@ -54,78 +54,76 @@ export async function openInvoice(
 ): Promise<InvoiceView> {
   const year = now.getUTCFullYear();
   const invoiceId = randomUUID();
-  for (let attempt = 0; attempt < 60; attempt++) {
-    const counter = await getItem(keys.invoiceCounter(year));
-    const last = Number(counter?.last ?? 0);
-    const number = formatNumber(year, last + 1);
-    const item = {
-      ...keys.invoice(accountId, number),
-      kind: 'invoice',
-      invoiceId,
-      accountId,
-      number,
-      status: 'open',
-      amountCents,
-      bonusPercent,
-      // The top-up line is known now; the bonus line is added when the payment arrives.
-      lineItems: [{ type: 'topup', description: 'Credit top-up', amountCents }],
-      provider,
-      createdAt: now.toISOString(),
-    };
-    try {
-      await db().send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: tableName(),
-                Key: keys.invoiceCounter(year),
-                UpdateExpression: 'SET #last = :next',
-                ConditionExpression: counter ? '#last = :last' : 'attribute_not_exists(#last)',
-                ExpressionAttributeNames: { '#last': 'last' },
-                ExpressionAttributeValues: { ':next': last + 1, ...(counter ? { ':last': last } : {}) },
-              },
-            },
-            { Put: { TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
-            {
-              Put: {
-                TableName: tableName(),
-                Item: { ...keys.invoiceNumber(number), kind: 'invoice-number', invoiceId, accountId },
-                ConditionExpression: 'attribute_not_exists(PK)',
-              },
-            },
-            {
-              Put: {
-                TableName: tableName(),
-                Item: { ...keys.invoicePointer(invoiceId), kind: 'invoice-pointer', accountId, number },
-                ConditionExpression: 'attribute_not_exists(PK)',
-              },
-            },
-          ],
-        }),
-      );
+  // Contention on the counter is expected (every checkout of the year takes it): many attempts.
+  return retrying(
+    async () => {
+      const counter = await accessPatterns.invoiceCounter(year);
+      const last = Number(counter?.last ?? 0);
+      const number = formatNumber(year, last + 1);
+      const item: InvoiceItem = {
+        ...keys.invoice(accountId, number),
+        kind: 'invoice',
+        invoiceId,
+        accountId,
+        number,
+        status: 'open',
+        amountCents,
+        bonusPercent,
+        // The top-up line is known now; the bonus line is added when the payment arrives.
+        lineItems: [{ type: 'topup', description: 'Credit top-up', amountCents }],
+        provider,
+        createdAt: now.toISOString(),
+      };
+      await transact([
+        {
+          name: 'counter',
+          Update: {
+            Key: keys.invoiceCounter(year),
+            UpdateExpression: 'SET #last = :next',
+            ConditionExpression: counter ? '#last = :last' : 'attribute_not_exists(#last)',
+            ExpressionAttributeNames: { '#last': 'last' },
+            ExpressionAttributeValues: { ':next': last + 1, ...(counter ? { ':last': last } : {}) },
+          },
+        },
+        { name: 'invoice', Put: { Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
+        {
+          name: 'number',
+          Put: {
+            Item: { ...keys.invoiceNumber(number), kind: 'invoice-number', invoiceId, accountId },
+            ConditionExpression: 'attribute_not_exists(PK)',
+          },
+        },
+        {
+          name: 'pointer',
+          Put: {
+            Item: { ...keys.invoicePointer(invoiceId), kind: 'invoice-pointer', accountId, number },
+            ConditionExpression: 'attribute_not_exists(PK)',
+          },
+        },
+      ]);
       return toInvoiceView(item);
-    } catch (err) {
-      if ((err as Error).name !== 'TransactionCanceledException') throw err;
-      // Another checkout took this number: read the counter again.
-      await new Promise((r) => setTimeout(r, Math.random() * 15 * Math.min(attempt + 1, 8)));
-    }
-  }
-  throw new Error('Could not allocate an invoice number: too much contention');
+    },
+    {
+      attempts: 60,
+      // Another checkout took this number (the counter moved, or its number item exists): read the counter again.
+      retryIf: (err) => err.has('counter') || err.has('number'),
+      exhausted: () => new Error('Could not allocate an invoice number: too much contention'),
+    },
+  );
 }
 
 /** The invoice item wherever it lives (the webhook knows only the invoice id). */
-export async function findInvoiceItem(invoiceId: string): Promise<Item | undefined> {
-  const pointer = await getItem(keys.invoicePointer(invoiceId));
+export async function findInvoiceItem(invoiceId: string): Promise<InvoiceItem | undefined> {
+  const pointer = await accessPatterns.invoicePointer(invoiceId);
   if (!pointer) return undefined;
-  return getItem(keys.invoice(pointer.accountId as string, pointer.number as string));
+  return accessPatterns.invoiceOfAccount(pointer.accountId as string, pointer.number as string);
 }
 
 /** The caller's invoice; another account's invoice is 404 exactly like an unknown id. */
 export async function getInvoice(accountId: string, invoiceId: string): Promise<InvoiceView> {
-  const pointer = await getItem(keys.invoicePointer(invoiceId));
+  const pointer = await accessPatterns.invoicePointer(invoiceId);
   if (!pointer || pointer.accountId !== accountId) throw notFound('Invoice');
-  const item = await getItem(keys.invoice(accountId, pointer.number as string));
+  const item = await accessPatterns.invoiceOfAccount(accountId, pointer.number as string);
   if (!item) throw notFound('Invoice');
   return toInvoiceView(item);
 }
@@ -135,33 +133,59 @@ export async function listInvoices(accountId: string, page: PageRequest): Promis
   return { data: result.data.map(toInvoiceView), nextCursor: result.nextCursor };
 }
 
-export async function attachSession(item: Item, sessionId: string): Promise<void> {
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: { PK: item.PK as string, SK: item.SK as string },
+export async function attachSession(invoice: Pick<InvoiceView, 'number'>, accountId: string, sessionId: string): Promise<void> {
+  await writeItem({
+    Update: {
+      Key: keys.invoice(accountId, invoice.number),
       UpdateExpression: 'SET sessionId = :s',
       ExpressionAttributeValues: { ':s': sessionId },
-    }),
-  );
+    },
+  });
 }
 
 /** open → void; a paid invoice is never voided. Returns whether this call voided it. */
-export async function voidInvoice(item: Item, reason: string): Promise<boolean> {
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: { PK: item.PK as string, SK: item.SK as string },
-        UpdateExpression: 'SET #status = :void, voidedAt = :now, voidReason = :reason',
-        ConditionExpression: '#status = :open',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':void': 'void', ':open': 'open', ':now': new Date().toISOString(), ':reason': reason },
-      }),
-    );
-    return true;
-  } catch (err) {
-    if ((err as Error).name === 'ConditionalCheckFailedException') return false;
-    throw err;
-  }
+export async function voidInvoice(invoice: Pick<InvoiceView, 'number'>, accountId: string, reason: string): Promise<boolean> {
+  return writeIfFirst({
+    Update: {
+      Key: keys.invoice(accountId, invoice.number),
+      UpdateExpression: 'SET #status = :void, voidedAt = :now, voidReason = :reason',
+      ConditionExpression: '#status = :open',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':void': 'void', ':open': 'open', ':now': new Date().toISOString(), ':reason': reason },
+    },
+  });
+}
+
+export interface Payment {
+  paidAt: string;
+  lineItems: InvoiceView['lineItems'];
+  creditedCents: number;
+  sessionId: string;
+  paymentIntentId: string | null;
+}
+
+/**
+ * The invoice's move to paid, as a write for the transaction that credits the payment (the ledger
+ * appends it): paid is final, so a second delivery fails its condition and credits nothing.
+ * A void invoice still turns paid, because the money did arrive.
+ */
+export function invoicePaidWrite(accountId: string, invoice: Pick<InvoiceView, 'number'>, payment: Payment): NamedWrite {
+  return {
+    name: 'invoice-paid',
+    Update: {
+      Key: keys.invoice(accountId, invoice.number),
+      UpdateExpression:
+        'SET #status = :paid, paidAt = :at, lineItems = :lines, creditedCents = :credited, sessionId = :session, paymentIntentId = :pi REMOVE voidedAt, voidReason',
+      ConditionExpression: '#status <> :paid',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':paid': 'paid',
+        ':at': payment.paidAt,
+        ':lines': payment.lineItems,
+        ':credited': payment.creditedCents,
+        ':session': payment.sessionId,
+        ':pi': payment.paymentIntentId,
+      },
+    },
+  };
 }

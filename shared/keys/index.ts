@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { z } from 'zod';
-import { db, tableName } from '../db/client.ts';
+import { isConditionFailed, transact, WriteConflictError } from '../db/write.ts';
 import { keys } from '../db/keys.ts';
-import { accessPatterns, type Item, type Page, type PageRequest } from '../db/access-patterns.ts';
+import { accessPatterns, type Page, type PageRequest } from '../db/access-patterns.ts';
 import { getConfig } from '../config/env.ts';
 import { ApiError, notFound } from '../errors.ts';
 import type { ApiKey, CreateApiKey } from '../api/schemas.ts';
-import type { Scope } from '../api/scopes.ts';
 import type { Principal } from '../auth/principal.ts';
 import { displayPrefix, generateApiKey, hashApiKey, lastFour } from '../auth/api-key-format.ts';
+import type { ApiKeyHashItem, ApiKeyItem } from '../db/items.ts';
 
 export type ApiKeyView = z.infer<typeof ApiKey>;
 
@@ -17,18 +16,18 @@ const DAY_MS = 86_400_000;
 /** lastUsedAt is written at most this often per key (a write per request would double the cost). */
 export const LAST_USED_INTERVAL_MS = 5 * 60_000;
 
-export function toView(item: Item, now = Date.now()): ApiKeyView {
-  const expiresAt = (item.expiresAt as string | undefined) ?? null;
-  const revokedAt = (item.revokedAt as string | undefined) ?? null;
+export function toView(item: Omit<ApiKeyItem, 'PK' | 'SK' | 'kind' | 'hash'>, now = Date.now()): ApiKeyView {
+  const expiresAt = item.expiresAt ?? null;
+  const revokedAt = item.revokedAt ?? null;
   return {
-    id: item.keyId as string,
-    name: item.name as string,
-    prefix: item.prefix as string,
-    last4: item.last4 as string,
-    scopes: item.scopes as Scope[],
-    createdAt: item.createdAt as string,
+    id: item.keyId,
+    name: item.name,
+    prefix: item.prefix,
+    last4: item.last4,
+    scopes: item.scopes,
+    createdAt: item.createdAt,
     expiresAt,
-    lastUsedAt: (item.lastUsedAt as string | undefined) ?? null,
+    lastUsedAt: item.lastUsedAt ?? null,
     revokedAt,
     status: revokedAt ? 'revoked' : expiresAt && Date.parse(expiresAt) <= now ? 'expired' : 'active',
   };
@@ -67,35 +66,31 @@ export async function createApiKey(
     expiresAt: input.expiresInDays ? new Date(now.getTime() + input.expiresInDays * DAY_MS).toISOString() : undefined,
   };
   const hash = hashApiKey(token);
-  await db().send(
-    new TransactWriteCommand({
-      TransactItems: [
-        {
-          Put: {
-            TableName: tableName(),
-            Item: { ...keys.apiKey(principal.accountId, keyId), kind: 'api-key', ...record, hash },
-            ConditionExpression: 'attribute_not_exists(PK)',
-          },
+  await transact([
+    {
+      name: 'key',
+      Put: {
+        Item: { ...keys.apiKey(principal.accountId, keyId), kind: 'api-key', ...record, hash },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    },
+    {
+      name: 'hash',
+      Put: {
+        // The lookup item carries what authentication needs, so a request costs one read.
+        Item: {
+          ...keys.apiKeyHash(hash),
+          kind: 'api-key-hash',
+          keyId,
+          accountId: principal.accountId,
+          email: principal.email,
+          scopes,
+          expiresAt: record.expiresAt,
         },
-        {
-          Put: {
-            TableName: tableName(),
-            // The lookup item carries what authentication needs, so a request costs one read.
-            Item: {
-              ...keys.apiKeyHash(hash),
-              kind: 'api-key-hash',
-              keyId,
-              accountId: principal.accountId,
-              email: principal.email,
-              scopes,
-              expiresAt: record.expiresAt,
-            },
-            ConditionExpression: 'attribute_not_exists(PK)',
-          },
-        },
-      ],
-    }),
-  );
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    },
+  ]);
   return { key: toView(record), secret: token };
 }
 
@@ -110,63 +105,55 @@ export async function revokeApiKey(accountId: string, keyId: string): Promise<{ 
   if (!item) throw notFound('API key');
   if (item.revokedAt) return { id: keyId, revoked: true, revokedAt: item.revokedAt as string };
   const revokedAt = new Date().toISOString();
-  await db().send(
-    new TransactWriteCommand({
-      TransactItems: [
-        {
-          Update: {
-            TableName: tableName(),
-            Key: keys.apiKey(accountId, keyId),
-            UpdateExpression: 'SET revokedAt = :at',
-            ExpressionAttributeValues: { ':at': revokedAt },
-          },
-        },
-        {
-          Update: {
-            TableName: tableName(),
-            Key: keys.apiKeyHash(item.hash as string),
-            UpdateExpression: 'SET revokedAt = :at',
-            ExpressionAttributeValues: { ':at': revokedAt },
-          },
-        },
-      ],
-    }),
-  );
+  await transact([
+    {
+      name: 'key',
+      Update: {
+        Key: keys.apiKey(accountId, keyId),
+        UpdateExpression: 'SET revokedAt = :at',
+        ExpressionAttributeValues: { ':at': revokedAt },
+      },
+    },
+    {
+      name: 'hash',
+      Update: {
+        Key: keys.apiKeyHash(item.hash as string),
+        UpdateExpression: 'SET revokedAt = :at',
+        ExpressionAttributeValues: { ':at': revokedAt },
+      },
+    },
+  ]);
   return { id: keyId, revoked: true, revokedAt };
 }
 
 /** Records use at most every LAST_USED_INTERVAL_MS; the condition keeps concurrent requests from writing twice. */
-export async function touchLastUsed(hashItem: Item, now = new Date()): Promise<void> {
-  const last = hashItem.lastUsedAt ? Date.parse(hashItem.lastUsedAt as string) : 0;
+export async function touchLastUsed(hashItem: ApiKeyHashItem, now = new Date()): Promise<void> {
+  const last = hashItem.lastUsedAt ? Date.parse(hashItem.lastUsedAt) : 0;
   if (now.getTime() - last < LAST_USED_INTERVAL_MS) return;
   const at = now.toISOString();
   const threshold = new Date(now.getTime() - LAST_USED_INTERVAL_MS).toISOString();
   try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName(),
-              Key: { PK: hashItem.PK as string, SK: hashItem.SK as string },
-              UpdateExpression: 'SET lastUsedAt = :at',
-              ConditionExpression: 'attribute_not_exists(lastUsedAt) OR lastUsedAt < :threshold',
-              ExpressionAttributeValues: { ':at': at, ':threshold': threshold },
-            },
-          },
-          {
-            Update: {
-              TableName: tableName(),
-              Key: keys.apiKey(hashItem.accountId as string, hashItem.keyId as string),
-              UpdateExpression: 'SET lastUsedAt = :at',
-              ExpressionAttributeValues: { ':at': at },
-            },
-          },
-        ],
-      }),
-    );
+    await transact([
+      {
+        name: 'hash',
+        Update: {
+          Key: { PK: hashItem.PK, SK: hashItem.SK },
+          UpdateExpression: 'SET lastUsedAt = :at',
+          ConditionExpression: 'attribute_not_exists(lastUsedAt) OR lastUsedAt < :threshold',
+          ExpressionAttributeValues: { ':at': at, ':threshold': threshold },
+        },
+      },
+      {
+        name: 'key',
+        Update: {
+          Key: keys.apiKey(hashItem.accountId, hashItem.keyId),
+          UpdateExpression: 'SET lastUsedAt = :at',
+          ExpressionAttributeValues: { ':at': at },
+        },
+      },
+    ]);
   } catch (err) {
     // Another request of the same key recorded the use first: nothing to do.
-    if ((err as Error).name !== 'TransactionCanceledException') throw err;
+    if (!(isConditionFailed(err, 'hash') || err instanceof WriteConflictError)) throw err;
   }
 }

@@ -1,10 +1,9 @@
-import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import type { z } from 'zod';
-import { db, tableName } from '../db/client.ts';
 import { keys } from '../db/keys.ts';
-import { accessPatterns, getItem, type Item, type Page, type PageRequest } from '../db/access-patterns.ts';
+import { accessPatterns, type Page, type PageRequest } from '../db/access-patterns.ts';
+import { isConditionFailed, type NamedWrite, retrying, transact } from '../db/write.ts';
 import type { LedgerEntryView } from '../api/schemas.ts';
+import type { LedgerItem } from '../db/items.ts';
 
 /**
  * The ledger: the balance on the account profile is a projection of these append-only entries
@@ -49,9 +48,11 @@ export interface LedgerEntry extends Omit<LedgerChange, 'extraGuards'> {
   at: string;
 }
 
-export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
-
 const guardsOf = (change: LedgerChange): string[] => [change.idempotencyKey, ...(change.extraGuards ?? [])];
+
+/** Names of the transaction items, so a cancellation says which guard or extra item failed. */
+const GUARD = 'guard:';
+const EXTRA = 'extra:';
 
 /** The items that append `change` after sequence `seq` with resulting balance `balanceAfter`. */
 export function ledgerEntryItems(
@@ -60,21 +61,21 @@ export function ledgerEntryItems(
   balanceAfterCents: number,
   change: LedgerChange,
   at: string,
-): TransactItem[] {
+): NamedWrite[] {
   if (!Number.isSafeInteger(change.amountCents)) throw new Error('Ledger amounts are integer cents');
   const { extraGuards: _extra, ...rest } = change;
   const entry: LedgerEntry = { ...rest, seq, balanceAfterCents, granted: GRANTED.has(change.type), at };
   return [
     {
+      name: `entry:${seq}`,
       Put: {
-        TableName: tableName(),
         Item: { ...keys.ledgerEntry(accountId, seq), kind: 'ledger', accountId, ...entry },
         ConditionExpression: 'attribute_not_exists(PK)',
       },
     },
     ...guardsOf(change).map((guard) => ({
+      name: `${GUARD}${guard}`,
       Put: {
-        TableName: tableName(),
         Item: { ...keys.ledgerGuard(guard), kind: 'ledger-guard', accountId, seq },
         ConditionExpression: 'attribute_not_exists(PK)',
       },
@@ -84,8 +85,8 @@ export function ledgerEntryItems(
 
 export interface AppendOptions {
   now?: Date;
-  /** More writes that must happen in the same transaction (an invoice turning paid, a spend counter). */
-  extraItems?: (entries: LedgerEntry[]) => TransactItem[];
+  /** More writes that must happen in the same transaction (an invoice turning paid, a spend counter), by name. */
+  extraItems?: (entries: LedgerEntry[]) => NamedWrite[];
 }
 
 export interface AppendResult {
@@ -94,73 +95,77 @@ export interface AppendResult {
   entries: LedgerEntry[];
   /** When not applied: the guard keys that already existed. */
   alreadyApplied: string[];
-  /** When not applied: an extra item's condition failed (its index). */
-  extraFailed?: number;
+  /** When not applied: the extra item whose condition failed (its name). */
+  extraFailed?: string;
 }
 
 /**
  * Appends changes to an account's ledger in one transaction. Changes nothing and returns
  * `applied: false` when any idempotency key was used before (listed in `alreadyApplied`) or an
- * extra item's condition fails.
+ * extra item's condition fails. The balance moves under an optimistic lock on `ledgerSeq`: a
+ * concurrent change makes it read the profile again and retry.
  */
 export async function appendLedger(accountId: string, changes: LedgerChange[], options: AppendOptions = {}): Promise<AppendResult> {
-  for (let attempt = 0; attempt < 12; attempt++) {
-    const profile = await getItem(keys.account(accountId));
-    if (!profile) throw new Error(`Account ${accountId} not found`);
-    const seq0 = Number(profile.ledgerSeq ?? 0);
-    let balance = Number(profile.balanceCents ?? 0);
-    const at = (options.now ?? new Date()).toISOString();
-    const items: TransactItem[] = [];
-    const guardAt: { index: number; key: string }[] = [];
-    const entries: LedgerEntry[] = [];
-    changes.forEach((change, i) => {
-      balance += change.amountCents;
-      const entryItems = ledgerEntryItems(accountId, seq0 + i + 1, balance, change, at);
-      // Item 0 of the transaction is the profile; the guards follow each entry.
-      const base = 1 + items.length;
-      for (const [g, key] of guardsOf(change).entries()) guardAt.push({ index: base + 1 + g, key });
-      items.push(...entryItems);
-      const { extraGuards: _extra, ...rest } = change;
-      entries.push({ ...rest, seq: seq0 + i + 1, balanceAfterCents: balance, granted: GRANTED.has(change.type), at });
-    });
-    items.unshift({
-      Update: {
-        TableName: tableName(),
-        Key: keys.account(accountId),
-        UpdateExpression: 'SET balanceCents = :balance, ledgerSeq = :seq',
-        ConditionExpression: 'ledgerSeq = :seq0',
-        ExpressionAttributeValues: { ':balance': balance, ':seq': seq0 + changes.length, ':seq0': seq0 },
+  let unchangedBalance = 0;
+  try {
+    return await retrying(
+      async () => {
+        const profile = await accessPatterns.accountById(accountId);
+        if (!profile) throw new Error(`Account ${accountId} not found`);
+        const seq0 = Number(profile.ledgerSeq ?? 0);
+        unchangedBalance = Number(profile.balanceCents ?? 0);
+        let balance = unchangedBalance;
+        const at = (options.now ?? new Date()).toISOString();
+        const items: NamedWrite[] = [];
+        const entries: LedgerEntry[] = [];
+        changes.forEach((change, i) => {
+          balance += change.amountCents;
+          items.push(...ledgerEntryItems(accountId, seq0 + i + 1, balance, change, at));
+          const { extraGuards: _extra, ...rest } = change;
+          entries.push({ ...rest, seq: seq0 + i + 1, balanceAfterCents: balance, granted: GRANTED.has(change.type), at });
+        });
+        const extras = (options.extraItems?.(entries) ?? []).map((w) => ({ ...w, name: `${EXTRA}${w.name}` }));
+        await transact([
+          {
+            name: 'profile',
+            Update: {
+              Key: keys.account(accountId),
+              UpdateExpression: 'SET balanceCents = :balance, ledgerSeq = :seq',
+              ConditionExpression: 'ledgerSeq = :seq0',
+              ExpressionAttributeValues: { ':balance': balance, ':seq': seq0 + changes.length, ':seq0': seq0 },
+            },
+          },
+          ...items,
+          ...extras,
+        ]);
+        return { applied: true, balanceCents: balance, entries, alreadyApplied: [] };
       },
-    });
-    const extra = options.extraItems?.(entries) ?? [];
-    const extraStart = items.length;
-    items.push(...extra);
-    try {
-      await db().send(new TransactWriteCommand({ TransactItems: items }));
-      return { applied: true, balanceCents: balance, entries, alreadyApplied: [] };
-    } catch (err) {
-      if (!(err instanceof TransactionCanceledException)) throw err;
-      const reasons = err.CancellationReasons ?? [];
-      const failed = (i: number) => reasons[i]?.Code === 'ConditionalCheckFailed';
-      const alreadyApplied = guardAt.filter((g) => failed(g.index)).map((g) => g.key);
-      const unchanged = { applied: false, balanceCents: Number(profile.balanceCents ?? 0), entries: [] };
-      if (alreadyApplied.length) return { ...unchanged, alreadyApplied };
-      const extraFailed = extra.findIndex((_, i) => failed(extraStart + i));
-      if (extraFailed !== -1) return { ...unchanged, alreadyApplied: [], extraFailed };
-      // Otherwise another change moved the balance first (or a write conflicted): read again and retry.
-      await new Promise((r) => setTimeout(r, Math.random() * 20 * (attempt + 1)));
-    }
+      {
+        attempts: 12,
+        // Another change moved the balance first (its entry may already hold our sequence number):
+        // read again. A failed guard or extra item is final and reported below.
+        retryIf: (err) => err.has('profile') && !err.anyStartingWith(GUARD).length && !err.anyStartingWith(EXTRA).length,
+        exhausted: () => new Error('Ledger append kept conflicting; gave up'),
+      },
+    );
+  } catch (err) {
+    if (!isConditionFailed(err)) throw err;
+    const unchanged = { applied: false, balanceCents: unchangedBalance, entries: [] };
+    const alreadyApplied = err.anyStartingWith(GUARD).map((name) => name.slice(GUARD.length));
+    if (alreadyApplied.length) return { ...unchanged, alreadyApplied };
+    const extraFailed = err.anyStartingWith(EXTRA)[0];
+    if (extraFailed) return { ...unchanged, alreadyApplied: [], extraFailed: extraFailed.slice(EXTRA.length) };
+    throw err;
   }
-  throw new Error('Ledger append kept conflicting; gave up');
 }
 
-export function toLedgerView(item: Item): z.infer<typeof LedgerEntryView> {
-  const reference = (item.reference as LedgerReference | undefined) ?? {};
+export function toLedgerView(item: LedgerItem): z.infer<typeof LedgerEntryView> {
+  const reference = item.reference ?? {};
   return {
-    seq: Number(item.seq),
-    type: item.type as LedgerType,
-    amountCents: Number(item.amountCents),
-    balanceAfterCents: Number(item.balanceAfterCents),
+    seq: item.seq,
+    type: item.type,
+    amountCents: item.amountCents,
+    balanceAfterCents: item.balanceAfterCents,
     granted: Boolean(item.granted),
     reference: {
       serverId: reference.serverId ?? null,
@@ -170,7 +175,7 @@ export function toLedgerView(item: Item): z.infer<typeof LedgerEntryView> {
       note: reference.note ?? null,
       lines: reference.lines ?? [],
     },
-    at: item.at as string,
+    at: item.at,
   };
 }
 

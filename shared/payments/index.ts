@@ -2,13 +2,19 @@ import Stripe from 'stripe';
 import type { z } from 'zod';
 import { getConfig, type PaymentsConfig } from '../config/env.ts';
 import { SECRET_CACHE_MS } from '../secrets/index.ts';
-import { keys } from '../db/keys.ts';
-import { tableName } from '../db/client.ts';
 import { ApiError } from '../errors.ts';
 import { getSettings } from '../settings/index.ts';
 import { appendLedger } from '../ledger/index.ts';
-import { reconcileAccount } from '../servers/suspension.ts';
-import { attachSession, findInvoiceItem, openInvoice, toInvoiceView, voidInvoice, type InvoiceView } from '../invoices/index.ts';
+import { unsuspendAfterCredit } from '../servers/suspension.ts';
+import {
+  attachSession,
+  findInvoiceItem,
+  invoicePaidWrite,
+  openInvoice,
+  toInvoiceView,
+  voidInvoice,
+  type InvoiceView,
+} from '../invoices/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
 import { recordSystemActivity } from '../audit/index.ts';
 import type { BillingConfig, CheckoutRequest } from '../api/schemas.ts';
@@ -102,11 +108,10 @@ export async function startCheckout(
     });
   }
   const invoice = await openInvoice(principal.accountId, input.amountCents, settings.topUpBonusPercent, config.provider);
-  const item = (await findInvoiceItem(invoice.id))!;
 
   if (config.provider === 'sandbox') {
     const sessionId = `cs_sandbox_${invoice.id.replace(/-/g, '')}`;
-    await attachSession(item, sessionId);
+    await attachSession(invoice, principal.accountId, sessionId);
     return { url: `${baseUrl}/dev/checkout/${invoice.id}`, invoiceNumber: invoice.number, invoiceId: invoice.id };
   }
 
@@ -134,11 +139,11 @@ export async function startCheckout(
       { idempotencyKey: `checkout:${invoice.id}` },
     );
     if (!session.url) throw new Error('Stripe returned a session without a URL');
-    await attachSession(item, session.id);
+    await attachSession(invoice, principal.accountId, session.id);
     return { url: session.url, invoiceNumber: invoice.number, invoiceId: invoice.id };
   } catch (err) {
     // The number stays used (no gap); the invoice says what happened.
-    await voidInvoice(item, 'payment page could not be opened');
+    await voidInvoice(invoice, principal.accountId, 'payment page could not be opened');
     logger.error('checkout: Stripe session failed', { invoiceId: invoice.id, ...errorFields(err) });
     throw new ApiError('payment_provider_error', 'The payment provider could not open a payment page; nothing was charged, try again', {
       invoiceNumber: invoice.number,
@@ -181,9 +186,13 @@ export async function handleStripeEvent(event: Stripe.Event): Promise<string> {
       const session = event.data.object as Session;
       const item = await invoiceOf(session);
       if (!item) return 'unknown_invoice';
-      const voided = await voidInvoice(item, event.type === 'checkout.session.expired' ? 'payment session expired' : 'payment failed');
+      const voided = await voidInvoice(
+        toInvoiceView(item),
+        item.accountId,
+        event.type === 'checkout.session.expired' ? 'payment session expired' : 'payment failed',
+      );
       if (!voided) return `kept_${item.status}`;
-      await paymentActivity(item.accountId as string, toInvoiceView(item), 'billing.invoice_void', { event: event.type });
+      await paymentActivity(item.accountId, toInvoiceView(item), 'billing.invoice_void', { event: event.type });
       return 'voided';
     }
     default:
@@ -216,13 +225,13 @@ async function fulfil(session: Session): Promise<string> {
     });
     return 'amount_mismatch';
   }
-  const accountId = item.accountId as string;
+  const accountId = item.accountId;
   const bonus = bonusFor(invoice.amountCents, invoice.bonusPercent);
   const reference = { invoiceId: invoice.id, invoiceNumber: invoice.number };
   const paidAt = new Date().toISOString();
-  const lineItems = [
+  const lineItems: InvoiceView['lineItems'] = [
     { type: 'topup', description: 'Credit top-up', amountCents: invoice.amountCents },
-    ...(bonus > 0 ? [{ type: 'bonus', description: `Top-up bonus (${invoice.bonusPercent} %)`, amountCents: bonus }] : []),
+    ...(bonus > 0 ? [{ type: 'bonus' as const, description: `Top-up bonus (${invoice.bonusPercent} %)`, amountCents: bonus }] : []),
   ];
   const paymentIntent = typeof session.payment_intent === 'string' ? session.payment_intent : (session.payment_intent?.id ?? null);
   const result = await appendLedger(
@@ -247,25 +256,13 @@ async function fulfil(session: Session): Promise<string> {
     ],
     {
       extraItems: () => [
-        {
-          Update: {
-            TableName: tableName(),
-            Key: keys.invoice(accountId, invoice.number),
-            UpdateExpression:
-              'SET #status = :paid, paidAt = :at, lineItems = :lines, creditedCents = :credited, sessionId = :session, paymentIntentId = :pi REMOVE voidedAt, voidReason',
-            // Paid is final; a void invoice still turns paid, because the money did arrive.
-            ConditionExpression: '#status <> :paid',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: {
-              ':paid': 'paid',
-              ':at': paidAt,
-              ':lines': lineItems,
-              ':credited': invoice.amountCents + bonus,
-              ':session': session.id,
-              ':pi': paymentIntent,
-            },
-          },
-        },
+        invoicePaidWrite(accountId, invoice, {
+          paidAt,
+          lineItems,
+          creditedCents: invoice.amountCents + bonus,
+          sessionId: session.id,
+          paymentIntentId: paymentIntent,
+        }),
       ],
     },
   );
@@ -275,10 +272,7 @@ async function fulfil(session: Session): Promise<string> {
     bonusCents: bonus,
     sessionId: session.id,
   });
-  // A balance back above zero unsuspends the servers now; the billing pass retries if a panel says no.
-  await reconcileAccount(accountId).catch((err) =>
-    logger.warn('unsuspend after top-up failed; the pass retries', { accountId, ...errorFields(err) }),
-  );
+  await unsuspendAfterCredit(accountId, 'top-up');
   return 'credited';
 }
 

@@ -1,10 +1,12 @@
-import { accessPatterns, type Item } from '../db/access-patterns.ts';
+import { accessPatterns } from '../db/access-patterns.ts';
+import type { ServerItem } from '../db/items.ts';
 import { listInstances, panelClientFor, type InstanceView } from '../instances/index.ts';
 import { recordSystemActivity } from '../audit/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
 import type { PanelServer } from '../panel/types.ts';
 import type { PanelClient } from '../panel/client.ts';
-import { recordDeleted, toServerView } from './index.ts';
+import { recordDeleted } from './records.ts';
+import { toServerView } from './views.ts';
 
 /**
  * The reconciler: makes each panel and our records agree, by the panel's `external_id` (our
@@ -104,7 +106,7 @@ async function reconcilePanel(
   return { client, onPanel: new Set(panelServers.map((s) => s.external_id!)) };
 }
 
-async function restoreLimits(client: PanelClient, record: Item, panel: PanelServer): Promise<boolean> {
+async function restoreLimits(client: PanelClient, record: ServerItem, panel: PanelServer): Promise<boolean> {
   const r = toServerView(record).resources;
   if (panel.limits.memory === r.ramMb && panel.limits.disk === r.diskMb && panel.limits.cpu === r.cpuPercent) return false;
   await client.updateBuild(panel.id, {
@@ -124,10 +126,10 @@ async function restoreLimits(client: PanelClient, record: Item, panel: PanelServ
 }
 
 /** Closes a record whose panel server is gone: deleted now, so the billing pass bills this hour and stops. */
-async function closeRecord(record: Item): Promise<void> {
+async function closeRecord(record: ServerItem): Promise<void> {
   const accountId = record.accountId as string;
   const serverId = record.serverId as string;
-  await recordDeleted(accountId, serverId, record.instanceId as string, 'missing on the panel');
+  await recordDeleted({ accountId, serverId, instanceId: record.instanceId, reason: 'missing on the panel' });
   await recordSystemActivity(accountId, 'reconciler', 'servers.closed', `server:${serverId}`, {
     reason: 'The server no longer exists on the panel',
   });

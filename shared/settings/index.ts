@@ -1,5 +1,4 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../db/client.ts';
+import { isConditionFailed, writeItem } from '../db/write.ts';
 import { keys } from '../db/keys.ts';
 import { accessPatterns } from '../db/access-patterns.ts';
 import { Settings, type SettingsValue } from '../api/schemas.ts';
@@ -70,9 +69,8 @@ export async function updateSettings(update: z.infer<typeof SettingsUpdate>, act
   }
   const version = Number(item?.version ?? 0);
   try {
-    await db().send(
-      new PutCommand({
-        TableName: tableName(),
+    await writeItem({
+      Put: {
         Item: {
           ...keys.settings(),
           kind: 'settings',
@@ -84,10 +82,10 @@ export async function updateSettings(update: z.infer<typeof SettingsUpdate>, act
         // Two admins saving at once: the second gets a conflict instead of silently undoing the first.
         ConditionExpression: item ? 'version = :v' : 'attribute_not_exists(PK)',
         ExpressionAttributeValues: item ? { ':v': version } : undefined,
-      }),
-    );
+      },
+    });
   } catch (err) {
-    if ((err as Error).name === 'ConditionalCheckFailedException') {
+    if (isConditionFailed(err)) {
       throw new ApiError('conflict', 'The settings changed while saving; read them again and retry');
     }
     throw err;

@@ -1,0 +1,43 @@
+import { ApiError } from '../errors.ts';
+import { RUNWAY_HOURS, type Resources } from '../pricing/index.ts';
+import { getSettings } from '../settings/index.ts';
+import type { VariableIssue } from './egg-variables.ts';
+
+/** What a deploy or an upsize must respect: platform caps, the per-account limit and the runway. */
+
+/** Platform caps (settings.serverCaps): 422 `limit_exceeded` naming the field. */
+export async function checkCaps(resources: Resources): Promise<void> {
+  const { serverCaps } = await getSettings();
+  const over: VariableIssue[] = [];
+  if (resources.ramMb > serverCaps.maxRamMb) over.push({ field: 'body.ramMb', message: `must be at most ${serverCaps.maxRamMb}` });
+  if (resources.cpuPercent > serverCaps.maxCpuPercent)
+    over.push({ field: 'body.cpuPercent', message: `must be at most ${serverCaps.maxCpuPercent}` });
+  if (resources.diskMb > serverCaps.maxDiskMb) over.push({ field: 'body.diskMb', message: `must be at most ${serverCaps.maxDiskMb}` });
+  if (over.length) {
+    throw new ApiError('limit_exceeded', `Above the platform limits: ${over.map((o) => `${o.field} ${o.message}`).join('; ')}`, {
+      issues: over,
+    });
+  }
+}
+
+export const limitExceeded = (serverCount: number, maxServersPerAccount: number): ApiError =>
+  new ApiError('limit_exceeded', `This account already has ${serverCount} servers, the most allowed (${maxServersPerAccount})`, {
+    serverCount,
+    maxServersPerAccount,
+  });
+
+/** Balance ≥ 24 h of every active server's price (after the change), and ≥ the platform minimum. */
+export function requiredBalance(burnAfter: number, minimumBalanceCents: number): number {
+  return Math.max(RUNWAY_HOURS * burnAfter, minimumBalanceCents);
+}
+
+export function insufficientCredit(balanceCents: number, requiredCents: number, burnAfter: number): ApiError {
+  return new ApiError(
+    'insufficient_credit',
+    `Not enough credit: ${requiredCents} cents needed (24 hours at ${burnAfter} cents an hour, or the platform minimum), ${balanceCents} available`,
+    { balanceCents, requiredCents, hourlyCentsAfter: burnAfter, runwayHours: RUNWAY_HOURS },
+  );
+}
+
+export const invalidRequest = (issues: VariableIssue[]): ApiError =>
+  new ApiError('validation_failed', `Invalid request: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, { issues });
