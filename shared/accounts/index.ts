@@ -47,7 +47,7 @@ export async function ensureAccountForSubject(
   return retrying(
     async () => {
       const existing = await accessPatterns.accountBySubject(issuer, subject);
-      if (existing) return { accountId: existing.accountId as string, email: existing.email as string, created: false };
+      if (existing) return { accountId: existing.accountId, email: existing.email, created: false };
 
       const accountId = randomUUID();
       const normalizedEmail = email.toLowerCase();

@@ -76,7 +76,7 @@ export function addSummaries(a: ShardSummary, b: ShardSummary): ShardSummary {
 
 export async function readWatermark(): Promise<number | null> {
   const item = await accessPatterns.billingWatermark();
-  return item?.lastCompletedHour ? Date.parse(item.lastCompletedHour as string) : null;
+  return item?.lastCompletedHour ? Date.parse(item.lastCompletedHour) : null;
 }
 
 /** The scheduler's half: which hours and which work units. */
@@ -144,10 +144,10 @@ async function chargeAccount(
   // Hour → lines (server, cents) still owed.
   const owed = new Map<number, { serverId: string; cents: number }[]>();
   for (const s of servers) {
-    const history = (s.history as HistoryEvent[] | undefined) ?? [];
-    const from = firstHourFor(Date.parse(s.createdAt as string), plan.fromWatermark);
+    const history = s.history ?? [];
+    const from = firstHourFor(Date.parse(s.createdAt), plan.fromWatermark);
     for (const { hour, cents } of chargeableHours(history, from, plan.throughHour)) {
-      owed.set(hour, [...(owed.get(hour) ?? []), { serverId: s.serverId as string, cents }]);
+      owed.set(hour, [...(owed.get(hour) ?? []), { serverId: s.serverId, cents }]);
     }
   }
 
@@ -239,7 +239,7 @@ async function warnLowBalance(accountId: string, profile: AccountItem): Promise<
   const balance = Number(profile.balanceCents ?? 0);
   const burn = Number(profile.burnCentsPerHour ?? 0);
   if (burn <= 0 || balance >= burn * RUNWAY_HOURS) return 0;
-  const last = profile.lowBalanceWarnedAt ? Date.parse(profile.lowBalanceWarnedAt as string) : 0;
+  const last = profile.lowBalanceWarnedAt ? Date.parse(profile.lowBalanceWarnedAt) : 0;
   if (Date.now() - last < 24 * HOUR_MS) return 0;
   const now = new Date().toISOString();
   await writeItem({
@@ -262,9 +262,9 @@ async function applyRetention(accountId: string, servers: ServerItem[]): Promise
   let deleted = 0;
   for (const s of servers) {
     if (s.status !== 'suspended' || !s.suspendedAt) continue;
-    if (Date.now() - Date.parse(s.suspendedAt as string) < suspendedRetentionDays * 24 * HOUR_MS) continue;
+    if (Date.now() - Date.parse(s.suspendedAt) < suspendedRetentionDays * 24 * HOUR_MS) continue;
     try {
-      await deleteServer(accountId, s.serverId as string);
+      await deleteServer(accountId, s.serverId);
       deleted++;
       logger.info('server deleted after the retention period', { accountId, serverId: s.serverId, suspendedAt: s.suspendedAt });
     } catch (err) {
@@ -278,10 +278,10 @@ async function applyRetention(accountId: string, servers: ServerItem[]): Promise
 async function dropFullyBilled(servers: ServerItem[], throughHour: number): Promise<void> {
   for (const s of servers) {
     if (s.status !== 'deleted' || !s.deletedAt) continue;
-    if (hourStart(Date.parse(s.deletedAt as string)) > throughHour) continue;
+    if (hourStart(Date.parse(s.deletedAt)) > throughHour) continue;
     await writeIfFirst({
       Update: {
-        Key: keys.server(s.accountId as string, s.serverId as string),
+        Key: keys.server(s.accountId, s.serverId),
         UpdateExpression: 'REMOVE GSI2PK, GSI2SK SET billedThrough = :h',
         ConditionExpression: '#status = :deleted',
         ExpressionAttributeNames: { '#status': 'status' },

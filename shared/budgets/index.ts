@@ -28,11 +28,11 @@ export async function getBudget(accountId: string, now = Date.now()): Promise<Bu
   const month = monthOf(now);
   const [profile, spentCents] = await Promise.all([accessPatterns.accountById(accountId), monthSpend(accountId, month)]);
   if (!profile) throw notFound('Account');
-  const cap = (profile.budgetCapCents as number | null | undefined) ?? null;
+  const cap = profile.budgetCapCents ?? null;
   const burn = Number(profile.burnCentsPerHour ?? 0);
   return {
     monthlyCapCents: cap,
-    action: (profile.budgetAction as BudgetView['action'] | undefined) ?? 'refuse',
+    action: profile.budgetAction ?? 'refuse',
     month,
     spentCents,
     burnCentsPerHour: burn,

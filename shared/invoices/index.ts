@@ -116,14 +116,14 @@ export async function openInvoice(
 export async function findInvoiceItem(invoiceId: string): Promise<InvoiceItem | undefined> {
   const pointer = await accessPatterns.invoicePointer(invoiceId);
   if (!pointer) return undefined;
-  return accessPatterns.invoiceOfAccount(pointer.accountId as string, pointer.number as string);
+  return accessPatterns.invoiceOfAccount(pointer.accountId, pointer.number);
 }
 
 /** The caller's invoice; another account's invoice is 404 exactly like an unknown id. */
 export async function getInvoice(accountId: string, invoiceId: string): Promise<InvoiceView> {
   const pointer = await accessPatterns.invoicePointer(invoiceId);
   if (!pointer || pointer.accountId !== accountId) throw notFound('Invoice');
-  const item = await accessPatterns.invoiceOfAccount(accountId, pointer.number as string);
+  const item = await accessPatterns.invoiceOfAccount(accountId, pointer.number);
   if (!item) throw notFound('Invoice');
   return toInvoiceView(item);
 }

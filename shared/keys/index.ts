@@ -103,7 +103,7 @@ export async function listApiKeys(accountId: string, page: PageRequest): Promise
 export async function revokeApiKey(accountId: string, keyId: string): Promise<{ id: string; revoked: true; revokedAt: string }> {
   const item = await accessPatterns.apiKeyById(accountId, keyId);
   if (!item) throw notFound('API key');
-  if (item.revokedAt) return { id: keyId, revoked: true, revokedAt: item.revokedAt as string };
+  if (item.revokedAt) return { id: keyId, revoked: true, revokedAt: item.revokedAt };
   const revokedAt = new Date().toISOString();
   await transact([
     {
@@ -117,7 +117,7 @@ export async function revokeApiKey(accountId: string, keyId: string): Promise<{ 
     {
       name: 'hash',
       Update: {
-        Key: keys.apiKeyHash(item.hash as string),
+        Key: keys.apiKeyHash(item.hash),
         UpdateExpression: 'SET revokedAt = :at',
         ExpressionAttributeValues: { ':at': revokedAt },
       },

@@ -54,12 +54,12 @@ export async function reconcileAll(now = Date.now()): Promise<ReconcileReport> {
   do {
     const page = await accessPatterns.allServers({ limit: 100, cursor, boundTo: 'reconciler' });
     for (const record of page.data) {
-      const panel = answered.get(record.instanceId as string);
-      if (!panel || record.status === 'deleted' || panel.onPanel.has(record.serverId as string)) continue;
-      if (now - Date.parse(record.createdAt as string) < RECENT_MS) continue;
+      const panel = answered.get(record.instanceId);
+      if (!panel || record.status === 'deleted' || panel.onPanel.has(record.serverId)) continue;
+      if (now - Date.parse(record.createdAt) < RECENT_MS) continue;
       try {
         // Ask once more for this one server: the listing may predate a create.
-        if (await panel.client.getServerByExternalId(record.serverId as string)) continue;
+        if (await panel.client.getServerByExternalId(record.serverId)) continue;
         await closeRecord(record);
         report.recordsClosed++;
       } catch (err) {
@@ -127,8 +127,8 @@ async function restoreLimits(client: PanelClient, record: ServerItem, panel: Pan
 
 /** Closes a record whose panel server is gone: deleted now, so the billing pass bills this hour and stops. */
 async function closeRecord(record: ServerItem): Promise<void> {
-  const accountId = record.accountId as string;
-  const serverId = record.serverId as string;
+  const accountId = record.accountId;
+  const serverId = record.serverId;
   await recordDeleted({ accountId, serverId, instanceId: record.instanceId, reason: 'missing on the panel' });
   await recordSystemActivity(accountId, 'reconciler', 'servers.closed', `server:${serverId}`, {
     reason: 'The server no longer exists on the panel',

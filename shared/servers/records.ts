@@ -31,7 +31,7 @@ export async function profileSnapshot(accountId: string): Promise<ProfileSnapsho
     serverCount: Number(profile.serverCount ?? 0),
     burnCentsPerHour: Number(profile.burnCentsPerHour ?? 0),
     hasBurn: profile.burnCentsPerHour !== undefined,
-    budgetCapCents: (profile.budgetCapCents as number | null | undefined) ?? null,
+    budgetCapCents: profile.budgetCapCents ?? null,
   };
 }
 
@@ -263,7 +263,7 @@ export async function recordDeleted(change: {
     async () => {
       const current = await accessPatterns.serverOfAccount(accountId, serverId);
       if (!current) throw notFound('Server');
-      if (current.status === 'deleted') return current.deletedAt as string;
+      if (current.status === 'deleted') return current.deletedAt ?? current.updatedAt;
       const snap = await profileSnapshot(accountId);
       const price = Number(current.priceCentsPerHour);
       const burnAfter = current.status === 'active' ? snap.burnCentsPerHour - price : snap.burnCentsPerHour;
