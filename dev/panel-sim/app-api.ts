@@ -1,4 +1,4 @@
-// Application API (/api/application), reference §2.
+// Application API (/api/application), pterodactyl/panel:routes/api-application.php.
 import { randomUUID } from 'node:crypto';
 import { ValidationError, applyQuery, displayError, exact, includes, list, notFound, paginate, partial } from './http.ts';
 import type { Ctx, Reply, RouteDef, SimContext } from './http.ts';
@@ -87,7 +87,7 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
   const ok = (body: unknown, status = 200): Reply => ({ status, body });
   const noContent = (): Reply => ({ status: 204 });
 
-  /** VariableValidatorService at admin level: every egg variable, missing -> null (§2.6.3). */
+  /** VariableValidatorService at admin level: every egg variable, missing -> null. */
   const validateEggVariables = (eggId: number, fields: Record<string, unknown>): Map<number, string> => {
     const vars = state.variablesOfEgg(eggId);
     const env: Record<string, unknown> = {};
@@ -214,7 +214,7 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
             ip: exact((a: Allocation) => a.ip),
             port: exact((a: Allocation) => a.port),
             ip_alias: partial((a: Allocation) => a.ip_alias),
-            // digits match that server; anything else (false, 0, ...) -> unassigned (§2.3)
+            // digits match that server; anything else (false, 0, ...) -> unassigned (AllocationController)
             server_id: (a, value) => (/^[1-9]\d*$/.test(value) ? a.server_id === Number(value) : a.server_id === null),
           },
           sorts: null,
@@ -250,7 +250,7 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
       handler: (ctx) => ok(appNest(state, findNest(ctx), includes(ctx))),
     },
     {
-      // not paginated (§2.4)
+      // not paginated (EggController)
       method: 'GET',
       path: `${A}/nests/{nest}/eggs`,
       name: 'api.application.nests.eggs',
@@ -351,7 +351,7 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
       },
     },
     {
-      // same rules as create (uniques ignore this user), §2.5
+      // same rules as create (uniques ignore this user), UpdateUserRequest
       method: 'PATCH',
       path: `${A}/users/{user}`,
       name: 'api.application.users.update',
@@ -388,7 +388,7 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
 
   // -------------------------------------------------------------- servers
 
-  /** StoreServerRequest (+ withValidator sometimes-rules), §2.6.2 */
+  /** StoreServerRequest (+ withValidator sometimes-rules) */
   const createRules = (data: Record<string, unknown>): Record<string, RuleSet> => {
     const deploy = truthy(data.deploy);
     return {
@@ -426,7 +426,7 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
     };
   };
 
-  /** AllocationSelectionService + FindViableNodesService (§2.6.2 auto-deploy). */
+  /** AllocationSelectionService + FindViableNodesService (auto-deploy via `deploy`). */
   const deployAllocation = (deploy: Record<string, unknown>, memory: number, disk: number): Allocation => {
     const locs = Array.isArray(deploy.locations) ? deploy.locations.map(toInt) : [];
     const viable = state.viableNodes(memory, disk, locs);
@@ -473,7 +473,7 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
       path: `${A}/servers`,
       name: 'api.application.servers',
       handler: (ctx) => {
-        // all partial LIKE filters, including external_id (§2.6.1)
+        // all partial LIKE filters, including external_id (ServerController)
         const items = applyQuery(ctx, [...state.servers.values()], {
           filters: {
             uuid: partial((s) => s.uuid),
@@ -553,7 +553,7 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
           io: toInt(limits.io),
           cpu: toInt(limits.cpu),
           threads: limits.threads === undefined || limits.threads === null ? null : phpString(limits.threads),
-          // top-level oom_disabled only; limits.oom_disabled is dropped (§2.6.2)
+          // top-level oom_disabled only; limits.oom_disabled is dropped (Laravel drops unvalidated array keys)
           oom_disabled: d.oom_disabled === undefined || d.oom_disabled === null ? true : truthy(d.oom_disabled),
           allocation_id: primary.id,
           nest_id: egg.nest_id,
@@ -578,7 +578,7 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
       },
     },
     {
-      // UpdateServerDetailsRequest + DetailsModificationService: every field is written (§2.6.4)
+      // UpdateServerDetailsRequest + DetailsModificationService: every field is written
       method: 'PATCH',
       path: `${A}/servers/{server}/details`,
       name: 'api.application.servers.details',
@@ -600,7 +600,7 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
       },
     },
     {
-      // UpdateServerBuildConfigurationRequest + BuildModificationService (§2.6.5)
+      // UpdateServerBuildConfigurationRequest + BuildModificationService
       method: 'PATCH',
       path: `${A}/servers/{server}/build`,
       name: 'api.application.servers.build',
@@ -694,7 +694,7 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
       },
     },
     {
-      // UpdateServerStartupRequest + StartupModificationService (§2.6.6)
+      // UpdateServerStartupRequest + StartupModificationService
       method: 'PATCH',
       path: `${A}/servers/{server}/startup`,
       name: 'api.application.servers.startup',

@@ -1,4 +1,4 @@
-// Client API (/api/client), reference §3. The key's user sees only servers it
+// Client API (/api/client), pterodactyl/panel:routes/api-client.php. The key's user sees only servers it
 // owns (root admins: any server); server routes take the 8-char identifier or
 // the full uuid, never the numeric id.
 import { ValidationError, PanelError, applyQuery, atom, daemonError, includes, item, list, notFound, paginate, partial } from './http.ts';
@@ -53,7 +53,7 @@ export function fileObject(name: string, e: FsEntry): ReturnType<typeof item> {
   });
 }
 
-/** ServerStateConflictException message for the state gate (§3.3), or null. */
+/** ServerStateConflictException message for the state gate (AuthenticateServerAccess), or null. */
 export function stateConflict(sim: SimContext, s: Server): string | null {
   const node = sim.state.nodes.get(s.node_id);
   if (s.status === 'suspended') return 'This server is currently suspended and the functionality requested is unavailable.';
@@ -222,7 +222,7 @@ export function clientRoutes(sim: SimContext): RouteDef[] {
         const socket = `${nodeConnectionAddress(node)
           .replace(/^https:/, 'wss:')
           .replace(/^http:/, 'ws:')}/api/servers/${s.uuid}/ws`;
-        // not wrapped in object/attributes (§3.7)
+        // not wrapped in object/attributes (WebsocketController)
         return ok({ data: { token, socket } });
       },
     },
@@ -262,7 +262,7 @@ export function clientRoutes(sim: SimContext): RouteDef[] {
       handler: (ctx) => {
         const s = bind(ctx);
         check(ctx.input, { file: 'required|string' });
-        // the body is the raw file content (§3.8)
+        // the body is the raw file content (FileController)
         wingsCall(() => wings.writeFile(s, String(ctx.input.file), ctx.raw));
         return noContent();
       },

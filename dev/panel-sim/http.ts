@@ -91,7 +91,7 @@ export function notFound(detail = MODEL_NOT_FOUND): PanelError {
   return new PanelError(404, 'NotFoundHttpException', detail);
 }
 
-/** Every DisplayException (and subclasses) is a 400 (reference §1.6). */
+/** Every DisplayException (and subclasses) is a 400 (the panel's app/Exceptions/DisplayException.php). */
 export function displayError(detail: string, code = 'DisplayException'): PanelError {
   return new PanelError(400, code, detail, {}, 'back');
 }
@@ -102,7 +102,7 @@ export function forbidden(detail: string, code = 'AccessDeniedHttpException'): P
 
 /**
  * Wings answered >= 400: the panel reuses Wings' status and, below 500, wraps the
- * Wings error (`DaemonConnectionException`, reference §1.6 / §3.8).
+ * Wings error (`DaemonConnectionException`).
  */
 export function daemonError(status: number, wingsError: string): PanelError {
   const detail =
@@ -131,7 +131,7 @@ export function errorBody(err: PanelError): { errors: Array<Record<string, unkno
  * Laravel only renders JSON when the request "expects JSON" (Accept contains
  * `/json` or `+json`, or an XHR accepting anything). Otherwise unauthenticated
  * requests are redirected to /auth/login, validation and DisplayExceptions
- * redirect back, and HTTP exceptions render an HTML error page (§1.1).
+ * redirect back, and HTTP exceptions render an HTML error page (the panel's app/Exceptions/Handler.php).
  */
 export function expectsJson(req: IncomingMessage): boolean {
   const accept = String(req.headers.accept ?? '');
@@ -245,7 +245,7 @@ export interface RouteDef {
 }
 
 /**
- * spatie/laravel-query-builder 6.x semantics (reference §1.5): unknown filters or
+ * spatie/laravel-query-builder 6.x semantics: unknown filters or
  * sorts are a 400, a value with commas is an OR of values, `true`/`false` become
  * booleans, empty values are ignored.
  */
@@ -308,7 +308,7 @@ export interface PageOptions {
   appendQuery?: boolean;
 }
 
-/** LengthAwarePaginator + fractal IlluminatePaginatorAdapter (reference §1.4). */
+/** LengthAwarePaginator + fractal IlluminatePaginatorAdapter. */
 export function paginate<T>(ctx: Ctx, items: T[], baseUrl: string, opts: PageOptions = {}): { data: T[]; meta: Record<string, unknown> } {
   let perPage = opts.defaultPerPage ?? 50;
   const rawPer = ctx.query.per_page;

@@ -1,7 +1,7 @@
 // A small re-implementation of Laravel's validator (the subset the panel and
 // egg variables use), so 422 bodies match the panel's: one error entry per
 // failed message, `meta.source_field` = dotted input path, `meta.rule` = snake
-// case rule name (reference §1.6, §2.6.3). Messages come from the panel's own
+// case rule name (the panel's app/Exceptions/Handler.php::invalidJson). Messages come from the panel's own
 // `resources/lang/en/validation.php` (older wording, e.g. "may not be greater than").
 //
 // Semantics mirrored from Illuminate\Validation\Validator:

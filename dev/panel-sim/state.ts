@@ -1,5 +1,5 @@
 // In-memory panel database: locations, nodes, allocations, nests/eggs/variables,
-// users, API keys and servers, plus capacity accounting (reference §2.2).
+// users, API keys and servers, plus capacity accounting (NodeTransformer, FindViableNodesService).
 import { randomBytes, randomUUID } from 'node:crypto';
 
 export interface Location {
@@ -213,7 +213,7 @@ export class PanelState {
 
   /**
    * Keys are 48 chars: a 16-char identifier (starting with the prefix) and a
-   * 32-char secret (reference §1.1).
+   * 32-char secret (pterodactyl/panel:app/Models/ApiKey.php).
    */
   createKey(userId: number, type: 'account' | 'application', fixed?: string): ApiKey {
     const prefix = type === 'account' ? KEY_PREFIX_ACCOUNT : KEY_PREFIX_APPLICATION;
@@ -318,7 +318,7 @@ export class PanelState {
   /**
    * FindViableNodesService: public nodes in the given locations (all if empty)
    * where sum(memory)+requested <= memory*(1+overallocate/100), same for disk.
-   * No special case for -1 (reference §2.2).
+   * No special case for -1 (the panel has none either).
    */
   viableNodes(memory: number, disk: number, locationIds: number[]): PanelNode[] {
     return [...this.nodes.values()].filter((n) => {
@@ -331,7 +331,7 @@ export class PanelState {
     });
   }
 
-  /** Container environment (EnvironmentService, reference §2.6.1). */
+  /** Container environment (EnvironmentService). */
   environment(server: Server): Record<string, string | number | null> {
     const env: Record<string, string | number | null> = {};
     for (const v of this.variablesOfEgg(server.egg_id)) {

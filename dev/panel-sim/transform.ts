@@ -1,5 +1,5 @@
-// Fractal transformers for the Application and Client APIs (reference §1.3,
-// §2.1–§2.6.1, §3.2–§3.3). Includes are placed in attributes.relationships.
+// Fractal transformers for the Application and Client APIs (the panel's
+// app/Transformers/Api/ and PterodactylSerializer). Includes are placed in attributes.relationships.
 import { atom, item, laravelTs, list, nullResource } from './http.ts';
 import type { Envelope } from './http.ts';
 import type { Allocation, Egg, EggVariable, Location, Nest, PanelNode, PanelState, Server, User } from './state.ts';

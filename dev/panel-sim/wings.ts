@@ -1,6 +1,6 @@
 // The "Wings" half of the simulator: per-server runtime (install, power state
 // machine, console, resource counters), the server filesystem, and the JWTs
-// the panel signs with the node's daemon token (reference §3.4–§3.8, §4.2).
+// the panel signs with the node's daemon token (the panel's NodeJWTService).
 import { createHmac, createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { randomString } from './state.ts';
 import type { PanelNode, PanelState, Server } from './state.ts';
@@ -130,7 +130,7 @@ export class Wings {
 
   // -------------------------------------------------------------- install
 
-  /** Wings `POST /api/servers` -> 202, installs in the background (§2.6.2 step 4/6). */
+  /** Wings `POST /api/servers` -> 202, installs in the background (pterodactyl/wings:router/router_system.go). */
   create(server: Server, startOnCompletion: boolean): void {
     const rt = this.runtime(server);
     this.seedFiles(server, rt);
@@ -188,7 +188,7 @@ export class Wings {
   // ---------------------------------------------------------------- power
 
   /**
-   * Wings power actions are accepted (202) and run asynchronously (§3.5):
+   * Wings power actions are accepted (202) and run asynchronously (pterodactyl/wings:router/router_server.go):
    * start on a non-offline server is ignored; stop on offline is a no-op;
    * kill is immediate; restart = stop (if needed) then start.
    */
@@ -286,7 +286,7 @@ export class Wings {
     return total;
   }
 
-  /** Wings `GET /api/servers/{uuid}`; the panel caches it 20 s per server (§3.4). */
+  /** Wings `GET /api/servers/{uuid}`; the panel caches it 20 s per server. */
   stats(server: Server): Stats {
     const rt = this.runtime(server);
     const now = Date.now();

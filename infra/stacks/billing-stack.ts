@@ -30,7 +30,7 @@ export const WORKER_MAX_CONCURRENCY = 4;
 export const MAX_RECEIVE_COUNT = 5;
 
 /**
- * The hourly billing pass (DESIGN §4, style anchors §4): an EventBridge rule invokes the scheduler
+ * The hourly billing pass (ARCHITECTURE.md, "Money"): an EventBridge rule invokes the scheduler
  * at :03 every hour; the scheduler reports the watermark lag, reconciles the panels, plans the pass
  * and sends one message per shard of the billable-servers index to the work queue; workers charge
  * one shard per message and report failed messages, which are retried and end in the work DLQ.

@@ -1,4 +1,4 @@
-/** Scopes a credential can hold (DESIGN.md §3). Session tokens hold every scope of their account. */
+/** Scopes a credential can hold (README.md, "Conventions"). Session tokens hold every scope of their account. */
 export const SCOPES = ['account:read', 'keys:write', 'servers:read', 'servers:write', 'billing:read', 'billing:write', 'admin'] as const;
 
 export type Scope = (typeof SCOPES)[number];

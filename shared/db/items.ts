@@ -102,6 +102,7 @@ export interface LedgerItem extends Stored {
     invoiceNumber?: string;
     note?: string;
     hour?: string;
+    /** Hourly charges: what each server cost in that hour. */
     lines?: { serverId: string; cents: number }[];
   };
   actorId?: string;

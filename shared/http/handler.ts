@@ -25,7 +25,7 @@ import {
 } from './idempotency.ts';
 
 /**
- * The one request pipeline every endpoint group shares (DESIGN.md §3):
+ * The one request pipeline every endpoint group shares (ARCHITECTURE.md, "Request pipeline"):
  *   route match (404/405) → credential + rate limit (401/429) → scope (403) → JSON body (400/413/415)
  *   → zod validation (400) → Idempotency-Key (replay/409) → the route's implementation
  *   → response validation (outside AWS) → activity log for mutations.

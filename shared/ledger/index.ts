@@ -19,15 +19,8 @@ export type LedgerType = (typeof LEDGER_TYPES)[number];
 /** Trial, bonus and admin grants are granted credit, kept apart from paid credit. */
 const GRANTED: ReadonlySet<LedgerType> = new Set(['trial', 'bonus', 'grant']);
 
-export interface LedgerReference {
-  serverId?: string;
-  invoiceId?: string;
-  invoiceNumber?: string;
-  note?: string;
-  hour?: string;
-  /** Hourly charges: what each server cost in that hour. */
-  lines?: { serverId: string; cents: number }[];
-}
+/** What an entry refers to (the stored shape, shared/db/items.ts). */
+export type LedgerReference = NonNullable<LedgerItem['reference']>;
 
 export interface LedgerChange {
   type: LedgerType;

@@ -19,7 +19,7 @@ import type {
 
 /**
  * HTTP client for one Pterodactyl panel: the Application API with the application key and the
- * Client API with the service user's client key (reference/pterodactyl.md §2, §3).
+ * Client API with the service user's client key (pterodactyl/panel:routes/api-application.php, routes/api-client.php).
  *
  * - Every call has a timeout (AbortSignal); a timeout is 504 `panel_timeout`.
  * - Only idempotent calls are retried on network errors, timeouts and 5xx, with exponential
@@ -95,7 +95,7 @@ export class PanelClient {
     return (await this.app<Envelope<PanelNode>>('GET', `/nodes/${nodeId}`)).attributes;
   }
 
-  /** Free allocations of a node (`filter[server_id]=false` returns unassigned ones, §2.3). */
+  /** Free allocations of a node (`filter[server_id]=false` returns unassigned ones). */
   async listFreeAllocations(nodeId: number, perPage = 100): Promise<PanelAllocation[]> {
     const list = await this.app<ListEnvelope<PanelAllocation>>('GET', `/nodes/${nodeId}/allocations`, {
       query: { 'filter[server_id]': 'false', per_page: perPage },
@@ -107,7 +107,7 @@ export class PanelClient {
     return this.listAll<PanelNest>('/nests');
   }
 
-  /** Eggs of a nest with their variables (not paginated, §2.4). */
+  /** Eggs of a nest with their variables (the panel does not paginate them). */
   async listEggs(nestId: number): Promise<PanelEgg[]> {
     const list = await this.app<ListEnvelope<PanelEgg>>('GET', `/nests/${nestId}/eggs`, { query: { include: 'variables' } });
     return list.data.map((d) => d.attributes);
@@ -151,7 +151,7 @@ export class PanelClient {
     return (await this.app<Envelope<PanelServer>>('GET', `/servers/${serverId}`)).attributes;
   }
 
-  /** Exact lookup by our id (§2.6.1: the external route, not the substring filter). */
+  /** Exact lookup by our id (the external route; `filter[external_id]` is a substring match). */
   async getServerByExternalId(externalId: string): Promise<PanelServer | null> {
     return this.orNull(
       async () => (await this.app<Envelope<PanelServer>>('GET', `/servers/external/${encodeURIComponent(externalId)}`)).attributes,
@@ -160,7 +160,7 @@ export class PanelClient {
 
   /** Not retried: a second create could make a second server. Callers resolve ambiguity by external id. */
   async createServer(body: CreateServerBody, timeoutMs = Math.max(this.timeoutMs, 20_000)): Promise<PanelServer> {
-    // The panel calls Wings inside the create (§2.6.2 step 4), so it gets a longer timeout.
+    // The panel calls Wings inside the create, so it gets a longer timeout.
     return (
       await this.request<Envelope<PanelServer>>({
         api: 'application',
@@ -188,7 +188,7 @@ export class PanelClient {
     ).attributes;
   }
 
-  /** No-op on the panel if already suspended (§2.6.7), so retried. */
+  /** No-op on the panel if already suspended, so retried. */
   suspendServer(serverId: number): Promise<void> {
     return this.request({ api: 'application', method: 'POST', path: `/servers/${serverId}/suspend`, idempotent: true, expect: 'none' });
   }
@@ -223,7 +223,7 @@ export class PanelClient {
     return (await this.client<Envelope<PanelStats>>('GET', `/servers/${identifier}/resources`)).attributes;
   }
 
-  /** 204 means accepted, not done (§3.5). Not retried: `restart` twice restarts twice. */
+  /** 204 means accepted, not done (Wings runs power actions asynchronously). Not retried: `restart` twice restarts twice. */
   power(identifier: string, signal: 'start' | 'stop' | 'restart' | 'kill'): Promise<void> {
     return this.request({
       api: 'client',
@@ -266,7 +266,7 @@ export class PanelClient {
     });
   }
 
-  /** Raw body with `?file=` (§3.8); writing the same content twice is harmless. */
+  /** Raw body (not JSON) with `?file=`; writing the same content twice is harmless. */
   writeFile(identifier: string, file: string, content: string): Promise<void> {
     return this.request({
       api: 'client',

@@ -1,5 +1,5 @@
 /**
- * Shapes of the Pterodactyl API as our client uses them (reference/pterodactyl.md). Only the
+ * Shapes of the Pterodactyl API as our client uses them (pterodactyl/panel:app/Transformers/Api/). Only the
  * fields we read are typed; the panel sends more.
  */
 export interface Envelope<T> {

@@ -20,7 +20,7 @@ import { recordSystemActivity } from '../audit/index.ts';
 import type { BillingConfig, CheckoutRequest } from '../api/schemas.ts';
 
 /**
- * Top-ups through Stripe Checkout (reference/stripe-and-oidc.md §A–C). Checkout opens the invoice
+ * Top-ups through Stripe Checkout (ARCHITECTURE.md, "Money"). Checkout opens the invoice
  * and a hosted payment session; only the signed webhook credits, exactly once per invoice however
  * often and in whatever order Stripe delivers. Without STRIPE_SECRET_KEY the local stack runs a
  * sandbox: its payment page finishes through the very same signed webhook.

@@ -4,7 +4,7 @@ import { ApiError } from '../errors.ts';
  * The placement engine: which node takes a new server. Pure functions over a snapshot of the
  * candidate nodes (loader.ts builds it from the panels), so every rule is table-testable.
  *
- * Rules (spec rule 2, issue "placement"):
+ * Rules (summarised in ARCHITECTURE.md, "The panel boundary"):
  *   - an instance id, when given, restricts the choice to that instance; a region, when given,
  *     to nodes tagged with it (the panel location `short` code); null means anywhere;
  *   - disabled instances, nodes in maintenance and non-public nodes are skipped;

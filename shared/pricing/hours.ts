@@ -1,5 +1,5 @@
 /**
- * Hour arithmetic of hourly billing (DESIGN.md §4): a server is charged its hourly price for every
+ * Hour arithmetic of hourly billing (ARCHITECTURE.md, "Money"): a server is charged its hourly price for every
  * UTC clock hour during which it was active for any moment, at the highest price it had in that
  * hour. Pure functions over the server's history, so every rule has a table test.
  */

@@ -7,7 +7,7 @@ import { getOwnedServer, toServerView, type ServerView } from './index.ts';
 import type { ConsoleCredentials, FileEntry, LiveUsage } from '../api/schemas.ts';
 
 /**
- * Server control (spec rule 5): power, usage, console, files, all through the instance's client
+ * Server control: power, usage, console, files, all through the instance's client
  * key and the server's 8-character identifier. Without a client key: 400 `no_client_key`. A
  * suspended or deleted server: 409 `conflict`. Another account's server: 404 (getOwnedServer).
  */
@@ -66,7 +66,7 @@ export async function sendCommand(accountId: string, serverId: string, command: 
   try {
     await client.sendCommand(server.identifier, command);
   } catch (err) {
-    // The panel answers 502 when the server process is not running (reference §3.6): a state conflict, not a panel fault.
+    // The panel answers 502 when the server process is not running (Wings refuses the command): a state conflict, not a panel fault.
     if (err instanceof ApiError && (err as { panelStatus?: number }).panelStatus === 502) {
       throw new ApiError('conflict', 'The server must be running to receive commands; start it first');
     }

@@ -203,7 +203,7 @@ async function placeWithAllocation(candidates: NodeCandidate[], request: Paramet
   throw noCapacity(request, rankFitting(pool, request).rejected);
 }
 
-/** Without a client key, servers go under one panel user per account (spec auth rule 6). */
+/** Without a client key, servers go under one panel user per account (with one, under its service user). */
 async function panelUserForAccount(client: PanelClient, principal: { accountId: string }): Promise<number> {
   const externalId = `cp-account-${principal.accountId}`;
   const existing = await client.getUserByExternalId(externalId);

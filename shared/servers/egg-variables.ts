@@ -1,7 +1,7 @@
 import type { PanelEgg, PanelEggVariable } from '../panel/types.ts';
 
 /**
- * Egg variables at deploy (spec rule 9, reference/pterodactyl.md §2.6.3): the panel fills no
+ * Egg variables at deploy (pterodactyl/panel:app/Services/Servers/VariableValidatorService.php): the panel fills no
  * defaults itself, so every variable is sent: the caller's value where given, else the egg's
  * default. Values for variables that are not editable, values the variable's rules refuse, and
  * names that are not variables of the egg are refused here, before any panel call.
@@ -76,7 +76,7 @@ function toRegExp(source: string): RegExp | undefined {
 export function checkRules(value: string, rules: string): string | undefined {
   const parsed = parseRules(rules);
   const has = (n: string) => parsed.some((r) => r.name === n);
-  // The panel turns "" into null before validating (reference §1.1).
+  // The panel turns "" into null before validating (Laravel's ConvertEmptyStringsToNull middleware).
   if (value === '') return has('required') ? 'is required' : undefined;
   const numeric = has('integer') || has('numeric');
   const size = numeric ? Number(value) : [...value].length;

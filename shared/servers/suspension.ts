@@ -7,7 +7,7 @@ import { getBudget } from '../budgets/index.ts';
 import { profileSnapshot, recordSuspension, type SuspendReason } from './records.ts';
 
 /**
- * Suspension (spec: the `suspended` state): an account whose balance is at or below zero, or whose
+ * Suspension (the `suspended` server status): an account whose balance is at or below zero, or whose
  * monthly budget is reached with the `suspend` action, has its active servers suspended on the
  * panel; they stop accruing. When neither holds any more (a top-up, a grant, a raised cap, a new
  * month), they are unsuspended. The panel is asked first and the record follows, so a panel that

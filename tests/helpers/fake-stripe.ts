@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 
 /**
- * A local stand-in for Stripe's API, for `STRIPE_API_URL` (reference §C1): the Checkout Sessions
+ * A local stand-in for Stripe's API, for `STRIPE_API_URL` (stripe-node's `host`/`port`/`protocol` options): the Checkout Sessions
  * endpoint with form-encoded bracket parameters, `Idempotency-Key` replay, and failures on demand.
  * Only what our code calls; the webhook side needs no fake (Stripe's library signs test events).
  */
