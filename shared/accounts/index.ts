@@ -55,13 +55,18 @@ export async function ensureAccountForSubject(
       const now = new Date().toISOString();
       const trialItems =
         trialCreditCents > 0
-          ? ledgerEntryItems(
+          ? ledgerEntryItems({
               accountId,
-              1,
-              trialCreditCents,
-              { type: 'trial', amountCents: trialCreditCents, idempotencyKey: `trial:${accountId}`, reference: { note: 'Trial credit' } },
-              now,
-            )
+              seq: 1,
+              balanceAfterCents: trialCreditCents,
+              change: {
+                type: 'trial',
+                amountCents: trialCreditCents,
+                idempotencyKey: `trial:${accountId}`,
+                reference: { note: 'Trial credit' },
+              },
+              at: now,
+            })
           : [];
       await transact([
         {

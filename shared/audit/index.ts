@@ -36,13 +36,14 @@ export async function recordActivity(input: ActivityInput, now = new Date()): Pr
  * An entry written by the platform itself (the billing pass, the reconciler, a payment webhook)
  * rather than by a caller: the actor is named, the credential kind is `system`.
  */
-export async function recordSystemActivity(
-  accountId: string,
-  actor: 'billing' | 'reconciler' | 'stripe',
-  action: string,
-  target: string,
-  details?: Record<string, unknown>,
-): Promise<void> {
+export async function recordSystemActivity(entry: {
+  accountId: string;
+  actor: 'billing' | 'reconciler' | 'stripe';
+  action: string;
+  target: string;
+  details?: Record<string, unknown>;
+}): Promise<void> {
+  const { accountId, actor, action, target, details } = entry;
   await recordActivity({
     accountId,
     actorEmail: actor,

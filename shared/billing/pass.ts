@@ -11,7 +11,7 @@ import { getSettings } from '../settings/index.ts';
 import { recordSystemActivity } from '../audit/index.ts';
 import { RUNWAY_HOURS } from '../pricing/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
-import { chargeableHours, hourLabel, hourStart, HOUR_MS, monthOf, type HistoryEvent } from '../pricing/hours.ts';
+import { chargeableHours, hourLabel, hourStart, HOUR_MS, monthOf } from '../pricing/hours.ts';
 
 /**
  * The hourly billing pass, split for fan-out: `planPass` (the scheduler) names the work — one unit
@@ -247,10 +247,12 @@ async function warnLowBalance(accountId: string, profile: AccountItem): Promise<
   });
   const runwayHours = Math.max(0, Math.floor(balance / burn));
   logger.warn('low balance', { accountId, balanceCents: balance, burnCentsPerHour: burn, runwayHours });
-  await recordSystemActivity(accountId, 'billing', 'billing.low_balance', `account:${accountId}`, {
-    balanceCents: balance,
-    burnCentsPerHour: burn,
-    runwayHours,
+  await recordSystemActivity({
+    accountId,
+    actor: 'billing',
+    action: 'billing.low_balance',
+    target: `account:${accountId}`,
+    details: { balanceCents: balance, burnCentsPerHour: burn, runwayHours },
   });
   return 1;
 }

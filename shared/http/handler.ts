@@ -166,7 +166,8 @@ export function createGroupHandler<G extends Group>(groups: G | readonly G[], im
           headers,
           audit: state.audit,
         }),
-        keyItem ? touchLastUsed(keyItem) : undefined,
+        // Bookkeeping only: a failed lastUsedAt write must not fail the request.
+        keyItem ? touchLastUsed(keyItem).catch((e) => logger.warn('lastUsedAt write failed', { requestId, ...errorFields(e) })) : undefined,
       ]);
 
       let response: Response;
@@ -192,7 +193,11 @@ export function createGroupHandler<G extends Group>(groups: G | readonly G[], im
           });
         response = json(status, body, requestId, state.rate);
       }
-      await audit(state, response.statusCode, null, requestId, sourceIp);
+      // The change is done (and its idempotency record complete): a failed activity write is
+      // logged for the alarm, never turned into an error that invites a retry of the change.
+      await audit(state, response.statusCode, null, requestId, sourceIp).catch((e) =>
+        logger.error('audit write failed after success', { requestId, ...errorFields(e) }),
+      );
       return response;
     } catch (err) {
       const response = errorResponse(err, requestId, state.rate);

@@ -45,13 +45,14 @@ export function toInvoiceView(item: InvoiceItem): InvoiceView {
 }
 
 /** Opens an invoice with the next number of the year. */
-export async function openInvoice(
-  accountId: string,
-  amountCents: number,
-  bonusPercent: number,
-  provider: Provider,
-  now = new Date(),
-): Promise<InvoiceView> {
+export async function openInvoice(open: {
+  accountId: string;
+  amountCents: number;
+  bonusPercent: number;
+  provider: Provider;
+  now?: Date;
+}): Promise<InvoiceView> {
+  const { accountId, amountCents, bonusPercent, provider, now = new Date() } = open;
   const year = now.getUTCFullYear();
   const invoiceId = randomUUID();
   // Contention on the counter is expected (every checkout of the year takes it): many attempts.

@@ -47,14 +47,15 @@ const guardsOf = (change: LedgerChange): string[] => [change.idempotencyKey, ...
 const GUARD = 'guard:';
 const EXTRA = 'extra:';
 
-/** The items that append `change` after sequence `seq` with resulting balance `balanceAfter`. */
-export function ledgerEntryItems(
-  accountId: string,
-  seq: number,
-  balanceAfterCents: number,
-  change: LedgerChange,
-  at: string,
-): NamedWrite[] {
+/** The items that append `change` at sequence `seq`, leaving the balance at `balanceAfterCents`. */
+export function ledgerEntryItems(append: {
+  accountId: string;
+  seq: number;
+  balanceAfterCents: number;
+  change: LedgerChange;
+  at: string;
+}): NamedWrite[] {
+  const { accountId, seq, balanceAfterCents, change, at } = append;
   if (!Number.isSafeInteger(change.amountCents)) throw new Error('Ledger amounts are integer cents');
   const { extraGuards: _extra, ...rest } = change;
   const entry: LedgerEntry = { ...rest, seq, balanceAfterCents, granted: GRANTED.has(change.type), at };
@@ -113,7 +114,7 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
         const entries: LedgerEntry[] = [];
         changes.forEach((change, i) => {
           balance += change.amountCents;
-          items.push(...ledgerEntryItems(accountId, seq0 + i + 1, balance, change, at));
+          items.push(...ledgerEntryItems({ accountId, seq: seq0 + i + 1, balanceAfterCents: balance, change, at }));
           const { extraGuards: _extra, ...rest } = change;
           entries.push({ ...rest, seq: seq0 + i + 1, balanceAfterCents: balance, granted: GRANTED.has(change.type), at });
         });

@@ -107,7 +107,12 @@ export async function startCheckout(
       issues: [{ field: 'body.amountCents', message: `must be between ${settings.minimumTopUpCents} and ${settings.maximumTopUpCents}` }],
     });
   }
-  const invoice = await openInvoice(principal.accountId, input.amountCents, settings.topUpBonusPercent, config.provider);
+  const invoice = await openInvoice({
+    accountId: principal.accountId,
+    amountCents: input.amountCents,
+    bonusPercent: settings.topUpBonusPercent,
+    provider: config.provider,
+  });
 
   if (config.provider === 'sandbox') {
     const sessionId = `cs_sandbox_${invoice.id.replace(/-/g, '')}`;
@@ -278,7 +283,13 @@ async function fulfil(session: Session): Promise<string> {
 
 /** The account's activity log shows what the payment provider did (the webhook has no caller to log). */
 async function paymentActivity(accountId: string, invoice: InvoiceView, action: string, details: Record<string, unknown>): Promise<void> {
-  await recordSystemActivity(accountId, 'stripe', action, `invoice:${invoice.id}`, { invoiceNumber: invoice.number, ...details });
+  await recordSystemActivity({
+    accountId,
+    actor: 'stripe',
+    action,
+    target: `invoice:${invoice.id}`,
+    details: { invoiceNumber: invoice.number, ...details },
+  });
 }
 
 // ---- the local sandbox --------------------------------------------------------------------------

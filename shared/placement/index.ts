@@ -2,7 +2,7 @@ import { ApiError } from '../errors.ts';
 
 /**
  * The placement engine: which node takes a new server. Pure functions over a snapshot of the
- * candidate nodes (loader.ts builds it from the panels), so every rule is table-testable.
+ * candidate nodes (shared/catalog/candidates.ts builds it from the panels), so every rule is table-testable.
  *
  * Rules (summarised in ARCHITECTURE.md, "The panel boundary"):
  *   - an instance id, when given, restricts the choice to that instance; a region, when given,

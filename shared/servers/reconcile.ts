@@ -130,8 +130,14 @@ async function closeRecord(record: ServerItem): Promise<void> {
   const accountId = record.accountId;
   const serverId = record.serverId;
   await recordDeleted({ accountId, serverId, instanceId: record.instanceId, reason: 'missing on the panel' });
-  await recordSystemActivity(accountId, 'reconciler', 'servers.closed', `server:${serverId}`, {
-    reason: 'The server no longer exists on the panel',
+  await recordSystemActivity({
+    accountId,
+    actor: 'reconciler',
+    action: 'servers.closed',
+    target: `server:${serverId}`,
+    details: {
+      reason: 'The server no longer exists on the panel',
+    },
   });
   logger.warn('reconcile: closed a record whose panel server is gone', { accountId, serverId });
 }

@@ -62,14 +62,25 @@ async function clientFor(item: ServerItem) {
 async function setSuspended(item: ServerItem, reason: SuspendReason): Promise<void> {
   await (await clientFor(item)).suspendServer(item.panelServerId);
   if (!(await recordSuspension(item, { status: 'suspended', reason }))) return;
-  await recordSystemActivity(item.accountId, 'billing', 'servers.suspend', `server:${item.serverId}`, { reason });
+  await recordSystemActivity({
+    accountId: item.accountId,
+    actor: 'billing',
+    action: 'servers.suspend',
+    target: `server:${item.serverId}`,
+    details: { reason },
+  });
   logger.info('server suspended', { accountId: item.accountId, serverId: item.serverId, reason });
 }
 
 async function setActive(item: ServerItem): Promise<void> {
   await (await clientFor(item)).unsuspendServer(item.panelServerId);
   if (!(await recordSuspension(item, { status: 'active' }))) return;
-  await recordSystemActivity(item.accountId, 'billing', 'servers.unsuspend', `server:${item.serverId}`);
+  await recordSystemActivity({
+    accountId: item.accountId,
+    actor: 'billing',
+    action: 'servers.unsuspend',
+    target: `server:${item.serverId}`,
+  });
   logger.info('server unsuspended', { accountId: item.accountId, serverId: item.serverId });
 }
 
