@@ -10,6 +10,7 @@ import { benchAccountEndpoint } from './account-endpoint.ts';
 import { benchHotEndpoints } from './hot-endpoints.ts';
 import { benchThroughput } from './throughput.ts';
 import { benchBillingPass } from './billing-pass.ts';
+import { benchPanel } from './panel.ts';
 
 /**
  * `npm run bench`: every figure in one run, side by side, printed and written to bench/results.md.
@@ -34,6 +35,9 @@ const bundles = await benchBundles();
 
 // The stack starts as `local`, so the panel simulator's keys go to the in-memory secret store.
 process.env.STAGE = 'local';
+// 6. One panel with its real limits, on a stack of its own (its own table and simulator).
+const panelLoad = await benchPanel();
+resetConfig();
 const panel = {
   installMs: 50,
   transitionMs: 20,
@@ -77,6 +81,8 @@ try {
     throughput,
     '',
     billing,
+    '',
+    panelLoad,
     '',
   ].join('\n');
   process.stdout.write(`${report}\n`);

@@ -38,7 +38,16 @@ export interface LocalStackOptions {
   /** Run the hourly billing pass on the clock, as the EventBridge rule does in AWS. */
   billingSchedule?: boolean;
   /** Start the panel simulator and register it as an instance (LOCAL_PANEL=off says no). */
-  panel?: false | { port?: number; installMs?: number; transitionMs?: number; resourcesCacheMs?: number };
+  panel?: false | PanelOptions;
+}
+
+export interface PanelOptions {
+  port?: number;
+  installMs?: number;
+  transitionMs?: number;
+  resourcesCacheMs?: number;
+  /** The simulator's per-user limits a minute (the panel's defaults, 240 and 720, when omitted). */
+  rateLimits?: { application?: number; client?: number };
 }
 
 export interface LocalStack {
@@ -121,11 +130,16 @@ async function seedAdminKey(email: string, fixedSecret: string | undefined): Pro
  * The panel simulator, registered as an instance "Local panel" with its keys (the simulator keeps
  * its state in memory, so its servers start afresh with each start; the instance record is reused).
  */
-async function startAndRegisterPanel(options: { port?: number; installMs?: number; transitionMs?: number; resourcesCacheMs?: number }) {
+async function startAndRegisterPanel(options: PanelOptions) {
   const sim = await startPanelSim({ seed: 'default', ...options });
+  // The instance's call budget plans for the limits this panel really has.
+  const panelRateLimits = {
+    applicationPerMinute: Math.min(options.rateLimits?.application ?? 240, 100_000),
+    clientPerMinute: Math.min(options.rateLimits?.client ?? 720, 100_000),
+  };
   const existing = (await listInstances()).find((i) => i.baseUrl === sim.url);
   const instanceId = existing
-    ? (await updateInstance(existing.id, { appApiKey: sim.appKey, clientApiKey: sim.clientKey })).view.id
+    ? (await updateInstance(existing.id, { appApiKey: sim.appKey, clientApiKey: sim.clientKey, panelRateLimits })).view.id
     : (
         await createInstance({
           name: 'Local panel (simulator)',
@@ -134,6 +148,7 @@ async function startAndRegisterPanel(options: { port?: number; installMs?: numbe
           clientApiKey: sim.clientKey,
           priority: 100,
           enabled: true,
+          panelRateLimits,
         })
       ).id;
   return { sim, instanceId };

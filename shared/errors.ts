@@ -16,6 +16,7 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   conflict: 409,
   idempotency_conflict: 409,
+  operation_in_progress: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   limit_exceeded: 422,
@@ -25,6 +26,7 @@ export const ERROR_STATUS = {
   payment_provider_error: 502,
   payments_unavailable: 503,
   no_capacity: 503,
+  panel_unavailable: 503,
   panel_timeout: 504,
 } as const;
 

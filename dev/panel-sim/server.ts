@@ -192,6 +192,10 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
   const limits = { application: options.rateLimits?.application ?? 240, client: options.rateLimits?.client ?? 720 };
   const faults = new FaultInjector();
   const limiter = new RateLimiter();
+  /** Panel requests received, by `METHOD /path` (faulted and throttled ones included): GET /__sim/requests. */
+  const requestCounts = new Map<string, number>();
+  /** Requests the per-user rate limit refused with 429 (injected `rate_limit` faults not included). */
+  let throttledCount = 0;
   let baseUrl = '';
   const sim: SimContext = { state, wings, baseUrl: () => baseUrl };
 
@@ -307,6 +311,8 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     const obj = isPlainObject(body) ? body : {};
     try {
       if (method === 'GET' && path === '/__sim/state') return { status: 200, body: snapshot() };
+      if (method === 'GET' && path === '/__sim/requests')
+        return { status: 200, body: { requests: Object.fromEntries(requestCounts), throttled: throttledCount } };
       if (path === '/__sim/faults') {
         if (method === 'GET') return { status: 200, body: { faults: faults.list() } };
         if (method === 'POST') {
@@ -457,7 +463,10 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     // throttle:api.application / throttle:api.client, keyed by the user's uuid
     const limit = route.api === 'application' ? limits.application : limits.client;
     const rl = limiter.hit(`${route.api}:${user.uuid}`, limit);
-    if (!rl.allowed) throw throttled(limit, rl.retryAfter, rl.resetAt);
+    if (!rl.allowed) {
+      throttledCount++;
+      throw throttled(limit, rl.retryAfter, rl.resetAt);
+    }
     const rateHeaders = { 'x-ratelimit-limit': String(limit), 'x-ratelimit-remaining': String(rl.remaining) };
 
     try {
@@ -515,6 +524,8 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
         send(res, await simRoute(req, url));
         return;
       }
+      const counted = `${req.method ?? 'GET'} ${url.pathname}`;
+      requestCounts.set(counted, (requestCounts.get(counted) ?? 0) + 1);
       const effect = faults.take(req.method ?? 'GET', url.pathname);
       if (effect && (await applyFault(effect, req, res)) === 'done') return;
       const raw = await readBody(req);

@@ -2,7 +2,7 @@ import { createGroupHandler } from '../../shared/http/handler.ts';
 import { listAccounts } from '../../shared/accounts/index.ts';
 import { listPlatformAudit } from '../../shared/audit/index.ts';
 import { getSettings, updateSettings } from '../../shared/settings/index.ts';
-import { createInstance, deleteInstance, listInstances, testInstance, updateInstance } from '../../shared/instances/index.ts';
+import { createInstance, deleteInstance, listInstancesWithBudget, testInstance, updateInstance } from '../../shared/instances/index.ts';
 import { clearCatalogCache } from '../../shared/catalog/index.ts';
 import { listAllServers } from '../../shared/servers/index.ts';
 import { adjustCredit } from '../../shared/accounts/credits.ts';
@@ -34,7 +34,7 @@ export const handler = createGroupHandler('admin', {
 
   adminListServers: async ({ principal, query }) => listAllServers({ ...query, boundTo: `admin-servers:${principal.accountId}` }),
 
-  adminListInstances: async () => ({ data: await listInstances() }),
+  adminListInstances: async () => ({ data: await listInstancesWithBudget() }),
 
   adminCreateInstance: async ({ body, audit }) => {
     const instance = await createInstance(body);

@@ -229,6 +229,40 @@ export const DevSession = z.object({ token: z.string(), expiresAt: z.iso.datetim
 
 const PanelKey = z.string().trim().min(8).max(512);
 
+const PanelRateLimits = z
+  .object({
+    applicationPerMinute: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .meta({ description: "The panel's APP_API_APPLICATION_RATELIMIT (240 by default)." }),
+    clientPerMinute: z.number().int().min(1).max(100_000).meta({ description: "The panel's APP_API_CLIENT_RATELIMIT (720 by default)." }),
+  })
+  .strict()
+  .meta({
+    id: 'PanelRateLimits',
+    description:
+      "The panel's own per-minute request limits for the key owner. The control plane plans to spend 90 % of them, shared by every process; calls that change servers keep a reserved quarter of the Application budget, and one account's reads may take at most a quarter of the rest.",
+  });
+
+const BudgetState = z.object({
+  limitPerMinute: z.number().int(),
+  budgetPerMinute: z.number().int().meta({ description: 'What the control plane spends at most a minute (the limit less headroom).' }),
+  reservedForWrites: z
+    .number()
+    .int()
+    .meta({ description: 'Kept for calls that change servers: create, build, suspend, unsuspend, delete.' }),
+  readsPerMinute: z.number().int(),
+  readsPerAccountPerMinute: z.number().int(),
+  usedThisMinute: z.number().int(),
+  pausedUntil: z.iso.datetime().nullable().meta({ description: 'Set after the panel answered 429: no call is sent before then.' }),
+});
+
+export const CallBudgetState = z
+  .object({ application: BudgetState, client: BudgetState })
+  .meta({ id: 'CallBudgetState', description: "The panel's shared call budget this minute." });
+
 export const Instance = z
   .object({
     id: Uuid,
@@ -241,6 +275,10 @@ export const Instance = z
       .meta({ description: 'Whether a client key is set (power, console, files need it). Keys are never returned.' }),
     serviceUserId: z.number().int().nullable().meta({ description: 'Panel user owning the client key, resolved by the instance test.' }),
     serverCount: z.number().int().meta({ description: 'Active and suspended servers on this instance.' }),
+    panelRateLimits: PanelRateLimits,
+    callBudget: CallBudgetState.optional().meta({
+      description: 'Admin list and instance test only: what the shared call budget has spent this minute.',
+    }),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })
@@ -278,6 +316,7 @@ export const CreateInstance = z
     }),
     priority: Priority.default(100).meta({ description: 'Lower is preferred (default 100).' }),
     enabled: z.boolean().default(true),
+    panelRateLimits: PanelRateLimits.optional().meta({ description: "Defaults to the panel's own defaults, 240 and 720." }),
   })
   .strict()
   .meta({ id: 'CreateInstance' });
@@ -290,6 +329,7 @@ export const UpdateInstance = z
     clientApiKey: PanelKey.nullable().optional().meta({ description: 'null removes the client key.' }),
     priority: Priority.optional(),
     enabled: z.boolean().optional(),
+    panelRateLimits: PanelRateLimits.optional(),
   })
   .strict()
   .refine((v) => Object.keys(v).length > 0, { message: 'Give at least one field to change' })
@@ -317,6 +357,7 @@ export const InstanceTestReport = z
       }),
     ),
     serviceUser: z.object({ id: z.number().int(), username: z.string(), email: z.string(), admin: z.boolean() }).nullable(),
+    callBudget: CallBudgetState,
   })
   .meta({ id: 'InstanceTestReport' });
 
@@ -424,7 +465,21 @@ export const Server = z
 export const LiveState = z
   .object({
     available: z.boolean().meta({ description: 'False when the panel could not be asked; the stored fields above still hold.' }),
-    reason: z.string().optional(),
+    reason: z
+      .enum(['panel_busy', 'panel_unreachable', 'panel_error', 'refreshing', 'deleted'])
+      .optional()
+      .meta({
+        description:
+          'Why `available` is false (absent when true). panel_busy: the panel is rate limiting, or the shared panel call budget is spent; ' +
+          'panel_unreachable: the panel did not answer in time, could not be reached or failed (5xx); ' +
+          'panel_error: the panel refused the request (for example the instance key); ' +
+          'refreshing: another request is asking the panel right now and the last known state is too old to show as current; ' +
+          'deleted: the server is deleted and the panel is not asked. The fields below are the last known state, or null.',
+      }),
+    asOf: z.iso
+      .datetime()
+      .nullable()
+      .meta({ description: 'When the panel gave the state shown (it is cached for every caller, 20 s by default); null if it never has.' }),
     installStatus: z.enum(['installing', 'installed', 'install_failed']).nullable(),
     powerState: z
       .string()

@@ -1,43 +1,53 @@
-import { listInstances, type InstanceView } from '../instances/index.ts';
-import { topologyOf } from './index.ts';
+import type { PanelTopologyItem } from '../db/items.ts';
+import type { InstanceView } from '../instances/index.ts';
 import type { NodeCandidate } from '../placement/index.ts';
 
 /**
- * The one impure part of placement: the candidate nodes of the given instances, read fresh from
- * the panels (a cached view could place onto a node that just filled up or went into maintenance).
- * Allocations are looked up only for the node placement picks (servers module), so a panel with
- * many nodes costs one allocations read per deploy.
+ * Placement's view of one panel, from the shared copy of its topology (pure). A node's allocated
+ * memory and disk are the panel's figures at the read plus what our own deploys placed on it
+ * since (the copy's counters), so capacity stays honest between reads: the panel itself does not
+ * check memory or disk when it is given an explicit allocation.
  */
-export async function loadCandidates(given?: InstanceView[]): Promise<{ candidates: NodeCandidate[]; unavailable: string[] }> {
-  const instances = given ?? (await listInstances());
-  const settled = await Promise.allSettled(instances.map((i) => topologyOf(i, true)));
-  const candidates: NodeCandidate[] = [];
-  const unavailable: string[] = [];
-  settled.forEach((s, i) => {
-    const instance = instances[i]!;
-    if (s.status === 'rejected') {
-      unavailable.push(instance.id);
-      return;
-    }
-    const shortOf = new Map(s.value.locations.map((l) => [l.id, l.short]));
-    for (const node of s.value.nodes) {
-      candidates.push({
-        instanceId: instance.id,
-        instancePriority: instance.priority,
-        instanceEnabled: instance.enabled,
-        nodeId: node.id,
-        nodeName: node.name,
-        region: shortOf.get(node.location_id) ?? null,
-        public: node.public !== false,
-        maintenance: node.maintenance_mode,
-        memory: node.memory,
-        memoryOverallocate: node.memory_overallocate,
-        allocatedMemory: node.allocated_resources.memory,
-        disk: node.disk,
-        diskOverallocate: node.disk_overallocate,
-        allocatedDisk: node.allocated_resources.disk,
-      });
-    }
-  });
-  return { candidates, unavailable };
+export function candidatesOf(instance: Pick<InstanceView, 'id' | 'priority' | 'enabled'>, topology: PanelTopologyItem): NodeCandidate[] {
+  const regionOf = new Map(topology.locations.map((l) => [l.id, l.short]));
+  return topology.nodes.map((node) => ({
+    instanceId: instance.id,
+    instancePriority: instance.priority,
+    instanceEnabled: instance.enabled,
+    nodeId: node.id,
+    nodeName: node.name,
+    region: regionOf.get(node.locationId) ?? null,
+    public: node.public,
+    maintenance: node.maintenance,
+    memory: node.memory,
+    memoryOverallocate: node.memoryOverallocate,
+    allocatedMemory: node.allocatedMemory + (topology.addedMemoryMb[node.id] ?? 0),
+    disk: node.disk,
+    diskOverallocate: node.diskOverallocate,
+    allocatedDisk: node.allocatedDisk + (topology.addedDiskMb[node.id] ?? 0),
+    freeAllocations: freeAllocationCount(topology, node.id),
+  }));
+}
+
+export const freeAllocationsOf = (topology: PanelTopologyItem, nodeId: number): number[] => [...(topology.freeAllocations[nodeId] ?? [])];
+
+/**
+ * How many allocations the copy can hand out on a node; undefined when it has none left but the
+ * panel may have more (placement may pick the node, and the deploy asks the panel), 0 when the
+ * panel itself listed none.
+ */
+export function freeAllocationCount(topology: PanelTopologyItem, nodeId: number): number | undefined {
+  const free = topology.freeAllocations[nodeId]?.size ?? 0;
+  if (free > 0) return free;
+  return topology.exhaustedNodes?.has(nodeId) ? 0 : undefined;
+}
+
+/**
+ * Whether a node's free set must be read from the panel before one is taken: it has none left
+ * (and the panel may have more), or the panel refused an allocation from a set read no earlier
+ * than this one, so this one may hold allocations that are gone too.
+ */
+export function needsRefill(topology: PanelTopologyItem, nodeId: number): boolean {
+  if (freeAllocationsOf(topology, nodeId).length === 0) return true;
+  return topology.doubtedAt !== undefined && topology.doubtedAt >= (topology.allocationsReadAt[nodeId] ?? 0);
 }

@@ -1,76 +1,24 @@
 import type { z } from 'zod';
-import { listInstances, panelClientFor, type InstanceView } from '../instances/index.ts';
-import { notFound } from '../errors.ts';
-import { logger, errorFields } from '../observability/logger.ts';
 import type { EggDetail, EggSummary, Region } from '../api/schemas.ts';
-import type { PanelEgg, PanelLocation, PanelNode } from '../panel/types.ts';
+import type { CachedEgg } from '../db/items.ts';
+import { notFound } from '../errors.ts';
+import { type InstanceView, listInstances } from '../instances/index.ts';
+import { errorFields, logger } from '../observability/logger.ts';
 import { freeCapacity } from '../placement/index.ts';
+import { candidatesOf } from './candidates.ts';
+import { eggCopies, eggsOf } from './eggs.ts';
+import { topologies, topologyOf } from './topology.ts';
 
 /**
- * The catalog: what can be deployed where, read from the panels. Panel reads are cached in the
- * process for CATALOG_CACHE_MS so a busy catalog does not hammer the panels; a panel that does not
- * answer is reported in `unavailableInstances` instead of failing the whole listing.
+ * The catalog: what can be deployed where, from the shared copies of each panel's topology
+ * (topology.ts, fresh for PANEL_TOPOLOGY_TTL_S) and eggs (eggs.ts, PANEL_EGGS_TTL_S), the same
+ * copies deploys place from. A panel with no copy that does not answer is reported in
+ * `unavailableInstances` instead of failing the whole listing.
  */
-export const CATALOG_CACHE_MS = 30_000;
-
-interface Cached<T> {
-  value: Promise<T>;
-  at: number;
-}
-const cache = new Map<string, Cached<unknown>>();
-
-function cached<T>(key: string, load: () => Promise<T>, fresh = false): Promise<T> {
-  const hit = cache.get(key) as Cached<T> | undefined;
-  if (!fresh && hit && Date.now() - hit.at < CATALOG_CACHE_MS) return hit.value;
-  const value = load();
-  cache.set(key, { value, at: Date.now() });
-  // A failed read is not cached: the next request tries the panel again.
-  value.catch(() => cache.delete(key));
-  return value;
-}
-
+/** Forgets what this process keeps of the copies (admin changes to an instance); a changed URL makes the stored copies count as none. */
 export function clearCatalogCache(): void {
-  cache.clear();
-}
-
-export interface InstanceTopology {
-  instance: InstanceView;
-  locations: PanelLocation[];
-  nodes: PanelNode[];
-}
-
-/**
- * Locations and nodes of one instance, cached; `fresh` reads the panel now (placement does, so a
- * node that just went into maintenance or filled up is seen) and refreshes the cache.
- */
-export function topologyOf(instance: InstanceView, fresh = false): Promise<InstanceTopology> {
-  return cached(
-    `topology:${instance.id}:${instance.baseUrl}`,
-    async () => {
-      const client = await panelClientFor(instance);
-      const [locations, nodes] = await Promise.all([client.listLocations(), client.listNodes()]);
-      return { instance, locations, nodes };
-    },
-    fresh,
-  );
-}
-
-export interface EggWithNest {
-  egg: PanelEgg;
-  nestId: number;
-  nestName: string;
-}
-
-/** Every egg of one instance, with variables (cached). */
-export function eggsOf(instance: InstanceView): Promise<EggWithNest[]> {
-  return cached(`eggs:${instance.id}:${instance.baseUrl}`, async () => {
-    const client = await panelClientFor(instance);
-    const nests = await client.listNests();
-    const perNest = await Promise.all(
-      nests.map(async (nest) => (await client.listEggs(nest.id)).map((egg) => ({ egg, nestId: nest.id, nestName: nest.name }))),
-    );
-    return perNest.flat();
-  });
+  topologies.forget();
+  eggCopies.forget();
 }
 
 /** Runs `fn` for every enabled instance; instances whose panel fails are listed apart. */
@@ -90,12 +38,15 @@ async function acrossInstances<T>(fn: (instance: InstanceView) => Promise<T>): P
 }
 
 export async function listRegions(): Promise<{ data: z.infer<typeof Region>[]; unavailableInstances: string[] }> {
-  const { results, unavailable } = await acrossInstances(topologyOf);
+  const { results, unavailable } = await acrossInstances(async (instance) => {
+    const topology = await topologyOf(instance);
+    return { instance, topology, candidates: candidatesOf(instance, topology) };
+  });
   const regions = new Map<string, z.infer<typeof Region>>();
-  for (const { instance, locations, nodes } of results) {
-    const byId = new Map(locations.map((l) => [l.id, l]));
-    for (const node of nodes) {
-      const location = byId.get(node.location_id);
+  for (const { instance, topology, candidates } of results) {
+    const locationOf = new Map(topology.locations.map((l) => [l.short, l]));
+    for (const node of candidates) {
+      const location = node.region === null ? undefined : locationOf.get(node.region);
       if (!location) continue;
       const region = regions.get(location.short) ?? {
         region: location.short,
@@ -107,7 +58,7 @@ export async function listRegions(): Promise<{ data: z.infer<typeof Region>[]; u
         largestFreeMemoryMb: 0,
       };
       if (!region.instances.includes(instance.id)) region.instances.push(instance.id);
-      if (!node.maintenance_mode && node.public !== false) {
+      if (!node.maintenance && node.public) {
         const free = freeCapacity(node);
         region.nodes++;
         region.freeMemoryMb += Math.max(0, free.memoryMb);
@@ -120,15 +71,15 @@ export async function listRegions(): Promise<{ data: z.infer<typeof Region>[]; u
   return { data: [...regions.values()].sort((a, b) => a.region.localeCompare(b.region)), unavailableInstances: unavailable };
 }
 
-const summary = (instance: InstanceView, { egg, nestId, nestName }: EggWithNest): z.infer<typeof EggSummary> => ({
+const summary = (instance: InstanceView, egg: CachedEgg): z.infer<typeof EggSummary> => ({
   instanceId: instance.id,
   instanceName: instance.name,
   eggId: egg.id,
   name: egg.name,
   description: egg.description,
-  nestId,
-  nestName,
-  dockerImages: egg.docker_images,
+  nestId: egg.nestId,
+  nestName: egg.nestName,
+  dockerImages: egg.dockerImages,
 });
 
 export async function listEggs(): Promise<{ data: z.infer<typeof EggSummary>[]; unavailableInstances: string[] }> {
@@ -136,29 +87,22 @@ export async function listEggs(): Promise<{ data: z.infer<typeof EggSummary>[]; 
   return { data: results.flat(), unavailableInstances: unavailable };
 }
 
-/** One egg of one enabled instance with its variables, as the panel describes them. */
-export async function findEgg(instanceId: string, eggId: number): Promise<{ instance: InstanceView; egg: EggWithNest }> {
+export async function getEgg(instanceId: string, eggId: number): Promise<z.infer<typeof EggDetail>> {
   const instance = (await listInstances()).find((i) => i.id === instanceId && i.enabled);
   if (!instance) throw notFound('Egg');
-  const egg = (await eggsOf(instance)).find((e) => e.egg.id === eggId);
+  const egg = (await eggsOf(instance)).find((e) => e.id === eggId);
   if (!egg) throw notFound('Egg');
-  return { instance, egg };
-}
-
-export async function getEgg(instanceId: string, eggId: number): Promise<z.infer<typeof EggDetail>> {
-  const { instance, egg } = await findEgg(instanceId, eggId);
-  const variables = egg.egg.relationships?.variables?.data.map((d) => d.attributes) ?? [];
   return {
     ...summary(instance, egg),
-    startup: egg.egg.startup,
-    defaultDockerImage: egg.egg.docker_image,
-    variables: variables.map((v) => ({
-      env: v.env_variable,
+    startup: egg.startup,
+    defaultDockerImage: egg.dockerImage,
+    variables: egg.variables.map((v) => ({
+      env: v.env,
       name: v.name,
       description: v.description,
       // Not viewable on the panel means not for customers' eyes (licence keys and the like).
-      default: v.user_viewable ? v.default_value : null,
-      editable: v.user_editable,
+      default: v.userViewable ? v.defaultValue : null,
+      editable: v.userEditable,
       rules: v.rules,
     })),
   };

@@ -21,6 +21,14 @@ export interface Config {
   /** Panel call timeouts: every call, and server creation (which waits on Wings). */
   panelTimeoutMs: number;
   panelCreateTimeoutMs: number;
+  /** How long the shared copy of a panel's topology and free allocations stays fresh (shared/catalog/topology.ts). */
+  panelTopologyTtlMs: number;
+  /** How long the shared copy of a panel's eggs and their variables stays fresh (shared/catalog/eggs.ts). */
+  panelEggsTtlMs: number;
+  /** How long a server's live state is answered from the table before one reader asks the panel again. */
+  liveStateTtlMs: number;
+  /** The same while it installs, starts or stops, so a customer watching sees the change promptly. */
+  liveStateTransitionTtlMs: number;
   payments: PaymentsConfig;
 }
 
@@ -109,6 +117,11 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     },
     panelTimeoutMs: Number(env.PANEL_TIMEOUT_MS ?? 10_000),
     panelCreateTimeoutMs: Number(env.PANEL_CREATE_TIMEOUT_MS ?? 20_000),
+    panelTopologyTtlMs: Number(env.PANEL_TOPOLOGY_TTL_S ?? 60) * 1000,
+    panelEggsTtlMs: Number(env.PANEL_EGGS_TTL_S ?? 300) * 1000,
+    // The panel caches a server's resources for 20 s itself; asking more often returns the same numbers.
+    liveStateTtlMs: Number(env.LIVE_STATE_TTL_MS ?? 20_000),
+    liveStateTransitionTtlMs: Number(env.LIVE_STATE_TRANSITION_TTL_MS ?? 5_000),
     secrets:
       stage === 'aws'
         ? { kind: 'aws', prefix: env.SECRETS_PREFIX ?? 'control-plane' }

@@ -16,6 +16,7 @@ import {
   type InvoiceCounterItem,
   type Item,
   type ItemKind,
+  type PanelBudgetItem,
   type ServerItem,
   type WatermarkItem,
 } from './items.ts';
@@ -166,6 +167,8 @@ export const accessPatterns = {
     const pointer = asKindOrUndefined(await getItem(keys.serverPointer(serverId)), 'server-pointer');
     return pointer ? accessPatterns.serverOfAccount(pointer.accountId, serverId) : undefined;
   },
+  /** Consistent, so a state dropped after our own change (shared/servers/live.ts) is not read back. */
+  liveStateOfServer: async (serverId: string) => asKindOrUndefined(await getItem(keys.liveState(serverId)), 'live-state'),
   serversOfAccount: (accountId: string, page: PageRequest) => {
     const k = keys.serverPrefix(accountId);
     return pageOf('server')(queryPrefix(k.PK, k.SKPrefix, page));
@@ -195,6 +198,12 @@ export const accessPatterns = {
   platformAudit: (page: PageRequest) => pageOf('activity')(queryShardedListing('GSI1', keys.auditShard, page)),
   idempotencyRecord: async (accountId: string, key: string) =>
     asKindOrUndefined(await getItem(keys.idempotency(accountId, key)), 'idempotency'),
+  panelBudgetWindow: async (instanceId: string, api: string, windowStartMs: number) =>
+    (await getItem(keys.panelBudgetWindow(instanceId, api, windowStartMs), false)) as PanelBudgetItem | undefined,
+  /** The shared copies of a panel's reads (shared/catalog); eventually consistent unless a write is to be based on it. */
+  panelTopology: async (instanceId: string, consistent = false) =>
+    asKindOrUndefined(await getItem(keys.panelTopology(instanceId), consistent), 'panel-topology'),
+  panelEggs: async (instanceId: string) => asKindOrUndefined(await getItem(keys.panelEggs(instanceId), false), 'panel-eggs'),
   settings: async () => asKindOrUndefined(await getItem(keys.settings()), 'settings'),
   instanceById: async (instanceId: string) => asKindOrUndefined(await getItem(keys.instance(instanceId)), 'instance'),
   /** Instances are few (one per panel), so they share one partition and are read whole. */

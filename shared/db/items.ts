@@ -68,6 +68,40 @@ export interface ServerItem extends Stored {
   billedThrough?: string;
 }
 
+/** What the panel said about a server (install, power, suspension, usage). */
+export interface PanelLiveAnswer {
+  installStatus: 'installing' | 'installed' | 'install_failed';
+  powerState: string | null;
+  suspendedOnPanel: boolean;
+  resources: {
+    memoryBytes: number;
+    cpuAbsolute: number;
+    diskBytes: number;
+    networkRxBytes: number;
+    networkTxBytes: number;
+    uptimeMs: number;
+  } | null;
+}
+
+/** Why the last refresh of a live state failed (shared/servers/live.ts). */
+export type LiveRefreshFailure = 'panel_busy' | 'panel_unreachable' | 'panel_error';
+
+/** A server's live state cached for every process, and who may ask the panel next (shared/servers/live.ts). */
+export interface LiveStateItem extends Stored {
+  kind: 'live-state';
+  serverId: string;
+  /** The panel's last answer and when it gave it; both absent until a refresh succeeded. */
+  answer?: PanelLiveAnswer;
+  asOf?: string;
+  /** Epoch ms before which nobody else asks the panel: a refresh in flight, or one that failed backing off. */
+  refreshingUntil?: number;
+  /** The refresh that holds the lease; its answer is stored only while it still does. */
+  leaseId?: string;
+  /** Set when the last refresh failed; cleared by the next that succeeds. */
+  failedReason?: LiveRefreshFailure;
+  expiresAt: number;
+}
+
 export interface ServerPointerItem extends Stored {
   kind: 'server-pointer';
   accountId: string;
@@ -83,6 +117,8 @@ export interface InstanceItem extends Stored {
   hasClientKey: boolean;
   serviceUserId?: number;
   serverCount?: number;
+  /** The panel's own request limits (shared/instances/budget.ts); absent means the panel's defaults. */
+  panelRateLimits?: { applicationPerMinute: number; clientPerMinute: number };
   createdAt: string;
   updatedAt: string;
 }
@@ -200,8 +236,112 @@ export interface InvoiceCounterItem extends Stored {
   last: number;
 }
 
+/** A panel call-budget counter (shared/instances/budget.ts): calls this minute, and a 429's pause. */
+export interface PanelBudgetItem extends Stored {
+  used?: number;
+  pausedUntil?: number;
+  expiresAt?: number;
+}
+
 export interface WatermarkItem extends Stored {
   lastCompletedHour?: string;
+}
+
+/** What every shared copy of a panel read carries (shared/catalog/shared-copy.ts). */
+interface PanelCopy extends Stored {
+  instanceId: string;
+  /** The panel the copy was read from: a copy of another URL counts as no copy. */
+  baseUrl: string;
+  /** Epoch ms of the panel read. */
+  readAt: number;
+  /** Epoch ms after which one reader refreshes it; the others keep using it meanwhile. */
+  freshUntil: number;
+  /** The refresh lease: epoch ms until which one reader is asking the panel. */
+  refreshingUntil?: number;
+  expiresAt: number;
+}
+
+export interface CachedLocation {
+  id: number;
+  /** Our region tag. */
+  short: string;
+  long: string | null;
+}
+
+/** One node with the figures placement reads; `allocated*` as the panel counted them at the read. */
+export interface CachedNode {
+  id: number;
+  name: string;
+  locationId: number;
+  public: boolean;
+  maintenance: boolean;
+  memory: number;
+  memoryOverallocate: number;
+  disk: number;
+  diskOverallocate: number;
+  allocatedMemory: number;
+  allocatedDisk: number;
+}
+
+/** An allocation a deploy took from the copy; kept across a refresh while its create was in flight at the panel read. */
+export interface AllocationClaim {
+  nodeId: number;
+  memoryMb: number;
+  diskMb: number;
+  at: number;
+  /** When the panel answered the create: a read before it cannot have counted the server. */
+  createdAt?: number;
+}
+
+export interface PanelTopologyItem extends PanelCopy {
+  kind: 'panel-topology';
+  locations: CachedLocation[];
+  nodes: CachedNode[];
+  /** Free allocation ids by node id, as number sets (a claim removes one with DELETE); no entry: none left in the copy. */
+  freeAllocations: Record<string, Set<number>>;
+  /** Nodes the panel listed no free allocation for: not asked again before the next read. */
+  exhaustedNodes?: Set<number>;
+  /** Memory and disk our deploys placed on each node since the read (ADD counters), by node id. */
+  addedMemoryMb: Record<string, number>;
+  addedDiskMb: Record<string, number>;
+  /** By allocation id. */
+  claims: Record<string, AllocationClaim>;
+  /** Epoch ms each node's free set was read from the panel, by node id. */
+  allocationsReadAt: Record<string, number>;
+  /** When the panel last refused an allocation the copy offered: sets read before it are read again before use. */
+  doubtedAt?: number;
+  /** Moved by every write after the read, so a refill or refresh never overwrites a claim it did not see. */
+  version: number;
+}
+
+export interface CachedEggVariable {
+  id: number;
+  name: string;
+  description: string;
+  env: string;
+  defaultValue: string | null;
+  userViewable: boolean;
+  userEditable: boolean;
+  /** Laravel validation rules, as the panel has them. */
+  rules: string;
+}
+
+export interface CachedEgg {
+  id: number;
+  uuid: string;
+  name: string;
+  description: string | null;
+  nestId: number;
+  nestName: string;
+  dockerImage: string;
+  dockerImages: Record<string, string>;
+  startup: string;
+  variables: CachedEggVariable[];
+}
+
+export interface PanelEggsItem extends PanelCopy {
+  kind: 'panel-eggs';
+  eggs: CachedEgg[];
 }
 
 interface Kinds {
@@ -209,6 +349,7 @@ interface Kinds {
   subject: SubjectItem;
   server: ServerItem;
   'server-pointer': ServerPointerItem;
+  'live-state': LiveStateItem;
   instance: InstanceItem;
   ledger: LedgerItem;
   'ledger-guard': LedgerGuardItem;
@@ -220,6 +361,8 @@ interface Kinds {
   settings: SettingsItem;
   'month-spend': MonthSpendItem;
   activity: ActivityItem;
+  'panel-topology': PanelTopologyItem;
+  'panel-eggs': PanelEggsItem;
 }
 export type ItemKind = keyof Kinds;
 

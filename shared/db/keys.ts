@@ -48,6 +48,8 @@ export const keys = {
   /** Server id → account: how a panel's external id (our server id) leads back to the record. */
   serverPointer: (serverId: string): ItemKey => ({ PK: `SERVERID#${serverId}`, SK: 'SERVERID' }),
   serverPrefix: (accountId: string) => ({ PK: `ACCOUNT#${accountId}`, SKPrefix: 'SERVER#' }),
+  /** A server's live state as the panel last told it, shared by every process (shared/servers/live.ts). */
+  liveState: (serverId: string): ItemKey => ({ PK: `LIVE#${serverId}`, SK: 'LIVE' }),
   serversListing: (accountId: string, createdAt: string, serverId: string) => ({
     GSI1PK: `SERVERS#${shardOf(accountId)}`,
     GSI1SK: `${createdAt}#${serverId}`,
@@ -69,6 +71,22 @@ export const keys = {
   invoicePointer: (invoiceId: string): ItemKey => ({ PK: `INVOICEID#${invoiceId}`, SK: 'INVOICEID' }),
   invoiceNumber: (number: string): ItemKey => ({ PK: `INVOICENO#${number}`, SK: 'INVOICENO' }),
   invoiceCounter: (year: number): ItemKey => ({ PK: `COUNTER#INVOICE#${year}`, SK: 'COUNTER' }),
+
+  /** A panel's shared call budget: one counter per API and minute (and per account for reads). */
+  panelBudgetWindow: (instanceId: string, api: string, windowStartMs: number): ItemKey => ({
+    PK: `PANELBUDGET#${instanceId}#${api}`,
+    SK: `W#${windowStartMs}`,
+  }),
+  panelBudgetAccount: (instanceId: string, api: string, accountId: string, windowStartMs: number): ItemKey => ({
+    PK: `PANELBUDGET#${instanceId}#${api}#${accountId}`,
+    SK: `W#${windowStartMs}`,
+  }),
+  /** A short lease on one server: one operation at a time changes it. */
+  serverLease: (serverId: string): ItemKey => ({ PK: `LEASE#${serverId}`, SK: 'LEASE' }),
+
+  /** The shared, short-lived copies of one panel's reads (shared/catalog): topology with free allocations, and eggs. */
+  panelTopology: (instanceId: string): ItemKey => ({ PK: `PANEL#${instanceId}`, SK: 'TOPOLOGY' }),
+  panelEggs: (instanceId: string): ItemKey => ({ PK: `PANEL#${instanceId}`, SK: 'EGGS' }),
 
   settings: (): ItemKey => ({ PK: 'SETTINGS', SK: 'PLATFORM' }),
   instancesPartition: (): string => 'INSTANCES',

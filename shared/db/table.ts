@@ -13,6 +13,7 @@
  *   IDEM#<acct>#<key>   IDEM                 Idempotency-Key record (TTL)
  *   RATE#<who>#<minute> RATE                 rate-limit counter (TTL)
  *   ACCOUNT#<id>        SERVER#<id>          server (GSI1 SERVERS#<n> for admins, GSI2 BILLABLE#<n> while billable)
+ *   LIVE#<serverId>     LIVE                 server's live state from the panel, cached for every process; refresh lease (TTL)
  *   ACCOUNT#<id>        SPEND#<yyyy-mm>      hourly charges of the month (budgets)
  *   ACCOUNT#<id>        INVOICE#<number>     invoice
  *   INVOICEID#<uuid>    INVOICEID            invoice id -> account and number
@@ -20,6 +21,10 @@
  *   COUNTER#INVOICE#<y> COUNTER              last invoice number of the year
  *   BILLING#HOURLY      CURSOR               billing watermark (last hour billed)
  *   INSTANCES           INSTANCE#<id>        registered panel (keys in the secret store)
+ *   PANEL#<instanceId>  TOPOLOGY             shared copy of a panel's locations, nodes, free allocations, our claims (TTL)
+ *   PANEL#<instanceId>  EGGS                 shared copy of a panel's eggs with their variables (TTL)
+ *   PANELBUDGET#<i>#<api>[#<acct>]  W#<ms>   a panel's shared call budget this minute (and one account's reads) (TTL)
+ *   LEASE#<serverId>    LEASE                the one operation changing a server now (expiry)
  *   SETTINGS            PLATFORM             platform settings
  * GSI1 holds the sharded, newest-first listings for admins (ACCOUNTS#<n>, AUDIT#<n>).
  * GSI2 is the sparse, sharded index of billable servers (BILLABLE#<n>): the billing pass reads only it.

@@ -9,6 +9,7 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { db, tableName } from './client.ts';
 import type { Item } from './items.ts';
 
@@ -85,6 +86,9 @@ function withTable(op: WriteOp): TransactItem {
   return { ConditionCheck: { ...op.ConditionCheck, TableName: table } };
 }
 
+/** The document client unmarshalls results, but not the items that errors carry: they come in wire form. */
+const fromWire = (item: Item): Item => unmarshall(item as Parameters<typeof unmarshall>[0]);
+
 interface CancellationReason {
   Code?: string;
   Item?: Item;
@@ -109,7 +113,7 @@ export async function transact(writes: NamedWrite[], options: { token?: string }
     reasons.forEach((reason, i) => {
       if (reason.Code !== 'ConditionalCheckFailed') return;
       failed.push(names[i]!);
-      if (reason.Item) current.set(names[i]!, reason.Item);
+      if (reason.Item) current.set(names[i]!, fromWire(reason.Item));
     });
     if (failed.length) throw new ConditionFailedError(failed, current);
     if (reasons.some((r) => r.Code === 'TransactionConflict')) throw new WriteConflictError();
@@ -133,7 +137,7 @@ export async function writeItem(op: SingleWrite): Promise<Item | undefined> {
   } catch (err) {
     if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
     const item = (err as { Item?: Item }).Item;
-    throw new ConditionFailedError([SINGLE], item ? new Map([[SINGLE, item]]) : new Map());
+    throw new ConditionFailedError([SINGLE], item ? new Map([[SINGLE, fromWire(item)]]) : new Map());
   }
 }
 

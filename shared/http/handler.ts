@@ -8,6 +8,7 @@ import type * as z from 'zod';
 import { GROUPS, type Group, type RouteDef, type Routes, type RoutesOfGroup, type RouteId } from '../api/routes.ts';
 import type { Principal } from '../auth/principal.ts';
 import { authenticate, bearerToken } from '../auth/authenticate.ts';
+import { ANONYMOUS_CALLER, runAsCaller } from '../instances/budget.ts';
 import { touchLastUsed } from '../keys/index.ts';
 import { recordActivity } from '../audit/index.ts';
 import { getConfig } from '../config/env.ts';
@@ -157,15 +158,18 @@ export function createGroupHandler<G extends Group>(groups: G | readonly G[], im
       const host = inAws ? event.requestContext.domainName : (headers.host ?? event.requestContext.domainName);
       const proto = inAws ? 'https' : 'http';
       const [result] = await Promise.all([
-        impls[route.id]({
-          ...input,
-          principal: principal as undefined,
-          requestId,
-          sourceIp,
-          baseUrl: `${proto}://${host}`,
-          headers,
-          audit: state.audit,
-        }),
+        // Panel calls made for this request count against this account's share of the panel's budget.
+        runAsCaller(principal?.accountId ?? ANONYMOUS_CALLER, () =>
+          impls[route.id]({
+            ...input,
+            principal: principal as undefined,
+            requestId,
+            sourceIp,
+            baseUrl: `${proto}://${host}`,
+            headers,
+            audit: state.audit,
+          }),
+        ),
         // Bookkeeping only: a failed lastUsedAt write must not fail the request.
         keyItem ? touchLastUsed(keyItem).catch((e) => logger.warn('lastUsedAt write failed', { requestId, ...errorFields(e) })) : undefined,
       ]);

@@ -10,6 +10,7 @@ import { PanelClient } from '../panel/client.ts';
 import { PanelRequestError } from '../panel/errors.ts';
 import type { CreateInstance, Instance, InstanceTestReport, UpdateInstance } from '../api/schemas.ts';
 import { asKind, type InstanceItem } from '../db/items.ts';
+import { callBudgetState, DEFAULT_PANEL_RATE_LIMITS, dynamoCallBudget } from './budget.ts';
 
 /**
  * Instances: the registered Pterodactyl panels. The record (name, URL, priority, enabled, the
@@ -28,9 +29,16 @@ export function toInstanceView(item: InstanceItem): InstanceView {
     hasClientKey: Boolean(item.hasClientKey),
     serviceUserId: item.serviceUserId ?? null,
     serverCount: Number(item.serverCount ?? 0),
+    panelRateLimits: item.panelRateLimits ?? DEFAULT_PANEL_RATE_LIMITS,
     createdAt: item.createdAt,
     updatedAt: item.updatedAt,
   };
+}
+
+/** The admin's list: every instance with what its shared call budget has spent this minute. */
+export async function listInstancesWithBudget(): Promise<InstanceView[]> {
+  const instances = await listInstances();
+  return Promise.all(instances.map(async (i) => ({ ...i, callBudget: await callBudgetState(i.id, i.panelRateLimits) })));
 }
 
 export async function listInstances(): Promise<InstanceView[]> {
@@ -64,6 +72,7 @@ export async function createInstance(input: z.infer<typeof CreateInstance>): Pro
     enabled: input.enabled,
     hasClientKey: Boolean(input.clientApiKey),
     serverCount: 0,
+    ...(input.panelRateLimits ? { panelRateLimits: input.panelRateLimits } : {}),
     createdAt: now,
     updatedAt: now,
   };
@@ -86,6 +95,10 @@ export async function updateInstance(
       set[field] = input[field];
       changed.push(field);
     }
+  }
+  if (input.panelRateLimits !== undefined) {
+    set.panelRateLimits = input.panelRateLimits;
+    changed.push('panelRateLimits');
   }
   if (input.appApiKey !== undefined || input.clientApiKey !== undefined) {
     const stored = (await secretStore().get(instanceId)) ?? ({ appApiKey: '' } as InstanceKeys);
@@ -142,17 +155,29 @@ export async function deleteInstance(instanceId: string): Promise<void> {
 
 // ---- panel clients ----------------------------------------------------------------------------
 
-const clients = new Map<string, { client: PanelClient; at: number }>();
+const clients = new Map<string, { client: PanelClient; at: number; limits: string }>();
 const CLIENT_TTL_MS = 5 * 60_000;
 
 function forgetClient(instanceId: string): void {
   clients.delete(instanceId);
 }
 
-/** A client for the instance's panel, with its keys from the secret store (cached per process). */
-export async function panelClientFor(instance: Pick<InstanceView, 'id' | 'baseUrl'>): Promise<PanelClient> {
+/**
+ * A client for the instance's panel, with its keys from the secret store (cached per process),
+ * spending the panel's shared call budget (budget.ts) on every call.
+ */
+export async function panelClientFor(
+  instance: Pick<InstanceView, 'id' | 'baseUrl'> & Partial<Pick<InstanceView, 'panelRateLimits'>>,
+): Promise<PanelClient> {
+  const limits = instance.panelRateLimits ?? DEFAULT_PANEL_RATE_LIMITS;
   const hit = clients.get(instance.id);
-  if (hit && hit.client.baseUrl === instance.baseUrl.replace(/\/+$/, '') && Date.now() - hit.at < CLIENT_TTL_MS) return hit.client;
+  if (
+    hit &&
+    hit.client.baseUrl === instance.baseUrl.replace(/\/+$/, '') &&
+    hit.limits === JSON.stringify(limits) &&
+    Date.now() - hit.at < CLIENT_TTL_MS
+  )
+    return hit.client;
   const stored = await secretStore().get(instance.id);
   if (!stored) throw new ApiError('panel_error', 'The keys of this instance are missing from the secret store; set them again with PATCH');
   const { panelTimeoutMs } = getConfig();
@@ -161,8 +186,9 @@ export async function panelClientFor(instance: Pick<InstanceView, 'id' | 'baseUr
     appKey: stored.appApiKey,
     clientKey: stored.clientApiKey,
     timeoutMs: panelTimeoutMs,
+    budget: dynamoCallBudget(instance.id, limits),
   });
-  clients.set(instance.id, { client, at: Date.now() });
+  clients.set(instance.id, { client, at: Date.now(), limits: JSON.stringify(limits) });
   return client;
 }
 
@@ -226,7 +252,15 @@ export async function testInstance(instanceId: string): Promise<z.infer<typeof I
       checks.push({ name: 'client_api', ok: false, message: describe(err) });
     }
   }
-  return { instanceId, ok: checks.every((c) => c.ok), latencyMs: Date.now() - started, checks, nodes, serviceUser };
+  return {
+    instanceId,
+    ok: checks.every((c) => c.ok),
+    latencyMs: Date.now() - started,
+    checks,
+    nodes,
+    serviceUser,
+    callBudget: await callBudgetState(instance.id, instance.panelRateLimits),
+  };
 }
 
 const describe = (err: unknown): string =>

@@ -30,8 +30,23 @@ import type {
  *
  * It uses the runtime's fetch (undici inside Node), so the Lambda bundles carry no HTTP library.
  */
+export type PanelApi = 'application' | 'client';
+/** Calls that change servers (every Application API write) may use the budget's reserved share. */
+export type PanelCallKind = 'read' | 'write';
+
+/**
+ * The shared call budget of one panel (shared/instances/budget.ts). `spend` throws
+ * `panel_unavailable` when the call must not be sent; `pause` records a 429 for every process.
+ */
+export interface CallBudget {
+  spend(api: PanelApi, kind: PanelCallKind): Promise<void>;
+  pause(api: PanelApi, retryAfterMs: number): Promise<void>;
+}
+
 export interface PanelClientOptions {
   baseUrl: string;
+  /** Every call spends one unit of it first; without one (tests of the client alone) nothing is counted. */
+  budget?: CallBudget;
   appKey: string;
   clientKey?: string;
   timeoutMs?: number;
@@ -42,7 +57,7 @@ export interface PanelClientOptions {
   baseBackoffMs?: number;
 }
 
-type Api = 'application' | 'client';
+type Api = PanelApi;
 
 interface RequestSpec {
   api: Api;
@@ -60,6 +75,9 @@ interface RequestSpec {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** What a client is told to wait when the panel is down: long enough not to pile on, short enough to recover. */
+const UNREACHABLE_RETRY_S = 30;
+
 export class PanelClient {
   readonly baseUrl: string;
   readonly hasClientKey: boolean;
@@ -69,6 +87,7 @@ export class PanelClient {
   private readonly maxAttempts: number;
   private readonly maxRetryAfterMs: number;
   private readonly baseBackoffMs: number;
+  private readonly budget: CallBudget | undefined;
 
   constructor(options: PanelClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -79,6 +98,7 @@ export class PanelClient {
     this.maxAttempts = options.maxAttempts ?? 3;
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? 5_000;
     this.baseBackoffMs = options.baseBackoffMs ?? 200;
+    this.budget = options.budget;
   }
 
   // ---- Application API -----------------------------------------------------------------------
@@ -331,7 +351,10 @@ export class PanelClient {
     for (const [k, v] of Object.entries(spec.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const what = `${spec.method} /api/${spec.api}${spec.path}`;
 
+    const kind: PanelCallKind = spec.api === 'application' && spec.method !== 'GET' ? 'write' : 'read';
     for (let attempt = 1; ; attempt++) {
+      // Every attempt is a request the panel counts: each one spends the shared budget first.
+      await this.budget?.spend(spec.api, kind);
       let response: globalThis.Response;
       try {
         response = await fetch(url, {
@@ -357,7 +380,9 @@ export class PanelClient {
         }
         logger.warn('panel call failed', { call: what, reason: timedOut ? 'timeout' : 'network' });
         if (timedOut) throw new PanelRequestError('panel_timeout', 'The panel did not answer in time', undefined);
-        throw new PanelRequestError('panel_error', 'The panel could not be reached', undefined);
+        throw new PanelRequestError('panel_unavailable', 'The panel could not be reached', undefined, [], {
+          retryAfterSeconds: UNREACHABLE_RETRY_S,
+        });
       }
 
       if (response.ok) {
@@ -368,13 +393,24 @@ export class PanelClient {
       }
 
       const errors = await readErrors(response);
-      if (response.status === 429 && attempt < this.maxAttempts) {
+      if (response.status === 429) {
+        // The panel did nothing. Every process holds off until its Retry-After (up to 60 s on a
+        // real panel); only a short wait is worth waiting out inside this request.
         const wait = retryAfterMs(response.headers.get('retry-after')) ?? this.backoff(attempt);
-        if (wait <= this.maxRetryAfterMs) {
+        await this.budget?.pause(spec.api, wait);
+        if (wait <= this.maxRetryAfterMs && attempt < this.maxAttempts) {
           logger.warn('panel rate limit, retrying', { call: what, attempt, waitMs: wait });
           await sleep(wait);
           continue;
         }
+        logger.warn('panel rate limit', { call: what, waitMs: wait });
+        throw new PanelRequestError(
+          'panel_unavailable',
+          'The panel is rate limiting requests; nothing was changed by this one',
+          429,
+          errors,
+          { retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)) },
+        );
       }
       if (response.status >= 500 && spec.idempotent && attempt < this.maxAttempts) {
         logger.warn('panel error, retrying', { call: what, attempt, status: response.status });
@@ -431,9 +467,13 @@ function toError(status: number, errors: PanelErrorEntry[]): PanelRequestError {
       status,
       errors,
     );
-  if (status === 429) return new PanelRequestError('panel_error', 'The panel is rate limiting; try again shortly', status, errors);
   if (status === 401 || status === 403)
     return new PanelRequestError('panel_error', `The panel refused the instance's key (${status})`, status, errors);
   if (status === 504) return new PanelRequestError('panel_timeout', 'The panel timed out', status, errors);
+  // Down for maintenance or behind a proxy that cannot reach it: unavailable, not broken.
+  if (status === 502 || status === 503)
+    return new PanelRequestError('panel_unavailable', `The panel is unavailable (${status})`, status, errors, {
+      retryAfterSeconds: UNREACHABLE_RETRY_S,
+    });
   return new PanelRequestError('panel_error', `The panel answered ${status}${detail ? `: ${detail}` : ''}`, status, errors);
 }

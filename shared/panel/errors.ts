@@ -14,21 +14,31 @@ export interface PanelErrorEntry {
 export class PanelRequestError extends ApiError {
   readonly panelStatus: number | undefined;
   readonly panelErrors: PanelErrorEntry[];
+  readonly sent: boolean;
 
   constructor(
-    code: 'panel_error' | 'panel_timeout' | 'conflict',
+    code: 'panel_error' | 'panel_timeout' | 'conflict' | 'panel_unavailable',
     message: string,
     panelStatus: number | undefined,
     panelErrors: PanelErrorEntry[] = [],
+    options: {
+      /** When to try again (panel_unavailable: a spent call budget, a 429, a panel that does not answer). */
+      retryAfterSeconds?: number;
+      /** False when the request never left: the call budget refused it, so nothing can have happened. */
+      sent?: boolean;
+    } = {},
   ) {
+    const { retryAfterSeconds } = options;
     const details: Record<string, unknown> = { panelStatus: panelStatus ?? null };
+    if (retryAfterSeconds !== undefined) details.retryAfterSeconds = retryAfterSeconds;
     const fields = panelErrors.filter((e) => e.meta?.source_field);
     if (fields.length) details.fieldErrors = fields.map((e) => ({ field: e.meta!.source_field, rule: e.meta!.rule, message: e.detail }));
     else if (panelErrors[0]?.detail) details.panelMessage = panelErrors[0].detail;
-    super(code, message, details);
+    super(code, message, details, retryAfterSeconds !== undefined ? { 'Retry-After': String(retryAfterSeconds) } : {});
     this.name = 'PanelRequestError';
     this.panelStatus = panelStatus;
     this.panelErrors = panelErrors;
+    this.sent = options.sent ?? true;
   }
 }
 

@@ -2,7 +2,8 @@ import { ApiError } from '../errors.ts';
 
 /**
  * The placement engine: which node takes a new server. Pure functions over a snapshot of the
- * candidate nodes (shared/catalog/candidates.ts builds it from the panels), so every rule is table-testable.
+ * candidate nodes (shared/catalog/candidates.ts builds it from the shared copy of each panel's
+ * topology), so every rule is table-testable.
  *
  * Rules (summarised in ARCHITECTURE.md, "The panel boundary"):
  *   - an instance id, when given, restricts the choice to that instance; a region, when given,
@@ -12,7 +13,8 @@ import { ApiError } from '../errors.ts';
  *     both cover the request and it has a free allocation;
  *   - lower instance priority wins; within equal priority, the most free memory; then the most
  *     free disk; then the lowest instance id and node id, so ties are deterministic.
- * When nothing fits, `no_capacity` 503 lists every candidate node with why it was rejected.
+ * When nothing fits, `no_capacity` 503 lists every candidate node with why it was rejected; when a
+ * panel did not answer and nothing that answered fits, `panel_unavailable` 503 names those panels.
  */
 export interface NodeCandidate {
   instanceId: string;
@@ -139,6 +141,40 @@ export function noCapacity(request: PlacementRequest, rejected: Rejection[]): Ap
       candidates: rejected,
     },
   );
+}
+
+/** An instance whose panel did not answer (down, timing out, rate limiting us, or its call budget spent), and when to ask again. */
+export interface Unanswered {
+  instanceId: string;
+  retryAfterSeconds: number;
+}
+
+/** What a client is told to wait when a panel gave no Retry-After: long enough not to pile on, short enough to recover. */
+export const DEFAULT_RETRY_AFTER_S = 30;
+
+/** The instance that failed to answer, with the Retry-After its error carries (shared/panel/errors.ts sets it). */
+export function unansweredOf(instanceId: string, err: unknown): Unanswered {
+  const retryAfter = err instanceof ApiError ? Number(err.headers['Retry-After']) : Number.NaN;
+  return { instanceId, retryAfterSeconds: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : DEFAULT_RETRY_AFTER_S };
+}
+
+/** 503 `panel_unavailable` naming the instances; Retry-After is the soonest any of them may answer again. */
+export function panelUnavailable(unanswered: Unanswered[]): ApiError {
+  const retryAfterSeconds = Math.min(...unanswered.map((u) => u.retryAfterSeconds));
+  return new ApiError(
+    'panel_unavailable',
+    'The panels that could take this server are not answering now; nothing was created or charged. Try again later.',
+    { instances: unanswered, retryAfterSeconds },
+    { 'Retry-After': String(retryAfterSeconds) },
+  );
+}
+
+/**
+ * Why nothing was placed: while a panel did not answer, the server might have fitted there, so the
+ * honest answer is `panel_unavailable` (retry later); only when every panel answered is it `no_capacity`.
+ */
+export function placementFailure(request: PlacementRequest, rejected: Rejection[], unanswered: Unanswered[]): ApiError {
+  return unanswered.length > 0 ? panelUnavailable(unanswered) : noCapacity(request, rejected);
 }
 
 /** The chosen node, or `no_capacity` with every rejection. */

@@ -5,6 +5,7 @@ import type { PanelClient } from '../panel/client.ts';
 import { PanelRequestError } from '../panel/errors.ts';
 import { getOwnedServer, toServerView, type ServerView } from './index.ts';
 import type { ConsoleCredentials, FileEntry, LiveUsage } from '../api/schemas.ts';
+import { withServerLease } from './lease.ts';
 
 /**
  * Server control: power, usage, console, files, all through the instance's client
@@ -49,10 +50,14 @@ async function onFiles<T>(field: string, call: () => Promise<T>): Promise<T> {
 /** Paths as the panel wants them: relative to the server root, with a leading slash. */
 const rooted = (path: string): string => `/${path.replace(/^[\\/]+/, '')}`;
 
+/** Under the server's lease: a power signal never lands in the middle of a resize or a deletion. */
 export async function sendPower(accountId: string, serverId: string, signal: 'start' | 'stop' | 'restart' | 'kill') {
-  const { server, client } = await controllable(accountId, serverId);
-  await client.power(server.identifier, signal);
-  return { id: serverId, signal, accepted: true as const };
+  await getOwnedServer(accountId, serverId);
+  return withServerLease(serverId, 'power', async () => {
+    const { server, client } = await controllable(accountId, serverId);
+    await client.power(server.identifier, signal);
+    return { id: serverId, signal, accepted: true as const };
+  });
 }
 
 export async function liveUsage(accountId: string, serverId: string): Promise<z.infer<typeof LiveUsage>> {

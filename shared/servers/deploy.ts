@@ -1,21 +1,40 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
 import type { CreateServer } from '../api/schemas.ts';
 import { assertWithinBudget } from '../budgets/index.ts';
-import { loadCandidates } from '../catalog/candidates.ts';
-import { eggsOf } from '../catalog/index.ts';
+import { candidatesOf, freeAllocationsOf, needsRefill } from '../catalog/candidates.ts';
+import { eggsOf, invalidateEggs, toPanelEgg } from '../catalog/eggs.ts';
+import {
+  type AllocationClaimed,
+  claimAllocation,
+  dropRefusedClaim,
+  refillAllocations,
+  releaseClaim,
+  settleClaim,
+  topologyOf,
+} from '../catalog/topology.ts';
 import { getConfig } from '../config/env.ts';
-import type { ServerItem } from '../db/items.ts';
+import type { CachedEgg, PanelTopologyItem, ServerItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
+import { backoffMs } from '../db/write.ts';
 import { type InstanceView, listInstances, panelClientFor, serviceUserIdOf } from '../instances/index.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import type { PanelClient } from '../panel/client.ts';
 import { PanelRequestError } from '../panel/errors.ts';
 import type { PanelServer } from '../panel/types.ts';
-import { type NodeCandidate, noCapacity, rankFitting } from '../placement/index.ts';
+import {
+  type NodeCandidate,
+  type PlacementRequest,
+  panelUnavailable,
+  placementFailure,
+  rankFitting,
+  type Unanswered,
+  unansweredOf,
+} from '../placement/index.ts';
 import { hourlyPriceCents, type Resources } from '../pricing/index.ts';
 import { getSettings } from '../settings/index.ts';
-import { resolveEnvironment } from './egg-variables.ts';
+import { resolveEnvironment, type VariableIssue } from './egg-variables.ts';
 import { checkCaps, insufficientCredit, invalidRequest, limitExceeded, requiredBalance } from './limits.ts';
 import { profileSnapshot, recordCreated } from './records.ts';
 import { type ServerView, toServerView } from './views.ts';
@@ -26,6 +45,12 @@ import { type ServerView, toServerView } from './views.ts';
  * leaves nothing recorded and nothing to charge; a record that fails after the panel created
  * the server removes it from the panel again. The panel's `external_id` is our server id, so an
  * ambiguous create (timeout, lost answer) is settled by looking it up, never by creating twice.
+ *
+ * Placement works on the shared copies of each panel's eggs and topology (shared/catalog), so in
+ * the steady state a deploy makes one Application call, the create (two when its answer is lost
+ * and the server is looked up by external id). Before the create it claims a free allocation of
+ * the chosen node and reserves the memory and disk there in the copy (one conditional write), so
+ * concurrent deploys neither pick the same allocation nor overfill a node.
  */
 export async function deployServer(
   principal: { accountId: string; email: string },
@@ -42,91 +67,34 @@ export async function deployServer(
   if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, snap.burnCentsPerHour + price);
   if (snap.budgetCapCents !== null) await assertWithinBudget(principal.accountId, snap.burnCentsPerHour + price);
 
-  // Which instances offer this egg (egg ids are per panel), then where it fits.
-  const instances = (await listInstances()).filter((i) => !input.instanceId || i.id === input.instanceId);
-  if (input.instanceId && !instances[0]?.enabled) {
-    throw invalidRequest([
-      { field: 'body.instanceId', message: instances[0] ? 'is disabled: it takes no new servers' : 'is not a known instance' },
-    ]);
-  }
-  const offering = new Set<string>();
-  await Promise.all(
-    instances
-      .filter((i) => i.enabled)
-      .map(async (i) => {
-        try {
-          if ((await eggsOf(i)).some((e) => e.egg.id === input.eggId)) offering.add(i.id);
-        } catch (err) {
-          logger.warn('deploy: panel unavailable for egg lookup', { instanceId: i.id, ...errorFields(err) });
-        }
-      }),
-  );
-  if (offering.size === 0)
-    throw invalidRequest([{ field: 'body.eggId', message: 'is not offered by any enabled instance (see GET /v1/eggs)' }]);
-
-  const { candidates } = await loadCandidates(instances.filter((i) => offering.has(i.id)));
-  // A region no node carries is a mistake in the request (400), not a lack of capacity (503, which clients retry).
-  if (input.region != null && candidates.length > 0 && !candidates.some((c) => c.region === input.region)) {
-    throw invalidRequest([
-      {
-        field: 'body.region',
-        message: `is not a region of any instance offering this egg (see GET /v1/regions): ${[...new Set(candidates.map((c) => c.region).filter(Boolean))].join(', ')}`,
-      },
-    ]);
-  }
-  const { node, instance, allocations } = await placeWithAllocation(
-    candidates,
-    {
-      ramMb: resources.ramMb,
-      diskMb: resources.diskMb,
-      region: input.region ?? null,
-      ...(input.instanceId ? { instanceId: input.instanceId } : {}),
-    },
-    instances,
-  );
-
-  const egg = (await eggsOf(instance)).find((e) => e.egg.id === input.eggId)!.egg;
-  const { environment, issues } = resolveEnvironment(egg, input.environment);
-  const images = Object.values(egg.docker_images ?? {});
-  const dockerImage = input.dockerImage ?? egg.docker_image;
-  if (input.dockerImage && !images.includes(input.dockerImage))
-    issues.push({ field: 'body.dockerImage', message: `must be one of the egg's images: ${images.join(', ')}` });
-  if (issues.length) throw invalidRequest(issues);
-
-  const client = await panelClientFor(instance);
-  const owner = client.hasClientKey ? await serviceUserIdOf(instance) : await panelUserForAccount(client, principal);
+  const placement = await placementFor(input, {
+    ramMb: resources.ramMb,
+    diskMb: resources.diskMb,
+    region: input.region ?? null,
+    ...(input.instanceId ? { instanceId: input.instanceId } : {}),
+  });
   const serverId = randomUUID();
-  const body = {
-    name: input.name,
-    description: `control-plane server ${serverId}`,
-    external_id: serverId,
-    user: owner,
-    egg: egg.id,
-    docker_image: dockerImage,
-    startup: egg.startup,
-    environment,
-    limits: { memory: resources.ramMb, swap: 0, disk: resources.diskMb, io: 500, cpu: resources.cpuPercent, threads: null },
-    feature_limits: { databases: 0, allocations: 1, backups: 0 },
-    start_on_completion: false,
-  };
-  let panelServer: PanelServer | undefined;
-  let allocationId = 0;
-  // Concurrent deploys can pick the same free allocation; the loser's create is refused with a
-  // 422 on allocation.default, and it tries the next free one (creates nothing in between).
-  for (const candidate of allocations) {
-    allocationId = candidate;
-    try {
-      panelServer = await createOnPanel(client, { ...body, allocation: { default: candidate } });
-      break;
-    } catch (err) {
-      const taken =
-        err instanceof PanelRequestError &&
-        err.panelStatus === 422 &&
-        err.panelErrors.some((e) => e.meta?.source_field === 'allocation.default');
-      if (!taken || candidate === allocations.at(-1)) throw err;
-    }
-  }
-  if (!panelServer) throw noCapacity({ ramMb: resources.ramMb, diskMb: resources.diskMb }, []);
+  const { offer, node, claim, panelServer } = await placeAndCreate(
+    placement,
+    async ({ instance, egg, environment, dockerImage }, allocationId) => {
+      const client = await panelClientFor(instance);
+      const owner = client.hasClientKey ? await serviceUserIdOf(instance) : await panelUserForAccount(client, principal);
+      return createOnPanel(client, {
+        name: input.name,
+        description: `control-plane server ${serverId}`,
+        external_id: serverId,
+        user: owner,
+        egg: egg.id,
+        docker_image: dockerImage,
+        startup: egg.startup,
+        environment,
+        limits: { memory: resources.ramMb, swap: 0, disk: resources.diskMb, io: 500, cpu: resources.cpuPercent, threads: null },
+        feature_limits: { databases: 0, allocations: 1, backups: 0 },
+        allocation: { default: allocationId },
+        start_on_completion: false,
+      });
+    },
+  );
 
   const now = new Date().toISOString();
   const item: ServerItem & Record<string, unknown> = {
@@ -135,17 +103,17 @@ export async function deployServer(
     kind: 'server',
     serverId,
     accountId: principal.accountId,
-    instanceId: instance.id,
+    instanceId: offer.instance.id,
     panelServerId: panelServer.id,
     identifier: panelServer.identifier,
     uuid: panelServer.uuid,
     name: input.name,
-    eggId: egg.id,
-    nestId: egg.nest,
+    eggId: offer.egg.id,
+    nestId: offer.egg.nestId,
     nodeId: node.nodeId,
-    allocationId: panelServer.allocation ?? allocationId,
+    allocationId: panelServer.allocation ?? claim.allocationId,
     region: node.region,
-    dockerImage,
+    dockerImage: offer.dockerImage,
     resources,
     priceCentsPerHour: price,
     ...keys.billable(principal.accountId, serverId),
@@ -165,43 +133,215 @@ export async function deployServer(
       snapshot: snap,
     });
   } catch (err) {
-    // The panel has a server we could not record: remove it so nothing runs unbilled.
-    await client.deleteServer(panelServer.id, true).catch((e) =>
-      logger.error('deploy: could not remove the unrecorded panel server', {
-        serverId,
-        panelServerId: panelServer.id,
-        ...errorFields(e),
-      }),
-    );
+    await removeUnrecorded(offer.instance, panelServer, claim);
     throw err;
   }
   return toServerView(item);
 }
 
-/**
- * Places, then reads the chosen node's free allocations; a node without one is marked and the
- * next best is tried, so placement honours "must have a free allocation" with one read per try.
- * Returns a few free allocations in random order, so concurrent deploys rarely pick the same one.
- */
-async function placeWithAllocation(candidates: NodeCandidate[], request: Parameters<typeof rankFitting>[1], instances: InstanceView[]) {
-  const pool = candidates.map((c) => ({ ...c }));
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const { fitting, rejected } = rankFitting(pool, request);
-    const node = fitting[0];
-    if (!node) throw noCapacity(request, rejected);
-    const instance = instances.find((i) => i.id === node.instanceId)!;
-    const free = await (await panelClientFor(instance)).listFreeAllocations(node.nodeId, 50);
-    if (free.length) {
-      const shuffled = free
-        .map((a) => a.id)
-        .sort(() => Math.random() - 0.5)
-        .slice(0, 3);
-      return { node, instance, allocations: shuffled };
-    }
-    pool.find((c) => c.instanceId === node.instanceId && c.nodeId === node.nodeId)!.freeAllocations = 0;
+/** The panel has a server we could not record: remove it so nothing runs unbilled; then its allocation is free again. */
+async function removeUnrecorded(instance: InstanceView, panelServer: PanelServer, claim: AllocationClaimed): Promise<void> {
+  try {
+    await (await panelClientFor(instance)).deleteServer(panelServer.id, true);
+    await releaseClaim(instance, claim);
+  } catch (err) {
+    logger.error('deploy: could not remove the unrecorded panel server', { panelServerId: panelServer.id, ...errorFields(err) });
   }
-  throw noCapacity(request, rankFitting(pool, request).rejected);
 }
+
+/** An instance that offers the egg, with its copy of the topology and the create's egg fields. */
+interface Offer {
+  instance: InstanceView;
+  egg: CachedEgg;
+  topology: PanelTopologyItem;
+  environment: Record<string, string>;
+  dockerImage: string;
+}
+
+/** The deploy's view of the panels that offer the egg: their copies as our claims change them, and those that did not answer. */
+class Placement {
+  readonly offers = new Map<string, Offer>();
+  readonly unanswered: Unanswered[] = [];
+  readonly request: PlacementRequest;
+
+  constructor(request: PlacementRequest) {
+    this.request = request;
+  }
+
+  ranked() {
+    return rankFitting(
+      [...this.offers.values()].flatMap((o) => candidatesOf(o.instance, o.topology)),
+      this.request,
+    );
+  }
+
+  /** `no_capacity`, or `panel_unavailable` while a panel that might have taken the server did not answer. */
+  failure() {
+    return placementFailure(this.request, this.ranked().rejected, this.unanswered);
+  }
+
+  adopt(instanceId: string, topology: PanelTopologyItem | undefined): void {
+    const offer = this.offers.get(instanceId);
+    if (offer && topology) offer.topology = topology;
+  }
+
+  drop(instanceId: string, err: unknown): void {
+    logger.warn('deploy: panel did not answer', { instanceId, ...errorFields(err) });
+    this.offers.delete(instanceId);
+    this.unanswered.push(unansweredOf(instanceId, err));
+  }
+}
+
+/**
+ * The instances that offer the egg (egg ids are per panel) and accept the request's variables and
+ * image, with their copies; a 400 when none does, 503 `panel_unavailable` when a panel that might
+ * did not answer.
+ */
+async function placementFor(input: z.infer<typeof CreateServer>, request: PlacementRequest): Promise<Placement> {
+  const instances = (await listInstances()).filter((i) => !input.instanceId || i.id === input.instanceId);
+  if (input.instanceId && !instances[0]?.enabled) {
+    throw invalidRequest([
+      { field: 'body.instanceId', message: instances[0] ? 'is disabled: it takes no new servers' : 'is not a known instance' },
+    ]);
+  }
+  const placement = new Placement(request);
+  const refusals = new Map<string, VariableIssue[]>();
+  await Promise.all(
+    instances
+      .filter((i) => i.enabled)
+      .map(async (instance) => {
+        try {
+          const egg = (await eggsOf(instance)).find((e) => e.id === input.eggId);
+          if (!egg) return;
+          const { issues, ...fields } = createFields(egg, input);
+          if (issues.length) refusals.set(instance.id, issues);
+          else placement.offers.set(instance.id, { instance, egg, topology: await topologyOf(instance), ...fields });
+        } catch (err) {
+          if (!(err instanceof PanelRequestError)) throw err;
+          placement.drop(instance.id, err);
+        }
+      }),
+  );
+  if (placement.offers.size === 0) {
+    // Instances are listed by priority: the preferred one's objections.
+    const refused = instances.find((i) => refusals.has(i.id));
+    if (refused) throw invalidRequest(refusals.get(refused.id)!);
+    if (placement.unanswered.length) throw panelUnavailable(placement.unanswered);
+    throw invalidRequest([{ field: 'body.eggId', message: 'is not offered by any enabled instance (see GET /v1/eggs)' }]);
+  }
+  assertKnownRegion(placement);
+  return placement;
+}
+
+/** Every variable is sent (the panel fills no defaults); the image must be one of the egg's. */
+function createFields(egg: CachedEgg, input: z.infer<typeof CreateServer>) {
+  const { environment, issues } = resolveEnvironment(toPanelEgg(egg), input.environment);
+  const images = Object.values(egg.dockerImages);
+  if (input.dockerImage && !images.includes(input.dockerImage))
+    issues.push({ field: 'body.dockerImage', message: `must be one of the egg's images: ${images.join(', ')}` });
+  return { environment, dockerImage: input.dockerImage ?? egg.dockerImage, issues };
+}
+
+/** A region no node carries is a mistake in the request (400), not a lack of capacity (503, which clients retry). */
+function assertKnownRegion(placement: Placement): void {
+  const wanted = placement.request.region;
+  const { fitting, rejected } = placement.ranked();
+  const known = [...new Set([...fitting, ...rejected].map((n) => n.region).filter((r) => r !== null))];
+  if (wanted == null || known.length === 0 || known.includes(wanted)) return;
+  throw invalidRequest([
+    { field: 'body.region', message: `is not a region of any instance offering this egg (see GET /v1/regions): ${known.join(', ')}` },
+  ]);
+}
+
+/**
+ * Creates tried at most, each an Application call. After a create refused for its allocation, the
+ * node sets read no later than the refused one are read from the panel again before use, so the
+ * next create rarely fails the same way.
+ */
+const MAX_CREATES = 4;
+
+type Create = (offer: Offer, allocationId: number) => Promise<PanelServer>;
+
+async function placeAndCreate(placement: Placement, create: Create) {
+  for (let attempt = 1; attempt <= MAX_CREATES; attempt++) {
+    const { offer, node, claim } = await claimPlacement(placement);
+    let panelServer: PanelServer;
+    try {
+      panelServer = await create(offer, claim.allocationId);
+    } catch (err) {
+      await afterFailedCreate(err, placement, offer, claim);
+      continue;
+    }
+    // Bookkeeping of the copy only: the server exists and must be recorded whatever happens here.
+    await settleClaim(offer.instance, claim).catch((err) => logger.warn('deploy: claim not settled in the copy', errorFields(err)));
+    return { offer, node, claim, panelServer };
+  }
+  throw placement.failure();
+}
+
+/** Claim attempts at most: concurrent deploys onto one node lose races to each other, and each lost race brings the current copy. */
+const CLAIM_ATTEMPTS = 12;
+
+/** The best node that fits and one of its free allocations, claimed in the copy; a node whose copy has none left is refilled from the panel. */
+async function claimPlacement(placement: Placement): Promise<{ offer: Offer; node: NodeCandidate; claim: AllocationClaimed }> {
+  for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
+    const node = placement.ranked().fitting[0];
+    if (!node) throw placement.failure();
+    const offer = placement.offers.get(node.instanceId)!;
+    if (needsRefill(offer.topology, node.nodeId)) {
+      await refill(placement, offer, node.nodeId);
+      continue;
+    }
+    const free = freeAllocationsOf(offer.topology, node.nodeId);
+    // Random, so deploys working from the same copy rarely race for one allocation.
+    const allocationId = free[Math.floor(Math.random() * free.length)]!;
+    const { claim, topology } = await claimAllocation(offer.instance, offer.topology, node.nodeId, allocationId, placement.request);
+    placement.adopt(offer.instance.id, topology);
+    if (claim) return { offer, node, claim };
+    await sleep(backoffMs(attempt));
+  }
+  throw placement.failure();
+}
+
+async function refill(placement: Placement, offer: Offer, nodeId: number): Promise<void> {
+  try {
+    placement.adopt(offer.instance.id, await refillAllocations(offer.instance, offer.topology, nodeId));
+  } catch (err) {
+    if (!(err instanceof PanelRequestError)) throw err;
+    placement.drop(offer.instance.id, err);
+  }
+}
+
+/**
+ * After a failed create: returns to try again (another allocation, another panel), or throws.
+ * - The allocation was taken (422 on `allocation.default`): the copy lags behind the panel; the
+ *   allocation stays out, and the sets read before now are read again before use.
+ * - The panel did nothing (429, or our call budget for it is spent): the claim goes back and the
+ *   other panels are tried; if none fits, `panel_unavailable`.
+ * - Unknown whether it created (no answer to the create nor to the lookups): `panel_unavailable`
+ *   at once, never a second create elsewhere. The claim stays until the next read of the panel.
+ * - Anything else is the answer: the claim goes back; a refusal naming the egg or a variable
+ *   means the eggs copy is out of date.
+ */
+async function afterFailedCreate(err: unknown, placement: Placement, offer: Offer, claim: AllocationClaimed): Promise<void> {
+  const { instance } = offer;
+  if (err instanceof UnsettledCreate) throw panelUnavailable([...placement.unanswered, unansweredOf(instance.id, err.cause)]);
+  if (allocationTaken(err)) return placement.adopt(instance.id, await dropRefusedClaim(instance, claim));
+  placement.adopt(instance.id, await releaseClaim(instance, claim));
+  if (panelDidNothing(err)) return placement.drop(instance.id, err);
+  if (eggOutdated(err)) await invalidateEggs(instance.id);
+  throw err;
+}
+
+const refusedFields = (err: unknown): string[] =>
+  err instanceof PanelRequestError && err.panelStatus === 422 ? err.panelErrors.map((e) => e.meta?.source_field ?? '') : [];
+
+const allocationTaken = (err: unknown): boolean => refusedFields(err).includes('allocation.default');
+
+const eggOutdated = (err: unknown): boolean => refusedFields(err).some((f) => f === 'egg' || f.startsWith('environment.'));
+
+/** Rate limited by the panel, or refused by our own call budget before sending: nothing happened there. */
+const panelDidNothing = (err: unknown): boolean => err instanceof PanelRequestError && (err.panelStatus === 429 || !err.sent);
 
 /** Without a client key, servers go under one panel user per account (with one, under its service user). */
 async function panelUserForAccount(client: PanelClient, principal: { accountId: string }): Promise<number> {
@@ -228,26 +368,43 @@ async function panelUserForAccount(client: PanelClient, principal: { accountId: 
   }
 }
 
+/** A create that failed ambiguously, and the panel answered none of the lookups: the server may or may not exist. */
+class UnsettledCreate extends Error {
+  constructor(cause: unknown) {
+    super('The panel did not answer whether it created the server', { cause });
+  }
+}
+
 /** Creates on the panel; an ambiguous failure (timeout, lost answer, 5xx) is settled by the external id. */
 async function createOnPanel(client: PanelClient, body: Parameters<PanelClient['createServer']>[0]): Promise<PanelServer> {
   try {
     return await client.createServer(body, getConfig().panelCreateTimeoutMs);
   } catch (err) {
     const ambiguous =
-      err instanceof PanelRequestError && (err.code === 'panel_timeout' || err.panelStatus === undefined || err.panelStatus >= 500);
+      err instanceof PanelRequestError &&
+      err.sent &&
+      (err.code === 'panel_timeout' || err.panelStatus === undefined || err.panelStatus >= 500);
     if (!ambiguous) throw err;
-    for (const waitMs of [0, 500, 1500]) {
-      await new Promise((r) => setTimeout(r, waitMs));
-      try {
-        const found = await client.getServerByExternalId(body.external_id);
-        if (found) {
-          logger.warn('deploy: create answer lost, server found by external id', { serverId: body.external_id, panelServerId: found.id });
-          return found;
-        }
-      } catch {
-        /* the lookup failed too: try again */
-      }
-    }
-    throw err;
+    const found = await lookUpCreated(client, body.external_id);
+    if (found === 'no answer') throw new UnsettledCreate(err);
+    if (!found) throw err;
+    logger.warn('deploy: create answer lost, server found by external id', { serverId: body.external_id, panelServerId: found.id });
+    return found;
   }
+}
+
+/** A few lookups, spaced out: the create may still be running on the panel. */
+async function lookUpCreated(client: PanelClient, externalId: string): Promise<PanelServer | null | 'no answer'> {
+  let answered = false;
+  for (const waitMs of [0, 500, 1500]) {
+    await sleep(waitMs);
+    try {
+      const found = await client.getServerByExternalId(externalId);
+      if (found) return found;
+      answered = true;
+    } catch {
+      /* the lookup failed too: try again */
+    }
+  }
+  return answered ? null : 'no answer';
 }

@@ -6,7 +6,8 @@ import { logger, errorFields } from '../observability/logger.ts';
 import type { PanelServer } from '../panel/types.ts';
 import type { PanelClient } from '../panel/client.ts';
 import { recordDeleted } from './records.ts';
-import { toServerView } from './views.ts';
+import { OperationInProgressError, withServerLease } from './lease.ts';
+import { buildWith } from './resize.ts';
 
 /**
  * The reconciler: makes each panel and our records agree, by the panel's `external_id` (our
@@ -60,8 +61,7 @@ export async function reconcileAll(now = Date.now()): Promise<ReconcileReport> {
       try {
         // Ask once more for this one server: the listing may predate a create.
         if (await panel.client.getServerByExternalId(record.serverId)) continue;
-        await closeRecord(record);
-        report.recordsClosed++;
+        if (await closeRecord(record)) report.recordsClosed++;
       } catch (err) {
         report.errors++;
         logger.warn('reconcile: could not close a record', { serverId: record.serverId, ...errorFields(err) });
@@ -106,30 +106,43 @@ async function reconcilePanel(
   return { client, onPanel: new Set(panelServers.map((s) => s.external_id!)) };
 }
 
-async function restoreLimits(client: PanelClient, record: ServerItem, panel: PanelServer): Promise<boolean> {
-  const r = toServerView(record).resources;
-  if (panel.limits.memory === r.ramMb && panel.limits.disk === r.diskMb && panel.limits.cpu === r.cpuPercent) return false;
-  await client.updateBuild(panel.id, {
-    allocation: panel.allocation,
-    limits: {
-      memory: r.ramMb,
-      swap: 0,
-      disk: r.diskMb,
-      io: panel.limits.io ?? 500,
-      cpu: r.cpuPercent,
-      threads: panel.limits.threads ?? null,
-    },
-    feature_limits: panel.feature_limits,
+/**
+ * A panel build that differs from the record is put back to the record (a lost resize), under the
+ * server's lease and from the record as it is then; a server busy with another operation is left
+ * for the next run.
+ */
+async function restoreLimits(client: PanelClient, listed: ServerItem, panel: PanelServer): Promise<boolean> {
+  return skipWhenBusy(listed.serverId, async () => {
+    const record = await accessPatterns.serverOfAccount(listed.accountId, listed.serverId);
+    if (!record || record.status === 'deleted') return false;
+    const r = record.resources;
+    if (panel.limits.memory === r.ramMb && panel.limits.disk === r.diskMb && panel.limits.cpu === r.cpuPercent) return false;
+    await client.updateBuild(panel.id, buildWith(panel, r));
+    logger.warn('reconcile: panel limits differed from the record; restored', { serverId: record.serverId, panelServerId: panel.id });
+    return true;
   });
-  logger.warn('reconcile: panel limits differed from the record; restored', { serverId: record.serverId, panelServerId: panel.id });
-  return true;
+}
+
+async function skipWhenBusy(serverId: string, repair: () => Promise<boolean>): Promise<boolean> {
+  try {
+    return await withServerLease(serverId, 'reconcile', repair);
+  } catch (err) {
+    if (err instanceof OperationInProgressError) return false;
+    throw err;
+  }
 }
 
 /** Closes a record whose panel server is gone: deleted now, so the billing pass bills this hour and stops. */
-async function closeRecord(record: ServerItem): Promise<void> {
+async function closeRecord(record: ServerItem): Promise<boolean> {
   const accountId = record.accountId;
   const serverId = record.serverId;
-  await recordDeleted({ accountId, serverId, instanceId: record.instanceId, reason: 'missing on the panel' });
+  return skipWhenBusy(serverId, () => closeUnderLease(accountId, serverId));
+}
+
+async function closeUnderLease(accountId: string, serverId: string): Promise<boolean> {
+  const current = await accessPatterns.serverOfAccount(accountId, serverId);
+  if (!current || current.status === 'deleted') return false;
+  await recordDeleted({ accountId, serverId, instanceId: current.instanceId, reason: 'missing on the panel' });
   await recordSystemActivity({
     accountId,
     actor: 'reconciler',
@@ -140,4 +153,5 @@ async function closeRecord(record: ServerItem): Promise<void> {
     },
   });
   logger.warn('reconcile: closed a record whose panel server is gone', { accountId, serverId });
+  return true;
 }

@@ -1,83 +1,127 @@
 import type { z } from 'zod';
 import type { ResizeServer } from '../api/schemas.ts';
 import { assertWithinBudget } from '../budgets/index.ts';
+import type { ServerItem } from '../db/items.ts';
 import { ApiError } from '../errors.ts';
 import { getInstance, panelClientFor } from '../instances/index.ts';
 import { errorFields, logger } from '../observability/logger.ts';
+import type { PanelClient } from '../panel/client.ts';
+import { PanelRequestError } from '../panel/errors.ts';
+import type { BuildBody, PanelServer } from '../panel/types.ts';
 import { freeCapacity } from '../placement/index.ts';
 import { hourlyPriceCents, type Resources } from '../pricing/index.ts';
 import { getSettings } from '../settings/index.ts';
+import { withServerLease } from './lease.ts';
 import { checkCaps, insufficientCredit, requiredBalance } from './limits.ts';
 import { getOwnedServer } from './read.ts';
 import { profileSnapshot, recordResized } from './records.ts';
 import { type ServerView, toServerView } from './views.ts';
 
 /**
- * Resize: the panel's build first, then the record; a record that fails puts the panel back to
- * the resources on record.
+ * Resize, under the server's lease: the panel's build first, then the record.
+ *
+ * - The record is read under the lease, so it is the committed state nobody else can change
+ *   until we are done; a failure to record puts the panel back to exactly that state.
+ * - Only memory, cpu and disk change: swap, io, threads, the OOM setting and the feature limits
+ *   are whatever the panel has (an admin may have set them there).
+ * - A build change whose answer was lost (timeout, 5xx) is settled by reading the panel back,
+ *   as deploy settles a lost create by its external id, so panel and record agree when the
+ *   request ends.
  */
 export async function resizeServer(accountId: string, serverId: string, input: z.infer<typeof ResizeServer>): Promise<ServerView> {
-  const item = await getOwnedServer(accountId, serverId);
-  const server = toServerView(item);
-  if (server.status !== 'active') throw new ApiError('conflict', `The server is ${server.status}; only active servers can be resized`);
-  const resources: Resources = { ramMb: input.ramMb, cpuPercent: input.cpuPercent, diskMb: input.diskMb };
-  await checkCaps(resources);
-  const settings = await getSettings();
-  const price = hourlyPriceCents(resources, settings.prices);
-  const snap = await profileSnapshot(accountId);
-  const burnAfter = snap.burnCentsPerHour - server.priceCentsPerHour + price;
-  // Downsizing is always allowed; anything that raises the price needs the runway.
-  if (price > server.priceCentsPerHour) {
-    const required = requiredBalance(burnAfter, settings.minimumBalanceCents);
-    if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, burnAfter);
-    if (snap.budgetCapCents !== null) await assertWithinBudget(accountId, burnAfter);
-  }
-
-  const instance = await getInstance(server.instanceId);
-  const client = await panelClientFor(instance);
-  const grows = { ramMb: resources.ramMb - server.resources.ramMb, diskMb: resources.diskMb - server.resources.diskMb };
-  if (grows.ramMb > 0 || grows.diskMb > 0) {
-    // The panel does not check capacity on a build change; we do, so nodes are not overcommitted.
-    const node = await client.getNode(item.nodeId);
-    const free = freeCapacity(node);
-    if (free.memoryMb < grows.ramMb || free.diskMb < grows.diskMb) {
-      throw new ApiError(
-        'no_capacity',
-        `The server's node cannot grow it by ${Math.max(0, grows.ramMb)} MB RAM and ${Math.max(0, grows.diskMb)} MB disk`,
-        {
-          nodeId: node.id,
-          freeMemoryMb: free.memoryMb,
-          freeDiskMb: free.diskMb,
-        },
-      );
+  await getOwnedServer(accountId, serverId); // 404 for another account's server, before anything else
+  return withServerLease(serverId, 'resize', async () => {
+    const item = await getOwnedServer(accountId, serverId);
+    const server = toServerView(item);
+    if (server.status !== 'active') throw new ApiError('conflict', `The server is ${server.status}; only active servers can be resized`);
+    const resources: Resources = { ramMb: input.ramMb, cpuPercent: input.cpuPercent, diskMb: input.diskMb };
+    await checkCaps(resources);
+    const settings = await getSettings();
+    const price = hourlyPriceCents(resources, settings.prices);
+    const snap = await profileSnapshot(accountId);
+    const burnAfter = snap.burnCentsPerHour - server.priceCentsPerHour + price;
+    // Downsizing is always allowed; anything that raises the price needs the runway.
+    if (price > server.priceCentsPerHour) {
+      const required = requiredBalance(burnAfter, settings.minimumBalanceCents);
+      if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, burnAfter);
+      if (snap.budgetCapCents !== null) await assertWithinBudget(accountId, burnAfter);
     }
-  }
 
-  const build = (r: Resources) => ({
-    allocation: item.allocationId,
-    limits: { memory: r.ramMb, swap: 0, disk: r.diskMb, io: 500, cpu: r.cpuPercent, threads: null },
-    feature_limits: { databases: 0, allocations: 1, backups: 0 },
+    const client = await panelClientFor(await getInstance(server.instanceId));
+    await assertNodeCanGrow(client, item, resources);
+    const onPanel = await client.getServer(item.panelServerId);
+    await applyBuild(client, onPanel, resources, serverId);
+
+    const now = new Date().toISOString();
+    try {
+      await recordResized({
+        accountId,
+        serverId,
+        previousPriceCents: server.priceCentsPerHour,
+        resources,
+        priceCents: price,
+        at: now,
+        minimumBalanceCents: settings.minimumBalanceCents,
+        snapshot: snap,
+      });
+    } catch (err) {
+      // Put the panel back to the committed state, read under this lease.
+      await applyBuild(client, onPanel, server.resources, serverId).catch((e) =>
+        logger.error('resize: could not restore the panel build; the reconciler will', { serverId, ...errorFields(e) }),
+      );
+      throw err;
+    }
+    return { ...server, resources, priceCentsPerHour: price, updatedAt: now };
   });
-  await client.updateBuild(item.panelServerId, build(resources));
+}
 
-  const now = new Date().toISOString();
+/** The panel does not check capacity on a build change; we do, so nodes are not overcommitted. */
+async function assertNodeCanGrow(client: PanelClient, item: ServerItem, resources: Resources): Promise<void> {
+  const grows = { ramMb: resources.ramMb - item.resources.ramMb, diskMb: resources.diskMb - item.resources.diskMb };
+  if (grows.ramMb <= 0 && grows.diskMb <= 0) return;
+  const node = await client.getNode(item.nodeId);
+  const free = freeCapacity(node);
+  if (free.memoryMb < grows.ramMb || free.diskMb < grows.diskMb) {
+    throw new ApiError(
+      'no_capacity',
+      `The server's node cannot grow it by ${Math.max(0, grows.ramMb)} MB RAM and ${Math.max(0, grows.diskMb)} MB disk`,
+      { nodeId: node.id, freeMemoryMb: free.memoryMb, freeDiskMb: free.diskMb },
+    );
+  }
+}
+
+/** The panel's current build with only memory, cpu and disk changed. */
+export function buildWith(onPanel: PanelServer, resources: Resources): BuildBody {
+  const { oom_disabled: _top, ...limits } = onPanel.limits;
+  return {
+    allocation: onPanel.allocation,
+    limits: { ...limits, memory: resources.ramMb, cpu: resources.cpuPercent, disk: resources.diskMb },
+    feature_limits: onPanel.feature_limits,
+    ...(onPanel.limits.oom_disabled !== undefined ? { oom_disabled: onPanel.limits.oom_disabled } : {}),
+  };
+}
+
+const hasResources = (server: PanelServer, r: Resources): boolean =>
+  server.limits.memory === r.ramMb && server.limits.cpu === r.cpuPercent && server.limits.disk === r.diskMb;
+
+/**
+ * Sends the build change; when its answer is lost, reads the panel back: done if it holds the new
+ * resources, the original failure if it does not (nothing changed, or the restore is the caller's).
+ */
+async function applyBuild(client: PanelClient, onPanel: PanelServer, resources: Resources, serverId: string): Promise<void> {
   try {
-    await recordResized({
-      accountId,
-      serverId,
-      previousPriceCents: server.priceCentsPerHour,
-      resources,
-      priceCents: price,
-      at: now,
-      minimumBalanceCents: settings.minimumBalanceCents,
-      snapshot: snap,
-    });
+    await client.updateBuild(onPanel.id, buildWith(onPanel, resources));
   } catch (err) {
-    // Put the panel back to what we have on record.
-    await client
-      .updateBuild(item.panelServerId, build(server.resources))
-      .catch((e) => logger.error('resize: could not restore the panel build', { serverId, ...errorFields(e) }));
+    const ambiguous =
+      err instanceof PanelRequestError &&
+      err.sent &&
+      (err.code === 'panel_timeout' || err.panelStatus === undefined || err.panelStatus >= 500);
+    if (!ambiguous) throw err;
+    const now = await client.getServer(onPanel.id).catch(() => undefined);
+    if (now && hasResources(now, resources)) {
+      logger.warn('resize: build answer lost, the panel has the new build', { serverId, panelServerId: onPanel.id });
+      return;
+    }
     throw err;
   }
-  return { ...server, resources, priceCentsPerHour: price, updatedAt: now };
 }

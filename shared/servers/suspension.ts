@@ -4,6 +4,7 @@ import { toInstanceView, panelClientFor } from '../instances/index.ts';
 import { recordSystemActivity } from '../audit/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
 import { getBudget } from '../budgets/index.ts';
+import { withServerLease } from './lease.ts';
 import { profileSnapshot, recordSuspension, type SuspendReason } from './records.ts';
 
 /**
@@ -59,9 +60,27 @@ async function clientFor(item: ServerItem) {
   return panelClientFor(toInstanceView(instance));
 }
 
-async function setSuspended(item: ServerItem, reason: SuspendReason): Promise<void> {
-  await (await clientFor(item)).suspendServer(item.panelServerId);
-  if (!(await recordSuspension(item, { status: 'suspended', reason }))) return;
+/** Under the server's lease, from the record as it is then: a deletion or resize in between wins. */
+async function underLease(
+  read: ServerItem,
+  operation: 'suspend' | 'unsuspend',
+  from: ServerItem['status'],
+  fn: (item: ServerItem) => Promise<void>,
+) {
+  await withServerLease(read.serverId, operation, async () => {
+    const item = await accessPatterns.serverOfAccount(read.accountId, read.serverId);
+    if (item?.status === from) await fn(item);
+  });
+}
+
+async function setSuspended(read: ServerItem, reason: SuspendReason): Promise<void> {
+  await underLease(read, 'suspend', 'active', async (item) => {
+    await (await clientFor(item)).suspendServer(item.panelServerId);
+    if (await recordSuspension(item, { status: 'suspended', reason })) await suspendedActivity(item, reason);
+  });
+}
+
+async function suspendedActivity(item: ServerItem, reason: SuspendReason): Promise<void> {
   await recordSystemActivity({
     accountId: item.accountId,
     actor: 'billing',
@@ -72,9 +91,14 @@ async function setSuspended(item: ServerItem, reason: SuspendReason): Promise<vo
   logger.info('server suspended', { accountId: item.accountId, serverId: item.serverId, reason });
 }
 
-async function setActive(item: ServerItem): Promise<void> {
-  await (await clientFor(item)).unsuspendServer(item.panelServerId);
-  if (!(await recordSuspension(item, { status: 'active' }))) return;
+async function setActive(read: ServerItem): Promise<void> {
+  await underLease(read, 'unsuspend', 'suspended', async (item) => {
+    await (await clientFor(item)).unsuspendServer(item.panelServerId);
+    if (await recordSuspension(item, { status: 'active' })) await unsuspendedActivity(item);
+  });
+}
+
+async function unsuspendedActivity(item: ServerItem): Promise<void> {
   await recordSystemActivity({
     accountId: item.accountId,
     actor: 'billing',

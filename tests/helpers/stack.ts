@@ -25,6 +25,10 @@ export interface ApiResponse {
 }
 
 export async function startTestApi(options: Pick<LocalStackOptions, 'localAdminApiKey' | 'panel'> = {}): Promise<TestApi> {
+  // Lowered for tests: the simulators install in well under a second and tests poll
+  // GET /v1/servers/:id until `installed` for a few seconds; the production 5 s interval for a
+  // server that is installing (shared/servers/live.ts) would outlast that. A file that sets it keeps its value.
+  process.env.LIVE_STATE_TRANSITION_TTL_MS ??= '50';
   const stack = await startLocalStack({
     dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT!,
     tableName: process.env.TABLE_NAME!,

@@ -184,7 +184,7 @@ describe('faults', () => {
 
   it('a non-idempotent create is not retried on 5xx and leaves nothing behind', async () => {
     const body = await serverBody();
-    sim.faults.add({ method: 'POST', path: '/api/application/servers', count: 1, effect: { kind: 'status', status: 502 } });
+    sim.faults.add({ method: 'POST', path: '/api/application/servers', count: 1, effect: { kind: 'status', status: 500 } });
     const err = await errorOf(client.createServer(body));
     expect(err.code).toBe('panel_error');
     expect(await client.getServerByExternalId(body.external_id)).toBeNull();
@@ -221,11 +221,23 @@ describe('faults', () => {
     await until(async () => sim.powerState(created.identifier) === 'running');
   });
 
-  it('a 429 asking for a long wait fails fast with panel_error', async () => {
+  it('a 429 asking for a long wait fails fast: 503 panel_unavailable with that Retry-After', async () => {
     sim.faults.add({ method: 'GET', path: '/api/application/locations', count: 1, effect: { kind: 'rate_limit', retryAfter: 60 } });
     const err = await errorOf(client.listLocations());
-    expect(err.code).toBe('panel_error');
+    expect(err.code).toBe('panel_unavailable');
+    expect(err.statusCode).toBe(503);
     expect(err.panelStatus).toBe(429);
+    expect(err.headers['Retry-After']).toBe('60');
+  });
+
+  it('a panel answering 502 or 503 (down, or behind a proxy that cannot reach it) is panel_unavailable, not a bug of ours', async () => {
+    for (const status of [502, 503]) {
+      sim.faults.add({ method: 'GET', path: '/api/application/nodes', count: 3, effect: { kind: 'status', status } });
+      const err = await errorOf(client.listNodes());
+      expect(err.code).toBe('panel_unavailable');
+      expect(Number(err.headers['Retry-After'])).toBeGreaterThan(0);
+      sim.faults.clear();
+    }
   });
 
   it('a wrong key is a clear panel_error that never shows a key', async () => {
@@ -245,9 +257,10 @@ describe('faults', () => {
     }
   });
 
-  it('an unreachable panel is panel_error, not a crash', async () => {
+  it('an unreachable panel is 503 panel_unavailable with Retry-After (or a timeout), not a crash', async () => {
     const gone = new PanelClient({ baseUrl: 'http://127.0.0.1:9', appKey: 'x'.repeat(48), timeoutMs: 300, baseBackoffMs: 5 });
     const err = await errorOf(gone.listNodes());
-    expect(['panel_error', 'panel_timeout']).toContain(err.code);
+    expect(['panel_unavailable', 'panel_timeout']).toContain(err.code);
+    if (err.code === 'panel_unavailable') expect(Number(err.headers['Retry-After'])).toBeGreaterThan(0);
   });
 });

@@ -5,6 +5,8 @@ import { expectLedgerInvariant, ledgerOf } from '../helpers/money.ts';
 import { getRaw, setAttributes } from '../helpers/db.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { RECENT_MS } from '../../shared/servers/reconcile.ts';
+import { liftPause } from '../../shared/instances/budget.ts';
+import { topologies } from '../../shared/catalog/topology.ts';
 
 /**
  * The panel misbehaving — timeouts, 5xx, 429, lost answers, maintenance — during deploy, resize,
@@ -19,12 +21,19 @@ process.env.PANEL_CREATE_TIMEOUT_MS = '300';
 let api: TestApi;
 let sim: PanelSim;
 beforeAll(async () => {
-  api = await startTestApi({ panel: { installMs: 50, transitionMs: 20, resourcesCacheMs: 0 } });
+  // Many faulted deploys, resizes, passes and reconciler runs in quick succession: several times
+  // what one panel allows a minute (240 / 720). This file is about faults, not the budget
+  // (tests/reliability/panel-boundary.test.ts is), so its panel explicitly allows ten times more.
+  api = await startTestApi({
+    panel: { installMs: 50, transitionMs: 20, resourcesCacheMs: 0, rateLimits: { application: 2400, client: 7200 } },
+  });
   sim = api.panel!.sim;
 });
 afterAll(async () => api?.stop());
 afterEach(async () => {
   sim.faults.clear();
+  // A 429 pauses every call to the panel until its Retry-After; the next case starts unpaused.
+  await liftPause(api.panel!.instanceId);
   await expectLedgerInvariant();
 });
 
@@ -33,7 +42,7 @@ const ALLOWED = new Map<number, string[]>([
   [201, []],
   [409, ['conflict']],
   [502, ['panel_error']],
-  [503, ['no_capacity']],
+  [503, ['no_capacity', 'panel_unavailable']],
   [504, ['panel_timeout']],
 ]);
 
@@ -70,6 +79,9 @@ async function reconcileLater(): Promise<Record<string, number>> {
     sim.state.servers.get(s.id)!.created_at = new Date(Date.now() - RECENT_MS - 1000);
   return (await api.call('POST', '/dev/reconcile', { token: null })).body;
 }
+
+/** A 429 pauses the panel's calls until its Retry-After (up to 60 s): the test lets that time pass. */
+const waitOutPause = () => liftPause(api.panel!.instanceId);
 
 async function customer(email: string) {
   const token = await api.session(email);
@@ -118,6 +130,8 @@ describe('deploy under panel faults', () => {
   it('every node in maintenance: 503 no_capacity naming each node', async () => {
     const { token } = await customer('deploy-maint@example.com');
     for (const node of [1, 2, 3]) sim.setNodeMaintenance(node, true);
+    // The shared topology copy sees the panel at its next read (within a minute); make that now.
+    await topologies.markStale(api.panel!.instanceId);
     try {
       const res = await api.call('POST', '/v1/servers', { token, body });
       expectClearOutcome(res, 'deploy in maintenance');
@@ -129,6 +143,7 @@ describe('deploy under panel faults', () => {
       ]);
     } finally {
       for (const node of [1, 2, 3]) sim.setNodeMaintenance(node, false);
+      await topologies.markStale(api.panel!.instanceId);
     }
   });
 });
@@ -142,6 +157,7 @@ describe('resize and delete under panel faults', () => {
       const resized = await api.call('PATCH', `/v1/servers/${server.id}`, { token, body: { ramMb: 2048, cpuPercent: 100, diskMb: 4096 } });
       expectClearOutcome(resized, `resize with ${name}`);
       sim.faults.clear();
+      await waitOutPause();
       const record = (await api.call('GET', `/v1/servers/${server.id}`, { token })).body;
       // The reconciler puts the panel back to what the record says (what the customer pays for).
       await reconcileLater();
@@ -151,6 +167,7 @@ describe('resize and delete under panel faults', () => {
       const deleted = await api.call('DELETE', `/v1/servers/${server.id}`, { token });
       expectClearOutcome(deleted, `delete with ${name}`);
       sim.faults.clear();
+      await waitOutPause();
       if (deleted.status !== 200) {
         // Still recorded and still on the panel: the retry finishes it.
         expect((await api.call('DELETE', `/v1/servers/${server.id}`, { token })).status).toBe(200);
@@ -174,6 +191,7 @@ describe('suspend and unsuspend under panel faults', () => {
       expect(first.status).toBe(200);
       const afterFirst = (await api.call('GET', `/v1/servers/${server.id}`, { token })).body.status;
       sim.faults.clear();
+      await waitOutPause();
       await api.call('POST', '/dev/billing/run', { token: null, body: {} });
       expect((await api.call('GET', `/v1/servers/${server.id}`, { token })).body.status).toBe('suspended');
       expect(sim.server(server.identifier)!.status).toBe('suspended');
@@ -183,6 +201,7 @@ describe('suspend and unsuspend under panel faults', () => {
       const grant = await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 5_000, note: 'paid' } });
       expect(grant.status).toBe(200); // the credit lands even when the panel does not answer
       sim.faults.clear();
+      await waitOutPause();
       await api.call('POST', '/dev/billing/run', { token: null, body: {} });
       expect((await api.call('GET', `/v1/servers/${server.id}`, { token })).body.status).toBe('active');
       expect(sim.server(server.identifier)!.status).not.toBe('suspended');
@@ -194,7 +213,9 @@ describe('the reconciler', () => {
   it('removes a panel server that has no live record, and closes a record whose server vanished', async () => {
     const { token, id } = await customer('recon@example.com');
     const kept = (await api.call('POST', '/v1/servers', { token, body })).body;
-    const vanishing = (await api.call('POST', '/v1/servers', { token, body })).body;
+    const vanishingRes = await api.call('POST', '/v1/servers', { token, body });
+    expect(vanishingRes.status, vanishingRes.text).toBe(201);
+    const vanishing = vanishingRes.body;
     // An orphan: on the panel with one of our ids, but nothing recorded (a lost create never settled).
     const orphanId = '11111111-2222-4333-8444-555555555555';
     const sessionless = await fetch(`${sim.url}/api/application/servers`, {
@@ -240,7 +261,8 @@ describe('the reconciler', () => {
     const report = (await api.call('POST', '/dev/reconcile', { token: null })).body;
     expect(report).toMatchObject({ recordsClosed: 0, orphansRemoved: 0 });
     expect(report.errors).toBeGreaterThanOrEqual(1);
-    expect((await api.call('GET', `/v1/servers/${server.id}`, { token })).body.status).toBe('active');
+    const read = await api.call('GET', `/v1/servers/${server.id}`, { token });
+    expect(read.body.status, read.text).toBe('active');
   });
 
   it('nobody is charged for a server that never ran', async () => {

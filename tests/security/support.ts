@@ -175,8 +175,10 @@ export const clip = (s: string, n: number): string => (s.length > n ? `${s.slice
 
 /**
  * The table's business items, canonicalised: everything but the access log (`activity`),
- * idempotency records and rate-limit counters, which rejected requests may legitimately write, and
- * without `lastUsedAt` (an authenticated key's use is recorded, throttled, whatever the outcome).
+ * idempotency records and rate-limit counters, which rejected requests may legitimately write,
+ * the panel's shared copies and counters (live state, topology, eggs, call budget, server leases:
+ * a read refreshes them, and they hold no business state), and without `lastUsedAt` (an
+ * authenticated key's use is recorded, throttled, whatever the outcome).
  */
 export async function businessItems(): Promise<Map<string, string>> {
   const out = new Map<string, string>();
@@ -187,9 +189,19 @@ export async function businessItems(): Promise<Map<string, string>> {
         TableName: tableName(),
         ConsistentRead: true,
         ExclusiveStartKey: start,
-        FilterExpression: 'NOT (#k IN (:activity, :idem)) AND NOT begins_with(PK, :rate)',
+        FilterExpression:
+          'NOT (#k IN (:activity, :idem, :live, :topology, :eggs, :lease)) AND NOT begins_with(PK, :rate) AND NOT begins_with(PK, :budget)',
         ExpressionAttributeNames: { '#k': 'kind' },
-        ExpressionAttributeValues: { ':activity': 'activity', ':idem': 'idempotency', ':rate': 'RATE#' },
+        ExpressionAttributeValues: {
+          ':activity': 'activity',
+          ':idem': 'idempotency',
+          ':live': 'live-state',
+          ':topology': 'panel-topology',
+          ':eggs': 'panel-eggs',
+          ':lease': 'server-lease',
+          ':rate': 'RATE#',
+          ':budget': 'PANELBUDGET#',
+        },
       }),
     );
     for (const item of page.Items ?? []) {

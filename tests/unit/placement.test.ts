@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { freeCapacity, place, rankFitting, type NodeCandidate, type PlacementRequest } from '../../shared/placement/index.ts';
-import type { ApiError } from '../../shared/errors.ts';
+import {
+  DEFAULT_RETRY_AFTER_S,
+  freeCapacity,
+  type NodeCandidate,
+  type PlacementRequest,
+  place,
+  placementFailure,
+  rankFitting,
+  unansweredOf,
+} from '../../shared/placement/index.ts';
+import { ApiError } from '../../shared/errors.ts';
 
 const node = (over: Partial<NodeCandidate> & Pick<NodeCandidate, 'nodeId'>): NodeCandidate => ({
   instanceId: 'inst-a',
@@ -176,5 +185,40 @@ describe('placement rules', () => {
       small,
     );
     expect(fitting.map((n) => n.nodeId)).toEqual([2, 3, 1]);
+  });
+});
+
+describe('why nothing was placed', () => {
+  const rejected = rankFitting([node({ nodeId: 1, allocatedMemory: 8000 })], small).rejected;
+
+  it('every panel answered and nothing fits: no_capacity with each rejection', () => {
+    const error = placementFailure(small, rejected, []);
+    expect(error).toMatchObject({ code: 'no_capacity', statusCode: 503, headers: {} });
+    expect((error.details as { candidates: unknown[] }).candidates).toHaveLength(1);
+  });
+
+  it('a panel did not answer: panel_unavailable naming it, Retry-After the soonest any may answer', () => {
+    const error = placementFailure(small, rejected, [
+      { instanceId: 'inst-a', retryAfterSeconds: 60 },
+      { instanceId: 'inst-b', retryAfterSeconds: 30 },
+    ]);
+    expect(error).toMatchObject({ code: 'panel_unavailable', statusCode: 503, headers: { 'Retry-After': '30' } });
+    expect(error.details).toEqual({
+      instances: [
+        { instanceId: 'inst-a', retryAfterSeconds: 60 },
+        { instanceId: 'inst-b', retryAfterSeconds: 30 },
+      ],
+      retryAfterSeconds: 30,
+    });
+  });
+
+  it("an unanswered panel's Retry-After comes from its error, else the default", () => {
+    const limited = new ApiError('panel_unavailable', 'rate limited', {}, { 'Retry-After': '60' });
+    expect(unansweredOf('inst-a', limited)).toEqual({ instanceId: 'inst-a', retryAfterSeconds: 60 });
+    expect(unansweredOf('inst-a', new ApiError('panel_timeout', 'slow'))).toEqual({
+      instanceId: 'inst-a',
+      retryAfterSeconds: DEFAULT_RETRY_AFTER_S,
+    });
+    expect(unansweredOf('inst-a', new Error('network'))).toEqual({ instanceId: 'inst-a', retryAfterSeconds: DEFAULT_RETRY_AFTER_S });
   });
 });
