@@ -2,7 +2,7 @@ import { getConfig } from '../config/env.ts';
 import { accessPatterns } from '../db/access-patterns.ts';
 import { asKind, type Item, type PanelTopologyItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
-import { type ConditionFailedError, DEFAULT_ATTEMPTS, isConditionFailed, retrying, writeItem } from '../db/write.ts';
+import { type ConditionFailedError, DEFAULT_ATTEMPTS, isConditionFailed, retrying, writeIfFirst, writeItem } from '../db/write.ts';
 import { type InstanceView, panelClientFor } from '../instances/index.ts';
 import { freeCapacity } from '../placement/index.ts';
 import { SharedCopies } from './shared-copy.ts';
@@ -126,6 +126,25 @@ export async function claimAllocation(
     if (!isConditionFailed(err)) throw err;
     return { topology: adopt(instance, currentOf(err)) };
   }
+}
+
+/**
+ * A resize grew a server on a node: its copy counts the extra memory and disk at once, as a
+ * deploy's claim does, so deploys placed before the next read do not overfill the node. A copy
+ * that is gone or has no counters for the node is left alone (the next read sees the panel).
+ */
+export async function countGrowth(instanceId: string, nodeId: number, grown: { memoryMb: number; diskMb: number }): Promise<void> {
+  if (grown.memoryMb <= 0 && grown.diskMb <= 0) return;
+  await writeIfFirst({
+    Update: {
+      Key: keys.panelTopology(instanceId),
+      UpdateExpression: 'ADD addedMemoryMb.#node :memory, addedDiskMb.#node :disk, version :one',
+      ConditionExpression: 'attribute_exists(addedMemoryMb.#node) AND attribute_exists(addedDiskMb.#node)',
+      ExpressionAttributeNames: { '#node': String(nodeId) },
+      ExpressionAttributeValues: { ':memory': Math.max(0, grown.memoryMb), ':disk': Math.max(0, grown.diskMb), ':one': 1 },
+    },
+  });
+  topologies.forget(instanceId);
 }
 
 /**

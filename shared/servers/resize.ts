@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { ResizeServer } from '../api/schemas.ts';
 import { assertWithinBudget } from '../budgets/index.ts';
 import type { ServerItem } from '../db/items.ts';
+import { countGrowth } from '../catalog/topology.ts';
 import { ApiError } from '../errors.ts';
 import { getInstance, panelClientFor } from '../instances/index.ts';
 import { errorFields, logger } from '../observability/logger.ts';
@@ -71,6 +72,10 @@ export async function resizeServer(accountId: string, serverId: string, input: z
       );
       throw err;
     }
+    await countGrowth(item.instanceId, item.nodeId, {
+      memoryMb: resources.ramMb - item.resources.ramMb,
+      diskMb: resources.diskMb - item.resources.diskMb,
+    }).catch((err) => logger.warn('resize: could not count the growth in the topology copy', { serverId, ...errorFields(err) }));
     return { ...server, resources, priceCentsPerHour: price, updatedAt: now };
   });
 }

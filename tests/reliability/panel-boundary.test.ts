@@ -1,6 +1,7 @@
 process.env.PANEL_TIMEOUT_MS = '1500';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PanelSim } from '../../dev/panel-sim/index.ts';
+import { accessPatterns } from '../../shared/db/access-patterns.ts';
 import { keys } from '../../shared/db/keys.ts';
 import {
   budgetShape,
@@ -127,6 +128,17 @@ describe('one operation per server at a time', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body.resources).toEqual({ ramMb: 1024, cpuPercent: 50, diskMb: 1024 });
     await expectAgreement(id, serverId);
+  });
+
+  it("a resize that grows a server counts the growth in the shared topology copy at once (deploys see the node's room shrink)", async () => {
+    const { token, id } = await customer('growth@example.com');
+    const serverId = await deploy(token);
+    const record = (await getRaw(keys.server(id, serverId))) as { nodeId: number };
+    const before = (await accessPatterns.panelTopology(instanceId, true))!.addedMemoryMb[String(record.nodeId)] ?? 0;
+    const res = await api.call('PATCH', `/v1/servers/${serverId}`, { token, body: { ramMb: 2304, cpuPercent: 25, diskMb: 512 } });
+    expect(res.status, res.text).toBe(200);
+    const after = (await accessPatterns.panelTopology(instanceId, true))!.addedMemoryMb[String(record.nodeId)] ?? 0;
+    expect(after - before).toBe(2048);
   });
 
   it('a resize keeps the swap and io an admin set on the panel', async () => {
