@@ -114,6 +114,28 @@ export function dynamoCallBudget(instanceId: string, limits: PanelRateLimits): C
     return count;
   }
 
+  const spendAccountShare = (account: string, api: PanelApi, window: number, cap: number) =>
+    writeItem({
+      Update: {
+        Key: keys.panelBudgetAccount(instanceId, api, account, window),
+        UpdateExpression: 'ADD used :one SET expiresAt = if_not_exists(expiresAt, :exp)',
+        ConditionExpression: 'attribute_not_exists(used) OR used < :cap',
+        ExpressionAttributeValues: { ':one': 1, ':cap': cap, ':exp': window / 1000 + COUNTER_TTL_S },
+      },
+    });
+
+  const spendPanelShare = (api: PanelApi, window: number, now: number, ceiling: number) =>
+    writeItem({
+      Update: {
+        Key: keys.panelBudgetWindow(instanceId, api, window),
+        UpdateExpression: 'ADD used :one SET expiresAt = if_not_exists(expiresAt, :exp)',
+        ConditionExpression:
+          '(attribute_not_exists(pausedUntil) OR pausedUntil <= :now) AND (attribute_not_exists(used) OR used < :ceiling)',
+        ExpressionAttributeValues: { ':one': 1, ':now': now, ':ceiling': ceiling, ':exp': window / 1000 + COUNTER_TTL_S },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
+    });
+
   return {
     async spend(api: PanelApi, kind: PanelCallKind): Promise<void> {
       const now = Date.now();
@@ -129,34 +151,20 @@ export function dynamoCallBudget(instanceId: string, limits: PanelRateLimits): C
       const nextWindow = window + WINDOW_MS;
       if (ceiling <= 0) throw unavailable('its request budget for this minute is spent', secondsUntil(nextWindow, now));
 
+      // The account's share first: an account over its share must not use up panel units that
+      // every other account needs (a refused panel unit after a counted account unit only costs
+      // that account one unit of its own share).
       const account = currentCaller();
       if (kind === 'read' && account !== PLATFORM_CALLER) {
         try {
-          await writeItem({
-            Update: {
-              Key: keys.panelBudgetAccount(instanceId, api, account, window),
-              UpdateExpression: 'ADD used :one SET expiresAt = if_not_exists(expiresAt, :exp)',
-              ConditionExpression: 'attribute_not_exists(used) OR used < :cap',
-              ExpressionAttributeValues: { ':one': 1, ':cap': shape.readsPerAccountPerMinute, ':exp': window / 1000 + COUNTER_TTL_S },
-            },
-          });
+          await spendAccountShare(account, api, window, shape.readsPerAccountPerMinute);
         } catch (err) {
           if (!isConditionFailed(err)) throw err;
           throw unavailable("this account's share of its request budget for this minute is spent", secondsUntil(nextWindow, now));
         }
       }
-
       try {
-        await writeItem({
-          Update: {
-            Key: keys.panelBudgetWindow(instanceId, api, window),
-            UpdateExpression: 'ADD used :one SET expiresAt = if_not_exists(expiresAt, :exp)',
-            ConditionExpression:
-              '(attribute_not_exists(pausedUntil) OR pausedUntil <= :now) AND (attribute_not_exists(used) OR used < :ceiling)',
-            ExpressionAttributeValues: { ':one': 1, ':now': now, ':ceiling': ceiling, ':exp': window / 1000 + COUNTER_TTL_S },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          },
-        });
+        await spendPanelShare(api, window, now, ceiling);
       } catch (err) {
         if (!isConditionFailed(err)) throw err;
         const paused = Number(err.current.get('item')?.pausedUntil ?? 0);

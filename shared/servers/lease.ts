@@ -64,16 +64,18 @@ export async function withServerLease<T>(serverId: string, operation: LeasedOper
   try {
     return await fn();
   } finally {
-    // Whatever the operation did (or half did), the cached live state may no longer be true.
-    await forgetLiveState(serverId);
-    // Only our own lease: one that expired and was taken over belongs to its new holder.
-    await writeIfFirst({
-      Delete: {
-        Key: key,
-        ConditionExpression: '#owner = :owner',
-        ExpressionAttributeNames: { '#owner': 'owner' },
-        ExpressionAttributeValues: { ':owner': owner },
-      },
-    }).catch((err: unknown) => logger.warn('lease release failed; it expires by itself', { serverId, operation, ...errorFields(err) }));
+    await Promise.all([
+      // Whatever the operation did (or half did), the cached live state may no longer be true.
+      forgetLiveState(serverId),
+      // Only our own lease: one that expired and was taken over belongs to its new holder.
+      writeIfFirst({
+        Delete: {
+          Key: key,
+          ConditionExpression: '#owner = :owner',
+          ExpressionAttributeNames: { '#owner': 'owner' },
+          ExpressionAttributeValues: { ':owner': owner },
+        },
+      }).catch((err: unknown) => logger.warn('lease release failed; it expires by itself', { serverId, operation, ...errorFields(err) })),
+    ]);
   }
 }

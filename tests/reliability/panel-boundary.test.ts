@@ -216,6 +216,7 @@ describe('the shared call budget', () => {
     expect(first.filter((r) => r === 'ok').length, 'one account: its share, no more').toBe(6);
     expect(first.filter((r) => r === 'panel_unavailable').length).toBe(4);
 
+    // The account's refused reads used none of the panel's units: everyone else still has them.
     const platform = await Promise.all(Array.from({ length: 30 }, () => spend(PLATFORM_CALLER, 'read')));
     expect(platform.filter((r) => r === 'ok').length, 'reads stop at the read share').toBe(27 - 6);
 
