@@ -473,7 +473,7 @@ export const routes = define({
     unlimited: true,
     summary: 'Stripe webhook (signature in Stripe-Signature, no bearer credential)',
     description:
-      'Verifies the signature over the raw body (bad or older than 5 minutes: 400, nothing changes). `checkout.session.completed` (paid) and `checkout.session.async_payment_succeeded` mark the invoice paid and credit the amount and the bonus once; `checkout.session.expired` and `checkout.session.async_payment_failed` void an open invoice (never a paid one). Other events are acknowledged and ignored.',
+      'Verifies the signature over the raw body (bad, older than 5 minutes or dated more than 5 minutes ahead: 400 `invalid_signature`, nothing changes); a signed Checkout Session event whose object is missing or malformed is 400 `validation_failed`, nothing changes. `checkout.session.completed` (paid) and `checkout.session.async_payment_succeeded` mark the invoice paid and credit the amount and the bonus once; `checkout.session.expired` and `checkout.session.async_payment_failed` void an open invoice (never a paid one). Other events are acknowledged and ignored.',
     body: z.string(),
     response: s.WebhookAck,
   },
@@ -620,7 +620,8 @@ export const routes = define({
     scope: 'admin',
     admin: true,
     summary: 'Change platform settings',
-    description: 'Any subset; omitted fields keep their value. Each change is audit-logged with before and after.',
+    description:
+      'Any subset; omitted fields keep their value. Exactly what GET returns is accepted (read-only fields such as `currency` only unchanged). A PUT that changes nothing writes nothing. Each change is audit-logged with before and after.',
     body: s.SettingsUpdate,
     response: s.Settings,
     audit: 'settings.update',

@@ -204,21 +204,25 @@ export const Settings = z
 
 export type SettingsValue = z.infer<typeof Settings>;
 
-export const SettingsUpdate = z
-  .object({
-    prices: Settings.shape.prices.partial().strict().optional(),
-    trialCreditCents: Settings.shape.trialCreditCents.optional(),
-    minimumBalanceCents: Settings.shape.minimumBalanceCents.optional(),
-    serverCaps: Settings.shape.serverCaps.partial().strict().optional(),
-    maxServersPerAccount: Settings.shape.maxServersPerAccount.optional(),
-    topUpBonusPercent: Settings.shape.topUpBonusPercent.optional(),
-    minimumTopUpCents: Settings.shape.minimumTopUpCents.optional(),
-    maximumTopUpCents: Settings.shape.maximumTopUpCents.optional(),
-    suspendedRetentionDays: Settings.shape.suspendedRetentionDays.optional(),
-  })
+/**
+ * PUT takes what GET returns, whole or in part, so a client can send back the object it read.
+ * Read-only settings are accepted only with the value they have; `currency` is a literal, so its
+ * one value is the value it has. Derived from Settings, so a new setting round-trips too.
+ */
+const readOnly = 'is read-only';
+
+export const SettingsUpdate = Settings.extend({
+  currency: z.literal('usd', { error: readOnly }).meta({ description: 'Read-only: accepted only unchanged (400 otherwise).' }),
+  prices: Settings.shape.prices.partial().strict(),
+  serverCaps: Settings.shape.serverCaps.partial().strict(),
+})
+  .partial()
   .strict()
   .refine((v) => Object.keys(v).length > 0, { message: 'Give at least one setting to change' })
-  .meta({ id: 'SettingsUpdate', description: 'Any subset of the settings; omitted fields keep their value.' });
+  .meta({
+    id: 'SettingsUpdate',
+    description: 'Any subset of the settings, or all of them as GET returns them; omitted fields keep their value.',
+  });
 
 // ---- local-only -------------------------------------------------------------------------------
 
@@ -458,6 +462,10 @@ export const Server = z
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
     suspendedAt: z.iso.datetime().nullable(),
+    suspendedReason: z.enum(['balance', 'budget']).nullable().meta({
+      description:
+        'Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.',
+    }),
     deletedAt: z.iso.datetime().nullable(),
   })
   .meta({ id: 'Server' });
@@ -739,17 +747,38 @@ export const CheckoutResponse = z
 
 export const InvoiceStatus = z.enum(['open', 'paid', 'void']).meta({ id: 'InvoiceStatus' });
 
+/**
+ * An invoice separates what the card is charged (`lineItems`, summing to `totalCents`) from what
+ * the balance receives (`credits`, summing to `creditedCents`): the bonus is credit given, not
+ * something sold, so it is a credit and never a line of the charge.
+ */
+const InvoiceLine = z
+  .object({ type: z.enum(['topup']), description: z.string(), amountCents: z.number().int() })
+  .meta({ id: 'InvoiceLine' });
+
+const InvoiceCredit = z
+  .object({
+    type: z.enum(['topup', 'bonus']).meta({ description: 'topup: the amount paid; bonus: the bonus rate applied to it (rounded down).' }),
+    description: z.string(),
+    amountCents: z.number().int(),
+  })
+  .meta({ id: 'InvoiceCredit' });
+
 export const Invoice = z
   .object({
     id: Uuid,
     number: z.string().meta({ description: 'Sequential and gapless per year.', example: 'INV-2026-000042' }),
     status: InvoiceStatus,
     currency: z.literal('usd'),
-    amountCents: z.number().int().meta({ description: 'What the customer pays.' }),
+    amountCents: z.number().int().meta({ description: 'The top-up the customer pays.' }),
     bonusPercent: z.number().int().meta({ description: 'Bonus rate fixed when the checkout started.' }),
-    lineItems: z.array(z.object({ type: z.enum(['topup', 'bonus']), description: z.string(), amountCents: z.number().int() })),
-    totalCents: z.number().int().meta({ description: 'Amount charged to the card (the top-up line).' }),
-    creditedCents: z.number().int().meta({ description: 'Credit added to the balance: top-up plus bonus (0 until paid).' }),
+    lineItems: z.array(InvoiceLine).meta({ description: 'What the card is charged for: the top-up. They sum to totalCents.' }),
+    totalCents: z.number().int().meta({ description: 'The sum of lineItems: the amount charged to the card.' }),
+    paidCents: z.number().int().meta({ description: 'What the card paid: totalCents once paid, 0 while open or void.' }),
+    credits: z.array(InvoiceCredit).meta({
+      description: 'What the balance received, one entry per ledger entry: the top-up and the bonus (when above 0). Empty until paid.',
+    }),
+    creditedCents: z.number().int().meta({ description: 'The sum of credits: top-up plus bonus (0 until paid).' }),
     createdAt: z.iso.datetime(),
     paidAt: z.iso.datetime().nullable(),
     voidedAt: z.iso.datetime().nullable(),
@@ -759,7 +788,11 @@ export const Invoice = z
       paymentIntentId: z.string().nullable(),
     }),
   })
-  .meta({ id: 'Invoice' });
+  .meta({
+    id: 'Invoice',
+    description:
+      'What the card is charged (lineItems, summing to totalCents; paidCents once paid) and what the balance receives (credits, summing to creditedCents): the bonus is a credit, never a charged line.',
+  });
 
 export const InvoiceList = listOf(Invoice, 'InvoiceList');
 

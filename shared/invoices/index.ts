@@ -20,9 +20,37 @@ import type { InvoiceItem } from '../db/items.ts';
 export type InvoiceView = z.infer<typeof Invoice>;
 export type Provider = 'stripe' | 'sandbox';
 
+type StoredLine = InvoiceItem['lineItems'][number];
+type ChargedLine = InvoiceView['lineItems'][number];
+type Credit = InvoiceView['credits'][number];
+
 export const formatNumber = (year: number, n: number): string => `INV-${year}-${String(n).padStart(6, '0')}`;
 
+const sumCents = (lines: { amountCents: number }[]): number => lines.reduce((sum, line) => sum + line.amountCents, 0);
+
+const topUpLine = (amountCents: number): StoredLine => ({ type: 'topup', description: 'Credit top-up', amountCents });
+
+/** Only the top-up is charged to the card; the bonus is credit given on top of it. */
+const isCharged = (line: StoredLine): line is StoredLine & ChargedLine => line.type === 'topup';
+
+/** A line as the API shows it: nothing else the stored item might carry. */
+const viewOf = <L extends StoredLine>(line: L): Pick<L, 'type' | 'description' | 'amountCents'> => ({
+  type: line.type,
+  description: line.description,
+  amountCents: line.amountCents,
+});
+
+/**
+ * The view splits the stored lines into what the card is charged (`lineItems`, summing to
+ * `totalCents`) and what the balance received (`credits`, summing to `creditedCents`). The item
+ * stores every line in one list, charged or credited only, as it always has, so an invoice paid
+ * before the split reads like one paid today. Both totals are sums of lines, so they add up.
+ */
 export function toInvoiceView(item: InvoiceItem): InvoiceView {
+  const lineItems: ChargedLine[] = item.lineItems.filter(isCharged).map(viewOf);
+  // Credits are what reached the ledger, which happens only in the transaction that marks the invoice paid.
+  const credits: Credit[] = item.status === 'paid' ? item.lineItems.map(viewOf) : [];
+  const totalCents = sumCents(lineItems);
   return {
     id: item.invoiceId,
     number: item.number,
@@ -30,9 +58,11 @@ export function toInvoiceView(item: InvoiceItem): InvoiceView {
     currency: 'usd',
     amountCents: item.amountCents,
     bonusPercent: item.bonusPercent,
-    lineItems: item.lineItems ?? [],
-    totalCents: item.amountCents,
-    creditedCents: Number(item.creditedCents ?? 0),
+    lineItems,
+    totalCents,
+    paidCents: item.status === 'paid' ? totalCents : 0,
+    credits,
+    creditedCents: sumCents(credits),
     createdAt: item.createdAt,
     paidAt: item.paidAt ?? null,
     voidedAt: item.voidedAt ?? null,
@@ -71,7 +101,7 @@ export async function openInvoice(open: {
         amountCents,
         bonusPercent,
         // The top-up line is known now; the bonus line is added when the payment arrives.
-        lineItems: [{ type: 'topup', description: 'Credit top-up', amountCents }],
+        lineItems: [topUpLine(amountCents)],
         provider,
         createdAt: now.toISOString(),
       };
@@ -159,10 +189,17 @@ export async function voidInvoice(invoice: Pick<InvoiceView, 'number'>, accountI
 
 export interface Payment {
   paidAt: string;
-  lineItems: InvoiceView['lineItems'];
-  creditedCents: number;
+  /** The bonus the same transaction credits (0 for none), so the invoice and the ledger agree. */
+  bonusCents: number;
   sessionId: string;
   paymentIntentId: string | null;
+}
+
+/** Every line of a paid invoice: the top-up charged and credited, and the bonus credited on top when there is one. */
+function paidLines(invoice: Pick<InvoiceView, 'amountCents' | 'bonusPercent'>, bonusCents: number): StoredLine[] {
+  const bonus: StoredLine[] =
+    bonusCents > 0 ? [{ type: 'bonus', description: `Top-up bonus (${invoice.bonusPercent} %)`, amountCents: bonusCents }] : [];
+  return [topUpLine(invoice.amountCents), ...bonus];
 }
 
 /**
@@ -170,7 +207,12 @@ export interface Payment {
  * appends it): paid is final, so a second delivery fails its condition and credits nothing.
  * A void invoice still turns paid, because the money did arrive.
  */
-export function invoicePaidWrite(accountId: string, invoice: Pick<InvoiceView, 'number'>, payment: Payment): NamedWrite {
+export function invoicePaidWrite(
+  accountId: string,
+  invoice: Pick<InvoiceView, 'number' | 'amountCents' | 'bonusPercent'>,
+  payment: Payment,
+): NamedWrite {
+  const lines = paidLines(invoice, payment.bonusCents);
   return {
     name: 'invoice-paid',
     Update: {
@@ -182,8 +224,9 @@ export function invoicePaidWrite(accountId: string, invoice: Pick<InvoiceView, '
       ExpressionAttributeValues: {
         ':paid': 'paid',
         ':at': payment.paidAt,
-        ':lines': payment.lineItems,
-        ':credited': payment.creditedCents,
+        ':lines': lines,
+        // Kept on the item for audits of the raw table; the view sums the lines itself.
+        ':credited': sumCents(lines),
         ':session': payment.sessionId,
         ':pi': payment.paymentIntentId,
       },

@@ -17,6 +17,7 @@ import {
 } from '../invoices/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
 import { recordSystemActivity } from '../audit/index.ts';
+import { type CheckoutSession, readCheckoutEvent } from './checkout-event.ts';
 import type { BillingConfig, CheckoutRequest } from '../api/schemas.ts';
 
 /**
@@ -158,54 +159,88 @@ export async function startCheckout(
 
 // ---- the webhook --------------------------------------------------------------------------------
 
-type Session = Stripe.Checkout.Session;
+/** Stripe's default tolerance: its library refuses a signature older than this, and we one dated further ahead. */
+const SIGNATURE_TOLERANCE_S = 300;
 
-/** Verifies the signature over the raw body with Stripe's own library (5-minute tolerance). */
-export async function verifyStripeEvent(rawBody: string, signature: string | undefined, receivedAtMs?: number): Promise<Stripe.Event> {
+/** Verifies the signature over the raw body with Stripe's own library, and its timestamp both ways. */
+export async function verifyStripeEvent(rawBody: string, signature: string | undefined, receivedAtMs = Date.now()): Promise<Stripe.Event> {
   const config = await paymentsConfig();
   if (!config.webhookSecret) throw new ApiError('payments_unavailable', 'Webhooks are not configured (STRIPE_WEBHOOK_SECRET)');
+  if (!signature) return refuseSignature('no signature');
+  let event: Stripe.Event;
   try {
-    if (!signature) throw new Error('missing');
-    return stripe(config).webhooks.constructEvent(rawBody, signature, config.webhookSecret, undefined, undefined, receivedAtMs);
-  } catch {
-    // A metric filter counts these (an alarm watches for forged or misconfigured deliveries).
-    logger.warn('stripe webhook rejected', { reason: signature ? 'signature mismatch or too old' : 'no signature' });
-    throw new ApiError(
-      'invalid_signature',
-      signature ? 'The Stripe-Signature does not match this body, or is too old' : 'Missing Stripe-Signature header',
+    event = stripe(config).webhooks.constructEvent(
+      rawBody,
+      signature,
+      config.webhookSecret,
+      SIGNATURE_TOLERANCE_S,
+      undefined,
+      receivedAtMs,
     );
+  } catch {
+    return refuseSignature('signature mismatch or too old');
   }
+  if (isDatedAhead(signature, receivedAtMs)) return refuseSignature('timestamp in the future');
+  return event;
 }
 
-export async function handleStripeEvent(event: Stripe.Event): Promise<string> {
-  switch (event.type) {
-    case 'checkout.session.completed': {
-      const session = event.data.object as Session;
-      if (session.payment_status !== 'paid') return 'awaiting_payment';
-      return fulfil(session);
-    }
+/**
+ * Stripe's library refuses only old timestamps. One from the future is as suspect: a clock far
+ * off, or a delivery signed ahead to be replayed later, after an old one would have run out.
+ */
+function isDatedAhead(signature: string, receivedAtMs: number): boolean {
+  const signedAt = signedAtSeconds(signature);
+  return !Number.isFinite(signedAt) || signedAt > Math.floor(receivedAtMs / 1000) + SIGNATURE_TOLERANCE_S;
+}
+
+/** The signed `t=` of a Stripe-Signature, read as Stripe's library reads it (the last `t=` wins). */
+function signedAtSeconds(signature: string): number {
+  const timestamps = signature
+    .split(',')
+    .map((part) => part.split('='))
+    .filter(([name]) => name === 't');
+  return Number.parseInt(timestamps.at(-1)?.[1] ?? '', 10);
+}
+
+function refuseSignature(reason: 'no signature' | 'signature mismatch or too old' | 'timestamp in the future'): never {
+  // A metric filter counts these (an alarm watches for forged or misconfigured deliveries).
+  logger.warn('stripe webhook rejected', { reason });
+  throw new ApiError(
+    'invalid_signature',
+    reason === 'no signature'
+      ? 'Missing Stripe-Signature header'
+      : 'The Stripe-Signature does not match this body, or its timestamp is more than 5 minutes from the time it arrived',
+  );
+}
+
+/** Acts on a verified event; a Checkout Session event it cannot read is 400 before anything changes. */
+export async function handleStripeEvent(event: unknown): Promise<string> {
+  const checkout = readCheckoutEvent(event);
+  if (!checkout) return 'ignored';
+  const session = checkout.data.object;
+  switch (checkout.type) {
+    case 'checkout.session.completed':
+      return session.payment_status === 'paid' ? fulfil(session) : 'awaiting_payment';
     case 'checkout.session.async_payment_succeeded':
-      return fulfil(event.data.object as Session);
+      return fulfil(session);
     case 'checkout.session.expired':
-    case 'checkout.session.async_payment_failed': {
-      const session = event.data.object as Session;
-      const item = await invoiceOf(session);
-      if (!item) return 'unknown_invoice';
-      const voided = await voidInvoice(
-        toInvoiceView(item),
-        item.accountId,
-        event.type === 'checkout.session.expired' ? 'payment session expired' : 'payment failed',
-      );
-      if (!voided) return `kept_${item.status}`;
-      await paymentActivity(item.accountId, toInvoiceView(item), 'billing.invoice_void', { event: event.type });
-      return 'voided';
-    }
-    default:
-      return 'ignored';
+      return voidUnpaid(session, checkout.type, 'payment session expired');
+    case 'checkout.session.async_payment_failed':
+      return voidUnpaid(session, checkout.type, 'payment failed');
   }
 }
 
-async function invoiceOf(session: Session) {
+/** Voids an open invoice whose payment will not come; a paid one stays paid. */
+async function voidUnpaid(session: CheckoutSession, eventType: string, reason: string): Promise<string> {
+  const item = await invoiceOf(session);
+  if (!item) return 'unknown_invoice';
+  const voided = await voidInvoice(toInvoiceView(item), item.accountId, reason);
+  if (!voided) return `kept_${item.status}`;
+  await paymentActivity(item.accountId, toInvoiceView(item), 'billing.invoice_void', { event: eventType });
+  return 'voided';
+}
+
+async function invoiceOf(session: CheckoutSession) {
   const invoiceId = session.client_reference_id ?? session.metadata?.invoice_id;
   if (!invoiceId) return undefined;
   const item = await findInvoiceItem(invoiceId);
@@ -217,7 +252,7 @@ async function invoiceOf(session: Session) {
  * Paid: the top-up and the bonus as two ledger entries, and the invoice turning paid, in one
  * transaction whose guard keys (`topup:<invoice>`, `bonus:<invoice>`) make it happen once.
  */
-async function fulfil(session: Session): Promise<string> {
+async function fulfil(session: CheckoutSession): Promise<string> {
   const item = await invoiceOf(session);
   if (!item) return 'unknown_invoice';
   const invoice: InvoiceView = toInvoiceView(item);
@@ -233,11 +268,6 @@ async function fulfil(session: Session): Promise<string> {
   const accountId = item.accountId;
   const bonus = bonusFor(invoice.amountCents, invoice.bonusPercent);
   const reference = { invoiceId: invoice.id, invoiceNumber: invoice.number };
-  const paidAt = new Date().toISOString();
-  const lineItems: InvoiceView['lineItems'] = [
-    { type: 'topup', description: 'Credit top-up', amountCents: invoice.amountCents },
-    ...(bonus > 0 ? [{ type: 'bonus' as const, description: `Top-up bonus (${invoice.bonusPercent} %)`, amountCents: bonus }] : []),
-  ];
   const paymentIntent = typeof session.payment_intent === 'string' ? session.payment_intent : (session.payment_intent?.id ?? null);
   const result = await appendLedger(
     accountId,
@@ -262,9 +292,8 @@ async function fulfil(session: Session): Promise<string> {
     {
       extraItems: () => [
         invoicePaidWrite(accountId, invoice, {
-          paidAt,
-          lineItems,
-          creditedCents: invoice.amountCents + bonus,
+          paidAt: new Date().toISOString(),
+          bonusCents: bonus,
           sessionId: session.id,
           paymentIntentId: paymentIntent,
         }),

@@ -5,6 +5,8 @@ import { type ConditionFailedError, isConditionFailed, type NamedWrite, retrying
 import { ApiError, notFound } from '../errors.ts';
 import type { Resources } from '../pricing/index.ts';
 import type { HistoryEvent } from '../pricing/hours.ts';
+import { hoursLeftInMonth } from '../budgets/index.ts';
+import { monthOf } from '../pricing/hours.ts';
 import { insufficientCredit, limitExceeded, requiredBalance } from './limits.ts';
 
 /**
@@ -43,6 +45,44 @@ function burnUnchanged(snap: ProfileSnapshot, extra: string[] = []) {
   };
 }
 
+/** The condition that the monthly budget is still the one read (a cap set meanwhile makes the change read again). */
+function capUnchanged(snap: ProfileSnapshot) {
+  return snap.budgetCapCents === null
+    ? { clause: '(attribute_not_exists(budgetCapCents) OR attribute_type(budgetCapCents, :nullType))', values: { ':nullType': 'NULL' } }
+    : { clause: 'budgetCapCents = :capRead', values: { ':capRead': snap.budgetCapCents } };
+}
+
+/**
+ * A monthly budget holds under concurrency: the change commits only while the month's spend
+ * still leaves room for the burn it leads to until the month ends (a condition on the spend
+ * item, in the same transaction as the burn it pins), so no number of concurrent deploys or
+ * upsizes takes the projected month past the cap.
+ */
+function budgetGuard(accountId: string, snap: ProfileSnapshot, burnAfter: number, now = Date.now()): NamedWrite[] {
+  if (snap.budgetCapCents === null) return [];
+  const maxSpent = snap.budgetCapCents - burnAfter * hoursLeftInMonth(now);
+  if (maxSpent < 0) throw overBudget(snap.budgetCapCents, burnAfter * hoursLeftInMonth(now));
+  return [
+    {
+      name: 'budget',
+      ConditionCheck: {
+        Key: keys.monthSpend(accountId, monthOf(now)),
+        ConditionExpression: 'attribute_not_exists(cents) OR (cents <= :maxSpent AND cents < :cap)',
+        ExpressionAttributeValues: { ':maxSpent': maxSpent, ':cap': snap.budgetCapCents },
+      },
+    },
+  ];
+}
+
+const overBudget = (capCents: number, projectedCents?: number): ApiError =>
+  new ApiError(
+    'limit_exceeded',
+    projectedCents === undefined
+      ? `This change would take the month above the budget of ${capCents} cents`
+      : `This change would take the month to at least ${projectedCents} cents, above the budget of ${capCents}`,
+    { monthlyCapCents: capCents },
+  );
+
 const historyEntry = (at: string, status: HistoryEvent['status'], priceCentsPerHour: number): HistoryEvent[] => [
   { at, status, priceCentsPerHour },
 ];
@@ -74,7 +114,8 @@ export async function recordCreated(change: CreatedChange): Promise<void> {
       const required = requiredBalance(burnAfter, change.minimumBalanceCents);
       if (snap.serverCount >= change.maxServers) throw limitExceeded(snap.serverCount, change.maxServers);
       if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, burnAfter);
-      const cond = burnUnchanged(snap, ['balanceCents >= :required', 'serverCount = :countRead']);
+      const cap = capUnchanged(snap);
+      const cond = burnUnchanged(snap, ['balanceCents >= :required', 'serverCount = :countRead', cap.clause]);
       try {
         await transact([
           { name: 'server', Put: { Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
@@ -86,6 +127,7 @@ export async function recordCreated(change: CreatedChange): Promise<void> {
               ConditionExpression: cond.ConditionExpression,
               ExpressionAttributeValues: {
                 ...cond.values,
+                ...cap.values,
                 ':required': required,
                 ':countRead': snap.serverCount,
                 ':one': 1,
@@ -93,6 +135,7 @@ export async function recordCreated(change: CreatedChange): Promise<void> {
               },
             },
           },
+          ...budgetGuard(accountId, snap, burnAfter),
           {
             name: 'instance',
             Update: {
@@ -108,6 +151,7 @@ export async function recordCreated(change: CreatedChange): Promise<void> {
         if (isConditionFailed(err, 'instance')) {
           throw new ApiError('conflict', 'The instance was removed while the server was being deployed');
         }
+        if (isConditionFailed(err, 'budget') && !err.has('profile')) throw overBudget(snap.budgetCapCents!);
         throw err;
       }
     },
@@ -138,7 +182,8 @@ export async function recordResized(change: ResizedChange): Promise<void> {
       // Downsizing is always allowed; anything that raises the price needs the runway.
       const required = priceCents > previousPriceCents ? requiredBalance(burnAfter, change.minimumBalanceCents) : Number.MIN_SAFE_INTEGER;
       if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, burnAfter);
-      const cond = burnUnchanged(snap, ['balanceCents >= :required']);
+      const cap = capUnchanged(snap);
+      const cond = burnUnchanged(snap, ['balanceCents >= :required', cap.clause]);
       try {
         await transact([
           {
@@ -164,9 +209,11 @@ export async function recordResized(change: ResizedChange): Promise<void> {
               Key: keys.account(accountId),
               UpdateExpression: 'SET burnCentsPerHour = :burnAfter',
               ConditionExpression: cond.ConditionExpression,
-              ExpressionAttributeValues: { ...cond.values, ':required': required, ':burnAfter': burnAfter },
+              ExpressionAttributeValues: { ...cond.values, ...cap.values, ':required': required, ':burnAfter': burnAfter },
             },
           },
+          // Downsizing is always allowed; an upsize must fit the budget too.
+          ...(priceCents > previousPriceCents ? budgetGuard(accountId, snap, burnAfter) : []),
         ]);
       } catch (err) {
         if (isConditionFailed(err, 'server')) {
@@ -175,6 +222,7 @@ export async function recordResized(change: ResizedChange): Promise<void> {
             'The server changed while resizing (another resize, a suspension or a deletion); read it and try again',
           );
         }
+        if (isConditionFailed(err, 'budget') && !err.has('profile')) throw overBudget(snap.budgetCapCents!);
         throw err;
       }
     },

@@ -21,6 +21,7 @@ export function toServerView(item: ServerItem): ServerView {
     createdAt: item.createdAt,
     updatedAt: item.updatedAt,
     suspendedAt: item.suspendedAt ?? null,
+    suspendedReason: item.status === 'suspended' ? (item.suspendedReason ?? null) : null,
     deletedAt: item.deletedAt ?? null,
   };
 }

@@ -53,6 +53,7 @@ export interface SettingsChange {
   changed: string[];
 }
 
+/** Applies a partial (or whole) update under the version read; an update that changes nothing is not written. */
 export async function updateSettings(update: z.infer<typeof SettingsUpdate>, actorId: string): Promise<SettingsChange> {
   const item = await accessPatterns.settings();
   const before = await getSettings(true);
@@ -64,9 +65,13 @@ export async function updateSettings(update: z.infer<typeof SettingsUpdate>, act
   });
   if (after.minimumTopUpCents > after.maximumTopUpCents) {
     throw new ApiError('validation_failed', 'minimumTopUpCents must not exceed maximumTopUpCents', {
-      issues: [{ field: 'minimumTopUpCents', message: 'must not exceed maximumTopUpCents' }],
+      issues: [{ field: 'body.minimumTopUpCents', message: 'must not exceed maximumTopUpCents' }],
     });
   }
+  const changed = diffPaths(before, after);
+  // Sending back what GET returned changes nothing, so nothing is written: the version stays and
+  // an admin saving a real change at the same moment does not get a conflict for it.
+  if (changed.length === 0) return { before, after: before, changed };
   const version = Number(item?.version ?? 0);
   try {
     await writeItem({
@@ -91,7 +96,6 @@ export async function updateSettings(update: z.infer<typeof SettingsUpdate>, act
     throw err;
   }
   cache = { value: after, at: Date.now() };
-  const changed = diffPaths(before, after);
   return { before, after, changed };
 }
 

@@ -57,7 +57,7 @@ describe('platform settings', () => {
       [{ topUpBonusPercent: 101 }, 'body.topUpBonusPercent'],
       [{ serverCaps: { maxRamMb: 128 } }, 'body.serverCaps.maxRamMb'],
       [{ prices: { goldPerHour: 1 } }, 'body.prices'],
-      [{ currency: 'eur' }, 'body'],
+      [{ currency: 'eur' }, 'body.currency'],
       [{ minimumTopUpCents: 10 }, 'body.minimumTopUpCents'],
       [{}, 'body'],
     ];
@@ -68,7 +68,31 @@ describe('platform settings', () => {
     }
     const crossed = await api.call('PUT', '/v1/admin/settings', { body: { minimumTopUpCents: 200_000 } });
     expectEnvelope(crossed, 400, 'validation_failed');
+    expect(crossed.body.error.details.issues[0].field).toBe('body.minimumTopUpCents');
     expect((await api.call('GET', '/v1/admin/settings')).body).toEqual(before);
+  });
+
+  it('PUT takes back exactly what GET returned: 200, nothing changes, nothing is written (the version stays)', async () => {
+    const read = await api.call('GET', '/v1/admin/settings');
+    const stored = await getRaw(keys.settings());
+    const res = await api.call('PUT', '/v1/admin/settings', { body: read.body });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(read.body);
+    expect(await getRaw(keys.settings())).toEqual(stored);
+    expect((await api.call('GET', '/v1/admin/settings')).body).toEqual(read.body);
+  });
+
+  it("GET's body with a read-only field changed is 400 naming the field, and nothing changes", async () => {
+    const read = await api.call('GET', '/v1/admin/settings');
+    const stored = await getRaw(keys.settings());
+    const res = await api.call('PUT', '/v1/admin/settings', {
+      body: { ...read.body, currency: 'eur', trialCreditCents: read.body.trialCreditCents + 1 },
+    });
+    expectEnvelope(res, 400, 'validation_failed');
+    expect(res.body.error.message).toContain('body.currency is read-only');
+    expect(res.body.error.details.issues).toEqual([expect.objectContaining({ field: 'body.currency', message: 'is read-only' })]);
+    expect(await getRaw(keys.settings())).toEqual(stored);
+    expect((await api.call('GET', '/v1/admin/settings')).body).toEqual(read.body);
   });
 
   it('two admins saving from the same version: the second gets 409, not a silent overwrite', async () => {

@@ -9,6 +9,7 @@ import { expectLedgerInvariant, ledgerOf } from '../helpers/money.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { db, tableName } from '../../shared/db/client.ts';
 import { HOUR_MS, hourStart } from '../../shared/pricing/hours.ts';
+import { hoursLeftInMonth } from '../../shared/budgets/index.ts';
 import { planPass, readWatermark, runPassInProcess } from '../../shared/billing/pass.ts';
 import { openPassRecord } from '../../shared/billing/fanout.ts';
 import { worker } from '../../functions/billing-pass/handler.ts';
@@ -233,7 +234,16 @@ describe('suspension', () => {
     expect((await getRaw(keys.account(id)))!.balanceCents).toBe(-2);
     expect(sim.server(server.identifier)!.status).toBe('suspended');
     const view = await api.call('GET', `/v1/servers/${server.id}`, { token });
-    expect(view.body).toMatchObject({ status: 'suspended', suspendedAt: expect.any(String), live: { suspendedOnPanel: true } });
+    expect(view.body).toMatchObject({
+      status: 'suspended',
+      suspendedAt: expect.any(String),
+      suspendedReason: 'balance',
+      live: { suspendedOnPanel: true },
+    });
+    const logged = (await api.call('GET', '/v1/account/logs?limit=100', { token })).body.data.find(
+      (e: { action: string }) => e.action === 'servers.suspend',
+    );
+    expect(logged).toMatchObject({ target: `server:${server.id}`, details: { reason: 'balance' } });
     expect((await getRaw(keys.account(id)))!.burnCentsPerHour).toBe(0);
     expectEnvelope(await api.call('POST', `/v1/servers/${server.id}/power`, { token, body: { signal: 'start' } }), 409, 'conflict');
     const logs = (await api.call('GET', '/v1/account/logs?limit=50', { token })).body.data.map((e: { action: string }) => e.action);
@@ -249,7 +259,11 @@ describe('suspension', () => {
     const granted = await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 1000, note: 'goodwill' } });
     expect(granted.body.balanceCents).toBeGreaterThan(0);
     expect(sim.server(server.identifier)!.status).not.toBe('suspended');
-    expect((await api.call('GET', `/v1/servers/${server.id}`, { token })).body.status).toBe('active');
+    expect((await api.call('GET', `/v1/servers/${server.id}`, { token })).body).toMatchObject({
+      status: 'active',
+      suspendedAt: null,
+      suspendedReason: null,
+    });
     expect((await getRaw(keys.account(id)))!.burnCentsPerHour).toBe(3);
   });
 
@@ -335,12 +349,46 @@ describe('budgets', () => {
     expectEnvelope(await api.call('PUT', '/v1/account/budget', { token, body: { monthlyCapCents: -1 } }), 400, 'validation_failed');
   });
 
+  it('20 concurrent deploys, then 10 concurrent upsizes, under a refuse budget never take the projected month past the cap', async () => {
+    const { token, id } = await customer('budgetrace@example.com');
+    await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 100_000, note: 'test funds' } });
+    await api.call('PUT', '/v1/admin/settings', { body: { maxServersPerAccount: 50 } });
+    try {
+      const hoursLeft = hoursLeftInMonth(Date.now());
+      // Room for five 1-cent servers until the month ends, not six.
+      const cap = 5 * hoursLeft + Math.floor(hoursLeft / 2);
+      await api.call('PUT', '/v1/account/budget', { token, body: { monthlyCapCents: cap, action: 'refuse' } });
+      const deploys = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => api.call('POST', '/v1/servers', { token, body: { ...small, name: `budget race ${i}` } })),
+      );
+      for (const res of deploys) if (res.status !== 201) expectEnvelope(res, 422, 'limit_exceeded');
+      const projected = async () => (await api.call('GET', '/v1/account/budget', { token })).body.projectedCents as number;
+      expect(deploys.filter((r) => r.status === 201).length).toBeLessThanOrEqual(5);
+      expect(await projected()).toBeLessThanOrEqual(cap);
+
+      const created = deploys.filter((r) => r.status === 201).map((r) => r.body.id as string);
+      const upsizes = await Promise.all(
+        created.flatMap((serverId) => [0, 1].map(() => api.call('PATCH', `/v1/servers/${serverId}`, { token, body: { ...medium } }))),
+      );
+      for (const res of upsizes) {
+        if (res.status === 200) continue;
+        expect([422, 409], res.text).toContain(res.status);
+      }
+      expect(await projected()).toBeLessThanOrEqual(cap);
+    } finally {
+      await api.call('PUT', '/v1/admin/settings', { body: { maxServersPerAccount: 10 } });
+    }
+  });
+
   it('with the suspend action, reaching the cap suspends; raising it unsuspends', async () => {
     const { token, id } = await customer('budgetsuspend@example.com');
     const server = await deployAt(token, id, Date.now() - 2 * HOUR_MS, { ...small, ...medium });
     await api.call('PUT', '/v1/account/budget', { token, body: { monthlyCapCents: 3, action: 'suspend' } });
     await pass(Date.now() + 3 * 60_000);
-    expect((await api.call('GET', `/v1/servers/${server.id}`, { token })).body.status).toBe('suspended');
+    expect((await api.call('GET', `/v1/servers/${server.id}`, { token })).body).toMatchObject({
+      status: 'suspended',
+      suspendedReason: 'budget',
+    });
     expect(sim.server(server.identifier)!.status).toBe('suspended');
     await api.call('PUT', '/v1/account/budget', { token, body: { monthlyCapCents: 10_000, action: 'suspend' } });
     expect((await api.call('GET', `/v1/servers/${server.id}`, { token })).body.status).toBe('active');

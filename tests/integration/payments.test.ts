@@ -3,7 +3,7 @@ import Stripe from 'stripe';
 import { startTestApi, expectEnvelope, type TestApi } from '../helpers/stack.ts';
 import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
 import { expectLedgerInvariant, ledgerOf } from '../helpers/money.ts';
-import { getRaw } from '../helpers/db.ts';
+import { getRaw, queryPartition } from '../helpers/db.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { resetConfig } from '../../shared/config/env.ts';
 
@@ -31,14 +31,23 @@ afterEach(async () => {
   await expectLedgerInvariant();
 });
 
+/** Every customer of this file, so the last test can read every invoice the others made. */
+const customers: { token: string; id: string }[] = [];
+
 async function customer(email: string) {
   const token = await api.session(email);
   const { id } = (await api.call('GET', '/v1/account', { token })).body;
+  customers.push({ token, id });
   return { token, id: id as string };
 }
 
 /** The event Stripe would send about a session, as Stripe signs it. */
 function stripeEvent(type: string, session: Record<string, unknown>, overrides: { timestamp?: number; secret?: string } = {}) {
+  return signedEvent({ type, data: { object: session } }, overrides);
+}
+
+/** Any event body, signed as Stripe signs it: `fields` say what the event holds (type, data). */
+function signedEvent(fields: Record<string, unknown>, overrides: { timestamp?: number; secret?: string } = {}) {
   const body = JSON.stringify({
     id: `evt_${Math.random().toString(36).slice(2)}`,
     object: 'event',
@@ -47,8 +56,7 @@ function stripeEvent(type: string, session: Record<string, unknown>, overrides: 
     livemode: false,
     pending_webhooks: 1,
     request: { id: null, idempotency_key: null },
-    type,
-    data: { object: session },
+    ...fields,
   });
   const signature = signer.webhooks.generateTestHeaderString({
     payload: body,
@@ -115,6 +123,10 @@ describe('checkout', () => {
       number: result.invoiceNumber,
       status: 'open',
       amountCents: 2500,
+      lineItems: [{ type: 'topup', amountCents: 2500 }],
+      totalCents: 2500,
+      paidCents: 0,
+      credits: [],
       creditedCents: 0,
       payment: { provider: 'stripe', sessionId: result.session.id },
     });
@@ -162,7 +174,7 @@ describe('checkout', () => {
 });
 
 describe('the webhook', () => {
-  it('credits amount and bonus once, as two ledger entries and two line items, however often and concurrently it arrives', async () => {
+  it('credits amount and bonus once, as two ledger entries and two credits, however often and concurrently it arrives', async () => {
     const { token, id } = await customer('paid@example.com');
     const { invoiceId, session } = await checkout(token, 2000);
     const event = stripeEvent('checkout.session.completed', paid(session));
@@ -182,15 +194,18 @@ describe('the webhook', () => {
       ['bonus', 100, true],
     ]);
     const invoice = (await api.call('GET', `/v1/invoices/${invoiceId}`, { token })).body;
+    // The card paid the top-up line; the balance received the top-up and the bonus.
     expect(invoice).toMatchObject({
       status: 'paid',
+      lineItems: [{ type: 'topup', description: 'Credit top-up', amountCents: 2000 }],
       totalCents: 2000,
+      paidCents: 2000,
+      credits: [
+        { type: 'topup', description: 'Credit top-up', amountCents: 2000 },
+        { type: 'bonus', description: 'Top-up bonus (5 %)', amountCents: 100 },
+      ],
       creditedCents: 2100,
       paidAt: expect.any(String),
-      lineItems: [
-        { type: 'topup', amountCents: 2000 },
-        { type: 'bonus', amountCents: 100 },
-      ],
       payment: { paymentIntentId: 'pi_test_123' },
     });
     // A different event id for the same payment (async success after completion): still once.
@@ -239,14 +254,17 @@ describe('the webhook', () => {
     expect((await getRaw(keys.account(id)))!.balanceCents).toBe(500 + 800 + 40);
   });
 
-  it('bad, foreign or old signatures are 400 and change nothing', async () => {
+  it('bad, foreign, old or future-dated signatures are 400 and change nothing', async () => {
     const { token, id } = await customer('forger@example.com');
     const { session, invoiceId } = await checkout(token, 5000);
     const good = stripeEvent('checkout.session.completed', paid(session));
+    const now = Math.floor(Date.now() / 1000);
     const cases = [
       { body: good.body, signature: stripeEvent('checkout.session.completed', paid(session), { secret: 'whsec_someone_else' }).signature },
       { body: good.body.replace('"amount_total":5000', '"amount_total":50000'), signature: good.signature },
-      stripeEvent('checkout.session.completed', paid(session), { timestamp: Math.floor(Date.now() / 1000) - 600 }),
+      stripeEvent('checkout.session.completed', paid(session), { timestamp: now - 600 }),
+      stripeEvent('checkout.session.completed', paid(session), { timestamp: now + 600 }),
+      stripeEvent('checkout.session.completed', paid(session), { timestamp: now + 310 }), // just past the 5 minutes
       { body: good.body, signature: 't=123,v1=deadbeef' },
       { body: good.body, signature: '' },
     ];
@@ -260,6 +278,51 @@ describe('the webhook', () => {
     }
     expect((await getRaw(keys.account(id)))!.balanceCents).toBe(500);
     expect((await api.call('GET', `/v1/invoices/${invoiceId}`, { token })).body.status).toBe('open');
+  });
+
+  it('a signature dated a little ahead (clock skew under 5 minutes) is accepted', async () => {
+    const { token, id } = await customer('skew@example.com');
+    const { session } = await checkout(token, 1000);
+    const ahead = stripeEvent('checkout.session.completed', paid(session), { timestamp: Math.floor(Date.now() / 1000) + 240 });
+    expect((await deliver(ahead)).body.outcome).toBe('credited');
+    expect((await getRaw(keys.account(id)))!.balanceCents).toBe(500 + 1050);
+  });
+
+  it('a signed Checkout Session event without a readable data.object is 400 naming the field and changes nothing', async () => {
+    const { token, id } = await customer('malformed@example.com');
+    const { session, invoiceNumber } = await checkout(token, 3000);
+    const ledgerBefore = await ledgerOf(id);
+    const invoiceBefore = await getRaw(keys.invoice(id, invoiceNumber));
+    const cases: [Record<string, unknown>, string][] = [
+      [{ type: 'checkout.session.completed' }, 'body.data'],
+      [{ type: 'checkout.session.completed', data: {} }, 'body.data.object'],
+      [{ type: 'checkout.session.completed', data: { object: 'cs_test_not_an_object' } }, 'body.data.object'],
+      [
+        { type: 'checkout.session.completed', data: { object: { ...paid(session), amount_total: 3000.5 } } },
+        'body.data.object.amount_total',
+      ],
+      [
+        { type: 'checkout.session.completed', data: { object: { ...paid(session), amount_total: '3000' } } },
+        'body.data.object.amount_total',
+      ],
+      [
+        { type: 'checkout.session.async_payment_succeeded', data: { object: { ...paid(session), client_reference_id: 42 } } },
+        'body.data.object.client_reference_id',
+      ],
+      [{ type: 'checkout.session.expired', data: { object: null } }, 'body.data.object'],
+      [{ type: 42, data: { object: paid(session) } }, 'body.type'],
+    ];
+    for (const [fields, field] of cases) {
+      const res = await deliver(signedEvent(fields));
+      expectEnvelope(res, 400, 'validation_failed');
+      expect(res.body.error.details.issues.map((i: { field: string }) => i.field)).toContain(field);
+    }
+    expect(await ledgerOf(id)).toEqual(ledgerBefore);
+    expect(await getRaw(keys.invoice(id, invoiceNumber))).toEqual(invoiceBefore);
+    expect((await getRaw(keys.account(id)))!.balanceCents).toBe(500);
+    // Nothing was half done: the well-formed delivery still credits, once.
+    expect((await deliver(stripeEvent('checkout.session.completed', paid(session)))).body.outcome).toBe('credited');
+    expect((await getRaw(keys.account(id)))!.balanceCents).toBe(500 + 3150);
   });
 
   it('an amount that does not match the invoice is not credited; unknown invoices and other events are acknowledged', async () => {
@@ -313,6 +376,30 @@ describe('invoices', () => {
   });
 });
 
+describe('invoice totals', () => {
+  it('a top-up at a bonus rate of 0 has the top-up as its one line and its one credit', async () => {
+    const { token, id } = await customer('nobonus@example.com');
+    expect((await api.call('PUT', '/v1/admin/settings', { body: { topUpBonusPercent: 0 } })).status).toBe(200);
+    try {
+      const { session, invoiceId } = await checkout(token, 1200);
+      expect((await deliver(stripeEvent('checkout.session.completed', paid(session)))).body.outcome).toBe('credited');
+      expect((await api.call('GET', `/v1/invoices/${invoiceId}`, { token })).body).toMatchObject({
+        status: 'paid',
+        bonusPercent: 0,
+        lineItems: [{ type: 'topup', amountCents: 1200 }],
+        totalCents: 1200,
+        paidCents: 1200,
+        credits: [{ type: 'topup', amountCents: 1200 }],
+        creditedCents: 1200,
+      });
+      const entries = (await ledgerOf(id)).filter((e) => (e.reference as { invoiceId?: string }).invoiceId === invoiceId);
+      expect(entries.map((e) => [e.type, e.amountCents])).toEqual([['topup', 1200]]);
+    } finally {
+      await api.call('PUT', '/v1/admin/settings', { body: { topUpBonusPercent: 5 } });
+    }
+  });
+});
+
 describe('the local sandbox (no STRIPE_SECRET_KEY)', () => {
   it('serves a payment page that completes through the same signed webhook', async () => {
     delete process.env.STRIPE_SECRET_KEY;
@@ -339,5 +426,54 @@ describe('the local sandbox (no STRIPE_SECRET_KEY)', () => {
       process.env.STRIPE_WEBHOOK_SECRET = WEBHOOK_SECRET;
       resetConfig();
     }
+  });
+});
+
+interface InvoiceBody {
+  id: string;
+  status: 'open' | 'paid' | 'void';
+  amountCents: number;
+  bonusPercent: number;
+  lineItems: { type: string; amountCents: number }[];
+  totalCents: number;
+  paidCents: number;
+  credits: { type: string; amountCents: number }[];
+  creditedCents: number;
+}
+
+const sumOf = (lines: { amountCents: number }[]) => lines.reduce((sum, line) => sum + line.amountCents, 0);
+
+// Last in the file: it reads every invoice the tests above made.
+describe('every invoice of this file', () => {
+  it('adds up: lines sum to the total, credits sum to what was credited and match the ledger (open, paid with and without bonus, void)', async () => {
+    const invoices: InvoiceBody[] = [];
+    let stored = 0;
+    const credited = new Map<string, number>();
+    for (const c of customers) {
+      const res = await api.call('GET', '/v1/invoices?limit=100', { token: c.token });
+      expect(res.body.nextCursor).toBeNull();
+      invoices.push(...res.body.data);
+      stored += (await queryPartition(`ACCOUNT#${c.id}`, 'INVOICE#')).length;
+      for (const entry of await ledgerOf(c.id)) {
+        const invoiceId = (entry.reference as { invoiceId?: string }).invoiceId;
+        if (invoiceId) credited.set(invoiceId, (credited.get(invoiceId) ?? 0) + Number(entry.amountCents));
+      }
+    }
+    expect(invoices).toHaveLength(stored);
+    for (const invoice of invoices) {
+      const label = `${invoice.id} (${invoice.status})`;
+      expect(sumOf(invoice.lineItems), label).toBe(invoice.totalCents);
+      expect(sumOf(invoice.credits), label).toBe(invoice.creditedCents);
+      expect(invoice.totalCents, label).toBe(invoice.amountCents);
+      expect(invoice.creditedCents, label).toBe(credited.get(invoice.id) ?? 0);
+      expect(invoice.paidCents, label).toBe(invoice.status === 'paid' ? invoice.totalCents : 0);
+      if (invoice.status !== 'paid') expect(invoice.credits, label).toEqual([]);
+    }
+    const kinds = new Set(
+      invoices.map((i) =>
+        i.status === 'paid' ? (i.credits.some((c) => c.type === 'bonus') ? 'paid with bonus' : 'paid without bonus') : i.status,
+      ),
+    );
+    expect([...kinds].sort()).toEqual(['open', 'paid with bonus', 'paid without bonus', 'void']);
   });
 });

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { ApiError } from '../errors.ts';
+import { logger } from '../observability/logger.ts';
+
+/**
+ * The shape of the webhook's events, checked before anything is read or written. A signature
+ * proves who sent a body, not that the body is what we expect: a Checkout Session event without a
+ * usable `data.object` is a 400 that changes nothing (Stripe retries it and the dashboard shows
+ * it), never a 500 halfway through crediting.
+ */
+const CheckoutEventType = z.enum([
+  'checkout.session.completed',
+  'checkout.session.async_payment_succeeded',
+  'checkout.session.expired',
+  'checkout.session.async_payment_failed',
+]);
+
+/** The fields of a Checkout Session the webhook reads, nullable where Stripe sends null; the many others are dropped. */
+const CheckoutSession = z.object({
+  id: z.string().min(1),
+  payment_status: z.string(),
+  amount_total: z.number().int().nullable(),
+  currency: z.string().nullable(),
+  client_reference_id: z.string().nullable().optional(),
+  metadata: z.record(z.string(), z.string()).nullable().optional(),
+  payment_intent: z
+    .union([z.string(), z.object({ id: z.string() })])
+    .nullable()
+    .optional(),
+});
+export type CheckoutSession = z.infer<typeof CheckoutSession>;
+
+const EventEnvelope = z.object({ type: z.string() });
+const CheckoutEvent = z.object({ type: CheckoutEventType, data: z.object({ object: CheckoutSession }) });
+export type CheckoutEvent = z.infer<typeof CheckoutEvent>;
+
+/** The Checkout Session event of a verified delivery, or null for a type the webhook does not act on. */
+export function readCheckoutEvent(event: unknown): CheckoutEvent | null {
+  const { type } = parseEvent(EventEnvelope, event);
+  if (!CheckoutEventType.safeParse(type).success) return null;
+  return parseEvent(CheckoutEvent, event);
+}
+
+function parseEvent<T extends z.ZodType>(schema: T, event: unknown): z.infer<T> {
+  const result = schema.safeParse(event);
+  if (result.success) return result.data;
+  // Fields named as the request pipeline names them: the event is the request body.
+  const issues = result.error.issues.map((issue) => ({
+    field: ['body', ...issue.path.map(String)].join('.'),
+    message: issue.message,
+    code: issue.code,
+  }));
+  logger.warn('stripe webhook event malformed', { fields: issues.map((issue) => issue.field) });
+  throw new ApiError(
+    'validation_failed',
+    `The event cannot be read (${issues.map((issue) => `${issue.field} ${issue.message}`).join('; ')}); nothing was changed`,
+    { issues },
+  );
+}
