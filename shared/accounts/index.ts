@@ -6,6 +6,8 @@ import { accessPatterns, type Page, type PageRequest } from '../db/access-patter
 import { getConfig } from '../config/env.ts';
 import { ledgerEntryItems } from '../ledger/index.ts';
 import { getSettings } from '../settings/index.ts';
+import { exactBurnOf } from '../budgets/index.ts';
+import { HOUR_MS } from '../pricing/hours.ts';
 import { notFound } from '../errors.ts';
 import type { Account, AdminAccount } from '../api/schemas.ts';
 import type { AccountItem } from '../db/items.ts';
@@ -14,8 +16,9 @@ export type AccountView = z.infer<typeof Account>;
 
 export const isAdminEmail = (email: string): boolean => getConfig().adminEmails.has(email.toLowerCase());
 
-export function toAccountView(item: AccountItem): AccountView {
+export function toAccountView(item: AccountItem, now = Date.now()): AccountView {
   const balanceCents = Number(item.balanceCents ?? 0);
+  const runway = runwayOf(item, now);
   return {
     id: item.accountId,
     email: item.email,
@@ -23,8 +26,27 @@ export function toAccountView(item: AccountItem): AccountView {
     balanceUsd: balanceCents / 100,
     trialGranted: Boolean(item.trialGranted),
     isAdmin: isAdminEmail(item.email),
+    burnMillicentsPerHour: runway.burnMillicentsPerHour,
+    accruedMillicents: item.accruedMillicents ?? 0,
+    runwayHours: runway.hours === null ? null : Math.floor(runway.hours * 10) / 10,
+    fundedUntil: runway.fundedUntil,
     createdAt: item.createdAt,
   };
+}
+
+/**
+ * How long the balance lasts at the current exact burn: what is already accrued below a cent is
+ * owed too. The low-balance warning and GET /v1/account use these same figures.
+ */
+export function runwayOf(
+  item: Pick<AccountItem, 'balanceCents' | 'accruedMillicents' | 'burnMillicentsPerHour' | 'burnCentsPerHour'>,
+  now = Date.now(),
+): { burnMillicentsPerHour: number; hours: number | null; fundedUntil: string | null } {
+  const burn = exactBurnOf(item);
+  if (burn <= 0) return { burnMillicentsPerHour: 0, hours: null, fundedUntil: null };
+  const left = Number(item.balanceCents ?? 0) * 1000 - (item.accruedMillicents ?? 0);
+  const hours = Math.max(0, left / burn);
+  return { burnMillicentsPerHour: burn, hours, fundedUntil: new Date(now + Math.floor(hours * HOUR_MS)).toISOString() };
 }
 
 export async function getAccount(accountId: string): Promise<AccountView> {

@@ -82,6 +82,19 @@ export const Account = z
     balanceUsd: z.number().meta({ description: 'The same balance in dollars.' }),
     trialGranted: z.boolean(),
     isAdmin: z.boolean(),
+    burnMillicentsPerHour: z
+      .number()
+      .int()
+      .meta({ description: 'What the active servers cost an hour, exactly, in millicents (1/1000 cent).' }),
+    accruedMillicents: z.number().int().meta({
+      description:
+        'Charged hours not yet taken from the balance because together they are below a cent (0–999); the next hourly charge adds to them.',
+    }),
+    runwayHours: z
+      .number()
+      .nullable()
+      .meta({ description: 'Hours until the balance reaches zero at the current burn (one decimal); null with no burn.' }),
+    fundedUntil: z.iso.datetime().nullable().meta({ description: 'When the balance reaches zero at the current burn; null with no burn.' }),
     createdAt: z.iso.datetime(),
   })
   .meta({ id: 'Account' });
@@ -198,6 +211,10 @@ export const Settings = z
       .max(3650)
       .nullable()
       .meta({ description: 'Delete servers suspended for this many days; null keeps them forever.' }),
+    monthlyCapHours: z.number().int().min(1).max(744).nullable().meta({
+      description:
+        'Optional monthly cap per server: in a calendar month (UTC) a server never pays more than this many hours of its hourly price (each hour capped at its own price); null (the default) charges every hour. E.g. 672 with a 1.5 ¢ server: at most 1,008 ¢ a month, so a full 31-day month (744 h) costs 1,008 ¢, not 1,116 ¢.',
+    }),
   })
   .strict()
   .meta({ id: 'Settings' });
@@ -457,7 +474,14 @@ export const Server = z
     eggId: z.number().int(),
     region: z.string().nullable().meta({ description: 'Region tag of the node the server runs on.' }),
     resources: ResourcesSchema,
-    priceCentsPerHour: z.number().int(),
+    priceCentsPerHour: z
+      .number()
+      .int()
+      .meta({ description: 'The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.' }),
+    priceMillicentsPerHour: z.number().int().meta({
+      description:
+        'The exact hourly price in millicents (1/1000 cent). The hourly pass charges exact amounts: each ledger entry is whole cents, and what is below a cent is carried on the account to the next hour (`accruedMillicents` on GET /v1/account), so an account pays the sum of its exact prices to within one cent, never more.',
+    }),
     status: ServerStatus,
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
@@ -665,8 +689,17 @@ export const LedgerEntryView = z
       hour: z.string().nullable().meta({ description: 'Hourly charges: the UTC hour charged (its start).' }),
       note: z.string().nullable(),
       lines: z
-        .array(z.object({ serverId: z.string(), cents: z.number().int() }))
-        .meta({ description: 'Hourly charges: each server and what it cost.' }),
+        .array(z.object({ serverId: z.string(), millicents: z.number().int() }))
+        .meta({ description: 'Hourly charges: each server and its exact price for the hour, in millicents.' }),
+      accruedBeforeMillicents: z
+        .number()
+        .int()
+        .nullable()
+        .meta({ description: 'Hourly charges: what was below a cent before this entry (carried from earlier hours).' }),
+      accruedAfterMillicents: z.number().int().nullable().meta({
+        description:
+          'Hourly charges: what is below a cent after it, carried to the next hour. amountCents = −floor((before + Σ lines) / 1000).',
+      }),
     }),
     at: z.iso.datetime(),
   })
@@ -686,8 +719,9 @@ export const Budget = z
     action: BudgetAction,
     month: z.string().meta({ example: '2026-11' }),
     spentCents: z.number().int().meta({ description: 'Hourly charges this UTC month.' }),
-    burnCentsPerHour: z.number().int().meta({ description: 'Current hourly price of the active servers.' }),
-    projectedCents: z.number().int().meta({ description: 'Spent plus the current burn until the month ends.' }),
+    burnCentsPerHour: z.number().int().meta({ description: 'Current hourly price of the active servers, rounded up to cents.' }),
+    burnMillicentsPerHour: z.number().int().meta({ description: 'Current exact hourly price of the active servers, in millicents.' }),
+    projectedCents: z.number().int().meta({ description: 'Spent plus the current exact burn until the month ends, rounded up.' }),
     remainingCents: z.number().int().nullable().meta({ description: 'Cap minus spent (null without a cap).' }),
     capReached: z.boolean(),
   })

@@ -12,6 +12,8 @@ import { recordSystemActivity } from '../audit/index.ts';
 import { RUNWAY_HOURS } from '../pricing/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
 import { chargeableHours, hourLabel, hourStart, HOUR_MS, monthOf } from '../pricing/hours.ts';
+import { runwayOf } from '../accounts/index.ts';
+import { centsUp } from '../pricing/index.ts';
 
 /**
  * The hourly billing pass, split for fan-out: `planPass` (the scheduler) names the work — one unit
@@ -141,18 +143,19 @@ async function chargeAccount(
   summary.accounts = 1;
   summary.servers = servers.length;
 
-  // Hour → lines (server, cents) still owed.
-  const owed = new Map<number, { serverId: string; cents: number }[]>();
+  // Hour → lines (server, exact millicents) still owed.
+  const owed = new Map<number, ChargeLine[]>();
   for (const s of servers) {
     const history = s.history ?? [];
     const from = firstHourFor(Date.parse(s.createdAt), plan.fromWatermark);
-    for (const { hour, cents } of chargeableHours(history, from, plan.throughHour)) {
-      owed.set(hour, [...(owed.get(hour) ?? []), { serverId: s.serverId, cents }]);
+    for (const { hour, millicents } of chargeableHours(history, from, plan.throughHour)) {
+      owed.set(hour, [...(owed.get(hour) ?? []), { serverId: s.serverId, millicents }]);
     }
   }
+  const capped = await monthlyCap(accountId, owed);
 
   for (const hour of [...owed.keys()].sort((a, b) => a - b)) {
-    const lines = owed.get(hour)!;
+    const lines = capped(hour, owed.get(hour)!);
     for (let i = 0; i < lines.length; i += MAX_LINES_PER_CHARGE) {
       const charged = await chargeLines(accountId, hour, lines.slice(i, i + MAX_LINES_PER_CHARGE));
       summary.serverHoursCharged += charged.count;
@@ -184,26 +187,66 @@ async function chargeAccount(
   return summary;
 }
 
+interface ChargeLine {
+  serverId: string;
+  millicents: number;
+}
+
+/** The month-spend item's per-server attribute: what the server has been charged this month, in millicents. */
+const serverSpendAttr = (serverId: string): string => `srv#${serverId}`;
+
 /**
- * One ledger entry for an account-hour, guarded per server-hour. Lines already charged (a re-run,
- * a concurrent pass) are dropped and the rest retried.
+ * The operator's optional monthly cap (`monthlyCapHours`): a server never pays more in a calendar
+ * month (UTC) than its hourly price times that many hours. Each hour's line is cut to what is
+ * left of that month's cap, counted from what the month's spend item says the server has paid.
+ * Without a cap, lines pass unchanged and nothing is read.
  */
-async function chargeLines(
+async function monthlyCap(
   accountId: string,
-  hour: number,
-  lines: { serverId: string; cents: number }[],
-): Promise<{ count: number; cents: number }> {
+  owed: Map<number, ChargeLine[]>,
+): Promise<(hour: number, lines: ChargeLine[]) => ChargeLine[]> {
+  const { monthlyCapHours } = await getSettings();
+  if (monthlyCapHours === null) return (_hour, lines) => lines;
+  const paid = new Map<string, number>();
+  for (const month of new Set([...owed.keys()].map(monthOf))) {
+    const spend = (await accessPatterns.monthSpendOfAccount(accountId, month)) as Record<string, unknown> | undefined;
+    for (const [attr, value] of Object.entries(spend ?? {})) {
+      if (attr.startsWith('srv#')) paid.set(`${month}|${attr.slice(4)}`, Number(value));
+    }
+  }
+  return (hour, lines) =>
+    lines.map((line) => {
+      const key = `${monthOf(hour)}|${line.serverId}`;
+      const already = paid.get(key) ?? 0;
+      const millicents = Math.max(0, Math.min(line.millicents, monthlyCapHours * line.millicents - already));
+      paid.set(key, already + millicents);
+      return { ...line, millicents };
+    });
+}
+
+/**
+ * One ledger entry for an account-hour, guarded per server-hour: the exact prices of its lines,
+ * charged in whole cents with what is below a cent carried on the account (ledger `accrueMillicents`).
+ * Lines already charged (a re-run, a concurrent pass) are dropped and the rest retried.
+ */
+async function chargeLines(accountId: string, hour: number, lines: ChargeLine[]): Promise<{ count: number; cents: number }> {
   let remaining = lines;
   while (remaining.length) {
-    const cents = remaining.reduce((sum, l) => sum + l.cents, 0);
+    const millicents = remaining.reduce((sum, l) => sum + l.millicents, 0);
     const guards = remaining.map((l) => `srvhour:${l.serverId}:${hourLabel(hour)}`);
     const entryKey = `charge:${accountId}:${hourLabel(hour)}:${createHash('sha256').update(guards.join(',')).digest('hex').slice(0, 16)}`;
+    const perServer = remaining.map((l, i) => ({
+      name: `#s${i}`,
+      attr: serverSpendAttr(l.serverId),
+      value: `:s${i}`,
+      millicents: l.millicents,
+    }));
     const result = await appendLedger(
       accountId,
       [
         {
           type: 'charge',
-          amountCents: -cents,
+          amountCents: 0, // set from the exact amount and what was carried (accrueMillicents)
           idempotencyKey: entryKey,
           extraGuards: guards,
           reference: {
@@ -214,19 +257,25 @@ async function chargeLines(
         },
       ],
       {
-        extraItems: () => [
+        accrueMillicents: millicents,
+        extraItems: ([entry]) => [
           {
             name: 'month-spend',
             Update: {
               Key: keys.monthSpend(accountId, monthOf(hour)),
-              UpdateExpression: 'ADD cents :c SET kind = :kind',
-              ExpressionAttributeValues: { ':c': cents, ':kind': 'month-spend' },
+              UpdateExpression: `ADD cents :c, ${perServer.map((p) => `${p.name} ${p.value}`).join(', ')} SET kind = :kind`,
+              ExpressionAttributeNames: Object.fromEntries(perServer.map((p) => [p.name, p.attr])),
+              ExpressionAttributeValues: {
+                ':c': -(entry?.amountCents ?? 0),
+                ':kind': 'month-spend',
+                ...Object.fromEntries(perServer.map((p) => [p.value, p.millicents])),
+              },
             },
           },
         ],
       },
     );
-    if (result.applied) return { count: remaining.length, cents };
+    if (result.applied) return { count: remaining.length, cents: -(result.entries[0]?.amountCents ?? 0) };
     const done = new Set(result.alreadyApplied);
     if (done.has(entryKey)) return { count: 0, cents: 0 };
     remaining = remaining.filter((l) => !done.has(`srvhour:${l.serverId}:${hourLabel(hour)}`));
@@ -237,22 +286,29 @@ async function chargeLines(
 /** A warning in the account's activity log once the runway drops under 24 hours (at most once a day). */
 async function warnLowBalance(accountId: string, profile: AccountItem): Promise<number> {
   const balance = Number(profile.balanceCents ?? 0);
-  const burn = Number(profile.burnCentsPerHour ?? 0);
-  if (burn <= 0 || balance >= burn * RUNWAY_HOURS) return 0;
+  const runway = runwayOf(profile);
+  if (runway.hours === null || runway.hours >= RUNWAY_HOURS) return 0;
   const last = profile.lowBalanceWarnedAt ? Date.parse(profile.lowBalanceWarnedAt) : 0;
   if (Date.now() - last < 24 * HOUR_MS) return 0;
   const now = new Date().toISOString();
   await writeItem({
     Update: { Key: keys.account(accountId), UpdateExpression: 'SET lowBalanceWarnedAt = :now', ExpressionAttributeValues: { ':now': now } },
   });
-  const runwayHours = Math.max(0, Math.floor(balance / burn));
-  logger.warn('low balance', { accountId, balanceCents: balance, burnCentsPerHour: burn, runwayHours });
+  const runwayHours = Math.floor(runway.hours);
+  const burn = runway.burnMillicentsPerHour;
+  logger.warn('low balance', { accountId, balanceCents: balance, burnMillicentsPerHour: burn, runwayHours });
   await recordSystemActivity({
     accountId,
     actor: 'billing',
     action: 'billing.low_balance',
     target: `account:${accountId}`,
-    details: { balanceCents: balance, burnCentsPerHour: burn, runwayHours },
+    details: {
+      balanceCents: balance,
+      burnCentsPerHour: centsUp(burn),
+      burnMillicentsPerHour: burn,
+      runwayHours,
+      fundedUntil: runway.fundedUntil,
+    },
   });
   return 1;
 }

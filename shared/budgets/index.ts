@@ -4,6 +4,8 @@ import { keys } from '../db/keys.ts';
 import { accessPatterns } from '../db/access-patterns.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { HOUR_MS, monthOf } from '../pricing/hours.ts';
+import { centsUp } from '../pricing/index.ts';
+import type { AccountItem } from '../db/items.ts';
 import type { Budget, BudgetUpdate } from '../api/schemas.ts';
 
 /**
@@ -13,6 +15,10 @@ import type { Budget, BudgetUpdate } from '../api/schemas.ts';
  * action the billing pass also suspends the running servers until the month ends or the cap rises.
  */
 export type BudgetView = z.infer<typeof Budget>;
+
+/** The exact burn of an account (accounts from before exact prices: their whole cents). */
+export const exactBurnOf = (profile: Pick<AccountItem, 'burnMillicentsPerHour' | 'burnCentsPerHour'>): number =>
+  profile.burnMillicentsPerHour ?? (profile.burnCentsPerHour ?? 0) * 1000;
 
 export function hoursLeftInMonth(now: number): number {
   const d = new Date(now);
@@ -29,14 +35,15 @@ export async function getBudget(accountId: string, now = Date.now()): Promise<Bu
   const [profile, spentCents] = await Promise.all([accessPatterns.accountById(accountId), monthSpend(accountId, month)]);
   if (!profile) throw notFound('Account');
   const cap = profile.budgetCapCents ?? null;
-  const burn = Number(profile.burnCentsPerHour ?? 0);
+  const burn = exactBurnOf(profile);
   return {
     monthlyCapCents: cap,
     action: profile.budgetAction ?? 'refuse',
     month,
     spentCents,
-    burnCentsPerHour: burn,
-    projectedCents: spentCents + burn * hoursLeftInMonth(now),
+    burnCentsPerHour: centsUp(burn),
+    burnMillicentsPerHour: burn,
+    projectedCents: spentCents + centsUp(burn * hoursLeftInMonth(now)),
     remainingCents: cap === null ? null : cap - spentCents,
     capReached: cap !== null && spentCents >= cap,
   };
@@ -58,10 +65,10 @@ export async function setBudget(accountId: string, input: z.infer<typeof BudgetU
  * Deploys and upsizes: refused when the cap is reached, or when the month would end above the
  * cap at the burn the change leads to.
  */
-export async function assertWithinBudget(accountId: string, burnAfter: number, now = Date.now()): Promise<void> {
+export async function assertWithinBudget(accountId: string, burnAfterMillicents: number, now = Date.now()): Promise<void> {
   const budget = await getBudget(accountId, now);
   if (budget.monthlyCapCents === null) return;
-  const projected = budget.spentCents + burnAfter * hoursLeftInMonth(now);
+  const projected = budget.spentCents + centsUp(burnAfterMillicents * hoursLeftInMonth(now));
   if (budget.capReached || projected > budget.monthlyCapCents) {
     throw new ApiError(
       'limit_exceeded',

@@ -25,8 +25,12 @@ export interface AccountItem extends Stored {
   trialGranted: boolean;
   /** Active and suspended servers (moved with every server change, shared/servers/records.ts). */
   serverCount?: number;
-  /** Sum of the active servers' hourly prices; absent on accounts created before it existed. */
+  /** Sum of the active servers' prices, rounded up to whole cents: for display only. */
   burnCentsPerHour?: number;
+  /** Sum of the active servers' exact hourly prices (shared/servers/records.ts); runway and budgets use it. */
+  burnMillicentsPerHour?: number;
+  /** What the hourly charges have not yet charged because it is less than a cent (0–999). */
+  accruedMillicents?: number;
   budgetCapCents?: number | null;
   budgetAction?: 'refuse' | 'suspend';
   lowBalanceWarnedAt?: string;
@@ -55,9 +59,12 @@ export interface ServerItem extends Stored {
   region: string | null;
   dockerImage: string;
   resources: { ramMb: number; cpuPercent: number; diskMb: number };
+  /** The exact price rounded up to whole cents, for display. */
   priceCentsPerHour: number;
+  /** The exact hourly price charged; absent on servers recorded before it existed (then cents × 1000). */
+  priceMillicentsPerHour?: number;
   /** When the server was active and at which price: what billing charges from. */
-  history: { at: string; status: ServerStatus; priceCentsPerHour: number }[];
+  history: { at: string; status: ServerStatus; priceCentsPerHour: number; priceMillicentsPerHour?: number }[];
   status: ServerStatus;
   createdAt: string;
   updatedAt: string;
@@ -138,8 +145,11 @@ export interface LedgerItem extends Stored {
     invoiceNumber?: string;
     note?: string;
     hour?: string;
-    /** Hourly charges: what each server cost in that hour. */
-    lines?: { serverId: string; cents: number }[];
+    /** Hourly charges: what each server cost in that hour (exact; entries before exact pricing carry `cents`). */
+    lines?: { serverId: string; millicents?: number; cents?: number }[];
+    /** Hourly charges: what was below a cent before and after this entry. */
+    accruedBeforeMillicents?: number;
+    accruedAfterMillicents?: number;
   };
   actorId?: string;
   at: string;

@@ -81,6 +81,12 @@ export interface AppendOptions {
   now?: Date;
   /** More writes that must happen in the same transaction (an invoice turning paid, a spend counter), by name. */
   extraItems?: (entries: LedgerEntry[]) => NamedWrite[];
+  /**
+   * An hourly charge of this many millicents (the one change, of type `charge`): the entry takes
+   * whole cents — floor((carried + this) / 1000) — and what is left below a cent is carried on the
+   * profile (`accruedMillicents`) to the next charge. Rounded once, never against the customer.
+   */
+  accrueMillicents?: number;
 }
 
 export interface AppendResult {
@@ -112,7 +118,10 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
         const at = (options.now ?? new Date()).toISOString();
         const items: NamedWrite[] = [];
         const entries: LedgerEntry[] = [];
-        changes.forEach((change, i) => {
+        const accrual =
+          options.accrueMillicents === undefined ? undefined : accrue(profile.accruedMillicents ?? 0, options.accrueMillicents);
+        const toApply = accrual ? [withAccrual(changes, accrual)] : changes;
+        toApply.forEach((change, i) => {
           balance += change.amountCents;
           items.push(...ledgerEntryItems({ accountId, seq: seq0 + i + 1, balanceAfterCents: balance, change, at }));
           const { extraGuards: _extra, ...rest } = change;
@@ -124,9 +133,14 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
             name: 'profile',
             Update: {
               Key: keys.account(accountId),
-              UpdateExpression: 'SET balanceCents = :balance, ledgerSeq = :seq',
+              UpdateExpression: `SET balanceCents = :balance, ledgerSeq = :seq${accrual ? ', accruedMillicents = :accrued' : ''}`,
               ConditionExpression: 'ledgerSeq = :seq0',
-              ExpressionAttributeValues: { ':balance': balance, ':seq': seq0 + changes.length, ':seq0': seq0 },
+              ExpressionAttributeValues: {
+                ':balance': balance,
+                ':seq': seq0 + toApply.length,
+                ':seq0': seq0,
+                ...(accrual ? { ':accrued': accrual.after } : {}),
+              },
             },
           },
           ...items,
@@ -153,6 +167,28 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
   }
 }
 
+interface Accrual {
+  before: number;
+  after: number;
+  cents: number;
+}
+
+function accrue(carried: number, millicents: number): Accrual {
+  if (!Number.isSafeInteger(millicents) || millicents < 0) throw new Error('Accrued amounts are non-negative integer millicents');
+  const total = carried + millicents;
+  return { before: carried, after: total % 1000, cents: Math.floor(total / 1000) };
+}
+
+function withAccrual(changes: LedgerChange[], accrual: Accrual): LedgerChange {
+  const [charge] = changes;
+  if (changes.length !== 1 || charge?.type !== 'charge') throw new Error('An accrued charge is one change of type charge');
+  return {
+    ...charge,
+    amountCents: accrual.cents === 0 ? 0 : -accrual.cents,
+    reference: { ...charge.reference, accruedBeforeMillicents: accrual.before, accruedAfterMillicents: accrual.after },
+  };
+}
+
 export function toLedgerView(item: LedgerItem): z.infer<typeof LedgerEntryView> {
   const reference = item.reference ?? {};
   return {
@@ -167,7 +203,9 @@ export function toLedgerView(item: LedgerItem): z.infer<typeof LedgerEntryView> 
       invoiceNumber: reference.invoiceNumber ?? null,
       hour: reference.hour ?? null,
       note: reference.note ?? null,
-      lines: reference.lines ?? [],
+      lines: (reference.lines ?? []).map((l) => ({ serverId: l.serverId, millicents: l.millicents ?? (l.cents ?? 0) * 1000 })),
+      accruedBeforeMillicents: reference.accruedBeforeMillicents ?? null,
+      accruedAfterMillicents: reference.accruedAfterMillicents ?? null,
     },
     at: item.at,
   };

@@ -8,8 +8,13 @@ export const HOUR_MS = 3_600_000;
 export interface HistoryEvent {
   at: string;
   status: 'active' | 'suspended' | 'deleted';
+  /** The price shown (whole cents, rounded up). */
   priceCentsPerHour: number;
+  /** The exact price charged; entries written before it existed are charged their whole cents. */
+  priceMillicentsPerHour?: number;
 }
+
+const exactPrice = (e: HistoryEvent): number => e.priceMillicentsPerHour ?? e.priceCentsPerHour * 1000;
 
 export const hourStart = (ms: number): number => Math.floor(ms / HOUR_MS) * HOUR_MS;
 
@@ -27,32 +32,32 @@ function activeSegments(history: HistoryEvent[]): { start: number; end: number; 
     const start = Date.parse(e.at);
     const next = events[i + 1];
     const end = next ? Date.parse(next.at) : Number.POSITIVE_INFINITY;
-    if (end > start) out.push({ start, end, price: e.priceCentsPerHour });
+    if (end > start) out.push({ start, end, price: exactPrice(e) });
   });
   return out;
 }
 
-/** What the hour starting at `hourMs` costs: the highest price of any active moment in it, else 0. */
+/** What the hour starting at `hourMs` costs, in millicents: the highest price of any active moment in it, else 0. */
 export function chargeForHour(history: HistoryEvent[], hourMs: number): number {
-  let cents = 0;
+  let millicents = 0;
   for (const s of activeSegments(history)) {
-    if (s.start < hourMs + HOUR_MS && s.end > hourMs) cents = Math.max(cents, s.price);
+    if (s.start < hourMs + HOUR_MS && s.end > hourMs) millicents = Math.max(millicents, s.price);
   }
-  return cents;
+  return millicents;
 }
 
-/** Every hour in [fromHour, toHour] (hour starts, inclusive) that costs something, with its price. */
-export function chargeableHours(history: HistoryEvent[], fromHour: number, toHour: number): { hour: number; cents: number }[] {
-  const out: { hour: number; cents: number }[] = [];
+/** Every hour in [fromHour, toHour] (hour starts, inclusive) that costs something, with its exact price. */
+export function chargeableHours(history: HistoryEvent[], fromHour: number, toHour: number): { hour: number; millicents: number }[] {
+  const out: { hour: number; millicents: number }[] = [];
   const segments = activeSegments(history);
   if (!segments.length) return out;
   const first = Math.max(fromHour, hourStart(segments[0]!.start));
   const lastEnd = segments.at(-1)!.end;
   const last = Math.min(toHour, Number.isFinite(lastEnd) ? hourStart(lastEnd - 1) : toHour);
   for (let hour = first; hour <= last; hour += HOUR_MS) {
-    let cents = 0;
-    for (const s of segments) if (s.start < hour + HOUR_MS && s.end > hour) cents = Math.max(cents, s.price);
-    if (cents > 0) out.push({ hour, cents });
+    let millicents = 0;
+    for (const s of segments) if (s.start < hour + HOUR_MS && s.end > hour) millicents = Math.max(millicents, s.price);
+    if (millicents > 0) out.push({ hour, millicents });
   }
   return out;
 }

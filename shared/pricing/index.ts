@@ -2,15 +2,20 @@ import type { SettingsValue } from '../api/schemas.ts';
 
 /**
  * The one place prices are computed. Per-resource prices are in millicents (1/1000 cent) per
- * hour: RAM and disk per GiB (1024 MB), CPU per core (cpuPercent 100). A server's hourly price is
- * the sum, rounded UP to whole cents, and at least 1 cent. Integer arithmetic only:
+ * hour: RAM and disk per GiB (1024 MB), CPU per core (cpuPercent 100). A server's exact hourly
+ * price is their sum in millicents, rounded DOWN once to a whole millicent (never against the
+ * customer), and at least 1. Integer arithmetic only:
  *
- *   price = ceil( (ramMb·ram·100 + cpuPercent·cpu·1024 + diskMb·disk·100) / (1024·100·1000) )
+ *   priceMillicents = floor( (ramMb·ram·100 + cpuPercent·cpu·1024 + diskMb·disk·100) / (1024·100) )
+ *
+ * Charges use the exact price (the billing pass carries what is below a cent to the next hour);
+ * `priceCentsPerHour` is the exact price rounded UP to a whole cent, for display.
  *
  * Worked example with the default prices (ram 400, cpu 300, disk 10):
  *   4096 MB RAM, 200 % CPU, 20480 MB disk
  *   = 4096·400·100 + 200·300·1024 + 20480·10·100 = 163,840,000 + 61,440,000 + 20,480,000
- *   = 245,760,000 / 102,400,000 = 2.4 → 3 cents an hour.
+ *   = 245,760,000 / 102,400 = 2,400 millicents an hour (2.4 ¢; shown as 3 cents).
+ *   256 MB, 25 %, 512 MB = 10,240,000 + 7,680,000 + 512,000 = 18,432,000 / 102,400 = 180 millicents (0.18 ¢).
  */
 export interface Resources {
   ramMb: number;
@@ -18,15 +23,22 @@ export interface Resources {
   diskMb: number;
 }
 
-const DENOMINATOR = 1024 * 100 * 1000;
+const DENOMINATOR = 1024 * 100;
 
-export function hourlyPriceCents(resources: Resources, prices: SettingsValue['prices']): number {
+export function hourlyPriceMillicents(resources: Resources, prices: SettingsValue['prices']): number {
   const numerator =
     resources.ramMb * prices.ramMillicentsPerGbHour * 100 +
     resources.cpuPercent * prices.cpuMillicentsPerCoreHour * 1024 +
     resources.diskMb * prices.diskMillicentsPerGbHour * 100;
   if (!Number.isSafeInteger(numerator) || numerator < 0) throw new Error('Price out of range');
-  return Math.max(1, Math.ceil(numerator / DENOMINATOR));
+  return Math.max(1, Math.floor(numerator / DENOMINATOR));
+}
+
+/** Whole cents for display: up, so a shown price is never less than what an hour costs. */
+export const centsUp = (millicents: number): number => Math.ceil(millicents / 1000);
+
+export function hourlyPriceCents(resources: Resources, prices: SettingsValue['prices']): number {
+  return Math.max(1, centsUp(hourlyPriceMillicents(resources, prices)));
 }
 
 /** Deploys and upsizes need this much credit: 24 hours of every active server's price. */

@@ -32,7 +32,7 @@ import {
   type Unanswered,
   unansweredOf,
 } from '../placement/index.ts';
-import { hourlyPriceCents, type Resources } from '../pricing/index.ts';
+import { hourlyPriceCents, hourlyPriceMillicents, type Resources } from '../pricing/index.ts';
 import { getSettings } from '../settings/index.ts';
 import { resolveEnvironment, type VariableIssue } from './egg-variables.ts';
 import { checkCaps, insufficientCredit, invalidRequest, limitExceeded, requiredBalance } from './limits.ts';
@@ -59,13 +59,14 @@ export async function deployServer(
   const resources: Resources = { ramMb: input.ramMb, cpuPercent: input.cpuPercent, diskMb: input.diskMb };
   const settings = await getSettings();
   await checkCaps(resources);
+  const priceMillicents = hourlyPriceMillicents(resources, settings.prices);
   const price = hourlyPriceCents(resources, settings.prices);
 
   const snap = await profileSnapshot(principal.accountId);
   if (snap.serverCount >= settings.maxServersPerAccount) throw limitExceeded(snap.serverCount, settings.maxServersPerAccount);
-  const required = requiredBalance(snap.burnCentsPerHour + price, settings.minimumBalanceCents);
-  if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, snap.burnCentsPerHour + price);
-  if (snap.budgetCapCents !== null) await assertWithinBudget(principal.accountId, snap.burnCentsPerHour + price);
+  const required = requiredBalance(snap.burnMillicentsPerHour + priceMillicents, settings.minimumBalanceCents);
+  if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, snap.burnMillicentsPerHour + priceMillicents);
+  if (snap.budgetCapCents !== null) await assertWithinBudget(principal.accountId, snap.burnMillicentsPerHour + priceMillicents);
 
   const placement = await placementFor(input, {
     ramMb: resources.ramMb,
@@ -116,9 +117,10 @@ export async function deployServer(
     dockerImage: offer.dockerImage,
     resources,
     priceCentsPerHour: price,
+    priceMillicentsPerHour: priceMillicents,
     ...keys.billable(principal.accountId, serverId),
     // Billing reads from this history when the server was active and at which price (the highest in each hour).
-    history: [{ at: now, status: 'active', priceCentsPerHour: price }],
+    history: [{ at: now, status: 'active', priceCentsPerHour: price, priceMillicentsPerHour: priceMillicents }],
     status: 'active',
     createdAt: now,
     updatedAt: now,
@@ -127,7 +129,7 @@ export async function deployServer(
     await recordCreated({
       accountId: principal.accountId,
       item,
-      priceCents: price,
+      priceMillicents,
       maxServers: settings.maxServersPerAccount,
       minimumBalanceCents: settings.minimumBalanceCents,
       snapshot: snap,

@@ -1,5 +1,5 @@
 import { ApiError } from '../errors.ts';
-import { RUNWAY_HOURS, type Resources } from '../pricing/index.ts';
+import { centsUp, RUNWAY_HOURS, type Resources } from '../pricing/index.ts';
 import { getSettings } from '../settings/index.ts';
 import type { VariableIssue } from './egg-variables.ts';
 
@@ -26,16 +26,22 @@ export const limitExceeded = (serverCount: number, maxServersPerAccount: number)
     maxServersPerAccount,
   });
 
-/** Balance ≥ 24 h of every active server's price (after the change), and ≥ the platform minimum. */
-export function requiredBalance(burnAfter: number, minimumBalanceCents: number): number {
-  return Math.max(RUNWAY_HOURS * burnAfter, minimumBalanceCents);
+/** Balance ≥ 24 h of every active server's exact price (after the change), and ≥ the platform minimum. */
+export function requiredBalance(burnAfterMillicents: number, minimumBalanceCents: number): number {
+  return Math.max(centsUp(RUNWAY_HOURS * burnAfterMillicents), minimumBalanceCents);
 }
 
-export function insufficientCredit(balanceCents: number, requiredCents: number, burnAfter: number): ApiError {
+export function insufficientCredit(balanceCents: number, requiredCents: number, burnAfterMillicents: number): ApiError {
   return new ApiError(
     'insufficient_credit',
-    `Not enough credit: ${requiredCents} cents needed (24 hours at ${burnAfter} cents an hour, or the platform minimum), ${balanceCents} available`,
-    { balanceCents, requiredCents, hourlyCentsAfter: burnAfter, runwayHours: RUNWAY_HOURS },
+    `Not enough credit: ${requiredCents} cents needed (24 hours at ${burnAfterMillicents / 1000} cents an hour, or the platform minimum), ${balanceCents} available`,
+    {
+      balanceCents,
+      requiredCents,
+      hourlyCentsAfter: centsUp(burnAfterMillicents),
+      hourlyMillicentsAfter: burnAfterMillicents,
+      runwayHours: RUNWAY_HOURS,
+    },
   );
 }
 

@@ -3,7 +3,7 @@ import type { ServerItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { type ConditionFailedError, isConditionFailed, type NamedWrite, retrying, transact } from '../db/write.ts';
 import { ApiError, notFound } from '../errors.ts';
-import type { Resources } from '../pricing/index.ts';
+import { centsUp, type Resources } from '../pricing/index.ts';
 import type { HistoryEvent } from '../pricing/hours.ts';
 import { hoursLeftInMonth } from '../budgets/index.ts';
 import { monthOf } from '../pricing/hours.ts';
@@ -12,7 +12,7 @@ import { insufficientCredit, limitExceeded, requiredBalance } from './limits.ts'
 /**
  * The one home of every stored change of a server: created, resized, suspended, unsuspended,
  * deleted. Each is one transaction that moves the server record together with the account's
- * `serverCount` and `burnCentsPerHour` (and the instance's `serverCount`), under a condition on
+ * `serverCount` and `burnMillicentsPerHour` (and the instance's `serverCount`), under a condition on
  * the values read, so two concurrent changes can never both spend one runway or count one server
  * twice. When the account moved in between, the change reads it again and retries
  * (shared/db/write.ts `retrying`); when the server itself moved, the caller is told.
@@ -20,7 +20,8 @@ import { insufficientCredit, limitExceeded, requiredBalance } from './limits.ts'
 export interface ProfileSnapshot {
   balanceCents: number;
   serverCount: number;
-  burnCentsPerHour: number;
+  /** Sum of the active servers' exact prices. */
+  burnMillicentsPerHour: number;
   hasBurn: boolean;
   budgetCapCents: number | null;
 }
@@ -31,8 +32,9 @@ export async function profileSnapshot(accountId: string): Promise<ProfileSnapsho
   return {
     balanceCents: Number(profile.balanceCents ?? 0),
     serverCount: Number(profile.serverCount ?? 0),
-    burnCentsPerHour: Number(profile.burnCentsPerHour ?? 0),
-    hasBurn: profile.burnCentsPerHour !== undefined,
+    // Accounts from before exact prices have only the rounded burn: taken as exact once, then kept exact.
+    burnMillicentsPerHour: profile.burnMillicentsPerHour ?? (profile.burnCentsPerHour ?? 0) * 1000,
+    hasBurn: profile.burnMillicentsPerHour !== undefined,
     budgetCapCents: profile.budgetCapCents ?? null,
   };
 }
@@ -40,8 +42,11 @@ export async function profileSnapshot(accountId: string): Promise<ProfileSnapsho
 /** The condition that the profile's burn rate is still what was read (plus any extra clauses). */
 function burnUnchanged(snap: ProfileSnapshot, extra: string[] = []) {
   return {
-    ConditionExpression: [snap.hasBurn ? 'burnCentsPerHour = :burnRead' : 'attribute_not_exists(burnCentsPerHour)', ...extra].join(' AND '),
-    values: snap.hasBurn ? { ':burnRead': snap.burnCentsPerHour } : {},
+    ConditionExpression: [
+      snap.hasBurn ? 'burnMillicentsPerHour = :burnRead' : 'attribute_not_exists(burnMillicentsPerHour)',
+      ...extra,
+    ].join(' AND '),
+    values: snap.hasBurn ? { ':burnRead': snap.burnMillicentsPerHour } : {},
   };
 }
 
@@ -60,8 +65,9 @@ function capUnchanged(snap: ProfileSnapshot) {
  */
 function budgetGuard(accountId: string, snap: ProfileSnapshot, burnAfter: number, now = Date.now()): NamedWrite[] {
   if (snap.budgetCapCents === null) return [];
-  const maxSpent = snap.budgetCapCents - burnAfter * hoursLeftInMonth(now);
-  if (maxSpent < 0) throw overBudget(snap.budgetCapCents, burnAfter * hoursLeftInMonth(now));
+  const rest = centsUp(burnAfter * hoursLeftInMonth(now));
+  const maxSpent = snap.budgetCapCents - rest;
+  if (maxSpent < 0) throw overBudget(snap.budgetCapCents, rest);
   return [
     {
       name: 'budget',
@@ -83,8 +89,16 @@ const overBudget = (capCents: number, projectedCents?: number): ApiError =>
     { monthlyCapCents: capCents },
   );
 
-const historyEntry = (at: string, status: HistoryEvent['status'], priceCentsPerHour: number): HistoryEvent[] => [
-  { at, status, priceCentsPerHour },
+/** The exact hourly price of a stored server (servers recorded before exact prices: their whole cents). */
+export const exactPriceOf = (server: Pick<ServerItem, 'priceCentsPerHour' | 'priceMillicentsPerHour'>): number =>
+  server.priceMillicentsPerHour ?? server.priceCentsPerHour * 1000;
+
+/** The burn written with every change: exact, and rounded up to cents for display. */
+const SET_BURN = 'burnMillicentsPerHour = :burnAfter, burnCentsPerHour = :burnShown';
+const burnValues = (burnAfter: number) => ({ ':burnAfter': burnAfter, ':burnShown': centsUp(burnAfter) });
+
+const historyEntry = (at: string, status: HistoryEvent['status'], priceMillicentsPerHour: number): HistoryEvent[] => [
+  { at, status, priceCentsPerHour: centsUp(priceMillicentsPerHour), priceMillicentsPerHour },
 ];
 
 /** Another change to the profile (a charge, a deploy) between our read and our write: read again. */
@@ -96,7 +110,8 @@ export interface CreatedChange {
   accountId: string;
   /** The full server record to store. */
   item: ServerItem & Record<string, unknown>;
-  priceCents: number;
+  /** The server's exact hourly price. */
+  priceMillicents: number;
   maxServers: number;
   minimumBalanceCents: number;
   /** The profile as read before the panel call; the first attempt reuses it. */
@@ -104,13 +119,13 @@ export interface CreatedChange {
 }
 
 export async function recordCreated(change: CreatedChange): Promise<void> {
-  const { accountId, item, priceCents } = change;
+  const { accountId, item, priceMillicents } = change;
   await retrying(
     async (attempt) => {
       // The first try reuses the snapshot read before the panel call: the conditions below catch
       // any change since, and only then is the profile read again.
       const snap = attempt === 0 ? change.snapshot : await profileSnapshot(accountId);
-      const burnAfter = snap.burnCentsPerHour + priceCents;
+      const burnAfter = snap.burnMillicentsPerHour + priceMillicents;
       const required = requiredBalance(burnAfter, change.minimumBalanceCents);
       if (snap.serverCount >= change.maxServers) throw limitExceeded(snap.serverCount, change.maxServers);
       if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, burnAfter);
@@ -123,7 +138,7 @@ export async function recordCreated(change: CreatedChange): Promise<void> {
             name: 'profile',
             Update: {
               Key: keys.account(accountId),
-              UpdateExpression: 'SET serverCount = :countRead + :one, burnCentsPerHour = :burnAfter',
+              UpdateExpression: `SET serverCount = :countRead + :one, ${SET_BURN}`,
               ConditionExpression: cond.ConditionExpression,
               ExpressionAttributeValues: {
                 ...cond.values,
@@ -131,7 +146,7 @@ export async function recordCreated(change: CreatedChange): Promise<void> {
                 ':required': required,
                 ':countRead': snap.serverCount,
                 ':one': 1,
-                ':burnAfter': burnAfter,
+                ...burnValues(burnAfter),
               },
             },
           },
@@ -164,23 +179,26 @@ export async function recordCreated(change: CreatedChange): Promise<void> {
 export interface ResizedChange {
   accountId: string;
   serverId: string;
-  /** The price on record before the resize: the server's condition. */
-  previousPriceCents: number;
+  /** The server as read under its lease: its exact price is the record's condition. */
+  previous: Pick<ServerItem, 'priceCentsPerHour' | 'priceMillicentsPerHour'>;
   resources: Resources;
-  priceCents: number;
+  /** The new exact hourly price. */
+  priceMillicents: number;
   at: string;
   minimumBalanceCents: number;
   snapshot: ProfileSnapshot;
 }
 
 export async function recordResized(change: ResizedChange): Promise<void> {
-  const { accountId, serverId, priceCents, previousPriceCents, at } = change;
+  const { accountId, serverId, priceMillicents, at } = change;
+  const previousMillicents = exactPriceOf(change.previous);
+  const grows = priceMillicents > previousMillicents;
   await retrying(
     async (attempt) => {
       const snap = attempt === 0 ? change.snapshot : await profileSnapshot(accountId);
-      const burnAfter = snap.burnCentsPerHour - previousPriceCents + priceCents;
+      const burnAfter = snap.burnMillicentsPerHour - previousMillicents + priceMillicents;
       // Downsizing is always allowed; anything that raises the price needs the runway.
-      const required = priceCents > previousPriceCents ? requiredBalance(burnAfter, change.minimumBalanceCents) : Number.MIN_SAFE_INTEGER;
+      const required = grows ? requiredBalance(burnAfter, change.minimumBalanceCents) : Number.MIN_SAFE_INTEGER;
       if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, burnAfter);
       const cap = capUnchanged(snap);
       const cond = burnUnchanged(snap, ['balanceCents >= :required', cap.clause]);
@@ -190,16 +208,20 @@ export async function recordResized(change: ResizedChange): Promise<void> {
             name: 'server',
             Update: {
               Key: keys.server(accountId, serverId),
-              UpdateExpression: 'SET resources = :r, priceCentsPerHour = :p, updatedAt = :now, history = list_append(history, :h)',
-              ConditionExpression: '#status = :active AND priceCentsPerHour = :oldPrice',
+              UpdateExpression:
+                'SET resources = :r, priceCentsPerHour = :p, priceMillicentsPerHour = :pm, updatedAt = :now, history = list_append(history, :h)',
+              ConditionExpression:
+                '#status = :active AND (priceMillicentsPerHour = :oldMc OR (attribute_not_exists(priceMillicentsPerHour) AND priceCentsPerHour = :oldCents))',
               ExpressionAttributeNames: { '#status': 'status' },
               ExpressionAttributeValues: {
                 ':r': change.resources,
-                ':p': priceCents,
+                ':p': Math.max(1, centsUp(priceMillicents)),
+                ':pm': priceMillicents,
                 ':now': at,
-                ':h': historyEntry(at, 'active', priceCents),
+                ':h': historyEntry(at, 'active', priceMillicents),
                 ':active': 'active',
-                ':oldPrice': previousPriceCents,
+                ':oldMc': previousMillicents,
+                ':oldCents': change.previous.priceCentsPerHour,
               },
             },
           },
@@ -207,13 +229,13 @@ export async function recordResized(change: ResizedChange): Promise<void> {
             name: 'profile',
             Update: {
               Key: keys.account(accountId),
-              UpdateExpression: 'SET burnCentsPerHour = :burnAfter',
+              UpdateExpression: `SET ${SET_BURN}`,
               ConditionExpression: cond.ConditionExpression,
-              ExpressionAttributeValues: { ...cond.values, ...cap.values, ':required': required, ':burnAfter': burnAfter },
+              ExpressionAttributeValues: { ...cond.values, ...cap.values, ':required': required, ...burnValues(burnAfter) },
             },
           },
           // Downsizing is always allowed; an upsize must fit the budget too.
-          ...(priceCents > previousPriceCents ? budgetGuard(accountId, snap, burnAfter) : []),
+          ...(grows ? budgetGuard(accountId, snap, burnAfter) : []),
         ]);
       } catch (err) {
         if (isConditionFailed(err, 'server')) {
@@ -239,11 +261,11 @@ export type SuspendReason = 'balance' | 'budget';
  * Returns false when the server was no longer in the state read (someone else moved or deleted it).
  */
 export async function recordSuspension(
-  server: Pick<ServerItem, 'accountId' | 'serverId' | 'status' | 'priceCentsPerHour'>,
+  server: Pick<ServerItem, 'accountId' | 'serverId' | 'status' | 'priceCentsPerHour' | 'priceMillicentsPerHour'>,
   to: { status: 'suspended'; reason: SuspendReason } | { status: 'active' },
   at = new Date().toISOString(),
 ): Promise<boolean> {
-  const price = Number(server.priceCentsPerHour);
+  const price = exactPriceOf(server);
   const burnDelta = to.status === 'active' ? price : -price;
   const changes =
     to.status === 'suspended'
@@ -275,9 +297,9 @@ export async function recordSuspension(
             name: 'profile',
             Update: {
               Key: keys.account(server.accountId),
-              UpdateExpression: 'SET burnCentsPerHour = :after',
+              UpdateExpression: `SET ${SET_BURN}`,
               ConditionExpression: cond.ConditionExpression,
-              ExpressionAttributeValues: { ...cond.values, ':after': snap.burnCentsPerHour + burnDelta },
+              ExpressionAttributeValues: { ...cond.values, ...burnValues(snap.burnMillicentsPerHour + burnDelta) },
             },
           },
         ]);
@@ -313,8 +335,8 @@ export async function recordDeleted(change: {
       if (!current) throw notFound('Server');
       if (current.status === 'deleted') return current.deletedAt ?? current.updatedAt;
       const snap = await profileSnapshot(accountId);
-      const price = Number(current.priceCentsPerHour);
-      const burnAfter = current.status === 'active' ? snap.burnCentsPerHour - price : snap.burnCentsPerHour;
+      const price = exactPriceOf(current);
+      const burnAfter = current.status === 'active' ? snap.burnMillicentsPerHour - price : snap.burnMillicentsPerHour;
       const cond = burnUnchanged(snap, ['serverCount = :countRead']);
       const writes: NamedWrite[] = [
         {
@@ -337,13 +359,13 @@ export async function recordDeleted(change: {
           name: 'profile',
           Update: {
             Key: keys.account(accountId),
-            UpdateExpression: 'SET serverCount = :countAfter, burnCentsPerHour = :burnAfter',
+            UpdateExpression: `SET serverCount = :countAfter, ${SET_BURN}`,
             ConditionExpression: cond.ConditionExpression,
             ExpressionAttributeValues: {
               ...cond.values,
               ':countAfter': snap.serverCount - 1,
               ':countRead': snap.serverCount,
-              ':burnAfter': burnAfter,
+              ...burnValues(burnAfter),
             },
           },
         },

@@ -10,12 +10,12 @@ import type { PanelClient } from '../panel/client.ts';
 import { PanelRequestError } from '../panel/errors.ts';
 import type { BuildBody, PanelServer } from '../panel/types.ts';
 import { freeCapacity } from '../placement/index.ts';
-import { hourlyPriceCents, type Resources } from '../pricing/index.ts';
+import { centsUp, hourlyPriceMillicents, type Resources } from '../pricing/index.ts';
 import { getSettings } from '../settings/index.ts';
 import { withServerLease } from './lease.ts';
 import { checkCaps, insufficientCredit, requiredBalance } from './limits.ts';
 import { getOwnedServer } from './read.ts';
-import { profileSnapshot, recordResized } from './records.ts';
+import { exactPriceOf, profileSnapshot, recordResized } from './records.ts';
 import { type ServerView, toServerView } from './views.ts';
 
 /**
@@ -38,11 +38,11 @@ export async function resizeServer(accountId: string, serverId: string, input: z
     const resources: Resources = { ramMb: input.ramMb, cpuPercent: input.cpuPercent, diskMb: input.diskMb };
     await checkCaps(resources);
     const settings = await getSettings();
-    const price = hourlyPriceCents(resources, settings.prices);
+    const priceMillicents = hourlyPriceMillicents(resources, settings.prices);
     const snap = await profileSnapshot(accountId);
-    const burnAfter = snap.burnCentsPerHour - server.priceCentsPerHour + price;
+    const burnAfter = snap.burnMillicentsPerHour - exactPriceOf(item) + priceMillicents;
     // Downsizing is always allowed; anything that raises the price needs the runway.
-    if (price > server.priceCentsPerHour) {
+    if (priceMillicents > exactPriceOf(item)) {
       const required = requiredBalance(burnAfter, settings.minimumBalanceCents);
       if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, burnAfter);
       if (snap.budgetCapCents !== null) await assertWithinBudget(accountId, burnAfter);
@@ -58,9 +58,9 @@ export async function resizeServer(accountId: string, serverId: string, input: z
       await recordResized({
         accountId,
         serverId,
-        previousPriceCents: server.priceCentsPerHour,
+        previous: item,
         resources,
-        priceCents: price,
+        priceMillicents,
         at: now,
         minimumBalanceCents: settings.minimumBalanceCents,
         snapshot: snap,
@@ -76,7 +76,13 @@ export async function resizeServer(accountId: string, serverId: string, input: z
       memoryMb: resources.ramMb - item.resources.ramMb,
       diskMb: resources.diskMb - item.resources.diskMb,
     }).catch((err) => logger.warn('resize: could not count the growth in the topology copy', { serverId, ...errorFields(err) }));
-    return { ...server, resources, priceCentsPerHour: price, updatedAt: now };
+    return {
+      ...server,
+      resources,
+      priceCentsPerHour: Math.max(1, centsUp(priceMillicents)),
+      priceMillicentsPerHour: priceMillicents,
+      updatedAt: now,
+    };
   });
 }
 

@@ -17,6 +17,7 @@ export function toServerView(item: ServerItem): ServerView {
     region: item.region ?? null,
     resources: item.resources,
     priceCentsPerHour: item.priceCentsPerHour,
+    priceMillicentsPerHour: item.priceMillicentsPerHour ?? item.priceCentsPerHour * 1000,
     status: item.status,
     createdAt: item.createdAt,
     updatedAt: item.updatedAt,

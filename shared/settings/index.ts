@@ -23,6 +23,7 @@ export const DEFAULT_SETTINGS: SettingsValue = {
   minimumTopUpCents: 500,
   maximumTopUpCents: 100_000,
   suspendedRetentionDays: null,
+  monthlyCapHours: null,
 };
 
 /** Settings change rarely: a process keeps them for a few seconds to spare a read per request. */

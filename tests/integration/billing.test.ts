@@ -77,6 +77,38 @@ async function deployAt(token: string, accountId: string, createdMs: number, bod
   return server as { id: string; identifier: string; priceCentsPerHour: number };
 }
 
+/** As deployAt, with the exact price in the history (servers recorded since exact pricing). */
+async function deployExactAt(token: string, accountId: string, createdMs: number, body: Record<string, unknown>) {
+  const server = (await api.call('POST', '/v1/servers', { token, body: { ...small, ...body } })).body;
+  await setAttributes(keys.server(accountId, server.id), {
+    createdAt: iso(createdMs),
+    history: [
+      {
+        at: iso(createdMs),
+        status: 'active',
+        priceCentsPerHour: server.priceCentsPerHour,
+        priceMillicentsPerHour: server.priceMillicentsPerHour,
+      },
+    ],
+  });
+  return server as { id: string; priceCentsPerHour: number; priceMillicentsPerHour: number };
+}
+
+async function chargeEntries(accountId: string) {
+  return (await ledgerOf(accountId))
+    .filter((e) => e.type === 'charge')
+    .map((e) => {
+      const ref = e.reference as { hour: string; lines: { millicents: number }[]; accruedAfterMillicents: number };
+      return {
+        hour: ref.hour,
+        cents: -Number(e.amountCents),
+        millicents: ref.lines.reduce((s, l) => s + l.millicents, 0),
+        carried: ref.accruedAfterMillicents,
+      };
+    })
+    .sort((a, b) => a.hour.localeCompare(b.hour));
+}
+
 async function appendHistory(
   accountId: string,
   serverId: string,
@@ -94,6 +126,52 @@ const charges = async (accountId: string) =>
   (await ledgerOf(accountId))
     .filter((e) => e.type === 'charge')
     .map((e) => ({ hour: (e.reference as { hour: string }).hour, cents: -Number(e.amountCents) }));
+
+describe('exact prices', () => {
+  it('a 0.18 ¢ an hour server billed for 1,000 hours has paid 180 cents: never more than its exact prices, never a cent behind', async () => {
+    const { token, id } = await customer('exact@example.com');
+    const start = hourStart(Date.now()) - 1000 * HOUR_MS;
+    const server = await deployExactAt(token, id, start, { ramMb: 256, cpuPercent: 25, diskMb: 512 });
+    expect(server).toMatchObject({ priceMillicentsPerHour: 180, priceCentsPerHour: 1 });
+    await pass(start + 1000 * HOUR_MS + 5 * 60_000);
+    const entries = await chargeEntries(id);
+    expect(entries.length).toBe(1000);
+    let paid = 0;
+    entries.forEach((e, i) => {
+      paid += e.cents;
+      const exact = 180 * (i + 1);
+      // After every hour: whole cents of what is owed so far, the rest carried.
+      expect(paid).toBe(Math.floor(exact / 1000));
+      expect(e.carried).toBe(exact % 1000);
+    });
+    expect(paid).toBe(180);
+    expect((await api.call('GET', '/v1/account', { token })).body).toMatchObject({ accruedMillicents: 0, burnMillicentsPerHour: 180 });
+    await expectLedgerInvariant();
+  }, 120_000);
+
+  it('with a monthly cap of 500 hours, a server running a whole month pays exactly 500 hours of its price', async () => {
+    const { token, id } = await customer('monthcap@example.com');
+    await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 10_000, note: 'test funds' } });
+    await api.call('PUT', '/v1/admin/settings', { body: { monthlyCapHours: 500 } });
+    try {
+      const now = new Date();
+      const lastMonth = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1);
+      const thisMonth = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+      await deployExactAt(token, id, lastMonth, medium); // 2,400 millicents an hour
+      await pass(hourStart(Date.now()) + 5 * 60_000);
+      const entries = await chargeEntries(id);
+      const inLastMonth = entries.filter((e) => Date.parse(e.hour) < thisMonth);
+      expect(inLastMonth.length).toBe((thisMonth - lastMonth) / HOUR_MS);
+      expect(inLastMonth.reduce((s, e) => s + e.millicents, 0)).toBe(500 * 2400);
+      expect(inLastMonth.reduce((s, e) => s + e.cents, 0)).toBe(1200);
+      const inThisMonth = entries.filter((e) => Date.parse(e.hour) >= thisMonth);
+      expect(inThisMonth.reduce((s, e) => s + e.millicents, 0)).toBe(Math.min(inThisMonth.length, 500) * 2400);
+    } finally {
+      await api.call('PUT', '/v1/admin/settings', { body: { monthlyCapHours: null } });
+    }
+    await expectLedgerInvariant();
+  }, 120_000);
+});
 
 describe('hourly charges', () => {
   it('a server created mid-hour pays that hour, once, at the pass after the hour', async () => {
@@ -143,8 +221,10 @@ describe('hourly charges', () => {
     const now = Date.now();
     await pass(hourStart(now) + HOUR_MS + 3 * 60_000);
     const all = await charges(id);
-    expect(all.at(-1)).toEqual({ hour: iso(hourStart(now)), cents: 3 });
+    // The resized hour is charged its exact price, 2,400 millicents: 2 cents now, 400 carried to the next hour.
+    expect(all.at(-1)).toEqual({ hour: iso(hourStart(now)), cents: 2 });
     expect(all.at(-2)?.cents).toBe(1);
+    expect((await api.call('GET', '/v1/account', { token })).body.accruedMillicents).toBe(400);
   });
 
   it('a server deleted mid-hour pays the hour of deletion and never after', async () => {
@@ -355,8 +435,8 @@ describe('budgets', () => {
     await api.call('PUT', '/v1/admin/settings', { body: { maxServersPerAccount: 50 } });
     try {
       const hoursLeft = hoursLeftInMonth(Date.now());
-      // Room for five 1-cent servers until the month ends, not six.
-      const cap = 5 * hoursLeft + Math.floor(hoursLeft / 2);
+      // Room for five of these servers (720 millicents an hour each) until the month ends, not six.
+      const cap = Math.ceil((5.5 * 720 * hoursLeft) / 1000);
       await api.call('PUT', '/v1/account/budget', { token, body: { monthlyCapCents: cap, action: 'refuse' } });
       const deploys = await Promise.all(
         Array.from({ length: 20 }, (_, i) => api.call('POST', '/v1/servers', { token, body: { ...small, name: `budget race ${i}` } })),

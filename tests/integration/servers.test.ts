@@ -101,7 +101,7 @@ describe('the lifecycle', () => {
     });
 
     const profile = await getRaw(keys.account(accountId));
-    expect(profile).toMatchObject({ serverCount: 1, burnCentsPerHour: 1 });
+    expect(profile).toMatchObject({ serverCount: 1, burnCentsPerHour: 1, burnMillicentsPerHour: 720 });
     expect((await getRaw(keys.instance(instanceId)))!.serverCount).toBeGreaterThanOrEqual(1);
 
     const installing = await api.call('GET', `/v1/servers/${server.id}`, { token });
@@ -157,11 +157,12 @@ describe('the lifecycle', () => {
     expect(resized.body).toMatchObject({ resources: { ramMb: 4096, cpuPercent: 200, diskMb: 20480 }, priceCentsPerHour: 3 });
     expect(sim.server(server.identifier)).toMatchObject({ memory: 4096, disk: 20480 });
     const stored = await getRaw(keys.server(accountId, server.id));
+    expect(resized.body.priceMillicentsPerHour).toBe(2400);
     expect(stored!.history).toEqual([
-      { at: server.createdAt, status: 'active', priceCentsPerHour: 1 },
-      { at: resized.body.updatedAt, status: 'active', priceCentsPerHour: 3 },
+      { at: server.createdAt, status: 'active', priceCentsPerHour: 1, priceMillicentsPerHour: 720 },
+      { at: resized.body.updatedAt, status: 'active', priceCentsPerHour: 3, priceMillicentsPerHour: 2400 },
     ]);
-    expect((await getRaw(keys.account(accountId)))!.burnCentsPerHour).toBe(3);
+    expect(await getRaw(keys.account(accountId))).toMatchObject({ burnCentsPerHour: 3, burnMillicentsPerHour: 2400 });
 
     const deleted = await api.call('DELETE', `/v1/servers/${server.id}`, { token });
     expect(deleted.body).toMatchObject({ id: server.id, status: 'deleted' });
@@ -222,17 +223,17 @@ describe('deploy refusals change nothing', () => {
 
   it('runway counts every active server: 24 × (existing + new) hourly prices', async () => {
     const { token, id } = await customer('runway@example.com'); // 500 cents
-    // 16384 MB / 400 % / 20480 MB: 16·400 + 4·300 + 20·10 = 7800 millicents → 8 cents/h → 192 cents for 24 h.
+    // 16384 MB / 400 % / 20480 MB: 16·400 + 4·300 + 20·10 = 7800 millicents (shown as 8 cents) → 187.2 cents for 24 h.
     const big = { ramMb: 16384, cpuPercent: 400, diskMb: 20480 };
     expect((await api.call('POST', '/v1/servers', { token, body: paper(big) })).body.priceCentsPerHour).toBe(8);
-    expect((await api.call('POST', '/v1/servers', { token, body: paper(big) })).status).toBe(201); // 384 ≤ 500
-    const third = await api.call('POST', '/v1/servers', { token, body: paper(big) }); // 576 > 500
+    expect((await api.call('POST', '/v1/servers', { token, body: paper(big) })).status).toBe(201); // 374.4 → 375 ≤ 500
+    const third = await api.call('POST', '/v1/servers', { token, body: paper(big) }); // 24 × 23,400 = 561.6 → 562 > 500
     expectEnvelope(third, 402, 'insufficient_credit');
-    expect(third.body.error.details).toMatchObject({ requiredCents: 576, hourlyCentsAfter: 24 });
+    expect(third.body.error.details).toMatchObject({ requiredCents: 562, hourlyCentsAfter: 24, hourlyMillicentsAfter: 23_400 });
     // A resize that raises the price needs the runway too; one that lowers it never does.
-    await appendLedger(id, [{ type: 'deduction', amountCents: -100, idempotencyKey: `runway:${id}` }]); // 400 left
+    await appendLedger(id, [{ type: 'deduction', amountCents: -110, idempotencyKey: `runway:${id}` }]); // 390 left
     const servers = (await api.call('GET', '/v1/servers', { token })).body.data;
-    // 16384/400/102400 costs 9 cents: 24 × (8 + 9) = 408 > 400.
+    // 16384/400/102400 costs 8,600 millicents: 24 × (7,800 + 8,600) = 393.6 → 394 > 390.
     expectEnvelope(
       await api.call('PATCH', `/v1/servers/${servers[0].id}`, { token, body: { ramMb: 16384, cpuPercent: 400, diskMb: 102400 } }),
       402,
@@ -241,7 +242,7 @@ describe('deploy refusals change nothing', () => {
     expect(
       (await api.call('PATCH', `/v1/servers/${servers[0].id}`, { token, body: { ramMb: 1024, cpuPercent: 100, diskMb: 2048 } })).status,
     ).toBe(200);
-    expect((await getRaw(keys.account(id)))!.burnCentsPerHour).toBe(9);
+    expect(await getRaw(keys.account(id))).toMatchObject({ burnCentsPerHour: 9, burnMillicentsPerHour: 8520 });
   });
 
   it('concurrent deploys cannot both spend the same runway', async () => {
@@ -249,7 +250,7 @@ describe('deploy refusals change nothing', () => {
     const big = paper({ ramMb: 16384, cpuPercent: 400, diskMb: 20480 });
     const results = await Promise.all([1, 2, 3].map(() => api.call('POST', '/v1/servers', { token, body: big })));
     expect(results.map((r) => r.status).sort()).toEqual([201, 201, 402]);
-    expect(await getRaw(keys.account(id))).toMatchObject({ serverCount: 2, burnCentsPerHour: 16 });
+    expect(await getRaw(keys.account(id))).toMatchObject({ serverCount: 2, burnCentsPerHour: 16, burnMillicentsPerHour: 15_600 });
     expect(await orphansOnPanel()).toEqual([]);
   });
 

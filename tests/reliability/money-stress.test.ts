@@ -22,6 +22,8 @@ import { readWatermark } from '../../shared/billing/pass.ts';
  */
 const SEED = Number(process.env.STRESS_SEED ?? 20261121);
 const STEPS = Number(process.env.STRESS_STEPS ?? 70);
+/** The clock moves up to this many minutes between steps: 50 by default (hours), ~1,200 for a month (STRESS_MAX_STEP_MINUTES). */
+const MAX_STEP_MINUTES = Number(process.env.STRESS_MAX_STEP_MINUTES ?? 50);
 const WEBHOOK_SECRET = 'whsec_stress_secret';
 
 function mulberry32(seed: number) {
@@ -71,7 +73,7 @@ async function scanKind(kind: string): Promise<Record<string, unknown>[]> {
 }
 
 describe('money under stress', () => {
-  it(`seed ${SEED}, ${STEPS} steps: balances, server-hours and invoice numbers stay exact`, async () => {
+  it(`seed ${SEED}, ${STEPS} steps of up to ${MAX_STEP_MINUTES} minutes: balances, server-hours, exact prices and invoice numbers stay exact`, async () => {
     const random = mulberry32(SEED);
     const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)]!;
     let clock = hourStart(Date.now()) - 30 * HOUR_MS + 7 * 60_000;
@@ -214,7 +216,7 @@ describe('money under stress', () => {
     const total = weights.reduce((s, [, w]) => s + w, 0);
 
     for (let step = 0; step < STEPS; step++) {
-      clock += Math.floor(random() * 50) * 60_000;
+      clock += Math.floor(random() * MAX_STEP_MINUTES) * 60_000;
       let r = random() * total;
       const name =
         weights.find(([, w]) => {
@@ -242,22 +244,22 @@ describe('money under stress', () => {
     const duplicates: string[] = [];
     for (const entry of await scanKind('ledger')) {
       if (entry.type !== 'charge') continue;
-      const ref = entry.reference as { hour: string; lines: { serverId: string; cents: number }[] };
+      const ref = entry.reference as { hour: string; lines: { serverId: string; millicents?: number; cents?: number }[] };
       for (const line of ref.lines) {
         const key = `${line.serverId}@${ref.hour}`;
         if (charged.has(key)) duplicates.push(key);
-        charged.set(key, line.cents);
+        charged.set(key, line.millicents ?? (line.cents ?? 0) * 1000);
       }
     }
     expect(duplicates).toEqual([]);
     const expected = new Map<string, number>();
     for (const s of await scanKind('server')) {
-      for (const { hour, cents } of chargeableHours(
+      for (const { hour, millicents } of chargeableHours(
         s.history as HistoryEvent[],
         hourStart(Date.parse(s.createdAt as string)),
         watermark!,
       )) {
-        expected.set(`${s.serverId}@${iso(hour)}`, cents);
+        expected.set(`${s.serverId}@${iso(hour)}`, millicents);
       }
     }
     const missed = [...expected].filter(([k]) => !charged.has(k)).map(([k]) => k);
@@ -265,6 +267,28 @@ describe('money under stress', () => {
     const wrong = [...expected].filter(([k, c]) => charged.has(k) && charged.get(k) !== c).map(([k]) => k);
     expect({ missed, extra, wrong }, `seed ${SEED}\n${log.join('\n')}`).toEqual({ missed: [], extra: [], wrong: [] });
     expect(expected.size).toBeGreaterThan(10); // the run did bill something
+
+    // Exact prices: each account has paid the whole cents of the sum of its exact server-hour
+    // prices, never more, and carries the rest (under a cent) on its profile.
+    const owed = new Map<string, { millicents: number; cents: number }>();
+    for (const entry of await scanKind('ledger')) {
+      if (entry.type !== 'charge') continue;
+      const ref = entry.reference as { lines: { millicents?: number; cents?: number }[] };
+      const sum = owed.get(entry.accountId as string) ?? { millicents: 0, cents: 0 };
+      sum.millicents += ref.lines.reduce((s, l) => s + (l.millicents ?? (l.cents ?? 0) * 1000), 0);
+      sum.cents += -Number(entry.amountCents);
+      owed.set(entry.accountId as string, sum);
+    }
+    const priced = [...owed].filter(([, o]) => o.millicents % 1000 !== 0 || o.millicents > 0);
+    expect(priced.length).toBeGreaterThan(0);
+    for (const [accountId, o] of owed) {
+      const profile = (await scanKind('account')).find((a) => a.accountId === accountId)!;
+      expect({ accountId, cents: o.cents, carried: profile.accruedMillicents ?? 0 }).toEqual({
+        accountId,
+        cents: Math.floor(o.millicents / 1000),
+        carried: o.millicents % 1000,
+      });
+    }
 
     // Invoice numbers: no repeat, no gap.
     const numbers = (await scanKind('invoice')).map((i) => Number(String(i.number).split('-')[2])).sort((x, y) => x - y);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chargeForHour, chargeableHours, HOUR_MS, type HistoryEvent } from '../../shared/pricing/hours.ts';
-import { hourlyPriceCents } from '../../shared/pricing/index.ts';
+import { hourlyPriceCents, hourlyPriceMillicents } from '../../shared/pricing/index.ts';
 import { DEFAULT_SETTINGS } from '../../shared/settings/index.ts';
 
 const H = Date.UTC(2026, 10, 21, 10); // 10:00 UTC
@@ -36,12 +36,12 @@ describe('what an hour costs', () => {
     },
   ];
   for (const c of cases) {
-    it(c.name, () => expect(chargeForHour(c.history, H + c.hour * HOUR_MS)).toBe(c.cents));
+    it(c.name, () => expect(chargeForHour(c.history, H + c.hour * HOUR_MS)).toBe(c.cents * 1000));
   }
 
   it('lists exactly the chargeable hours of a range', () => {
     const history = [active(at(0, 20), 1), active(at(1, 30), 4), suspended(at(2, 10)), active(at(4, 5), 2), deleted(at(5, 1))];
-    expect(chargeableHours(history, H, H + 10 * HOUR_MS).map((c) => [(c.hour - H) / HOUR_MS, c.cents])).toEqual([
+    expect(chargeableHours(history, H, H + 10 * HOUR_MS).map((c) => [(c.hour - H) / HOUR_MS, c.millicents / 1000])).toEqual([
       [0, 1],
       [1, 4],
       [2, 4],
@@ -49,7 +49,7 @@ describe('what an hour costs', () => {
       [5, 2],
     ]);
     // Down within an hour: that hour still pays the higher price, whatever the order of events.
-    expect(chargeableHours([active(at(0, 0), 5), active(at(0, 30), 1)], H, H + HOUR_MS).map((c) => c.cents)).toEqual([5, 1]);
+    expect(chargeableHours([active(at(0, 0), 5), active(at(0, 30), 1)], H, H + HOUR_MS).map((c) => c.millicents / 1000)).toEqual([5, 1]);
     // A range that starts later or ends earlier.
     expect(chargeableHours(history, H + 2 * HOUR_MS, H + 4 * HOUR_MS).map((c) => (c.hour - H) / HOUR_MS)).toEqual([2, 4]);
     expect(chargeableHours([active(at(0, 0), 1)], H, H - HOUR_MS)).toEqual([]);
@@ -61,11 +61,33 @@ describe('pricing', () => {
     expect(hourlyPriceCents({ ramMb: 4096, cpuPercent: 200, diskMb: 20480 }, DEFAULT_SETTINGS.prices)).toBe(3);
   });
 
+  it('the exact price is in millicents, rounded down once, never below one', () => {
+    // 256 MB, 25 %, 512 MB: 10,240,000 + 7,680,000 + 512,000 = 18,432,000 / 102,400 = 180 millicents.
+    expect(hourlyPriceMillicents({ ramMb: 256, cpuPercent: 25, diskMb: 512 }, DEFAULT_SETTINGS.prices)).toBe(180);
+    expect(hourlyPriceMillicents({ ramMb: 512, cpuPercent: 50, diskMb: 1024 }, DEFAULT_SETTINGS.prices)).toBe(360);
+    expect(hourlyPriceMillicents({ ramMb: 4096, cpuPercent: 200, diskMb: 20480 }, DEFAULT_SETTINGS.prices)).toBe(2400);
+    // 1 MB of RAM at 400 millicents a GiB is 0.39 millicents: down to 0, then the floor of 1.
+    expect(hourlyPriceMillicents({ ramMb: 1, cpuPercent: 0, diskMb: 0 }, DEFAULT_SETTINGS.prices)).toBe(1);
+    // A resize that changes the exact price changes it, even within the same shown cent.
+    expect(hourlyPriceMillicents({ ramMb: 1024, cpuPercent: 100, diskMb: 2048 }, DEFAULT_SETTINGS.prices)).toBe(720);
+    expect(hourlyPriceCents({ ramMb: 1024, cpuPercent: 100, diskMb: 2048 }, DEFAULT_SETTINGS.prices)).toBe(1);
+  });
+
+  it('history entries from before exact prices are charged their whole cents', () => {
+    const legacy: HistoryEvent = { at: at(0), status: 'active', priceCentsPerHour: 2 };
+    const exact: HistoryEvent = { at: at(0), status: 'active', priceCentsPerHour: 1, priceMillicentsPerHour: 180 };
+    expect(chargeForHour([legacy], H)).toBe(2000);
+    expect(chargeForHour([exact], H)).toBe(180);
+  });
+
   it('rounds up to whole cents and never charges less than one', () => {
     expect(hourlyPriceCents({ ramMb: 256, cpuPercent: 25, diskMb: 512 }, DEFAULT_SETTINGS.prices)).toBe(1);
     // Exactly 2 cents: 5 GiB RAM at 400 = 2000 millicents.
     expect(hourlyPriceCents({ ramMb: 5120, cpuPercent: 0, diskMb: 0 }, DEFAULT_SETTINGS.prices)).toBe(2);
-    expect(hourlyPriceCents({ ramMb: 5121, cpuPercent: 0, diskMb: 0 }, DEFAULT_SETTINGS.prices)).toBe(3);
+    // 5121 MB is 2000.39 millicents: exact price 2000 (down to the millicent), shown as 2 cents.
+    expect(hourlyPriceCents({ ramMb: 5121, cpuPercent: 0, diskMb: 0 }, DEFAULT_SETTINGS.prices)).toBe(2);
+    // 5126 MB is 2002 millicents: shown as 3 cents (up).
+    expect(hourlyPriceCents({ ramMb: 5126, cpuPercent: 0, diskMb: 0 }, DEFAULT_SETTINGS.prices)).toBe(3);
   });
 
   it('follows each per-resource price', () => {
