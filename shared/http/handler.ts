@@ -9,6 +9,7 @@ import { GROUPS, type Group, type RouteDef, type Routes, type RoutesOfGroup, typ
 import type { Principal } from '../auth/principal.ts';
 import { authenticate, bearerToken } from '../auth/authenticate.ts';
 import { ANONYMOUS_CALLER, runAsCaller } from '../instances/budget.ts';
+import { requestDeadline, withDeadline } from '../panel/deadline.ts';
 import { touchLastUsed } from '../keys/index.ts';
 import { recordActivity } from '../audit/index.ts';
 import { getConfig } from '../config/env.ts';
@@ -89,6 +90,7 @@ export function createGroupHandler<G extends Group>(groups: G | readonly G[], im
   const impls = implementations as unknown as Record<RouteId, (req: RouteRequest<RouteDef>) => Promise<unknown>>;
 
   const core = async (event: Event, context: Context): Promise<Response> => {
+    const deadline = requestDeadline(Date.now(), context.getRemainingTimeInMillis?.());
     const requestId = event.requestContext?.requestId || context.awsRequestId || randomUUID();
     const sourceIp = event.requestContext?.http?.sourceIp ?? null;
     const headers = event.headers as Record<string, string | undefined>;
@@ -160,15 +162,17 @@ export function createGroupHandler<G extends Group>(groups: G | readonly G[], im
       const [result] = await Promise.all([
         // Panel calls made for this request count against this account's share of the panel's budget.
         runAsCaller(principal?.accountId ?? ANONYMOUS_CALLER, () =>
-          impls[route.id]({
-            ...input,
-            principal: principal as undefined,
-            requestId,
-            sourceIp,
-            baseUrl: `${proto}://${host}`,
-            headers,
-            audit: state.audit,
-          }),
+          withDeadline(deadline, () =>
+            impls[route.id]({
+              ...input,
+              principal: principal as undefined,
+              requestId,
+              sourceIp,
+              baseUrl: `${proto}://${host}`,
+              headers,
+              audit: state.audit,
+            }),
+          ),
         ),
         // Bookkeeping only: a failed lastUsedAt write must not fail the request.
         keyItem ? touchLastUsed(keyItem).catch((e) => logger.warn('lastUsedAt write failed', { requestId, ...errorFields(e) })) : undefined,

@@ -1,4 +1,5 @@
 import { logger } from '../observability/logger.ts';
+import { sleepWithin, timeLeftMs } from './deadline.ts';
 import { PanelRequestError, type PanelErrorEntry } from './errors.ts';
 import type {
   BuildBody,
@@ -73,7 +74,11 @@ interface RequestSpec {
   timeoutMs?: number;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A wait never runs past the request's deadline (the next attempt would be refused anyway). */
+const sleep = (ms: number) => sleepWithin(ms, MIN_ATTEMPT_MS);
+
+/** Less than this left, and an attempt could not get an answer back in time: do not start one. */
+const MIN_ATTEMPT_MS = 250;
 
 /** What a client is told to wait when the panel is down: long enough not to pile on, short enough to recover. */
 const UNREACHABLE_RETRY_S = 30;
@@ -353,6 +358,14 @@ export class PanelClient {
 
     const kind: PanelCallKind = spec.api === 'application' && spec.method !== 'GET' ? 'write' : 'read';
     for (let attempt = 1; ; attempt++) {
+      // Fitted into the time the request has left: no attempt that could not finish before it.
+      const left = timeLeftMs();
+      if (left < MIN_ATTEMPT_MS) {
+        logger.warn('panel call skipped: the request is out of time', { call: what, attempt, leftMs: Math.max(0, left) });
+        throw new PanelRequestError('panel_timeout', 'The panel did not answer in the time this request has', undefined, [], {
+          sent: attempt > 1,
+        });
+      }
       // Every attempt is a request the panel counts: each one spends the shared budget first.
       await this.budget?.spend(spec.api, kind);
       let response: globalThis.Response;
@@ -369,7 +382,7 @@ export class PanelClient {
                 : {}),
           },
           body: spec.json !== undefined ? JSON.stringify(spec.json) : spec.text,
-          signal: AbortSignal.timeout(spec.timeoutMs ?? this.timeoutMs),
+          signal: AbortSignal.timeout(Math.min(spec.timeoutMs ?? this.timeoutMs, left)),
         });
       } catch (err) {
         const timedOut = (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleepWithin as sleep } from '../panel/deadline.ts';
 import type { z } from 'zod';
 import type { CreateServer } from '../api/schemas.ts';
 import { assertWithinBudget } from '../budgets/index.ts';
