@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { GROUPS, type Group } from '../shared/api/routes.ts';
+import { GROUPS, toTemplatePath, type Group } from '../shared/api/routes.ts';
 import { routerForGroups } from '../shared/http/router.ts';
 import { errorResponse, MAX_BODY_BYTES } from '../shared/http/handler.ts';
 import { ApiError } from '../shared/errors.ts';
@@ -32,20 +32,33 @@ export async function loadGroupHandlers(groups: readonly Group[] = GROUPS): Prom
   return out;
 }
 
+/**
+ * The request target split as API Gateway sees it: the path exactly as sent (no dot-segment,
+ * double-slash or trailing-slash normalisation; `new URL` would read `//x/y` as a host) and the
+ * raw query string.
+ */
+export function splitTarget(target: string): { rawPath: string; rawQueryString: string } {
+  const noFragment = target.split('#', 1)[0]!;
+  const q = noFragment.indexOf('?');
+  const rawPath = q === -1 ? noFragment : noFragment.slice(0, q);
+  return { rawPath: rawPath.startsWith('/') ? rawPath : `/${rawPath}`, rawQueryString: q === -1 ? '' : noFragment.slice(q + 1) };
+}
+
 export function toEvent(req: IncomingMessage, body: Buffer): APIGatewayProxyEventV2 {
-  const url = new URL(req.url ?? '/', 'http://localhost');
+  const { rawPath, rawQueryString } = splitTarget(req.url ?? '/');
+  const searchParams = new URLSearchParams(rawQueryString);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
   const query: Record<string, string> = {};
-  for (const [k, v] of url.searchParams) query[k] = k in query ? `${query[k]},${v}` : v;
+  for (const [k, v] of searchParams) query[k] = k in query ? `${query[k]},${v}` : v;
   const isText = body.length === 0 || /json|text|xml|form/.test(headers['content-type'] ?? 'application/json');
   return {
     version: '2.0',
     routeKey: '$default',
-    rawPath: url.pathname,
-    rawQueryString: url.search.slice(1),
+    rawPath,
+    rawQueryString,
     headers,
     queryStringParameters: Object.keys(query).length ? query : undefined,
     requestContext: {
@@ -55,7 +68,7 @@ export function toEvent(req: IncomingMessage, body: Buffer): APIGatewayProxyEven
       domainPrefix: 'local',
       http: {
         method: req.method ?? 'GET',
-        path: url.pathname,
+        path: rawPath,
         protocol: 'HTTP/1.1',
         sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
         userAgent: headers['user-agent'] ?? '',
@@ -99,7 +112,9 @@ export function createLocalApi(handlers: Partial<Record<Group, LambdaHandler>>):
       // `$default` route (the public function), which answers 404 or 405 in the envelope.
       let group: Group = 'public';
       try {
-        group = match(event.requestContext.http.method, event.rawPath).def.group;
+        const route = match(event.requestContext.http.method, event.rawPath).def;
+        group = route.group;
+        event.routeKey = event.requestContext.routeKey = `${route.method} ${toTemplatePath(route.path)}`;
       } catch {
         /* $default */
       }

@@ -7,6 +7,7 @@ import { bundleAll, ROOT } from './bundle.ts';
 import { ApiStack } from './stacks/api-stack.ts';
 import { BillingStack } from './stacks/billing-stack.ts';
 import { DataStack } from './stacks/data-stack.ts';
+import { stageName } from './stage.ts';
 
 /**
  * The CDK app: the stateful ControlPlaneData stack (the table) and two stateless stacks,
@@ -22,7 +23,10 @@ import { DataStack } from './stacks/data-stack.ts';
  * no separate build step. Tests call `bundleAll()` once and then `buildApp()`.
  */
 export interface BuildAppOptions {
-  /** Extra CDK context (adminEmails, oidcIssuer + oidcAudience, selfSignUp, stripeSecretName, alarmEmail), over cdk.json's. */
+  /**
+   * Extra CDK context (stage, adminEmails, oidcIssuer + oidcAudience, selfSignUp, stripeSecretName, alarmEmail,
+   * domainName + certificateArn, sesFromEmail), over cdk.json's.
+   */
   context?: Record<string, unknown>;
   /** Where the cloud assembly goes (default: the CLI's choice, or a temporary directory). */
   outdir?: string;
@@ -62,17 +66,22 @@ export function buildApp(options: BuildAppOptions = {}): BuiltApp {
     region: options.region ?? process.env.CDK_DEFAULT_REGION ?? 'us-east-1',
   };
 
+  // With context `stage`, every stack name (and so every name derived from it) starts with the
+  // stage, so several deployments can share one account and region (infra/stage.ts).
   const dataStack = new DataStack(app, 'ControlPlaneData', {
     env,
+    stackName: stageName(app, 'ControlPlaneData'),
     description: 'Hosting control plane: stateful resources (DynamoDB table)',
   });
   const apiStack = new ApiStack(app, 'ControlPlaneApi', {
     env,
+    stackName: stageName(app, 'ControlPlaneApi'),
     description: 'Hosting control plane: HTTP API, functions, identity',
     table: dataStack.table,
   });
   const billingStack = new BillingStack(app, 'ControlPlaneBilling', {
     env,
+    stackName: stageName(app, 'ControlPlaneBilling'),
     description: 'Hosting control plane: hourly billing pass (rule, scheduler, queue, workers)',
     table: dataStack.table,
     cursorSecret: apiStack.cursorSecret,

@@ -9,6 +9,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { AppFunction } from './app-function.ts';
+import { stageName } from '../stage.ts';
 
 /** Namespace of the metrics that the metric filters below make out of log lines. */
 export const METRIC_NAMESPACE = 'ControlPlane';
@@ -55,7 +56,8 @@ export class Alarms extends Construct {
       // CloudWatch cannot publish to a topic under the AWS-managed SNS key (it would take a
       // customer-managed key at $1 a month). Publishing requires TLS (cdk-nag AwsSolutions-SNS3).
       const topic = new sns.Topic(this, 'Topic', {
-        topicName: 'ControlPlaneAlarms',
+        // A fixed name (subscribers find it), prefixed with the stage when there is one (infra/stage.ts).
+        topicName: stageName(this, 'ControlPlaneAlarms'),
         displayName: 'Control plane alarms',
         enforceSSL: true,
       });

@@ -6,12 +6,16 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { leadingKeyPatterns, type TableAccess } from '../../shared/db/key-prefixes.ts';
 import { keys } from '../../shared/db/keys.ts';
-import { TABLE } from '../../shared/db/table.ts';
 import { bundleDir } from '../bundle.ts';
 import { asNagString } from '../nag.ts';
+import { panelSecretsPrefix } from '../stage.ts';
 
-/** Panel keys live in Secrets Manager, one secret per instance: `<prefix>/instances/<instance id>`. */
+/**
+ * Panel keys live in Secrets Manager, one secret per instance: `<prefix>/instances/<instance id>`.
+ * The default prefix; with a stage it is `control-plane-<stage>` (infra/stage.ts `panelSecretsPrefix`).
+ */
 export const PANEL_SECRETS_PREFIX = 'control-plane';
 
 /**
@@ -106,21 +110,39 @@ export class AppFunction extends Construct {
   }
 
   /**
-   * Sets TABLE_NAME and grants read-only (`RO`) or read-write (`RW`) data access to the table and
-   * its indexes. Unlike `table.grantReadWriteData()`, the indexes are named one by one (no
-   * `<table arn>/index/*` wildcard) and the stream actions are left out: the table has no stream.
+   * Sets TABLE_NAME and grants the item access of `access` (shared/db/key-prefixes.ts), least
+   * privilege twice over: only the actions the code uses (GetItem, Query, ConditionCheckItem to
+   * read; PutItem, UpdateItem, DeleteItem to write; TransactWriteItems is authorised per item
+   * through these; no Scan, no batch, no stream), and only on the partitions the function's code
+   * paths touch, by `dynamodb:LeadingKeys` patterns derived from the key builders.
+   *
+   * `ForAllValues:StringLike`: every partition key of the request must match one pattern. Index
+   * queries get their own statement on the named index ARNs (no `<table>/index/*`) without the
+   * condition: see TableAccess for why `LeadingKeys` does not describe an index's partitions.
    */
-  bindTable(table: ITable, accessMode: 'RO' | 'RW', indexNames: readonly string[] = TABLE.indexes.map((i) => i.name)): this {
+  bindTable(table: ITable, access: TableAccess): this {
     this.fn.addEnvironment('TABLE_NAME', table.tableName);
+    const patterns = leadingKeyPatterns(access);
+    const leadingKeys = (values: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': values } });
     this.fn.addToRolePolicy(
-      new iam.PolicyStatement({
-        actions: accessMode === 'RO' ? [...READ_ACTIONS] : [...READ_ACTIONS, ...WRITE_ACTIONS],
-        resources: [table.tableArn, ...indexNames.map((name) => `${table.tableArn}/index/${name}`)],
-      }),
+      new iam.PolicyStatement({ actions: [...READ_ACTIONS], resources: [table.tableArn], conditions: leadingKeys(patterns.read) }),
     );
+    if (patterns.write.length) {
+      this.fn.addToRolePolicy(
+        new iam.PolicyStatement({ actions: [...WRITE_ACTIONS], resources: [table.tableArn], conditions: leadingKeys(patterns.write) }),
+      );
+    }
+    if (access.indexes.length) {
+      this.fn.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['dynamodb:Query'],
+          resources: access.indexes.map((name) => `${table.tableArn}/index/${name}`),
+        }),
+      );
+    }
     if (table.encryptionKey) {
-      if (accessMode === 'RO') table.encryptionKey.grantDecrypt(this.fn);
-      else table.encryptionKey.grantEncryptDecrypt(this.fn);
+      if (patterns.write.length) table.encryptionKey.grantEncryptDecrypt(this.fn);
+      else table.encryptionKey.grantDecrypt(this.fn);
     }
     return this;
   }
@@ -162,27 +184,23 @@ export class AppFunction extends Construct {
     const resource = stack.formatArn({
       service: 'secretsmanager',
       resource: 'secret',
-      resourceName: `${PANEL_SECRETS_PREFIX}/instances/*`,
+      resourceName: `${panelSecretsPrefix(this)}/instances/*`,
       arnFormat: ArnFormat.COLON_RESOURCE_NAME,
     });
     this.fn.addToRolePolicy(new iam.PolicyStatement({ actions, resources: [resource] }));
     Validations.of(this).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${asNagString(stack, resource)}]`,
       reason:
-        'Panel keys are one secret per instance, created at run time by the admin API, so their names are not known at deploy time; the grant is limited to the control-plane/instances/ prefix.',
+        'Panel keys are one secret per instance, created at run time by the admin API, so their names are not known at deploy time; the grant is limited to the <prefix>/instances/ names of this stage.',
     });
     return this;
   }
 }
 
-/** Item reads (transactions need ConditionCheckItem) and DescribeTable, as CDK's grantReadData minus streams. */
-const READ_ACTIONS = [
-  'dynamodb:GetItem',
-  'dynamodb:BatchGetItem',
-  'dynamodb:Query',
-  'dynamodb:Scan',
-  'dynamodb:ConditionCheckItem',
-  'dynamodb:DescribeTable',
-] as const;
-/** Item writes (TransactWriteItems is authorised per item through these). */
-const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'] as const;
+/**
+ * Item reads the code makes (shared/db: GetCommand, QueryCommand; transactions need
+ * ConditionCheckItem). No Scan (no code path scans), no batch reads, no DescribeTable.
+ */
+export const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'] as const;
+/** Item writes (PutCommand, UpdateCommand, DeleteCommand; TransactWriteItems is authorised per item through these). */
+export const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as const;

@@ -1,16 +1,20 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import * as cognito from 'aws-cdk-lib/aws-cognito';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { GROUPS, routeEntries, toTemplatePath, type Group } from '../../shared/api/routes.ts';
+import { GROUPS, routeEntries, toTemplatePath, type Group, type RouteDef } from '../../shared/api/routes.ts';
+import { TABLE_ACCESS } from '../../shared/db/key-prefixes.ts';
 import { handlerGroups } from '../bundle.ts';
 import { Alarms } from '../constructs/alarms.ts';
-import { AppFunction, PANEL_SECRETS_PREFIX, SETTINGS_PARTITION } from '../constructs/app-function.ts';
+import { AppFunction, SETTINGS_PARTITION } from '../constructs/app-function.ts';
+import { panelSecretsPrefix, stageName } from '../stage.ts';
 
 /** An external OIDC provider used instead of the Cognito user pool. */
 export interface ExternalOidc {
@@ -33,6 +37,40 @@ export interface ApiStackProps extends StackProps {
   stripeSecretName?: string;
   /** Where alarm notifications go (an e-mail subscription). Default: context `alarmEmail`, else none. */
   alarmEmail?: string;
+  /**
+   * A custom domain for the API: `domainName` with an ACM certificate (same region, covering the
+   * name) given by ARN. Default: context `domainName` + `certificateArn`, else none.
+   */
+  customDomain?: { domainName: string; certificateArn: string };
+  /**
+   * Cognito sends its e-mail (sign-up codes, e-mail changes, password resets) through SES from this
+   * verified address instead of Cognito's own sender, whose daily quota is meant for tests.
+   * Default: context `sesFromEmail`, else Cognito's sender.
+   */
+  sesFromEmail?: string;
+}
+
+/** The `/v1/admin` routes: API Gateway lets them through only after the admin authorizer said yes. */
+export const ADMIN_PATH_PREFIX = '/v1/admin';
+export const isAdminRoutePath = (path: string): boolean => path === ADMIN_PATH_PREFIX || path.startsWith(`${ADMIN_PATH_PREFIX}/`);
+
+/**
+ * How long API Gateway keeps the authorizer's answer per `Authorization` header: 60 s. Long
+ * enough that a burst of admin calls (a dashboard paging through users, logs and servers) costs
+ * one authorizer run and one key or token check; short enough that a revoked key, a token past its
+ * expiry or an address removed from ADMIN_EMAILS stops passing the edge within a minute. The edge
+ * is the second check, not the only one: the admin function authenticates every request itself,
+ * so the cache never extends what the function accepts.
+ */
+export const AUTHORIZER_CACHE_SECONDS = 60;
+
+/**
+ * Groups whose code signs pagination cursors: those with a listing route (a `cursor` in its
+ * query). Only these get CURSOR_SECRET_ARN and read access to the cursor key.
+ */
+export function cursorSigningGroups(): Group[] {
+  const signs = (def: RouteDef) => Boolean(def.query && 'cursor' in def.query.shape);
+  return [...new Set(routeEntries().flatMap(([, def]) => (signs(def) ? [def.group] : [])))].sort();
 }
 
 /**
@@ -100,6 +138,10 @@ export class ApiStack extends Stack {
   readonly api: apigwv2.HttpApi;
   readonly stage: apigwv2.HttpStage;
   readonly functions: ReadonlyMap<Group, AppFunction>;
+  /** The Lambda authorizer of the admin routes (functions/authorizer/handler.ts). */
+  readonly authorizerFunction: AppFunction;
+  readonly adminAuthorizer: HttpLambdaAuthorizer;
+  readonly domainName: apigwv2.DomainName | undefined;
   readonly userPool: cognito.UserPool | undefined;
   readonly userPoolClient: cognito.UserPoolClient | undefined;
   readonly cursorSecret: secretsmanager.Secret;
@@ -112,6 +154,7 @@ export class ApiStack extends Stack {
 
     // ---- identity: Cognito unless an external issuer is configured ----
     const oidc = props.oidc ?? externalOidcFromContext(this);
+    const sesFromEmail = props.sesFromEmail ?? stringFromContext(this.node.tryGetContext('sesFromEmail'));
     let oidcEnv: Record<string, string>;
     if (oidc) {
       this.userPool = undefined;
@@ -122,8 +165,12 @@ export class ApiStack extends Stack {
     } else {
       this.userPool = new cognito.UserPool(this, 'UserPool', {
         signInAliases: { email: true },
+        // Admin rights follow the e-mail address (ADMIN_EMAILS): a changed address takes effect
+        // only once its owner verified it; until then the user keeps, and signs in with, the old one.
+        keepOriginal: { email: true },
         signInCaseSensitive: false,
         selfSignUpEnabled: props.selfSignUp ?? String(this.node.tryGetContext('selfSignUp')) === 'true',
+        ...(sesFromEmail ? { email: cognito.UserPoolEmail.withSES({ fromEmail: sesFromEmail, sesRegion: this.region }) } : {}),
         autoVerify: { email: true },
         standardAttributes: { email: { required: true, mutable: true } },
         passwordPolicy: {
@@ -147,6 +194,11 @@ export class ApiStack extends Stack {
         authFlows: { userSrp: true, userPassword: true },
         disableOAuth: true,
         preventUserExistenceErrors: true,
+        // Explicit, so no attribute added to the pool later becomes readable or writable by users
+        // by default. Users may change their e-mail (kept as the original until verified), never
+        // `email_verified` nor any custom attribute: those would decide access.
+        readAttributes: new cognito.ClientAttributes().withStandardAttributes({ email: true, emailVerified: true }),
+        writeAttributes: new cognito.ClientAttributes().withStandardAttributes({ email: true }),
         idTokenValidity: Duration.hours(1),
         accessTokenValidity: Duration.hours(1),
         refreshTokenValidity: Duration.days(30),
@@ -188,16 +240,14 @@ export class ApiStack extends Stack {
     });
 
     const adminEmails = props.adminEmails ?? listFromContext(this.node.tryGetContext('adminEmails'));
+    // No secret in any function's environment: the cursor key is read from Secrets Manager at run
+    // time (shared/db/cursor.ts), by the functions that sign cursors only (CURSOR_SECRET_ARN below).
     const sharedEnv: Record<string, string> = {
       ADMIN_EMAILS: adminEmails.join(','),
       ...oidcEnv,
-      // The functions read the key as a value (shared/config/env.ts). unsafeUnwrap() puts a
-      // `{{resolve:secretsmanager:...}}` dynamic reference in the template, which CloudFormation
-      // resolves at deploy time: the key never appears in the template or the cloud assembly, but
-      // it is visible in the function configuration to whoever may read that.
-      CURSOR_SECRET: this.cursorSecret.secretValue.unsafeUnwrap(),
-      SECRETS_PREFIX: PANEL_SECRETS_PREFIX,
+      SECRETS_PREFIX: panelSecretsPrefix(this),
     };
+    const cursorSigners = cursorSigningGroups();
 
     // ---- the Stripe keys: an existing secret the operator created (README), read at run time ----
     const stripeSecretName = props.stripeSecretName ?? stringFromContext(this.node.tryGetContext('stripeSecretName'));
@@ -207,12 +257,16 @@ export class ApiStack extends Stack {
     // Every route group has a handler now; a group without one would get no function and its routes
     // would be skipped below, so no route ever points at a missing function. `dev` is local-only
     // and never deployed; the billing pass (functions/billing-pass) is not a route group at all.
-    const deployable = handlerGroups().filter((g): g is Group => (GROUPS as readonly string[]).includes(g) && g !== 'dev');
+    const deployable = handlerGroups().filter((g): g is Exclude<Group, 'dev'> => (GROUPS as readonly string[]).includes(g) && g !== 'dev');
     const functions = new Map<Group, AppFunction>();
     for (const group of deployable) {
       const fn = new AppFunction(this, pascal(group), { group, ...FUNCTION_SETTINGS[group], environment: sharedEnv });
-      // Every function writes rate-limit counters and activity-log entries: all need RW.
-      fn.bindTable(props.table, 'RW');
+      // Only the partitions and actions the group's code uses (shared/db/key-prefixes.ts).
+      fn.bindTable(props.table, TABLE_ACCESS[group]);
+      if (cursorSigners.includes(group)) {
+        fn.addEnvironment('CURSOR_SECRET_ARN', this.cursorSecret.secretArn);
+        this.cursorSecret.grantRead(fn.role);
+      }
       // Only the admin function may write platform settings.
       if (group !== 'admin') fn.denyPartitionWrites(props.table, [SETTINGS_PARTITION]);
       const panelKeys = PANEL_KEY_ACCESS[group];
@@ -235,7 +289,7 @@ export class ApiStack extends Stack {
     // origins; the only browser pages (/docs, the checkout redirect) are same-origin or Stripe's.
     // A browser front end on its own origin would add `corsPreflight` here, with its origin only.
     this.api = new apigwv2.HttpApi(this, 'HttpApi', {
-      apiName: 'control-plane',
+      apiName: stageName(this, 'control-plane'),
       description: 'Hosting control plane API',
       createDefaultStage: false,
       // Unknown paths and methods reach the public function, which answers the 404/405 envelope.
@@ -254,14 +308,51 @@ export class ApiStack extends Stack {
       accessLogSettings: { destination: new apigwv2.LogGroupLogDestination(accessLogs), format: ACCESS_LOG_FORMAT },
     });
 
+    // ---- the admin authorizer: `/v1/admin/*` reaches the admin function only for an admin ----
+    this.authorizerFunction = new AppFunction(this, 'AdminAuthorizer', {
+      group: 'authorizer',
+      description: 'Control plane: Lambda authorizer of the admin routes (admin credentials only)',
+      environment: { ADMIN_EMAILS: sharedEnv.ADMIN_EMAILS!, ...oidcEnv },
+    });
+    this.authorizerFunction.bindTable(props.table, TABLE_ACCESS.authorizer);
+    this.authorizerFunction.denyPartitionWrites(props.table, [SETTINGS_PARTITION]);
+    this.adminAuthorizer = new HttpLambdaAuthorizer('AdminAuthorizer', this.authorizerFunction.fn, {
+      authorizerName: 'admin',
+      responseTypes: [HttpLambdaResponseType.SIMPLE],
+      identitySource: ['$request.header.Authorization'],
+      resultsCacheTtl: Duration.seconds(AUTHORIZER_CACHE_SECONDS),
+    });
+
     for (const [routeId, def] of routeEntries()) {
       const integration = integrations.get(def.group);
       if (def.group === 'dev' || !integration) continue;
+      const path = toTemplatePath(def.path);
+      // By path, not by group: whatever group a route under /v1/admin belongs to, the edge guards it.
+      const guarded = isAdminRoutePath(path);
+      if (guarded !== (def.group === 'admin')) throw new Error(`Route ${routeId}: ${path} and group ${def.group} disagree about admin`);
       new apigwv2.HttpRoute(this.api, `Route-${routeId}`, {
         httpApi: this.api,
-        routeKey: apigwv2.HttpRouteKey.with(toTemplatePath(def.path), apigwv2.HttpMethod[def.method]),
+        routeKey: apigwv2.HttpRouteKey.with(path, apigwv2.HttpMethod[def.method]),
         integration,
+        ...(guarded ? { authorizer: this.adminAuthorizer } : {}),
       });
+    }
+
+    // ---- an optional custom domain (README "Deploying to AWS") ----
+    const customDomain = props.customDomain ?? customDomainFromContext(this);
+    if (customDomain) {
+      this.domainName = new apigwv2.DomainName(this, 'CustomDomain', {
+        domainName: customDomain.domainName,
+        certificate: acm.Certificate.fromCertificateArn(this, 'CustomDomainCertificate', customDomain.certificateArn),
+      });
+      new apigwv2.ApiMapping(this, 'CustomDomainMapping', { api: this.api, domainName: this.domainName, stage: this.stage });
+      new CfnOutput(this, 'CustomDomainTarget', {
+        value: this.domainName.regionalDomainName,
+        description: `Point ${customDomain.domainName} here (CNAME, or a Route 53 alias with hosted zone CustomDomainHostedZoneId)`,
+      });
+      new CfnOutput(this, 'CustomDomainHostedZoneId', { value: this.domainName.regionalHostedZoneId });
+    } else {
+      this.domainName = undefined;
     }
 
     new CfnOutput(this, 'ApiUrl', { value: this.stage.url, description: 'Base URL of the API' });
@@ -269,7 +360,8 @@ export class ApiStack extends Stack {
     // ---- alarms (the topic lives here; the billing stack's alarms notify it too) ----
     this.alarms = new Alarms(this, 'Alarms', { email: props.alarmEmail ?? stringFromContext(this.node.tryGetContext('alarmEmail')) });
     for (const [group, fn] of functions) this.alarms.forFunction(pascal(group), fn);
-    this.alarms.loggedErrors('Api', [...functions.values()]);
+    this.alarms.forFunction('AdminAuthorizer', this.authorizerFunction);
+    this.alarms.loggedErrors('Api', [...functions.values(), this.authorizerFunction]);
     this.alarms.apiServerErrorRate(this.api);
     const paymentsFn = functions.get('payments');
     if (paymentsFn) this.alarms.webhookRejections(paymentsFn.logGroup);
@@ -277,7 +369,7 @@ export class ApiStack extends Stack {
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG4',
       reason:
-        'Authentication happens in the functions, in the one pipeline every group shares (shared/http/handler.ts): callers use API keys as well as OIDC session tokens, which no JWT authorizer accepts; health and docs routes are public by design.',
+        'The /v1/admin routes have a Lambda authorizer (admin credentials only). The other routes authenticate in the functions, in the one pipeline every group shares (shared/http/handler.ts): callers use API keys as well as OIDC session tokens, which no JWT authorizer accepts; health, docs and the Stripe webhook are public by design.',
     });
   }
 }
@@ -287,6 +379,14 @@ function externalOidcFromContext(scope: Construct): ExternalOidc | undefined {
   const audience: unknown = scope.node.tryGetContext('oidcAudience');
   if (typeof issuer === 'string' && issuer && typeof audience === 'string' && audience) return { issuer, audience };
   if (issuer || audience) throw new Error('Context oidcIssuer and oidcAudience must be given together');
+  return undefined;
+}
+
+function customDomainFromContext(scope: Construct): { domainName: string; certificateArn: string } | undefined {
+  const domainName = stringFromContext(scope.node.tryGetContext('domainName'));
+  const certificateArn = stringFromContext(scope.node.tryGetContext('certificateArn'));
+  if (domainName && certificateArn) return { domainName, certificateArn };
+  if (domainName || certificateArn) throw new Error('Context domainName and certificateArn must be given together');
   return undefined;
 }
 

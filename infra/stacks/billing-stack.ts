@@ -9,11 +9,17 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { Alarms } from '../constructs/alarms.ts';
-import { AppFunction, PANEL_SECRETS_PREFIX, SETTINGS_PARTITION } from '../constructs/app-function.ts';
+import { TABLE_ACCESS } from '../../shared/db/key-prefixes.ts';
+import { AppFunction, SETTINGS_PARTITION } from '../constructs/app-function.ts';
+import { panelSecretsPrefix } from '../stage.ts';
 
 export interface BillingStackProps extends StackProps {
   table: ITable;
-  /** The cursor key of the API stack: the runtime configuration requires CURSOR_SECRET in AWS. */
+  /**
+   * The cursor key of the API stack. The scheduler signs cursors (the reconciler pages through all
+   * servers), so it gets the key's ARN (`CURSOR_SECRET_ARN`, an `Fn::ImportValue` of the API
+   * stack's export) and may read that one secret at run time; the worker gets neither.
+   */
   cursorSecret: secretsmanager.ISecret;
   /** Where the billing alarms notify (the API stack's `ControlPlaneAlarms` topic). */
   alarmTopic: sns.ITopic;
@@ -40,7 +46,7 @@ export const MAX_RECEIVE_COUNT = 5;
  * A stack of its own, apart from the API: deploying, rolling back or destroying the API never
  * touches the money path and its in-flight shard messages, and billing can be paused and resumed
  * on its own (it catches up from the watermark). It depends on the data stack (the table) and on
- * the API stack (the cursor key the runtime configuration requires, and the alarm topic).
+ * the API stack (the cursor key the reconciler signs its pages with, and the alarm topic).
  */
 export class BillingStack extends Stack {
   readonly scheduler: AppFunction;
@@ -54,11 +60,7 @@ export class BillingStack extends Stack {
   constructor(scope: Construct, id: string, props: BillingStackProps) {
     super(scope, id, props);
 
-    const environment: Record<string, string> = {
-      // Resolved by CloudFormation at deploy time (a dynamic reference): never in the template.
-      CURSOR_SECRET: props.cursorSecret.secretValue.unsafeUnwrap(),
-      SECRETS_PREFIX: PANEL_SECRETS_PREFIX,
-    };
+    const environment: Record<string, string> = { SECRETS_PREFIX: panelSecretsPrefix(this) };
     const queueDefaults = { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true } as const;
 
     // ---- the work queue (one message per shard) and its dead-letter queue ----
@@ -89,7 +91,7 @@ export class BillingStack extends Stack {
       // reconciler, one panel after another, each call with a 10 s timeout and retries: a Lambda
       // timeout there would end the run before any shard is queued. The cap costs nothing unused.
       timeout: Duration.minutes(5),
-      environment: { ...environment, BILLING_QUEUE_URL: this.queue.queueUrl },
+      environment: { ...environment, BILLING_QUEUE_URL: this.queue.queueUrl, CURSOR_SECRET_ARN: props.cursorSecret.secretArn },
     });
     this.worker = new AppFunction(this, 'BillingWorker', {
       group: BILLING_PASS_BUNDLE,
@@ -100,13 +102,14 @@ export class BillingStack extends Stack {
       environment,
     });
     for (const fn of [this.scheduler, this.worker]) {
-      // Charges, watermark, pass record, suspensions, server counts: RW. Settings: never.
-      fn.bindTable(props.table, 'RW');
+      // Charges, watermark, pass record, suspensions, server counts (shared/db/key-prefixes.ts). Settings: never written.
+      fn.bindTable(props.table, TABLE_ACCESS['billing-pass']);
       fn.denyPartitionWrites(props.table, [SETTINGS_PARTITION]);
       // Suspending, unsuspending and reconciling go through the panels.
       fn.grantPanelKeys('read');
     }
     this.queue.grantSendMessages(this.scheduler.fn);
+    props.cursorSecret.grantRead(this.scheduler.role);
 
     this.worker.fn.addEventSource(
       new SqsEventSource(this.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: WORKER_MAX_CONCURRENCY }),

@@ -40,12 +40,15 @@ export const ListQuery = z.object({
   cursor: z.string().max(4096).optional().meta({ description: 'The `nextCursor` of the previous page.' }),
 });
 
-/** Human text (names, notes): no control characters and no bidirectional overrides that could spoof logs or a UI. */
+/**
+ * Human text (names, notes): no C0 or C1 controls (NEL U+0085 included), no line or paragraph
+ * separators (U+2028, U+2029) and no bidirectional overrides that could spoof logs or a UI.
+ */
 export const SafeText = z
   .string()
   .refine(
-    (v) => !/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(v),
-    'must not contain control characters or bidirectional overrides',
+    (v) => !/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/.test(v),
+    'must not contain control characters, line separators or bidirectional overrides',
   );
 
 export const listOf = <T extends z.ZodType>(item: T, id: string) =>
@@ -583,11 +586,15 @@ export const PowerResult = z.object({ id: Uuid, signal: z.enum(['start', 'stop',
   description: 'The panel accepted the signal; the state changes shortly after (watch resources or the console).',
 });
 
-/** No control characters: a command is one console line. */
-const OneLine = z.string().regex(/^[^\u0000-\u001f\u007f]*$/, 'must be a single line without control characters');
+/** No C0 or C1 controls (NEL included) and no line or paragraph separators: a command is one console line. */
+const OneLine = z.string().regex(/^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/, 'must be a single line without control characters');
 
 export const ConsoleCommand = z
-  .object({ command: OneLine.min(1).max(1024) })
+  .object({
+    command: OneLine.min(1)
+      .max(1024)
+      .refine((v) => v.trim().length > 0, 'must not be empty or only whitespace'),
+  })
   .strict()
   .meta({ id: 'ConsoleCommand' });
 export const CommandResult = z.object({ id: Uuid, sent: z.literal(true) }).meta({ id: 'CommandResult' });

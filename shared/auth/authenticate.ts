@@ -32,8 +32,15 @@ export interface Authenticated {
 export async function authenticate(token: string, now = Date.now()): Promise<Authenticated> {
   if (looksLikeJwt(token)) {
     const claims = await verifySessionToken(token, getConfig().oidc);
+    // Only a verified address counts: no account is created, and no existing account is reached,
+    // with a token whose provider does not vouch for the e-mail (refused before any table access).
+    if (!claims.emailVerified) {
+      throw new ApiError('forbidden', 'The e-mail address of the session token must be verified (email_verified: true)');
+    }
     const account = await ensureAccountForSubject(claims.issuer, claims.subject, claims.email);
-    const isAdmin = isAdminEmail(account.email);
+    // Admin is decided on every request (nothing caches a principal): the token's verified e-mail
+    // must be the one recorded on the account (which its API keys inherit) and be in ADMIN_EMAILS.
+    const isAdmin = claims.email.toLowerCase() === account.email && isAdminEmail(account.email);
     return {
       principal: {
         accountId: account.accountId,
@@ -50,6 +57,8 @@ export async function authenticate(token: string, now = Date.now()): Promise<Aut
   if (!item) throw unauthorized('The API key is not valid');
   if (item.revokedAt) throw unauthorized('The API key has been revoked');
   if (item.expiresAt && Date.parse(item.expiresAt) <= now) throw unauthorized('The API key has expired');
+  // The account's e-mail recorded at creation (only ever from a verified session token), copied
+  // onto the key's lookup item; ADMIN_EMAILS is checked against it on every request.
   const email = item.email;
   const isAdmin = isAdminEmail(email);
   // A key keeps the scopes it was given, but never more than its account holds today.

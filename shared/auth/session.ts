@@ -17,7 +17,14 @@ export interface SessionClaims {
   issuer: string;
   subject: string;
   email: string;
+  /**
+   * The provider vouches for the address: `email_verified` is boolean true, or the string "true"
+   * (Cognito sends strings in some tokens). Anything else, absent included, is unverified.
+   */
+  emailVerified: boolean;
 }
+
+export const isEmailVerifiedClaim = (value: unknown): boolean => value === true || value === 'true';
 
 const unauthorized = (message: string) => new ApiError('unauthorized', message);
 
@@ -44,5 +51,5 @@ export async function verifySessionToken(token: string, oidc: OidcConfig | undef
   }
   const email = typeof payload.email === 'string' ? payload.email : undefined;
   if (!email) throw unauthorized('The session token carries no email claim');
-  return { issuer: oidc.issuer, subject: payload.sub!, email };
+  return { issuer: oidc.issuer, subject: payload.sub!, email, emailVerified: isEmailVerifiedClaim(payload.email_verified) };
 }

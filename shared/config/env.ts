@@ -10,8 +10,15 @@ export interface Config {
   /** Only set outside AWS: DynamoDB Local's address. */
   dynamodbEndpoint: string | undefined;
   adminEmails: Set<string>;
-  /** HMAC key for pagination cursors. */
-  cursorSecret: string;
+  /**
+   * HMAC key for pagination cursors, when given as a value (local, tests: `CURSOR_SECRET`, default
+   * `local-cursor-secret` outside AWS). In AWS the functions that sign cursors get
+   * `cursorSecretArn` instead and shared/db/cursor.ts reads the key from Secrets Manager at run
+   * time, so the key is never part of a function's configuration.
+   */
+  cursorSecret: string | undefined;
+  /** `CURSOR_SECRET_ARN`: the Secrets Manager secret holding the cursor key (AWS). */
+  cursorSecretArn: string | undefined;
   /** `cp_live` in AWS, `cp_test` elsewhere: tells a key's environment at a glance. */
   apiKeyPrefix: string;
   oidc: OidcConfig | undefined;
@@ -93,7 +100,10 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
         .map((e) => e.trim().toLowerCase())
         .filter(Boolean),
     ),
-    cursorSecret: stage === 'aws' ? required(env, 'CURSOR_SECRET') : (env.CURSOR_SECRET ?? 'local-cursor-secret'),
+    // Not required in AWS: only the functions that sign cursors get CURSOR_SECRET_ARN, and signing
+    // without a key fails there (shared/db/cursor.ts), not the start of every function.
+    cursorSecret: env.CURSOR_SECRET || (stage === 'aws' ? undefined : 'local-cursor-secret'),
+    cursorSecretArn: env.CURSOR_SECRET_ARN || undefined,
     apiKeyPrefix: stage === 'aws' ? 'cp_live' : 'cp_test',
     oidc: issuer
       ? {

@@ -21,8 +21,11 @@ export function compileRoutes(filter: (def: RouteDef) => boolean) {
   // Static routes win over parameterised ones (`/v1/servers/x/files` before `/v1/servers/:id`).
   compiled.sort((a, b) => staticWeight(b) - staticWeight(a));
 
+  // Paths match exactly, as API Gateway's HTTP API routes do: case-sensitive, no trailing-slash
+  // or double-slash normalisation (`/v1/account/` and `/v1//account` are not `/v1/account`), so
+  // the local stack and every Lambda answer such a path like AWS's `$default` route: 404.
   return function match(method: string, path: string): MatchedRoute {
-    const parts = path.replace(/\/+$/, '').split('/').slice(1);
+    const parts = path.split('/').slice(1);
     const allowed: string[] = [];
     for (const route of compiled) {
       const params = matchSegments(route.segments, parts.length ? parts : ['']);

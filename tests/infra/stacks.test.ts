@@ -12,8 +12,12 @@ import { bundleAll, bundleDir, handlerGroups, ROOT, type BundleResult } from '..
 import { buildApp, type BuiltApp } from '../../infra/app.ts';
 import type { AppFunction } from '../../infra/constructs/app-function.ts';
 import { GROUPS, routeEntries, toTemplatePath } from '../../shared/api/routes.ts';
+import { KEY_SENTINEL, leadingKeyPatterns, PARTITIONS, TABLE_ACCESS, type TableAccess } from '../../shared/db/key-prefixes.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { createTableInput, TABLE } from '../../shared/db/table.ts';
+import { readConfig } from '../../shared/config/env.ts';
+import { AUTHORIZER_CACHE_SECONDS, cursorSigningGroups, isAdminRoutePath } from '../../infra/stacks/api-stack.ts';
+import { READ_ACTIONS, WRITE_ACTIONS } from '../../infra/constructs/app-function.ts';
 import { logger } from '../../shared/observability/logger.ts';
 
 /**
@@ -82,6 +86,7 @@ const allFunctions = (): { name: string; stack: Stack; template: Template; fn: A
   ...[...built.apiStack.functions].map(([group, fn]) => ({ name: group, stack: built.apiStack as Stack, template: apiTemplate, fn })),
   { name: 'billing-scheduler', stack: built.billingStack, template: billingTemplate, fn: built.billingStack.scheduler },
   { name: 'billing-worker', stack: built.billingStack, template: billingTemplate, fn: built.billingStack.worker },
+  { name: 'authorizer', stack: built.apiStack, template: apiTemplate, fn: built.apiStack.authorizerFunction },
 ];
 
 /** The statements of the role policy of one function (one policy per role). */
@@ -168,8 +173,9 @@ describe('api stack: routes come from the route table', () => {
     const codeOf = (fn: AppFunction, stack: Stack, template: Template) => JSON.stringify(functionProps(stack, template, fn).Code);
     const billingCode = codeOf(built.billingStack.worker, built.billingStack, billingTemplate);
     for (const fn of built.apiStack.functions.values()) expect(codeOf(fn, built.apiStack, apiTemplate)).not.toBe(billingCode);
+    // The route groups and the admin authorizer.
     expect(resourcesOf(apiTemplate, 'AWS::Lambda::Function').map(([, f]) => f.Properties.Handler)).toEqual(
-      deployed.map(() => 'index.handler'),
+      [...deployed, 'authorizer'].map(() => 'index.handler'),
     );
   });
 
@@ -231,7 +237,7 @@ describe('api stack: routes come from the route table', () => {
 describe('api stack: functions carry the house defaults', () => {
   it('every function runs nodejs24.x on arm64 with handler index.handler and the house environment', () => {
     const functions = resourcesOf(apiTemplate, 'AWS::Lambda::Function');
-    expect(functions).toHaveLength(deployed.length);
+    expect(functions).toHaveLength(deployed.length + 1); // + the admin authorizer
     const poolId = logicalId(built.apiStack, built.apiStack.userPool!);
     const clientId = logicalId(built.apiStack, built.apiStack.userPoolClient!);
     for (const [id, fn] of functions) {
@@ -252,14 +258,14 @@ describe('api stack: functions carry the house defaults', () => {
         ADMIN_EMAILS: '',
         OIDC_TOKEN_USE: 'id',
       });
-      for (const name of ['TABLE_NAME', 'CURSOR_SECRET', 'OIDC_ISSUER', 'OIDC_JWKS_URL', 'OIDC_AUDIENCE', 'SERVICE_NAME']) {
+      for (const name of ['TABLE_NAME', 'OIDC_ISSUER', 'OIDC_JWKS_URL', 'OIDC_AUDIENCE', 'SERVICE_NAME']) {
         expect(env[name], `${id} ${name}`).toBeDefined();
       }
       expect(JSON.stringify(env.OIDC_ISSUER)).toContain('https://cognito-idp.eu-west-1.amazonaws.com/');
       expect(JSON.stringify(env.OIDC_ISSUER)).toContain(poolId);
       expect(env.OIDC_AUDIENCE).toEqual({ Ref: clientId });
-      // The cursor key is a deploy-time dynamic reference, never a literal in the template.
-      expect(JSON.stringify(env.CURSOR_SECRET)).toContain('{{resolve:secretsmanager:');
+      // The cursor key is read at run time (CURSOR_SECRET_ARN), never put in the environment.
+      expect(env.CURSOR_SECRET, id).toBeUndefined();
     }
   });
 
@@ -269,11 +275,16 @@ describe('api stack: functions carry the house defaults', () => {
       expect(group?.[1].Properties.RetentionInDays).toBe(30);
     }
     const policies = resourcesOf(apiTemplate, 'AWS::IAM::Policy').map(([, p]) => JSON.stringify(p.Properties.PolicyDocument));
-    expect(policies).toHaveLength(deployed.length);
+    expect(policies).toHaveLength(deployed.length + 1); // + the admin authorizer
     for (const doc of policies) {
       expect(doc).toContain('dynamodb:PutItem');
       expect(doc).not.toContain('/index/*');
-      for (const index of TABLE.indexes) expect(doc).toContain(`/index/${index.name}`);
+    }
+    // Only the admin function queries an index (GSI1: users, servers, audit log), named one by one.
+    for (const [group, fn] of built.apiStack.functions) {
+      const doc = JSON.stringify(statementsOf(built.apiStack, apiTemplate, fn));
+      if (group === 'admin') expect(doc).toContain('/index/GSI1');
+      else expect(doc, group).not.toContain('/index/');
     }
     expect(resourcesOf(apiTemplate, 'AWS::IAM::Role').map(([, r]) => JSON.stringify(r.Properties))).not.toContain(
       'AWSLambdaBasicExecutionRole',
@@ -328,7 +339,7 @@ describe('api stack: functions carry the house defaults', () => {
       const template = Template.fromStack(external.apiStack);
       template.resourceCountIs('AWS::Cognito::UserPool', 0);
       const functions = resourcesOf(template, 'AWS::Lambda::Function');
-      expect(functions).toHaveLength(deployed.length);
+      expect(functions).toHaveLength(deployed.length + 1); // + the admin authorizer
       for (const [, fn] of functions) {
         expect(fn.Properties.Environment.Variables).toMatchObject({
           OIDC_ISSUER: 'https://login.example.com',
@@ -410,8 +421,7 @@ describe('billing stack: the hourly pass (rule → scheduler → queue → worke
         NODE_OPTIONS: '--enable-source-maps',
       });
       expect(p.Environment.Variables.TABLE_NAME).toBeDefined();
-      // The runtime configuration requires CURSOR_SECRET in AWS: the API stack's key, as a dynamic reference.
-      expect(JSON.stringify(p.Environment.Variables.CURSOR_SECRET)).toContain('{{resolve:secretsmanager:');
+      expect(p.Environment.Variables.CURSOR_SECRET).toBeUndefined();
       expect(p.Environment.Variables.STRIPE_SECRET_ARN).toBeUndefined();
     }
     expect(scheduler.Handler).toBe('index.scheduler');
@@ -422,6 +432,9 @@ describe('billing stack: the hourly pass (rule → scheduler → queue → worke
     // The scheduler queues (BILLING_QUEUE_URL set); the worker must not (it would re-plan the pass).
     expect(scheduler.Environment.Variables.BILLING_QUEUE_URL).toEqual({ Ref: id(built.billingStack.queue) });
     expect(worker.Environment.Variables.BILLING_QUEUE_URL).toBeUndefined();
+    // The scheduler signs cursors (the reconciler pages through every server): it gets the key's ARN.
+    expect(scheduler.Environment.Variables.CURSOR_SECRET_ARN).toBeDefined();
+    expect(worker.Environment.Variables.CURSOR_SECRET_ARN).toBeUndefined();
 
     // The code is the billing-pass bundle, byte for byte (the staged asset is named after its hash).
     const expected = readFileSync(join(bundleDir('billing-pass'), 'index.mjs'));
@@ -475,8 +488,9 @@ describe('billing stack: the hourly pass (rule → scheduler → queue → worke
     expect(on(worker, 'sqs:DeleteMessage').join()).toContain(queueArn);
     expect(on(scheduler, 'sqs:ReceiveMessage')).toEqual([]);
     for (const statements of [scheduler, worker]) {
-      for (const action of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query', 'dynamodb:GetItem'])
-        expect(on(statements, action)).toHaveLength(1);
+      for (const action of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem']) expect(on(statements, action)).toHaveLength(1);
+      // The table (under leading-key conditions) and the two indexes (the reconciler's GSI1, the shards' GSI2).
+      expect(on(statements, 'dynamodb:Query')).toHaveLength(2);
       expect(on(statements, 'secretsmanager:GetSecretValue').join()).toContain('secret:control-plane/instances/*');
       expect(on(statements, 'secretsmanager:PutSecretValue')).toEqual([]);
     }
@@ -493,7 +507,7 @@ describe('least privilege: settings and the Stripe keys', () => {
   it('denies writes to the SETTINGS partition to every function but admin (and nothing else)', () => {
     expect(keys.settings().PK).toBe('SETTINGS');
     const all = allFunctions();
-    expect(all).toHaveLength(deployed.length + 2);
+    expect(all).toHaveLength(deployed.length + 3);
     for (const { name, stack, template, fn } of all) {
       const denies = statementsOf(stack, template, fn).filter((s) => s.Effect === 'Deny');
       if (name === 'admin') {
@@ -507,7 +521,7 @@ describe('least privilege: settings and the Stripe keys', () => {
       expect(deny.Condition, name).toEqual({ 'ForAnyValue:StringEquals': { 'dynamodb:LeadingKeys': ['SETTINGS'] } });
       // On the table the function writes to.
       const allow = statementsOf(stack, template, fn).find((s) => s.Effect === 'Allow' && actionsOf(s).includes('dynamodb:PutItem'))!;
-      expect((allow.Resource as unknown[])[0], name).toEqual(deny.Resource);
+      expect([allow.Resource].flat()[0], name).toEqual([deny.Resource].flat()[0]);
     }
   });
 
@@ -729,7 +743,7 @@ describe('alarms', () => {
 
   it('are all accounted for (no stray or missing alarm)', () => {
     // Per function Errors + Throttles, one logged-errors alarm per stack, 5xx rate, webhook; two DLQs, watermark lag.
-    expect(alarmsOf(apiTemplate)).toHaveLength(deployed.length * 2 + 3);
+    expect(alarmsOf(apiTemplate)).toHaveLength((deployed.length + 1) * 2 + 3); // + the admin authorizer
     expect(alarmsOf(billingTemplate)).toHaveLength(2 * 2 + 1 + 3);
     const names = allAlarms().map((a) => a.AlarmName);
     expect(new Set(names).size).toBe(names.length);
@@ -788,5 +802,258 @@ describe('bundles', () => {
       encoding: 'utf8',
     });
     expect(out.trim().split('\n')).toEqual(bundles.map(() => 'function'));
+  });
+});
+
+describe('identity and the AWS edge: the admin routes', () => {
+  const authorizers = () => resourcesOf(apiTemplate, 'AWS::ApiGatewayV2::Authorizer');
+
+  it('has one Lambda REQUEST authorizer: payload 2.0, simple responses, the Authorization header, cached ≤ 300 s', () => {
+    expect(authorizers()).toHaveLength(1);
+    const [, authorizer] = authorizers()[0]!;
+    const p = authorizer.Properties;
+    expect(p.AuthorizerType).toBe('REQUEST');
+    expect(p.AuthorizerPayloadFormatVersion).toBe('2.0');
+    expect(p.EnableSimpleResponses).toBe(true);
+    expect(p.IdentitySource).toEqual(['$request.header.Authorization']);
+    expect(p.AuthorizerResultTtlInSeconds).toBe(AUTHORIZER_CACHE_SECONDS);
+    expect(p.AuthorizerResultTtlInSeconds).toBeGreaterThan(0);
+    expect(p.AuthorizerResultTtlInSeconds).toBeLessThanOrEqual(300);
+    // It invokes the authorizer function (functions/authorizer), not an endpoint group's.
+    expect(JSON.stringify(p.AuthorizerUri)).toContain(logicalId(built.apiStack, built.apiStack.authorizerFunction.fn));
+    for (const fn of built.apiStack.functions.values()) {
+      expect(JSON.stringify(p.AuthorizerUri)).not.toContain(`"${logicalId(built.apiStack, fn.fn)}"`);
+    }
+    const bundle = bundles.find((b) => b.group === 'authorizer');
+    expect(bundle, 'authorizer bundle').toBeDefined();
+  });
+
+  it('guards every route under /v1/admin with it (CUSTOM + AuthorizerId), and no other route', () => {
+    const [authorizerId] = authorizers()[0]!;
+    const routes = resourcesOf(apiTemplate, 'AWS::ApiGatewayV2::Route');
+    const admin = routes.filter(([, r]) => (r.Properties.RouteKey as string).split(' ')[1]?.startsWith('/v1/admin'));
+    expect(admin.length).toBe(routeEntries().filter(([, d]) => d.path.startsWith('/v1/admin')).length);
+    expect(admin.length).toBeGreaterThan(5);
+    for (const [, route] of routes) {
+      const key = route.Properties.RouteKey as string;
+      if (admin.some(([, r]) => r === route)) {
+        expect(route.Properties.AuthorizationType, key).toBe('CUSTOM');
+        expect(route.Properties.AuthorizerId, key).toEqual({ Ref: authorizerId });
+      } else {
+        expect(route.Properties.AuthorizationType ?? 'NONE', key).toBe('NONE');
+        expect(route.Properties.AuthorizerId, key).toBeUndefined();
+      }
+    }
+    expect(isAdminRoutePath('/v1/admin')).toBe(true);
+    expect(isAdminRoutePath('/v1/administrators')).toBe(false);
+  });
+
+  it('lets API Gateway invoke the authorizer, and the authorizer only read key hashes', () => {
+    const permissions = resourcesOf(apiTemplate, 'AWS::Lambda::Permission').filter(([, p]) =>
+      JSON.stringify(p.Properties.FunctionName).includes(logicalId(built.apiStack, built.apiStack.authorizerFunction.fn)),
+    );
+    expect(permissions.length).toBeGreaterThanOrEqual(1);
+    expect(permissions[0]![1].Properties.Principal).toBe('apigateway.amazonaws.com');
+    const statements = statementsOf(built.apiStack, apiTemplate, built.apiStack.authorizerFunction);
+    const writes = statements.find((s) => s.Effect === 'Allow' && actionsOf(s).includes('dynamodb:PutItem'));
+    expect(JSON.stringify(writes?.Condition)).not.toContain(PARTITIONS.apiKeyHash);
+    expect(JSON.stringify(statements)).not.toContain('secretsmanager:');
+  });
+});
+
+describe('least privilege: table access by partition (shared/db/key-prefixes.ts)', () => {
+  const accessOf = (name: string): TableAccess =>
+    name.startsWith('billing-') ? TABLE_ACCESS['billing-pass'] : TABLE_ACCESS[name as keyof typeof TABLE_ACCESS];
+
+  it('derives a pattern for the partition of every key builder (no item kind without one)', () => {
+    const asRegex = (pattern: string) => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
+    const patterns = Object.values(PARTITIONS).map(asRegex);
+    let checked = 0;
+    for (const [name, build] of Object.entries(keys)) {
+      const built = (build as (...args: unknown[]) => unknown)(KEY_SENTINEL, KEY_SENTINEL, KEY_SENTINEL, KEY_SENTINEL);
+      const pk = typeof built === 'object' && built && 'PK' in built ? (built as { PK: string }).PK : undefined;
+      if (pk === undefined) continue; // index keys (GSI1PK/GSI2PK) and shard names: not table partitions
+      expect(
+        patterns.some((re) => re.test(pk)),
+        `${name}: ${pk}`,
+      ).toBe(true);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(25);
+    expect(PARTITIONS).toMatchObject({ account: 'ACCOUNT#*', apiKeyHash: 'KEYHASH#*', rateWindow: 'RATE#*', settings: 'SETTINGS' });
+    // PANEL#* must not cover the call budgets (their own grant).
+    expect(asRegex(PARTITIONS.panelCopies).test(keys.panelBudgetWindow('i', 'app', 0).PK)).toBe(false);
+  });
+
+  it("limits every function's item actions on the table by dynamodb:LeadingKeys, to its own partitions", () => {
+    for (const { name, stack, template, fn } of allFunctions()) {
+      const statements = statementsOf(stack, template, fn).filter(
+        (s) => s.Effect === 'Allow' && actionsOf(s).some((a) => a.startsWith('dynamodb:')),
+      );
+      const expected = leadingKeyPatterns(accessOf(name));
+      const onTable = statements.filter((s) => !JSON.stringify(s.Resource).includes('/index/'));
+      expect(onTable.length, name).toBeGreaterThanOrEqual(1);
+      for (const s of onTable) {
+        const patterns = s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as string[] | undefined;
+        expect(patterns, `${name}: ${actionsOf(s).join()}`).toBeDefined();
+        const isWrite = actionsOf(s).some((a) => (WRITE_ACTIONS as readonly string[]).includes(a));
+        expect([...patterns!].sort(), name).toEqual([...(isWrite ? expected.write : expected.read)].sort());
+        expect(patterns, name).not.toContain('*');
+      }
+      // Only the actions the code uses: no Scan, no batch, no stream, no table admin.
+      const actions = statements.flatMap(actionsOf);
+      for (const a of actions) expect([...READ_ACTIONS, ...WRITE_ACTIONS] as string[], `${name}: ${a}`).toContain(a);
+      // Index queries: only where the code queries an index, on the named index, Query only.
+      const onIndexes = statements.filter((s) => JSON.stringify(s.Resource).includes('/index/'));
+      const indexes = accessOf(name).indexes;
+      if (indexes.length === 0) expect(onIndexes, name).toEqual([]);
+      for (const s of onIndexes) {
+        expect(actionsOf(s), name).toEqual(['dynamodb:Query']);
+        for (const index of indexes) expect(JSON.stringify(s.Resource), name).toContain(`/index/${index}`);
+      }
+    }
+  });
+
+  it('keeps the public and billing functions off panel work and the authorizer off everything but sign-in', () => {
+    expect(leadingKeyPatterns(TABLE_ACCESS.public).write).not.toContain(PARTITIONS.instances);
+    expect(leadingKeyPatterns(TABLE_ACCESS.public).read).toContain(PARTITIONS.instances);
+    expect(leadingKeyPatterns(TABLE_ACCESS.billing).read).not.toContain(PARTITIONS.panelBudget);
+    expect(leadingKeyPatterns(TABLE_ACCESS.authorizer).write.sort()).toEqual(
+      [PARTITIONS.subject, PARTITIONS.account, PARTITIONS.ledgerGuard, PARTITIONS.rateWindow].sort(),
+    );
+    for (const access of Object.values(TABLE_ACCESS)) {
+      if (access !== TABLE_ACCESS.admin) expect(leadingKeyPatterns(access).write).not.toContain(PARTITIONS.settings);
+    }
+  });
+});
+
+describe('no secret in a function environment: the cursor key is read at run time', () => {
+  const cursorSecretId = () => logicalId(built.apiStack, built.apiStack.cursorSecret);
+
+  it('puts no secret value and no {{resolve:…}} reference in any function environment', () => {
+    for (const { name, stack, template, fn } of allFunctions()) {
+      const env = functionProps(stack, template, fn).Environment.Variables as Record<string, unknown>;
+      expect(JSON.stringify(env), name).not.toContain('{{resolve:');
+      for (const key of Object.keys(env)) {
+        // Names of secret values (CURSOR_SECRET, STRIPE_SECRET_KEY, …); ARNs and the secrets prefix are pointers, not secrets.
+        expect(key, `${name}: ${key}`).not.toMatch(/(SECRET|PASSWORD|_TOKEN|_KEY)$/);
+      }
+    }
+  });
+
+  it('gives CURSOR_SECRET_ARN and read access to the cursor key only to the functions that sign cursors', () => {
+    expect(cursorSigningGroups()).toEqual(['account', 'admin', 'billing', 'servers']);
+    const signers = new Set([...cursorSigningGroups(), 'billing-scheduler']);
+    for (const { name, stack, template, fn } of allFunctions()) {
+      const env = functionProps(stack, template, fn).Environment.Variables as Record<string, unknown>;
+      const reads = statementsOf(stack, template, fn).filter(
+        (s) =>
+          s.Effect === 'Allow' &&
+          actionsOf(s).includes('secretsmanager:GetSecretValue') &&
+          JSON.stringify(s.Resource).includes(cursorSecretId()),
+      );
+      if (signers.has(name)) {
+        expect(JSON.stringify(env.CURSOR_SECRET_ARN), name).toContain(cursorSecretId());
+        expect(reads, name).toHaveLength(1);
+      } else {
+        expect(env.CURSOR_SECRET_ARN, name).toBeUndefined();
+        expect(reads, name).toEqual([]);
+      }
+    }
+    // Across stacks: a CloudFormation-resolved output reference of the API stack, never a string-built reference.
+    const schedulerArn = JSON.stringify(
+      functionProps(built.billingStack, billingTemplate, built.billingStack.scheduler).Environment.Variables.CURSOR_SECRET_ARN,
+    );
+    expect(schedulerArn).toMatch(/Fn::GetStackOutput|Fn::ImportValue/);
+  });
+
+  it('reads the key lazily in AWS: CURSOR_SECRET is no longer required, CURSOR_SECRET_ARN is passed through', () => {
+    const config = readConfig({ STAGE: 'aws', TABLE_NAME: 't', CURSOR_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:1:secret:c-AbCdEf' });
+    expect(config.cursorSecret).toBeUndefined();
+    expect(config.cursorSecretArn).toBe('arn:aws:secretsmanager:eu-west-1:1:secret:c-AbCdEf');
+    expect(readConfig({ STAGE: 'local', TABLE_NAME: 't' }).cursorSecret).toBe('local-cursor-secret');
+    expect(readConfig({ STAGE: 'local', TABLE_NAME: 't', CURSOR_SECRET: 'mine' }).cursorSecret).toBe('mine');
+  });
+});
+
+describe('identity: Cognito keeps access-deciding attributes out of users’ hands', () => {
+  it('keeps the original e-mail until the new one is verified', () => {
+    const [, pool] = resourcesOf(apiTemplate, 'AWS::Cognito::UserPool')[0]!;
+    expect(pool.Properties.UserAttributeUpdateSettings).toEqual({ AttributesRequireVerificationBeforeUpdate: ['email'] });
+  });
+
+  it('sets read and write attributes explicitly: users may write their e-mail only, never email_verified or custom attributes', () => {
+    const [, client] = resourcesOf(apiTemplate, 'AWS::Cognito::UserPoolClient')[0]!;
+    const write = client.Properties.WriteAttributes as string[];
+    const read = client.Properties.ReadAttributes as string[];
+    expect(write).toEqual(['email']);
+    expect(read.sort()).toEqual(['email', 'email_verified']);
+    for (const attr of write) expect(attr).not.toMatch(/^custom:|email_verified/);
+  });
+});
+
+describe('deploy options: stage prefix, custom domain, SES', () => {
+  let staged: BuiltApp;
+  beforeAll(() => {
+    staged = buildApp({
+      outdir: mkdtempSync(join(tmpdir(), 'cdk-test-stage-')),
+      account: '123456789012',
+      region: 'eu-west-1',
+      context: {
+        stage: 'staging',
+        domainName: 'api.example.com',
+        certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/00000000-0000-0000-0000-000000000000',
+        sesFromEmail: 'no-reply@example.com',
+      },
+    });
+  });
+
+  it('prefixes every fixed name with the stage (stacks, topic, API, panel-key secrets); none without a stage', () => {
+    expect([built.dataStack, built.apiStack, built.billingStack].map((s) => s.stackName)).toEqual([
+      'ControlPlaneData',
+      'ControlPlaneApi',
+      'ControlPlaneBilling',
+    ]);
+    expect([staged.dataStack, staged.apiStack, staged.billingStack].map((s) => s.stackName)).toEqual([
+      'staging-ControlPlaneData',
+      'staging-ControlPlaneApi',
+      'staging-ControlPlaneBilling',
+    ]);
+    const api = Template.fromStack(staged.apiStack);
+    const billing = Template.fromStack(staged.billingStack);
+    expect(resourcesOf(api, 'AWS::SNS::Topic')[0]![1].Properties.TopicName).toBe('staging-ControlPlaneAlarms');
+    expect(resourcesOf(api, 'AWS::ApiGatewayV2::Api')[0]![1].Properties.Name).toBe('staging-control-plane');
+    for (const template of [api, billing]) {
+      for (const [id, f] of resourcesOf(template, 'AWS::Lambda::Function')) {
+        if (f.Properties.Environment.Variables.SECRETS_PREFIX !== undefined) {
+          expect(f.Properties.Environment.Variables.SECRETS_PREFIX, id).toBe('control-plane-staging');
+        }
+      }
+      const docs = resourcesOf(template, 'AWS::IAM::Policy').map(([, p]) => JSON.stringify(p.Properties.PolicyDocument));
+      expect(docs.join()).toContain('secret:control-plane-staging/instances/*');
+      expect(docs.join()).not.toContain('secret:control-plane/instances/*');
+    }
+    // Without a stage nothing is renamed (an existing deployment stays as it is).
+    expect(resourcesOf(apiTemplate, 'AWS::SNS::Topic')[0]![1].Properties.TopicName).toBe('ControlPlaneAlarms');
+    expect(() => buildApp({ context: { stage: 'Bad Stage' } })).toThrow(/stage/);
+  });
+
+  it('maps a custom domain with its ACM certificate to the $default stage, and outputs the DNS target', () => {
+    const api = Template.fromStack(staged.apiStack);
+    const [, domain] = resourcesOf(api, 'AWS::ApiGatewayV2::DomainName')[0]!;
+    expect(domain.Properties.DomainName).toBe('api.example.com');
+    expect(JSON.stringify(domain.Properties.DomainNameConfigurations)).toContain('arn:aws:acm:eu-west-1:123456789012:certificate/');
+    api.resourceCountIs('AWS::ApiGatewayV2::ApiMapping', 1);
+    expect(Object.keys(api.toJSON().Outputs)).toEqual(expect.arrayContaining(['CustomDomainTarget', 'CustomDomainHostedZoneId']));
+    apiTemplate.resourceCountIs('AWS::ApiGatewayV2::DomainName', 0);
+    expect(() => buildApp({ context: { domainName: 'api.example.com' } })).toThrow(/certificateArn/);
+  });
+
+  it('sends Cognito e-mail through SES from the configured address', () => {
+    const [, pool] = resourcesOf(Template.fromStack(staged.apiStack), 'AWS::Cognito::UserPool')[0]!;
+    expect(pool.Properties.EmailConfiguration).toMatchObject({ EmailSendingAccount: 'DEVELOPER', From: 'no-reply@example.com' });
+    expect(JSON.stringify(pool.Properties.EmailConfiguration.SourceArn)).toContain(':identity/no-reply@example.com');
+    const [, defaultPool] = resourcesOf(apiTemplate, 'AWS::Cognito::UserPool')[0]!;
+    expect(defaultPool.Properties.EmailConfiguration?.EmailSendingAccount ?? 'COGNITO_DEFAULT').toBe('COGNITO_DEFAULT');
   });
 });

@@ -23,6 +23,13 @@ describe('routing and envelopes', () => {
     expect(res.headers.get('allow')).toBe('GET');
   });
 
+  it('paths match exactly, like API Gateway: no trailing-slash, double-slash or case folding', async () => {
+    expect((await api.call('GET', '/v1/account')).status).toBe(200);
+    for (const path of ['/v1/account/', '/v1//account', '//v1/account', '/V1/ACCOUNT', '/v1/Account']) {
+      expectEnvelope(await api.call('GET', path), 404, 'not_found');
+    }
+  });
+
   it('every response carries a request id and the security headers', async () => {
     for (const res of [
       await api.call('GET', '/v1/health'),

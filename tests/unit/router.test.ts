@@ -13,10 +13,18 @@ describe('router over the route table', () => {
     }
   });
 
-  it('captures and decodes parameters, ignores a trailing slash', () => {
-    const m = match('DELETE', '/v1/keys/abc%20def/');
+  it('captures and decodes parameters; a trailing slash is another path, as on API Gateway', () => {
+    const m = match('DELETE', '/v1/keys/abc%20def');
     expect(m.id).toBe('revokeKey');
     expect(m.params).toEqual({ id: 'abc def' });
+    const slashed = (() => {
+      try {
+        match('DELETE', '/v1/keys/abc%20def/');
+      } catch (e) {
+        return e as ApiError;
+      }
+    })();
+    expect(slashed?.code).toBe('not_found');
   });
 
   it('tells 405 (with Allow) from 404', () => {

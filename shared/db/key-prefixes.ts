@@ -1,0 +1,133 @@
+import { keys } from './keys.ts';
+import type { IndexName } from './table.ts';
+
+/**
+ * Which partitions of the table each deployed function may touch: the one source of the
+ * `dynamodb:LeadingKeys` conditions of the functions' IAM policies (infra/constructs/app-function.ts).
+ *
+ * The partition patterns are derived from the key builders of keys.ts, not spelled again: each
+ * builder is called with a sentinel in place of its variable parts and the key is cut at the first
+ * sentinel (`ACCOUNT#<id>` → `ACCOUNT#*`); a key with no variable part stays exact (`SETTINGS`).
+ * tests/infra checks that every builder's partition key matches one of these patterns, so a new
+ * kind of item cannot be forgotten here.
+ */
+const SENTINEL = '\u0001';
+/** For builders that take a number (windows, years): the sentinel goes through the template literal. */
+const N = SENTINEL as unknown as number;
+
+/** An IAM `StringLike` pattern for the partition keys one builder makes. */
+export function partitionPattern(partitionKey: string): string {
+  const at = partitionKey.indexOf(SENTINEL);
+  return at < 0 ? partitionKey : `${partitionKey.slice(0, at)}*`;
+}
+
+/** The sentinel-filled argument lists a caller (tests) may use to build every key. */
+export const KEY_SENTINEL = SENTINEL;
+
+export const PARTITIONS = {
+  /** Profile, ledger, activity, API keys, servers, month spend, invoices: all under the account. */
+  account: partitionPattern(keys.account(SENTINEL).PK),
+  subject: partitionPattern(keys.subject(SENTINEL, SENTINEL).PK),
+  apiKeyHash: partitionPattern(keys.apiKeyHash(SENTINEL).PK),
+  ledgerGuard: partitionPattern(keys.ledgerGuard(SENTINEL).PK),
+  idempotency: partitionPattern(keys.idempotency(SENTINEL, SENTINEL).PK),
+  rateWindow: partitionPattern(keys.rateWindow(SENTINEL, N).PK),
+  serverPointer: partitionPattern(keys.serverPointer(SENTINEL).PK),
+  liveState: partitionPattern(keys.liveState(SENTINEL).PK),
+  serverLease: partitionPattern(keys.serverLease(SENTINEL).PK),
+  /** Topology and eggs copies (`PANEL#<id>`); `PANELBUDGET#` does not match it (`B` ≠ `#`). */
+  panelCopies: partitionPattern(keys.panelTopology(SENTINEL).PK),
+  panelBudget: partitionPattern(keys.panelBudgetWindow(SENTINEL, SENTINEL, N).PK),
+  invoicePointer: partitionPattern(keys.invoicePointer(SENTINEL).PK),
+  invoiceNumber: partitionPattern(keys.invoiceNumber(SENTINEL).PK),
+  invoiceCounter: partitionPattern(keys.invoiceCounter(N).PK),
+  billingWatermark: partitionPattern(keys.billingWatermark().PK),
+  billingPass: partitionPattern(keys.billingPass(SENTINEL).PK),
+  settings: partitionPattern(keys.settings().PK),
+  instances: partitionPattern(keys.instance(SENTINEL).PK),
+} as const;
+
+export type Partition = keyof typeof PARTITIONS;
+
+/**
+ * What one function may do: `write` partitions (read, conditions and writes), `read` partitions
+ * (GetItem, Query, ConditionCheckItem only) and the indexes it queries. Index queries get a
+ * statement of their own without `dynamodb:LeadingKeys`: that key holds the table's partition key,
+ * and a Query on an index is keyed by the index's partition key (`ACCOUNTS#3`, `BILLABLE#7`), so
+ * the table's patterns would not describe it; an index is granted only to the functions whose code
+ * queries it.
+ */
+export interface TableAccess {
+  write: readonly Partition[];
+  read: readonly Partition[];
+  indexes: readonly IndexName[];
+}
+
+/**
+ * Every request of an endpoint group runs the same pipeline (shared/http/handler.ts): rate-limit
+ * windows, the API key lookup and its `lastUsedAt`, the session's subject and, on first sight, the
+ * new account with its trial credit (profile, ledger entry, `TXN#` guard), the idempotency record,
+ * the activity-log entry; the platform settings are read (trial credit, limits).
+ */
+const PIPELINE: TableAccess = {
+  write: ['rateWindow', 'apiKeyHash', 'subject', 'account', 'ledgerGuard', 'idempotency'],
+  read: ['settings'],
+  indexes: [],
+};
+/**
+ * Panel work (deploy, resize, delete, power, suspension, reconciling, catalog copies): instance
+ * records and their server counts, server pointers, live state, leases, the shared panel copies and
+ * the panels' call budgets.
+ */
+const PANEL_WORK: readonly Partition[] = ['instances', 'serverPointer', 'liveState', 'serverLease', 'panelCopies', 'panelBudget'];
+/** Invoice numbering and lookup (shared/invoices). */
+const INVOICES: readonly Partition[] = ['invoicePointer', 'invoiceNumber', 'invoiceCounter'];
+
+const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
+  write: [...PIPELINE.write, ...(extra.write ?? [])],
+  read: [...PIPELINE.read, ...(extra.read ?? [])],
+  indexes: [...(extra.indexes ?? [])],
+});
+
+/**
+ * Per deployed function (the route groups, `billing-pass` for the scheduler and the worker, and
+ * the edge `authorizer`). Read from each group's code paths (ARCHITECTURE.md §2 and §3):
+ * - public: health counts the instances; docs and the OpenAPI document read nothing.
+ * - account: keys, ledger, logs, budget; a budget change may lift a suspension (panel work).
+ * - catalog: instance records, the panels' copies and call budgets.
+ * - servers: every server change, panel work, budgets (`SPEND#` sits under the account).
+ * - billing: checkout opens invoices; listings and reads of invoices.
+ * - payments: the webhook credits (ledger), moves invoices, lifts suspensions (panel work).
+ * - admin: settings, instances and their keys, credits (which may lift a suspension: panel work),
+ *   the listings of users, servers and the audit log (GSI1). No invoices, no billing pass.
+ * - billing-pass: charges (account, `TXN#` guards), watermark and pass record, suspension and the
+ *   reconciler (panel work, server pointers), the listings of GSI1 (reconciler) and GSI2 (shards);
+ *   settings are read. No rate limits, API keys, subjects or idempotency records.
+ * - authorizer: `authenticate` only: the key hash read, the subject and, on first sight of a
+ *   session, the account it creates (as the pipeline would), settings read; a refused credential
+ *   counts against the caller's `ip:` rate-limit window.
+ */
+export const TABLE_ACCESS = {
+  public: withPipeline({ read: ['instances'] }),
+  account: withPipeline({ write: PANEL_WORK }),
+  catalog: withPipeline({ write: ['instances', 'panelCopies', 'panelBudget'] }),
+  servers: withPipeline({ write: PANEL_WORK }),
+  billing: withPipeline({ write: INVOICES }),
+  payments: withPipeline({ write: [...INVOICES, ...PANEL_WORK] }),
+  admin: withPipeline({ write: [...PANEL_WORK, 'settings'], indexes: ['GSI1'] }),
+  'billing-pass': {
+    write: ['account', 'ledgerGuard', 'billingWatermark', 'billingPass', ...PANEL_WORK],
+    read: ['settings'],
+    indexes: ['GSI1', 'GSI2'],
+  },
+  authorizer: { write: ['subject', 'account', 'ledgerGuard', 'rateWindow'], read: ['apiKeyHash', 'settings'], indexes: [] },
+} as const satisfies Record<string, TableAccess>;
+
+export type FunctionTableAccess = keyof typeof TABLE_ACCESS;
+
+/** The partition patterns of an access: `write` patterns and all patterns that may be read. */
+export function leadingKeyPatterns(access: TableAccess): { write: string[]; read: string[] } {
+  const write = [...new Set(access.write.map((p) => PARTITIONS[p]))];
+  const read = [...new Set([...access.write, ...access.read].map((p) => PARTITIONS[p]))];
+  return { write, read };
+}
