@@ -65,6 +65,13 @@ function generate(): object {
     scheme: 'bearer',
     description: 'An API key (`cp_live_…`) or a session token (OIDC JWT) from the identity provider.',
   });
+  const adminBearer = registry.registerComponent('securitySchemes', 'adminBearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'An admin\'s API key or session token. In AWS an API Gateway authorizer checks it before the admin function runs (cached up to 60 s per credential); a credential it refuses is answered by API Gateway itself, `401 {"message":"Unauthorized"}` or `403 {"message":"Forbidden"}`, not with the error envelope. The admin function checks again.',
+  });
+  const isAdminRoute = (path: string) => path === '/v1/admin' || path.startsWith('/v1/admin/');
 
   for (const [id, def] of routeEntries()) {
     if (def.hidden || def.group === 'dev') continue;
@@ -82,7 +89,7 @@ function generate(): object {
       summary: def.summary,
       description: def.description,
       tags: [def.tag],
-      security: def.auth === 'bearer' ? [{ [bearer.name]: [] }] : [],
+      security: def.auth === 'bearer' ? [{ [isAdminRoute(def.path) ? adminBearer.name : bearer.name]: [] }] : [],
       ...(def.scope ? { 'x-required-scope': def.scope } : {}),
       request: {
         params: def.params,

@@ -206,6 +206,7 @@ describe('OpenAPI document and docs', () => {
     expect(res.body.info.version).toBe('1.0.0');
     await SwaggerParser.validate(structuredClone(res.body));
     expect(res.body.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(res.body.components.securitySchemes.adminBearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     for (const [id, def] of routeEntries()) {
       const op = res.body.paths[toTemplatePath(def.path)]?.[def.method.toLowerCase()];
       if (def.hidden || def.group === 'dev') {
@@ -215,7 +216,8 @@ describe('OpenAPI document and docs', () => {
       expect(op, id).toBeDefined();
       expect(op.operationId).toBe(id);
       if (def.auth === 'bearer') {
-        expect(op.security).toEqual([{ bearer: [] }]);
+        // Admin routes have their own scheme: in AWS an authorizer guards them at the edge.
+        expect(op.security).toEqual([{ [def.path.startsWith('/v1/admin') ? 'adminBearer' : 'bearer']: [] }]);
         expect(op['x-required-scope']).toBe(def.scope);
         expect(op.responses['401']).toBeDefined();
         expect(op.responses['403']).toBeDefined();
