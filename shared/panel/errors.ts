@@ -43,3 +43,10 @@ export class PanelRequestError extends ApiError {
 }
 
 export const isPanelStatus = (err: unknown, status: number): boolean => err instanceof PanelRequestError && err.panelStatus === status;
+
+/**
+ * A change whose outcome is unknown: the request left, and no answer says what the panel did (a
+ * timeout, a lost connection, a 5xx). Callers settle it by reading the panel back.
+ */
+export const isAmbiguous = (err: unknown): err is PanelRequestError =>
+  err instanceof PanelRequestError && err.sent && (err.code === 'panel_timeout' || err.panelStatus === undefined || err.panelStatus >= 500);

@@ -21,7 +21,7 @@ import { backoffMs } from '../db/write.ts';
 import { type InstanceView, listInstances, panelClientFor, serviceUserIdOf } from '../instances/index.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import type { PanelClient } from '../panel/client.ts';
-import { PanelRequestError } from '../panel/errors.ts';
+import { isAmbiguous, PanelRequestError } from '../panel/errors.ts';
 import type { PanelServer } from '../panel/types.ts';
 import {
   type NodeCandidate,
@@ -382,11 +382,7 @@ async function createOnPanel(client: PanelClient, body: Parameters<PanelClient['
   try {
     return await client.createServer(body, getConfig().panelCreateTimeoutMs);
   } catch (err) {
-    const ambiguous =
-      err instanceof PanelRequestError &&
-      err.sent &&
-      (err.code === 'panel_timeout' || err.panelStatus === undefined || err.panelStatus >= 500);
-    if (!ambiguous) throw err;
+    if (!isAmbiguous(err)) throw err;
     const found = await lookUpCreated(client, body.external_id);
     if (found === 'no answer') throw new UnsettledCreate(err);
     if (!found) throw err;

@@ -7,7 +7,7 @@ import { ApiError } from '../errors.ts';
 import { getInstance, panelClientFor } from '../instances/index.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import type { PanelClient } from '../panel/client.ts';
-import { PanelRequestError } from '../panel/errors.ts';
+import { isAmbiguous } from '../panel/errors.ts';
 import type { BuildBody, PanelServer } from '../panel/types.ts';
 import { freeCapacity } from '../placement/index.ts';
 import { centsUp, hourlyPriceMillicents, type Resources } from '../pricing/index.ts';
@@ -123,11 +123,7 @@ async function applyBuild(client: PanelClient, onPanel: PanelServer, resources: 
   try {
     await client.updateBuild(onPanel.id, buildWith(onPanel, resources));
   } catch (err) {
-    const ambiguous =
-      err instanceof PanelRequestError &&
-      err.sent &&
-      (err.code === 'panel_timeout' || err.panelStatus === undefined || err.panelStatus >= 500);
-    if (!ambiguous) throw err;
+    if (!isAmbiguous(err)) throw err;
     const now = await client.getServer(onPanel.id).catch(() => undefined);
     if (now && hasResources(now, resources)) {
       logger.warn('resize: build answer lost, the panel has the new build', { serverId, panelServerId: onPanel.id });
