@@ -131,7 +131,8 @@ async function seedAdminKey(email: string, fixedSecret: string | undefined): Pro
  * its state in memory, so its servers start afresh with each start; the instance record is reused).
  */
 async function startAndRegisterPanel(options: PanelOptions) {
-  const sim = await startPanelSim({ seed: 'default', ...options });
+  // The local stack's consoles are served by the simulator itself, at an address this machine resolves.
+  const sim = await startPanelSim({ seed: 'default', wingsAddress: 'simulator', ...options });
   // The instance's call budget plans for the limits this panel really has.
   const panelRateLimits = {
     applicationPerMinute: Math.min(options.rateLimits?.application ?? 240, 100_000),

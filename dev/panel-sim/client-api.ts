@@ -277,7 +277,7 @@ export function clientRoutes(sim: SimContext): RouteDef[] {
         if (!node) throw notFound();
         const token = wings.signJwt(
           node,
-          { file_path: phpString(ctx.query.file ?? ''), server_uuid: s.uuid, user_uuid: ctx.user.uuid, user_id: ctx.user.id },
+          { file_path: rawurldecode(phpString(ctx.query.file ?? '')), server_uuid: s.uuid, user_uuid: ctx.user.uuid, user_id: ctx.user.id },
           900,
           `${ctx.user.id}${s.uuid}`,
           sim.baseUrl(),
@@ -334,4 +334,22 @@ export function clientRoutes(sim: SimContext): RouteDef[] {
       },
     },
   ];
+}
+
+/**
+ * PHP `rawurldecode`: every `%XX` (two hex digits) becomes that byte; `+` and a lone `%` stay. The
+ * panel applies it to the download's file name before signing the link (FileController::download).
+ */
+export function rawurldecode(value: string): string {
+  if (!value.includes('%')) return value;
+  const bytes: number[] = [];
+  const src = Buffer.from(value, 'utf8');
+  for (let i = 0; i < src.length; i++) {
+    const hex = src.subarray(i + 1, i + 3).toString('latin1');
+    if (src[i] === 0x25 && /^[0-9a-fA-F]{2}$/.test(hex)) {
+      bytes.push(Number.parseInt(hex, 16));
+      i += 2;
+    } else bytes.push(src[i]!);
+  }
+  return Buffer.from(bytes).toString('utf8');
 }

@@ -133,13 +133,33 @@ export function isNumeric(v: unknown): boolean {
   return /^[ \t\n\r\v\f]*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?[ \t\n\r\v\f]*$/.test(v);
 }
 
-/** filter_var($v, FILTER_VALIDATE_INT) !== false */
+/** filter_var($v, FILTER_VALIDATE_INT) !== false: optional sign, no leading zeros but "0", 64-bit range */
 export function isPhpInteger(v: unknown): boolean {
   if (typeof v === 'boolean') return v; // (string) true === "1"
   if (typeof v === 'number') return Number.isInteger(v);
   if (typeof v !== 'string') return false;
-  return /^[ \t\n\r\v\f]*[+-]?(0|[1-9]\d*)[ \t\n\r\v\f]*$/.test(v);
+  const m = /^[ \t\n\r\v]*([+-]?)(0|[1-9]\d*)[ \t\n\r\v]*$/.exec(v);
+  if (!m) return false;
+  const n = BigInt(m[2]!);
+  return m[1] === '-' ? n <= 9223372036854775808n : n <= 9223372036854775807n;
 }
+
+/**
+ * Laravel `url` (Str::isUrl, from Symfony's UrlValidator): scheme://[auth@]host[:port][path][?query][#fragment].
+ * Laravel lists the schemes it knows; any scheme is taken here.
+ */
+const URL_PATTERN = new RegExp(
+  [
+    '^[a-z][a-z0-9+.-]*://',
+    '(((?:[_.\\p{L}\\p{N}-]|%[0-9A-Fa-f]{2})+:)?((?:[_.\\p{L}\\p{N}-]|%[0-9A-Fa-f]{2})+)@)?',
+    '(([\\p{L}\\p{N}\\p{S}\\-_.])+(\\.?([\\p{L}\\p{N}]|xn--[\\p{L}\\p{N}-]+)+\\.?)|\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}|\\[[0-9a-f:.]+\\])',
+    '(:[0-9]+)?',
+    "(?:/(?:[\\p{L}\\p{N}\\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*)*",
+    "(?:\\?(?:[\\p{L}\\p{N}\\-._~!$&'\\[\\]()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?",
+    "(?:#(?:[\\p{L}\\p{N}\\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?$",
+  ].join(''),
+  'iu',
+);
 
 /** (string) cast as PHP does it for scalars */
 export function phpString(v: unknown): string {
@@ -403,7 +423,7 @@ export function validate(
       case 'email':
         return typeof value === 'string' && /^[^\s@]+@[^\s@]+$/.test(value);
       case 'url':
-        return typeof value === 'string' && /^https?:\/\/[^\s/$.?#][^\s]*$/i.test(value);
+        return typeof value === 'string' && URL_PATTERN.test(value);
       case 'uuid':
         return typeof value === 'string' && /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i.test(value);
       case 'ip':

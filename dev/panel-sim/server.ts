@@ -14,6 +14,7 @@ import type { Ctx, Reply, RouteDef, SimContext } from './http.ts';
 import { UnknownRuleError, isPlainObject } from './rules.ts';
 import { DEFAULT_APP_KEY, DEFAULT_CLIENT_KEY, seedDefault, seedEmpty } from './seed.ts';
 import { PanelState } from './state.ts';
+import { attachConsoleSockets } from './websocket.ts';
 import type { ApiKey, Server, User } from './state.ts';
 import { Wings, newRequestId, normalizePath } from './wings.ts';
 import type { PowerState } from './wings.ts';
@@ -38,6 +39,19 @@ export interface PanelSimOptions {
   rateLimits?: { application?: number; client?: number };
   /** console lines kept per server; default 500 */
   consoleLimit?: number;
+  /**
+   * Where the Client API's websocket `socket` points. 'node' (default): the node's
+   * `wss://fqdn:daemon_listen/api/servers/<uuid>/ws`, as the real panel answers (the seeded fqdns do
+   * not resolve); 'simulator': `ws://<this host:port>/api/servers/<uuid>/ws`, where the simulator
+   * serves the console for every node (dev/panel-sim/websocket.ts).
+   */
+  wingsAddress?: 'node' | 'simulator';
+  /** Wings' `allowed_origins`: Origins accepted on the console websocket besides the panel URL (`*` = any) */
+  allowedOrigins?: string[];
+  /** `stats` push interval on the console websocket; default 2000 */
+  consoleStatsMs?: number;
+  /** how often a console socket's token expiry is checked (Wings: 30 s); default 1000 */
+  tokenCheckMs?: number;
 }
 
 export interface SimServerView {
@@ -95,6 +109,8 @@ export interface PanelSim {
   }): User;
   /** create a `ptlc_` key for any user */
   createClientKey(userId: number): string;
+  /** a console (websocket) token for the service user, signed as the panel signs it, living `ttlSeconds` (default 600) */
+  consoleToken(ref: number | string, ttlSeconds?: number): string;
   /** the next `count` installs end in install_failed / reinstall_failed */
   failNextInstalls(count: number): void;
   snapshot(): Record<string, unknown>;
@@ -201,10 +217,24 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
 
   const routes: CompiledRoute[] = [
     ...applicationRoutes(sim).map((r) => compile(r, 'application')),
-    ...clientRoutes(sim).map((r) => compile(r, 'client')),
+    ...clientRoutes(sim).map((r) => compile(wingsAddressed(r), 'client')),
   ];
 
   const hanging = new Set<ServerResponse>();
+
+  /** wingsAddress 'simulator': the websocket `socket` points at this simulator, which serves every node's console. */
+  function wingsAddressed(def: RouteDef): RouteDef {
+    if (options.wingsAddress !== 'simulator' || def.name !== 'api:client:server.ws') return def;
+    return {
+      ...def,
+      handler: async (ctx) => {
+        const reply = await def.handler(ctx);
+        const data = (reply.body as { data?: { socket?: string } } | undefined)?.data;
+        if (data?.socket) data.socket = data.socket.replace(/^wss?:\/\/[^/]+/, baseUrl.replace(/^http/, 'ws'));
+        return reply;
+      },
+    };
+  }
 
   const send = (res: ServerResponse, reply: Reply): void => {
     if (res.writableEnded || res.destroyed) return;
@@ -566,6 +596,13 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
   });
   const addr = httpServer.address() as AddressInfo;
   baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`;
+  const consoleSockets = attachConsoleSockets(httpServer, state, wings, {
+    panelUrl: () => baseUrl,
+    allowedOrigins: options.allowedOrigins ?? [],
+    statsIntervalMs: options.consoleStatsMs ?? 2000,
+    tokenCheckMs: options.tokenCheckMs ?? 1000,
+    logCount: 150,
+  });
 
   let closed = false;
   return {
@@ -622,6 +659,19 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
       if (!state.users.has(userId)) throw new Error(`unknown user ${userId}`);
       return state.createKey(userId, 'account').token;
     },
+    consoleToken: (ref, ttlSeconds = 600) => {
+      const s = resolveServer(ref);
+      const node = s ? state.nodes.get(s.node_id) : undefined;
+      const user = state.users.get(seeded.serviceUserId);
+      if (!s || !node || !user) throw new Error(`unknown server ${ref}`);
+      return wings.signJwt(
+        node,
+        { server_uuid: s.uuid, permissions: ['*'], user_uuid: user.uuid, user_id: user.id },
+        ttlSeconds,
+        `${user.id}${s.uuid}`,
+        baseUrl,
+      );
+    },
     failNextInstalls: (count) => {
       wings.failInstalls = count;
     },
@@ -630,6 +680,7 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
       if (closed) return;
       closed = true;
       wings.close();
+      consoleSockets.close();
       for (const res of hanging) res.destroy();
       hanging.clear();
       await new Promise<void>((resolve) => {

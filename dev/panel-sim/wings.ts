@@ -42,6 +42,10 @@ export interface Runtime {
   resourceCache: { at: number; value: Stats } | null;
 }
 
+/** What the console websocket (dev/panel-sim/websocket.ts) hears from a runtime: output lines and power state changes. */
+export type ConsoleEvent = { kind: 'output'; line: string } | { kind: 'status'; state: PowerState };
+export type ConsoleHook = (rt: Runtime, event: ConsoleEvent) => void;
+
 export interface WingsOptions {
   installMs: number;
   transitionMs: number;
@@ -77,6 +81,8 @@ export class Wings {
   /** install outcomes to force for the next N installs */
   failInstalls = 0;
   private closed = false;
+  /** Console listeners (the websocket): every line logged and every power state change. */
+  private consoleHooks = new Set<ConsoleHook>();
 
   constructor(state: PanelState, options: WingsOptions) {
     this.state = state;
@@ -119,9 +125,20 @@ export class Wings {
     return t;
   }
 
+  /** Listen to every runtime's console lines and state changes; returns the unsubscribe. */
+  onConsole(hook: ConsoleHook): () => void {
+    this.consoleHooks.add(hook);
+    return () => this.consoleHooks.delete(hook);
+  }
+
+  private emit(rt: Runtime, event: ConsoleEvent): void {
+    for (const hook of this.consoleHooks) hook(rt, event);
+  }
+
   private log(rt: Runtime, line: string): void {
     rt.console.push(line);
     if (rt.console.length > this.options.consoleLimit) rt.console.splice(0, rt.console.length - this.options.consoleLimit);
+    this.emit(rt, { kind: 'output', line });
   }
 
   private daemon(rt: Runtime, line: string): void {
@@ -227,8 +244,10 @@ export class Wings {
   }
 
   private setState(rt: Runtime, state: PowerState): void {
+    const changed = rt.power !== state;
     rt.power = state;
     rt.resourceCache = null;
+    if (changed) this.emit(rt, { kind: 'status', state });
   }
 
   private start(server: Server, rt: Runtime): void {

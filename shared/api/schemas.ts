@@ -618,11 +618,23 @@ export const LiveUsage = z
 
 export const ConsoleCredentials = z
   .object({
-    websocket: z.object({ token: z.string(), socket: z.string().meta({ description: 'wss:// address of the console.' }) }),
-    expiresInSeconds: z
-      .number()
-      .int()
-      .meta({ description: 'About 600: fetch fresh credentials when the socket reports the token expiring or closes.' }),
+    socket: z.string().meta({
+      description:
+        'The server\'s console: a Wings websocket (wss://<node>:<port>/api/servers/<uuid>/ws). Open it, send {"event":"auth","args":[token]}, wait for `auth success`; frames are JSON {event, args}.',
+    }),
+    token: z.string().meta({ description: 'The JWT for the `auth` event; it is only good for this server.' }),
+    expiresAt: z.string().meta({
+      description:
+        'When the token expires (ISO 8601, about 10 minutes). On `token expiring` fetch fresh credentials and send `auth` again on the same socket; on `token expired` or `jwt error` do the same. Wings drops every token when it restarts.',
+    }),
+    origin: z.string().meta({
+      description:
+        "The panel URL: a non-browser client must send it as the Origin header, or Wings refuses the upgrade with 403. A browser sends the page's own origin, so the operator must add the dashboard's origin to every node's Wings `allowed_origins` (config.yml).",
+    }),
+    websocket: z
+      .object({ token: z.string(), socket: z.string().meta({ description: 'wss:// address of the console.' }) })
+      .meta({ description: 'The same `token` and `socket`, kept for older clients.' }),
+    expiresInSeconds: z.number().int().meta({ description: 'About 600 (kept for older clients; prefer `expiresAt`).' }),
   })
   .meta({ id: 'ConsoleCredentials' });
 

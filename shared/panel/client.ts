@@ -304,8 +304,14 @@ export class PanelClient {
     });
   }
 
+  /**
+   * The panel URL-decodes the name once more before signing the link (`rawurldecode`,
+   * pterodactyl/panel:app/Http/Controllers/Api/Client/Servers/FileController.php::download), so
+   * every `%` is sent as `%25`: a file named `a%41.txt` stays `a%41.txt`, not `aA.txt`.
+   */
   async downloadUrl(identifier: string, file: string): Promise<string> {
-    return (await this.client<Envelope<{ url: string }>>('GET', `/servers/${identifier}/files/download`, { file })).attributes.url;
+    const query = { file: file.replace(/%/g, '%25') };
+    return (await this.client<Envelope<{ url: string }>>('GET', `/servers/${identifier}/files/download`, query)).attributes.url;
   }
 
   deleteFiles(identifier: string, root: string, files: string[]): Promise<void> {

@@ -80,10 +80,30 @@ export async function sendCommand(accountId: string, serverId: string, command: 
   return { id: serverId, sent: true as const };
 }
 
+/**
+ * The panel's websocket credentials for the server's node (Wings). `origin` is the panel URL, the
+ * one Origin Wings accepts besides its `allowed_origins` (pterodactyl/wings:router/websocket/websocket.go);
+ * `expiresAt` is the token's own `exp` (the panel signs for 10 minutes). `websocket` and
+ * `expiresInSeconds` stay for older clients.
+ */
 export async function consoleCredentials(accountId: string, serverId: string): Promise<z.infer<typeof ConsoleCredentials>> {
   const { server, client } = await controllable(accountId, serverId);
   const websocket = await client.websocket(server.identifier);
-  return { websocket, expiresInSeconds: CONSOLE_TOKEN_SECONDS };
+  let exp = Math.floor(Date.now() / 1000) + CONSOLE_TOKEN_SECONDS;
+  try {
+    const claims = JSON.parse(Buffer.from(websocket.token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown };
+    if (typeof claims.exp === 'number' && Number.isFinite(claims.exp)) exp = claims.exp;
+  } catch {
+    // not a readable JWT: assume the panel's 10 minutes
+  }
+  return {
+    socket: websocket.socket,
+    token: websocket.token,
+    expiresAt: new Date(exp * 1000).toISOString(),
+    origin: client.baseUrl,
+    websocket: { token: websocket.token, socket: websocket.socket },
+    expiresInSeconds: CONSOLE_TOKEN_SECONDS,
+  };
 }
 
 export async function listFiles(
