@@ -282,8 +282,9 @@ export function clientRoutes(sim: SimContext): RouteDef[] {
           `${ctx.user.id}${s.uuid}`,
           sim.baseUrl(),
         );
-        // Real panel: `{node connection address}/download/file?token=`; the simulator serves it itself.
-        return ok(item('signed_url', { url: `${sim.baseUrl()}/download/file?token=${token}` }));
+        // As the real panel: the node's connection address (Wings serves the download, not the panel).
+        // With wingsAddress 'simulator' the server rewrites it to this simulator, which plays every node.
+        return ok(item('signed_url', { url: `${node.scheme}://${node.fqdn}:${node.daemon_listen}/download/file?token=${token}` }));
       },
     },
     {

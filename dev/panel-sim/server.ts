@@ -222,15 +222,21 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
 
   const hanging = new Set<ServerResponse>();
 
-  /** wingsAddress 'simulator': the websocket `socket` points at this simulator, which serves every node's console. */
+  /**
+   * wingsAddress 'simulator': the addresses the panel hands out for Wings (the console websocket,
+   * signed download links) point at this simulator, which serves every node; 'node' keeps the
+   * node's own address, as the real panel answers.
+   */
   function wingsAddressed(def: RouteDef): RouteDef {
-    if (options.wingsAddress !== 'simulator' || def.name !== 'api:client:server.ws') return def;
+    const rewrites = def.name === 'api:client:server.ws' || def.name === 'api:client:server.files.download';
+    if (options.wingsAddress !== 'simulator' || !rewrites) return def;
     return {
       ...def,
       handler: async (ctx) => {
         const reply = await def.handler(ctx);
-        const data = (reply.body as { data?: { socket?: string } } | undefined)?.data;
-        if (data?.socket) data.socket = data.socket.replace(/^wss?:\/\/[^/]+/, baseUrl.replace(/^http/, 'ws'));
+        const body = reply.body as { data?: { socket?: string }; attributes?: { url?: string } } | undefined;
+        if (body?.data?.socket) body.data.socket = body.data.socket.replace(/^wss?:\/\/[^/]+/, baseUrl.replace(/^http/, 'ws'));
+        if (body?.attributes?.url) body.attributes.url = body.attributes.url.replace(/^https?:\/\/[^/]+/, baseUrl);
         return reply;
       },
     };

@@ -8,7 +8,8 @@ import type { CreateServerBody } from '../../shared/panel/types.ts';
 let sim: PanelSim;
 let client: PanelClient;
 beforeAll(async () => {
-  sim = await startPanelSim({ installMs: 150, transitionMs: 50, resourcesCacheMs: 0 });
+  // Wings' addresses (downloads, the console) point at the simulator, so the links resolve here.
+  sim = await startPanelSim({ installMs: 150, transitionMs: 50, resourcesCacheMs: 0, wingsAddress: 'simulator' });
   client = new PanelClient({ baseUrl: sim.url, appKey: sim.appKey, clientKey: sim.clientKey, timeoutMs: 400, baseBackoffMs: 20 });
 });
 afterAll(async () => sim?.close());

@@ -597,8 +597,10 @@ describe('panel simulator', () => {
 
       const dl = await client('GET', `${base}/download?file=${encodeURIComponent('/config/app.cfg')}`);
       expect(dl.json.object).toBe('signed_url');
-      const url = dl.json.attributes.url as string;
-      expect(url.startsWith(`${sim.url}/download/file?token=`)).toBe(true);
+      // The node's address, as the real panel answers (Wings serves downloads); this simulator plays the node.
+      const nodeUrl = dl.json.attributes.url as string;
+      expect(nodeUrl).toMatch(/^https:\/\/[a-z0-9-]+\.nodes\.panel\.local:8080\/download\/file\?token=/);
+      const url = nodeUrl.replace(/^https:\/\/[^/]+/, sim.url);
       const first = await fetch(url);
       expect(first.status).toBe(200);
       expect(first.headers.get('content-type')).toBe('application/octet-stream');
