@@ -26,6 +26,9 @@ export function hoursLeftInMonth(now: number): number {
   return Math.ceil((next - now) / HOUR_MS);
 }
 
+/** What the month still costs at this exact burn, in cents rounded up: the projection budgets compare with the cap. */
+export const restOfMonthCents = (burnMillicents: number, now: number): number => centsUp(burnMillicents * hoursLeftInMonth(now));
+
 export async function monthSpend(accountId: string, month: string): Promise<number> {
   return Number((await accessPatterns.monthSpendOfAccount(accountId, month))?.cents ?? 0);
 }
@@ -43,7 +46,7 @@ export async function getBudget(accountId: string, now = Date.now()): Promise<Bu
     spentCents,
     burnCentsPerHour: centsUp(burn),
     burnMillicentsPerHour: burn,
-    projectedCents: spentCents + centsUp(burn * hoursLeftInMonth(now)),
+    projectedCents: spentCents + restOfMonthCents(burn, now),
     remainingCents: cap === null ? null : cap - spentCents,
     capReached: cap !== null && spentCents >= cap,
   };
@@ -68,7 +71,7 @@ export async function setBudget(accountId: string, input: z.infer<typeof BudgetU
 export async function assertWithinBudget(accountId: string, burnAfterMillicents: number, now = Date.now()): Promise<void> {
   const budget = await getBudget(accountId, now);
   if (budget.monthlyCapCents === null) return;
-  const projected = budget.spentCents + centsUp(burnAfterMillicents * hoursLeftInMonth(now));
+  const projected = budget.spentCents + restOfMonthCents(burnAfterMillicents, now);
   if (budget.capReached || projected > budget.monthlyCapCents) {
     throw new ApiError(
       'limit_exceeded',

@@ -1,3 +1,4 @@
+import { exactPriceOf } from './index.ts';
 /**
  * Hour arithmetic of hourly billing (ARCHITECTURE.md, "Money"): a server is charged its hourly price for every
  * UTC clock hour during which it was active for any moment, at the highest price it had in that
@@ -13,8 +14,6 @@ export interface HistoryEvent {
   /** The exact price charged; entries written before it existed are charged their whole cents. */
   priceMillicentsPerHour?: number;
 }
-
-const exactPrice = (e: HistoryEvent): number => e.priceMillicentsPerHour ?? e.priceCentsPerHour * 1000;
 
 export const hourStart = (ms: number): number => Math.floor(ms / HOUR_MS) * HOUR_MS;
 
@@ -32,7 +31,7 @@ function activeSegments(history: HistoryEvent[]): { start: number; end: number; 
     const start = Date.parse(e.at);
     const next = events[i + 1];
     const end = next ? Date.parse(next.at) : Number.POSITIVE_INFINITY;
-    if (end > start) out.push({ start, end, price: exactPrice(e) });
+    if (end > start) out.push({ start, end, price: exactPriceOf(e) });
   });
   return out;
 }

@@ -34,6 +34,10 @@ export function hourlyPriceMillicents(resources: Resources, prices: SettingsValu
   return Math.max(1, Math.floor(numerator / DENOMINATOR));
 }
 
+/** The exact hourly price of a server or history entry: those from before exact prices carry only whole cents. */
+export const exactPriceOf = (priced: { priceCentsPerHour: number; priceMillicentsPerHour?: number | undefined }): number =>
+  priced.priceMillicentsPerHour ?? priced.priceCentsPerHour * 1000;
+
 /** Whole cents for display: up, so a shown price is never less than what an hour costs. */
 export const centsUp = (millicents: number): number => Math.ceil(millicents / 1000);
 

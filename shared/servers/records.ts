@@ -3,9 +3,9 @@ import type { ServerItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { type ConditionFailedError, isConditionFailed, type NamedWrite, retrying, transact } from '../db/write.ts';
 import { ApiError, notFound } from '../errors.ts';
-import { centsUp, type Resources } from '../pricing/index.ts';
+import { centsUp, exactPriceOf, type Resources } from '../pricing/index.ts';
 import type { HistoryEvent } from '../pricing/hours.ts';
-import { hoursLeftInMonth } from '../budgets/index.ts';
+import { exactBurnOf, restOfMonthCents } from '../budgets/index.ts';
 import { monthOf } from '../pricing/hours.ts';
 import { insufficientCredit, limitExceeded, requiredBalance } from './limits.ts';
 
@@ -33,7 +33,7 @@ export async function profileSnapshot(accountId: string): Promise<ProfileSnapsho
     balanceCents: Number(profile.balanceCents ?? 0),
     serverCount: Number(profile.serverCount ?? 0),
     // Accounts from before exact prices have only the rounded burn: taken as exact once, then kept exact.
-    burnMillicentsPerHour: profile.burnMillicentsPerHour ?? (profile.burnCentsPerHour ?? 0) * 1000,
+    burnMillicentsPerHour: exactBurnOf(profile),
     hasBurn: profile.burnMillicentsPerHour !== undefined,
     budgetCapCents: profile.budgetCapCents ?? null,
   };
@@ -65,7 +65,7 @@ function capUnchanged(snap: ProfileSnapshot) {
  */
 function budgetGuard(accountId: string, snap: ProfileSnapshot, burnAfter: number, now = Date.now()): NamedWrite[] {
   if (snap.budgetCapCents === null) return [];
-  const rest = centsUp(burnAfter * hoursLeftInMonth(now));
+  const rest = restOfMonthCents(burnAfter, now);
   const maxSpent = snap.budgetCapCents - rest;
   if (maxSpent < 0) throw overBudget(snap.budgetCapCents, rest);
   return [
@@ -88,10 +88,6 @@ const overBudget = (capCents: number, projectedCents?: number): ApiError =>
       : `This change would take the month to at least ${projectedCents} cents, above the budget of ${capCents}`,
     { monthlyCapCents: capCents },
   );
-
-/** The exact hourly price of a stored server (servers recorded before exact prices: their whole cents). */
-export const exactPriceOf = (server: Pick<ServerItem, 'priceCentsPerHour' | 'priceMillicentsPerHour'>): number =>
-  server.priceMillicentsPerHour ?? server.priceCentsPerHour * 1000;
 
 /** The burn written with every change: exact, and rounded up to cents for display. */
 const SET_BURN = 'burnMillicentsPerHour = :burnAfter, burnCentsPerHour = :burnShown';

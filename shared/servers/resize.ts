@@ -10,12 +10,12 @@ import type { PanelClient } from '../panel/client.ts';
 import { isAmbiguous } from '../panel/errors.ts';
 import type { BuildBody, PanelServer } from '../panel/types.ts';
 import { freeCapacity } from '../placement/index.ts';
-import { centsUp, hourlyPriceMillicents, type Resources } from '../pricing/index.ts';
+import { centsUp, exactPriceOf, hourlyPriceMillicents, type Resources } from '../pricing/index.ts';
 import { getSettings } from '../settings/index.ts';
 import { withServerLease } from './lease.ts';
 import { checkCaps, insufficientCredit, requiredBalance } from './limits.ts';
 import { getOwnedServer } from './read.ts';
-import { exactPriceOf, profileSnapshot, recordResized } from './records.ts';
+import { profileSnapshot, recordResized } from './records.ts';
 import { type ServerView, toServerView } from './views.ts';
 
 /**

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { AdminServer, Server } from '../api/schemas.ts';
 import type { ServerItem } from '../db/items.ts';
+import { exactPriceOf } from '../pricing/index.ts';
 
 export type ServerView = z.infer<typeof Server>;
 export type AdminServerView = z.infer<typeof AdminServer>;
@@ -17,7 +18,7 @@ export function toServerView(item: ServerItem): ServerView {
     region: item.region ?? null,
     resources: item.resources,
     priceCentsPerHour: item.priceCentsPerHour,
-    priceMillicentsPerHour: item.priceMillicentsPerHour ?? item.priceCentsPerHour * 1000,
+    priceMillicentsPerHour: exactPriceOf(item),
     status: item.status,
     createdAt: item.createdAt,
     updatedAt: item.updatedAt,

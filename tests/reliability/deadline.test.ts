@@ -45,6 +45,7 @@ describe('the request deadline', () => {
         body: { name: 'never', eggId: 1, ramMb: 256, cpuPercent: 25, diskMb: 512 },
       });
       const took = Date.now() - started;
+      console.log(`deploy against a panel that never answers: ${res.status} after ${took} ms`);
       expect(took, `answered after ${took} ms`).toBeLessThan(28_000);
       expect([503, 504]).toContain(res.status);
       expectEnvelope(res, res.status, res.status === 503 ? 'panel_unavailable' : 'panel_timeout');
