@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { writeItem } from '../db/write.ts';
 import { keys } from '../db/keys.ts';
 import { accessPatterns, type Item, type Page, type PageRequest } from '../db/access-patterns.ts';
 import type { ActivityEntry } from '../api/schemas.ts';
+import { newId } from '../ids.ts';
 
 /**
  * The activity log (per account) and the audit log (platform-wide, for admins) are the same
@@ -15,7 +15,7 @@ export type ActivityView = z.infer<typeof ActivityEntry>;
 export type ActivityInput = Omit<ActivityView, 'id' | 'at'>;
 
 export async function recordActivity(input: ActivityInput, now = new Date()): Promise<void> {
-  const id = randomUUID();
+  const id = newId();
   const at = now.toISOString();
   await writeItem({
     Put: {

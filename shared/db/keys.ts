@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { BILLING_SHARDS, LISTING_SHARDS } from './table.ts';
+import { isTimeOrderedId } from '../ids.ts';
 
 /**
  * Key builders: the only place that knows how keys are spelled. Nothing else concatenates `#`.
@@ -10,6 +11,14 @@ export interface ItemKey {
 }
 
 const pad = (n: number, width: number): string => String(n).padStart(width, '0');
+
+/**
+ * The sort-key part of an id in a listing read newest first (servers, API keys). Time-ordered ids
+ * (UUIDv7, shared/ids.ts) carry `v7#`, which sorts above every hex digit, so each of them lists
+ * before every random (v4) id made before them; those older rows list after, among themselves by
+ * their random id. The part is derived from the id alone, so a Get by id builds the same key.
+ */
+const listed = (id: string): string => (isTimeOrderedId(id) ? `v7#${id}` : id);
 
 /** Stable shard of an id, so one account's items always land in the same listing shard. */
 export function shardOf(id: string, shards = LISTING_SHARDS): number {
@@ -26,7 +35,7 @@ export const keys = {
 
   subject: (issuer: string, subject: string): ItemKey => ({ PK: `SUBJECT#${issuer}#${subject}`, SK: 'SUBJECT' }),
 
-  apiKey: (accountId: string, keyId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `KEY#${keyId}` }),
+  apiKey: (accountId: string, keyId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `KEY#${listed(keyId)}` }),
   apiKeyPrefix: (accountId: string) => ({ PK: `ACCOUNT#${accountId}`, SKPrefix: 'KEY#' }),
   apiKeyHash: (hash: string): ItemKey => ({ PK: `KEYHASH#${hash}`, SK: 'KEYHASH' }),
 
@@ -44,7 +53,7 @@ export const keys = {
 
   idempotency: (accountId: string, key: string): ItemKey => ({ PK: `IDEM#${accountId}#${key}`, SK: 'IDEM' }),
   rateWindow: (who: string, windowStart: number): ItemKey => ({ PK: `RATE#${who}#${windowStart}`, SK: 'RATE' }),
-  server: (accountId: string, serverId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `SERVER#${serverId}` }),
+  server: (accountId: string, serverId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `SERVER#${listed(serverId)}` }),
   /** Server id → account: how a panel's external id (our server id) leads back to the record. */
   serverPointer: (serverId: string): ItemKey => ({ PK: `SERVERID#${serverId}`, SK: 'SERVERID' }),
   serverPrefix: (accountId: string) => ({ PK: `ACCOUNT#${accountId}`, SKPrefix: 'SERVER#' }),

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { isConditionFailed, transact, WriteConflictError } from '../db/write.ts';
 import { keys } from '../db/keys.ts';
@@ -9,6 +8,7 @@ import type { ApiKey, CreateApiKey } from '../api/schemas.ts';
 import type { Principal } from '../auth/principal.ts';
 import { displayPrefix, generateApiKey, hashApiKey, lastFour } from '../auth/api-key-format.ts';
 import type { ApiKeyHashItem, ApiKeyItem } from '../db/items.ts';
+import { newId } from '../ids.ts';
 
 export type ApiKeyView = z.infer<typeof ApiKey>;
 
@@ -53,7 +53,7 @@ export async function createApiKey(
     throw new ApiError('forbidden', `A key cannot hold scopes its creator lacks: ${missing.join(', ')}`, { missingScopes: missing });
   }
   const token = secret ?? generateApiKey(getConfig().apiKeyPrefix);
-  const keyId = randomUUID();
+  const keyId = newId();
   const now = new Date();
   const record = {
     keyId,

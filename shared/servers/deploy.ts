@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { sleepWithin as sleep } from '../panel/deadline.ts';
 import type { z } from 'zod';
 import type { CreateServer } from '../api/schemas.ts';
@@ -38,6 +37,7 @@ import { resolveEnvironment, type VariableIssue } from './egg-variables.ts';
 import { checkCaps, insufficientCredit, invalidRequest, limitExceeded, requiredBalance } from './limits.ts';
 import { profileSnapshot, recordCreated } from './records.ts';
 import { type ServerView, toServerView } from './views.ts';
+import { newId } from '../ids.ts';
 
 /**
  * Deploy: every check that needs no panel first (caps, the per-account limit, runway, budget,
@@ -74,7 +74,7 @@ export async function deployServer(
     region: input.region ?? null,
     ...(input.instanceId ? { instanceId: input.instanceId } : {}),
   });
-  const serverId = randomUUID();
+  const serverId = newId();
   const { offer, node, claim, panelServer } = await placeAndCreate(
     placement,
     async ({ instance, egg, environment, dockerImage }, allocationId) => {
