@@ -4,6 +4,7 @@ import { runPassInProcess } from '../shared/billing/pass.ts';
 import { reconcileAll } from '../shared/servers/reconcile.ts';
 import { sandboxEvent } from '../shared/payments/index.ts';
 import { findInvoiceItem, toInvoiceView } from '../shared/invoices/index.ts';
+import type { InvoiceItem as StoredInvoice } from '../shared/db/items.ts';
 import { notFound } from '../shared/errors.ts';
 import { localJwks, mintSessionToken } from './local-idp.ts';
 
@@ -16,36 +17,13 @@ export const handler = createGroupHandler('dev', {
 
   devReconcile: async () => reconcileAll(),
 
-  devCheckoutPage: async ({ params }) => {
+  devCheckoutPage: async ({ params, baseUrl }) => {
     const item = await findInvoiceItem(params.invoiceId);
     if (!item) throw notFound('Invoice');
-    const invoice = toInvoiceView(item);
-    const dollars = (invoice.amountCents / 100).toFixed(2);
-    return {
-      contentType: 'text/html; charset=utf-8',
-      body: `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sandbox payment ${invoice.number}</title></head>
-<body style="font-family: system-ui, sans-serif; max-width: 32rem; margin: 4rem auto">
-  <h1>Sandbox payment</h1>
-  <p>No Stripe key is configured, so this page stands in for Stripe Checkout. Paying sends the same signed
-  <code>checkout.session.completed</code> webhook Stripe would send.</p>
-  <p>Invoice <strong>${invoice.number}</strong>: <strong>$${dollars}</strong> (status <span id="status">${invoice.status}</span>)</p>
-  <button data-outcome="paid">Pay $${dollars}</button> <button data-outcome="expired">Let it expire</button> <button data-outcome="failed">Payment fails</button>
-  <pre id="result"></pre>
-  <script src="/dev/checkout-assets/sandbox.js" data-invoice="${invoice.id}"></script>
-</body></html>`,
-    };
+    return { contentType: 'text/html; charset=utf-8', body: checkoutPage(item, baseUrl) };
   },
 
-  devCheckoutScript: async () => ({
-    contentType: 'text/javascript; charset=utf-8',
-    body: `const invoice = document.currentScript.dataset.invoice;
-for (const button of document.querySelectorAll('button[data-outcome]')) {
-  button.addEventListener('click', async () => {
-    const res = await fetch('/dev/checkout/' + invoice + '/complete', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ outcome: button.dataset.outcome }) });
-    document.getElementById('result').textContent = JSON.stringify(await res.json(), null, 2);
-  });
-}`,
-  }),
+  devCheckoutScript: async () => ({ contentType: 'text/javascript; charset=utf-8', body: CHECKOUT_SCRIPT }),
 
   devCheckoutComplete: async ({ params, body, baseUrl }) => {
     const { body: payload, signature } = await sandboxEvent(params.invoiceId, body.outcome);
@@ -58,3 +36,144 @@ for (const button of document.querySelectorAll('button[data-outcome]')) {
     return (await res.json()) as { received: true; outcome: string };
   },
 });
+
+// ---- the sandbox payment page ---------------------------------------------------------------------
+
+/** A sandbox invoice also keeps where its page returns to (startCheckout; Stripe keeps these on its session). */
+type InvoiceItem = StoredInvoice & { successUrl?: string; cancelUrl?: string };
+
+/**
+ * The sandbox stands in for Stripe Checkout, and behaves like it: while the invoice is open the
+ * page offers its three outcomes; once it is paid or void the page says so, every button is
+ * disabled, and (right after a click) it returns to the checkout's `successUrl` (paid, with
+ * `{CHECKOUT_SESSION_ID}` replaced by the session id, as Stripe does) or `cancelUrl` (expired or
+ * failed). Stripe sends a customer who leaves without paying to `cancel_url`; it never redirects
+ * by itself when a session expires, and keeps a declined card on its form to try again. The
+ * sandbox's two unpaid outcomes end the session (the invoice turns void), so both take that way out.
+ * Opened again later, a paid or void invoice's page shows its state with a link back, as
+ * Stripe's page for a completed or expired session does.
+ *
+ * No inline script: the page loads /dev/checkout-assets/sandbox.js and hands it the invoice
+ * through data attributes; everything interpolated is escaped.
+ */
+function checkoutPage(item: InvoiceItem, baseUrl: string): string {
+  const invoice = toInvoiceView(item);
+  const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+  const amount = dollars(invoice.amountCents);
+  const closed = invoice.status !== 'open';
+  const returnUrl = closed ? returnUrlOf(item, baseUrl) : '';
+  const outcome = outcomeOf(item);
+  const disabled = closed ? ' disabled' : '';
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sandbox payment ${esc(invoice.number)}</title></head>
+<body style="font-family: system-ui, sans-serif; max-width: 32rem; margin: 4rem auto">
+  <h1>Sandbox payment</h1>
+  <p>No Stripe key is configured, so this page stands in for Stripe Checkout. Paying sends the same signed
+  <code>checkout.session.completed</code> webhook Stripe would send.</p>
+  <p>Invoice <strong>${esc(invoice.number)}</strong>: <strong>${esc(amount)}</strong> (status <span id="status">${esc(invoice.status)}</span>)</p>
+  <p><button type="button" data-outcome="paid"${disabled}>Pay ${esc(amount)}</button> <button type="button" data-outcome="expired"${disabled}>Let it expire</button> <button type="button" data-outcome="failed"${disabled}>Payment fails</button></p>
+  <p id="outcome" role="status" data-outcome="${esc(outcome?.kind ?? '')}">${esc(outcome?.text ?? '')}</p>
+  <p id="returning"${closed ? '' : ' hidden'}><a id="return" href="${esc(returnUrl)}">Return to the site</a></p>
+  <pre id="result"></pre>
+  <script src="/dev/checkout-assets/sandbox.js" id="session" data-invoice="${esc(invoice.id)}" data-status="${esc(invoice.status)}" data-return-url="${esc(returnUrl)}"></script>
+</body></html>`;
+
+  function outcomeOf(i: InvoiceItem): { kind: 'paid' | 'expired' | 'failed' | 'void'; text: string } | undefined {
+    const number = invoice.number;
+    if (i.status === 'paid') {
+      return {
+        kind: 'paid',
+        text: `Payment complete: ${amount} paid, ${dollars(invoice.creditedCents)} credited. Invoice ${number} is paid.`,
+      };
+    }
+    if (i.status !== 'void') return undefined;
+    // The webhook records why (shared/payments: voidUnpaid).
+    if (i.voidReason === 'payment session expired') {
+      return { kind: 'expired', text: `The checkout session expired: nothing was charged. Invoice ${number} is void.` };
+    }
+    if (i.voidReason === 'payment failed') {
+      return { kind: 'failed', text: `The payment failed: nothing was charged. Invoice ${number} is void.` };
+    }
+    return { kind: 'void', text: `Invoice ${number} is void${i.voidReason ? ` (${i.voidReason})` : ''}: nothing was charged.` };
+  }
+}
+
+/** Where the page returns to: the checkout's own URLs, else the same defaults the Stripe path uses. */
+function returnUrlOf(item: InvoiceItem, baseUrl: string): string {
+  const payments = getConfig().payments;
+  const fallback = payments.successUrl ?? `${baseUrl}/docs`;
+  if (item.status === 'paid') {
+    return (item.successUrl ?? fallback).replaceAll('{CHECKOUT_SESSION_ID}', encodeURIComponent(item.sessionId ?? ''));
+  }
+  return item.cancelUrl ?? payments.cancelUrl ?? fallback;
+}
+
+const esc = (text: string): string =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** How long the outcome stays on screen before the page returns to the site. */
+const RETURN_DELAY_MS = 1500;
+
+/**
+ * The page's script. A click disables every button at once (a double click sends one request),
+ * sends the outcome, then reads the invoice again (the page as the server now renders it) and
+ * shows what happened before returning to the site. If the request fails, the buttons come back.
+ */
+const CHECKOUT_SCRIPT = `'use strict';
+(() => {
+  const session = document.currentScript.dataset;
+  const buttons = [...document.querySelectorAll('button[data-outcome]')];
+  const outcome = document.getElementById('outcome');
+  const status = document.getElementById('status');
+  const returning = document.getElementById('returning');
+  const link = document.getElementById('return');
+  const result = document.getElementById('result');
+  const setDisabled = (value) => { for (const b of buttons) b.disabled = value; };
+  let busy = session.status !== 'open';
+  setDisabled(busy);
+
+  const returnTo = (url) => {
+    const target = new URL(url, location.href);
+    if (target.protocol !== 'https:' && target.protocol !== 'http:') return;
+    link.href = target.href;
+    link.textContent = 'Return to the site now';
+    returning.hidden = false;
+    returning.prepend('Returning to ' + target.href + ' in ${RETURN_DELAY_MS / 1000} s. ');
+    setTimeout(() => location.assign(target.href), ${RETURN_DELAY_MS});
+  };
+
+  const complete = async (choice) => {
+    if (busy) return;
+    busy = true;
+    setDisabled(true);
+    outcome.dataset.outcome = '';
+    outcome.textContent = 'Processing…';
+    try {
+      const res = await fetch('/dev/checkout/' + encodeURIComponent(session.invoice) + '/complete', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ outcome: choice }),
+      });
+      const ack = await res.json();
+      result.textContent = JSON.stringify(ack, null, 2);
+      if (!res.ok) throw new Error(ack.error && ack.error.message ? ack.error.message : 'HTTP ' + res.status);
+      // Read the invoice again: the state the webhook left it in, not the one we hoped for.
+      const page = await fetch('/dev/checkout/' + encodeURIComponent(session.invoice), { cache: 'no-store' });
+      if (!page.ok) throw new Error('HTTP ' + page.status + ' reading the invoice');
+      const now = new DOMParser().parseFromString(await page.text(), 'text/html');
+      const state = now.getElementById('session').dataset;
+      if (state.status === 'open') throw new Error('the invoice is still open (webhook: ' + ack.outcome + ')');
+      const told = now.getElementById('outcome');
+      status.textContent = state.status;
+      outcome.dataset.outcome = told.dataset.outcome;
+      outcome.textContent = told.textContent;
+      returnTo(state.returnUrl);
+    } catch (err) {
+      outcome.textContent = 'Could not finish: ' + (err && err.message ? err.message : String(err)) + '. Try again.';
+      busy = false;
+      setDisabled(false);
+    }
+  };
+
+  for (const button of buttons) button.addEventListener('click', () => complete(button.dataset.outcome));
+})();
+`;

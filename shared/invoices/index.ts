@@ -164,12 +164,21 @@ export async function listInvoices(accountId: string, page: PageRequest): Promis
   return { data: result.data.map(toInvoiceView), nextCursor: result.nextCursor };
 }
 
-export async function attachSession(invoice: Pick<InvoiceView, 'number'>, accountId: string, sessionId: string): Promise<void> {
+/** The payment session of an invoice; the sandbox also keeps where its page returns to (Stripe keeps them on the session). */
+export async function attachSession(
+  invoice: Pick<InvoiceView, 'number'>,
+  accountId: string,
+  sessionId: string,
+  returnUrls?: { successUrl: string; cancelUrl: string },
+): Promise<void> {
   await writeItem({
     Update: {
       Key: keys.invoice(accountId, invoice.number),
-      UpdateExpression: 'SET sessionId = :s',
-      ExpressionAttributeValues: { ':s': sessionId },
+      UpdateExpression: returnUrls ? 'SET sessionId = :s, successUrl = :ok, cancelUrl = :cancel' : 'SET sessionId = :s',
+      ExpressionAttributeValues: {
+        ':s': sessionId,
+        ...(returnUrls ? { ':ok': returnUrls.successUrl, ':cancel': returnUrls.cancelUrl } : {}),
+      },
     },
   });
 }

@@ -115,14 +115,18 @@ export async function startCheckout(
     provider: config.provider,
   });
 
+  const fallback = config.successUrl ?? `${baseUrl}/docs`;
+  const successUrl = input.successUrl ?? fallback;
+  const cancelUrl = input.cancelUrl ?? config.cancelUrl ?? fallback;
+
   if (config.provider === 'sandbox') {
     const sessionId = `cs_sandbox_${invoice.id.replace(/-/g, '')}`;
-    await attachSession(invoice, principal.accountId, sessionId);
+    // Kept on the invoice as Stripe keeps them on the session: the sandbox page returns there.
+    await attachSession(invoice, principal.accountId, sessionId, { successUrl, cancelUrl });
     return { url: `${baseUrl}/dev/checkout/${invoice.id}`, invoiceNumber: invoice.number, invoiceId: invoice.id };
   }
 
   const metadata = { invoice_id: invoice.id, invoice_number: invoice.number, account_id: principal.accountId };
-  const fallback = config.successUrl ?? `${baseUrl}/docs`;
   try {
     const session = await stripe(config).checkout.sessions.create(
       {
@@ -137,8 +141,8 @@ export async function startCheckout(
         customer_email: principal.email,
         metadata,
         payment_intent_data: { metadata },
-        success_url: input.successUrl ?? fallback,
-        cancel_url: input.cancelUrl ?? config.cancelUrl ?? fallback,
+        success_url: successUrl,
+        cancel_url: cancelUrl,
         expires_at: Math.floor(Date.now() / 1000) + 3600,
       },
       // Our own key: a retried checkout Lambda gets the same session, not a second one.
