@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { startLocalStack } from './stack.ts';
+import { testInstance } from '../shared/instances/index.ts';
 
 /**
  * `npm start`: the whole service on this machine. Knobs (README "Local stack"):
@@ -21,6 +22,9 @@ const stack = await startLocalStack({
   panel: env.LOCAL_PANEL === 'off' ? false : { port: Number(env.PANEL_SIM_PORT ?? 8081) },
   billingSchedule: true,
 });
+// What an operator does after registering a panel: the instance test, which the catalog's
+// `controlAvailable` reflects (false until a test resolved the client key).
+const panelTest = stack.panel ? await testInstance(stack.panel.instanceId) : undefined;
 
 const line = '─'.repeat(64);
 process.stdout.write(
@@ -32,7 +36,7 @@ process.stdout.write(
     ` Docs       ${stack.docsUrl}`,
     ` OpenAPI    ${stack.baseUrl}/openapi.json`,
     ` DynamoDB   ${stack.dynamodbEndpoint} (table ${stack.tableName}${inMemory ? ', in memory' : `, data in ${env.DATA_DIR ?? '.data'}`})`,
-    ` Panel      ${stack.panel ? `${stack.panel.sim.url} (simulator, instance ${stack.panel.instanceId})` : 'off (LOCAL_PANEL=off)'}`,
+    ` Panel      ${stack.panel ? `${stack.panel.sim.url} (simulator, instance ${stack.panel.instanceId}, test ${panelTest?.ok ? 'ok' : 'failed'})` : 'off (LOCAL_PANEL=off)'}`,
     ` Billing    hourly pass at :02 past each hour; run one now: curl -X POST ${stack.baseUrl}/dev/billing/run -d '{}' -H 'content-type: application/json'`,
     ` Payments   ${process.env.STRIPE_SECRET_KEY ? 'Stripe' : 'sandbox checkout (no STRIPE_SECRET_KEY)'}`,
     ` Admin      ${stack.adminEmail}`,

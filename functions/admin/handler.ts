@@ -63,7 +63,12 @@ export const handler = createGroupHandler('admin', {
   adminTestInstance: async ({ params, audit }) => {
     audit.target = `instance:${params.id}`;
     const report = await testInstance(params.id);
-    audit.details = { ok: report.ok, nodes: report.nodes.length, serviceUserId: report.serviceUser?.id ?? null };
+    audit.details = {
+      ok: report.ok,
+      nodes: report.nodes.length,
+      serviceUserId: report.serviceUser?.id ?? null,
+      clientKey: report.lastTest?.clientKey ?? null,
+    };
     return report;
   },
 });

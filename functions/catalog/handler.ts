@@ -7,7 +7,7 @@ export const handler = createGroupHandler('catalog', {
   listInstances: async () => ({
     data: (await listInstances())
       .filter((i) => i.enabled)
-      .map((i) => ({ id: i.id, name: i.name, priority: i.priority, controlAvailable: i.hasClientKey })),
+      .map((i) => ({ id: i.id, name: i.name, priority: i.priority, controlAvailable: i.controlAvailable })),
   }),
   listRegions: async () => listRegions(),
   listEggs: async () => listEggs(),

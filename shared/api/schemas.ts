@@ -287,6 +287,22 @@ export const CallBudgetState = z
   .object({ application: BudgetState, client: BudgetState })
   .meta({ id: 'CallBudgetState', description: "The panel's shared call budget this minute." });
 
+export const InstanceLastTest = z
+  .object({
+    at: z.iso.datetime().max(32).meta({ description: 'When the test ran.' }),
+    ok: z.boolean().meta({ description: 'Every check of that test passed.' }),
+    clientKey: z.enum(['ok', 'refused', 'missing', 'unreachable', 'error']).meta({
+      description:
+        'What the client key did: `ok` resolved to a panel user, `refused` the panel answered 401/403, `missing` no client key, `unreachable` no answer (timeout, 5xx, 429, call budget), `error` any other failure.',
+    }),
+    message: z.string().max(500).meta({ description: 'A short account of the outcome (never a key).' }),
+  })
+  .meta({
+    id: 'InstanceLastTest',
+    description:
+      'The outcome of the last instance test (POST /v1/admin/instances/{id}/test); cleared when the keys or the base URL change.',
+  });
+
 export const Instance = z
   .object({
     id: Uuid,
@@ -298,6 +314,10 @@ export const Instance = z
       .boolean()
       .meta({ description: 'Whether a client key is set (power, console, files need it). Keys are never returned.' }),
     serviceUserId: z.number().int().nullable().meta({ description: 'Panel user owning the client key, resolved by the instance test.' }),
+    controlAvailable: z.boolean().meta({
+      description: 'A client key is set and the last instance test resolved it to a panel user (false before any test).',
+    }),
+    lastTest: InstanceLastTest.nullable().meta({ description: 'The last instance test with these keys; null before any.' }),
     serverCount: z.number().int().meta({ description: 'Active and suspended servers on this instance.' }),
     panelRateLimits: PanelRateLimits,
     callBudget: CallBudgetState.optional().meta({
@@ -382,6 +402,10 @@ export const InstanceTestReport = z
     ),
     serviceUser: z.object({ id: z.number().int(), username: z.string(), email: z.string(), admin: z.boolean() }).nullable(),
     callBudget: CallBudgetState,
+    lastTest: InstanceLastTest.nullable().meta({
+      description:
+        'What the instance now records as its last test; null when its keys or URL changed while the test ran (the result was not kept).',
+    }),
   })
   .meta({ id: 'InstanceTestReport' });
 
@@ -390,7 +414,10 @@ export const PublicInstance = z
     id: Uuid,
     name: z.string(),
     priority: z.number().int(),
-    controlAvailable: z.boolean().meta({ description: 'Power, console and files work (the instance has a client key).' }),
+    controlAvailable: z.boolean().meta({
+      description:
+        "Power, console and files are expected to work: the instance has a client key and the operator's last test of it succeeded (false until then).",
+    }),
   })
   .meta({ id: 'PublicInstance' });
 

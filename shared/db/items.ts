@@ -114,6 +114,13 @@ export interface ServerPointerItem extends Stored {
   accountId: string;
 }
 
+export interface InstanceLastTestRecord {
+  at: string;
+  ok: boolean;
+  clientKey: 'ok' | 'refused' | 'missing' | 'unreachable' | 'error';
+  message: string;
+}
+
 export interface InstanceItem extends Stored {
   kind: 'instance';
   instanceId: string;
@@ -123,6 +130,8 @@ export interface InstanceItem extends Stored {
   enabled?: boolean;
   hasClientKey: boolean;
   serviceUserId?: number;
+  /** The last instance test with the current keys (shared/instances); removed when the keys or the URL change. */
+  lastTest?: InstanceLastTestRecord;
   serverCount?: number;
   /** The panel's own request limits (shared/instances/budget.ts); absent means the panel's defaults. */
   panelRateLimits?: { applicationPerMinute: number; clientPerMinute: number };

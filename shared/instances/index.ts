@@ -9,7 +9,8 @@ import { secretStore, type InstanceKeys } from '../secrets/index.ts';
 import { PanelClient } from '../panel/client.ts';
 import { PanelRequestError } from '../panel/errors.ts';
 import type { CreateInstance, Instance, InstanceTestReport, UpdateInstance } from '../api/schemas.ts';
-import { asKind, type InstanceItem } from '../db/items.ts';
+import { asKind, type InstanceItem, type InstanceLastTestRecord } from '../db/items.ts';
+import { logger } from '../observability/logger.ts';
 import { callBudgetState, DEFAULT_PANEL_RATE_LIMITS, dynamoCallBudget } from './budget.ts';
 
 /**
@@ -28,12 +29,23 @@ export function toInstanceView(item: InstanceItem): InstanceView {
     enabled: item.enabled !== false,
     hasClientKey: Boolean(item.hasClientKey),
     serviceUserId: item.serviceUserId ?? null,
+    controlAvailable: controlAvailable(item),
+    lastTest: item.lastTest ?? null,
     serverCount: Number(item.serverCount ?? 0),
     panelRateLimits: item.panelRateLimits ?? DEFAULT_PANEL_RATE_LIMITS,
     createdAt: item.createdAt,
     updatedAt: item.updatedAt,
   };
 }
+
+/**
+ * Whether power, console and files are expected to work: a client key is set and the last instance
+ * test (with these keys: a change of keys or URL removes it) resolved it to a panel user. False
+ * before any test: an operator who registers an instance runs the test. Control routes do not
+ * consult it; they try, and report the panel's refusal (shared/servers/control.ts).
+ */
+export const controlAvailable = (item: Pick<InstanceItem, 'hasClientKey' | 'lastTest'>): boolean =>
+  Boolean(item.hasClientKey) && item.lastTest?.clientKey === 'ok';
 
 /** The admin's list: every instance with what its shared call budget has spent this minute. */
 export async function listInstancesWithBudget(): Promise<InstanceView[]> {
@@ -115,6 +127,8 @@ export async function updateInstance(
     }
   }
   if (input.baseUrl !== undefined && input.baseUrl !== current.baseUrl) remove.push('serviceUserId');
+  // The last test said something about the old keys or panel only.
+  if (changed.includes('appApiKey') || changed.includes('clientApiKey') || remove.includes('serviceUserId')) remove.push('lastTest');
   const names = Object.keys(set);
   const out = await writeItem({
     Update: {
@@ -195,12 +209,15 @@ export async function panelClientFor(
 // ---- the instance test ------------------------------------------------------------------------
 
 export async function testInstance(instanceId: string): Promise<z.infer<typeof InstanceTestReport>> {
-  const instance = await getInstance(instanceId);
+  const item = await accessPatterns.instanceById(instanceId);
+  if (!item) throw notFound('Instance');
+  const instance = toInstanceView(item);
   const client = await panelClientFor(instance);
   const started = Date.now();
   const checks: z.infer<typeof InstanceTestReport>['checks'] = [];
   let nodes: z.infer<typeof InstanceTestReport>['nodes'] = [];
   let serviceUser: z.infer<typeof InstanceTestReport>['serviceUser'] = null;
+  let clientKey: InstanceLastTestRecord['clientKey'] = 'missing';
 
   try {
     const [locations, panelNodes] = await Promise.all([client.listLocations(), client.listNodes()]);
@@ -235,32 +252,72 @@ export async function testInstance(instanceId: string): Promise<z.infer<typeof I
     try {
       const account = await client.getAccount();
       serviceUser = { id: account.id, username: account.username, email: account.email, admin: account.admin };
-      await writeItem({
-        Update: {
-          Key: keys.instance(instanceId),
-          UpdateExpression: 'SET serviceUserId = :id',
-          ConditionExpression: 'attribute_exists(PK)',
-          ExpressionAttributeValues: { ':id': account.id },
-        },
-      });
+      clientKey = 'ok';
       checks.push({
         name: 'client_api',
         ok: true,
         message: `Client key belongs to ${account.username} (panel user ${account.id})${account.admin ? '; warning: a root admin — a leaked key would control the whole panel' : ''}`,
       });
     } catch (err) {
+      clientKey = clientKeyFailure(err);
       checks.push({ name: 'client_api', ok: false, message: describe(err) });
     }
   }
+  const ok = checks.every((c) => c.ok);
+  const failed = checks.filter((c) => !c.ok);
+  const lastTest: InstanceLastTestRecord = {
+    at: new Date().toISOString(),
+    ok,
+    clientKey,
+    message: (ok ? checks.map((c) => c.message) : failed.map((c) => `${c.name}: ${c.message}`)).join('; ').slice(0, 500),
+  };
+  const recorded = await recordTest(item, lastTest, serviceUser?.id);
   return {
     instanceId,
-    ok: checks.every((c) => c.ok),
+    ok,
     latencyMs: Date.now() - started,
     checks,
     nodes,
     serviceUser,
     callBudget: await callBudgetState(instance.id, instance.panelRateLimits),
+    lastTest: recorded ? lastTest : null,
   };
+}
+
+/** How the client check failed: the panel refused the key, did not answer, or something else. */
+function clientKeyFailure(err: unknown): InstanceLastTestRecord['clientKey'] {
+  if (!(err instanceof PanelRequestError)) return 'error';
+  if (err.panelStatus === 401 || err.panelStatus === 403) return 'refused';
+  if (err.code === 'panel_timeout' || err.code === 'panel_unavailable' || err.panelStatus === undefined || err.panelStatus >= 500)
+    return 'unreachable';
+  return 'error';
+}
+
+/**
+ * Keeps the outcome (and the service user the client key resolved to) on the instance, only while
+ * it still has the keys and URL the test read: a PATCH meanwhile moved `updatedAt`, and a result
+ * about the old keys must not describe the new ones. False when it was not kept.
+ */
+async function recordTest(item: InstanceItem, lastTest: InstanceLastTestRecord, serviceUserId: number | undefined): Promise<boolean> {
+  try {
+    await writeItem({
+      Update: {
+        Key: keys.instance(item.instanceId),
+        UpdateExpression: `SET lastTest = :test${serviceUserId === undefined ? '' : ', serviceUserId = :user'}`,
+        ConditionExpression: 'attribute_exists(PK) AND updatedAt = :read',
+        ExpressionAttributeValues: {
+          ':test': lastTest,
+          ':read': item.updatedAt,
+          ...(serviceUserId === undefined ? {} : { ':user': serviceUserId }),
+        },
+      },
+    });
+    return true;
+  } catch (err) {
+    if (!isConditionFailed(err)) throw err;
+    logger.warn('instance test: the instance changed while it ran; result not kept', { instanceId: item.instanceId });
+    return false;
+  }
 }
 
 const describe = (err: unknown): string =>
