@@ -652,7 +652,9 @@ export interface components {
       /** Format: date-time */
       time: string;
       instances: {
+        /** Format: int32 */
         total: number;
+        /** Format: int32 */
         enabled: number;
       };
     };
@@ -670,15 +672,24 @@ export interface components {
       id: string;
       /** Format: email */
       email: string;
-      /** @description Credit balance in cents (paid plus granted credit). */
+      /**
+       * Format: int64
+       * @description Credit balance in cents (paid plus granted credit).
+       */
       balanceCents: number;
       /** @description The same balance in dollars. */
       balanceUsd: number;
       trialGranted: boolean;
       isAdmin: boolean;
-      /** @description What the active servers cost an hour, exactly, in millicents (1/1000 cent). */
+      /**
+       * Format: int64
+       * @description What the active servers cost an hour, exactly, in millicents (1/1000 cent).
+       */
       burnMillicentsPerHour: number;
-      /** @description Charged hours not yet taken from the balance because together they are below a cent (0–999); the next hourly charge adds to them. */
+      /**
+       * Format: int32
+       * @description Charged hours not yet taken from the balance because together they are below a cent (0–999); the next hourly charge adds to them.
+       */
       accruedMillicents: number;
       /** @description Hours until the balance reaches zero at the current burn (one decimal); null with no burn. */
       runwayHours: number | null;
@@ -713,7 +724,10 @@ export interface components {
       target: string | null;
       /** @enum {string} */
       result: 'success' | 'failure';
-      /** @description HTTP status the call ended with. */
+      /**
+       * Format: int32
+       * @description HTTP status the call ended with.
+       */
       status: number;
       errorCode: string | null;
       sourceIp: string | null;
@@ -783,7 +797,10 @@ export interface components {
     };
     CreateApiKey: {
       name: string;
-      /** @description Omit for a key that does not expire. */
+      /**
+       * Format: int32
+       * @description Omit for a key that does not expire.
+       */
       expiresInDays?: number;
       /** @description Omit for every scope the caller holds. A key can never hold a scope its creator lacks. */
       scopes?: components['schemas']['Scope'][];
@@ -803,6 +820,7 @@ export interface components {
       /** Format: uuid */
       id: string;
       name: string;
+      /** Format: int32 */
       priority: number;
       /** @description Power, console and files are expected to work: the instance has a client key and the operator's last test of it succeeded (false until then). */
       controlAvailable: boolean;
@@ -837,9 +855,11 @@ export interface components {
       /** Format: uuid */
       instanceId: string;
       instanceName: string;
+      /** Format: int64 */
       eggId: number;
       name: string;
       description: string | null;
+      /** Format: int64 */
       nestId: number;
       nestName: string;
       dockerImages: {
@@ -850,9 +870,11 @@ export interface components {
       /** Format: uuid */
       instanceId: string;
       instanceName: string;
+      /** Format: int64 */
       eggId: number;
       name: string;
       description: string | null;
+      /** Format: int64 */
       nestId: number;
       nestName: string;
       dockerImages: {
@@ -892,13 +914,20 @@ export interface components {
       /** @description Panel uuid. */
       uuid: string;
       name: string;
+      /** Format: int64 */
       eggId: number;
       /** @description Region tag of the node the server runs on. */
       region: string | null;
       resources: components['schemas']['Resources'];
-      /** @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`. */
+      /**
+       * Format: int64
+       * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
+       */
       priceCentsPerHour: number;
-      /** @description The exact hourly price in millicents (1/1000 cent). The hourly pass charges exact amounts: each ledger entry is whole cents, and what is below a cent is carried on the account to the next hour (`accruedMillicents` on GET /v1/account), so an account pays the sum of its exact prices to within one cent, never more. */
+      /**
+       * Format: int64
+       * @description The exact hourly price in millicents (1/1000 cent). The hourly pass charges exact amounts: each ledger entry is whole cents, and what is below a cent is carried on the account to the next hour (`accruedMillicents` on GET /v1/account), so an account pays the sum of its exact prices to within one cent, never more.
+       */
       priceMillicentsPerHour: number;
       status: components['schemas']['ServerStatus'];
       /** Format: date-time */
@@ -916,20 +945,33 @@ export interface components {
       deletedAt: string | null;
     };
     Resources: {
+      /** Format: int32 */
       ramMb: number;
+      /** Format: int32 */
       cpuPercent: number;
+      /** Format: int32 */
       diskMb: number;
     };
     /** @enum {string} */
     ServerStatus: 'active' | 'suspended' | 'deleted';
     CreateServer: {
       name: string;
+      /** Format: int64 */
       eggId: number;
-      /** @description At least 256; at most the platform cap (settings.serverCaps.maxRamMb). */
+      /**
+       * Format: int32
+       * @description At least 256; at most the platform cap (settings.serverCaps.maxRamMb).
+       */
       ramMb: number;
-      /** @description 100 = one core; at least 25. */
+      /**
+       * Format: int32
+       * @description 100 = one core; at least 25.
+       */
       cpuPercent: number;
-      /** @description At least 512. */
+      /**
+       * Format: int32
+       * @description At least 512.
+       */
       diskMb: number;
       /**
        * Format: uuid
@@ -955,13 +997,20 @@ export interface components {
       /** @description Panel uuid. */
       uuid: string;
       name: string;
+      /** Format: int64 */
       eggId: number;
       /** @description Region tag of the node the server runs on. */
       region: string | null;
       resources: components['schemas']['Resources'];
-      /** @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`. */
+      /**
+       * Format: int64
+       * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
+       */
       priceCentsPerHour: number;
-      /** @description The exact hourly price in millicents (1/1000 cent). The hourly pass charges exact amounts: each ledger entry is whole cents, and what is below a cent is carried on the account to the next hour (`accruedMillicents` on GET /v1/account), so an account pays the sum of its exact prices to within one cent, never more. */
+      /**
+       * Format: int64
+       * @description The exact hourly price in millicents (1/1000 cent). The hourly pass charges exact amounts: each ledger entry is whole cents, and what is below a cent is carried on the account to the next hour (`accruedMillicents` on GET /v1/account), so an account pays the sum of its exact prices to within one cent, never more.
+       */
       priceMillicentsPerHour: number;
       status: components['schemas']['ServerStatus'];
       /** Format: date-time */
@@ -1007,8 +1056,11 @@ export interface components {
       } | null;
     };
     ResizeServer: {
+      /** Format: int32 */
       ramMb: number;
+      /** Format: int32 */
       cpuPercent: number;
+      /** Format: int32 */
       diskMb: number;
     };
     DeletedServer: {
@@ -1060,21 +1112,36 @@ export interface components {
       command: string;
     };
     ConsoleCredentials: {
-      /** @description The server's console: a Wings websocket (wss://<node>:<port>/api/servers/<uuid>/ws). Open it, send {"event":"auth","args":[token]}, wait for `auth success`; frames are JSON {event, args}. */
+      /**
+       * Format: uri
+       * @description The server's console: a Wings websocket (wss://<node>:<port>/api/servers/<uuid>/ws). Open it, send {"event":"auth","args":[token]}, wait for `auth success`; frames are JSON {event, args}.
+       */
       socket: string;
       /** @description The JWT for the `auth` event; it is only good for this server. */
       token: string;
-      /** @description When the token expires (ISO 8601, about 10 minutes). On `token expiring` fetch fresh credentials and send `auth` again on the same socket; on `token expired` or `jwt error` do the same. Wings drops every token when it restarts. */
+      /**
+       * Format: date-time
+       * @description When the token expires (ISO 8601, about 10 minutes). On `token expiring` fetch fresh credentials and send `auth` again on the same socket; on `token expired` or `jwt error` do the same. Wings drops every token when it restarts.
+       */
       expiresAt: string;
-      /** @description The panel URL: a non-browser client must send it as the Origin header, or Wings refuses the upgrade with 403. A browser sends the page's own origin, so the operator must add the dashboard's origin to every node's Wings `allowed_origins` (config.yml). */
+      /**
+       * Format: uri
+       * @description The panel URL: a non-browser client must send it as the Origin header, or Wings refuses the upgrade with 403. A browser sends the page's own origin, so the operator must add the dashboard's origin to every node's Wings `allowed_origins` (config.yml).
+       */
       origin: string;
       /** @description The same `token` and `socket`, kept for older clients. */
       websocket: {
         token: string;
-        /** @description wss:// address of the console. */
+        /**
+         * Format: uri
+         * @description wss:// address of the console.
+         */
         socket: string;
       };
-      /** @description About 600 (kept for older clients; prefer `expiresAt`). */
+      /**
+       * Format: int32
+       * @description About 600 (kept for older clients; prefer `expiresAt`).
+       */
       expiresInSeconds: number;
     };
     FileList: {
@@ -1084,6 +1151,7 @@ export interface components {
     FileEntry: {
       name: string;
       mode: string;
+      /** Format: int64 */
       size: number;
       isFile: boolean;
       isSymlink: boolean;
@@ -1100,6 +1168,7 @@ export interface components {
       file: string;
       /** @enum {boolean} */
       written: true;
+      /** Format: int32 */
       bytes: number;
     };
     WriteFile: {
@@ -1108,7 +1177,10 @@ export interface components {
     };
     DownloadLink: {
       file: string;
-      /** @description Signed, single-use address on the node, valid about 15 minutes; no key needed. */
+      /**
+       * Format: uri
+       * @description Signed, single-use address on the node, valid about 15 minutes; no key needed.
+       */
       url: string;
     };
     DeleteFilesResult: {
@@ -1126,12 +1198,19 @@ export interface components {
       nextCursor: string | null;
     };
     LedgerEntry: {
-      /** @description Position in the account ledger (1, 2, 3, …). */
+      /**
+       * Format: int32
+       * @description Position in the account ledger (1, 2, 3, …).
+       */
       seq: number;
       /** @enum {string} */
       type: 'trial' | 'topup' | 'bonus' | 'grant' | 'deduction' | 'charge' | 'refund';
-      /** @description Signed: credits positive, charges and deductions negative. */
+      /**
+       * Format: int64
+       * @description Signed: credits positive, charges and deductions negative.
+       */
       amountCents: number;
+      /** Format: int64 */
       balanceAfterCents: number;
       /** @description Trial, bonus and admin grants: credit that was not paid for. */
       granted: boolean;
@@ -1145,31 +1224,56 @@ export interface components {
         /** @description Hourly charges: each server and its exact price for the hour, in millicents. */
         lines: {
           serverId: string;
+          /** Format: int64 */
           millicents: number;
         }[];
-        /** @description Hourly charges: what was below a cent before this entry (carried from earlier hours). */
+        /**
+         * Format: int32
+         * @description Hourly charges: what was below a cent before this entry (carried from earlier hours).
+         */
         accruedBeforeMillicents: number | null;
-        /** @description Hourly charges: what is below a cent after it, carried to the next hour. amountCents = −floor((before + Σ lines) / 1000). */
+        /**
+         * Format: int32
+         * @description Hourly charges: what is below a cent after it, carried to the next hour. amountCents = −floor((before + Σ lines) / 1000).
+         */
         accruedAfterMillicents: number | null;
       };
       /** Format: date-time */
       at: string;
     };
     Budget: {
-      /** @description null: no cap. */
+      /**
+       * Format: int32
+       * @description null: no cap.
+       */
       monthlyCapCents: number | null;
       action: components['schemas']['BudgetAction'];
       /** @example 2026-11 */
       month: string;
-      /** @description Hourly charges this UTC month. */
+      /**
+       * Format: int64
+       * @description Hourly charges this UTC month.
+       */
       spentCents: number;
-      /** @description Current hourly price of the active servers, rounded up to cents. */
+      /**
+       * Format: int64
+       * @description Current hourly price of the active servers, rounded up to cents.
+       */
       burnCentsPerHour: number;
-      /** @description Current exact hourly price of the active servers, in millicents. */
+      /**
+       * Format: int64
+       * @description Current exact hourly price of the active servers, in millicents.
+       */
       burnMillicentsPerHour: number;
-      /** @description Spent plus the current exact burn until the month ends, rounded up. */
+      /**
+       * Format: int64
+       * @description Spent plus the current exact burn until the month ends, rounded up.
+       */
       projectedCents: number;
-      /** @description Cap minus spent (null without a cap). */
+      /**
+       * Format: int64
+       * @description Cap minus spent (null without a cap).
+       */
       remainingCents: number | null;
       capReached: boolean;
     };
@@ -1179,14 +1283,18 @@ export interface components {
      */
     BudgetAction: 'refuse' | 'suspend';
     BudgetUpdate: {
+      /** Format: int32 */
       monthlyCapCents: number | null;
       action?: components['schemas']['BudgetAction'];
     };
     BillingConfig: {
       /** @enum {string} */
       currency: 'usd';
+      /** Format: int32 */
       minimumTopUpCents: number;
+      /** Format: int32 */
       maximumTopUpCents: number;
+      /** Format: int32 */
       bonusPercent: number;
       /** @description Checkout works (Stripe configured, or the local sandbox). */
       paymentsEnabled: boolean;
@@ -1194,7 +1302,10 @@ export interface components {
       provider: 'stripe' | 'sandbox';
     };
     CheckoutResponse: {
-      /** @description Send the customer to this hosted payment page. */
+      /**
+       * Format: uri
+       * @description Send the customer to this hosted payment page.
+       */
       url: string;
       /** @example INV-2026-000042 */
       invoiceNumber: string;
@@ -1202,11 +1313,20 @@ export interface components {
       invoiceId: string;
     };
     CheckoutRequest: {
-      /** @description Between the minimum and maximum top-up of GET /v1/billing/config. */
+      /**
+       * Format: int32
+       * @description Between the minimum and maximum top-up of GET /v1/billing/config.
+       */
       amountCents: number;
-      /** @description Where the payment page sends the customer after paying (default: CHECKOUT_SUCCESS_URL). */
+      /**
+       * Format: uri
+       * @description Where the payment page sends the customer after paying (default: CHECKOUT_SUCCESS_URL).
+       */
       successUrl?: string;
-      /** @description Where the payment page sends the customer who cancels. */
+      /**
+       * Format: uri
+       * @description Where the payment page sends the customer who cancels.
+       */
       cancelUrl?: string;
     };
     InvoiceList: {
@@ -1226,19 +1346,34 @@ export interface components {
       status: components['schemas']['InvoiceStatus'];
       /** @enum {string} */
       currency: 'usd';
-      /** @description The top-up the customer pays. */
+      /**
+       * Format: int64
+       * @description The top-up the customer pays.
+       */
       amountCents: number;
-      /** @description Bonus rate fixed when the checkout started. */
+      /**
+       * Format: int32
+       * @description Bonus rate fixed when the checkout started.
+       */
       bonusPercent: number;
       /** @description What the card is charged for: the top-up. They sum to totalCents. */
       lineItems: components['schemas']['InvoiceLine'][];
-      /** @description The sum of lineItems: the amount charged to the card. */
+      /**
+       * Format: int64
+       * @description The sum of lineItems: the amount charged to the card.
+       */
       totalCents: number;
-      /** @description What the card paid: totalCents once paid, 0 while open or void. */
+      /**
+       * Format: int64
+       * @description What the card paid: totalCents once paid, 0 while open or void.
+       */
       paidCents: number;
       /** @description What the balance received, one entry per ledger entry: the top-up and the bonus (when above 0). Empty until paid. */
       credits: components['schemas']['InvoiceCredit'][];
-      /** @description The sum of credits: top-up plus bonus (0 until paid). */
+      /**
+       * Format: int64
+       * @description The sum of credits: top-up plus bonus (0 until paid).
+       */
       creditedCents: number;
       /** Format: date-time */
       createdAt: string;
@@ -1259,6 +1394,7 @@ export interface components {
       /** @enum {string} */
       type: 'topup';
       description: string;
+      /** Format: int64 */
       amountCents: number;
     };
     InvoiceCredit: {
@@ -1268,6 +1404,7 @@ export interface components {
        */
       type: 'topup' | 'bonus';
       description: string;
+      /** Format: int64 */
       amountCents: number;
     };
     WebhookAck: {
@@ -1279,10 +1416,14 @@ export interface components {
       /** Format: uuid */
       accountId: string;
       entry: components['schemas']['LedgerEntry'];
+      /** Format: int64 */
       balanceCents: number;
     };
     AdminCredit: {
-      /** @description Positive grants, negative deducts (the balance may go below zero). */
+      /**
+       * Format: int32
+       * @description Positive grants, negative deducts (the balance may go below zero).
+       */
       amountCents: number;
       note: string;
     };
@@ -1301,13 +1442,20 @@ export interface components {
       /** @description Panel uuid. */
       uuid: string;
       name: string;
+      /** Format: int64 */
       eggId: number;
       /** @description Region tag of the node the server runs on. */
       region: string | null;
       resources: components['schemas']['Resources'];
-      /** @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`. */
+      /**
+       * Format: int64
+       * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
+       */
       priceCentsPerHour: number;
-      /** @description The exact hourly price in millicents (1/1000 cent). The hourly pass charges exact amounts: each ledger entry is whole cents, and what is below a cent is carried on the account to the next hour (`accruedMillicents` on GET /v1/account), so an account pays the sum of its exact prices to within one cent, never more. */
+      /**
+       * Format: int64
+       * @description The exact hourly price in millicents (1/1000 cent). The hourly pass charges exact amounts: each ledger entry is whole cents, and what is below a cent is carried on the account to the next hour (`accruedMillicents` on GET /v1/account), so an account pays the sum of its exact prices to within one cent, never more.
+       */
       priceMillicentsPerHour: number;
       status: components['schemas']['ServerStatus'];
       /** Format: date-time */
@@ -1368,13 +1516,23 @@ export interface components {
       /** @description Admin list and instance test only: what the shared call budget has spent this minute. */
       callBudget?: {
         application: {
+          /** Format: int32 */
           limitPerMinute: number;
-          /** @description What the control plane spends at most a minute (the limit less headroom). */
+          /**
+           * Format: int32
+           * @description What the control plane spends at most a minute (the limit less headroom).
+           */
           budgetPerMinute: number;
-          /** @description Kept for calls that change servers: create, build, suspend, unsuspend, delete. */
+          /**
+           * Format: int32
+           * @description Kept for calls that change servers: create, build, suspend, unsuspend, delete.
+           */
           reservedForWrites: number;
+          /** Format: int32 */
           readsPerMinute: number;
+          /** Format: int32 */
           readsPerAccountPerMinute: number;
+          /** Format: int32 */
           usedThisMinute: number;
           /**
            * Format: date-time
@@ -1383,13 +1541,23 @@ export interface components {
           pausedUntil: string | null;
         };
         client: {
+          /** Format: int32 */
           limitPerMinute: number;
-          /** @description What the control plane spends at most a minute (the limit less headroom). */
+          /**
+           * Format: int32
+           * @description What the control plane spends at most a minute (the limit less headroom).
+           */
           budgetPerMinute: number;
-          /** @description Kept for calls that change servers: create, build, suspend, unsuspend, delete. */
+          /**
+           * Format: int32
+           * @description Kept for calls that change servers: create, build, suspend, unsuspend, delete.
+           */
           reservedForWrites: number;
+          /** Format: int32 */
           readsPerMinute: number;
+          /** Format: int32 */
           readsPerAccountPerMinute: number;
+          /** Format: int32 */
           usedThisMinute: number;
           /**
            * Format: date-time
@@ -1405,9 +1573,15 @@ export interface components {
     };
     /** @description The panel's own per-minute request limits for the key owner. The control plane plans to spend 90 % of them, shared by every process; calls that change servers keep a reserved quarter of the Application budget, and one account's reads may take at most a quarter of the rest. */
     PanelRateLimits: {
-      /** @description The panel's APP_API_APPLICATION_RATELIMIT (240 by default). */
+      /**
+       * Format: int32
+       * @description The panel's APP_API_APPLICATION_RATELIMIT (240 by default).
+       */
       applicationPerMinute: number;
-      /** @description The panel's APP_API_CLIENT_RATELIMIT (720 by default). */
+      /**
+       * Format: int32
+       * @description The panel's APP_API_CLIENT_RATELIMIT (720 by default).
+       */
       clientPerMinute: number;
     };
     CreateInstance: {
@@ -1424,6 +1598,7 @@ export interface components {
        */
       clientApiKey?: string;
       /**
+       * Format: int32
        * @description Lower is preferred (default 100).
        * @default 100
        */
@@ -1432,9 +1607,15 @@ export interface components {
       enabled?: boolean;
       /** @description Defaults to the panel's own defaults, 240 and 720. */
       panelRateLimits?: {
-        /** @description The panel's APP_API_APPLICATION_RATELIMIT (240 by default). */
+        /**
+         * Format: int32
+         * @description The panel's APP_API_APPLICATION_RATELIMIT (240 by default).
+         */
         applicationPerMinute: number;
-        /** @description The panel's APP_API_CLIENT_RATELIMIT (720 by default). */
+        /**
+         * Format: int32
+         * @description The panel's APP_API_CLIENT_RATELIMIT (720 by default).
+         */
         clientPerMinute: number;
       };
     };
@@ -1444,6 +1625,7 @@ export interface components {
       appApiKey?: string;
       /** @description null removes the client key. */
       clientApiKey?: string | null;
+      /** Format: int32 */
       priority?: number;
       enabled?: boolean;
       panelRateLimits?: components['schemas']['PanelRateLimits'];
@@ -1506,13 +1688,23 @@ export interface components {
     /** @description The panel's shared call budget this minute. */
     CallBudgetState: {
       application: {
+        /** Format: int32 */
         limitPerMinute: number;
-        /** @description What the control plane spends at most a minute (the limit less headroom). */
+        /**
+         * Format: int32
+         * @description What the control plane spends at most a minute (the limit less headroom).
+         */
         budgetPerMinute: number;
-        /** @description Kept for calls that change servers: create, build, suspend, unsuspend, delete. */
+        /**
+         * Format: int32
+         * @description Kept for calls that change servers: create, build, suspend, unsuspend, delete.
+         */
         reservedForWrites: number;
+        /** Format: int32 */
         readsPerMinute: number;
+        /** Format: int32 */
         readsPerAccountPerMinute: number;
+        /** Format: int32 */
         usedThisMinute: number;
         /**
          * Format: date-time
@@ -1521,13 +1713,23 @@ export interface components {
         pausedUntil: string | null;
       };
       client: {
+        /** Format: int32 */
         limitPerMinute: number;
-        /** @description What the control plane spends at most a minute (the limit less headroom). */
+        /**
+         * Format: int32
+         * @description What the control plane spends at most a minute (the limit less headroom).
+         */
         budgetPerMinute: number;
-        /** @description Kept for calls that change servers: create, build, suspend, unsuspend, delete. */
+        /**
+         * Format: int32
+         * @description Kept for calls that change servers: create, build, suspend, unsuspend, delete.
+         */
         reservedForWrites: number;
+        /** Format: int32 */
         readsPerMinute: number;
+        /** Format: int32 */
         readsPerAccountPerMinute: number;
+        /** Format: int32 */
         usedThisMinute: number;
         /**
          * Format: date-time
@@ -1546,15 +1748,24 @@ export interface components {
       id: string;
       /** Format: email */
       email: string;
-      /** @description Credit balance in cents (paid plus granted credit). */
+      /**
+       * Format: int64
+       * @description Credit balance in cents (paid plus granted credit).
+       */
       balanceCents: number;
       /** @description The same balance in dollars. */
       balanceUsd: number;
       trialGranted: boolean;
       isAdmin: boolean;
-      /** @description What the active servers cost an hour, exactly, in millicents (1/1000 cent). */
+      /**
+       * Format: int64
+       * @description What the active servers cost an hour, exactly, in millicents (1/1000 cent).
+       */
       burnMillicentsPerHour: number;
-      /** @description Charged hours not yet taken from the balance because together they are below a cent (0–999); the next hourly charge adds to them. */
+      /**
+       * Format: int32
+       * @description Charged hours not yet taken from the balance because together they are below a cent (0–999); the next hourly charge adds to them.
+       */
       accruedMillicents: number;
       /** @description Hours until the balance reaches zero at the current burn (one decimal); null with no burn. */
       runwayHours: number | null;
@@ -1565,41 +1776,80 @@ export interface components {
       fundedUntil: string | null;
       /** Format: date-time */
       createdAt: string;
-      /** @description Servers currently active or suspended. */
+      /**
+       * Format: int32
+       * @description Servers currently active or suspended.
+       */
       serverCount: number;
     };
     Settings: {
       /** @enum {string} */
       currency: 'usd';
       prices: {
-        /** @description Price of 1 GiB (1024 MB) of RAM for one hour, in 1/1000 cent. */
+        /**
+         * Format: int32
+         * @description Price of 1 GiB (1024 MB) of RAM for one hour, in 1/1000 cent.
+         */
         ramMillicentsPerGbHour: number;
-        /** @description Price of one core (cpuPercent 100) for one hour, in 1/1000 cent. */
+        /**
+         * Format: int32
+         * @description Price of one core (cpuPercent 100) for one hour, in 1/1000 cent.
+         */
         cpuMillicentsPerCoreHour: number;
-        /** @description Price of 1 GiB (1024 MB) of disk for one hour, in 1/1000 cent. */
+        /**
+         * Format: int32
+         * @description Price of 1 GiB (1024 MB) of disk for one hour, in 1/1000 cent.
+         */
         diskMillicentsPerGbHour: number;
       };
-      /** @description Granted once to every new account. */
+      /**
+       * Format: int32
+       * @description Granted once to every new account.
+       */
       trialCreditCents: number;
-      /** @description A deploy needs at least this balance besides the 24-hour runway. */
+      /**
+       * Format: int32
+       * @description A deploy needs at least this balance besides the 24-hour runway.
+       */
       minimumBalanceCents: number;
       /** @description Largest server one may deploy or resize to. */
       serverCaps: {
+        /** Format: int32 */
         maxRamMb: number;
+        /** Format: int32 */
         maxCpuPercent: number;
+        /** Format: int32 */
         maxDiskMb: number;
       };
-      /** @description Active plus suspended servers per account. */
+      /**
+       * Format: int32
+       * @description Active plus suspended servers per account.
+       */
       maxServersPerAccount: number;
-      /** @description Bonus credit added to every paid top-up, in percent. */
+      /**
+       * Format: int32
+       * @description Bonus credit added to every paid top-up, in percent.
+       */
       topUpBonusPercent: number;
-      /** @description Smallest checkout amount (Stripe needs at least 50 cents). */
+      /**
+       * Format: int32
+       * @description Smallest checkout amount (Stripe needs at least 50 cents).
+       */
       minimumTopUpCents: number;
-      /** @description Largest checkout amount. */
+      /**
+       * Format: int32
+       * @description Largest checkout amount.
+       */
       maximumTopUpCents: number;
-      /** @description Delete servers suspended for this many days; null keeps them forever. */
+      /**
+       * Format: int32
+       * @description Delete servers suspended for this many days; null keeps them forever.
+       */
       suspendedRetentionDays: number | null;
-      /** @description Optional monthly cap per server: in a calendar month (UTC) a server never pays more than this many hours of its hourly price (each hour capped at its own price); null (the default) charges every hour. E.g. 672 with a 1.5 ¢ server: at most 1,008 ¢ a month, so a full 31-day month (744 h) costs 1,008 ¢, not 1,116 ¢. */
+      /**
+       * Format: int32
+       * @description Optional monthly cap per server: in a calendar month (UTC) a server never pays more than this many hours of its hourly price (each hour capped at its own price); null (the default) charges every hour. E.g. 672 with a 1.5 ¢ server: at most 1,008 ¢ a month, so a full 31-day month (744 h) costs 1,008 ¢, not 1,116 ¢.
+       */
       monthlyCapHours: number | null;
     };
     /** @description Any subset of the settings, or all of them as GET returns them; omitted fields keep their value. */
@@ -1610,33 +1860,69 @@ export interface components {
        */
       currency?: 'usd';
       prices?: {
-        /** @description Price of 1 GiB (1024 MB) of RAM for one hour, in 1/1000 cent. */
+        /**
+         * Format: int32
+         * @description Price of 1 GiB (1024 MB) of RAM for one hour, in 1/1000 cent.
+         */
         ramMillicentsPerGbHour?: number;
-        /** @description Price of one core (cpuPercent 100) for one hour, in 1/1000 cent. */
+        /**
+         * Format: int32
+         * @description Price of one core (cpuPercent 100) for one hour, in 1/1000 cent.
+         */
         cpuMillicentsPerCoreHour?: number;
-        /** @description Price of 1 GiB (1024 MB) of disk for one hour, in 1/1000 cent. */
+        /**
+         * Format: int32
+         * @description Price of 1 GiB (1024 MB) of disk for one hour, in 1/1000 cent.
+         */
         diskMillicentsPerGbHour?: number;
       };
-      /** @description Granted once to every new account. */
+      /**
+       * Format: int32
+       * @description Granted once to every new account.
+       */
       trialCreditCents?: number;
-      /** @description A deploy needs at least this balance besides the 24-hour runway. */
+      /**
+       * Format: int32
+       * @description A deploy needs at least this balance besides the 24-hour runway.
+       */
       minimumBalanceCents?: number;
       serverCaps?: {
+        /** Format: int32 */
         maxRamMb?: number;
+        /** Format: int32 */
         maxCpuPercent?: number;
+        /** Format: int32 */
         maxDiskMb?: number;
       };
-      /** @description Active plus suspended servers per account. */
+      /**
+       * Format: int32
+       * @description Active plus suspended servers per account.
+       */
       maxServersPerAccount?: number;
-      /** @description Bonus credit added to every paid top-up, in percent. */
+      /**
+       * Format: int32
+       * @description Bonus credit added to every paid top-up, in percent.
+       */
       topUpBonusPercent?: number;
-      /** @description Smallest checkout amount (Stripe needs at least 50 cents). */
+      /**
+       * Format: int32
+       * @description Smallest checkout amount (Stripe needs at least 50 cents).
+       */
       minimumTopUpCents?: number;
-      /** @description Largest checkout amount. */
+      /**
+       * Format: int32
+       * @description Largest checkout amount.
+       */
       maximumTopUpCents?: number;
-      /** @description Delete servers suspended for this many days; null keeps them forever. */
+      /**
+       * Format: int32
+       * @description Delete servers suspended for this many days; null keeps them forever.
+       */
       suspendedRetentionDays?: number | null;
-      /** @description Optional monthly cap per server: in a calendar month (UTC) a server never pays more than this many hours of its hourly price (each hour capped at its own price); null (the default) charges every hour. E.g. 672 with a 1.5 ¢ server: at most 1,008 ¢ a month, so a full 31-day month (744 h) costs 1,008 ¢, not 1,116 ¢. */
+      /**
+       * Format: int32
+       * @description Optional monthly cap per server: in a calendar month (UTC) a server never pays more than this many hours of its hourly price (each hour capped at its own price); null (the default) charges every hour. E.g. 672 with a 1.5 ¢ server: at most 1,008 ¢ a month, so a full 31-day month (744 h) costs 1,008 ¢, not 1,116 ¢.
+       */
       monthlyCapHours?: number | null;
     };
   };

@@ -474,7 +474,7 @@ export const routes = define({
     summary: 'Stripe webhook (signature in Stripe-Signature, no bearer credential)',
     description:
       'Verifies the signature over the raw body (bad, older than 5 minutes or dated more than 5 minutes ahead: 400 `invalid_signature`, nothing changes); a signed Checkout Session event whose object is missing or malformed is 400 `validation_failed`, nothing changes. `checkout.session.completed` (paid) and `checkout.session.async_payment_succeeded` mark the invoice paid and credit the amount and the bonus once; `checkout.session.expired` and `checkout.session.async_payment_failed` void an open invoice (never a paid one). Other events are acknowledged and ignored.',
-    body: z.string(),
+    body: s.StripeEventPayload,
     response: s.WebhookAck,
   },
 

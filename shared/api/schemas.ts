@@ -18,7 +18,31 @@ export const ErrorEnvelope = z
   })
   .meta({ id: 'Error', description: 'Every failure, whatever the status, has this shape.' });
 
-export const Uuid = z.uuid();
+/** z.uuid() takes exactly 36 characters; the max states it in the document. */
+export const Uuid = z.uuid().max(36);
+
+/*
+ * Bounded building blocks. Every string, integer and array of the document states its limit (the
+ * OWASP rules of `npm run lint:api`), and validation enforces that same limit: for requests what the
+ * service accepts, for responses what it produces (every response is checked outside AWS).
+ */
+export const INT32_MAX = 2_147_483_647;
+/** A string of at most `max` characters. */
+export const text = (max: number) => z.string().max(max);
+/** An integer that fits 32 bits: counts, sizes in MB, percentages, days. */
+export const int32 = (min: number, max: number) => z.number().int().min(min).max(max).meta({ format: 'int32' });
+/** An integer that may pass 32 bits (money sums, bytes, panel ids); JavaScript numbers are exact to 2^53 − 1. */
+export const int64 = (min: number, max: number) => z.number().int().min(min).max(max).meta({ format: 'int64' });
+/** How many of something. */
+export const Count = int32(0, INT32_MAX);
+/** Cents or millicents that are never negative (prices, sums of charges, top-ups). */
+export const Cents = int64(0, Number.MAX_SAFE_INTEGER);
+/** Cents as the ledger sums them: signed (deductions and charges are negative, a balance may go below zero). */
+export const SignedCents = int64(-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+/** A moment as the service writes it (`toISOString()`, 24 characters). */
+export const Timestamp = z.iso.datetime().max(32);
+/** Ids the panel gives (MySQL unsigned `increments`): eggs, nests, nodes, users. */
+export const PanelId = int64(1, 4_294_967_295);
 
 /** Addresses as identity providers hand them out; `admin@localhost` (the local default) included. */
 export const Email = z
@@ -36,7 +60,7 @@ export const ListQuery = z.object({
     .pipe(z.number().int().min(1).max(100))
     .optional()
     .transform((v) => v ?? 25)
-    .meta({ description: 'Page size, 1 to 100 (default 25).', type: 'integer' }),
+    .meta({ description: 'Page size, 1 to 100 (default 25).', type: 'integer', format: 'int32', minimum: 1, maximum: 100 }),
   cursor: z.string().max(4096).optional().meta({ description: 'The `nextCursor` of the previous page.' }),
 });
 
@@ -54,23 +78,23 @@ export const SafeText = z
 export const listOf = <T extends z.ZodType>(item: T, id: string) =>
   z
     .object({
-      data: z.array(item),
-      nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page.' }),
+      data: z.array(item).max(100),
+      nextCursor: text(4096).nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page.' }),
     })
     .meta({ id });
 
-const cents = (description: string) => z.number().int().meta({ description });
+const cents = (description: string) => SignedCents.meta({ description });
 
 // ---- health ----------------------------------------------------------------------------------
 
 export const Health = z
   .object({
     status: z.literal('ok'),
-    version: z.string(),
-    time: z.iso.datetime(),
+    version: text(32),
+    time: Timestamp,
     instances: z.object({
-      total: z.number().int(),
-      enabled: z.number().int(),
+      total: Count,
+      enabled: Count,
     }),
   })
   .meta({ id: 'Health' });
@@ -85,11 +109,8 @@ export const Account = z
     balanceUsd: z.number().meta({ description: 'The same balance in dollars.' }),
     trialGranted: z.boolean(),
     isAdmin: z.boolean(),
-    burnMillicentsPerHour: z
-      .number()
-      .int()
-      .meta({ description: 'What the active servers cost an hour, exactly, in millicents (1/1000 cent).' }),
-    accruedMillicents: z.number().int().meta({
+    burnMillicentsPerHour: Cents.meta({ description: 'What the active servers cost an hour, exactly, in millicents (1/1000 cent).' }),
+    accruedMillicents: int32(0, 999).meta({
       description:
         'Charged hours not yet taken from the balance because together they are below a cent (0–999); the next hourly charge adds to them.',
     }),
@@ -97,28 +118,28 @@ export const Account = z
       .number()
       .nullable()
       .meta({ description: 'Hours until the balance reaches zero at the current burn (one decimal); null with no burn.' }),
-    fundedUntil: z.iso.datetime().nullable().meta({ description: 'When the balance reaches zero at the current burn; null with no burn.' }),
-    createdAt: z.iso.datetime(),
+    fundedUntil: Timestamp.nullable().meta({ description: 'When the balance reaches zero at the current burn; null with no burn.' }),
+    createdAt: Timestamp,
   })
   .meta({ id: 'Account' });
 
 export const ActivityEntry = z
   .object({
-    id: z.string(),
-    at: z.iso.datetime(),
+    id: text(128),
+    at: Timestamp,
     accountId: Uuid,
-    actorEmail: z.string(),
+    actorEmail: text(254),
     credential: z.object({
       kind: z.enum(['api_key', 'session', 'system']),
-      id: z.string(),
+      id: text(128),
     }),
-    action: z.string().meta({ example: 'keys.create' }),
-    target: z.string().nullable().meta({ example: 'key:8b0e…' }),
+    action: text(64).meta({ example: 'keys.create' }),
+    target: text(256).nullable().meta({ example: 'key:8b0e…' }),
     result: z.enum(['success', 'failure']),
-    status: z.number().int().meta({ description: 'HTTP status the call ended with.' }),
-    errorCode: z.string().nullable(),
-    sourceIp: z.string().nullable(),
-    requestId: z.string(),
+    status: int32(100, 599).meta({ description: 'HTTP status the call ended with.' }),
+    errorCode: text(64).nullable(),
+    sourceIp: text(45).nullable(),
+    requestId: text(128),
     details: z.record(z.string(), z.unknown()).optional(),
   })
   .meta({ id: 'ActivityEntry' });
@@ -132,20 +153,20 @@ export const ScopeSchema = z.enum(SCOPES).meta({ id: 'Scope' });
 export const ApiKey = z
   .object({
     id: Uuid,
-    name: z.string(),
-    prefix: z.string().meta({ description: 'The first characters of the secret, to recognise the key.', example: 'cp_live_4Fz' }),
-    last4: z.string(),
-    scopes: z.array(ScopeSchema),
-    createdAt: z.iso.datetime(),
-    expiresAt: z.iso.datetime().nullable(),
-    lastUsedAt: z.iso.datetime().nullable().meta({ description: 'Updated at most every 5 minutes.' }),
-    revokedAt: z.iso.datetime().nullable(),
+    name: text(100),
+    prefix: text(16).meta({ description: 'The first characters of the secret, to recognise the key.', example: 'cp_live_4Fz' }),
+    last4: text(4),
+    scopes: z.array(ScopeSchema).max(SCOPES.length),
+    createdAt: Timestamp,
+    expiresAt: Timestamp.nullable(),
+    lastUsedAt: Timestamp.nullable().meta({ description: 'Updated at most every 5 minutes.' }),
+    revokedAt: Timestamp.nullable(),
     status: z.enum(['active', 'expired', 'revoked']),
   })
   .meta({ id: 'ApiKey' });
 
 export const ApiKeyWithSecret = ApiKey.extend({
-  secret: z.string().optional().meta({
+  secret: text(64).optional().meta({
     description: 'The key itself. Returned only by the creating call: it is stored as a SHA-256 hash. An idempotent replay omits it.',
   }),
 }).meta({ id: 'ApiKeyWithSecret' });
@@ -155,28 +176,29 @@ export const ApiKeyList = listOf(ApiKey, 'ApiKeyList');
 export const CreateApiKey = z
   .object({
     name: SafeText.trim().min(1).max(100),
-    expiresInDays: z.number().int().min(1).max(3650).optional().meta({ description: 'Omit for a key that does not expire.' }),
+    expiresInDays: int32(1, 3650).optional().meta({ description: 'Omit for a key that does not expire.' }),
     scopes: z
       .array(ScopeSchema)
       .min(1)
+      .max(SCOPES.length)
       .optional()
       .meta({ description: 'Omit for every scope the caller holds. A key can never hold a scope its creator lacks.' }),
   })
   .strict()
   .meta({ id: 'CreateApiKey' });
 
-export const RevokedKey = z.object({ id: Uuid, revoked: z.literal(true), revokedAt: z.iso.datetime() }).meta({ id: 'RevokedKey' });
+export const RevokedKey = z.object({ id: Uuid, revoked: z.literal(true), revokedAt: Timestamp }).meta({ id: 'RevokedKey' });
 
 // ---- admin: accounts, settings ---------------------------------------------------------------
 
 export const AdminAccount = Account.extend({
-  serverCount: z.number().int().meta({ description: 'Servers currently active or suspended.' }),
+  serverCount: Count.meta({ description: 'Servers currently active or suspended.' }),
 }).meta({ id: 'AdminAccount' });
 
 export const AdminAccountList = listOf(AdminAccount, 'AdminAccountList');
 
 /** Settings are integers with bounds, so no setting can push a ledger sum past the safe-integer range. */
-const nonNegative = z.number().int().min(0).max(10_000_000);
+const nonNegative = int32(0, 10_000_000);
 
 export const Settings = z
   .object({
@@ -192,29 +214,20 @@ export const Settings = z
     minimumBalanceCents: nonNegative.meta({ description: 'A deploy needs at least this balance besides the 24-hour runway.' }),
     serverCaps: z
       .object({
-        maxRamMb: z.number().int().min(256).max(1_048_576),
-        maxCpuPercent: z.number().int().min(25).max(10_000),
-        maxDiskMb: z.number().int().min(512).max(10_485_760),
+        maxRamMb: int32(256, 1_048_576),
+        maxCpuPercent: int32(25, 10_000),
+        maxDiskMb: int32(512, 10_485_760),
       })
       .strict()
       .meta({ description: 'Largest server one may deploy or resize to.' }),
-    maxServersPerAccount: z.number().int().min(0).max(10_000).meta({ description: 'Active plus suspended servers per account.' }),
-    topUpBonusPercent: z.number().int().min(0).max(100).meta({ description: 'Bonus credit added to every paid top-up, in percent.' }),
-    minimumTopUpCents: z
-      .number()
-      .int()
-      .min(50)
-      .max(99_999_999)
-      .meta({ description: 'Smallest checkout amount (Stripe needs at least 50 cents).' }),
-    maximumTopUpCents: z.number().int().min(50).max(99_999_999).meta({ description: 'Largest checkout amount.' }),
-    suspendedRetentionDays: z
-      .number()
-      .int()
-      .min(1)
-      .max(3650)
+    maxServersPerAccount: int32(0, 10_000).meta({ description: 'Active plus suspended servers per account.' }),
+    topUpBonusPercent: int32(0, 100).meta({ description: 'Bonus credit added to every paid top-up, in percent.' }),
+    minimumTopUpCents: int32(50, 99_999_999).meta({ description: 'Smallest checkout amount (Stripe needs at least 50 cents).' }),
+    maximumTopUpCents: int32(50, 99_999_999).meta({ description: 'Largest checkout amount.' }),
+    suspendedRetentionDays: int32(1, 3650)
       .nullable()
       .meta({ description: 'Delete servers suspended for this many days; null keeps them forever.' }),
-    monthlyCapHours: z.number().int().min(1).max(744).nullable().meta({
+    monthlyCapHours: int32(1, 744).nullable().meta({
       description:
         'Optional monthly cap per server: in a calendar month (UTC) a server never pays more than this many hours of its hourly price (each hour capped at its own price); null (the default) charges every hour. E.g. 672 with a 1.5 ¢ server: at most 1,008 ¢ a month, so a full 31-day month (744 h) costs 1,008 ¢, not 1,116 ¢.',
     }),
@@ -247,7 +260,7 @@ export const SettingsUpdate = Settings.extend({
 // ---- local-only -------------------------------------------------------------------------------
 
 export const DevSessionRequest = z.object({ email: Email }).strict();
-export const DevSession = z.object({ token: z.string(), expiresAt: z.iso.datetime() });
+export const DevSession = z.object({ token: z.string(), expiresAt: Timestamp });
 
 // ---- instances (admin) and catalog -------------------------------------------------------------
 
@@ -255,13 +268,8 @@ const PanelKey = z.string().trim().min(8).max(512);
 
 const PanelRateLimits = z
   .object({
-    applicationPerMinute: z
-      .number()
-      .int()
-      .min(1)
-      .max(100_000)
-      .meta({ description: "The panel's APP_API_APPLICATION_RATELIMIT (240 by default)." }),
-    clientPerMinute: z.number().int().min(1).max(100_000).meta({ description: "The panel's APP_API_CLIENT_RATELIMIT (720 by default)." }),
+    applicationPerMinute: int32(1, 100_000).meta({ description: "The panel's APP_API_APPLICATION_RATELIMIT (240 by default)." }),
+    clientPerMinute: int32(1, 100_000).meta({ description: "The panel's APP_API_CLIENT_RATELIMIT (720 by default)." }),
   })
   .strict()
   .meta({
@@ -271,16 +279,13 @@ const PanelRateLimits = z
   });
 
 const BudgetState = z.object({
-  limitPerMinute: z.number().int(),
-  budgetPerMinute: z.number().int().meta({ description: 'What the control plane spends at most a minute (the limit less headroom).' }),
-  reservedForWrites: z
-    .number()
-    .int()
-    .meta({ description: 'Kept for calls that change servers: create, build, suspend, unsuspend, delete.' }),
-  readsPerMinute: z.number().int(),
-  readsPerAccountPerMinute: z.number().int(),
-  usedThisMinute: z.number().int(),
-  pausedUntil: z.iso.datetime().nullable().meta({ description: 'Set after the panel answered 429: no call is sent before then.' }),
+  limitPerMinute: Count,
+  budgetPerMinute: Count.meta({ description: 'What the control plane spends at most a minute (the limit less headroom).' }),
+  reservedForWrites: Count.meta({ description: 'Kept for calls that change servers: create, build, suspend, unsuspend, delete.' }),
+  readsPerMinute: Count,
+  readsPerAccountPerMinute: Count,
+  usedThisMinute: Count,
+  pausedUntil: Timestamp.nullable().meta({ description: 'Set after the panel answered 429: no call is sent before then.' }),
 });
 
 export const CallBudgetState = z
@@ -344,7 +349,7 @@ const BaseUrl = z
     }
   }, 'Must be an http(s) URL without credentials, query or fragment')
   .transform((v) => v.replace(/\/+$/, ''));
-const Priority = z.number().int().min(0).max(10_000);
+const Priority = int32(0, 10_000);
 
 export const CreateInstance = z
   .object({
@@ -412,8 +417,8 @@ export const InstanceTestReport = z
 export const PublicInstance = z
   .object({
     id: Uuid,
-    name: z.string(),
-    priority: z.number().int(),
+    name: text(100),
+    priority: int32(0, 10_000),
     controlAvailable: z.boolean().meta({
       description:
         "Power, console and files are expected to work: the instance has a client key and the operator's last test of it succeeded (false until then).",
@@ -445,13 +450,13 @@ export const RegionList = z
 export const EggSummary = z
   .object({
     instanceId: Uuid,
-    instanceName: z.string(),
-    eggId: z.number().int(),
-    name: z.string(),
-    description: z.string().nullable(),
-    nestId: z.number().int(),
-    nestName: z.string(),
-    dockerImages: z.record(z.string(), z.string()),
+    instanceName: text(100),
+    eggId: PanelId,
+    name: text(191),
+    description: text(65_535).nullable(),
+    nestId: PanelId,
+    nestName: text(191),
+    dockerImages: z.record(text(191), text(1024)),
   })
   .meta({ id: 'EggSummary' });
 
@@ -459,21 +464,20 @@ export const EggList = z.object({ data: z.array(EggSummary), unavailableInstance
 
 export const EggVariable = z
   .object({
-    env: z.string().meta({ example: 'SERVER_JARFILE' }),
-    name: z.string(),
-    description: z.string(),
-    default: z
-      .string()
+    env: text(191).meta({ example: 'SERVER_JARFILE' }),
+    name: text(191),
+    description: text(65_535),
+    default: text(65_535)
       .nullable()
       .meta({ description: 'Used when a deploy omits the variable. Hidden (null) for variables the panel marks not viewable.' }),
     editable: z.boolean().meta({ description: 'Only editable variables may be set at deploy.' }),
-    rules: z.string().meta({ description: 'Laravel validation rules the value must pass.', example: 'required|string|max:20' }),
+    rules: text(65_535).meta({ description: 'Laravel validation rules the value must pass.', example: 'required|string|max:20' }),
   })
   .meta({ id: 'EggVariable' });
 
 export const EggDetail = EggSummary.extend({
-  startup: z.string(),
-  defaultDockerImage: z.string(),
+  startup: text(65_535),
+  defaultDockerImage: text(1024),
   variables: z.array(EggVariable),
 }).meta({ id: 'EggDetail' });
 
@@ -483,44 +487,42 @@ export const EggParams = z.object({
     .number()
     .int()
     .min(1)
-    .max(2 ** 31),
+    .max(2 ** 31)
+    .meta({ format: 'int64' }),
 });
 
 // ---- servers ------------------------------------------------------------------------------------
 
 export const ServerStatus = z.enum(['active', 'suspended', 'deleted']).meta({ id: 'ServerStatus' });
 
-export const ResourcesSchema = z
-  .object({ ramMb: z.number().int(), cpuPercent: z.number().int(), diskMb: z.number().int() })
-  .meta({ id: 'Resources' });
+export const ResourcesSchema = z.object({ ramMb: Count, cpuPercent: Count, diskMb: Count }).meta({ id: 'Resources' });
 
 export const Server = z
   .object({
     id: Uuid,
     instanceId: Uuid,
-    identifier: z.string().meta({ description: 'Short panel identifier (8 characters).' }),
-    uuid: z.string().meta({ description: 'Panel uuid.' }),
-    name: z.string(),
-    eggId: z.number().int(),
-    region: z.string().nullable().meta({ description: 'Region tag of the node the server runs on.' }),
+    identifier: text(8).meta({ description: 'Short panel identifier (8 characters).' }),
+    uuid: text(36).meta({ description: 'Panel uuid.' }),
+    name: text(60),
+    eggId: PanelId,
+    region: text(60).nullable().meta({ description: 'Region tag of the node the server runs on.' }),
     resources: ResourcesSchema,
-    priceCentsPerHour: z
-      .number()
-      .int()
-      .meta({ description: 'The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.' }),
-    priceMillicentsPerHour: z.number().int().meta({
+    priceCentsPerHour: Cents.meta({
+      description: 'The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.',
+    }),
+    priceMillicentsPerHour: Cents.meta({
       description:
         'The exact hourly price in millicents (1/1000 cent). The hourly pass charges exact amounts: each ledger entry is whole cents, and what is below a cent is carried on the account to the next hour (`accruedMillicents` on GET /v1/account), so an account pays the sum of its exact prices to within one cent, never more.',
     }),
     status: ServerStatus,
-    createdAt: z.iso.datetime(),
-    updatedAt: z.iso.datetime(),
-    suspendedAt: z.iso.datetime().nullable(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    suspendedAt: Timestamp.nullable(),
     suspendedReason: z.enum(['balance', 'budget']).nullable().meta({
       description:
         'Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.',
     }),
-    deletedAt: z.iso.datetime().nullable(),
+    deletedAt: Timestamp.nullable(),
   })
   .meta({ id: 'Server' });
 
@@ -538,10 +540,9 @@ export const LiveState = z
           'refreshing: another request is asking the panel right now and the last known state is too old to show as current; ' +
           'deleted: the server is deleted and the panel is not asked. The fields below are the last known state, or null.',
       }),
-    asOf: z.iso
-      .datetime()
-      .nullable()
-      .meta({ description: 'When the panel gave the state shown (it is cached for every caller, 20 s by default); null if it never has.' }),
+    asOf: Timestamp.nullable().meta({
+      description: 'When the panel gave the state shown (it is cached for every caller, 20 s by default); null if it never has.',
+    }),
     installStatus: z.enum(['installing', 'installed', 'install_failed']).nullable(),
     powerState: z
       .string()
@@ -565,9 +566,9 @@ export const ServerWithLive = Server.extend({ live: LiveState }).meta({ id: 'Ser
 export const ServerList = listOf(Server, 'ServerList');
 
 const ServerName = SafeText.trim().min(3).max(60);
-const RamMb = z.number().int().min(256).max(1_048_576);
-const CpuPercent = z.number().int().min(25).max(10_000);
-const DiskMb = z.number().int().min(512).max(10_485_760);
+const RamMb = int32(256, 1_048_576);
+const CpuPercent = int32(25, 10_000);
+const DiskMb = int32(512, 10_485_760);
 
 export const CreateServer = z
   .object({
@@ -576,7 +577,8 @@ export const CreateServer = z
       .number()
       .int()
       .min(1)
-      .max(2 ** 31),
+      .max(2 ** 31)
+      .meta({ format: 'int64' }),
     ramMb: RamMb.meta({ description: 'At least 256; at most the platform cap (settings.serverCaps.maxRamMb).' }),
     cpuPercent: CpuPercent.meta({ description: '100 = one core; at least 25.' }),
     diskMb: DiskMb.meta({ description: 'At least 512.' }),
@@ -600,9 +602,7 @@ export const CreateServer = z
 
 export const ResizeServer = z.object({ ramMb: RamMb, cpuPercent: CpuPercent, diskMb: DiskMb }).strict().meta({ id: 'ResizeServer' });
 
-export const DeletedServer = z
-  .object({ id: Uuid, status: z.literal('deleted'), deletedAt: z.iso.datetime() })
-  .meta({ id: 'DeletedServer' });
+export const DeletedServer = z.object({ id: Uuid, status: z.literal('deleted'), deletedAt: Timestamp }).meta({ id: 'DeletedServer' });
 
 export const PowerSignal = z
   .object({ signal: z.enum(['start', 'stop', 'restart', 'kill']) })
@@ -645,23 +645,23 @@ export const LiveUsage = z
 
 export const ConsoleCredentials = z
   .object({
-    socket: z.string().meta({
+    socket: z.url().max(2048).meta({
       description:
         'The server\'s console: a Wings websocket (wss://<node>:<port>/api/servers/<uuid>/ws). Open it, send {"event":"auth","args":[token]}, wait for `auth success`; frames are JSON {event, args}.',
     }),
-    token: z.string().meta({ description: 'The JWT for the `auth` event; it is only good for this server.' }),
-    expiresAt: z.string().meta({
+    token: text(4096).meta({ description: 'The JWT for the `auth` event; it is only good for this server.' }),
+    expiresAt: Timestamp.meta({
       description:
         'When the token expires (ISO 8601, about 10 minutes). On `token expiring` fetch fresh credentials and send `auth` again on the same socket; on `token expired` or `jwt error` do the same. Wings drops every token when it restarts.',
     }),
-    origin: z.string().meta({
+    origin: z.url().max(2048).meta({
       description:
         "The panel URL: a non-browser client must send it as the Origin header, or Wings refuses the upgrade with 403. A browser sends the page's own origin, so the operator must add the dashboard's origin to every node's Wings `allowed_origins` (config.yml).",
     }),
     websocket: z
-      .object({ token: z.string(), socket: z.string().meta({ description: 'wss:// address of the console.' }) })
+      .object({ token: text(4096), socket: z.url().max(2048).meta({ description: 'wss:// address of the console.' }) })
       .meta({ description: 'The same `token` and `socket`, kept for older clients.' }),
-    expiresInSeconds: z.number().int().meta({ description: 'About 600 (kept for older clients; prefer `expiresAt`).' }),
+    expiresInSeconds: int32(0, 3600).meta({ description: 'About 600 (kept for older clients; prefer `expiresAt`).' }),
   })
   .meta({ id: 'ConsoleCredentials' });
 
@@ -678,33 +678,38 @@ export const MAX_FILE_CONTENT_BYTES = 524_288;
 
 export const FileEntry = z
   .object({
-    name: z.string(),
-    mode: z.string(),
-    size: z.number().int(),
+    name: text(255),
+    mode: text(32),
+    size: int64(0, Number.MAX_SAFE_INTEGER),
     isFile: z.boolean(),
     isSymlink: z.boolean(),
-    mimetype: z.string(),
-    createdAt: z.string(),
-    modifiedAt: z.string(),
+    mimetype: text(255),
+    createdAt: text(64),
+    modifiedAt: text(64),
   })
   .meta({ id: 'FileEntry' });
 
-export const FileList = z.object({ directory: z.string(), data: z.array(FileEntry) }).meta({ id: 'FileList' });
+export const FileList = z.object({ directory: text(4096), data: z.array(FileEntry) }).meta({ id: 'FileList' });
 export const DirectoryQuery = z.object({ directory: FilePath.optional() }).strict();
 export const FileQuery = z.object({ file: FilePath }).strict();
-export const FileContents = z.object({ file: z.string(), content: z.string() }).meta({ id: 'FileContents' });
+export const FileContents = z.object({ file: text(4096), content: text(4_194_304) }).meta({ id: 'FileContents' });
 export const WriteFile = z
   .object({
     file: FilePath,
-    content: z.string().refine((c) => Buffer.byteLength(c) <= MAX_FILE_CONTENT_BYTES, `must be at most ${MAX_FILE_CONTENT_BYTES} bytes`),
+    content: text(MAX_FILE_CONTENT_BYTES).refine(
+      (c) => Buffer.byteLength(c) <= MAX_FILE_CONTENT_BYTES,
+      `must be at most ${MAX_FILE_CONTENT_BYTES} bytes`,
+    ),
   })
   .strict()
   .meta({ id: 'WriteFile' });
-export const WriteResult = z.object({ file: z.string(), written: z.literal(true), bytes: z.number().int() }).meta({ id: 'WriteResult' });
+export const WriteResult = z
+  .object({ file: text(4096), written: z.literal(true), bytes: int32(0, MAX_FILE_CONTENT_BYTES) })
+  .meta({ id: 'WriteResult' });
 export const DownloadLink = z
   .object({
-    file: z.string(),
-    url: z.string().meta({ description: 'Signed, single-use address on the node, valid about 15 minutes; no key needed.' }),
+    file: text(4096),
+    url: z.url().max(8192).meta({ description: 'Signed, single-use address on the node, valid about 15 minutes; no key needed.' }),
   })
   .meta({ id: 'DownloadLink' });
 export const DeleteFiles = z
@@ -714,7 +719,7 @@ export const DeleteFiles = z
   })
   .strict()
   .meta({ id: 'DeleteFiles' });
-export const DeleteFilesResult = z.object({ root: z.string(), deleted: z.array(z.string()) }).meta({ id: 'DeleteFilesResult' });
+export const DeleteFilesResult = z.object({ root: text(4096), deleted: z.array(text(4096)).max(100) }).meta({ id: 'DeleteFilesResult' });
 
 export const AdminServer = Server.extend({ accountId: Uuid }).meta({ id: 'AdminServer' });
 export const AdminServerList = listOf(AdminServer, 'AdminServerList');
@@ -723,31 +728,30 @@ export const AdminServerList = listOf(AdminServer, 'AdminServerList');
 
 export const LedgerEntryView = z
   .object({
-    seq: z.number().int().meta({ description: 'Position in the account ledger (1, 2, 3, …).' }),
+    seq: int32(1, INT32_MAX).meta({ description: 'Position in the account ledger (1, 2, 3, …).' }),
     type: z.enum(['trial', 'topup', 'bonus', 'grant', 'deduction', 'charge', 'refund']),
-    amountCents: z.number().int().meta({ description: 'Signed: credits positive, charges and deductions negative.' }),
-    balanceAfterCents: z.number().int(),
+    amountCents: SignedCents.meta({ description: 'Signed: credits positive, charges and deductions negative.' }),
+    balanceAfterCents: SignedCents,
     granted: z.boolean().meta({ description: 'Trial, bonus and admin grants: credit that was not paid for.' }),
     reference: z.object({
-      serverId: z.string().nullable(),
-      invoiceId: z.string().nullable(),
-      invoiceNumber: z.string().nullable(),
-      hour: z.string().nullable().meta({ description: 'Hourly charges: the UTC hour charged (its start).' }),
-      note: z.string().nullable(),
+      serverId: text(64).nullable(),
+      invoiceId: text(64).nullable(),
+      invoiceNumber: text(32).nullable(),
+      hour: text(32).nullable().meta({ description: 'Hourly charges: the UTC hour charged (its start).' }),
+      note: text(500).nullable(),
       lines: z
-        .array(z.object({ serverId: z.string(), millicents: z.number().int() }))
+        .array(z.object({ serverId: text(64), millicents: Cents }))
+        .max(10_000)
         .meta({ description: 'Hourly charges: each server and its exact price for the hour, in millicents.' }),
-      accruedBeforeMillicents: z
-        .number()
-        .int()
+      accruedBeforeMillicents: int32(0, 999)
         .nullable()
         .meta({ description: 'Hourly charges: what was below a cent before this entry (carried from earlier hours).' }),
-      accruedAfterMillicents: z.number().int().nullable().meta({
+      accruedAfterMillicents: int32(0, 999).nullable().meta({
         description:
           'Hourly charges: what is below a cent after it, carried to the next hour. amountCents = −floor((before + Σ lines) / 1000).',
       }),
     }),
-    at: z.iso.datetime(),
+    at: Timestamp,
   })
   .meta({ id: 'LedgerEntry' });
 
@@ -761,29 +765,29 @@ export const BudgetAction = z.enum(['refuse', 'suspend']).meta({
 
 export const Budget = z
   .object({
-    monthlyCapCents: z.number().int().nullable().meta({ description: 'null: no cap.' }),
+    monthlyCapCents: int32(0, 100_000_000).nullable().meta({ description: 'null: no cap.' }),
     action: BudgetAction,
-    month: z.string().meta({ example: '2026-11' }),
-    spentCents: z.number().int().meta({ description: 'Hourly charges this UTC month.' }),
-    burnCentsPerHour: z.number().int().meta({ description: 'Current hourly price of the active servers, rounded up to cents.' }),
-    burnMillicentsPerHour: z.number().int().meta({ description: 'Current exact hourly price of the active servers, in millicents.' }),
-    projectedCents: z.number().int().meta({ description: 'Spent plus the current exact burn until the month ends, rounded up.' }),
-    remainingCents: z.number().int().nullable().meta({ description: 'Cap minus spent (null without a cap).' }),
+    month: text(7).meta({ example: '2026-11' }),
+    spentCents: Cents.meta({ description: 'Hourly charges this UTC month.' }),
+    burnCentsPerHour: Cents.meta({ description: 'Current hourly price of the active servers, rounded up to cents.' }),
+    burnMillicentsPerHour: Cents.meta({ description: 'Current exact hourly price of the active servers, in millicents.' }),
+    projectedCents: Cents.meta({ description: 'Spent plus the current exact burn until the month ends, rounded up.' }),
+    remainingCents: SignedCents.nullable().meta({ description: 'Cap minus spent (null without a cap).' }),
     capReached: z.boolean(),
   })
   .meta({ id: 'Budget' });
 
 export const BudgetUpdate = z
-  .object({ monthlyCapCents: z.number().int().min(0).max(100_000_000).nullable(), action: BudgetAction.default('refuse') })
+  .object({ monthlyCapCents: int32(0, 100_000_000).nullable(), action: BudgetAction.default('refuse') })
   .strict()
   .meta({ id: 'BudgetUpdate' });
 
 export const BillingConfig = z
   .object({
     currency: z.literal('usd'),
-    minimumTopUpCents: z.number().int(),
-    maximumTopUpCents: z.number().int(),
-    bonusPercent: z.number().int(),
+    minimumTopUpCents: int32(50, 99_999_999),
+    maximumTopUpCents: int32(50, 99_999_999),
+    bonusPercent: int32(0, 100),
     paymentsEnabled: z.boolean().meta({ description: 'Checkout works (Stripe configured, or the local sandbox).' }),
     provider: z.enum(['stripe', 'sandbox']),
   })
@@ -799,16 +803,12 @@ const ReturnUrl = z
     } catch {
       return false;
     }
-  }, 'must be an https URL');
+  }, 'must be an https URL')
+  .meta({ format: 'uri' });
 
 export const CheckoutRequest = z
   .object({
-    amountCents: z
-      .number()
-      .int()
-      .min(1)
-      .max(99_999_999)
-      .meta({ description: 'Between the minimum and maximum top-up of GET /v1/billing/config.' }),
+    amountCents: int32(1, 99_999_999).meta({ description: 'Between the minimum and maximum top-up of GET /v1/billing/config.' }),
     successUrl: ReturnUrl.optional().meta({
       description: 'Where the payment page sends the customer after paying (default: CHECKOUT_SUCCESS_URL).',
     }),
@@ -819,8 +819,8 @@ export const CheckoutRequest = z
 
 export const CheckoutResponse = z
   .object({
-    url: z.string().meta({ description: 'Send the customer to this hosted payment page.' }),
-    invoiceNumber: z.string().meta({ example: 'INV-2026-000042' }),
+    url: z.url().max(8192).meta({ description: 'Send the customer to this hosted payment page.' }),
+    invoiceNumber: text(32).meta({ example: 'INV-2026-000042' }),
     invoiceId: Uuid,
   })
   .meta({ id: 'CheckoutResponse' });
@@ -832,40 +832,38 @@ export const InvoiceStatus = z.enum(['open', 'paid', 'void']).meta({ id: 'Invoic
  * the balance receives (`credits`, summing to `creditedCents`): the bonus is credit given, not
  * something sold, so it is a credit and never a line of the charge.
  */
-const InvoiceLine = z
-  .object({ type: z.enum(['topup']), description: z.string(), amountCents: z.number().int() })
-  .meta({ id: 'InvoiceLine' });
+const InvoiceLine = z.object({ type: z.enum(['topup']), description: text(500), amountCents: Cents }).meta({ id: 'InvoiceLine' });
 
 const InvoiceCredit = z
   .object({
     type: z.enum(['topup', 'bonus']).meta({ description: 'topup: the amount paid; bonus: the bonus rate applied to it (rounded down).' }),
-    description: z.string(),
-    amountCents: z.number().int(),
+    description: text(500),
+    amountCents: Cents,
   })
   .meta({ id: 'InvoiceCredit' });
 
 export const Invoice = z
   .object({
     id: Uuid,
-    number: z.string().meta({ description: 'Sequential and gapless per year.', example: 'INV-2026-000042' }),
+    number: text(32).meta({ description: 'Sequential and gapless per year.', example: 'INV-2026-000042' }),
     status: InvoiceStatus,
     currency: z.literal('usd'),
-    amountCents: z.number().int().meta({ description: 'The top-up the customer pays.' }),
-    bonusPercent: z.number().int().meta({ description: 'Bonus rate fixed when the checkout started.' }),
-    lineItems: z.array(InvoiceLine).meta({ description: 'What the card is charged for: the top-up. They sum to totalCents.' }),
-    totalCents: z.number().int().meta({ description: 'The sum of lineItems: the amount charged to the card.' }),
-    paidCents: z.number().int().meta({ description: 'What the card paid: totalCents once paid, 0 while open or void.' }),
-    credits: z.array(InvoiceCredit).meta({
+    amountCents: Cents.meta({ description: 'The top-up the customer pays.' }),
+    bonusPercent: int32(0, 100).meta({ description: 'Bonus rate fixed when the checkout started.' }),
+    lineItems: z.array(InvoiceLine).max(1).meta({ description: 'What the card is charged for: the top-up. They sum to totalCents.' }),
+    totalCents: Cents.meta({ description: 'The sum of lineItems: the amount charged to the card.' }),
+    paidCents: Cents.meta({ description: 'What the card paid: totalCents once paid, 0 while open or void.' }),
+    credits: z.array(InvoiceCredit).max(2).meta({
       description: 'What the balance received, one entry per ledger entry: the top-up and the bonus (when above 0). Empty until paid.',
     }),
-    creditedCents: z.number().int().meta({ description: 'The sum of credits: top-up plus bonus (0 until paid).' }),
-    createdAt: z.iso.datetime(),
-    paidAt: z.iso.datetime().nullable(),
-    voidedAt: z.iso.datetime().nullable(),
+    creditedCents: Cents.meta({ description: 'The sum of credits: top-up plus bonus (0 until paid).' }),
+    createdAt: Timestamp,
+    paidAt: Timestamp.nullable(),
+    voidedAt: Timestamp.nullable(),
     payment: z.object({
       provider: z.enum(['stripe', 'sandbox']),
-      sessionId: z.string().nullable(),
-      paymentIntentId: z.string().nullable(),
+      sessionId: text(255).nullable(),
+      paymentIntentId: text(255).nullable(),
     }),
   })
   .meta({
@@ -878,11 +876,7 @@ export const InvoiceList = listOf(Invoice, 'InvoiceList');
 
 export const AdminCredit = z
   .object({
-    amountCents: z
-      .number()
-      .int()
-      .min(-10_000_000)
-      .max(10_000_000)
+    amountCents: int32(-10_000_000, 10_000_000)
       .refine((v) => v !== 0, 'must not be 0')
       .meta({ description: 'Positive grants, negative deducts (the balance may go below zero).' }),
     note: SafeText.trim().min(1).max(500),
@@ -891,15 +885,20 @@ export const AdminCredit = z
   .meta({ id: 'AdminCredit' });
 
 export const AdminCreditResult = z
-  .object({ accountId: Uuid, entry: LedgerEntryView, balanceCents: z.number().int() })
+  .object({ accountId: Uuid, entry: LedgerEntryView, balanceCents: SignedCents })
   .meta({ id: 'AdminCreditResult' });
 
-export const WebhookAck = z.object({ received: z.literal(true), outcome: z.string() }).meta({ id: 'WebhookAck' });
+/** Stripe's event as delivered: the raw body, signed over its bytes; no longer than any body the service reads (1 MiB). */
+export const StripeEventPayload = text(1_048_576).meta({
+  description: 'The event as Stripe sends it (JSON), verified against `Stripe-Signature`.',
+});
+
+export const WebhookAck = z.object({ received: z.literal(true), outcome: text(64) }).meta({ id: 'WebhookAck' });
 
 export const BillingRunRequest = z.object({ at: z.iso.datetime({ offset: true }).optional() }).strict();
 export const BillingSummary = z
   .object({
-    at: z.iso.datetime(),
+    at: Timestamp,
     throughHour: z.string().nullable().meta({ description: 'Last UTC hour billed (its start).' }),
     shards: z.number().int(),
     serverHoursCharged: z.number().int(),
