@@ -3,14 +3,15 @@ import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type BuildOptions } from 'esbuild';
+import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
 
 /**
  * Builds exactly the bundles CDK deploys: one ESM bundle per folder that has a
  * `functions/<group>/handler.ts`, written to `dist/functions/<group>/index.mjs` (Lambda handler
  * `index.handler` for endpoint groups; the `billing-pass` bundle, which is no route group, exports
  * `scheduler` and `worker` for the billing stack). The folder `dist/functions/<group>/` is the Lambda asset as it is, so only what
- * runs goes in it: the bundle, its source map and (public group) the Swagger UI assets. The
+ * runs goes in it: the bundle, the chunks it loads (`chunks/`, see `splitting` below), their source
+ * maps and (public group) the Swagger UI assets. The
  * esbuild metafiles go to `dist/meta/<group>.json`, outside the assets.
  *
  * `npx cdk synth` runs this first (infra/app.ts), the infra tests once in beforeAll, and
@@ -47,6 +48,10 @@ export interface BundleResult {
   dir: string;
   /** Size of `index.mjs`. */
   bytes: number;
+  /** What a cold start loads: `index.mjs` and every chunk it imports statically (see `chunkSizes`). */
+  startBytes: number;
+  /** Chunks loaded only by a dynamic `import()` on the path that needs them (Stripe, Secrets Manager, …). */
+  lazyBytes: number;
   /** Size of everything in the asset folder (bundle, source map, assets): what gets zipped. */
   folderBytes: number;
 }
@@ -88,7 +93,23 @@ export async function bundleAll(options: BundleOptions = {}): Promise<BundleResu
   return Promise.all(groups.map((group) => bundleGroup(group, join(outRoot, group), minify)));
 }
 
-/** The esbuild options of every Lambda bundle (the benchmark's floor bundle uses them too). */
+/**
+ * Lambda gives every function its credentials in environment variables: the SDK's default chain
+ * is aliased to infra/lambda-credentials.ts, which reads them and loads the rest of the chain
+ * (≈ 110 KB: SSO, INI, process, web identity, metadata, their STS/SSO clients) only without them.
+ */
+function lambdaCredentials(): Plugin {
+  const shim = join(ROOT, 'infra', 'lambda-credentials.ts');
+  return {
+    name: 'lambda-credentials',
+    setup(b) {
+      // The shim's own import of the package resolves as usual (the lazily loaded full chain).
+      b.onResolve({ filter: /^@aws-sdk\/credential-provider-node$/ }, (args) => (args.importer === shim ? undefined : { path: shim }));
+    },
+  };
+}
+
+/** The esbuild options of every Lambda bundle (the benchmark's floor bundle uses them too, through `buildLambda`). */
 export const LAMBDA_BUILD_OPTIONS = {
   bundle: true, // everything, including @aws-sdk/* (pinned versions, tree-shaken, faster cold start)
   platform: 'node' as const,
@@ -100,6 +121,15 @@ export const LAMBDA_BUILD_OPTIONS = {
   sourcemap: 'linked' as const,
   sourcesContent: false,
   metafile: true,
+  // Code that only one path needs (Stripe's library in checkout and the webhook, the Secrets Manager
+  // client where a secret is read) is reached through a dynamic `import()`; with splitting esbuild
+  // writes it to chunks/ beside index.mjs, loaded when that path first runs instead of at every
+  // cold start. Code that both sides use goes to a chunk that index.mjs imports statically.
+  splitting: true,
+  entryNames: 'index',
+  chunkNames: 'chunks/[name]-[hash]',
+  outExtension: { '.js': '.mjs' },
+  plugins: [lambdaCredentials()],
   legalComments: 'none',
   logLevel: 'warning' as const,
   // CommonJS dependencies bundled into ESM still call require() for Node built-ins.
@@ -111,21 +141,43 @@ export const LAMBDA_BUILD_OPTIONS = {
   },
 } satisfies BuildOptions;
 
+/** Builds one entry point into `dir` (`index.mjs`, `chunks/`, source maps) as a Lambda asset. */
+export async function buildLambda(entryPoint: string, dir: string, minify = MINIFY): Promise<Metafile> {
+  const result = await build({ entryPoints: [entryPoint], outdir: dir, absWorkingDir: ROOT, ...LAMBDA_BUILD_OPTIONS, minify });
+  return result.metafile;
+}
+
+/**
+ * Sizes of the outputs of one bundle: `start` is `index.mjs` with every chunk it imports
+ * statically (transitively), what a cold start loads; `lazy` is every other chunk, loaded only
+ * by a dynamic `import()` when its path runs.
+ */
+export function chunkSizes(meta: Metafile): { start: number; lazy: number; startFiles: string[]; lazyFiles: string[] } {
+  const outputs = Object.entries(meta.outputs).filter(([path]) => path.endsWith('.mjs'));
+  // Dynamic-import targets are entry points too in the metafile: the function's own is index.mjs.
+  const entry = outputs.find(([path]) => path.endsWith('/index.mjs') || path === 'index.mjs')?.[0];
+  const start = new Set<string>();
+  const visit = (path: string) => {
+    if (start.has(path)) return;
+    start.add(path);
+    for (const i of meta.outputs[path]?.imports ?? []) if (i.kind === 'import-statement' && !i.external) visit(i.path);
+  };
+  if (entry) visit(entry);
+  const sum = (files: string[]) => files.reduce((a, f) => a + meta.outputs[f]!.bytes, 0);
+  const startFiles = outputs.map(([p]) => p).filter((p) => start.has(p));
+  const lazyFiles = outputs.map(([p]) => p).filter((p) => !start.has(p));
+  return { start: sum(startFiles), lazy: sum(lazyFiles), startFiles, lazyFiles };
+}
+
 async function bundleGroup(group: string, dir: string, minify: boolean): Promise<BundleResult> {
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   const outfile = join(dir, 'index.mjs');
 
-  const result = await build({
-    entryPoints: [join(FUNCTIONS_DIR, group, 'handler.ts')],
-    outfile,
-    absWorkingDir: ROOT,
-    ...LAMBDA_BUILD_OPTIONS,
-    minify,
-  });
+  const metafile = await buildLambda(join(FUNCTIONS_DIR, group, 'handler.ts'), dir, minify);
 
   await mkdir(META_DIR, { recursive: true });
-  await writeFile(join(META_DIR, `${group}.json`), JSON.stringify(result.metafile));
+  await writeFile(join(META_DIR, `${group}.json`), JSON.stringify(metafile));
 
   if (group === 'public') {
     const dist = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -133,7 +185,8 @@ async function bundleGroup(group: string, dir: string, minify: boolean): Promise
     await Promise.all(PUBLIC_ASSETS.map((file) => copyFile(join(dist, file), join(dir, 'assets', file))));
   }
 
-  return { group, dir, bytes: (await stat(outfile)).size, folderBytes: await folderSize(dir) };
+  const { start, lazy } = chunkSizes(metafile);
+  return { group, dir, bytes: (await stat(outfile)).size, startBytes: start, lazyBytes: lazy, folderBytes: await folderSize(dir) };
 }
 
 async function folderSize(dir: string): Promise<number> {
@@ -148,12 +201,12 @@ const kb = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`;
 
 export function formatTable(results: BundleResult[]): string {
   const rows = [
-    ['function', 'index.mjs', 'asset folder', 'path'],
-    ...results.map((r) => [r.group, kb(r.bytes), kb(r.folderBytes), relative(ROOT, r.dir)]),
+    ['function', 'index.mjs', 'loaded at start', 'lazy chunks', 'asset folder', 'path'],
+    ...results.map((r) => [r.group, kb(r.bytes), kb(r.startBytes), kb(r.lazyBytes), kb(r.folderBytes), relative(ROOT, r.dir)]),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
   return rows
-    .map((row) => row.map((cell, i) => (i === 0 || i === 3 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '))
+    .map((row) => row.map((cell, i) => (i === 0 || i === 5 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '))
     .join('\n');
 }
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ApiError } from '../errors.ts';
 import { logger } from '../observability/logger.ts';
 

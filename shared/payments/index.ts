@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { z } from 'zod';
 import { getConfig, type PaymentsConfig } from '../config/env.ts';
 import { SECRET_CACHE_MS } from '../secrets/index.ts';
@@ -28,11 +28,16 @@ import type { BillingConfig, CheckoutRequest } from '../api/schemas.ts';
  */
 let stripeClient: { key: string; client: Stripe } | undefined;
 
-function stripe(config: PaymentsConfig): Stripe {
+/**
+ * Stripe's library (≈ 240 KB) is loaded on the first checkout or webhook, not at every cold start
+ * of the billing and payments functions (a lazily loaded chunk of their bundles, infra/bundle.ts).
+ */
+async function stripe(config: PaymentsConfig): Promise<Stripe> {
   // The sandbox only signs and verifies webhooks; it never calls Stripe, so any key will do.
   const key = config.stripeSecretKey ?? 'sk_test_sandbox';
   const id = `${key}|${config.stripeApiUrl ?? ''}`;
   if (stripeClient?.key !== id) {
+    const { default: Stripe } = await import('stripe');
     const api = config.stripeApiUrl ? new URL(config.stripeApiUrl) : undefined;
     stripeClient = {
       key: id,
@@ -128,7 +133,7 @@ export async function startCheckout(
 
   const metadata = { invoice_id: invoice.id, invoice_number: invoice.number, account_id: principal.accountId };
   try {
-    const session = await stripe(config).checkout.sessions.create(
+    const session = await (await stripe(config)).checkout.sessions.create(
       {
         mode: 'payment',
         line_items: [
@@ -171,16 +176,10 @@ export async function verifyStripeEvent(rawBody: string, signature: string | und
   const config = await paymentsConfig();
   if (!config.webhookSecret) throw new ApiError('payments_unavailable', 'Webhooks are not configured (STRIPE_WEBHOOK_SECRET)');
   if (!signature) return refuseSignature('no signature');
+  const client = await stripe(config);
   let event: Stripe.Event;
   try {
-    event = stripe(config).webhooks.constructEvent(
-      rawBody,
-      signature,
-      config.webhookSecret,
-      SIGNATURE_TOLERANCE_S,
-      undefined,
-      receivedAtMs,
-    );
+    event = client.webhooks.constructEvent(rawBody, signature, config.webhookSecret, SIGNATURE_TOLERANCE_S, undefined, receivedAtMs);
   } catch {
     return refuseSignature('signature mismatch or too old');
   }
@@ -366,6 +365,6 @@ export async function sandboxEvent(
     },
   });
   const config = await paymentsConfig();
-  const signature = stripe(config).webhooks.generateTestHeaderString({ payload: body, secret: config.webhookSecret! });
+  const signature = (await stripe(config)).webhooks.generateTestHeaderString({ payload: body, secret: config.webhookSecret! });
   return { body, signature };
 }

@@ -1,14 +1,17 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { App, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleAll, bundleDir, handlerGroups, ROOT, type BundleResult } from '../../infra/bundle.ts';
+import type { Metafile } from 'esbuild';
+import { bundleAll, bundleDir, chunkSizes, handlerGroups, ROOT, type BundleResult } from '../../infra/bundle.ts';
+import { startFakeSecretsManager } from '../helpers/fake-secrets-manager.ts';
 import { buildApp, type BuiltApp } from '../../infra/app.ts';
 import type { AppFunction } from '../../infra/constructs/app-function.ts';
 import { GROUPS, routeEntries, toTemplatePath } from '../../shared/api/routes.ts';
@@ -26,6 +29,7 @@ import { logger } from '../../shared/observability/logger.ts';
  * Bundles once (about 2 s), then builds and synthesizes the app once into a temporary directory.
  */
 const MAX_BUNDLE_BYTES = 1.5 * 1024 * 1024;
+const execFileAsync = promisify(execFile);
 
 type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
 
@@ -441,6 +445,10 @@ describe('billing stack: the hourly pass (rule → scheduler → queue → worke
     for (const p of [scheduler, worker]) {
       const hash = String(p.Code.S3Key).replace(/\.zip$/, '');
       expect(readFileSync(join(outdir, `asset.${hash}`, 'index.mjs')).equals(expected)).toBe(true);
+      // With the chunks it loads (infra/bundle.ts: splitting), which the asset folder carries as they are.
+      expect(readdirSync(join(outdir, `asset.${hash}`, 'chunks')).sort()).toEqual(
+        readdirSync(join(bundleDir('billing-pass'), 'chunks')).sort(),
+      );
     }
   });
 
@@ -802,6 +810,67 @@ describe('bundles', () => {
       encoding: 'utf8',
     });
     expect(out.trim().split('\n')).toEqual(bundles.map(() => 'function'));
+  });
+
+  it('hold every chunk they load in their asset folder; Stripe, Secrets Manager and the credential chain only in lazy chunks', () => {
+    for (const b of bundles) {
+      const meta = JSON.parse(readFileSync(join(ROOT, 'dist', 'meta', `${b.group}.json`), 'utf8')) as Metafile;
+      const sizes = chunkSizes(meta);
+      expect(sizes.start, b.group).toBe(b.startBytes);
+      for (const file of [...sizes.startFiles, ...sizes.lazyFiles]) expect(existsSync(join(ROOT, file)), file).toBe(true);
+      const startInputs = sizes.startFiles.flatMap((file) => Object.keys(meta.outputs[file]!.inputs));
+      for (const lazy of [
+        'node_modules/stripe/',
+        '@aws-sdk/client-secrets-manager/',
+        '@aws-sdk/credential-provider-ini/',
+        '@aws-sdk/nested-clients/',
+      ]) {
+        expect(
+          startInputs.filter((input) => input.includes(lazy)),
+          `${b.group} loads ${lazy} at start`,
+        ).toEqual([]);
+      }
+      // zod's messages in other languages stay out (a value import of the `z` namespace keeps them).
+      expect(
+        startInputs.filter((input) => /zod\/.*\/locales\/(?!en|index)/.test(input)),
+        b.group,
+      ).toEqual([]);
+    }
+    const payments = JSON.parse(readFileSync(join(ROOT, 'dist', 'meta', 'payments.json'), 'utf8')) as Metafile;
+    const lazyInputs = chunkSizes(payments).lazyFiles.flatMap((file) => Object.keys(payments.outputs[file]!.inputs));
+    expect(lazyInputs.some((input) => input.includes('node_modules/stripe/'))).toBe(true);
+  });
+
+  it('read a secret through their lazy chunks with the credentials Lambda sets, or else the whole default chain', async () => {
+    const fake = await startFakeSecretsManager();
+    const dir = mkdtempSync(join(tmpdir(), 'bundle-credentials-'));
+    try {
+      fake.secrets.set('control-plane/cursor', 'k');
+      const account = pathToFileURL(join(bundleDir('account'), 'index.mjs')).href;
+      const base = {
+        PATH: process.env.PATH,
+        STAGE: 'aws',
+        TABLE_NAME: 'bundle-chunk-test',
+        AWS_REGION: 'eu-west-1',
+        CURSOR_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:control-plane/cursor-AbCdEf',
+        AWS_ENDPOINT_URL_SECRETS_MANAGER: fake.url,
+        AWS_EC2_METADATA_DISABLED: 'true',
+        AWS_CONFIG_FILE: join(dir, 'config'),
+        AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'),
+      };
+      const load = (env: Record<string, string | undefined>) =>
+        execFileAsync(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(account)});`], { env });
+      // As in Lambda: the role's credentials in the environment (the cursor key is read while the module loads).
+      await load({ ...base, AWS_ACCESS_KEY_ID: 'AKIDLAMBDA', AWS_SECRET_ACCESS_KEY: 's', AWS_SESSION_TOKEN: 't' });
+      expect(fake.calls).toEqual([{ action: 'GetSecretValue', secretId: 'control-plane/cursor' }]);
+      // Elsewhere: the rest of the SDK's chain, loaded from its chunk (here the shared credentials file).
+      writeFileSync(join(dir, 'credentials'), '[default]\naws_access_key_id = AKIDFILE\naws_secret_access_key = s\n');
+      await load(base);
+      expect(fake.calls).toHaveLength(2);
+    } finally {
+      await fake.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
