@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
+import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../db/client.ts';
 import { keys } from '../db/keys.ts';
 import { BILLING_SHARDS } from '../db/table.ts';
 import { accessPatterns } from '../db/access-patterns.ts';
-import type { AccountItem, ServerItem } from '../db/items.ts';
+import { type AccountItem, asKind, type ServerItem } from '../db/items.ts';
 import { writeIfFirst, writeItem } from '../db/write.ts';
 import { appendLedger } from '../ledger/index.ts';
 import { reconcileAccount } from '../servers/suspension.ts';
 import { deleteServer } from '../servers/index.ts';
 import { getSettings } from '../settings/index.ts';
+import type { SettingsValue } from '../api/schemas.ts';
 import { recordSystemActivity } from '../audit/index.ts';
 import { RUNWAY_HOURS } from '../pricing/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
@@ -32,6 +35,10 @@ export const GRACE_MS = 2 * 60_000;
 const LOOKBACK_MS = 2 * HOUR_MS;
 /** Guards per transaction: DynamoDB allows 100 items, the profile, the entry and the spend counter take three. */
 const MAX_LINES_PER_CHARGE = 90;
+/** Accounts of one shard charged at once (their writes touch disjoint items: no conflicts). */
+export const ACCOUNT_CONCURRENCY = 8;
+/** Profiles per BatchGetItem (DynamoDB's limit). */
+const PROFILES_PER_BATCH = 100;
 
 export interface PassPlan {
   at: string;
@@ -106,21 +113,75 @@ export async function advanceWatermark(throughHour: number): Promise<void> {
   });
 }
 
-/** The worker's half: charges every account of one shard, then suspends, unsuspends and tidies. */
-export async function chargeShard(plan: Pick<PassPlan, 'at' | 'throughHour' | 'fromWatermark'>, shard: number): Promise<ShardSummary> {
+/**
+ * The worker's half: charges every account of one shard, then suspends, unsuspends and tidies.
+ * The shard's profiles are read in batches of 100 (one BatchGetItem, consistent, the next batch
+ * read ahead), and up to `concurrency` accounts are charged at once: per account-hour the pass
+ * then makes one call, its transaction.
+ */
+export async function chargeShard(
+  plan: Pick<PassPlan, 'at' | 'throughHour' | 'fromWatermark'>,
+  shard: number,
+  concurrency = ACCOUNT_CONCURRENCY,
+): Promise<ShardSummary> {
   const summary = emptySummary();
-  const servers = await accessPatterns.billableServersOfShard(shard);
+  // Read once per shard: every account of it then uses the same settings, and concurrent
+  // accounts do not each read them while the process's settings cache is empty.
+  const [servers, settings] = await Promise.all([accessPatterns.billableServersOfShard(shard), getSettings()]);
   const byAccount = new Map<string, ServerItem[]>();
-  for (const s of servers) byAccount.set(s.accountId, [...(byAccount.get(s.accountId) ?? []), s]);
-  for (const [accountId, accountServers] of byAccount) {
-    try {
-      addInto(summary, await chargeAccount(accountId, accountServers, plan));
-    } catch (err) {
-      summary.errors++;
-      logger.error('billing: account failed; the next pass retries it', { accountId, shard, ...errorFields(err) });
-    }
+  for (const s of servers) {
+    const list = byAccount.get(s.accountId);
+    if (list) list.push(s);
+    else byAccount.set(s.accountId, [s]);
   }
+  const accountIds = [...byAccount.keys()];
+  const batches = new Map<number, Promise<Map<string, AccountItem>>>();
+  const batch = (b: number): Promise<Map<string, AccountItem>> => {
+    let read = batches.get(b);
+    if (!read) {
+      read = profilesOf(accountIds.slice(b * PROFILES_PER_BATCH, (b + 1) * PROFILES_PER_BATCH));
+      read.catch(() => undefined); // awaited (and reported) by each account of the batch
+      batches.set(b, read);
+    }
+    return read;
+  };
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, accountIds.length) }, async () => {
+      for (let i = next++; i < accountIds.length; i = next++) {
+        const accountId = accountIds[i]!;
+        const b = Math.floor(i / PROFILES_PER_BATCH);
+        if ((b + 1) * PROFILES_PER_BATCH < accountIds.length) void batch(b + 1); // read ahead
+        try {
+          const profile = (await batch(b)).get(accountId);
+          // Await first, then add: the summary is shared by the concurrent accounts.
+          const part = await chargeAccount(accountId, byAccount.get(accountId)!, plan, settings, profile);
+          addInto(summary, part);
+        } catch (err) {
+          summary.errors++;
+          logger.error('billing: account failed; the next pass retries it', { accountId, shard, ...errorFields(err) });
+        }
+      }
+    }),
+  );
   return summary;
+}
+
+/** Account profiles by id, consistently, in one BatchGetItem (≤ 100 ids), unprocessed keys asked again. */
+async function profilesOf(accountIds: string[]): Promise<Map<string, AccountItem>> {
+  const out = new Map<string, AccountItem>();
+  let pending: Record<string, unknown>[] = accountIds.map((id) => ({ ...keys.account(id) }));
+  for (let attempt = 0; pending.length; attempt++) {
+    if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
+    if (attempt > 8) throw new Error(`BatchGetItem left ${pending.length} profile(s) unprocessed`);
+    const res = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending, ConsistentRead: true } } }));
+    for (const item of res.Responses?.[tableName()] ?? []) {
+      const profile = asKind(item, 'account');
+      out.set(profile.accountId, profile);
+    }
+    pending = res.UnprocessedKeys?.[tableName()]?.Keys ?? [];
+  }
+  return out;
 }
 
 function addInto(target: ShardSummary, add: ShardSummary): void {
@@ -138,6 +199,9 @@ async function chargeAccount(
   accountId: string,
   servers: ServerItem[],
   plan: Pick<PassPlan, 'at' | 'throughHour' | 'fromWatermark'>,
+  settings: Pick<SettingsValue, 'monthlyCapHours' | 'suspendedRetentionDays'>,
+  /** The profile as the shard's batch read it (undefined: read it when needed). */
+  read?: AccountItem,
 ): Promise<ShardSummary> {
   const summary = emptySummary();
   summary.accounts = 1;
@@ -152,20 +216,24 @@ async function chargeAccount(
       owed.set(hour, [...(owed.get(hour) ?? []), { serverId: s.serverId, millicents }]);
     }
   }
-  const capped = await monthlyCap(accountId, owed);
+  const capped = await monthlyCap(accountId, owed, settings.monthlyCapHours);
 
+  // Each charge starts from the profile the last one left (its write is conditional on it).
+  let profile = read;
   for (const hour of [...owed.keys()].sort((a, b) => a - b)) {
     const lines = capped(hour, owed.get(hour)!);
     for (let i = 0; i < lines.length; i += MAX_LINES_PER_CHARGE) {
-      const charged = await chargeLines(accountId, hour, lines.slice(i, i + MAX_LINES_PER_CHARGE));
+      const charged = await chargeLines(accountId, hour, lines.slice(i, i + MAX_LINES_PER_CHARGE), profile);
       summary.serverHoursCharged += charged.count;
       summary.cents += charged.cents;
+      profile = charged.profile ?? profile;
     }
   }
 
-  // After charging: one read of the profile tells whether anything else is due. Most accounts
-  // are healthy, and then the pass is done with them.
-  const profile = await accessPatterns.accountById(accountId);
+  // After charging, the profile as the last transaction left it (no read: the ledger returns it)
+  // tells whether anything else is due. Most accounts are healthy, and then the pass is done with
+  // them. Suspension itself decides from fresh reads (reconcileAccount).
+  profile ??= await accessPatterns.accountById(accountId);
   if (!profile) return summary;
   const balance = Number(profile.balanceCents ?? 0);
   const anyActive = servers.some((s) => s.status === 'active');
@@ -182,7 +250,7 @@ async function chargeAccount(
     summary.panelErrors += reconciled.errors;
   }
   summary.lowBalanceWarnings += await warnLowBalance(accountId, profile);
-  if (anySuspended) summary.deletedByRetention += await applyRetention(accountId, servers);
+  if (anySuspended) summary.deletedByRetention += await applyRetention(accountId, servers, settings.suspendedRetentionDays);
   await dropFullyBilled(servers, plan.throughHour);
   return summary;
 }
@@ -204,8 +272,8 @@ const serverSpendAttr = (serverId: string): string => `srv#${serverId}`;
 async function monthlyCap(
   accountId: string,
   owed: Map<number, ChargeLine[]>,
+  monthlyCapHours: SettingsValue['monthlyCapHours'],
 ): Promise<(hour: number, lines: ChargeLine[]) => ChargeLine[]> {
-  const { monthlyCapHours } = await getSettings();
   if (monthlyCapHours === null) return (_hour, lines) => lines;
   const paid = new Map<string, number>();
   for (const month of new Set([...owed.keys()].map(monthOf))) {
@@ -229,8 +297,14 @@ async function monthlyCap(
  * charged in whole cents with what is below a cent carried on the account (ledger `accrueMillicents`).
  * Lines already charged (a re-run, a concurrent pass) are dropped and the rest retried.
  */
-async function chargeLines(accountId: string, hour: number, lines: ChargeLine[]): Promise<{ count: number; cents: number }> {
+async function chargeLines(
+  accountId: string,
+  hour: number,
+  lines: ChargeLine[],
+  read?: AccountItem,
+): Promise<{ count: number; cents: number; profile?: AccountItem }> {
   let remaining = lines;
+  let profile = read;
   while (remaining.length) {
     const millicents = remaining.reduce((sum, l) => sum + l.millicents, 0);
     const guards = remaining.map((l) => `srvhour:${l.serverId}:${hourLabel(hour)}`);
@@ -258,6 +332,7 @@ async function chargeLines(accountId: string, hour: number, lines: ChargeLine[])
       ],
       {
         accrueMillicents: millicents,
+        ...(profile ? { profile } : {}),
         extraItems: ([entry]) => [
           {
             name: 'month-spend',
@@ -275,12 +350,13 @@ async function chargeLines(accountId: string, hour: number, lines: ChargeLine[])
         ],
       },
     );
-    if (result.applied) return { count: remaining.length, cents: -(result.entries[0]?.amountCents ?? 0) };
+    if (result.applied) return { count: remaining.length, cents: -(result.entries[0]?.amountCents ?? 0), profile: result.profile };
+    profile = result.profile;
     const done = new Set(result.alreadyApplied);
-    if (done.has(entryKey)) return { count: 0, cents: 0 };
+    if (done.has(entryKey)) return { count: 0, cents: 0, profile };
     remaining = remaining.filter((l) => !done.has(`srvhour:${l.serverId}:${hourLabel(hour)}`));
   }
-  return { count: 0, cents: 0 };
+  return { count: 0, cents: 0, profile };
 }
 
 /** A warning in the account's activity log once the runway drops under 24 hours (at most once a day). */
@@ -314,8 +390,11 @@ async function warnLowBalance(accountId: string, profile: AccountItem): Promise<
 }
 
 /** Suspended servers are deleted only when the operator set a retention period. */
-async function applyRetention(accountId: string, servers: ServerItem[]): Promise<number> {
-  const { suspendedRetentionDays } = await getSettings();
+async function applyRetention(
+  accountId: string,
+  servers: ServerItem[],
+  suspendedRetentionDays: SettingsValue['suspendedRetentionDays'],
+): Promise<number> {
   if (suspendedRetentionDays === null) return 0;
   let deleted = 0;
   for (const s of servers) {

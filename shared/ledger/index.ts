@@ -3,7 +3,7 @@ import { keys } from '../db/keys.ts';
 import { accessPatterns, type Page, type PageRequest } from '../db/access-patterns.ts';
 import { isConditionFailed, type NamedWrite, retrying, transact } from '../db/write.ts';
 import type { LedgerEntryView } from '../api/schemas.ts';
-import type { LedgerItem } from '../db/items.ts';
+import { type AccountItem, asKind, type LedgerItem } from '../db/items.ts';
 
 /**
  * The ledger: the balance on the account profile is a projection of these append-only entries
@@ -87,6 +87,13 @@ export interface AppendOptions {
    * profile (`accruedMillicents`) to the next charge. Rounded once, never against the customer.
    */
   accrueMillicents?: number;
+  /**
+   * The profile as the caller already read it (consistently), used for the first attempt instead
+   * of reading it again (the billing pass reads a shard's profiles in batches). Safe when stale:
+   * the write is conditional on its `ledgerSeq`, and a conflict retries from the profile the
+   * failed condition returns.
+   */
+  profile?: AccountItem;
 }
 
 export interface AppendResult {
@@ -97,6 +104,12 @@ export interface AppendResult {
   alreadyApplied: string[];
   /** When not applied: the extra item whose condition failed (its name). */
   extraFailed?: string;
+  /**
+   * The profile as this call last knew it: after the write when applied (balance, sequence and
+   * carried millicents moved, the rest as read), else as read. What a caller needs next (the
+   * pass: whether to suspend, the runway) without reading it again.
+   */
+  profile?: AccountItem;
 }
 
 /**
@@ -107,11 +120,16 @@ export interface AppendResult {
  */
 export async function appendLedger(accountId: string, changes: LedgerChange[], options: AppendOptions = {}): Promise<AppendResult> {
   let unchangedBalance = 0;
+  // The profile for the next attempt: the caller's, then the one a failed lock condition returns.
+  let known = options.profile;
+  let lastProfile: AccountItem | undefined;
   try {
     return await retrying(
       async () => {
-        const profile = await accessPatterns.accountById(accountId);
+        const profile = known ?? (await accessPatterns.accountById(accountId));
+        known = undefined;
         if (!profile) throw new Error(`Account ${accountId} not found`);
+        lastProfile = profile;
         const seq0 = Number(profile.ledgerSeq ?? 0);
         unchangedBalance = Number(profile.balanceCents ?? 0);
         let balance = unchangedBalance;
@@ -128,25 +146,39 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
           entries.push({ ...rest, seq: seq0 + i + 1, balanceAfterCents: balance, granted: GRANTED.has(change.type), at });
         });
         const extras = (options.extraItems?.(entries) ?? []).map((w) => ({ ...w, name: `${EXTRA}${w.name}` }));
-        await transact([
-          {
-            name: 'profile',
-            Update: {
-              Key: keys.account(accountId),
-              UpdateExpression: `SET balanceCents = :balance, ledgerSeq = :seq${accrual ? ', accruedMillicents = :accrued' : ''}`,
-              ConditionExpression: 'ledgerSeq = :seq0',
-              ExpressionAttributeValues: {
-                ':balance': balance,
-                ':seq': seq0 + toApply.length,
-                ':seq0': seq0,
-                ...(accrual ? { ':accrued': accrual.after } : {}),
+        try {
+          await transact([
+            {
+              name: 'profile',
+              Update: {
+                Key: keys.account(accountId),
+                UpdateExpression: `SET balanceCents = :balance, ledgerSeq = :seq${accrual ? ', accruedMillicents = :accrued' : ''}`,
+                ConditionExpression: 'ledgerSeq = :seq0',
+                ExpressionAttributeValues: {
+                  ':balance': balance,
+                  ':seq': seq0 + toApply.length,
+                  ':seq0': seq0,
+                  ...(accrual ? { ':accrued': accrual.after } : {}),
+                },
+                // A lost race returns the profile as it now is, so the retry needs no read.
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
               },
             },
-          },
-          ...items,
-          ...extras,
-        ]);
-        return { applied: true, balanceCents: balance, entries, alreadyApplied: [] };
+            ...items,
+            ...extras,
+          ]);
+        } catch (err) {
+          const current = isConditionFailed(err, 'profile') ? err.current.get('profile') : undefined;
+          if (current?.kind === 'account') known = lastProfile = asKind(current, 'account');
+          throw err;
+        }
+        const after: AccountItem = {
+          ...profile,
+          balanceCents: balance,
+          ledgerSeq: seq0 + toApply.length,
+          ...(accrual ? { accruedMillicents: accrual.after } : {}),
+        };
+        return { applied: true, balanceCents: balance, entries, alreadyApplied: [], profile: after };
       },
       {
         attempts: 12,
@@ -158,7 +190,7 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
     );
   } catch (err) {
     if (!isConditionFailed(err)) throw err;
-    const unchanged = { applied: false, balanceCents: unchangedBalance, entries: [] };
+    const unchanged = { applied: false, balanceCents: unchangedBalance, entries: [], profile: lastProfile };
     const alreadyApplied = err.anyStartingWith(GUARD).map((name) => name.slice(GUARD.length));
     if (alreadyApplied.length) return { ...unchanged, alreadyApplied };
     const extraFailed = err.anyStartingWith(EXTRA)[0];

@@ -1,0 +1,101 @@
+import { performance } from 'node:perf_hooks';
+import { ACCOUNT_CONCURRENCY } from '../shared/billing/pass.ts';
+import { callsByType, measurePass } from './billing-pass.ts';
+import { table } from './harness.ts';
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+
+/**
+ * The billing pass at two sizes, each on a fresh table seeded with BatchWriteItem (4 servers per
+ * account): time per server at each size and their ratio — linear growth keeps it near 1.
+ * Standalone: `npx node bench/billing-scale.ts [--write] [servers…]` (starts its own DynamoDB
+ * Local; sections 5 and 5b; with --write they replace those of bench/results.md, marked as re-run alone).
+ */
+export const SCALE_SIZES = [2_000, 20_000];
+
+export async function benchBillingScale(sizes = SCALE_SIZES, serversPerAccount = 4): Promise<string> {
+  const rows: string[][] = [];
+  const perServer: number[] = [];
+  let callRows = '';
+  for (const servers of sizes) {
+    const m = await measurePass(Math.ceil(servers / serversPerAccount), serversPerAccount, false);
+    const n = m.summary.serverHoursCharged;
+    const { reads, writes, rows: byType } = callsByType(m.records, n);
+    const ms = m.passMs / n;
+    perServer.push(ms);
+    rows.push([
+      String(m.seeded.servers),
+      String(m.seeded.accountIds.length),
+      `${(m.seedMs / 1000).toFixed(1)} s`,
+      `${(m.passMs / 1000).toFixed(2)} s`,
+      `${n} / ${m.summary.errors}`,
+      (n / (m.passMs / 1000)).toFixed(0),
+      `${ms.toFixed(3)} ms`,
+      (ms / perServer[0]!).toFixed(2),
+      (reads / n).toFixed(3),
+      (writes / n).toFixed(3),
+    ]);
+    callRows = byType.map((r) => `${r[0]} ${r[2]} (${r[4]} items)`).join(', ');
+  }
+  return [
+    '## 5b. The billing pass at two sizes',
+    '',
+    `Each size on a fresh table (seeded with BatchWriteItem, not timed in the pass), ${serversPerAccount} servers per account, one hour each, 16 shards, 4 shard workers in one process, ${ACCOUNT_CONCURRENCY} accounts at once per shard.`,
+    '',
+    table(
+      [
+        'servers',
+        'accounts',
+        'seeding',
+        'pass',
+        'server-hours / errors',
+        'server-hours/s',
+        'time per server',
+        '× smallest',
+        'reads / server-hour',
+        'writes / server-hour',
+      ],
+      rows,
+    ),
+    '',
+    `Calls at the largest size: ${callRows}. Per-server time is what grows linearly: a constant ratio means the pass's time is proportional to the servers billed (no per-pass scan, no item every charge touches). In AWS each shard is one worker Lambda and DynamoDB serves all shards at once; here one DynamoDB Local process on a shared machine serves them all (README: "Billing 1,000,000 servers").`,
+  ].join('\n');
+}
+
+if (import.meta.main) {
+  const { startDynamoLocal } = await import('../dev/dynamodb.ts');
+  const started = performance.now();
+  const loadAtStart = loadavg()[0]!;
+  const write = process.argv.includes('--write');
+  const sizes = process.argv.slice(2).map(Number).filter(Boolean);
+  const dynamo = await startDynamoLocal({});
+  Object.assign(process.env, {
+    STAGE: 'aws',
+    LOG_LEVEL: 'silent',
+    TABLE_NAME: 'bench-scale',
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
+    AWS_ACCESS_KEY_ID: 'bench',
+    AWS_SECRET_ACCESS_KEY: 'bench',
+    AWS_EC2_METADATA_DISABLED: 'true',
+    CURSOR_SECRET: 'bench-cursor-secret',
+  });
+  try {
+    const { benchBillingPass } = await import('./billing-pass.ts');
+    const sections = `${await benchBillingPass()}\n\n${await benchBillingScale(sizes.length ? sizes : SCALE_SIZES)}\n`;
+    process.stdout.write(sections);
+    if (write) {
+      const file = new URL('./results.md', import.meta.url);
+      const previous = readFileSync(file, 'utf8');
+      const start = previous.indexOf('## 5. ');
+      const end = previous.indexOf('\n## 6. ');
+      if (start < 0 || end < 0) throw new Error('bench/results.md has no section 5 to replace: run the whole benchmark');
+      const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, DynamoDB Local (in memory)`;
+      const note = `_Sections 5 and 5b were re-run alone at ${new Date().toISOString()} on ${machine} (\`npx node bench/billing-scale.ts --write\`, ${((performance.now() - started) / 1000).toFixed(0)} s; one-minute load average ${loadAtStart.toFixed(1)} at its start and ${loadavg()[0]!.toFixed(1)} at its end); the other sections are from the full run above._`;
+      const [heading, ...rest] = sections.split('\n');
+      writeFileSync(file, `${previous.slice(0, start)}${[heading, '', note, ...rest].join('\n')}${previous.slice(end)}`);
+    }
+  } finally {
+    await dynamo.stop();
+  }
+}
