@@ -1,18 +1,12 @@
-import { createRemoteJWKSet, jwtVerify, errors, type JWTPayload } from 'jose';
+import type { JWTPayload } from 'jose';
 import type { OidcConfig } from '../config/env.ts';
 import { ApiError } from '../errors.ts';
 
 /**
  * Session tokens: OIDC JWTs from the identity provider (Cognito in AWS, the local provider in the
- * local stack). The JWKS resolver is cached at module scope so warm invocations reuse its keys.
+ * local stack). The signature and standard claims are checked by `jose` in ./jwt.ts, loaded with the
+ * first session token (≈ 19 KB a cold start that serves API keys does not load).
  */
-let jwks: { url: string; resolver: ReturnType<typeof createRemoteJWKSet> } | undefined;
-
-function resolverFor(url: string) {
-  if (jwks?.url !== url) jwks = { url, resolver: createRemoteJWKSet(new URL(url), { cooldownDuration: 30_000, timeoutDuration: 3_000 }) };
-  return jwks.resolver;
-}
-
 export interface SessionClaims {
   issuer: string;
   subject: string;
@@ -30,20 +24,16 @@ const unauthorized = (message: string) => new ApiError('unauthorized', message);
 
 export async function verifySessionToken(token: string, oidc: OidcConfig | undefined): Promise<SessionClaims> {
   if (!oidc) throw unauthorized('Session tokens are not accepted here: no identity provider is configured');
-  let payload: JWTPayload;
-  try {
-    ({ payload } = await jwtVerify(token, resolverFor(oidc.jwksUrl), {
-      issuer: oidc.issuer,
-      audience: oidc.audience,
-      algorithms: oidc.algorithms,
-      requiredClaims: ['exp', 'sub'],
-      clockTolerance: 5,
-    }));
-  } catch (err) {
-    if (err instanceof errors.JWTExpired) throw unauthorized('The session token has expired');
-    if (err instanceof errors.JOSEError) throw unauthorized('The session token is not valid');
-    throw err;
-  }
+  const { verifyJwt } = await import('./jwt.ts');
+  const payload: JWTPayload | 'expired' | 'invalid' = await verifyJwt(token, oidc.jwksUrl, {
+    issuer: oidc.issuer,
+    audience: oidc.audience,
+    algorithms: oidc.algorithms,
+    requiredClaims: ['exp', 'sub'],
+    clockTolerance: 5,
+  });
+  if (payload === 'expired') throw unauthorized('The session token has expired');
+  if (payload === 'invalid') throw unauthorized('The session token is not valid');
   // Cognito: the ID token carries `aud`, the access token `client_id`; both carry `token_use`.
   if (oidc.tokenUse && payload.token_use !== oidc.tokenUse) throw unauthorized('The session token is not valid');
   if (oidc.clientIds.length && !oidc.clientIds.includes(String(payload.client_id ?? payload.aud))) {

@@ -821,6 +821,7 @@ describe('bundles', () => {
       const startInputs = sizes.startFiles.flatMap((file) => Object.keys(meta.outputs[file]!.inputs));
       for (const lazy of [
         'node_modules/stripe/',
+        'node_modules/jose/',
         '@aws-sdk/client-secrets-manager/',
         '@aws-sdk/credential-provider-ini/',
         '@aws-sdk/nested-clients/',
