@@ -6,6 +6,7 @@ import { sandboxEvent } from '../shared/payments/index.ts';
 import { findInvoiceItem, toInvoiceView } from '../shared/invoices/index.ts';
 import type { InvoiceItem as StoredInvoice } from '../shared/db/items.ts';
 import { notFound } from '../shared/errors.ts';
+import type { WebhookOutcome } from '../shared/api/schemas.ts';
 import { localJwks, mintSessionToken } from './local-idp.ts';
 
 /** The `/dev/*` routes: local stack only, never part of the AWS deployment. */
@@ -33,7 +34,7 @@ export const handler = createGroupHandler('dev', {
       headers: { 'content-type': 'application/json', 'stripe-signature': signature },
       body: payload,
     });
-    return (await res.json()) as { received: true; outcome: string };
+    return (await res.json()) as { received: true; outcome: WebhookOutcome };
   },
 });
 

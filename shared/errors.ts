@@ -32,6 +32,34 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/** What each code means to a caller: the OpenAPI document's description and example of it. */
+export const ERROR_MEANING: Record<ErrorCode, string> = {
+  validation_failed: 'The request is invalid; `details.issues` lists every bad field.',
+  invalid_json: 'The request body is not valid JSON.',
+  no_client_key: "The server's instance has no client key, so power, console, files and live usage are unavailable.",
+  invalid_cursor: 'The cursor is not valid for this listing (tampered with, or from another listing or caller).',
+  invalid_signature: 'The webhook signature is missing, wrong or too old.',
+  unauthorized: 'The credential is missing, malformed, expired or revoked.',
+  insufficient_credit: 'The balance does not cover what this would cost; top up first.',
+  forbidden: 'The credential lacks the scope this needs, or the caller is not an admin.',
+  not_found: 'No such resource, or it belongs to another account (answered alike).',
+  method_not_allowed: 'The path exists but not with this method.',
+  conflict: 'The resource is not in a state that allows this (details in the message).',
+  idempotency_conflict: 'This Idempotency-Key was used with a different request.',
+  operation_in_progress: 'Another change to this server is running; retry after `Retry-After` seconds.',
+  payload_too_large: 'The request body is larger than 1 MiB.',
+  unsupported_media_type: 'The body must be sent as JSON with `Content-Type: application/json`.',
+  limit_exceeded: 'Above a limit the platform sets (server count, memory, CPU or disk).',
+  rate_limited: 'Too many requests; retry after `Retry-After` seconds.',
+  internal: 'An unexpected failure; quote the request id.',
+  panel_error: 'The panel refused or failed the request in a way a retry will not fix.',
+  payment_provider_error: 'The payment provider failed; nothing was charged.',
+  payments_unavailable: 'Payments are not configured on this platform.',
+  no_capacity: "No node has room for this server; `details` gives each node's reason.",
+  panel_unavailable: 'The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.',
+  panel_timeout: 'The panel did not answer in time; the change may or may not have happened (read it back).',
+};
+
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly statusCode: number;

@@ -658,19 +658,10 @@ export interface components {
         enabled: number;
       };
     };
-    /** @description Every failure, whatever the status, has this shape. */
-    Error: {
-      error: {
-        /** @example validation_failed */
-        code: string;
-        message: string;
-        details?: unknown;
-      };
-    };
     Account: {
       /** Format: uuid */
       id: string;
-      /** Format: email */
+      /** @description An e-mail address as the identity provider hands it out (`name@host`). */
       email: string;
       /**
        * Format: int64
@@ -729,7 +720,33 @@ export interface components {
        * @description HTTP status the call ended with.
        */
       status: number;
-      errorCode: string | null;
+      /** @enum {string|null} */
+      errorCode:
+        | 'validation_failed'
+        | 'invalid_json'
+        | 'no_client_key'
+        | 'invalid_cursor'
+        | 'invalid_signature'
+        | 'unauthorized'
+        | 'insufficient_credit'
+        | 'forbidden'
+        | 'not_found'
+        | 'method_not_allowed'
+        | 'conflict'
+        | 'idempotency_conflict'
+        | 'operation_in_progress'
+        | 'payload_too_large'
+        | 'unsupported_media_type'
+        | 'limit_exceeded'
+        | 'rate_limited'
+        | 'internal'
+        | 'panel_error'
+        | 'payment_provider_error'
+        | 'payments_unavailable'
+        | 'no_capacity'
+        | 'panel_unavailable'
+        | 'panel_timeout'
+        | null;
       sourceIp: string | null;
       requestId: string;
       details?: {
@@ -839,12 +856,22 @@ export interface components {
       /** @description The location description. */
       name: string | null;
       instances: string[];
-      /** @description Nodes that can take servers (not in maintenance, instance enabled). */
+      /**
+       * Format: int32
+       * @description Nodes that can take servers (not in maintenance, instance enabled).
+       */
       nodes: number;
-      /** @description Sum over those nodes of capacity × (1 + overallocate %) − allocated. */
+      /**
+       * Format: int64
+       * @description Sum over those nodes of capacity × (1 + overallocate %) − allocated (negative when overallocated).
+       */
       freeMemoryMb: number;
+      /** Format: int64 */
       freeDiskMb: number;
-      /** @description Biggest server (RAM) one node can still take. */
+      /**
+       * Format: int64
+       * @description Biggest server (RAM) one node can still take.
+       */
       largestFreeMemoryMb: number;
     };
     EggList: {
@@ -1043,8 +1070,11 @@ export interface components {
       asOf: string | null;
       /** @enum {string|null} */
       installStatus: 'installing' | 'installed' | 'install_failed' | null;
-      /** @description offline, starting, running or stopping; null without a client key or while installing. */
-      powerState: string | null;
+      /**
+       * @description The power state Wings reports; null without a client key or while installing.
+       * @enum {string|null}
+       */
+      powerState: 'offline' | 'starting' | 'running' | 'stopping' | null;
       suspendedOnPanel: boolean | null;
       resources: {
         memoryBytes: number;
@@ -1087,8 +1117,7 @@ export interface components {
     /** @description The panel's counters, as the panel reports them (it caches them up to 20 s). */
     LiveUsage: {
       attributes: {
-        /** @description offline, starting, running or stopping. */
-        current_state: string;
+        current_state: components['schemas']['PowerState'];
         is_suspended: boolean;
         resources: {
           memory_bytes: number;
@@ -1102,6 +1131,8 @@ export interface components {
         };
       };
     };
+    /** @enum {string} */
+    PowerState: 'offline' | 'starting' | 'running' | 'stopping';
     CommandResult: {
       /** Format: uuid */
       id: string;
@@ -1156,7 +1187,9 @@ export interface components {
       isFile: boolean;
       isSymlink: boolean;
       mimetype: string;
+      /** Format: date-time */
       createdAt: string;
+      /** Format: date-time */
       modifiedAt: string;
     };
     FilePath: string;
@@ -1218,7 +1251,10 @@ export interface components {
         serverId: string | null;
         invoiceId: string | null;
         invoiceNumber: string | null;
-        /** @description Hourly charges: the UTC hour charged (its start). */
+        /**
+         * Format: date-time
+         * @description Hourly charges: the UTC hour charged (its start).
+         */
         hour: string | null;
         note: string | null;
         /** @description Hourly charges: each server and its exact price for the hour, in millicents. */
@@ -1410,7 +1446,18 @@ export interface components {
     WebhookAck: {
       /** @enum {boolean} */
       received: true;
-      outcome: string;
+      /** @enum {string} */
+      outcome:
+        | 'credited'
+        | 'already_fulfilled'
+        | 'amount_mismatch'
+        | 'awaiting_payment'
+        | 'voided'
+        | 'kept_open'
+        | 'kept_paid'
+        | 'kept_void'
+        | 'unknown_invoice'
+        | 'ignored';
     };
     AdminCreditResult: {
       /** Format: uuid */
@@ -1483,13 +1530,19 @@ export interface components {
       name: string;
       /** @description Panel base URL. */
       baseUrl: string;
-      /** @description Lower is preferred by placement. */
+      /**
+       * Format: int32
+       * @description Lower is preferred by placement.
+       */
       priority: number;
       /** @description When false, existing servers keep working and nothing new is placed here. */
       enabled: boolean;
       /** @description Whether a client key is set (power, console, files need it). Keys are never returned. */
       hasClientKey: boolean;
-      /** @description Panel user owning the client key, resolved by the instance test. */
+      /**
+       * Format: int64
+       * @description Panel user owning the client key, resolved by the instance test.
+       */
       serviceUserId: number | null;
       /** @description A client key is set and the last instance test resolved it to a panel user (false before any test). */
       controlAvailable: boolean;
@@ -1510,7 +1563,10 @@ export interface components {
         /** @description A short account of the outcome (never a key). */
         message: string;
       } | null;
-      /** @description Active and suspended servers on this instance. */
+      /**
+       * Format: int32
+       * @description Active and suspended servers on this instance.
+       */
       serverCount: number;
       panelRateLimits: components['schemas']['PanelRateLimits'];
       /** @description Admin list and instance test only: what the shared call budget has spent this minute. */
@@ -1641,6 +1697,7 @@ export interface components {
       instanceId: string;
       /** @description Every check passed. */
       ok: boolean;
+      /** Format: int32 */
       latencyMs: number;
       checks: {
         /** @enum {string} */
@@ -1649,18 +1706,24 @@ export interface components {
         message: string;
       }[];
       nodes: {
+        /** Format: int64 */
         id: number;
         name: string;
         /** @description The node's location `short` code: its region tag. */
         region: string | null;
         fqdn: string;
         maintenance: boolean;
+        /** Format: int64 */
         memoryMb: number;
+        /** Format: int64 */
         diskMb: number;
+        /** Format: int64 */
         allocatedMemoryMb: number;
+        /** Format: int64 */
         allocatedDiskMb: number;
       }[];
       serviceUser: {
+        /** Format: int64 */
         id: number;
         username: string;
         email: string;
@@ -1746,7 +1809,7 @@ export interface components {
     AdminAccount: {
       /** Format: uuid */
       id: string;
-      /** Format: email */
+      /** @description An e-mail address as the identity provider hands it out (`name@host`). */
       email: string;
       /**
        * Format: int64
@@ -1929,7 +1992,20 @@ export interface components {
   responses: never;
   parameters: never;
   requestBodies: never;
-  headers: never;
+  headers: {
+    /** @description The id of this request; quote it when reporting a problem. Every response has it. */
+    RequestId: string;
+    /** @description Requests allowed per minute for this credential (or source IP). */
+    RateLimitLimit: number;
+    /** @description Requests left in the current minute. */
+    RateLimitRemaining: number;
+    /** @description Seconds until the current minute ends and the count starts again. */
+    RateLimitReset: number;
+    /** @description Seconds to wait before trying again. */
+    RetryAfter: number;
+    /** @description `true` when this is the stored response of an earlier request with the same Idempotency-Key. */
+    IdempotentReplayed: 'true';
+  };
   pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1946,28 +2022,59 @@ export interface operations {
       /** @description Liveness and instance count */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Health'];
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -1984,46 +2091,103 @@ export interface operations {
       /** @description The calling account */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Account'];
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `account:read` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -2045,55 +2209,125 @@ export interface operations {
       /** @description Activity log of the account, newest first */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ActivityList'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_cursor` (The cursor is not valid for this listing (tampered with, or from another listing or caller).); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_cursor' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `account:read` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -2115,55 +2349,125 @@ export interface operations {
       /** @description Your API keys (never their secrets) */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ApiKeyList'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_cursor` (The cursor is not valid for this listing (tampered with, or from another listing or caller).); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_cursor' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `account:read` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -2187,82 +2491,192 @@ export interface operations {
       /** @description Create an API key; the secret is returned once */
       201: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Idempotent-Replayed': components['headers']['IdempotentReplayed'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ApiKeyWithSecret'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `keys:write` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Idempotency-Key reused with a different request (`idempotency_conflict`) or still in progress (`conflict`). */
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `idempotency_conflict` (This Idempotency-Key was used with a different request.) */
       409: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'idempotency_conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body too large (`payload_too_large`). */
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
       413: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body not sent as JSON (`unsupported_media_type`). */
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
       415: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -2281,64 +2695,147 @@ export interface operations {
       /** @description Revoke an API key (effective on the next request) */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['RevokedKey'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `keys:write` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unknown id, or another account's resource (`not_found`). */
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
       404: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -2355,46 +2852,103 @@ export interface operations {
       /** @description Deployable instances (enabled panels) */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['PublicInstanceList'];
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `servers:read` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -2411,46 +2965,103 @@ export interface operations {
       /** @description Region availability (stock): nodes, free memory and disk per region */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['RegionList'];
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `servers:read` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -2467,46 +3078,103 @@ export interface operations {
       /** @description Eggs (server templates) across instances */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['EggList'];
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `servers:read` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -2526,64 +3194,214 @@ export interface operations {
       /** @description One egg with its variables, rules and allowed docker images */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['EggDetail'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `servers:read` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unknown id, or another account's resource (`not_found`). */
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
       404: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -2605,55 +3423,125 @@ export interface operations {
       /** @description Your servers, newest first (deleted ones included) */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ServerList'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_cursor` (The cursor is not valid for this listing (tampered with, or from another listing or caller).); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_cursor' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `servers:read` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -2677,82 +3565,303 @@ export interface operations {
       /** @description Deploy a server from an egg */
       201: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Idempotent-Replayed': components['headers']['IdempotentReplayed'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Server'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `servers:write` (`forbidden`). */
+      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
+      402: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Idempotency-Key reused with a different request (`idempotency_conflict`) or still in progress (`conflict`). */
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `idempotency_conflict` (This Idempotency-Key was used with a different request.) */
       409: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'idempotency_conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body too large (`payload_too_large`). */
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
       413: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body not sent as JSON (`unsupported_media_type`). */
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
       415: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU or disk).) */
+      422: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'limit_exceeded';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `no_capacity` (No node has room for this server; `details` gives each node's reason.); `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'no_capacity' | 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -2771,64 +3880,147 @@ export interface operations {
       /** @description One server plus its live panel state */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ServerWithLive'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `servers:read` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unknown id, or another account's resource (`not_found`). */
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
       404: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -2847,64 +4039,237 @@ export interface operations {
       /** @description Delete: removed from the panel; billed for the hour of deletion, never after */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['DeletedServer'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `servers:write` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unknown id, or another account's resource (`not_found`). */
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
       404: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -2927,82 +4292,325 @@ export interface operations {
       /** @description Resize: limits applied on the panel at once, hourly price recomputed */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Server'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `servers:write` (`forbidden`). */
+      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
+      402: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unknown id, or another account's resource (`not_found`). */
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
       404: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body too large (`payload_too_large`). */
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
       413: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body not sent as JSON (`unsupported_media_type`). */
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
       415: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU or disk).) */
+      422: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'limit_exceeded';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `no_capacity` (No node has room for this server; `details` gives each node's reason.); `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'no_capacity' | 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -3025,82 +4633,281 @@ export interface operations {
       /** @description Send a power signal (start, stop, restart, kill) */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['PowerResult'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `servers:write` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unknown id, or another account's resource (`not_found`). */
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
       404: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body too large (`payload_too_large`). */
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
       413: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body not sent as JSON (`unsupported_media_type`). */
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
       415: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -3119,64 +4926,236 @@ export interface operations {
       /** @description Live usage: CPU, memory, disk, network and the power state */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['LiveUsage'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `servers:read` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unknown id, or another account's resource (`not_found`). */
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
       404: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -3199,82 +5178,280 @@ export interface operations {
       /** @description Write one line to the server console (the server must be running) */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['CommandResult'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `servers:write` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unknown id, or another account's resource (`not_found`). */
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
       404: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body too large (`payload_too_large`). */
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
       413: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body not sent as JSON (`unsupported_media_type`). */
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
       415: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -3293,64 +5470,236 @@ export interface operations {
       /** @description Console websocket credentials (token, socket) */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ConsoleCredentials'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `servers:write` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unknown id, or another account's resource (`not_found`). */
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
       404: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -3371,64 +5720,236 @@ export interface operations {
       /** @description Files in a directory (default /) */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['FileList'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `servers:read` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unknown id, or another account's resource (`not_found`). */
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
       404: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -3449,64 +5970,236 @@ export interface operations {
       /** @description Contents of a text file (the panel refuses files over 4 MiB) */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['FileContents'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `servers:read` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unknown id, or another account's resource (`not_found`). */
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
       404: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -3529,82 +6222,280 @@ export interface operations {
       /** @description Create or replace a file (content up to 512 KiB) */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['WriteResult'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `servers:write` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unknown id, or another account's resource (`not_found`). */
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
       404: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body too large (`payload_too_large`). */
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
       413: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body not sent as JSON (`unsupported_media_type`). */
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
       415: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -3625,64 +6516,236 @@ export interface operations {
       /** @description Signed single-use download address */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['DownloadLink'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `servers:read` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unknown id, or another account's resource (`not_found`). */
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
       404: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -3705,82 +6768,280 @@ export interface operations {
       /** @description Delete files or directories */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['DeleteFilesResult'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `servers:write` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unknown id, or another account's resource (`not_found`). */
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
       404: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body too large (`payload_too_large`). */
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
       413: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body not sent as JSON (`unsupported_media_type`). */
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
       415: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -3802,55 +7063,125 @@ export interface operations {
       /** @description Credit ledger, newest first */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['LedgerList'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_cursor` (The cursor is not valid for this listing (tampered with, or from another listing or caller).); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_cursor' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `billing:read` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -3867,46 +7198,103 @@ export interface operations {
       /** @description Monthly budget: cap, spent, projected month-end, remaining */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Budget'];
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `billing:read` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -3927,73 +7315,191 @@ export interface operations {
       /** @description Set or clear the monthly cap and what happens at it */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Budget'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `billing:write` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body too large (`payload_too_large`). */
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
       413: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body not sent as JSON (`unsupported_media_type`). */
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
       415: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU or disk).) */
+      422: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'limit_exceeded';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -4010,46 +7516,103 @@ export interface operations {
       /** @description Top-up rules: currency, minimum and maximum, bonus percentage, whether payments work */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['BillingConfig'];
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `billing:read` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -4073,82 +7636,237 @@ export interface operations {
       /** @description Start a top-up: opens an invoice and a hosted payment page */
       201: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Idempotent-Replayed': components['headers']['IdempotentReplayed'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['CheckoutResponse'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `billing:write` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Idempotency-Key reused with a different request (`idempotency_conflict`) or still in progress (`conflict`). */
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `idempotency_conflict` (This Idempotency-Key was used with a different request.) */
       409: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'idempotency_conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body too large (`payload_too_large`). */
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
       413: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body not sent as JSON (`unsupported_media_type`). */
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
       415: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `payment_provider_error` (The payment provider failed; nothing was charged.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payment_provider_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `payments_unavailable` (Payments are not configured on this platform.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payments_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -4170,55 +7888,125 @@ export interface operations {
       /** @description Your invoices, newest first */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['InvoiceList'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_cursor` (The cursor is not valid for this listing (tampered with, or from another listing or caller).); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_cursor' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `billing:read` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -4237,64 +8025,147 @@ export interface operations {
       /** @description One invoice with its line items */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Invoice'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description The credential lacks the scope `billing:read` (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unknown id, or another account's resource (`not_found`). */
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
       404: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -4315,55 +8186,88 @@ export interface operations {
       /** @description Stripe webhook (signature in Stripe-Signature, no bearer credential) */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['WebhookAck'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_signature` (The webhook signature is missing, wrong or too old.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_signature' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body too large (`payload_too_large`). */
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
       413: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body not sent as JSON (`unsupported_media_type`). */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `payments_unavailable` (Payments are not configured on this platform.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payments_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -4389,91 +8293,214 @@ export interface operations {
       /** @description Grant (positive) or deduct (negative) credit */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Idempotent-Replayed': components['headers']['IdempotentReplayed'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['AdminCreditResult'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Not an admin, or the credential lacks the `admin` scope (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unknown id, or another account's resource (`not_found`). */
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
       404: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Idempotency-Key reused with a different request (`idempotency_conflict`) or still in progress (`conflict`). */
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `idempotency_conflict` (This Idempotency-Key was used with a different request.) */
       409: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'idempotency_conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body too large (`payload_too_large`). */
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
       413: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body not sent as JSON (`unsupported_media_type`). */
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
       415: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -4495,55 +8522,125 @@ export interface operations {
       /** @description All servers of all accounts, newest first */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['AdminServerList'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_cursor` (The cursor is not valid for this listing (tampered with, or from another listing or caller).); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_cursor' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Not an admin, or the credential lacks the `admin` scope (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -4560,46 +8657,103 @@ export interface operations {
       /** @description Registered panels (keys never shown) */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['InstanceList'];
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Not an admin, or the credential lacks the `admin` scope (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -4623,82 +8777,192 @@ export interface operations {
       /** @description Register a panel */
       201: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Idempotent-Replayed': components['headers']['IdempotentReplayed'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Instance'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Not an admin, or the credential lacks the `admin` scope (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Idempotency-Key reused with a different request (`idempotency_conflict`) or still in progress (`conflict`). */
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `idempotency_conflict` (This Idempotency-Key was used with a different request.) */
       409: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'idempotency_conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body too large (`payload_too_large`). */
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
       413: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body not sent as JSON (`unsupported_media_type`). */
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
       415: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -4717,64 +8981,169 @@ export interface operations {
       /** @description Remove a panel (refused with 409 while it hosts servers) */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['DeletedInstance'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Not an admin, or the credential lacks the `admin` scope (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unknown id, or another account's resource (`not_found`). */
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
       404: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -4797,82 +9166,191 @@ export interface operations {
       /** @description Change a panel: name, URL, keys, priority, enabled */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Instance'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Not an admin, or the credential lacks the `admin` scope (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unknown id, or another account's resource (`not_found`). */
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
       404: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body too large (`payload_too_large`). */
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
       413: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body not sent as JSON (`unsupported_media_type`). */
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
       415: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -4891,64 +9369,169 @@ export interface operations {
       /** @description Connectivity report: nodes with region tags, the client key's service user */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['InstanceTestReport'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Not an admin, or the credential lacks the `admin` scope (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unknown id, or another account's resource (`not_found`). */
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
       404: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -4970,55 +9553,125 @@ export interface operations {
       /** @description All accounts, newest first */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['AdminAccountList'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_cursor` (The cursor is not valid for this listing (tampered with, or from another listing or caller).); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_cursor' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Not an admin, or the credential lacks the `admin` scope (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -5040,55 +9693,125 @@ export interface operations {
       /** @description Platform-wide audit log, newest first */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['ActivityList'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_cursor` (The cursor is not valid for this listing (tampered with, or from another listing or caller).); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_cursor' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Not an admin, or the credential lacks the `admin` scope (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -5105,46 +9828,103 @@ export interface operations {
       /** @description Platform settings (prices, limits, trial credit, top-up rules) */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Settings'];
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Not an admin, or the credential lacks the `admin` scope (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };
@@ -5165,73 +9945,191 @@ export interface operations {
       /** @description Change platform settings */
       200: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Settings'];
         };
       };
-      /** @description Invalid input (`validation_failed` listing every bad field, or `invalid_json`). */
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
       400: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Missing, malformed, expired or revoked credential (`unauthorized`). */
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
       401: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Not an admin, or the credential lacks the `admin` scope (`forbidden`). */
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body too large (`payload_too_large`). */
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
       413: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Body not sent as JSON (`unsupported_media_type`). */
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
       415: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Rate limit exceeded (`rate_limited`, with `Retry-After`). */
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
-      /** @description Unexpected failure (`internal`), no details. */
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
         };
       };
     };

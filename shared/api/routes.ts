@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import * as s from './schemas.ts';
 import type { Scope } from './scopes.ts';
+import type { ErrorCode } from '../errors.ts';
 
 /**
  * The route table: the one source of truth for every endpoint. The Lambda routers, the local
@@ -41,11 +42,22 @@ export interface RouteDef {
   rawBody?: boolean;
   /** Exempt from the per-client rate limit (the payment provider's webhook deliveries). */
   unlimited?: boolean;
+  /**
+   * Error codes only this operation's own logic answers with; those that follow from the
+   * definition (credential, body, parameters, cursor, Idempotency-Key) are added by
+   * errorCodesOf (shared/api/contract.ts). The document lists both; tests fail on anything else.
+   */
+  errors?: readonly ErrorCode[];
 }
 
 const define = <const T extends Record<string, RouteDef>>(table: T): T => table;
 
 const IdParam = z.object({ id: s.Uuid });
+
+/** What any call to a panel may end in (shared/panel/errors.ts): refused, unreachable or busy, no answer in time. */
+const PANEL = ['panel_error', 'panel_unavailable', 'panel_timeout'] as const;
+/** Power, console, files and usage: the server must be active and its instance hold a client key (shared/servers/control.ts). */
+const CONTROL = ['no_client_key', 'conflict', ...PANEL] as const;
 
 export const routes = define({
   // ---- public ----
@@ -196,6 +208,7 @@ export const routes = define({
     summary: 'One egg with its variables, rules and allowed docker images',
     params: s.EggParams,
     response: s.EggDetail,
+    errors: PANEL,
   },
 
   // ---- servers ----
@@ -225,6 +238,7 @@ export const routes = define({
     response: s.Server,
     idempotent: true,
     audit: 'servers.create',
+    errors: ['insufficient_credit', 'limit_exceeded', 'conflict', 'no_capacity', ...PANEL],
   },
   getServer: {
     method: 'GET',
@@ -249,6 +263,7 @@ export const routes = define({
     body: s.ResizeServer,
     response: s.Server,
     audit: 'servers.resize',
+    errors: ['insufficient_credit', 'limit_exceeded', 'conflict', 'operation_in_progress', 'no_capacity', ...PANEL],
   },
   deleteServer: {
     method: 'DELETE',
@@ -261,6 +276,7 @@ export const routes = define({
     params: IdParam,
     response: s.DeletedServer,
     audit: 'servers.delete',
+    errors: ['conflict', 'operation_in_progress', ...PANEL],
   },
   powerServer: {
     method: 'POST',
@@ -274,6 +290,7 @@ export const routes = define({
     body: s.PowerSignal,
     response: s.PowerResult,
     audit: 'servers.power',
+    errors: [...CONTROL, 'operation_in_progress'],
   },
   serverResources: {
     method: 'GET',
@@ -285,6 +302,7 @@ export const routes = define({
     summary: 'Live usage: CPU, memory, disk, network and the power state',
     params: IdParam,
     response: s.LiveUsage,
+    errors: CONTROL,
   },
   serverCommand: {
     method: 'POST',
@@ -298,6 +316,7 @@ export const routes = define({
     body: s.ConsoleCommand,
     response: s.CommandResult,
     audit: 'servers.command',
+    errors: CONTROL,
   },
   serverConsole: {
     method: 'GET',
@@ -311,6 +330,7 @@ export const routes = define({
       'Open the socket and send `{"event":"auth","args":[token]}` first. Tokens live about 10 minutes; fetch fresh ones when the socket says `token expiring` or closes.',
     params: IdParam,
     response: s.ConsoleCredentials,
+    errors: CONTROL,
   },
   listFiles: {
     method: 'GET',
@@ -323,6 +343,7 @@ export const routes = define({
     params: IdParam,
     query: s.DirectoryQuery,
     response: s.FileList,
+    errors: CONTROL,
   },
   fileContents: {
     method: 'GET',
@@ -335,6 +356,7 @@ export const routes = define({
     params: IdParam,
     query: s.FileQuery,
     response: s.FileContents,
+    errors: CONTROL,
   },
   writeFile: {
     method: 'POST',
@@ -348,6 +370,7 @@ export const routes = define({
     body: s.WriteFile,
     response: s.WriteResult,
     audit: 'servers.files.write',
+    errors: CONTROL,
   },
   downloadFile: {
     method: 'GET',
@@ -360,6 +383,7 @@ export const routes = define({
     params: IdParam,
     query: s.FileQuery,
     response: s.DownloadLink,
+    errors: CONTROL,
   },
   deleteFiles: {
     method: 'POST',
@@ -373,6 +397,7 @@ export const routes = define({
     body: s.DeleteFiles,
     response: s.DeleteFilesResult,
     audit: 'servers.files.delete',
+    errors: CONTROL,
   },
 
   // ---- account: money ----
@@ -410,6 +435,7 @@ export const routes = define({
     body: s.BudgetUpdate,
     response: s.Budget,
     audit: 'budget.update',
+    errors: ['limit_exceeded'],
   },
 
   // ---- billing ----
@@ -438,6 +464,7 @@ export const routes = define({
     response: s.CheckoutResponse,
     idempotent: true,
     audit: 'billing.checkout',
+    errors: ['payments_unavailable', 'payment_provider_error'],
   },
   listInvoices: {
     method: 'GET',
@@ -476,6 +503,7 @@ export const routes = define({
       'Verifies the signature over the raw body (bad, older than 5 minutes or dated more than 5 minutes ahead: 400 `invalid_signature`, nothing changes); a signed Checkout Session event whose object is missing or malformed is 400 `validation_failed`, nothing changes. `checkout.session.completed` (paid) and `checkout.session.async_payment_succeeded` mark the invoice paid and credit the amount and the bonus once; `checkout.session.expired` and `checkout.session.async_payment_failed` void an open invoice (never a paid one). Other events are acknowledged and ignored.',
     body: s.StripeEventPayload,
     response: s.WebhookAck,
+    errors: ['invalid_signature', 'payments_unavailable'],
   },
 
   // ---- admin ----
@@ -561,6 +589,7 @@ export const routes = define({
     params: IdParam,
     response: s.DeletedInstance,
     audit: 'instances.delete',
+    errors: ['conflict'],
   },
   adminTestInstance: {
     method: 'POST',
@@ -575,6 +604,7 @@ export const routes = define({
     params: IdParam,
     response: s.InstanceTestReport,
     audit: 'instances.test',
+    errors: ['panel_error'],
   },
   adminListUsers: {
     method: 'GET',
@@ -625,6 +655,7 @@ export const routes = define({
     body: s.SettingsUpdate,
     response: s.Settings,
     audit: 'settings.update',
+    errors: ['conflict'],
   },
 
   // ---- local stack only (never deployed to AWS) ----

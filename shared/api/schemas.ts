@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { SCOPES } from './scopes.ts';
+import { ERROR_STATUS, type ErrorCode } from '../errors.ts';
 
 /**
  * The request and response shapes of the API. The route table (routes.ts) points at these; the
@@ -7,16 +8,6 @@ import { SCOPES } from './scopes.ts';
  */
 
 // ---- building blocks -------------------------------------------------------------------------
-
-export const ErrorEnvelope = z
-  .object({
-    error: z.object({
-      code: z.string().meta({ example: 'validation_failed' }),
-      message: z.string(),
-      details: z.unknown().optional(),
-    }),
-  })
-  .meta({ id: 'Error', description: 'Every failure, whatever the status, has this shape.' });
 
 /** z.uuid() takes exactly 36 characters; the max states it in the document. */
 export const Uuid = z.uuid().max(36);
@@ -44,13 +35,23 @@ export const Timestamp = z.iso.datetime().max(32);
 /** Ids the panel gives (MySQL unsigned `increments`): eggs, nests, nodes, users. */
 export const PanelId = int64(1, 4_294_967_295);
 
+/** Megabytes as the panel stores them (unsigned 32-bit columns). */
+export const PanelMb = int64(0, 4_294_967_295);
+/** Megabytes left over: negative when a node is allocated past its capacity. */
+export const SignedMb = int64(-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+
+/** The power states Wings reports for a server (its environment's state machine). */
+export const PowerState = z.enum(['offline', 'starting', 'running', 'stopping']).meta({ id: 'PowerState' });
+
 /** Addresses as identity providers hand them out; `admin@localhost` (the local default) included. */
 export const Email = z
   .string()
   .min(3)
   .max(254)
   .regex(/^[^\s@]+@[^\s@]+$/, 'Invalid email address')
-  .meta({ format: 'email' });
+  // No `format: email`: JSON Schema's format (RFC 5321 with a dotted domain) refuses
+  // `admin@localhost`, which the service accepts; the pattern above is the rule.
+  .meta({ description: 'An e-mail address as the identity provider hands it out (`name@host`).' });
 
 export const ListQuery = z.object({
   limit: z
@@ -137,7 +138,7 @@ export const ActivityEntry = z
     target: text(256).nullable().meta({ example: 'key:8b0e…' }),
     result: z.enum(['success', 'failure']),
     status: int32(100, 599).meta({ description: 'HTTP status the call ended with.' }),
-    errorCode: text(64).nullable(),
+    errorCode: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]).nullable(),
     sourceIp: text(45).nullable(),
     requestId: text(128),
     details: z.record(z.string(), z.unknown()).optional(),
@@ -311,25 +312,25 @@ export const InstanceLastTest = z
 export const Instance = z
   .object({
     id: Uuid,
-    name: z.string(),
-    baseUrl: z.string().meta({ description: 'Panel base URL.' }),
-    priority: z.number().int().meta({ description: 'Lower is preferred by placement.' }),
+    name: text(100),
+    baseUrl: text(500).meta({ description: 'Panel base URL.' }),
+    priority: int32(0, 10_000).meta({ description: 'Lower is preferred by placement.' }),
     enabled: z.boolean().meta({ description: 'When false, existing servers keep working and nothing new is placed here.' }),
     hasClientKey: z
       .boolean()
       .meta({ description: 'Whether a client key is set (power, console, files need it). Keys are never returned.' }),
-    serviceUserId: z.number().int().nullable().meta({ description: 'Panel user owning the client key, resolved by the instance test.' }),
+    serviceUserId: PanelId.nullable().meta({ description: 'Panel user owning the client key, resolved by the instance test.' }),
     controlAvailable: z.boolean().meta({
       description: 'A client key is set and the last instance test resolved it to a panel user (false before any test).',
     }),
     lastTest: InstanceLastTest.nullable().meta({ description: 'The last instance test with these keys; null before any.' }),
-    serverCount: z.number().int().meta({ description: 'Active and suspended servers on this instance.' }),
+    serverCount: Count.meta({ description: 'Active and suspended servers on this instance.' }),
     panelRateLimits: PanelRateLimits,
     callBudget: CallBudgetState.optional().meta({
       description: 'Admin list and instance test only: what the shared call budget has spent this minute.',
     }),
-    createdAt: z.iso.datetime(),
-    updatedAt: z.iso.datetime(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
   })
   .meta({ id: 'Instance' });
 
@@ -390,22 +391,22 @@ export const InstanceTestReport = z
   .object({
     instanceId: Uuid,
     ok: z.boolean().meta({ description: 'Every check passed.' }),
-    latencyMs: z.number().int(),
-    checks: z.array(z.object({ name: z.enum(['application_api', 'client_api']), ok: z.boolean(), message: z.string() })),
+    latencyMs: Count,
+    checks: z.array(z.object({ name: z.enum(['application_api', 'client_api']), ok: z.boolean(), message: text(1000) })).max(2),
     nodes: z.array(
       z.object({
-        id: z.number().int(),
-        name: z.string(),
-        region: z.string().nullable().meta({ description: "The node's location `short` code: its region tag." }),
-        fqdn: z.string(),
+        id: PanelId,
+        name: text(191),
+        region: text(60).nullable().meta({ description: "The node's location `short` code: its region tag." }),
+        fqdn: text(255),
         maintenance: z.boolean(),
-        memoryMb: z.number().int(),
-        diskMb: z.number().int(),
-        allocatedMemoryMb: z.number().int(),
-        allocatedDiskMb: z.number().int(),
+        memoryMb: PanelMb,
+        diskMb: PanelMb,
+        allocatedMemoryMb: PanelMb,
+        allocatedDiskMb: PanelMb,
       }),
     ),
-    serviceUser: z.object({ id: z.number().int(), username: z.string(), email: z.string(), admin: z.boolean() }).nullable(),
+    serviceUser: z.object({ id: PanelId, username: text(191), email: text(191), admin: z.boolean() }).nullable(),
     callBudget: CallBudgetState,
     lastTest: InstanceLastTest.nullable().meta({
       description:
@@ -430,13 +431,15 @@ export const PublicInstanceList = z.object({ data: z.array(PublicInstance) }).me
 
 export const Region = z
   .object({
-    region: z.string().meta({ description: 'Region tag: the panel location `short` code.', example: 'eu-central' }),
-    name: z.string().nullable().meta({ description: 'The location description.' }),
+    region: text(60).meta({ description: 'Region tag: the panel location `short` code.', example: 'eu-central' }),
+    name: text(65_535).nullable().meta({ description: 'The location description.' }),
     instances: z.array(Uuid),
-    nodes: z.number().int().meta({ description: 'Nodes that can take servers (not in maintenance, instance enabled).' }),
-    freeMemoryMb: z.number().int().meta({ description: 'Sum over those nodes of capacity × (1 + overallocate %) − allocated.' }),
-    freeDiskMb: z.number().int(),
-    largestFreeMemoryMb: z.number().int().meta({ description: 'Biggest server (RAM) one node can still take.' }),
+    nodes: Count.meta({ description: 'Nodes that can take servers (not in maintenance, instance enabled).' }),
+    freeMemoryMb: SignedMb.meta({
+      description: 'Sum over those nodes of capacity × (1 + overallocate %) − allocated (negative when overallocated).',
+    }),
+    freeDiskMb: SignedMb,
+    largestFreeMemoryMb: SignedMb.meta({ description: 'Biggest server (RAM) one node can still take.' }),
   })
   .meta({ id: 'Region' });
 
@@ -544,10 +547,9 @@ export const LiveState = z
       description: 'When the panel gave the state shown (it is cached for every caller, 20 s by default); null if it never has.',
     }),
     installStatus: z.enum(['installing', 'installed', 'install_failed']).nullable(),
-    powerState: z
-      .string()
-      .nullable()
-      .meta({ description: 'offline, starting, running or stopping; null without a client key or while installing.' }),
+    powerState: PowerState.nullable().meta({
+      description: 'The power state Wings reports; null without a client key or while installing.',
+    }),
     suspendedOnPanel: z.boolean().nullable(),
     resources: z
       .object({
@@ -629,7 +631,7 @@ export const CommandResult = z.object({ id: Uuid, sent: z.literal(true) }).meta(
 export const LiveUsage = z
   .object({
     attributes: z.object({
-      current_state: z.string().meta({ description: 'offline, starting, running or stopping.' }),
+      current_state: PowerState,
       is_suspended: z.boolean(),
       resources: z.object({
         memory_bytes: z.number(),
@@ -684,8 +686,8 @@ export const FileEntry = z
     isFile: z.boolean(),
     isSymlink: z.boolean(),
     mimetype: text(255),
-    createdAt: text(64),
-    modifiedAt: text(64),
+    createdAt: z.iso.datetime({ offset: true }).max(64),
+    modifiedAt: z.iso.datetime({ offset: true }).max(64),
   })
   .meta({ id: 'FileEntry' });
 
@@ -737,7 +739,7 @@ export const LedgerEntryView = z
       serverId: text(64).nullable(),
       invoiceId: text(64).nullable(),
       invoiceNumber: text(32).nullable(),
-      hour: text(32).nullable().meta({ description: 'Hourly charges: the UTC hour charged (its start).' }),
+      hour: Timestamp.nullable().meta({ description: 'Hourly charges: the UTC hour charged (its start).' }),
       note: text(500).nullable(),
       lines: z
         .array(z.object({ serverId: text(64), millicents: Cents }))
@@ -893,7 +895,21 @@ export const StripeEventPayload = text(1_048_576).meta({
   description: 'The event as Stripe sends it (JSON), verified against `Stripe-Signature`.',
 });
 
-export const WebhookAck = z.object({ received: z.literal(true), outcome: text(64) }).meta({ id: 'WebhookAck' });
+/** What the webhook did with an event (Stripe only needs the 2xx; the outcome is for logs and tests). */
+export const WebhookOutcome = z.enum([
+  'credited',
+  'already_fulfilled',
+  'amount_mismatch',
+  'awaiting_payment',
+  'voided',
+  'kept_open',
+  'kept_paid',
+  'kept_void',
+  'unknown_invoice',
+  'ignored',
+]);
+export type WebhookOutcome = z.infer<typeof WebhookOutcome>;
+export const WebhookAck = z.object({ received: z.literal(true), outcome: WebhookOutcome }).meta({ id: 'WebhookAck' });
 
 export const BillingRunRequest = z.object({ at: z.iso.datetime({ offset: true }).optional() }).strict();
 export const BillingSummary = z

@@ -4,6 +4,7 @@
  * and hand out the typed item, so domain code reads fields, not `item.x as T` casts.
  */
 import type { Scope } from '../api/scopes.ts';
+import type { PowerState } from '../panel/types.ts';
 
 export type Item = Record<string, unknown>;
 
@@ -78,7 +79,7 @@ export interface ServerItem extends Stored {
 /** What the panel said about a server (install, power, suspension, usage). */
 export interface PanelLiveAnswer {
   installStatus: 'installing' | 'installed' | 'install_failed';
-  powerState: string | null;
+  powerState: PowerState | null;
   suspendedOnPanel: boolean;
   resources: {
     memoryBytes: number;

@@ -14,7 +14,8 @@ import { touchLastUsed } from '../keys/index.ts';
 import { recordActivity } from '../audit/index.ts';
 import { getConfig } from '../config/env.ts';
 import { errorFields, logger } from '../observability/logger.ts';
-import { ApiError, isApiError } from '../errors.ts';
+import { ApiError, isApiError, type ErrorCode } from '../errors.ts';
+import { noteResponse } from '../api/contract.ts';
 import { routerForGroups } from './router.ts';
 import { assertWithinLimit, consumeRateLimit, rateLimitHeaders, type RateLimitState } from './rate-limit.ts';
 import type { ApiKeyHashItem } from '../db/items.ts';
@@ -201,6 +202,7 @@ export function createGroupHandler<G extends Group>(groups: G | readonly G[], im
           });
         response = json(status, body, requestId, state.rate);
       }
+      if (!inAws) noteResponse(route.id, def, response.statusCode, null);
       // The change is done (and its idempotency record complete): a failed activity write is
       // logged for the alarm, never turned into an error that invites a retry of the change.
       await audit(state, response.statusCode, null, requestId, sourceIp).catch((e) =>
@@ -209,6 +211,9 @@ export function createGroupHandler<G extends Group>(groups: G | readonly G[], im
       return response;
     } catch (err) {
       const response = errorResponse(err, requestId, state.rate);
+      if (state.route && getConfig().stage !== 'aws') {
+        noteResponse(state.route.id, state.route.def, response.statusCode, isApiError(err) ? err.code : 'internal');
+      }
       if (state.idempotency) await releaseIdempotencyKey(state.idempotency.accountId, state.idempotency.key).catch(() => undefined);
       await audit(state, response.statusCode, isApiError(err) ? err.code : 'internal', requestId, sourceIp).catch((e) =>
         logger.error('audit write failed', { requestId, ...errorFields(e) }),
@@ -360,7 +365,7 @@ export function errorResponse(err: unknown, requestId: string, rate: RateLimitSt
 async function audit(
   state: { route?: { id: RouteId; def: RouteDef }; principal?: Principal; audit: AuditNote },
   status: number,
-  errorCode: string | null,
+  errorCode: ErrorCode | null,
   requestId: string,
   sourceIp: string | null,
 ): Promise<void> {

@@ -1,7 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { routeEntries, toTemplatePath, type RouteDef } from '../api/routes.ts';
-import { ErrorEnvelope } from '../api/schemas.ts';
-import { ERROR_STATUS } from '../errors.ts';
+import { errorStatusesOf } from '../api/contract.ts';
+import { ERROR_MEANING, ERROR_STATUS, type ErrorCode } from '../errors.ts';
 import { MAX_BODY_BYTES } from '../http/handler.ts';
 
 /** The OpenAPI 3.1.0 document, generated from the route table and its zod schemas. */
@@ -14,7 +14,9 @@ API-first control plane for game and application servers on Pterodactyl panels, 
 
 **Scopes.** \`account:read\`, \`keys:write\`, \`servers:read\`, \`servers:write\`, \`billing:read\`, \`billing:write\`, \`admin\`. Each operation names the scope it needs (\`x-required-scope\`); a missing scope or a non-admin calling \`/v1/admin/*\` gets 403 \`forbidden\`. Session tokens hold every scope of their account; an API key created without \`scopes\` gets every scope its creator holds, and can never hold more.
 
-**Errors.** Always \`{"error": {"code", "message", "details"?}}\`. Codes: ${Object.entries(ERROR_STATUS)
+**Errors.** Always \`{"error": {"code", "message", "details"?}}\`. Each operation lists every status it can answer with and, under each, the codes it can say there, with an example of each; the test suite fails when an operation answers with a status or code its entry does not list. Codes and their statuses: ${Object.entries(
+  ERROR_STATUS,
+)
   .map(([code, status]) => `\`${code}\` ${status}`)
   .join(', ')}. Another account's resource answers 404 exactly like an unknown id.
 
@@ -29,26 +31,108 @@ API-first control plane for game and application servers on Pterodactyl panels, 
 **Money.** Integers in cents; every balance change is a ledger entry.
 `.trim();
 
-function errorResponsesFor(def: RouteDef): Record<number, string> {
-  const out: Record<number, string> = {
-    429: 'Rate limit exceeded (`rate_limited`, with `Retry-After`).',
-    500: 'Unexpected failure (`internal`), no details.',
+/** Response headers, defined once as components and referenced by every response that carries them. */
+const HEADERS = {
+  'x-request-id': {
+    description: 'The id of this request; quote it when reporting a problem. Every response has it.',
+    schema: { type: 'string', maxLength: 128 },
+  },
+  'RateLimit-Limit': {
+    description: 'Requests allowed per minute for this credential (or source IP).',
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 1000000 },
+  },
+  'RateLimit-Remaining': {
+    description: 'Requests left in the current minute.',
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 1000000 },
+  },
+  'RateLimit-Reset': {
+    description: 'Seconds until the current minute ends and the count starts again.',
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 60 },
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before trying again.',
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 86400 },
+  },
+  'Idempotent-Replayed': {
+    description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.',
+    schema: { type: 'string', enum: ['true'] as string[] },
+  },
+} satisfies Record<string, { description: string; schema: Record<string, unknown> }>;
+type HeaderName = keyof typeof HEADERS;
+const headerComponent = (name: HeaderName) => (name === 'x-request-id' ? 'RequestId' : name.replace(/-/g, ''));
+const headerRefs = (names: HeaderName[]) =>
+  Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${headerComponent(name)}` }]));
+
+/** Every failure's shape, whatever the status. */
+const ERROR_ENVELOPE = {
+  type: 'object',
+  description: 'Every failure, whatever the status, has this shape.',
+  required: ['error'],
+  additionalProperties: false,
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      additionalProperties: false,
+      properties: {
+        code: {
+          type: 'string',
+          enum: Object.keys(ERROR_STATUS),
+          description: 'A stable machine code; each operation lists the codes it can answer with under each status.',
+        },
+        message: { type: 'string', maxLength: 2048, description: 'For people; may change between versions.' },
+        details: { description: 'Machine-readable specifics (for example `issues` of `validation_failed`).' },
+      },
+    },
+  },
+};
+
+/** Statuses whose answer tells the caller when to come back. */
+const RETRY_AFTER_STATUSES = new Set([429, 503]);
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad request',
+  401: 'Unauthenticated',
+  402: 'Payment required',
+  403: 'Forbidden',
+  404: 'Not found',
+  409: 'Conflict',
+  413: 'Body too large',
+  415: 'Unsupported media type',
+  422: 'Above a platform limit',
+  429: 'Rate limited',
+  500: 'Internal error',
+  502: 'Bad gateway',
+  503: 'Service unavailable',
+  504: 'Gateway timeout',
+};
+
+/** One error status of an operation: its codes as an enum, an example of each, its headers. */
+function errorResponse(status: number, codes: ErrorCode[], rateLimited: boolean) {
+  const headers: HeaderName[] = ['x-request-id'];
+  if (rateLimited) headers.push('RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset');
+  if (RETRY_AFTER_STATUSES.has(status) || codes.includes('operation_in_progress')) headers.push('Retry-After');
+  return {
+    description: `${STATUS_TEXT[status] ?? 'Error'}: ${codes.map((code) => `\`${code}\` (${ERROR_MEANING[code]})`).join('; ')}`,
+    headers: headerRefs(headers),
+    content: {
+      'application/json': {
+        // The envelope with `code` narrowed to what this status of this operation can say.
+        schema: {
+          ...ERROR_ENVELOPE,
+          properties: {
+            error: {
+              ...ERROR_ENVELOPE.properties.error,
+              properties: { ...ERROR_ENVELOPE.properties.error.properties, code: { type: 'string', enum: codes } },
+            },
+          },
+        },
+        examples: Object.fromEntries(
+          codes.map((code) => [code, { summary: code, value: { error: { code, message: ERROR_MEANING[code] } } }]),
+        ),
+      },
+    },
   };
-  if (def.auth === 'bearer') {
-    out[401] = 'Missing, malformed, expired or revoked credential (`unauthorized`).';
-    out[403] = def.admin
-      ? 'Not an admin, or the credential lacks the `admin` scope (`forbidden`).'
-      : `The credential lacks the scope \`${def.scope}\` (\`forbidden\`).`;
-  }
-  if (def.body || def.query || def.params) out[400] = 'Invalid input (`validation_failed` listing every bad field, or `invalid_json`).';
-  if (def.body) {
-    out[413] = 'Body too large (`payload_too_large`).';
-    out[415] = 'Body not sent as JSON (`unsupported_media_type`).';
-  }
-  if (def.params) out[404] = "Unknown id, or another account's resource (`not_found`).";
-  if (def.idempotent)
-    out[409] = 'Idempotency-Key reused with a different request (`idempotency_conflict`) or still in progress (`conflict`).';
-  return out;
 }
 
 let cached: object | undefined;
@@ -71,17 +155,37 @@ function generate(): object {
     description:
       'An admin\'s API key or session token. In AWS an API Gateway authorizer checks it before the admin function runs (cached up to 60 s per credential); a credential it refuses is answered by API Gateway itself, `401 {"message":"Unauthorized"}` or `403 {"message":"Forbidden"}`, not with the error envelope. The admin function checks again.',
   });
+  // The payment provider's webhook is not called with a bearer: the signature over its body is its credential.
+  const signature = registry.registerComponent('securitySchemes', 'webhookSignature', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Stripe-Signature',
+    description:
+      "Stripe's signature over the raw body and a timestamp (HMAC-SHA256 with the webhook's signing secret); a missing, wrong or stale one is 400 `invalid_signature`.",
+  });
+  for (const name of Object.keys(HEADERS) as HeaderName[])
+    registry.registerComponent('headers', headerComponent(name), HEADERS[name] as never);
   const isAdminRoute = (path: string) => path === '/v1/admin' || path.startsWith('/v1/admin/');
+  const securityOf = (def: RouteDef) => {
+    if (def.auth === 'bearer') return [{ [isAdminRoute(def.path) ? adminBearer.name : bearer.name]: [] }];
+    return def.rawBody ? [{ [signature.name]: [] }] : [];
+  };
 
   for (const [id, def] of routeEntries()) {
     if (def.hidden || def.group === 'dev') continue;
     const success = def.status ?? 200;
+    const rateLimited = !def.unlimited;
+    const successHeaders: HeaderName[] = ['x-request-id'];
+    if (rateLimited) successHeaders.push('RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset');
+    if (def.idempotent) successHeaders.push('Idempotent-Replayed');
     const responses: Record<number, unknown> = {
-      [success]: { description: def.summary, content: { 'application/json': { schema: def.response } } },
+      [success]: {
+        description: def.summary,
+        headers: headerRefs(successHeaders),
+        content: { 'application/json': { schema: def.response } },
+      },
     };
-    for (const [status, description] of Object.entries(errorResponsesFor(def))) {
-      responses[Number(status)] = { description, content: { 'application/json': { schema: ErrorEnvelope } } };
-    }
+    for (const [status, codes] of errorStatusesOf(def)) responses[status] = errorResponse(status, codes, rateLimited);
     registry.registerPath({
       operationId: id,
       method: def.method.toLowerCase() as 'get',
@@ -89,7 +193,7 @@ function generate(): object {
       summary: def.summary,
       description: def.description,
       tags: [def.tag],
-      security: def.auth === 'bearer' ? [{ [isAdminRoute(def.path) ? adminBearer.name : bearer.name]: [] }] : [],
+      security: securityOf(def),
       ...(def.scope ? { 'x-required-scope': def.scope } : {}),
       request: {
         params: def.params,
@@ -116,7 +220,7 @@ function generate(): object {
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: { title: 'Hosting Control Plane API', version: API_VERSION, description: DESCRIPTION },
-    servers: [{ url: '/' }],
+    servers: [{ url: '/', description: 'This deployment (production, or the local stack)', 'x-internal': false }],
     tags: [
       ...new Set(
         routeEntries()

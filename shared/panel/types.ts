@@ -142,7 +142,7 @@ export interface PanelAccount {
 export type PowerState = 'offline' | 'starting' | 'running' | 'stopping';
 
 export interface PanelStats {
-  current_state: PowerState | string;
+  current_state: PowerState;
   is_suspended: boolean;
   resources: {
     memory_bytes: number;

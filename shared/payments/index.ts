@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { getConfig, type PaymentsConfig } from '../config/env.ts';
 import { SECRET_CACHE_MS } from '../secrets/index.ts';
 import { ApiError } from '../errors.ts';
+import type { WebhookOutcome } from '../api/schemas.ts';
 import { getSettings } from '../settings/index.ts';
 import { appendLedger } from '../ledger/index.ts';
 import { unsuspendAfterCredit } from '../servers/suspension.ts';
@@ -217,7 +218,7 @@ function refuseSignature(reason: 'no signature' | 'signature mismatch or too old
 }
 
 /** Acts on a verified event; a Checkout Session event it cannot read is 400 before anything changes. */
-export async function handleStripeEvent(event: unknown): Promise<string> {
+export async function handleStripeEvent(event: unknown): Promise<WebhookOutcome> {
   const checkout = readCheckoutEvent(event);
   if (!checkout) return 'ignored';
   const session = checkout.data.object;
@@ -234,7 +235,7 @@ export async function handleStripeEvent(event: unknown): Promise<string> {
 }
 
 /** Voids an open invoice whose payment will not come; a paid one stays paid. */
-async function voidUnpaid(session: CheckoutSession, eventType: string, reason: string): Promise<string> {
+async function voidUnpaid(session: CheckoutSession, eventType: string, reason: string): Promise<WebhookOutcome> {
   const item = await invoiceOf(session);
   if (!item) return 'unknown_invoice';
   const voided = await voidInvoice(toInvoiceView(item), item.accountId, reason);
@@ -255,7 +256,7 @@ async function invoiceOf(session: CheckoutSession) {
  * Paid: the top-up and the bonus as two ledger entries, and the invoice turning paid, in one
  * transaction whose guard keys (`topup:<invoice>`, `bonus:<invoice>`) make it happen once.
  */
-async function fulfil(session: CheckoutSession): Promise<string> {
+async function fulfil(session: CheckoutSession): Promise<WebhookOutcome> {
   const item = await invoiceOf(session);
   if (!item) return 'unknown_invoice';
   const invoice: InvoiceView = toInvoiceView(item);

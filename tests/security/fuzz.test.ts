@@ -136,7 +136,8 @@ function opsFromDocument(document: Schema): Op[] {
         queryParams: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, schema: p.schema, required: !!p.required })),
         body: bodySchema,
         rawBody: !!bodySchema && schemaTypes(bodySchema, document).includes('string'),
-        security: Array.isArray(o.security) && o.security.length > 0,
+        // A bearer credential (the webhook's signature scheme is checked by its own cases, not as a credential).
+        security: Array.isArray(o.security) && o.security.some((r: Record<string, unknown>) => 'bearer' in r || 'adminBearer' in r),
         admin: scope === 'admin',
         scope,
         idempotent: params.some((p) => p.in === 'header' && /^idempotency-key$/i.test(p.name)),
