@@ -10,6 +10,7 @@ import { benchAccountEndpoint } from './account-endpoint.ts';
 import { benchHotEndpoints } from './hot-endpoints.ts';
 import { benchThroughput } from './throughput.ts';
 import { benchBillingPass } from './billing-pass.ts';
+import { benchBillingScale } from './billing-scale.ts';
 import { benchPanel } from './panel.ts';
 
 /**
@@ -58,6 +59,7 @@ try {
   const hot = await benchHotEndpoints(stack, roundTrips.server);
   const throughput = await benchThroughput(stack);
   const billing = await benchBillingPass();
+  const billingScale = await benchBillingScale();
 
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, DynamoDB Local (in memory)`;
   const seconds = ((performance.now() - started) / 1000).toFixed(0);
@@ -81,6 +83,8 @@ try {
     throughput,
     '',
     billing,
+    '',
+    billingScale,
     '',
     panelLoad,
     '',
