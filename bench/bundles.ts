@@ -5,27 +5,37 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build, type Metafile } from 'esbuild';
-import { bundleAll, LAMBDA_BUILD_OPTIONS, ROOT } from '../infra/bundle.ts';
+import { buildLambda, bundleAll, chunkSizes, LAMBDA_BUILD_OPTIONS, ROOT } from '../infra/bundle.ts';
 import { kb, median, table } from './harness.ts';
 
 /**
  * Bundles and cold start: every function bundle exactly as `bundleAll()` builds it for deployment,
  * its size and its module-load time in a fresh Node process, next to a floor bundle that holds only
- * the DynamoDB document client (bench/floor-handler.ts) built with the same esbuild options.
+ * the DynamoDB document client (bench/floor-handler.ts) built with the same esbuild options, and the
+ * same floor built as every bundle was before chunks and the credential alias (one file, the SDK's
+ * whole default credential chain), for comparison with earlier runs.
+ * `npm run bench -- bundles` runs this section alone (bench/run.ts).
  */
 const run = promisify(execFile);
 
 /** Fresh-process runs per bundle and flag (the median is reported), after one unrecorded run. */
 const RUNS = 9;
 const FLOOR = 'floor (DynamoDB client only)';
+const FLOOR_BEFORE = 'floor as built before (one file, whole credential chain)';
 
 interface Measured {
   name: string;
   file: string;
   bytes: number;
+  /** index.mjs plus the chunks it imports statically: what a cold start loads. */
+  startBytes: number;
+  /** Chunks loaded only by a dynamic import(), when their path runs. */
+  lazyBytes: number;
   plainMs: number;
   sourceMapsMs: number;
   plainMinMs: number;
+  /** CPU time (user + system) of the import, median: less moved by other work on a shared machine than wall time. */
+  cpuMs: number;
   sourceMapsMinMs: number;
 }
 
@@ -36,10 +46,21 @@ export async function benchBundles(): Promise<string> {
     // work may be reading are left alone; the metafiles go to dist/meta/ as always.
     const built = await bundleAll({ outDir });
     const floorFile = join(outDir, 'floor', 'index.mjs');
-    const floorMeta = await buildFloor(floorFile);
+    const floorMeta = await buildLambda(join(ROOT, 'bench', 'floor-handler.ts'), join(outDir, 'floor'));
+    const floorSizes = chunkSizes(floorMeta);
+    const floorBeforeFile = join(outDir, 'floor-before', 'index.mjs');
+    await buildFloorBefore(floorBeforeFile);
+    const floorBeforeBytes = (await stat(floorBeforeFile)).size;
     const targets = [
-      ...built.map((b) => ({ name: b.group, file: join(b.dir, 'index.mjs'), bytes: b.bytes })),
-      { name: FLOOR, file: floorFile, bytes: (await stat(floorFile)).size },
+      ...built.map((b) => ({
+        name: b.group,
+        file: join(b.dir, 'index.mjs'),
+        bytes: b.bytes,
+        startBytes: b.startBytes,
+        lazyBytes: b.lazyBytes,
+      })),
+      { name: FLOOR, file: floorFile, bytes: (await stat(floorFile)).size, startBytes: floorSizes.start, lazyBytes: floorSizes.lazy },
+      { name: FLOOR_BEFORE, file: floorBeforeFile, bytes: floorBeforeBytes, startBytes: floorBeforeBytes, lazyBytes: 0 },
     ];
 
     // Interleaved (round-robin over bundles and flags), so drift on the machine hits all alike.
@@ -47,10 +68,11 @@ export async function benchBundles(): Promise<string> {
     for (let round = 0; round <= RUNS; round++) {
       for (const target of targets) {
         for (const flags of [[], ['--enable-source-maps']]) {
-          const ms = await loadTime(target.file, flags);
+          const { ms, cpuMs } = await loadTime(target.file, flags);
           if (round === 0) continue; // warms the file cache
           const key = `${target.name}|${flags.join(' ')}`;
           samples.set(key, [...(samples.get(key) ?? []), ms]);
+          samples.set(`cpu:${key}`, [...(samples.get(`cpu:${key}`) ?? []), cpuMs]);
         }
       }
     }
@@ -59,28 +81,37 @@ export async function benchBundles(): Promise<string> {
       plainMs: median(samples.get(`${t.name}|`)!),
       sourceMapsMs: median(samples.get(`${t.name}|--enable-source-maps`)!),
       plainMinMs: Math.min(...samples.get(`${t.name}|`)!),
+      cpuMs: median(samples.get(`cpu:${t.name}|`)!),
       sourceMapsMinMs: Math.min(...samples.get(`${t.name}|--enable-source-maps`)!),
     }));
     const floor = measured.find((m) => m.name === FLOOR)!;
+    const before = measured.find((m) => m.name === FLOOR_BEFORE)!;
     const x = (v: number, f: number) => `${(v / f).toFixed(2)}×`;
     const ms = (v: number) => `${v.toFixed(1)} ms`;
     const rows = measured.map((m) => [
       m.name,
       kb(m.bytes),
-      x(m.bytes, floor.bytes),
+      kb(m.startBytes),
+      m.lazyBytes ? kb(m.lazyBytes) : '—',
+      x(m.startBytes, floor.startBytes),
       ms(m.plainMs),
       ms(m.plainMinMs),
       `${x(m.plainMs, floor.plainMs)} / ${x(m.plainMinMs, floor.plainMinMs)}`,
+      `${x(m.plainMs, before.plainMs)} / ${x(m.plainMinMs, before.plainMinMs)}`,
+      `${ms(m.cpuMs)} (${x(m.cpuMs, floor.cpuMs)} / ${x(m.cpuMs, before.cpuMs)})`,
       ms(m.sourceMapsMs),
       ms(m.sourceMapsMinMs),
       `${x(m.sourceMapsMs, floor.sourceMapsMs)} / ${x(m.sourceMapsMinMs, floor.sourceMapsMinMs)}`,
     ]);
 
     // Where the weight is: the heaviest bundle's inputs by package, next to the floor's.
-    const heaviest = measured.filter((m) => m.name !== FLOOR).sort((a, b) => b.bytes - a.bytes)[0]!;
+    const ours = measured.filter((m) => m.name !== FLOOR && m.name !== FLOOR_BEFORE);
+    const heaviest = [...ours].sort((a, b) => b.startBytes - a.startBytes)[0]!;
     const meta = JSON.parse(await readFile(join(ROOT, 'dist', 'meta', `${heaviest.name}.json`), 'utf8')) as Metafile;
     const byPackage = packageBytes(meta);
     const floorByPackage = packageBytes(floorMeta);
+    const lazyByPackage = packageBytes(meta, 'lazy');
+    const lazyTop = [...lazyByPackage].sort((a, b) => b[1] - a[1]).slice(0, 4);
     const total = [...byPackage.values()].reduce((a, b) => a + b, 0);
     const top = [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 8);
     const topRows = top.map(([pkg, bytes]) => [
@@ -91,29 +122,27 @@ export async function benchBundles(): Promise<string> {
     ]);
     // The largest package of every bundle, from each metafile.
     const largest = await Promise.all(
-      measured
-        .filter((m) => m.name !== FLOOR)
-        .map(async (m) => {
-          const bytes = packageBytes(JSON.parse(await readFile(join(ROOT, 'dist', 'meta', `${m.name}.json`), 'utf8')) as Metafile);
-          const [pkg, size] = [...bytes].sort((a, b) => b[1] - a[1])[0]!;
-          return { pkg, size };
-        }),
+      ours.map(async (m) => {
+        const bytes = packageBytes(JSON.parse(await readFile(join(ROOT, 'dist', 'meta', `${m.name}.json`), 'utf8')) as Metafile);
+        const [pkg, size] = [...bytes].sort((a, b) => b[1] - a[1])[0]!;
+        return { pkg, size };
+      }),
     );
     const sameLargest = largest.every((l) => l.pkg === largest[0]!.pkg);
     const sizes = largest.map((l) => l.size);
     const largestNote = sameLargest
-      ? `The largest package of every bundle is **${largest[0]!.pkg}** (${kb(Math.min(...sizes))} to ${kb(Math.max(...sizes))} of each bundle).`
-      : `Largest package per bundle: ${measured
-          .filter((m) => m.name !== FLOOR)
+      ? `The largest package loaded at start is **${largest[0]!.pkg}** in every bundle (${kb(Math.min(...sizes))} to ${kb(Math.max(...sizes))} of each).`
+      : `Largest package loaded at start, per bundle: ${ours
           .map((m, i) => `${m.name} ${largest[i]!.pkg} ${kb(largest[i]!.size)}`)
           .join(', ')}.`;
-    const zodLocales = Object.entries(Object.values(meta.outputs).find((o) => o.entryPoint)?.inputs ?? {})
+    const zodLocales = Object.values(meta.outputs)
+      .flatMap((o) => Object.entries(o.inputs))
       // Every locale but English (zod's default error messages) and the index that lists them.
       .filter(([path]) => path.includes('node_modules/zod/') && path.includes('/locales/') && !/\/locales\/(en|index)\.js$/.test(path))
       .reduce((a, [, v]) => a + v.bytesInOutput, 0);
     const localesNote = zodLocales
       ? ` Of zod's ${kb(byPackage.get('zod') ?? 0)} here, ${kb(zodLocales)} are its error messages in languages other than English (\`zod/v4/locales/*\`), which the API never uses: they come in with the \`z\` namespace object (\`import { z } from 'zod'\`), which holds \`z.locales\` and which esbuild keeps whole.`
-      : '';
+      : " No bundle holds zod's messages in other languages (`zod/v4/locales/*`): every module imports zod as `import * as z from 'zod'` (or types only), which esbuild tree-shakes.";
     const sdkShare = [...byPackage]
       .filter(([p]) => p.startsWith('@aws-sdk/') || p.startsWith('@smithy/') || p.startsWith('@aws-crypto/'))
       .reduce((a, [, b]) => a + b, 0);
@@ -121,16 +150,20 @@ export async function benchBundles(): Promise<string> {
     return [
       '## 1. Bundles and cold start',
       '',
-      `Every function bundle as \`bundleAll()\` builds it for deployment (esbuild, minified ESM, linked source map), next to a floor bundle holding only \`@aws-sdk/client-dynamodb\` + \`@aws-sdk/lib-dynamodb\` and a handler that does nothing, built with the same options. Load time is \`await import()\` of \`index.mjs\` timed inside a fresh \`node\` process (STAGE=aws, TABLE_NAME, CURSOR_SECRET, AWS_REGION set), ${RUNS} runs per bundle and flag after one unrecorded run, interleaved across bundles; with and without \`--enable-source-maps\` (deployed with it). Node's own start-up is not included. The median is the headline figure; the minimum is shown too because on a busy machine noise only ever adds time, so the minimum is the steadier estimate of the load cost itself.`,
+      `Every function bundle as \`bundleAll()\` builds it for deployment (esbuild, minified ESM with chunks, linked source maps, the SDK's credential chain aliased to the environment variables Lambda sets, infra/bundle.ts), next to a floor bundle holding only \`@aws-sdk/client-dynamodb\` + \`@aws-sdk/lib-dynamodb\` and a handler that does nothing, built with the same options, and that floor built as every bundle was before (one file, the SDK's whole credential chain). \`index.mjs\` is the entry file; "at start" adds the chunks it imports statically (what a cold start loads); "lazy" is the chunks a dynamic \`import()\` loads when their path first runs (Stripe's library, the Secrets Manager client, the rest of the credential chain). Load time is \`await import()\` of \`index.mjs\` timed inside a fresh \`node\` process (STAGE=aws, TABLE_NAME, CURSOR_SECRET, AWS_REGION set), ${RUNS} runs per bundle and flag after one unrecorded run, interleaved across bundles; with and without \`--enable-source-maps\` (deployed with it). Node's own start-up is not included; the CPU column is the process's CPU time (user + system) over the same \`import()\`, which other work on a shared machine moves far less than wall time. The median is the headline figure; the minimum is shown too because on a busy machine noise only ever adds time, so the minimum is the steadier estimate of the load cost itself.`,
       '',
       table(
         [
           'function',
           'index.mjs',
-          'size × floor',
+          'at start',
+          'lazy',
+          'at start × floor',
           'load (median)',
           'load (min)',
           'load × floor (median / min)',
+          '× floor as before',
+          'CPU (median; × floor / as before)',
           '--enable-source-maps (median)',
           '(min)',
           '× floor (median / min)',
@@ -138,7 +171,7 @@ export async function benchBundles(): Promise<string> {
         rows,
       ),
       '',
-      `Largest inputs of the heaviest bundle, **${heaviest.name}** (${kb(heaviest.bytes)}), by package (our own code by folder), from its esbuild metafile \`dist/meta/${heaviest.name}.json\`; bytes are what each input contributes to the minified output. AWS SDK packages (@aws-sdk, @smithy, @aws-crypto) make ${kb(sdkShare)} of it (${((sdkShare / total) * 100).toFixed(0)} %).`,
+      `Largest inputs loaded at start by the heaviest bundle, **${heaviest.name}** (${kb(heaviest.startBytes)} at start), by package (our own code by folder), from its esbuild metafile \`dist/meta/${heaviest.name}.json\`; bytes are what each input contributes to the minified output. AWS SDK packages (@aws-sdk, @smithy, @aws-crypto) make ${kb(sdkShare)} of it (${((sdkShare / total) * 100).toFixed(0)} %). Its lazy chunks (${kb(heaviest.lazyBytes)}) hold most of all ${lazyTop.map(([pkg, bytes]) => `${pkg} ${kb(bytes)}`).join(', ')}.`,
       '',
       table(['input', 'bytes in bundle', 'share', 'in the floor'], topRows),
       '',
@@ -149,21 +182,15 @@ export async function benchBundles(): Promise<string> {
   }
 }
 
-/** The floor bundle, with the options infra/bundle.ts uses for every function. */
-async function buildFloor(outfile: string): Promise<Metafile> {
-  const result = await build({
-    entryPoints: [join(ROOT, 'bench', 'floor-handler.ts')],
-    outfile,
-    absWorkingDir: ROOT,
-    ...LAMBDA_BUILD_OPTIONS,
-    minify: true,
-  });
-  return result.metafile;
+/** The floor bundle as every bundle was built before chunks and the credential alias: one file. */
+async function buildFloorBefore(outfile: string): Promise<void> {
+  const { splitting: _, entryNames: __, chunkNames: ___, outExtension: ____, plugins: _____, ...options } = LAMBDA_BUILD_OPTIONS;
+  await build({ entryPoints: [join(ROOT, 'bench', 'floor-handler.ts')], outfile, absWorkingDir: ROOT, ...options, minify: true });
 }
 
-/** Milliseconds `import()` of the bundle takes in a fresh Node process. */
-async function loadTime(file: string, flags: string[]): Promise<number> {
-  const script = `const t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); console.log(performance.now() - t);`;
+/** Milliseconds `import()` of the bundle takes in a fresh Node process: wall time, and the process's CPU time in it. */
+async function loadTime(file: string, flags: string[]): Promise<{ ms: number; cpuMs: number }> {
+  const script = `const c = process.cpuUsage(); const t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); const ms = performance.now() - t; const u = process.cpuUsage(c); console.log(ms, (u.user + u.system) / 1000);`;
   const { stdout } = await run(process.execPath, [...flags, '--input-type=module', '-e', script], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -175,16 +202,17 @@ async function loadTime(file: string, flags: string[]): Promise<number> {
     },
     timeout: 60_000,
   });
-  const ms = Number(stdout.trim().split('\n').at(-1));
-  if (!Number.isFinite(ms)) throw new Error(`could not load ${file}: ${stdout}`);
-  return ms;
+  const [ms, cpuMs] = (stdout.trim().split('\n').at(-1) ?? '').split(' ').map(Number);
+  if (!Number.isFinite(ms) || !Number.isFinite(cpuMs)) throw new Error(`could not load ${file}: ${stdout}`);
+  return { ms: ms!, cpuMs: cpuMs! };
 }
 
-/** Bytes in the output per npm package (node_modules/<pkg>/…), or per folder of our own code. */
-function packageBytes(meta: Metafile): Map<string, number> {
-  const output = Object.entries(meta.outputs).find(([path]) => path.endsWith('index.mjs'));
+/** Bytes per npm package (node_modules/<pkg>/…), or per folder of our own code, in the files loaded at start (or lazily). */
+function packageBytes(meta: Metafile, which: 'start' | 'lazy' = 'start'): Map<string, number> {
+  const sizes = chunkSizes(meta);
+  const inputs = (which === 'start' ? sizes.startFiles : sizes.lazyFiles).flatMap((file) => Object.entries(meta.outputs[file]!.inputs));
   const out = new Map<string, number>();
-  for (const [path, { bytesInOutput }] of Object.entries(output?.[1].inputs ?? {})) {
+  for (const [path, { bytesInOutput }] of inputs) {
     const nm = path.lastIndexOf('node_modules/');
     let key: string;
     if (nm >= 0) {

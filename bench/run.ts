@@ -1,5 +1,5 @@
 import { cpus, loadavg, totalmem } from 'node:os';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { startLocalStack, type LocalStackOptions } from '../dev/stack.ts';
 import { resetConfig } from '../shared/config/env.ts';
@@ -33,6 +33,22 @@ Object.assign(process.env, {
 
 // 1. Bundles first, before DynamoDB Local starts and takes its share of the CPU.
 const bundles = await benchBundles();
+
+// `npm run bench -- bundles`: this section alone (about a minute); it replaces section 1 of
+// bench/results.md and says so there, leaving the other sections of the last full run as they are.
+if (process.argv[2] === 'bundles') {
+  process.stdout.write(`${bundles}\n`);
+  const file = new URL('./results.md', import.meta.url);
+  const previous = readFileSync(file, 'utf8');
+  const start = previous.indexOf('## 1. ');
+  const end = previous.indexOf('\n## 2. ');
+  if (start < 0 || end < 0) throw new Error('bench/results.md has no section 1 to replace: run the whole benchmark');
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`;
+  const note = `_This section was re-run alone at ${new Date().toISOString()} on ${machine} (\`npm run bench -- bundles\`, ${((performance.now() - started) / 1000).toFixed(0)} s; one-minute load average ${loadAtStart.toFixed(1)} at its start and ${loadavg()[0]!.toFixed(1)} at its end); the other sections are from the full run above._`;
+  const [heading, ...rest] = bundles.split('\n');
+  writeFileSync(file, `${previous.slice(0, start)}${[heading, '', note, ...rest].join('\n')}\n${previous.slice(end)}`);
+  process.exit(0);
+}
 
 // The stack starts as `local`, so the panel simulator's keys go to the in-memory secret store.
 process.env.STAGE = 'local';
