@@ -1,5 +1,7 @@
 import { createGroupHandler } from '../../shared/http/handler.ts';
-import { deleteServer, deployServer, getServerWithLive, listServers, resizeServer } from '../../shared/servers/index.ts';
+import { deleteServer } from '../../shared/servers/delete.ts';
+import { getServerWithLive, listServers } from '../../shared/servers/read.ts';
+import { resizeServer } from '../../shared/servers/resize.ts';
 import * as control from '../../shared/servers/control.ts';
 
 /** Servers group: /v1/servers and everything under /v1/servers/:id. */
@@ -7,6 +9,9 @@ export const handler = createGroupHandler('servers', {
   listServers: async ({ principal, query }) => listServers(principal.accountId, { ...query, boundTo: `servers:${principal.accountId}` }),
 
   createServer: async ({ principal, body, audit }) => {
+    // The deploy path (placement, egg variables, the panel's create) is loaded with the first deploy,
+    // not at every cold start (a lazily loaded chunk, infra/bundle.ts); reads and power are most calls.
+    const { deployServer } = await import('../../shared/servers/deploy.ts');
     const server = await deployServer(principal, body);
     audit.target = `server:${server.id}`;
     audit.details = {

@@ -3,7 +3,8 @@ import { ApiError } from '../errors.ts';
 import { getInstance, panelClientFor } from '../instances/index.ts';
 import type { PanelClient } from '../panel/client.ts';
 import { PanelRequestError } from '../panel/errors.ts';
-import { getOwnedServer, toServerView, type ServerView } from './index.ts';
+import { getOwnedServer } from './read.ts';
+import { toServerView, type ServerView } from './views.ts';
 import type { ConsoleCredentials, FileEntry, LiveUsage } from '../api/schemas.ts';
 import { withServerLease } from './lease.ts';
 

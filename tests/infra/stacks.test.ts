@@ -837,6 +837,12 @@ describe('bundles', () => {
         b.group,
       ).toEqual([]);
     }
+    // Only a deploy needs the deploy path (placement, egg variables): a lazy chunk of the servers function, absent elsewhere.
+    for (const group of ['servers', 'admin', 'account', 'catalog']) {
+      const meta = JSON.parse(readFileSync(join(ROOT, 'dist', 'meta', `${group}.json`), 'utf8')) as Metafile;
+      const startInputs = chunkSizes(meta).startFiles.flatMap((file) => Object.keys(meta.outputs[file]!.inputs));
+      expect(startInputs, group).not.toContain('shared/servers/deploy.ts');
+    }
     const payments = JSON.parse(readFileSync(join(ROOT, 'dist', 'meta', 'payments.json'), 'utf8')) as Metafile;
     const lazyInputs = chunkSizes(payments).lazyFiles.flatMap((file) => Object.keys(payments.outputs[file]!.inputs));
     expect(lazyInputs.some((input) => input.includes('node_modules/stripe/'))).toBe(true);
