@@ -89,6 +89,13 @@ export class AppFunction extends Construct {
       timeout: props.timeout ?? Duration.seconds(10),
       tracing: lambda.Tracing.ACTIVE,
       logGroup: this.logGroup,
+      // Lambda's own START/END/REPORT lines are ≈ 430 bytes of log ingestion per request (README,
+      // "What it costs") for figures CloudWatch's Lambda metrics already hold (duration, errors,
+      // throttles); at WARN only the platform's warnings and errors (timeouts, crashes) are kept.
+      // Set the system level to INFO for a while to see each invocation's REPORT (memory used, init).
+      loggingFormat: lambda.LoggingFormat.JSON,
+      systemLogLevelV2: lambda.SystemLogLevel.WARN,
+      applicationLogLevelV2: lambda.ApplicationLogLevel.INFO,
       environment: {
         NODE_OPTIONS: '--enable-source-maps',
         STAGE: 'aws',

@@ -107,22 +107,22 @@ const STRIPE_READERS: readonly Group[] = ['billing', 'payments'];
 /** Stage-wide throttling; the per-credential limit (240/min) is enforced by the functions themselves. */
 const THROTTLE: apigwv2.ThrottleSettings = { rateLimit: 100, burstLimit: 200 };
 
-/** One JSON object per request (HTTP API context variables), so Logs Insights reads fields directly. */
+/**
+ * One JSON object per request (HTTP API context variables), so Logs Insights reads fields directly.
+ * What an operator needs to trace a request and see failures, nothing more: ≈ 150 bytes a line
+ * instead of ≈ 320 with the user agent, route key, protocol, sizes and integration latency (README,
+ * "What it costs"). The request id leads to the function's own lines, which carry the rest.
+ */
 const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   JSON.stringify({
     requestId: '$context.requestId',
-    time: '$context.requestTime',
+    time: '$context.requestTimeEpoch',
     ip: '$context.identity.sourceIp',
-    userAgent: '$context.identity.userAgent',
     method: '$context.httpMethod',
     path: '$context.path',
-    routeKey: '$context.routeKey',
     status: '$context.status',
-    protocol: '$context.protocol',
-    responseLength: '$context.responseLength',
     latencyMs: '$context.responseLatency',
-    integrationLatencyMs: '$context.integrationLatency',
-    integrationError: '$context.integrationErrorMessage',
+    error: '$context.integrationErrorMessage',
   }),
 );
 

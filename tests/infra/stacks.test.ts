@@ -227,7 +227,10 @@ describe('api stack: routes come from the route table', () => {
     expect(stage.StageName).toBe('$default');
     expect(stage.AutoDeploy).toBe(true);
     expect(stage.AccessLogSettings.DestinationArn).toBeDefined();
-    expect(JSON.parse(stage.AccessLogSettings.Format)).toMatchObject({ requestId: '$context.requestId', status: '$context.status' });
+    const format = JSON.parse(stage.AccessLogSettings.Format);
+    expect(format).toMatchObject({ requestId: '$context.requestId', status: '$context.status', error: '$context.integrationErrorMessage' });
+    // Lean on purpose (≈ 150 bytes a line): what traces a request and shows a failure.
+    expect(Object.keys(format).sort()).toEqual(['error', 'ip', 'latencyMs', 'method', 'path', 'requestId', 'status', 'time']);
     expect(stage.DefaultRouteSettings.ThrottlingRateLimit).toBeGreaterThan(0);
     expect(stage.DefaultRouteSettings.ThrottlingBurstLimit).toBeGreaterThan(0);
   });
@@ -254,6 +257,8 @@ describe('api stack: functions carry the house defaults', () => {
       expect(p.Timeout, id).toBeLessThanOrEqual(29);
       expect(p.TracingConfig, id).toEqual({ Mode: 'Active' });
       expect(p.LoggingConfig?.LogGroup?.Ref, id).toBeDefined();
+      // No START/END/REPORT line per request (README, "What it costs"); warnings and errors stay.
+      expect(p.LoggingConfig, id).toMatchObject({ LogFormat: 'JSON', SystemLogLevel: 'WARN', ApplicationLogLevel: 'INFO' });
       const env = p.Environment.Variables as Record<string, unknown>;
       expect(env).toMatchObject({
         STAGE: 'aws',
