@@ -120,7 +120,8 @@ export class AppFunction extends Construct {
    * Sets TABLE_NAME and grants the item access of `access` (shared/db/key-prefixes.ts), least
    * privilege twice over: only the actions the code uses (GetItem, Query, ConditionCheckItem to
    * read; PutItem, UpdateItem, DeleteItem to write; TransactWriteItems is authorised per item
-   * through these; no Scan, no batch, no stream), and only on the partitions the function's code
+   * through these; BatchGetItem only on an access's `batchRead` partitions; no Scan, no batch
+   * writes, no stream), and only on the partitions the function's code
    * paths touch, by `dynamodb:LeadingKeys` patterns derived from the key builders.
    *
    * `ForAllValues:StringLike`: every partition key of the request must match one pattern. Index
@@ -137,6 +138,15 @@ export class AppFunction extends Construct {
     if (patterns.write.length) {
       this.fn.addToRolePolicy(
         new iam.PolicyStatement({ actions: [...WRITE_ACTIONS], resources: [table.tableArn], conditions: leadingKeys(patterns.write) }),
+      );
+    }
+    if (patterns.batchRead.length) {
+      this.fn.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: [...BATCH_READ_ACTIONS],
+          resources: [table.tableArn],
+          conditions: leadingKeys(patterns.batchRead),
+        }),
       );
     }
     if (access.indexes.length) {
@@ -209,5 +219,7 @@ export class AppFunction extends Construct {
  * ConditionCheckItem). No Scan (no code path scans), no batch reads, no DescribeTable.
  */
 export const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'] as const;
+/** Batch reads (BatchGetCommand), granted only on an access's `batchRead` partitions (the billing pass's profiles). */
+export const BATCH_READ_ACTIONS = ['dynamodb:BatchGetItem'] as const;
 /** Item writes (PutCommand, UpdateCommand, DeleteCommand; TransactWriteItems is authorised per item through these). */
 export const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as const;

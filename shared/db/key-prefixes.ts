@@ -61,6 +61,11 @@ export interface TableAccess {
   write: readonly Partition[];
   read: readonly Partition[];
   indexes: readonly IndexName[];
+  /**
+   * Partitions also read with BatchGetItem (each also in `write` or `read`): only the billing
+   * pass, which reads a shard's profiles 100 at a time (shared/billing/pass.ts).
+   */
+  batchRead?: readonly Partition[];
 }
 
 /**
@@ -119,6 +124,7 @@ export const TABLE_ACCESS = {
     write: ['account', 'ledgerGuard', 'billingWatermark', 'billingPass', ...PANEL_WORK],
     read: ['settings'],
     indexes: ['GSI1', 'GSI2'],
+    batchRead: ['account'],
   },
   authorizer: { write: ['subject', 'account', 'ledgerGuard', 'rateWindow'], read: ['apiKeyHash', 'settings'], indexes: [] },
 } as const satisfies Record<string, TableAccess>;
@@ -126,8 +132,9 @@ export const TABLE_ACCESS = {
 export type FunctionTableAccess = keyof typeof TABLE_ACCESS;
 
 /** The partition patterns of an access: `write` patterns and all patterns that may be read. */
-export function leadingKeyPatterns(access: TableAccess): { write: string[]; read: string[] } {
+export function leadingKeyPatterns(access: TableAccess): { write: string[]; read: string[]; batchRead: string[] } {
   const write = [...new Set(access.write.map((p) => PARTITIONS[p]))];
   const read = [...new Set([...access.write, ...access.read].map((p) => PARTITIONS[p]))];
-  return { write, read };
+  const batchRead = [...new Set((access.batchRead ?? []).map((p) => PARTITIONS[p]))];
+  return { write, read, batchRead };
 }

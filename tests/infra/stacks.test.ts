@@ -20,7 +20,7 @@ import { keys } from '../../shared/db/keys.ts';
 import { createTableInput, TABLE } from '../../shared/db/table.ts';
 import { readConfig } from '../../shared/config/env.ts';
 import { AUTHORIZER_CACHE_SECONDS, cursorSigningGroups, isAdminRoutePath } from '../../infra/stacks/api-stack.ts';
-import { READ_ACTIONS, WRITE_ACTIONS } from '../../infra/constructs/app-function.ts';
+import { BATCH_READ_ACTIONS, READ_ACTIONS, WRITE_ACTIONS } from '../../infra/constructs/app-function.ts';
 import { logger } from '../../shared/observability/logger.ts';
 
 /**
@@ -978,12 +978,15 @@ describe('least privilege: table access by partition (shared/db/key-prefixes.ts)
         const patterns = s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as string[] | undefined;
         expect(patterns, `${name}: ${actionsOf(s).join()}`).toBeDefined();
         const isWrite = actionsOf(s).some((a) => (WRITE_ACTIONS as readonly string[]).includes(a));
-        expect([...patterns!].sort(), name).toEqual([...(isWrite ? expected.write : expected.read)].sort());
+        const isBatch = actionsOf(s).some((a) => (BATCH_READ_ACTIONS as readonly string[]).includes(a));
+        expect([...patterns!].sort(), name).toEqual([...(isWrite ? expected.write : isBatch ? expected.batchRead : expected.read)].sort());
         expect(patterns, name).not.toContain('*');
       }
-      // Only the actions the code uses: no Scan, no batch, no stream, no table admin.
+      // Only the actions the code uses: no Scan, no batch (but the billing pass's profile reads), no stream, no table admin.
       const actions = statements.flatMap(actionsOf);
-      for (const a of actions) expect([...READ_ACTIONS, ...WRITE_ACTIONS] as string[], `${name}: ${a}`).toContain(a);
+      const batch = accessOf(name).batchRead?.length ? BATCH_READ_ACTIONS : [];
+      for (const a of actions) expect([...READ_ACTIONS, ...WRITE_ACTIONS, ...batch] as string[], `${name}: ${a}`).toContain(a);
+      if (batch.length) expect(actions, name).toContain('dynamodb:BatchGetItem');
       // Index queries: only where the code queries an index, on the named index, Query only.
       const onIndexes = statements.filter((s) => JSON.stringify(s.Resource).includes('/index/'));
       const indexes = accessOf(name).indexes;
