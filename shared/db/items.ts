@@ -394,3 +394,60 @@ export function asKind<K extends ItemKind>(item: Item, kind: K): Kinds[K] {
 
 export const asKindOrUndefined = <K extends ItemKind>(item: Item | undefined, kind: K): Kinds[K] | undefined =>
   item === undefined ? undefined : asKind(item, kind);
+
+/** An account's outbound webhook endpoint (shared/webhooks/endpoints.ts). */
+export interface WebhookEndpointItem extends Stored {
+  kind: 'webhookEndpoint';
+  endpointId: string;
+  accountId: string;
+  url: string;
+  /** Event types sent to it; empty: every type. */
+  events: string[];
+  description: string | null;
+  enabled: boolean;
+  /** Why it was disabled, when the service disabled it (`failing`); null when enabled or disabled by the account. */
+  disabledReason: string | null;
+  /** Signing secrets (`whsec_…`): the current one, and the previous one until it expires after a rotation. */
+  secret: string;
+  previousSecret: string | null;
+  previousSecretExpiresAt: string | null;
+  /** When deliveries to it started failing without a success since; null while healthy. */
+  failingSince: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** One event of an account, written in the same transaction as the change it reports (the outbox). */
+export interface EventItem extends Stored {
+  kind: 'event';
+  eventId: string;
+  accountId: string;
+  type: string;
+  data: Record<string, unknown>;
+  createdAt: string;
+  /** TTL (epoch seconds): events are kept 30 days. */
+  expiresAt: number;
+  /** Present (sparse GSI2 OUTBOX#<n>) until the event has been fanned out to the endpoints. */
+  GSI2PK?: string;
+  GSI2SK?: string;
+}
+
+/** One event's delivery to one endpoint, with every attempt. */
+export interface WebhookDeliveryItem extends Stored {
+  kind: 'webhookDelivery';
+  deliveryId: string;
+  endpointId: string;
+  accountId: string;
+  eventId: string;
+  eventType: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: { at: string; status: number | null; durationMs: number; error: string | null; responseExcerpt: string | null }[];
+  nextAttemptAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  /** TTL (epoch seconds): kept 30 days like the events. */
+  expiresAt: number;
+  /** Present (sparse GSI2 WHDUE#<n>) while an attempt is due. */
+  GSI2PK?: string;
+  GSI2SK?: string;
+}

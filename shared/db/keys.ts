@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { BILLING_SHARDS, LISTING_SHARDS } from './table.ts';
+import { BILLING_SHARDS, LISTING_SHARDS, WEBHOOK_SHARDS } from './table.ts';
 import { isTimeOrderedId } from '../ids.ts';
 
 /**
@@ -96,6 +96,24 @@ export const keys = {
   /** The shared, short-lived copies of one panel's reads (shared/catalog): topology with free allocations, and eggs. */
   panelTopology: (instanceId: string): ItemKey => ({ PK: `PANEL#${instanceId}`, SK: 'TOPOLOGY' }),
   panelEggs: (instanceId: string): ItemKey => ({ PK: `PANEL#${instanceId}`, SK: 'EGGS' }),
+
+  /** Outbound webhooks (shared/webhooks): an account's endpoints and its events, listed newest first. */
+  webhookEndpoint: (accountId: string, endpointId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `WHEP#${listed(endpointId)}` }),
+  webhookEndpointPrefix: (accountId: string) => ({ PK: `ACCOUNT#${accountId}`, SKPrefix: 'WHEP#' }),
+  event: (accountId: string, eventId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `EVENT#${listed(eventId)}` }),
+  eventPrefix: (accountId: string) => ({ PK: `ACCOUNT#${accountId}`, SKPrefix: 'EVENT#' }),
+  /** Sparse GSI2 entry of an event not yet fanned out to the endpoints: the outbox. */
+  outboxEntry: (eventId: string) => ({ GSI2PK: `OUTBOX#${shardOf(eventId, WEBHOOK_SHARDS)}`, GSI2SK: eventId }),
+  outboxShard: (shard: number): string => `OUTBOX#${shard}`,
+  /** One event's delivery to one endpoint, with its attempts; listed per endpoint newest first. */
+  webhookDelivery: (endpointId: string, deliveryId: string): ItemKey => ({ PK: `WHDLV#${endpointId}`, SK: `DLV#${listed(deliveryId)}` }),
+  webhookDeliveryPrefix: (endpointId: string) => ({ PK: `WHDLV#${endpointId}`, SKPrefix: 'DLV#' }),
+  /** Sparse GSI2 entry of a delivery whose next attempt is due at `dueAt` (ISO): the retry queue. */
+  deliveryDue: (deliveryId: string, dueAt: string) => ({
+    GSI2PK: `WHDUE#${shardOf(deliveryId, WEBHOOK_SHARDS)}`,
+    GSI2SK: `${dueAt}#${deliveryId}`,
+  }),
+  deliveryDueShard: (shard: number): string => `WHDUE#${shard}`,
 
   settings: (): ItemKey => ({ PK: 'SETTINGS', SK: 'PLATFORM' }),
   instancesPartition: (): string => 'INSTANCES',

@@ -50,6 +50,9 @@ export const LISTING_SHARDS = 8;
  */
 export const BILLING_SHARDS = 16;
 
+/** Shards of the webhook outbox and retry queue (GSI2 OUTBOX#<n>, WHDUE#<n>): few writes, spread anyway. */
+export const WEBHOOK_SHARDS = 4;
+
 /** The CreateTable input for DynamoDB Local (and for anything else that wants the raw shape). */
 export function createTableInput(tableName: string) {
   const attributes = new Set<string>([TABLE.partitionKey, TABLE.sortKey]);

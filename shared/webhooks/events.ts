@@ -1,0 +1,54 @@
+import type { EventItem } from '../db/items.ts';
+import { keys } from '../db/keys.ts';
+import type { NamedWrite } from '../db/write.ts';
+import { newId } from '../ids.ts';
+
+/**
+ * Events: what happened to an account, recorded in the same transaction as the change it reports
+ * (an outbox), so no event exists for a change that did not happen and none is lost for one that
+ * did. Each event item carries a sparse GSI2 entry (OUTBOX#<n>) until the dispatcher has fanned it
+ * out to the account's endpoints (shared/webhooks/dispatch.ts). Kept 30 days (TTL).
+ */
+export const EVENT_TYPES = [
+  'server.created',
+  'server.resized',
+  'server.suspended',
+  'server.unsuspended',
+  'server.deleted',
+  'balance.low',
+  'invoice.paid',
+  'invoice.void',
+  'ledger.entry',
+  'webhook_endpoint.disabled',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export const EVENT_RETENTION_DAYS = 30;
+
+/** The event item for `type` (its id time-ordered), to put in the transaction of the change. */
+export function eventItem(accountId: string, type: EventType, data: Record<string, unknown>, now = new Date()): EventItem {
+  const eventId = newId();
+  return {
+    ...keys.event(accountId, eventId),
+    ...keys.outboxEntry(eventId),
+    kind: 'event',
+    eventId,
+    accountId,
+    type,
+    data,
+    createdAt: now.toISOString(),
+    expiresAt: Math.floor(now.getTime() / 1000) + EVENT_RETENTION_DAYS * 86_400,
+  };
+}
+
+/** The named transaction item that records an event with the change (`transact([...change, eventWrite(...)])`). */
+export function eventWrite(
+  accountId: string,
+  type: EventType,
+  data: Record<string, unknown>,
+  now = new Date(),
+  name = `event:${type}`,
+): NamedWrite {
+  return { name, Put: { Item: eventItem(accountId, type, data, now), ConditionExpression: 'attribute_not_exists(PK)' } };
+}
