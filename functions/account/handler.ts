@@ -5,6 +5,18 @@ import { createApiKey, listApiKeys, revokeApiKey } from '../../shared/keys/index
 import { listLedger } from '../../shared/ledger/index.ts';
 import { getBudget, setBudget } from '../../shared/budgets/index.ts';
 import { unsuspendAfterCredit } from '../../shared/servers/suspension.ts';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  getEndpoint,
+  getEvent,
+  listDeliveries,
+  listEndpoints,
+  listEvents,
+  redeliverDelivery,
+  rotateSecret,
+  updateEndpoint,
+} from '../../shared/webhooks/endpoints.ts';
 
 /** Account group: the caller's account, activity log and API keys. */
 export const handler = createGroupHandler('account', {
@@ -38,4 +50,51 @@ export const handler = createGroupHandler('account', {
     audit.target = `key:${params.id}`;
     return revokeApiKey(principal.accountId, params.id);
   },
+
+  // Webhooks: the activity log names the endpoint and what changed, never its secret.
+  listWebhookEndpoints: async ({ principal, query }) =>
+    listEndpoints(principal.accountId, { ...query, boundTo: `webhook-endpoints:${principal.accountId}` }),
+
+  createWebhookEndpoint: async ({ principal, body, audit }) => {
+    const { endpoint, secret } = await createEndpoint(principal.accountId, body);
+    audit.target = `webhook-endpoint:${endpoint.id}`;
+    audit.details = { url: endpoint.url, events: endpoint.events };
+    return { ...endpoint, secret };
+  },
+
+  getWebhookEndpoint: async ({ principal, params }) => getEndpoint(principal.accountId, params.id),
+
+  updateWebhookEndpoint: async ({ principal, params, body, audit }) => {
+    audit.target = `webhook-endpoint:${params.id}`;
+    audit.details = { changed: Object.keys(body).sort() };
+    return updateEndpoint(principal.accountId, params.id, body);
+  },
+
+  deleteWebhookEndpoint: async ({ principal, params, audit }) => {
+    audit.target = `webhook-endpoint:${params.id}`;
+    return deleteEndpoint(principal.accountId, params.id);
+  },
+
+  rotateWebhookSecret: async ({ principal, params, audit }) => {
+    audit.target = `webhook-endpoint:${params.id}`;
+    return rotateSecret(principal.accountId, params.id);
+  },
+
+  listWebhookDeliveries: async ({ principal, params, query }) =>
+    listDeliveries(principal.accountId, params.id, { ...query, boundTo: `webhook-deliveries:${principal.accountId}:${params.id}` }),
+
+  redeliverWebhook: async ({ principal, params, audit }) => {
+    audit.target = `webhook-delivery:${params.deliveryId}`;
+    audit.details = { endpointId: params.id };
+    return redeliverDelivery(principal.accountId, params.id, params.deliveryId);
+  },
+
+  listEvents: async ({ principal, query }) =>
+    listEvents(
+      principal.accountId,
+      { limit: query.limit, cursor: query.cursor, boundTo: `events:${principal.accountId}:${query.type ?? ''}` },
+      query.type,
+    ),
+
+  getEvent: async ({ principal, params }) => getEvent(principal.accountId, params.id),
 });

@@ -1,5 +1,15 @@
 /** Scopes a credential can hold (README.md, "Conventions"). Session tokens hold every scope of their account. */
-export const SCOPES = ['account:read', 'keys:write', 'servers:read', 'servers:write', 'billing:read', 'billing:write', 'admin'] as const;
+export const SCOPES = [
+  'account:read',
+  'keys:write',
+  'servers:read',
+  'servers:write',
+  'billing:read',
+  'billing:write',
+  'webhooks:read',
+  'webhooks:write',
+  'admin',
+] as const;
 
 export type Scope = (typeof SCOPES)[number];
 

@@ -39,11 +39,25 @@ export async function getItem(key: ItemKey, consistent = true): Promise<Item | u
 }
 
 /** One partition, items whose sort key starts with a prefix, newest (highest key) first. */
-async function queryPrefix(pk: string, skPrefix: string, page: PageRequest, filterUnexpired = false): Promise<Page<Item>> {
+async function queryPrefix(
+  pk: string,
+  skPrefix: string,
+  page: PageRequest,
+  filterUnexpired = false,
+  equals?: { attribute: string; value: string },
+): Promise<Page<Item>> {
   let position = decodeCursor(page.cursor, page.boundTo);
   const values: Record<string, unknown> = { ':pk': pk, ':prefix': skPrefix };
+  const filters: string[] = [];
   // TTL deletes lag by up to two days, so expired entries are filtered on read too.
-  if (filterUnexpired) values[':now'] = Math.floor(Date.now() / 1000);
+  if (filterUnexpired) {
+    values[':now'] = Math.floor(Date.now() / 1000);
+    filters.push('(attribute_not_exists(expiresAt) OR expiresAt > :now)');
+  }
+  if (equals) {
+    values[':equals'] = equals.value;
+    filters.push('#equals = :equals');
+  }
   const data: Item[] = [];
   // A filter can thin a page out; keep reading until the page is full or the partition ends.
   do {
@@ -51,7 +65,8 @@ async function queryPrefix(pk: string, skPrefix: string, page: PageRequest, filt
       new QueryCommand({
         TableName: tableName(),
         KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-        FilterExpression: filterUnexpired ? 'attribute_not_exists(expiresAt) OR expiresAt > :now' : undefined,
+        FilterExpression: filters.length ? filters.join(' AND ') : undefined,
+        ExpressionAttributeNames: equals ? { '#equals': equals.attribute } : undefined,
         ExpressionAttributeValues: values,
         ScanIndexForward: false,
         Limit: page.limit - data.length,
@@ -118,6 +133,20 @@ const pageOf =
     const result = await page;
     return { data: result.data.map((item) => asKind(item, kind)), nextCursor: result.nextCursor };
   };
+
+/** One page of a GSI2 partition in key order, optionally only sort keys below `below`. */
+async function queryIndexPage(pk: string, limit: number, below?: string): Promise<Item[]> {
+  const out = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: 'GSI2',
+      KeyConditionExpression: below ? 'GSI2PK = :pk AND GSI2SK < :below' : 'GSI2PK = :pk',
+      ExpressionAttributeValues: { ':pk': pk, ...(below ? { ':below': below } : {}) },
+      Limit: limit,
+    }),
+  );
+  return out.Items ?? [];
+}
 
 async function queryAll(input: { IndexName?: IndexName; pk: string; skPrefix?: string; consistent?: boolean }): Promise<Item[]> {
   const pkAttr = input.IndexName ? `${input.IndexName}PK` : 'PK';
@@ -204,6 +233,38 @@ export const accessPatterns = {
   panelTopology: async (instanceId: string, consistent = false) =>
     asKindOrUndefined(await getItem(keys.panelTopology(instanceId), consistent), 'panel-topology'),
   panelEggs: async (instanceId: string) => asKindOrUndefined(await getItem(keys.panelEggs(instanceId), false), 'panel-eggs'),
+  /** Outbound webhooks (shared/webhooks): an account's endpoints (at most 10), its events (30 days), an endpoint's deliveries. */
+  webhookEndpointsOfAccount: (accountId: string, page: PageRequest) => {
+    const k = keys.webhookEndpointPrefix(accountId);
+    return pageOf('webhookEndpoint')(queryPrefix(k.PK, k.SKPrefix, page));
+  },
+  webhookEndpointOfAccount: async (accountId: string, endpointId: string) =>
+    asKindOrUndefined(await getItem(keys.webhookEndpoint(accountId, endpointId)), 'webhookEndpoint'),
+  eventsOfAccount: (accountId: string, page: PageRequest, type?: string) => {
+    const k = keys.eventPrefix(accountId);
+    return pageOf('event')(queryPrefix(k.PK, k.SKPrefix, page, true, type ? { attribute: 'type', value: type } : undefined));
+  },
+  eventOfAccount: async (accountId: string, eventId: string) => asKindOrUndefined(await getItem(keys.event(accountId, eventId)), 'event'),
+  deliveriesOfEndpoint: (endpointId: string, page: PageRequest) => {
+    const k = keys.webhookDeliveryPrefix(endpointId);
+    return pageOf('webhookDelivery')(queryPrefix(k.PK, k.SKPrefix, page, true));
+  },
+  deliveryOfEndpoint: async (endpointId: string, deliveryId: string) =>
+    asKindOrUndefined(await getItem(keys.webhookDelivery(endpointId, deliveryId)), 'webhookDelivery'),
+  /** Every delivery of an endpoint still waiting for an attempt (its deletion stops them). */
+  pendingDeliveriesOfEndpoint: async (endpointId: string) => {
+    const k = keys.webhookDeliveryPrefix(endpointId);
+    return (await queryAll({ pk: k.PK, skPrefix: k.SKPrefix, consistent: true }))
+      .map((item) => asKind(item, 'webhookDelivery'))
+      .filter((d) => d.status === 'pending');
+  },
+  /** The dispatcher's fan-out work: up to `limit` events of one shard of the outbox (sparse GSI2 OUTBOX#<n>), oldest first. */
+  outboxOfShard: async (shard: number, limit: number) =>
+    (await queryIndexPage(keys.outboxShard(shard), limit)).map((item) => asKind(item, 'event')),
+  /** The dispatcher's attempts: up to `limit` deliveries of one shard of the retry queue (GSI2 WHDUE#<n>) due at `nowIso` or before. */
+  dueDeliveriesOfShard: async (shard: number, nowIso: string, limit: number) =>
+    // `$` sorts right after `#`: every `<dueAt>#<id>` with dueAt ≤ now, and none later.
+    (await queryIndexPage(keys.deliveryDueShard(shard), limit, `${nowIso}$`)).map((item) => asKind(item, 'webhookDelivery')),
   settings: async () => asKindOrUndefined(await getItem(keys.settings()), 'settings'),
   instanceById: async (instanceId: string) => asKindOrUndefined(await getItem(keys.instance(instanceId)), 'instance'),
   /** Instances are few (one per panel), so they share one partition and are read whole. */

@@ -35,6 +35,8 @@ export interface AccountItem extends Stored {
   budgetCapCents?: number | null;
   budgetAction?: 'refuse' | 'suspend';
   lowBalanceWarnedAt?: string;
+  /** Webhook endpoints the account has (shared/webhooks/endpoints.ts): the limit of 10 is a condition on it. */
+  webhookEndpointCount?: number;
   createdAt: string;
 }
 
@@ -383,6 +385,9 @@ interface Kinds {
   activity: ActivityItem;
   'panel-topology': PanelTopologyItem;
   'panel-eggs': PanelEggsItem;
+  webhookEndpoint: WebhookEndpointItem;
+  event: EventItem;
+  webhookDelivery: WebhookDeliveryItem;
 }
 export type ItemKind = keyof Kinds;
 

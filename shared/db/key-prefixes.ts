@@ -45,6 +45,8 @@ export const PARTITIONS = {
   billingPass: partitionPattern(keys.billingPass(SENTINEL).PK),
   settings: partitionPattern(keys.settings().PK),
   instances: partitionPattern(keys.instance(SENTINEL).PK),
+  /** An endpoint's webhook deliveries (`WHDLV#<endpoint>`); endpoints and events sit under the account. */
+  webhookDelivery: partitionPattern(keys.webhookDelivery(SENTINEL, SENTINEL).PK),
 } as const;
 
 export type Partition = keyof typeof PARTITIONS;
@@ -98,7 +100,8 @@ const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
  * Per deployed function (the route groups, `billing-pass` for the scheduler and the worker, and
  * the edge `authorizer`). Read from each group's code paths (ARCHITECTURE.md §2 and §3):
  * - public: health counts the instances; docs and the OpenAPI document read nothing.
- * - account: keys, ledger, logs, budget; a budget change may lift a suspension (panel work).
+ * - account: keys, ledger, logs, budget; a budget change may lift a suspension (panel work);
+ *   webhook endpoints and events (under the account) and the endpoints' deliveries (`WHDLV#`).
  * - catalog: instance records, the panels' copies and call budgets.
  * - servers: every server change, panel work, budgets (`SPEND#` sits under the account).
  * - billing: checkout opens invoices; listings and reads of invoices.
@@ -114,7 +117,8 @@ const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
  */
 export const TABLE_ACCESS = {
   public: withPipeline({ read: ['instances'] }),
-  account: withPipeline({ write: PANEL_WORK }),
+  // Webhook deliveries: listed, redelivered, and stopped when their endpoint is deleted.
+  account: withPipeline({ write: [...PANEL_WORK, 'webhookDelivery'] }),
   catalog: withPipeline({ write: ['instances', 'panelCopies', 'panelBudget'] }),
   servers: withPipeline({ write: PANEL_WORK }),
   billing: withPipeline({ write: INVOICES }),

@@ -12,7 +12,7 @@ API-first control plane for game and application servers on Pterodactyl panels, 
 
 **Authentication.** Every request except \`GET /v1/health\` carries \`Authorization: Bearer <token>\`: an API key (\`cp_live_…\`, created with \`POST /v1/keys\`) or a session token from the identity provider. Missing, malformed, expired or revoked credentials get 401 \`unauthorized\`.
 
-**Scopes.** \`account:read\`, \`keys:write\`, \`servers:read\`, \`servers:write\`, \`billing:read\`, \`billing:write\`, \`admin\`. Each operation names the scope it needs (\`x-required-scope\`); a missing scope or a non-admin calling \`/v1/admin/*\` gets 403 \`forbidden\`. Session tokens hold every scope of their account; an API key created without \`scopes\` gets every scope its creator holds, and can never hold more.
+**Scopes.** \`account:read\`, \`keys:write\`, \`servers:read\`, \`servers:write\`, \`billing:read\`, \`billing:write\`, \`webhooks:read\`, \`webhooks:write\`, \`admin\`. Each operation names the scope it needs (\`x-required-scope\`); a missing scope or a non-admin calling \`/v1/admin/*\` gets 403 \`forbidden\`. Session tokens hold every scope of their account; an API key created without \`scopes\` gets every scope its creator holds, and can never hold more.
 
 **Errors.** Always \`{"error": {"code", "message", "details"?}}\`. Each operation lists every status it can answer with and, under each, the codes it can say there, with an example of each; the test suite fails when an operation answers with a status or code its entry does not list. Codes and their statuses: ${Object.entries(
   ERROR_STATUS,

@@ -1,0 +1,305 @@
+import type { z } from 'zod';
+import type {
+  CreateWebhookEndpoint,
+  Event,
+  UpdateWebhookEndpoint,
+  WEBHOOK_EVENT_TYPES,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookSecretRotation,
+} from '../api/schemas.ts';
+import { accessPatterns, type Page, type PageRequest } from '../db/access-patterns.ts';
+import type { EventItem, WebhookDeliveryItem, WebhookEndpointItem } from '../db/items.ts';
+import { keys } from '../db/keys.ts';
+import { isConditionFailed, transact, writeItem } from '../db/write.ts';
+import { ApiError, notFound } from '../errors.ts';
+import { newId } from '../ids.ts';
+import type { EventType } from './events.ts';
+import { newSigningSecret } from './signing.ts';
+import { checkTargetUrl } from './targets.ts';
+
+/**
+ * An account's webhook endpoints (the API side; delivery is shared/webhooks/dispatch.ts). The
+ * signing secret is stored (it must sign every delivery) but shown only by the creating call and a
+ * rotation; every view leaves it out.
+ */
+export type WebhookEndpointView = z.infer<typeof WebhookEndpoint>;
+export type WebhookDeliveryView = z.infer<typeof WebhookDelivery>;
+export type EventView = z.infer<typeof Event>;
+
+// The API's spelling of the event types (shared/api/schemas.ts) must be exactly EVENT_TYPES: this fails to compile otherwise.
+type ApiEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+const sameEventTypes: [ApiEventType, EventType] extends [EventType, ApiEventType] ? true : never = true;
+void sameEventTypes;
+
+/** Endpoints per account: each event is delivered to each subscribed endpoint, so this bounds the fan-out of one event. */
+export const MAX_WEBHOOK_ENDPOINTS = 10;
+/** How long the previous secret keeps signing after a rotation: a day to deploy the new one on the receiver. */
+export const PREVIOUS_SECRET_TTL_MS = 24 * 3_600_000;
+
+export function toEndpointView(item: WebhookEndpointItem, now = Date.now()): WebhookEndpointView {
+  const previousLive = item.previousSecretExpiresAt && Date.parse(item.previousSecretExpiresAt) > now;
+  return {
+    id: item.endpointId,
+    url: item.url,
+    events: item.events as EventType[],
+    description: item.description ?? null,
+    enabled: item.enabled,
+    disabledReason: item.disabledReason ?? null,
+    failingSince: item.failingSince ?? null,
+    previousSecretExpiresAt: previousLive ? item.previousSecretExpiresAt : null,
+    createdAt: item.createdAt,
+    updatedAt: item.updatedAt,
+  };
+}
+
+const clip = (v: string | null | undefined, max: number): string | null => (v == null ? null : v.slice(0, max));
+
+export function toDeliveryView(item: WebhookDeliveryItem): WebhookDeliveryView {
+  return {
+    id: item.deliveryId,
+    endpointId: item.endpointId,
+    eventId: item.eventId,
+    eventType: item.eventType as EventType,
+    status: item.status,
+    // The newest 100 attempts, each clipped to what the API documents.
+    attempts: (item.attempts ?? []).slice(-100).map((a) => ({
+      at: a.at,
+      status: a.status,
+      durationMs: a.durationMs,
+      error: clip(a.error, 500),
+      responseExcerpt: clip(a.responseExcerpt, 1024),
+    })),
+    nextAttemptAt: item.nextAttemptAt ?? null,
+    createdAt: item.createdAt,
+    updatedAt: item.updatedAt,
+  };
+}
+
+export const toEventView = (item: EventItem): EventView => ({
+  id: item.eventId,
+  type: item.type as EventType,
+  createdAt: item.createdAt,
+  data: item.data,
+});
+
+/** The caller's endpoint, or 404 (another account's endpoint is answered like an unknown id). */
+export async function getOwnedEndpoint(accountId: string, endpointId: string): Promise<WebhookEndpointItem> {
+  const item = await accessPatterns.webhookEndpointOfAccount(accountId, endpointId);
+  if (!item) throw notFound('Webhook endpoint');
+  return item;
+}
+
+const limitExceeded = () =>
+  new ApiError('limit_exceeded', `An account can have at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints`, {
+    limit: MAX_WEBHOOK_ENDPOINTS,
+  });
+
+/**
+ * Adds an endpoint. The limit is a condition on the profile's endpoint count, moved in the same
+ * transaction, so concurrent creates cannot pass it.
+ */
+export async function createEndpoint(
+  accountId: string,
+  input: z.infer<typeof CreateWebhookEndpoint>,
+): Promise<{ endpoint: WebhookEndpointView; secret: string }> {
+  const url = checkTargetUrl(input.url).toString();
+  const now = new Date().toISOString();
+  const endpointId = newId();
+  const secret = newSigningSecret();
+  const item: WebhookEndpointItem = {
+    ...keys.webhookEndpoint(accountId, endpointId),
+    kind: 'webhookEndpoint',
+    endpointId,
+    accountId,
+    url,
+    events: [...new Set(input.events ?? [])],
+    description: input.description || null,
+    enabled: true,
+    disabledReason: null,
+    secret,
+    previousSecret: null,
+    previousSecretExpiresAt: null,
+    failingSince: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  try {
+    await transact([
+      { name: 'endpoint', Put: { Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
+      {
+        name: 'profile',
+        Update: {
+          Key: keys.account(accountId),
+          UpdateExpression: 'SET webhookEndpointCount = if_not_exists(webhookEndpointCount, :zero) + :one',
+          ConditionExpression: 'attribute_exists(PK) AND (attribute_not_exists(webhookEndpointCount) OR webhookEndpointCount < :max)',
+          ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':max': MAX_WEBHOOK_ENDPOINTS },
+        },
+      },
+    ]);
+  } catch (err) {
+    if (isConditionFailed(err, 'profile')) throw limitExceeded();
+    throw err;
+  }
+  return { endpoint: toEndpointView(item), secret };
+}
+
+export async function listEndpoints(accountId: string, page: PageRequest): Promise<Page<WebhookEndpointView>> {
+  const result = await accessPatterns.webhookEndpointsOfAccount(accountId, page);
+  return { data: result.data.map((item) => toEndpointView(item)), nextCursor: result.nextCursor };
+}
+
+export async function getEndpoint(accountId: string, endpointId: string): Promise<WebhookEndpointView> {
+  return toEndpointView(await getOwnedEndpoint(accountId, endpointId));
+}
+
+/** Changes what is given; enabling clears why the service disabled it and since when it was failing. */
+export async function updateEndpoint(
+  accountId: string,
+  endpointId: string,
+  input: z.infer<typeof UpdateWebhookEndpoint>,
+): Promise<WebhookEndpointView> {
+  await getOwnedEndpoint(accountId, endpointId);
+  const sets: string[] = ['updatedAt = :now'];
+  const values: Record<string, unknown> = { ':now': new Date().toISOString() };
+  const names: Record<string, string> = {};
+  if (input.url !== undefined) {
+    sets.push('#url = :url');
+    names['#url'] = 'url';
+    values[':url'] = checkTargetUrl(input.url).toString();
+  }
+  if (input.events !== undefined) {
+    sets.push('events = :events');
+    values[':events'] = [...new Set(input.events)];
+  }
+  if (input.description !== undefined) {
+    sets.push('description = :description');
+    values[':description'] = input.description || null;
+  }
+  if (input.enabled !== undefined) {
+    sets.push('enabled = :enabled');
+    values[':enabled'] = input.enabled;
+    if (input.enabled) sets.push('disabledReason = :null, failingSince = :null');
+    else sets.push('disabledReason = :null');
+    values[':null'] = null;
+  }
+  try {
+    const after = await writeItem({
+      Update: {
+        Key: keys.webhookEndpoint(accountId, endpointId),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        // Deleted meanwhile: 404 rather than an endpoint brought back half-written.
+        ConditionExpression: 'attribute_exists(PK)',
+        ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      },
+    });
+    return toEndpointView(after as unknown as WebhookEndpointItem);
+  } catch (err) {
+    if (isConditionFailed(err)) throw notFound('Webhook endpoint');
+    throw err;
+  }
+}
+
+/**
+ * Deletes an endpoint and stops its pending deliveries: each loses its place in the retry queue
+ * (GSI2) and ends `failed`. A delivery fanned out in the moment between the two is skipped by the
+ * dispatcher, which finds no endpoint for it.
+ */
+export async function deleteEndpoint(
+  accountId: string,
+  endpointId: string,
+): Promise<{ id: string; deleted: true; stoppedDeliveries: number }> {
+  await getOwnedEndpoint(accountId, endpointId);
+  try {
+    await transact([
+      { name: 'endpoint', Delete: { Key: keys.webhookEndpoint(accountId, endpointId), ConditionExpression: 'attribute_exists(PK)' } },
+      {
+        name: 'profile',
+        Update: {
+          Key: keys.account(accountId),
+          UpdateExpression: 'SET webhookEndpointCount = webhookEndpointCount - :one',
+          ConditionExpression: 'webhookEndpointCount > :zero',
+          ExpressionAttributeValues: { ':one': 1, ':zero': 0 },
+        },
+      },
+    ]);
+  } catch (err) {
+    // A concurrent delete got there first.
+    if (isConditionFailed(err, 'endpoint')) throw notFound('Webhook endpoint');
+    throw err;
+  }
+  const now = new Date().toISOString();
+  let stopped = 0;
+  for (const delivery of await accessPatterns.pendingDeliveriesOfEndpoint(endpointId)) {
+    try {
+      await writeItem({
+        Update: {
+          Key: keys.webhookDelivery(endpointId, delivery.deliveryId),
+          UpdateExpression: 'SET #status = :failed, nextAttemptAt = :null, updatedAt = :now REMOVE GSI2PK, GSI2SK',
+          ConditionExpression: '#status = :pending',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':failed': 'failed', ':pending': 'pending', ':null': null, ':now': now },
+        },
+      });
+      stopped++;
+    } catch (err) {
+      // Its attempt finished meanwhile: nothing left to stop.
+      if (!isConditionFailed(err)) throw err;
+    }
+  }
+  return { id: endpointId, deleted: true, stoppedDeliveries: stopped };
+}
+
+/** A new current secret; the previous one keeps signing (a second signature) for PREVIOUS_SECRET_TTL_MS. */
+export async function rotateSecret(accountId: string, endpointId: string): Promise<z.infer<typeof WebhookSecretRotation>> {
+  const current = await getOwnedEndpoint(accountId, endpointId);
+  const secret = newSigningSecret();
+  const now = new Date();
+  const previousSecretExpiresAt = new Date(now.getTime() + PREVIOUS_SECRET_TTL_MS).toISOString();
+  try {
+    await writeItem({
+      Update: {
+        Key: keys.webhookEndpoint(accountId, endpointId),
+        UpdateExpression: 'SET secret = :new, previousSecret = :old, previousSecretExpiresAt = :until, updatedAt = :now',
+        // Against the secret read: two rotations at once would otherwise drop a secret a receiver may already hold.
+        ConditionExpression: 'secret = :old',
+        ExpressionAttributeValues: { ':new': secret, ':old': current.secret, ':until': previousSecretExpiresAt, ':now': now.toISOString() },
+      },
+    });
+  } catch (err) {
+    if (isConditionFailed(err)) throw new ApiError('conflict', 'The endpoint changed while rotating its secret; try again');
+    throw err;
+  }
+  return { secret, previousSecretExpiresAt };
+}
+
+export async function listDeliveries(accountId: string, endpointId: string, page: PageRequest): Promise<Page<WebhookDeliveryView>> {
+  await getOwnedEndpoint(accountId, endpointId);
+  const result = await accessPatterns.deliveriesOfEndpoint(endpointId, page);
+  return { data: result.data.map(toDeliveryView), nextCursor: result.nextCursor };
+}
+
+/** Schedules a delivery of the caller's endpoint again now (shared/webhooks/dispatch.ts makes the attempt). */
+export async function redeliverDelivery(accountId: string, endpointId: string, deliveryId: string): Promise<WebhookDeliveryView> {
+  const endpoint = await getOwnedEndpoint(accountId, endpointId);
+  const delivery = await accessPatterns.deliveryOfEndpoint(endpointId, deliveryId);
+  if (!delivery || delivery.accountId !== accountId) throw notFound('Webhook delivery');
+  if (!endpoint.enabled) throw new ApiError('conflict', 'The endpoint is disabled; enable it before redelivering');
+  // Loaded on this path only: the rest of the account group never needs the dispatcher.
+  const { redeliver } = await import('./dispatch.ts');
+  return toDeliveryView(await redeliver(delivery));
+}
+
+export async function listEvents(accountId: string, page: PageRequest, type?: EventType): Promise<Page<EventView>> {
+  const result = await accessPatterns.eventsOfAccount(accountId, page, type);
+  return { data: result.data.map(toEventView), nextCursor: result.nextCursor };
+}
+
+/** One event of the caller's, while it is kept (an expired one awaiting TTL deletion is 404). */
+export async function getEvent(accountId: string, eventId: string): Promise<EventView> {
+  const item = await accessPatterns.eventOfAccount(accountId, eventId);
+  if (!item || item.expiresAt <= Math.floor(Date.now() / 1000)) throw notFound('Event');
+  return toEventView(item);
+}
