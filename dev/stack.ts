@@ -16,6 +16,7 @@ import { HOUR_MS } from '../shared/pricing/hours.ts';
 import { logger, errorFields } from '../shared/observability/logger.ts';
 import { startPanelSim, type PanelSim } from './panel-sim/index.ts';
 import { createInstance, listInstances, updateInstance } from '../shared/instances/index.ts';
+import { startWebhookLoop, type WebhookLoopOptions } from './webhook-loop.ts';
 
 /**
  * The whole service on one machine: DynamoDB Local (or a given endpoint), the table, the API
@@ -39,6 +40,11 @@ export interface LocalStackOptions {
   billingSchedule?: boolean;
   /** Start the panel simulator and register it as an instance (LOCAL_PANEL=off says no). */
   panel?: false | PanelOptions;
+  /**
+   * The webhook dispatcher, in this process (dev/webhook-loop.ts): fan-out and due attempts every
+   * 250 ms by default. `false`: no loop (tests that drive `drainOutbox`/`runDueDeliveries` themselves).
+   */
+  webhooks?: false | WebhookLoopOptions;
 }
 
 export interface PanelOptions {
@@ -95,6 +101,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const adminApiKey = await seedAdminKey(adminEmail, options.localAdminApiKey);
   const panel = options.panel ? await startAndRegisterPanel(options.panel) : undefined;
   const schedule = options.billingSchedule ? scheduleBilling() : undefined;
+  const webhookLoop = options.webhooks === false ? undefined : startWebhookLoop(options.webhooks);
 
   return {
     baseUrl,
@@ -106,6 +113,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     panel,
     stop: async () => {
       schedule?.stop();
+      await webhookLoop?.stop();
       await panel?.sim.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -21,6 +21,7 @@ const stack = await startLocalStack({
   localAdminApiKey: env.LOCAL_ADMIN_API_KEY || undefined,
   panel: env.LOCAL_PANEL === 'off' ? false : { port: Number(env.PANEL_SIM_PORT ?? 8081) },
   billingSchedule: true,
+  webhooks: { intervalMs: env.WEBHOOK_INTERVAL_MS ? Number(env.WEBHOOK_INTERVAL_MS) : undefined },
 });
 // What an operator does after registering a panel: the instance test, which the catalog's
 // `controlAvailable` reflects (false until a test resolved the client key).

@@ -24,7 +24,7 @@ export interface ApiResponse {
   text: string;
 }
 
-export async function startTestApi(options: Pick<LocalStackOptions, 'localAdminApiKey' | 'panel'> = {}): Promise<TestApi> {
+export async function startTestApi(options: Pick<LocalStackOptions, 'localAdminApiKey' | 'panel' | 'webhooks'> = {}): Promise<TestApi> {
   // Lowered for tests: the simulators install in well under a second and tests poll
   // GET /v1/servers/:id until `installed` for a few seconds; the production 5 s interval for a
   // server that is installing (shared/servers/live.ts) would outlast that. A file that sets it keeps its value.
