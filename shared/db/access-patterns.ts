@@ -252,7 +252,7 @@ export const accessPatterns = {
   deliveryOfEndpoint: async (endpointId: string, deliveryId: string) =>
     asKindOrUndefined(await getItem(keys.webhookDelivery(endpointId, deliveryId)), 'webhookDelivery'),
   /** Every delivery of an endpoint still waiting for an attempt (its deletion stops them). */
-  pendingDeliveriesOfEndpoint: async (endpointId: string) => {
+  pendingDeliveriesOf: async (endpointId: string) => {
     const k = keys.webhookDeliveryPrefix(endpointId);
     return (await queryAll({ pk: k.PK, skPrefix: k.SKPrefix, consistent: true }))
       .map((item) => asKind(item, 'webhookDelivery'))

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import { type NamedWrite, retrying, transact, writeIfFirst, writeItem } from '../db/write.ts';
+import { isConditionFailed, type NamedWrite, retrying, transact, writeItem } from '../db/write.ts';
+import { eventWrite } from '../webhooks/events.ts';
 import { keys } from '../db/keys.ts';
 import { accessPatterns, type Page, type PageRequest } from '../db/access-patterns.ts';
 import { notFound } from '../errors.ts';
@@ -183,17 +184,32 @@ export async function attachSession(
   });
 }
 
-/** open → void; a paid invoice is never voided. Returns whether this call voided it. */
-export async function voidInvoice(invoice: Pick<InvoiceView, 'number'>, accountId: string, reason: string): Promise<boolean> {
-  return writeIfFirst({
-    Update: {
-      Key: keys.invoice(accountId, invoice.number),
-      UpdateExpression: 'SET #status = :void, voidedAt = :now, voidReason = :reason',
-      ConditionExpression: '#status = :open',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':void': 'void', ':open': 'open', ':now': new Date().toISOString(), ':reason': reason },
-    },
-  });
+/**
+ * open → void, with its `invoice.void` event (the invoice's view as voided) in the same
+ * transaction; a paid invoice is never voided. Returns whether this call voided it.
+ */
+export async function voidInvoice(invoice: InvoiceView, accountId: string, reason: string): Promise<boolean> {
+  const now = new Date().toISOString();
+  try {
+    await transact([
+      {
+        name: 'invoice',
+        Update: {
+          Key: keys.invoice(accountId, invoice.number),
+          UpdateExpression: 'SET #status = :void, voidedAt = :now, voidReason = :reason',
+          ConditionExpression: '#status = :open',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':void': 'void', ':open': 'open', ':now': now, ':reason': reason },
+        },
+      },
+      eventWrite(accountId, 'invoice.void', { ...invoice, status: 'void', voidedAt: now, reason }),
+    ]);
+    return true;
+  } catch (err) {
+    // Someone else moved it first (paid, or voided by another delivery of the same event).
+    if (isConditionFailed(err, 'invoice')) return false;
+    throw err;
+  }
 }
 
 export interface Payment {
@@ -216,6 +232,23 @@ function paidLines(invoice: Pick<InvoiceView, 'amountCents' | 'bonusPercent'>, b
  * appends it): paid is final, so a second delivery fails its condition and credits nothing.
  * A void invoice still turns paid, because the money did arrive.
  */
+/**
+ * The `invoice.paid` event for the same transaction as invoicePaidWrite: the invoice's view as it
+ * is once paid (its credits included).
+ */
+export function invoicePaidEvent(item: InvoiceItem, payment: Payment): NamedWrite {
+  const { voidedAt: _voidedAt, voidReason: _voidReason, ...unvoided } = item;
+  const paid = toInvoiceView({
+    ...unvoided,
+    status: 'paid',
+    paidAt: payment.paidAt,
+    lineItems: paidLines(item, payment.bonusCents),
+    sessionId: payment.sessionId,
+    paymentIntentId: payment.paymentIntentId,
+  });
+  return eventWrite(item.accountId, 'invoice.paid', paid, new Date(payment.paidAt));
+}
+
 export function invoicePaidWrite(
   accountId: string,
   invoice: Pick<InvoiceView, 'number' | 'amountCents' | 'bonusPercent'>,

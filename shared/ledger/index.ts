@@ -4,6 +4,7 @@ import { accessPatterns, type Page, type PageRequest } from '../db/access-patter
 import { isConditionFailed, type NamedWrite, retrying, transact } from '../db/write.ts';
 import type { LedgerEntryView } from '../api/schemas.ts';
 import { type AccountItem, asKind, type LedgerItem } from '../db/items.ts';
+import { eventWrite } from '../webhooks/events.ts';
 
 /**
  * The ledger: the balance on the account profile is a projection of these append-only entries
@@ -15,6 +16,13 @@ import { type AccountItem, asKind, type LedgerItem } from '../db/items.ts';
  */
 export const LEDGER_TYPES = ['trial', 'topup', 'bonus', 'grant', 'deduction', 'charge', 'refund'] as const;
 export type LedgerType = (typeof LEDGER_TYPES)[number];
+
+/**
+ * `balance.low` is recorded when an entry takes the balance from at least this to below it (500
+ * cents, the default trial credit: a day or more of a typical server). A constant, not a
+ * platform setting, so the ledger reads nothing more than the profile it already reads.
+ */
+export const LOW_BALANCE_CENTS = 500;
 
 /** Trial, bonus and admin grants are granted credit, kept apart from paid credit. */
 const GRANTED: ReadonlySet<LedgerType> = new Set(['trial', 'bonus', 'grant']);
@@ -146,6 +154,7 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
           entries.push({ ...rest, seq: seq0 + i + 1, balanceAfterCents: balance, granted: GRANTED.has(change.type), at });
         });
         const extras = (options.extraItems?.(entries) ?? []).map((w) => ({ ...w, name: `${EXTRA}${w.name}` }));
+        const events = eventsOf(accountId, entries, unchangedBalance, balance, at);
         try {
           await transact([
             {
@@ -166,6 +175,7 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
             },
             ...items,
             ...extras,
+            ...events,
           ]);
         } catch (err) {
           const current = isConditionFailed(err, 'profile') ? err.current.get('profile') : undefined;
@@ -197,6 +207,30 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
     if (extraFailed) return { ...unchanged, alreadyApplied: [], extraFailed: extraFailed.slice(EXTRA.length) };
     throw err;
   }
+}
+
+/**
+ * The events an append records with it: `ledger.entry` for every entry but hourly charges (one per
+ * account-hour would bury every other event; the pass's transaction stays as it was), and
+ * `balance.low` when the balance falls below LOW_BALANCE_CENTS — at most one extra item for a charge.
+ */
+function eventsOf(accountId: string, entries: LedgerEntry[], before: number, after: number, at: string): NamedWrite[] {
+  const now = new Date(at);
+  const writes: NamedWrite[] = entries
+    .filter((entry) => entry.type !== 'charge')
+    .map((entry) =>
+      eventWrite(
+        accountId,
+        'ledger.entry',
+        toLedgerView({ ...keys.ledgerEntry(accountId, entry.seq), kind: 'ledger', accountId, ...entry }),
+        now,
+        `event:ledger.entry:${entry.seq}`,
+      ),
+    );
+  if (before >= LOW_BALANCE_CENTS && after < LOW_BALANCE_CENTS) {
+    writes.push(eventWrite(accountId, 'balance.low', { balanceCents: after, thresholdCents: LOW_BALANCE_CENTS }, now));
+  }
+  return writes;
 }
 
 interface Accrual {

@@ -10,6 +10,7 @@ import { unsuspendAfterCredit } from '../servers/suspension.ts';
 import {
   attachSession,
   findInvoiceItem,
+  invoicePaidEvent,
   invoicePaidWrite,
   openInvoice,
   toInvoiceView,
@@ -294,14 +295,11 @@ async function fulfil(session: CheckoutSession): Promise<WebhookOutcome> {
         : []),
     ],
     {
-      extraItems: () => [
-        invoicePaidWrite(accountId, invoice, {
-          paidAt: new Date().toISOString(),
-          bonusCents: bonus,
-          sessionId: session.id,
-          paymentIntentId: paymentIntent,
-        }),
-      ],
+      extraItems: () => {
+        const payment = { paidAt: new Date().toISOString(), bonusCents: bonus, sessionId: session.id, paymentIntentId: paymentIntent };
+        // The invoice turns paid and its `invoice.paid` event is recorded with the credit, or neither.
+        return [invoicePaidWrite(accountId, invoice, payment), invoicePaidEvent(item, payment)];
+      },
     },
   );
   if (!result.applied) return 'already_fulfilled';

@@ -8,6 +8,8 @@ import type { HistoryEvent } from '../pricing/hours.ts';
 import { exactBurnOf, restOfMonthCents } from '../budgets/index.ts';
 import { monthOf } from '../pricing/hours.ts';
 import { insufficientCredit, limitExceeded, requiredBalance } from './limits.ts';
+import { eventWrite } from '../webhooks/events.ts';
+import { toServerView } from './views.ts';
 
 /**
  * The one home of every stored change of a server: created, resized, suspended, unsuspended,
@@ -15,7 +17,9 @@ import { insufficientCredit, limitExceeded, requiredBalance } from './limits.ts'
  * `serverCount` and `burnMillicentsPerHour` (and the instance's `serverCount`), under a condition on
  * the values read, so two concurrent changes can never both spend one runway or count one server
  * twice. When the account moved in between, the change reads it again and retries
- * (shared/db/write.ts `retrying`); when the server itself moved, the caller is told.
+ * (shared/db/write.ts `retrying`); when the server itself moved, the caller is told. Each records
+ * its event (`server.created`, …, with the server's view as the data) in the same transaction, so
+ * an event exists exactly when its change does (shared/webhooks/events.ts).
  */
 export interface ProfileSnapshot {
   balanceCents: number;
@@ -157,6 +161,7 @@ export async function recordCreated(change: CreatedChange): Promise<void> {
             },
           },
           { name: 'pointer', Put: { Item: { ...keys.serverPointer(item.serverId), kind: 'server-pointer', accountId } } },
+          eventWrite(accountId, 'server.created', toServerView(item)),
         ]);
       } catch (err) {
         if (isConditionFailed(err, 'instance')) {
@@ -175,8 +180,8 @@ export async function recordCreated(change: CreatedChange): Promise<void> {
 export interface ResizedChange {
   accountId: string;
   serverId: string;
-  /** The server as read under its lease: its exact price is the record's condition. */
-  previous: Pick<ServerItem, 'priceCentsPerHour' | 'priceMillicentsPerHour'>;
+  /** The server as read under its lease: its exact price is the record's condition (and the event shows it resized). */
+  previous: ServerItem;
   resources: Resources;
   /** The new exact hourly price. */
   priceMillicents: number;
@@ -232,6 +237,16 @@ export async function recordResized(change: ResizedChange): Promise<void> {
           },
           // Downsizing is always allowed; an upsize must fit the budget too.
           ...(grows ? budgetGuard(accountId, snap, burnAfter) : []),
+          eventWrite(accountId, 'server.resized', {
+            ...toServerView({
+              ...change.previous,
+              resources: change.resources,
+              priceCentsPerHour: Math.max(1, centsUp(priceMillicents)),
+              priceMillicentsPerHour: priceMillicents,
+              updatedAt: at,
+            }),
+            previousResources: change.previous.resources,
+          }),
         ]);
       } catch (err) {
         if (isConditionFailed(err, 'server')) {
@@ -257,7 +272,7 @@ export type SuspendReason = 'balance' | 'budget';
  * Returns false when the server was no longer in the state read (someone else moved or deleted it).
  */
 export async function recordSuspension(
-  server: Pick<ServerItem, 'accountId' | 'serverId' | 'status' | 'priceCentsPerHour' | 'priceMillicentsPerHour'>,
+  server: ServerItem,
   to: { status: 'suspended'; reason: SuspendReason } | { status: 'active' },
   at = new Date().toISOString(),
 ): Promise<boolean> {
@@ -267,6 +282,16 @@ export async function recordSuspension(
     to.status === 'suspended'
       ? { set: ', suspendedAt = :now, suspendedReason = :reason', remove: '', values: { ':reason': to.reason } }
       : { set: '', remove: ' REMOVE suspendedAt, suspendedReason', values: {} };
+  const { suspendedAt: _at, suspendedReason: _reason, ...unsuspended } = server;
+  const view = toServerView(
+    to.status === 'suspended'
+      ? { ...server, status: 'suspended', suspendedAt: at, suspendedReason: to.reason, updatedAt: at }
+      : { ...unsuspended, status: 'active', updatedAt: at },
+  );
+  const event =
+    to.status === 'suspended'
+      ? eventWrite(server.accountId, 'server.suspended', { ...view, reason: to.reason })
+      : eventWrite(server.accountId, 'server.unsuspended', view);
   return retrying(
     async () => {
       const snap = await profileSnapshot(server.accountId);
@@ -298,6 +323,7 @@ export async function recordSuspension(
               ExpressionAttributeValues: { ...cond.values, ...burnValues(snap.burnMillicentsPerHour + burnDelta) },
             },
           },
+          event,
         ]);
         return true;
       } catch (err) {
@@ -366,6 +392,7 @@ export async function recordDeleted(change: {
           },
         },
       ];
+      writes.push(eventWrite(accountId, 'server.deleted', toServerView({ ...current, status: 'deleted', deletedAt: now, updatedAt: now })));
       if (instanceId) {
         writes.push({
           name: 'instance',

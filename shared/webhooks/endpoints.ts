@@ -232,7 +232,7 @@ export async function deleteEndpoint(
   }
   const now = new Date().toISOString();
   let stopped = 0;
-  for (const delivery of await accessPatterns.pendingDeliveriesOfEndpoint(endpointId)) {
+  for (const delivery of await accessPatterns.pendingDeliveriesOf(endpointId)) {
     try {
       await writeItem({
         Update: {

@@ -1,0 +1,239 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { startTestApi, expectEnvelope, type TestApi } from '../helpers/stack.ts';
+import { queryPartition, setAttributes } from '../helpers/db.ts';
+import { db, tableName } from '../../shared/db/client.ts';
+import { keys } from '../../shared/db/keys.ts';
+import { HOUR_MS, hourStart } from '../../shared/pricing/hours.ts';
+import { runPassInProcess } from '../../shared/billing/pass.ts';
+import { appendLedger, LOW_BALANCE_CENTS } from '../../shared/ledger/index.ts';
+
+/**
+ * Events: each is produced by the real change through the API (or the billing pass), in the same
+ * transaction, and a change that does not happen leaves none. Read through GET /v1/events.
+ */
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi({ panel: { installMs: 50, transitionMs: 20, resourcesCacheMs: 0 } });
+});
+afterAll(async () => api?.stop());
+
+const small = { name: 'evented server', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048 }; // 1 cent an hour
+
+async function customer(email: string) {
+  const token = await api.session(email);
+  const { id } = (await api.call('GET', '/v1/account', { token })).body;
+  return { token, id: id as string };
+}
+
+interface EventView {
+  id: string;
+  type: string;
+  createdAt: string;
+  data: Record<string, any>;
+}
+
+/** Every event of the account, newest first, through the API's paging. */
+async function eventsOf(token: string, type?: string): Promise<EventView[]> {
+  const all: EventView[] = [];
+  let cursor: string | null = null;
+  do {
+    const query = new URLSearchParams({ limit: '100', ...(cursor ? { cursor } : {}), ...(type ? { type } : {}) });
+    const page = await api.call('GET', `/v1/events?${query}`, { token });
+    expect(page.status, page.text).toBe(200);
+    all.push(...page.body.data);
+    cursor = page.body.nextCursor;
+  } while (cursor);
+  return all;
+}
+
+const typesOf = (events: EventView[]) => events.map((e) => e.type);
+
+/** The billing pass as at `ms`, from an empty watermark (as tests/integration/billing.test.ts runs it). */
+async function pass(ms: number) {
+  await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.billingWatermark() }));
+  return runPassInProcess(new Date(ms));
+}
+
+/** Deploys through the API, then moves the server's life `hours` into the past. */
+async function deployedHoursAgo(token: string, accountId: string, hours: number) {
+  const server = (await api.call('POST', '/v1/servers', { token, body: small })).body;
+  const at = new Date(hourStart(Date.now()) - hours * HOUR_MS).toISOString();
+  await setAttributes(keys.server(accountId, server.id), {
+    createdAt: at,
+    history: [{ at, status: 'active', priceCentsPerHour: server.priceCentsPerHour, priceMillicentsPerHour: server.priceMillicentsPerHour }],
+  });
+  return server as { id: string };
+}
+
+describe('the events list', () => {
+  it('lists newest first with paging and a type filter; one event by id; another account sees none', async () => {
+    const { token, id } = await customer('ev-list@example.com');
+    for (let i = 1; i <= 5; i++) {
+      expect((await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: i, note: `grant ${i}` } })).status).toBe(200);
+    }
+    const page1 = await api.call('GET', '/v1/events?limit=2', { token });
+    expect(page1.body.data.map((e: EventView) => e.data.amountCents)).toEqual([5, 4]);
+    const page2 = await api.call('GET', `/v1/events?limit=2&cursor=${encodeURIComponent(page1.body.nextCursor)}`, { token });
+    expect(page2.body.data.map((e: EventView) => e.data.amountCents)).toEqual([3, 2]);
+    const all = await eventsOf(token);
+    expect(all.map((e) => e.data.amountCents)).toEqual([5, 4, 3, 2, 1]);
+    expect([...all.map((e) => e.createdAt)].sort().reverse()).toEqual(all.map((e) => e.createdAt));
+    expect(await eventsOf(token, 'ledger.entry')).toHaveLength(5);
+    expect(await eventsOf(token, 'server.created')).toEqual([]);
+    expectEnvelope(await api.call('GET', '/v1/events?type=nope', { token }), 400, 'validation_failed');
+
+    const one = await api.call('GET', `/v1/events/${all[0]!.id}`, { token });
+    expect(one.body).toEqual(all[0]);
+    const other = await customer('ev-list-other@example.com');
+    expect(await eventsOf(other.token)).toEqual([]);
+    expectEnvelope(await api.call('GET', `/v1/events/${all[0]!.id}`, { token: other.token }), 404, 'not_found');
+    // A cursor of one account's listing is refused for another's.
+    expectEnvelope(
+      await api.call('GET', `/v1/events?limit=2&cursor=${encodeURIComponent(page1.body.nextCursor)}`, { token: other.token }),
+      400,
+      'invalid_cursor',
+    );
+  });
+
+  it('an event past its 30 days is gone from the list and by id before TTL deletes it', async () => {
+    const { token, id } = await customer('ev-expired@example.com');
+    await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 10, note: 'old' } });
+    const [event] = await eventsOf(token);
+    await setAttributes(keys.event(id, event!.id), { expiresAt: Math.floor(Date.now() / 1000) - 1 });
+    expect(await eventsOf(token)).toEqual([]);
+    expectEnvelope(await api.call('GET', `/v1/events/${event!.id}`, { token }), 404, 'not_found');
+  });
+});
+
+describe('each change records its event', () => {
+  it('deploy, resize and delete: server.created, server.resized, server.deleted with the server view', async () => {
+    const { token } = await customer('ev-servers@example.com');
+    const created = await api.call('POST', '/v1/servers', { token, body: small });
+    expect(created.status).toBe(201);
+    const resized = await api.call('PATCH', `/v1/servers/${created.body.id}`, {
+      token,
+      body: { ramMb: 2048, cpuPercent: 100, diskMb: 2048 },
+    });
+    expect(resized.status, resized.text).toBe(200);
+    expect((await api.call('DELETE', `/v1/servers/${created.body.id}`, { token })).status).toBe(200);
+
+    const events = await eventsOf(token);
+    expect(typesOf(events)).toEqual(['server.deleted', 'server.resized', 'server.created']);
+    const [deleted, grown, made] = events as [EventView, EventView, EventView];
+    expect(made.data).toMatchObject({ id: created.body.id, name: small.name, status: 'active', resources: { ramMb: 1024 } });
+    expect(grown.data).toMatchObject({
+      id: created.body.id,
+      status: 'active',
+      resources: { ramMb: 2048, cpuPercent: 100, diskMb: 2048 },
+      previousResources: { ramMb: 1024, cpuPercent: 100, diskMb: 2048 },
+      priceMillicentsPerHour: resized.body.priceMillicentsPerHour,
+    });
+    expect(deleted.data).toMatchObject({ id: created.body.id, status: 'deleted', deletedAt: expect.any(String) });
+    // The data is the public view: nothing of the panel's internals.
+    for (const e of events) expect(Object.keys(e.data)).not.toContain('panelServerId');
+  });
+
+  it('an admin credit: ledger.entry with the entry', async () => {
+    const { token, id } = await customer('ev-credit@example.com');
+    await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 250, note: 'goodwill' } });
+    const [event, ...rest] = await eventsOf(token);
+    expect(rest).toEqual([]);
+    expect(event).toMatchObject({
+      type: 'ledger.entry',
+      data: { seq: 2, type: 'grant', amountCents: 250, balanceAfterCents: 750, granted: true, reference: { note: 'goodwill' } },
+    });
+  });
+
+  it('a sandbox top-up: invoice.paid and a ledger.entry for the top-up and the bonus; a second delivery adds none', async () => {
+    const { token } = await customer('ev-topup@example.com');
+    const checkout = await api.call('POST', '/v1/billing/checkout', { token, body: { amountCents: 1000 } });
+    expect(checkout.status, checkout.text).toBe(201);
+    const done = await api.call('POST', `/dev/checkout/${checkout.body.invoiceId}/complete`, { token: null, body: { outcome: 'paid' } });
+    expect(done.body).toMatchObject({ outcome: 'credited' });
+    const events = await eventsOf(token);
+    expect(typesOf(events).sort()).toEqual(['invoice.paid', 'ledger.entry', 'ledger.entry']);
+    const paid = events.find((e) => e.type === 'invoice.paid')!;
+    const invoice = (await api.call('GET', `/v1/invoices/${checkout.body.invoiceId}`, { token })).body;
+    expect(paid.data).toEqual(invoice);
+    expect(paid.data).toMatchObject({ status: 'paid', paidCents: 1000, creditedCents: 1050 });
+    const entries = events.filter((e) => e.type === 'ledger.entry').map((e) => e.data);
+    expect(entries.map((e) => [e.type, e.amountCents]).sort()).toEqual([
+      ['bonus', 50],
+      ['topup', 1000],
+    ]);
+    expect(entries.every((e) => e.reference.invoiceId === checkout.body.invoiceId)).toBe(true);
+
+    const again = await api.call('POST', `/dev/checkout/${checkout.body.invoiceId}/complete`, { token: null, body: { outcome: 'paid' } });
+    expect(again.body).toMatchObject({ outcome: 'already_fulfilled' });
+    expect(await eventsOf(token)).toHaveLength(3);
+  });
+
+  it('an expired checkout: invoice.void with the voided invoice', async () => {
+    const { token } = await customer('ev-void@example.com');
+    const checkout = await api.call('POST', '/v1/billing/checkout', { token, body: { amountCents: 1000 } });
+    const done = await api.call('POST', `/dev/checkout/${checkout.body.invoiceId}/complete`, { token: null, body: { outcome: 'expired' } });
+    expect(done.body).toMatchObject({ outcome: 'voided' });
+    const events = await eventsOf(token);
+    expect(typesOf(events)).toEqual(['invoice.void']);
+    expect(events[0]!.data).toMatchObject({ id: checkout.body.invoiceId, status: 'void', voidedAt: expect.any(String) });
+    // Voided once: a second expiry changes nothing and records nothing.
+    await api.call('POST', `/dev/checkout/${checkout.body.invoiceId}/complete`, { token: null, body: { outcome: 'expired' } });
+    expect(await eventsOf(token)).toHaveLength(1);
+  });
+
+  it('hourly charges record no ledger.entry; the charge that crosses the threshold records balance.low once', async () => {
+    const { token, id } = await customer('ev-low@example.com'); // 500 cents: at the threshold
+    expect(LOW_BALANCE_CENTS).toBe(500);
+    await deployedHoursAgo(token, id, 3);
+    await pass(hourStart(Date.now()) + 5 * 60_000);
+    const charges = (await queryPartition(`ACCOUNT#${id}`, 'LEDGER#')).filter((e) => e.type === 'charge');
+    expect(charges.length).toBeGreaterThanOrEqual(2);
+    const events = await eventsOf(token);
+    expect(typesOf(events)).toEqual(['balance.low', 'server.created']);
+    expect(events[0]!.data).toEqual({ balanceCents: 499, thresholdCents: 500 });
+  });
+
+  it('a pass that finds no balance suspends with server.suspended (its reason); a credit unsuspends with server.unsuspended', async () => {
+    const { token, id } = await customer('ev-suspend@example.com');
+    const server = await deployedHoursAgo(token, id, 3);
+    await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: -498, note: 'leave 2 cents' } });
+    const summary = await pass(hourStart(Date.now()) + 5 * 60_000);
+    expect(summary.suspended).toBeGreaterThanOrEqual(1);
+    let events = await eventsOf(token);
+    expect(typesOf(events)).toEqual(['server.suspended', 'balance.low', 'ledger.entry', 'server.created']);
+    expect(events[0]!.data).toMatchObject({ id: server.id, status: 'suspended', reason: 'balance', suspendedReason: 'balance' });
+    expect(events[2]!.data).toMatchObject({ type: 'deduction', amountCents: -498 });
+
+    await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 1000, note: 'back' } });
+    events = await eventsOf(token);
+    expect(typesOf(events).slice(0, 2)).toEqual(['server.unsuspended', 'ledger.entry']);
+    expect(events[0]!.data).toMatchObject({ id: server.id, status: 'active', suspendedAt: null, suspendedReason: null });
+  });
+});
+
+describe('a change that does not happen records no event', () => {
+  it('a deploy refused for credit, a resize refused, a replayed or failed ledger transaction', async () => {
+    const { token, id } = await customer('ev-none@example.com');
+    const server = (await api.call('POST', '/v1/servers', { token, body: small })).body;
+    await appendLedger(id, [{ type: 'deduction', amountCents: -450, idempotencyKey: `ev-none:${id}` }]); // 50 cents left
+    const before = (await eventsOf(token)).length;
+
+    expectEnvelope(await api.call('POST', '/v1/servers', { token, body: small }), 402, 'insufficient_credit');
+    expectEnvelope(
+      await api.call('PATCH', `/v1/servers/${server.id}`, { token, body: { ramMb: 8192, cpuPercent: 200, diskMb: 2048 } }),
+      402,
+      'insufficient_credit',
+    );
+    // The same idempotency key again: the guard fails, nothing is written.
+    expect((await appendLedger(id, [{ type: 'deduction', amountCents: -450, idempotencyKey: `ev-none:${id}` }])).applied).toBe(false);
+    // A transaction that fails on one of its items (forced: a condition that cannot hold) writes none of them.
+    const failed = await appendLedger(id, [{ type: 'grant', amountCents: 100, idempotencyKey: `ev-none-forced:${id}` }], {
+      extraItems: () => [
+        { name: 'impossible', ConditionCheck: { Key: keys.account(id), ConditionExpression: 'attribute_not_exists(PK)' } },
+      ],
+    });
+    expect(failed).toMatchObject({ applied: false, extraFailed: 'impossible' });
+    expect(await eventsOf(token)).toHaveLength(before);
+  });
+});
