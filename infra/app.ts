@@ -7,12 +7,14 @@ import { bundleAll, ROOT } from './bundle.ts';
 import { ApiStack } from './stacks/api-stack.ts';
 import { BillingStack } from './stacks/billing-stack.ts';
 import { DataStack } from './stacks/data-stack.ts';
+import { WebhooksStack } from './stacks/webhooks-stack.ts';
 import { stageName } from './stage.ts';
 
 /**
- * The CDK app: the stateful ControlPlaneData stack (the table) and two stateless stacks,
- * ControlPlaneApi (functions, HTTP API, identity, alarm topic) and ControlPlaneBilling (the hourly
- * billing pass: rule, scheduler, queue, workers), checked by cdk-nag's AWS Solutions rules.
+ * The CDK app: the stateful ControlPlaneData stack (the table) and three stateless stacks,
+ * ControlPlaneApi (functions, HTTP API, identity, alarm topic), ControlPlaneBilling (the hourly
+ * billing pass: rule, scheduler, queue, workers) and ControlPlaneWebhooks (the webhook dispatcher
+ * and its rule), checked by cdk-nag's AWS Solutions rules.
  *
  * cdk-nag 3 is a policy-validation plugin, not an Aspect: `Validations.of(app).addPlugins(...)`
  * runs it at synthesis and any unacknowledged finding fails `cdk synth`. Findings are acknowledged
@@ -41,6 +43,7 @@ export interface BuiltApp {
   dataStack: DataStack;
   apiStack: ApiStack;
   billingStack: BillingStack;
+  webhooksStack: WebhooksStack;
   /** The cdk-nag pack registered on the app (tests call `nag.validateScope(stack)`). */
   nag: AwsSolutionsChecks;
 }
@@ -87,10 +90,17 @@ export function buildApp(options: BuildAppOptions = {}): BuiltApp {
     cursorSecret: apiStack.cursorSecret,
     alarmTopic: apiStack.alarms.topic,
   });
+  const webhooksStack = new WebhooksStack(app, 'ControlPlaneWebhooks', {
+    env,
+    stackName: stageName(app, 'ControlPlaneWebhooks'),
+    description: 'Hosting control plane: outbound webhooks (rule, dispatcher)',
+    table: dataStack.table,
+    alarmTopic: apiStack.alarms.topic,
+  });
 
   const nag = new AwsSolutionsChecks(app, { verbose: true });
   Validations.of(app).addPlugins(nag);
-  return { app, dataStack, apiStack, billingStack, nag };
+  return { app, dataStack, apiStack, billingStack, webhooksStack, nag };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -97,8 +97,8 @@ const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
 });
 
 /**
- * Per deployed function (the route groups, `billing-pass` for the scheduler and the worker, and
- * the edge `authorizer`). Read from each group's code paths (ARCHITECTURE.md §2 and §3):
+ * Per deployed function (the route groups, `billing-pass` for the scheduler and the worker,
+ * `webhooks` for the dispatcher, and the edge `authorizer`). Read from each group's code paths (ARCHITECTURE.md §2 and §3):
  * - public: health counts the instances; docs and the OpenAPI document read nothing.
  * - account: keys, ledger, logs, budget; a budget change may lift a suspension (panel work);
  *   webhook endpoints and events (under the account) and the endpoints' deliveries (`WHDLV#`).
@@ -111,6 +111,10 @@ const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
  * - billing-pass: charges (account, `TXN#` guards), watermark and pass record, suspension and the
  *   reconciler (panel work, server pointers), the listings of GSI1 (reconciler) and GSI2 (shards);
  *   settings are read. No rate limits, API keys, subjects or idempotency records.
+ * - webhooks: the dispatcher (functions/webhooks): reads the outbox and the retry queue (GSI2),
+ *   events and endpoints (under the account), writes deliveries (`WHDLV#`), takes events out of
+ *   the outbox, marks or disables a failing endpoint and records its `webhook_endpoint.disabled`
+ *   event (under the account). Nothing else: no settings, no pipeline, no panel work.
  * - authorizer: `authenticate` only: the key hash read, the subject and, on first sight of a
  *   session, the account it creates (as the pipeline would), settings read; a refused credential
  *   counts against the caller's `ip:` rate-limit window.
@@ -130,6 +134,7 @@ export const TABLE_ACCESS = {
     indexes: ['GSI1', 'GSI2'],
     batchRead: ['account'],
   },
+  webhooks: { write: ['account', 'webhookDelivery'], read: [], indexes: ['GSI2'] },
   authorizer: { write: ['subject', 'account', 'ledgerGuard', 'rateWindow'], read: ['apiKeyHash', 'settings'], indexes: [] },
 } as const satisfies Record<string, TableAccess>;
 

@@ -39,6 +39,7 @@ let outdir: string;
 let dataTemplate: Template;
 let apiTemplate: Template;
 let billingTemplate: Template;
+let webhooksTemplate: Template;
 /** What synthesis threw, if anything (asserted by the cdk-nag test, so the other tests still report). */
 let synthError: unknown;
 
@@ -70,6 +71,7 @@ beforeAll(async () => {
   dataTemplate = written(built.dataStack);
   apiTemplate = written(built.apiStack);
   billingTemplate = written(built.billingStack);
+  webhooksTemplate = written(built.webhooksStack);
   deployed = handlerGroups().filter((g) => (GROUPS as readonly string[]).includes(g) && g !== 'dev');
 }, 120_000);
 
@@ -90,6 +92,7 @@ const allFunctions = (): { name: string; stack: Stack; template: Template; fn: A
   ...[...built.apiStack.functions].map(([group, fn]) => ({ name: group, stack: built.apiStack as Stack, template: apiTemplate, fn })),
   { name: 'billing-scheduler', stack: built.billingStack, template: billingTemplate, fn: built.billingStack.scheduler },
   { name: 'billing-worker', stack: built.billingStack, template: billingTemplate, fn: built.billingStack.worker },
+  { name: 'webhooks', stack: built.webhooksStack, template: webhooksTemplate, fn: built.webhooksStack.dispatcher },
   { name: 'authorizer', stack: built.apiStack, template: apiTemplate, fn: built.apiStack.authorizerFunction },
 ];
 
@@ -520,7 +523,7 @@ describe('least privilege: settings and the Stripe keys', () => {
   it('denies writes to the SETTINGS partition to every function but admin (and nothing else)', () => {
     expect(keys.settings().PK).toBe('SETTINGS');
     const all = allFunctions();
-    expect(all).toHaveLength(deployed.length + 3);
+    expect(all).toHaveLength(deployed.length + 4); // + billing scheduler and worker, webhook dispatcher, authorizer
     for (const { name, stack, template, fn } of all) {
       const denies = statementsOf(stack, template, fn).filter((s) => s.Effect === 'Deny');
       if (name === 'admin') {
@@ -560,10 +563,29 @@ describe('least privilege: settings and the Stripe keys', () => {
   });
 });
 
+describe('webhook dispatcher (ControlPlaneWebhooks)', () => {
+  it('runs the webhooks bundle (index.handler) every minute from an EventBridge rule, with no API route', () => {
+    expect(handlerGroups()).toContain('webhooks');
+    expect(deployed).not.toContain('webhooks');
+    const fns = resourcesOf(webhooksTemplate, 'AWS::Lambda::Function');
+    expect(fns).toHaveLength(1);
+    expect(fns[0]![1].Properties).toMatchObject({ Handler: 'index.handler', Runtime: 'nodejs24.x', Architectures: ['arm64'] });
+    const rules = resourcesOf(webhooksTemplate, 'AWS::Events::Rule');
+    expect(rules).toHaveLength(1);
+    expect(rules[0]![1].Properties.ScheduleExpression).toBe('rate(1 minute)');
+    expect(JSON.stringify(rules[0]![1].Properties.Targets)).toContain(logicalId(built.webhooksStack, built.webhooksStack.dispatcher.fn));
+  });
+
+  it('may query GSI2 and touch only ACCOUNT#* and WHDLV#* (least privilege)', () => {
+    expect(TABLE_ACCESS.webhooks).toEqual({ write: ['account', 'webhookDelivery'], read: [], indexes: ['GSI2'] });
+    expect(leadingKeyPatterns(TABLE_ACCESS.webhooks).write.sort()).toEqual(['ACCOUNT#*', 'WHDLV#*']);
+  });
+});
+
 describe('alarms', () => {
   type Alarm = Record<string, any>;
   const alarmsOf = (template: Template): Alarm[] => resourcesOf(template, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
-  const allAlarms = (): Alarm[] => [...alarmsOf(apiTemplate), ...alarmsOf(billingTemplate)];
+  const allAlarms = (): Alarm[] => [...alarmsOf(apiTemplate), ...alarmsOf(billingTemplate), ...alarmsOf(webhooksTemplate)];
   const topicId = () => logicalId(built.apiStack, built.apiStack.alarms.topic as never);
   const filtersOf = (template: Template) => resourcesOf(template, 'AWS::Logs::MetricFilter').map(([, f]) => f.Properties);
 
@@ -585,7 +607,7 @@ describe('alarms', () => {
       expect(alarm.AlarmActions, alarm.AlarmName).toEqual([{ Ref: topicId() }]);
       expect(alarm.OKActions, alarm.AlarmName).toEqual([{ Ref: topicId() }]);
     }
-    for (const alarm of alarmsOf(billingTemplate)) {
+    for (const alarm of [...alarmsOf(billingTemplate), ...alarmsOf(webhooksTemplate)]) {
       expect(JSON.stringify(alarm.AlarmActions), alarm.AlarmName).toContain('"StackName":"ControlPlaneApi"');
       expect(JSON.stringify(alarm.AlarmActions), alarm.AlarmName).toContain(topicId());
       expect(alarm.OKActions, alarm.AlarmName).toEqual(alarm.AlarmActions);
@@ -605,6 +627,7 @@ describe('alarms', () => {
         'admin',
         'billing-scheduler',
         'billing-worker',
+        'webhooks',
       ]),
     );
     for (const { name, stack, template, fn } of all) {
@@ -758,6 +781,7 @@ describe('alarms', () => {
     // Per function Errors + Throttles, one logged-errors alarm per stack, 5xx rate, webhook; two DLQs, watermark lag.
     expect(alarmsOf(apiTemplate)).toHaveLength((deployed.length + 1) * 2 + 3); // + the admin authorizer
     expect(alarmsOf(billingTemplate)).toHaveLength(2 * 2 + 1 + 3);
+    expect(alarmsOf(webhooksTemplate)).toHaveLength(2 + 1);
     const names = allAlarms().map((a) => a.AlarmName);
     expect(new Set(names).size).toBe(names.length);
   });
@@ -765,7 +789,7 @@ describe('alarms', () => {
 
 describe('cdk-nag (AwsSolutions)', () => {
   it('reports no unacknowledged finding on any stack, and synthesis (which runs it) succeeds', () => {
-    for (const stack of [built.dataStack, built.apiStack, built.billingStack]) {
+    for (const stack of [built.dataStack, built.apiStack, built.billingStack, built.webhooksStack]) {
       const report = built.nag.validateScope(stack);
       expect(
         report.violations.map((v) => `${v.ruleName} @ ${v.violatingResources.map((r) => r.constructPath).join(', ')}`),
