@@ -9,6 +9,7 @@ import type {
   WebhookSecretRotation,
 } from '../api/schemas.ts';
 import { accessPatterns, type Page, type PageRequest } from '../db/access-patterns.ts';
+import { decodeCursor } from '../db/cursor.ts';
 import type { EventItem, WebhookDeliveryItem, WebhookEndpointItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { isConditionFailed, transact, writeItem } from '../db/write.ts';
@@ -276,6 +277,8 @@ export async function rotateSecret(accountId: string, endpointId: string): Promi
 }
 
 export async function listDeliveries(accountId: string, endpointId: string, page: PageRequest): Promise<Page<WebhookDeliveryView>> {
+  // A bad cursor is refused before any read, as on every listing (400, not the endpoint's 404).
+  decodeCursor(page.cursor, page.boundTo);
   await getOwnedEndpoint(accountId, endpointId);
   const result = await accessPatterns.deliveriesOfEndpoint(endpointId, page);
   return { data: result.data.map(toDeliveryView), nextCursor: result.nextCursor };
