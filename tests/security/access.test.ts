@@ -42,7 +42,7 @@ process.env.PANEL_TIMEOUT_MS = '3000';
 process.env.PANEL_CREATE_TIMEOUT_MS = '5000';
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
-const OWNED = /^\/v1\/(servers|keys|invoices)\/:id(\/|$)/;
+const OWNED = /^\/v1\/(servers|keys|invoices|webhook-endpoints|events)\/:id(\/|$)/;
 
 let api: TestApi;
 const fx = {} as {
@@ -55,6 +55,8 @@ const fx = {} as {
   serverIdentifier: string;
   keyId: string;
   invoiceId: string;
+  webhookEndpointId: string;
+  eventId: string;
   instanceId: string;
   aFullKey: string;
   bFullKey: string;
@@ -104,6 +106,8 @@ beforeAll(async () => {
   await must('POST', `/v1/servers/${server.id}/files/write`, a, { file: 'hello.txt', content: 'hello from A' });
   fx.keyId = (await must('POST', '/v1/keys', a, { name: 'a key' })).id;
   fx.invoiceId = (await must('POST', '/v1/billing/checkout', a, { amountCents: 1000 })).invoiceId;
+  fx.webhookEndpointId = (await must('POST', '/v1/webhook-endpoints', a, { url: 'http://127.0.0.1:9/hook' })).id;
+  fx.eventId = (await must('GET', '/v1/events?limit=1', a)).data[0].id;
 
   fx.aFullKey = (await must('POST', '/v1/keys', a, { name: 'a full' })).secret;
   fx.bFullKey = (await must('POST', '/v1/keys', await fx.b.get(), { name: 'b full' })).secret;
@@ -148,6 +152,8 @@ function param(def: RouteDef, name: string, mode: 'real' | 'unknown'): string {
     if (def.path.startsWith('/v1/servers/')) return fx.serverId;
     if (def.path.startsWith('/v1/keys/')) return fx.keyId;
     if (def.path.startsWith('/v1/invoices/')) return fx.invoiceId;
+    if (def.path.startsWith('/v1/webhook-endpoints/')) return fx.webhookEndpointId;
+    if (def.path.startsWith('/v1/events/')) return fx.eventId;
     if (def.path.startsWith('/v1/admin/instances/')) return fx.instanceId;
     if (def.path.startsWith('/v1/admin/users/')) return fx.aId;
   }
@@ -312,7 +318,9 @@ describe('the access matrix', () => {
   it("another account's server, key or invoice is 404 exactly like an unknown id, and nothing changes", async () => {
     const owned = routeEntries().filter(([, d]) => d.group !== 'dev' && OWNED.test(d.path));
     // Every kind of account-owned resource the table has is covered.
-    expect(new Set(owned.map(([, d]) => d.path.split('/')[2]))).toEqual(new Set(['servers', 'keys', 'invoices']));
+    expect(new Set(owned.map(([, d]) => d.path.split('/')[2]))).toEqual(
+      new Set(['servers', 'keys', 'invoices', 'webhook-endpoints', 'events']),
+    );
     const before = await businessItems();
     const failures: string[] = [];
     let count = 0;
@@ -357,6 +365,7 @@ describe('the access matrix', () => {
     expect((await must('GET', `/v1/servers/${fx.serverId}`, a)).status).toBe('active');
     expect((await must('GET', '/v1/keys?limit=100', a)).data.find((k: { id: string }) => k.id === fx.keyId).status).toBe('active');
     expect((await must('GET', `/v1/invoices/${fx.invoiceId}`, a)).status).toBe('open');
+    expect((await must('GET', `/v1/webhook-endpoints/${fx.webhookEndpointId}`, a)).enabled).toBe(true);
   }, 60_000);
 
   it("listings never show another account's servers, keys, invoices, ledger or activity", async () => {
