@@ -41,8 +41,11 @@ export interface LocalStackOptions {
   /** Start the panel simulator and register it as an instance (LOCAL_PANEL=off says no). */
   panel?: false | PanelOptions;
   /**
-   * The webhook dispatcher, in this process (dev/webhook-loop.ts): fan-out and due attempts every
-   * 250 ms by default. `false`: no loop (tests that drive `drainOutbox`/`runDueDeliveries` themselves).
+   * Run the webhook dispatcher in this process (dev/webhook-loop.ts): fan-out and due attempts,
+   * every 250 ms unless `intervalMs` says otherwise. Off when omitted or `false`: `npm start` and
+   * `startTestApi` turn it on; the benchmarks leave it off, since its queries would count among the
+   * DynamoDB round trips they measure, and so do tests that drive `drainOutbox`/`runDueDeliveries`
+   * with their own clock.
    */
   webhooks?: false | WebhookLoopOptions;
 }
@@ -101,7 +104,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const adminApiKey = await seedAdminKey(adminEmail, options.localAdminApiKey);
   const panel = options.panel ? await startAndRegisterPanel(options.panel) : undefined;
   const schedule = options.billingSchedule ? scheduleBilling() : undefined;
-  const webhookLoop = options.webhooks === false ? undefined : startWebhookLoop(options.webhooks);
+  const webhookLoop = options.webhooks ? startWebhookLoop(options.webhooks) : undefined;
 
   return {
     baseUrl,
