@@ -7,10 +7,15 @@ import { keys } from '../../shared/db/keys.ts';
 import type { WebhookDeliveryItem } from '../../shared/db/items.ts';
 import { newId } from '../../shared/ids.ts';
 
-/** The API of outbound webhook endpoints: CRUD, scopes, the secret shown once, rotation, deliveries. */
+/**
+ * The API of outbound webhook endpoints: CRUD, scopes, the secret shown once, rotation, deliveries.
+ * Deliveries are stored here as the dispatcher leaves them, and no dispatcher runs in this process,
+ * so what the API shows and changes is all that moves them (delivery itself:
+ * tests/integration/webhook-delivery.test.ts).
+ */
 let api: TestApi;
 beforeAll(async () => {
-  api = await startTestApi();
+  api = await startTestApi({ webhooks: false });
 });
 afterAll(async () => api?.stop());
 
