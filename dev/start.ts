@@ -40,6 +40,7 @@ process.stdout.write(
     ` Panel      ${stack.panel ? `${stack.panel.sim.url} (simulator, instance ${stack.panel.instanceId}, test ${panelTest?.ok ? 'ok' : 'failed'})` : 'off (LOCAL_PANEL=off)'}`,
     ` Billing    hourly pass at :02 past each hour; run one now: curl -X POST ${stack.baseUrl}/dev/billing/run -d '{}' -H 'content-type: application/json'`,
     ` Payments   ${process.env.STRIPE_SECRET_KEY ? 'Stripe' : 'sandbox checkout (no STRIPE_SECRET_KEY)'}`,
+    ` Webhooks   dispatcher in this process, a pass every ${env.WEBHOOK_INTERVAL_MS ?? 250} ms (outbox fan-out, then due attempts)`,
     ` Admin      ${stack.adminEmail}`,
     ` Admin key  ${stack.adminApiKey}`,
     '',

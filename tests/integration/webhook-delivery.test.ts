@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebhookLoop } from '../../dev/webhook-loop.ts';
-import { resetConfig } from '../../shared/config/env.ts';
 import type { WebhookDeliveryItem } from '../../shared/db/items.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { transact } from '../../shared/db/write.ts';
@@ -11,6 +10,7 @@ import { appendLedger } from '../../shared/ledger/index.ts';
 import { deliveryIdOf, drainOutbox, RETRY_WINDOW_MS, runDueDeliveries } from '../../shared/webhooks/dispatch.ts';
 import { eventWrite } from '../../shared/webhooks/events.ts';
 import { sendWebhook } from '../../shared/webhooks/send.ts';
+import { inAwsStage } from '../helpers/aws-stage.ts';
 import { getRaw } from '../helpers/db.ts';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
 
@@ -390,15 +390,7 @@ describe('safe targets', () => {
     // Made in the local stack, where any https URL is accepted; delivered as in AWS.
     const ep = await endpoint(token, `https://127.0.0.1:${r.port}/hook`);
     const eventId = await emit(accountId);
-    const stage = process.env.STAGE;
-    process.env.STAGE = 'aws';
-    resetConfig();
-    try {
-      await pump();
-    } finally {
-      process.env.STAGE = stage;
-      resetConfig();
-    }
+    await inAwsStage(() => pump());
     expect((await delivery(ep.id, eventId)).attempts[0]).toMatchObject({ status: null, error: 'target_refused: loopback address' });
     expect(r.received).toHaveLength(0);
 

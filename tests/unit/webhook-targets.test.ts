@@ -3,6 +3,7 @@ import { resetConfig } from '../../shared/config/env.ts';
 import { deliveryIdOf, nextAttemptAfter, RETRY_WINDOW_MS } from '../../shared/webhooks/dispatch.ts';
 import { checkDeliveryTarget, checkTargetUrl, refusedAddress, TargetRefusedError } from '../../shared/webhooks/targets.ts';
 import { isTimeOrderedId, newId, timeOfId } from '../../shared/ids.ts';
+import { inAwsStage } from '../helpers/aws-stage.ts';
 
 /** Which addresses a webhook may be delivered to in AWS (shared/webhooks/targets.ts), and the retry schedule's arithmetic. */
 describe('the address classifier', () => {
@@ -72,21 +73,10 @@ describe('the address classifier', () => {
 });
 
 describe('target URLs by stage', () => {
-  const asAws = <T>(fn: () => T): T => {
-    const stage = process.env.STAGE;
-    process.env.STAGE = 'aws';
-    resetConfig();
-    try {
-      return fn();
-    } finally {
-      process.env.STAGE = stage;
-      resetConfig();
-    }
-  };
   afterEach(() => resetConfig());
 
-  it('in AWS: https only, and no literal non-public address, already when the endpoint is made', () => {
-    asAws(() => {
+  it('in AWS: https only, and no literal non-public address, already when the endpoint is made', async () => {
+    await inAwsStage(() => {
       expect(checkTargetUrl('https://hooks.example.com/x').hostname).toBe('hooks.example.com');
       expect(() => checkTargetUrl('http://hooks.example.com/x')).toThrow(/must use https/);
       expect(() => checkTargetUrl('https://10.0.0.5/x')).toThrow(/private address/);
