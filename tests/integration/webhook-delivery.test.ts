@@ -358,6 +358,7 @@ describe('secrets, redelivery, disabling', () => {
       5_000 + 1055 * MIN,
     ]);
     expect(offsets.at(-1)).toBe(RETRY_WINDOW_MS);
+    expect(due).toHaveLength(12); // 13 attempts in all, the last at exactly 3 days
     const d = await delivery(epBroken.id, eventId);
     expect(d).toMatchObject({ status: 'failed', nextAttemptAt: null });
     expect(d.attempts).toHaveLength(due.length + 1);
