@@ -1,7 +1,6 @@
 import { createGroupHandler } from '../../shared/http/handler.ts';
 import { deleteServer } from '../../shared/servers/delete.ts';
 import { getServerWithLive, listServers } from '../../shared/servers/read.ts';
-import { resizeServer } from '../../shared/servers/resize.ts';
 import * as control from '../../shared/servers/control.ts';
 
 /** Servers group: /v1/servers and everything under /v1/servers/:id. */
@@ -29,6 +28,8 @@ export const handler = createGroupHandler('servers', {
 
   resizeServer: async ({ principal, params, body, audit }) => {
     audit.target = `server:${params.id}`;
+    // Like deploy, the resize path (topology copy, placement room, budgets) loads with the first resize.
+    const { resizeServer } = await import('../../shared/servers/resize.ts');
     const server = await resizeServer(principal.accountId, params.id, body);
     audit.details = { resources: server.resources, priceCentsPerHour: server.priceCentsPerHour };
     return server;
