@@ -42,6 +42,8 @@ interface Captured {
 const logs: string[] = [];
 const responses: Captured[] = [];
 const createdSecrets: string[] = [];
+/** Outbound webhook signing secrets: shown once (create, rotate), stored to sign, never echoed or logged. */
+const signingSecrets: string[] = [];
 let restore: (() => void) | undefined;
 
 let api: TestApi;
@@ -111,8 +113,10 @@ async function call(
   };
   const res = await send(api.baseUrl, req);
   const created =
-    method === 'POST' && path.startsWith('/v1/keys') && typeof res.json?.secret === 'string' ? (res.json.secret as string) : undefined;
-  if (created) createdSecrets.push(created);
+    method === 'POST' && /^\/v1\/(keys|webhook-endpoints)/.test(path) && typeof res.json?.secret === 'string'
+      ? (res.json.secret as string)
+      : undefined;
+  if (created) (created.startsWith('whsec_') ? signingSecrets : createdSecrets).push(created);
   responses.push({
     label: `${method} ${path} → ${res.status}`,
     text: `${res.status}\n${JSON.stringify(res.headers)}\n${res.text}`,
@@ -296,6 +300,15 @@ describe('secrets never leave the service', () => {
     await call('GET', `/v1/servers/00000000-0000-4000-8000-000000000000`, token);
     await call('POST', `/v1/admin/instances`, admin, { name: 'bad', baseUrl: 'ftp://nope', appApiKey: WRONG_APP_KEY });
 
+    // -- outbound webhooks: an endpoint (its receiver does not answer), a rotation, the listings ---
+    const hook = await must('POST', '/v1/webhook-endpoints', token, { url: 'http://127.0.0.1:9/hook', description: 'secrets run' });
+    await must('POST', `/v1/webhook-endpoints/${hook.id}/rotate-secret`, token);
+    await must('PATCH', `/v1/webhook-endpoints/${hook.id}`, token, { events: ['server.deleted', 'ledger.entry'] });
+    await must('GET', '/v1/webhook-endpoints', token);
+    await must('GET', `/v1/webhook-endpoints/${hook.id}`, token);
+    await must('GET', `/v1/webhook-endpoints/${hook.id}/deliveries`, token);
+    await must('GET', '/v1/events?limit=100', token);
+
     // -- a billing pass, the logs, the listings ---------------------------------------------------
     await must('POST', '/dev/billing/run', null, { at: new Date(Date.now() + 2 * 3_600_000).toISOString() });
     await must('DELETE', `/v1/servers/${onFirst.id}`, token);
@@ -324,7 +337,9 @@ describe('secrets never leave the service', () => {
       ['Stripe secret key', STRIPE_SECRET_KEY],
       ['Stripe webhook secret', WEBHOOK_SECRET],
       ...createdSecrets.map((s, i): [string, string] => [`API key secret #${i + 1}`, s]),
+      ...signingSecrets.map((s, i): [string, string] => [`webhook signing secret #${i + 1}`, s]),
     ];
+    expect(signingSecrets).toHaveLength(2); // created, then rotated
     const found: string[] = [];
     for (const [name, secret] of secrets) {
       for (const r of responses) {
