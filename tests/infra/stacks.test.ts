@@ -864,6 +864,11 @@ describe('bundles', () => {
           `${b.group} loads ${lazy} at start`,
         ).toEqual([]);
       }
+      // No ESM import of node:http: its namespace loads undici (≈ 20 ms of CPU; infra/bundle.ts, httpWithoutUndici).
+      expect(
+        sizes.startFiles.flatMap((file) => meta.outputs[file]!.imports.filter((i) => /^(node:)?http$/.test(i.path))),
+        `${b.group} imports node:http as an ES module`,
+      ).toEqual([]);
       // A function builds only its own group's schemas at start: the whole table (routes.ts), the
       // barrel of every schema (schemas.ts) and other groups' route modules load lazily if ever
       // (the public function: the OpenAPI document, a request outside every function's routes).
