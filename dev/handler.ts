@@ -1,4 +1,5 @@
 import { createGroupHandler } from '../shared/http/handler.ts';
+import { devRoutes } from '../shared/api/routes/dev.ts';
 import { getConfig } from '../shared/config/env.ts';
 import { runPassInProcess } from '../shared/billing/pass.ts';
 import { reconcileAll } from '../shared/servers/reconcile.ts';
@@ -10,7 +11,7 @@ import type { WebhookOutcome } from '../shared/api/schemas.ts';
 import { localJwks, mintSessionToken } from './local-idp.ts';
 
 /** The `/dev/*` routes: local stack only, never part of the AWS deployment. */
-export const handler = createGroupHandler('dev', {
+export const handler = createGroupHandler('dev', devRoutes, {
   devSession: async ({ body }) => mintSessionToken(getConfig().oidc!.issuer, body.email),
   devJwks: async () => localJwks() as Promise<{ keys: Record<string, unknown>[] }>,
 

@@ -1,4 +1,5 @@
 import { createGroupHandler } from '../../shared/http/handler.ts';
+import { accountRoutes } from '../../shared/api/routes/account.ts';
 import { getAccount } from '../../shared/accounts/index.ts';
 import { listActivity } from '../../shared/audit/index.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../shared/keys/index.ts';
@@ -19,7 +20,7 @@ import {
 } from '../../shared/webhooks/endpoints.ts';
 
 /** Account group: the caller's account, activity log and API keys. */
-export const handler = createGroupHandler('account', {
+export const handler = createGroupHandler('account', accountRoutes, {
   getAccount: async ({ principal }) => getAccount(principal.accountId),
 
   listActivity: async ({ principal, query }) => listActivity(principal.accountId, { ...query, boundTo: `activity:${principal.accountId}` }),

@@ -1,4 +1,5 @@
 import { createGroupHandler } from '../../shared/http/handler.ts';
+import { adminRoutes } from '../../shared/api/routes/admin.ts';
 import { listAccounts } from '../../shared/accounts/index.ts';
 import { listPlatformAudit } from '../../shared/audit/index.ts';
 import { getSettings, updateSettings } from '../../shared/settings/index.ts';
@@ -8,7 +9,7 @@ import { listAllServers } from '../../shared/servers/index.ts';
 import { adjustCredit } from '../../shared/accounts/credits.ts';
 
 /** Admin group: everything under /v1/admin (admin accounts with the `admin` scope only). */
-export const handler = createGroupHandler('admin', {
+export const handler = createGroupHandler('admin', adminRoutes, {
   adminListUsers: async ({ principal, query }) => listAccounts({ ...query, boundTo: `admin-users:${principal.accountId}` }),
 
   adminListLogs: async ({ principal, query }) => listPlatformAudit({ ...query, boundTo: `admin-logs:${principal.accountId}` }),

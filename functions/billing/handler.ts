@@ -1,9 +1,10 @@
 import { createGroupHandler } from '../../shared/http/handler.ts';
+import { billingRoutes } from '../../shared/api/routes/billing.ts';
 import { billingConfig, startCheckout } from '../../shared/payments/index.ts';
 import { getInvoice, listInvoices } from '../../shared/invoices/index.ts';
 
 /** Billing group: top-up rules, checkout, invoices. */
-export const handler = createGroupHandler('billing', {
+export const handler = createGroupHandler('billing', billingRoutes, {
   billingConfig: async () => billingConfig(),
 
   checkout: async ({ principal, body, baseUrl, audit }) => {

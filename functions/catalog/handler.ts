@@ -1,9 +1,10 @@
 import { createGroupHandler } from '../../shared/http/handler.ts';
+import { catalogRoutes } from '../../shared/api/routes/catalog.ts';
 import { listInstances } from '../../shared/instances/index.ts';
 import { getEgg, listEggs, listRegions } from '../../shared/catalog/index.ts';
 
 /** Catalog group: what can be deployed, and where. */
-export const handler = createGroupHandler('catalog', {
+export const handler = createGroupHandler('catalog', catalogRoutes, {
   listInstances: async () => ({
     data: (await listInstances())
       .filter((i) => i.enabled)

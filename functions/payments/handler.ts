@@ -1,9 +1,10 @@
 import { createGroupHandler } from '../../shared/http/handler.ts';
+import { paymentRoutes } from '../../shared/api/routes/payments.ts';
 import { handleStripeEvent, verifyStripeEvent } from '../../shared/payments/index.ts';
 import { logger } from '../../shared/observability/logger.ts';
 
 /** Payments group: the Stripe webhook. No bearer credential: the signature over the raw body instead. */
-export const handler = createGroupHandler('payments', {
+export const handler = createGroupHandler('payments', paymentRoutes, {
   stripeWebhook: async ({ body, headers, requestId }) => {
     const event = await verifyStripeEvent(body, headers['stripe-signature']);
     const outcome = await handleStripeEvent(event);

@@ -1,10 +1,11 @@
 import { createGroupHandler } from '../../shared/http/handler.ts';
+import { serverRoutes } from '../../shared/api/routes/servers.ts';
 import { deleteServer } from '../../shared/servers/delete.ts';
 import { getServerWithLive, listServers } from '../../shared/servers/read.ts';
 import * as control from '../../shared/servers/control.ts';
 
 /** Servers group: /v1/servers and everything under /v1/servers/:id. */
-export const handler = createGroupHandler('servers', {
+export const handler = createGroupHandler('servers', serverRoutes, {
   listServers: async ({ principal, query }) => listServers(principal.accountId, { ...query, boundTo: `servers:${principal.accountId}` }),
 
   createServer: async ({ principal, body, audit }) => {

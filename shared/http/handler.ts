@@ -5,7 +5,8 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import httpSecurityHeaders from '@middy/http-security-headers';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type * as z from 'zod';
-import { GROUPS, type Group, type RouteDef, type Routes, type RoutesOfGroup, type RouteId } from '../api/routes.ts';
+import { GROUPS, type Group, type RouteDef } from '../api/route-def.ts';
+import type { Routes, RoutesOfGroup, RouteId } from '../api/routes.ts';
 import type { Principal } from '../auth/principal.ts';
 import { authenticate, bearerToken } from '../auth/authenticate.ts';
 import { ANONYMOUS_CALLER, runAsCaller } from '../instances/budget.ts';
@@ -16,7 +17,7 @@ import { getConfig } from '../config/env.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import { ApiError, isApiError, type ErrorCode } from '../errors.ts';
 import { noteResponse } from '../api/contract.ts';
-import { routerForGroups } from './router.ts';
+import { compileTable, type Matcher } from './match.ts';
 import { assertWithinLimit, consumeRateLimit, rateLimitHeaders, type RateLimitState } from './rate-limit.ts';
 import type { ApiKeyHashItem } from '../db/items.ts';
 import {
@@ -78,15 +79,32 @@ export type Implementations<G extends Group> = {
 type Event = APIGatewayProxyEventV2;
 type Response = APIGatewayProxyStructuredResultV2 & { statusCode: number; headers: Record<string, string> };
 
-export function createGroupHandler<G extends Group>(groups: G | readonly G[], implementations: Implementations<G>) {
-  const own: readonly Group[] = Array.isArray(groups) ? groups : [groups as G];
-  // Matching against the whole table tells 405 (known path, other method) from 404; a route of
-  // another group never reaches this function in AWS, and answers 404 if it somehow does.
-  const matchAny = routerForGroups(GROUPS);
-  const match = (method: string, path: string) => {
-    const route = matchAny(method, path);
-    if (!own.includes(route.def.group)) throw new ApiError('not_found', `No route for ${method} ${path}`);
-    return route;
+/** A group's own routes, as its module defines them (`serverRoutes` in shared/api/routes/servers.ts). */
+export type GroupRoutes<G extends Group> = { [K in RoutesOfGroup<G>]: Routes[K] };
+
+/**
+ * The handler of one group's function. It is given the group's own routes (its module in
+ * shared/api/routes/), never the whole table: loading a route module builds its schemas, and a
+ * function that imported the whole table would build every group's at each cold start.
+ */
+export function createGroupHandler<G extends Group>(group: G, routes: GroupRoutes<G>, implementations: Implementations<G>) {
+  const own = Object.fromEntries(Object.entries(routes as Record<string, RouteDef>).filter(([, def]) => def.group === group));
+  const matchOwn = compileTable(own);
+  // A request outside the group's routes: in AWS only the public function gets those (API
+  // Gateway's `$default` route), locally any function called directly. The whole table tells 405
+  // (a known path, another method; with Allow) from 404, so it is loaded with the first such
+  // request, not at every cold start; a route of another group answers 404.
+  let matchAny: Matcher | undefined;
+  const match = async (method: string, path: string) => {
+    try {
+      return matchOwn(method, path);
+    } catch (err) {
+      if (!isApiError(err)) throw err;
+      matchAny ??= (await import('./router.ts')).routerForGroups(GROUPS);
+      const route = matchAny(method, path);
+      if (route.def.group !== group) throw new ApiError('not_found', `No route for ${method} ${path}`);
+      return route;
+    }
   };
   const impls = implementations as unknown as Record<RouteId, (req: RouteRequest<RouteDef>) => Promise<unknown>>;
 
@@ -106,7 +124,7 @@ export function createGroupHandler<G extends Group>(groups: G | readonly G[], im
     } = { audit: {} };
 
     try {
-      const route = match(method, path);
+      const route = await match(method, path);
       state.route = route;
       const { def } = route;
 

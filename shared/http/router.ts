@@ -1,68 +1,15 @@
-import { routeEntries, type Group, type RouteDef, type RouteId } from '../api/routes.ts';
-import { ApiError } from '../errors.ts';
+import { routeEntries, type Group, type RouteDef } from '../api/routes.ts';
+import { compileTable, type Matcher } from './match.ts';
 
-/** A route table compiled into matchers: static segments compared, `:name` segments captured. */
-export interface MatchedRoute {
-  id: RouteId;
-  def: RouteDef;
-  params: Record<string, string>;
-}
+export type { MatchedRoute, Matcher } from './match.ts';
 
-interface Compiled {
-  id: RouteId;
-  def: RouteDef;
-  segments: string[];
-}
+/**
+ * Matchers over the whole route table (every group's schemas load with it): the local API's
+ * dispatch to a group, and a function's answer to a request outside its own routes (404, or 405
+ * with Allow for a path known with other methods), which in AWS only the public function gets,
+ * through API Gateway's `$default` route.
+ */
+export const compileRoutes = (filter: (def: RouteDef) => boolean): Matcher =>
+  compileTable(Object.fromEntries(routeEntries().filter(([, def]) => filter(def))));
 
-export function compileRoutes(filter: (def: RouteDef) => boolean) {
-  const compiled: Compiled[] = routeEntries()
-    .filter(([, def]) => filter(def))
-    .map(([id, def]) => ({ id, def, segments: def.path.split('/').slice(1) }));
-  // Static routes win over parameterised ones (`/v1/servers/x/files` before `/v1/servers/:id`).
-  compiled.sort((a, b) => staticWeight(b) - staticWeight(a));
-
-  // Paths match exactly, as API Gateway's HTTP API routes do: case-sensitive, no trailing-slash
-  // or double-slash normalisation (`/v1/account/` and `/v1//account` are not `/v1/account`), so
-  // the local stack and every Lambda answer such a path like AWS's `$default` route: 404.
-  return function match(method: string, path: string): MatchedRoute {
-    const parts = path.split('/').slice(1);
-    const allowed: string[] = [];
-    for (const route of compiled) {
-      const params = matchSegments(route.segments, parts.length ? parts : ['']);
-      if (!params) continue;
-      if (route.def.method === method) return { id: route.id, def: route.def, params };
-      allowed.push(route.def.method);
-    }
-    if (allowed.length) {
-      throw new ApiError(
-        'method_not_allowed',
-        `Method ${method} is not allowed on ${path}`,
-        { allowed },
-        { Allow: [...new Set(allowed)].join(', ') },
-      );
-    }
-    throw new ApiError('not_found', `No route for ${method} ${path}`);
-  };
-}
-
-export const routerForGroups = (groups: readonly Group[]) => compileRoutes((def) => groups.includes(def.group));
-
-const staticWeight = (r: Compiled): number => r.segments.filter((s) => !s.startsWith(':')).length;
-
-function matchSegments(pattern: string[], parts: string[]): Record<string, string> | undefined {
-  if (pattern.length !== parts.length) return undefined;
-  const params: Record<string, string> = {};
-  for (let i = 0; i < pattern.length; i++) {
-    const p = pattern[i]!;
-    const v = parts[i]!;
-    if (p.startsWith(':')) {
-      if (!v) return undefined;
-      try {
-        params[p.slice(1)] = decodeURIComponent(v);
-      } catch {
-        return undefined;
-      }
-    } else if (p !== v) return undefined;
-  }
-  return params;
-}
+export const routerForGroups = (groups: readonly Group[]): Matcher => compileRoutes((def) => groups.includes(def.group));

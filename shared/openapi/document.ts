@@ -4,8 +4,11 @@ import { errorStatusesOf } from '../api/contract.ts';
 import { ERROR_MEANING, ERROR_STATUS, type ErrorCode } from '../errors.ts';
 import { MAX_BODY_BYTES } from '../http/handler.ts';
 
+import { API_VERSION } from './version.ts';
+
+export { API_VERSION };
+
 /** The OpenAPI 3.1.0 document, generated from the route table and its zod schemas. */
-export const API_VERSION = '1.0.0';
 
 const DESCRIPTION = `
 API-first control plane for game and application servers on Pterodactyl panels, metered hourly against a prepaid credit balance.

@@ -1,9 +1,9 @@
 import { isConditionFailed, writeItem } from '../db/write.ts';
 import { keys } from '../db/keys.ts';
 import { accessPatterns } from '../db/access-patterns.ts';
-import { Settings, type SettingsValue } from '../api/schemas.ts';
+import { Settings, type SettingsValue } from '../api/schemas/settings.ts';
 import type { z } from 'zod';
-import type { SettingsUpdate } from '../api/schemas.ts';
+import type { SettingsUpdate } from '../api/schemas/settings.ts';
 import { ApiError } from '../errors.ts';
 
 /**

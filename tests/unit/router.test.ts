@@ -1,7 +1,29 @@
 import { describe, expect, it } from 'vitest';
 import { routerForGroups } from '../../shared/http/router.ts';
-import { GROUPS, routeEntries, toTemplatePath } from '../../shared/api/routes.ts';
+import { GROUPS, routeEntries, routes, toTemplatePath } from '../../shared/api/routes.ts';
 import type { ApiError } from '../../shared/errors.ts';
+import { compileTable } from '../../shared/http/match.ts';
+import type { RouteDef } from '../../shared/api/route-def.ts';
+import { publicRoutes } from '../../shared/api/routes/public.ts';
+import { accountRoutes } from '../../shared/api/routes/account.ts';
+import { catalogRoutes } from '../../shared/api/routes/catalog.ts';
+import { serverRoutes } from '../../shared/api/routes/servers.ts';
+import { billingRoutes } from '../../shared/api/routes/billing.ts';
+import { paymentRoutes } from '../../shared/api/routes/payments.ts';
+import { adminRoutes } from '../../shared/api/routes/admin.ts';
+import { devRoutes } from '../../shared/api/routes/dev.ts';
+
+/** What each function passes to createGroupHandler (functions/<group>/handler.ts, dev/handler.ts). */
+const GROUP_TABLES: Record<(typeof GROUPS)[number], Record<string, RouteDef>> = {
+  public: publicRoutes,
+  account: accountRoutes,
+  catalog: catalogRoutes,
+  servers: serverRoutes,
+  billing: billingRoutes,
+  payments: paymentRoutes,
+  admin: adminRoutes,
+  dev: devRoutes,
+};
 
 const match = routerForGroups(GROUPS);
 
@@ -38,6 +60,26 @@ describe('router over the route table', () => {
     expect(wrong?.code).toBe('method_not_allowed');
     expect(wrong?.headers.Allow).toBe('GET');
     expect(() => match('GET', '/v1/keys/a/b')).toThrow(/No route/);
+  });
+
+  it("is the union of the groups' modules: each route once, in its own group's module", () => {
+    for (const group of GROUPS) {
+      const own = routeEntries()
+        .filter(([, d]) => d.group === group)
+        .map(([id]) => id);
+      expect(Object.keys(GROUP_TABLES[group]).sort(), group).toEqual(own.sort());
+      for (const [id, def] of Object.entries(GROUP_TABLES[group])) expect(def, id).toBe(routes[id as keyof typeof routes]);
+    }
+  });
+
+  it("matches every route in its group's own table as in the whole table (a function compiles only its own)", () => {
+    for (const group of GROUPS) {
+      const own = compileTable(GROUP_TABLES[group]);
+      for (const [id, def] of Object.entries(GROUP_TABLES[group])) {
+        const concrete = def.path.replace(/:([A-Za-z]+)/g, 'x1');
+        expect(own(def.method, concrete).id, id).toBe(match(def.method, concrete).id);
+      }
+    }
   });
 
   it('has no two routes with the same method and path', () => {

@@ -1,0 +1,50 @@
+import { define, PANEL } from '../route-def.ts';
+import { EggDetail, EggList, EggParams, PublicInstanceList, RegionList } from '../schemas/catalog.ts';
+
+/** The catalog group: instances, regions, eggs. */
+export const catalogRoutes = define({
+  listInstances: {
+    method: 'GET',
+    path: '/v1/instances',
+    group: 'catalog',
+    tag: 'Catalog',
+    auth: 'bearer',
+    scope: 'servers:read',
+    summary: 'Deployable instances (enabled panels)',
+    response: PublicInstanceList,
+  },
+  listRegions: {
+    method: 'GET',
+    path: '/v1/regions',
+    group: 'catalog',
+    tag: 'Catalog',
+    auth: 'bearer',
+    scope: 'servers:read',
+    summary: 'Region availability (stock): nodes, free memory and disk per region',
+    description: 'Read from the panels, cached for 30 seconds.',
+    response: RegionList,
+  },
+  listEggs: {
+    method: 'GET',
+    path: '/v1/eggs',
+    group: 'catalog',
+    tag: 'Catalog',
+    auth: 'bearer',
+    scope: 'servers:read',
+    summary: 'Eggs (server templates) across instances',
+    description: 'Read from the panels, cached for 30 seconds.',
+    response: EggList,
+  },
+  getEgg: {
+    method: 'GET',
+    path: '/v1/eggs/:instanceId/:eggId',
+    group: 'catalog',
+    tag: 'Catalog',
+    auth: 'bearer',
+    scope: 'servers:read',
+    summary: 'One egg with its variables, rules and allowed docker images',
+    params: EggParams,
+    response: EggDetail,
+    errors: PANEL,
+  },
+});

@@ -1,0 +1,86 @@
+import * as z from 'zod';
+import { define } from '../route-def.ts';
+import { Uuid } from '../schemas/common.ts';
+import { WebhookAck } from '../schemas/payments.ts';
+import { BillingRunRequest, BillingSummary, DevSession, DevSessionRequest, ReconcileReport } from '../schemas/dev.ts';
+
+/** The dev group: the local stack only, never deployed to AWS. */
+export const devRoutes = define({
+  devSession: {
+    method: 'POST',
+    path: '/dev/session',
+    group: 'dev',
+    tag: 'Local',
+    auth: 'none',
+    hidden: true,
+    summary: 'Session token from the local identity provider',
+    body: DevSessionRequest,
+    response: DevSession,
+  },
+  devBillingRun: {
+    method: 'POST',
+    path: '/dev/billing/run',
+    group: 'dev',
+    tag: 'Local',
+    auth: 'none',
+    hidden: true,
+    summary: 'Run the hourly billing pass as if at `at` (default now)',
+    body: BillingRunRequest,
+    response: BillingSummary,
+  },
+  devReconcile: {
+    method: 'POST',
+    path: '/dev/reconcile',
+    group: 'dev',
+    tag: 'Local',
+    auth: 'none',
+    hidden: true,
+    summary: 'Run the reconciler (panels against records) now',
+    response: ReconcileReport,
+  },
+  devCheckoutPage: {
+    method: 'GET',
+    path: '/dev/checkout/:invoiceId',
+    group: 'dev',
+    tag: 'Local',
+    auth: 'none',
+    hidden: true,
+    raw: true,
+    summary: 'Sandbox payment page (no Stripe key)',
+    params: z.object({ invoiceId: Uuid }),
+    response: z.string(),
+  },
+  devCheckoutScript: {
+    method: 'GET',
+    path: '/dev/checkout-assets/sandbox.js',
+    group: 'dev',
+    tag: 'Local',
+    auth: 'none',
+    hidden: true,
+    raw: true,
+    summary: 'Script of the sandbox payment page',
+    response: z.string(),
+  },
+  devCheckoutComplete: {
+    method: 'POST',
+    path: '/dev/checkout/:invoiceId/complete',
+    group: 'dev',
+    tag: 'Local',
+    auth: 'none',
+    hidden: true,
+    summary: 'Finish a sandbox payment: sends the signed webhook Stripe would send',
+    params: z.object({ invoiceId: Uuid }),
+    body: z.object({ outcome: z.enum(['paid', 'expired', 'failed']) }).strict(),
+    response: WebhookAck,
+  },
+  devJwks: {
+    method: 'GET',
+    path: '/dev/oidc/.well-known/jwks.json',
+    group: 'dev',
+    tag: 'Local',
+    auth: 'none',
+    hidden: true,
+    summary: 'JWKS of the local identity provider',
+    response: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }),
+  },
+});

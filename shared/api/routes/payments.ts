@@ -1,0 +1,21 @@
+import { define } from '../route-def.ts';
+import { StripeEventPayload, WebhookAck } from '../schemas/payments.ts';
+
+/** The payments group: the payment provider calls this. */
+export const paymentRoutes = define({
+  stripeWebhook: {
+    method: 'POST',
+    path: '/v1/webhooks/stripe',
+    group: 'payments',
+    tag: 'Billing',
+    auth: 'none',
+    rawBody: true,
+    unlimited: true,
+    summary: 'Stripe webhook (signature in Stripe-Signature, no bearer credential)',
+    description:
+      'Verifies the signature over the raw body (bad, older than 5 minutes or dated more than 5 minutes ahead: 400 `invalid_signature`, nothing changes); a signed Checkout Session event whose object is missing or malformed is 400 `validation_failed`, nothing changes. `checkout.session.completed` (paid) and `checkout.session.async_payment_succeeded` mark the invoice paid and credit the amount and the bonus once; `checkout.session.expired` and `checkout.session.async_payment_failed` void an open invoice (never a paid one). Other events are acknowledged and ignored.',
+    body: StripeEventPayload,
+    response: WebhookAck,
+    errors: ['invalid_signature', 'payments_unavailable'],
+  },
+});

@@ -1,0 +1,96 @@
+import * as z from 'zod';
+import { Uuid, text, int32, Cents, Timestamp, listOf } from './common.ts';
+
+/** Top-ups and invoices (billing group). */
+
+export const BillingConfig = z
+  .object({
+    currency: z.literal('usd'),
+    minimumTopUpCents: int32(50, 99_999_999),
+    maximumTopUpCents: int32(50, 99_999_999),
+    bonusPercent: int32(0, 100),
+    paymentsEnabled: z.boolean().meta({ description: 'Checkout works (Stripe configured, or the local sandbox).' }),
+    provider: z.enum(['stripe', 'sandbox']),
+  })
+  .meta({ id: 'BillingConfig' });
+
+const ReturnUrl = z
+  .string()
+  .max(2000)
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return u.protocol === 'https:' || u.hostname === '127.0.0.1' || u.hostname === 'localhost';
+    } catch {
+      return false;
+    }
+  }, 'must be an https URL')
+  .meta({ format: 'uri' });
+
+export const CheckoutRequest = z
+  .object({
+    amountCents: int32(1, 99_999_999).meta({ description: 'Between the minimum and maximum top-up of GET /v1/billing/config.' }),
+    successUrl: ReturnUrl.optional().meta({
+      description: 'Where the payment page sends the customer after paying (default: CHECKOUT_SUCCESS_URL).',
+    }),
+    cancelUrl: ReturnUrl.optional().meta({ description: 'Where the payment page sends the customer who cancels.' }),
+  })
+  .strict()
+  .meta({ id: 'CheckoutRequest' });
+
+export const CheckoutResponse = z
+  .object({
+    url: z.url().max(8192).meta({ description: 'Send the customer to this hosted payment page.' }),
+    invoiceNumber: text(32).meta({ example: 'INV-2026-000042' }),
+    invoiceId: Uuid,
+  })
+  .meta({ id: 'CheckoutResponse' });
+
+export const InvoiceStatus = z.enum(['open', 'paid', 'void']).meta({ id: 'InvoiceStatus' });
+
+/**
+ * An invoice separates what the card is charged (`lineItems`, summing to `totalCents`) from what
+ * the balance receives (`credits`, summing to `creditedCents`): the bonus is credit given, not
+ * something sold, so it is a credit and never a line of the charge.
+ */
+const InvoiceLine = z.object({ type: z.enum(['topup']), description: text(500), amountCents: Cents }).meta({ id: 'InvoiceLine' });
+
+const InvoiceCredit = z
+  .object({
+    type: z.enum(['topup', 'bonus']).meta({ description: 'topup: the amount paid; bonus: the bonus rate applied to it (rounded down).' }),
+    description: text(500),
+    amountCents: Cents,
+  })
+  .meta({ id: 'InvoiceCredit' });
+
+export const Invoice = z
+  .object({
+    id: Uuid,
+    number: text(32).meta({ description: 'Sequential and gapless per year.', example: 'INV-2026-000042' }),
+    status: InvoiceStatus,
+    currency: z.literal('usd'),
+    amountCents: Cents.meta({ description: 'The top-up the customer pays.' }),
+    bonusPercent: int32(0, 100).meta({ description: 'Bonus rate fixed when the checkout started.' }),
+    lineItems: z.array(InvoiceLine).max(1).meta({ description: 'What the card is charged for: the top-up. They sum to totalCents.' }),
+    totalCents: Cents.meta({ description: 'The sum of lineItems: the amount charged to the card.' }),
+    paidCents: Cents.meta({ description: 'What the card paid: totalCents once paid, 0 while open or void.' }),
+    credits: z.array(InvoiceCredit).max(2).meta({
+      description: 'What the balance received, one entry per ledger entry: the top-up and the bonus (when above 0). Empty until paid.',
+    }),
+    creditedCents: Cents.meta({ description: 'The sum of credits: top-up plus bonus (0 until paid).' }),
+    createdAt: Timestamp,
+    paidAt: Timestamp.nullable(),
+    voidedAt: Timestamp.nullable(),
+    payment: z.object({
+      provider: z.enum(['stripe', 'sandbox']),
+      sessionId: text(255).nullable(),
+      paymentIntentId: text(255).nullable(),
+    }),
+  })
+  .meta({
+    id: 'Invoice',
+    description:
+      'What the card is charged (lineItems, summing to totalCents; paidCents once paid) and what the balance receives (credits, summing to creditedCents): the bonus is a credit, never a charged line.',
+  });
+
+export const InvoiceList = listOf(Invoice, 'InvoiceList');

@@ -1,0 +1,154 @@
+import * as z from 'zod';
+import { Uuid, text, int32, Count, Timestamp, PanelId, PanelMb, SafeText } from './common.ts';
+
+/** Panels as the admin group registers and tests them. */
+
+const PanelKey = z.string().trim().min(8).max(512);
+
+const PanelRateLimits = z
+  .object({
+    applicationPerMinute: int32(1, 100_000).meta({ description: "The panel's APP_API_APPLICATION_RATELIMIT (240 by default)." }),
+    clientPerMinute: int32(1, 100_000).meta({ description: "The panel's APP_API_CLIENT_RATELIMIT (720 by default)." }),
+  })
+  .strict()
+  .meta({
+    id: 'PanelRateLimits',
+    description:
+      "The panel's own per-minute request limits for the key owner. The control plane plans to spend 90 % of them, shared by every process; calls that change servers keep a reserved quarter of the Application budget, and one account's reads may take at most a quarter of the rest.",
+  });
+
+const BudgetState = z.object({
+  limitPerMinute: Count,
+  budgetPerMinute: Count.meta({ description: 'What the control plane spends at most a minute (the limit less headroom).' }),
+  reservedForWrites: Count.meta({ description: 'Kept for calls that change servers: create, build, suspend, unsuspend, delete.' }),
+  readsPerMinute: Count,
+  readsPerAccountPerMinute: Count,
+  usedThisMinute: Count,
+  pausedUntil: Timestamp.nullable().meta({ description: 'Set after the panel answered 429: no call is sent before then.' }),
+});
+
+export const CallBudgetState = z
+  .object({ application: BudgetState, client: BudgetState })
+  .meta({ id: 'CallBudgetState', description: "The panel's shared call budget this minute." });
+
+export const InstanceLastTest = z
+  .object({
+    at: z.iso.datetime().max(32).meta({ description: 'When the test ran.' }),
+    ok: z.boolean().meta({ description: 'Every check of that test passed.' }),
+    clientKey: z.enum(['ok', 'refused', 'missing', 'unreachable', 'error']).meta({
+      description:
+        'What the client key did: `ok` resolved to a panel user, `refused` the panel answered 401/403, `missing` no client key, `unreachable` no answer (timeout, 5xx, 429, call budget), `error` any other failure.',
+    }),
+    message: z.string().max(500).meta({ description: 'A short account of the outcome (never a key).' }),
+  })
+  .meta({
+    id: 'InstanceLastTest',
+    description:
+      'The outcome of the last instance test (POST /v1/admin/instances/{id}/test); cleared when the keys or the base URL change.',
+  });
+
+export const Instance = z
+  .object({
+    id: Uuid,
+    name: text(100),
+    baseUrl: text(500).meta({ description: 'Panel base URL.' }),
+    priority: int32(0, 10_000).meta({ description: 'Lower is preferred by placement.' }),
+    enabled: z.boolean().meta({ description: 'When false, existing servers keep working and nothing new is placed here.' }),
+    hasClientKey: z
+      .boolean()
+      .meta({ description: 'Whether a client key is set (power, console, files need it). Keys are never returned.' }),
+    serviceUserId: PanelId.nullable().meta({ description: 'Panel user owning the client key, resolved by the instance test.' }),
+    controlAvailable: z.boolean().meta({
+      description: 'A client key is set and the last instance test resolved it to a panel user (false before any test).',
+    }),
+    lastTest: InstanceLastTest.nullable().meta({ description: 'The last instance test with these keys; null before any.' }),
+    serverCount: Count.meta({ description: 'Active and suspended servers on this instance.' }),
+    panelRateLimits: PanelRateLimits,
+    callBudget: CallBudgetState.optional().meta({
+      description: 'Admin list and instance test only: what the shared call budget has spent this minute.',
+    }),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .meta({ id: 'Instance' });
+
+export const InstanceList = z.object({ data: z.array(Instance) }).meta({ id: 'InstanceList' });
+
+const InstanceName = SafeText.trim().min(1).max(100);
+const BaseUrl = z
+  .string()
+  .trim()
+  .max(500)
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return (u.protocol === 'https:' || u.protocol === 'http:') && !u.username && !u.password && !u.search && !u.hash;
+    } catch {
+      return false;
+    }
+  }, 'Must be an http(s) URL without credentials, query or fragment')
+  .transform((v) => v.replace(/\/+$/, ''));
+const Priority = int32(0, 10_000);
+
+export const CreateInstance = z
+  .object({
+    name: InstanceName,
+    baseUrl: BaseUrl,
+    appApiKey: PanelKey.meta({
+      description: 'Panel application key (ptla_…) with read/write on users, nodes, allocations, servers and eggs.',
+      example: '<PANEL_APP_KEY>',
+    }),
+    clientApiKey: PanelKey.optional().meta({
+      description: 'Client key (ptlc_…) of the dedicated service user.',
+      example: '<PANEL_CLIENT_KEY>',
+    }),
+    priority: Priority.default(100).meta({ description: 'Lower is preferred (default 100).' }),
+    enabled: z.boolean().default(true),
+    panelRateLimits: PanelRateLimits.optional().meta({ description: "Defaults to the panel's own defaults, 240 and 720." }),
+  })
+  .strict()
+  .meta({ id: 'CreateInstance' });
+
+export const UpdateInstance = z
+  .object({
+    name: InstanceName.optional(),
+    baseUrl: BaseUrl.optional(),
+    appApiKey: PanelKey.optional(),
+    clientApiKey: PanelKey.nullable().optional().meta({ description: 'null removes the client key.' }),
+    priority: Priority.optional(),
+    enabled: z.boolean().optional(),
+    panelRateLimits: PanelRateLimits.optional(),
+  })
+  .strict()
+  .refine((v) => Object.keys(v).length > 0, { message: 'Give at least one field to change' })
+  .meta({ id: 'UpdateInstance' });
+
+export const DeletedInstance = z.object({ id: Uuid, deleted: z.literal(true) }).meta({ id: 'DeletedInstance' });
+
+export const InstanceTestReport = z
+  .object({
+    instanceId: Uuid,
+    ok: z.boolean().meta({ description: 'Every check passed.' }),
+    latencyMs: Count,
+    checks: z.array(z.object({ name: z.enum(['application_api', 'client_api']), ok: z.boolean(), message: text(1000) })).max(2),
+    nodes: z.array(
+      z.object({
+        id: PanelId,
+        name: text(191),
+        region: text(60).nullable().meta({ description: "The node's location `short` code: its region tag." }),
+        fqdn: text(255),
+        maintenance: z.boolean(),
+        memoryMb: PanelMb,
+        diskMb: PanelMb,
+        allocatedMemoryMb: PanelMb,
+        allocatedDiskMb: PanelMb,
+      }),
+    ),
+    serviceUser: z.object({ id: PanelId, username: text(191), email: text(191), admin: z.boolean() }).nullable(),
+    callBudget: CallBudgetState,
+    lastTest: InstanceLastTest.nullable().meta({
+      description:
+        'What the instance now records as its last test; null when its keys or URL changed while the test ran (the result was not kept).',
+    }),
+  })
+  .meta({ id: 'InstanceTestReport' });

@@ -1,0 +1,234 @@
+import * as z from 'zod';
+import { Uuid, text, int32, int64, Count, Cents, Timestamp, PanelId, SafeText, listOf } from './common.ts';
+
+/** Servers, their control and their files (servers group). */
+
+/** The power states Wings reports for a server (its environment's state machine). */
+export const PowerState = z.enum(['offline', 'starting', 'running', 'stopping']).meta({ id: 'PowerState' });
+
+export const ServerStatus = z.enum(['active', 'suspended', 'deleted']).meta({ id: 'ServerStatus' });
+
+export const ResourcesSchema = z.object({ ramMb: Count, cpuPercent: Count, diskMb: Count }).meta({ id: 'Resources' });
+
+export const Server = z
+  .object({
+    id: Uuid,
+    instanceId: Uuid,
+    identifier: text(8).meta({ description: 'Short panel identifier (8 characters).' }),
+    uuid: text(36).meta({ description: 'Panel uuid.' }),
+    name: text(60),
+    eggId: PanelId,
+    region: text(60).nullable().meta({ description: 'Region tag of the node the server runs on.' }),
+    resources: ResourcesSchema,
+    priceCentsPerHour: Cents.meta({
+      description: 'The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.',
+    }),
+    priceMillicentsPerHour: Cents.meta({
+      description:
+        'The exact hourly price in millicents (1/1000 cent). The hourly pass charges exact amounts: each ledger entry is whole cents, and what is below a cent is carried on the account to the next hour (`accruedMillicents` on GET /v1/account), so an account pays the sum of its exact prices to within one cent, never more.',
+    }),
+    status: ServerStatus,
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    suspendedAt: Timestamp.nullable(),
+    suspendedReason: z.enum(['balance', 'budget']).nullable().meta({
+      description:
+        'Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.',
+    }),
+    deletedAt: Timestamp.nullable(),
+  })
+  .meta({ id: 'Server' });
+
+export const LiveState = z
+  .object({
+    available: z.boolean().meta({ description: 'False when the panel could not be asked; the stored fields above still hold.' }),
+    reason: z
+      .enum(['panel_busy', 'panel_unreachable', 'panel_error', 'refreshing', 'deleted'])
+      .optional()
+      .meta({
+        description:
+          'Why `available` is false (absent when true). panel_busy: the panel is rate limiting, or the shared panel call budget is spent; ' +
+          'panel_unreachable: the panel did not answer in time, could not be reached or failed (5xx); ' +
+          'panel_error: the panel refused the request (for example the instance key); ' +
+          'refreshing: another request is asking the panel right now and the last known state is too old to show as current; ' +
+          'deleted: the server is deleted and the panel is not asked. The fields below are the last known state, or null.',
+      }),
+    asOf: Timestamp.nullable().meta({
+      description: 'When the panel gave the state shown (it is cached for every caller, 20 s by default); null if it never has.',
+    }),
+    installStatus: z.enum(['installing', 'installed', 'install_failed']).nullable(),
+    powerState: PowerState.nullable().meta({
+      description: 'The power state Wings reports; null without a client key or while installing.',
+    }),
+    suspendedOnPanel: z.boolean().nullable(),
+    resources: z
+      .object({
+        memoryBytes: z.number(),
+        cpuAbsolute: z.number(),
+        diskBytes: z.number(),
+        networkRxBytes: z.number(),
+        networkTxBytes: z.number(),
+        uptimeMs: z.number(),
+      })
+      .nullable(),
+  })
+  .meta({ id: 'LiveState' });
+
+export const ServerWithLive = Server.extend({ live: LiveState }).meta({ id: 'ServerWithLive' });
+export const ServerList = listOf(Server, 'ServerList');
+
+const ServerName = SafeText.trim().min(3).max(60);
+const RamMb = int32(256, 1_048_576);
+const CpuPercent = int32(25, 10_000);
+const DiskMb = int32(512, 10_485_760);
+
+export const CreateServer = z
+  .object({
+    name: ServerName,
+    eggId: z
+      .number()
+      .int()
+      .min(1)
+      .max(2 ** 31)
+      .meta({ format: 'int64' }),
+    ramMb: RamMb.meta({ description: 'At least 256; at most the platform cap (settings.serverCaps.maxRamMb).' }),
+    cpuPercent: CpuPercent.meta({ description: '100 = one core; at least 25.' }),
+    diskMb: DiskMb.meta({ description: 'At least 512.' }),
+    instanceId: Uuid.optional().meta({ description: 'Auto-picked by placement when omitted (among instances that have this egg id).' }),
+    region: z.string().trim().min(1).max(60).nullable().optional().meta({ description: 'Region tag; null or omitted means any.' }),
+    environment: z
+      .record(z.string().min(1).max(191), z.string().max(4096))
+      .refine((v) => Object.keys(v).length <= 100, 'at most 100 variables')
+      .optional()
+      .meta({ description: 'Egg variable name to value; omitted variables take the egg default. Only editable variables may be set.' }),
+    dockerImage: z
+      .string()
+      .trim()
+      .min(1)
+      .max(191)
+      .optional()
+      .meta({ description: "One of the egg's docker images; the egg default when omitted." }),
+  })
+  .strict()
+  .meta({ id: 'CreateServer' });
+
+export const ResizeServer = z.object({ ramMb: RamMb, cpuPercent: CpuPercent, diskMb: DiskMb }).strict().meta({ id: 'ResizeServer' });
+
+export const DeletedServer = z.object({ id: Uuid, status: z.literal('deleted'), deletedAt: Timestamp }).meta({ id: 'DeletedServer' });
+
+export const PowerSignal = z
+  .object({ signal: z.enum(['start', 'stop', 'restart', 'kill']) })
+  .strict()
+  .meta({ id: 'PowerSignal' });
+export const PowerResult = z.object({ id: Uuid, signal: z.enum(['start', 'stop', 'restart', 'kill']), accepted: z.literal(true) }).meta({
+  id: 'PowerResult',
+  description: 'The panel accepted the signal; the state changes shortly after (watch resources or the console).',
+});
+
+/** No C0 or C1 controls (NEL included) and no line or paragraph separators: a command is one console line. */
+const OneLine = z.string().regex(/^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/, 'must be a single line without control characters');
+
+export const ConsoleCommand = z
+  .object({
+    command: OneLine.min(1)
+      .max(1024)
+      .refine((v) => v.trim().length > 0, 'must not be empty or only whitespace'),
+  })
+  .strict()
+  .meta({ id: 'ConsoleCommand' });
+export const CommandResult = z.object({ id: Uuid, sent: z.literal(true) }).meta({ id: 'CommandResult' });
+
+export const LiveUsage = z
+  .object({
+    attributes: z.object({
+      current_state: PowerState,
+      is_suspended: z.boolean(),
+      resources: z.object({
+        memory_bytes: z.number(),
+        cpu_absolute: z.number().meta({ description: 'Percent, 100 = one core.' }),
+        disk_bytes: z.number(),
+        network_rx_bytes: z.number(),
+        network_tx_bytes: z.number(),
+        uptime: z.number().meta({ description: 'Milliseconds since the container started.' }),
+      }),
+    }),
+  })
+  .meta({ id: 'LiveUsage', description: "The panel's counters, as the panel reports them (it caches them up to 20 s)." });
+
+export const ConsoleCredentials = z
+  .object({
+    socket: z.url().max(2048).meta({
+      description:
+        'The server\'s console: a Wings websocket (wss://<node>:<port>/api/servers/<uuid>/ws). Open it, send {"event":"auth","args":[token]}, wait for `auth success`; frames are JSON {event, args}.',
+    }),
+    token: text(4096).meta({ description: 'The JWT for the `auth` event; it is only good for this server.' }),
+    expiresAt: Timestamp.meta({
+      description:
+        'When the token expires (ISO 8601, about 10 minutes). On `token expiring` fetch fresh credentials and send `auth` again on the same socket; on `token expired` or `jwt error` do the same. Wings drops every token when it restarts.',
+    }),
+    origin: z.url().max(2048).meta({
+      description:
+        "The panel URL: a non-browser client must send it as the Origin header, or Wings refuses the upgrade with 403. A browser sends the page's own origin, so the operator must add the dashboard's origin to every node's Wings `allowed_origins` (config.yml).",
+    }),
+    websocket: z
+      .object({ token: text(4096), socket: z.url().max(2048).meta({ description: 'wss:// address of the console.' }) })
+      .meta({ description: 'The same `token` and `socket`, kept for older clients.' }),
+    expiresInSeconds: int32(0, 3600).meta({ description: 'About 600 (kept for older clients; prefer `expiresAt`).' }),
+  })
+  .meta({ id: 'ConsoleCredentials' });
+
+/** Paths inside the server: relative or absolute, never `..`, never NUL or control characters. */
+export const FilePath = z
+  .string()
+  .min(1)
+  .max(1024)
+  .refine((p) => !/[\u0000-\u001f\u007f]/.test(p), 'must not contain control characters')
+  .refine((p) => !p.split(/[\\/]/).includes('..'), "must not contain '..'")
+  .meta({ id: 'FilePath' });
+
+export const MAX_FILE_CONTENT_BYTES = 524_288;
+
+export const FileEntry = z
+  .object({
+    name: text(255),
+    mode: text(32),
+    size: int64(0, Number.MAX_SAFE_INTEGER),
+    isFile: z.boolean(),
+    isSymlink: z.boolean(),
+    mimetype: text(255),
+    createdAt: z.iso.datetime({ offset: true }).max(64),
+    modifiedAt: z.iso.datetime({ offset: true }).max(64),
+  })
+  .meta({ id: 'FileEntry' });
+
+export const FileList = z.object({ directory: text(4096), data: z.array(FileEntry) }).meta({ id: 'FileList' });
+export const DirectoryQuery = z.object({ directory: FilePath.optional() }).strict();
+export const FileQuery = z.object({ file: FilePath }).strict();
+export const FileContents = z.object({ file: text(4096), content: text(4_194_304) }).meta({ id: 'FileContents' });
+export const WriteFile = z
+  .object({
+    file: FilePath,
+    content: text(MAX_FILE_CONTENT_BYTES).refine(
+      (c) => Buffer.byteLength(c) <= MAX_FILE_CONTENT_BYTES,
+      `must be at most ${MAX_FILE_CONTENT_BYTES} bytes`,
+    ),
+  })
+  .strict()
+  .meta({ id: 'WriteFile' });
+export const WriteResult = z
+  .object({ file: text(4096), written: z.literal(true), bytes: int32(0, MAX_FILE_CONTENT_BYTES) })
+  .meta({ id: 'WriteResult' });
+export const DownloadLink = z
+  .object({
+    file: text(4096),
+    url: z.url().max(8192).meta({ description: 'Signed, single-use address on the node, valid about 15 minutes; no key needed.' }),
+  })
+  .meta({ id: 'DownloadLink' });
+export const DeleteFiles = z
+  .object({
+    root: FilePath.optional().meta({ description: 'Directory the names are relative to (default /).' }),
+    files: z.array(FilePath).min(1).max(100),
+  })
+  .strict()
+  .meta({ id: 'DeleteFiles' });
+export const DeleteFilesResult = z.object({ root: text(4096), deleted: z.array(text(4096)).max(100) }).meta({ id: 'DeleteFilesResult' });

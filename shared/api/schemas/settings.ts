@@ -1,0 +1,64 @@
+import * as z from 'zod';
+import { int32 } from './common.ts';
+
+/** Platform settings (admin group; shared/settings reads them through Settings). */
+
+/** Settings are integers with bounds, so no setting can push a ledger sum past the safe-integer range. */
+const nonNegative = int32(0, 10_000_000);
+
+export const Settings = z
+  .object({
+    currency: z.literal('usd'),
+    prices: z
+      .object({
+        ramMillicentsPerGbHour: nonNegative.meta({ description: 'Price of 1 GiB (1024 MB) of RAM for one hour, in 1/1000 cent.' }),
+        cpuMillicentsPerCoreHour: nonNegative.meta({ description: 'Price of one core (cpuPercent 100) for one hour, in 1/1000 cent.' }),
+        diskMillicentsPerGbHour: nonNegative.meta({ description: 'Price of 1 GiB (1024 MB) of disk for one hour, in 1/1000 cent.' }),
+      })
+      .strict(),
+    trialCreditCents: nonNegative.meta({ description: 'Granted once to every new account.' }),
+    minimumBalanceCents: nonNegative.meta({ description: 'A deploy needs at least this balance besides the 24-hour runway.' }),
+    serverCaps: z
+      .object({
+        maxRamMb: int32(256, 1_048_576),
+        maxCpuPercent: int32(25, 10_000),
+        maxDiskMb: int32(512, 10_485_760),
+      })
+      .strict()
+      .meta({ description: 'Largest server one may deploy or resize to.' }),
+    maxServersPerAccount: int32(0, 10_000).meta({ description: 'Active plus suspended servers per account.' }),
+    topUpBonusPercent: int32(0, 100).meta({ description: 'Bonus credit added to every paid top-up, in percent.' }),
+    minimumTopUpCents: int32(50, 99_999_999).meta({ description: 'Smallest checkout amount (Stripe needs at least 50 cents).' }),
+    maximumTopUpCents: int32(50, 99_999_999).meta({ description: 'Largest checkout amount.' }),
+    suspendedRetentionDays: int32(1, 3650)
+      .nullable()
+      .meta({ description: 'Delete servers suspended for this many days; null keeps them forever.' }),
+    monthlyCapHours: int32(1, 744).nullable().meta({
+      description:
+        'Optional monthly cap per server: in a calendar month (UTC) a server never pays more than this many hours of its hourly price (each hour capped at its own price); null (the default) charges every hour. E.g. 672 with a 1.5 ¢ server: at most 1,008 ¢ a month, so a full 31-day month (744 h) costs 1,008 ¢, not 1,116 ¢.',
+    }),
+  })
+  .strict()
+  .meta({ id: 'Settings' });
+
+export type SettingsValue = z.infer<typeof Settings>;
+
+/**
+ * PUT takes what GET returns, whole or in part, so a client can send back the object it read.
+ * Read-only settings are accepted only with the value they have; `currency` is a literal, so its
+ * one value is the value it has. Derived from Settings, so a new setting round-trips too.
+ */
+const readOnly = 'is read-only';
+
+export const SettingsUpdate = Settings.extend({
+  currency: z.literal('usd', { error: readOnly }).meta({ description: 'Read-only: accepted only unchanged (400 otherwise).' }),
+  prices: Settings.shape.prices.partial().strict(),
+  serverCaps: Settings.shape.serverCaps.partial().strict(),
+})
+  .partial()
+  .strict()
+  .refine((v) => Object.keys(v).length > 0, { message: 'Give at least one setting to change' })
+  .meta({
+    id: 'SettingsUpdate',
+    description: 'Any subset of the settings, or all of them as GET returns them; omitted fields keep their value.',
+  });

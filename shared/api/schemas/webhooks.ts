@@ -1,0 +1,145 @@
+import * as z from 'zod';
+import { Uuid, INT32_MAX, text, int32, Count, Timestamp, ListQuery, SafeText, listOf } from './common.ts';
+
+/** Outbound webhooks (account group): endpoints, deliveries, events. */
+
+/**
+ * The event types an endpoint can subscribe to. The same list as EVENT_TYPES
+ * (shared/webhooks/events.ts), spelled here because shared/api may not import shared/webhooks
+ * (it imports shared/db, which imports shared/api); shared/webhooks/endpoints.ts fails to compile
+ * when the two differ.
+ */
+export const WEBHOOK_EVENT_TYPES = [
+  'server.created',
+  'server.resized',
+  'server.suspended',
+  'server.unsuspended',
+  'server.deleted',
+  'balance.low',
+  'invoice.paid',
+  'invoice.void',
+  'ledger.entry',
+  'webhook_endpoint.disabled',
+] as const;
+
+export const EventTypeSchema = z.enum(WEBHOOK_EVENT_TYPES).meta({ id: 'EventType' });
+
+const WebhookUrl = z.string().max(2048).meta({
+  format: 'uri',
+  description: 'Where events are sent: https (in the local stack also plain http on loopback, e.g. http://127.0.0.1:4000/hook).',
+});
+const WebhookEvents = z
+  .array(EventTypeSchema)
+  .max(WEBHOOK_EVENT_TYPES.length)
+  .refine((v) => new Set(v).size === v.length, 'must not repeat an event type');
+const WebhookDescription = SafeText.trim().max(200);
+
+export const WebhookEndpoint = z
+  .object({
+    id: Uuid,
+    url: text(2048),
+    events: z
+      .array(EventTypeSchema)
+      .max(WEBHOOK_EVENT_TYPES.length)
+      .meta({ description: 'The event types sent to it; empty: every type.' }),
+    description: text(200).nullable(),
+    enabled: z.boolean(),
+    disabledReason: text(64)
+      .nullable()
+      .meta({ description: '`failing`: the service disabled it after 3 days of failed deliveries; null when enabled or disabled by you.' }),
+    failingSince: Timestamp.nullable().meta({ description: 'Since when deliveries fail without a success; null while healthy.' }),
+    previousSecretExpiresAt: Timestamp.nullable().meta({
+      description: 'After a rotation: until when the previous secret still signs (24 hours); null otherwise.',
+    }),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .meta({ id: 'WebhookEndpoint' });
+
+export const WebhookEndpointWithSecret = WebhookEndpoint.extend({
+  secret: text(64).optional().meta({
+    description: 'The signing secret (`whsec_…`). Returned only by the creating call; an idempotent replay omits it.',
+  }),
+}).meta({ id: 'WebhookEndpointWithSecret' });
+
+export const WebhookEndpointList = listOf(WebhookEndpoint, 'WebhookEndpointList');
+
+export const CreateWebhookEndpoint = z
+  .object({
+    url: WebhookUrl,
+    events: WebhookEvents.optional().meta({ description: 'Omit or leave empty for every event type.' }),
+    description: WebhookDescription.optional(),
+  })
+  .strict()
+  .meta({ id: 'CreateWebhookEndpoint' });
+
+export const UpdateWebhookEndpoint = z
+  .object({
+    url: WebhookUrl.optional(),
+    events: WebhookEvents.optional().meta({ description: 'Empty: every event type.' }),
+    enabled: z.boolean().optional().meta({ description: 'true re-enables an endpoint the service disabled (and clears why).' }),
+    description: WebhookDescription.nullable().optional(),
+  })
+  .strict()
+  .meta({ id: 'UpdateWebhookEndpoint' });
+
+export const WebhookSecretRotation = z
+  .object({
+    secret: text(64).meta({ description: 'The new signing secret (`whsec_…`), shown once.' }),
+    previousSecretExpiresAt: Timestamp.meta({ description: 'Until then the previous secret signs too (a second signature).' }),
+  })
+  .meta({ id: 'WebhookSecretRotation' });
+
+export const WebhookDelivery = z
+  .object({
+    id: Uuid,
+    endpointId: Uuid,
+    eventId: Uuid,
+    eventType: EventTypeSchema,
+    status: z.enum(['pending', 'succeeded', 'failed']),
+    attempts: z
+      .array(
+        z.object({
+          at: Timestamp,
+          status: int32(100, 599).nullable().meta({ description: 'HTTP status the receiver answered; null without an answer.' }),
+          durationMs: int32(0, INT32_MAX),
+          error: text(500).nullable(),
+          responseExcerpt: text(1024).nullable(),
+        }),
+      )
+      .max(100),
+    nextAttemptAt: Timestamp.nullable(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .meta({ id: 'WebhookDelivery' });
+
+export const WebhookDeliveryList = listOf(WebhookDelivery, 'WebhookDeliveryList');
+
+export const DeliveryParams = z.object({ id: Uuid, deliveryId: Uuid });
+
+export const Event = z
+  .object({
+    id: Uuid,
+    type: EventTypeSchema,
+    createdAt: Timestamp,
+    data: z.record(z.string(), z.unknown()).meta({
+      description:
+        'What happened: the server view (server.*), the invoice view (invoice.*), the ledger entry (ledger.entry), `{ balanceCents, thresholdCents }` (balance.low).',
+    }),
+  })
+  .meta({ id: 'Event' });
+
+export const EventList = listOf(Event, 'EventList');
+
+export const EventsQuery = ListQuery.extend({
+  type: EventTypeSchema.optional().meta({ description: 'Only events of this type.' }),
+});
+
+export const DeletedWebhookEndpoint = z
+  .object({
+    id: Uuid,
+    deleted: z.literal(true),
+    stoppedDeliveries: Count.meta({ description: 'Pending deliveries that will not be sent.' }),
+  })
+  .meta({ id: 'DeletedWebhookEndpoint' });
