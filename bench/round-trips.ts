@@ -174,7 +174,7 @@ export async function benchRoundTrips(stack: LocalStack): Promise<{ report: stri
     '',
     [
       ...notes,
-      "Not in the counts, because the warm-up absorbed them: the API key's `lastUsedAt` write (one UpdateItem at most every 5 minutes per key), the settings read (GetItem, cached 5 s per process), the panel keys (Secrets Manager, cached 5 minutes per Lambda; primed in this run) and the catalog's panel reads (cached 30 s).",
+      "Not in the counts, because the warm-up absorbed them: the API key's `lastUsedAt` write (two UpdateItems at most once an hour per key), the settings read (GetItem, cached 5 s per process), the panel keys (Secrets Manager, cached 5 minutes per Lambda; primed in this run) and the catalog's panel reads (cached 30 s).",
     ].join(' '),
   ].join('\n');
   return { report, server };

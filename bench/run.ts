@@ -12,6 +12,7 @@ import { benchThroughput } from './throughput.ts';
 import { benchBillingPass } from './billing-pass.ts';
 import { benchBillingScale } from './billing-scale.ts';
 import { benchPanel } from './panel.ts';
+import { benchCost } from './cost.ts';
 
 /**
  * `npm run bench`: every figure in one run, side by side, printed and written to bench/results.md.
@@ -76,6 +77,7 @@ try {
   const throughput = await benchThroughput(stack);
   const billing = await benchBillingPass();
   const billingScale = await benchBillingScale();
+  const cost = await benchCost(stack.adminApiKey);
 
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, DynamoDB Local (in memory)`;
   const seconds = ((performance.now() - started) / 1000).toFixed(0);
@@ -103,6 +105,8 @@ try {
     billingScale,
     '',
     panelLoad,
+    '',
+    cost,
     '',
   ].join('\n');
   process.stdout.write(`${report}\n`);

@@ -1,5 +1,6 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import { ACCESS_LOG_FIELDS } from '../access-log.ts';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
@@ -107,24 +108,8 @@ const STRIPE_READERS: readonly Group[] = ['billing', 'payments'];
 /** Stage-wide throttling; the per-credential limit (240/min) is enforced by the functions themselves. */
 const THROTTLE: apigwv2.ThrottleSettings = { rateLimit: 100, burstLimit: 200 };
 
-/**
- * One JSON object per request (HTTP API context variables), so Logs Insights reads fields directly.
- * What an operator needs to trace a request and see failures, nothing more: ≈ 150 bytes a line
- * instead of ≈ 320 with the user agent, route key, protocol, sizes and integration latency (README,
- * "What it costs"). The request id leads to the function's own lines, which carry the rest.
- */
-const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
-  JSON.stringify({
-    requestId: '$context.requestId',
-    time: '$context.requestTimeEpoch',
-    ip: '$context.identity.sourceIp',
-    method: '$context.httpMethod',
-    path: '$context.path',
-    status: '$context.status',
-    latencyMs: '$context.responseLatency',
-    error: '$context.integrationErrorMessage',
-  }),
-);
+/** The access log line (infra/access-log.ts). */
+const ACCESS_LOG_FORMAT = AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS));
 
 const pascal = (s: string): string => s.replace(/(^|[-_])([a-z])/g, (_, __, c: string) => c.toUpperCase());
 

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { isConditionFailed, transact, WriteConflictError } from '../db/write.ts';
+import { isConditionFailed, transact, writeItem } from '../db/write.ts';
 import { keys } from '../db/keys.ts';
 import { accessPatterns, type Page, type PageRequest } from '../db/access-patterns.ts';
 import { getConfig } from '../config/env.ts';
@@ -13,8 +13,11 @@ import { newId } from '../ids.ts';
 export type ApiKeyView = z.infer<typeof ApiKey>;
 
 const DAY_MS = 86_400_000;
-/** lastUsedAt is written at most this often per key (a write per request would double the cost). */
-export const LAST_USED_INTERVAL_MS = 5 * 60_000;
+/**
+ * lastUsedAt is written at most this often per key: it tells an operator which keys are still in
+ * use, to the hour. A write per request would double a GET's DynamoDB cost (README, "What it costs").
+ */
+export const LAST_USED_INTERVAL_MS = 60 * 60_000;
 
 export function toView(item: Omit<ApiKeyItem, 'PK' | 'SK' | 'kind' | 'hash'>, now = Date.now()): ApiKeyView {
   const expiresAt = item.expiresAt ?? null;
@@ -126,34 +129,39 @@ export async function revokeApiKey(accountId: string, keyId: string): Promise<{ 
   return { id: keyId, revoked: true, revokedAt };
 }
 
-/** Records use at most every LAST_USED_INTERVAL_MS; the condition keeps concurrent requests from writing twice. */
+/**
+ * Records use at most every LAST_USED_INTERVAL_MS: the lookup item first, under a condition that
+ * keeps concurrent requests from writing twice, then the listed key item. Two plain writes (2 WRU),
+ * not a transaction (4 WRU): a listing that shows the previous hour for a moment is harmless.
+ */
 export async function touchLastUsed(hashItem: ApiKeyHashItem, now = new Date()): Promise<void> {
   const last = hashItem.lastUsedAt ? Date.parse(hashItem.lastUsedAt) : 0;
   if (now.getTime() - last < LAST_USED_INTERVAL_MS) return;
   const at = now.toISOString();
   const threshold = new Date(now.getTime() - LAST_USED_INTERVAL_MS).toISOString();
   try {
-    await transact([
-      {
-        name: 'hash',
-        Update: {
-          Key: { PK: hashItem.PK, SK: hashItem.SK },
-          UpdateExpression: 'SET lastUsedAt = :at',
-          ConditionExpression: 'attribute_not_exists(lastUsedAt) OR lastUsedAt < :threshold',
-          ExpressionAttributeValues: { ':at': at, ':threshold': threshold },
-        },
+    await writeItem({
+      Update: {
+        Key: { PK: hashItem.PK, SK: hashItem.SK },
+        UpdateExpression: 'SET lastUsedAt = :at',
+        ConditionExpression: 'attribute_not_exists(lastUsedAt) OR lastUsedAt < :threshold',
+        ExpressionAttributeValues: { ':at': at, ':threshold': threshold },
       },
-      {
-        name: 'key',
-        Update: {
-          Key: keys.apiKey(hashItem.accountId, hashItem.keyId),
-          UpdateExpression: 'SET lastUsedAt = :at',
-          ExpressionAttributeValues: { ':at': at },
-        },
-      },
-    ]);
+    });
   } catch (err) {
     // Another request of the same key recorded the use first: nothing to do.
-    if (!(isConditionFailed(err, 'hash') || err instanceof WriteConflictError)) throw err;
+    if (isConditionFailed(err)) return;
+    throw err;
   }
+  await writeItem({
+    Update: {
+      Key: keys.apiKey(hashItem.accountId, hashItem.keyId),
+      UpdateExpression: 'SET lastUsedAt = :at',
+      ConditionExpression: 'attribute_exists(PK)',
+      ExpressionAttributeValues: { ':at': at },
+    },
+  }).catch((err: unknown) => {
+    // The key item is gone (the key was deleted meanwhile): nothing to record.
+    if (!isConditionFailed(err)) throw err;
+  });
 }

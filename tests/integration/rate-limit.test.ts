@@ -52,12 +52,33 @@ describe('the shared rate limit', () => {
     expect((await limiter('cred:busy', minute(2))).exceeded).toBeUndefined();
   });
 
-  it('a client polling every 5 s costs 4 writes for its 12 requests of a minute', async () => {
+  it('a client polling every 5 s: 4 writes for its 12 requests in its first minute, then 2 a minute', async () => {
     const limiter = createRateLimiter();
-    writes = 0;
-    for (let i = 0; i < 12; i++)
-      expect((await limiter('cred:poller', Date.UTC(2026, 10, 23, 12, 3, 0) + i * 5000)).exceeded).toBeUndefined();
-    expect(writes).toBe(4);
+    const perMinute: number[] = [];
+    for (const m of [3, 4, 5]) {
+      writes = 0;
+      for (let i = 0; i < 12; i++)
+        expect((await limiter('cred:poller', Date.UTC(2026, 10, 23, 12, m, 0) + i * 5000)).exceeded).toBeUndefined();
+      perMinute.push(writes);
+    }
+    // The first claim of a minute covers what the caller spent in the one before (at most 8).
+    expect(perMinute).toEqual([4, 2, 2]);
+  });
+
+  it('a caller twice a minute pays one write per request only in its first minute; once a minute, one each', async () => {
+    const limiter = createRateLimiter();
+    const twice: number[] = [];
+    const once: number[] = [];
+    for (const m of [10, 11, 12]) {
+      writes = 0;
+      for (const s of [0, 30]) await limiter('cred:twice', Date.UTC(2026, 10, 23, 12, m, s));
+      twice.push(writes);
+      writes = 0;
+      await limiter('cred:once', Date.UTC(2026, 10, 23, 12, m, 0));
+      once.push(writes);
+    }
+    expect(twice).toEqual([2, 1, 1]);
+    expect(once).toEqual([1, 1, 1]);
   });
 
   it('three processes sharing one client, concurrently: never more than 240 admitted in the window', async () => {
