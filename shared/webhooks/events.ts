@@ -2,6 +2,7 @@ import type { EventItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import type { NamedWrite } from '../db/write.ts';
 import { newId } from '../ids.ts';
+import type { EventType } from '../api/event-types.ts';
 
 /**
  * Events: what happened to an account, recorded in the same transaction as the change it reports
@@ -9,20 +10,7 @@ import { newId } from '../ids.ts';
  * did. Each event item carries a sparse GSI2 entry (OUTBOX#<n>) until the dispatcher has fanned it
  * out to the account's endpoints (shared/webhooks/dispatch.ts). Kept 30 days (TTL).
  */
-export const EVENT_TYPES = [
-  'server.created',
-  'server.resized',
-  'server.suspended',
-  'server.unsuspended',
-  'server.deleted',
-  'balance.low',
-  'invoice.paid',
-  'invoice.void',
-  'ledger.entry',
-  'webhook_endpoint.disabled',
-] as const;
-
-export type EventType = (typeof EVENT_TYPES)[number];
+export { EVENT_TYPES, type EventType } from '../api/event-types.ts';
 
 export const EVENT_RETENTION_DAYS = 30;
 

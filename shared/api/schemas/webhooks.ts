@@ -1,26 +1,11 @@
 import * as z from 'zod';
+import { EVENT_TYPES } from '../event-types.ts';
 import { Uuid, INT32_MAX, text, int32, Count, Timestamp, ListQuery, SafeText, listOf } from './common.ts';
 
 /** Outbound webhooks (account group): endpoints, deliveries, events. */
 
-/**
- * The event types an endpoint can subscribe to. The same list as EVENT_TYPES
- * (shared/webhooks/events.ts), spelled here because shared/api may not import shared/webhooks
- * (it imports shared/db, which imports shared/api); shared/webhooks/endpoints.ts fails to compile
- * when the two differ.
- */
-export const WEBHOOK_EVENT_TYPES = [
-  'server.created',
-  'server.resized',
-  'server.suspended',
-  'server.unsuspended',
-  'server.deleted',
-  'balance.low',
-  'invoice.paid',
-  'invoice.void',
-  'ledger.entry',
-  'webhook_endpoint.disabled',
-] as const;
+/** The event types an endpoint can subscribe to (shared/api/event-types.ts). */
+export const WEBHOOK_EVENT_TYPES = EVENT_TYPES;
 
 export const EventTypeSchema = z.enum(WEBHOOK_EVENT_TYPES).meta({ id: 'EventType' });
 
