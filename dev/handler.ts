@@ -3,9 +3,9 @@ import { devRoutes } from '../shared/api/routes/dev.ts';
 import { getConfig } from '../shared/config/env.ts';
 import { runPassInProcess } from '../shared/billing/pass.ts';
 import { reconcileAll } from '../shared/servers/reconcile.ts';
-import { sandboxEvent } from '../shared/payments/index.ts';
+import { returnUrls, sandboxEvent } from '../shared/payments/index.ts';
 import { findInvoiceItem, toInvoiceView } from '../shared/invoices/index.ts';
-import type { InvoiceItem as StoredInvoice } from '../shared/db/items.ts';
+import type { InvoiceItem } from '../shared/db/items.ts';
 import { notFound } from '../shared/errors.ts';
 import type { WebhookOutcome } from '../shared/api/schemas.ts';
 import { localJwks, mintSessionToken } from './local-idp.ts';
@@ -40,9 +40,6 @@ export const handler = createGroupHandler('dev', devRoutes, {
 });
 
 // ---- the sandbox payment page ---------------------------------------------------------------------
-
-/** A sandbox invoice also keeps where its page returns to (startCheckout; Stripe keeps these on its session). */
-type InvoiceItem = StoredInvoice & { successUrl?: string; cancelUrl?: string };
 
 /**
  * The sandbox stands in for Stripe Checkout, and behaves like it: while the invoice is open the
@@ -99,14 +96,11 @@ function checkoutPage(item: InvoiceItem, baseUrl: string): string {
   }
 }
 
-/** Where the page returns to: the checkout's own URLs, else the same defaults the Stripe path uses. */
+/** Where the page returns to: the URLs the checkout kept, else the defaults every checkout uses. */
 function returnUrlOf(item: InvoiceItem, baseUrl: string): string {
-  const payments = getConfig().payments;
-  const fallback = payments.successUrl ?? `${baseUrl}/docs`;
-  if (item.status === 'paid') {
-    return (item.successUrl ?? fallback).replaceAll('{CHECKOUT_SESSION_ID}', encodeURIComponent(item.sessionId ?? ''));
-  }
-  return item.cancelUrl ?? payments.cancelUrl ?? fallback;
+  const urls = returnUrls(getConfig().payments, baseUrl, item);
+  if (item.status !== 'paid') return urls.cancelUrl;
+  return urls.successUrl.replaceAll('{CHECKOUT_SESSION_ID}', encodeURIComponent(item.sessionId ?? ''));
 }
 
 const esc = (text: string): string =>

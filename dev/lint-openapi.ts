@@ -13,8 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { openApiDocument } from '../shared/openapi/document.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-// Inside the repository (ignored by git) so that the ruleset's per-location overrides, which are
-// globs relative to .spectral.mjs, match the document.
+// Inside the repository (ignored by git), beside the packages the linters resolve from.
 const dir = join(root, 'node_modules', '.cache', 'openapi-lint');
 const file = join(dir, 'openapi.json');
 mkdirSync(dir, { recursive: true });

@@ -28,12 +28,11 @@ export function startWebhookLoop(options: WebhookLoopOptions = {}): WebhookLoop 
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
   const pass = async () => {
-    try {
-      await drainOutbox();
-      await runDueDeliveries(new Date(), { timeoutMs });
-    } catch (err) {
-      logger.error('webhook dispatch pass failed', errorFields(err));
-    }
+    // Each step on its own: a failing fan-out must not stop the due attempts.
+    await drainOutbox().catch((err: unknown) => logger.error('webhook fan-out pass failed', errorFields(err)));
+    await runDueDeliveries(new Date(), { timeoutMs }).catch((err: unknown) =>
+      logger.error('webhook attempts pass failed', errorFields(err)),
+    );
   };
   const arm = () => {
     if (stopped) return;

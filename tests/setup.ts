@@ -20,7 +20,7 @@ afterAll(() => {
   if (breaches.length) {
     throw new Error(
       `Responses not listed in the OpenAPI document (add the code to the route's errors in shared/api/routes.ts, or fix the code):\n${breaches
-        .map((b) => `  ${b.route}: ${b.status} ${b.code ?? '(success)'}`)
+        .map((b) => `  ${b.route}: ${b.status} ${b.code ?? '(success)'}${b.missingHeader ? ` without its ${b.missingHeader} header` : ''}`)
         .join('\n')}`,
     );
   }

@@ -2306,7 +2306,7 @@ export interface components {
     RateLimitRemaining: number;
     /** @description Seconds until the current minute ends and the count starts again. */
     RateLimitReset: number;
-    /** @description Seconds to wait before trying again. */
+    /** @description Seconds to wait before trying again; sent with `rate_limited`, `operation_in_progress` and `panel_unavailable`. */
     RetryAfter: number;
     /** @description `true` when this is the stored response of an earlier request with the same Idempotency-Key. */
     IdempotentReplayed: 'true';
@@ -9892,7 +9892,6 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimitLimit'];
           'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
           'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {
@@ -10293,7 +10292,6 @@ export interface operations {
       503: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
-          'Retry-After': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content: {

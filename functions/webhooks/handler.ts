@@ -1,4 +1,4 @@
-import { DEFAULT_TIMEOUT_MS, drainOutbox, runDueDeliveries } from '../../shared/webhooks/dispatch.ts';
+import { drainOutbox, runDueDeliveries } from '../../shared/webhooks/dispatch.ts';
 import { logger } from '../../shared/observability/logger.ts';
 
 /**
@@ -11,8 +11,15 @@ import { logger } from '../../shared/observability/logger.ts';
 export async function handler(): Promise<Record<string, number>> {
   // The clock, not the event's `time`: a retried or late invocation must not act in the past.
   const now = new Date();
-  const fanned = await drainOutbox(now);
-  const due = await runDueDeliveries(now, { timeoutMs: Number(process.env.WEBHOOK_TIMEOUT_MS ?? DEFAULT_TIMEOUT_MS) });
+  // The due attempts run even when the fan-out failed (a failing outbox must not stop retries);
+  // the failure is thrown afterwards, for the Errors alarm.
+  const drained = await drainOutbox(now).then(
+    (fanned) => ({ fanned }),
+    (error: unknown) => ({ error }),
+  );
+  const due = await runDueDeliveries(now);
+  if ('error' in drained) throw drained.error;
+  const { fanned } = drained;
   const summary = { events: fanned.events, deliveries: fanned.deliveries, ...due };
   if (fanned.events || due.attempted) logger.info('webhook dispatch', summary);
   return summary;

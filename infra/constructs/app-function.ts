@@ -216,7 +216,7 @@ export class AppFunction extends Construct {
 
 /**
  * Item reads the code makes (shared/db: GetCommand, QueryCommand; transactions need
- * ConditionCheckItem). No Scan (no code path scans), no batch reads, no DescribeTable.
+ * ConditionCheckItem). No Scan (no code path scans), no DescribeTable; batch reads only below.
  */
 export const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'] as const;
 /** Batch reads (BatchGetCommand), granted only on an access's `batchRead` partitions (the billing pass's profiles). */

@@ -44,23 +44,35 @@ export function errorStatusesOf(def: RouteDef): Map<number, ErrorCode[]> {
   return byStatus;
 }
 
+/** The codes whose answers say when to come back (`Retry-After`); the document and the check below share it. */
+export const RETRY_AFTER_CODES: ReadonlySet<ErrorCode> = new Set(['rate_limited', 'operation_in_progress', 'panel_unavailable']);
+
 /** A response an operation gave that its document does not list. */
 export interface ContractBreach {
   route: string;
   status: number;
   code: string | null;
+  /** Set when the status and code are listed but a documented header is missing. */
+  missingHeader?: string;
 }
 
 const breaches: ContractBreach[] = [];
 
 /** Notes a response outside the operation's documented statuses and codes (checked outside AWS only). */
-export function noteResponse(routeId: string, def: RouteDef, status: number, code: string | null): void {
+export function noteResponse(
+  routeId: string,
+  def: RouteDef,
+  status: number,
+  code: string | null,
+  headers: Record<string, string> = {},
+): void {
   const documented =
     code === null
       ? status === (def.status ?? 200)
       : code in ERROR_STATUS && ERROR_STATUS[code as ErrorCode] === status && errorCodesOf(def).includes(code as ErrorCode);
-  if (!documented && !breaches.some((b) => b.route === routeId && b.status === status && b.code === code)) {
-    breaches.push({ route: routeId, status, code });
+  const missingHeader = documented && RETRY_AFTER_CODES.has(code as ErrorCode) && !headers['Retry-After'] ? 'Retry-After' : undefined;
+  if ((!documented || missingHeader) && !breaches.some((b) => b.route === routeId && b.status === status && b.code === code)) {
+    breaches.push({ route: routeId, status, code, ...(missingHeader ? { missingHeader } : {}) });
   }
 }
 

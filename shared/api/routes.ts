@@ -8,7 +8,7 @@ import { paymentRoutes } from './routes/payments.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { devRoutes } from './routes/dev.ts';
 
-export { CONTROL, GROUPS, PANEL, toTemplatePath, type Group, type Method, type RouteDef } from './route-def.ts';
+export { GROUPS, toTemplatePath, type Group, type RouteDef } from './route-def.ts';
 
 /**
  * The route table: the one source of truth for every endpoint. Each group's routes are defined

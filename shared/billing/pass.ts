@@ -5,7 +5,7 @@ import { keys } from '../db/keys.ts';
 import { BILLING_SHARDS } from '../db/table.ts';
 import { accessPatterns } from '../db/access-patterns.ts';
 import { type AccountItem, asKind, type ServerItem } from '../db/items.ts';
-import { writeIfFirst, writeItem } from '../db/write.ts';
+import { backoffMs, writeIfFirst, writeItem } from '../db/write.ts';
 import { appendLedger } from '../ledger/index.ts';
 import { reconcileAccount } from '../servers/suspension.ts';
 import { deleteServer } from '../servers/index.ts';
@@ -172,8 +172,8 @@ async function profilesOf(accountIds: string[]): Promise<Map<string, AccountItem
   const out = new Map<string, AccountItem>();
   let pending: Record<string, unknown>[] = accountIds.map((id) => ({ ...keys.account(id) }));
   for (let attempt = 0; pending.length; attempt++) {
-    if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
     if (attempt > 8) throw new Error(`BatchGetItem left ${pending.length} profile(s) unprocessed`);
+    if (attempt > 0) await new Promise((r) => setTimeout(r, backoffMs(attempt)));
     const res = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending, ConsistentRead: true } } }));
     for (const item of res.Responses?.[tableName()] ?? []) {
       const profile = asKind(item, 'account');

@@ -134,14 +134,14 @@ const pageOf =
     return { data: result.data.map((item) => asKind(item, kind)), nextCursor: result.nextCursor };
   };
 
-/** One page of a GSI2 partition in key order, optionally only sort keys below `below`. */
-async function queryIndexPage(pk: string, limit: number, below?: string): Promise<Item[]> {
+/** One page of a GSI2 partition, its sort key below or above a bound (`['<', x]`, `['>', x]`). */
+async function queryIndexPage(pk: string, limit: number, bound?: ['<' | '>', string]): Promise<Item[]> {
   const out = await db().send(
     new QueryCommand({
       TableName: tableName(),
       IndexName: 'GSI2',
-      KeyConditionExpression: below ? 'GSI2PK = :pk AND GSI2SK < :below' : 'GSI2PK = :pk',
-      ExpressionAttributeValues: { ':pk': pk, ...(below ? { ':below': below } : {}) },
+      KeyConditionExpression: bound ? `GSI2PK = :pk AND GSI2SK ${bound[0]} :bound` : 'GSI2PK = :pk',
+      ExpressionAttributeValues: { ':pk': pk, ...(bound ? { ':bound': bound[1] } : {}) },
       Limit: limit,
     }),
   );
@@ -259,12 +259,13 @@ export const accessPatterns = {
       .filter((d) => d.status === 'pending');
   },
   /** The dispatcher's fan-out work: up to `limit` events of one shard of the outbox (sparse GSI2 OUTBOX#<n>), oldest first. */
-  outboxOfShard: async (shard: number, limit: number) =>
-    (await queryIndexPage(keys.outboxShard(shard), limit)).map((item) => asKind(item, 'event')),
+  /** The dispatcher's fan-out: up to `limit` events of one outbox shard (GSI2 OUTBOX#<n>), oldest first, after the event id `after`. */
+  outboxOfShard: async (shard: number, limit: number, after?: string) =>
+    (await queryIndexPage(keys.outboxShard(shard), limit, after ? ['>', after] : undefined)).map((item) => asKind(item, 'event')),
   /** The dispatcher's attempts: up to `limit` deliveries of one shard of the retry queue (GSI2 WHDUE#<n>) due at `nowIso` or before. */
   dueDeliveriesOfShard: async (shard: number, nowIso: string, limit: number) =>
     // `$` sorts right after `#`: every `<dueAt>#<id>` with dueAt ≤ now, and none later.
-    (await queryIndexPage(keys.deliveryDueShard(shard), limit, `${nowIso}$`)).map((item) => asKind(item, 'webhookDelivery')),
+    (await queryIndexPage(keys.deliveryDueShard(shard), limit, ['<', `${nowIso}$`])).map((item) => asKind(item, 'webhookDelivery')),
   settings: async () => asKindOrUndefined(await getItem(keys.settings()), 'settings'),
   instanceById: async (instanceId: string) => asKindOrUndefined(await getItem(keys.instance(instanceId)), 'instance'),
   /** Instances are few (one per panel), so they share one partition and are read whole. */

@@ -185,6 +185,9 @@ export interface InvoiceItem extends Stored {
   provider: 'stripe' | 'sandbox';
   creditedCents?: number;
   sessionId?: string;
+  /** Sandbox checkouts only: where the sandbox page returns to (Stripe keeps these on its session). */
+  successUrl?: string;
+  cancelUrl?: string;
   paymentIntentId?: string | null;
   createdAt: string;
   paidAt?: string;

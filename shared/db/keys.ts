@@ -103,14 +103,14 @@ export const keys = {
   event: (accountId: string, eventId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `EVENT#${listed(eventId)}` }),
   eventPrefix: (accountId: string) => ({ PK: `ACCOUNT#${accountId}`, SKPrefix: 'EVENT#' }),
   /** Sparse GSI2 entry of an event not yet fanned out to the endpoints: the outbox. */
-  outboxEntry: (eventId: string) => ({ GSI2PK: `OUTBOX#${shardOf(eventId, WEBHOOK_SHARDS)}`, GSI2SK: eventId }),
+  outboxEntry: (eventId: string) => ({ GSI2PK: keys.outboxShard(shardOf(eventId, WEBHOOK_SHARDS)), GSI2SK: eventId }),
   outboxShard: (shard: number): string => `OUTBOX#${shard}`,
   /** One event's delivery to one endpoint, with its attempts; listed per endpoint newest first. */
   webhookDelivery: (endpointId: string, deliveryId: string): ItemKey => ({ PK: `WHDLV#${endpointId}`, SK: `DLV#${listed(deliveryId)}` }),
   webhookDeliveryPrefix: (endpointId: string) => ({ PK: `WHDLV#${endpointId}`, SKPrefix: 'DLV#' }),
   /** Sparse GSI2 entry of a delivery whose next attempt is due at `dueAt` (ISO): the retry queue. */
   deliveryDue: (deliveryId: string, dueAt: string) => ({
-    GSI2PK: `WHDUE#${shardOf(deliveryId, WEBHOOK_SHARDS)}`,
+    GSI2PK: keys.deliveryDueShard(shardOf(deliveryId, WEBHOOK_SHARDS)),
     GSI2SK: `${dueAt}#${deliveryId}`,
   }),
   deliveryDueShard: (shard: number): string => `WHDUE#${shard}`,

@@ -26,8 +26,12 @@
  *   PANELBUDGET#<i>#<api>[#<acct>]  W#<ms>   a panel's shared call budget this minute (and one account's reads) (TTL)
  *   LEASE#<serverId>    LEASE                the one operation changing a server now (expiry)
  *   SETTINGS            PLATFORM             platform settings
+ *   ACCOUNT#<id>        WHEP#v7#<id>         webhook endpoint (its signing secrets)
+ *   ACCOUNT#<id>        EVENT#v7#<id>        event, written with the change it reports (TTL 30 days)
+ *   WHDLV#<endpointId>  DLV#v7#<id>          one event's delivery to one endpoint, with its attempts (TTL)
  * GSI1 holds the sharded, newest-first listings for admins (ACCOUNTS#<n>, AUDIT#<n>).
- * GSI2 is the sparse, sharded index of billable servers (BILLABLE#<n>): the billing pass reads only it.
+ * GSI2 holds sparse, sharded queues: billable servers (BILLABLE#<n>, the billing pass reads only
+ * it), events not yet fanned out (OUTBOX#<n>) and deliveries with an attempt due (WHDUE#<n>).
  */
 export const TABLE = {
   partitionKey: 'PK',

@@ -88,8 +88,7 @@ export type GroupRoutes<G extends Group> = { [K in RoutesOfGroup<G>]: Routes[K] 
  * function that imported the whole table would build every group's at each cold start.
  */
 export function createGroupHandler<G extends Group>(group: G, routes: GroupRoutes<G>, implementations: Implementations<G>) {
-  const own = Object.fromEntries(Object.entries(routes as Record<string, RouteDef>).filter(([, def]) => def.group === group));
-  const matchOwn = compileTable(own);
+  const matchOwn = compileTable(routes as Record<string, RouteDef>);
   // A request outside the group's routes: in AWS only the public function gets those (API
   // Gateway's `$default` route), locally any function called directly. The whole table tells 405
   // (a known path, another method; with Allow) from 404, so it is loaded with the first such
@@ -122,6 +121,7 @@ export function createGroupHandler<G extends Group>(group: G, routes: GroupRoute
       idempotency?: { accountId: string; key: string };
       audit: AuditNote;
     } = { audit: {} };
+    const inAws = getConfig().stage === 'aws';
 
     try {
       const route = await match(method, path);
@@ -175,7 +175,6 @@ export function createGroupHandler<G extends Group>(group: G, routes: GroupRoute
 
       // In AWS the address is API Gateway's own domain (never a client-sent X-Forwarded-Host, which
       // would let a caller steer the links in responses); locally, the Host the caller used.
-      const inAws = getConfig().stage === 'aws';
       const host = inAws ? event.requestContext.domainName : (headers.host ?? event.requestContext.domainName);
       const proto = inAws ? 'https' : 'http';
       const [result] = await Promise.all([
@@ -229,8 +228,8 @@ export function createGroupHandler<G extends Group>(group: G, routes: GroupRoute
       return response;
     } catch (err) {
       const response = errorResponse(err, requestId, state.rate);
-      if (state.route && getConfig().stage !== 'aws') {
-        noteResponse(state.route.id, state.route.def, response.statusCode, isApiError(err) ? err.code : 'internal');
+      if (state.route && !inAws) {
+        noteResponse(state.route.id, state.route.def, response.statusCode, isApiError(err) ? err.code : 'internal', response.headers);
       }
       if (state.idempotency) await releaseIdempotencyKey(state.idempotency.accountId, state.idempotency.key).catch(() => undefined);
       await audit(state, response.statusCode, isApiError(err) ? err.code : 'internal', requestId, sourceIp).catch((e) =>

@@ -17,7 +17,9 @@ import { ApiError } from '../errors.ts';
  * admit more than the limit in a window. Concurrent requests of one process wait for one claim
  * sized to all of them, instead of each sending its own. Units a process claimed and did not spend lapse with the
  * window; claims shrink to 1 as the counter nears the limit (an eighth of what is left, at most 8),
- * so what can lapse there is a few units per process. Once the counter has passed the limit, later
+ * so what can lapse there is a few units per process — but each process judges "what is left" from
+ * the last count it saw, so a caller spread over many Lambda instances may be refused somewhat
+ * before the limit (never after). Once the counter has passed the limit, later
  * requests of that window are refused without a write: the count never falls within a window.
  */
 export interface RateLimitState {
@@ -48,6 +50,7 @@ interface Allowance {
 /** One limiter per process (module state); tests make several to stand for several processes. */
 export function createRateLimiter() {
   const allowances = new Map<string, Allowance>();
+  let sweptWindow = -1;
 
   /** Claims what the waiting requests need, plus a speculative share that shrinks near the limit. */
   async function claimUnits(client: string, allowance: Allowance, limit: number): Promise<void> {
@@ -75,7 +78,12 @@ export function createRateLimiter() {
     const resetSeconds = Math.max(1, windowStart + WINDOW_SECONDS - Math.floor(now / 1000));
     let found = allowances.get(client);
     if (!found || found.windowStart !== windowStart) {
-      if (allowances.size > 10_000) for (const [k, a] of allowances) if (a.windowStart !== windowStart && !a.claim) allowances.delete(k);
+      // Past windows are dropped once per window when many clients were seen (a spray of new
+      // tokens must not make every request walk the map).
+      if (allowances.size > 10_000 && sweptWindow !== windowStart) {
+        sweptWindow = windowStart;
+        for (const [k, a] of allowances) if (a.windowStart !== windowStart && !a.claim) allowances.delete(k);
+      }
       // A caller that kept coming last minute is likely to this minute: the first claim covers what it
       // spent then (at most MAX_CLAIM), so a steady caller pays one write per several requests from
       // its first request of the window on.

@@ -1,7 +1,5 @@
-import { routeEntries, type Group, type RouteDef } from '../api/routes.ts';
+import { routeEntries, type Group } from '../api/routes.ts';
 import { compileTable, type Matcher } from './match.ts';
-
-export type { MatchedRoute, Matcher } from './match.ts';
 
 /**
  * Matchers over the whole route table (every group's schemas load with it): the local API's
@@ -9,7 +7,5 @@ export type { MatchedRoute, Matcher } from './match.ts';
  * with Allow for a path known with other methods), which in AWS only the public function gets,
  * through API Gateway's `$default` route.
  */
-export const compileRoutes = (filter: (def: RouteDef) => boolean): Matcher =>
-  compileTable(Object.fromEntries(routeEntries().filter(([, def]) => filter(def))));
-
-export const routerForGroups = (groups: readonly Group[]): Matcher => compileRoutes((def) => groups.includes(def.group));
+export const routerForGroups = (groups: readonly Group[]): Matcher =>
+  compileTable(Object.fromEntries(routeEntries().filter(([, def]) => groups.includes(def.group))));

@@ -228,11 +228,6 @@ function paidLines(invoice: Pick<InvoiceView, 'amountCents' | 'bonusPercent'>, b
 }
 
 /**
- * The invoice's move to paid, as a write for the transaction that credits the payment (the ledger
- * appends it): paid is final, so a second delivery fails its condition and credits nothing.
- * A void invoice still turns paid, because the money did arrive.
- */
-/**
  * The `invoice.paid` event for the same transaction as invoicePaidWrite: the invoice's view as it
  * is once paid (its credits included).
  */
@@ -249,6 +244,11 @@ export function invoicePaidEvent(item: InvoiceItem, payment: Payment): NamedWrit
   return eventWrite(item.accountId, 'invoice.paid', paid, new Date(payment.paidAt));
 }
 
+/**
+ * The invoice's move to paid, as a write for the transaction that credits the payment (the ledger
+ * appends it): paid is final, so a second delivery fails its condition and credits nothing.
+ * A void invoice still turns paid, because the money did arrive.
+ */
 export function invoicePaidWrite(
   accountId: string,
   invoice: Pick<InvoiceView, 'number' | 'amountCents' | 'bonusPercent'>,

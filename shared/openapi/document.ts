@@ -1,14 +1,9 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { routeEntries, toTemplatePath, type RouteDef } from '../api/routes.ts';
-import { errorStatusesOf } from '../api/contract.ts';
+import { errorStatusesOf, RETRY_AFTER_CODES } from '../api/contract.ts';
 import { ERROR_MEANING, ERROR_STATUS, type ErrorCode } from '../errors.ts';
 import { MAX_BODY_BYTES } from '../http/handler.ts';
-
 import { API_VERSION } from './version.ts';
-
-export { API_VERSION };
-
-/** The OpenAPI 3.1.0 document, generated from the route table and its zod schemas. */
 
 const DESCRIPTION = `
 API-first control plane for game and application servers on Pterodactyl panels, metered hourly against a prepaid credit balance.
@@ -34,28 +29,23 @@ API-first control plane for game and application servers on Pterodactyl panels, 
 **Money.** Integers in cents; every balance change is a ledger entry.
 `.trim();
 
+function countHeader(description: string, maximum: number) {
+  return { description, schema: { type: 'integer', format: 'int32', minimum: 0, maximum } };
+}
+
 /** Response headers, defined once as components and referenced by every response that carries them. */
 const HEADERS = {
   'x-request-id': {
     description: 'The id of this request; quote it when reporting a problem. Every response has it.',
     schema: { type: 'string', maxLength: 128 },
   },
-  'RateLimit-Limit': {
-    description: 'Requests allowed per minute for this credential (or source IP).',
-    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 1000000 },
-  },
-  'RateLimit-Remaining': {
-    description: 'Requests left in the current minute.',
-    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 1000000 },
-  },
-  'RateLimit-Reset': {
-    description: 'Seconds until the current minute ends and the count starts again.',
-    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 60 },
-  },
-  'Retry-After': {
-    description: 'Seconds to wait before trying again.',
-    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 86400 },
-  },
+  'RateLimit-Limit': countHeader('Requests allowed per minute for this credential (or source IP).', 1_000_000),
+  'RateLimit-Remaining': countHeader('Requests left in the current minute.', 1_000_000),
+  'RateLimit-Reset': countHeader('Seconds until the current minute ends and the count starts again.', 60),
+  'Retry-After': countHeader(
+    'Seconds to wait before trying again; sent with `rate_limited`, `operation_in_progress` and `panel_unavailable`.',
+    86_400,
+  ),
   'Idempotent-Replayed': {
     description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.',
     schema: { type: 'string', enum: ['true'] as string[] },
@@ -63,6 +53,9 @@ const HEADERS = {
 } satisfies Record<string, { description: string; schema: Record<string, unknown> }>;
 type HeaderName = keyof typeof HEADERS;
 const headerComponent = (name: HeaderName) => (name === 'x-request-id' ? 'RequestId' : name.replace(/-/g, ''));
+/** The headers every answer of an operation carries: the request id, and the rate limit where it counts. */
+const commonHeaders = (rateLimited: boolean): HeaderName[] =>
+  rateLimited ? ['x-request-id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] : ['x-request-id'];
 const headerRefs = (names: HeaderName[]) =>
   Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${headerComponent(name)}` }]));
 
@@ -90,9 +83,6 @@ const ERROR_ENVELOPE = {
   },
 };
 
-/** Statuses whose answer tells the caller when to come back. */
-const RETRY_AFTER_STATUSES = new Set([429, 503]);
-
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad request',
   401: 'Unauthenticated',
@@ -112,9 +102,8 @@ const STATUS_TEXT: Record<number, string> = {
 
 /** One error status of an operation: its codes as an enum, an example of each, its headers. */
 function errorResponse(status: number, codes: ErrorCode[], rateLimited: boolean) {
-  const headers: HeaderName[] = ['x-request-id'];
-  if (rateLimited) headers.push('RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset');
-  if (RETRY_AFTER_STATUSES.has(status) || codes.includes('operation_in_progress')) headers.push('Retry-After');
+  const headers = commonHeaders(rateLimited);
+  if (codes.some((code) => RETRY_AFTER_CODES.has(code))) headers.push('Retry-After');
   return {
     description: `${STATUS_TEXT[status] ?? 'Error'}: ${codes.map((code) => `\`${code}\` (${ERROR_MEANING[code]})`).join('; ')}`,
     headers: headerRefs(headers),
@@ -140,6 +129,7 @@ function errorResponse(status: number, codes: ErrorCode[], rateLimited: boolean)
 
 let cached: object | undefined;
 
+/** The OpenAPI 3.1.0 document, generated from the route table and its zod schemas (once per process). */
 export function openApiDocument(serverUrl?: string): object {
   cached ??= generate();
   return serverUrl ? { ...cached, servers: [{ url: serverUrl }] } : cached;
@@ -178,8 +168,7 @@ function generate(): object {
     if (def.hidden || def.group === 'dev') continue;
     const success = def.status ?? 200;
     const rateLimited = !def.unlimited;
-    const successHeaders: HeaderName[] = ['x-request-id'];
-    if (rateLimited) successHeaders.push('RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset');
+    const successHeaders = commonHeaders(rateLimited);
     if (def.idempotent) successHeaders.push('Idempotent-Replayed');
     const responses: Record<number, unknown> = {
       [success]: {

@@ -122,9 +122,7 @@ export async function startCheckout(
     provider: config.provider,
   });
 
-  const fallback = config.successUrl ?? `${baseUrl}/docs`;
-  const successUrl = input.successUrl ?? fallback;
-  const cancelUrl = input.cancelUrl ?? config.cancelUrl ?? fallback;
+  const { successUrl, cancelUrl } = returnUrls(config, baseUrl, input);
 
   if (config.provider === 'sandbox') {
     const sessionId = `cs_sandbox_${invoice.id.replace(/-/g, '')}`;
@@ -216,6 +214,16 @@ function refuseSignature(reason: 'no signature' | 'signature mismatch or too old
       ? 'Missing Stripe-Signature header'
       : 'The Stripe-Signature does not match this body, or its timestamp is more than 5 minutes from the time it arrived',
   );
+}
+
+/** Where a checkout returns to: the caller's URLs, else the platform's, else the API reference. */
+export function returnUrls(
+  config: Pick<PaymentsConfig, 'successUrl' | 'cancelUrl'>,
+  baseUrl: string,
+  input: { successUrl?: string; cancelUrl?: string } = {},
+): { successUrl: string; cancelUrl: string } {
+  const fallback = config.successUrl ?? `${baseUrl}/docs`;
+  return { successUrl: input.successUrl ?? fallback, cancelUrl: input.cancelUrl ?? config.cancelUrl ?? fallback };
 }
 
 /** Acts on a verified event; a Checkout Session event it cannot read is 400 before anything changes. */

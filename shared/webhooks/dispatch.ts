@@ -75,14 +75,24 @@ export async function drainOutbox(now = new Date()): Promise<{ events: number; d
   let events = 0;
   let deliveries = 0;
   for (let shard = 0; shard < WEBHOOK_SHARDS; shard++) {
+    // Pages continue after the last event seen: the index is eventually consistent, so events just
+    // fanned out may still be listed at its head.
+    let after: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const batch = await accessPatterns.outboxOfShard(shard, PAGE);
+      const batch = await accessPatterns.outboxOfShard(shard, PAGE, after);
       for (const event of batch) {
-        if (!endpointsOf.has(event.accountId)) endpointsOf.set(event.accountId, allEndpointsOf(event.accountId));
-        deliveries += await fanOut(event, await endpointsOf.get(event.accountId)!, now);
-        events++;
+        try {
+          if (!endpointsOf.has(event.accountId)) endpointsOf.set(event.accountId, allEndpointsOf(event.accountId));
+          deliveries += await fanOut(event, await endpointsOf.get(event.accountId)!, now);
+          events++;
+        } catch (err) {
+          // One event's trouble (a throttled write) must not hold up the others; it stays in the outbox.
+          endpointsOf.delete(event.accountId);
+          logger.error('webhook fan-out failed', { eventId: event.eventId, ...errorFields(err) });
+        }
       }
       if (batch.length < PAGE) break;
+      after = batch.at(-1)!.eventId;
     }
   }
   return { events, deliveries };
@@ -144,9 +154,8 @@ export async function runDueDeliveries(now = new Date(), options: DispatchOption
   const due: WebhookDeliveryItem[] = [];
   for (let shard = 0; shard < WEBHOOK_SHARDS; shard++)
     due.push(...(await accessPatterns.dueDeliveriesOfShard(shard, now.toISOString(), PAGE)));
-  const queue = [...due];
   const worker = async () => {
-    for (let next = queue.shift(); next; next = queue.shift()) {
+    for (let next = due.shift(); next; next = due.shift()) {
       try {
         const outcome = await attempt(next, now, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
         if (outcome !== 'skipped') summary.attempted++;
@@ -192,7 +201,10 @@ async function attempt(seen: WebhookDeliveryItem, now: Date, timeoutMs: number):
 /** The delivery, claimed for LEASE_MS: its due entry moved ahead under a condition on the entry read. */
 async function claim(seen: WebhookDeliveryItem, now: Date): Promise<{ item: WebhookDeliveryItem; leasedSk: string } | undefined> {
   if (!seen.GSI2SK) return undefined;
-  const leaseUntil = new Date(now.getTime() + LEASE_MS).toISOString();
+  // From the clock, not from when the pass began: a pass may last minutes, and a lease counted from
+  // its start could already have lapsed, letting an overlapping pass send the same attempt. (Tests
+  // drive `now` ahead of the clock.)
+  const leaseUntil = new Date(Math.max(now.getTime(), Date.now()) + LEASE_MS).toISOString();
   const due = keys.deliveryDue(seen.deliveryId, leaseUntil);
   try {
     const written = await writeItem({

@@ -181,9 +181,7 @@ export function targetLookup(hostname: string, options: { all?: boolean; family?
  */
 export function checkDeliveryTarget(raw: string): { url: URL; guarded: boolean } {
   const guarded = getConfig().stage === 'aws';
-  const literal = guarded ? hostAddress(URL.canParse(raw) ? new URL(raw).hostname : '') : undefined;
-  const literalRefused = literal ? refusedAddress(literal) : null;
-  if (literalRefused) throw new TargetRefusedError(literalRefused);
+  // checkTargetUrl refuses a non-public literal address in AWS (node connects to a literal without `lookup`).
   let url: URL;
   try {
     url = checkTargetUrl(raw);

@@ -68,6 +68,8 @@ describe('the contract of each operation (shared/api/contract.ts)', () => {
     expect(Object.keys(deploy.responses['503']!.headers!)).toContain('Retry-After');
     expect(Object.keys(deploy.responses['429']!.headers!)).toContain('Retry-After');
     expect(Object.keys(operation('powerServer').responses['409']!.headers!)).toContain('Retry-After');
+    // payments_unavailable is sent without Retry-After, so its 503 does not promise one.
+    expect(Object.keys(operation('checkout').responses['503']!.headers!)).not.toContain('Retry-After');
     expect(Object.keys(operation('stripeWebhook').responses['200']!.headers!)).toEqual(['x-request-id']);
   });
 
@@ -94,5 +96,16 @@ describe('the contract of each operation (shared/api/contract.ts)', () => {
       { route: 'createServer', status: 400, code: 'insufficient_credit' },
     ]);
     expect(takeContractBreaches()).toEqual([]);
+  });
+
+  it('notes a listed code that comes without the Retry-After its document promises', () => {
+    takeContractBreaches();
+    noteResponse('powerServer', routes.powerServer, 409, 'operation_in_progress', { 'Retry-After': '3' });
+    noteResponse('powerServer', routes.powerServer, 409, 'conflict', {});
+    expect(takeContractBreaches()).toEqual([]);
+    noteResponse('powerServer', routes.powerServer, 409, 'operation_in_progress', {});
+    expect(takeContractBreaches()).toEqual([
+      { route: 'powerServer', status: 409, code: 'operation_in_progress', missingHeader: 'Retry-After' },
+    ]);
   });
 });
