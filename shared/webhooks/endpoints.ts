@@ -191,11 +191,12 @@ export async function updateEndpoint(
   input: z.infer<typeof UpdateWebhookEndpoint>,
   scopes: ReadonlySet<string>,
 ): Promise<WebhookEndpointView> {
-  const url = input.url === undefined ? undefined : storedTargetUrl(input.url, WEBHOOK_URL_MAX);
   const events = input.events === undefined ? undefined : [...new Set(input.events)];
   return retrying(
     async () => {
+      // Another account's endpoint is 404 whatever the body holds, as an unknown id is.
       const current = await getOwnedEndpoint(accountId, endpointId);
+      const url = input.url === undefined ? undefined : storedTargetUrl(input.url, WEBHOOK_URL_MAX);
       const sets: string[] = ['updatedAt = :now'];
       const values: Record<string, unknown> = { ':now': new Date().toISOString(), ':read': current.updatedAt };
       const names: Record<string, string> = {};
