@@ -103,7 +103,7 @@ export interface paths {
     put?: never;
     /**
      * Add a webhook endpoint; its signing secret is returned once
-     * @description At most 10 endpoints per account. Deliveries are signed by the Standard Webhooks convention with the secret.
+     * @description At most 10 endpoints per account. Deliveries are signed by the Standard Webhooks convention with the secret. The endpoint is sent only the event types this credential can read (`receivedTypes`); naming one it cannot is 403.
      */
     post: operations['createWebhookEndpoint'];
     delete?: never;
@@ -129,7 +129,7 @@ export interface paths {
     head?: never;
     /**
      * Change an endpoint: url, events, description, enabled
-     * @description Omitted fields keep their value. Enabling an endpoint the service disabled clears why and when it started failing.
+     * @description Omitted fields keep their value. Enabling an endpoint the service disabled clears why and when it started failing. Changing `url` or `events` needs the scopes of every event type the endpoint receives before and after (403 otherwise), and records this credential's.
      */
     patch: operations['updateWebhookEndpoint'];
     trace?: never;
@@ -197,7 +197,7 @@ export interface paths {
     };
     /**
      * The account's events, newest first (kept 30 days)
-     * @description Every event is recorded with the change it reports, whether or not an endpoint receives it.
+     * @description Every event is recorded with the change it reports, whether or not an endpoint receives it. Only the types this credential can read are listed: server events need servers:read; ledger, balance and invoice events billing:read.
      */
     get: operations['listEvents'];
     put?: never;
@@ -215,7 +215,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One event */
+    /**
+     * One event
+     * @description An event of a type this credential cannot read is 404, like an unknown id.
+     */
     get: operations['getEvent'];
     put?: never;
     post?: never;
@@ -982,8 +985,10 @@ export interface components {
       /** Format: uuid */
       id: string;
       url: string;
-      /** @description The event types sent to it; empty: every type. */
+      /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `ledger.entry` billing:read, `webhook_endpoint.disabled` webhooks:read). */
+      receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
       /** @description `failing`: the service disabled it after 3 days of failed deliveries; null when enabled or disabled by you. */
@@ -1019,8 +1024,10 @@ export interface components {
       /** Format: uuid */
       id: string;
       url: string;
-      /** @description The event types sent to it; empty: every type. */
+      /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `ledger.entry` billing:read, `webhook_endpoint.disabled` webhooks:read). */
+      receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
       /** @description `failing`: the service disabled it after 3 days of failed deliveries; null when enabled or disabled by you. */
@@ -1045,20 +1052,20 @@ export interface components {
     CreateWebhookEndpoint: {
       /**
        * Format: uri
-       * @description Where events are sent: https (in the local stack also plain http on loopback, e.g. http://127.0.0.1:4000/hook).
+       * @description Where events are sent: https (in the local stack also plain http on loopback, e.g. http://127.0.0.1:4000/hook). At most 2048 characters also once normalised: non-ASCII characters count as their percent-encoding (`€` is `%E2%82%AC`, 9).
        */
       url: string;
-      /** @description Omit or leave empty for every event type. */
+      /** @description Omit or leave empty for every event type this credential can read. A type it cannot read is 403 `forbidden`. */
       events?: components['schemas']['EventType'][];
       description?: string;
     };
     UpdateWebhookEndpoint: {
       /**
        * Format: uri
-       * @description Where events are sent: https (in the local stack also plain http on loopback, e.g. http://127.0.0.1:4000/hook).
+       * @description Where events are sent: https (in the local stack also plain http on loopback, e.g. http://127.0.0.1:4000/hook). At most 2048 characters also once normalised: non-ASCII characters count as their percent-encoding (`€` is `%E2%82%AC`, 9).
        */
       url?: string;
-      /** @description Empty: every event type. */
+      /** @description Empty: every event type this credential can read. Changing `url` or `events` needs the scopes of every type the endpoint receives, before and after (else 403 `forbidden`). */
       events?: components['schemas']['EventType'][];
       /** @description true re-enables an endpoint the service disabled (and clears why). */
       enabled?: boolean;
@@ -3950,6 +3957,28 @@ export interface operations {
           };
         };
       };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
       /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
       413: {
         headers: {
@@ -4575,7 +4604,7 @@ export interface operations {
         limit?: number;
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
-        /** @description Only events of this type. */
+        /** @description Only events of this type (403 `forbidden` for a type the credential cannot read). */
         type?:
           | 'server.created'
           | 'server.resized'

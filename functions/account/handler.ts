@@ -57,7 +57,7 @@ export const handler = createGroupHandler('account', accountRoutes, {
     listEndpoints(principal.accountId, { ...query, boundTo: `webhook-endpoints:${principal.accountId}` }),
 
   createWebhookEndpoint: async ({ principal, body, audit }) => {
-    const { endpoint, secret } = await createEndpoint(principal.accountId, body);
+    const { endpoint, secret } = await createEndpoint(principal.accountId, body, principal.scopes);
     audit.target = `webhook-endpoint:${endpoint.id}`;
     audit.details = { url: endpoint.url, events: endpoint.events };
     return { ...endpoint, secret };
@@ -68,7 +68,7 @@ export const handler = createGroupHandler('account', accountRoutes, {
   updateWebhookEndpoint: async ({ principal, params, body, audit }) => {
     audit.target = `webhook-endpoint:${params.id}`;
     audit.details = { changed: Object.keys(body).sort() };
-    return updateEndpoint(principal.accountId, params.id, body);
+    return updateEndpoint(principal.accountId, params.id, body, principal.scopes);
   },
 
   deleteWebhookEndpoint: async ({ principal, params, audit }) => {
@@ -94,8 +94,9 @@ export const handler = createGroupHandler('account', accountRoutes, {
     listEvents(
       principal.accountId,
       { limit: query.limit, cursor: query.cursor, boundTo: `events:${principal.accountId}:${query.type ?? ''}` },
+      principal.scopes,
       query.type,
     ),
 
-  getEvent: async ({ principal, params }) => getEvent(principal.accountId, params.id),
+  getEvent: async ({ principal, params }) => getEvent(principal.accountId, params.id, principal.scopes),
 });

@@ -1,18 +1,37 @@
-/**
- * The types of event an account's webhook endpoints can receive (README, "Webhooks"): one list,
- * without zod, so the event writers (shared/webhooks/events.ts) use it without loading schemas.
- */
-export const EVENT_TYPES = [
-  'server.created',
-  'server.resized',
-  'server.suspended',
-  'server.unsuspended',
-  'server.deleted',
-  'balance.low',
-  'invoice.paid',
-  'invoice.void',
-  'ledger.entry',
-  'webhook_endpoint.disabled',
-] as const;
+import type { Scope } from './scopes.ts';
 
-export type EventType = (typeof EVENT_TYPES)[number];
+/**
+ * The types of event an account's webhook endpoints can receive (README, "Webhooks"), each with
+ * the scope that reads its data elsewhere in the API: one table, without zod, so the event writers
+ * (shared/webhooks/events.ts) use it without loading schemas. The scope is derived from the type,
+ * never stored on the event, so events written before a scope changed read by the new rule.
+ */
+export const EVENT_SCOPES = {
+  'server.created': 'servers:read',
+  'server.resized': 'servers:read',
+  'server.suspended': 'servers:read',
+  'server.unsuspended': 'servers:read',
+  'server.deleted': 'servers:read',
+  // Balances, ledger entries and invoices are what GET /v1/account/transactions and /v1/invoices show.
+  'balance.low': 'billing:read',
+  'invoice.paid': 'billing:read',
+  'invoice.void': 'billing:read',
+  'ledger.entry': 'billing:read',
+  'webhook_endpoint.disabled': 'webhooks:read',
+} as const satisfies Record<string, Scope>;
+
+export type EventType = keyof typeof EVENT_SCOPES;
+
+export const EVENT_TYPES = Object.keys(EVENT_SCOPES) as [EventType, ...EventType[]];
+
+/** The scopes that read some event type: what an endpoint records of the credential that set it up. */
+export const EVENT_READ_SCOPES: readonly Scope[] = [...new Set(Object.values(EVENT_SCOPES))];
+
+/** Whether a holder of `scopes` may read events of `type`. */
+export const canReadEvent = (scopes: Iterable<string>, type: EventType): boolean => new Set(scopes).has(EVENT_SCOPES[type]);
+
+/** The event types a holder of `scopes` may read, in EVENT_TYPES order. */
+export const readableEventTypes = (scopes: Iterable<string>): EventType[] => {
+  const held = new Set(scopes);
+  return EVENT_TYPES.filter((t) => held.has(EVENT_SCOPES[t]));
+};

@@ -38,13 +38,21 @@ export async function getItem(key: ItemKey, consistent = true): Promise<Item | u
   return out.Item;
 }
 
-/** One partition, items whose sort key starts with a prefix, newest (highest key) first. */
+/**
+ * Queries one page may make: a sparse filter (a credential that reads few of the event types) must
+ * not turn one request into a walk of the whole partition. A page cut short by it carries a cursor.
+ */
+const MAX_QUERIES_PER_PAGE = 10;
+/** Items a query under a filter on values reads: more than a page, since most may be filtered out. */
+const FILTERED_READ = 100;
+
+/** One partition, items whose sort key starts with a prefix, newest (highest key) first; `oneOf`: only items whose attribute is one of the values. */
 async function queryPrefix(
   pk: string,
   skPrefix: string,
   page: PageRequest,
   filterUnexpired = false,
-  equals?: { attribute: string; value: string },
+  oneOf?: { attribute: string; values: readonly string[] },
 ): Promise<Page<Item>> {
   let position = decodeCursor(page.cursor, page.boundTo);
   const values: Record<string, unknown> = { ':pk': pk, ':prefix': skPrefix };
@@ -54,28 +62,41 @@ async function queryPrefix(
     values[':now'] = Math.floor(Date.now() / 1000);
     filters.push('(attribute_not_exists(expiresAt) OR expiresAt > :now)');
   }
-  if (equals) {
-    values[':equals'] = equals.value;
-    filters.push('#equals = :equals');
+  if (oneOf) {
+    if (oneOf.values.length === 0) return { data: [], nextCursor: null };
+    oneOf.values.forEach((v, i) => {
+      values[`:v${i}`] = v;
+    });
+    filters.push(`#oneOf IN (${oneOf.values.map((_, i) => `:v${i}`).join(', ')})`);
   }
   const data: Item[] = [];
-  // A filter can thin a page out; keep reading until the page is full or the partition ends.
-  do {
+  // A filter can thin a page out; keep reading until the page is full or the partition ends (or the bound).
+  for (let queries = 0; queries < MAX_QUERIES_PER_PAGE; queries++) {
+    const room = page.limit - data.length;
     const out = await db().send(
       new QueryCommand({
         TableName: tableName(),
         KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
         FilterExpression: filters.length ? filters.join(' AND ') : undefined,
-        ExpressionAttributeNames: equals ? { '#equals': equals.attribute } : undefined,
+        ExpressionAttributeNames: oneOf ? { '#oneOf': oneOf.attribute } : undefined,
         ExpressionAttributeValues: values,
         ScanIndexForward: false,
-        Limit: page.limit - data.length,
+        Limit: oneOf ? Math.max(room, FILTERED_READ) : room,
         ExclusiveStartKey: position,
       }),
     );
-    data.push(...(out.Items ?? []));
+    const items = out.Items ?? [];
+    if (items.length > room) {
+      // More matched than the page holds: it ends at the last item kept, and the next starts after it.
+      const kept = items.slice(0, room);
+      data.push(...kept);
+      position = { PK: kept.at(-1)!.PK, SK: kept.at(-1)!.SK };
+      break;
+    }
+    data.push(...items);
     position = out.LastEvaluatedKey;
-  } while (position && data.length < page.limit);
+    if (!position || data.length >= page.limit) break;
+  }
   return { data, nextCursor: position ? encodeCursor(position, page.boundTo) : null };
 }
 
@@ -240,9 +261,10 @@ export const accessPatterns = {
   },
   webhookEndpointOfAccount: async (accountId: string, endpointId: string) =>
     asKindOrUndefined(await getItem(keys.webhookEndpoint(accountId, endpointId)), 'webhookEndpoint'),
-  eventsOfAccount: (accountId: string, page: PageRequest, type?: string) => {
+  /** `types`: only events of these types (a type filter, or the types a credential may read); undefined: every type. */
+  eventsOfAccount: (accountId: string, page: PageRequest, types?: readonly string[]) => {
     const k = keys.eventPrefix(accountId);
-    return pageOf('event')(queryPrefix(k.PK, k.SKPrefix, page, true, type ? { attribute: 'type', value: type } : undefined));
+    return pageOf('event')(queryPrefix(k.PK, k.SKPrefix, page, true, types ? { attribute: 'type', values: types } : undefined));
   },
   eventOfAccount: async (accountId: string, eventId: string) => asKindOrUndefined(await getItem(keys.event(accountId, eventId)), 'event'),
   deliveriesOfEndpoint: (endpointId: string, page: PageRequest) => {

@@ -411,6 +411,8 @@ export interface WebhookEndpointItem extends Stored {
   url: string;
   /** Event types sent to it; empty: every type. */
   events: string[];
+  /** The event-reading scopes of the credential that last set its url or events; absent on endpoints made before they were recorded (every type). */
+  scopes?: string[];
   description: string | null;
   enabled: boolean;
   /** Why it was disabled, when the service disabled it (`failing`); null when enabled or disabled by the account. */

@@ -5,7 +5,7 @@ import { keys } from '../db/keys.ts';
 import { WEBHOOK_SHARDS } from '../db/table.ts';
 import { isConditionFailed, transact, writeIfFirst, writeItem } from '../db/write.ts';
 import { errorFields, logger } from '../observability/logger.ts';
-import { EVENT_RETENTION_DAYS, eventWrite } from './events.ts';
+import { EVENT_RETENTION_DAYS, eventWrite, receivesType } from './events.ts';
 import { sendWebhook, type SendResult } from './send.ts';
 import { signedHeaders } from './signing.ts';
 import { checkDeliveryTarget, TargetRefusedError } from './targets.ts';
@@ -65,8 +65,8 @@ export function deliveryIdOf(eventId: string, endpointId: string): string {
   return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${h.slice(0, 3)}-${variant}${h.slice(4, 7)}-${h.slice(7, 19)}`;
 }
 
-const subscribed = (endpoint: WebhookEndpointItem, type: string): boolean =>
-  endpoint.enabled && (endpoint.events.length === 0 || endpoint.events.includes(type));
+// Its subscription cut to what the credential that set it could read (events.ts).
+const subscribed = (endpoint: WebhookEndpointItem, type: string): boolean => endpoint.enabled && receivesType(endpoint, type);
 
 // ---- 1. fan-out ----
 

@@ -11,12 +11,14 @@ import { accessPatterns, type Page, type PageRequest } from '../db/access-patter
 import { decodeCursor } from '../db/cursor.ts';
 import type { EventItem, WebhookDeliveryItem, WebhookEndpointItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
-import { isConditionFailed, transact, writeItem } from '../db/write.ts';
+import { isConditionFailed, retrying, transact, writeItem } from '../db/write.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
-import type { EventType } from './events.ts';
+import { canReadEvent, EVENT_READ_SCOPES, EVENT_SCOPES, EVENT_TYPES, readableEventTypes } from '../api/event-types.ts';
+import { WEBHOOK_DESCRIPTION_MAX, WEBHOOK_URL_MAX } from '../api/schemas/webhooks.ts';
+import { type EventType, receivedTypes } from './events.ts';
 import { newSigningSecret } from './signing.ts';
-import { checkTargetUrl } from './targets.ts';
+import { storedTargetUrl } from './targets.ts';
 
 /**
  * An account's webhook endpoints (the API side; delivery is shared/webhooks/dispatch.ts). The
@@ -27,18 +29,25 @@ export type WebhookEndpointView = z.infer<typeof WebhookEndpoint>;
 export type WebhookDeliveryView = z.infer<typeof WebhookDelivery>;
 export type EventView = z.infer<typeof Event>;
 
+const clip = (v: string | null | undefined, max: number): string | null => (v == null ? null : v.slice(0, max));
+
 /** Endpoints per account: each event is delivered to each subscribed endpoint, so this bounds the fan-out of one event. */
 export const MAX_WEBHOOK_ENDPOINTS = 10;
 /** How long the previous secret keeps signing after a rotation: a day to deploy the new one on the receiver. */
 export const PREVIOUS_SECRET_TTL_MS = 24 * 3_600_000;
 
+/**
+ * The view of a stored endpoint. Strings are clipped to what the API documents: earlier code stored
+ * a url checked only before percent-encoding (up to 9 times longer), and such a row must still list.
+ */
 export function toEndpointView(item: WebhookEndpointItem, now = Date.now()): WebhookEndpointView {
   const previousLive = item.previousSecretExpiresAt && Date.parse(item.previousSecretExpiresAt) > now;
   return {
     id: item.endpointId,
-    url: item.url,
+    url: item.url.slice(0, WEBHOOK_URL_MAX),
     events: item.events as EventType[],
-    description: item.description ?? null,
+    receivedTypes: receivedTypes(item),
+    description: clip(item.description, WEBHOOK_DESCRIPTION_MAX),
     enabled: item.enabled,
     disabledReason: item.disabledReason ?? null,
     failingSince: item.failingSince ?? null,
@@ -47,8 +56,6 @@ export function toEndpointView(item: WebhookEndpointItem, now = Date.now()): Web
     updatedAt: item.updatedAt,
   };
 }
-
-const clip = (v: string | null | undefined, max: number): string | null => (v == null ? null : v.slice(0, max));
 
 export function toDeliveryView(item: WebhookDeliveryItem): WebhookDeliveryView {
   return {
@@ -69,6 +76,26 @@ export function toDeliveryView(item: WebhookDeliveryItem): WebhookDeliveryView {
     createdAt: item.createdAt,
     updatedAt: item.updatedAt,
   };
+}
+
+/**
+ * Who may point an endpoint at events: a credential sets an endpoint's url or events only if it
+ * could read every type the endpoint is then sent (an explicit type it cannot read is 403, like a
+ * route it lacks the scope for) and, when it changes an existing endpoint, every type the endpoint
+ * is sent now (else a key could point an endpoint that carries billing events, and its pending
+ * deliveries and redeliveries, at its own receiver). The endpoint records the credential's
+ * event-reading scopes: an empty `events` means every type that credential could read.
+ */
+function checkSubscription(scopes: ReadonlySet<string>, types: readonly EventType[]): string[] {
+  const unreadable = types.find((t) => !canReadEvent(scopes, t));
+  if (unreadable) {
+    const requiredScope = EVENT_SCOPES[unreadable];
+    throw new ApiError('forbidden', `This credential lacks the scope ${requiredScope}, which ${unreadable} events need`, {
+      requiredScope,
+      eventType: unreadable,
+    });
+  }
+  return EVENT_READ_SCOPES.filter((s) => scopes.has(s));
 }
 
 export const toEventView = (item: EventItem): EventView => ({
@@ -97,8 +124,12 @@ const limitExceeded = () =>
 export async function createEndpoint(
   accountId: string,
   input: z.infer<typeof CreateWebhookEndpoint>,
+  scopes: ReadonlySet<string>,
 ): Promise<{ endpoint: WebhookEndpointView; secret: string }> {
-  const url = checkTargetUrl(input.url).toString();
+  // Every check before the one write: a refused create stores nothing.
+  const url = storedTargetUrl(input.url, WEBHOOK_URL_MAX);
+  const events = [...new Set(input.events ?? [])];
+  const recorded = checkSubscription(scopes, events);
   const now = new Date().toISOString();
   const endpointId = newId();
   const secret = newSigningSecret();
@@ -108,7 +139,8 @@ export async function createEndpoint(
     endpointId,
     accountId,
     url,
-    events: [...new Set(input.events ?? [])],
+    events,
+    scopes: recorded,
     description: input.description || null,
     enabled: true,
     disabledReason: null,
@@ -148,53 +180,69 @@ export async function getEndpoint(accountId: string, endpointId: string): Promis
   return toEndpointView(await getOwnedEndpoint(accountId, endpointId));
 }
 
-/** Changes what is given; enabling clears why the service disabled it and since when it was failing. */
+/**
+ * Changes what is given; enabling clears why the service disabled it and since when it was failing.
+ * A change of url or events is checked against the endpoint as read (checkSubscription) and written
+ * under a condition on that read, so a concurrent change is checked again rather than overwritten.
+ */
 export async function updateEndpoint(
   accountId: string,
   endpointId: string,
   input: z.infer<typeof UpdateWebhookEndpoint>,
+  scopes: ReadonlySet<string>,
 ): Promise<WebhookEndpointView> {
-  await getOwnedEndpoint(accountId, endpointId);
-  const sets: string[] = ['updatedAt = :now'];
-  const values: Record<string, unknown> = { ':now': new Date().toISOString() };
-  const names: Record<string, string> = {};
-  if (input.url !== undefined) {
-    sets.push('#url = :url');
-    names['#url'] = 'url';
-    values[':url'] = checkTargetUrl(input.url).toString();
-  }
-  if (input.events !== undefined) {
-    sets.push('events = :events');
-    values[':events'] = [...new Set(input.events)];
-  }
-  if (input.description !== undefined) {
-    sets.push('description = :description');
-    values[':description'] = input.description || null;
-  }
-  if (input.enabled !== undefined) {
-    sets.push('enabled = :enabled');
-    values[':enabled'] = input.enabled;
-    if (input.enabled) sets.push('disabledReason = :null, failingSince = :null');
-    else sets.push('disabledReason = :null');
-    values[':null'] = null;
-  }
-  try {
-    const after = await writeItem({
-      Update: {
-        Key: keys.webhookEndpoint(accountId, endpointId),
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        // Deleted meanwhile: 404 rather than an endpoint brought back half-written.
-        ConditionExpression: 'attribute_exists(PK)',
-        ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      },
-    });
-    return toEndpointView(after as unknown as WebhookEndpointItem);
-  } catch (err) {
-    if (isConditionFailed(err)) throw notFound('Webhook endpoint');
-    throw err;
-  }
+  const events = input.events === undefined ? undefined : [...new Set(input.events)];
+  return retrying(
+    async () => {
+      // Another account's endpoint is 404 whatever the body holds, as an unknown id is.
+      const current = await getOwnedEndpoint(accountId, endpointId);
+      const url = input.url === undefined ? undefined : storedTargetUrl(input.url, WEBHOOK_URL_MAX);
+      const sets: string[] = ['updatedAt = :now'];
+      const values: Record<string, unknown> = { ':now': new Date().toISOString(), ':read': current.updatedAt };
+      const names: Record<string, string> = {};
+      if (url !== undefined) {
+        sets.push('#url = :url');
+        names['#url'] = 'url';
+        values[':url'] = url;
+      }
+      if (events !== undefined) {
+        sets.push('events = :events');
+        values[':events'] = events;
+      }
+      if (url !== undefined || events !== undefined) {
+        checkSubscription(scopes, receivedTypes(current));
+        sets.push('scopes = :scopes');
+        values[':scopes'] = checkSubscription(scopes, (events ?? current.events) as EventType[]);
+      }
+      if (input.description !== undefined) {
+        sets.push('description = :description');
+        values[':description'] = input.description || null;
+      }
+      if (input.enabled !== undefined) {
+        sets.push('enabled = :enabled');
+        values[':enabled'] = input.enabled;
+        if (input.enabled) sets.push('disabledReason = :null, failingSince = :null');
+        else sets.push('disabledReason = :null');
+        values[':null'] = null;
+      }
+      const after = await writeItem({
+        Update: {
+          Key: keys.webhookEndpoint(accountId, endpointId),
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          // Deleted meanwhile: the next read answers 404 rather than an endpoint brought back half-written.
+          ConditionExpression: 'attribute_exists(PK) AND updatedAt = :read',
+          ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        },
+      });
+      return toEndpointView(after as unknown as WebhookEndpointItem);
+    },
+    {
+      retryIf: () => true,
+      exhausted: () => new ApiError('conflict', 'The endpoint kept changing while it was being updated; try again'),
+    },
+  );
 }
 
 /**
@@ -289,14 +337,33 @@ export async function redeliverDelivery(accountId: string, endpointId: string, d
   return toDeliveryView(await redeliver(delivery));
 }
 
-export async function listEvents(accountId: string, page: PageRequest, type?: EventType): Promise<Page<EventView>> {
-  const result = await accessPatterns.eventsOfAccount(accountId, page, type);
+/**
+ * The caller's events that its scopes could read elsewhere (shared/api/event-types.ts): the others
+ * are left out of the page by the query's filter, so pages and cursors stay those of the listing it
+ * may see. Asking for a type by name that the credential cannot read is 403, as its route would be.
+ */
+export async function listEvents(
+  accountId: string,
+  page: PageRequest,
+  scopes: ReadonlySet<string>,
+  type?: EventType,
+): Promise<Page<EventView>> {
+  if (type) checkSubscription(scopes, [type]);
+  const readable = readableEventTypes(scopes);
+  // A credential that reads every type needs no filter: the listing reads as it always has.
+  const types = type ? [type] : readable.length === EVENT_TYPES.length ? undefined : readable;
+  const result = await accessPatterns.eventsOfAccount(accountId, page, types);
   return { data: result.data.map(toEventView), nextCursor: result.nextCursor };
 }
 
-/** One event of the caller's, while it is kept (an expired one awaiting TTL deletion is 404). */
-export async function getEvent(accountId: string, eventId: string): Promise<EventView> {
+/**
+ * One event of the caller's, while it is kept (an expired one awaiting TTL deletion is 404), and
+ * only if the credential could read its data elsewhere: one it cannot is 404 like an unknown id,
+ * as the listing leaves it out (a 403 would say that the id exists and what it is).
+ */
+export async function getEvent(accountId: string, eventId: string, scopes: ReadonlySet<string>): Promise<EventView> {
   const item = await accessPatterns.eventOfAccount(accountId, eventId);
   if (!item || item.expiresAt <= Math.floor(Date.now() / 1000)) throw notFound('Event');
+  if (!canReadEvent(scopes, item.type as EventType)) throw notFound('Event');
   return toEventView(item);
 }

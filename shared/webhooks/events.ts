@@ -2,7 +2,7 @@ import type { EventItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import type { NamedWrite } from '../db/write.ts';
 import { newId } from '../ids.ts';
-import type { EventType } from '../api/event-types.ts';
+import { EVENT_READ_SCOPES, type EventType, readableEventTypes } from '../api/event-types.ts';
 
 /**
  * Events: what happened to an account, recorded in the same transaction as the change it reports
@@ -13,6 +13,20 @@ import type { EventType } from '../api/event-types.ts';
 export { EVENT_TYPES, type EventType } from '../api/event-types.ts';
 
 export const EVENT_RETENTION_DAYS = 30;
+
+/**
+ * The event types an endpoint is sent: its subscription (`events`, empty: every type), cut to the
+ * types the credential that last set its url or events could read (`scopes`). An endpoint stored
+ * before scopes were recorded has none and keeps what it had: every type it subscribed to.
+ */
+export function receivedTypes(endpoint: { events: readonly string[]; scopes?: readonly string[] | null }): EventType[] {
+  const readable = readableEventTypes(endpoint.scopes ?? EVENT_READ_SCOPES);
+  return endpoint.events.length === 0 ? readable : readable.filter((t) => endpoint.events.includes(t));
+}
+
+/** Whether an endpoint is sent events of `type` (the dispatcher's fan-out asks this). */
+export const receivesType = (endpoint: { events: readonly string[]; scopes?: readonly string[] | null }, type: string): boolean =>
+  receivedTypes(endpoint).includes(type as EventType);
 
 /** The event item for `type` (its id time-ordered), to put in the transaction of the change. */
 export function eventItem(accountId: string, type: EventType, data: Record<string, unknown>, now = new Date()): EventItem {

@@ -33,6 +33,21 @@ export function checkTargetUrl(raw: string): URL {
   throw invalid(inAws ? 'url must use https' : 'url must use https (plain http only on loopback in the local stack)');
 }
 
+/**
+ * The url an endpoint stores: checked, and within `maxLength` in the form stored. `new URL` percent-
+ * encodes what is not ASCII (one `€` becomes `%E2%82%AC`), so a url within the bound as sent can be
+ * nine times over it once normalised; the bound holds for what is kept and shown.
+ */
+export function storedTargetUrl(raw: string, maxLength: number): string {
+  const href = checkTargetUrl(raw).href;
+  if (href.length > maxLength) {
+    throw invalid(
+      `must be at most ${maxLength} characters once normalised (non-ASCII characters are percent-encoded); this one is ${href.length}`,
+    );
+  }
+  return href;
+}
+
 const isLoopbackHost = (host: string): boolean => host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 
 const invalid = (message: string) =>

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { startTestApi, expectEnvelope, type TestApi } from '../helpers/stack.ts';
-import { getRaw, queryPartition } from '../helpers/db.ts';
+import { getRaw, queryPartition, setAttributes } from '../helpers/db.ts';
 import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
 import type { WebhookDeliveryItem } from '../../shared/db/items.ts';
@@ -244,6 +244,71 @@ describe('webhook endpoints', () => {
     }
     expect((await api.call('GET', '/v1/webhook-endpoints', { token: b.token })).body.data).toEqual([]);
     expect((await api.call('GET', `/v1/webhook-endpoints/${ep.id}`, { token: a.token })).body.enabled).toBe(true);
+  });
+});
+
+describe('bad input never stores a bad row', () => {
+  // `new URL` percent-encodes what is not ASCII: `é` is stored as `%C3%A9`, six characters.
+  const ORIGIN = 'https://hooks.example.com/';
+  const encodedLength = (n: number) => ORIGIN.length + 6 * n;
+
+  it('a url under 2,048 characters as sent but over it once encoded is 400 on create and PATCH, and stores nothing', async () => {
+    const { token, id } = await customer('wh-long-url@example.com');
+    const sent = `${ORIGIN}${'é'.repeat(994)}`; // 1,020 characters, as the report found; 5,990 once encoded
+    expect(sent.length).toBeLessThan(2048);
+    for (const idempotencyKey of [undefined, 'long-url-1']) {
+      const res = await api.call('POST', '/v1/webhook-endpoints', {
+        token,
+        body: { url: sent },
+        ...(idempotencyKey ? { headers: { 'idempotency-key': idempotencyKey } } : {}),
+      });
+      expectEnvelope(res, 400, 'validation_failed');
+      expect(res.body.error.details.issues[0].field).toBe('body.url');
+      expect(res.body.error.message).toContain(`this one is ${encodedLength(994)}`);
+    }
+    // Nothing stored: no endpoint, no count taken from the limit of 10.
+    expect(await queryPartition(`ACCOUNT#${id}`, 'WHEP#')).toEqual([]);
+    expect((await getRaw(keys.account(id)))!.webhookEndpointCount ?? 0).toBe(0);
+    const list = await api.call('GET', '/v1/webhook-endpoints', { token });
+    expect(list.status).toBe(200);
+    expect(list.body.data).toEqual([]);
+
+    // At the bound once encoded: stored as encoded, shown whole; one character more is refused.
+    const fits = Math.floor((2048 - ORIGIN.length) / 6);
+    const atBound = `${ORIGIN}${'é'.repeat(fits)}${'a'.repeat(2048 - encodedLength(fits))}`;
+    const created = await api.call('POST', '/v1/webhook-endpoints', { token, body: { url: atBound } });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.url).toHaveLength(2048);
+    expect(created.body.url).toBe(new URL(atBound).href);
+    expectEnvelope(await api.call('POST', '/v1/webhook-endpoints', { token, body: { url: `${atBound}é` } }), 400, 'validation_failed');
+
+    const before = await getRaw(keys.webhookEndpoint(id, created.body.id));
+    expectEnvelope(
+      await api.call('PATCH', `/v1/webhook-endpoints/${created.body.id}`, { token, body: { url: sent } }),
+      400,
+      'validation_failed',
+    );
+    expect(await getRaw(keys.webhookEndpoint(id, created.body.id))).toEqual(before);
+    expect((await api.call('GET', '/v1/webhook-endpoints', { token })).status).toBe(200);
+  });
+
+  it('a row earlier code stored with an over-long url lists, reads and deletes with 200 (shown cut to the bound)', async () => {
+    const { token, id } = await customer('wh-legacy-url@example.com');
+    const { body: ep } = await api.call('POST', '/v1/webhook-endpoints', { token, body: { url: HOOK } });
+    // What the create stored before the bound held for the encoded form.
+    const stored = new URL(`${ORIGIN}${'é'.repeat(1000)}`).href;
+    await setAttributes(keys.webhookEndpoint(id, ep.id), { url: stored });
+    const list = await api.call('GET', '/v1/webhook-endpoints', { token });
+    expect(list.status, list.text).toBe(200);
+    expect(list.body.data[0].url).toBe(stored.slice(0, 2048));
+    const one = await api.call('GET', `/v1/webhook-endpoints/${ep.id}`, { token });
+    expect(one.status).toBe(200);
+    expect(one.body.url).toBe(stored.slice(0, 2048));
+    // Fixed by a PATCH, or deleted by id; the list answers throughout.
+    const fixed = await api.call('PATCH', `/v1/webhook-endpoints/${ep.id}`, { token, body: { description: 'still here' } });
+    expect(fixed.status, fixed.text).toBe(200);
+    expect((await api.call('DELETE', `/v1/webhook-endpoints/${ep.id}`, { token })).status).toBe(200);
+    expect((await api.call('GET', '/v1/webhook-endpoints', { token })).body.data).toEqual([]);
   });
 });
 

@@ -99,7 +99,8 @@ export const accountCoreRoutes = define({
     auth: 'bearer',
     scope: 'webhooks:write',
     summary: 'Add a webhook endpoint; its signing secret is returned once',
-    description: 'At most 10 endpoints per account. Deliveries are signed by the Standard Webhooks convention with the secret.',
+    description:
+      'At most 10 endpoints per account. Deliveries are signed by the Standard Webhooks convention with the secret. The endpoint is sent only the event types this credential can read (`receivedTypes`); naming one it cannot is 403.',
     body: CreateWebhookEndpoint,
     status: 201,
     response: WebhookEndpointWithSecret,
@@ -126,11 +127,13 @@ export const accountCoreRoutes = define({
     auth: 'bearer',
     scope: 'webhooks:write',
     summary: 'Change an endpoint: url, events, description, enabled',
-    description: 'Omitted fields keep their value. Enabling an endpoint the service disabled clears why and when it started failing.',
+    description:
+      "Omitted fields keep their value. Enabling an endpoint the service disabled clears why and when it started failing. Changing `url` or `events` needs the scopes of every event type the endpoint receives before and after (403 otherwise), and records this credential's.",
     params: IdParam,
     body: UpdateWebhookEndpoint,
     response: WebhookEndpoint,
     audit: 'webhooks.update',
+    errors: ['conflict'],
   },
   deleteWebhookEndpoint: {
     method: 'DELETE',
@@ -191,7 +194,8 @@ export const accountCoreRoutes = define({
     auth: 'bearer',
     scope: 'webhooks:read',
     summary: "The account's events, newest first (kept 30 days)",
-    description: 'Every event is recorded with the change it reports, whether or not an endpoint receives it.',
+    description:
+      'Every event is recorded with the change it reports, whether or not an endpoint receives it. Only the types this credential can read are listed: server events need servers:read; ledger, balance and invoice events billing:read.',
     query: EventsQuery,
     response: EventList,
   },
@@ -203,6 +207,7 @@ export const accountCoreRoutes = define({
     auth: 'bearer',
     scope: 'webhooks:read',
     summary: 'One event',
+    description: 'An event of a type this credential cannot read is 404, like an unknown id.',
     params: IdParam,
     response: Event,
   },

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { EVENT_TYPES } from '../event-types.ts';
+import { EVENT_SCOPES, EVENT_TYPES } from '../event-types.ts';
 import { Uuid, INT32_MAX, text, int32, Count, Timestamp, ListQuery, SafeText, listOf } from './common.ts';
 
 /** Outbound webhooks (account group): endpoints, deliveries, events. */
@@ -7,27 +7,41 @@ import { Uuid, INT32_MAX, text, int32, Count, Timestamp, ListQuery, SafeText, li
 /** The event types an endpoint can subscribe to (shared/api/event-types.ts). */
 export const WEBHOOK_EVENT_TYPES = EVENT_TYPES;
 
+/** Which scope reads each type, for the document (from the one table in shared/api/event-types.ts). */
+export const EVENT_SCOPE_TEXT = EVENT_TYPES.map((t) => `\`${t}\` ${EVENT_SCOPES[t]}`).join(', ');
+
 export const EventTypeSchema = z.enum(WEBHOOK_EVENT_TYPES).meta({ id: 'EventType' });
 
-const WebhookUrl = z.string().max(2048).meta({
+/** A url's bound, as stored and shown: after normalisation (shared/webhooks/targets.ts `storedTargetUrl`). */
+export const WEBHOOK_URL_MAX = 2048;
+export const WEBHOOK_DESCRIPTION_MAX = 200;
+
+const WebhookUrl = z.string().max(WEBHOOK_URL_MAX).meta({
   format: 'uri',
-  description: 'Where events are sent: https (in the local stack also plain http on loopback, e.g. http://127.0.0.1:4000/hook).',
+  description:
+    'Where events are sent: https (in the local stack also plain http on loopback, e.g. http://127.0.0.1:4000/hook). At most 2048 characters also once normalised: non-ASCII characters count as their percent-encoding (`€` is `%E2%82%AC`, 9).',
 });
 const WebhookEvents = z
   .array(EventTypeSchema)
   .max(WEBHOOK_EVENT_TYPES.length)
   .refine((v) => new Set(v).size === v.length, 'must not repeat an event type');
-const WebhookDescription = SafeText.trim().max(200);
+const WebhookDescription = SafeText.trim().max(WEBHOOK_DESCRIPTION_MAX);
 
 export const WebhookEndpoint = z
   .object({
     id: Uuid,
-    url: text(2048),
+    url: text(WEBHOOK_URL_MAX),
     events: z
       .array(EventTypeSchema)
       .max(WEBHOOK_EVENT_TYPES.length)
-      .meta({ description: 'The event types sent to it; empty: every type.' }),
-    description: text(200).nullable(),
+      .meta({ description: 'The event types it subscribes to; empty: every type the credential that set it could read.' }),
+    receivedTypes: z
+      .array(EventTypeSchema)
+      .max(WEBHOOK_EVENT_TYPES.length)
+      .meta({
+        description: `The event types sent to it: \`events\` (every type when empty) cut to those the credential that last set its url or events could read (${EVENT_SCOPE_TEXT}).`,
+      }),
+    description: text(WEBHOOK_DESCRIPTION_MAX).nullable(),
     enabled: z.boolean(),
     disabledReason: text(64)
       .nullable()
@@ -52,7 +66,9 @@ export const WebhookEndpointList = listOf(WebhookEndpoint, 'WebhookEndpointList'
 export const CreateWebhookEndpoint = z
   .object({
     url: WebhookUrl,
-    events: WebhookEvents.optional().meta({ description: 'Omit or leave empty for every event type.' }),
+    events: WebhookEvents.optional().meta({
+      description: 'Omit or leave empty for every event type this credential can read. A type it cannot read is 403 `forbidden`.',
+    }),
     description: WebhookDescription.optional(),
   })
   .strict()
@@ -61,7 +77,10 @@ export const CreateWebhookEndpoint = z
 export const UpdateWebhookEndpoint = z
   .object({
     url: WebhookUrl.optional(),
-    events: WebhookEvents.optional().meta({ description: 'Empty: every event type.' }),
+    events: WebhookEvents.optional().meta({
+      description:
+        'Empty: every event type this credential can read. Changing `url` or `events` needs the scopes of every type the endpoint receives, before and after (else 403 `forbidden`).',
+    }),
     enabled: z.boolean().optional().meta({ description: 'true re-enables an endpoint the service disabled (and clears why).' }),
     description: WebhookDescription.nullable().optional(),
   })
@@ -118,7 +137,9 @@ export const Event = z
 export const EventList = listOf(Event, 'EventList');
 
 export const EventsQuery = ListQuery.extend({
-  type: EventTypeSchema.optional().meta({ description: 'Only events of this type.' }),
+  type: EventTypeSchema.optional().meta({
+    description: 'Only events of this type (403 `forbidden` for a type the credential cannot read).',
+  }),
 });
 
 export const DeletedWebhookEndpoint = z
