@@ -85,7 +85,14 @@ function spam(token: string, serverId: string) {
       stopped = true;
       await Promise.all(loops);
       // Only answers the contract names: success, a held lease, a suspended server, no credit, a busy panel.
-      const named = ['200', '409 operation_in_progress', '409 conflict', '402 insufficient_credit', '504 panel_timeout', '503 panel_unavailable'];
+      const named = [
+        '200',
+        '409 operation_in_progress',
+        '409 conflict',
+        '402 insufficient_credit',
+        '504 panel_timeout',
+        '503 panel_unavailable',
+      ];
       for (const key of Object.keys(statuses)) expect(named).toContain(key);
       return statuses;
     },
@@ -96,7 +103,9 @@ function spam(token: string, serverId: string) {
 async function customers(prefix: string) {
   const out: Awaited<ReturnType<typeof customerWithServer>>[] = [];
   for (let i = 0; i < RUNS; i += 4) {
-    out.push(...(await Promise.all(Array.from({ length: Math.min(4, RUNS - i) }, (_, j) => customerWithServer(`${prefix}-${i + j}@example.com`)))));
+    out.push(
+      ...(await Promise.all(Array.from({ length: Math.min(4, RUNS - i) }, (_, j) => customerWithServer(`${prefix}-${i + j}@example.com`)))),
+    );
   }
   return out;
 }
