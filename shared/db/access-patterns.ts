@@ -269,7 +269,6 @@ export const accessPatterns = {
   /** The pending-repair pass: up to `limit` repairs of one shard (GSI2 REPAIRDUE#<n>) due at `nowIso` or before. */
   dueRepairsOfShard: async (shard: number, nowIso: string, limit: number) =>
     (await queryIndexPage(keys.repairDueShard(shard), limit, ['<', `${nowIso}$`])).map((item) => asKind(item, 'server-repair')),
-  serverRepair: async (serverId: string) => asKindOrUndefined(await getItem(keys.serverRepair(serverId)), 'server-repair'),
   settings: async () => asKindOrUndefined(await getItem(keys.settings()), 'settings'),
   instanceById: async (instanceId: string) => asKindOrUndefined(await getItem(keys.instance(instanceId)), 'instance'),
   /** Instances are few (one per panel), so they share one partition and are read whole. */
