@@ -17,6 +17,7 @@ import { logger, errorFields } from '../shared/observability/logger.ts';
 import { startPanelSim, type PanelSim } from './panel-sim/index.ts';
 import { createInstance, listInstances, updateInstance } from '../shared/instances/index.ts';
 import { startWebhookLoop, type WebhookLoopOptions } from './webhook-loop.ts';
+import { startRepairLoop, type RepairLoopOptions } from './repair-loop.ts';
 
 /**
  * The whole service on one machine: DynamoDB Local (or a given endpoint), the table, the API
@@ -48,6 +49,12 @@ export interface LocalStackOptions {
    * with their own clock.
    */
   webhooks?: false | WebhookLoopOptions;
+  /**
+   * Run the pending-repair pass in this process (dev/repair-loop.ts): the suspensions and repairs
+   * that did not complete, every minute unless `intervalMs` says otherwise, as the every-minute
+   * function does in AWS. Off when omitted or `false`: `npm start` and `startTestApi` turn it on.
+   */
+  repairs?: false | RepairLoopOptions;
 }
 
 export interface PanelOptions {
@@ -105,6 +112,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const panel = options.panel ? await startAndRegisterPanel(options.panel) : undefined;
   const schedule = options.billingSchedule ? scheduleBilling() : undefined;
   const webhookLoop = options.webhooks ? startWebhookLoop(options.webhooks) : undefined;
+  const repairLoop = options.repairs ? startRepairLoop(options.repairs) : undefined;
 
   return {
     baseUrl,
@@ -117,6 +125,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     stop: async () => {
       schedule?.stop();
       await webhookLoop?.stop();
+      await repairLoop?.stop();
       await panel?.sim.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

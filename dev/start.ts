@@ -4,7 +4,8 @@ import { testInstance } from '../shared/instances/index.ts';
 
 /**
  * `npm start`: the whole service on this machine. Knobs (README "Local stack"):
- * PORT, DATA_DIR, LOCAL_IN_MEMORY, DYNAMODB_ENDPOINT, ADMIN_EMAILS, LOCAL_ADMIN_API_KEY.
+ * PORT, DATA_DIR, LOCAL_IN_MEMORY, DYNAMODB_ENDPOINT, ADMIN_EMAILS, LOCAL_ADMIN_API_KEY, WEBHOOK_INTERVAL_MS,
+ * REPAIR_INTERVAL_MS.
  */
 const env = process.env;
 const inMemory = env.LOCAL_IN_MEMORY === '1' || env.LOCAL_IN_MEMORY === 'true';
@@ -22,6 +23,7 @@ const stack = await startLocalStack({
   panel: env.LOCAL_PANEL === 'off' ? false : { port: Number(env.PANEL_SIM_PORT ?? 8081) },
   billingSchedule: true,
   webhooks: { intervalMs: env.WEBHOOK_INTERVAL_MS ? Number(env.WEBHOOK_INTERVAL_MS) : undefined },
+  repairs: { intervalMs: env.REPAIR_INTERVAL_MS ? Number(env.REPAIR_INTERVAL_MS) : undefined },
 });
 // What an operator does after registering a panel: the instance test, which the catalog's
 // `controlAvailable` reflects (false until a test resolved the client key).
@@ -41,6 +43,7 @@ process.stdout.write(
     ` Billing    hourly pass at :02 past each hour; run one now: curl -X POST ${stack.baseUrl}/dev/billing/run -d '{}' -H 'content-type: application/json'`,
     ` Payments   ${process.env.STRIPE_SECRET_KEY ? 'Stripe' : 'sandbox checkout (no STRIPE_SECRET_KEY)'}`,
     ` Webhooks   dispatcher in this process, a pass every ${env.WEBHOOK_INTERVAL_MS ?? 250} ms (outbox fan-out, then due attempts)`,
+    ` Repairs    pending suspensions and repairs redone in this process every ${env.REPAIR_INTERVAL_MS ?? 60_000} ms`,
     ` Admin      ${stack.adminEmail}`,
     ` Admin key  ${stack.adminApiKey}`,
     '',

@@ -6755,6 +6755,28 @@ export interface operations {
           };
         };
       };
+      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
+      402: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
       /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
       403: {
         headers: {

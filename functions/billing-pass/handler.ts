@@ -4,6 +4,7 @@ import { chargeShard, GRACE_MS, planPass, readWatermark, runPassInProcess } from
 import { HOUR_MS, hourStart } from '../../shared/pricing/hours.ts';
 import { markShardDone, openPassRecord } from '../../shared/billing/fanout.ts';
 import { reconcileAll } from '../../shared/servers/reconcile.ts';
+import { type RepairSummary, runRepairs } from '../../shared/servers/repairs.ts';
 import { logger, errorFields } from '../../shared/observability/logger.ts';
 
 /**
@@ -11,6 +12,8 @@ import { logger, errorFields } from '../../shared/observability/logger.ts';
  * with BILLING_QUEUE_URL it plans the pass and sends one message per shard; without it, it runs
  * the whole pass in this process. `worker` consumes the queue, one shard per message, reporting
  * failed messages so only those are retried (and land in the dead-letter queue in the end).
+ * `repairs` is what the every-minute rule invokes: the suspensions and repairs that did not
+ * complete (shared/servers/repairs.ts), within minutes instead of at the next hourly pass.
  */
 const sqs = process.env.BILLING_QUEUE_URL ? new SQSClient({}) : undefined;
 
@@ -88,4 +91,13 @@ export async function worker(event: SQSEvent): Promise<SQSBatchResponse> {
     }
   }
   return { batchItemFailures };
+}
+
+/**
+ * The pending-repair pass, every minute. Runs may overlap (a slow panel): each item is claimed
+ * under a condition first, so two runs never repair the same server at once. The clock, not the
+ * event's `time`: a late invocation must not act in the past.
+ */
+export async function repairs(): Promise<RepairSummary> {
+  return runRepairs(new Date());
 }

@@ -32,6 +32,8 @@ export const HOURLY_SCHEDULE = 'cron(3 * * * ? *)';
 const WORKER_TIMEOUT = Duration.minutes(5);
 /** Shard workers at once: caps the load on DynamoDB and on the panels (suspensions) during a pass. */
 export const WORKER_MAX_CONCURRENCY = 4;
+/** The pending-repair pass (suspensions and repairs that did not complete): every minute, so they are retried within minutes. */
+export const REPAIRS_SCHEDULE = 'rate(1 minute)';
 /** Deliveries of one shard message before it goes to the dead-letter queue. */
 export const MAX_RECEIVE_COUNT = 5;
 
@@ -51,6 +53,8 @@ export const MAX_RECEIVE_COUNT = 5;
 export class BillingStack extends Stack {
   readonly scheduler: AppFunction;
   readonly worker: AppFunction;
+  readonly repairs: AppFunction;
+  readonly repairsRule: events.Rule;
   readonly queue: sqs.Queue;
   readonly workDlq: sqs.Queue;
   readonly schedulerDlq: sqs.Queue;
@@ -101,7 +105,15 @@ export class BillingStack extends Stack {
       memorySize: 1024,
       environment,
     });
-    for (const fn of [this.scheduler, this.worker]) {
+    this.repairs = new AppFunction(this, 'BillingRepairs', {
+      group: BILLING_PASS_BUNDLE,
+      handler: 'index.repairs',
+      description: 'Control plane: pending suspensions and repairs, every minute (shared/servers/repairs.ts)',
+      // At most REPAIRS_PER_RUN servers, four at a time, each a bounded lease wait and panel calls with retries.
+      timeout: Duration.minutes(5),
+      environment,
+    });
+    for (const fn of [this.scheduler, this.worker, this.repairs]) {
       // Charges, watermark, pass record, suspensions, server counts (shared/db/key-prefixes.ts). Settings: never written.
       fn.bindTable(props.table, TABLE_ACCESS['billing-pass']);
       fn.denyPartitionWrites(props.table, [SETTINGS_PARTITION]);
@@ -134,11 +146,19 @@ export class BillingStack extends Stack {
       }),
     );
 
+    // ---- the every-minute pending-repair rule: a missed run is simply the next minute's work ----
+    this.repairsRule = new events.Rule(this, 'RepairsRule', {
+      description: 'Pending suspensions and repairs, every minute',
+      schedule: events.Schedule.expression(REPAIRS_SCHEDULE),
+    });
+    this.repairsRule.addTarget(new targets.LambdaFunction(this.repairs.fn, { retryAttempts: 0, maxEventAge: Duration.minutes(1) }));
+
     // ---- alarms ----
     this.alarms = new Alarms(this, 'Alarms', { topic: props.alarmTopic });
     this.alarms.forFunction('BillingScheduler', this.scheduler);
     this.alarms.forFunction('BillingWorker', this.worker);
-    this.alarms.loggedErrors('Billing', [this.scheduler, this.worker]);
+    this.alarms.forFunction('BillingRepairs', this.repairs);
+    this.alarms.loggedErrors('Billing', [this.scheduler, this.worker, this.repairs]);
     this.alarms.deadLetters(
       'BillingWorkDlq',
       this.workDlq,

@@ -288,6 +288,9 @@ export const accessPatterns = {
   dueDeliveriesOfShard: async (shard: number, nowIso: string, limit: number) =>
     // `$` sorts right after `#`: every `<dueAt>#<id>` with dueAt ≤ now, and none later.
     (await queryIndexPage(keys.deliveryDueShard(shard), limit, ['<', `${nowIso}$`])).map((item) => asKind(item, 'webhookDelivery')),
+  /** The pending-repair pass: up to `limit` repairs of one shard (GSI2 REPAIRDUE#<n>) due at `nowIso` or before. */
+  dueRepairsOfShard: async (shard: number, nowIso: string, limit: number) =>
+    (await queryIndexPage(keys.repairDueShard(shard), limit, ['<', `${nowIso}$`])).map((item) => asKind(item, 'server-repair')),
   settings: async () => asKindOrUndefined(await getItem(keys.settings()), 'settings'),
   instanceById: async (instanceId: string) => asKindOrUndefined(await getItem(keys.instance(instanceId)), 'instance'),
   /** Instances are few (one per panel), so they share one partition and are read whole. */

@@ -391,6 +391,7 @@ interface Kinds {
   webhookEndpoint: WebhookEndpointItem;
   event: EventItem;
   webhookDelivery: WebhookDeliveryItem;
+  'server-repair': ServerRepairItem;
 }
 export type ItemKind = keyof Kinds;
 
@@ -458,6 +459,26 @@ export interface WebhookDeliveryItem extends Stored {
   /** TTL (epoch seconds): kept 30 days like the events. */
   expiresAt: number;
   /** Present (sparse GSI2 WHDUE#<n>) while an attempt is due. */
+  GSI2PK?: string;
+  GSI2SK?: string;
+}
+
+/** Why a server is in the pending-repair queue: its suspension state, or its panel build (or existence) against the record. */
+export type RepairReason = 'suspension' | 'panel';
+
+/** A server whose panel and record may disagree, until the pending-repair pass sees them agree (shared/servers/pending.ts). */
+export interface ServerRepairItem extends Stored {
+  kind: 'server-repair';
+  serverId: string;
+  accountId: string;
+  reasons: Set<RepairReason>;
+  /** Moved by every queueing: the pass removes the item only if nobody queued it again meanwhile. */
+  version: number;
+  attempts: number;
+  queuedAt: string;
+  /** The last failure's error code or name (never a message that could carry a panel's text). */
+  lastError?: string;
+  /** Present (sparse GSI2 REPAIRDUE#<n>) while the item waits: `<dueAt>#<serverId>`. */
   GSI2PK?: string;
   GSI2SK?: string;
 }

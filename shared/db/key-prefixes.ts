@@ -35,6 +35,7 @@ export const PARTITIONS = {
   serverPointer: partitionPattern(keys.serverPointer(SENTINEL).PK),
   liveState: partitionPattern(keys.liveState(SENTINEL).PK),
   serverLease: partitionPattern(keys.serverLease(SENTINEL).PK),
+  serverRepair: partitionPattern(keys.serverRepair(SENTINEL).PK),
   /** Topology and eggs copies (`PANEL#<id>`); `PANELBUDGET#` does not match it (`B` ≠ `#`). */
   panelCopies: partitionPattern(keys.panelTopology(SENTINEL).PK),
   panelBudget: partitionPattern(keys.panelBudgetWindow(SENTINEL, SENTINEL, N).PK),
@@ -83,10 +84,19 @@ const PIPELINE: TableAccess = {
 };
 /**
  * Panel work (deploy, resize, delete, power, suspension, reconciling, catalog copies): instance
- * records and their server counts, server pointers, live state, leases, the shared panel copies and
- * the panels' call budgets.
+ * records and their server counts, server pointers, live state, leases, pending repairs, the shared
+ * panel copies and the panels' call budgets.
  */
-const PANEL_WORK: readonly Partition[] = ['instances', 'serverPointer', 'liveState', 'serverLease', 'panelCopies', 'panelBudget'];
+const PANEL_WORK: readonly Partition[] = [
+  'instances',
+  'serverPointer',
+  'liveState',
+  'serverLease',
+  // A suspension or repair that did not complete is queued by whoever met the failure (shared/servers/pending.ts).
+  'serverRepair',
+  'panelCopies',
+  'panelBudget',
+];
 /** Invoice numbering and lookup (shared/invoices). */
 const INVOICES: readonly Partition[] = ['invoicePointer', 'invoiceNumber', 'invoiceCounter'];
 
@@ -109,7 +119,8 @@ const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
  * - admin: settings, instances and their keys, credits (which may lift a suspension: panel work),
  *   the listings of users, servers and the audit log (GSI1). No invoices, no billing pass.
  * - billing-pass: charges (account, `TXN#` guards), watermark and pass record, suspension and the
- *   reconciler (panel work, server pointers), the listings of GSI1 (reconciler) and GSI2 (shards);
+ *   reconciler (panel work, server pointers), the listings of GSI1 (reconciler) and GSI2 (shards, and
+ *   the pending repairs the every-minute `repairs` entry takes);
  *   settings are read. No rate limits, API keys, subjects or idempotency records.
  * - webhooks: the dispatcher (functions/webhooks): reads the outbox and the retry queue (GSI2),
  *   events and endpoints (under the account), writes deliveries (`WHDLV#`), takes events out of

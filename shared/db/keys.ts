@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { BILLING_SHARDS, LISTING_SHARDS, WEBHOOK_SHARDS } from './table.ts';
+import { BILLING_SHARDS, LISTING_SHARDS, REPAIR_SHARDS, WEBHOOK_SHARDS } from './table.ts';
 import { isTimeOrderedId } from '../ids.ts';
 
 /**
@@ -92,6 +92,14 @@ export const keys = {
   }),
   /** A short lease on one server: one operation at a time changes it. */
   serverLease: (serverId: string): ItemKey => ({ PK: `LEASE#${serverId}`, SK: 'LEASE' }),
+  /** A suspension or repair of one server not yet completed: the pending-repair queue (shared/servers/pending.ts). */
+  serverRepair: (serverId: string): ItemKey => ({ PK: `REPAIR#${serverId}`, SK: 'REPAIR' }),
+  /** Sparse GSI2 entry of a pending repair due at `dueAt` (ISO). */
+  repairDue: (serverId: string, dueAt: string) => ({
+    GSI2PK: keys.repairDueShard(shardOf(serverId, REPAIR_SHARDS)),
+    GSI2SK: `${dueAt}#${serverId}`,
+  }),
+  repairDueShard: (shard: number): string => `REPAIRDUE#${shard}`,
 
   /** The shared, short-lived copies of one panel's reads (shared/catalog): topology with free allocations, and eggs. */
   panelTopology: (instanceId: string): ItemKey => ({ PK: `PANEL#${instanceId}`, SK: 'TOPOLOGY' }),

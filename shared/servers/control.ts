@@ -6,20 +6,21 @@ import { PanelRequestError } from '../panel/errors.ts';
 import { getOwnedServer } from './read.ts';
 import { toServerView, type ServerView } from './views.ts';
 import type { ConsoleCredentials, FileEntry, LiveUsage } from '../api/schemas.ts';
-import { withServerLease } from './lease.ts';
+import { assertCustomerMayHold, stateConflict, withServerLease } from './lease.ts';
 
 /**
  * Server control: power, usage, console, files, all through the instance's client
  * key and the server's 8-character identifier. Without a client key: 400 `no_client_key`. A
- * suspended or deleted server: 409 `conflict`. Another account's server: 404 (getOwnedServer).
+ * suspended or deleted server: 409 `conflict`. Another account's server: 404 (getOwnedServer). A
+ * power signal from an account at or below zero: 402 `insufficient_credit`.
  */
 export const CONSOLE_TOKEN_SECONDS = 600;
 
 async function controllable(accountId: string, serverId: string): Promise<{ server: ServerView; client: PanelClient }> {
-  const server = toServerView(await getOwnedServer(accountId, serverId));
-  if (server.status === 'deleted') throw new ApiError('conflict', 'The server is deleted');
-  if (server.status === 'suspended')
-    throw new ApiError('conflict', 'The server is suspended (the account balance ran out); top up to unsuspend it');
+  const item = await getOwnedServer(accountId, serverId);
+  const conflict = stateConflict(item);
+  if (conflict) throw conflict;
+  const server = toServerView(item);
   const instance = await getInstance(server.instanceId);
   if (!instance.hasClientKey) {
     throw new ApiError('no_client_key', "This server's instance has no client key, so power, console and files are not available on it");
@@ -51,9 +52,13 @@ async function onFiles<T>(field: string, call: () => Promise<T>): Promise<T> {
 /** Paths as the panel wants them: relative to the server root, with a leading slash. */
 const rooted = (path: string): string => `/${path.replace(/^[\\/]+/, '')}`;
 
-/** Under the server's lease: a power signal never lands in the middle of a resize or a deletion. */
+/**
+ * Under the server's lease: a power signal never lands in the middle of a resize or a deletion. The
+ * account's state is checked first (lease.ts `assertCustomerMayHold`): an account at or below zero
+ * sends no signal and takes no lease, so signals sent in a loop cannot hold off its suspension.
+ */
 export async function sendPower(accountId: string, serverId: string, signal: 'start' | 'stop' | 'restart' | 'kill') {
-  await getOwnedServer(accountId, serverId);
+  await assertCustomerMayHold(await getOwnedServer(accountId, serverId));
   return withServerLease(serverId, 'power', async () => {
     const { server, client } = await controllable(accountId, serverId);
     await client.power(server.identifier, signal);

@@ -1,13 +1,13 @@
 import { accessPatterns } from '../db/access-patterns.ts';
 import type { ServerItem } from '../db/items.ts';
-import { listInstances, panelClientFor, type InstanceView } from '../instances/index.ts';
+import { listInstances, panelClientFor, toInstanceView, type InstanceView } from '../instances/index.ts';
 import { recordSystemActivity } from '../audit/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
-import type { PanelServer } from '../panel/types.ts';
 import type { PanelClient } from '../panel/client.ts';
 import { recordDeleted } from './records.ts';
 import { OperationInProgressError, withServerLease } from './lease.ts';
-import { buildWith } from './resize.ts';
+import { buildWith, hasResources } from './resize.ts';
+import { queueRepair } from './pending.ts';
 
 /**
  * The reconciler: makes each panel and our records agree, by the panel's `external_id` (our
@@ -20,6 +20,8 @@ import { buildWith } from './resize.ts';
  *   deleted, so billing stops at that hour.
  * - A live record whose limits differ from the panel's (a resize whose answer was lost) gets the
  *   recorded limits applied again: the record is what the customer pays for.
+ * Repairs are system work under the server's lease (lease.ts: they go before customers); one that
+ * does not complete is queued for the pending-repair pass (pending.ts, every minute).
  * Panel servers without a uuid-shaped external id are not ours and are never touched. One walk
  * over the records serves every instance, so a run costs one panel listing per instance plus one
  * read of the server listing.
@@ -61,7 +63,7 @@ export async function reconcileAll(now = Date.now()): Promise<ReconcileReport> {
       try {
         // Ask once more for this one server: the listing may predate a create.
         if (await panel.client.getServerByExternalId(record.serverId)) continue;
-        if (await closeRecord(record)) report.recordsClosed++;
+        if (await closeRecord(record, report)) report.recordsClosed++;
       } catch (err) {
         report.errors++;
         logger.warn('reconcile: could not close a record', { serverId: record.serverId, ...errorFields(err) });
@@ -84,9 +86,8 @@ async function reconcilePanel(
   for (const panel of panelServers) {
     const record = await accessPatterns.serverById(panel.external_id!);
     if (record && record.status !== 'deleted' && record.instanceId === instance.id) {
-      await restoreLimits(client, record, panel)
-        .then((fixed) => (report.limitsRestored += fixed ? 1 : 0))
-        .catch(() => report.errors++);
+      if (!hasResources(panel, record.resources) && (await orQueue(record, report, () => restoreLimits(client, record, panel.id))))
+        report.limitsRestored++;
       continue;
     }
     if (now - Date.parse(panel.created_at) < RECENT_MS) continue;
@@ -108,35 +109,59 @@ async function reconcilePanel(
 
 /**
  * A panel build that differs from the record is put back to the record (a lost resize), under the
- * server's lease and from the record as it is then; a server busy with another operation is left
- * for the next run.
+ * server's lease, from the record and the panel's build as they are then. The listing's figures
+ * only choose which servers to look at: those that agree take no lease.
  */
-async function restoreLimits(client: PanelClient, listed: ServerItem, panel: PanelServer): Promise<boolean> {
-  return skipWhenBusy(listed.serverId, async () => {
+async function restoreLimits(client: PanelClient, listed: ServerItem, panelServerId: number): Promise<boolean> {
+  return withServerLease(listed.serverId, 'reconcile', async () => {
     const record = await accessPatterns.serverOfAccount(listed.accountId, listed.serverId);
     if (!record || record.status === 'deleted') return false;
-    const r = record.resources;
-    if (panel.limits.memory === r.ramMb && panel.limits.disk === r.diskMb && panel.limits.cpu === r.cpuPercent) return false;
-    await client.updateBuild(panel.id, buildWith(panel, r));
+    const panel = await client.getServer(panelServerId);
+    if (hasResources(panel, record.resources)) return false;
+    await client.updateBuild(panel.id, buildWith(panel, record.resources));
     logger.warn('reconcile: panel limits differed from the record; restored', { serverId: record.serverId, panelServerId: panel.id });
     return true;
   });
 }
 
-async function skipWhenBusy(serverId: string, repair: () => Promise<boolean>): Promise<boolean> {
+/**
+ * A repair the reconciler could not finish (the panel failed, or a customer's hold outlasted the
+ * system's wait) goes to the pending-repair queue, retried within minutes rather than next hour.
+ */
+async function orQueue(record: ServerItem, report: ReconcileReport, repair: () => Promise<boolean>): Promise<boolean> {
   try {
-    return await withServerLease(serverId, 'reconcile', repair);
+    return await repair();
   } catch (err) {
-    if (err instanceof OperationInProgressError) return false;
-    throw err;
+    if (!(err instanceof OperationInProgressError)) report.errors++;
+    await queueRepair(record, 'panel', err);
+    return false;
   }
 }
 
+/**
+ * The pending-repair pass's panel work for one server (repairs.ts): its panel server found by
+ * external id; gone (and older than RECENT_MS) closes the record, present gets the recorded limits
+ * back. Throws when the panel did not answer or the server is busy, so the item is retried.
+ */
+export async function repairPanel(listed: ServerItem, now = Date.now()): Promise<void> {
+  const instance = await accessPatterns.instanceById(listed.instanceId);
+  if (!instance) return; // no panel to disagree with
+  const client = await panelClientFor(toInstanceView(instance));
+  const panel = await client.getServerByExternalId(listed.serverId);
+  if (panel) {
+    await restoreLimits(client, listed, panel.id);
+    return;
+  }
+  if (now - Date.parse(listed.createdAt) < RECENT_MS)
+    throw Object.assign(new Error('The panel server is not there yet'), { code: 'not_on_panel' });
+  await withServerLease(listed.serverId, 'reconcile', () => closeUnderLease(listed.accountId, listed.serverId));
+}
+
 /** Closes a record whose panel server is gone: deleted now, so the billing pass bills this hour and stops. */
-async function closeRecord(record: ServerItem): Promise<boolean> {
-  const accountId = record.accountId;
-  const serverId = record.serverId;
-  return skipWhenBusy(serverId, () => closeUnderLease(accountId, serverId));
+async function closeRecord(record: ServerItem, report: ReconcileReport): Promise<boolean> {
+  return orQueue(record, report, () =>
+    withServerLease(record.serverId, 'reconcile', () => closeUnderLease(record.accountId, record.serverId)),
+  );
 }
 
 async function closeUnderLease(accountId: string, serverId: string): Promise<boolean> {

@@ -12,7 +12,8 @@ import type { BuildBody, PanelServer } from '../panel/types.ts';
 import { freeCapacity } from '../placement/index.ts';
 import { centsUp, exactPriceOf, hourlyPriceMillicents, type Resources } from '../pricing/index.ts';
 import { getSettings } from '../settings/index.ts';
-import { withServerLease } from './lease.ts';
+import { assertCustomerMayHold, withServerLease } from './lease.ts';
+import { queueRepair } from './pending.ts';
 import { checkCaps, insufficientCredit, requiredBalance } from './limits.ts';
 import { getOwnedServer } from './read.ts';
 import { profileSnapshot, recordResized } from './records.ts';
@@ -27,10 +28,13 @@ import { type ServerView, toServerView } from './views.ts';
  *   are whatever the panel has (an admin may have set them there).
  * - A build change whose answer was lost (timeout, 5xx) is settled by reading the panel back,
  *   as deploy settles a lost create by its external id, so panel and record agree when the
- *   request ends.
+ *   request ends. When the read-back is lost too, the panel may hold either build: the server is
+ *   queued for the pending-repair pass (pending.ts), which puts the record's build back within
+ *   minutes, and the caller gets the panel's error (504 `panel_timeout`, 503 `panel_unavailable`).
  */
 export async function resizeServer(accountId: string, serverId: string, input: z.infer<typeof ResizeServer>): Promise<ServerView> {
-  await getOwnedServer(accountId, serverId); // 404 for another account's server, before anything else
+  // 404 for another account's server, then the account's state, before the lease (lease.ts).
+  await assertCustomerMayHold(await getOwnedServer(accountId, serverId));
   return withServerLease(serverId, 'resize', async () => {
     const item = await getOwnedServer(accountId, serverId);
     const server = toServerView(item);
@@ -51,7 +55,11 @@ export async function resizeServer(accountId: string, serverId: string, input: z
     const client = await panelClientFor(await getInstance(server.instanceId));
     await assertNodeCanGrow(client, item, resources);
     const onPanel = await client.getServer(item.panelServerId);
-    await applyBuild(client, onPanel, resources, serverId);
+    await applyBuild(client, onPanel, resources, serverId).catch(async (err: unknown) => {
+      // The panel did not confirm either build: the repair pass makes it the record's.
+      if (isAmbiguous(err)) await queueRepair(item, 'panel', err);
+      throw err;
+    });
 
     const now = new Date().toISOString();
     try {
@@ -67,9 +75,10 @@ export async function resizeServer(accountId: string, serverId: string, input: z
       });
     } catch (err) {
       // Put the panel back to the committed state, read under this lease.
-      await applyBuild(client, onPanel, server.resources, serverId).catch((e) =>
-        logger.error('resize: could not restore the panel build; the reconciler will', { serverId, ...errorFields(e) }),
-      );
+      await applyBuild(client, onPanel, server.resources, serverId).catch(async (e) => {
+        logger.error('resize: could not restore the panel build; queued for the repair pass', { serverId, ...errorFields(e) });
+        await queueRepair(item, 'panel', e);
+      });
       throw err;
     }
     await countGrowth(item.instanceId, item.nodeId, {
@@ -112,7 +121,7 @@ export function buildWith(onPanel: PanelServer, resources: Resources): BuildBody
   };
 }
 
-const hasResources = (server: PanelServer, r: Resources): boolean =>
+export const hasResources = (server: PanelServer, r: Resources): boolean =>
   server.limits.memory === r.ramMb && server.limits.cpu === r.cpuPercent && server.limits.disk === r.diskMb;
 
 /**

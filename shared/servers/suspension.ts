@@ -5,6 +5,7 @@ import { recordSystemActivity } from '../audit/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
 import { getBudget } from '../budgets/index.ts';
 import { withServerLease } from './lease.ts';
+import { queueRepair } from './pending.ts';
 import { profileSnapshot, recordSuspension, type SuspendReason } from './records.ts';
 
 /**
@@ -12,8 +13,10 @@ import { profileSnapshot, recordSuspension, type SuspendReason } from './records
  * monthly budget is reached with the `suspend` action, has its active servers suspended on the
  * panel; they stop accruing. When neither holds any more (a top-up, a grant, a raised cap, a new
  * month), they are unsuspended. The panel is asked first and the record follows, so a panel that
- * fails leaves the record as it was and the next billing pass (or credit) tries again — retried
- * until the panel confirms.
+ * fails leaves the record as it was. Suspending and unsuspending are system work under the
+ * server's lease: they go before customers' operations (lease.ts), and one that still does not
+ * complete is queued for the pending-repair pass (pending.ts), retried within minutes until the
+ * panel confirms.
  */
 export type { SuspendReason } from './records.ts';
 
@@ -48,7 +51,12 @@ export async function reconcileAccount(accountId: string, servers?: ServerItem[]
       }
     } catch (err) {
       result.errors++;
-      logger.warn('suspension: panel or record failed; the next pass retries', { accountId, serverId: item.serverId, ...errorFields(err) });
+      logger.warn('suspension: panel or record failed; queued for the repair pass', {
+        accountId,
+        serverId: item.serverId,
+        ...errorFields(err),
+      });
+      await queueRepair(item, 'suspension', err);
     }
   }
   return result;
@@ -110,7 +118,7 @@ async function unsuspendedActivity(item: ServerItem): Promise<void> {
 
 /**
  * After credit arrives (a top-up, an admin grant, a raised budget): unsuspend what may run again,
- * now. A panel that says no is left to the next billing pass, which retries until it confirms.
+ * now. A panel that says no is left to the pending-repair pass, which retries until it confirms.
  */
 export async function unsuspendAfterCredit(accountId: string, cause: string): Promise<void> {
   await reconcileAccount(accountId).catch((err) =>

@@ -24,7 +24,9 @@ export interface ApiResponse {
   text: string;
 }
 
-export async function startTestApi(options: Pick<LocalStackOptions, 'localAdminApiKey' | 'panel' | 'webhooks'> = {}): Promise<TestApi> {
+export async function startTestApi(
+  options: Pick<LocalStackOptions, 'localAdminApiKey' | 'panel' | 'webhooks' | 'repairs'> = {},
+): Promise<TestApi> {
   // Lowered for tests: the simulators install in well under a second and tests poll
   // GET /v1/servers/:id until `installed` for a few seconds; the production 5 s interval for a
   // server that is installing (shared/servers/live.ts) would outlast that. A file that sets it keeps its value.
@@ -35,6 +37,8 @@ export async function startTestApi(options: Pick<LocalStackOptions, 'localAdminA
     adminEmails: (process.env.ADMIN_EMAILS ?? 'admin@localhost').split(','),
     // The webhook dispatcher runs as under npm start; `webhooks: false` for a file that moves its clock itself.
     webhooks: {},
+    // The pending-repair pass runs as under npm start (every minute); a file may choose its interval or `false`.
+    repairs: {},
     ...options,
   });
   const call = async (method: string, path: string, opts: CallOptions = {}): Promise<ApiResponse> => {

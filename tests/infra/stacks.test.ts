@@ -92,6 +92,7 @@ const allFunctions = (): { name: string; stack: Stack; template: Template; fn: A
   ...[...built.apiStack.functions].map(([group, fn]) => ({ name: group, stack: built.apiStack as Stack, template: apiTemplate, fn })),
   { name: 'billing-scheduler', stack: built.billingStack, template: billingTemplate, fn: built.billingStack.scheduler },
   { name: 'billing-worker', stack: built.billingStack, template: billingTemplate, fn: built.billingStack.worker },
+  { name: 'billing-repairs', stack: built.billingStack, template: billingTemplate, fn: built.billingStack.repairs },
   { name: 'webhooks', stack: built.webhooksStack, template: webhooksTemplate, fn: built.webhooksStack.dispatcher },
   { name: 'authorizer', stack: built.apiStack, template: apiTemplate, fn: built.apiStack.authorizerFunction },
 ];
@@ -381,7 +382,7 @@ describe('billing stack: the hourly pass (rule → scheduler → queue → worke
   const props = (fn: AppFunction) => functionProps(built.billingStack, billingTemplate, fn);
 
   it('runs the scheduler from an hourly rule at :03, with retries and a dead-letter queue', () => {
-    const rules = resourcesOf(billingTemplate, 'AWS::Events::Rule');
+    const rules = resourcesOf(billingTemplate, 'AWS::Events::Rule').filter(([ruleId]) => ruleId === id(built.billingStack.rule));
     expect(rules).toHaveLength(1);
     const rule = rules[0]![1].Properties;
     expect(rule.ScheduleExpression).toBe('cron(3 * * * ? *)');
@@ -393,7 +394,9 @@ describe('billing stack: the hourly pass (rule → scheduler → queue → worke
     expect(target.RetryPolicy.MaximumRetryAttempts).toBeGreaterThanOrEqual(2);
     expect(target.RetryPolicy.MaximumEventAgeInSeconds).toBeLessThanOrEqual(3600);
     // EventBridge may invoke it, and only from this rule.
-    const permissions = resourcesOf(billingTemplate, 'AWS::Lambda::Permission');
+    const permissions = resourcesOf(billingTemplate, 'AWS::Lambda::Permission').filter(
+      ([, p]) => JSON.stringify(p.Properties.FunctionName) === JSON.stringify(arnOf(built.billingStack.scheduler.fn)),
+    );
     expect(permissions.map(([, p]) => p.Properties)).toEqual([
       expect.objectContaining({
         Principal: 'events.amazonaws.com',
@@ -416,13 +419,13 @@ describe('billing stack: the hourly pass (rule → scheduler → queue → worke
     );
     const allow = (policy![1].Properties.PolicyDocument.Statement as Statement[]).find((s) => s.Effect === 'Allow')!;
     expect(allow).toMatchObject({ Action: 'sqs:SendMessage', Principal: { Service: 'events.amazonaws.com' } });
-    expect(JSON.stringify(allow.Condition)).toContain(resourcesOf(billingTemplate, 'AWS::Events::Rule')[0]![0]);
+    expect(JSON.stringify(allow.Condition)).toContain(id(built.billingStack.rule));
   });
 
   it('has both billing functions on nodejs24.x/arm64 with handlers index.scheduler and index.worker from the billing-pass bundle', () => {
     const scheduler = props(built.billingStack.scheduler);
     const worker = props(built.billingStack.worker);
-    expect(resourcesOf(billingTemplate, 'AWS::Lambda::Function')).toHaveLength(2);
+    expect(resourcesOf(billingTemplate, 'AWS::Lambda::Function')).toHaveLength(3); // + the repairs (below)
     for (const p of [scheduler, worker]) {
       expect(p.Runtime).toBe('nodejs24.x');
       expect(p.Architectures).toEqual(['arm64']);
@@ -512,6 +515,23 @@ describe('billing stack: the hourly pass (rule → scheduler → queue → worke
     }
   });
 
+  it('runs the pending-repair pass (index.repairs, the billing-pass bundle) every minute, with the billing table access and panel keys', () => {
+    const repairs = props(built.billingStack.repairs);
+    expect(repairs.Handler).toBe('index.repairs');
+    expect(repairs.Runtime).toBe('nodejs24.x');
+    expect(repairs.Code).toEqual(props(built.billingStack.worker).Code);
+    expect(repairs.Environment.Variables.BILLING_QUEUE_URL).toBeUndefined();
+    const rule = resourcesOf(billingTemplate, 'AWS::Events::Rule').find(([ruleId]) => ruleId === id(built.billingStack.repairsRule))![1];
+    expect(rule.Properties.ScheduleExpression).toBe('rate(1 minute)');
+    expect(rule.Properties.Targets.map((t: { Arn: unknown }) => t.Arn)).toEqual([arnOf(built.billingStack.repairs.fn)]);
+    const statements = statementsOf(built.billingStack, billingTemplate, built.billingStack.repairs);
+    const on = (action: string) =>
+      statements.filter((s) => s.Effect === 'Allow' && actionsOf(s).includes(action)).map((s) => JSON.stringify(s.Resource));
+    expect(on('sqs:SendMessage')).toEqual([]);
+    expect(on('secretsmanager:GetSecretValue').join()).toContain('secret:control-plane/instances/*');
+    expect(on('secretsmanager:PutSecretValue')).toEqual([]);
+  });
+
   it('outputs the queue and dead-letter queue URLs (for redrive and purge)', () => {
     expect(Object.keys(billingTemplate.toJSON().Outputs ?? {})).toEqual(
       expect.arrayContaining(['BillingQueueUrl', 'BillingWorkDlqUrl', 'BillingSchedulerDlqUrl']),
@@ -523,7 +543,7 @@ describe('least privilege: settings and the Stripe keys', () => {
   it('denies writes to the SETTINGS partition to every function but admin (and nothing else)', () => {
     expect(keys.settings().PK).toBe('SETTINGS');
     const all = allFunctions();
-    expect(all).toHaveLength(deployed.length + 4); // + billing scheduler and worker, webhook dispatcher, authorizer
+    expect(all).toHaveLength(deployed.length + 5); // + billing scheduler, worker and repairs, webhook dispatcher, authorizer
     for (const { name, stack, template, fn } of all) {
       const denies = statementsOf(stack, template, fn).filter((s) => s.Effect === 'Deny');
       if (name === 'admin') {
@@ -780,7 +800,7 @@ describe('alarms', () => {
   it('are all accounted for (no stray or missing alarm)', () => {
     // Per function Errors + Throttles, one logged-errors alarm per stack, 5xx rate, webhook; two DLQs, watermark lag.
     expect(alarmsOf(apiTemplate)).toHaveLength((deployed.length + 1) * 2 + 3); // + the admin authorizer
-    expect(alarmsOf(billingTemplate)).toHaveLength(2 * 2 + 1 + 3);
+    expect(alarmsOf(billingTemplate)).toHaveLength(3 * 2 + 1 + 3); // scheduler, worker, repairs
     expect(alarmsOf(webhooksTemplate)).toHaveLength(2 + 1);
     const names = allAlarms().map((a) => a.AlarmName);
     expect(new Set(names).size).toBe(names.length);

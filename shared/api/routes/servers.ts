@@ -104,7 +104,8 @@ export const serverRoutes = define({
     body: PowerSignal,
     response: PowerResult,
     audit: 'servers.power',
-    errors: [...CONTROL, 'operation_in_progress'],
+    // An account at or below zero sends no signal (its servers are being suspended).
+    errors: [...CONTROL, 'insufficient_credit', 'operation_in_progress'],
   },
   serverResources: {
     method: 'GET',

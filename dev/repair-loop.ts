@@ -1,0 +1,48 @@
+import { runRepairs } from '../shared/servers/repairs.ts';
+import { errorFields, logger } from '../shared/observability/logger.ts';
+
+/**
+ * The local stand-in for the every-minute pending-repair function (functions/billing-pass
+ * `repairs` in AWS): redoes the suspensions and repairs that did not complete (shared/servers/
+ * repairs.ts) every `intervalMs`. A pass starts only after the previous one ended, so passes never
+ * overlap; an error is logged and the next pass comes anyway.
+ */
+export interface RepairLoopOptions {
+  /** Between the end of one pass and the start of the next (default a minute, as in AWS; `REPAIR_INTERVAL_MS` for npm start). */
+  intervalMs?: number;
+}
+
+export interface PassLoop {
+  /** Stops the loop and waits for a pass in progress to end. */
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_REPAIR_INTERVAL_MS = 60_000;
+
+export function startRepairLoop(options: RepairLoopOptions = {}): PassLoop {
+  return startPassLoop(async () => {
+    await runRepairs().catch((err: unknown) => logger.error('pending-repair pass failed', errorFields(err)));
+  }, options.intervalMs ?? DEFAULT_REPAIR_INTERVAL_MS);
+}
+
+/** Runs `pass` again `intervalMs` after each run ends, until stopped. */
+export function startPassLoop(pass: () => Promise<void>, intervalMs: number): PassLoop {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const arm = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = pass().then(arm);
+    }, intervalMs);
+    timer.unref();
+  };
+  arm();
+  return {
+    stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
