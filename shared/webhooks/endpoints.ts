@@ -15,6 +15,7 @@ import { isConditionFailed, transact, writeItem } from '../db/write.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { EventType } from './events.ts';
+import { endpointLimitOf } from '../settings/limits.ts';
 import { newSigningSecret } from './signing.ts';
 import { checkTargetUrl } from './targets.ts';
 
@@ -85,10 +86,8 @@ export async function getOwnedEndpoint(accountId: string, endpointId: string): P
   return item;
 }
 
-const limitExceeded = () =>
-  new ApiError('limit_exceeded', `An account can have at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints`, {
-    limit: MAX_WEBHOOK_ENDPOINTS,
-  });
+const limitExceeded = (limit: number) =>
+  new ApiError('limit_exceeded', `An account can have at most ${limit} webhook endpoints`, { limit });
 
 /**
  * Adds an endpoint. The limit is a condition on the profile's endpoint count, moved in the same
@@ -119,6 +118,8 @@ export async function createEndpoint(
     createdAt: now,
     updatedAt: now,
   };
+  // A trial account's limit may be lower (platform settings).
+  const limit = await endpointLimitOf(accountId, MAX_WEBHOOK_ENDPOINTS);
   try {
     await transact([
       { name: 'endpoint', Put: { Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
@@ -128,12 +129,12 @@ export async function createEndpoint(
           Key: keys.account(accountId),
           UpdateExpression: 'SET webhookEndpointCount = if_not_exists(webhookEndpointCount, :zero) + :one',
           ConditionExpression: 'attribute_exists(PK) AND (attribute_not_exists(webhookEndpointCount) OR webhookEndpointCount < :max)',
-          ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':max': MAX_WEBHOOK_ENDPOINTS },
+          ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':max': limit },
         },
       },
     ]);
   } catch (err) {
-    if (isConditionFailed(err, 'profile')) throw limitExceeded();
+    if (isConditionFailed(err, 'profile')) throw limitExceeded(limit);
     throw err;
   }
   return { endpoint: toEndpointView(item), secret };
