@@ -158,7 +158,8 @@ export function createRateLimiter() {
     // account's as this process last saw it.
     const state = (exceeded?: RateLimitScope): RateLimitResult => {
       const own = { limit, remaining: Math.max(0, limit - allowance.counted) + allowance.held };
-      const shared = ceiling && account ? { limit: ceiling.limit, remaining: Math.max(0, ceiling.limit - account.counted) + account.held } : own;
+      const shared =
+        ceiling && account ? { limit: ceiling.limit, remaining: Math.max(0, ceiling.limit - account.counted) + account.held } : own;
       const tighter = exceeded === 'account' || (exceeded !== 'client' && shared.remaining < own.remaining) ? shared : own;
       return { ...tighter, resetSeconds, ...(exceeded ? { exceeded: true as const, scope: exceeded } : {}) };
     };

@@ -190,7 +190,8 @@ export async function revokeApiKey(accountId: string, keyId: string): Promise<{ 
   try {
     await revokeItems(accountId, keyId, item.hash, revokedAt, slot).catch((err: unknown) => {
       // A count already at 0 (it was set from the keys while this one was being revoked): revoke anyway.
-      if (isConditionFailed(err, 'profile') && !isConditionFailed(err, 'key')) return revokeItems(accountId, keyId, item.hash, revokedAt, []);
+      if (isConditionFailed(err, 'profile') && !isConditionFailed(err, 'key'))
+        return revokeItems(accountId, keyId, item.hash, revokedAt, []);
       throw err;
     });
   } catch (err) {

@@ -113,7 +113,11 @@ async function viewOf(profile: AccountItem): Promise<AccountLimitsView> {
   return {
     accountId: profile.accountId,
     overrides: { maxApiKeys: overrides.maxApiKeys ?? null, requestsPerMinute: overrides.requestsPerMinute ?? null },
-    effective: { maxApiKeys: keyLimit, requestsPerMinute: requestCeiling(settings.accountRequestsPerMinute, overrides.requestsPerMinute), trial },
+    effective: {
+      maxApiKeys: keyLimit,
+      requestsPerMinute: requestCeiling(settings.accountRequestsPerMinute, overrides.requestsPerMinute),
+      trial,
+    },
     apiKeyCount: profile.apiKeyCount ?? 0,
   };
 }

@@ -37,7 +37,9 @@ export const AccountLimitsUpdate = z
     maxApiKeys: keyLimit
       .nullable()
       .optional()
-      .meta({ description: 'API keys this account may hold, replacing maxApiKeysPerAccount and the trial limit; null removes the override.' }),
+      .meta({
+        description: 'API keys this account may hold, replacing maxApiKeysPerAccount and the trial limit; null removes the override.',
+      }),
     requestsPerMinute: requestCeiling.nullable().optional().meta({
       description:
         "Requests per minute of all this account's credentials together, replacing accountRequestsPerMinute (it may go below one credential's 240); null removes the override.",
