@@ -44,8 +44,11 @@ async function freshMinute(seconds = 30, always = false): Promise<void> {
   if (always || s > 60 - seconds) await new Promise((r) => setTimeout(r, (61 - s) * 1000));
 }
 
-const statuses = (results: ApiResponse[]) =>
-  results.reduce<Record<number, number>>((m, r) => ({ ...m, [r.status]: (m[r.status] ?? 0) + 1 }), {});
+const statuses = (results: ApiResponse[]) => {
+  const counts: Record<number, number> = {};
+  for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  return counts;
+};
 
 describe('API keys per account', () => {
   it('40 keys created at once by a paying account: exactly 25 exist, the rest 422 limit_exceeded; a revocation frees one slot', async () => {
@@ -120,7 +123,8 @@ describe('API keys per account', () => {
     expect((await createKey(token, 'o more')).status).toBe(201);
 
     const logs = (await api.call('GET', '/v1/admin/logs?limit=100')).body.data.filter(
-      (e: { action: string; target: string }) => e.action === 'accounts.limits' && e.target === `account:${id}` && e.result === 'success',
+      (e: { action: string; target: string; result: string }) =>
+        e.action === 'accounts.limits' && e.target === `account:${id}` && e.result === 'success',
     );
     expect(logs.map((e: { details: unknown }) => e.details)).toEqual([
       { before: { maxApiKeys: 2, requestsPerMinute: null }, after: { maxApiKeys: null, requestsPerMinute: null } },
