@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { isConditionFailed, type NamedWrite, transact, writeItem } from '../db/write.ts';
-import { apiKeyLimitOf } from '../settings/limits.ts';
+import { apiKeyLimitOf, profileOf } from '../settings/limits.ts';
 import { keys } from '../db/keys.ts';
 import { accessPatterns, type Page, type PageRequest } from '../db/access-patterns.ts';
 import { getConfig } from '../config/env.ts';
@@ -108,8 +108,7 @@ export async function createApiKey(
  */
 async function withKeySlot(accountId: string, items: NamedWrite[]): Promise<void> {
   for (let attempt = 0; ; attempt++) {
-    const profile = await accessPatterns.accountById(accountId);
-    if (!profile) throw notFound('Account');
+    const profile = await profileOf(accountId);
     const counted = profile.apiKeyCount;
     const held = counted ?? (await countUnrevokedKeys(accountId));
     const limit = await apiKeyLimitOf(profile);

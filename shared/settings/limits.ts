@@ -14,6 +14,13 @@ import { getSettings } from './index.ts';
  */
 export type LimitOverrides = NonNullable<AccountItem['limits']>;
 
+/** The account's profile, or 404. */
+export async function profileOf(accountId: string): Promise<AccountItem> {
+  const profile = await accessPatterns.accountById(accountId);
+  if (!profile) throw notFound('Account');
+  return profile;
+}
+
 /** Ledger entry types that end the trial: money paid in, or credit an admin chose to give. */
 const PAID_TYPES: ReadonlySet<string> = new Set(['topup', 'grant']);
 
@@ -61,9 +68,7 @@ export async function apiKeyLimitOf(profile: AccountItem): Promise<number> {
 export async function endpointLimitOf(accountId: string, paidLimit: number): Promise<number> {
   const trialLimit = (await getSettings()).trialMaxWebhookEndpoints;
   if (trialLimit === null || trialLimit >= paidLimit) return paidLimit;
-  const profile = await accessPatterns.accountById(accountId);
-  if (!profile) throw notFound('Account');
-  return (await isTrialAccount(profile)) ? trialLimit : paidLimit;
+  return (await isTrialAccount(await profileOf(accountId))) ? trialLimit : paidLimit;
 }
 
 /**
@@ -123,9 +128,7 @@ async function viewOf(profile: AccountItem): Promise<AccountLimitsView> {
 }
 
 export async function getAccountLimits(accountId: string): Promise<AccountLimitsView> {
-  const profile = await accessPatterns.accountById(accountId);
-  if (!profile) throw notFound('Account');
-  return viewOf(profile);
+  return viewOf(await profileOf(accountId));
 }
 
 /**
@@ -137,8 +140,7 @@ export async function setAccountLimits(
   accountId: string,
   update: { maxApiKeys?: number | null; requestsPerMinute?: number | null },
 ): Promise<{ before: AccountLimitsView['overrides']; view: AccountLimitsView }> {
-  const profile = await accessPatterns.accountById(accountId);
-  if (!profile) throw notFound('Account');
+  const profile = await profileOf(accountId);
   const before = profile.limits ?? {};
   const after: LimitOverrides = { ...before };
   for (const field of ['maxApiKeys', 'requestsPerMinute'] as const) {

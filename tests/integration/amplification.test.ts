@@ -4,6 +4,7 @@ import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { createRateLimiter } from '../../shared/http/rate-limit.ts';
 import { getRaw } from '../helpers/db.ts';
+import { countRateWrites } from '../helpers/rate-writes.ts';
 import { expectEnvelope, startTestApi, type ApiResponse, type TestApi } from '../helpers/stack.ts';
 
 /**
@@ -13,17 +14,10 @@ import { expectEnvelope, startTestApi, type ApiResponse, type TestApi } from '..
  * trying to hold what a paying one may. Real DynamoDB Local and real HTTP throughout.
  */
 let api: TestApi;
-let writes = 0;
+let writes = { n: 0 };
 beforeAll(async () => {
   api = await startTestApi();
-  db().middlewareStack.add(
-    (next, context) => async (args) => {
-      const key = (args.input as { Key?: { PK?: string } }).Key;
-      if (String(context.commandName).startsWith('Update') && key?.PK?.startsWith('RATE#')) writes++;
-      return next(args);
-    },
-    { step: 'initialize', name: 'rateWriteCounter' },
-  );
+  writes = countRateWrites();
 });
 afterAll(async () => api?.stop());
 
@@ -233,7 +227,7 @@ describe('the per-account request ceiling', () => {
     const ceiling = { accountId: 'amp-account', limit: 600 };
     let admitted = 0;
     const perKey = [0, 0, 0];
-    writes = 0;
+    writes.n = 0;
     await Promise.all(
       processes.map(async (limiter, i) => {
         for (let n = 0; n < 250; n++) {
@@ -245,21 +239,21 @@ describe('the per-account request ceiling', () => {
         }
       }),
     );
-    console.log(`account ceiling: 3 processes × 3 keys × 250 → ${admitted} admitted (ceiling 600), ${writes} counter writes`);
+    console.log(`account ceiling: 3 processes × 3 keys × 250 → ${admitted} admitted (ceiling 600), ${writes.n} counter writes`);
     expect(admitted).toBeLessThanOrEqual(600);
     expect(admitted).toBeGreaterThanOrEqual(580);
     for (const n of perKey) expect(n).toBeLessThanOrEqual(240);
     // One write moves both counts: about as many writes as the per-credential limit alone needs.
-    expect(writes).toBeLessThan(200);
+    expect(writes.n).toBeLessThan(200);
 
     // A single busy credential pays the same writes with the ceiling as without it.
     const one = createRateLimiter();
-    writes = 0;
+    writes.n = 0;
     for (let n = 0; n < 240; n++) await one('cred:solo', minute, { accountId: 'solo-account', limit: 600 });
-    const withCeiling = writes;
+    const withCeiling = writes.n;
     const bare = createRateLimiter();
-    writes = 0;
+    writes.n = 0;
     for (let n = 0; n < 240; n++) await bare('cred:bare', minute);
-    expect(withCeiling).toBe(writes);
+    expect(withCeiling).toBe(writes.n);
   });
 });
