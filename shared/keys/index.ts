@@ -95,7 +95,7 @@ export async function createApiKey(
       },
     },
   ];
-  await withKeySlot(principal.accountId, items);
+  await withKeySlot(principal.accountId, principal.scopes.has('admin'), items);
   return { key: toView(record), secret: token };
 }
 
@@ -106,12 +106,12 @@ export async function createApiKey(
  * kept has it set from its keys first; a concurrent create that set it meanwhile makes this one
  * read again.
  */
-async function withKeySlot(accountId: string, items: NamedWrite[]): Promise<void> {
+async function withKeySlot(accountId: string, admin: boolean, items: NamedWrite[]): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     const profile = await profileOf(accountId);
     const counted = profile.apiKeyCount;
     const held = counted ?? (await countUnrevokedKeys(accountId));
-    const limit = await apiKeyLimitOf(profile);
+    const limit = await apiKeyLimitOf(profile, admin);
     if (held >= limit) throw keyLimitExceeded(limit);
     const slot: NamedWrite =
       counted === undefined

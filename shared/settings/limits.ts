@@ -54,13 +54,16 @@ export async function isTrialAccount(profile: AccountItem): Promise<boolean> {
   return true;
 }
 
-/** The most API keys the account may hold: its override, else the platform's, else the trial's below it. */
-export async function apiKeyLimitOf(profile: AccountItem): Promise<number> {
+/**
+ * The most API keys the account may hold: its override, else the platform's, else the trial's
+ * below it. An admin account is never held to the trial's: it is the platform's own.
+ */
+export async function apiKeyLimitOf(profile: AccountItem, admin: boolean): Promise<number> {
   const override = profile.limits?.maxApiKeys;
   if (override !== undefined) return override;
   const settings = await getSettings();
   const trialLimit = settings.trialMaxApiKeys;
-  if (trialLimit !== null && trialLimit < settings.maxApiKeysPerAccount && (await isTrialAccount(profile))) return trialLimit;
+  if (!admin && trialLimit !== null && trialLimit < settings.maxApiKeysPerAccount && (await isTrialAccount(profile))) return trialLimit;
   return settings.maxApiKeysPerAccount;
 }
 
@@ -114,7 +117,9 @@ async function viewOf(profile: AccountItem): Promise<AccountLimitsView> {
   const settings = await getSettings();
   const trial = await isTrialAccount(profile);
   const overrides = profile.limits ?? {};
-  const keyLimit = await apiKeyLimitOf(profile);
+  // ADMIN_EMAILS against the recorded e-mail, as the credential check decides admin (shared/accounts
+  // imports this folder, so its helper cannot be imported here).
+  const keyLimit = await apiKeyLimitOf(profile, getConfig().adminEmails.has(profile.email.toLowerCase()));
   return {
     accountId: profile.accountId,
     overrides: { maxApiKeys: overrides.maxApiKeys ?? null, requestsPerMinute: overrides.requestsPerMinute ?? null },
