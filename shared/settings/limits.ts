@@ -89,13 +89,19 @@ export function requestCeiling(settingsCeiling: number, override: number | undef
  * busy account costs one profile read a minute per process, not one per claim.
  */
 const CEILING_CACHE_MS = 60_000;
-const ceilings = new Map<string, { value: number; at: number }>();
+/** Concurrent first requests of an account share one lookup (the promise is what is kept). */
+const ceilings = new Map<string, { value: Promise<number>; at: number }>();
 
-export async function requestCeilingOf(accountId: string, now = Date.now()): Promise<number> {
+export function requestCeilingOf(accountId: string, now = Date.now()): Promise<number> {
   const cached = ceilings.get(accountId);
   if (cached && now - cached.at < CEILING_CACHE_MS) return cached.value;
-  const [settings, profile] = await Promise.all([getSettings(), accessPatterns.accountById(accountId)]);
-  const value = requestCeiling(settings.accountRequestsPerMinute, profile?.limits?.requestsPerMinute);
+  const value = Promise.all([getSettings(), accessPatterns.accountById(accountId)]).then(([settings, profile]) =>
+    requestCeiling(settings.accountRequestsPerMinute, profile?.limits?.requestsPerMinute),
+  );
+  // A failed read is not kept: the next request tries again.
+  value.catch(() => {
+    if (ceilings.get(accountId)?.value === value) ceilings.delete(accountId);
+  });
   // A spray of accounts must not grow the map without bound: drop it whole now and then (a re-read each).
   if (ceilings.size > 10_000) ceilings.clear();
   ceilings.set(accountId, { value, at: now });

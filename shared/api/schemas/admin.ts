@@ -34,12 +34,9 @@ const requestCeiling = int32(1, 1_000_000);
 
 export const AccountLimitsUpdate = z
   .object({
-    maxApiKeys: keyLimit
-      .nullable()
-      .optional()
-      .meta({
-        description: 'API keys this account may hold, replacing maxApiKeysPerAccount and the trial limit; null removes the override.',
-      }),
+    maxApiKeys: keyLimit.nullable().optional().meta({
+      description: 'API keys this account may hold, replacing maxApiKeysPerAccount and the trial limit; null removes the override.',
+    }),
     requestsPerMinute: requestCeiling.nullable().optional().meta({
       description:
         "Requests per minute of all this account's credentials together, replacing accountRequestsPerMinute (it may go below one credential's 240); null removes the override.",
