@@ -5,6 +5,7 @@ import { resetConfig } from '../shared/config/env.ts';
 import type { ACCESS_LOG_FIELDS } from '../infra/access-log.ts';
 import { createRateLimiter } from '../shared/http/rate-limit.ts';
 import { LAST_USED_INTERVAL_MS } from '../shared/keys/index.ts';
+import { clearCeilingCache, requestCeilingOf, setAccountLimits } from '../shared/settings/limits.ts';
 import { countDynamoCalls, table } from './harness.ts';
 
 /**
@@ -43,6 +44,11 @@ export async function benchCost(adminKey: string, n = 240): Promise<string> {
   // the counter's batches shrink near the limit, which the raised limit of the other sections hides.
   const created = (await accountHandler(event(adminKey, 'POST', '/v1/keys', { name: 'bench cost' }), context)) as { body: string };
   const key = (JSON.parse(created.body) as { secret: string }).secret;
+  // The other sections spent this minute of the admin's account (under a raised limit): its
+  // ceiling is raised too, so only the key's own 240 can bind here, as for a customer's busy key.
+  const me = (await accountHandler(event(adminKey), context)) as { body: string };
+  const accountId = (JSON.parse(me.body) as { id: string }).id;
+  await setAccountLimits(accountId, { requestsPerMinute: 1_000_000 });
   const raisedLimit = process.env.RATE_LIMIT_PER_MINUTE;
   process.env.RATE_LIMIT_PER_MINUTE = '240';
   resetConfig();
@@ -77,24 +83,34 @@ export async function benchCost(adminKey: string, n = 240): Promise<string> {
   }
   const calls = counter.records();
   const isRate = (c: (typeof calls)[number]) => String((c.input as { Key?: { PK?: string } }).Key?.PK ?? '').startsWith('RATE#');
+  const isSettings = (c: (typeof calls)[number]) => String((c.input as { Key?: { PK?: string } }).Key?.PK ?? '') === 'SETTINGS';
   const readsPerGet = calls.filter((c) => c.name.startsWith('Get')).length / n;
   const busyWrites = calls.filter(isRate).length / n;
   const otherWriteCalls = calls.filter((c) => !c.name.startsWith('Get') && !c.name.startsWith('Query') && !isRate(c));
 
   // Counter writes per request for a caller polling every 5 s and one calling once a minute,
-  // over ten minutes, with a process of their own each.
-  const perRequest = async (everyMs: number): Promise<number> => {
+  // over ten minutes, with a process of their own each, as the handler claims: the credential's
+  // count and its account's, after the account's ceiling (a profile read when the process's copy
+  // is a minute old; the settings are read with it, at worst, when nothing else in the process
+  // read them in the last 5 s).
+  const perRequest = async (everyMs: number): Promise<[writes: number, reads: number]> => {
     const limiter = createRateLimiter();
     const start = Date.UTC(2030, 0, 1, 0, 0, 0);
+    const account = randomUUID();
+    clearCeilingCache();
     counter.reset();
     let requests = 0;
     const client = `bench:${everyMs}:${randomUUID()}`;
-    for (let t = 0; t < 600_000; t += everyMs, requests++) await limiter(client, start + t);
-    return counter.records().filter(isRate).length / requests;
+    for (let t = 0; t < 600_000; t += everyMs, requests++) {
+      await limiter(client, start + t, { accountId: account, limit: await requestCeilingOf(account, start + t) });
+    }
+    const records = counter.records();
+    const profileReads = records.filter((c) => c.name.startsWith('Get') && !isRate(c) && !isSettings(c)).length;
+    return [records.filter(isRate).length / requests, (2 * profileReads) / requests];
   };
-  const pollerWrites = await perRequest(5_000);
-  const twiceWrites = await perRequest(30_000);
-  const loneWrites = await perRequest(60_000);
+  const [pollerWrites, pollerReads] = await perRequest(5_000);
+  const [twiceWrites, twiceReads] = await perRequest(30_000);
+  const [loneWrites, loneReads] = await perRequest(60_000);
   if (raisedLimit === undefined) delete process.env.RATE_LIMIT_PER_MINUTE;
   else process.env.RATE_LIMIT_PER_MINUTE = raisedLimit;
   resetConfig();
@@ -113,28 +129,30 @@ export async function benchCost(adminKey: string, n = 240): Promise<string> {
 
   // lastUsedAt: two plain writes (the lookup item, then the listed key) once per key per interval.
   const lastUsedPerGet = (requestsPerMinute: number) => 2 / ((LAST_USED_INTERVAL_MS / 60_000) * requestsPerMinute);
-  const dollars = (counterWrites: number, requestsPerMinute: number): [string, number][] => [
+  const dollars = (counterWrites: number, requestsPerMinute: number, ceilingReads: number): [string, number][] => [
     ['API Gateway', PRICE.apiGatewayPerMillion],
     ['Lambda requests', PRICE.lambdaRequestsPerMillion],
     ['Lambda compute (50 ms at 512 MB, assumed)', 1e6 * BILLED_SECONDS * MEMORY_GB * PRICE.lambdaGbSecond],
-    ['DynamoDB reads', readsPerGet * PRICE.rruPerMillion],
+    ['DynamoDB reads (incl. the account ceiling)', (readsPerGet + ceilingReads) * PRICE.rruPerMillion],
     ['DynamoDB writes (rate limit + lastUsedAt)', (counterWrites + lastUsedPerGet(requestsPerMinute)) * PRICE.wruPerMillion],
     ['CloudWatch Logs', (logBytes * 1e6 * PRICE.logsPerGb) / 1e9],
   ];
-  const profiles: [string, number, number][] = [
-    [`busy (${n} a minute)`, busyWrites, n],
-    ['polling every 5 s', pollerWrites, 12],
-    ['twice a minute', twiceWrites, 2],
-    ['once a minute (worst case)', loneWrites, 1],
+  // The busy caller's reads were measured through the handler (ceiling reads included); the
+  // others add theirs to the two reads every GET makes.
+  const profiles: [string, number, number, number][] = [
+    [`busy (${n} a minute)`, busyWrites, n, 0],
+    ['polling every 5 s', pollerWrites, 12, pollerReads],
+    ['twice a minute', twiceWrites, 2, twiceReads],
+    ['once a minute (worst case)', loneWrites, 1, loneReads],
   ];
-  const total = (w: number, r: number) => dollars(w, r).reduce((a, [, v]) => a + v, 0);
-  const rows = dollars(0, 1).map(([item], i) => [item, ...profiles.map(([, w, r]) => `$${dollars(w, r)[i]![1].toFixed(3)}`)]);
-  rows.push(['**total**', ...profiles.map(([, w, r]) => `**$${total(w, r).toFixed(3)}**`)]);
+  const total = (w: number, r: number, c: number) => dollars(w, r, c).reduce((a, [, v]) => a + v, 0);
+  const rows = dollars(0, 1, 0).map(([item], i) => [item, ...profiles.map(([, w, r, c]) => `$${dollars(w, r, c)[i]![1].toFixed(3)}`)]);
+  rows.push(['**total**', ...profiles.map(([, w, r, c]) => `**$${total(w, r, c).toFixed(3)}**`)]);
 
   return [
     '## 7. Cost of a million authenticated GETs',
     '',
-    `GET /v1/account through its Lambda handler, ${n} requests of one API key in one minute: ${readsPerGet.toFixed(2)} DynamoDB reads (GetItem, ≤ 4 KB, strongly consistent: 1 RRU each) and ${busyWrites.toFixed(3)} rate-limit counter writes per request (${calls.filter(isRate).length} for ${n}); other writes: ${otherWriteCalls.length} (${otherWriteCalls.map((c) => c.name).join(', ') || 'none'}: the API key's lastUsedAt, two plain writes at most once an hour per key, counted below as 2 WRU an hour per caller). The function logged ${(logged / n).toFixed(0)} bytes per request; the access log line is ${accessLine} bytes (infra/access-log.ts with typical values) + ${LOG_EVENT_OVERHEAD} bytes of CloudWatch metadata; Lambda's own START/END/REPORT lines are off (system log level WARN). Counter writes per request over ten minutes (the limiter with a chosen clock, a process of its own each): polling every 5 s ${pollerWrites.toFixed(3)}, twice a minute ${twiceWrites.toFixed(3)}, once a minute ${loneWrites.toFixed(3)}. Prices and the 50 ms billed duration as in README, "What it costs".`,
+    `GET /v1/account through its Lambda handler, ${n} requests of one API key in one minute: ${readsPerGet.toFixed(2)} DynamoDB reads (GetItem, ≤ 4 KB, strongly consistent: 1 RRU each) and ${busyWrites.toFixed(3)} rate-limit counter writes per request (${calls.filter(isRate).length} for ${n}); other writes: ${otherWriteCalls.length} (${otherWriteCalls.map((c) => c.name).join(', ') || 'none'}: the API key's lastUsedAt, two plain writes at most once an hour per key, counted below as 2 WRU an hour per caller). The function logged ${(logged / n).toFixed(0)} bytes per request; the access log line is ${accessLine} bytes (infra/access-log.ts with typical values) + ${LOG_EVENT_OVERHEAD} bytes of CloudWatch metadata; Lambda's own START/END/REPORT lines are off (system log level WARN). Counter writes per request over ten minutes (the limiter with a chosen clock, a process of its own each; one write moves the credential's and the account's count): polling every 5 s ${pollerWrites.toFixed(3)}, twice a minute ${twiceWrites.toFixed(3)}, once a minute ${loneWrites.toFixed(3)}; reads for the account's ceiling per request (its profile when the process's copy is a minute old, and the settings with it at worst): ${pollerReads.toFixed(3)}, ${twiceReads.toFixed(3)}, ${loneReads.toFixed(3)}. Prices and the 50 ms billed duration as in README, "What it costs".`,
     '',
     table(['per million GETs', ...profiles.map(([name]) => name)], rows),
   ].join('\n');

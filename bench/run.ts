@@ -32,8 +32,11 @@ Object.assign(process.env, {
   AWS_ENDPOINT_URL_SECRETS_MANAGER: 'http://127.0.0.1:9',
 });
 
+// `npm run bench -- cost`: section 7 alone (under a minute), replacing it in bench/results.md.
+const costOnly = process.argv[2] === 'cost';
+
 // 1. Bundles first, before DynamoDB Local starts and takes its share of the CPU.
-const bundles = await benchBundles();
+const bundles = costOnly ? '' : await benchBundles();
 
 // `npm run bench -- bundles`: this section alone (about a minute); it replaces section 1 of
 // bench/results.md and says so there, leaving the other sections of the last full run as they are.
@@ -70,6 +73,20 @@ try {
   process.env.STAGE = 'aws';
   resetConfig();
   primeSecretCache(stack.panel!.instanceId, { appApiKey: stack.panel!.sim.appKey, clientApiKey: stack.panel!.sim.clientKey });
+
+  if (costOnly) {
+    const cost = await benchCost(stack.adminApiKey);
+    process.stdout.write(`${cost}\n`);
+    const file = new URL('./results.md', import.meta.url);
+    const previous = readFileSync(file, 'utf8');
+    const start = previous.indexOf('## 7. ');
+    if (start < 0) throw new Error('bench/results.md has no section 7 to replace: run the whole benchmark');
+    const end = previous.indexOf('\n## ', start + 1);
+    const note = `_This section was re-run alone at ${new Date().toISOString()} (\`npm run bench -- cost\`; one-minute load average ${loadAtStart.toFixed(1)} at its start and ${loadavg()[0]!.toFixed(1)} at its end); the other sections are from the full run above._`;
+    const [heading, ...rest] = cost.split('\n');
+    writeFileSync(file, `${previous.slice(0, start)}${[heading, '', note, ...rest].join('\n')}\n${end < 0 ? '' : previous.slice(end)}`);
+    process.exit(0);
+  }
 
   const roundTrips = await benchRoundTrips(stack);
   const account = await benchAccountEndpoint(stack.adminApiKey);

@@ -7,6 +7,7 @@ import { createInstance, deleteInstance, listInstancesWithBudget, testInstance, 
 import { clearCatalogCache } from '../../shared/catalog/index.ts';
 import { listAllServers } from '../../shared/servers/index.ts';
 import { adjustCredit } from '../../shared/accounts/credits.ts';
+import { getAccountLimits, setAccountLimits } from '../../shared/settings/limits.ts';
 
 /** Admin group: everything under /v1/admin (admin accounts with the `admin` scope only). */
 export const handler = createGroupHandler('admin', adminRoutes, {
@@ -25,6 +26,15 @@ export const handler = createGroupHandler('admin', adminRoutes, {
       after: Object.fromEntries(changed.map((path) => [path, valueAt(after, path)])),
     };
     return after;
+  },
+
+  adminGetLimits: async ({ params }) => getAccountLimits(params.id),
+
+  adminSetLimits: async ({ params, body, audit }) => {
+    audit.target = `account:${params.id}`;
+    const { before, view } = await setAccountLimits(params.id, body);
+    audit.details = { before, after: view.overrides };
+    return view;
   },
 
   adminCredit: async ({ principal, params, body, headers, requestId, audit }) => {

@@ -37,6 +37,12 @@ export interface AccountItem extends Stored {
   lowBalanceWarnedAt?: string;
   /** Webhook endpoints the account has (shared/webhooks/endpoints.ts): the limit of 10 is a condition on it. */
   webhookEndpointCount?: number;
+  /** API keys not revoked (shared/keys): the key limit is a condition on it. Absent until the first create after it was introduced. */
+  apiKeyCount?: number;
+  /** Limits an admin set for this account (shared/settings/limits.ts); each replaces the platform setting. */
+  limits?: { maxApiKeys?: number; requestsPerMinute?: number };
+  /** When a top-up or admin grant was first seen: the account is no longer a trial account. */
+  paidAt?: string;
   createdAt: string;
 }
 

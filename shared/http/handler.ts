@@ -12,6 +12,7 @@ import { authenticate, bearerToken } from '../auth/authenticate.ts';
 import { ANONYMOUS_CALLER, runAsCaller } from '../instances/budget.ts';
 import { requestDeadline, withDeadline } from '../panel/deadline.ts';
 import { touchLastUsed } from '../keys/index.ts';
+import { requestCeilingOf } from '../settings/limits.ts';
 import { recordActivity } from '../audit/index.ts';
 import { getConfig } from '../config/env.ts';
 import { errorFields, logger } from '../observability/logger.ts';
@@ -128,13 +129,14 @@ export function createGroupHandler<G extends Group>(group: G, routes: GroupRoute
       state.route = route;
       const { def } = route;
 
-      // Credential and rate limit: both keyed by the credential, run side by side (one round trip each).
+      // Credential, then the rate limit: the credential's own and its account's, counted in the
+      // account's item by one write every few requests (shared/http/rate-limit.ts).
       let keyItem: ApiKeyHashItem | undefined;
       if (def.auth === 'bearer') {
-        // Requests that fail authentication also count against their source IP, so guessing
+        // Requests that fail authentication count against their source IP, so guessing
         // credentials (a new garbage token each time, or none) is limited like anything else.
         const refusedByIp = async (err: unknown) => {
-          if (isApiError(err) && err.code === 'unauthorized') {
+          if (isApiError(err) && (err.code === 'unauthorized' || err.code === 'forbidden')) {
             state.rate = await consumeRateLimit(`ip:${sourceIp ?? 'unknown'}`);
             assertWithinLimit(state.rate);
           }
@@ -146,15 +148,21 @@ export function createGroupHandler<G extends Group>(group: G, routes: GroupRoute
         } catch (err) {
           throw await refusedByIp(err);
         }
-        const [auth, rate] = await Promise.allSettled([
-          authenticate(token),
-          consumeRateLimit(`cred:${createHash('sha256').update(token).digest('hex').slice(0, 32)}`),
-        ]);
-        if (rate.status === 'fulfilled') state.rate = rate.value;
-        else throw rate.reason;
-        if (auth.status === 'rejected') throw await refusedByIp(auth.reason);
-        state.principal = auth.value.principal;
-        keyItem = auth.value.keyItem;
+        let auth: Awaited<ReturnType<typeof authenticate>>;
+        try {
+          auth = await authenticate(token);
+        } catch (err) {
+          throw await refusedByIp(err);
+        }
+        state.principal = auth.principal;
+        keyItem = auth.keyItem;
+        // Admins count too: the ceiling protects the table and the functions from any one account
+        // (an admin account that needs more gets an override like any other).
+        const { accountId } = auth.principal;
+        state.rate = await consumeRateLimit(`cred:${createHash('sha256').update(token).digest('hex').slice(0, 32)}`, undefined, {
+          accountId,
+          limit: await requestCeilingOf(accountId),
+        });
         assertWithinLimit(state.rate);
         authorize(def, state.principal);
       } else if (!def.unlimited) {

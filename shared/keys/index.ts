@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import { isConditionFailed, transact, writeItem } from '../db/write.ts';
+import { isConditionFailed, type NamedWrite, transact, writeItem } from '../db/write.ts';
+import { apiKeyLimitOf, profileOf } from '../settings/limits.ts';
 import { keys } from '../db/keys.ts';
 import { accessPatterns, type Page, type PageRequest } from '../db/access-patterns.ts';
 import { getConfig } from '../config/env.ts';
@@ -69,7 +70,7 @@ export async function createApiKey(
     expiresAt: input.expiresInDays ? new Date(now.getTime() + input.expiresInDays * DAY_MS).toISOString() : undefined,
   };
   const hash = hashApiKey(token);
-  await transact([
+  const items: NamedWrite[] = [
     {
       name: 'key',
       Put: {
@@ -93,8 +94,68 @@ export async function createApiKey(
         ConditionExpression: 'attribute_not_exists(PK)',
       },
     },
-  ]);
+  ];
+  await withKeySlot(principal.accountId, principal.scopes.has('admin'), items);
   return { key: toView(record), secret: token };
+}
+
+/**
+ * Writes a new key's items together with a move of the profile's key count, under a condition
+ * that it is below the account's limit: keys created at once cannot pass it (each key brings its
+ * own request rate, so unlimited keys would multiply it). An account from before the count was
+ * kept has it set from its keys first; a concurrent create that set it meanwhile makes this one
+ * read again.
+ */
+async function withKeySlot(accountId: string, admin: boolean, items: NamedWrite[]): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const profile = await profileOf(accountId);
+    const counted = profile.apiKeyCount;
+    const held = counted ?? (await countUnrevokedKeys(accountId));
+    const limit = await apiKeyLimitOf(profile, admin);
+    if (held >= limit) throw keyLimitExceeded(limit);
+    const slot: NamedWrite =
+      counted === undefined
+        ? {
+            name: 'profile',
+            Update: {
+              Key: keys.account(accountId),
+              UpdateExpression: 'SET apiKeyCount = :next',
+              ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(apiKeyCount)',
+              ExpressionAttributeValues: { ':next': held + 1 },
+            },
+          }
+        : {
+            name: 'profile',
+            Update: {
+              Key: keys.account(accountId),
+              UpdateExpression: 'SET apiKeyCount = apiKeyCount + :one',
+              ConditionExpression: 'apiKeyCount < :max',
+              ExpressionAttributeValues: { ':one': 1, ':max': limit },
+            },
+          };
+    try {
+      await transact([...items, slot]);
+      return;
+    } catch (err) {
+      if (!isConditionFailed(err, 'profile')) throw err;
+      if (counted === undefined && attempt === 0) continue;
+      throw keyLimitExceeded(limit);
+    }
+  }
+}
+
+const keyLimitExceeded = (limit: number) =>
+  new ApiError('limit_exceeded', `An account can have at most ${limit} API keys; revoke one to make room`, { limit });
+
+async function countUnrevokedKeys(accountId: string): Promise<number> {
+  let count = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await accessPatterns.apiKeysOfAccount(accountId, { limit: 100, cursor, boundTo: `key-count:${accountId}` });
+    count += page.data.filter((k) => !k.revokedAt).length;
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return count;
 }
 
 export async function listApiKeys(accountId: string, page: PageRequest): Promise<Page<ApiKeyView>> {
@@ -108,25 +169,60 @@ export async function revokeApiKey(accountId: string, keyId: string): Promise<{ 
   if (!item) throw notFound('API key');
   if (item.revokedAt) return { id: keyId, revoked: true, revokedAt: item.revokedAt };
   const revokedAt = new Date().toISOString();
+  const profile = await accessPatterns.accountById(accountId);
+  // Revoking frees a slot under the key limit; the condition on the key keeps two revocations at
+  // once from freeing two.
+  const slot: NamedWrite[] =
+    profile?.apiKeyCount === undefined
+      ? []
+      : [
+          {
+            name: 'profile',
+            Update: {
+              Key: keys.account(accountId),
+              UpdateExpression: 'SET apiKeyCount = apiKeyCount - :one',
+              ConditionExpression: 'apiKeyCount > :zero',
+              ExpressionAttributeValues: { ':one': 1, ':zero': 0 },
+            },
+          },
+        ];
+  try {
+    await revokeItems(accountId, keyId, item.hash, revokedAt, slot).catch((err: unknown) => {
+      // A count already at 0 (it was set from the keys while this one was being revoked): revoke anyway.
+      if (isConditionFailed(err, 'profile') && !isConditionFailed(err, 'key'))
+        return revokeItems(accountId, keyId, item.hash, revokedAt, []);
+      throw err;
+    });
+  } catch (err) {
+    if (!isConditionFailed(err, 'key')) throw err;
+    const now = await accessPatterns.apiKeyById(accountId, keyId);
+    if (now?.revokedAt) return { id: keyId, revoked: true, revokedAt: now.revokedAt };
+    throw err;
+  }
+  return { id: keyId, revoked: true, revokedAt };
+}
+
+async function revokeItems(accountId: string, keyId: string, hash: string, revokedAt: string, slot: NamedWrite[]): Promise<void> {
   await transact([
     {
       name: 'key',
       Update: {
         Key: keys.apiKey(accountId, keyId),
         UpdateExpression: 'SET revokedAt = :at',
+        ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(revokedAt)',
         ExpressionAttributeValues: { ':at': revokedAt },
       },
     },
     {
       name: 'hash',
       Update: {
-        Key: keys.apiKeyHash(item.hash),
+        Key: keys.apiKeyHash(hash),
         UpdateExpression: 'SET revokedAt = :at',
         ExpressionAttributeValues: { ':at': revokedAt },
       },
     },
+    ...slot,
   ]);
-  return { id: keyId, revoked: true, revokedAt };
 }
 
 /**

@@ -17,6 +17,7 @@ import { newId } from '../ids.ts';
 import { canReadEvent, EVENT_READ_SCOPES, EVENT_SCOPES, EVENT_TYPES, readableEventTypes } from '../api/event-types.ts';
 import { WEBHOOK_DESCRIPTION_MAX, WEBHOOK_URL_MAX } from '../api/schemas/webhooks.ts';
 import { type EventType, receivedTypes } from './events.ts';
+import { endpointLimitOf } from '../settings/limits.ts';
 import { newSigningSecret } from './signing.ts';
 import { storedTargetUrl } from './targets.ts';
 
@@ -112,10 +113,8 @@ export async function getOwnedEndpoint(accountId: string, endpointId: string): P
   return item;
 }
 
-const limitExceeded = () =>
-  new ApiError('limit_exceeded', `An account can have at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints`, {
-    limit: MAX_WEBHOOK_ENDPOINTS,
-  });
+const limitExceeded = (limit: number) =>
+  new ApiError('limit_exceeded', `An account can have at most ${limit} webhook endpoints`, { limit });
 
 /**
  * Adds an endpoint. The limit is a condition on the profile's endpoint count, moved in the same
@@ -151,6 +150,8 @@ export async function createEndpoint(
     createdAt: now,
     updatedAt: now,
   };
+  // A trial account's limit may be lower (platform settings).
+  const limit = await endpointLimitOf(accountId, MAX_WEBHOOK_ENDPOINTS);
   try {
     await transact([
       { name: 'endpoint', Put: { Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
@@ -160,12 +161,12 @@ export async function createEndpoint(
           Key: keys.account(accountId),
           UpdateExpression: 'SET webhookEndpointCount = if_not_exists(webhookEndpointCount, :zero) + :one',
           ConditionExpression: 'attribute_exists(PK) AND (attribute_not_exists(webhookEndpointCount) OR webhookEndpointCount < :max)',
-          ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':max': MAX_WEBHOOK_ENDPOINTS },
+          ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':max': limit },
         },
       },
     ]);
   } catch (err) {
-    if (isConditionFailed(err, 'profile')) throw limitExceeded();
+    if (isConditionFailed(err, 'profile')) throw limitExceeded(limit);
     throw err;
   }
   return { endpoint: toEndpointView(item), secret };

@@ -62,11 +62,14 @@ export const accountCoreRoutes = define({
     auth: 'bearer',
     scope: 'keys:write',
     summary: 'Create an API key; the secret is returned once',
+    description:
+      'An account holds at most `maxApiKeysPerAccount` keys that are not revoked (25 by default; fewer for a trial account, more or fewer by an admin override): past it, 422 `limit_exceeded`. Revoking a key frees its slot.',
     body: CreateApiKey,
     status: 201,
     response: ApiKeyWithSecret,
     idempotent: true,
     audit: 'keys.create',
+    errors: ['limit_exceeded'],
   },
   revokeKey: {
     method: 'DELETE',

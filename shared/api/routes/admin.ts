@@ -3,7 +3,7 @@ import { IdParam, ListQuery } from '../schemas/common.ts';
 import { ActivityList } from '../schemas/account.ts';
 import { Settings, SettingsUpdate } from '../schemas/settings.ts';
 import { CreateInstance, DeletedInstance, Instance, InstanceList, InstanceTestReport, UpdateInstance } from '../schemas/instances.ts';
-import { AdminAccountList, AdminCredit, AdminCreditResult, AdminServerList } from '../schemas/admin.ts';
+import { AccountLimits, AccountLimitsUpdate, AdminAccountList, AdminCredit, AdminCreditResult, AdminServerList } from '../schemas/admin.ts';
 
 /** The admin group: /v1/admin/* (API Gateway puts the admin authorizer in front of each). */
 export const adminRoutes = define({
@@ -23,6 +23,34 @@ export const adminRoutes = define({
     response: AdminCreditResult,
     idempotent: true,
     audit: 'credits.adjust',
+  },
+  adminGetLimits: {
+    method: 'GET',
+    path: '/v1/admin/users/:id/limits',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: "An account's limits: its overrides and the limits in force",
+    params: IdParam,
+    response: AccountLimits,
+  },
+  adminSetLimits: {
+    method: 'PUT',
+    path: '/v1/admin/users/:id/limits',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: "Set or remove an account's API key limit and request ceiling",
+    description:
+      'Overrides the platform settings for one account (null removes an override; omitted ones stay). Lowering the key limit revokes nothing: new keys are refused until revocations bring the count under it. Every process applies a new request ceiling within a minute. Audit-logged with before and after.',
+    params: IdParam,
+    body: AccountLimitsUpdate,
+    response: AccountLimits,
+    audit: 'accounts.limits',
   },
   adminListServers: {
     method: 'GET',

@@ -28,3 +28,37 @@ export const AdminCredit = z
 export const AdminCreditResult = z
   .object({ accountId: Uuid, entry: LedgerEntryView, balanceCents: SignedCents })
   .meta({ id: 'AdminCreditResult' });
+
+const keyLimit = int32(0, 1_000);
+const requestCeiling = int32(1, 1_000_000);
+
+export const AccountLimitsUpdate = z
+  .object({
+    maxApiKeys: keyLimit.nullable().optional().meta({
+      description: 'API keys this account may hold, replacing maxApiKeysPerAccount and the trial limit; null removes the override.',
+    }),
+    requestsPerMinute: requestCeiling.nullable().optional().meta({
+      description:
+        "Requests per minute of all this account's credentials together, replacing accountRequestsPerMinute (it may go below one credential's 240); null removes the override.",
+    }),
+  })
+  .strict()
+  .refine((v) => Object.keys(v).length > 0, { message: 'Give at least one limit to change' })
+  .meta({ id: 'AccountLimitsUpdate', description: 'Omitted limits keep their override.' });
+
+export const AccountLimits = z
+  .object({
+    accountId: Uuid,
+    overrides: z
+      .object({ maxApiKeys: keyLimit.nullable(), requestsPerMinute: requestCeiling.nullable() })
+      .meta({ description: 'What an admin set for this account (null: the platform setting applies).' }),
+    effective: z
+      .object({
+        maxApiKeys: keyLimit,
+        requestsPerMinute: requestCeiling,
+        trial: z.boolean().meta({ description: 'No top-up and no admin grant yet: the trial limits apply where no override does.' }),
+      })
+      .meta({ description: 'The limits in force (a change reaches every process within a minute).' }),
+    apiKeyCount: Count.meta({ description: 'API keys the account holds (not revoked).' }),
+  })
+  .meta({ id: 'AccountLimits' });

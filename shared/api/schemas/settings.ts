@@ -27,6 +27,20 @@ export const Settings = z
       .strict()
       .meta({ description: 'Largest server one may deploy or resize to.' }),
     maxServersPerAccount: int32(0, 10_000).meta({ description: 'Active plus suspended servers per account.' }),
+    maxApiKeysPerAccount: int32(0, 1_000).meta({
+      description:
+        'API keys an account may hold (revoked keys do not count; expired ones do until revoked). Each key has its own request rate, so this bounds how far keys multiply it. An account override (PUT /v1/admin/users/:id/limits) replaces it.',
+    }),
+    accountRequestsPerMinute: int32(1, 1_000_000).meta({
+      description:
+        "Requests per minute of one account, all its credentials together, beside each credential's own limit (240). Never taken below one credential's limit; an account override may go lower.",
+    }),
+    trialMaxApiKeys: int32(0, 1_000)
+      .nullable()
+      .meta({ description: 'API keys of a trial account (no top-up and no admin grant yet); null: as maxApiKeysPerAccount.' }),
+    trialMaxWebhookEndpoints: int32(0, 10)
+      .nullable()
+      .meta({ description: 'Webhook endpoints of a trial account (at most the 10 of any account); null: 10.' }),
     topUpBonusPercent: int32(0, 100).meta({ description: 'Bonus credit added to every paid top-up, in percent.' }),
     minimumTopUpCents: int32(50, 99_999_999).meta({ description: 'Smallest checkout amount (Stripe needs at least 50 cents).' }),
     maximumTopUpCents: int32(50, 99_999_999).meta({ description: 'Largest checkout amount.' }),
