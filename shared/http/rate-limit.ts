@@ -161,7 +161,10 @@ export function createRateLimiter() {
       const shared =
         ceiling && account ? { limit: ceiling.limit, remaining: Math.max(0, ceiling.limit - account.counted) + account.held } : own;
       const tighter = exceeded === 'account' || (exceeded !== 'client' && shared.remaining < own.remaining) ? shared : own;
-      return { ...tighter, resetSeconds, ...(exceeded ? { exceeded: true as const, scope: exceeded } : {}) };
+      // A refused request has nothing left, even while another credential of the account still holds
+      // units this process claimed for it.
+      if (exceeded) return { limit: tighter.limit, remaining: 0, resetSeconds, exceeded: true as const, scope: exceeded };
+      return { ...tighter, resetSeconds };
     };
 
     allowance.waiting++;
