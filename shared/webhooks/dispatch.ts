@@ -6,6 +6,7 @@ import { WEBHOOK_SHARDS } from '../db/table.ts';
 import { isConditionFailed, transact, writeIfFirst, writeItem } from '../db/write.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import { EVENT_RETENTION_DAYS, eventWrite } from './events.ts';
+import { eachLimited, FairPool } from './fair-pool.ts';
 import { sendWebhook, type SendResult } from './send.ts';
 import { signedHeaders } from './signing.ts';
 import { checkDeliveryTarget, TargetRefusedError } from './targets.ts';
@@ -17,13 +18,21 @@ import { checkDeliveryTarget, TargetRefusedError } from './targets.ts';
  *    with the change it reports) becomes one delivery per enabled, subscribed endpoint of its
  *    account, then leaves the outbox. Delivery ids are derived from (event, endpoint) and put
  *    only if absent, so a fan-out cut short and run again never makes a second delivery.
- * 2. Attempts (`runDueDeliveries`): every delivery whose next attempt is due (sparse GSI2
+ * 2. Attempts (`DeliveryDispatcher`): every delivery whose next attempt is due (sparse GSI2
  *    `WHDUE#<n>`, sort key `<dueAt>#<deliveryId>`) is claimed by moving its due time a lease ahead
  *    under a condition on the due time read, so two dispatchers never send the same attempt; a
  *    dispatcher that dies mid-attempt leaves the claim to expire and the attempt is made again.
  *
- * The local stack runs both every 250 ms (dev/webhook-loop.ts); in AWS a function does, every
- * minute (functions/webhooks). Tests call them with a `now` of their choosing to move time.
+ * Fair per account: attempts run round-robin across accounts, at most PER_ACCOUNT_CONCURRENCY of
+ * one account and OVERALL_CONCURRENCY in all at once, as a continuous scheduler (a freed slot goes
+ * to the next account in turn, and a new poll may add work while slow attempts still run). An
+ * account holds at most HELD_PER_ACCOUNT due attempts in memory; the rest are deferred in the
+ * table (their due time moved to when its slots should be free), so its backlog never sits at the
+ * head of the due index in front of another account's attempts.
+ *
+ * The local stack polls every 250 ms (dev/webhook-loop.ts); in AWS a function runs every minute
+ * and polls every second while there is work, for up to RUN_MS (`dispatchFor`, functions/webhooks).
+ * Tests call `drainOutbox`/`runDueDeliveries` with a `now` of their choosing to move time.
  */
 
 /** Delay after the n-th failed attempt (1-based; the last one repeats): Svix's schedule. */
@@ -45,12 +54,29 @@ export const MAX_ATTEMPTS_KEPT = 20;
 /** Items read per shard and query: one pass's work is bounded; the rest waits for the next pass. */
 const PAGE = 100;
 const MAX_PAGES = 10;
+/** Attempts of one account in flight at once in one dispatcher: its hanging receivers hold these slots, never another account's. */
+export const PER_ACCOUNT_CONCURRENCY = 4;
+/** Attempts in flight at once in one dispatcher. */
+export const OVERALL_CONCURRENCY = 32;
+/** Due attempts of one account a dispatcher holds (queued or in flight); the rest are deferred in the table. */
+export const HELD_PER_ACCOUNT = 4 * PER_ACCOUNT_CONCURRENCY;
+/** What an attempt is taken to last before one of the account's attempts has been timed, to spread its deferred ones. */
+const ASSUMED_ATTEMPT_MS = 1_000;
+/** A deferred attempt is due again no sooner than this. */
+const MIN_DEFER_MS = 1_000;
+/** Fan-outs (table writes only) in flight at once, and of one account: round-robin, so another account's event never waits behind thousands. */
+const FAN_OUT_CONCURRENCY = 16;
+const FAN_OUT_PER_ACCOUNT = 8;
+/** Conditional writes at once when deferring. */
+const DEFER_CONCURRENCY = 16;
 
 export interface DispatchOptions {
   /** Per attempt, connect to last excerpt byte. */
   timeoutMs?: number;
-  /** Attempts in flight at once. */
+  /** Attempts in flight at once (OVERALL_CONCURRENCY). */
   concurrency?: number;
+  /** Attempts of one account in flight at once (PER_ACCOUNT_CONCURRENCY). */
+  perAccount?: number;
 }
 
 /**
@@ -74,28 +100,46 @@ export async function drainOutbox(now = new Date()): Promise<{ events: number; d
   const endpointsOf = new Map<string, Promise<WebhookEndpointItem[]>>();
   let events = 0;
   let deliveries = 0;
-  for (let shard = 0; shard < WEBHOOK_SHARDS; shard++) {
-    // Pages continue after the last event seen: the index is eventually consistent, so events just
-    // fanned out may still be listed at its head.
-    let after: string | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const batch = await accessPatterns.outboxOfShard(shard, PAGE, after);
-      for (const event of batch) {
-        try {
-          if (!endpointsOf.has(event.accountId)) endpointsOf.set(event.accountId, allEndpointsOf(event.accountId));
-          deliveries += await fanOut(event, await endpointsOf.get(event.accountId)!, now);
-          events++;
-        } catch (err) {
-          // One event's trouble (a throttled write) must not hold up the others; it stays in the outbox.
-          endpointsOf.delete(event.accountId);
-          logger.error('webhook fan-out failed', { eventId: event.eventId, ...errorFields(err) });
-        }
+  // Pages continue after the last event seen: the index is eventually consistent, so events just
+  // fanned out may still be listed at its head.
+  const outbox = await readShards((shard, after?: EventItem) => accessPatterns.outboxOfShard(shard, PAGE, after?.eventId));
+  // Every page is read first, then fanned out round-robin across accounts.
+  const pool = new FairPool<EventItem>(
+    async (event) => {
+      try {
+        if (!endpointsOf.has(event.accountId)) endpointsOf.set(event.accountId, allEndpointsOf(event.accountId));
+        deliveries += await fanOut(event, await endpointsOf.get(event.accountId)!, now);
+        events++;
+      } catch (err) {
+        // One event's trouble (a throttled write) must not hold up the others; it stays in the outbox.
+        endpointsOf.delete(event.accountId);
+        logger.error('webhook fan-out failed', { eventId: event.eventId, ...errorFields(err) });
       }
-      if (batch.length < PAGE) break;
-      after = batch.at(-1)!.eventId;
-    }
-  }
+    },
+    FAN_OUT_PER_ACCOUNT,
+    FAN_OUT_CONCURRENCY,
+  );
+  for (const event of outbox) pool.push(event.accountId, event);
+  await pool.idle();
   return { events, deliveries };
+}
+
+/** Up to MAX_PAGES pages of every shard (read in parallel), each page after the last item of the previous one. */
+async function readShards<T>(page: (shard: number, after?: T) => Promise<T[]>): Promise<T[]> {
+  const shards = await Promise.all(
+    Array.from({ length: WEBHOOK_SHARDS }, async (_, shard) => {
+      const items: T[] = [];
+      let after: T | undefined;
+      for (let n = 0; n < MAX_PAGES; n++) {
+        const batch = await page(shard, after);
+        items.push(...batch);
+        if (batch.length < PAGE) break;
+        after = batch.at(-1);
+      }
+      return items;
+    }),
+  );
+  return shards.flat();
 }
 
 async function allEndpointsOf(accountId: string): Promise<WebhookEndpointItem[]> {
@@ -147,27 +191,165 @@ export interface DueSummary {
   retrying: number;
   /** Deliveries that ended failed (window over, endpoint gone or disabled, event expired). */
   failed: number;
+  /** Due attempts moved later because their account already held HELD_PER_ACCOUNT here. */
+  deferred: number;
 }
 
-export async function runDueDeliveries(now = new Date(), options: DispatchOptions = {}): Promise<DueSummary> {
-  const summary: DueSummary = { attempted: 0, succeeded: 0, retrying: 0, failed: 0 };
-  const due: WebhookDeliveryItem[] = [];
-  for (let shard = 0; shard < WEBHOOK_SHARDS; shard++)
-    due.push(...(await accessPatterns.dueDeliveriesOfShard(shard, now.toISOString(), PAGE)));
-  const worker = async () => {
-    for (let next = due.shift(); next; next = due.shift()) {
-      try {
-        const outcome = await attempt(next, now, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-        if (outcome !== 'skipped') summary.attempted++;
-        if (outcome === 'succeeded' || outcome === 'retrying' || outcome === 'failed') summary[outcome]++;
-      } catch (err) {
-        // One delivery's trouble (a throttled write) must not stop the others; its claim expires and it is retried.
-        logger.error('webhook attempt failed', { deliveryId: next.deliveryId, ...errorFields(err) });
-      }
+interface Queued {
+  item: WebhookDeliveryItem;
+  /** The poll's `now`, and the clock then: an attempt that waited for a slot is made at `now` plus the wait (whole seconds: a test's exact `now` stays exact). */
+  now: Date;
+  polledAt: number;
+}
+
+/**
+ * The attempts of one process: polls of the due index feed a FairPool keyed by account. Its caps
+ * hold per dispatcher; the local stack has one, and in AWS one run at a time (dispatchFor ends
+ * before the next minute's run starts).
+ */
+export class DeliveryDispatcher {
+  readonly summary: DueSummary = { attempted: 0, succeeded: 0, retrying: 0, failed: 0, deferred: 0 };
+  private readonly pool: FairPool<Queued>;
+  /** Deliveries queued or in flight here: a poll does not take them twice. */
+  private readonly held = new Set<string>();
+  /** Per account, the recent mean time of an attempt (ms): how far to spread its deferred attempts. */
+  private readonly attemptMs = new Map<string, number>();
+  private readonly timeoutMs: number;
+  private readonly perAccount: number;
+
+  constructor(options: DispatchOptions = {}) {
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.perAccount = Math.max(1, options.perAccount ?? PER_ACCOUNT_CONCURRENCY);
+    this.pool = new FairPool((queued) => this.run(queued), this.perAccount, Math.max(1, options.concurrency ?? OVERALL_CONCURRENCY));
+  }
+
+  /** Whether attempts are queued or in flight. */
+  get busy(): boolean {
+    return this.pool.busy;
+  }
+
+  /** Resolves once every queued attempt has been made. */
+  idle(): Promise<void> {
+    return this.pool.idle();
+  }
+
+  /** Drops the attempts not started (they stay due, for the next run), then waits for those in flight. */
+  async finish(): Promise<void> {
+    for (const queued of this.pool.clear()) this.held.delete(queued.item.deliveryId);
+    await this.pool.idle();
+  }
+
+  /**
+   * Reads the due attempts, queues those not held here yet (starting what the caps allow) and
+   * defers each account's beyond HELD_PER_ACCOUNT. Resolves once they are read and deferred, not
+   * when they are sent; returns how many were queued.
+   */
+  async poll(now = new Date()): Promise<number> {
+    const nowIso = now.toISOString();
+    const due = await readShards((shard, after?: WebhookDeliveryItem) => accessPatterns.dueDeliveriesOfShard(shard, nowIso, PAGE, after));
+    const byAccount = new Map<string, WebhookDeliveryItem[]>();
+    for (const item of due) {
+      if (this.held.has(item.deliveryId)) continue;
+      const list = byAccount.get(item.accountId);
+      if (list) list.push(item);
+      else byAccount.set(item.accountId, [item]);
     }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 8) }, worker));
-  return summary;
+    const polledAt = Date.now();
+    let queued = 0;
+    const deferrals: { item: WebhookDeliveryItem; until: string }[] = [];
+    for (const [accountId, items] of byAccount) {
+      const room = Math.max(0, HELD_PER_ACCOUNT - this.pool.queued(accountId) - this.pool.running(accountId));
+      for (const item of items.slice(0, room)) {
+        this.held.add(item.deliveryId);
+        this.pool.push(accountId, { item, now, polledAt });
+        queued++;
+      }
+      // The rest come due again about when the account's slots should be free for them, in order.
+      const each = this.attemptMs.get(accountId) ?? ASSUMED_ATTEMPT_MS;
+      items.slice(room).forEach((item, i) => {
+        const ahead = this.pool.queued(accountId) + this.pool.running(accountId) + i;
+        const delay = Math.max(MIN_DEFER_MS, Math.ceil((ahead + 1) / this.perAccount) * each);
+        deferrals.push({ item, until: new Date(now.getTime() + delay).toISOString() });
+      });
+    }
+    await eachLimited(deferrals, DEFER_CONCURRENCY, async ({ item, until }) => {
+      try {
+        if (await defer(item, until)) this.summary.deferred++;
+      } catch (err) {
+        // Left due: the next poll tries again.
+        logger.error('webhook attempt deferral failed', { deliveryId: item.deliveryId, ...errorFields(err) });
+      }
+    });
+    return queued;
+  }
+
+  private async run({ item, now, polledAt }: Queued): Promise<void> {
+    const started = Date.now();
+    try {
+      const waited = Math.floor((started - polledAt) / 1000) * 1000;
+      const outcome = await attempt(item, new Date(now.getTime() + waited), this.timeoutMs);
+      if (outcome === 'skipped') return;
+      this.summary.attempted++;
+      this.summary[outcome]++;
+      const took = Date.now() - started;
+      const before = this.attemptMs.get(item.accountId);
+      this.attemptMs.set(item.accountId, before === undefined ? took : Math.round(before * 0.7 + took * 0.3));
+    } catch (err) {
+      // One delivery's trouble (a throttled write) must not stop the others; its claim expires and it is retried.
+      logger.error('webhook attempt failed', { deliveryId: item.deliveryId, ...errorFields(err) });
+    } finally {
+      this.held.delete(item.deliveryId);
+    }
+  }
+}
+
+/** One pass as the tests drive it: every due attempt at `now`, fairly, and the outcome once all are made. */
+export async function runDueDeliveries(now = new Date(), options: DispatchOptions = {}): Promise<DueSummary> {
+  const dispatcher = new DeliveryDispatcher(options);
+  await dispatcher.poll(now);
+  await dispatcher.idle();
+  return dispatcher.summary;
+}
+
+/** How long one AWS run keeps polling (the schedule is a minute: a run ends, attempts in flight included, before the next starts). */
+export const RUN_MS = 50_000;
+/** Between two polls of one run. */
+export const POLL_MS = 1_000;
+
+/**
+ * One dispatcher run (functions/webhooks): fan-out and a poll every POLL_MS for up to `runMs`,
+ * while there is work; a run that finds nothing ends at once. An event made while a run is busy is
+ * sent within about a second; otherwise at the next run. Attempts not started when the time is up
+ * stay due for the next run; those in flight are awaited. A failed fan-out is thrown at the end
+ * (the attempts go on); a failed poll stops the run and is thrown.
+ */
+export async function dispatchFor(
+  runMs = RUN_MS,
+  options: DispatchOptions & { pollMs?: number } = {},
+): Promise<{ events: number; deliveries: number } & DueSummary> {
+  const end = Date.now() + runMs;
+  const dispatcher = new DeliveryDispatcher(options);
+  const fanned = { events: 0, deliveries: 0 };
+  let fanOutError: unknown;
+  try {
+    for (;;) {
+      // The clock, not the event's `time`: a retried or late invocation must not act in the past.
+      const now = new Date();
+      const drained = await drainOutbox(now).catch((err: unknown) => {
+        fanOutError ??= err;
+        return { events: 0, deliveries: 0 };
+      });
+      fanned.events += drained.events;
+      fanned.deliveries += drained.deliveries;
+      const queued = await dispatcher.poll(now);
+      if ((!queued && !drained.events && !dispatcher.busy) || Date.now() + (options.pollMs ?? POLL_MS) >= end) break;
+      await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? POLL_MS));
+    }
+  } finally {
+    await dispatcher.finish();
+  }
+  if (fanOutError) throw fanOutError;
+  return { ...fanned, ...dispatcher.summary };
 }
 
 type Outcome = 'skipped' | 'succeeded' | 'retrying' | 'failed';
@@ -219,6 +401,25 @@ async function claim(seen: WebhookDeliveryItem, now: Date): Promise<{ item: Webh
     return { item: asKind(written!, 'webhookDelivery'), leasedSk: due.GSI2SK };
   } catch (err) {
     if (isConditionFailed(err)) return undefined; // another dispatcher has it, or it was redelivered
+    throw err;
+  }
+}
+
+/** Moves a due attempt to `until` (no attempt made), under the same condition as a claim; false when someone else moved it first. */
+async function defer(seen: WebhookDeliveryItem, until: string): Promise<boolean> {
+  if (!seen.GSI2SK) return false;
+  try {
+    await writeItem({
+      Update: {
+        Key: keys.webhookDelivery(seen.endpointId, seen.deliveryId),
+        UpdateExpression: 'SET GSI2SK = :later, nextAttemptAt = :until',
+        ConditionExpression: 'GSI2SK = :seen',
+        ExpressionAttributeValues: { ':later': keys.deliveryDue(seen.deliveryId, until).GSI2SK, ':until': until, ':seen': seen.GSI2SK },
+      },
+    });
+    return true;
+  } catch (err) {
+    if (isConditionFailed(err)) return false;
     throw err;
   }
 }
