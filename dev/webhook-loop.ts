@@ -1,12 +1,12 @@
-import { DEFAULT_TIMEOUT_MS, DeliveryDispatcher, drainOutbox } from '../shared/webhooks/dispatch.ts';
+import { DEFAULT_TIMEOUT_MS, Dispatcher } from '../shared/webhooks/dispatch.ts';
 import { errorFields, logger } from '../shared/observability/logger.ts';
 
 /**
  * The local stand-in for the webhook dispatcher function (functions/webhooks, every minute in
- * AWS): fan out the outbox, then poll the due attempts, every `intervalMs`. A pass starts only
- * after the previous one ended, but it does not wait for the attempts it queued: they run in one
- * DeliveryDispatcher (fair across accounts) while later passes add work, so one account's hanging
- * receivers never hold up the next pass. An error is logged and the next pass comes anyway.
+ * AWS): poll the outbox and the due attempts every `intervalMs`. A pass starts only after the
+ * previous one ended, but it does not wait for the fan-outs and attempts it queued: they run in one
+ * Dispatcher (fair across accounts) while later passes add work, so one account's hanging receivers
+ * or thousands of events never hold up the next pass. An error is logged and the next pass comes anyway.
  */
 export interface WebhookLoopOptions {
   /** Between the end of one pass and the start of the next (default 250 ms; `WEBHOOK_INTERVAL_MS` for npm start). */
@@ -28,11 +28,13 @@ export function startWebhookLoop(options: WebhookLoopOptions = {}): WebhookLoop 
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
-  const dispatcher = new DeliveryDispatcher({ timeoutMs });
+  const dispatcher = new Dispatcher({ timeoutMs });
   const pass = async () => {
-    // Each step on its own: a failing fan-out must not stop the due attempts.
-    await drainOutbox().catch((err: unknown) => logger.error('webhook fan-out pass failed', errorFields(err)));
-    await dispatcher.poll(new Date()).catch((err: unknown) => logger.error('webhook attempts pass failed', errorFields(err)));
+    // Each step on its own: a failing outbox read must not stop the due attempts.
+    const now = new Date();
+    await dispatcher.pollOutbox(now).catch((err: unknown) => logger.error('webhook fan-out pass failed', errorFields(err)));
+    await dispatcher.pollDue(now).catch((err: unknown) => logger.error('webhook attempts pass failed', errorFields(err)));
+    if (process.env.DBG) console.log('PASS', JSON.stringify(dispatcher.summary));
   };
   const arm = () => {
     if (stopped) return;

@@ -6,7 +6,7 @@ import { WEBHOOK_SHARDS } from '../db/table.ts';
 import { isConditionFailed, transact, writeIfFirst, writeItem } from '../db/write.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import { EVENT_RETENTION_DAYS, eventWrite } from './events.ts';
-import { eachLimited, FairPool } from './fair-pool.ts';
+import { FairPool } from './fair-pool.ts';
 import { sendWebhook, type SendResult } from './send.ts';
 import { signedHeaders } from './signing.ts';
 import { checkDeliveryTarget, TargetRefusedError } from './targets.ts';
@@ -14,11 +14,11 @@ import { checkDeliveryTarget, TargetRefusedError } from './targets.ts';
 /**
  * Delivery of events to the accounts' webhook endpoints, at least once (ARCHITECTURE.md, "Webhooks").
  *
- * 1. Fan-out (`drainOutbox`): every event still in the outbox (sparse GSI2 `OUTBOX#<n>`, written
+ * 1. Fan-out (`Dispatcher.pollOutbox`): every event still in the outbox (sparse GSI2 `OUTBOX#<n>`, written
  *    with the change it reports) becomes one delivery per enabled, subscribed endpoint of its
  *    account, then leaves the outbox. Delivery ids are derived from (event, endpoint) and put
  *    only if absent, so a fan-out cut short and run again never makes a second delivery.
- * 2. Attempts (`DeliveryDispatcher`): every delivery whose next attempt is due (sparse GSI2
+ * 2. Attempts (`Dispatcher.pollDue`): every delivery whose next attempt is due (sparse GSI2
  *    `WHDUE#<n>`, sort key `<dueAt>#<deliveryId>`) is claimed by moving its due time a lease ahead
  *    under a condition on the due time read, so two dispatchers never send the same attempt; a
  *    dispatcher that dies mid-attempt leaves the claim to expire and the attempt is made again.
@@ -64,11 +64,18 @@ export const HELD_PER_ACCOUNT = 4 * PER_ACCOUNT_CONCURRENCY;
 const ASSUMED_ATTEMPT_MS = 1_000;
 /** A deferred attempt is due again no sooner than this. */
 const MIN_DEFER_MS = 1_000;
-/** Fan-outs (table writes only) in flight at once, and of one account: round-robin, so another account's event never waits behind thousands. */
+/**
+ * Fan-outs (table writes only, no receiver) of one account in flight at once, and in all; and the
+ * events of one account a dispatcher holds (the rest wait in the outbox): another account's event
+ * is fanned out at the next free slot, never behind thousands.
+ */
+const FAN_OUT_PER_ACCOUNT = 4;
 const FAN_OUT_CONCURRENCY = 16;
-const FAN_OUT_PER_ACCOUNT = 8;
-/** Conditional writes at once when deferring. */
-const DEFER_CONCURRENCY = 16;
+const FAN_OUT_HELD_PER_ACCOUNT = 20;
+/** An event just fanned out (or failed) is not taken again for this long: the outbox index may still list it. */
+const RECENT_MS = 10_000;
+/** Deferrals (one conditional write each) at once, in the background of the polls. */
+const DEFER_CONCURRENCY = 8;
 
 export interface DispatchOptions {
   /** Per attempt, connect to last excerpt byte. */
@@ -96,32 +103,12 @@ const subscribed = (endpoint: WebhookEndpointItem, type: string): boolean =>
 
 // ---- 1. fan-out ----
 
+/** Fans out what is in the outbox now (tests; the loops use a Dispatcher): polls until no event is new. */
 export async function drainOutbox(now = new Date()): Promise<{ events: number; deliveries: number }> {
-  const endpointsOf = new Map<string, Promise<WebhookEndpointItem[]>>();
-  let events = 0;
-  let deliveries = 0;
-  // Pages continue after the last event seen: the index is eventually consistent, so events just
-  // fanned out may still be listed at its head.
-  const outbox = await readShards((shard, after?: EventItem) => accessPatterns.outboxOfShard(shard, PAGE, after?.eventId));
-  // Every page is read first, then fanned out round-robin across accounts.
-  const pool = new FairPool<EventItem>(
-    async (event) => {
-      try {
-        if (!endpointsOf.has(event.accountId)) endpointsOf.set(event.accountId, allEndpointsOf(event.accountId));
-        deliveries += await fanOut(event, await endpointsOf.get(event.accountId)!, now);
-        events++;
-      } catch (err) {
-        // One event's trouble (a throttled write) must not hold up the others; it stays in the outbox.
-        endpointsOf.delete(event.accountId);
-        logger.error('webhook fan-out failed', { eventId: event.eventId, ...errorFields(err) });
-      }
-    },
-    FAN_OUT_PER_ACCOUNT,
-    FAN_OUT_CONCURRENCY,
-  );
-  for (const event of outbox) pool.push(event.accountId, event);
-  await pool.idle();
-  return { events, deliveries };
+  const dispatcher = new Dispatcher();
+  while (await dispatcher.pollOutbox(now)) await dispatcher.idle();
+  await dispatcher.idle();
+  return { events: dispatcher.summary.events, deliveries: dispatcher.summary.deliveries };
 }
 
 /** Up to MAX_PAGES pages of every shard (read in parallel), each page after the last item of the previous one. */
@@ -184,7 +171,10 @@ async function fanOut(event: EventItem, endpoints: WebhookEndpointItem[], now: D
 
 // ---- 2. attempts ----
 
-export interface DueSummary {
+export interface DispatchSummary {
+  /** Events fanned out, and the deliveries they made. */
+  events: number;
+  deliveries: number;
   attempted: number;
   succeeded: number;
   /** Failed attempts that will be retried. */
@@ -193,6 +183,14 @@ export interface DueSummary {
   failed: number;
   /** Due attempts moved later because their account already held HELD_PER_ACCOUNT here. */
   deferred: number;
+}
+export type DueSummary = Omit<DispatchSummary, 'events' | 'deliveries'>;
+
+interface FanOutTask {
+  event: EventItem;
+  now: Date;
+  /** The endpoints of each account, read once per poll. */
+  endpointsOf: Map<string, Promise<WebhookEndpointItem[]>>;
 }
 
 interface Queued {
@@ -203,15 +201,21 @@ interface Queued {
 }
 
 /**
- * The attempts of one process: polls of the due index feed a FairPool keyed by account. Its caps
- * hold per dispatcher; the local stack has one, and in AWS one run at a time (dispatchFor ends
- * before the next minute's run starts).
+ * The webhook work of one process, fed by polls of the outbox and of the due index: fan-outs and
+ * attempts each in a FairPool keyed by account, deferrals in the background. Its caps hold per
+ * dispatcher; the local stack has one, and in AWS one run at a time (dispatchFor ends before the
+ * next minute's run starts).
  */
-export class DeliveryDispatcher {
-  readonly summary: DueSummary = { attempted: 0, succeeded: 0, retrying: 0, failed: 0, deferred: 0 };
-  private readonly pool: FairPool<Queued>;
-  /** Deliveries queued or in flight here: a poll does not take them twice. */
+export class Dispatcher {
+  readonly summary: DispatchSummary = { events: 0, deliveries: 0, attempted: 0, succeeded: 0, retrying: 0, failed: 0, deferred: 0 };
+  private readonly fanOuts: FairPool<FanOutTask>;
+  private readonly attempts: FairPool<Queued>;
+  /** Deferrals run in the background, so a long one (a backlog of thousands) never holds up the next poll. */
+  private readonly deferrals: FairPool<{ item: WebhookDeliveryItem; until: string }>;
+  /** Events and deliveries queued, in flight or being deferred here: a poll does not take them twice. */
   private readonly held = new Set<string>();
+  /** Events fanned out (or failed) lately, with when. */
+  private readonly recent = new Map<string, number>();
   /** Per account, the recent mean time of an attempt (ms): how far to spread its deferred attempts. */
   private readonly attemptMs = new Map<string, number>();
   private readonly timeoutMs: number;
@@ -220,31 +224,70 @@ export class DeliveryDispatcher {
   constructor(options: DispatchOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.perAccount = Math.max(1, options.perAccount ?? PER_ACCOUNT_CONCURRENCY);
-    this.pool = new FairPool((queued) => this.run(queued), this.perAccount, Math.max(1, options.concurrency ?? OVERALL_CONCURRENCY));
+    this.fanOuts = new FairPool((task) => this.fanOut(task), FAN_OUT_PER_ACCOUNT, FAN_OUT_CONCURRENCY);
+    this.attempts = new FairPool((queued) => this.run(queued), this.perAccount, Math.max(1, options.concurrency ?? OVERALL_CONCURRENCY));
+    this.deferrals = new FairPool((d) => this.defer(d.item, d.until), DEFER_CONCURRENCY, DEFER_CONCURRENCY);
   }
 
-  /** Whether attempts are queued or in flight. */
+  /** Whether fan-outs, attempts or deferrals are queued or in flight. */
   get busy(): boolean {
-    return this.pool.busy;
+    return this.fanOuts.busy || this.attempts.busy || this.deferrals.busy;
   }
 
-  /** Resolves once every queued attempt has been made. */
-  idle(): Promise<void> {
-    return this.pool.idle();
+  /** Resolves once everything queued has been done. */
+  async idle(): Promise<void> {
+    while (this.busy) await Promise.all([this.fanOuts.idle(), this.attempts.idle(), this.deferrals.idle()]);
   }
 
-  /** Drops the attempts not started (they stay due, for the next run), then waits for those in flight. */
+  /** Drops what has not started (it stays in the outbox or due, for the next run), then waits for what has started. */
   async finish(): Promise<void> {
-    for (const queued of this.pool.clear()) this.held.delete(queued.item.deliveryId);
-    await this.pool.idle();
+    for (const task of this.fanOuts.clear()) this.held.delete(task.event.eventId);
+    for (const queued of this.attempts.clear()) this.held.delete(queued.item.deliveryId);
+    await this.idle();
+  }
+
+  /**
+   * Reads the outbox (every shard, up to MAX_PAGES pages each; pages continue after the last event
+   * seen) and queues the events not held here yet, at most FAN_OUT_HELD_PER_ACCOUNT of one account.
+   * Resolves once read, not when fanned out; returns how many were queued.
+   */
+  async pollOutbox(now = new Date()): Promise<number> {
+    const outbox = await readShards((shard, after?: EventItem) => accessPatterns.outboxOfShard(shard, PAGE, after?.eventId));
+    const endpointsOf = new Map<string, Promise<WebhookEndpointItem[]>>();
+    for (const [id, at] of this.recent) if (Date.now() - at > RECENT_MS) this.recent.delete(id);
+    let queued = 0;
+    for (const event of outbox) {
+      if (this.held.has(event.eventId) || this.recent.has(event.eventId)) continue;
+      if (this.fanOuts.queued(event.accountId) + this.fanOuts.running(event.accountId) >= FAN_OUT_HELD_PER_ACCOUNT) continue;
+      this.held.add(event.eventId);
+      this.fanOuts.push(event.accountId, { event, now, endpointsOf });
+      queued++;
+    }
+    return queued;
+  }
+
+  private async fanOut({ event, now, endpointsOf }: FanOutTask): Promise<void> {
+    try {
+      if (!endpointsOf.has(event.accountId)) endpointsOf.set(event.accountId, allEndpointsOf(event.accountId));
+      const made = await fanOut(event, await endpointsOf.get(event.accountId)!, now);
+      this.summary.deliveries += made;
+      this.summary.events++;
+    } catch (err) {
+      // One event's trouble (a throttled write) must not hold up the others; it stays in the outbox.
+      endpointsOf.delete(event.accountId);
+      logger.error('webhook fan-out failed', { eventId: event.eventId, ...errorFields(err) });
+    } finally {
+      this.held.delete(event.eventId);
+      this.recent.set(event.eventId, Date.now());
+    }
   }
 
   /**
    * Reads the due attempts, queues those not held here yet (starting what the caps allow) and
-   * defers each account's beyond HELD_PER_ACCOUNT. Resolves once they are read and deferred, not
-   * when they are sent; returns how many were queued.
+   * defers each account's beyond HELD_PER_ACCOUNT. Resolves once they are read, not when they are
+   * sent or deferred; returns how many were queued.
    */
-  async poll(now = new Date()): Promise<number> {
+  async pollDue(now = new Date()): Promise<number> {
     const nowIso = now.toISOString();
     const due = await readShards((shard, after?: WebhookDeliveryItem) => accessPatterns.dueDeliveriesOfShard(shard, nowIso, PAGE, after));
     const byAccount = new Map<string, WebhookDeliveryItem[]>();
@@ -256,31 +299,34 @@ export class DeliveryDispatcher {
     }
     const polledAt = Date.now();
     let queued = 0;
-    const deferrals: { item: WebhookDeliveryItem; until: string }[] = [];
     for (const [accountId, items] of byAccount) {
-      const room = Math.max(0, HELD_PER_ACCOUNT - this.pool.queued(accountId) - this.pool.running(accountId));
+      const room = Math.max(0, HELD_PER_ACCOUNT - this.attempts.queued(accountId) - this.attempts.running(accountId));
       for (const item of items.slice(0, room)) {
         this.held.add(item.deliveryId);
-        this.pool.push(accountId, { item, now, polledAt });
+        this.attempts.push(accountId, { item, now, polledAt });
         queued++;
       }
       // The rest come due again about when the account's slots should be free for them, in order.
       const each = this.attemptMs.get(accountId) ?? ASSUMED_ATTEMPT_MS;
+      const ahead = this.attempts.queued(accountId) + this.attempts.running(accountId);
       items.slice(room).forEach((item, i) => {
-        const ahead = this.pool.queued(accountId) + this.pool.running(accountId) + i;
-        const delay = Math.max(MIN_DEFER_MS, Math.ceil((ahead + 1) / this.perAccount) * each);
-        deferrals.push({ item, until: new Date(now.getTime() + delay).toISOString() });
+        const delay = Math.max(MIN_DEFER_MS, Math.ceil((ahead + i + 1) / this.perAccount) * each);
+        this.held.add(item.deliveryId);
+        this.deferrals.push(accountId, { item, until: new Date(now.getTime() + delay).toISOString() });
       });
     }
-    await eachLimited(deferrals, DEFER_CONCURRENCY, async ({ item, until }) => {
-      try {
-        if (await defer(item, until)) this.summary.deferred++;
-      } catch (err) {
-        // Left due: the next poll tries again.
-        logger.error('webhook attempt deferral failed', { deliveryId: item.deliveryId, ...errorFields(err) });
-      }
-    });
     return queued;
+  }
+
+  private async defer(item: WebhookDeliveryItem, until: string): Promise<void> {
+    try {
+      if (await defer(item, until)) this.summary.deferred++;
+    } catch (err) {
+      // Left due: a later poll tries again.
+      logger.error('webhook attempt deferral failed', { deliveryId: item.deliveryId, ...errorFields(err) });
+    } finally {
+      this.held.delete(item.deliveryId);
+    }
   }
 
   private async run({ item, now, polledAt }: Queued): Promise<void> {
@@ -305,10 +351,11 @@ export class DeliveryDispatcher {
 
 /** One pass as the tests drive it: every due attempt at `now`, fairly, and the outcome once all are made. */
 export async function runDueDeliveries(now = new Date(), options: DispatchOptions = {}): Promise<DueSummary> {
-  const dispatcher = new DeliveryDispatcher(options);
-  await dispatcher.poll(now);
+  const dispatcher = new Dispatcher(options);
+  await dispatcher.pollDue(now);
   await dispatcher.idle();
-  return dispatcher.summary;
+  const { events: _events, deliveries: _deliveries, ...due } = dispatcher.summary;
+  return due;
 }
 
 /** How long one AWS run keeps polling (the schedule is a minute: a run ends, attempts in flight included, before the next starts). */
@@ -323,33 +370,29 @@ export const POLL_MS = 1_000;
  * stay due for the next run; those in flight are awaited. A failed fan-out is thrown at the end
  * (the attempts go on); a failed poll stops the run and is thrown.
  */
-export async function dispatchFor(
-  runMs = RUN_MS,
-  options: DispatchOptions & { pollMs?: number } = {},
-): Promise<{ events: number; deliveries: number } & DueSummary> {
+export async function dispatchFor(runMs = RUN_MS, options: DispatchOptions & { pollMs?: number } = {}): Promise<DispatchSummary> {
   const end = Date.now() + runMs;
-  const dispatcher = new DeliveryDispatcher(options);
-  const fanned = { events: 0, deliveries: 0 };
-  let fanOutError: unknown;
+  const pollMs = options.pollMs ?? POLL_MS;
+  const dispatcher = new Dispatcher(options);
+  let outboxError: unknown;
   try {
     for (;;) {
       // The clock, not the event's `time`: a retried or late invocation must not act in the past.
       const now = new Date();
-      const drained = await drainOutbox(now).catch((err: unknown) => {
-        fanOutError ??= err;
-        return { events: 0, deliveries: 0 };
+      // A failing outbox read must not stop the due attempts; it is thrown at the end.
+      const events = await dispatcher.pollOutbox(now).catch((err: unknown) => {
+        outboxError ??= err;
+        return 0;
       });
-      fanned.events += drained.events;
-      fanned.deliveries += drained.deliveries;
-      const queued = await dispatcher.poll(now);
-      if ((!queued && !drained.events && !dispatcher.busy) || Date.now() + (options.pollMs ?? POLL_MS) >= end) break;
-      await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? POLL_MS));
+      const attempts = await dispatcher.pollDue(now);
+      if ((!events && !attempts && !dispatcher.busy) || Date.now() + pollMs >= end) break;
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
     }
   } finally {
     await dispatcher.finish();
   }
-  if (fanOutError) throw fanOutError;
-  return { ...fanned, ...dispatcher.summary };
+  if (outboxError) throw outboxError;
+  return dispatcher.summary;
 }
 
 type Outcome = 'skipped' | 'succeeded' | 'retrying' | 'failed';
