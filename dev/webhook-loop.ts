@@ -34,7 +34,6 @@ export function startWebhookLoop(options: WebhookLoopOptions = {}): WebhookLoop 
     const now = new Date();
     await dispatcher.pollOutbox(now).catch((err: unknown) => logger.error('webhook fan-out pass failed', errorFields(err)));
     await dispatcher.pollDue(now).catch((err: unknown) => logger.error('webhook attempts pass failed', errorFields(err)));
-    if (process.env.DBG) console.log('PASS', JSON.stringify(dispatcher.summary));
   };
   const arm = () => {
     if (stopped) return;

@@ -7,8 +7,11 @@
  * In memory, for one process: shared/webhooks/dispatch.ts uses it for the fan-out and the attempts.
  */
 export class FairPool<T> {
-  /** Accounts with queued tasks, in turn order: an account that starts a task moves to the back. */
+  /** Accounts with queued tasks. */
   private readonly queues = new Map<string, T[]>();
+  /** When each account last started a task (a counter): the next slot goes to the one served least recently. */
+  private readonly servedAt = new Map<string, number>();
+  private served = 0;
   private readonly runningOf = new Map<string, number>();
   private active = 0;
   private waiters: (() => void)[] = [];
@@ -60,18 +63,15 @@ export class FairPool<T> {
 
   private pump(): void {
     while (this.active < this.overall) {
+      // Round-robin: of the accounts with work and a free slot of their own, the one served least recently.
       let key: string | undefined;
       for (const [k] of this.queues)
-        if (this.running(k) < this.perKey) {
-          key = k;
-          break;
-        }
+        if (this.running(k) < this.perKey && (key === undefined || (this.servedAt.get(k) ?? -1) < (this.servedAt.get(key) ?? -1))) key = k;
       if (key === undefined) return;
       const queue = this.queues.get(key)!;
       const task = queue.shift()!;
-      // Round-robin: this account goes to the back of the turn (or leaves it when its queue is empty).
-      this.queues.delete(key);
-      if (queue.length) this.queues.set(key, queue);
+      if (!queue.length) this.queues.delete(key);
+      this.servedAt.set(key, this.served++);
       this.active++;
       this.runningOf.set(key, this.running(key) + 1);
       // `run` handles its own errors; a rejection here must still free the slot.
@@ -82,6 +82,8 @@ export class FairPool<T> {
           const left = this.running(key) - 1;
           if (left) this.runningOf.set(key, left);
           else this.runningOf.delete(key);
+          // An account with nothing left here is forgotten (a long-lived dispatcher sees many).
+          if (!left && !this.queues.has(key)) this.servedAt.delete(key);
           this.pump();
           if (!this.busy) for (const wake of this.waiters.splice(0)) wake();
         });
