@@ -239,10 +239,11 @@ export class Dispatcher {
     while (this.busy) await Promise.all([this.fanOuts.idle(), this.attempts.idle(), this.deferrals.idle()]);
   }
 
-  /** Drops what has not started (it stays in the outbox or due, for the next run), then waits for what has started. */
+  /** Drops what has not started (it stays in the outbox or due, for the next run: nothing is lost), then waits for what has. */
   async finish(): Promise<void> {
     for (const task of this.fanOuts.clear()) this.held.delete(task.event.eventId);
     for (const queued of this.attempts.clear()) this.held.delete(queued.item.deliveryId);
+    for (const deferral of this.deferrals.clear()) this.held.delete(deferral.item.deliveryId);
     await this.idle();
   }
 
