@@ -30,10 +30,12 @@ export function startWebhookLoop(options: WebhookLoopOptions = {}): WebhookLoop 
   let running: Promise<void> = Promise.resolve();
   const dispatcher = new Dispatcher({ timeoutMs });
   const pass = async () => {
-    // Each step on its own: a failing outbox read must not stop the due attempts.
+    // Both polls at once, each on its own: a failing outbox read must not stop the due attempts.
     const now = new Date();
-    await dispatcher.pollOutbox(now).catch((err: unknown) => logger.error('webhook fan-out pass failed', errorFields(err)));
-    await dispatcher.pollDue(now).catch((err: unknown) => logger.error('webhook attempts pass failed', errorFields(err)));
+    await Promise.all([
+      dispatcher.pollOutbox(now).catch((err: unknown) => logger.error('webhook fan-out pass failed', errorFields(err))),
+      dispatcher.pollDue(now).catch((err: unknown) => logger.error('webhook attempts pass failed', errorFields(err))),
+    ]);
   };
   const arm = () => {
     if (stopped) return;

@@ -380,12 +380,14 @@ export async function dispatchFor(runMs = RUN_MS, options: DispatchOptions & { p
     for (;;) {
       // The clock, not the event's `time`: a retried or late invocation must not act in the past.
       const now = new Date();
-      // A failing outbox read must not stop the due attempts; it is thrown at the end.
-      const events = await dispatcher.pollOutbox(now).catch((err: unknown) => {
-        outboxError ??= err;
-        return 0;
-      });
-      const attempts = await dispatcher.pollDue(now);
+      // Both polls at once; a failing outbox read must not stop the due attempts: it is thrown at the end.
+      const [events, attempts] = await Promise.all([
+        dispatcher.pollOutbox(now).catch((err: unknown) => {
+          outboxError ??= err;
+          return 0;
+        }),
+        dispatcher.pollDue(now),
+      ]);
       if ((!events && !attempts && !dispatcher.busy) || Date.now() + pollMs >= end) break;
       await new Promise((resolve) => setTimeout(resolve, pollMs));
     }
