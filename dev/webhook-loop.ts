@@ -30,12 +30,10 @@ export function startWebhookLoop(options: WebhookLoopOptions = {}): WebhookLoop 
   let running: Promise<void> = Promise.resolve();
   const dispatcher = new Dispatcher({ timeoutMs });
   const pass = async () => {
-    // Both polls at once, each on its own: a failing outbox read must not stop the due attempts.
+    // Each poll on its own: a failing outbox read must not stop the due attempts.
     const now = new Date();
-    await Promise.all([
-      dispatcher.pollOutbox(now).catch((err: unknown) => logger.error('webhook fan-out pass failed', errorFields(err))),
-      dispatcher.pollDue(now).catch((err: unknown) => logger.error('webhook attempts pass failed', errorFields(err))),
-    ]);
+    await dispatcher.pollOutbox(now).catch((err: unknown) => logger.error('webhook fan-out pass failed', errorFields(err)));
+    await dispatcher.pollDue(now).catch((err: unknown) => logger.error('webhook attempts pass failed', errorFields(err)));
   };
   const arm = () => {
     if (stopped) return;

@@ -111,22 +111,22 @@ export async function drainOutbox(now = new Date()): Promise<{ events: number; d
   return { events: dispatcher.summary.events, deliveries: dispatcher.summary.deliveries };
 }
 
-/** Up to MAX_PAGES pages of every shard (read in parallel), each page after the last item of the previous one. */
+/**
+ * Up to MAX_PAGES pages of every shard, each page after the last item of the previous one. One
+ * query at a time: the local loop polls every 250 ms next to the API, on the same DynamoDB.
+ */
 async function readShards<T>(page: (shard: number, after?: T) => Promise<T[]>): Promise<T[]> {
-  const shards = await Promise.all(
-    Array.from({ length: WEBHOOK_SHARDS }, async (_, shard) => {
-      const items: T[] = [];
-      let after: T | undefined;
-      for (let n = 0; n < MAX_PAGES; n++) {
-        const batch = await page(shard, after);
-        items.push(...batch);
-        if (batch.length < PAGE) break;
-        after = batch.at(-1);
-      }
-      return items;
-    }),
-  );
-  return shards.flat();
+  const items: T[] = [];
+  for (let shard = 0; shard < WEBHOOK_SHARDS; shard++) {
+    let after: T | undefined;
+    for (let n = 0; n < MAX_PAGES; n++) {
+      const batch = await page(shard, after);
+      items.push(...batch);
+      if (batch.length < PAGE) break;
+      after = batch.at(-1);
+    }
+  }
+  return items;
 }
 
 async function allEndpointsOf(accountId: string): Promise<WebhookEndpointItem[]> {
