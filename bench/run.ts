@@ -13,6 +13,7 @@ import { benchBillingPass } from './billing-pass.ts';
 import { benchBillingScale } from './billing-scale.ts';
 import { benchPanel } from './panel.ts';
 import { benchCost } from './cost.ts';
+import { benchWebhookFairness } from './webhook-fairness.ts';
 
 /**
  * `npm run bench`: every figure in one run, side by side, printed and written to bench/results.md.
@@ -34,6 +35,22 @@ Object.assign(process.env, {
 
 // `npm run bench -- cost`: section 7 alone (under a minute), replacing it in bench/results.md.
 const costOnly = process.argv[2] === 'cost';
+// `npm run bench -- webhook-fairness`: section 8 alone (about two minutes); it replaces that section
+// of bench/results.md (or adds it) and says so there, leaving the other sections as they are.
+if (process.argv[2] === 'webhook-fairness') {
+  process.env.STAGE = 'local';
+  const section = await benchWebhookFairness();
+  process.stdout.write(`${section}\n`);
+  const file = new URL('./results.md', import.meta.url);
+  const previous = readFileSync(file, 'utf8');
+  const note = `_This section was run alone at ${new Date().toISOString()} on ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version} (\`npm run bench -- webhook-fairness\`, ${((performance.now() - started) / 1000).toFixed(0)} s; one-minute load average ${loadAtStart.toFixed(1)} at its start and ${loadavg()[0]!.toFixed(1)} at its end)._`;
+  const [heading, ...rest] = section.split('\n');
+  const start = previous.indexOf('## 8. ');
+  const end = start < 0 ? -1 : previous.indexOf('\n## ', start + 1);
+  const kept = start < 0 ? `${previous.trimEnd()}\n\n` : previous.slice(0, start);
+  writeFileSync(file, `${kept}${[heading, '', note, ...rest].join('\n')}\n${end < 0 ? '' : previous.slice(end)}`);
+  process.exit(0);
+}
 
 // 1. Bundles first, before DynamoDB Local starts and takes its share of the CPU.
 const bundles = costOnly ? '' : await benchBundles();
@@ -58,6 +75,9 @@ if (process.argv[2] === 'bundles') {
 process.env.STAGE = 'local';
 // 6. One panel with its real limits, on a stack of its own (its own table and simulator).
 const panelLoad = await benchPanel();
+resetConfig();
+// 8. Webhook delivery with a hanging tenant, on a stack of its own (receivers on loopback: STAGE local).
+const webhookFairness = await benchWebhookFairness();
 resetConfig();
 const panel = {
   installMs: 50,
@@ -124,6 +144,8 @@ try {
     panelLoad,
     '',
     cost,
+    '',
+    webhookFairness,
     '',
   ].join('\n');
   process.stdout.write(`${report}\n`);

@@ -1,11 +1,12 @@
-import { DEFAULT_TIMEOUT_MS, drainOutbox, runDueDeliveries } from '../shared/webhooks/dispatch.ts';
+import { DEFAULT_TIMEOUT_MS, Dispatcher } from '../shared/webhooks/dispatch.ts';
 import { errorFields, logger } from '../shared/observability/logger.ts';
 
 /**
  * The local stand-in for the webhook dispatcher function (functions/webhooks, every minute in
- * AWS): fan out the outbox, then make the due attempts, every `intervalMs`. A pass starts only
- * after the previous one ended, so passes never overlap; an error is logged and the next pass
- * comes anyway.
+ * AWS): poll the outbox and the due attempts every `intervalMs`. A pass starts only after the
+ * previous one ended, but it does not wait for the fan-outs and attempts it queued: they run in one
+ * Dispatcher (fair across accounts) while later passes add work, so one account's hanging receivers
+ * or thousands of events never hold up the next pass. An error is logged and the next pass comes anyway.
  */
 export interface WebhookLoopOptions {
   /** Between the end of one pass and the start of the next (default 250 ms; `WEBHOOK_INTERVAL_MS` for npm start). */
@@ -15,7 +16,7 @@ export interface WebhookLoopOptions {
 }
 
 export interface WebhookLoop {
-  /** Stops the loop and waits for a pass in progress to end. */
+  /** Stops the loop and waits for a pass in progress and the attempts in flight to end (those not started stay due). */
   stop(): Promise<void>;
 }
 
@@ -27,12 +28,12 @@ export function startWebhookLoop(options: WebhookLoopOptions = {}): WebhookLoop 
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
+  const dispatcher = new Dispatcher({ timeoutMs });
   const pass = async () => {
-    // Each step on its own: a failing fan-out must not stop the due attempts.
-    await drainOutbox().catch((err: unknown) => logger.error('webhook fan-out pass failed', errorFields(err)));
-    await runDueDeliveries(new Date(), { timeoutMs }).catch((err: unknown) =>
-      logger.error('webhook attempts pass failed', errorFields(err)),
-    );
+    // Each poll on its own: a failing outbox read must not stop the due attempts.
+    const now = new Date();
+    await dispatcher.pollOutbox(now).catch((err: unknown) => logger.error('webhook fan-out pass failed', errorFields(err)));
+    await dispatcher.pollDue(now).catch((err: unknown) => logger.error('webhook attempts pass failed', errorFields(err)));
   };
   const arm = () => {
     if (stopped) return;
@@ -47,6 +48,7 @@ export function startWebhookLoop(options: WebhookLoopOptions = {}): WebhookLoop 
       stopped = true;
       clearTimeout(timer);
       await running;
+      await dispatcher.finish();
     },
   };
 }

@@ -1,26 +1,17 @@
-import { drainOutbox, runDueDeliveries } from '../../shared/webhooks/dispatch.ts';
+import { dispatchFor } from '../../shared/webhooks/dispatch.ts';
 import { logger } from '../../shared/observability/logger.ts';
 
 /**
  * The webhook dispatcher (no HTTP; infra/stacks/webhooks-stack.ts): an EventBridge rule invokes
- * `handler` every minute; each run fans the outbox out into deliveries, then makes every attempt
- * that is due (shared/webhooks/dispatch.ts). Runs may overlap (a slow receiver, a backlog): each
- * attempt is claimed under a condition first, so two runs never send the same one. An exception
- * fails the invocation (the Errors alarm); whatever it left half done is picked up by the next run.
+ * `handler` every minute; each run fans the outbox out into deliveries and makes the due attempts,
+ * polling again every second while there is work, for up to 50 s (`dispatchFor`,
+ * shared/webhooks/dispatch.ts), fairly across accounts. Runs may still overlap (slow table writes):
+ * each attempt is claimed under a condition first, so two runs never send the same one. An
+ * exception fails the invocation (the Errors alarm); whatever it left half done is picked up by the
+ * next run.
  */
 export async function handler(): Promise<Record<string, number>> {
-  // The clock, not the event's `time`: a retried or late invocation must not act in the past.
-  const now = new Date();
-  // The due attempts run even when the fan-out failed (a failing outbox must not stop retries);
-  // the failure is thrown afterwards, for the Errors alarm.
-  const drained = await drainOutbox(now).then(
-    (fanned) => ({ fanned }),
-    (error: unknown) => ({ error }),
-  );
-  const due = await runDueDeliveries(now);
-  if ('error' in drained) throw drained.error;
-  const { fanned } = drained;
-  const summary = { events: fanned.events, deliveries: fanned.deliveries, ...due };
-  if (fanned.events || due.attempted) logger.info('webhook dispatch', summary);
+  const summary: Record<string, number> = { ...(await dispatchFor()) };
+  if (summary.events || summary.attempted || summary.deferred) logger.info('webhook dispatch', summary);
   return summary;
 }

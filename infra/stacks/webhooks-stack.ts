@@ -16,13 +16,13 @@ export interface WebhooksStackProps extends StackProps {
 
 /** Bundle of the dispatcher (functions/webhooks/handler.ts): exports `handler`; no route group. */
 export const WEBHOOKS_BUNDLE = 'webhooks';
-/** Every minute: the first retry (5 s) and a fresh event wait at most this long in AWS. */
+/** Every minute: when no run is on, the first retry (5 s) and a fresh event wait at most this long in AWS. */
 export const DISPATCH_SCHEDULE = 'rate(1 minute)';
 
 /**
  * Outbound webhooks (README "Webhooks: delivery"): an EventBridge rule invokes the dispatcher
- * every minute; it fans the outbox out into deliveries and makes the due attempts
- * (shared/webhooks/dispatch.ts). Every step is idempotent and claimed under a condition, so a
+ * every minute; it fans the outbox out into deliveries and makes the due attempts, polling every
+ * second while there is work, fairly across accounts (shared/webhooks/dispatch.ts). Every step is idempotent and claimed under a condition, so a
  * missed, late or overlapping run only delays deliveries; the next run does what is left.
  *
  * A stack of its own, like billing: deploying or rolling back the API never stops deliveries, and
@@ -41,9 +41,10 @@ export class WebhooksStack extends Stack {
       group: WEBHOOKS_BUNDLE,
       handler: 'index.handler',
       description: 'Control plane: webhook dispatcher (outbox fan-out and due delivery attempts, every minute)',
-      // 400 attempts a run at most (100 per shard), 8 at once, 5 s each: under 5 minutes even
-      // when every receiver times out; a typical run takes well under a second.
-      timeout: Duration.minutes(5),
+      // A run polls for at most 50 s (RUN_MS), then waits for the attempts in flight (5 s each at
+      // most): about a minute when receivers hang, so runs do not pile up; a run with nothing to do
+      // ends in well under a second. 2 minutes leaves room for slow table writes.
+      timeout: Duration.minutes(2),
       memorySize: 256,
     });
     // Endpoints and events (under the account), deliveries, GSI2 (shared/db/key-prefixes.ts). Settings: never written.

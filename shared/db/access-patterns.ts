@@ -156,7 +156,10 @@ const pageOf =
   };
 
 /** One page of a GSI2 partition, its sort key below or above a bound (`['<', x]`, `['>', x]`). */
-async function queryIndexPage(pk: string, limit: number, bound?: ['<' | '>', string]): Promise<Item[]> {
+/** An item's table and GSI2 keys: where the next page of an index query starts after it. */
+type IndexedKey = ItemKey & { GSI2PK?: string; GSI2SK?: string };
+
+async function queryIndexPage(pk: string, limit: number, bound?: ['<' | '>', string], startAfter?: IndexedKey): Promise<Item[]> {
   const out = await db().send(
     new QueryCommand({
       TableName: tableName(),
@@ -164,6 +167,10 @@ async function queryIndexPage(pk: string, limit: number, bound?: ['<' | '>', str
       KeyConditionExpression: bound ? `GSI2PK = :pk AND GSI2SK ${bound[0]} :bound` : 'GSI2PK = :pk',
       ExpressionAttributeValues: { ':pk': pk, ...(bound ? { ':bound': bound[1] } : {}) },
       Limit: limit,
+      // The next page after an item of the previous one: its table and index keys.
+      ...(startAfter
+        ? { ExclusiveStartKey: { PK: startAfter.PK, SK: startAfter.SK, GSI2PK: startAfter.GSI2PK, GSI2SK: startAfter.GSI2SK } }
+        : {}),
     }),
   );
   return out.Items ?? [];
@@ -284,10 +291,10 @@ export const accessPatterns = {
   /** The dispatcher's fan-out: up to `limit` events of one outbox shard (GSI2 OUTBOX#<n>), oldest first, after the event id `after`. */
   outboxOfShard: async (shard: number, limit: number, after?: string) =>
     (await queryIndexPage(keys.outboxShard(shard), limit, after ? ['>', after] : undefined)).map((item) => asKind(item, 'event')),
-  /** The dispatcher's attempts: up to `limit` deliveries of one shard of the retry queue (GSI2 WHDUE#<n>) due at `nowIso` or before. */
-  dueDeliveriesOfShard: async (shard: number, nowIso: string, limit: number) =>
+  /** The dispatcher's attempts: up to `limit` deliveries of one shard of the retry queue (GSI2 WHDUE#<n>) due at `nowIso` or before, oldest first, after the delivery `after` (one read before). */
+  dueDeliveriesOfShard: async (shard: number, nowIso: string, limit: number, after?: IndexedKey) =>
     // `$` sorts right after `#`: every `<dueAt>#<id>` with dueAt ≤ now, and none later.
-    (await queryIndexPage(keys.deliveryDueShard(shard), limit, ['<', `${nowIso}$`])).map((item) => asKind(item, 'webhookDelivery')),
+    (await queryIndexPage(keys.deliveryDueShard(shard), limit, ['<', `${nowIso}$`], after)).map((item) => asKind(item, 'webhookDelivery')),
   /** The pending-repair pass: up to `limit` repairs of one shard (GSI2 REPAIRDUE#<n>) due at `nowIso` or before. */
   dueRepairsOfShard: async (shard: number, nowIso: string, limit: number) =>
     (await queryIndexPage(keys.repairDueShard(shard), limit, ['<', `${nowIso}$`])).map((item) => asKind(item, 'server-repair')),

@@ -12,6 +12,7 @@ import { eventWrite } from '../../shared/webhooks/events.ts';
 import { sendWebhook } from '../../shared/webhooks/send.ts';
 import { inAwsStage } from '../helpers/aws-stage.ts';
 import { getRaw } from '../helpers/db.ts';
+import { closeServer, listenLocal } from '../helpers/local-server.ts';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
 
 /**
@@ -55,8 +56,7 @@ class Receiver {
         res.end(a.body ?? '');
       });
     });
-    await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
-    this.port = (this.server.address() as AddressInfo).port;
+    this.port = await listenLocal(this.server, port);
     return this;
   }
 
@@ -65,8 +65,7 @@ class Receiver {
   }
 
   async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await closeServer(this.server);
     this.server = undefined;
   }
 
