@@ -32,15 +32,21 @@ import type {
  * It uses the runtime's fetch (undici inside Node), so the Lambda bundles carry no HTTP library.
  */
 export type PanelApi = 'application' | 'client';
-/** Calls that change servers (every Application API write) may use the budget's reserved share. */
+/**
+ * Application API writes change servers (create, build, suspend, unsuspend, delete); its GETs are
+ * reads; every Client API call is control (power, command, console, files, resources). The budget
+ * caps each class per account; the caller (platform or an account) comes from the budget itself.
+ */
 export type PanelCallKind = 'read' | 'write';
 
 /**
  * The shared call budget of one panel (shared/instances/budget.ts). `spend` throws
- * `panel_unavailable` when the call must not be sent; `pause` records a 429 for every process.
+ * `panel_unavailable` when the call must not be sent; `observe` hands it the panel's
+ * X-RateLimit-Limit and X-RateLimit-Remaining of an answer; `pause` records a 429 for every process.
  */
 export interface CallBudget {
   spend(api: PanelApi, kind: PanelCallKind): Promise<void>;
+  observe(api: PanelApi, limit: number | undefined, remaining: number | undefined): Promise<void>;
   pause(api: PanelApi, retryAfterMs: number): Promise<void>;
 }
 
@@ -404,6 +410,7 @@ export class PanelClient {
         });
       }
 
+      await this.observeLimits(spec.api, response.headers);
       if (response.ok) {
         if (spec.expect === 'json') return (await response.json()) as T;
         if (spec.expect === 'text') return (await response.text()) as T;
@@ -439,6 +446,21 @@ export class PanelClient {
       // The panel's own paths stay in the log; callers see what happened, not where.
       logger.warn('panel call refused', { call: what, status: response.status });
       throw toError(response.status, errors);
+    }
+  }
+
+  /** The panel's own count corrects the shared budget; never fails the call it came with. */
+  private async observeLimits(api: Api, headers: Headers): Promise<void> {
+    if (!this.budget) return;
+    const header = (name: string) => {
+      const value = headers.get(name);
+      const n = value === null || value.trim() === '' ? Number.NaN : Number(value);
+      return Number.isInteger(n) && n >= 0 ? n : undefined;
+    };
+    try {
+      await this.budget.observe(api, header('x-ratelimit-limit'), header('x-ratelimit-remaining'));
+    } catch (err) {
+      logger.warn('panel rate-limit headers not recorded', { api, error: (err as Error).name });
     }
   }
 
