@@ -1419,7 +1419,7 @@ export interface components {
       /** @enum {string} */
       signal: 'start' | 'stop' | 'restart' | 'kill';
     };
-    /** @description The panel's counters, as the panel reports them (it caches them up to 20 s). */
+    /** @description The panel's counters, as the panel reports them, from the shared live-state copy. */
     LiveUsage: {
       attributes: {
         current_state: components['schemas']['PowerState'];
@@ -1435,6 +1435,11 @@ export interface components {
           uptime: number;
         };
       };
+      /**
+       * Format: date-time
+       * @description When the panel gave these counters. They come from the live-state copy every caller shares (as in GET /v1/servers/{id}), refreshed at most every 20 s (5 s while starting or stopping); the last known ones are shown, with their time, while the panel cannot be asked.
+       */
+      asOf: string;
     };
     /** @enum {string} */
     PowerState: 'offline' | 'starting' | 'running' | 'stopping';
@@ -1881,19 +1886,43 @@ export interface components {
           limitPerMinute: number;
           /**
            * Format: int32
-           * @description What the control plane spends at most a minute (the limit less headroom).
+           * @description What the control plane spends at most in any 62 s (so in any 60 s window the panel counts): the limit less headroom.
            */
           budgetPerMinute: number;
           /**
            * Format: int32
-           * @description Kept for calls that change servers: create, build, suspend, unsuspend, delete.
+           * @description Application API: what customer reads stop short of, kept for customer writes (create, build, delete); 0 for the Client API.
            */
           reservedForWrites: number;
-          /** Format: int32 */
+          /**
+           * Format: int32
+           * @description Where customers' reads (Application) or control calls (Client) stop, once past their first calls.
+           */
           readsPerMinute: number;
-          /** Format: int32 */
+          /**
+           * Format: int32
+           * @description One account's reads (Application) or control calls (Client) a minute.
+           */
           readsPerAccountPerMinute: number;
-          /** Format: int32 */
+          /**
+           * Format: int32
+           * @description One account's writes a minute (Application).
+           */
+          writesPerAccountPerMinute: number;
+          /**
+           * Format: int32
+           * @description Kept for the platform's own work (billing suspensions, reconciler, install watch): no account can use it.
+           */
+          systemReserve: number;
+          /**
+           * Format: int32
+           * @description Only an account's first few calls of a minute may use it: accounts at their cap cannot keep a new one out.
+           */
+          newcomerSlice: number;
+          /**
+           * Format: int32
+           * @description Calls counted in the trailing 62 s.
+           */
           usedThisMinute: number;
           /**
            * Format: date-time
@@ -1906,19 +1935,43 @@ export interface components {
           limitPerMinute: number;
           /**
            * Format: int32
-           * @description What the control plane spends at most a minute (the limit less headroom).
+           * @description What the control plane spends at most in any 62 s (so in any 60 s window the panel counts): the limit less headroom.
            */
           budgetPerMinute: number;
           /**
            * Format: int32
-           * @description Kept for calls that change servers: create, build, suspend, unsuspend, delete.
+           * @description Application API: what customer reads stop short of, kept for customer writes (create, build, delete); 0 for the Client API.
            */
           reservedForWrites: number;
-          /** Format: int32 */
+          /**
+           * Format: int32
+           * @description Where customers' reads (Application) or control calls (Client) stop, once past their first calls.
+           */
           readsPerMinute: number;
-          /** Format: int32 */
+          /**
+           * Format: int32
+           * @description One account's reads (Application) or control calls (Client) a minute.
+           */
           readsPerAccountPerMinute: number;
-          /** Format: int32 */
+          /**
+           * Format: int32
+           * @description One account's writes a minute (Application).
+           */
+          writesPerAccountPerMinute: number;
+          /**
+           * Format: int32
+           * @description Kept for the platform's own work (billing suspensions, reconciler, install watch): no account can use it.
+           */
+          systemReserve: number;
+          /**
+           * Format: int32
+           * @description Only an account's first few calls of a minute may use it: accounts at their cap cannot keep a new one out.
+           */
+          newcomerSlice: number;
+          /**
+           * Format: int32
+           * @description Calls counted in the trailing 62 s.
+           */
           usedThisMinute: number;
           /**
            * Format: date-time
@@ -1926,13 +1979,15 @@ export interface components {
            */
           pausedUntil: string | null;
         };
+        /** @description Other instances registered with the same panel (URL compared normalised): they spend this same budget. */
+        sharedWith: string[];
       };
       /** Format: date-time */
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
     };
-    /** @description The panel's own per-minute request limits for the key owner. The control plane plans to spend 90 % of them, shared by every process; calls that change servers keep a reserved quarter of the Application budget, and one account's reads may take at most a quarter of the rest. */
+    /** @description The panel's own per-minute request limits for the key owner. The control plane spends at most 98 % of them in any 62 s, shared by every process and by every instance registered with the same panel URL; the platform's own work keeps a reserve no account can use, each account's writes, reads and control calls have a cap a minute, and an account's first calls of a minute have a slice that accounts at their cap cannot use. */
     PanelRateLimits: {
       /**
        * Format: int32
@@ -2053,26 +2108,50 @@ export interface components {
         message: string;
       } | null;
     };
-    /** @description The panel's shared call budget this minute. */
+    /** @description The panel's shared call budget: its shares and what the trailing window holds. */
     CallBudgetState: {
       application: {
         /** Format: int32 */
         limitPerMinute: number;
         /**
          * Format: int32
-         * @description What the control plane spends at most a minute (the limit less headroom).
+         * @description What the control plane spends at most in any 62 s (so in any 60 s window the panel counts): the limit less headroom.
          */
         budgetPerMinute: number;
         /**
          * Format: int32
-         * @description Kept for calls that change servers: create, build, suspend, unsuspend, delete.
+         * @description Application API: what customer reads stop short of, kept for customer writes (create, build, delete); 0 for the Client API.
          */
         reservedForWrites: number;
-        /** Format: int32 */
+        /**
+         * Format: int32
+         * @description Where customers' reads (Application) or control calls (Client) stop, once past their first calls.
+         */
         readsPerMinute: number;
-        /** Format: int32 */
+        /**
+         * Format: int32
+         * @description One account's reads (Application) or control calls (Client) a minute.
+         */
         readsPerAccountPerMinute: number;
-        /** Format: int32 */
+        /**
+         * Format: int32
+         * @description One account's writes a minute (Application).
+         */
+        writesPerAccountPerMinute: number;
+        /**
+         * Format: int32
+         * @description Kept for the platform's own work (billing suspensions, reconciler, install watch): no account can use it.
+         */
+        systemReserve: number;
+        /**
+         * Format: int32
+         * @description Only an account's first few calls of a minute may use it: accounts at their cap cannot keep a new one out.
+         */
+        newcomerSlice: number;
+        /**
+         * Format: int32
+         * @description Calls counted in the trailing 62 s.
+         */
         usedThisMinute: number;
         /**
          * Format: date-time
@@ -2085,19 +2164,43 @@ export interface components {
         limitPerMinute: number;
         /**
          * Format: int32
-         * @description What the control plane spends at most a minute (the limit less headroom).
+         * @description What the control plane spends at most in any 62 s (so in any 60 s window the panel counts): the limit less headroom.
          */
         budgetPerMinute: number;
         /**
          * Format: int32
-         * @description Kept for calls that change servers: create, build, suspend, unsuspend, delete.
+         * @description Application API: what customer reads stop short of, kept for customer writes (create, build, delete); 0 for the Client API.
          */
         reservedForWrites: number;
-        /** Format: int32 */
+        /**
+         * Format: int32
+         * @description Where customers' reads (Application) or control calls (Client) stop, once past their first calls.
+         */
         readsPerMinute: number;
-        /** Format: int32 */
+        /**
+         * Format: int32
+         * @description One account's reads (Application) or control calls (Client) a minute.
+         */
         readsPerAccountPerMinute: number;
-        /** Format: int32 */
+        /**
+         * Format: int32
+         * @description One account's writes a minute (Application).
+         */
+        writesPerAccountPerMinute: number;
+        /**
+         * Format: int32
+         * @description Kept for the platform's own work (billing suspensions, reconciler, install watch): no account can use it.
+         */
+        systemReserve: number;
+        /**
+         * Format: int32
+         * @description Only an account's first few calls of a minute may use it: accounts at their cap cannot keep a new one out.
+         */
+        newcomerSlice: number;
+        /**
+         * Format: int32
+         * @description Calls counted in the trailing 62 s.
+         */
         usedThisMinute: number;
         /**
          * Format: date-time
@@ -2105,6 +2208,8 @@ export interface components {
          */
         pausedUntil: string | null;
       };
+      /** @description Other instances registered with the same panel (URL compared normalised): they spend this same budget. */
+      sharedWith: string[];
     };
     AdminAccountList: {
       data: components['schemas']['AdminAccount'][];
