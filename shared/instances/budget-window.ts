@@ -118,7 +118,7 @@ export function msUntilRoom(state: WindowState | undefined, now: number): number
 
 /** Of the panel's limit we spend at most this; the window's bound is exact, so the rest is for rounding and other tools. */
 export const BUDGET_FRACTION = 0.98;
-/** The platform's own work (billing suspensions, reconciler, install watch) alone may use the last of it. */
+/** The platform's own work (billing suspensions, reconciler, repairs) alone may use the last of it. */
 export const SYSTEM_RESERVE = 0.15;
 /** What only an account's first NEWCOMER_CALLS calls of the minute may use: accounts at their cap cannot. */
 export const NEWCOMER_SLICE = 0.1;

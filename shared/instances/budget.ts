@@ -33,7 +33,7 @@ import {
  * counter:
  *
  * - Classes: the platform's own work (no customer in the caller: billing pass, reconciler,
- *   install watch, repairs) may fill the window to the budget; customers stop a system reserve
+ *   repairs) may fill the window to the budget; customers stop a system reserve
  *   short of it.
  * - Per-account caps: one account's writes, reads and control calls each have a cap a minute.
  * - Newcomers: an account's first NEWCOMER_CALLS calls of the minute may use a slice that

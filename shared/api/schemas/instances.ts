@@ -32,7 +32,7 @@ const BudgetState = z.object({
   readsPerAccountPerMinute: Count.meta({ description: "One account's reads (Application) or control calls (Client) a minute." }),
   writesPerAccountPerMinute: Count.meta({ description: "One account's writes a minute (Application)." }),
   systemReserve: Count.meta({
-    description: "Kept for the platform's own work (billing suspensions, reconciler, install watch): no account can use it.",
+    description: "Kept for the platform's own work (billing suspensions, reconciler, repairs): no account can use it.",
   }),
   newcomerSlice: Count.meta({
     description: "Only an account's first few calls of a minute may use it: accounts at their cap cannot keep a new one out.",
