@@ -1911,7 +1911,7 @@ export interface components {
           writesPerAccountPerMinute: number;
           /**
            * Format: int32
-           * @description Kept for the platform's own work (billing suspensions, reconciler, install watch): no account can use it.
+           * @description Kept for the platform's own work (billing suspensions, reconciler, repairs): no account can use it.
            */
           systemReserve: number;
           /**
@@ -1960,7 +1960,7 @@ export interface components {
           writesPerAccountPerMinute: number;
           /**
            * Format: int32
-           * @description Kept for the platform's own work (billing suspensions, reconciler, install watch): no account can use it.
+           * @description Kept for the platform's own work (billing suspensions, reconciler, repairs): no account can use it.
            */
           systemReserve: number;
           /**
@@ -2140,7 +2140,7 @@ export interface components {
         writesPerAccountPerMinute: number;
         /**
          * Format: int32
-         * @description Kept for the platform's own work (billing suspensions, reconciler, install watch): no account can use it.
+         * @description Kept for the platform's own work (billing suspensions, reconciler, repairs): no account can use it.
          */
         systemReserve: number;
         /**
@@ -2189,7 +2189,7 @@ export interface components {
         writesPerAccountPerMinute: number;
         /**
          * Format: int32
-         * @description Kept for the platform's own work (billing suspensions, reconciler, install watch): no account can use it.
+         * @description Kept for the platform's own work (billing suspensions, reconciler, repairs): no account can use it.
          */
         systemReserve: number;
         /**
