@@ -45,7 +45,7 @@ export const CallBudgetState = z
   .object({
     application: BudgetState,
     client: BudgetState,
-    sharedWith: z.array(Uuid).meta({
+    sharedWith: z.array(Uuid).max(100).meta({
       description: 'Other instances registered with the same panel (URL compared normalised): they spend this same budget.',
     }),
   })
