@@ -410,7 +410,8 @@ export class PanelClient {
         });
       }
 
-      await this.observeLimits(spec.api, response.headers);
+      // A 429's "0 remaining" is the pause's to handle (below), not a count to add.
+      if (response.status !== 429) await this.observeLimits(spec.api, response.headers);
       if (response.ok) {
         if (spec.expect === 'json') return (await response.json()) as T;
         if (spec.expect === 'text') return (await response.text()) as T;
