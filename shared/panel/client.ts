@@ -410,16 +410,19 @@ export class PanelClient {
         });
       }
 
-      // A 429's "0 remaining" is the pause's to handle (below), not a count to add.
-      if (response.status !== 429) await this.observeLimits(spec.api, response.headers);
+      // The body first: the attempt's timeout still runs while it is read.
       if (response.ok) {
-        if (spec.expect === 'json') return (await response.json()) as T;
-        if (spec.expect === 'text') return (await response.text()) as T;
-        await response.body?.cancel();
-        return undefined as T;
+        let out: T = undefined as T;
+        if (spec.expect === 'json') out = (await response.json()) as T;
+        else if (spec.expect === 'text') out = (await response.text()) as T;
+        else await response.body?.cancel();
+        await this.observeLimits(spec.api, response.headers);
+        return out;
       }
 
       const errors = await readErrors(response);
+      // A 429's "0 remaining" is the pause's to handle (below), not a count to add.
+      if (response.status !== 429) await this.observeLimits(spec.api, response.headers);
       if (response.status === 429) {
         // The panel did nothing. Every process holds off until its Retry-After (up to 60 s on a
         // real panel); only a short wait is worth waiting out inside this request.
