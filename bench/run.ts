@@ -14,6 +14,7 @@ import { benchBillingScale } from './billing-scale.ts';
 import { benchPanel } from './panel.ts';
 import { benchCost } from './cost.ts';
 import { benchWebhookFairness } from './webhook-fairness.ts';
+import { benchCallBudget } from './call-budget.ts';
 
 /**
  * `npm run bench`: every figure in one run, side by side, printed and written to bench/results.md.
@@ -49,6 +50,19 @@ if (process.argv[2] === 'webhook-fairness') {
   const end = start < 0 ? -1 : previous.indexOf('\n## ', start + 1);
   const kept = start < 0 ? `${previous.trimEnd()}\n\n` : previous.slice(0, start);
   writeFileSync(file, `${kept}${[heading, '', note, ...rest].join('\n')}\n${end < 0 ? '' : previous.slice(end)}`);
+  process.exit(0);
+}
+// `npm run bench -- call-budget`: section 9 alone (about a minute), replacing it in bench/results.md.
+if (process.argv[2] === 'call-budget') {
+  const section = await benchCallBudget();
+  process.stdout.write(`${section}\n`);
+  const file = new URL('./results.md', import.meta.url);
+  const previous = readFileSync(file, 'utf8');
+  const note = `_This section was run alone at ${new Date().toISOString()} (\`npm run bench -- call-budget\`, ${((performance.now() - started) / 1000).toFixed(0)} s; one-minute load average ${loadAtStart.toFixed(1)} at its start); the other sections are from the full run above._`;
+  const [heading, ...rest] = section.split('\n');
+  const replaced = [heading, '', note, ...rest].join('\n');
+  const at = previous.indexOf('\n## 9. ');
+  writeFileSync(file, at < 0 ? `${previous.trimEnd()}\n\n${replaced}\n` : `${previous.slice(0, at)}\n${replaced}\n`);
   process.exit(0);
 }
 
@@ -115,6 +129,7 @@ try {
   const billing = await benchBillingPass();
   const billingScale = await benchBillingScale();
   const cost = await benchCost(stack.adminApiKey);
+  const callBudget = await benchCallBudget();
 
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, DynamoDB Local (in memory)`;
   const seconds = ((performance.now() - started) / 1000).toFixed(0);
@@ -146,6 +161,8 @@ try {
     cost,
     '',
     webhookFairness,
+    '',
+    callBudget,
     '',
   ].join('\n');
   process.stdout.write(`${report}\n`);

@@ -1450,7 +1450,7 @@ export interface components {
       /** @enum {string} */
       signal: 'start' | 'stop' | 'restart' | 'kill';
     };
-    /** @description The panel's counters, as the panel reports them (it caches them up to 20 s). */
+    /** @description The panel's counters, as the panel reports them, from the shared live-state copy. */
     LiveUsage: {
       attributes: {
         current_state: components['schemas']['PowerState'];
@@ -1466,6 +1466,11 @@ export interface components {
           uptime: number;
         };
       };
+      /**
+       * Format: date-time
+       * @description When the panel gave these counters. They come from the live-state copy every caller shares (as in GET /v1/servers/{id}), refreshed at most every 20 s (5 s while starting or stopping); the last known ones are shown, with their time, while the panel cannot be asked.
+       */
+      asOf: string;
     };
     /** @enum {string} */
     PowerState: 'offline' | 'starting' | 'running' | 'stopping';
@@ -1950,19 +1955,43 @@ export interface components {
           limitPerMinute: number;
           /**
            * Format: int32
-           * @description What the control plane spends at most a minute (the limit less headroom).
+           * @description What the control plane spends at most in any 62 s (so in any 60 s window the panel counts): the limit less headroom.
            */
           budgetPerMinute: number;
           /**
            * Format: int32
-           * @description Kept for calls that change servers: create, build, suspend, unsuspend, delete.
+           * @description Application API: what customer reads stop short of, kept for customer writes (create, build, delete); 0 for the Client API.
            */
           reservedForWrites: number;
-          /** Format: int32 */
+          /**
+           * Format: int32
+           * @description Where customers' reads (Application) or control calls (Client) stop, once past their first calls.
+           */
           readsPerMinute: number;
-          /** Format: int32 */
+          /**
+           * Format: int32
+           * @description One account's reads (Application) or control calls (Client) a minute.
+           */
           readsPerAccountPerMinute: number;
-          /** Format: int32 */
+          /**
+           * Format: int32
+           * @description One account's writes a minute (Application).
+           */
+          writesPerAccountPerMinute: number;
+          /**
+           * Format: int32
+           * @description Kept for the platform's own work (billing suspensions, reconciler, repairs): no account can use it.
+           */
+          systemReserve: number;
+          /**
+           * Format: int32
+           * @description Only an account's first few calls of a minute may use it: accounts at their cap cannot keep a new one out.
+           */
+          newcomerSlice: number;
+          /**
+           * Format: int32
+           * @description Calls counted in the trailing 62 s.
+           */
           usedThisMinute: number;
           /**
            * Format: date-time
@@ -1975,19 +2004,43 @@ export interface components {
           limitPerMinute: number;
           /**
            * Format: int32
-           * @description What the control plane spends at most a minute (the limit less headroom).
+           * @description What the control plane spends at most in any 62 s (so in any 60 s window the panel counts): the limit less headroom.
            */
           budgetPerMinute: number;
           /**
            * Format: int32
-           * @description Kept for calls that change servers: create, build, suspend, unsuspend, delete.
+           * @description Application API: what customer reads stop short of, kept for customer writes (create, build, delete); 0 for the Client API.
            */
           reservedForWrites: number;
-          /** Format: int32 */
+          /**
+           * Format: int32
+           * @description Where customers' reads (Application) or control calls (Client) stop, once past their first calls.
+           */
           readsPerMinute: number;
-          /** Format: int32 */
+          /**
+           * Format: int32
+           * @description One account's reads (Application) or control calls (Client) a minute.
+           */
           readsPerAccountPerMinute: number;
-          /** Format: int32 */
+          /**
+           * Format: int32
+           * @description One account's writes a minute (Application).
+           */
+          writesPerAccountPerMinute: number;
+          /**
+           * Format: int32
+           * @description Kept for the platform's own work (billing suspensions, reconciler, repairs): no account can use it.
+           */
+          systemReserve: number;
+          /**
+           * Format: int32
+           * @description Only an account's first few calls of a minute may use it: accounts at their cap cannot keep a new one out.
+           */
+          newcomerSlice: number;
+          /**
+           * Format: int32
+           * @description Calls counted in the trailing 62 s.
+           */
           usedThisMinute: number;
           /**
            * Format: date-time
@@ -1995,13 +2048,15 @@ export interface components {
            */
           pausedUntil: string | null;
         };
+        /** @description Other instances registered with the same panel (URL compared normalised): they spend this same budget. */
+        sharedWith: string[];
       };
       /** Format: date-time */
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
     };
-    /** @description The panel's own per-minute request limits for the key owner. The control plane plans to spend 90 % of them, shared by every process; calls that change servers keep a reserved quarter of the Application budget, and one account's reads may take at most a quarter of the rest. */
+    /** @description The panel's own per-minute request limits for the key owner. The control plane spends at most 98 % of them in any 62 s, shared by every process and by every instance registered with the same panel URL; the platform's own work keeps a reserve no account can use, each account's writes, reads and control calls have a cap a minute, and an account's first calls of a minute have a slice that accounts at their cap cannot use. */
     PanelRateLimits: {
       /**
        * Format: int32
@@ -2122,26 +2177,50 @@ export interface components {
         message: string;
       } | null;
     };
-    /** @description The panel's shared call budget this minute. */
+    /** @description The panel's shared call budget: its shares and what the trailing window holds. */
     CallBudgetState: {
       application: {
         /** Format: int32 */
         limitPerMinute: number;
         /**
          * Format: int32
-         * @description What the control plane spends at most a minute (the limit less headroom).
+         * @description What the control plane spends at most in any 62 s (so in any 60 s window the panel counts): the limit less headroom.
          */
         budgetPerMinute: number;
         /**
          * Format: int32
-         * @description Kept for calls that change servers: create, build, suspend, unsuspend, delete.
+         * @description Application API: what customer reads stop short of, kept for customer writes (create, build, delete); 0 for the Client API.
          */
         reservedForWrites: number;
-        /** Format: int32 */
+        /**
+         * Format: int32
+         * @description Where customers' reads (Application) or control calls (Client) stop, once past their first calls.
+         */
         readsPerMinute: number;
-        /** Format: int32 */
+        /**
+         * Format: int32
+         * @description One account's reads (Application) or control calls (Client) a minute.
+         */
         readsPerAccountPerMinute: number;
-        /** Format: int32 */
+        /**
+         * Format: int32
+         * @description One account's writes a minute (Application).
+         */
+        writesPerAccountPerMinute: number;
+        /**
+         * Format: int32
+         * @description Kept for the platform's own work (billing suspensions, reconciler, repairs): no account can use it.
+         */
+        systemReserve: number;
+        /**
+         * Format: int32
+         * @description Only an account's first few calls of a minute may use it: accounts at their cap cannot keep a new one out.
+         */
+        newcomerSlice: number;
+        /**
+         * Format: int32
+         * @description Calls counted in the trailing 62 s.
+         */
         usedThisMinute: number;
         /**
          * Format: date-time
@@ -2154,19 +2233,43 @@ export interface components {
         limitPerMinute: number;
         /**
          * Format: int32
-         * @description What the control plane spends at most a minute (the limit less headroom).
+         * @description What the control plane spends at most in any 62 s (so in any 60 s window the panel counts): the limit less headroom.
          */
         budgetPerMinute: number;
         /**
          * Format: int32
-         * @description Kept for calls that change servers: create, build, suspend, unsuspend, delete.
+         * @description Application API: what customer reads stop short of, kept for customer writes (create, build, delete); 0 for the Client API.
          */
         reservedForWrites: number;
-        /** Format: int32 */
+        /**
+         * Format: int32
+         * @description Where customers' reads (Application) or control calls (Client) stop, once past their first calls.
+         */
         readsPerMinute: number;
-        /** Format: int32 */
+        /**
+         * Format: int32
+         * @description One account's reads (Application) or control calls (Client) a minute.
+         */
         readsPerAccountPerMinute: number;
-        /** Format: int32 */
+        /**
+         * Format: int32
+         * @description One account's writes a minute (Application).
+         */
+        writesPerAccountPerMinute: number;
+        /**
+         * Format: int32
+         * @description Kept for the platform's own work (billing suspensions, reconciler, repairs): no account can use it.
+         */
+        systemReserve: number;
+        /**
+         * Format: int32
+         * @description Only an account's first few calls of a minute may use it: accounts at their cap cannot keep a new one out.
+         */
+        newcomerSlice: number;
+        /**
+         * Format: int32
+         * @description Calls counted in the trailing 62 s.
+         */
         usedThisMinute: number;
         /**
          * Format: date-time
@@ -2174,6 +2277,8 @@ export interface components {
          */
         pausedUntil: string | null;
       };
+      /** @description Other instances registered with the same panel (URL compared normalised): they spend this same budget. */
+      sharedWith: string[];
     };
     AdminAccountList: {
       data: components['schemas']['AdminAccount'][];

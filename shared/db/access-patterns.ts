@@ -255,8 +255,9 @@ export const accessPatterns = {
   platformAudit: (page: PageRequest) => pageOf('activity')(queryShardedListing('GSI1', keys.auditShard, page)),
   idempotencyRecord: async (accountId: string, key: string) =>
     asKindOrUndefined(await getItem(keys.idempotency(accountId, key)), 'idempotency'),
-  panelBudgetWindow: async (instanceId: string, api: string, windowStartMs: number) =>
-    (await getItem(keys.panelBudgetWindow(instanceId, api, windowStartMs), false)) as PanelBudgetItem | undefined,
+  /** A panel's call-budget window (the admin view; spends read it back from their own writes). */
+  panelBudget: async (budgetId: string, api: string) =>
+    (await getItem(keys.panelBudget(budgetId, api), false)) as PanelBudgetItem | undefined,
   /** The shared copies of a panel's reads (shared/catalog); eventually consistent unless a write is to be based on it. */
   panelTopology: async (instanceId: string, consistent = false) =>
     asKindOrUndefined(await getItem(keys.panelTopology(instanceId), consistent), 'panel-topology'),

@@ -267,11 +267,16 @@ export interface InvoiceCounterItem extends Stored {
   last: number;
 }
 
-/** A panel call-budget counter (shared/instances/budget.ts): calls this minute, and a 429's pause. */
+/**
+ * A panel's call-budget window (shared/instances/budget.ts): the newest bucket `cur`, the trailing
+ * `total`, per-bucket counts `s0`…`s31`, a 429's pause, and the limit the panel's headers announce.
+ */
 export interface PanelBudgetItem extends Stored {
-  used?: number;
+  cur?: number;
+  total?: number;
   pausedUntil?: number;
-  expiresAt?: number;
+  panelLimit?: number;
+  [slot: `s${number}`]: number | undefined;
 }
 
 export interface WatermarkItem extends Stored {

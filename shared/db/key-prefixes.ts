@@ -38,7 +38,7 @@ export const PARTITIONS = {
   serverRepair: partitionPattern(keys.serverRepair(SENTINEL).PK),
   /** Topology and eggs copies (`PANEL#<id>`); `PANELBUDGET#` does not match it (`B` ≠ `#`). */
   panelCopies: partitionPattern(keys.panelTopology(SENTINEL).PK),
-  panelBudget: partitionPattern(keys.panelBudgetWindow(SENTINEL, SENTINEL, N).PK),
+  panelBudget: partitionPattern(keys.panelBudget(SENTINEL, SENTINEL).PK),
   invoicePointer: partitionPattern(keys.invoicePointer(SENTINEL).PK),
   invoiceNumber: partitionPattern(keys.invoiceNumber(SENTINEL).PK),
   invoiceCounter: partitionPattern(keys.invoiceCounter(N).PK),

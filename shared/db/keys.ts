@@ -81,14 +81,14 @@ export const keys = {
   invoiceNumber: (number: string): ItemKey => ({ PK: `INVOICENO#${number}`, SK: 'INVOICENO' }),
   invoiceCounter: (year: number): ItemKey => ({ PK: `COUNTER#INVOICE#${year}`, SK: 'COUNTER' }),
 
-  /** A panel's shared call budget: one counter per API and minute (and per account for reads). */
-  panelBudgetWindow: (instanceId: string, api: string, windowStartMs: number): ItemKey => ({
-    PK: `PANELBUDGET#${instanceId}#${api}`,
-    SK: `W#${windowStartMs}`,
-  }),
-  panelBudgetAccount: (instanceId: string, api: string, accountId: string, windowStartMs: number): ItemKey => ({
-    PK: `PANELBUDGET#${instanceId}#${api}#${accountId}`,
-    SK: `W#${windowStartMs}`,
+  /**
+   * A panel's shared call budget (shared/instances/budget.ts): one item per panel and API holding
+   * the trailing window's buckets; and one counter per account, call class and minute.
+   */
+  panelBudget: (budgetId: string, api: string): ItemKey => ({ PK: `PANELBUDGET#${budgetId}#${api}`, SK: 'WINDOW' }),
+  panelBudgetAccount: (budgetId: string, api: string, accountId: string, callClass: string, minuteStartMs: number): ItemKey => ({
+    PK: `PANELBUDGET#${budgetId}#${api}#${accountId}`,
+    SK: `W#${minuteStartMs}#${callClass}`,
   }),
   /** A short lease on one server: one operation at a time changes it. */
   serverLease: (serverId: string): ItemKey => ({ PK: `LEASE#${serverId}`, SK: 'LEASE' }),

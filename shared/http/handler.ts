@@ -9,7 +9,7 @@ import { GROUPS, type Group, type RouteDef } from '../api/route-def.ts';
 import type { Routes, RoutesOfGroup, RouteId } from '../api/routes.ts';
 import type { Principal } from '../auth/principal.ts';
 import { authenticate, bearerToken } from '../auth/authenticate.ts';
-import { ANONYMOUS_CALLER, runAsCaller } from '../instances/budget.ts';
+import { ANONYMOUS_CALLER, PLATFORM_CALLER, runAsCaller } from '../instances/budget.ts';
 import { requestDeadline, withDeadline } from '../panel/deadline.ts';
 import { touchLastUsed } from '../keys/index.ts';
 import { requestCeilingOf } from '../settings/limits.ts';
@@ -186,8 +186,9 @@ export function createGroupHandler<G extends Group>(group: G, routes: GroupRoute
       const host = inAws ? event.requestContext.domainName : (headers.host ?? event.requestContext.domainName);
       const proto = inAws ? 'https' : 'http';
       const [result] = await Promise.all([
-        // Panel calls made for this request count against this account's share of the panel's budget.
-        runAsCaller(principal?.accountId ?? ANONYMOUS_CALLER, () =>
+        // Panel calls made for this request count against this account's share of the panel's budget;
+        // the dev routes stand in for the platform's own schedulers (billing pass, reconciler).
+        runAsCaller(route.def.group === 'dev' ? PLATFORM_CALLER : (principal?.accountId ?? ANONYMOUS_CALLER), () =>
           withDeadline(deadline, () =>
             impls[route.id]({
               ...input,

@@ -1,41 +1,51 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
 import { accessPatterns } from '../db/access-patterns.ts';
+import type { PanelBudgetItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { isConditionFailed, writeItem } from '../db/write.ts';
 import { logger } from '../observability/logger.ts';
 import type { CallBudget, PanelApi, PanelCallKind } from '../panel/client.ts';
 import { PanelRequestError } from '../panel/errors.ts';
+import {
+  accountCapFor,
+  ceilingFor,
+  msUntilRoom,
+  planSpend,
+  SEND_WITHIN_MS,
+  type Shares,
+  SLOTS,
+  type SpendPlan,
+  sharesOf,
+  slotOf,
+  staleFor,
+  type WindowState,
+} from './budget-window.ts';
 
 /**
- * The panel's rate limit is a budget every process shares (ARCHITECTURE.md, "The panel boundary").
- * A Pterodactyl panel allows, per key owner, 240 Application and 720 Client API requests a minute
- * (configurable per instance); every customer, deploy, billing pass and reconciler run of the
- * control plane spends the same two budgets. So every panel call first takes one unit here, in
- * DynamoDB, with one conditional UpdateItem:
+ * The panel's rate limit is a budget every process shares (ARCHITECTURE.md §8, "Call budget").
+ * A Pterodactyl panel allows, per key owner, 240 Application and 720 Client API requests in a
+ * fixed 60 s window that opens at the first hit (configurable per instance); every customer,
+ * deploy, billing pass and reconciler run spends the same two budgets. So every panel call first
+ * takes one unit here, with one conditional UpdateItem on the panel's window item
+ * (budget-window.ts: buckets of 2 s summed over the trailing 62 s, so no 60 s window the panel
+ * could count holds more than the budget), and a customer's call first one on its account's
+ * counter:
  *
- * - Headroom: we plan for HEADROOM of the panel's limit, so a panel shared with other tools, or
- *   a window boundary that does not line up with Laravel's (its window starts at the first hit),
- *   does not tip it over.
- * - Windows: one counter per minute; a call is allowed while the previous minute's count, weighted
- *   by how much of it still overlaps the last 60 s, plus this minute's is under the budget (the
- *   sliding-window counter approximation).
- * - Reserved writes: calls that change servers or money (create, build, suspend, unsuspend,
- *   delete) may use the whole budget; every other call stops RESERVED_FOR_WRITES short of it, so
- *   reads can never starve a suspension or a deploy.
- * - Fairness: reads are also counted per account, and one account may take at most
- *   ACCOUNT_SHARE of the read share in a minute; the platform's own work (billing pass,
- *   reconciler) is not capped per account.
- * - A 429 from the panel pauses the instance's calls, in every process, until its Retry-After.
+ * - Classes: the platform's own work (no customer in the caller: billing pass, reconciler,
+ *   repairs) may fill the window to the budget; customers stop a system reserve
+ *   short of it.
+ * - Per-account caps: one account's writes, reads and control calls each have a cap a minute.
+ * - Newcomers: an account's first NEWCOMER_CALLS calls of the minute may use a slice that
+ *   accounts past them cannot, so no number of accounts at their cap keeps a new one out.
+ * - The panel's X-RateLimit-* headers correct the shared view (another user of the same key owner).
+ * - A 429 from the panel pauses the budget's calls, in every process, until its Retry-After.
+ *
+ * The budget belongs to the panel, not to the instance record: its id is the normalised panel URL,
+ * so two registrations of one panel share one budget.
  *
  * A refused call is `503 panel_unavailable` with Retry-After: nothing was sent to the panel.
  */
-export const HEADROOM = 0.9;
-export const RESERVED_FOR_WRITES = 0.25;
-export const ACCOUNT_SHARE = 0.25;
-const WINDOW_MS = 60_000;
-/** Counter items outlive their window long enough to serve as the next window's "previous". */
-const COUNTER_TTL_S = 180;
-
 export interface PanelRateLimits {
   applicationPerMinute: number;
   clientPerMinute: number;
@@ -43,32 +53,27 @@ export interface PanelRateLimits {
 
 export const DEFAULT_PANEL_RATE_LIMITS: PanelRateLimits = { applicationPerMinute: 240, clientPerMinute: 720 };
 
-export interface BudgetShape {
-  /** The panel's own limit a minute. */
-  limitPerMinute: number;
-  /** What we plan to spend at most a minute (the limit less headroom). */
-  budgetPerMinute: number;
-  /** Kept for calls that change servers or money. */
-  reservedForWrites: number;
-  /** What reads may spend a minute, across accounts. */
-  readsPerMinute: number;
-  /** What one account's reads may spend a minute. */
-  readsPerAccountPerMinute: number;
+/** Account counters outlive their minute long enough for nothing. */
+const COUNTER_TTL_S = 180;
+const MINUTE_MS = 60_000;
+/** The panel's headers count more than our window by at least this much: another user of the key owner. */
+const CORRECTION_TOLERANCE = (limit: number) => Math.max(3, Math.ceil(limit * 0.05));
+/** Plans tried when other processes keep moving the window under this one. */
+const MAX_PLANS = 4;
+
+/** The panel, as its budget is keyed: scheme and host in lower case, no default port, no trailing slash. */
+export function normalisePanelUrl(baseUrl: string): string {
+  try {
+    const u = new URL(baseUrl);
+    return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return baseUrl.trim().replace(/\/+$/, '').toLowerCase();
+  }
 }
 
-export function budgetShape(limitPerMinute: number, api: PanelApi): BudgetShape {
-  const budgetPerMinute = Math.max(1, Math.floor(limitPerMinute * HEADROOM));
-  // Only Application API calls change servers (create, build, suspend, unsuspend, delete).
-  const reservedForWrites = api === 'application' ? Math.floor(budgetPerMinute * RESERVED_FOR_WRITES) : 0;
-  const readsPerMinute = Math.max(1, budgetPerMinute - reservedForWrites);
-  return {
-    limitPerMinute,
-    budgetPerMinute,
-    reservedForWrites,
-    readsPerMinute,
-    readsPerAccountPerMinute: Math.max(1, Math.floor(readsPerMinute * ACCOUNT_SHARE)),
-  };
-}
+/** The id of a panel's call budget (a hash of its normalised URL). */
+export const panelBudgetId = (baseUrl: string): string =>
+  `panel-${createHash('sha256').update(normalisePanelUrl(baseUrl)).digest('hex').slice(0, 24)}`;
 
 // ---- who is calling -------------------------------------------------------------------------------
 
@@ -83,8 +88,7 @@ const currentCaller = (): string => caller.getStore() ?? PLATFORM_CALLER;
 
 // ---- the budget -----------------------------------------------------------------------------------
 
-const windowOf = (now: number): number => Math.floor(now / WINDOW_MS) * WINDOW_MS;
-const secondsUntil = (ms: number, now: number): number => Math.max(1, Math.ceil((ms - now) / 1000));
+const secondsFrom = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
 function unavailable(why: string, retryAfterSeconds: number): PanelRequestError {
   return new PanelRequestError(
@@ -96,149 +100,269 @@ function unavailable(why: string, retryAfterSeconds: number): PanelRequestError 
   );
 }
 
-/** Per process: the previous window's final count (it no longer changes) and a known pause. */
-const previousCounts = new Map<string, number>();
-const knownPauses = new Map<string, number>();
+/** What one process knows of a budget's window item, as its last write saw it. */
+interface Known {
+  window?: WindowState;
+  pausedUntil?: number;
+  panelLimit?: number;
+}
 
-export function dynamoCallBudget(instanceId: string, limits: PanelRateLimits): CallBudget {
-  const limitOf = (api: PanelApi) => (api === 'application' ? limits.applicationPerMinute : limits.clientPerMinute);
+/** What one process remembers: the windows it last saw, and the bucket it last corrected each in. */
+export interface ProcessState {
+  windows: Map<string, Known>;
+  corrected: Map<string, number>;
+}
+const newProcessState = (): ProcessState => ({ windows: new Map(), corrected: new Map() });
+let processState = newProcessState();
 
-  async function previousWindowCount(api: PanelApi, window: number): Promise<number> {
-    const cacheKey = `${instanceId}:${api}:${window - WINDOW_MS}`;
-    const cached = previousCounts.get(cacheKey);
-    if (cached !== undefined) return cached;
-    const item = await accessPatterns.panelBudgetWindow(instanceId, api, window - WINDOW_MS);
-    const count = item?.used ?? 0;
-    previousCounts.set(cacheKey, count);
-    if (previousCounts.size > 1000) previousCounts.clear();
-    return count;
+function toKnown(item: PanelBudgetItem | undefined): Known {
+  if (!item) return {};
+  const known: Known = {};
+  if (item.cur !== undefined) {
+    const slots: Record<number, number> = {};
+    for (let s = 0; s < SLOTS; s++) slots[s] = Number(item[`s${s}`] ?? 0);
+    known.window = { cur: Number(item.cur), total: Number(item.total ?? 0), slots };
+  }
+  if (item.pausedUntil !== undefined) known.pausedUntil = Number(item.pausedUntil);
+  if (item.panelLimit !== undefined) known.panelLimit = Number(item.panelLimit);
+  return known;
+}
+
+/** The conditional UpdateItem of a plan: the same condition and effect as `applySpend` (budget-window.ts). */
+function updateOf(key: ReturnType<typeof keys.panelBudget>, plan: SpendPlan, now: number) {
+  const newSlot = `s${slotOf(plan.bucket)}`;
+  const names: Record<string, string> = { '#new': newSlot };
+  const values: Record<string, number> = { ':now': now, ':below': plan.totalBelow, ':one': 1 };
+  const sets: string[] = [];
+  let update: string;
+  if (plan.kind === 'add') {
+    update = 'ADD #new :one, #total :one';
+  } else {
+    plan.clearSlots.forEach((s, i) => {
+      names[`#c${i}`] = `s${s}`;
+      sets.push(`#c${i} = :zero`);
+    });
+    if (sets.length) values[':zero'] = 0;
+    values[':bucket'] = plan.bucket;
+    if (plan.kind === 'rotate') values[':delta'] = plan.delta;
+    update = `SET cur = :bucket, #new = :one, #total = ${plan.kind === 'reset' ? ':one' : '#total + :delta'}${sets.length ? `, ${sets.join(', ')}` : ''}`;
+  }
+  if (plan.expectCur !== null) values[':cur'] = plan.expectCur;
+  const sameWindow = plan.expectCur === null ? 'attribute_not_exists(cur)' : 'cur = :cur';
+  return {
+    Key: key,
+    UpdateExpression: update,
+    ConditionExpression: `(attribute_not_exists(pausedUntil) OR pausedUntil <= :now) AND ${sameWindow} AND (attribute_not_exists(#total) OR #total < :below)`,
+    ExpressionAttributeNames: { ...names, '#total': 'total' },
+    ExpressionAttributeValues: values,
+    ReturnValues: 'ALL_NEW' as const,
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+  };
+}
+
+export interface CallBudgetOptions {
+  /** Tests: a clock of their own, and a process state of their own (several "processes" in one). */
+  now?: () => number;
+  process?: ProcessState;
+}
+
+const classOf = (api: PanelApi, kind: PanelCallKind): 'read' | 'write' | 'control' =>
+  api === 'client' ? 'control' : kind === 'write' ? 'write' : 'read';
+
+export function dynamoCallBudget(budgetId: string, limits: PanelRateLimits, options: CallBudgetOptions = {}): CallBudget {
+  const clock = options.now ?? Date.now;
+  const proc = () => options.process ?? processState;
+  const configured = (api: PanelApi) => (api === 'application' ? limits.applicationPerMinute : limits.clientPerMinute);
+  const cacheKey = (api: PanelApi) => `${budgetId}:${api}`;
+  /** The panel's own headers may announce a lower limit than the one configured: the lower one holds. */
+  const sharesFor = (api: PanelApi): Shares => {
+    const known = proc().windows.get(cacheKey(api))?.panelLimit;
+    return sharesOf(Math.min(configured(api), known ?? Number.POSITIVE_INFINITY), api);
+  };
+
+  /** The account's counter for this class and minute; the count after this call. */
+  async function spendAccountShare(account: string, api: PanelApi, cls: string, now: number, cap: number): Promise<number> {
+    const minute = Math.floor(now / MINUTE_MS) * MINUTE_MS;
+    try {
+      const out = await writeItem({
+        Update: {
+          Key: keys.panelBudgetAccount(budgetId, api, account, cls, minute),
+          UpdateExpression: 'ADD used :one SET expiresAt = if_not_exists(expiresAt, :exp)',
+          ConditionExpression: 'attribute_not_exists(used) OR used < :cap',
+          ExpressionAttributeValues: { ':one': 1, ':cap': cap, ':exp': minute / 1000 + COUNTER_TTL_S },
+          ReturnValues: 'UPDATED_NEW',
+        },
+      });
+      return Number(out?.used ?? 1);
+    } catch (err) {
+      if (!isConditionFailed(err)) throw err;
+      throw unavailable(`this account's share of its ${cls} calls for this minute is spent`, secondsFrom(minute + MINUTE_MS - now));
+    }
   }
 
-  const spendAccountShare = (account: string, api: PanelApi, window: number, cap: number) =>
-    writeItem({
-      Update: {
-        Key: keys.panelBudgetAccount(instanceId, api, account, window),
-        UpdateExpression: 'ADD used :one SET expiresAt = if_not_exists(expiresAt, :exp)',
-        ConditionExpression: 'attribute_not_exists(used) OR used < :cap',
-        ExpressionAttributeValues: { ':one': 1, ':cap': cap, ':exp': window / 1000 + COUNTER_TTL_S },
-      },
-    });
-
-  const spendPanelShare = (api: PanelApi, window: number, now: number, ceiling: number) =>
-    writeItem({
-      Update: {
-        Key: keys.panelBudgetWindow(instanceId, api, window),
-        UpdateExpression: 'ADD used :one SET expiresAt = if_not_exists(expiresAt, :exp)',
-        ConditionExpression:
-          '(attribute_not_exists(pausedUntil) OR pausedUntil <= :now) AND (attribute_not_exists(used) OR used < :ceiling)',
-        ExpressionAttributeValues: { ':one': 1, ':now': now, ':ceiling': ceiling, ':exp': window / 1000 + COUNTER_TTL_S },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      },
-    });
+  async function spendWindow(api: PanelApi, ceiling: number): Promise<void> {
+    const key = keys.panelBudget(budgetId, api);
+    for (let attempt = 0; attempt < MAX_PLANS; attempt++) {
+      const now = clock();
+      const known = proc().windows.get(cacheKey(api)) ?? {};
+      if (known.pausedUntil !== undefined && known.pausedUntil > now)
+        throw unavailable('it is rate limiting us', secondsFrom(known.pausedUntil - now));
+      const plan = planSpend(known.window, now, ceiling);
+      try {
+        const item = await writeItem({ Update: updateOf(key, plan, now) });
+        proc().windows.set(cacheKey(api), toKnown(item as unknown as PanelBudgetItem));
+      } catch (err) {
+        if (!isConditionFailed(err)) throw err;
+        const old = toKnown(err.current.get('item') as unknown as PanelBudgetItem | undefined);
+        proc().windows.set(cacheKey(api), old);
+        if (old.pausedUntil !== undefined && old.pausedUntil > now)
+          throw unavailable('it is rate limiting us', secondsFrom(old.pausedUntil - now));
+        if (staleFor(old.window, plan)) continue;
+        throw unavailable('its request budget for this minute is spent', secondsFrom(msUntilRoom(old.window, now)));
+      }
+      // Counted in a bucket too old for the window to be sure to hold it when the panel counts it: not sent.
+      const counted = proc().windows.get(cacheKey(api))?.window?.cur ?? now;
+      if (clock() - counted > SEND_WITHIN_MS) throw unavailable('the budget answered too slowly to send the call safely', 1);
+      return;
+    }
+    throw unavailable('its request budget is contended', 1);
+  }
 
   return {
     async spend(api: PanelApi, kind: PanelCallKind): Promise<void> {
-      const now = Date.now();
-      const pauseKey = `${instanceId}:${api}`;
-      const pausedUntil = knownPauses.get(pauseKey) ?? 0;
-      if (pausedUntil > now) throw unavailable('it is rate limiting us', secondsUntil(pausedUntil, now));
-
-      const shape = budgetShape(limitOf(api), api);
-      const window = windowOf(now);
-      const overlap = 1 - (now - window) / WINDOW_MS;
-      const carried = Math.ceil((await previousWindowCount(api, window)) * overlap);
-      const ceiling = (kind === 'write' ? shape.budgetPerMinute : shape.readsPerMinute) - carried;
-      const nextWindow = window + WINDOW_MS;
-      if (ceiling <= 0) throw unavailable('its request budget for this minute is spent', secondsUntil(nextWindow, now));
-
+      const shares = sharesFor(api);
+      const cls = classOf(api, kind);
+      const account = currentCaller();
+      if (account === PLATFORM_CALLER) return spendWindow(api, ceilingFor(shares, 'system', cls));
       // The account's share first: an account over its share must not use up panel units that
       // every other account needs (a refused panel unit after a counted account unit only costs
       // that account one unit of its own share).
-      const account = currentCaller();
-      if (kind === 'read' && account !== PLATFORM_CALLER) {
-        try {
-          await spendAccountShare(account, api, window, shape.readsPerAccountPerMinute);
-        } catch (err) {
-          if (!isConditionFailed(err)) throw err;
-          throw unavailable("this account's share of its request budget for this minute is spent", secondsUntil(nextWindow, now));
-        }
+      const accountCalls = await spendAccountShare(account, api, cls, clock(), accountCapFor(shares, cls));
+      return spendWindow(api, ceilingFor(shares, { accountCalls }, cls));
+    },
+
+    async observe(api: PanelApi, limit: number | undefined, remaining: number | undefined): Promise<void> {
+      const known = proc().windows.get(cacheKey(api));
+      if (!known?.window) return;
+      const key = keys.panelBudget(budgetId, api);
+      if (limit !== undefined && limit > 0 && limit !== known.panelLimit) {
+        known.panelLimit = limit;
+        if (limit < configured(api)) logger.warn('the panel announces a lower rate limit than configured', { budgetId, api, limit });
+        await writeItem({ Update: { Key: key, UpdateExpression: 'SET panelLimit = :l', ExpressionAttributeValues: { ':l': limit } } });
       }
+      if (limit === undefined || remaining === undefined) return;
+      const panelUsed = limit - remaining;
+      const { window } = known;
+      const bucket = window.cur;
+      if (panelUsed <= window.total + CORRECTION_TOLERANCE(limit) || proc().corrected.get(cacheKey(api)) === bucket) return;
+      proc().corrected.set(cacheKey(api), bucket);
+      const add = panelUsed - window.total;
+      // Someone else spends this key owner's budget: count it, once (a process that already raised
+      // the window past what the panel says makes the condition fail).
       try {
-        await spendPanelShare(api, window, now, ceiling);
+        await writeItem({
+          Update: {
+            Key: key,
+            UpdateExpression: 'ADD #slot :add, #total :add',
+            ConditionExpression: 'cur = :cur AND #total < :used',
+            ExpressionAttributeNames: { '#slot': `s${slotOf(bucket)}`, '#total': 'total' },
+            ExpressionAttributeValues: { ':add': add, ':cur': bucket, ':used': panelUsed },
+          },
+        });
+        window.total += add;
+        logger.warn('the panel counts more calls than our budget: corrected', { budgetId, api, panelUsed, added: add });
       } catch (err) {
         if (!isConditionFailed(err)) throw err;
-        const paused = Number(err.current.get('item')?.pausedUntil ?? 0);
-        if (paused > now) {
-          knownPauses.set(pauseKey, paused);
-          throw unavailable('it is rate limiting us', secondsUntil(paused, now));
-        }
-        throw unavailable('its request budget for this minute is spent', secondsUntil(nextWindow, now));
       }
     },
 
     async pause(api: PanelApi, retryAfterMs: number): Promise<void> {
-      const now = Date.now();
-      const until = now + Math.min(Math.max(retryAfterMs, 1000), 5 * WINDOW_MS);
-      knownPauses.set(`${instanceId}:${api}`, until);
-      logger.warn('panel rate limited us: pausing its calls', { instanceId, api, pausedForMs: until - now });
-      // Every window the pause reaches carries it, so every process's next spend sees it.
-      const windows: number[] = [];
-      for (let w = windowOf(now); w < until; w += WINDOW_MS) windows.push(w);
-      await Promise.all(
-        windows.map((w) =>
-          writeItem({
-            Update: {
-              Key: keys.panelBudgetWindow(instanceId, api, w),
-              UpdateExpression: 'SET pausedUntil = :until, expiresAt = if_not_exists(expiresAt, :exp)',
-              ConditionExpression: 'attribute_not_exists(pausedUntil) OR pausedUntil < :until',
-              ExpressionAttributeValues: { ':until': until, ':exp': w / 1000 + COUNTER_TTL_S },
-            },
-          }).catch((err: unknown) => {
-            if (!isConditionFailed(err)) throw err;
-          }),
-        ),
-      );
+      const now = clock();
+      const until = now + Math.min(Math.max(retryAfterMs, 1000), 5 * MINUTE_MS);
+      proc().windows.set(cacheKey(api), { ...proc().windows.get(cacheKey(api)), pausedUntil: until });
+      logger.warn('panel rate limited us: pausing its calls', { budgetId, api, pausedForMs: until - now });
+      try {
+        await writeItem({
+          Update: {
+            Key: keys.panelBudget(budgetId, api),
+            UpdateExpression: 'SET pausedUntil = :until',
+            ConditionExpression: 'attribute_not_exists(pausedUntil) OR pausedUntil < :until',
+            ExpressionAttributeValues: { ':until': until },
+          },
+        });
+      } catch (err) {
+        if (!isConditionFailed(err)) throw err;
+      }
     },
   };
 }
 
 /**
- * Lifts a 429's pause of an instance (tests, which inject 429s with long Retry-Afters one after
- * another; an operator who knows the panel's limit was raised may want it too).
+ * Lifts a 429's pause of an instance's panel (tests, which inject 429s with long Retry-Afters one
+ * after another; an operator who knows the panel's limit was raised may want it too).
  */
 export async function liftPause(instanceId: string): Promise<void> {
-  const now = Date.now();
+  const instance = await accessPatterns.instanceById(instanceId);
+  const budgetId = instance ? panelBudgetId(instance.baseUrl) : instanceId;
   for (const api of ['application', 'client'] as const) {
-    knownPauses.delete(`${instanceId}:${api}`);
-    for (const w of [windowOf(now) - WINDOW_MS, windowOf(now), windowOf(now) + WINDOW_MS, windowOf(now) + 2 * WINDOW_MS]) {
-      await writeItem({ Update: { Key: keys.panelBudgetWindow(instanceId, api, w), UpdateExpression: 'REMOVE pausedUntil' } });
-    }
+    const known = processState.windows.get(`${budgetId}:${api}`);
+    if (known) delete known.pausedUntil;
+    await writeItem({ Update: { Key: keys.panelBudget(budgetId, api), UpdateExpression: 'REMOVE pausedUntil' } });
   }
 }
 
-/** Forgets what this process remembers (previous windows' counts, pauses), as a new process would. */
+/** Forgets what this process remembers (the windows it last saw, pauses), as a new process would. */
 export function forgetProcessState(): void {
-  previousCounts.clear();
-  knownPauses.clear();
+  processState = newProcessState();
 }
 
-export interface BudgetState extends BudgetShape {
+export interface BudgetState {
+  limitPerMinute: number;
+  budgetPerMinute: number;
+  reservedForWrites: number;
+  readsPerMinute: number;
+  readsPerAccountPerMinute: number;
+  systemReserve: number;
+  newcomerSlice: number;
+  writesPerAccountPerMinute: number;
   usedThisMinute: number;
   pausedUntil: string | null;
 }
 
-/** What an admin sees: the budget's shape and how much of this minute is spent. */
-export async function callBudgetState(instanceId: string, limits: PanelRateLimits): Promise<Record<PanelApi, BudgetState>> {
-  const window = windowOf(Date.now());
+/** Calls counted in the trailing window at `now` (what a spend now would find). */
+function trailingTotal(state: WindowState | undefined, now: number): number {
+  if (!state) return 0;
+  const plan = planSpend(state, now, Number.MAX_SAFE_INTEGER);
+  if (plan.kind === 'add') return state.total;
+  if (plan.kind === 'reset') return 0;
+  return state.total + plan.delta - 1;
+}
+
+/** What an admin sees: the budget's shares and what the trailing window holds. */
+export async function callBudgetState(
+  budgetId: string,
+  limits: PanelRateLimits,
+  sharedWith: string[],
+): Promise<Record<PanelApi, BudgetState> & { sharedWith: string[] }> {
+  const now = Date.now();
   const state = async (api: PanelApi): Promise<BudgetState> => {
-    const item = await accessPatterns.panelBudgetWindow(instanceId, api, window);
+    const item = await accessPatterns.panelBudget(budgetId, api);
+    const configured = api === 'application' ? limits.applicationPerMinute : limits.clientPerMinute;
+    const shares = sharesOf(Math.min(configured, item?.panelLimit ?? Number.POSITIVE_INFINITY), api);
     const paused = Number(item?.pausedUntil ?? 0);
     return {
-      ...budgetShape(api === 'application' ? limits.applicationPerMinute : limits.clientPerMinute, api),
-      usedThisMinute: item?.used ?? 0,
-      pausedUntil: paused > Date.now() ? new Date(paused).toISOString() : null,
+      limitPerMinute: configured,
+      budgetPerMinute: shares.budgetPerMinute,
+      reservedForWrites: shares.writeCeiling - shares.readCeiling,
+      readsPerMinute: shares.readCeiling,
+      readsPerAccountPerMinute: shares.readsPerAccountPerMinute,
+      systemReserve: shares.systemReserve,
+      newcomerSlice: shares.newcomerSlice,
+      writesPerAccountPerMinute: shares.writesPerAccountPerMinute,
+      usedThisMinute: trailingTotal(toKnown(item).window, now),
+      pausedUntil: paused > now ? new Date(paused).toISOString() : null,
     };
   };
   const [application, client] = await Promise.all([state('application'), state('client')]);
-  return { application, client };
+  return { application, client, sharedWith };
 }

@@ -11,7 +11,7 @@ import { PanelRequestError } from '../panel/errors.ts';
 import type { CreateInstance, Instance, InstanceTestReport, UpdateInstance } from '../api/schemas.ts';
 import { asKind, type InstanceItem, type InstanceLastTestRecord } from '../db/items.ts';
 import { logger } from '../observability/logger.ts';
-import { callBudgetState, DEFAULT_PANEL_RATE_LIMITS, dynamoCallBudget } from './budget.ts';
+import { callBudgetState, DEFAULT_PANEL_RATE_LIMITS, dynamoCallBudget, panelBudgetId } from './budget.ts';
 
 /**
  * Instances: the registered Pterodactyl panels. The record (name, URL, priority, enabled, the
@@ -50,7 +50,14 @@ export const controlAvailable = (item: Pick<InstanceItem, 'hasClientKey' | 'last
 /** The admin's list: every instance with what its shared call budget has spent this minute. */
 export async function listInstancesWithBudget(): Promise<InstanceView[]> {
   const instances = await listInstances();
-  return Promise.all(instances.map(async (i) => ({ ...i, callBudget: await callBudgetState(i.id, i.panelRateLimits) })));
+  return Promise.all(instances.map(async (i) => ({ ...i, callBudget: await budgetOf(i, instances) })));
+}
+
+/** An instance's call budget belongs to its panel: every instance with the same panel URL shares it. */
+async function budgetOf(instance: InstanceView, all: InstanceView[]) {
+  const budgetId = panelBudgetId(instance.baseUrl);
+  const sharedWith = all.filter((i) => i.id !== instance.id && panelBudgetId(i.baseUrl) === budgetId).map((i) => i.id);
+  return callBudgetState(budgetId, instance.panelRateLimits, sharedWith);
 }
 
 export async function listInstances(): Promise<InstanceView[]> {
@@ -200,7 +207,7 @@ export async function panelClientFor(
     appKey: stored.appApiKey,
     clientKey: stored.clientApiKey,
     timeoutMs: panelTimeoutMs,
-    budget: dynamoCallBudget(instance.id, limits),
+    budget: dynamoCallBudget(panelBudgetId(instance.baseUrl), limits),
   });
   clients.set(instance.id, { client, at: Date.now(), limits: JSON.stringify(limits) });
   return client;
@@ -279,7 +286,7 @@ export async function testInstance(instanceId: string): Promise<z.infer<typeof I
     checks,
     nodes,
     serviceUser,
-    callBudget: await callBudgetState(instance.id, instance.panelRateLimits),
+    callBudget: await budgetOf(instance, await listInstances()),
     lastTest: recorded ? lastTest : null,
   };
 }

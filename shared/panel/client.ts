@@ -32,15 +32,21 @@ import type {
  * It uses the runtime's fetch (undici inside Node), so the Lambda bundles carry no HTTP library.
  */
 export type PanelApi = 'application' | 'client';
-/** Calls that change servers (every Application API write) may use the budget's reserved share. */
+/**
+ * Application API writes change servers (create, build, suspend, unsuspend, delete); its GETs are
+ * reads; every Client API call is control (power, command, console, files, resources). The budget
+ * caps each class per account; the caller (platform or an account) comes from the budget itself.
+ */
 export type PanelCallKind = 'read' | 'write';
 
 /**
  * The shared call budget of one panel (shared/instances/budget.ts). `spend` throws
- * `panel_unavailable` when the call must not be sent; `pause` records a 429 for every process.
+ * `panel_unavailable` when the call must not be sent; `observe` hands it the panel's
+ * X-RateLimit-Limit and X-RateLimit-Remaining of an answer; `pause` records a 429 for every process.
  */
 export interface CallBudget {
   spend(api: PanelApi, kind: PanelCallKind): Promise<void>;
+  observe(api: PanelApi, limit: number | undefined, remaining: number | undefined): Promise<void>;
   pause(api: PanelApi, retryAfterMs: number): Promise<void>;
 }
 
@@ -404,14 +410,19 @@ export class PanelClient {
         });
       }
 
+      // The body first: the attempt's timeout still runs while it is read.
       if (response.ok) {
-        if (spec.expect === 'json') return (await response.json()) as T;
-        if (spec.expect === 'text') return (await response.text()) as T;
-        await response.body?.cancel();
-        return undefined as T;
+        let out: T = undefined as T;
+        if (spec.expect === 'json') out = (await response.json()) as T;
+        else if (spec.expect === 'text') out = (await response.text()) as T;
+        else await response.body?.cancel();
+        await this.observeLimits(spec.api, response.headers);
+        return out;
       }
 
       const errors = await readErrors(response);
+      // A 429's "0 remaining" is the pause's to handle (below), not a count to add.
+      if (response.status !== 429) await this.observeLimits(spec.api, response.headers);
       if (response.status === 429) {
         // The panel did nothing. Every process holds off until its Retry-After (up to 60 s on a
         // real panel); only a short wait is worth waiting out inside this request.
@@ -439,6 +450,21 @@ export class PanelClient {
       // The panel's own paths stay in the log; callers see what happened, not where.
       logger.warn('panel call refused', { call: what, status: response.status });
       throw toError(response.status, errors);
+    }
+  }
+
+  /** The panel's own count corrects the shared budget; never fails the call it came with. */
+  private async observeLimits(api: Api, headers: Headers): Promise<void> {
+    if (!this.budget) return;
+    const header = (name: string) => {
+      const value = headers.get(name);
+      const n = value === null || value.trim() === '' ? Number.NaN : Number(value);
+      return Number.isInteger(n) && n >= 0 ? n : undefined;
+    };
+    try {
+      await this.budget.observe(api, header('x-ratelimit-limit'), header('x-ratelimit-remaining'));
+    } catch (err) {
+      logger.warn('panel rate-limit headers not recorded', { api, error: (err as Error).name });
     }
   }
 

@@ -7,6 +7,7 @@ import { getOwnedServer } from './read.ts';
 import { toServerView, type ServerView } from './views.ts';
 import type { ConsoleCredentials, FileEntry, LiveUsage } from '../api/schemas.ts';
 import { assertCustomerMayHold, stateConflict, withServerLease } from './lease.ts';
+import { liveStateOf, usageFromLiveState } from './live.ts';
 
 /**
  * Server control: power, usage, console, files, all through the instance's client
@@ -66,10 +67,13 @@ export async function sendPower(accountId: string, serverId: string, signal: 'st
   });
 }
 
+/**
+ * Usage from the live-state copy every caller shares (shared/servers/live.ts), not a panel call per
+ * request: polled by any number of customers, a server costs at most one refresh per interval.
+ */
 export async function liveUsage(accountId: string, serverId: string): Promise<z.infer<typeof LiveUsage>> {
-  const { server, client } = await controllable(accountId, serverId);
-  const stats = await client.getResources(server.identifier);
-  return { attributes: { current_state: stats.current_state, is_suspended: stats.is_suspended, resources: stats.resources } };
+  await controllable(accountId, serverId);
+  return usageFromLiveState(await liveStateOf(await getOwnedServer(accountId, serverId)));
 }
 
 export async function sendCommand(accountId: string, serverId: string, command: string) {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { LiveState } from '../api/schemas.ts';
+import type { LiveState, LiveUsage } from '../api/schemas.ts';
+import { ApiError } from '../errors.ts';
 import { getConfig } from '../config/env.ts';
 import { accessPatterns } from '../db/access-patterns.ts';
 import type { LiveRefreshFailure, LiveStateItem, PanelLiveAnswer, ServerItem } from '../db/items.ts';
@@ -205,5 +206,41 @@ async function storeFailure(serverId: string, leaseId: string, reason: LiveRefre
       ConditionExpression: 'leaseId = :leaseId',
       ExpressionAttributeValues: { ':reason': reason, ':until': Date.now() + retryAfterMs, ':leaseId': leaseId },
     },
+  });
+}
+
+/**
+ * GET /v1/servers/:id/resources from the live state, in the panel's own shape (snake_case, as the
+ * route always answered), with `asOf`. The last known usage is shown, with its time, even when the
+ * latest refresh failed; with none known, the reason is the error: installing or suspended on the
+ * panel is a conflict (the panel's own 409), a busy or unreachable panel 503 with Retry-After.
+ */
+export function usageFromLiveState(live: LiveView): z.infer<typeof LiveUsage> {
+  if (live.resources && live.powerState && live.asOf)
+    return {
+      attributes: {
+        current_state: live.powerState,
+        is_suspended: live.suspendedOnPanel ?? false,
+        resources: {
+          memory_bytes: live.resources.memoryBytes,
+          cpu_absolute: live.resources.cpuAbsolute,
+          disk_bytes: live.resources.diskBytes,
+          network_rx_bytes: live.resources.networkRxBytes,
+          network_tx_bytes: live.resources.networkTxBytes,
+          uptime: live.resources.uptimeMs,
+        },
+      },
+      asOf: live.asOf,
+    };
+  if (live.available && live.installStatus !== 'installed')
+    throw new ApiError('conflict', 'The server is still installing (or its install failed): it has no usage yet');
+  if (live.available && live.suspendedOnPanel) throw new ApiError('conflict', 'The server is suspended on the panel: it has no usage');
+  if (live.available) throw new PanelRequestError('panel_error', 'The panel gave no usage for this server', undefined);
+  if (live.reason === 'panel_error')
+    throw new PanelRequestError('panel_error', 'The panel refused to give usage for this server', undefined);
+  const retryAfterSeconds = Math.max(1, Math.ceil(getConfig().liveStateTransitionTtlMs / 1000));
+  throw new PanelRequestError('panel_unavailable', 'The panel cannot be asked for usage right now; nothing is known yet', undefined, [], {
+    retryAfterSeconds,
+    sent: false,
   });
 }

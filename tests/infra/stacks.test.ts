@@ -1032,7 +1032,7 @@ describe('least privilege: table access by partition (shared/db/key-prefixes.ts)
     expect(checked).toBeGreaterThan(25);
     expect(PARTITIONS).toMatchObject({ account: 'ACCOUNT#*', apiKeyHash: 'KEYHASH#*', rateWindow: 'RATE#*', settings: 'SETTINGS' });
     // PANEL#* must not cover the call budgets (their own grant).
-    expect(asRegex(PARTITIONS.panelCopies).test(keys.panelBudgetWindow('i', 'app', 0).PK)).toBe(false);
+    expect(asRegex(PARTITIONS.panelCopies).test(keys.panelBudget('i', 'app').PK)).toBe(false);
   });
 
   it("limits every function's item actions on the table by dynamodb:LeadingKeys, to its own partitions", () => {

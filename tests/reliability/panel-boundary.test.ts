@@ -3,14 +3,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PanelSim } from '../../dev/panel-sim/index.ts';
 import { accessPatterns } from '../../shared/db/access-patterns.ts';
 import { keys } from '../../shared/db/keys.ts';
-import {
-  budgetShape,
-  dynamoCallBudget,
-  forgetProcessState,
-  liftPause,
-  PLATFORM_CALLER,
-  runAsCaller,
-} from '../../shared/instances/budget.ts';
+import { sharesOf } from '../../shared/instances/budget-window.ts';
+import { dynamoCallBudget, forgetProcessState, liftPause, PLATFORM_CALLER, runAsCaller } from '../../shared/instances/budget.ts';
 import { appendLedger } from '../../shared/ledger/index.ts';
 import { hourlyPriceCents } from '../../shared/pricing/index.ts';
 import { getSettings } from '../../shared/settings/index.ts';
@@ -198,12 +192,12 @@ describe('the shared call budget', () => {
     expect(sim.state.servers.size).toBe(serversBefore);
   });
 
-  it('reads stop short of the reserved share; writes may use it; one account cannot take all reads; the platform is not capped per account', async () => {
-    // A budget of its own (an instance id no other test uses), on the real table.
+  it('customers stop short of the system reserve; one account cannot take more than its share; the platform fills the budget', async () => {
+    // A budget of its own (an id no other test uses), on the real table.
     const budget = dynamoCallBudget('budget-probe', { applicationPerMinute: 40, clientPerMinute: 80 });
-    const shape = budgetShape(40, 'application');
-    expect(shape).toMatchObject({ budgetPerMinute: 36, reservedForWrites: 9, readsPerMinute: 27, readsPerAccountPerMinute: 6 });
-    // Away from a minute boundary, so one window holds the whole test.
+    const shares = sharesOf(40, 'application');
+    expect(shares).toMatchObject({ budgetPerMinute: 39, systemReserve: 6, readsPerAccountPerMinute: 6 });
+    // Away from a minute boundary, so one minute holds every account's count.
     const intoMinute = Date.now() % 60_000;
     if (intoMinute > 45_000) await new Promise((r) => setTimeout(r, 61_000 - intoMinute));
 
@@ -216,13 +210,15 @@ describe('the shared call budget', () => {
     expect(first.filter((r) => r === 'ok').length, 'one account: its share, no more').toBe(6);
     expect(first.filter((r) => r === 'panel_unavailable').length).toBe(4);
 
-    // The account's refused reads used none of the panel's units: everyone else still has them.
-    const platform = await Promise.all(Array.from({ length: 30 }, () => spend(PLATFORM_CALLER, 'read')));
-    expect(platform.filter((r) => r === 'ok').length, 'reads stop at the read share').toBe(27 - 6);
+    // Five more accounts, each within its share: together they stop at the system reserve.
+    const others = await Promise.all(
+      ['b', 'c', 'd', 'e', 'f'].flatMap((a) => Array.from({ length: 6 }, () => spend(`account-${a}`, 'read'))),
+    );
+    expect(others.filter((r) => r === 'ok').length, 'customers stop short of the reserve').toBe(39 - 6 - 6);
 
-    const writes = await Promise.all(Array.from({ length: 12 }, () => spend('account-b', 'write')));
-    expect(writes.filter((r) => r === 'ok').length, 'writes still have their reserved share').toBe(9);
-    expect(await spend('account-c', 'read')).toBe('panel_unavailable');
+    const platform = await Promise.all(Array.from({ length: 10 }, () => spend(PLATFORM_CALLER, 'write')));
+    expect(platform.filter((r) => r === 'ok').length, "the reserve is the platform's").toBe(6);
+    expect(await spend(PLATFORM_CALLER, 'write')).toBe('panel_unavailable');
   }, 90_000);
 
   it('admins see the budget: its shape and what this minute has spent', async () => {
@@ -231,7 +227,7 @@ describe('the shared call budget', () => {
     const res = await api.call('GET', '/v1/admin/instances');
     const instance = res.body.data.find((i: { id: string }) => i.id === instanceId);
     expect(instance.panelRateLimits).toEqual({ applicationPerMinute: 240, clientPerMinute: 720 });
-    expect(instance.callBudget.application).toMatchObject({ limitPerMinute: 240, budgetPerMinute: 216, reservedForWrites: 54 });
+    expect(instance.callBudget.application).toMatchObject({ limitPerMinute: 240, budgetPerMinute: 235, systemReserve: 36 });
     expect(instance.callBudget.application.usedThisMinute).toBeGreaterThan(0);
     expect(instance.callBudget.application.pausedUntil).toBeNull();
   });

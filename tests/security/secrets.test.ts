@@ -274,18 +274,18 @@ describe('secrets never leave the service', () => {
     const badClient = await must('POST', `/v1/admin/instances/${second.id}/test`, admin);
     expect(badClient.checks.find((c: { name: string }) => c.name === 'client_api').ok).toBe(false);
     // A control call through the wrong client key fails as a panel error.
-    expect((await call('GET', `/v1/servers/${onSecond.id}/resources`, token)).status).toBeGreaterThanOrEqual(400);
+    expect((await call('GET', `/v1/servers/${onSecond.id}/console`, token)).status).toBeGreaterThanOrEqual(400);
     await must('PATCH', `/v1/admin/instances/${second.id}`, admin, { clientApiKey: CLIENT_KEY_2 });
     expect((await must('POST', `/v1/admin/instances/${second.id}/test`, admin)).ok).toBe(true);
 
     // -- panel faults: errors, retries, a timeout ------------------------------------------------
     sim1.faults.add({
       method: 'GET',
-      path: `/api/client/servers/${onFirst.identifier}/resources`,
+      path: `/api/client/servers/${onFirst.identifier}/files/list`,
       count: 5,
       effect: { kind: 'status', status: 500 },
     });
-    expect((await call('GET', `/v1/servers/${onFirst.id}/resources`, token)).status).toBe(502);
+    expect((await call('GET', `/v1/servers/${onFirst.id}/files?directory=/`, token)).status).toBe(502);
     sim1.faults.add({ method: 'POST', path: `/api/client/servers/${onFirst.identifier}/command`, count: 1, effect: { kind: 'timeout' } });
     expect((await call('POST', `/v1/servers/${onFirst.id}/command`, token, { command: 'say slow' })).status).toBe(504);
     sim1.faults.add({ method: 'GET', path: '/api/application/nodes', count: 5, effect: { kind: 'status', status: 503 } });

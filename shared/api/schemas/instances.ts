@@ -14,22 +14,42 @@ const PanelRateLimits = z
   .meta({
     id: 'PanelRateLimits',
     description:
-      "The panel's own per-minute request limits for the key owner. The control plane plans to spend 90 % of them, shared by every process; calls that change servers keep a reserved quarter of the Application budget, and one account's reads may take at most a quarter of the rest.",
+      "The panel's own per-minute request limits for the key owner. The control plane spends at most 98 % of them in any 62 s, shared by every process and by every instance registered with the same panel URL; the platform's own work keeps a reserve no account can use, each account's writes, reads and control calls have a cap a minute, and an account's first calls of a minute have a slice that accounts at their cap cannot use.",
   });
 
 const BudgetState = z.object({
   limitPerMinute: Count,
-  budgetPerMinute: Count.meta({ description: 'What the control plane spends at most a minute (the limit less headroom).' }),
-  reservedForWrites: Count.meta({ description: 'Kept for calls that change servers: create, build, suspend, unsuspend, delete.' }),
-  readsPerMinute: Count,
-  readsPerAccountPerMinute: Count,
-  usedThisMinute: Count,
+  budgetPerMinute: Count.meta({
+    description: 'What the control plane spends at most in any 62 s (so in any 60 s window the panel counts): the limit less headroom.',
+  }),
+  reservedForWrites: Count.meta({
+    description:
+      'Application API: what customer reads stop short of, kept for customer writes (create, build, delete); 0 for the Client API.',
+  }),
+  readsPerMinute: Count.meta({
+    description: "Where customers' reads (Application) or control calls (Client) stop, once past their first calls.",
+  }),
+  readsPerAccountPerMinute: Count.meta({ description: "One account's reads (Application) or control calls (Client) a minute." }),
+  writesPerAccountPerMinute: Count.meta({ description: "One account's writes a minute (Application)." }),
+  systemReserve: Count.meta({
+    description: "Kept for the platform's own work (billing suspensions, reconciler, repairs): no account can use it.",
+  }),
+  newcomerSlice: Count.meta({
+    description: "Only an account's first few calls of a minute may use it: accounts at their cap cannot keep a new one out.",
+  }),
+  usedThisMinute: Count.meta({ description: 'Calls counted in the trailing 62 s.' }),
   pausedUntil: Timestamp.nullable().meta({ description: 'Set after the panel answered 429: no call is sent before then.' }),
 });
 
 export const CallBudgetState = z
-  .object({ application: BudgetState, client: BudgetState })
-  .meta({ id: 'CallBudgetState', description: "The panel's shared call budget this minute." });
+  .object({
+    application: BudgetState,
+    client: BudgetState,
+    sharedWith: z.array(Uuid).max(100).meta({
+      description: 'Other instances registered with the same panel (URL compared normalised): they spend this same budget.',
+    }),
+  })
+  .meta({ id: 'CallBudgetState', description: "The panel's shared call budget: its shares and what the trailing window holds." });
 
 export const InstanceLastTest = z
   .object({

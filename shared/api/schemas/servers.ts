@@ -152,8 +152,12 @@ export const LiveUsage = z
         uptime: z.number().meta({ description: 'Milliseconds since the container started.' }),
       }),
     }),
+    asOf: Timestamp.meta({
+      description:
+        'When the panel gave these counters. They come from the live-state copy every caller shares (as in GET /v1/servers/{id}), refreshed at most every 20 s (5 s while starting or stopping); the last known ones are shown, with their time, while the panel cannot be asked.',
+    }),
   })
-  .meta({ id: 'LiveUsage', description: "The panel's counters, as the panel reports them (it caches them up to 20 s)." });
+  .meta({ id: 'LiveUsage', description: "The panel's counters, as the panel reports them, from the shared live-state copy." });
 
 export const ConsoleCredentials = z
   .object({
