@@ -1,5 +1,6 @@
 import { DEFAULT_TIMEOUT_MS, Dispatcher } from '../shared/webhooks/dispatch.ts';
 import { errorFields, logger } from '../shared/observability/logger.ts';
+import { startPassLoop } from './repair-loop.ts';
 
 /**
  * The local stand-in for the webhook dispatcher function (functions/webhooks, every minute in
@@ -25,29 +26,16 @@ export const DEFAULT_WEBHOOK_INTERVAL_MS = 250;
 export function startWebhookLoop(options: WebhookLoopOptions = {}): WebhookLoop {
   const intervalMs = options.intervalMs ?? DEFAULT_WEBHOOK_INTERVAL_MS;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
   const dispatcher = new Dispatcher({ timeoutMs });
-  const pass = async () => {
+  const loop = startPassLoop(async () => {
     // Each poll on its own: a failing outbox read must not stop the due attempts.
     const now = new Date();
     await dispatcher.pollOutbox(now).catch((err: unknown) => logger.error('webhook fan-out pass failed', errorFields(err)));
     await dispatcher.pollDue(now).catch((err: unknown) => logger.error('webhook attempts pass failed', errorFields(err)));
-  };
-  const arm = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = pass().then(arm);
-    }, intervalMs);
-    timer.unref();
-  };
-  arm();
+  }, intervalMs);
   return {
     stop: async () => {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
+      await loop.stop();
       await dispatcher.finish();
     },
   };
