@@ -13,6 +13,8 @@ import {
   invoicePaidEvent,
   invoicePaidWrite,
   openInvoice,
+  paymentIntentPointer,
+  wasPaid,
   toInvoiceView,
   voidInvoice,
   type InvoiceView,
@@ -20,6 +22,8 @@ import {
 import { logger, errorFields } from '../observability/logger.ts';
 import { recordSystemActivity } from '../audit/index.ts';
 import { type CheckoutSession, readCheckoutEvent } from './checkout-event.ts';
+import { readReversalEvent } from './refund-event.ts';
+import { bookReversal } from './refunds.ts';
 import type { BillingConfig, CheckoutRequest } from '../api/schemas.ts';
 
 /**
@@ -228,6 +232,8 @@ export function returnUrls(
 
 /** Acts on a verified event; a Checkout Session event it cannot read is 400 before anything changes. */
 export async function handleStripeEvent(event: unknown): Promise<WebhookOutcome> {
+  const reversal = readReversalEvent(event);
+  if (reversal) return bookReversal(reversal);
   const checkout = readCheckoutEvent(event);
   if (!checkout) return 'ignored';
   const session = checkout.data.object;
@@ -248,7 +254,8 @@ async function voidUnpaid(session: CheckoutSession, eventType: string, reason: s
   const item = await invoiceOf(session);
   if (!item) return 'unknown_invoice';
   const voided = await voidInvoice(toInvoiceView(item), item.accountId, reason);
-  if (!voided) return `kept_${item.status}`;
+  // A refunded or disputed invoice was paid: it is kept as paid.
+  if (!voided) return `kept_${wasPaid(item.status) ? 'paid' : item.status}` as WebhookOutcome;
   await paymentActivity(item.accountId, toInvoiceView(item), 'billing.invoice_void', { event: eventType });
   return 'voided';
 }
@@ -306,7 +313,12 @@ async function fulfil(session: CheckoutSession): Promise<WebhookOutcome> {
       extraItems: () => {
         const payment = { paidAt: new Date().toISOString(), bonusCents: bonus, sessionId: session.id, paymentIntentId: paymentIntent };
         // The invoice turns paid and its `invoice.paid` event is recorded with the credit, or neither.
-        return [invoicePaidWrite(accountId, invoice, payment), invoicePaidEvent(item, payment)];
+        return [
+          invoicePaidWrite(accountId, invoice, payment),
+          invoicePaidEvent(item, payment),
+          // Refunds and disputes name the PaymentIntent, not our invoice (shared/payments/refunds.ts).
+          ...(paymentIntent ? [paymentIntentPointer(paymentIntent, invoice.id, accountId)] : []),
+        ];
       },
     },
   );

@@ -35,6 +35,8 @@ const EVENT_SCOPES: Record<EventType, string> = {
   'balance.low': 'billing:read',
   'invoice.paid': 'billing:read',
   'invoice.void': 'billing:read',
+  'invoice.refunded': 'billing:read',
+  'invoice.disputed': 'billing:read',
   'ledger.entry': 'billing:read',
   'webhook_endpoint.disabled': 'webhooks:read',
 };
