@@ -621,7 +621,7 @@ export interface paths {
     put?: never;
     /**
      * Stripe webhook (signature in Stripe-Signature, no bearer credential)
-     * @description Verifies the signature over the raw body (bad, older than 5 minutes or dated more than 5 minutes ahead: 400 `invalid_signature`, nothing changes); a signed Checkout Session event whose object is missing or malformed is 400 `validation_failed`, nothing changes. `checkout.session.completed` (paid) and `checkout.session.async_payment_succeeded` mark the invoice paid and credit the amount and the bonus once; `checkout.session.expired` and `checkout.session.async_payment_failed` void an open invoice (never a paid one). Other events are acknowledged and ignored.
+     * @description Verifies the signature over the raw body (bad, older than 5 minutes or dated more than 5 minutes ahead: 400 `invalid_signature`, nothing changes); a signed Checkout Session event whose object is missing or malformed is 400 `validation_failed`, nothing changes. `checkout.session.completed` (paid) and `checkout.session.async_payment_succeeded` mark the invoice paid and credit the amount and the bonus once; `checkout.session.expired` and `checkout.session.async_payment_failed` void an open invoice (never a paid one). `charge.refunded`, `charge.dispute.created` and `charge.dispute.closed` book what the running refund total of the charge or the state of the dispute takes back (plus the bonus share floor(bonus × taken / top-up)) once, whatever the order or number of deliveries; one for an invoice not paid yet is 409 `conflict` (Stripe delivers it again). Other events are acknowledged and ignored.
      */
     post: operations['stripeWebhook'];
     delete?: never;
@@ -1011,7 +1011,7 @@ export interface components {
       url: string;
       /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
-      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `ledger.entry` billing:read, `webhook_endpoint.disabled` webhooks:read). */
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `webhook_endpoint.disabled` webhooks:read). */
       receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
@@ -1042,6 +1042,8 @@ export interface components {
       | 'balance.low'
       | 'invoice.paid'
       | 'invoice.void'
+      | 'invoice.refunded'
+      | 'invoice.disputed'
       | 'ledger.entry'
       | 'webhook_endpoint.disabled';
     WebhookEndpointWithSecret: {
@@ -1050,7 +1052,7 @@ export interface components {
       url: string;
       /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
-      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `ledger.entry` billing:read, `webhook_endpoint.disabled` webhooks:read). */
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `webhook_endpoint.disabled` webhooks:read). */
       receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
@@ -1578,7 +1580,7 @@ export interface components {
        */
       seq: number;
       /** @enum {string} */
-      type: 'trial' | 'topup' | 'bonus' | 'grant' | 'deduction' | 'charge' | 'refund';
+      type: 'trial' | 'topup' | 'bonus' | 'grant' | 'deduction' | 'charge' | 'refund' | 'dispute';
       /**
        * Format: int64
        * @description Signed: credits positive, charges and deductions negative.
@@ -1758,6 +1760,21 @@ export interface components {
       paidAt: string | null;
       /** Format: date-time */
       voidedAt: string | null;
+      /**
+       * Format: int64
+       * @description What was refunded to the card so far (partial refunds add up).
+       */
+      refundedCents: number;
+      /**
+       * Format: int64
+       * @description What open or lost disputes (chargebacks) took back; a won dispute returns it.
+       */
+      disputedCents: number;
+      /**
+       * Format: int64
+       * @description The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).
+       */
+      bonusReversedCents: number;
       payment: {
         /** @enum {string} */
         provider: 'stripe' | 'sandbox';
@@ -1765,8 +1782,11 @@ export interface components {
         paymentIntentId: string | null;
       };
     };
-    /** @enum {string} */
-    InvoiceStatus: 'open' | 'paid' | 'void';
+    /**
+     * @description open → paid or void. A paid invoice turns partially_refunded or refunded as the card is refunded, and disputed while a chargeback is open or once it is lost (a won dispute returns it to its refund state).
+     * @enum {string}
+     */
+    InvoiceStatus: 'open' | 'paid' | 'void' | 'refunded' | 'partially_refunded' | 'disputed';
     InvoiceLine: {
       /** @enum {string} */
       type: 'topup';
@@ -1798,7 +1818,10 @@ export interface components {
         | 'kept_paid'
         | 'kept_void'
         | 'unknown_invoice'
-        | 'ignored';
+        | 'ignored'
+        | 'refund_booked'
+        | 'dispute_booked'
+        | 'already_booked';
     };
     AdminCreditResult: {
       /** Format: uuid */
@@ -4843,6 +4866,8 @@ export interface operations {
           | 'balance.low'
           | 'invoice.paid'
           | 'invoice.void'
+          | 'invoice.refunded'
+          | 'invoice.disputed'
           | 'ledger.entry'
           | 'webhook_endpoint.disabled';
       };
@@ -10522,6 +10547,25 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'invalid_signature' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
