@@ -8,6 +8,7 @@ import { clearCatalogCache } from '../../shared/catalog/index.ts';
 import { listAllServers } from '../../shared/servers/index.ts';
 import { adjustCredit } from '../../shared/accounts/credits.ts';
 import { getAccountLimits, setAccountLimits } from '../../shared/settings/limits.ts';
+import { refundInvoice } from '../../shared/payments/index.ts';
 
 /** Admin group: everything under /v1/admin (admin accounts with the `admin` scope only). */
 export const handler = createGroupHandler('admin', adminRoutes, {
@@ -41,6 +42,14 @@ export const handler = createGroupHandler('admin', adminRoutes, {
     audit.target = `account:${params.id}`;
     audit.details = { amountCents: body.amountCents, note: body.note };
     return adjustCredit(params.id, body, principal.accountId, headers['idempotency-key'] ?? requestId);
+  },
+
+  adminRefundInvoice: async ({ params, body, headers, requestId, audit }) => {
+    audit.target = `invoice:${params.id}`;
+    audit.details = { amountCents: body.amountCents, reason: body.reason };
+    const result = await refundInvoice(params.id, body, headers['idempotency-key'] ?? requestId);
+    audit.details = { ...audit.details, refundId: result.refundId, status: result.status };
+    return result;
   },
 
   adminListServers: async ({ principal, query }) => listAllServers({ ...query, boundTo: `admin-servers:${principal.accountId}` }),

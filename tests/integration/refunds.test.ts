@@ -6,6 +6,7 @@ import { expectLedgerInvariant, ledgerOf } from '../helpers/money.ts';
 import { getRaw } from '../helpers/db.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { appendLedger } from '../../shared/ledger/index.ts';
+import { resetConfig } from '../../shared/config/env.ts';
 
 /**
  * Refunds and disputes of a paid top-up, end to end: the top-up is paid through the signed
@@ -296,5 +297,76 @@ describe('disputes', () => {
     expect(refundedEvents[0].data).toMatchObject({ id: p.invoiceId, status: 'partially_refunded', refundedCents: 400 });
     expect(disputedEvents).toHaveLength(1);
     expect(disputedEvents[0].data).toMatchObject({ id: p.invoiceId, status: 'disputed', disputedCents: 1600, bonusReversedCents: 100 });
+  });
+});
+
+describe('POST /v1/admin/invoices/:id/refund', () => {
+  const refund = (invoiceId: string, body: Record<string, unknown>, opts: { token?: string | null; key?: string } = {}) =>
+    api.call('POST', `/v1/admin/invoices/${invoiceId}/refund`, {
+      ...(opts.token !== undefined ? { token: opts.token } : {}),
+      body,
+      headers: opts.key ? { 'idempotency-key': opts.key } : {},
+    });
+
+  it('asks Stripe once per idempotency key and books nothing itself: the signed webhook books the refund', async () => {
+    const p = await paidTopUp('admin-refund@example.com');
+    const first = await refund(p.invoiceId, { amountCents: 500, reason: 'customer asked' }, { key: 'refund-1' });
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({
+      amountCents: 500,
+      status: 'succeeded',
+      invoice: { id: p.invoiceId, status: 'paid', refundedCents: 0 },
+    });
+    const again = await refund(p.invoiceId, { amountCents: 500, reason: 'customer asked' }, { key: 'refund-1' });
+    expect(again.body.refundId).toBe(first.body.refundId);
+    const made = stripeFake.refunds.filter((r) => r.payment_intent === p.paymentIntent);
+    expect(made).toHaveLength(1);
+    expect(made[0]).toMatchObject({ amount: 500, metadata: { invoice_id: p.invoiceId, reason: 'customer asked' } });
+    const request = stripeFake.requests.find((r) => r.path === '/v1/refunds' && r.params.payment_intent === p.paymentIntent)!;
+    expect(request.idempotencyKey).toBe(`refund:${p.invoiceId}:refund-1`);
+    expect(await balance(p.id)).toBe(2600); // not booked until Stripe says so
+    expect((await deliver(refunded(p, 500))).body.outcome).toBe('refund_booked');
+    expect(await balance(p.id)).toBe(2600 - 525);
+    const logs = (await api.call('GET', '/v1/admin/logs?limit=50')).body.data as { action: string; target: string }[];
+    expect(logs.some((l) => l.action === 'invoices.refund' && l.target === `invoice:${p.invoiceId}`)).toBe(true);
+  });
+
+  it('refuses more than is left, an unpaid invoice, a customer and a Stripe failure, changing nothing', async () => {
+    const p = await paidTopUp('admin-refund-refused@example.com');
+    await deliver(refunded(p, 1500));
+    const before = stripeFake.refunds.length;
+    expectEnvelope(await refund(p.invoiceId, { amountCents: 501, reason: 'too much' }), 400, 'validation_failed');
+    expectEnvelope(await refund(p.invoiceId, { amountCents: 0, reason: 'zero' }), 400, 'validation_failed');
+    expectEnvelope(await refund(p.invoiceId, { amountCents: 100, reason: 'mine' }, { token: p.token }), 403, 'forbidden');
+    expectEnvelope(await refund('00000000-0000-4000-8000-000000000000', { amountCents: 100, reason: 'x' }), 404, 'not_found');
+    const { invoiceId: open } = (await api.call('POST', '/v1/billing/checkout', { token: p.token, body: { amountCents: 1000 } })).body;
+    expectEnvelope(await refund(open, { amountCents: 100, reason: 'unpaid' }), 409, 'conflict');
+    stripeFake.failNext(400);
+    expectEnvelope(await refund(p.invoiceId, { amountCents: 100, reason: 'stripe says no' }), 502, 'payment_provider_error');
+    expect(stripeFake.refunds.length).toBe(before);
+    expect(await balance(p.id)).toBe(2600 - 1575);
+  });
+
+  it('in the local sandbox, simulates the refund through the same signed webhook code', async () => {
+    delete process.env.STRIPE_SECRET_KEY;
+    delete process.env.STRIPE_WEBHOOK_SECRET;
+    resetConfig();
+    try {
+      const token = await api.session('sandbox-refund@example.com');
+      const { id } = (await api.call('GET', '/v1/account', { token })).body;
+      const { invoiceId } = (await api.call('POST', '/v1/billing/checkout', { token, body: { amountCents: 1000 } })).body;
+      await api.call('POST', `/dev/checkout/${invoiceId}/complete`, { token: null, body: { outcome: 'paid' } });
+      expect(await balance(id)).toBe(500 + 1050);
+      const requestsBefore = stripeFake.requests.length;
+      const res = await refund(invoiceId, { amountCents: 400, reason: 'sandbox' });
+      expect(res.body.invoice).toMatchObject({ status: 'partially_refunded', refundedCents: 400, bonusReversedCents: 20 });
+      expect((await refund(invoiceId, { amountCents: 600, reason: 'sandbox rest' })).body.invoice).toMatchObject({ status: 'refunded' });
+      expect(stripeFake.requests.length).toBe(requestsBefore); // Stripe never called
+      expect(await balance(id)).toBe(500);
+    } finally {
+      process.env.STRIPE_SECRET_KEY = 'sk_test_fake_key_for_tests';
+      process.env.STRIPE_WEBHOOK_SECRET = WEBHOOK_SECRET;
+      resetConfig();
+    }
   });
 });
