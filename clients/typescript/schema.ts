@@ -1865,75 +1865,7 @@ export interface components {
       amountCents: number;
       /** @description The provider's refund status (pending, succeeded, …). */
       status: string;
-      /** @description The invoice as it is now: the booking follows with the signed charge.refunded webhook. */
-      invoice: {
-        /** Format: uuid */
-        id: string;
-        /**
-         * @description Sequential and gapless per year.
-         * @example INV-2026-000042
-         */
-        number: string;
-        status: components['schemas']['InvoiceStatus'];
-        /** @enum {string} */
-        currency: 'usd';
-        /**
-         * Format: int64
-         * @description The top-up the customer pays.
-         */
-        amountCents: number;
-        /**
-         * Format: int32
-         * @description Bonus rate fixed when the checkout started.
-         */
-        bonusPercent: number;
-        /** @description What the card is charged for: the top-up. They sum to totalCents. */
-        lineItems: components['schemas']['InvoiceLine'][];
-        /**
-         * Format: int64
-         * @description The sum of lineItems: the amount charged to the card.
-         */
-        totalCents: number;
-        /**
-         * Format: int64
-         * @description What the card paid: totalCents once paid, 0 while open or void.
-         */
-        paidCents: number;
-        /** @description What the balance received, one entry per ledger entry: the top-up and the bonus (when above 0). Empty until paid. */
-        credits: components['schemas']['InvoiceCredit'][];
-        /**
-         * Format: int64
-         * @description The sum of credits: top-up plus bonus (0 until paid).
-         */
-        creditedCents: number;
-        /** Format: date-time */
-        createdAt: string;
-        /** Format: date-time */
-        paidAt: string | null;
-        /** Format: date-time */
-        voidedAt: string | null;
-        /**
-         * Format: int64
-         * @description What was refunded to the card so far (partial refunds add up).
-         */
-        refundedCents: number;
-        /**
-         * Format: int64
-         * @description What open or lost disputes (chargebacks) took back; a won dispute returns it.
-         */
-        disputedCents: number;
-        /**
-         * Format: int64
-         * @description The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).
-         */
-        bonusReversedCents: number;
-        payment: {
-          /** @enum {string} */
-          provider: 'stripe' | 'sandbox';
-          sessionId: string | null;
-          paymentIntentId: string | null;
-        };
-      };
+      invoice: components['schemas']['Invoice'];
     };
     AdminRefund: {
       /**

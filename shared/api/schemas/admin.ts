@@ -77,6 +77,7 @@ export const AdminRefundResult = z
     refundId: z.string().max(255).meta({ description: "The payment provider's refund id." }),
     amountCents: int32(1, 10_000_000),
     status: z.string().max(64).meta({ description: "The provider's refund status (pending, succeeded, …)." }),
-    invoice: Invoice.meta({ description: 'The invoice as it is now: the booking follows with the signed charge.refunded webhook.' }),
+    // The invoice as it is now (a $ref, not a copy): the booking follows with the signed charge.refunded webhook.
+    invoice: Invoice,
   })
   .meta({ id: 'AdminRefundResult' });
