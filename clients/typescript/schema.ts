@@ -1711,7 +1711,7 @@ export interface components {
       /** @description Pass as `cursor` for the next page; null on the last page. */
       nextCursor: string | null;
     };
-    /** @description What the card is charged (lineItems, summing to totalCents; paidCents once paid) and what the balance receives (credits, summing to creditedCents): the bonus is a credit, never a charged line. */
+    /** @description Line items record the top-up and the bonus; each says what it charged and what it credited: totalCents is the sum of what was charged (paidCents once paid), creditedCents the sum of what was credited. */
     Invoice: {
       /** Format: uuid */
       id: string;
@@ -1733,11 +1733,11 @@ export interface components {
        * @description Bonus rate fixed when the checkout started.
        */
       bonusPercent: number;
-      /** @description What the card is charged for: the top-up. They sum to totalCents. */
+      /** @description The top-up, and once paid the bonus when it is above 0. Their chargedCents sum to totalCents, their creditedCents to creditedCents. */
       lineItems: components['schemas']['InvoiceLine'][];
       /**
        * Format: int64
-       * @description The sum of lineItems: the amount charged to the card.
+       * @description The sum of the lines' chargedCents: the amount charged to the card.
        */
       totalCents: number;
       /**
@@ -1745,11 +1745,14 @@ export interface components {
        * @description What the card paid: totalCents once paid, 0 while open or void.
        */
       paidCents: number;
-      /** @description What the balance received, one entry per ledger entry: the top-up and the bonus (when above 0). Empty until paid. */
+      /**
+       * @deprecated
+       * @description Deprecated: read lineItems and their creditedCents. The lines that credited the balance (empty until paid).
+       */
       credits: components['schemas']['InvoiceCredit'][];
       /**
        * Format: int64
-       * @description The sum of credits: top-up plus bonus (0 until paid).
+       * @description The sum of the lines' creditedCents: top-up plus bonus (0 until paid).
        */
       creditedCents: number;
       /** Format: date-time */
@@ -1768,17 +1771,30 @@ export interface components {
     /** @enum {string} */
     InvoiceStatus: 'open' | 'paid' | 'void';
     InvoiceLine: {
-      /** @enum {string} */
-      type: 'topup';
-      description: string;
-      /** Format: int64 */
-      amountCents: number;
-    };
-    InvoiceCredit: {
       /**
        * @description topup: the amount paid; bonus: the bonus rate applied to it (rounded down).
        * @enum {string}
        */
+      type: 'topup' | 'bonus';
+      description: string;
+      /**
+       * Format: int64
+       * @description The line's amount: the top-up, or the bonus. Sum chargedCents for what the card pays, creditedCents for what the balance received.
+       */
+      amountCents: number;
+      /**
+       * Format: int64
+       * @description What the card is charged for this line: the top-up its amount, the bonus 0.
+       */
+      chargedCents: number;
+      /**
+       * Format: int64
+       * @description What this line credited to the balance: its amount once paid, 0 while open or void.
+       */
+      creditedCents: number;
+    };
+    InvoiceCredit: {
+      /** @enum {string} */
       type: 'topup' | 'bonus';
       description: string;
       /** Format: int64 */
