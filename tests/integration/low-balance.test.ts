@@ -132,6 +132,37 @@ describe('the account override', () => {
   });
 });
 
+describe('the admin override', () => {
+  it('an admin sets the same override for an account (audit-logged); a customer cannot; an unknown account is 404', async () => {
+    const { token, id } = await customer('lb-admin@example.com');
+    const set = await api.call('PUT', `/v1/admin/users/${id}/alerts`, { body: { lowBalanceThresholdCents: 150 } });
+    expect(set.status, set.text).toBe(200);
+    expect(set.body).toMatchObject({ lowBalanceThresholdCents: 150, override: 150, armed: true });
+    expect((await api.call('GET', '/v1/account/alerts', { token })).body.override).toBe(150);
+    expect((await api.call('GET', `/v1/admin/users/${id}/alerts`)).body).toEqual(set.body);
+    await charge(id, 151); // 149
+    expect(await lows(token)).toEqual([{ balanceCents: 149, thresholdCents: 150 }]);
+
+    const logs = await api.call('GET', '/v1/admin/logs?limit=10');
+    expect(logs.body.data.find((e: { action: string }) => e.action === 'accounts.alerts')).toMatchObject({
+      result: 'success',
+      target: `account:${id}`,
+      details: { before: null, after: 150 },
+    });
+    expectEnvelope(
+      await api.call('PUT', `/v1/admin/users/${id}/alerts`, { token, body: { lowBalanceThresholdCents: 0 } }),
+      403,
+      'forbidden',
+    );
+    expect((await api.call('GET', '/v1/account/alerts', { token })).body.override).toBe(150);
+    expectEnvelope(
+      await api.call('PUT', '/v1/admin/users/00000000-0000-4000-8000-000000000000/alerts', { body: { lowBalanceThresholdCents: 1 } }),
+      404,
+      'not_found',
+    );
+  });
+});
+
 describe('re-arming', () => {
   it('fires again only after the balance was back at or above the threshold; a credit that stays below does not re-arm', async () => {
     const { token, id } = await customer('lb-rearm@example.com');
