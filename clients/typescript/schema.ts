@@ -550,7 +550,7 @@ export interface paths {
     get: operations['getAlerts'];
     /**
      * Set or clear (null) this account's balance.low threshold
-     * @description balance.low fires once when a charge or deduction leaves the balance below the threshold, and again only after the balance was back at or above it. null returns to the platform setting.
+     * @description balance.low fires once when a change that lowers the balance (a charge, a deduction) leaves it below the threshold, and again only after the balance was back at or above it. null returns to the platform setting.
      */
     put: operations['putAlerts'];
     post?: never;
@@ -1722,7 +1722,7 @@ export interface components {
        * @description The platform setting lowBalanceThresholdCents.
        */
       platformThresholdCents: number;
-      /** @description true: the next charge or deduction that leaves the balance below the threshold fires balance.low. false: it fired and re-arms once the balance is back at or above the threshold. */
+      /** @description true: the next change that lowers the balance (a charge, a deduction) below the threshold fires balance.low. false: it fired and re-arms once the balance is back at or above the threshold. */
       armed: boolean;
       /** Format: int64 */
       balanceCents: number;
@@ -2426,7 +2426,7 @@ export interface components {
       minimumBalanceCents: number;
       /**
        * Format: int32
-       * @description balance.low fires once when a charge or deduction leaves the balance below this (also when it already was, e.g. a trial credit smaller than it), and again only after the balance was back at or above it. An account override (PUT /v1/account/alerts) replaces it.
+       * @description balance.low fires once when a change that lowers the balance (a charge, a deduction) leaves it below this (also when it already was, e.g. a trial credit smaller than it), and again only after the balance was back at or above it. An account override (PUT /v1/account/alerts) replaces it.
        */
       lowBalanceThresholdCents: number;
       /** @description Largest server one may deploy or resize to. */
@@ -2525,7 +2525,7 @@ export interface components {
       minimumBalanceCents?: number;
       /**
        * Format: int32
-       * @description balance.low fires once when a charge or deduction leaves the balance below this (also when it already was, e.g. a trial credit smaller than it), and again only after the balance was back at or above it. An account override (PUT /v1/account/alerts) replaces it.
+       * @description balance.low fires once when a change that lowers the balance (a charge, a deduction) leaves it below this (also when it already was, e.g. a trial credit smaller than it), and again only after the balance was back at or above it. An account override (PUT /v1/account/alerts) replaces it.
        */
       lowBalanceThresholdCents?: number;
       serverCaps?: {

@@ -274,7 +274,7 @@ export const accountMoneyRoutes = define({
     scope: 'billing:write',
     summary: "Set or clear (null) this account's balance.low threshold",
     description:
-      'balance.low fires once when a charge or deduction leaves the balance below the threshold, and again only after the balance was back at or above it. null returns to the platform setting.',
+      'balance.low fires once when a change that lowers the balance (a charge, a deduction) leaves it below the threshold, and again only after the balance was back at or above it. null returns to the platform setting.',
     body: BalanceAlertsUpdate,
     response: BalanceAlerts,
     audit: 'alerts.update',

@@ -11,7 +11,7 @@ export const BalanceAlerts = z
     platformThresholdCents: threshold.meta({ description: 'The platform setting lowBalanceThresholdCents.' }),
     armed: z.boolean().meta({
       description:
-        'true: the next charge or deduction that leaves the balance below the threshold fires balance.low. false: it fired and re-arms once the balance is back at or above the threshold.',
+        'true: the next change that lowers the balance (a charge, a deduction) below the threshold fires balance.low. false: it fired and re-arms once the balance is back at or above the threshold.',
     }),
     balanceCents: SignedCents,
   })

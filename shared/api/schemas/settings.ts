@@ -20,7 +20,7 @@ export const Settings = z
     minimumBalanceCents: nonNegative.meta({ description: 'A deploy needs at least this balance besides the 24-hour runway.' }),
     lowBalanceThresholdCents: nonNegative.meta({
       description:
-        'balance.low fires once when a charge or deduction leaves the balance below this (also when it already was, e.g. a trial credit smaller than it), and again only after the balance was back at or above it. An account override (PUT /v1/account/alerts) replaces it.',
+        'balance.low fires once when a change that lowers the balance (a charge, a deduction) leaves it below this (also when it already was, e.g. a trial credit smaller than it), and again only after the balance was back at or above it. An account override (PUT /v1/account/alerts) replaces it.',
     }),
     serverCaps: z
       .object({
