@@ -8,6 +8,7 @@ import { clearCatalogCache } from '../../shared/catalog/index.ts';
 import { listAllServers } from '../../shared/servers/index.ts';
 import { adjustCredit } from '../../shared/accounts/credits.ts';
 import { getAccountLimits, setAccountLimits } from '../../shared/settings/limits.ts';
+import { getBalanceAlerts, setLowBalanceThreshold } from '../../shared/ledger/alerts.ts';
 
 /** Admin group: everything under /v1/admin (admin accounts with the `admin` scope only). */
 export const handler = createGroupHandler('admin', adminRoutes, {
@@ -34,6 +35,15 @@ export const handler = createGroupHandler('admin', adminRoutes, {
     audit.target = `account:${params.id}`;
     const { before, view } = await setAccountLimits(params.id, body);
     audit.details = { before, after: view.overrides };
+    return view;
+  },
+
+  adminGetAlerts: async ({ params }) => getBalanceAlerts(params.id),
+
+  adminSetAlerts: async ({ params, body, audit }) => {
+    audit.target = `account:${params.id}`;
+    const { before, view } = await setLowBalanceThreshold(params.id, body.lowBalanceThresholdCents);
+    audit.details = { before, after: view.override };
     return view;
   },
 
