@@ -5,6 +5,7 @@ import { listActivity } from '../../shared/audit/index.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../shared/keys/index.ts';
 import { listLedger } from '../../shared/ledger/index.ts';
 import { getBudget, setBudget } from '../../shared/budgets/index.ts';
+import { getBalanceAlerts, setLowBalanceThreshold } from '../../shared/ledger/alerts.ts';
 import { unsuspendAfterCredit } from '../../shared/servers/suspension.ts';
 import {
   createEndpoint,
@@ -45,6 +46,15 @@ export const handler = createGroupHandler('account', accountRoutes, {
     // A raised or cleared cap lifts a budget suspension now.
     await unsuspendAfterCredit(principal.accountId, 'budget');
     return budget;
+  },
+
+  getAlerts: async ({ principal }) => getBalanceAlerts(principal.accountId),
+
+  putAlerts: async ({ principal, body, audit }) => {
+    audit.target = `account:${principal.accountId}`;
+    const { before, view } = await setLowBalanceThreshold(principal.accountId, body.lowBalanceThresholdCents);
+    audit.details = { before, after: view.override };
+    return view;
   },
 
   revokeKey: async ({ principal, params, audit }) => {

@@ -9,6 +9,7 @@ import { listAllServers } from '../../shared/servers/index.ts';
 import { adjustCredit } from '../../shared/accounts/credits.ts';
 import { getAccountLimits, setAccountLimits } from '../../shared/settings/limits.ts';
 import { refundInvoice } from '../../shared/payments/index.ts';
+import { getBalanceAlerts, setLowBalanceThreshold } from '../../shared/ledger/alerts.ts';
 
 /** Admin group: everything under /v1/admin (admin accounts with the `admin` scope only). */
 export const handler = createGroupHandler('admin', adminRoutes, {
@@ -35,6 +36,15 @@ export const handler = createGroupHandler('admin', adminRoutes, {
     audit.target = `account:${params.id}`;
     const { before, view } = await setAccountLimits(params.id, body);
     audit.details = { before, after: view.overrides };
+    return view;
+  },
+
+  adminGetAlerts: async ({ params }) => getBalanceAlerts(params.id),
+
+  adminSetAlerts: async ({ params, body, audit }) => {
+    audit.target = `account:${params.id}`;
+    const { before, view } = await setLowBalanceThreshold(params.id, body.lowBalanceThresholdCents);
+    audit.details = { before, after: view.override };
     return view;
   },
 

@@ -216,18 +216,24 @@ async function chargeAccount(
       owed.set(hour, [...(owed.get(hour) ?? []), { serverId: s.serverId, millicents }]);
     }
   }
-  const capped = await monthlyCap(accountId, owed, settings.monthlyCapHours);
+  const cap = await monthlyCap(accountId, owed, settings.monthlyCapHours);
 
   // Each charge starts from the profile the last one left (its write is conditional on it).
   let profile = read;
   for (const hour of [...owed.keys()].sort((a, b) => a - b)) {
-    const lines = capped(hour, owed.get(hour)!);
+    const lines = cap.lines(hour, owed.get(hour)!);
+    let dropped = 0;
     for (let i = 0; i < lines.length; i += MAX_LINES_PER_CHARGE) {
-      const charged = await chargeLines(accountId, hour, lines.slice(i, i + MAX_LINES_PER_CHARGE), profile);
+      const chunk = lines.slice(i, i + MAX_LINES_PER_CHARGE);
+      const charged = await chargeLines(accountId, hour, chunk, profile);
       summary.serverHoursCharged += charged.count;
       summary.cents += charged.cents;
+      dropped += chunk.length - charged.count;
       profile = charged.profile ?? profile;
     }
+    // Lines charged before (a re-run hour) were counted against the cap here but not charged:
+    // count again from the spend item, which their charge updated, so no hour counts twice.
+    if (dropped > 0) await cap.recount(hour);
   }
 
   // After charging, the profile as the last transaction left it (no read: the ledger returns it)
@@ -267,29 +273,36 @@ const serverSpendAttr = (serverId: string): string => `srv#${serverId}`;
  * The operator's optional monthly cap (`monthlyCapHours`): a server never pays more in a calendar
  * month (UTC) than its hourly price times that many hours. Each hour's line is cut to what is
  * left of that month's cap, counted from what the month's spend item says the server has paid.
- * Without a cap, lines pass unchanged and nothing is read.
+ * An hour already charged (a re-run pass, a catch-up from before the watermark) is dropped by its
+ * guard; `recount` then reads the spend item again, since it already holds that hour, so the hour
+ * is counted once. Without a cap, lines pass unchanged and nothing is read.
  */
 async function monthlyCap(
   accountId: string,
   owed: Map<number, ChargeLine[]>,
   monthlyCapHours: SettingsValue['monthlyCapHours'],
-): Promise<(hour: number, lines: ChargeLine[]) => ChargeLine[]> {
-  if (monthlyCapHours === null) return (_hour, lines) => lines;
+): Promise<{ lines: (hour: number, lines: ChargeLine[]) => ChargeLine[]; recount: (hour: number) => Promise<void> }> {
+  if (monthlyCapHours === null) return { lines: (_hour, lines) => lines, recount: async () => {} };
   const paid = new Map<string, number>();
-  for (const month of new Set([...owed.keys()].map(monthOf))) {
+  const read = async (month: string): Promise<void> => {
     const spend = (await accessPatterns.monthSpendOfAccount(accountId, month)) as Record<string, unknown> | undefined;
+    for (const key of [...paid.keys()]) if (key.startsWith(`${month}|`)) paid.delete(key);
     for (const [attr, value] of Object.entries(spend ?? {})) {
       if (attr.startsWith('srv#')) paid.set(`${month}|${attr.slice(4)}`, Number(value));
     }
-  }
-  return (hour, lines) =>
-    lines.map((line) => {
-      const key = `${monthOf(hour)}|${line.serverId}`;
-      const already = paid.get(key) ?? 0;
-      const millicents = Math.max(0, Math.min(line.millicents, monthlyCapHours * line.millicents - already));
-      paid.set(key, already + millicents);
-      return { ...line, millicents };
-    });
+  };
+  for (const month of new Set([...owed.keys()].map(monthOf))) await read(month);
+  return {
+    lines: (hour, lines) =>
+      lines.map((line) => {
+        const key = `${monthOf(hour)}|${line.serverId}`;
+        const already = paid.get(key) ?? 0;
+        const millicents = Math.max(0, Math.min(line.millicents, monthlyCapHours * line.millicents - already));
+        paid.set(key, already + millicents);
+        return { ...line, millicents };
+      }),
+    recount: (hour) => read(monthOf(hour)),
+  };
 }
 
 /**

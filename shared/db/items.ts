@@ -35,6 +35,10 @@ export interface AccountItem extends Stored {
   budgetCapCents?: number | null;
   budgetAction?: 'refuse' | 'suspend';
   lowBalanceWarnedAt?: string;
+  /** The account's balance.low threshold, replacing the platform setting (shared/ledger lowBalanceStep). */
+  lowBalanceThresholdCents?: number;
+  /** balance.low was recorded and the balance has not been back at or above the threshold since. */
+  balanceLowFired?: boolean;
   /** Webhook endpoints the account has (shared/webhooks/endpoints.ts): the limit of 10 is a condition on it. */
   webhookEndpointCount?: number;
   /** API keys not revoked (shared/keys): the key limit is a condition on it. Absent until the first create after it was introduced. */

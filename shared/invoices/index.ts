@@ -23,7 +23,7 @@ export type InvoiceView = z.infer<typeof Invoice>;
 export type Provider = 'stripe' | 'sandbox';
 
 type StoredLine = InvoiceItem['lineItems'][number];
-type ChargedLine = InvoiceView['lineItems'][number];
+type Line = InvoiceView['lineItems'][number];
 type Credit = InvoiceView['credits'][number];
 
 /** Paid, and possibly refunded or disputed since: the money arrived and was credited. */
@@ -35,31 +35,36 @@ export const disputedCents = (disputes: InvoiceItem['disputes']): number =>
 
 export const formatNumber = (year: number, n: number): string => `INV-${year}-${String(n).padStart(6, '0')}`;
 
-const sumCents = (lines: { amountCents: number }[]): number => lines.reduce((sum, line) => sum + line.amountCents, 0);
+const sum = (values: number[]): number => values.reduce((total, v) => total + v, 0);
 
 const topUpLine = (amountCents: number): StoredLine => ({ type: 'topup', description: 'Credit top-up', amountCents });
 
-/** Only the top-up is charged to the card; the bonus is credit given on top of it. */
-const isCharged = (line: StoredLine): line is StoredLine & ChargedLine => line.type === 'topup';
-
-/** A line as the API shows it: nothing else the stored item might carry. */
-const viewOf = <L extends StoredLine>(line: L): Pick<L, 'type' | 'description' | 'amountCents'> => ({
+/**
+ * A stored line as the API shows it. The item stores each line with its amount only, as it always
+ * has, so invoices written before lines carried both figures read like one written today: the
+ * card pays for the top-up only (the bonus is credit given on top of it), and a line has credited
+ * the balance once the invoice is paid (the ledger credits it in the transaction that marks it paid).
+ */
+const lineOf = (line: StoredLine, paid: boolean): Line => ({
   type: line.type,
   description: line.description,
   amountCents: line.amountCents,
+  chargedCents: line.type === 'topup' ? line.amountCents : 0,
+  creditedCents: paid ? line.amountCents : 0,
 });
 
 /**
- * The view splits the stored lines into what the card is charged (`lineItems`, summing to
- * `totalCents`) and what the balance received (`credits`, summing to `creditedCents`). The item
- * stores every line in one list, charged or credited only, as it always has, so an invoice paid
- * before the split reads like one paid today. Both totals are sums of lines, so they add up.
+ * The invoice as the API shows it. Both totals are sums over the same lines — `totalCents` of what
+ * each line charged, `creditedCents` of what each credited — so they always add up, and the bonus
+ * is a line item (charged 0). `credits` (deprecated) repeats the lines that credited the balance.
  */
 export function toInvoiceView(item: InvoiceItem): InvoiceView {
-  const lineItems: ChargedLine[] = item.lineItems.filter(isCharged).map(viewOf);
-  // Credits are what reached the ledger, which happens only in the transaction that marks the invoice paid.
-  const credits: Credit[] = wasPaid(item.status) ? item.lineItems.map(viewOf) : [];
-  const totalCents = sumCents(lineItems);
+  const paid = wasPaid(item.status);
+  const lineItems = item.lineItems.map((line) => lineOf(line, paid));
+  const credits: Credit[] = lineItems
+    .filter((line) => line.creditedCents > 0)
+    .map(({ type, description, creditedCents }) => ({ type, description, amountCents: creditedCents }));
+  const totalCents = sum(lineItems.map((line) => line.chargedCents));
   return {
     id: item.invoiceId,
     number: item.number,
@@ -69,9 +74,9 @@ export function toInvoiceView(item: InvoiceItem): InvoiceView {
     bonusPercent: item.bonusPercent,
     lineItems,
     totalCents,
-    paidCents: wasPaid(item.status) ? totalCents : 0,
+    paidCents: paid ? totalCents : 0,
     credits,
-    creditedCents: sumCents(credits),
+    creditedCents: sum(lineItems.map((line) => line.creditedCents)),
     createdAt: item.createdAt,
     paidAt: item.paidAt ?? null,
     voidedAt: item.voidedAt ?? null,
@@ -240,7 +245,7 @@ function paidLines(invoice: Pick<InvoiceView, 'amountCents' | 'bonusPercent'>, b
 
 /**
  * The `invoice.paid` event for the same transaction as invoicePaidWrite: the invoice's view as it
- * is once paid (its credits included).
+ * is once paid (its bonus line included).
  */
 export function invoicePaidEvent(item: InvoiceItem, payment: Payment): NamedWrite {
   const { voidedAt: _voidedAt, voidReason: _voidReason, ...unvoided } = item;
@@ -279,7 +284,7 @@ export function invoicePaidWrite(
         ':at': payment.paidAt,
         ':lines': lines,
         // Kept on the item for audits of the raw table; the view sums the lines itself.
-        ':credited': sumCents(lines),
+        ':credited': sum(lines.map((line) => line.amountCents)),
         ':session': payment.sessionId,
         ':pi': payment.paymentIntentId,
       },

@@ -5,6 +5,7 @@ import { isConditionFailed, type NamedWrite, retrying, transact } from '../db/wr
 import type { LedgerEntryView } from '../api/schemas.ts';
 import { type AccountItem, asKind, type LedgerItem } from '../db/items.ts';
 import { eventWrite } from '../webhooks/events.ts';
+import { getSettings } from '../settings/index.ts';
 
 /**
  * The ledger: the balance on the account profile is a projection of these append-only entries
@@ -19,11 +20,23 @@ export const LEDGER_TYPES = ['trial', 'topup', 'bonus', 'grant', 'deduction', 'c
 export type LedgerType = (typeof LEDGER_TYPES)[number];
 
 /**
- * `balance.low` is recorded when an entry takes the balance from at least this to below it (500
- * cents, the default trial credit: a day or more of a typical server). A constant, not a
- * platform setting, so the ledger reads nothing more than the profile it already reads.
+ * `balance.low` (README "Low-balance warning"): an append that lowers the balance below the
+ * account's threshold records it once, in the same transaction, and marks the profile
+ * (`balanceLowFired`); an append that leaves the balance at or above the threshold re-arms it.
+ * The threshold is the account's override, else the platform setting: read (cached, see
+ * shared/settings) only when the append could fire or re-arm without an override.
  */
-export const LOW_BALANCE_CENTS = 500;
+export async function lowBalanceStep(
+  profile: AccountItem,
+  before: number,
+  after: number,
+): Promise<{ fire: boolean; thresholdCents: number; fired: boolean }> {
+  const fired = Boolean(profile.balanceLowFired);
+  if (fired ? after <= before : after >= before) return { fire: false, thresholdCents: 0, fired };
+  const thresholdCents = profile.lowBalanceThresholdCents ?? (await getSettings()).lowBalanceThresholdCents;
+  if (after >= thresholdCents) return { fire: false, thresholdCents, fired: false };
+  return { fire: !fired, thresholdCents, fired: true };
+}
 
 /** Trial, bonus and admin grants are granted credit, kept apart from paid credit. */
 const GRANTED: ReadonlySet<LedgerType> = new Set(['trial', 'bonus', 'grant']);
@@ -155,20 +168,24 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
           entries.push({ ...rest, seq: seq0 + i + 1, balanceAfterCents: balance, granted: GRANTED.has(change.type), at });
         });
         const extras = (options.extraItems?.(entries) ?? []).map((w) => ({ ...w, name: `${EXTRA}${w.name}` }));
-        const events = eventsOf(accountId, entries, unchangedBalance, balance, at);
+        const low = await lowBalanceStep(profile, unchangedBalance, balance);
+        const events = eventsOf(accountId, entries, low.fire ? { balanceCents: balance, thresholdCents: low.thresholdCents } : null, at);
+        const lowFlag =
+          low.fired === Boolean(profile.balanceLowFired) ? '' : low.fired ? ', balanceLowFired = :fired' : ' REMOVE balanceLowFired';
         try {
           await transact([
             {
               name: 'profile',
               Update: {
                 Key: keys.account(accountId),
-                UpdateExpression: `SET balanceCents = :balance, ledgerSeq = :seq${accrual ? ', accruedMillicents = :accrued' : ''}`,
+                UpdateExpression: `SET balanceCents = :balance, ledgerSeq = :seq${accrual ? ', accruedMillicents = :accrued' : ''}${lowFlag}`,
                 ConditionExpression: 'ledgerSeq = :seq0',
                 ExpressionAttributeValues: {
                   ':balance': balance,
                   ':seq': seq0 + toApply.length,
                   ':seq0': seq0,
                   ...(accrual ? { ':accrued': accrual.after } : {}),
+                  ...(low.fired && !profile.balanceLowFired ? { ':fired': true } : {}),
                 },
                 // A lost race returns the profile as it now is, so the retry needs no read.
                 ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -188,6 +205,7 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
           balanceCents: balance,
           ledgerSeq: seq0 + toApply.length,
           ...(accrual ? { accruedMillicents: accrual.after } : {}),
+          balanceLowFired: low.fired || undefined,
         };
         return { applied: true, balanceCents: balance, entries, alreadyApplied: [], profile: after };
       },
@@ -213,9 +231,14 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
 /**
  * The events an append records with it: `ledger.entry` for every entry but hourly charges (one per
  * account-hour would bury every other event; the pass's transaction stays as it was), and
- * `balance.low` when the balance falls below LOW_BALANCE_CENTS — at most one extra item for a charge.
+ * `balance.low` when lowBalanceStep says so — at most one extra item for a charge.
  */
-function eventsOf(accountId: string, entries: LedgerEntry[], before: number, after: number, at: string): NamedWrite[] {
+function eventsOf(
+  accountId: string,
+  entries: LedgerEntry[],
+  low: { balanceCents: number; thresholdCents: number } | null,
+  at: string,
+): NamedWrite[] {
   const now = new Date(at);
   const writes: NamedWrite[] = entries
     .filter((entry) => entry.type !== 'charge')
@@ -228,9 +251,7 @@ function eventsOf(accountId: string, entries: LedgerEntry[], before: number, aft
         `event:ledger.entry:${entry.seq}`,
       ),
     );
-  if (before >= LOW_BALANCE_CENTS && after < LOW_BALANCE_CENTS) {
-    writes.push(eventWrite(accountId, 'balance.low', { balanceCents: after, thresholdCents: LOW_BALANCE_CENTS }, now));
-  }
+  if (low) writes.push(eventWrite(accountId, 'balance.low', low, now));
   return writes;
 }
 

@@ -21,6 +21,13 @@ import { toServerView } from './views.ts';
  * its event (`server.created`, …, with the server's view as the data) in the same transaction, so
  * an event exists exactly when its change does (shared/webhooks/events.ts).
  */
+/**
+ * A deploy or resize records after its panel call has already succeeded, and a record that gives up
+ * undoes that call: it persists as long as the ledger does (12 attempts with jittered backoff), so
+ * 20 concurrent deploys of one account all record instead of the last few giving up.
+ */
+const RECORD_ATTEMPTS = 12;
+
 export interface ProfileSnapshot {
   balanceCents: number;
   serverCount: number;
@@ -171,7 +178,11 @@ export async function recordCreated(change: CreatedChange): Promise<void> {
         throw err;
       }
     },
-    { attempts: 5, ...profileMoved, exhausted: () => new ApiError('conflict', 'The account changed too often while deploying; try again') },
+    {
+      attempts: RECORD_ATTEMPTS,
+      ...profileMoved,
+      exhausted: () => new ApiError('conflict', 'The account changed too often while deploying; try again'),
+    },
   );
 }
 
@@ -259,7 +270,11 @@ export async function recordResized(change: ResizedChange): Promise<void> {
         throw err;
       }
     },
-    { attempts: 5, ...profileMoved, exhausted: () => new ApiError('conflict', 'The account changed too often while resizing; try again') },
+    {
+      attempts: RECORD_ATTEMPTS,
+      ...profileMoved,
+      exhausted: () => new ApiError('conflict', 'The account changed too often while resizing; try again'),
+    },
   );
 }
 

@@ -17,6 +17,8 @@ export const DEFAULT_SETTINGS: SettingsValue = {
   prices: { ramMillicentsPerGbHour: 400, cpuMillicentsPerCoreHour: 300, diskMillicentsPerGbHour: 10 },
   trialCreditCents: 500,
   minimumBalanceCents: 100,
+  // Below any trial credit worth having, so a trial account spending down is warned before 0.
+  lowBalanceThresholdCents: 100,
   serverCaps: { maxRamMb: 16_384, maxCpuPercent: 400, maxDiskMb: 102_400 },
   maxServersPerAccount: 10,
   maxApiKeysPerAccount: 25,

@@ -23,7 +23,11 @@ import { countDynamoCalls } from '../../bench/harness.ts';
 let api: TestApi;
 let sim: PanelSim;
 beforeAll(async () => {
-  api = await startTestApi({ panel: { installMs: 50, transitionMs: 20, resourcesCacheMs: 0 } });
+  // This file tests its own rules, not the panel's call budget (tests/integration/panel-fairness*.test.ts):
+  // a burst of 20 deploys by one account would otherwise meet that account's share of the panel's calls.
+  api = await startTestApi({
+    panel: { installMs: 50, transitionMs: 20, resourcesCacheMs: 0, rateLimits: { application: 100_000, client: 100_000 } },
+  });
   sim = api.panel!.sim;
 });
 afterAll(async () => api?.stop());
@@ -561,4 +565,64 @@ describe('local trigger', () => {
     expect(await charges(id)).toEqual([{ hour: iso(t(0)), cents: 1 }]);
     expect(await queryPartition(`ACCOUNT#${id}`, 'SPEND#')).toHaveLength(1);
   });
+});
+
+describe('the monthly cap counts each hour once', () => {
+  // The adversary is the pass itself: an hour charged by one pass and covered again by the next
+  // (a catch-up from creation near the watermark) must not use up the cap a second time, or the
+  // cap's last hours are charged 0 and the server pays fewer hours than the cap.
+  const capped = async (monthlyCapHours: number, run: () => Promise<void>) => {
+    await api.call('PUT', '/v1/admin/settings', { body: { monthlyCapHours } });
+    try {
+      await run();
+    } finally {
+      await api.call('PUT', '/v1/admin/settings', { body: { monthlyCapHours: null } });
+    }
+  };
+  const perHour = async (accountId: string) =>
+    Object.fromEntries((await chargeEntries(accountId)).map((e) => [(Date.parse(e.hour) - H0) / HOUR_MS, e.millicents]));
+
+  it('a pass that re-runs charged hours leaves the cap as it was: the third hour is paid, the fourth is not', async () => {
+    const { token, id } = await customer('cap-rerun@example.com');
+    await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 10_000, note: 'test funds' } });
+    await capped(3, async () => {
+      await deployExactAt(token, id, t(0), medium); // 2,400 millicents an hour
+      await pass(t(2, 5)); // hours 0 and 1
+      await pass(t(4, 5)); // covers 0 and 1 again (created just before the watermark), then 2 and 3
+      await pass(t(4, 10)); // and once more: nothing changes
+      expect(await perHour(id)).toEqual({ 0: 2400, 1: 2400, 2: 2400, 3: 0 });
+    });
+  }, 120_000);
+
+  it('a server deleted in the cap’s last hour pays that hour: three hours, not two', async () => {
+    const { token, id } = await customer('cap-deleted@example.com');
+    await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 10_000, note: 'test funds' } });
+    await capped(3, async () => {
+      const server = await deployExactAt(token, id, t(0), medium);
+      await pass(t(2, 5));
+      await appendHistory(
+        id,
+        server.id,
+        { at: t(2, 30), status: 'deleted', priceCentsPerHour: 3 },
+        { status: 'deleted', deletedAt: iso(t(2, 30)) },
+      );
+      await pass(t(4, 5));
+      expect(await perHour(id)).toEqual({ 0: 2400, 1: 2400, 2: 2400 });
+    });
+  }, 120_000);
+
+  it('across a month end: the old month pays its cap once, the new month starts a cap of its own', async () => {
+    const { token, id } = await customer('cap-month-end@example.com');
+    await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 10_000, note: 'test funds' } });
+    const now = new Date();
+    const monthStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+    H0 = monthStart - 3 * HOUR_MS; // hours -3..-1 are the old month's last three, 0.. the new month's
+    await capped(3, async () => {
+      await deployExactAt(token, id, t(0), medium);
+      await pass(t(2, 5)); // the old month's first two of its last three hours
+      await pass(t(6, 5)); // re-runs them, then the old month's last hour and the new month's first three
+      await pass(t(7, 5)); // the new month's fourth hour: over its cap
+      expect(await perHour(id)).toEqual({ 0: 2400, 1: 2400, 2: 2400, 3: 2400, 4: 2400, 5: 2400, 6: 0 });
+    });
+  }, 120_000);
 });

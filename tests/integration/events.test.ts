@@ -10,7 +10,7 @@ import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { HOUR_MS, hourStart } from '../../shared/pricing/hours.ts';
 import { runPassInProcess } from '../../shared/billing/pass.ts';
-import { appendLedger, LOW_BALANCE_CENTS } from '../../shared/ledger/index.ts';
+import { appendLedger } from '../../shared/ledger/index.ts';
 import Stripe from 'stripe';
 import { SANDBOX_WEBHOOK_SECRET } from '../../shared/config/env.ts';
 
@@ -263,16 +263,17 @@ describe('each change records its event', () => {
     expect(await eventsOf(token)).toHaveLength(1);
   });
 
-  it('hourly charges record no ledger.entry; the charge that crosses the threshold records balance.low once', async () => {
-    const { token, id } = await customer('ev-low@example.com'); // 500 cents: at the threshold
-    expect(LOW_BALANCE_CENTS).toBe(500);
+  it('hourly charges record no ledger.entry; the charge that takes the balance below the threshold records balance.low once', async () => {
+    const { token, id } = await customer('ev-low@example.com');
+    // 101 cents left: the first 1-cent charge leaves 100 (at the default threshold), the next goes below.
+    await appendLedger(id, [{ type: 'deduction', amountCents: -399, idempotencyKey: `ev-low:${id}` }]);
     await deployedHoursAgo(token, id, 3);
     await pass(hourStart(Date.now()) + 5 * 60_000);
     const charges = (await queryPartition(`ACCOUNT#${id}`, 'LEDGER#')).filter((e) => e.type === 'charge');
     expect(charges.length).toBeGreaterThanOrEqual(2);
     const events = await eventsOf(token);
-    expect(typesOf(events)).toEqual(['balance.low', 'server.created']);
-    expect(events[0]!.data).toEqual({ balanceCents: 499, thresholdCents: 500 });
+    expect(typesOf(events)).toEqual(['balance.low', 'server.created', 'ledger.entry']);
+    expect(events[0]!.data).toEqual({ balanceCents: 99, thresholdCents: 100 });
   });
 
   it('a pass that finds no balance suspends with server.suspended (its reason); a credit unsuspends with server.unsuspended', async () => {

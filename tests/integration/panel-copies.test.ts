@@ -20,7 +20,11 @@ let api: TestApi;
 let sim: PanelSim;
 let instanceId: string;
 beforeAll(async () => {
-  api = await startTestApi({ panel: { installMs: 50, transitionMs: 20, resourcesCacheMs: 0 } });
+  // This file tests its own rules, not the panel's call budget (tests/integration/panel-fairness*.test.ts):
+  // a burst of 20 deploys by one account would otherwise meet that account's share of the panel's calls.
+  api = await startTestApi({
+    panel: { installMs: 50, transitionMs: 20, resourcesCacheMs: 0, rateLimits: { application: 100_000, client: 100_000 } },
+  });
   sim = api.panel!.sim;
   instanceId = api.panel!.instanceId;
 });

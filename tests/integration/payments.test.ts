@@ -123,7 +123,7 @@ describe('checkout', () => {
       number: result.invoiceNumber,
       status: 'open',
       amountCents: 2500,
-      lineItems: [{ type: 'topup', amountCents: 2500 }],
+      lineItems: [{ type: 'topup', description: 'Credit top-up', amountCents: 2500, chargedCents: 2500, creditedCents: 0 }],
       totalCents: 2500,
       paidCents: 0,
       credits: [],
@@ -194,10 +194,13 @@ describe('the webhook', () => {
       ['bonus', 100, true],
     ]);
     const invoice = (await api.call('GET', `/v1/invoices/${invoiceId}`, { token })).body;
-    // The card paid the top-up line; the balance received the top-up and the bonus.
+    // A bonus is recorded as a line item: the card paid the top-up line, the balance received both lines.
+    expect(invoice.lineItems).toEqual([
+      { type: 'topup', description: 'Credit top-up', amountCents: 2000, chargedCents: 2000, creditedCents: 2000 },
+      { type: 'bonus', description: 'Top-up bonus (5 %)', amountCents: 100, chargedCents: 0, creditedCents: 100 },
+    ]);
     expect(invoice).toMatchObject({
       status: 'paid',
-      lineItems: [{ type: 'topup', description: 'Credit top-up', amountCents: 2000 }],
       totalCents: 2000,
       paidCents: 2000,
       credits: [
@@ -377,7 +380,7 @@ describe('invoices', () => {
 });
 
 describe('invoice totals', () => {
-  it('a top-up at a bonus rate of 0 has the top-up as its one line and its one credit', async () => {
+  it('a top-up at a bonus rate of 0 has the top-up as its one line (no bonus line of 0) and its one credit', async () => {
     const { token, id } = await customer('nobonus@example.com');
     expect((await api.call('PUT', '/v1/admin/settings', { body: { topUpBonusPercent: 0 } })).status).toBe(200);
     try {
@@ -386,7 +389,7 @@ describe('invoice totals', () => {
       expect((await api.call('GET', `/v1/invoices/${invoiceId}`, { token })).body).toMatchObject({
         status: 'paid',
         bonusPercent: 0,
-        lineItems: [{ type: 'topup', amountCents: 1200 }],
+        lineItems: [{ type: 'topup', description: 'Credit top-up', amountCents: 1200, chargedCents: 1200, creditedCents: 1200 }],
         totalCents: 1200,
         paidCents: 1200,
         credits: [{ type: 'topup', amountCents: 1200 }],
@@ -434,7 +437,7 @@ interface InvoiceBody {
   status: 'open' | 'paid' | 'void';
   amountCents: number;
   bonusPercent: number;
-  lineItems: { type: string; amountCents: number }[];
+  lineItems: { type: string; amountCents: number; chargedCents: number; creditedCents: number }[];
   totalCents: number;
   paidCents: number;
   credits: { type: string; amountCents: number }[];
@@ -442,13 +445,15 @@ interface InvoiceBody {
 }
 
 const sumOf = (lines: { amountCents: number }[]) => lines.reduce((sum, line) => sum + line.amountCents, 0);
+const sumBy = <L>(lines: L[], field: (line: L) => number) => lines.reduce((sum, line) => sum + field(line), 0);
 
 // Last in the file: it reads every invoice the tests above made.
 describe('every invoice of this file', () => {
-  it('adds up: lines sum to the total, credits sum to what was credited and match the ledger (open, paid with and without bonus, void)', async () => {
+  it('adds up: what the lines charged sums to the total, what they credited to what was credited, line by line as the ledger credited it (open, paid with and without bonus, void)', async () => {
     const invoices: InvoiceBody[] = [];
     let stored = 0;
     const credited = new Map<string, number>();
+    const entriesOf = new Map<string, [string, number][]>();
     for (const c of customers) {
       const res = await api.call('GET', '/v1/invoices?limit=100', { token: c.token });
       expect(res.body.nextCursor).toBeNull();
@@ -456,14 +461,27 @@ describe('every invoice of this file', () => {
       stored += (await queryPartition(`ACCOUNT#${c.id}`, 'INVOICE#')).length;
       for (const entry of await ledgerOf(c.id)) {
         const invoiceId = (entry.reference as { invoiceId?: string }).invoiceId;
-        if (invoiceId) credited.set(invoiceId, (credited.get(invoiceId) ?? 0) + Number(entry.amountCents));
+        if (!invoiceId) continue;
+        credited.set(invoiceId, (credited.get(invoiceId) ?? 0) + Number(entry.amountCents));
+        entriesOf.set(invoiceId, [...(entriesOf.get(invoiceId) ?? []), [String(entry.type), Number(entry.amountCents)]]);
       }
     }
     expect(invoices).toHaveLength(stored);
     for (const invoice of invoices) {
       const label = `${invoice.id} (${invoice.status})`;
-      expect(sumOf(invoice.lineItems), label).toBe(invoice.totalCents);
+      expect(
+        sumBy(invoice.lineItems, (line) => line.chargedCents),
+        label,
+      ).toBe(invoice.totalCents);
+      expect(
+        sumBy(invoice.lineItems, (line) => line.creditedCents),
+        label,
+      ).toBe(invoice.creditedCents);
       expect(sumOf(invoice.credits), label).toBe(invoice.creditedCents);
+      // Each line credited exactly what its ledger entry did (the bonus line: the bonus entry), and only a top-up is charged.
+      const creditedLines = invoice.lineItems.filter((line) => line.creditedCents > 0).map((line) => [line.type, line.creditedCents]);
+      expect(creditedLines, label).toEqual(entriesOf.get(invoice.id) ?? []);
+      for (const line of invoice.lineItems) expect(line.chargedCents, label).toBe(line.type === 'topup' ? line.amountCents : 0);
       expect(invoice.totalCents, label).toBe(invoice.amountCents);
       expect(invoice.creditedCents, label).toBe(credited.get(invoice.id) ?? 0);
       expect(invoice.paidCents, label).toBe(invoice.status === 'paid' ? invoice.totalCents : 0);
@@ -471,7 +489,7 @@ describe('every invoice of this file', () => {
     }
     const kinds = new Set(
       invoices.map((i) =>
-        i.status === 'paid' ? (i.credits.some((c) => c.type === 'bonus') ? 'paid with bonus' : 'paid without bonus') : i.status,
+        i.status === 'paid' ? (i.lineItems.some((c) => c.type === 'bonus') ? 'paid with bonus' : 'paid without bonus') : i.status,
       ),
     );
     expect([...kinds].sort()).toEqual(['open', 'paid with bonus', 'paid without bonus', 'void']);

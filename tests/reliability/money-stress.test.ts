@@ -8,6 +8,7 @@ import { setAttributes } from '../helpers/db.ts';
 import { db, tableName } from '../../shared/db/client.ts';
 import { chargeableHours, HOUR_MS, hourStart, type HistoryEvent } from '../../shared/pricing/hours.ts';
 import { readWatermark } from '../../shared/billing/pass.ts';
+import { mulberry32 } from '../helpers/random.ts';
 
 /**
  * Money under stress: a seeded, randomized run over several accounts — deploys, resizes, deletes,
@@ -25,17 +26,6 @@ const STEPS = Number(process.env.STRESS_STEPS ?? 70);
 /** The clock moves up to this many minutes between steps: 50 by default (hours), ~1,200 for a month (STRESS_MAX_STEP_MINUTES). */
 const MAX_STEP_MINUTES = Number(process.env.STRESS_MAX_STEP_MINUTES ?? 50);
 const WEBHOOK_SECRET = 'whsec_stress_secret';
-
-function mulberry32(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 let api: TestApi;
 let stripeFake: FakeStripe;

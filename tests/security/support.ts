@@ -6,6 +6,7 @@ import { db, tableName } from '../../shared/db/client.ts';
 import { ERROR_STATUS } from '../../shared/errors.ts';
 import { LOCAL_ISSUER } from '../../dev/stack.ts';
 import { mintToken } from '../../dev/local-idp.ts';
+import { mulberry32 } from '../helpers/random.ts';
 
 /**
  * Shared plumbing of the security suites: a raw HTTP client (exact paths, bytes and headers, no
@@ -26,14 +27,7 @@ export interface Rng {
 
 /** mulberry32: small, fast, and the same sequence for the same seed on every machine. */
 export function rng(seed: number): Rng {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
+  const next = mulberry32(seed);
   const int = (max: number) => Math.floor(next() * max);
   return {
     next,

@@ -8,6 +8,7 @@ import {
   staleFor,
   type WindowState,
 } from '../../shared/instances/budget-window.ts';
+import { mulberry32 as rng } from '../helpers/random.ts';
 
 /**
  * The call budget's window against a model of the panel's limiter (Laravel's RateLimiter::hit: a
@@ -23,17 +24,6 @@ import {
  */
 
 const MINUTE = 60_000;
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Scenario {
   limit: number;

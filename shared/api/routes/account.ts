@@ -3,6 +3,7 @@ import { IdParam, ListQuery } from '../schemas/common.ts';
 import { Account, ActivityList } from '../schemas/account.ts';
 import { ApiKeyList, ApiKeyWithSecret, CreateApiKey, RevokedKey } from '../schemas/keys.ts';
 import { Budget, BudgetUpdate, LedgerList } from '../schemas/money.ts';
+import { BalanceAlerts, BalanceAlertsUpdate } from '../schemas/alerts.ts';
 import {
   CreateWebhookEndpoint,
   DeletedWebhookEndpoint,
@@ -253,6 +254,30 @@ export const accountMoneyRoutes = define({
     response: Budget,
     audit: 'budget.update',
     errors: ['limit_exceeded'],
+  },
+  getAlerts: {
+    method: 'GET',
+    path: '/v1/account/alerts',
+    group: 'account',
+    tag: 'Billing',
+    auth: 'bearer',
+    scope: 'billing:read',
+    summary: 'Low-balance warning: the balance.low threshold in force and whether it is armed',
+    response: BalanceAlerts,
+  },
+  putAlerts: {
+    method: 'PUT',
+    path: '/v1/account/alerts',
+    group: 'account',
+    tag: 'Billing',
+    auth: 'bearer',
+    scope: 'billing:write',
+    summary: "Set or clear (null) this account's balance.low threshold",
+    description:
+      'balance.low fires once when a change that lowers the balance (a charge, a deduction) leaves it below the threshold, and again only after the balance was back at or above it. null returns to the platform setting.',
+    body: BalanceAlertsUpdate,
+    response: BalanceAlerts,
+    audit: 'alerts.update',
   },
 });
 

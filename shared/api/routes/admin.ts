@@ -3,6 +3,7 @@ import { IdParam, ListQuery } from '../schemas/common.ts';
 import { ActivityList } from '../schemas/account.ts';
 import { Settings, SettingsUpdate } from '../schemas/settings.ts';
 import { CreateInstance, DeletedInstance, Instance, InstanceList, InstanceTestReport, UpdateInstance } from '../schemas/instances.ts';
+import { BalanceAlerts, BalanceAlertsUpdate } from '../schemas/alerts.ts';
 import {
   AccountLimits,
   AccountLimitsUpdate,
@@ -78,6 +79,34 @@ export const adminRoutes = define({
     body: AccountLimitsUpdate,
     response: AccountLimits,
     audit: 'accounts.limits',
+  },
+  adminGetAlerts: {
+    method: 'GET',
+    path: '/v1/admin/users/:id/alerts',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: "An account's low-balance warning: its balance.low threshold and whether it is armed",
+    params: IdParam,
+    response: BalanceAlerts,
+  },
+  adminSetAlerts: {
+    method: 'PUT',
+    path: '/v1/admin/users/:id/alerts',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: "Set or clear (null) an account's balance.low threshold",
+    description:
+      'The same override the account sets with PUT /v1/account/alerts (the last write wins). Audit-logged with before and after.',
+    params: IdParam,
+    body: BalanceAlertsUpdate,
+    response: BalanceAlerts,
+    audit: 'accounts.alerts',
   },
   adminListServers: {
     method: 'GET',

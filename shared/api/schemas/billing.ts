@@ -53,15 +53,26 @@ export const InvoiceStatus = z.enum(['open', 'paid', 'void', 'refunded', 'partia
 });
 
 /**
- * An invoice separates what the card is charged (`lineItems`, summing to `totalCents`) from what
- * the balance receives (`credits`, summing to `creditedCents`): the bonus is credit given, not
- * something sold, so it is a credit and never a line of the charge.
+ * One line per ledger entry the invoice stands for: the top-up, and the bonus when it is above 0.
+ * Each line says what the card is charged for it and what it credits to the balance, so the bonus
+ * is a line (charged 0, credited the bonus) and the charged amounts still sum to the total.
  */
-const InvoiceLine = z.object({ type: z.enum(['topup']), description: text(500), amountCents: Cents }).meta({ id: 'InvoiceLine' });
+const InvoiceLine = z
+  .object({
+    type: z.enum(['topup', 'bonus']).meta({ description: 'topup: the amount paid; bonus: the bonus rate applied to it (rounded down).' }),
+    description: text(500),
+    amountCents: Cents.meta({
+      description:
+        "The line's amount: the top-up, or the bonus. Sum chargedCents for what the card pays, creditedCents for what the balance received.",
+    }),
+    chargedCents: Cents.meta({ description: 'What the card is charged for this line: the top-up its amount, the bonus 0.' }),
+    creditedCents: Cents.meta({ description: 'What this line credited to the balance: its amount once paid, 0 while open or void.' }),
+  })
+  .meta({ id: 'InvoiceLine' });
 
 const InvoiceCredit = z
   .object({
-    type: z.enum(['topup', 'bonus']).meta({ description: 'topup: the amount paid; bonus: the bonus rate applied to it (rounded down).' }),
+    type: z.enum(['topup', 'bonus']),
     description: text(500),
     amountCents: Cents,
   })
@@ -75,13 +86,17 @@ export const Invoice = z
     currency: z.literal('usd'),
     amountCents: Cents.meta({ description: 'The top-up the customer pays.' }),
     bonusPercent: int32(0, 100).meta({ description: 'Bonus rate fixed when the checkout started.' }),
-    lineItems: z.array(InvoiceLine).max(1).meta({ description: 'What the card is charged for: the top-up. They sum to totalCents.' }),
-    totalCents: Cents.meta({ description: 'The sum of lineItems: the amount charged to the card.' }),
+    lineItems: z.array(InvoiceLine).min(1).max(2).meta({
+      description:
+        'The top-up, and once paid the bonus when it is above 0. Their chargedCents sum to totalCents, their creditedCents to creditedCents.',
+    }),
+    totalCents: Cents.meta({ description: "The sum of the lines' chargedCents: the amount charged to the card." }),
     paidCents: Cents.meta({ description: 'What the card paid: totalCents once paid, 0 while open or void.' }),
     credits: z.array(InvoiceCredit).max(2).meta({
-      description: 'What the balance received, one entry per ledger entry: the top-up and the bonus (when above 0). Empty until paid.',
+      deprecated: true,
+      description: 'Deprecated: read lineItems and their creditedCents. The lines that credited the balance (empty until paid).',
     }),
-    creditedCents: Cents.meta({ description: 'The sum of credits: top-up plus bonus (0 until paid).' }),
+    creditedCents: Cents.meta({ description: "The sum of the lines' creditedCents: top-up plus bonus (0 until paid)." }),
     createdAt: Timestamp,
     paidAt: Timestamp.nullable(),
     voidedAt: Timestamp.nullable(),
@@ -99,7 +114,7 @@ export const Invoice = z
   .meta({
     id: 'Invoice',
     description:
-      'What the card is charged (lineItems, summing to totalCents; paidCents once paid) and what the balance receives (credits, summing to creditedCents): the bonus is a credit, never a charged line.',
+      'Line items record the top-up and the bonus; each says what it charged and what it credited: totalCents is the sum of what was charged (paidCents once paid), creditedCents the sum of what was credited.',
   });
 
 export const InvoiceList = listOf(Invoice, 'InvoiceList');

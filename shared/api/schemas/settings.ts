@@ -18,6 +18,10 @@ export const Settings = z
       .strict(),
     trialCreditCents: nonNegative.meta({ description: 'Granted once to every new account.' }),
     minimumBalanceCents: nonNegative.meta({ description: 'A deploy needs at least this balance besides the 24-hour runway.' }),
+    lowBalanceThresholdCents: nonNegative.meta({
+      description:
+        'balance.low fires once when a change that lowers the balance (a charge, a deduction) leaves it below this (also when it already was, e.g. a trial credit smaller than it), and again only after the balance was back at or above it. An account override (PUT /v1/account/alerts) replaces it.',
+    }),
     serverCaps: z
       .object({
         maxRamMb: int32(256, 1_048_576),
