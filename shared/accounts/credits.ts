@@ -2,7 +2,6 @@ import type { z } from 'zod';
 import { accessPatterns } from '../db/access-patterns.ts';
 import { notFound } from '../errors.ts';
 import { appendLedger, toLedgerView } from '../ledger/index.ts';
-import { unsuspendAfterCredit } from '../servers/suspension.ts';
 import type { AdminCredit, AdminCreditResult } from '../api/schemas.ts';
 
 /**
@@ -35,7 +34,12 @@ export async function adjustCredit(
     if (!entry) throw new Error('Credit adjustment reported as applied before, but its entry is missing');
     return { accountId, entry: toLedgerView(entry), balanceCents: profile?.balanceCents ?? 0 };
   }
-  if (input.amountCents > 0) await unsuspendAfterCredit(accountId, 'admin grant');
+  if (input.amountCents > 0) {
+    // Panel work (instances, call budgets, the panel client) loads only when a grant may lift a
+    // suspension: it stays out of the admin function's start chunk (tests/infra/stacks.test.ts).
+    const { unsuspendAfterCredit } = await import('../servers/suspension.ts');
+    await unsuspendAfterCredit(accountId, 'admin grant');
+  }
   const entry = (await accessPatterns.ledgerEntry(accountId, result.entries[0]!.seq))!;
   return { accountId, entry: toLedgerView(entry), balanceCents: result.balanceCents };
 }

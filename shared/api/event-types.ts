@@ -16,6 +16,8 @@ export const EVENT_SCOPES = {
   'balance.low': 'billing:read',
   'invoice.paid': 'billing:read',
   'invoice.void': 'billing:read',
+  'invoice.refunded': 'billing:read',
+  'invoice.disputed': 'billing:read',
   'ledger.entry': 'billing:read',
   'webhook_endpoint.disabled': 'webhooks:read',
 } as const satisfies Record<string, Scope>;

@@ -250,6 +250,9 @@ export const accessPatterns = {
     asKindOrUndefined(await getItem(keys.invoice(accountId, number)), 'invoice'),
   /** Invoice id → account and number (the webhook knows only the id). */
   invoicePointer: async (invoiceId: string) => asKindOrUndefined(await getItem(keys.invoicePointer(invoiceId)), 'invoice-pointer'),
+  /** Stripe PaymentIntent → invoice (refunds and disputes name only the payment). */
+  invoiceByPaymentIntent: async (paymentIntentId: string) =>
+    asKindOrUndefined(await getItem(keys.paymentIntent(paymentIntentId)), 'payment-intent'),
   invoiceCounter: async (year: number) => (await getItem(keys.invoiceCounter(year))) as InvoiceCounterItem | undefined,
   allAccounts: (page: PageRequest) => pageOf('account')(queryShardedListing('GSI1', keys.accountsShard, page)),
   platformAudit: (page: PageRequest) => pageOf('activity')(queryShardedListing('GSI1', keys.auditShard, page)),

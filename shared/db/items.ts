@@ -156,7 +156,7 @@ export interface LedgerItem extends Stored {
   kind: 'ledger';
   accountId: string;
   seq: number;
-  type: 'trial' | 'topup' | 'bonus' | 'grant' | 'deduction' | 'charge' | 'refund';
+  type: 'trial' | 'topup' | 'bonus' | 'grant' | 'deduction' | 'charge' | 'refund' | 'dispute';
   amountCents: number;
   balanceAfterCents: number;
   granted: boolean;
@@ -188,7 +188,7 @@ export interface InvoiceItem extends Stored {
   invoiceId: string;
   accountId: string;
   number: string;
-  status: 'open' | 'paid' | 'void';
+  status: 'open' | 'paid' | 'void' | 'refunded' | 'partially_refunded' | 'disputed';
   amountCents: number;
   bonusPercent: number;
   lineItems: { type: 'topup' | 'bonus'; description: string; amountCents: number }[];
@@ -203,12 +203,24 @@ export interface InvoiceItem extends Stored {
   paidAt?: string;
   voidedAt?: string;
   voidReason?: string;
+  /** Refunds and disputes of the paid invoice (shared/payments/refunds.ts); `reversalRev` is their optimistic lock. */
+  refundedCents?: number;
+  disputes?: { id: string; amountCents: number; status: 'open' | 'won' | 'lost' }[];
+  bonusReversedCents?: number;
+  reversalRev?: number;
 }
 
 export interface InvoicePointerItem extends Stored {
   kind: 'invoice-pointer';
   accountId: string;
   number: string;
+}
+
+/** A paid invoice's Stripe PaymentIntent → the invoice (written when it is paid). */
+export interface PaymentIntentPointerItem extends Stored {
+  kind: 'payment-intent';
+  invoiceId: string;
+  accountId: string;
 }
 
 export interface ApiKeyItem extends Stored {
@@ -395,6 +407,7 @@ interface Kinds {
   'ledger-guard': LedgerGuardItem;
   invoice: InvoiceItem;
   'invoice-pointer': InvoicePointerItem;
+  'payment-intent': PaymentIntentPointerItem;
   'api-key': ApiKeyItem;
   'api-key-hash': ApiKeyHashItem;
   idempotency: IdempotencyItem;

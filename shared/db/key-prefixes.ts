@@ -41,6 +41,8 @@ export const PARTITIONS = {
   panelBudget: partitionPattern(keys.panelBudget(SENTINEL, SENTINEL).PK),
   invoicePointer: partitionPattern(keys.invoicePointer(SENTINEL).PK),
   invoiceNumber: partitionPattern(keys.invoiceNumber(SENTINEL).PK),
+  /** `PAYMENTINTENT#<pi>` → invoice: how a Stripe refund or dispute finds what it reverses. */
+  paymentIntent: partitionPattern(keys.paymentIntent(SENTINEL).PK),
   invoiceCounter: partitionPattern(keys.invoiceCounter(N).PK),
   billingWatermark: partitionPattern(keys.billingWatermark().PK),
   billingPass: partitionPattern(keys.billingPass(SENTINEL).PK),
@@ -98,7 +100,7 @@ const PANEL_WORK: readonly Partition[] = [
   'panelBudget',
 ];
 /** Invoice numbering and lookup (shared/invoices). */
-const INVOICES: readonly Partition[] = ['invoicePointer', 'invoiceNumber', 'invoiceCounter'];
+const INVOICES: readonly Partition[] = ['invoicePointer', 'invoiceNumber', 'invoiceCounter', 'paymentIntent'];
 
 const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
   write: [...PIPELINE.write, ...(extra.write ?? [])],
@@ -117,7 +119,7 @@ const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
  * - billing: checkout opens invoices; listings and reads of invoices.
  * - payments: the webhook credits (ledger), moves invoices, lifts suspensions (panel work).
  * - admin: settings, instances and their keys, credits (which may lift a suspension: panel work),
- *   the listings of users, servers and the audit log (GSI1). No invoices, no billing pass.
+ *   the listings of users, servers and the audit log (GSI1); a refund reads the invoice it refunds. No billing pass.
  * - billing-pass: charges (account, `TXN#` guards), watermark and pass record, suspension and the
  *   reconciler (panel work, server pointers), the listings of GSI1 (reconciler) and GSI2 (shards, and
  *   the pending repairs the every-minute `repairs` entry takes);
@@ -138,7 +140,9 @@ export const TABLE_ACCESS = {
   servers: withPipeline({ write: PANEL_WORK }),
   billing: withPipeline({ write: INVOICES }),
   payments: withPipeline({ write: [...INVOICES, ...PANEL_WORK] }),
-  admin: withPipeline({ write: [...PANEL_WORK, 'settings'], indexes: ['GSI1'] }),
+  // A refund reads its invoice (pointer, then the item under the account) and, in the sandbox, books
+  // the signed event in-process: the payment-intent pointer is read like the payments function does.
+  admin: withPipeline({ write: [...PANEL_WORK, 'settings'], read: ['invoicePointer', 'paymentIntent'], indexes: ['GSI1'] }),
   'billing-pass': {
     write: ['account', 'ledgerGuard', 'billingWatermark', 'billingPass', ...PANEL_WORK],
     read: ['settings'],

@@ -80,6 +80,8 @@ export const keys = {
   invoicePointer: (invoiceId: string): ItemKey => ({ PK: `INVOICEID#${invoiceId}`, SK: 'INVOICEID' }),
   invoiceNumber: (number: string): ItemKey => ({ PK: `INVOICENO#${number}`, SK: 'INVOICENO' }),
   invoiceCounter: (year: number): ItemKey => ({ PK: `COUNTER#INVOICE#${year}`, SK: 'COUNTER' }),
+  /** Stripe PaymentIntent id → invoice: refunds and disputes name the payment, not our invoice. */
+  paymentIntent: (paymentIntentId: string): ItemKey => ({ PK: `PAYMENTINTENT#${paymentIntentId}`, SK: 'PAYMENTINTENT' }),
 
   /**
    * A panel's shared call budget (shared/instances/budget.ts): one item per panel and API holding

@@ -16,7 +16,8 @@ import type { InvoiceItem } from '../db/items.ts';
  * voids its invoice; the number stays used, so the sequence has no gap.
  *
  * States: open → paid (the webhook, once) or open → void (expired, failed, or the payment page
- * could not be opened). Paid is final: a late `expired` never voids a paid invoice.
+ * could not be opened). Paid is final: a late `expired` never voids a paid invoice. A paid invoice
+ * then follows its refunds and disputes (partially_refunded, refunded, disputed; shared/payments/refunds.ts).
  */
 export type InvoiceView = z.infer<typeof Invoice>;
 export type Provider = 'stripe' | 'sandbox';
@@ -24,6 +25,13 @@ export type Provider = 'stripe' | 'sandbox';
 type StoredLine = InvoiceItem['lineItems'][number];
 type Line = InvoiceView['lineItems'][number];
 type Credit = InvoiceView['credits'][number];
+
+/** Paid, and possibly refunded or disputed since: the money arrived and was credited. */
+export const wasPaid = (status: InvoiceItem['status']): boolean => status !== 'open' && status !== 'void';
+
+/** What open and lost disputes hold back (a won dispute returned its amount). */
+export const disputedCents = (disputes: InvoiceItem['disputes']): number =>
+  (disputes ?? []).filter((d) => d.status !== 'won').reduce((sum, d) => sum + d.amountCents, 0);
 
 export const formatNumber = (year: number, n: number): string => `INV-${year}-${String(n).padStart(6, '0')}`;
 
@@ -51,7 +59,7 @@ const lineOf = (line: StoredLine, paid: boolean): Line => ({
  * is a line item (charged 0). `credits` (deprecated) repeats the lines that credited the balance.
  */
 export function toInvoiceView(item: InvoiceItem): InvoiceView {
-  const paid = item.status === 'paid';
+  const paid = wasPaid(item.status);
   const lineItems = item.lineItems.map((line) => lineOf(line, paid));
   const credits: Credit[] = lineItems
     .filter((line) => line.creditedCents > 0)
@@ -72,6 +80,9 @@ export function toInvoiceView(item: InvoiceItem): InvoiceView {
     createdAt: item.createdAt,
     paidAt: item.paidAt ?? null,
     voidedAt: item.voidedAt ?? null,
+    refundedCents: item.refundedCents ?? 0,
+    disputedCents: disputedCents(item.disputes),
+    bonusReversedCents: item.bonusReversedCents ?? 0,
     payment: {
       provider: item.provider,
       sessionId: item.sessionId ?? null,
@@ -278,5 +289,70 @@ export function invoicePaidWrite(
         ':pi': payment.paymentIntentId,
       },
     },
+  };
+}
+
+// ---- refunds and disputes -----------------------------------------------------------------------
+
+/** What refunds and disputes have taken back from a paid invoice (stored on the invoice item). */
+export interface Reversal {
+  refundedCents: number;
+  disputes: NonNullable<InvoiceItem['disputes']>;
+  bonusReversedCents: number;
+}
+
+export const reversalOf = (item: InvoiceItem): Reversal => ({
+  refundedCents: item.refundedCents ?? 0,
+  disputes: item.disputes ?? [],
+  bonusReversedCents: item.bonusReversedCents ?? 0,
+});
+
+/** An open or lost dispute shows first; then whether the card got all or part of the money back. */
+export function reversalStatus(item: Pick<InvoiceItem, 'amountCents'>, reversal: Reversal): InvoiceItem['status'] {
+  if (disputedCents(reversal.disputes) > 0) return 'disputed';
+  if (reversal.refundedCents >= item.amountCents) return 'refunded';
+  return reversal.refundedCents > 0 ? 'partially_refunded' : 'paid';
+}
+
+/**
+ * The invoice item once `reversal` is applied, and its write for the transaction that books the
+ * ledger entry: conditional on the reversal revision read (a concurrent delivery makes the caller
+ * read again) and on the invoice having been paid.
+ */
+export function invoiceReversalWrite(item: InvoiceItem, reversal: Reversal): { next: InvoiceItem; write: NamedWrite } {
+  const rev = item.reversalRev ?? 0;
+  const next: InvoiceItem = { ...item, ...reversal, status: reversalStatus(item, reversal), reversalRev: rev + 1 };
+  return {
+    next,
+    write: {
+      name: 'invoice-reversal',
+      Update: {
+        Key: keys.invoice(item.accountId, item.number),
+        UpdateExpression:
+          'SET #status = :status, refundedCents = :refundedCents, disputes = :disputes, bonusReversedCents = :bonus, reversalRev = :rev',
+        ConditionExpression: `${rev === 0 ? 'attribute_not_exists(reversalRev)' : 'reversalRev = :rev0'} AND #status IN (:paid, :partial, :full, :disputed)`,
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':status': next.status,
+          ':refundedCents': reversal.refundedCents,
+          ':disputes': reversal.disputes,
+          ':bonus': reversal.bonusReversedCents,
+          ':rev': rev + 1,
+          ...(rev === 0 ? {} : { ':rev0': rev }),
+          ':paid': 'paid',
+          ':partial': 'partially_refunded',
+          ':full': 'refunded',
+          ':disputed': 'disputed',
+        },
+      },
+    },
+  };
+}
+
+/** PaymentIntent → invoice, written with the credit: refunds and disputes name only the payment. */
+export function paymentIntentPointer(paymentIntentId: string, invoiceId: string, accountId: string): NamedWrite {
+  return {
+    name: 'payment-intent',
+    Put: { Item: { ...keys.paymentIntent(paymentIntentId), kind: 'payment-intent', invoiceId, accountId } },
   };
 }

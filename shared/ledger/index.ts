@@ -15,7 +15,8 @@ import { getSettings } from '../settings/index.ts';
  *   (3) writes a guard item for each of its deterministic idempotency keys,
  * so a retried, duplicated or concurrent change can never apply twice.
  */
-export const LEDGER_TYPES = ['trial', 'topup', 'bonus', 'grant', 'deduction', 'charge', 'refund'] as const;
+/** `refund` and `dispute` take back a paid top-up (and its bonus share); a won dispute is a positive `dispute` entry. */
+export const LEDGER_TYPES = ['trial', 'topup', 'bonus', 'grant', 'deduction', 'charge', 'refund', 'dispute'] as const;
 export type LedgerType = (typeof LEDGER_TYPES)[number];
 
 /**

@@ -30,7 +30,7 @@ const CheckoutSession = z.object({
 });
 export type CheckoutSession = z.infer<typeof CheckoutSession>;
 
-const EventEnvelope = z.object({ type: z.string() });
+export const EventEnvelope = z.object({ type: z.string() });
 const CheckoutEvent = z.object({ type: CheckoutEventType, data: z.object({ object: CheckoutSession }) });
 export type CheckoutEvent = z.infer<typeof CheckoutEvent>;
 
@@ -41,7 +41,7 @@ export function readCheckoutEvent(event: unknown): CheckoutEvent | null {
   return parseEvent(CheckoutEvent, event);
 }
 
-function parseEvent<T extends z.ZodType>(schema: T, event: unknown): z.infer<T> {
+export function parseEvent<T extends z.ZodType>(schema: T, event: unknown): z.infer<T> {
   const result = schema.safeParse(event);
   if (result.success) return result.data;
   // Fields named as the request pipeline names them: the event is the request body.

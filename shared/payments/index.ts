@@ -13,6 +13,8 @@ import {
   invoicePaidEvent,
   invoicePaidWrite,
   openInvoice,
+  paymentIntentPointer,
+  wasPaid,
   toInvoiceView,
   voidInvoice,
   type InvoiceView,
@@ -20,6 +22,8 @@ import {
 import { logger, errorFields } from '../observability/logger.ts';
 import { recordSystemActivity } from '../audit/index.ts';
 import { type CheckoutSession, readCheckoutEvent } from './checkout-event.ts';
+import { readReversalEvent } from './refund-event.ts';
+import { bookReversal } from './refunds.ts';
 import type { BillingConfig, CheckoutRequest } from '../api/schemas.ts';
 
 /**
@@ -228,6 +232,8 @@ export function returnUrls(
 
 /** Acts on a verified event; a Checkout Session event it cannot read is 400 before anything changes. */
 export async function handleStripeEvent(event: unknown): Promise<WebhookOutcome> {
+  const reversal = readReversalEvent(event);
+  if (reversal) return bookReversal(reversal);
   const checkout = readCheckoutEvent(event);
   if (!checkout) return 'ignored';
   const session = checkout.data.object;
@@ -248,7 +254,8 @@ async function voidUnpaid(session: CheckoutSession, eventType: string, reason: s
   const item = await invoiceOf(session);
   if (!item) return 'unknown_invoice';
   const voided = await voidInvoice(toInvoiceView(item), item.accountId, reason);
-  if (!voided) return `kept_${item.status}`;
+  // A refunded or disputed invoice was paid: it is kept as paid.
+  if (!voided) return `kept_${wasPaid(item.status) ? 'paid' : item.status}` as WebhookOutcome;
   await paymentActivity(item.accountId, toInvoiceView(item), 'billing.invoice_void', { event: eventType });
   return 'voided';
 }
@@ -306,7 +313,12 @@ async function fulfil(session: CheckoutSession): Promise<WebhookOutcome> {
       extraItems: () => {
         const payment = { paidAt: new Date().toISOString(), bonusCents: bonus, sessionId: session.id, paymentIntentId: paymentIntent };
         // The invoice turns paid and its `invoice.paid` event is recorded with the credit, or neither.
-        return [invoicePaidWrite(accountId, invoice, payment), invoicePaidEvent(item, payment)];
+        return [
+          invoicePaidWrite(accountId, invoice, payment),
+          invoicePaidEvent(item, payment),
+          // Refunds and disputes name the PaymentIntent, not our invoice (shared/payments/refunds.ts).
+          ...(paymentIntent ? [paymentIntentPointer(paymentIntent, invoice.id, accountId)] : []),
+        ];
       },
     },
   );
@@ -331,7 +343,82 @@ async function paymentActivity(accountId: string, invoice: InvoiceView, action: 
   });
 }
 
+// ---- admin refunds ------------------------------------------------------------------------------
+
+/**
+ * Asks the provider to refund part or all of a paid invoice. Nothing is booked here: the signed
+ * `charge.refunded` webhook books it (shared/payments/refunds.ts), exactly as for a refund made in
+ * Stripe's dashboard, so one path books every refund once. The sandbox, which has no Stripe,
+ * signs the charge.refunded event Stripe would send and hands it to the same webhook code.
+ */
+export async function refundInvoice(
+  invoiceId: string,
+  input: { amountCents: number; reason: string },
+  idempotencyKey: string,
+): Promise<{ refundId: string; amountCents: number; status: string; invoice: InvoiceView }> {
+  const config = await paymentsConfig();
+  if (!config.provider) throw new ApiError('payments_unavailable', 'Payments are not configured on this platform');
+  const item = await findInvoiceItem(invoiceId);
+  if (!item) throw new ApiError('not_found', 'Invoice not found');
+  if (!wasPaid(item.status) || !item.paymentIntentId) {
+    throw new ApiError('conflict', `Invoice ${item.number} is ${item.status}: there is no payment to refund`);
+  }
+  const left = item.amountCents - (item.refundedCents ?? 0);
+  if (input.amountCents > left) {
+    throw new ApiError('validation_failed', `amountCents must be at most ${left} (what is left unrefunded of ${item.number})`, {
+      issues: [{ field: 'body.amountCents', message: `must be at most ${left}` }],
+    });
+  }
+  const metadata = { invoice_id: item.invoiceId, invoice_number: item.number, reason: input.reason };
+  if (config.provider === 'sandbox') {
+    const refundId = `re_sandbox_${idempotencyKey.replace(/[^A-Za-z0-9]/g, '').slice(0, 24)}`;
+    const { body, signature } = await signedSandboxEvent('charge.refunded', {
+      id: `ch_sandbox_${item.paymentIntentId}`,
+      object: 'charge',
+      amount: item.amountCents,
+      amount_refunded: (item.refundedCents ?? 0) + input.amountCents,
+      currency: 'usd',
+      payment_intent: item.paymentIntentId,
+      metadata,
+    });
+    await handleStripeEvent(await verifyStripeEvent(body, signature));
+    return { refundId, amountCents: input.amountCents, status: 'succeeded', invoice: toInvoiceView((await findInvoiceItem(invoiceId))!) };
+  }
+  try {
+    const refund = await (await stripe(config)).refunds.create(
+      { payment_intent: item.paymentIntentId, amount: input.amountCents, metadata },
+      // The admin's Idempotency-Key (or the request id): a retried call is the same refund, not a second one.
+      { idempotencyKey: `refund:${item.invoiceId}:${idempotencyKey}` },
+    );
+    return { refundId: refund.id, amountCents: refund.amount, status: refund.status ?? 'pending', invoice: toInvoiceView(item) };
+  } catch (err) {
+    logger.error('refund: Stripe refused or failed', { invoiceId: item.invoiceId, ...errorFields(err) });
+    throw new ApiError(
+      'payment_provider_error',
+      'The payment provider did not refund; nothing was booked, check the payment and try again',
+    );
+  }
+}
+
 // ---- the local sandbox --------------------------------------------------------------------------
+
+/** An event body as Stripe would send it, signed with the webhook secret (the sandbox only). */
+async function signedSandboxEvent(type: string, object: Record<string, unknown>): Promise<{ body: string; signature: string }> {
+  const body = JSON.stringify({
+    id: `evt_sandbox_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`,
+    object: 'event',
+    api_version: '2025-01-27',
+    created: Math.floor(Date.now() / 1000),
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: null, idempotency_key: null },
+    type,
+    data: { object },
+  });
+  const config = await paymentsConfig();
+  const signature = (await stripe(config)).webhooks.generateTestHeaderString({ payload: body, secret: config.webhookSecret! });
+  return { body, signature };
+}
 
 /** The event Stripe would send for this invoice, signed with the webhook secret. */
 export async function sandboxEvent(
@@ -347,31 +434,16 @@ export async function sandboxEvent(
       : outcome === 'expired'
         ? 'checkout.session.expired'
         : 'checkout.session.async_payment_failed';
-  const body = JSON.stringify({
-    id: `evt_sandbox_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`,
-    object: 'event',
-    api_version: '2025-01-27',
-    created: Math.floor(Date.now() / 1000),
-    livemode: false,
-    pending_webhooks: 1,
-    request: { id: null, idempotency_key: null },
-    type,
-    data: {
-      object: {
-        id: invoice.payment.sessionId,
-        object: 'checkout.session',
-        mode: 'payment',
-        status: outcome === 'paid' ? 'complete' : outcome === 'expired' ? 'expired' : 'complete',
-        payment_status: outcome === 'paid' ? 'paid' : 'unpaid',
-        amount_total: invoice.amountCents,
-        currency: 'usd',
-        client_reference_id: invoice.id,
-        metadata: { invoice_id: invoice.id, invoice_number: invoice.number },
-        payment_intent: `pi_sandbox_${invoice.id.replace(/-/g, '').slice(0, 16)}`,
-      },
-    },
+  return signedSandboxEvent(type, {
+    id: invoice.payment.sessionId,
+    object: 'checkout.session',
+    mode: 'payment',
+    status: outcome === 'paid' ? 'complete' : outcome === 'expired' ? 'expired' : 'complete',
+    payment_status: outcome === 'paid' ? 'paid' : 'unpaid',
+    amount_total: invoice.amountCents,
+    currency: 'usd',
+    client_reference_id: invoice.id,
+    metadata: { invoice_id: invoice.id, invoice_number: invoice.number },
+    payment_intent: `pi_sandbox_${invoice.id.replace(/-/g, '').slice(0, 16)}`,
   });
-  const config = await paymentsConfig();
-  const signature = (await stripe(config)).webhooks.generateTestHeaderString({ payload: body, secret: config.webhookSecret! });
-  return { body, signature };
 }

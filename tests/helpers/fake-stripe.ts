@@ -3,13 +3,15 @@ import { randomBytes } from 'node:crypto';
 
 /**
  * A local stand-in for Stripe's API, for `STRIPE_API_URL` (stripe-node's `host`/`port`/`protocol` options): the Checkout Sessions
- * endpoint with form-encoded bracket parameters, `Idempotency-Key` replay, and failures on demand.
+ * and Refunds endpoints with form-encoded bracket parameters, `Idempotency-Key` replay, and failures on demand.
  * Only what our code calls; the webhook side needs no fake (Stripe's library signs test events).
  */
 export interface FakeStripe {
   url: string;
   requests: { path: string; params: Record<string, string>; idempotencyKey: string | undefined; authorization: string | undefined }[];
   sessions: Map<string, Record<string, unknown>>;
+  /** Refunds created through POST /v1/refunds (each once per idempotency key). */
+  refunds: { id: string; amount: number; payment_intent: string; status: string; metadata: Record<string, string> }[];
   failNext(status: number): void;
   close(): Promise<void>;
 }
@@ -34,6 +36,7 @@ function parseForm(body: string): Record<string, unknown> {
 export async function startFakeStripe(): Promise<FakeStripe> {
   const requests: FakeStripe['requests'] = [];
   const sessions = new Map<string, Record<string, unknown>>();
+  const refunds: FakeStripe['refunds'] = [];
   const replays = new Map<string, string>();
   let failures: number[] = [];
   const server: Server = createServer(async (req, res) => {
@@ -79,6 +82,23 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       if (key) replays.set(key, text);
       return send(200, text);
     }
+    if (req.method === 'POST' && req.url === '/v1/refunds') {
+      if (key && replays.has(key)) return send(200, replays.get(key)!);
+      const p = parseForm(body) as { payment_intent: string; amount: string; metadata?: Record<string, string> };
+      const refund = {
+        id: `re_test_${randomBytes(12).toString('hex')}`,
+        object: 'refund',
+        amount: Number(p.amount),
+        currency: 'usd',
+        payment_intent: p.payment_intent,
+        status: 'succeeded',
+        metadata: p.metadata ?? {},
+      };
+      refunds.push(refund);
+      const text = JSON.stringify(refund);
+      if (key) replays.set(key, text);
+      return send(200, text);
+    }
     send(404, { error: { type: 'invalid_request_error', message: `No such route ${req.method} ${req.url}` } });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -87,6 +107,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     url: `http://127.0.0.1:${port}`,
     requests,
     sessions,
+    refunds,
     failNext: (status: number) => {
       // One failure: the answer carries `stripe-should-retry: false`, so the client does not retry.
       failures.push(status);

@@ -35,6 +35,8 @@ const EVENT_SCOPES: Record<EventType, string> = {
   'balance.low': 'billing:read',
   'invoice.paid': 'billing:read',
   'invoice.void': 'billing:read',
+  'invoice.refunded': 'billing:read',
+  'invoice.disputed': 'billing:read',
   'ledger.entry': 'billing:read',
   'webhook_endpoint.disabled': 'webhooks:read',
 };
@@ -84,6 +86,11 @@ async function accountWithEvents(email: string) {
   expect(server.status, server.text).toBe(201);
   const paid = (await api.call('POST', '/v1/billing/checkout', { token: c.token, body: { amountCents: 1000 } })).body.invoiceId;
   await api.call('POST', `/dev/checkout/${paid}/complete`, { token: null, body: { outcome: 'paid' } });
+  // invoice.refunded through the admin refund the sandbox simulates; invoice.disputed written with the events' own writer.
+  expect((await api.call('POST', `/v1/admin/invoices/${paid}/refund`, { body: { amountCents: 100, reason: 'scope test' } })).status).toBe(
+    200,
+  );
+  await transact([eventWrite(c.id, 'invoice.disputed', { id: paid, status: 'disputed' })]);
   const voided = (await api.call('POST', '/v1/billing/checkout', { token: c.token, body: { amountCents: 1000 } })).body.invoiceId;
   await api.call('POST', `/dev/checkout/${voided}/complete`, { token: null, body: { outcome: 'expired' } });
   await transact([eventWrite(c.id, 'balance.low', { balanceCents: 499, thresholdCents: 500 })]);

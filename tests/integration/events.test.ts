@@ -11,6 +11,8 @@ import { keys } from '../../shared/db/keys.ts';
 import { HOUR_MS, hourStart } from '../../shared/pricing/hours.ts';
 import { runPassInProcess } from '../../shared/billing/pass.ts';
 import { appendLedger } from '../../shared/ledger/index.ts';
+import Stripe from 'stripe';
+import { SANDBOX_WEBHOOK_SECRET } from '../../shared/config/env.ts';
 
 /**
  * Events: each is produced by the real change through the API (or the billing pass), in the same
@@ -208,6 +210,44 @@ describe('each change records its event', () => {
     const again = await api.call('POST', `/dev/checkout/${checkout.body.invoiceId}/complete`, { token: null, body: { outcome: 'paid' } });
     expect(again.body).toMatchObject({ outcome: 'already_fulfilled' });
     expect(await eventsOf(token)).toHaveLength(3);
+  });
+
+  it('a refund and a dispute of a sandbox top-up: invoice.refunded and invoice.disputed with the invoice, and their ledger.entry', async () => {
+    const { token } = await customer('ev-refund@example.com');
+    const checkout = await api.call('POST', '/v1/billing/checkout', { token, body: { amountCents: 1000 } });
+    const invoiceId = checkout.body.invoiceId as string;
+    await api.call('POST', `/dev/checkout/${invoiceId}/complete`, { token: null, body: { outcome: 'paid' } });
+    const refund = await api.call('POST', `/v1/admin/invoices/${invoiceId}/refund`, { body: { amountCents: 400, reason: 'events' } });
+    expect(refund.status, refund.text).toBe(200);
+    const paymentIntent = (await api.call('GET', `/v1/invoices/${invoiceId}`, { token })).body.payment.paymentIntentId;
+    const body = JSON.stringify({
+      id: 'evt_ev_dispute',
+      object: 'event',
+      type: 'charge.dispute.created',
+      data: {
+        object: { id: 'dp_ev', amount: 600, currency: 'usd', status: 'needs_response', charge: 'ch_ev', payment_intent: paymentIntent },
+      },
+    });
+    const signature = new Stripe('sk_test_x').webhooks.generateTestHeaderString({ payload: body, secret: SANDBOX_WEBHOOK_SECRET });
+    const disputed = await api.call('POST', '/v1/webhooks/stripe', {
+      token: null,
+      rawBody: body,
+      headers: { 'content-type': 'application/json', 'stripe-signature': signature },
+    });
+    expect(disputed.body).toMatchObject({ outcome: 'dispute_booked' });
+    const events = await eventsOf(token);
+    const of = (type: string) => events.filter((e) => e.type === type).map((e) => e.data);
+    expect(of('invoice.refunded')).toEqual([expect.objectContaining({ id: invoiceId, status: 'partially_refunded', refundedCents: 400 })]);
+    expect(of('invoice.disputed')).toEqual([expect.objectContaining({ id: invoiceId, status: 'disputed', disputedCents: 600 })]);
+    expect(of('invoice.disputed')[0]).toEqual((await api.call('GET', `/v1/invoices/${invoiceId}`, { token })).body);
+    expect(
+      of('ledger.entry')
+        .filter((e) => e.type === 'refund' || e.type === 'dispute')
+        .map((e) => [e.type, e.amountCents]),
+    ).toEqual([
+      ['dispute', -(600 + 30)],
+      ['refund', -(400 + 20)],
+    ]);
   });
 
   it('an expired checkout: invoice.void with the voided invoice', async () => {

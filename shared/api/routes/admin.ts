@@ -4,7 +4,16 @@ import { ActivityList } from '../schemas/account.ts';
 import { Settings, SettingsUpdate } from '../schemas/settings.ts';
 import { CreateInstance, DeletedInstance, Instance, InstanceList, InstanceTestReport, UpdateInstance } from '../schemas/instances.ts';
 import { BalanceAlerts, BalanceAlertsUpdate } from '../schemas/alerts.ts';
-import { AccountLimits, AccountLimitsUpdate, AdminAccountList, AdminCredit, AdminCreditResult, AdminServerList } from '../schemas/admin.ts';
+import {
+  AccountLimits,
+  AccountLimitsUpdate,
+  AdminAccountList,
+  AdminCredit,
+  AdminCreditResult,
+  AdminRefund,
+  AdminRefundResult,
+  AdminServerList,
+} from '../schemas/admin.ts';
 
 /** The admin group: /v1/admin/* (API Gateway puts the admin authorizer in front of each). */
 export const adminRoutes = define({
@@ -24,6 +33,24 @@ export const adminRoutes = define({
     response: AdminCreditResult,
     idempotent: true,
     audit: 'credits.adjust',
+  },
+  adminRefundInvoice: {
+    method: 'POST',
+    path: '/v1/admin/invoices/:id/refund',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: "Refund (part of) a paid invoice to the customer's card",
+    description:
+      'Asks the payment provider to refund `amountCents` of the payment (Stripe, with the Idempotency-Key or request id as its idempotency key; the local sandbox simulates it). Nothing is booked here: the signed `charge.refunded` webhook books the refund and its bonus share once, like a refund made in the Stripe dashboard. 409 `conflict` for an invoice that is not paid or has no payment to refund; 400 for more than is left unrefunded. Audit-logged.',
+    params: IdParam,
+    body: AdminRefund,
+    response: AdminRefundResult,
+    idempotent: true,
+    errors: ['conflict', 'payment_provider_error', 'payments_unavailable'],
+    audit: 'invoices.refund',
   },
   adminGetLimits: {
     method: 'GET',

@@ -3,6 +3,7 @@ import { Uuid, int32, Count, SignedCents, SafeText, listOf } from './common.ts';
 import { Account } from './account.ts';
 import { Server } from './servers.ts';
 import { LedgerEntryView } from './money.ts';
+import { Invoice } from './billing.ts';
 
 /** What only the admin group adds: accounts and servers with their owner, credit adjustments. */
 
@@ -62,3 +63,21 @@ export const AccountLimits = z
     apiKeyCount: Count.meta({ description: 'API keys the account holds (not revoked).' }),
   })
   .meta({ id: 'AccountLimits' });
+
+export const AdminRefund = z
+  .object({
+    amountCents: int32(1, 10_000_000).meta({ description: 'What to refund to the card; at most what is left unrefunded of the invoice.' }),
+    reason: SafeText.trim().min(1).max(500),
+  })
+  .strict()
+  .meta({ id: 'AdminRefund' });
+
+export const AdminRefundResult = z
+  .object({
+    refundId: z.string().max(255).meta({ description: "The payment provider's refund id." }),
+    amountCents: int32(1, 10_000_000),
+    status: z.string().max(64).meta({ description: "The provider's refund status (pending, succeeded, …)." }),
+    // The invoice as it is now (a $ref, not a copy): the booking follows with the signed charge.refunded webhook.
+    invoice: Invoice,
+  })
+  .meta({ id: 'AdminRefundResult' });

@@ -46,7 +46,11 @@ export const CheckoutResponse = z
   })
   .meta({ id: 'CheckoutResponse' });
 
-export const InvoiceStatus = z.enum(['open', 'paid', 'void']).meta({ id: 'InvoiceStatus' });
+export const InvoiceStatus = z.enum(['open', 'paid', 'void', 'refunded', 'partially_refunded', 'disputed']).meta({
+  id: 'InvoiceStatus',
+  description:
+    'open → paid or void. A paid invoice turns partially_refunded or refunded as the card is refunded, and disputed while a chargeback is open or once it is lost (a won dispute returns it to its refund state).',
+});
 
 /**
  * One line per ledger entry the invoice stands for: the top-up, and the bonus when it is above 0.
@@ -96,6 +100,11 @@ export const Invoice = z
     createdAt: Timestamp,
     paidAt: Timestamp.nullable(),
     voidedAt: Timestamp.nullable(),
+    refundedCents: Cents.meta({ description: 'What was refunded to the card so far (partial refunds add up).' }),
+    disputedCents: Cents.meta({ description: 'What open or lost disputes (chargebacks) took back; a won dispute returns it.' }),
+    bonusReversedCents: Cents.meta({
+      description: 'The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).',
+    }),
     payment: z.object({
       provider: z.enum(['stripe', 'sandbox']),
       sessionId: text(255).nullable(),

@@ -6,7 +6,7 @@ import { INT32_MAX, text, int32, Cents, SignedCents, Timestamp, listOf } from '.
 export const LedgerEntryView = z
   .object({
     seq: int32(1, INT32_MAX).meta({ description: 'Position in the account ledger (1, 2, 3, …).' }),
-    type: z.enum(['trial', 'topup', 'bonus', 'grant', 'deduction', 'charge', 'refund']),
+    type: z.enum(['trial', 'topup', 'bonus', 'grant', 'deduction', 'charge', 'refund', 'dispute']),
     amountCents: SignedCents.meta({ description: 'Signed: credits positive, charges and deductions negative.' }),
     balanceAfterCents: SignedCents,
     granted: z.boolean().meta({ description: 'Trial, bonus and admin grants: credit that was not paid for.' }),

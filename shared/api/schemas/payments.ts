@@ -20,6 +20,9 @@ export const WebhookOutcome = z.enum([
   'kept_void',
   'unknown_invoice',
   'ignored',
+  'refund_booked',
+  'dispute_booked',
+  'already_booked',
 ]);
 export type WebhookOutcome = z.infer<typeof WebhookOutcome>;
 export const WebhookAck = z.object({ received: z.literal(true), outcome: WebhookOutcome }).meta({ id: 'WebhookAck' });
