@@ -63,7 +63,7 @@ export async function benchBillingScale(sizes = SCALE_SIZES, serversPerAccount =
       rows,
     ),
     '',
-    `Calls at the largest size: ${callRows}. CPU / server-hour is this process's own CPU time (our code and the AWS SDK; DynamoDB Local runs in another process), what a worker Lambda would spend. Per-server time is what grows linearly: a constant ratio means the pass's time is proportional to the servers billed (no per-pass scan, no item every charge touches). In AWS each shard is one worker Lambda and DynamoDB serves all shards at once; here one DynamoDB Local process on a shared machine serves them all (README: "Billing 1,000,000 servers").`,
+    `Calls at the largest size: ${callRows}. CPU / server-hour is this process's own CPU time (our code and the AWS SDK; DynamoDB Local runs in another process), what a worker Lambda would spend. Per-server time is what grows linearly: a constant ratio means the pass's time is proportional to the servers billed (no per-pass scan, no item every charge touches). In AWS each shard is one worker Lambda and DynamoDB serves all shards at once; here one DynamoDB Local process on a shared machine serves them all (docs/costs.md, "Billing 1,000,000 servers").`,
   ].join('\n');
 }
 

@@ -13,7 +13,7 @@ import { countDynamoCalls, table } from './harness.ts';
  * calls per GET /v1/account through its Lambda handler, the rate-limit counter writes per request
  * for three kinds of caller (the limiter with a chosen clock), the bytes the function logs per
  * request and the size of the access log line. The prices and the 50 ms billed duration are the
- * README's ("What it costs"); CloudWatch adds 26 bytes of metadata per log event.
+ * docs/costs.md's; CloudWatch adds 26 bytes of metadata per log event.
  */
 const PRICE = {
   apiGatewayPerMillion: 1.0,
@@ -152,7 +152,7 @@ export async function benchCost(adminKey: string, n = 240): Promise<string> {
   return [
     '## 7. Cost of a million authenticated GETs',
     '',
-    `GET /v1/account through its Lambda handler, ${n} requests of one API key in one minute: ${readsPerGet.toFixed(2)} DynamoDB reads (GetItem, ≤ 4 KB, strongly consistent: 1 RRU each) and ${busyWrites.toFixed(3)} rate-limit counter writes per request (${calls.filter(isRate).length} for ${n}); other writes: ${otherWriteCalls.length} (${otherWriteCalls.map((c) => c.name).join(', ') || 'none'}: the API key's lastUsedAt, two plain writes at most once an hour per key, counted below as 2 WRU an hour per caller). The function logged ${(logged / n).toFixed(0)} bytes per request; the access log line is ${accessLine} bytes (infra/access-log.ts with typical values) + ${LOG_EVENT_OVERHEAD} bytes of CloudWatch metadata; Lambda's own START/END/REPORT lines are off (system log level WARN). Counter writes per request over ten minutes (the limiter with a chosen clock, a process of its own each; one write moves the credential's and the account's count): polling every 5 s ${pollerWrites.toFixed(3)}, twice a minute ${twiceWrites.toFixed(3)}, once a minute ${loneWrites.toFixed(3)}; reads for the account's ceiling per request (its profile when the process's copy is a minute old, and the settings with it at worst): ${pollerReads.toFixed(3)}, ${twiceReads.toFixed(3)}, ${loneReads.toFixed(3)}. Prices and the 50 ms billed duration as in README, "What it costs".`,
+    `GET /v1/account through its Lambda handler, ${n} requests of one API key in one minute: ${readsPerGet.toFixed(2)} DynamoDB reads (GetItem, ≤ 4 KB, strongly consistent: 1 RRU each) and ${busyWrites.toFixed(3)} rate-limit counter writes per request (${calls.filter(isRate).length} for ${n}); other writes: ${otherWriteCalls.length} (${otherWriteCalls.map((c) => c.name).join(', ') || 'none'}: the API key's lastUsedAt, two plain writes at most once an hour per key, counted below as 2 WRU an hour per caller). The function logged ${(logged / n).toFixed(0)} bytes per request; the access log line is ${accessLine} bytes (infra/access-log.ts with typical values) + ${LOG_EVENT_OVERHEAD} bytes of CloudWatch metadata; Lambda's own START/END/REPORT lines are off (system log level WARN). Counter writes per request over ten minutes (the limiter with a chosen clock, a process of its own each; one write moves the credential's and the account's count): polling every 5 s ${pollerWrites.toFixed(3)}, twice a minute ${twiceWrites.toFixed(3)}, once a minute ${loneWrites.toFixed(3)}; reads for the account's ceiling per request (its profile when the process's copy is a minute old, and the settings with it at worst): ${pollerReads.toFixed(3)}, ${twiceReads.toFixed(3)}, ${loneReads.toFixed(3)}. Prices and the 50 ms billed duration as in docs/costs.md.`,
     '',
     table(['per million GETs', ...profiles.map(([name]) => name)], rows),
   ].join('\n');

@@ -1,21 +1,47 @@
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK } from 'jose';
 
 /**
  * The local stack's identity provider: an RS256 key pair made at start, its JWKS served at
  * /dev/oidc/.well-known/jwks.json, and `POST /dev/session` minting ID-token-shaped JWTs.
  * The service verifies them exactly as it verifies Cognito's: over the JWKS URL, with jose.
+ * With a key file (`npm start` keeps it in `DATA_DIR`, mode 0600) the key pair survives a restart,
+ * and so do the session tokens it signed; without one (tests, `LOCAL_IN_MEMORY`) it lives in memory.
  */
 export const LOCAL_AUDIENCE = 'control-plane-local';
 const KID = 'local-1';
 const TOKEN_LIFETIME_SECONDS = 3600;
 
 let keys: Promise<{ privateKey: CryptoKey; jwk: JWK }> | undefined;
+let keyFile: string | undefined;
+
+/** Keep the key pair in this file (read if it exists, written once otherwise). */
+export function keepLocalIdpKeyIn(path: string): void {
+  keyFile = path;
+  keys = undefined;
+}
+
+const publicJwk = ({ d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...pub }: JWK): JWK => ({
+  ...pub,
+  kid: KID,
+  alg: 'RS256',
+  use: 'sig',
+});
+
+async function loadOrCreate(): Promise<{ privateKey: CryptoKey; jwk: JWK }> {
+  if (keyFile && existsSync(keyFile)) {
+    const stored = JSON.parse(readFileSync(keyFile, 'utf8')) as JWK;
+    return { privateKey: (await importJWK(stored, 'RS256')) as CryptoKey, jwk: publicJwk(stored) };
+  }
+  const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: Boolean(keyFile) });
+  if (keyFile) mkdirSync(dirname(keyFile), { recursive: true });
+  if (keyFile) writeFileSync(keyFile, JSON.stringify(await exportJWK(privateKey)), { mode: 0o600 });
+  return { privateKey, jwk: publicJwk(await exportJWK(publicKey)) };
+}
 
 function keyPair() {
-  keys ??= generateKeyPair('RS256').then(async ({ privateKey, publicKey }) => ({
-    privateKey,
-    jwk: { ...(await exportJWK(publicKey)), kid: KID, alg: 'RS256', use: 'sig' },
-  }));
+  keys ??= loadOrCreate();
   return keys;
 }
 

@@ -9,7 +9,7 @@ import { scopesOfAccount } from '../shared/api/scopes.ts';
 import { clearSettingsCache } from '../shared/settings/index.ts';
 import { ensureTable, startDynamoLocal, type LocalDynamo } from './dynamodb.ts';
 import { createLocalApi, listen, loadGroupHandlers } from './local-api.ts';
-import { LOCAL_AUDIENCE } from './local-idp.ts';
+import { keepLocalIdpKeyIn, LOCAL_AUDIENCE } from './local-idp.ts';
 import { GRACE_MS, runPassInProcess } from '../shared/billing/pass.ts';
 import { reconcileAll } from '../shared/servers/reconcile.ts';
 import { HOUR_MS } from '../shared/pricing/hours.ts';
@@ -37,6 +37,8 @@ export interface LocalStackOptions {
   localAdminApiKey?: string;
   /** Panel keys file (mode 0600); undefined keeps them in memory. */
   secretsFile?: string;
+  /** The local identity provider's key file (mode 0600), so session tokens survive a restart; undefined keeps it in memory. */
+  idpKeyFile?: string;
   /** Run the hourly billing pass on the clock, as the EventBridge rule does in AWS. */
   billingSchedule?: boolean;
   /** Start the panel simulator and register it as an instance (LOCAL_PANEL=off says no). */
@@ -88,6 +90,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const adminEmails = options.adminEmails?.length ? options.adminEmails : ['admin@localhost'];
   await ensureTable(dynamodbEndpoint, tableName);
 
+  if (options.idpKeyFile) keepLocalIdpKeyIn(options.idpKeyFile);
   const handlers = await loadGroupHandlers();
   const server: Server = createLocalApi(handlers);
   const baseUrl = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');

@@ -3,7 +3,7 @@ import { startLocalStack } from './stack.ts';
 import { testInstance } from '../shared/instances/index.ts';
 
 /**
- * `npm start`: the whole service on this machine. Knobs (README "Local stack"):
+ * `npm start`: the whole service on this machine. Knobs (README "Local stack knobs"):
  * PORT, DATA_DIR, LOCAL_IN_MEMORY, DYNAMODB_ENDPOINT, ADMIN_EMAILS, LOCAL_ADMIN_API_KEY, WEBHOOK_INTERVAL_MS,
  * REPAIR_INTERVAL_MS.
  */
@@ -15,6 +15,7 @@ const stack = await startLocalStack({
   dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
   dataDir: inMemory ? undefined : resolve(env.DATA_DIR ?? '.data'),
   secretsFile: inMemory ? undefined : resolve(env.DATA_DIR ?? '.data', 'panel-keys.json'),
+  idpKeyFile: inMemory ? undefined : resolve(env.DATA_DIR ?? '.data', 'local-idp-key.json'),
   adminEmails: (env.ADMIN_EMAILS ?? '')
     .split(',')
     .map((e) => e.trim())

@@ -89,7 +89,7 @@ export class AppFunction extends Construct {
       timeout: props.timeout ?? Duration.seconds(10),
       tracing: lambda.Tracing.ACTIVE,
       logGroup: this.logGroup,
-      // Lambda's own START/END/REPORT lines are ≈ 430 bytes of log ingestion per request (README,
+      // Lambda's own START/END/REPORT lines are ≈ 430 bytes of log ingestion per request (docs/costs.md,
       // "What it costs") for figures CloudWatch's Lambda metrics already hold (duration, errors,
       // throttles); at WARN only the platform's warnings and errors (timeouts, crashes) are kept.
       // Set the system level to INFO for a while to see each invocation's REPORT (memory used, init).

@@ -234,7 +234,7 @@ export class ApiStack extends Stack {
     };
     const cursorSigners = cursorSigningGroups();
 
-    // ---- the Stripe keys: an existing secret the operator created (README), read at run time ----
+    // ---- the Stripe keys: an existing secret the operator created (docs/deploy.md), read at run time ----
     const stripeSecretName = props.stripeSecretName ?? stringFromContext(this.node.tryGetContext('stripeSecretName'));
     this.stripeSecret = stripeSecretName ? secretsmanager.Secret.fromSecretNameV2(this, 'StripeSecret', stripeSecretName) : undefined;
 
@@ -323,7 +323,7 @@ export class ApiStack extends Stack {
       });
     }
 
-    // ---- an optional custom domain (README "Deploying to AWS") ----
+    // ---- an optional custom domain (docs/deploy.md) ----
     const customDomain = props.customDomain ?? customDomainFromContext(this);
     if (customDomain) {
       this.domainName = new apigwv2.DomainName(this, 'CustomDomain', {

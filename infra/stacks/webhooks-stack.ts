@@ -20,7 +20,7 @@ export const WEBHOOKS_BUNDLE = 'webhooks';
 export const DISPATCH_SCHEDULE = 'rate(1 minute)';
 
 /**
- * Outbound webhooks (README "Webhooks: delivery"): an EventBridge rule invokes the dispatcher
+ * Outbound webhooks (docs/webhooks.md "Webhooks: delivery"): an EventBridge rule invokes the dispatcher
  * every minute; it fans the outbox out into deliveries and makes the due attempts, polling every
  * second while there is work, fairly across accounts (shared/webhooks/dispatch.ts). Every step is idempotent and claimed under a condition, so a
  * missed, late or overlapping run only delays deliveries; the next run does what is left.

@@ -1,7 +1,7 @@
 import type { Scope } from './scopes.ts';
 
 /**
- * The types of event an account's webhook endpoints can receive (README, "Webhooks"), each with
+ * The types of event an account's webhook endpoints can receive (docs/webhooks.md), each with
  * the scope that reads its data elsewhere in the API: one table, without zod, so the event writers
  * (shared/webhooks/events.ts) use it without loading schemas. The scope is derived from the type,
  * never stored on the event, so events written before a scope changed read by the new rule.

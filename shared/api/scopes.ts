@@ -1,4 +1,4 @@
-/** Scopes a credential can hold (README.md, "Conventions"). Session tokens hold every scope of their account. */
+/** Scopes a credential can hold (docs/api.md, "Conventions"). Session tokens hold every scope of their account. */
 export const SCOPES = [
   'account:read',
   'keys:write',

@@ -16,7 +16,7 @@ export type ApiKeyView = z.infer<typeof ApiKey>;
 const DAY_MS = 86_400_000;
 /**
  * lastUsedAt is written at most this often per key: it tells an operator which keys are still in
- * use, to the hour. A write per request would double a GET's DynamoDB cost (README, "What it costs").
+ * use, to the hour. A write per request would double a GET's DynamoDB cost (docs/costs.md).
  */
 export const LAST_USED_INTERVAL_MS = 60 * 60_000;
 

@@ -20,7 +20,7 @@ export const LEDGER_TYPES = ['trial', 'topup', 'bonus', 'grant', 'deduction', 'c
 export type LedgerType = (typeof LEDGER_TYPES)[number];
 
 /**
- * `balance.low` (README "Low-balance warning"): an append that lowers the balance below the
+ * `balance.low` (docs/api.md "Low-balance warning"): an append that lowers the balance below the
  * account's threshold records it once, in the same transaction, and marks the profile
  * (`balanceLowFired`); an append that leaves the balance at or above the threshold re-arms it.
  * The threshold is the account's override, else the platform setting: read (cached, see

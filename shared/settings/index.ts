@@ -8,7 +8,7 @@ import { ApiError } from '../errors.ts';
 
 /**
  * Platform settings with their defaults. The defaults are priced like a budget game host so a
- * fresh stack bills real amounts; README "Platform settings" documents each one.
+ * fresh stack bills real amounts; docs/api.md "Platform settings" documents each one.
  * A 4 GiB / 200 % CPU / 20 GiB server costs 4×400 + 2×300 + 20×10 = 2,400 millicents = 3 cents an hour
  * (rounded up), about $21.90 for a 730-hour month.
  */

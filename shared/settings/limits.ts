@@ -7,7 +7,7 @@ import { notFound } from '../errors.ts';
 import { getSettings } from './index.ts';
 
 /**
- * Per-account limits that stop one tenant from multiplying its share (README "Platform settings"):
+ * Per-account limits that stop one tenant from multiplying its share (docs/api.md "Platform settings"):
  * how many API keys it holds, how many requests all its credentials make together, and the tighter
  * key and webhook-endpoint limits of a trial account. Each comes from the platform settings unless
  * an admin set an override on the account (`limits` on the profile).

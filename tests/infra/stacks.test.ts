@@ -261,7 +261,7 @@ describe('api stack: functions carry the house defaults', () => {
       expect(p.Timeout, id).toBeLessThanOrEqual(29);
       expect(p.TracingConfig, id).toEqual({ Mode: 'Active' });
       expect(p.LoggingConfig?.LogGroup?.Ref, id).toBeDefined();
-      // No START/END/REPORT line per request (README, "What it costs"); warnings and errors stay.
+      // No START/END/REPORT line per request (docs/costs.md); warnings and errors stay.
       expect(p.LoggingConfig, id).toMatchObject({ LogFormat: 'JSON', SystemLogLevel: 'WARN', ApplicationLogLevel: 'INFO' });
       const env = p.Environment.Variables as Record<string, unknown>;
       expect(env).toMatchObject({
@@ -872,7 +872,7 @@ describe('bundles', () => {
         sizes.startFiles.reduce((sum, file) => sum + statSync(join(ROOT, file)).size, 0),
         b.group,
       ).toBe(b.startBytes);
-      // What a cold start loads stays within the budget README states (450 KB; the floor is 218 KB).
+      // What a cold start loads stays within the budget bench/README.md states (450 KB; the floor is 218 KB).
       expect(sizes.start, `${b.group} loads ${sizes.start} bytes at start`).toBeLessThanOrEqual(450 * 1024);
       for (const file of [...sizes.startFiles, ...sizes.lazyFiles]) expect(existsSync(join(ROOT, file)), file).toBe(true);
       const startInputs = sizes.startFiles.flatMap((file) => Object.keys(meta.outputs[file]!.inputs));

@@ -9,7 +9,7 @@ import { EVENT_TYPES, type EventType, eventItem, eventWrite } from '../../shared
 import { drainOutbox } from '../../shared/webhooks/dispatch.ts';
 
 /**
- * Scopes hold through events (README, "Webhooks"): the abuser is a key of the account that holds
+ * Scopes hold through events (docs/webhooks.md): the abuser is a key of the account that holds
  * webhooks:read or webhooks:write but not billing:read (or servers:read), and tries to read through
  * events and endpoints what GET /v1/account/transactions, /v1/invoices or /v1/servers refuse it:
  * the list, paging, a cursor of a fuller key, an id learnt elsewhere, `?type=`, an endpoint of its
@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(async () => api?.stop());
 
 const HOOK = 'http://127.0.0.1:9/hook';
-/** The scope matrix as README states it (written out here, not imported: the test holds the code to it). */
+/** The scope matrix as docs/webhooks.md states it (written out here, not imported: the test holds the code to it). */
 const EVENT_SCOPES: Record<EventType, string> = {
   'server.created': 'servers:read',
   'server.resized': 'servers:read',

@@ -11,7 +11,7 @@ import { isTimeOrderedId } from '../../shared/ids.ts';
 import type { Scope } from '../../shared/api/scopes.ts';
 
 /**
- * GET /v1/servers and GET /v1/keys are newest first (README "Lists"), and paging with a small
+ * GET /v1/servers and GET /v1/keys are newest first (docs/api.md "Lists"), and paging with a small
  * limit walks the same order with no duplicate and no gap: ids are time-ordered (shared/ids.ts)
  * and the listings read the sort key descending. Rows with random v4 ids from before list after
  * every newer row.

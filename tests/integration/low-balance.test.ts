@@ -4,7 +4,7 @@ import { appendLedger } from '../../shared/ledger/index.ts';
 import { accessPatterns } from '../../shared/db/access-patterns.ts';
 
 /**
- * balance.low (README "Low-balance warning"): the threshold is a platform setting with a
+ * balance.low (docs/api.md "Low-balance warning"): the threshold is a platform setting with a
  * per-account override the account sets itself; a trial spending down is warned before 0; the
  * event fires once and re-arms only when the balance is back at or above the threshold. Real
  * DynamoDB Local; charges go through appendLedger, as the billing pass does.

@@ -288,7 +288,7 @@ const JSONISH_TYPES = [
 ];
 const FILE_FIELDS = new Set(['file', 'root', 'files', 'directory']);
 
-/** The documented path rules (README: no `..`, NUL or control characters) the schema cannot say. */
+/** The documented path rules (docs/api.md: no `..`, NUL or control characters) the schema cannot say. */
 function breaksPathRules(value: unknown, key?: string): boolean {
   if (Array.isArray(value)) return value.some((v) => breaksPathRules(v, key));
   if (value && typeof value === 'object') return Object.entries(value).some(([k, v]) => breaksPathRules(v, k));
@@ -705,7 +705,7 @@ function buildCases(op: Op): Case[] {
           for (const v of rand.sample(UNICODE, 3)) {
             const body = at(v);
             const reject = classify(body);
-            // A region no node has is 503 no_capacity by design (README, placement): not fuzzed with valid strings.
+            // A region no node has is 503 no_capacity by design (docs/api.md, placement): not fuzzed with valid strings.
             if (!reject && fieldName === 'region') continue;
             add({
               category: 'unicode',

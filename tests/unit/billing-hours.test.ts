@@ -57,7 +57,7 @@ describe('what an hour costs', () => {
 });
 
 describe('pricing', () => {
-  it('is the worked example of the README: 4 GiB, 200 %, 20 GiB = 3 cents an hour', () => {
+  it('is the worked example of docs/api.md: 4 GiB, 200 %, 20 GiB = 3 cents an hour', () => {
     expect(hourlyPriceCents({ ramMb: 4096, cpuPercent: 200, diskMb: 20480 }, DEFAULT_SETTINGS.prices)).toBe(3);
   });
 

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { int32, SignedCents } from './common.ts';
 
-/** The account's balance.low threshold (README "Low-balance warning"); the bounds are the platform setting's. */
+/** The account's balance.low threshold (docs/api.md "Low-balance warning"); the bounds are the platform setting's. */
 const threshold = int32(0, 10_000_000);
 
 export const BalanceAlerts = z

@@ -1,0 +1,85 @@
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ERROR_MEANING, ERROR_STATUS } from '../shared/errors.ts';
+
+/**
+ * `npm run docs`: rewrites the generated blocks of README.md, docs/*.md and bench/README.md, so
+ * facts the code holds are not restated by hand:
+ *
+ * - `<!-- generated:toc -->`: the file's table of contents, from its `##` and `###` headings;
+ * - `<!-- generated:error-codes -->`: every error code with its status and meaning, from shared/errors.ts.
+ *
+ * A block ends at `<!-- /generated -->`. `--check` (part of `npm run check`, through
+ * tests/unit/docs.test.ts) fails when a block is stale.
+ */
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+export const DOC_FILES = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+  'bench/README.md',
+];
+
+/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
+export const anchorOf = (heading: string): string =>
+  heading
+    .toLowerCase()
+    .replace(/[`*_]/g, '')
+    .replace(/[^\p{L}\p{N} -]/gu, '')
+    .replace(/ /g, '-');
+
+/** The `##`/`###` headings outside code blocks, in order. */
+export function headingsOf(markdown: string): { level: number; text: string }[] {
+  const found: { level: number; text: string }[] = [];
+  let inCode = false;
+  for (const line of markdown.split('\n')) {
+    if (line.startsWith('```')) inCode = !inCode;
+    const m = !inCode && /^(##|###) (.+)$/.exec(line);
+    if (m) found.push({ level: m[1]!.length, text: m[2]! });
+  }
+  return found;
+}
+
+function toc(markdown: string): string {
+  return headingsOf(markdown)
+    .map(({ level, text }) => `${level === 3 ? '  ' : ''}- [${text}](#${anchorOf(text)})`)
+    .join('\n');
+}
+
+function errorCodes(): string {
+  const rows = Object.entries(ERROR_STATUS).map(
+    ([code, status]) => `| \`${code}\` | ${status} | ${ERROR_MEANING[code as keyof typeof ERROR_STATUS]} |`,
+  );
+  return ['| code | status | meaning |', '| --- | --- | --- |', ...rows].join('\n');
+}
+
+const BLOCKS: Record<string, (markdown: string) => string> = { toc, 'error-codes': () => errorCodes() };
+
+/** The file's text with every generated block rewritten. */
+export function regenerate(markdown: string): string {
+  return markdown.replace(/<!-- generated:([a-z-]+) -->\n[\s\S]*?<!-- \/generated -->/g, (_whole, name: string) => {
+    const make = BLOCKS[name];
+    if (!make) throw new Error(`unknown generated block "${name}"`);
+    return `<!-- generated:${name} -->\n${make(markdown)}\n<!-- /generated -->`;
+  });
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const check = process.argv.includes('--check');
+  const stale: string[] = [];
+  for (const file of DOC_FILES) {
+    const path = join(root, file);
+    const before = readFileSync(path, 'utf8');
+    const after = regenerate(before);
+    if (after === before) continue;
+    if (check) stale.push(relative(root, path));
+    else writeFileSync(path, after);
+  }
+  if (stale.length) {
+    console.error(`Generated blocks are stale in ${stale.join(', ')}: run \`npm run docs\`.`);
+    process.exit(1);
+  }
+}

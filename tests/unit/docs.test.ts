@@ -1,0 +1,48 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { anchorOf, DOC_FILES, headingsOf, regenerate } from '../../dev/generate-docs.ts';
+
+/**
+ * The docs stay true where the code can tell: generated blocks (tables of contents, the error
+ * codes from shared/errors.ts) are fresh, every relative link reaches a file and every `#anchor`
+ * a heading, and the README stays a page a newcomer reads (≤ 250 lines, the rest in docs/).
+ */
+const ROOT = resolve(import.meta.dirname, '../..');
+const FILES = [...DOC_FILES, 'ARCHITECTURE.md', 'CONTRIBUTING.md'];
+const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+
+describe('docs', () => {
+  it.each(DOC_FILES)('%s: generated blocks are fresh (npm run docs)', (file) => {
+    expect(regenerate(read(file)) === read(file), `${file} is stale: run npm run docs`).toBe(true);
+  });
+
+  it('README.md is at most 250 lines', () => {
+    expect(read('README.md').split('\n').length).toBeLessThanOrEqual(250);
+  });
+
+  it.each(FILES)('%s: every relative link reaches a file, every anchor a heading', (file) => {
+    const broken: string[] = [];
+    const text = read(file).replace(/```[\s\S]*?```/g, '');
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target!)) continue;
+      const [path, anchor] = target!.split('#');
+      const into = path ? join(dirname(join(ROOT, file)), path) : join(ROOT, file);
+      if (!existsSync(into)) {
+        broken.push(target!);
+        continue;
+      }
+      if (anchor && into.endsWith('.md')) {
+        const anchors = headingsOf(readFileSync(into, 'utf8')).map((h) => anchorOf(h.text));
+        if (!anchors.includes(anchor)) broken.push(target!);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('the error-code table lists every code of shared/errors.ts', async () => {
+    const { ERROR_STATUS } = await import('../../shared/errors.ts');
+    const api = read('docs/api.md');
+    for (const [code, status] of Object.entries(ERROR_STATUS)) expect(api).toContain(`| \`${code}\` | ${status} |`);
+  });
+});
