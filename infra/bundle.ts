@@ -30,15 +30,9 @@ export const bundleDir = (group: string): string => join(DIST_FUNCTIONS_DIR, gro
 const PUBLIC_ASSETS = ['swagger-ui.css', 'swagger-ui-bundle.js'] as const;
 
 /**
- * Minify: yes. Measured on this codebase (esbuild 0.28, Node 24, `import()` of the bundle in a fresh
- * process, 25 interleaved runs, medians):
- *   index.mjs   public 1 759 KB → 874 KB · account 1 701 KB → 844 KB · admin 1 699 KB → 843 KB
- *   load time   account 88 ms → 87 ms (no flag) · 106 ms → 104 ms (--enable-source-maps)
- * Module load time is a wash (parsing is not the cost; zod schema construction and the SDK are),
- * but the minified asset is half the bytes Lambda has to fetch and unpack on a cold start, and the
- * unminified bundles would break the 1.5 MB budget (tests/infra). Stack traces stay readable
- * through the linked source map. (For scale: a bundle holding only the DynamoDB document client
- * is 333 KB and loads in ≈ 56 ms; --enable-source-maps itself costs ≈ 17 ms of load time.)
+ * Minify: yes. Load time is a wash, but the minified asset is half the bytes Lambda fetches and
+ * unpacks on a cold start, and unminified bundles would break the size budget (tests/infra). Stack
+ * traces stay readable through the linked source map. The measurement: bench/README.md, "Measured once".
  */
 const MINIFY = true;
 

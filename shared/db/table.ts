@@ -2,37 +2,10 @@
  * The one DynamoDB table, described once. infra/ builds the CDK table from it and dev/ creates
  * the DynamoDB Local table from it, so the two can never drift apart.
  *
- * Items (all keys are built in shared/db/keys.ts):
- *   ACCOUNT#<id>        PROFILE              account profile and balance
- *   ACCOUNT#<id>        LEDGER#<seq>         ledger entry (append-only)
- *   ACCOUNT#<id>        LOG#<ts>#<id>        activity log entry (TTL)
- *   ACCOUNT#<id>        KEY#<keyId>          API key record (no secret, hash only)
- *   KEYHASH#<sha256>    KEYHASH              lookup item used on every API-key request
- *   SUBJECT#<iss>#<sub> SUBJECT              OIDC subject -> account id
- *   TXN#<key>           TXN                  ledger idempotency guard
- *   IDEM#<acct>#<key>   IDEM                 Idempotency-Key record (TTL)
- *   RATE#<who>#<minute> RATE                 rate-limit counter (TTL)
- *   ACCOUNT#<id>        SERVER#<id>          server (GSI1 SERVERS#<n> for admins, GSI2 BILLABLE#<n> while billable)
- *   LIVE#<serverId>     LIVE                 server's live state from the panel, cached for every process; refresh lease (TTL)
- *   ACCOUNT#<id>        SPEND#<yyyy-mm>      hourly charges of the month (budgets)
- *   ACCOUNT#<id>        INVOICE#<number>     invoice
- *   INVOICEID#<uuid>    INVOICEID            invoice id -> account and number
- *   INVOICENO#<number>  INVOICENO            uniqueness of an invoice number
- *   COUNTER#INVOICE#<y> COUNTER              last invoice number of the year
- *   BILLING#HOURLY      CURSOR               billing watermark (last hour billed)
- *   INSTANCES           INSTANCE#<id>        registered panel (keys in the secret store)
- *   PANEL#<instanceId>  TOPOLOGY             shared copy of a panel's locations, nodes, free allocations, our claims (TTL)
- *   PANEL#<instanceId>  EGGS                 shared copy of a panel's eggs with their variables (TTL)
- *   PANELBUDGET#<i>#<api>[#<acct>]  W#<ms>   a panel's shared call budget this minute (and one account's reads) (TTL)
- *   LEASE#<serverId>    LEASE                the one operation changing a server now (expiry)
- *   REPAIR#<serverId>   REPAIR               a suspension or repair still to complete (GSI2 REPAIRDUE#<n> while due)
- *   SETTINGS            PLATFORM             platform settings
- *   ACCOUNT#<id>        WHEP#v7#<id>         webhook endpoint (its signing secrets)
- *   ACCOUNT#<id>        EVENT#v7#<id>        event, written with the change it reports (TTL 30 days)
- *   WHDLV#<endpointId>  DLV#v7#<id>          one event's delivery to one endpoint, with its attempts (TTL)
- * GSI1 holds the sharded, newest-first listings for admins (ACCOUNTS#<n>, AUDIT#<n>).
- * GSI2 holds sparse, sharded queues: billable servers (BILLABLE#<n>, the billing pass reads only
- * it), events not yet fanned out (OUTBOX#<n>) deliveries with an attempt due (WHDUE#<n>) and pending server repairs (REPAIRDUE#<n>).
+ * Every kind of item, its keys, attributes, index entries and TTL: ARCHITECTURE.md §3 (a unit test,
+ * tests/unit/docs.test.ts, fails when a key builder of shared/db/keys.ts has no row there). GSI1
+ * holds the sharded, newest-first listings for admins; GSI2 the sparse, sharded queues (billable
+ * servers, the webhook outbox and retries, pending repairs).
  */
 export const TABLE = {
   partitionKey: 'PK',

@@ -2,6 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { anchorOf, DOC_FILES, headingsOf, regenerate } from '../../dev/generate-docs.ts';
+import { KEY_SENTINEL } from '../../shared/db/key-prefixes.ts';
+import { keys } from '../../shared/db/keys.ts';
 
 /**
  * The docs stay true where the code can tell: generated blocks (tables of contents, the error
@@ -44,5 +46,23 @@ describe('docs', () => {
     const { ERROR_STATUS } = await import('../../shared/errors.ts');
     const api = read('docs/api.md');
     for (const [code, status] of Object.entries(ERROR_STATUS)) expect(api).toContain(`| \`${code}\` | ${status} |`);
+  });
+
+  it('ARCHITECTURE.md §3 has a row for the key of every item the key builders make', () => {
+    const rows = read('ARCHITECTURE.md')
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
+      .map((line) => line.split('|').map((cell) => cell.trim().replace(/`/g, '')));
+    // The fixed part of a key: up to its first variable part (a padded number leaves its zeros).
+    const fixed = (key: string) => key.slice(0, key.indexOf(KEY_SENTINEL) < 0 ? undefined : key.indexOf(KEY_SENTINEL)).replace(/0+$/, '');
+    const missing: string[] = [];
+    for (const [name, build] of Object.entries(keys)) {
+      const built = (build as (...args: unknown[]) => unknown)(KEY_SENTINEL, KEY_SENTINEL, KEY_SENTINEL, KEY_SENTINEL, KEY_SENTINEL);
+      if (typeof built !== 'object' || !built || !('PK' in built) || !('SK' in built)) continue; // index keys, prefixes, shard names
+      const { PK, SK } = built as { PK: string; SK: string };
+      if (!rows.some(([, pk, sk]) => pk!.startsWith(fixed(PK)) && sk!.startsWith(fixed(SK))))
+        missing.push(`${name}: ${fixed(PK)}… / ${fixed(SK)}…`);
+    }
+    expect(missing).toEqual([]);
   });
 });
