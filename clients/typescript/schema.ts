@@ -2704,6 +2704,17 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "ok",
+           *       "version": "example version",
+           *       "time": "2026-11-26T10:00:00.000Z",
+           *       "instances": {
+           *         "total": 1,
+           *         "enabled": 1
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Health'];
         };
       };
@@ -2773,6 +2784,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "email": "ann@example.com",
+           *       "balanceCents": 2500,
+           *       "balanceUsd": 25,
+           *       "trialGranted": true,
+           *       "isAdmin": true,
+           *       "burnMillicentsPerHour": 2700,
+           *       "accruedMillicents": 450,
+           *       "runwayHours": 720,
+           *       "fundedUntil": "2026-11-26T10:00:00.000Z",
+           *       "createdAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
           'application/json': components['schemas']['Account'];
         };
       };
@@ -2891,6 +2917,33 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "example id",
+           *           "at": "2026-11-26T10:00:00.000Z",
+           *           "accountId": "0193a7e2-5b1c-7d4e-9f3a-00009319bc28",
+           *           "actorEmail": "ann@example.com",
+           *           "credential": {
+           *             "kind": "api_key",
+           *             "id": "example id"
+           *           },
+           *           "action": "keys.create",
+           *           "target": "key:8b0e…",
+           *           "result": "success",
+           *           "status": 100,
+           *           "errorCode": "validation_failed",
+           *           "sourceIp": "203.0.113.10",
+           *           "requestId": "0193a7e2-5b1c-7d4e-9f3a-0000295c940a",
+           *           "details": {
+           *             "EXAMPLE_KEY": null
+           *           }
+           *         }
+           *       ],
+           *       "nextCursor": "example nextCursor"
+           *     }
+           */
           'application/json': components['schemas']['ActivityList'];
         };
       };
@@ -3031,6 +3084,27 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *           "name": "survival",
+           *           "prefix": "cp_live_4Fz",
+           *           "last4": "3f9a",
+           *           "scopes": [
+           *             "account:read"
+           *           ],
+           *           "createdAt": "2026-11-26T10:00:00.000Z",
+           *           "expiresAt": "2026-11-26T10:00:00.000Z",
+           *           "lastUsedAt": "2026-11-26T10:00:00.000Z",
+           *           "revokedAt": null,
+           *           "status": "active"
+           *         }
+           *       ],
+           *       "nextCursor": "example nextCursor"
+           *     }
+           */
           'application/json': components['schemas']['ApiKeyList'];
         };
       };
@@ -3174,6 +3248,23 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "name": "survival",
+           *       "prefix": "cp_live_4Fz",
+           *       "last4": "3f9a",
+           *       "scopes": [
+           *         "account:read"
+           *       ],
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "expiresAt": "2026-11-26T10:00:00.000Z",
+           *       "lastUsedAt": "2026-11-26T10:00:00.000Z",
+           *       "revokedAt": null,
+           *       "status": "active",
+           *       "secret": "whsec_C2FtcGxlIHNpZ25pbmcgc2VjcmV0IG9ubHk="
+           *     }
+           */
           'application/json': components['schemas']['ApiKeyWithSecret'];
         };
       };
@@ -3399,6 +3490,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "revoked": true,
+           *       "revokedAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
           'application/json': components['schemas']['RevokedKey'];
         };
       };
@@ -3561,6 +3659,30 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *           "url": "example url",
+           *           "events": [
+           *             "server.created"
+           *           ],
+           *           "receivedTypes": [
+           *             "server.created"
+           *           ],
+           *           "description": "Credit top-up",
+           *           "enabled": true,
+           *           "disabledReason": null,
+           *           "failingSince": null,
+           *           "previousSecretExpiresAt": null,
+           *           "createdAt": "2026-11-26T10:00:00.000Z",
+           *           "updatedAt": "2026-11-26T10:00:00.000Z"
+           *         }
+           *       ],
+           *       "nextCursor": "example nextCursor"
+           *     }
+           */
           'application/json': components['schemas']['WebhookEndpointList'];
         };
       };
@@ -3704,6 +3826,26 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "url": "example url",
+           *       "events": [
+           *         "server.created"
+           *       ],
+           *       "receivedTypes": [
+           *         "server.created"
+           *       ],
+           *       "description": "Credit top-up",
+           *       "enabled": true,
+           *       "disabledReason": null,
+           *       "failingSince": null,
+           *       "previousSecretExpiresAt": null,
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "updatedAt": "2026-11-26T10:00:00.000Z",
+           *       "secret": "whsec_C2FtcGxlIHNpZ25pbmcgc2VjcmV0IG9ubHk="
+           *     }
+           */
           'application/json': components['schemas']['WebhookEndpointWithSecret'];
         };
       };
@@ -3929,6 +4071,25 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "url": "example url",
+           *       "events": [
+           *         "server.created"
+           *       ],
+           *       "receivedTypes": [
+           *         "server.created"
+           *       ],
+           *       "description": "Credit top-up",
+           *       "enabled": true,
+           *       "disabledReason": null,
+           *       "failingSince": null,
+           *       "previousSecretExpiresAt": null,
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "updatedAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
           'application/json': components['schemas']['WebhookEndpoint'];
         };
       };
@@ -4088,6 +4249,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "deleted": true,
+           *       "stoppedDeliveries": 1
+           *     }
+           */
           'application/json': components['schemas']['DeletedWebhookEndpoint'];
         };
       };
@@ -4251,6 +4419,25 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "url": "example url",
+           *       "events": [
+           *         "server.created"
+           *       ],
+           *       "receivedTypes": [
+           *         "server.created"
+           *       ],
+           *       "description": "Credit top-up",
+           *       "enabled": true,
+           *       "disabledReason": null,
+           *       "failingSince": null,
+           *       "previousSecretExpiresAt": null,
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "updatedAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
           'application/json': components['schemas']['WebhookEndpoint'];
         };
       };
@@ -4476,6 +4663,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "secret": "whsec_C2FtcGxlIHNpZ25pbmcgc2VjcmV0IG9ubHk=",
+           *       "previousSecretExpiresAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
           'application/json': components['schemas']['WebhookSecretRotation'];
         };
       };
@@ -4662,6 +4855,32 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *           "endpointId": "0193a7e2-5b1c-7d4e-9f3a-000092761590",
+           *           "eventId": "0193a7e2-5b1c-7d4e-9f3a-0000adf43d55",
+           *           "eventType": "server.created",
+           *           "status": "succeeded",
+           *           "attempts": [
+           *             {
+           *               "at": "2026-11-26T10:00:00.000Z",
+           *               "status": 100,
+           *               "durationMs": 1000,
+           *               "error": null,
+           *               "responseExcerpt": "example responseExcerpt"
+           *             }
+           *           ],
+           *           "nextAttemptAt": "2026-11-26T10:00:00.000Z",
+           *           "createdAt": "2026-11-26T10:00:00.000Z",
+           *           "updatedAt": "2026-11-26T10:00:00.000Z"
+           *         }
+           *       ],
+           *       "nextCursor": "example nextCursor"
+           *     }
+           */
           'application/json': components['schemas']['WebhookDeliveryList'];
         };
       };
@@ -4822,6 +5041,27 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "endpointId": "0193a7e2-5b1c-7d4e-9f3a-000092761590",
+           *       "eventId": "0193a7e2-5b1c-7d4e-9f3a-0000adf43d55",
+           *       "eventType": "server.created",
+           *       "status": "succeeded",
+           *       "attempts": [
+           *         {
+           *           "at": "2026-11-26T10:00:00.000Z",
+           *           "status": 100,
+           *           "durationMs": 1000,
+           *           "error": null,
+           *           "responseExcerpt": "example responseExcerpt"
+           *         }
+           *       ],
+           *       "nextAttemptAt": "2026-11-26T10:00:00.000Z",
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "updatedAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
           'application/json': components['schemas']['WebhookDelivery'];
         };
       };
@@ -5020,6 +5260,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *           "type": "server.created",
+           *           "createdAt": "2026-11-26T10:00:00.000Z",
+           *           "data": {
+           *             "EXAMPLE_KEY": null
+           *           }
+           *         }
+           *       ],
+           *       "nextCursor": "example nextCursor"
+           *     }
+           */
           'application/json': components['schemas']['EventList'];
         };
       };
@@ -5157,6 +5412,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "type": "server.created",
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "data": {
+           *         "EXAMPLE_KEY": null
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Event'];
         };
       };
@@ -5314,6 +5579,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *           "name": "survival",
+           *           "priority": 1,
+           *           "controlAvailable": true
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['PublicInstanceList'];
         };
       };
@@ -5427,6 +5704,26 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "region": "eu-central",
+           *           "name": "survival",
+           *           "instances": [
+           *             "0193a7e2-5b1c-7d4e-9f3a-000021169495"
+           *           ],
+           *           "nodes": 1,
+           *           "freeMemoryMb": 2048,
+           *           "freeDiskMb": 4096,
+           *           "largestFreeMemoryMb": 2048
+           *         }
+           *       ],
+           *       "unavailableInstances": [
+           *         "0193a7e2-5b1c-7d4e-9f3a-0000eb518105"
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['RegionList'];
         };
       };
@@ -5540,6 +5837,27 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *           "instanceName": "example instanceName",
+           *           "eggId": 1,
+           *           "name": "survival",
+           *           "description": "Credit top-up",
+           *           "nestId": 1,
+           *           "nestName": "example nestName",
+           *           "dockerImages": {
+           *             "EXAMPLE_KEY": "example value"
+           *           }
+           *         }
+           *       ],
+           *       "unavailableInstances": [
+           *         "0193a7e2-5b1c-7d4e-9f3a-0000eb518105"
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['EggList'];
         };
       };
@@ -5656,6 +5974,32 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *       "instanceName": "example instanceName",
+           *       "eggId": 1,
+           *       "name": "survival",
+           *       "description": "Credit top-up",
+           *       "nestId": 1,
+           *       "nestName": "example nestName",
+           *       "dockerImages": {
+           *         "EXAMPLE_KEY": "example value"
+           *       },
+           *       "startup": "java -Xms128M -Xmx{{SERVER_MEMORY}}M -jar {{SERVER_JARFILE}}",
+           *       "defaultDockerImage": "ghcr.io/pterodactyl/yolks:java_21",
+           *       "variables": [
+           *         {
+           *           "env": "SERVER_JARFILE",
+           *           "name": "survival",
+           *           "description": "Credit top-up",
+           *           "default": "example default",
+           *           "editable": true,
+           *           "rules": "required|string|max:20"
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['EggDetail'];
         };
       };
@@ -5885,6 +6229,35 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *           "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *           "identifier": "1a7ce997",
+           *           "uuid": "1a7ce997-259b-452e-8b4e-cecc464142ca",
+           *           "name": "survival",
+           *           "eggId": 1,
+           *           "region": "eu-central",
+           *           "resources": {
+           *             "ramMb": 2048,
+           *             "cpuPercent": 100,
+           *             "diskMb": 4096
+           *           },
+           *           "priceCentsPerHour": 3,
+           *           "priceMillicentsPerHour": 2700,
+           *           "status": "active",
+           *           "createdAt": "2026-11-26T10:00:00.000Z",
+           *           "updatedAt": "2026-11-26T10:00:00.000Z",
+           *           "suspendedAt": null,
+           *           "suspendedReason": null,
+           *           "deletedAt": null
+           *         }
+           *       ],
+           *       "nextCursor": "example nextCursor"
+           *     }
+           */
           'application/json': components['schemas']['ServerList'];
         };
       };
@@ -6028,6 +6401,30 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *       "identifier": "1a7ce997",
+           *       "uuid": "1a7ce997-259b-452e-8b4e-cecc464142ca",
+           *       "name": "survival",
+           *       "eggId": 1,
+           *       "region": "eu-central",
+           *       "resources": {
+           *         "ramMb": 2048,
+           *         "cpuPercent": 100,
+           *         "diskMb": 4096
+           *       },
+           *       "priceCentsPerHour": 3,
+           *       "priceMillicentsPerHour": 2700,
+           *       "status": "active",
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "updatedAt": "2026-11-26T10:00:00.000Z",
+           *       "suspendedAt": null,
+           *       "suspendedReason": null,
+           *       "deletedAt": null
+           *     }
+           */
           'application/json': components['schemas']['Server'];
         };
       };
@@ -6342,6 +6739,46 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *       "identifier": "1a7ce997",
+           *       "uuid": "1a7ce997-259b-452e-8b4e-cecc464142ca",
+           *       "name": "survival",
+           *       "eggId": 1,
+           *       "region": "eu-central",
+           *       "resources": {
+           *         "ramMb": 2048,
+           *         "cpuPercent": 100,
+           *         "diskMb": 4096
+           *       },
+           *       "priceCentsPerHour": 3,
+           *       "priceMillicentsPerHour": 2700,
+           *       "status": "active",
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "updatedAt": "2026-11-26T10:00:00.000Z",
+           *       "suspendedAt": null,
+           *       "suspendedReason": null,
+           *       "deletedAt": null,
+           *       "live": {
+           *         "available": true,
+           *         "reason": "panel_busy",
+           *         "asOf": "2026-11-26T10:00:00.000Z",
+           *         "installStatus": "installed",
+           *         "powerState": "running",
+           *         "suspendedOnPanel": null,
+           *         "resources": {
+           *           "memoryBytes": 1048576,
+           *           "cpuAbsolute": 100,
+           *           "diskBytes": 1048576,
+           *           "networkRxBytes": 1048576,
+           *           "networkTxBytes": 1048576,
+           *           "uptimeMs": 1000
+           *         }
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['ServerWithLive'];
         };
       };
@@ -6501,6 +6938,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "status": "deleted",
+           *       "deletedAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
           'application/json': components['schemas']['DeletedServer'];
         };
       };
@@ -6754,6 +7198,30 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *       "identifier": "1a7ce997",
+           *       "uuid": "1a7ce997-259b-452e-8b4e-cecc464142ca",
+           *       "name": "survival",
+           *       "eggId": 1,
+           *       "region": "eu-central",
+           *       "resources": {
+           *         "ramMb": 2048,
+           *         "cpuPercent": 100,
+           *         "diskMb": 4096
+           *       },
+           *       "priceCentsPerHour": 3,
+           *       "priceMillicentsPerHour": 2700,
+           *       "status": "active",
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "updatedAt": "2026-11-26T10:00:00.000Z",
+           *       "suspendedAt": null,
+           *       "suspendedReason": null,
+           *       "deletedAt": null
+           *     }
+           */
           'application/json': components['schemas']['Server'];
         };
       };
@@ -7095,6 +7563,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "signal": "start",
+           *       "accepted": true
+           *     }
+           */
           'application/json': components['schemas']['PowerResult'];
         };
       };
@@ -7410,6 +7885,23 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "attributes": {
+           *         "current_state": "running",
+           *         "is_suspended": false,
+           *         "resources": {
+           *           "memory_bytes": 2048,
+           *           "cpu_absolute": 100,
+           *           "disk_bytes": 4096,
+           *           "network_rx_bytes": 1,
+           *           "network_tx_bytes": 1,
+           *           "uptime": 1
+           *         }
+           *       },
+           *       "asOf": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
           'application/json': components['schemas']['LiveUsage'];
         };
       };
@@ -7662,6 +8154,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "sent": true
+           *     }
+           */
           'application/json': components['schemas']['CommandResult'];
         };
       };
@@ -7954,6 +8452,19 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "socket": "wss://fra-1.example.com:8080/api/servers/1a7ce997-259b-452e-8b4e-cecc464142ca/ws",
+           *       "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXJ2ZXIiOiJleGFtcGxlIn0.c2lnbmF0dXJl",
+           *       "expiresAt": "2026-11-26T10:00:00.000Z",
+           *       "origin": "https://panel.example.com",
+           *       "websocket": {
+           *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXJ2ZXIiOiJleGFtcGxlIn0.c2lnbmF0dXJl",
+           *         "socket": "wss://fra-1.example.com:8080/api/servers/1a7ce997-259b-452e-8b4e-cecc464142ca/ws"
+           *       },
+           *       "expiresInSeconds": 60
+           *     }
+           */
           'application/json': components['schemas']['ConsoleCredentials'];
         };
       };
@@ -8204,6 +8715,23 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "directory": "/server.properties",
+           *       "data": [
+           *         {
+           *           "name": "survival",
+           *           "mode": "example mode",
+           *           "size": 1,
+           *           "isFile": true,
+           *           "isSymlink": true,
+           *           "mimetype": "topup",
+           *           "createdAt": "2026-11-26T10:00:00.000Z",
+           *           "modifiedAt": "2026-11-26T10:00:00.000Z"
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['FileList'];
         };
       };
@@ -8454,6 +8982,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "file": "/server.properties",
+           *       "content": "motd=A Minecraft Server"
+           *     }
+           */
           'application/json': components['schemas']['FileContents'];
         };
       };
@@ -8706,6 +9240,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "file": "/server.properties",
+           *       "written": true,
+           *       "bytes": 1
+           *     }
+           */
           'application/json': components['schemas']['WriteResult'];
         };
       };
@@ -9000,6 +9541,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "file": "/server.properties",
+           *       "url": "https://hooks.example.com/control-plane"
+           *     }
+           */
           'application/json': components['schemas']['DownloadLink'];
         };
       };
@@ -9252,6 +9799,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "root": "/server.properties",
+           *       "deleted": [
+           *         "example deleted"
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['DeleteFilesResult'];
         };
       };
@@ -9547,6 +10102,36 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "seq": 1,
+           *           "type": "trial",
+           *           "amountCents": 2500,
+           *           "balanceAfterCents": 2500,
+           *           "granted": true,
+           *           "reference": {
+           *             "serverId": "0193a7e2-5b1c-7d4e-9f3a-0000523373be",
+           *             "invoiceId": "0193a7e2-5b1c-7d4e-9f3a-000098523528",
+           *             "invoiceNumber": "INV-2026-000001",
+           *             "hour": "2026-11-26T10:00:00.000Z",
+           *             "note": "Goodwill for the outage of 25 November",
+           *             "lines": [
+           *               {
+           *                 "serverId": "0193a7e2-5b1c-7d4e-9f3a-0000523373be",
+           *                 "millicents": 1
+           *               }
+           *             ],
+           *             "accruedBeforeMillicents": 450,
+           *             "accruedAfterMillicents": 450
+           *           },
+           *           "at": "2026-11-26T10:00:00.000Z"
+           *         }
+           *       ],
+           *       "nextCursor": "example nextCursor"
+           *     }
+           */
           'application/json': components['schemas']['LedgerList'];
         };
       };
@@ -9682,6 +10267,19 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "monthlyCapCents": 2500,
+           *       "action": "refuse",
+           *       "month": "2026-11",
+           *       "spentCents": 2500,
+           *       "burnCentsPerHour": 3,
+           *       "burnMillicentsPerHour": 2700,
+           *       "projectedCents": 2500,
+           *       "remainingCents": 2500,
+           *       "capReached": true
+           *     }
+           */
           'application/json': components['schemas']['Budget'];
         };
       };
@@ -9799,6 +10397,19 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "monthlyCapCents": 2500,
+           *       "action": "refuse",
+           *       "month": "2026-11",
+           *       "spentCents": 2500,
+           *       "burnCentsPerHour": 3,
+           *       "burnMillicentsPerHour": 2700,
+           *       "projectedCents": 2500,
+           *       "remainingCents": 2500,
+           *       "capReached": true
+           *     }
+           */
           'application/json': components['schemas']['Budget'];
         };
       };
@@ -10000,6 +10611,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "lowBalanceThresholdCents": 2500,
+           *       "override": 1,
+           *       "platformThresholdCents": 2500,
+           *       "armed": true,
+           *       "balanceCents": 2500
+           *     }
+           */
           'application/json': components['schemas']['BalanceAlerts'];
         };
       };
@@ -10117,6 +10737,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "lowBalanceThresholdCents": 2500,
+           *       "override": 1,
+           *       "platformThresholdCents": 2500,
+           *       "armed": true,
+           *       "balanceCents": 2500
+           *     }
+           */
           'application/json': components['schemas']['BalanceAlerts'];
         };
       };
@@ -10296,6 +10925,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "currency": "usd",
+           *       "minimumTopUpCents": 2500,
+           *       "maximumTopUpCents": 2500,
+           *       "bonusPercent": 5,
+           *       "paymentsEnabled": true,
+           *       "provider": "stripe"
+           *     }
+           */
           'application/json': components['schemas']['BillingConfig'];
         };
       };
@@ -10417,6 +11056,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "url": "https://hooks.example.com/control-plane",
+           *       "invoiceNumber": "INV-2026-000042",
+           *       "invoiceId": "0193a7e2-5b1c-7d4e-9f3a-000098523528"
+           *     }
+           */
           'application/json': components['schemas']['CheckoutResponse'];
         };
       };
@@ -10667,6 +11313,51 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *           "number": "INV-2026-000042",
+           *           "status": "paid",
+           *           "currency": "usd",
+           *           "amountCents": 2500,
+           *           "bonusPercent": 5,
+           *           "lineItems": [
+           *             {
+           *               "type": "topup",
+           *               "description": "Credit top-up",
+           *               "amountCents": 2500,
+           *               "chargedCents": 2500,
+           *               "creditedCents": 2500
+           *             }
+           *           ],
+           *           "totalCents": 2500,
+           *           "paidCents": 2500,
+           *           "credits": [
+           *             {
+           *               "type": "topup",
+           *               "description": "Credit top-up",
+           *               "amountCents": 2500
+           *             }
+           *           ],
+           *           "creditedCents": 2500,
+           *           "createdAt": "2026-11-26T10:00:00.000Z",
+           *           "paidAt": "2026-11-26T10:00:00.000Z",
+           *           "voidedAt": null,
+           *           "refundedCents": 0,
+           *           "disputedCents": 0,
+           *           "bonusReversedCents": 0,
+           *           "payment": {
+           *             "provider": "stripe",
+           *             "sessionId": "cs_test_a1ExampleSession",
+           *             "paymentIntentId": "pi_3QyExampleIntent"
+           *           }
+           *         }
+           *       ],
+           *       "nextCursor": "example nextCursor"
+           *     }
+           */
           'application/json': components['schemas']['InvoiceList'];
         };
       };
@@ -10804,6 +11495,46 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "number": "INV-2026-000042",
+           *       "status": "paid",
+           *       "currency": "usd",
+           *       "amountCents": 2500,
+           *       "bonusPercent": 5,
+           *       "lineItems": [
+           *         {
+           *           "type": "topup",
+           *           "description": "Credit top-up",
+           *           "amountCents": 2500,
+           *           "chargedCents": 2500,
+           *           "creditedCents": 2500
+           *         }
+           *       ],
+           *       "totalCents": 2500,
+           *       "paidCents": 2500,
+           *       "credits": [
+           *         {
+           *           "type": "topup",
+           *           "description": "Credit top-up",
+           *           "amountCents": 2500
+           *         }
+           *       ],
+           *       "creditedCents": 2500,
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "paidAt": "2026-11-26T10:00:00.000Z",
+           *       "voidedAt": null,
+           *       "refundedCents": 0,
+           *       "disputedCents": 0,
+           *       "bonusReversedCents": 0,
+           *       "payment": {
+           *         "provider": "stripe",
+           *         "sessionId": "cs_test_a1ExampleSession",
+           *         "paymentIntentId": "pi_3QyExampleIntent"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Invoice'];
         };
       };
@@ -10962,6 +11693,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "received": true,
+           *       "outcome": "credited"
+           *     }
+           */
           'application/json': components['schemas']['WebhookAck'];
         };
       };
@@ -11091,6 +11828,35 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "accountId": "0193a7e2-5b1c-7d4e-9f3a-00009319bc28",
+           *       "entry": {
+           *         "seq": 1,
+           *         "type": "trial",
+           *         "amountCents": 2500,
+           *         "balanceAfterCents": 2500,
+           *         "granted": true,
+           *         "reference": {
+           *           "serverId": "0193a7e2-5b1c-7d4e-9f3a-0000523373be",
+           *           "invoiceId": "0193a7e2-5b1c-7d4e-9f3a-000098523528",
+           *           "invoiceNumber": "INV-2026-000001",
+           *           "hour": "2026-11-26T10:00:00.000Z",
+           *           "note": "Goodwill for the outage of 25 November",
+           *           "lines": [
+           *             {
+           *               "serverId": "0193a7e2-5b1c-7d4e-9f3a-0000523373be",
+           *               "millicents": 1
+           *             }
+           *           ],
+           *           "accruedBeforeMillicents": 450,
+           *           "accruedAfterMillicents": 450
+           *         },
+           *         "at": "2026-11-26T10:00:00.000Z"
+           *       },
+           *       "balanceCents": 2500
+           *     }
+           */
           'application/json': components['schemas']['AdminCreditResult'];
         };
       };
@@ -11324,6 +12090,51 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "refundId": "0193a7e2-5b1c-7d4e-9f3a-0000d5cdeab3",
+           *       "amountCents": 2500,
+           *       "status": "example status",
+           *       "invoice": {
+           *         "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *         "number": "INV-2026-000042",
+           *         "status": "paid",
+           *         "currency": "usd",
+           *         "amountCents": 2500,
+           *         "bonusPercent": 5,
+           *         "lineItems": [
+           *           {
+           *             "type": "topup",
+           *             "description": "Credit top-up",
+           *             "amountCents": 2500,
+           *             "chargedCents": 2500,
+           *             "creditedCents": 2500
+           *           }
+           *         ],
+           *         "totalCents": 2500,
+           *         "paidCents": 2500,
+           *         "credits": [
+           *           {
+           *             "type": "topup",
+           *             "description": "Credit top-up",
+           *             "amountCents": 2500
+           *           }
+           *         ],
+           *         "creditedCents": 2500,
+           *         "createdAt": "2026-11-26T10:00:00.000Z",
+           *         "paidAt": "2026-11-26T10:00:00.000Z",
+           *         "voidedAt": null,
+           *         "refundedCents": 0,
+           *         "disputedCents": 0,
+           *         "bonusReversedCents": 0,
+           *         "payment": {
+           *           "provider": "stripe",
+           *           "sessionId": "cs_test_a1ExampleSession",
+           *           "paymentIntentId": "pi_3QyExampleIntent"
+           *         }
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['AdminRefundResult'];
         };
       };
@@ -11593,6 +12404,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "accountId": "0193a7e2-5b1c-7d4e-9f3a-00009319bc28",
+           *       "overrides": {
+           *         "maxApiKeys": 1,
+           *         "requestsPerMinute": 1
+           *       },
+           *       "effective": {
+           *         "maxApiKeys": 1,
+           *         "requestsPerMinute": 1,
+           *         "trial": true
+           *       },
+           *       "apiKeyCount": 1
+           *     }
+           */
           'application/json': components['schemas']['AccountLimits'];
         };
       };
@@ -11756,6 +12582,21 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "accountId": "0193a7e2-5b1c-7d4e-9f3a-00009319bc28",
+           *       "overrides": {
+           *         "maxApiKeys": 1,
+           *         "requestsPerMinute": 1
+           *       },
+           *       "effective": {
+           *         "maxApiKeys": 1,
+           *         "requestsPerMinute": 1,
+           *         "trial": true
+           *       },
+           *       "apiKeyCount": 1
+           *     }
+           */
           'application/json': components['schemas']['AccountLimits'];
         };
       };
@@ -11959,6 +12800,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "lowBalanceThresholdCents": 2500,
+           *       "override": 1,
+           *       "platformThresholdCents": 2500,
+           *       "armed": true,
+           *       "balanceCents": 2500
+           *     }
+           */
           'application/json': components['schemas']['BalanceAlerts'];
         };
       };
@@ -12122,6 +12972,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "lowBalanceThresholdCents": 2500,
+           *       "override": 1,
+           *       "platformThresholdCents": 2500,
+           *       "armed": true,
+           *       "balanceCents": 2500
+           *     }
+           */
           'application/json': components['schemas']['BalanceAlerts'];
         };
       };
@@ -12328,6 +13187,36 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *           "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *           "identifier": "1a7ce997",
+           *           "uuid": "1a7ce997-259b-452e-8b4e-cecc464142ca",
+           *           "name": "survival",
+           *           "eggId": 1,
+           *           "region": "eu-central",
+           *           "resources": {
+           *             "ramMb": 2048,
+           *             "cpuPercent": 100,
+           *             "diskMb": 4096
+           *           },
+           *           "priceCentsPerHour": 3,
+           *           "priceMillicentsPerHour": 2700,
+           *           "status": "active",
+           *           "createdAt": "2026-11-26T10:00:00.000Z",
+           *           "updatedAt": "2026-11-26T10:00:00.000Z",
+           *           "suspendedAt": null,
+           *           "suspendedReason": null,
+           *           "deletedAt": null,
+           *           "accountId": "0193a7e2-5b1c-7d4e-9f3a-00009319bc28"
+           *         }
+           *       ],
+           *       "nextCursor": "example nextCursor"
+           *     }
+           */
           'application/json': components['schemas']['AdminServerList'];
         };
       };
@@ -12463,6 +13352,64 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *           "name": "survival",
+           *           "baseUrl": "example baseUrl",
+           *           "priority": 1,
+           *           "enabled": true,
+           *           "hasClientKey": true,
+           *           "serviceUserId": 1,
+           *           "controlAvailable": true,
+           *           "lastTest": {
+           *             "at": "2026-11-26T10:00:00.000Z",
+           *             "ok": true,
+           *             "clientKey": "ok",
+           *             "message": "The server is still installing"
+           *           },
+           *           "serverCount": 1,
+           *           "panelRateLimits": {
+           *             "applicationPerMinute": 1,
+           *             "clientPerMinute": 1
+           *           },
+           *           "callBudget": {
+           *             "application": {
+           *               "limitPerMinute": 1,
+           *               "budgetPerMinute": 1,
+           *               "reservedForWrites": 1,
+           *               "readsPerMinute": 1,
+           *               "readsPerAccountPerMinute": 1,
+           *               "writesPerAccountPerMinute": 1,
+           *               "systemReserve": 1,
+           *               "newcomerSlice": 1,
+           *               "usedThisMinute": 1,
+           *               "pausedUntil": "2026-11-26T10:00:00.000Z"
+           *             },
+           *             "client": {
+           *               "limitPerMinute": 1,
+           *               "budgetPerMinute": 1,
+           *               "reservedForWrites": 1,
+           *               "readsPerMinute": 1,
+           *               "readsPerAccountPerMinute": 1,
+           *               "writesPerAccountPerMinute": 1,
+           *               "systemReserve": 1,
+           *               "newcomerSlice": 1,
+           *               "usedThisMinute": 1,
+           *               "pausedUntil": "2026-11-26T10:00:00.000Z"
+           *             },
+           *             "sharedWith": [
+           *               "0193a7e2-5b1c-7d4e-9f3a-000095a716cb"
+           *             ]
+           *           },
+           *           "createdAt": "2026-11-26T10:00:00.000Z",
+           *           "updatedAt": "2026-11-26T10:00:00.000Z"
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['InstanceList'];
         };
       };
@@ -12584,6 +13531,60 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "name": "survival",
+           *       "baseUrl": "example baseUrl",
+           *       "priority": 1,
+           *       "enabled": true,
+           *       "hasClientKey": true,
+           *       "serviceUserId": 1,
+           *       "controlAvailable": true,
+           *       "lastTest": {
+           *         "at": "2026-11-26T10:00:00.000Z",
+           *         "ok": true,
+           *         "clientKey": "ok",
+           *         "message": "The server is still installing"
+           *       },
+           *       "serverCount": 1,
+           *       "panelRateLimits": {
+           *         "applicationPerMinute": 1,
+           *         "clientPerMinute": 1
+           *       },
+           *       "callBudget": {
+           *         "application": {
+           *           "limitPerMinute": 1,
+           *           "budgetPerMinute": 1,
+           *           "reservedForWrites": 1,
+           *           "readsPerMinute": 1,
+           *           "readsPerAccountPerMinute": 1,
+           *           "writesPerAccountPerMinute": 1,
+           *           "systemReserve": 1,
+           *           "newcomerSlice": 1,
+           *           "usedThisMinute": 1,
+           *           "pausedUntil": "2026-11-26T10:00:00.000Z"
+           *         },
+           *         "client": {
+           *           "limitPerMinute": 1,
+           *           "budgetPerMinute": 1,
+           *           "reservedForWrites": 1,
+           *           "readsPerMinute": 1,
+           *           "readsPerAccountPerMinute": 1,
+           *           "writesPerAccountPerMinute": 1,
+           *           "systemReserve": 1,
+           *           "newcomerSlice": 1,
+           *           "usedThisMinute": 1,
+           *           "pausedUntil": "2026-11-26T10:00:00.000Z"
+           *         },
+           *         "sharedWith": [
+           *           "0193a7e2-5b1c-7d4e-9f3a-000095a716cb"
+           *         ]
+           *       },
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "updatedAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
           'application/json': components['schemas']['Instance'];
         };
       };
@@ -12787,6 +13788,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "deleted": true
+           *     }
+           */
           'application/json': components['schemas']['DeletedInstance'];
         };
       };
@@ -12972,6 +13979,60 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "name": "survival",
+           *       "baseUrl": "example baseUrl",
+           *       "priority": 1,
+           *       "enabled": true,
+           *       "hasClientKey": true,
+           *       "serviceUserId": 1,
+           *       "controlAvailable": true,
+           *       "lastTest": {
+           *         "at": "2026-11-26T10:00:00.000Z",
+           *         "ok": true,
+           *         "clientKey": "ok",
+           *         "message": "The server is still installing"
+           *       },
+           *       "serverCount": 1,
+           *       "panelRateLimits": {
+           *         "applicationPerMinute": 1,
+           *         "clientPerMinute": 1
+           *       },
+           *       "callBudget": {
+           *         "application": {
+           *           "limitPerMinute": 1,
+           *           "budgetPerMinute": 1,
+           *           "reservedForWrites": 1,
+           *           "readsPerMinute": 1,
+           *           "readsPerAccountPerMinute": 1,
+           *           "writesPerAccountPerMinute": 1,
+           *           "systemReserve": 1,
+           *           "newcomerSlice": 1,
+           *           "usedThisMinute": 1,
+           *           "pausedUntil": "2026-11-26T10:00:00.000Z"
+           *         },
+           *         "client": {
+           *           "limitPerMinute": 1,
+           *           "budgetPerMinute": 1,
+           *           "reservedForWrites": 1,
+           *           "readsPerMinute": 1,
+           *           "readsPerAccountPerMinute": 1,
+           *           "writesPerAccountPerMinute": 1,
+           *           "systemReserve": 1,
+           *           "newcomerSlice": 1,
+           *           "usedThisMinute": 1,
+           *           "pausedUntil": "2026-11-26T10:00:00.000Z"
+           *         },
+           *         "sharedWith": [
+           *           "0193a7e2-5b1c-7d4e-9f3a-000095a716cb"
+           *         ]
+           *       },
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "updatedAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
           'application/json': components['schemas']['Instance'];
         };
       };
@@ -13175,6 +14236,74 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *       "ok": true,
+           *       "latencyMs": 1000,
+           *       "checks": [
+           *         {
+           *           "name": "application_api",
+           *           "ok": true,
+           *           "message": "The server is still installing"
+           *         }
+           *       ],
+           *       "nodes": [
+           *         {
+           *           "id": 1,
+           *           "name": "survival",
+           *           "region": "eu-central",
+           *           "fqdn": "example fqdn",
+           *           "maintenance": true,
+           *           "memoryMb": 2048,
+           *           "diskMb": 4096,
+           *           "allocatedMemoryMb": 2048,
+           *           "allocatedDiskMb": 4096
+           *         }
+           *       ],
+           *       "serviceUser": {
+           *         "id": 1,
+           *         "username": "example username",
+           *         "email": "ann@example.com",
+           *         "admin": true
+           *       },
+           *       "callBudget": {
+           *         "application": {
+           *           "limitPerMinute": 1,
+           *           "budgetPerMinute": 1,
+           *           "reservedForWrites": 1,
+           *           "readsPerMinute": 1,
+           *           "readsPerAccountPerMinute": 1,
+           *           "writesPerAccountPerMinute": 1,
+           *           "systemReserve": 1,
+           *           "newcomerSlice": 1,
+           *           "usedThisMinute": 1,
+           *           "pausedUntil": "2026-11-26T10:00:00.000Z"
+           *         },
+           *         "client": {
+           *           "limitPerMinute": 1,
+           *           "budgetPerMinute": 1,
+           *           "reservedForWrites": 1,
+           *           "readsPerMinute": 1,
+           *           "readsPerAccountPerMinute": 1,
+           *           "writesPerAccountPerMinute": 1,
+           *           "systemReserve": 1,
+           *           "newcomerSlice": 1,
+           *           "usedThisMinute": 1,
+           *           "pausedUntil": "2026-11-26T10:00:00.000Z"
+           *         },
+           *         "sharedWith": [
+           *           "0193a7e2-5b1c-7d4e-9f3a-000095a716cb"
+           *         ]
+           *       },
+           *       "lastTest": {
+           *         "at": "2026-11-26T10:00:00.000Z",
+           *         "ok": true,
+           *         "clientKey": "ok",
+           *         "message": "The server is still installing"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['InstanceTestReport'];
         };
       };
@@ -13359,6 +14488,27 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *           "email": "ann@example.com",
+           *           "balanceCents": 2500,
+           *           "balanceUsd": 25,
+           *           "trialGranted": true,
+           *           "isAdmin": true,
+           *           "burnMillicentsPerHour": 2700,
+           *           "accruedMillicents": 450,
+           *           "runwayHours": 720,
+           *           "fundedUntil": "2026-11-26T10:00:00.000Z",
+           *           "createdAt": "2026-11-26T10:00:00.000Z",
+           *           "serverCount": 1
+           *         }
+           *       ],
+           *       "nextCursor": "example nextCursor"
+           *     }
+           */
           'application/json': components['schemas']['AdminAccountList'];
         };
       };
@@ -13499,6 +14649,33 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "example id",
+           *           "at": "2026-11-26T10:00:00.000Z",
+           *           "accountId": "0193a7e2-5b1c-7d4e-9f3a-00009319bc28",
+           *           "actorEmail": "ann@example.com",
+           *           "credential": {
+           *             "kind": "api_key",
+           *             "id": "example id"
+           *           },
+           *           "action": "keys.create",
+           *           "target": "key:8b0e…",
+           *           "result": "success",
+           *           "status": 100,
+           *           "errorCode": "validation_failed",
+           *           "sourceIp": "203.0.113.10",
+           *           "requestId": "0193a7e2-5b1c-7d4e-9f3a-0000295c940a",
+           *           "details": {
+           *             "EXAMPLE_KEY": null
+           *           }
+           *         }
+           *       ],
+           *       "nextCursor": "example nextCursor"
+           *     }
+           */
           'application/json': components['schemas']['ActivityList'];
         };
       };
@@ -13634,6 +14811,34 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "currency": "usd",
+           *       "prices": {
+           *         "ramMillicentsPerGbHour": 450,
+           *         "cpuMillicentsPerCoreHour": 450,
+           *         "diskMillicentsPerGbHour": 450
+           *       },
+           *       "trialCreditCents": 2500,
+           *       "minimumBalanceCents": 2500,
+           *       "lowBalanceThresholdCents": 2500,
+           *       "serverCaps": {
+           *         "maxRamMb": 2048,
+           *         "maxCpuPercent": 100,
+           *         "maxDiskMb": 4096
+           *       },
+           *       "maxServersPerAccount": 1,
+           *       "maxApiKeysPerAccount": 1,
+           *       "accountRequestsPerMinute": 1,
+           *       "trialMaxApiKeys": 1,
+           *       "trialMaxWebhookEndpoints": 1,
+           *       "topUpBonusPercent": 5,
+           *       "minimumTopUpCents": 2500,
+           *       "maximumTopUpCents": 2500,
+           *       "suspendedRetentionDays": null,
+           *       "monthlyCapHours": 720
+           *     }
+           */
           'application/json': components['schemas']['Settings'];
         };
       };
@@ -13751,6 +14956,34 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "currency": "usd",
+           *       "prices": {
+           *         "ramMillicentsPerGbHour": 450,
+           *         "cpuMillicentsPerCoreHour": 450,
+           *         "diskMillicentsPerGbHour": 450
+           *       },
+           *       "trialCreditCents": 2500,
+           *       "minimumBalanceCents": 2500,
+           *       "lowBalanceThresholdCents": 2500,
+           *       "serverCaps": {
+           *         "maxRamMb": 2048,
+           *         "maxCpuPercent": 100,
+           *         "maxDiskMb": 4096
+           *       },
+           *       "maxServersPerAccount": 1,
+           *       "maxApiKeysPerAccount": 1,
+           *       "accountRequestsPerMinute": 1,
+           *       "trialMaxApiKeys": 1,
+           *       "trialMaxWebhookEndpoints": 1,
+           *       "topUpBonusPercent": 5,
+           *       "minimumTopUpCents": 2500,
+           *       "maximumTopUpCents": 2500,
+           *       "suspendedRetentionDays": null,
+           *       "monthlyCapHours": 720
+           *     }
+           */
           'application/json': components['schemas']['Settings'];
         };
       };

@@ -1,3 +1,4 @@
+import { exampleOf } from './examples.ts';
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { routeEntries, toTemplatePath, type RouteDef } from '../api/routes.ts';
 import { errorStatusesOf, RETRY_AFTER_CODES } from '../api/contract.ts';
@@ -209,7 +210,7 @@ function generate(): object {
     });
   }
 
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: { title: 'Hosting Control Plane API', version: API_VERSION, description: DESCRIPTION },
     servers: [{ url: '/', description: 'This deployment (production, or the local stack)', 'x-internal': false }],
@@ -221,4 +222,25 @@ function generate(): object {
       ),
     ].map((name) => ({ name })),
   });
+  withSuccessExamples(document as unknown as OpenApiDoc);
+  return document;
+}
+
+type OpenApiDoc = {
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema?: object; example?: unknown }> }> }>
+  >;
+  components?: { schemas?: Record<string, object> };
+};
+
+/** Each success response gets a readable example (shared/openapi/examples.ts) where /docs would make one up. */
+function withSuccessExamples(document: OpenApiDoc): void {
+  const components = (document.components?.schemas ?? {}) as Record<string, never>;
+  for (const operations of Object.values(document.paths))
+    for (const operation of Object.values(operations))
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const json = Number(status) < 300 ? response.content?.['application/json'] : undefined;
+        if (json?.schema && json.example === undefined) json.example = exampleOf(json.schema as never, components);
+      }
 }
