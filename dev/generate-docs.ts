@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,8 +59,21 @@ function errorCodes(): string {
 
 const BLOCKS: Record<string, (markdown: string) => string> = { toc, 'error-codes': () => errorCodes() };
 
-/** The file's text with every generated block rewritten. */
-export function regenerate(markdown: string): string {
+/** Biome's formatting of a Markdown file (tables padded), as `biome check` expects it. */
+function format(file: string, text: string): string {
+  return execFileSync(join(root, 'node_modules/.bin/biome'), ['format', `--stdin-file-path=${file}`], {
+    cwd: root,
+    input: text,
+    encoding: 'utf8',
+  });
+}
+
+/** The file's text with every generated block rewritten, formatted as Biome formats it. */
+export function regenerate(markdown: string, file = 'doc.md'): string {
+  return format(file, regenerateBlocks(markdown));
+}
+
+function regenerateBlocks(markdown: string): string {
   return markdown.replace(/<!-- generated:([a-z-]+) -->\n[\s\S]*?<!-- \/generated -->/g, (_whole, name: string) => {
     const make = BLOCKS[name];
     if (!make) throw new Error(`unknown generated block "${name}"`);
@@ -73,7 +87,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   for (const file of DOC_FILES) {
     const path = join(root, file);
     const before = readFileSync(path, 'utf8');
-    const after = regenerate(before);
+    const after = regenerate(before, file);
     if (after === before) continue;
     if (check) stale.push(relative(root, path));
     else writeFileSync(path, after);
