@@ -42,6 +42,7 @@ export const PostalAddress = z.object(addressFields).strict().meta({ id: 'Postal
 const VatId = z
   .string()
   .trim()
+  .max(20)
   .regex(/^[A-Za-z]{2}[0-9A-Za-z .-]{2,18}$/, 'must be a country prefix and 2 to 18 letters, digits, spaces, dots or dashes')
   .meta({ example: 'DE123456789' });
 
