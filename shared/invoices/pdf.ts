@@ -225,12 +225,15 @@ export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocume
     w.y -= 15;
   }
 
-  // The seller's footer (terms, registration), at the foot of the page.
+  // The seller's footer (terms, registration), at the foot of the page; on a page of its own when
+  // the fields above (each within its bounds, all at their longest) leave no room for it.
   if (seller.footer) {
     const lines = w.wrap(seller.footer, 8, right - left);
-    let y = PAGE_MARGIN + (lines.length - 1) * 11;
+    const top = PAGE_MARGIN + (lines.length - 1) * 11;
+    const target = top + 8 < w.y - 12 ? page : pdf.addPage(PageSizes.A4);
+    let y = top;
     for (const l of lines) {
-      page.drawText(l, { x: left, y, size: 8, font: w.regular, color: MUTED });
+      target.drawText(l, { x: left, y, size: 8, font: w.regular, color: MUTED });
       y -= 11;
     }
   }
