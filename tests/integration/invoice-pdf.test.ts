@@ -4,6 +4,7 @@ import { pdfText } from '../helpers/pdf-text.ts';
 import { getRaw } from '../helpers/db.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { clearSettingsCache } from '../../shared/settings/index.ts';
+import { handler as billingHandler } from '../../functions/billing/handler.ts';
 
 /**
  * Invoice documents end to end over HTTP: a top-up paid through the local sandbox (its signed
@@ -195,6 +196,40 @@ describe('GET /v1/invoices/:id/pdf', () => {
     expectEnvelope(unknown, 404, 'not_found');
     expect(theirs.body.error.message).toBe(unknown.body.error.message);
     expectEnvelope(await api.call('GET', '/v1/invoices/not-a-uuid/pdf', { token: other }), 400, 'validation_failed');
+  });
+
+  it('leaves the billing function as API Gateway takes bytes: base64 with isBase64Encoded, a file name', async () => {
+    const c = await paidTopUp('pdf-lambda@example.com', 1000);
+    const rawPath = `/v1/invoices/${c.invoiceId}/pdf`;
+    // An HTTP API (payload 2.0) event, as API Gateway hands it to the function.
+    const event = {
+      version: '2.0',
+      routeKey: 'GET /v1/invoices/{id}/pdf',
+      rawPath,
+      rawQueryString: '',
+      headers: { authorization: `Bearer ${c.token}`, host: 'api.example.com' },
+      isBase64Encoded: false,
+      requestContext: {
+        requestId: 'lambda-pdf-1',
+        domainName: 'api.example.com',
+        http: { method: 'GET', path: rawPath, protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: 'test' },
+      },
+    };
+    const context = { awsRequestId: 'lambda-pdf-1', getRemainingTimeInMillis: () => 10_000 };
+    const res = (await billingHandler(event as never, context as never)) as {
+      statusCode: number;
+      headers: Record<string, string>;
+      body: string;
+      isBase64Encoded?: boolean;
+    };
+    expect(res.statusCode).toBe(200);
+    expect(res.isBase64Encoded).toBe(true);
+    expect(res.headers['content-type']).toBe('application/pdf');
+    const number = (await invoiceOf(c.invoiceId, c.token)).number;
+    expect(res.headers['content-disposition']).toBe(`attachment; filename="${number}.pdf"`);
+    const bytes = Buffer.from(res.body, 'base64');
+    expect(bytes.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    expect((await pdfText(bytes)).lines).toContain(`Invoice number ${number}`);
   });
 
   it('needs billing:read', async () => {
