@@ -1806,7 +1806,10 @@ export interface components {
       name: string | null;
       company: string | null;
       address: components['schemas']['PostalAddress'];
-      /** @example DE123456789 */
+      /**
+       * @description A VAT or other tax id with its country prefix; stored upper case.
+       * @example DE123456789
+       */
       vatId: string | null;
       /**
        * Format: date-time
@@ -2092,7 +2095,10 @@ export interface components {
         region?: string | null;
         country?: components['schemas']['CountryCode'];
       } | null;
-      /** @example DE123456789 */
+      /**
+       * @description A VAT or other tax id with its country prefix; stored upper case.
+       * @example DE123456789
+       */
       vatId?: string | null;
     };
     BillingConfig: {

@@ -44,7 +44,7 @@ const VatId = z
   .trim()
   .max(20)
   .regex(/^[A-Za-z]{2}[0-9A-Za-z .-]{2,18}$/, 'must be a country prefix and 2 to 18 letters, digits, spaces, dots or dashes')
-  .meta({ example: 'DE123456789' });
+  .meta({ example: 'DE123456789', description: 'A VAT or other tax id with its country prefix; stored upper case.' });
 
 const profileFields = {
   name: line(100).nullable().meta({ description: 'The person the invoice is addressed to.' }),
