@@ -6,6 +6,7 @@ import { createApiKey, listApiKeys, revokeApiKey } from '../../shared/keys/index
 import { listLedger } from '../../shared/ledger/index.ts';
 import { getBudget, setBudget } from '../../shared/budgets/index.ts';
 import { getBalanceAlerts, setLowBalanceThreshold } from '../../shared/ledger/alerts.ts';
+import { getBillingProfile, putBillingProfile } from '../../shared/accounts/billing-profile.ts';
 import { unsuspendAfterCredit } from '../../shared/servers/suspension.ts';
 import {
   createEndpoint,
@@ -55,6 +56,19 @@ export const handler = createGroupHandler('account', accountRoutes, {
     const { before, view } = await setLowBalanceThreshold(principal.accountId, body.lowBalanceThresholdCents);
     audit.details = { before, after: view.override };
     return view;
+  },
+
+  getBillingProfile: async ({ principal }) => getBillingProfile(principal.accountId),
+
+  putBillingProfile: async ({ principal, body, audit }) => {
+    audit.target = `account:${principal.accountId}`;
+    // Which fields are set, not their values: the activity log keeps no personal data.
+    audit.details = {
+      set: Object.keys(body)
+        .filter((k) => body[k as keyof typeof body] != null)
+        .sort(),
+    };
+    return putBillingProfile(principal.accountId, body);
   },
 
   revokeKey: async ({ principal, params, audit }) => {

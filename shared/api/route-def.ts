@@ -36,6 +36,8 @@ export interface RouteDef {
   audit?: string;
   /** Not JSON: the handler returns a raw body (the docs page and its assets). */
   raw?: boolean;
+  /** The media type a raw route's document entry states (default `application/json`): the invoice PDF's `application/pdf`. */
+  mediaType?: string;
   /** Left out of the OpenAPI document. */
   hidden?: boolean;
   /** The body reaches the implementation as the raw string (webhook signatures are over the raw bytes). */

@@ -18,6 +18,7 @@ export * from './schemas/catalog.ts';
 export * from './schemas/servers.ts';
 export * from './schemas/money.ts';
 export * from './schemas/alerts.ts';
+export * from './schemas/billing-profile.ts';
 export * from './schemas/billing.ts';
 export * from './schemas/admin.ts';
 export * from './schemas/payments.ts';

@@ -199,6 +199,7 @@ async function queryAll(input: { IndexName?: IndexName; pk: string; skPrefix?: s
 
 export const accessPatterns = {
   accountById: async (accountId: string) => asKindOrUndefined(await getItem(keys.account(accountId)), 'account'),
+  billingProfile: async (accountId: string) => asKindOrUndefined(await getItem(keys.billingProfile(accountId)), 'billing-profile'),
   accountBySubject: async (issuer: string, subject: string) => asKindOrUndefined(await getItem(keys.subject(issuer, subject)), 'subject'),
   apiKeyByHash: async (hash: string) => asKindOrUndefined(await getItem(keys.apiKeyHash(hash)), 'api-key-hash'),
   apiKeyById: async (accountId: string, keyId: string) => asKindOrUndefined(await getItem(keys.apiKey(accountId, keyId)), 'api-key'),

@@ -50,6 +50,20 @@ export interface AccountItem extends Stored {
   createdAt: string;
 }
 
+/** The account's billing profile (shared/accounts/billing-profile.ts): printed as the buyer on invoice PDFs. */
+export interface BillingProfileItem extends Stored {
+  kind: 'billing-profile';
+  accountId: string;
+  /** As PUT /v1/account/billing-profile validated it (BillingProfile in shared/api/schemas/billing-profile.ts). */
+  profile: {
+    name: string | null;
+    company: string | null;
+    address: Record<'line1' | 'line2' | 'postalCode' | 'city' | 'region' | 'country', string | null>;
+    vatId: string | null;
+  };
+  updatedAt: string;
+}
+
 export interface SubjectItem extends Stored {
   kind: 'subject';
   accountId: string;
@@ -399,6 +413,7 @@ export interface PanelEggsItem extends PanelCopy {
 interface Kinds {
   account: AccountItem;
   subject: SubjectItem;
+  'billing-profile': BillingProfileItem;
   server: ServerItem;
   'server-pointer': ServerPointerItem;
   'live-state': LiveStateItem;

@@ -27,6 +27,8 @@ export function shardOf(id: string, shards = LISTING_SHARDS): number {
 
 export const keys = {
   account: (accountId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: 'PROFILE' }),
+  /** Who the account's invoices are addressed to (shared/accounts/billing-profile.ts): apart from the profile every request reads. */
+  billingProfile: (accountId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: 'BILLING_PROFILE' }),
   accountsListing: (accountId: string, createdAt: string) => ({
     GSI1PK: `ACCOUNTS#${shardOf(accountId)}`,
     GSI1SK: `${createdAt}#${accountId}`,

@@ -61,8 +61,11 @@ export interface RouteRequest<R extends RouteDef> {
 
 export interface RawResponse {
   contentType: string;
-  body: string;
+  /** Text, or bytes (a PDF): API Gateway takes those base64-encoded and decodes them for the caller. */
+  body: string | Uint8Array;
   cacheSeconds?: number;
+  /** Sent as an attachment with this file name (Content-Disposition). */
+  filename?: string;
 }
 
 export interface StatusResponse<T> {
@@ -215,8 +218,11 @@ export function createGroupHandler<G extends Group>(group: G, routes: GroupRoute
             'cache-control': raw.cacheSeconds ? `public, max-age=${raw.cacheSeconds}` : 'no-store',
             'x-request-id': requestId,
             ...(state.rate ? rateLimitHeaders(state.rate) : {}),
+            ...(raw.filename ? { 'content-disposition': `attachment; filename="${raw.filename}"` } : {}),
           },
-          body: raw.body,
+          ...(typeof raw.body === 'string'
+            ? { body: raw.body }
+            : { body: Buffer.from(raw.body).toString('base64'), isBase64Encoded: true }),
         };
       } else {
         const { status, body } = unwrap(result, def.status ?? 200);

@@ -47,6 +47,10 @@ const HEADERS = {
     'Seconds to wait before trying again; sent with `rate_limited`, `operation_in_progress` and `panel_unavailable`.',
     86_400,
   ),
+  'Content-Disposition': {
+    description: 'A document to save: `attachment; filename="<name>"` (the invoice PDF is named by its number, `INV-2026-000001.pdf`).',
+    schema: { type: 'string', maxLength: 128 },
+  },
   'Idempotent-Replayed': {
     description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.',
     schema: { type: 'string', enum: ['true'] as string[] },
@@ -171,11 +175,13 @@ function generate(): object {
     const rateLimited = !def.unlimited;
     const successHeaders = commonHeaders(rateLimited);
     if (def.idempotent) successHeaders.push('Idempotent-Replayed');
+    // A route that answers a document (not JSON) sends it as a file to save.
+    if (def.mediaType) successHeaders.push('Content-Disposition');
     const responses: Record<number, unknown> = {
       [success]: {
         description: def.summary,
         headers: headerRefs(successHeaders),
-        content: { 'application/json': { schema: def.response } },
+        content: { [def.mediaType ?? 'application/json']: { schema: def.response } },
       },
     };
     for (const [status, codes] of errorStatusesOf(def)) responses[status] = errorResponse(status, codes, rateLimited);

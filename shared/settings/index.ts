@@ -5,6 +5,7 @@ import { Settings, type SettingsValue } from '../api/schemas/settings.ts';
 import type { z } from 'zod';
 import type { SettingsUpdate } from '../api/schemas/settings.ts';
 import { ApiError } from '../errors.ts';
+import { EMPTY_ADDRESS } from '../api/schemas/billing-profile.ts';
 
 /**
  * Platform settings with their defaults. The defaults are priced like a budget game host so a
@@ -30,6 +31,8 @@ export const DEFAULT_SETTINGS: SettingsValue = {
   maximumTopUpCents: 100_000,
   suspendedRetentionDays: null,
   monthlyCapHours: null,
+  // No seller details until an admin sets them: the invoice PDF prints what is set.
+  invoiceIssuer: { legalName: null, address: EMPTY_ADDRESS, taxId: null, email: null, footer: null },
 };
 
 /** Settings change rarely: a process keeps them for a few seconds to spare a read per request. */
@@ -45,6 +48,7 @@ export async function getSettings(fresh = false): Promise<SettingsValue> {
     ...stored,
     prices: { ...DEFAULT_SETTINGS.prices, ...stored?.prices },
     serverCaps: { ...DEFAULT_SETTINGS.serverCaps, ...stored?.serverCaps },
+    invoiceIssuer: mergeIssuer(DEFAULT_SETTINGS.invoiceIssuer, stored?.invoiceIssuer),
   });
   cache = { value, at: Date.now() };
   return value;
@@ -69,6 +73,7 @@ export async function updateSettings(update: z.infer<typeof SettingsUpdate>, act
     ...update,
     prices: { ...before.prices, ...update.prices },
     serverCaps: { ...before.serverCaps, ...update.serverCaps },
+    invoiceIssuer: mergeIssuer(before.invoiceIssuer, update.invoiceIssuer),
   });
   if (after.minimumTopUpCents > after.maximumTopUpCents) {
     throw new ApiError('validation_failed', 'minimumTopUpCents must not exceed maximumTopUpCents', {
@@ -116,4 +121,14 @@ function diffPaths(a: Record<string, unknown>, b: Record<string, unknown>, prefi
     else if (x !== y) out.push(`${prefix}${key}`);
   }
   return out;
+}
+
+/** The seller details are merged field by field like prices, their address too (a partial update keeps the rest). */
+function mergeIssuer(
+  base: SettingsValue['invoiceIssuer'],
+  update:
+    | Partial<Omit<SettingsValue['invoiceIssuer'], 'address'> & { address: Partial<SettingsValue['invoiceIssuer']['address']> }>
+    | undefined,
+): SettingsValue['invoiceIssuer'] {
+  return { ...base, ...update, address: { ...base.address, ...update?.address } };
 }

@@ -4,6 +4,7 @@ import { Account, ActivityList } from '../schemas/account.ts';
 import { ApiKeyList, ApiKeyWithSecret, CreateApiKey, RevokedKey } from '../schemas/keys.ts';
 import { Budget, BudgetUpdate, LedgerList } from '../schemas/money.ts';
 import { BalanceAlerts, BalanceAlertsUpdate } from '../schemas/alerts.ts';
+import { BillingProfile, BillingProfileUpdate } from '../schemas/billing-profile.ts';
 import {
   CreateWebhookEndpoint,
   DeletedWebhookEndpoint,
@@ -278,6 +279,31 @@ export const accountMoneyRoutes = define({
     body: BalanceAlertsUpdate,
     response: BalanceAlerts,
     audit: 'alerts.update',
+  },
+  getBillingProfile: {
+    method: 'GET',
+    path: '/v1/account/billing-profile',
+    group: 'account',
+    tag: 'Billing',
+    auth: 'bearer',
+    scope: 'billing:read',
+    summary: 'Who your invoices are addressed to: name, company, address, VAT id',
+    description: 'Every field is null until set. Invoice PDFs (GET /v1/invoices/:id/pdf) print it as the buyer, with what is set.',
+    response: BillingProfile,
+  },
+  putBillingProfile: {
+    method: 'PUT',
+    path: '/v1/account/billing-profile',
+    group: 'account',
+    tag: 'Billing',
+    auth: 'bearer',
+    scope: 'billing:write',
+    summary: 'Replace the billing profile',
+    description:
+      'Replaces the whole profile: an omitted field is cleared. Applies to every invoice PDF from then on, earlier invoices included (the PDF is built when it is asked for).',
+    body: BillingProfileUpdate,
+    response: BillingProfile,
+    audit: 'billing-profile.update',
   },
 });
 

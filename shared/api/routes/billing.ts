@@ -1,6 +1,6 @@
 import { define } from '../route-def.ts';
 import { IdParam, ListQuery } from '../schemas/common.ts';
-import { BillingConfig, CheckoutRequest, CheckoutResponse, Invoice, InvoiceList } from '../schemas/billing.ts';
+import { BillingConfig, CheckoutRequest, CheckoutResponse, Invoice, InvoiceList, InvoicePdf } from '../schemas/billing.ts';
 
 /** The billing group: top-up rules, checkout, invoices. */
 export const billingRoutes = define({
@@ -52,5 +52,20 @@ export const billingRoutes = define({
     summary: 'One invoice with its line items',
     params: IdParam,
     response: Invoice,
+  },
+  getInvoicePdf: {
+    method: 'GET',
+    path: '/v1/invoices/:id/pdf',
+    group: 'billing',
+    tag: 'Billing',
+    auth: 'bearer',
+    scope: 'billing:read',
+    summary: 'The invoice as a PDF document',
+    description:
+      'An A4 PDF (`Content-Disposition: attachment; filename="INV-2026-000001.pdf"`): the seller (platform settings), the buyer (your billing profile, else your e-mail address), the number, issue and payment dates, currency, each line with what it charged and credited, the totals, the status and any refunded or disputed amount. Built when asked, so it shows the invoice and the profile as they are now. Characters the PDF\'s standard fonts cannot draw (outside Windows-1252, e.g. CJK) print as `?`; the JSON invoice keeps them.',
+    params: IdParam,
+    raw: true,
+    mediaType: 'application/pdf',
+    response: InvoicePdf,
   },
 });

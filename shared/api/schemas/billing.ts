@@ -118,3 +118,6 @@ export const Invoice = z
   });
 
 export const InvoiceList = listOf(Invoice, 'InvoiceList');
+
+/** The bytes of an invoice PDF (GET /v1/invoices/:id/pdf); the document states its media type. */
+export const InvoicePdf = z.string().max(10_000_000).meta({ format: 'binary', description: 'An application/pdf document.' });

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { int32 } from './common.ts';
+import { InvoiceIssuer, PostalAddress } from './billing-profile.ts';
 
 /** Platform settings (admin group; shared/settings reads them through Settings). */
 
@@ -55,6 +56,9 @@ export const Settings = z
       description:
         'Optional monthly cap per server: in a calendar month (UTC) a server never pays more than this many hours of its hourly price (each hour capped at its own price); null (the default) charges every hour. E.g. 672 with a 1.5 ¢ server: at most 1,008 ¢ a month, so a full 31-day month (744 h) costs 1,008 ¢, not 1,116 ¢.',
     }),
+    invoiceIssuer: InvoiceIssuer.meta({
+      description: 'The seller printed on every invoice PDF (GET /v1/invoices/:id/pdf); null fields are left out.',
+    }),
   })
   .strict()
   .meta({ id: 'Settings' });
@@ -72,6 +76,7 @@ export const SettingsUpdate = Settings.extend({
   currency: z.literal('usd', { error: readOnly }).meta({ description: 'Read-only: accepted only unchanged (400 otherwise).' }),
   prices: Settings.shape.prices.partial().strict(),
   serverCaps: Settings.shape.serverCaps.partial().strict(),
+  invoiceIssuer: InvoiceIssuer.extend({ address: PostalAddress.partial().strict() }).partial().strict(),
 })
   .partial()
   .strict()

@@ -1,0 +1,242 @@
+import { PageSizes, PDFDocument, type PDFFont, type PDFPage, rgb, StandardFonts } from 'pdf-lib';
+import type { BillingProfileView } from '../accounts/billing-profile.ts';
+import type { SettingsValue } from '../api/schemas/settings.ts';
+import type { InvoiceView } from './index.ts';
+
+/**
+ * The invoice PDF's layout (pdf-lib, pure JavaScript: no browser, no font files). Loaded only by
+ * `invoicePdf` (document.ts) through `import()`, so the billing function's start-up code does
+ * not carry pdf-lib.
+ *
+ * The PDF's standard fonts (Helvetica) encode Windows-1252 (WinAnsi) only, and pdf-lib throws on
+ * any other character. Embedding a Unicode font would take a font file of megabytes per script
+ * and fontkit; instead a character outside the encoding prints as its base letter when it has one
+ * (ő → o, Ł has none) or as `?`. The invoice's JSON and the stored profile keep the exact text.
+ */
+export interface InvoiceDocument {
+  invoice: InvoiceView;
+  seller: SettingsValue['invoiceIssuer'];
+  buyer: Omit<BillingProfileView, 'updatedAt'> & { email: string | null };
+}
+
+type Address = InvoiceDocument['seller']['address'];
+
+const STATUS_LABEL: Record<InvoiceView['status'], string> = {
+  open: 'Open (not paid)',
+  paid: 'Paid',
+  void: 'Void (not paid)',
+  refunded: 'Refunded',
+  partially_refunded: 'Partially refunded',
+  disputed: 'Disputed',
+};
+
+/** Integer cents as `1,234.56`: string arithmetic on the integer, no floating point. */
+export function formatCents(cents: number): string {
+  const digits = String(Math.abs(cents)).padStart(3, '0');
+  const whole = digits.slice(0, -2).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return `${cents < 0 ? '-' : ''}${whole}.${digits.slice(-2)}`;
+}
+
+/** The calendar day (UTC) of a stored timestamp. */
+const day = (iso: string): string => iso.slice(0, 10);
+
+function countryName(code: string): string {
+  try {
+    return new Intl.DisplayNames(['en'], { type: 'region' }).of(code) ?? code;
+  } catch {
+    return code;
+  }
+}
+
+/** The address as lines: street lines, postal code and city, region, country; empty fields left out. */
+function addressLines(a: Address): string[] {
+  const cityLine = [a.postalCode, a.city].filter(Boolean).join(' ');
+  return [a.line1, a.line2, cityLine, a.region, a.country ? countryName(a.country) : null].filter((l): l is string => Boolean(l));
+}
+
+const present = (lines: (string | null | undefined | false)[]): string[] => lines.filter((l): l is string => Boolean(l));
+
+const PAGE_MARGIN = 50;
+const INK = rgb(0.1, 0.1, 0.1);
+const MUTED = rgb(0.4, 0.4, 0.4);
+
+class Writer {
+  y: number;
+  readonly page: PDFPage;
+  readonly regular: PDFFont;
+  readonly bold: PDFFont;
+  private readonly charset: Set<number>;
+
+  constructor(page: PDFPage, regular: PDFFont, bold: PDFFont) {
+    this.page = page;
+    this.regular = regular;
+    this.bold = bold;
+    this.y = page.getHeight() - PAGE_MARGIN;
+    this.charset = new Set(regular.getCharacterSet());
+  }
+
+  /** Text the standard font can draw (see the module comment). */
+  safe(text: string): string {
+    let out = '';
+    for (const ch of text) {
+      if (this.charset.has(ch.codePointAt(0)!)) out += ch;
+      else {
+        const base = ch.normalize('NFKD').replace(/\p{M}/gu, '');
+        out += base && [...base].every((c) => this.charset.has(c.codePointAt(0)!)) ? base : '?';
+      }
+    }
+    return out;
+  }
+
+  /** Lines of at most `width` points, broken at spaces (a word longer than the line is broken anywhere). */
+  wrap(text: string, size: number, width: number, font = this.regular): string[] {
+    const fits = (s: string) => font.widthOfTextAtSize(s, size) <= width;
+    const lines: string[] = [];
+    let current = '';
+    for (const word of this.safe(text).split(/\s+/).filter(Boolean)) {
+      const candidate = current ? `${current} ${word}` : word;
+      if (fits(candidate)) {
+        current = candidate;
+        continue;
+      }
+      if (current) lines.push(current);
+      current = '';
+      let rest = word;
+      while (!fits(rest)) {
+        let cut = rest.length - 1;
+        while (cut > 1 && !fits(rest.slice(0, cut))) cut--;
+        lines.push(rest.slice(0, cut));
+        rest = rest.slice(cut);
+      }
+      current = rest;
+    }
+    if (current) lines.push(current);
+    return lines;
+  }
+
+  /** Draws wrapped text at x from this.y down; returns the y below it (this.y is unchanged). */
+  block(lines: string[], x: number, width: number, opts: { size?: number; boldFirst?: boolean; y?: number } = {}): number {
+    const size = opts.size ?? 10;
+    let y = opts.y ?? this.y;
+    lines.forEach((text, i) => {
+      const font = opts.boldFirst && i === 0 ? this.bold : this.regular;
+      for (const l of this.wrap(text, size, width, font)) {
+        this.page.drawText(l, { x, y, size, font, color: INK });
+        y -= size * 1.35;
+      }
+    });
+    return y;
+  }
+
+  label(text: string, x: number, y = this.y): void {
+    this.page.drawText(this.safe(text).toUpperCase(), { x, y, size: 8, font: this.bold, color: MUTED });
+  }
+
+  /** Right-aligned at `right`. */
+  right(text: string, right: number, y: number, size = 10, font = this.regular): void {
+    const t = this.safe(text);
+    this.page.drawText(t, { x: right - font.widthOfTextAtSize(t, size), y, size, font, color: INK });
+  }
+}
+
+export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocument): Promise<Uint8Array> {
+  const pdf = await PDFDocument.create();
+  const page = pdf.addPage(PageSizes.A4);
+  const w = new Writer(page, await pdf.embedFont(StandardFonts.Helvetica), await pdf.embedFont(StandardFonts.HelveticaBold));
+  const left = PAGE_MARGIN;
+  const right = page.getWidth() - PAGE_MARGIN;
+  const column = (right - left) / 2 - 10;
+  const middle = left + column + 20;
+  const currency = invoice.currency.toUpperCase();
+  const money = (cents: number) => `${currency} ${formatCents(cents)}`;
+
+  pdf.setTitle(`Invoice ${invoice.number}`);
+  if (seller.legalName) pdf.setAuthor(w.safe(seller.legalName));
+  pdf.setCreationDate(new Date(invoice.createdAt));
+
+  // Heading: the word, the number, the status.
+  page.drawText('Invoice', { x: left, y: w.y - 14, size: 22, font: w.bold, color: INK });
+  w.right(invoice.number, right, w.y - 6, 12, w.bold);
+  w.right(STATUS_LABEL[invoice.status], right, w.y - 22, 10, w.bold);
+  w.y -= 56;
+
+  // Seller and buyer side by side; the buyer falls back to the account's e-mail address.
+  w.label('From', left);
+  w.label('Bill to', middle);
+  w.y -= 14;
+  const sellerLines = present([seller.legalName, ...addressLines(seller.address), seller.taxId && `Tax ID: ${seller.taxId}`, seller.email]);
+  const buyerLines = present([
+    buyer.company,
+    buyer.name,
+    ...addressLines(buyer.address),
+    buyer.vatId && `VAT ID: ${buyer.vatId}`,
+    buyer.email,
+  ]);
+  const belowSeller = w.block(sellerLines, left, column, { boldFirst: true });
+  const belowBuyer = w.block(buyerLines, middle, column, { boldFirst: true });
+  w.y = Math.min(belowSeller, belowBuyer) - 18;
+
+  // Facts of the invoice.
+  const facts: [string, string][] = [
+    ['Invoice number', invoice.number],
+    ['Status', STATUS_LABEL[invoice.status]],
+    ['Issue date', day(invoice.createdAt)],
+  ];
+  if (invoice.paidAt) facts.push(['Paid date', day(invoice.paidAt)]);
+  if (invoice.voidedAt) facts.push(['Voided date', day(invoice.voidedAt)]);
+  facts.push(['Currency', currency]);
+  for (const [name, value] of facts) {
+    page.drawText(name, { x: left, y: w.y, size: 10, font: w.bold, color: INK });
+    page.drawText(w.safe(value), { x: left + 110, y: w.y, size: 10, font: w.regular, color: INK });
+    w.y -= 14;
+  }
+  w.y -= 16;
+
+  // Lines: what each charged to the card and credited to the balance.
+  const chargedRight = right - 110;
+  w.label('Description', left);
+  w.label('Charged', chargedRight - w.bold.widthOfTextAtSize('CHARGED', 8));
+  w.label('Credited', right - w.bold.widthOfTextAtSize('CREDITED', 8));
+  w.y -= 6;
+  page.drawLine({ start: { x: left, y: w.y }, end: { x: right, y: w.y }, thickness: 0.5, color: MUTED });
+  w.y -= 14;
+  for (const line of invoice.lineItems) {
+    const below = w.block([line.description], left, chargedRight - left - 100);
+    w.right(money(line.chargedCents), chargedRight, w.y);
+    w.right(money(line.creditedCents), right, w.y);
+    w.y = below - 4;
+  }
+  page.drawLine({ start: { x: left, y: w.y + 8 }, end: { x: right, y: w.y + 8 }, thickness: 0.5, color: MUTED });
+  w.y -= 8;
+
+  // Totals, then what refunds and disputes took back.
+  const totals: [string, number][] = [
+    ['Total charged', invoice.totalCents],
+    ['Total credited to the balance', invoice.creditedCents],
+    ['Amount paid', invoice.paidCents],
+  ];
+  if (invoice.refundedCents > 0) totals.push(['Refunded', invoice.refundedCents]);
+  if (invoice.disputedCents > 0) totals.push(['Disputed', invoice.disputedCents]);
+  if (invoice.refundedCents > 0 || invoice.disputedCents > 0)
+    totals.push(['Net paid', invoice.paidCents - invoice.refundedCents - invoice.disputedCents]);
+  for (const [name, cents] of totals) {
+    w.right(name, chargedRight, w.y, 10, w.bold);
+    w.right(money(cents), right, w.y, 10, w.bold);
+    w.y -= 15;
+  }
+
+  // The seller's footer (terms, registration), at the foot of the page; on a page of its own when
+  // the fields above (each within its bounds, all at their longest) leave no room for it.
+  if (seller.footer) {
+    const lines = w.wrap(seller.footer, 8, right - left);
+    const top = PAGE_MARGIN + (lines.length - 1) * 11;
+    const target = top + 8 < w.y - 12 ? page : pdf.addPage(PageSizes.A4);
+    let y = top;
+    for (const l of lines) {
+      target.drawText(l, { x: left, y, size: 8, font: w.regular, color: MUTED });
+      y -= 11;
+    }
+  }
+
+  return pdf.save();
+}
