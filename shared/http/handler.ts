@@ -30,10 +30,11 @@ import {
 } from './idempotency.ts';
 
 /**
- * The one request pipeline every endpoint group shares (ARCHITECTURE.md, "Request pipeline"):
- *   route match (404/405) → credential + rate limit (401/429) → scope (403) → JSON body (400/413/415)
- *   → zod validation (400) → Idempotency-Key (replay/409) → the route's implementation
- *   → response validation (outside AWS) → activity log for mutations.
+ * The one request pipeline every endpoint group shares (ARCHITECTURE.md, "Request pipeline"), in
+ * named stages: route match (404/405) → `admitCaller`: credential, rate limit, scope (401/429/403)
+ * → `parseInput`: JSON body and zod validation (400/413/415) → `claimIdempotency` (replay/409)
+ * → the route's implementation → `answer`: the response, checked against its schema outside AWS,
+ * completing the idempotency record → `settle`: contract note and activity log.
  * Every failure leaves as the error envelope; anything unexpected as `internal` 500 without internals.
  */
 export const MAX_BODY_BYTES = 1_048_576;
@@ -118,138 +119,45 @@ export function createGroupHandler<G extends Group>(group: G, routes: GroupRoute
     const headers = event.headers as Record<string, string | undefined>;
     const method = event.requestContext.http.method.toUpperCase();
     const path = event.rawPath || event.requestContext.http.path;
-    const state: {
-      route?: { id: RouteId; def: RouteDef };
-      principal?: Principal;
-      rate?: RateLimitState;
-      idempotency?: { accountId: string; key: string };
-      audit: AuditNote;
-    } = { audit: {} };
-    const inAws = getConfig().stage === 'aws';
+    const state: RequestState = { audit: {} };
 
     try {
       const route = await match(method, path);
       state.route = route;
-      const { def } = route;
+      const caller = await admitCaller(route.def, headers, sourceIp, state);
+      const input = parseInput(route.def, route.params, event);
+      const replay = await claimIdempotency(route.def, headers, method, path, input.body, state);
+      if (replay) return json(replay.statusCode, replay.body, requestId, state.rate, { 'Idempotent-Replayed': 'true' });
 
-      // Credential, then the rate limit: the credential's own and its account's, counted in the
-      // account's item by one write every few requests (shared/http/rate-limit.ts).
-      let keyItem: ApiKeyHashItem | undefined;
-      if (def.auth === 'bearer') {
-        // Requests that fail authentication count against their source IP, so guessing
-        // credentials (a new garbage token each time, or none) is limited like anything else.
-        const refusedByIp = async (err: unknown) => {
-          if (isApiError(err) && (err.code === 'unauthorized' || err.code === 'forbidden')) {
-            state.rate = await consumeRateLimit(`ip:${sourceIp ?? 'unknown'}`);
-            assertWithinLimit(state.rate);
-          }
-          return err;
-        };
-        let token: string;
-        try {
-          token = bearerToken(headers.authorization);
-        } catch (err) {
-          throw await refusedByIp(err);
-        }
-        let auth: Awaited<ReturnType<typeof authenticate>>;
-        try {
-          auth = await authenticate(token);
-        } catch (err) {
-          throw await refusedByIp(err);
-        }
-        state.principal = auth.principal;
-        keyItem = auth.keyItem;
-        // Admins count too: the ceiling protects the table and the functions from any one account
-        // (an admin account that needs more gets an override like any other).
-        const { accountId } = auth.principal;
-        state.rate = await consumeRateLimit(`cred:${createHash('sha256').update(token).digest('hex').slice(0, 32)}`, undefined, {
-          accountId,
-          limit: await requestCeilingOf(accountId),
-        });
-        assertWithinLimit(state.rate);
-        authorize(def, state.principal);
-      } else if (!def.unlimited) {
-        state.rate = await consumeRateLimit(`ip:${sourceIp ?? 'unknown'}`);
-        assertWithinLimit(state.rate);
-      }
-
-      const input = parseInput(def, route.params, event);
-
-      const principal = state.principal;
-      const idemHeader = headers['idempotency-key'];
-      if (def.idempotent && idemHeader !== undefined && principal) {
-        const key = validateIdempotencyKey(idemHeader);
-        const replay = await claimIdempotencyKey(principal.accountId, key, requestFingerprint(method, path, input.body));
-        if (replay) return json(replay.statusCode, replay.body, requestId, state.rate, { 'Idempotent-Replayed': 'true' });
-        state.idempotency = { accountId: principal.accountId, key };
-      }
-
-      // In AWS the address is API Gateway's own domain (never a client-sent X-Forwarded-Host, which
-      // would let a caller steer the links in responses); locally, the Host the caller used.
-      const host = inAws ? event.requestContext.domainName : (headers.host ?? event.requestContext.domainName);
-      const proto = inAws ? 'https' : 'http';
       const [result] = await Promise.all([
         // Panel calls made for this request count against this account's share of the panel's budget;
         // the dev routes stand in for the platform's own schedulers (billing pass, reconciler).
-        runAsCaller(route.def.group === 'dev' ? PLATFORM_CALLER : (principal?.accountId ?? ANONYMOUS_CALLER), () =>
+        runAsCaller(route.def.group === 'dev' ? PLATFORM_CALLER : (state.principal?.accountId ?? ANONYMOUS_CALLER), () =>
           withDeadline(deadline, () =>
             impls[route.id]({
               ...input,
-              principal: principal as undefined,
+              principal: state.principal as undefined,
               requestId,
               sourceIp,
-              baseUrl: `${proto}://${host}`,
+              baseUrl: baseUrlOf(event, headers),
               headers,
               audit: state.audit,
             }),
           ),
         ),
         // Bookkeeping only: a failed lastUsedAt write must not fail the request.
-        keyItem ? touchLastUsed(keyItem).catch((e) => logger.warn('lastUsedAt write failed', { requestId, ...errorFields(e) })) : undefined,
+        caller.keyItem
+          ? touchLastUsed(caller.keyItem).catch((e) => logger.warn('lastUsedAt write failed', { requestId, ...errorFields(e) }))
+          : undefined,
       ]);
 
-      let response: Response;
-      if (def.raw) {
-        const raw = result as RawResponse;
-        response = {
-          statusCode: 200,
-          headers: {
-            'content-type': raw.contentType,
-            'cache-control': raw.cacheSeconds ? `public, max-age=${raw.cacheSeconds}` : 'no-store',
-            'x-request-id': requestId,
-            ...(state.rate ? rateLimitHeaders(state.rate) : {}),
-            ...(raw.filename ? { 'content-disposition': `attachment; filename="${raw.filename}"` } : {}),
-          },
-          ...(typeof raw.body === 'string'
-            ? { body: raw.body }
-            : { body: Buffer.from(raw.body).toString('base64'), isBase64Encoded: true }),
-        };
-      } else {
-        const { status, body } = unwrap(result, def.status ?? 200);
-        checkResponseShape(route.id, def, body);
-        if (state.idempotency)
-          await completeIdempotencyKey(state.idempotency.accountId, state.idempotency.key, {
-            statusCode: status,
-            body: stripSecrets(body),
-          });
-        response = json(status, body, requestId, state.rate);
-      }
-      if (!inAws) noteResponse(route.id, def, response.statusCode, null);
-      // The change is done (and its idempotency record complete): a failed activity write is
-      // logged for the alarm, never turned into an error that invites a retry of the change.
-      await audit(state, response.statusCode, null, requestId, sourceIp).catch((e) =>
-        logger.error('audit write failed after success', { requestId, ...errorFields(e) }),
-      );
+      const response = await answer(route, result, requestId, state);
+      await settle(state, response, null, requestId, sourceIp);
       return response;
     } catch (err) {
       const response = errorResponse(err, requestId, state.rate);
-      if (state.route && !inAws) {
-        noteResponse(state.route.id, state.route.def, response.statusCode, isApiError(err) ? err.code : 'internal', response.headers);
-      }
       if (state.idempotency) await releaseIdempotencyKey(state.idempotency.accountId, state.idempotency.key).catch(() => undefined);
-      await audit(state, response.statusCode, isApiError(err) ? err.code : 'internal', requestId, sourceIp).catch((e) =>
-        logger.error('audit write failed', { requestId, ...errorFields(e) }),
-      );
+      await settle(state, response, isApiError(err) ? err.code : 'internal', requestId, sourceIp);
       return response;
     }
   };
@@ -287,6 +195,133 @@ export function createGroupHandler<G extends Group>(group: G, routes: GroupRoute
     .handler(core);
 }
 
+/** What one request has established so far; each stage of the pipeline adds to it. */
+interface RequestState {
+  route?: { id: RouteId; def: RouteDef };
+  principal?: Principal;
+  rate?: RateLimitState;
+  idempotency?: { accountId: string; key: string };
+  audit: AuditNote;
+}
+
+/**
+ * Stage 1, credential and rate limit: who calls (401), within which limits (429), with which
+ * rights (403). The credential's own limit and its account's ceiling are counted in the account's
+ * item by one write every few requests (shared/http/rate-limit.ts); a request without a credential,
+ * or whose credential is refused, counts against its source IP, so guessing credentials is limited
+ * like anything else.
+ */
+async function admitCaller(
+  def: RouteDef,
+  headers: Record<string, string | undefined>,
+  sourceIp: string | null,
+  state: RequestState,
+): Promise<{ keyItem?: ApiKeyHashItem }> {
+  const countByIp = async () => {
+    state.rate = await consumeRateLimit(`ip:${sourceIp ?? 'unknown'}`);
+    assertWithinLimit(state.rate);
+  };
+  if (def.auth !== 'bearer') {
+    if (!def.unlimited) await countByIp();
+    return {};
+  }
+  let token: string;
+  let auth: Awaited<ReturnType<typeof authenticate>>;
+  try {
+    token = bearerToken(headers.authorization);
+    auth = await authenticate(token);
+  } catch (err) {
+    if (isApiError(err) && (err.code === 'unauthorized' || err.code === 'forbidden')) await countByIp();
+    throw err;
+  }
+  state.principal = auth.principal;
+  // Admins count too: the ceiling protects the table and the functions from any one account
+  // (an admin account that needs more gets an override like any other).
+  const { accountId } = auth.principal;
+  state.rate = await consumeRateLimit(`cred:${createHash('sha256').update(token).digest('hex').slice(0, 32)}`, undefined, {
+    accountId,
+    limit: await requestCeilingOf(accountId),
+  });
+  assertWithinLimit(state.rate);
+  authorize(def, auth.principal);
+  return { keyItem: auth.keyItem };
+}
+
+/**
+ * Stage 3, the Idempotency-Key: a repeated request gets the stored answer (returned here, nothing
+ * else runs); a first one claims the key, completed with the answer or released on failure.
+ */
+async function claimIdempotency(
+  def: RouteDef,
+  headers: Record<string, string | undefined>,
+  method: string,
+  path: string,
+  body: unknown,
+  state: RequestState,
+): Promise<{ statusCode: number; body: unknown } | undefined> {
+  const header = headers['idempotency-key'];
+  if (!def.idempotent || header === undefined || !state.principal) return undefined;
+  const key = validateIdempotencyKey(header);
+  const replay = await claimIdempotencyKey(state.principal.accountId, key, requestFingerprint(method, path, body));
+  if (replay) return replay;
+  state.idempotency = { accountId: state.principal.accountId, key };
+  return undefined;
+}
+
+/**
+ * In AWS the address is API Gateway's own domain (never a client-sent X-Forwarded-Host, which would
+ * let a caller steer the links in responses); locally, the Host the caller used.
+ */
+function baseUrlOf(event: Event, headers: Record<string, string | undefined>): string {
+  const inAws = getConfig().stage === 'aws';
+  const host = inAws ? event.requestContext.domainName : (headers.host ?? event.requestContext.domainName);
+  return `${inAws ? 'https' : 'http'}://${host}`;
+}
+
+/**
+ * Stage 5, the answer: a file or text as it is (bytes base64 for API Gateway), JSON checked
+ * against the route's schema outside AWS; the idempotency record gets the JSON answer without
+ * secrets.
+ */
+async function answer(route: { id: RouteId; def: RouteDef }, result: unknown, requestId: string, state: RequestState): Promise<Response> {
+  const { def } = route;
+  if (def.raw) return rawResponse(result as RawResponse, requestId, state.rate);
+  const { status, body } = unwrap(result, def.status ?? 200);
+  checkResponseShape(route.id, def, body);
+  if (state.idempotency)
+    await completeIdempotencyKey(state.idempotency.accountId, state.idempotency.key, { statusCode: status, body: stripSecrets(body) });
+  return json(status, body, requestId, state.rate);
+}
+
+/** A raw route's answer (the docs page, the OpenAPI document, an invoice PDF). */
+export function rawResponse(raw: RawResponse, requestId: string, rate: RateLimitState | undefined): Response {
+  return {
+    statusCode: 200,
+    headers: {
+      'content-type': raw.contentType,
+      'cache-control': raw.cacheSeconds ? `public, max-age=${raw.cacheSeconds}` : 'no-store',
+      'x-request-id': requestId,
+      ...(rate ? rateLimitHeaders(rate) : {}),
+      ...(raw.filename ? { 'content-disposition': `attachment; filename="${raw.filename}"` } : {}),
+    },
+    ...(typeof raw.body === 'string' ? { body: raw.body } : { body: Buffer.from(raw.body).toString('base64'), isBase64Encoded: true }),
+  };
+}
+
+/**
+ * Stage 6, after the answer: the contract note (outside AWS: tests/setup.ts fails a test file that
+ * provoked an undocumented answer) and the activity log. A failed activity write is logged for the
+ * alarm, never turned into an error: after a success the change is done, and a retry would repeat it.
+ */
+async function settle(state: RequestState, response: Response, errorCode: ErrorCode | null, requestId: string, sourceIp: string | null) {
+  if (state.route && getConfig().stage !== 'aws') {
+    noteResponse(state.route.id, state.route.def, response.statusCode, errorCode, errorCode ? response.headers : undefined);
+  }
+  await audit(state, response.statusCode, errorCode, requestId, sourceIp).catch((e) =>
+    logger.error(errorCode ? 'audit write failed' : 'audit write failed after success', { requestId, ...errorFields(e) }),
+  );
+}
+
 function authorize(def: RouteDef, principal: Principal): void {
   if (def.admin && !principal.isAdmin) throw new ApiError('forbidden', 'This endpoint is for platform admins');
   if (def.scope && !principal.scopes.has(def.scope)) {
@@ -309,7 +344,7 @@ function parseJsonBody(event: Event): unknown {
   return (request.event as Event & { body: unknown }).body;
 }
 
-function parseInput(def: RouteDef, params: Record<string, string>, event: Event) {
+export function parseInput(def: RouteDef, params: Record<string, string>, event: Event) {
   let body: unknown;
   if (def.body) {
     const raw = event.body ?? '';
@@ -395,7 +430,7 @@ export function errorResponse(err: unknown, requestId: string, rate: RateLimitSt
 }
 
 async function audit(
-  state: { route?: { id: RouteId; def: RouteDef }; principal?: Principal; audit: AuditNote },
+  state: RequestState,
   status: number,
   errorCode: ErrorCode | null,
   requestId: string,
