@@ -6,6 +6,7 @@ import { markShardDone, openPassRecord } from '../../shared/billing/fanout.ts';
 import { reconcileAll } from '../../shared/servers/reconcile.ts';
 import { type RepairSummary, runRepairs } from '../../shared/servers/repairs.ts';
 import { logger, errorFields } from '../../shared/observability/logger.ts';
+import { getConfig } from '../../shared/config/env.ts';
 
 /**
  * The hourly billing pass (no HTTP). `scheduler` is what the EventBridge hourly rule invokes:
@@ -15,7 +16,8 @@ import { logger, errorFields } from '../../shared/observability/logger.ts';
  * `repairs` is what the every-minute rule invokes: the suspensions and repairs that did not
  * complete (shared/servers/repairs.ts), within minutes instead of at the next hourly pass.
  */
-const sqs = process.env.BILLING_QUEUE_URL ? new SQSClient({}) : undefined;
+const queueUrl = getConfig().billingQueueUrl;
+const sqs = queueUrl ? new SQSClient({}) : undefined;
 
 interface ShardMessage {
   at: string;
@@ -27,7 +29,7 @@ interface ShardMessage {
 export async function scheduler(event: { time?: string; at?: string } = {}) {
   const at = new Date(event.at ?? event.time ?? Date.now());
   await reportWatermarkLag(at);
-  if (!sqs) {
+  if (!sqs || !queueUrl) {
     // In one process: reconcile first, so no orphan runs unbilled and no vanished server is billed.
     await reconcile();
     return runPassInProcess(at);
@@ -44,7 +46,7 @@ export async function scheduler(event: { time?: string; at?: string } = {}) {
     const batch = messages.slice(i, i + 10);
     const out = await sqs.send(
       new SendMessageBatchCommand({
-        QueueUrl: process.env.BILLING_QUEUE_URL!,
+        QueueUrl: queueUrl,
         Entries: batch.map((m) => ({ Id: String(m.shard), MessageBody: JSON.stringify(m) })),
       }),
     );

@@ -1,14 +1,13 @@
 import { createHash } from 'node:crypto';
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../db/client.ts';
 import { keys } from '../db/keys.ts';
 import { BILLING_SHARDS } from '../db/table.ts';
-import { accessPatterns } from '../db/access-patterns.ts';
-import { type AccountItem, asKind, type ServerItem } from '../db/items.ts';
-import { backoffMs, writeIfFirst, writeItem } from '../db/write.ts';
+import { accessPatterns, BATCH_GET_MAX } from '../db/access-patterns.ts';
+import type { AccountItem, ServerItem } from '../db/items.ts';
+import { writeIfFirst, writeItem } from '../db/write.ts';
 import { appendLedger } from '../ledger/index.ts';
 import { reconcileAccount } from '../servers/suspension.ts';
 import { deleteServer } from '../servers/index.ts';
+import { recordFullyBilled } from '../servers/records.ts';
 import { getSettings } from '../settings/index.ts';
 import type { SettingsValue } from '../api/schemas.ts';
 import { recordSystemActivity } from '../audit/index.ts';
@@ -38,7 +37,7 @@ const MAX_LINES_PER_CHARGE = 90;
 /** Accounts of one shard charged at once (their writes touch disjoint items: no conflicts). */
 export const ACCOUNT_CONCURRENCY = 8;
 /** Profiles per BatchGetItem (DynamoDB's limit). */
-const PROFILES_PER_BATCH = 100;
+const PROFILES_PER_BATCH = BATCH_GET_MAX;
 
 export interface PassPlan {
   at: string;
@@ -139,7 +138,7 @@ export async function chargeShard(
   const batch = (b: number): Promise<Map<string, AccountItem>> => {
     let read = batches.get(b);
     if (!read) {
-      read = profilesOf(accountIds.slice(b * PROFILES_PER_BATCH, (b + 1) * PROFILES_PER_BATCH));
+      read = accessPatterns.accountsByIds(accountIds.slice(b * PROFILES_PER_BATCH, (b + 1) * PROFILES_PER_BATCH));
       read.catch(() => undefined); // awaited (and reported) by each account of the batch
       batches.set(b, read);
     }
@@ -165,23 +164,6 @@ export async function chargeShard(
     }),
   );
   return summary;
-}
-
-/** Account profiles by id, consistently, in one BatchGetItem (≤ 100 ids), unprocessed keys asked again. */
-async function profilesOf(accountIds: string[]): Promise<Map<string, AccountItem>> {
-  const out = new Map<string, AccountItem>();
-  let pending: Record<string, unknown>[] = accountIds.map((id) => ({ ...keys.account(id) }));
-  for (let attempt = 0; pending.length; attempt++) {
-    if (attempt > 8) throw new Error(`BatchGetItem left ${pending.length} profile(s) unprocessed`);
-    if (attempt > 0) await new Promise((r) => setTimeout(r, backoffMs(attempt)));
-    const res = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending, ConsistentRead: true } } }));
-    for (const item of res.Responses?.[tableName()] ?? []) {
-      const profile = asKind(item, 'account');
-      out.set(profile.accountId, profile);
-    }
-    pending = res.UnprocessedKeys?.[tableName()]?.Keys ?? [];
-  }
-  return out;
 }
 
 function addInto(target: ShardSummary, add: ShardSummary): void {
@@ -429,15 +411,7 @@ async function dropFullyBilled(servers: ServerItem[], throughHour: number): Prom
   for (const s of servers) {
     if (s.status !== 'deleted' || !s.deletedAt) continue;
     if (hourStart(Date.parse(s.deletedAt)) > throughHour) continue;
-    await writeIfFirst({
-      Update: {
-        Key: keys.server(s.accountId, s.serverId),
-        UpdateExpression: 'REMOVE GSI2PK, GSI2SK SET billedThrough = :h',
-        ConditionExpression: '#status = :deleted',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':h': new Date(throughHour).toISOString(), ':deleted': 'deleted' },
-      },
-    });
+    await recordFullyBilled(s.accountId, s.serverId, throughHour);
   }
 }
 
