@@ -13,7 +13,7 @@ import type { SettingsValue } from '../api/schemas.ts';
 import { recordSystemActivity } from '../audit/index.ts';
 import { RUNWAY_HOURS } from '../pricing/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
-import { chargeableHours, hourLabel, hourStart, HOUR_MS, monthOf } from '../pricing/hours.ts';
+import { cappedMillicents, chargeableHours, firstOwedHour, hourLabel, hourStart, HOUR_MS, monthOf } from '../pricing/hours.ts';
 import { runwayOf } from '../accounts/index.ts';
 import { centsUp } from '../pricing/index.ts';
 
@@ -30,8 +30,6 @@ import { centsUp } from '../pricing/index.ts';
  * last hour every shard completed), up to the last hour that ended at least GRACE_MS ago.
  */
 export const GRACE_MS = 2 * 60_000;
-/** Servers created this close to the watermark are looked at again (a deploy recorded just after a pass read). */
-const LOOKBACK_MS = 2 * HOUR_MS;
 /** Guards per transaction: DynamoDB allows 100 items, the profile, the entry and the spend counter take three. */
 const MAX_LINES_PER_CHARGE = 90;
 /** Accounts of one shard charged at once (their writes touch disjoint items: no conflicts). */
@@ -170,13 +168,6 @@ function addInto(target: ShardSummary, add: ShardSummary): void {
   for (const k of Object.keys(target) as (keyof ShardSummary)[]) target[k] += add[k];
 }
 
-/** The first hour a server may still owe: from creation, or just after the watermark. */
-function firstHourFor(createdAt: number, fromWatermark: number | null): number {
-  const created = hourStart(createdAt);
-  if (fromWatermark === null || created > fromWatermark - LOOKBACK_MS) return created;
-  return fromWatermark + HOUR_MS;
-}
-
 async function chargeAccount(
   accountId: string,
   servers: ServerItem[],
@@ -193,7 +184,7 @@ async function chargeAccount(
   const owed = new Map<number, ChargeLine[]>();
   for (const s of servers) {
     const history = s.history ?? [];
-    const from = firstHourFor(Date.parse(s.createdAt), plan.fromWatermark);
+    const from = firstOwedHour(Date.parse(s.createdAt), plan.fromWatermark);
     for (const { hour, millicents } of chargeableHours(history, from, plan.throughHour)) {
       owed.set(hour, [...(owed.get(hour) ?? []), { serverId: s.serverId, millicents }]);
     }
@@ -279,7 +270,7 @@ async function monthlyCap(
       lines.map((line) => {
         const key = `${monthOf(hour)}|${line.serverId}`;
         const already = paid.get(key) ?? 0;
-        const millicents = Math.max(0, Math.min(line.millicents, monthlyCapHours * line.millicents - already));
+        const millicents = cappedMillicents(line.millicents, monthlyCapHours, already);
         paid.set(key, already + millicents);
         return { ...line, millicents };
       }),

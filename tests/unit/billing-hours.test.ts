@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chargeForHour, chargeableHours, HOUR_MS, type HistoryEvent } from '../../shared/pricing/hours.ts';
+import { cappedMillicents, chargeableHours, firstOwedHour, HOUR_MS, type HistoryEvent, LOOKBACK_MS } from '../../shared/pricing/hours.ts';
 import { hourlyPriceCents, hourlyPriceMillicents } from '../../shared/pricing/index.ts';
 import { DEFAULT_SETTINGS } from '../../shared/settings/index.ts';
 
@@ -8,6 +8,17 @@ const at = (hours: number, minutes = 0) => new Date(H + hours * HOUR_MS + minute
 const active = (t: string, price: number): HistoryEvent => ({ at: t, status: 'active', priceCentsPerHour: price });
 const suspended = (t: string): HistoryEvent => ({ at: t, status: 'suspended', priceCentsPerHour: 0 });
 const deleted = (t: string): HistoryEvent => ({ at: t, status: 'deleted', priceCentsPerHour: 0 });
+
+/**
+ * What the billing pass charges for one hour: `chargeableHours` over a range of that hour alone,
+ * the function the pass calls (shared/billing/pass.ts), so these tables test what production charges.
+ */
+function chargeForHour(history: HistoryEvent[], hourMs: number): number {
+  const charged = chargeableHours(history, hourMs, hourMs);
+  expect(charged.every((c) => c.hour === hourMs)).toBe(true);
+  expect(charged.length).toBeLessThanOrEqual(1);
+  return charged[0]?.millicents ?? 0;
+}
 
 describe('what an hour costs', () => {
   const cases: { name: string; history: HistoryEvent[]; hour: number; cents: number }[] = [
@@ -53,6 +64,46 @@ describe('what an hour costs', () => {
     // A range that starts later or ends earlier.
     expect(chargeableHours(history, H + 2 * HOUR_MS, H + 4 * HOUR_MS).map((c) => (c.hour - H) / HOUR_MS)).toEqual([2, 4]);
     expect(chargeableHours([active(at(0, 0), 1)], H, H - HOUR_MS)).toEqual([]);
+  });
+});
+
+describe('which hours the pass looks at', () => {
+  const W = H + 10 * HOUR_MS; // the watermark: every shard billed through the hour 20:00–21:00
+
+  it('the first pass ever: from the hour of creation', () => {
+    expect(firstOwedHour(H + 20 * 60_000, null)).toBe(H);
+  });
+
+  it('created long before the watermark: from the hour after it (the hours before are billed)', () => {
+    expect(firstOwedHour(H, W)).toBe(W + HOUR_MS);
+    expect(firstOwedHour(W - LOOKBACK_MS, W)).toBe(W + HOUR_MS);
+  });
+
+  it('created near the watermark: from its creation again, so a deploy recorded after a pass read is not skipped', () => {
+    expect(firstOwedHour(W - LOOKBACK_MS + HOUR_MS, W)).toBe(W - LOOKBACK_MS + HOUR_MS);
+    expect(firstOwedHour(W + 5 * 60_000, W)).toBe(W);
+    expect(firstOwedHour(W + HOUR_MS + 1, W)).toBe(W + HOUR_MS);
+  });
+});
+
+describe('the monthly cap', () => {
+  it('an hour under the cap costs its price', () => {
+    expect(cappedMillicents(1800, 720, 0)).toBe(1800);
+    expect(cappedMillicents(1800, 720, 718 * 1800)).toBe(1800);
+  });
+
+  it('the last hour under the cap costs what is left of it; then hours are free, never negative', () => {
+    expect(cappedMillicents(1800, 720, 719 * 1800 + 500)).toBe(1300);
+    expect(cappedMillicents(1800, 720, 720 * 1800)).toBe(0);
+    // Paid more than this price's cap (it ran larger earlier in the month): free, not a refund.
+    expect(cappedMillicents(1800, 720, 800 * 1800)).toBe(0);
+  });
+
+  it('counts in the current price: after an upsize the cap is the new price times the hours', () => {
+    // 700 hours at 1000, then an upsize to 3000: the cap is now 720 × 3000, so the hour costs 3000.
+    expect(cappedMillicents(3000, 720, 700 * 1000)).toBe(3000);
+    // The largest cap (744 hours, a 31-day month) never cuts an hour of a month.
+    expect(cappedMillicents(3000, 744, 743 * 3000)).toBe(3000);
   });
 });
 
