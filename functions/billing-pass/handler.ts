@@ -17,7 +17,7 @@ import { getConfig } from '../../shared/config/env.ts';
  * complete (shared/servers/repairs.ts), within minutes instead of at the next hourly pass.
  */
 const queueUrl = getConfig().billingQueueUrl;
-const sqs = queueUrl ? new SQSClient({}) : undefined;
+const queue = queueUrl ? { url: queueUrl, sqs: new SQSClient({}) } : undefined;
 
 interface ShardMessage {
   at: string;
@@ -29,7 +29,7 @@ interface ShardMessage {
 export async function scheduler(event: { time?: string; at?: string } = {}) {
   const at = new Date(event.at ?? event.time ?? Date.now());
   await reportWatermarkLag(at);
-  if (!sqs || !queueUrl) {
+  if (!queue) {
     // In one process: reconcile first, so no orphan runs unbilled and no vanished server is billed.
     await reconcile();
     return runPassInProcess(at);
@@ -44,9 +44,9 @@ export async function scheduler(event: { time?: string; at?: string } = {}) {
   }));
   for (let i = 0; i < messages.length; i += 10) {
     const batch = messages.slice(i, i + 10);
-    const out = await sqs.send(
+    const out = await queue.sqs.send(
       new SendMessageBatchCommand({
-        QueueUrl: queueUrl,
+        QueueUrl: queue.url,
         Entries: batch.map((m) => ({ Id: String(m.shard), MessageBody: JSON.stringify(m) })),
       }),
     );
