@@ -1,7 +1,7 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { chargeShard, GRACE_MS, planPass, readWatermark, runPassInProcess } from '../../shared/billing/pass.ts';
-import { HOUR_MS, hourStart } from '../../shared/pricing/hours.ts';
+import { chargeShard, planPass, readWatermark, runPassInProcess } from '../../shared/billing/pass.ts';
+import { HOUR_MS, lastBillableHour } from '../../shared/pricing/hours.ts';
 import { markShardDone, openPassRecord } from '../../shared/billing/fanout.ts';
 import { reconcileAll } from '../../shared/servers/reconcile.ts';
 import { type RepairSummary, runRepairs } from '../../shared/servers/repairs.ts';
@@ -73,7 +73,7 @@ async function reconcile(): Promise<void> {
  */
 async function reportWatermarkLag(at: Date): Promise<void> {
   const watermark = await readWatermark();
-  const due = hourStart(at.getTime() - GRACE_MS) - HOUR_MS;
+  const due = lastBillableHour(at.getTime());
   const lagHours = watermark === null ? 0 : Math.max(0, Math.round((due - watermark) / HOUR_MS));
   logger.info('billing watermark', { lagHours, watermark: watermark === null ? null : new Date(watermark).toISOString() });
 }

@@ -13,7 +13,17 @@ import type { SettingsValue } from '../api/schemas.ts';
 import { recordSystemActivity } from '../audit/index.ts';
 import { RUNWAY_HOURS } from '../pricing/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
-import { cappedMillicents, chargeableHours, firstOwedHour, hourLabel, hourStart, HOUR_MS, monthOf } from '../pricing/hours.ts';
+import {
+  cappedMillicents,
+  chargeableHours,
+  firstOwedHour,
+  GRACE_MS,
+  hourLabel,
+  hourStart,
+  HOUR_MS,
+  lastBillableHour,
+  monthOf,
+} from '../pricing/hours.ts';
 import { runwayOf } from '../accounts/index.ts';
 import { centsUp } from '../pricing/index.ts';
 
@@ -29,7 +39,7 @@ import { centsUp } from '../pricing/index.ts';
  * Missed passes are caught up: a server is charged from its creation, or from the watermark (the
  * last hour every shard completed), up to the last hour that ended at least GRACE_MS ago.
  */
-export const GRACE_MS = 2 * 60_000;
+export { GRACE_MS };
 /** Guards per transaction: DynamoDB allows 100 items, the profile, the entry and the spend counter take three. */
 const MAX_LINES_PER_CHARGE = 90;
 /** Accounts of one shard charged at once (their writes touch disjoint items: no conflicts). */
@@ -87,7 +97,7 @@ export async function readWatermark(): Promise<number | null> {
 
 /** The scheduler's half: which hours and which work units. */
 export async function planPass(at: Date): Promise<PassPlan> {
-  const throughHour = hourStart(at.getTime() - GRACE_MS) - HOUR_MS;
+  const throughHour = lastBillableHour(at.getTime());
   return {
     at: at.toISOString(),
     throughHour,

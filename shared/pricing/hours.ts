@@ -23,6 +23,12 @@ export const hourLabel = (hourMs: number): string => new Date(hourStart(hourMs))
 
 export const monthOf = (hourMs: number): string => new Date(hourMs).toISOString().slice(0, 7);
 
+/** A pass bills an hour only once it ended this long ago: changes recorded just before the hour ended are in. */
+export const GRACE_MS = 2 * 60_000;
+
+/** The start of the last hour a pass at `atMs` bills: the last hour that ended at least GRACE_MS before it. */
+export const lastBillableHour = (atMs: number): number => hourStart(atMs - GRACE_MS) - HOUR_MS;
+
 /** Servers created this close to the watermark are looked at again (a deploy recorded just after a pass read). */
 export const LOOKBACK_MS = 2 * HOUR_MS;
 

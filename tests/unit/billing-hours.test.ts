@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { cappedMillicents, chargeableHours, firstOwedHour, HOUR_MS, type HistoryEvent, LOOKBACK_MS } from '../../shared/pricing/hours.ts';
+import {
+  cappedMillicents,
+  chargeableHours,
+  firstOwedHour,
+  GRACE_MS,
+  HOUR_MS,
+  type HistoryEvent,
+  lastBillableHour,
+  LOOKBACK_MS,
+} from '../../shared/pricing/hours.ts';
 import { hourlyPriceCents, hourlyPriceMillicents } from '../../shared/pricing/index.ts';
 import { DEFAULT_SETTINGS } from '../../shared/settings/index.ts';
 
@@ -68,6 +77,15 @@ describe('what an hour costs', () => {
 });
 
 describe('which hours the pass looks at', () => {
+  it('bills up to the last hour that ended at least the grace period ago, never the running hour', () => {
+    // 11:03, past the grace: the hour 10:00–11:00 is billed, 11:00–12:00 still runs.
+    expect(lastBillableHour(H + HOUR_MS + 3 * 60_000)).toBe(H);
+    // 11:01, within the grace: a change recorded at 10:59:59 may not be in yet, so 10:00 waits.
+    expect(lastBillableHour(H + HOUR_MS + GRACE_MS - 1)).toBe(H - HOUR_MS);
+    expect(lastBillableHour(H + HOUR_MS + GRACE_MS)).toBe(H);
+    expect(lastBillableHour(H + 2 * HOUR_MS - 1)).toBe(H);
+  });
+
   const W = H + 10 * HOUR_MS; // the watermark: every shard billed through the hour 20:00–21:00
 
   it('the first pass ever: from the hour of creation', () => {
