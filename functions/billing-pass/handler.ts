@@ -1,11 +1,12 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { chargeShard, GRACE_MS, planPass, readWatermark, runPassInProcess } from '../../shared/billing/pass.ts';
-import { HOUR_MS, hourStart } from '../../shared/pricing/hours.ts';
+import { chargeShard, planPass, readWatermark, runPassInProcess } from '../../shared/billing/pass.ts';
+import { HOUR_MS, lastBillableHour } from '../../shared/pricing/hours.ts';
 import { markShardDone, openPassRecord } from '../../shared/billing/fanout.ts';
 import { reconcileAll } from '../../shared/servers/reconcile.ts';
 import { type RepairSummary, runRepairs } from '../../shared/servers/repairs.ts';
 import { logger, errorFields } from '../../shared/observability/logger.ts';
+import { getConfig } from '../../shared/config/env.ts';
 
 /**
  * The hourly billing pass (no HTTP). `scheduler` is what the EventBridge hourly rule invokes:
@@ -15,7 +16,8 @@ import { logger, errorFields } from '../../shared/observability/logger.ts';
  * `repairs` is what the every-minute rule invokes: the suspensions and repairs that did not
  * complete (shared/servers/repairs.ts), within minutes instead of at the next hourly pass.
  */
-const sqs = process.env.BILLING_QUEUE_URL ? new SQSClient({}) : undefined;
+const queueUrl = getConfig().billingQueueUrl;
+const queue = queueUrl ? { url: queueUrl, sqs: new SQSClient({}) } : undefined;
 
 interface ShardMessage {
   at: string;
@@ -27,7 +29,7 @@ interface ShardMessage {
 export async function scheduler(event: { time?: string; at?: string } = {}) {
   const at = new Date(event.at ?? event.time ?? Date.now());
   await reportWatermarkLag(at);
-  if (!sqs) {
+  if (!queue) {
     // In one process: reconcile first, so no orphan runs unbilled and no vanished server is billed.
     await reconcile();
     return runPassInProcess(at);
@@ -42,9 +44,9 @@ export async function scheduler(event: { time?: string; at?: string } = {}) {
   }));
   for (let i = 0; i < messages.length; i += 10) {
     const batch = messages.slice(i, i + 10);
-    const out = await sqs.send(
+    const out = await queue.sqs.send(
       new SendMessageBatchCommand({
-        QueueUrl: process.env.BILLING_QUEUE_URL!,
+        QueueUrl: queue.url,
         Entries: batch.map((m) => ({ Id: String(m.shard), MessageBody: JSON.stringify(m) })),
       }),
     );
@@ -71,7 +73,7 @@ async function reconcile(): Promise<void> {
  */
 async function reportWatermarkLag(at: Date): Promise<void> {
   const watermark = await readWatermark();
-  const due = hourStart(at.getTime() - GRACE_MS) - HOUR_MS;
+  const due = lastBillableHour(at.getTime());
   const lagHours = watermark === null ? 0 : Math.max(0, Math.round((due - watermark) / HOUR_MS));
   logger.info('billing watermark', { lagHours, watermark: watermark === null ? null : new Date(watermark).toISOString() });
 }

@@ -1,20 +1,29 @@
 import { createHash } from 'node:crypto';
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../db/client.ts';
 import { keys } from '../db/keys.ts';
 import { BILLING_SHARDS } from '../db/table.ts';
-import { accessPatterns } from '../db/access-patterns.ts';
-import { type AccountItem, asKind, type ServerItem } from '../db/items.ts';
-import { backoffMs, writeIfFirst, writeItem } from '../db/write.ts';
+import { accessPatterns, BATCH_GET_MAX } from '../db/access-patterns.ts';
+import type { AccountItem, ServerItem } from '../db/items.ts';
+import { writeIfFirst, writeItem } from '../db/write.ts';
 import { appendLedger } from '../ledger/index.ts';
 import { reconcileAccount } from '../servers/suspension.ts';
 import { deleteServer } from '../servers/index.ts';
+import { recordFullyBilled } from '../servers/records.ts';
 import { getSettings } from '../settings/index.ts';
 import type { SettingsValue } from '../api/schemas.ts';
 import { recordSystemActivity } from '../audit/index.ts';
 import { RUNWAY_HOURS } from '../pricing/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
-import { chargeableHours, hourLabel, hourStart, HOUR_MS, monthOf } from '../pricing/hours.ts';
+import {
+  cappedMillicents,
+  chargeableHours,
+  firstOwedHour,
+  GRACE_MS,
+  hourLabel,
+  hourStart,
+  HOUR_MS,
+  lastBillableHour,
+  monthOf,
+} from '../pricing/hours.ts';
 import { runwayOf } from '../accounts/index.ts';
 import { centsUp } from '../pricing/index.ts';
 
@@ -30,15 +39,13 @@ import { centsUp } from '../pricing/index.ts';
  * Missed passes are caught up: a server is charged from its creation, or from the watermark (the
  * last hour every shard completed), up to the last hour that ended at least GRACE_MS ago.
  */
-export const GRACE_MS = 2 * 60_000;
-/** Servers created this close to the watermark are looked at again (a deploy recorded just after a pass read). */
-const LOOKBACK_MS = 2 * HOUR_MS;
+export { GRACE_MS };
 /** Guards per transaction: DynamoDB allows 100 items, the profile, the entry and the spend counter take three. */
 const MAX_LINES_PER_CHARGE = 90;
 /** Accounts of one shard charged at once (their writes touch disjoint items: no conflicts). */
 export const ACCOUNT_CONCURRENCY = 8;
 /** Profiles per BatchGetItem (DynamoDB's limit). */
-const PROFILES_PER_BATCH = 100;
+const PROFILES_PER_BATCH = BATCH_GET_MAX;
 
 export interface PassPlan {
   at: string;
@@ -90,7 +97,7 @@ export async function readWatermark(): Promise<number | null> {
 
 /** The scheduler's half: which hours and which work units. */
 export async function planPass(at: Date): Promise<PassPlan> {
-  const throughHour = hourStart(at.getTime() - GRACE_MS) - HOUR_MS;
+  const throughHour = lastBillableHour(at.getTime());
   return {
     at: at.toISOString(),
     throughHour,
@@ -139,7 +146,7 @@ export async function chargeShard(
   const batch = (b: number): Promise<Map<string, AccountItem>> => {
     let read = batches.get(b);
     if (!read) {
-      read = profilesOf(accountIds.slice(b * PROFILES_PER_BATCH, (b + 1) * PROFILES_PER_BATCH));
+      read = accessPatterns.accountsByIds(accountIds.slice(b * PROFILES_PER_BATCH, (b + 1) * PROFILES_PER_BATCH));
       read.catch(() => undefined); // awaited (and reported) by each account of the batch
       batches.set(b, read);
     }
@@ -167,32 +174,8 @@ export async function chargeShard(
   return summary;
 }
 
-/** Account profiles by id, consistently, in one BatchGetItem (≤ 100 ids), unprocessed keys asked again. */
-async function profilesOf(accountIds: string[]): Promise<Map<string, AccountItem>> {
-  const out = new Map<string, AccountItem>();
-  let pending: Record<string, unknown>[] = accountIds.map((id) => ({ ...keys.account(id) }));
-  for (let attempt = 0; pending.length; attempt++) {
-    if (attempt > 8) throw new Error(`BatchGetItem left ${pending.length} profile(s) unprocessed`);
-    if (attempt > 0) await new Promise((r) => setTimeout(r, backoffMs(attempt)));
-    const res = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending, ConsistentRead: true } } }));
-    for (const item of res.Responses?.[tableName()] ?? []) {
-      const profile = asKind(item, 'account');
-      out.set(profile.accountId, profile);
-    }
-    pending = res.UnprocessedKeys?.[tableName()]?.Keys ?? [];
-  }
-  return out;
-}
-
 function addInto(target: ShardSummary, add: ShardSummary): void {
   for (const k of Object.keys(target) as (keyof ShardSummary)[]) target[k] += add[k];
-}
-
-/** The first hour a server may still owe: from creation, or just after the watermark. */
-function firstHourFor(createdAt: number, fromWatermark: number | null): number {
-  const created = hourStart(createdAt);
-  if (fromWatermark === null || created > fromWatermark - LOOKBACK_MS) return created;
-  return fromWatermark + HOUR_MS;
 }
 
 async function chargeAccount(
@@ -211,7 +194,7 @@ async function chargeAccount(
   const owed = new Map<number, ChargeLine[]>();
   for (const s of servers) {
     const history = s.history ?? [];
-    const from = firstHourFor(Date.parse(s.createdAt), plan.fromWatermark);
+    const from = firstOwedHour(Date.parse(s.createdAt), plan.fromWatermark);
     for (const { hour, millicents } of chargeableHours(history, from, plan.throughHour)) {
       owed.set(hour, [...(owed.get(hour) ?? []), { serverId: s.serverId, millicents }]);
     }
@@ -297,7 +280,7 @@ async function monthlyCap(
       lines.map((line) => {
         const key = `${monthOf(hour)}|${line.serverId}`;
         const already = paid.get(key) ?? 0;
-        const millicents = Math.max(0, Math.min(line.millicents, monthlyCapHours * line.millicents - already));
+        const millicents = cappedMillicents(line.millicents, monthlyCapHours, already);
         paid.set(key, already + millicents);
         return { ...line, millicents };
       }),
@@ -429,15 +412,7 @@ async function dropFullyBilled(servers: ServerItem[], throughHour: number): Prom
   for (const s of servers) {
     if (s.status !== 'deleted' || !s.deletedAt) continue;
     if (hourStart(Date.parse(s.deletedAt)) > throughHour) continue;
-    await writeIfFirst({
-      Update: {
-        Key: keys.server(s.accountId, s.serverId),
-        UpdateExpression: 'REMOVE GSI2PK, GSI2SK SET billedThrough = :h',
-        ConditionExpression: '#status = :deleted',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':h': new Date(throughHour).toISOString(), ':deleted': 'deleted' },
-      },
-    });
+    await recordFullyBilled(s.accountId, s.serverId, throughHour);
   }
 }
 

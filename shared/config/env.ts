@@ -37,6 +37,8 @@ export interface Config {
   /** The same while it installs, starts or stops, so a customer watching sees the change promptly. */
   liveStateTransitionTtlMs: number;
   payments: PaymentsConfig;
+  /** `BILLING_QUEUE_URL`: with it the hourly scheduler queues one message per shard, without it it runs the pass in one process. */
+  billingQueueUrl: string | undefined;
 }
 
 export interface PaymentsConfig {
@@ -66,6 +68,22 @@ export interface OidcConfig {
   clientIds: string[];
   algorithms: string[];
 }
+
+/**
+ * What the logger reads, on every line and apart from the rest: it logs before a full config can
+ * be read (no TABLE_NAME in a dev tool) and tests switch LOG_LEVEL while they run.
+ */
+export const logSettings = (): { level: string | undefined; service: string | undefined } => ({
+  level: process.env.LOG_LEVEL,
+  service: process.env.SERVICE_NAME,
+});
+
+/**
+ * The cursor key's secret when shared/db/cursor.ts must read it while its module loads (a key
+ * given as a value wins); read apart from the rest, which need not be complete at that moment.
+ */
+export const cursorSecretArnAtLoad = (): string | undefined =>
+  process.env.CURSOR_SECRET ? undefined : process.env.CURSOR_SECRET_ARN || undefined;
 
 let cached: Config | undefined;
 
@@ -125,6 +143,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
       successUrl: env.CHECKOUT_SUCCESS_URL || undefined,
       cancelUrl: env.CHECKOUT_CANCEL_URL || undefined,
     },
+    billingQueueUrl: env.BILLING_QUEUE_URL || undefined,
     panelTimeoutMs: Number(env.PANEL_TIMEOUT_MS ?? 10_000),
     panelCreateTimeoutMs: Number(env.PANEL_CREATE_TIMEOUT_MS ?? 20_000),
     panelTopologyTtlMs: Number(env.PANEL_TOPOLOGY_TTL_S ?? 60) * 1000,

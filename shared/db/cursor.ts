@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { getConfig } from '../config/env.ts';
+import { cursorSecretArnAtLoad, getConfig } from '../config/env.ts';
 import { ApiError } from '../errors.ts';
 
 /**
@@ -53,8 +53,8 @@ function refreshKey(secretArn: string): Promise<void> {
   return reading;
 }
 
-const bootArn = process.env.CURSOR_SECRET_ARN;
-if (bootArn && !process.env.CURSOR_SECRET) await refreshKey(bootArn);
+const bootArn = cursorSecretArnAtLoad();
+if (bootArn) await refreshKey(bootArn);
 
 function cursorKey(): string {
   const config = getConfig();

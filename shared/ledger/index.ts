@@ -255,13 +255,13 @@ function eventsOf(
   return writes;
 }
 
-interface Accrual {
+export interface Accrual {
   before: number;
   after: number;
   cents: number;
 }
 
-function accrue(carried: number, millicents: number): Accrual {
+export function accrue(carried: number, millicents: number): Accrual {
   if (!Number.isSafeInteger(millicents) || millicents < 0) throw new Error('Accrued amounts are non-negative integer millicents');
   const total = carried + millicents;
   return { before: carried, after: total % 1000, cents: Math.floor(total / 1000) };

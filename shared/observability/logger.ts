@@ -5,14 +5,15 @@
  * function (`SERVICE_NAME`). A few dozen lines instead of Powertools Logger: same shape, no
  * dependency in every bundle.
  */
+import { logSettings } from '../config/env.ts';
+
 type Level = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<Level | 'silent', number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
-const threshold = (): number => ORDER[(process.env.LOG_LEVEL as Level | 'silent' | undefined) ?? 'info'] ?? ORDER.info;
-
 function write(level: Level, message: string, fields: Record<string, unknown> = {}): void {
-  if (ORDER[level] < threshold()) return;
-  const service = process.env.SERVICE_NAME;
+  const settings = logSettings();
+  if (ORDER[level] < (ORDER[(settings.level as Level | 'silent' | undefined) ?? 'info'] ?? ORDER.info)) return;
+  const service = settings.service;
   const line = JSON.stringify({ level, time: new Date().toISOString(), ...(service ? { service } : {}), message, ...fields });
   (level === 'error' || level === 'warn' ? process.stderr : process.stdout).write(`${line}\n`);
 }

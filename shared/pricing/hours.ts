@@ -2,7 +2,8 @@ import { exactPriceOf } from './index.ts';
 /**
  * Hour arithmetic of hourly billing (ARCHITECTURE.md, "Money"): a server is charged its hourly price for every
  * UTC clock hour during which it was active for any moment, at the highest price it had in that
- * hour. Pure functions over the server's history, so every rule has a table test.
+ * hour. Pure functions, and the very ones the billing pass calls (shared/billing/pass.ts), so the
+ * rule tables of tests/unit/billing-hours.test.ts test what production charges.
  */
 export const HOUR_MS = 3_600_000;
 
@@ -22,6 +23,33 @@ export const hourLabel = (hourMs: number): string => new Date(hourStart(hourMs))
 
 export const monthOf = (hourMs: number): string => new Date(hourMs).toISOString().slice(0, 7);
 
+/** A pass bills an hour only once it ended this long ago: changes recorded just before the hour ended are in. */
+export const GRACE_MS = 2 * 60_000;
+
+/** The start of the last hour a pass at `atMs` bills: the last hour that ended at least GRACE_MS before it. */
+export const lastBillableHour = (atMs: number): number => hourStart(atMs - GRACE_MS) - HOUR_MS;
+
+/** Servers created this close to the watermark are looked at again (a deploy recorded just after a pass read). */
+export const LOOKBACK_MS = 2 * HOUR_MS;
+
+/**
+ * The first hour a server may still owe: from its creation, or just after the watermark (the last
+ * hour every shard of a pass completed). Hours looked at twice cost nothing: their guards drop them.
+ */
+export function firstOwedHour(createdAt: number, watermark: number | null): number {
+  const created = hourStart(createdAt);
+  if (watermark === null || created > watermark - LOOKBACK_MS) return created;
+  return watermark + HOUR_MS;
+}
+
+/**
+ * The operator's monthly cap (`monthlyCapHours`): what an hour at `millicents` still costs when the
+ * server has paid `paidThisMonth` millicents in the month; a server never pays more in a month
+ * than its hourly price times the cap's hours, and never less than nothing.
+ */
+export const cappedMillicents = (millicents: number, monthlyCapHours: number, paidThisMonth: number): number =>
+  Math.max(0, Math.min(millicents, monthlyCapHours * millicents - paidThisMonth));
+
 /** Active stretches of time with their price: [start, end) in ms. */
 function activeSegments(history: HistoryEvent[]): { start: number; end: number; price: number }[] {
   const events = [...history].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
@@ -34,15 +62,6 @@ function activeSegments(history: HistoryEvent[]): { start: number; end: number; 
     if (end > start) out.push({ start, end, price: exactPriceOf(e) });
   });
   return out;
-}
-
-/** What the hour starting at `hourMs` costs, in millicents: the highest price of any active moment in it, else 0. */
-export function chargeForHour(history: HistoryEvent[], hourMs: number): number {
-  let millicents = 0;
-  for (const s of activeSegments(history)) {
-    if (s.start < hourMs + HOUR_MS && s.end > hourMs) millicents = Math.max(millicents, s.price);
-  }
-  return millicents;
 }
 
 /** Every hour in [fromHour, toHour] (hour starts, inclusive) that costs something, with its exact price. */

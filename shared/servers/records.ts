@@ -1,7 +1,7 @@
 import { accessPatterns } from '../db/access-patterns.ts';
 import type { ServerItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
-import { type ConditionFailedError, isConditionFailed, type NamedWrite, retrying, transact } from '../db/write.ts';
+import { type ConditionFailedError, isConditionFailed, type NamedWrite, retrying, transact, writeIfFirst } from '../db/write.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { centsUp, exactPriceOf, type Resources } from '../pricing/index.ts';
 import type { HistoryEvent } from '../pricing/hours.ts';
@@ -428,4 +428,20 @@ export async function recordDeleted(change: {
       exhausted: () => new ApiError('conflict', 'The account changed too often while deleting; try again'),
     },
   );
+}
+
+/**
+ * A deleted server whose hour of deletion has been billed leaves the sparse billable index (the
+ * billing pass, shared/billing/pass.ts), and says through which hour it was billed.
+ */
+export async function recordFullyBilled(accountId: string, serverId: string, throughHour: number): Promise<void> {
+  await writeIfFirst({
+    Update: {
+      Key: keys.server(accountId, serverId),
+      UpdateExpression: 'REMOVE GSI2PK, GSI2SK SET billedThrough = :h',
+      ConditionExpression: '#status = :deleted',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':h': new Date(throughHour).toISOString(), ':deleted': 'deleted' },
+    },
+  });
 }

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * The layering rules of ARCHITECTURE.md, checked on the source itself: folders of shared/ form no
- * import cycle, and only the HTTP edge imports shared/http (the lint rule that enforces it is
- * exercised too, so removing it from biome.json fails here).
+ * import cycle, and only the HTTP edge imports shared/http. The lint rules that hold the written
+ * conventions (CONTRIBUTING.md, "Conventions") are exercised too, so removing one fails here.
  */
 const root = normalize(join(import.meta.dirname, '../..'));
 
@@ -87,22 +87,94 @@ describe('architecture', () => {
     expect(importers.filter((from) => from !== 'openapi')).toEqual([]);
   });
 
-  it('the lint rule refuses an import of shared/http from a domain module', () => {
-    const probe = "import { rateLimitHeaders } from '../http/rate-limit.ts';\nexport const probe = rateLimitHeaders;\n";
-    // A real file, linted with the repository's biome.json; removed again at once.
-    const lint = (path: string) => {
-      const file = join(root, path);
-      writeFileSync(file, probe);
-      try {
-        execFileSync(join(root, 'node_modules/.bin/biome'), ['lint', path], { cwd: root, stdio: 'pipe' });
-        return 'accepted';
-      } catch (err) {
-        return String((err as { stdout?: Buffer }).stdout ?? '') + String((err as { stderr?: Buffer }).stderr ?? '');
-      } finally {
-        rmSync(file, { force: true });
-      }
+  /**
+   * Each written convention held by a lint rule, proven to fire: probe files are written where a
+   * contributor might break the convention (and where it is allowed), linted with the repository's
+   * biome.json in one run, and removed again. Removing a rule or widening its exceptions fails here.
+   */
+  describe('the lint rules behind the conventions', () => {
+    const SDK = "import { GetCommand } from '@aws-sdk/lib-dynamodb';\nexport const probe = GetCommand;\n";
+    const SDK_CLIENT = "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';\nexport const probe = DynamoDBClient;\n";
+    const HTTP = "import { rateLimitHeaders } from '../http/rate-limit.ts';\nexport const probe = rateLimitHeaders;\n";
+    const ENV = 'export const probe = process.env.TABLE_NAME;\n';
+    const ENV_DESTRUCTURED = 'const { env } = process;\nexport const probe = env.TABLE_NAME;\n';
+    const ENV_IMPORTED = "import { env } from 'node:process';\nexport const probe = env.TABLE_NAME;\n";
+    const probes: Record<string, string> = {
+      'ledger-sdk': `shared/ledger/probe-sdk-${process.pid}.ts|${SDK}`,
+      'ledger-sdk-client': `shared/ledger/probe-sdkc-${process.pid}.ts|${SDK_CLIENT}`,
+      'handler-sdk': `functions/billing-pass/probe-sdk-${process.pid}.ts|${SDK}`,
+      'http-sdk': `shared/http/probe-sdk-${process.pid}.ts|${SDK}`,
+      'db-sdk': `shared/db/probe-sdk-${process.pid}.ts|${SDK}`,
+      'ledger-http': `shared/ledger/probe-http-${process.pid}.ts|${HTTP}`,
+      'db-http': `shared/db/probe-http-${process.pid}.ts|${HTTP}`,
+      'http-http': `shared/http/probe-http-${process.pid}.ts|${HTTP}`,
+      'ledger-env': `shared/ledger/probe-env-${process.pid}.ts|${ENV}`,
+      'db-env': `shared/db/probe-env-${process.pid}.ts|${ENV}`,
+      'handler-env': `functions/billing-pass/probe-env-${process.pid}.ts|${ENV}`,
+      'ledger-env-destructured': `shared/ledger/probe-envd-${process.pid}.ts|${ENV_DESTRUCTURED}`,
+      'ledger-env-imported': `shared/ledger/probe-envi-${process.pid}.ts|${ENV_IMPORTED}`,
+      'config-env': `shared/config/probe-env-${process.pid}.ts|${ENV}`,
     };
-    expect(lint(`shared/ledger/probe-${process.pid}.ts`)).toContain('noRestrictedImports');
-    expect(lint(`shared/http/probe-${process.pid}.ts`)).toBe('accepted');
+    /** Probe name → the rules (and their messages) Biome reported for it; [] when it accepted the file. */
+    const lint = (): Record<string, string[]> => {
+      const files = Object.fromEntries(Object.entries(probes).map(([name, spec]) => [name, spec.split('|') as [string, string]]));
+      for (const [path, text] of Object.values(files)) writeFileSync(join(root, path), text);
+      let out: string;
+      try {
+        const paths = Object.values(files).map(([path]) => path);
+        try {
+          out = execFileSync(join(root, 'node_modules/.bin/biome'), ['lint', '--reporter=json', ...paths], {
+            cwd: root,
+            stdio: 'pipe',
+          }).toString();
+        } catch (err) {
+          out = String((err as { stdout?: Buffer }).stdout ?? '');
+        }
+      } finally {
+        for (const [path] of Object.values(files)) rmSync(join(root, path), { force: true });
+      }
+      const diagnostics = (JSON.parse(out) as { diagnostics: { category: string; message: string; location: { path: string } }[] })
+        .diagnostics;
+      return Object.fromEntries(
+        Object.entries(files).map(([name, [path]]) => [
+          name,
+          diagnostics.filter((d) => d.location.path === path).map((d) => `${d.category}: ${d.message}`),
+        ]),
+      );
+    };
+    let found: Record<string, string[]>;
+    const rules = (name: string) => {
+      found ??= lint();
+      return found[name]!;
+    };
+    const sdkRule = expect.stringMatching(
+      /^lint\/style\/noRestrictedImports: The DynamoDB SDK is used only in shared\/db: .*access-patterns\.ts.*write\.ts/,
+    );
+    const envHelper = expect.stringMatching(/getConfig\(\) from shared\/config\/env\.ts/);
+
+    it('the DynamoDB SDK only in shared/db: the rule names the access patterns and the write helpers', () => {
+      for (const name of ['ledger-sdk', 'ledger-sdk-client', 'handler-sdk', 'http-sdk']) expect(rules(name), name).toEqual([sdkRule]);
+      expect(rules('db-sdk')).toEqual([]);
+    });
+
+    it('the domain never imports the HTTP layer', () => {
+      for (const name of ['ledger-http', 'db-http']) {
+        expect(rules(name), name).toEqual([expect.stringMatching(/^lint\/style\/noRestrictedImports: Only the HTTP edge/)]);
+      }
+      expect(rules('http-http')).toEqual([]);
+    });
+
+    it('process.env only in shared/config: the rule and a message naming getConfig()', () => {
+      for (const name of ['ledger-env', 'db-env', 'handler-env']) {
+        expect(rules(name), name).toEqual(expect.arrayContaining([expect.stringMatching(/^lint\/style\/noProcessEnv: /), envHelper]));
+      }
+      // Destructured from process: Biome's own rule does not see it, the plugin does.
+      expect(rules('ledger-env-destructured')).toEqual([expect.stringMatching(/^plugin: .*getConfig\(\)/)]);
+      // Imported from node:process: the import is refused too, with the helper's name.
+      expect(rules('ledger-env-imported')).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^lint\/style\/noRestrictedImports: .*getConfig\(\)/)]),
+      );
+      expect(rules('config-env')).toEqual([]);
+    });
   });
 });

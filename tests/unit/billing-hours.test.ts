@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { chargeForHour, chargeableHours, HOUR_MS, type HistoryEvent } from '../../shared/pricing/hours.ts';
+import {
+  cappedMillicents,
+  chargeableHours,
+  firstOwedHour,
+  GRACE_MS,
+  HOUR_MS,
+  type HistoryEvent,
+  lastBillableHour,
+  LOOKBACK_MS,
+} from '../../shared/pricing/hours.ts';
 import { hourlyPriceCents, hourlyPriceMillicents } from '../../shared/pricing/index.ts';
 import { DEFAULT_SETTINGS } from '../../shared/settings/index.ts';
 
@@ -8,6 +17,17 @@ const at = (hours: number, minutes = 0) => new Date(H + hours * HOUR_MS + minute
 const active = (t: string, price: number): HistoryEvent => ({ at: t, status: 'active', priceCentsPerHour: price });
 const suspended = (t: string): HistoryEvent => ({ at: t, status: 'suspended', priceCentsPerHour: 0 });
 const deleted = (t: string): HistoryEvent => ({ at: t, status: 'deleted', priceCentsPerHour: 0 });
+
+/**
+ * What the billing pass charges for one hour: `chargeableHours` over a range of that hour alone,
+ * the function the pass calls (shared/billing/pass.ts), so these tables test what production charges.
+ */
+function chargeForHour(history: HistoryEvent[], hourMs: number): number {
+  const charged = chargeableHours(history, hourMs, hourMs);
+  expect(charged.every((c) => c.hour === hourMs)).toBe(true);
+  expect(charged.length).toBeLessThanOrEqual(1);
+  return charged[0]?.millicents ?? 0;
+}
 
 describe('what an hour costs', () => {
   const cases: { name: string; history: HistoryEvent[]; hour: number; cents: number }[] = [
@@ -53,6 +73,55 @@ describe('what an hour costs', () => {
     // A range that starts later or ends earlier.
     expect(chargeableHours(history, H + 2 * HOUR_MS, H + 4 * HOUR_MS).map((c) => (c.hour - H) / HOUR_MS)).toEqual([2, 4]);
     expect(chargeableHours([active(at(0, 0), 1)], H, H - HOUR_MS)).toEqual([]);
+  });
+});
+
+describe('which hours the pass looks at', () => {
+  it('bills up to the last hour that ended at least the grace period ago, never the running hour', () => {
+    // 11:03, past the grace: the hour 10:00–11:00 is billed, 11:00–12:00 still runs.
+    expect(lastBillableHour(H + HOUR_MS + 3 * 60_000)).toBe(H);
+    // 11:01, within the grace: a change recorded at 10:59:59 may not be in yet, so 10:00 waits.
+    expect(lastBillableHour(H + HOUR_MS + GRACE_MS - 1)).toBe(H - HOUR_MS);
+    expect(lastBillableHour(H + HOUR_MS + GRACE_MS)).toBe(H);
+    expect(lastBillableHour(H + 2 * HOUR_MS - 1)).toBe(H);
+  });
+
+  const W = H + 10 * HOUR_MS; // the watermark: every shard billed through the hour 20:00–21:00
+
+  it('the first pass ever: from the hour of creation', () => {
+    expect(firstOwedHour(H + 20 * 60_000, null)).toBe(H);
+  });
+
+  it('created long before the watermark: from the hour after it (the hours before are billed)', () => {
+    expect(firstOwedHour(H, W)).toBe(W + HOUR_MS);
+    expect(firstOwedHour(W - LOOKBACK_MS, W)).toBe(W + HOUR_MS);
+  });
+
+  it('created near the watermark: from its creation again, so a deploy recorded after a pass read is not skipped', () => {
+    expect(firstOwedHour(W - LOOKBACK_MS + HOUR_MS, W)).toBe(W - LOOKBACK_MS + HOUR_MS);
+    expect(firstOwedHour(W + 5 * 60_000, W)).toBe(W);
+    expect(firstOwedHour(W + HOUR_MS + 1, W)).toBe(W + HOUR_MS);
+  });
+});
+
+describe('the monthly cap', () => {
+  it('an hour under the cap costs its price', () => {
+    expect(cappedMillicents(1800, 720, 0)).toBe(1800);
+    expect(cappedMillicents(1800, 720, 718 * 1800)).toBe(1800);
+  });
+
+  it('the last hour under the cap costs what is left of it; then hours are free, never negative', () => {
+    expect(cappedMillicents(1800, 720, 719 * 1800 + 500)).toBe(1300);
+    expect(cappedMillicents(1800, 720, 720 * 1800)).toBe(0);
+    // Paid more than this price's cap (it ran larger earlier in the month): free, not a refund.
+    expect(cappedMillicents(1800, 720, 800 * 1800)).toBe(0);
+  });
+
+  it('counts in the current price: after an upsize the cap is the new price times the hours', () => {
+    // 700 hours at 1000, then an upsize to 3000: the cap is now 720 × 3000, so the hour costs 3000.
+    expect(cappedMillicents(3000, 720, 700 * 1000)).toBe(3000);
+    // The largest cap (744 hours, a 31-day month) never cuts an hour of a month.
+    expect(cappedMillicents(3000, 744, 743 * 3000)).toBe(3000);
   });
 });
 

@@ -49,6 +49,44 @@ describe('router over the route table', () => {
     expect(slashed?.code).toBe('not_found');
   });
 
+  /** The code the router answers a path with: the route's id, or the ApiError's code. */
+  const outcome = (m: typeof match, method: string, path: string): string => {
+    try {
+      return `route ${m(method, path).id}`;
+    } catch (e) {
+      return (e as ApiError).code ?? String(e);
+    }
+  };
+
+  it('an empty path parameter matches no route: /v1/servers//power is 404, not the server ""', () => {
+    expect(outcome(match, 'POST', '/v1/servers//power')).toBe('not_found');
+    // Every parameter of every route, emptied in turn, the others filled.
+    for (const [id, def] of routeEntries()) {
+      const names = [...def.path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1]!);
+      for (const empty of names) {
+        const path = def.path.replace(/:([A-Za-z]+)/g, (_, name: string) => (name === empty ? '' : 'x1'));
+        expect(outcome(match, def.method, path), `${id} with :${empty} empty`).toBe('not_found');
+      }
+    }
+  });
+
+  it('a parameter whose percent-encoding is broken is 404, never an exception (a 500)', () => {
+    expect(outcome(match, 'DELETE', '/v1/keys/%E0%A4%A')).toBe('not_found');
+    expect(outcome(match, 'DELETE', '/v1/keys/%')).toBe('not_found');
+  });
+
+  it('a static segment wins over a parameter, whatever the order of the table', () => {
+    const def = (path: string) => ({ method: 'GET', path }) as RouteDef;
+    for (const table of [
+      { byId: def('/v1/things/:id'), search: def('/v1/things/search') },
+      { search: def('/v1/things/search'), byId: def('/v1/things/:id') },
+    ]) {
+      const m = compileTable(table);
+      expect(m('GET', '/v1/things/search').id).toBe('search');
+      expect(m('GET', '/v1/things/other')).toMatchObject({ id: 'byId', params: { id: 'other' } });
+    }
+  });
+
   it('tells 405 (with Allow) from 404', () => {
     const wrong = (() => {
       try {
