@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
 import { startPanelSim, type PanelSim } from '../../dev/panel-sim/index.ts';
 import { queryPartition } from '../helpers/db.ts';
+import { keys } from '../../shared/db/keys.ts';
 
 /**
  * `controlAvailable` reflects the last instance test (shared/instances): a client key the panel
@@ -60,7 +61,7 @@ describe('controlAvailable follows the last instance test', () => {
     expect(view.lastTest).toEqual(report.body.lastTest);
     expect(Date.parse(view.lastTest!.at)).toBeGreaterThanOrEqual(before - 5);
     expect(await catalogFlag()).toBe(false);
-    const stored = JSON.stringify(await queryPartition('INSTANCES'));
+    const stored = JSON.stringify(await queryPartition({ PK: keys.instancesPartition() }));
     expect(stored).not.toContain(unknownClientKey);
     expect(report.text).not.toContain(unknownClientKey);
     const logs = await api.call('GET', '/v1/admin/logs?limit=100');

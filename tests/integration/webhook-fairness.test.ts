@@ -9,6 +9,7 @@ import { eventWrite } from '../../shared/webhooks/events.ts';
 import { getRaw } from '../helpers/db.ts';
 import { closeServer, listenLocal } from '../helpers/local-server.ts';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
+import { customer } from '../helpers/customer.ts';
 
 /**
  * The adversary: an account whose 10 endpoints (the most it may have) point at a receiver that
@@ -96,12 +97,6 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function customer(email: string): Promise<{ token: string; id: string }> {
-  const token = await api.session(email);
-  const { id } = (await api.call('GET', '/v1/account', { token })).body;
-  return { token, id };
-}
-
 async function endpoint(token: string, url: string): Promise<string> {
   const res = await api.call('POST', '/v1/webhook-endpoints', { token, body: { url } });
   expect(res.status, res.text).toBe(201);
@@ -118,7 +113,7 @@ async function emit(accountId: string): Promise<{ id: string; at: number }> {
 
 /** The attacker: 10 endpoints on the hanging receiver and 100 events. */
 async function attacker(email: string): Promise<{ accountId: string; endpointIds: string[]; eventIds: string[] }> {
-  const { token, id } = await customer(email);
+  const { token, id } = await customer(api, email);
   const endpointIds: string[] = [];
   for (let n = 0; n < 10; n++) endpointIds.push(await endpoint(token, hanging.url(n)));
   const eventIds: string[] = [];
@@ -157,7 +152,7 @@ async function victimWithin10s(dispatcher: string, accountId: string, count: num
 describe('one account with hanging receivers cannot delay another account’s webhooks', () => {
   it('local loop: 10 hanging endpoints, 100 events due; the other account’s deliveries arrive within 10 s, the attacker holds only its own slots', async () => {
     const attack = await attacker('hanging-loop@example.com');
-    const victim = await customer('victim-loop@example.com');
+    const victim = await customer(api, 'victim-loop@example.com');
     await endpoint(victim.token, victimReceiver.url);
 
     hanging.maxOpen = 0;
@@ -200,7 +195,7 @@ describe('one account with hanging receivers cannot delay another account’s we
 
   it('AWS run (dispatchFor): an event made while the run is busy with a hanging account is delivered within 10 s, and the run ends on time', async () => {
     await attacker('hanging-run@example.com');
-    const victim = await customer('victim-run@example.com');
+    const victim = await customer(api, 'victim-run@example.com');
     await endpoint(victim.token, victimReceiver.url);
 
     hanging.maxOpen = 0;
