@@ -280,6 +280,10 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
       ? state.servers.get(ref)
       : (state.serverByIdentifier(ref) ?? [...state.servers.values()].find((s) => s.uuid === ref));
 
+  /** A server named in a /__sim path: its id, else its identifier or uuid (an identifier may be all digits). */
+  const serverInPath = (ref: string): Server | undefined =>
+    (/^\d+$/.test(ref) ? state.servers.get(Number(ref)) : undefined) ?? resolveServer(ref);
+
   const serverView = (s: Server): SimServerView => ({
     id: s.id,
     uuid: s.uuid,
@@ -407,13 +411,13 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
       }
       const ending = /^\/__sim\/servers\/([^/]+)\/(end-install|end-transition)$/.exec(path);
       if (ending && method === 'POST') {
-        const s = resolveServer(/^\d+$/.test(ending[1] ?? '') ? Number(ending[1]) : (ending[1] ?? ''));
+        const s = serverInPath(ending[1] ?? '');
         if (!s) return { status: 404, body: { error: 'unknown server' } };
         return { status: 200, body: { ended: ending[2] === 'end-install' ? wings.endInstall(s) : wings.endTransition(s) } };
       }
       const c = /^\/__sim\/servers\/([^/]+)\/(console|files)$/.exec(path);
       if (c && method === 'GET') {
-        const s = resolveServer(/^\d+$/.test(c[1] ?? '') ? Number(c[1]) : (c[1] ?? ''));
+        const s = serverInPath(c[1] ?? '');
         if (!s) return { status: 404, body: { error: 'unknown server' } };
         const rt = wings.runtime(s);
         return { status: 200, body: c[2] === 'console' ? { lines: rt.console, commands: rt.commands } : { files: filesOf(s) } };
