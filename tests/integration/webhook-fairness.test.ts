@@ -10,6 +10,7 @@ import { getRaw } from '../helpers/db.ts';
 import { closeServer, listenLocal } from '../helpers/local-server.ts';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
 import { customer } from '../helpers/customer.ts';
+import { sleep, within } from '../helpers/until.ts';
 
 /**
  * The adversary: an account whose 10 endpoints (the most it may have) point at a receiver that
@@ -95,8 +96,6 @@ afterAll(async () => {
   await victimReceiver.stop();
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 async function endpoint(token: string, url: string): Promise<string> {
   const res = await api.call('POST', '/v1/webhook-endpoints', { token, body: { url } });
   expect(res.status, res.text).toBe(201);
@@ -121,19 +120,13 @@ async function attacker(email: string): Promise<{ accountId: string; endpointIds
   return { accountId: id, endpointIds, eventIds };
 }
 
-async function until(done: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!done() && Date.now() < end) await sleep(25);
-  return done();
-}
-
 /** The victim's events, one every `gapMs`, each awaited at its receiver: the latencies (ms; Infinity if not within 15 s). */
 async function victimLatencies(accountId: string, count: number, gapMs: number): Promise<number[]> {
   const latencies: number[] = [];
   for (let n = 0; n < count; n++) {
     if (n) await sleep(gapMs);
     const event = await emit(accountId);
-    const arrived = await until(() => victimReceiver.arrived.has(event.id), 15_000);
+    const arrived = await within(() => victimReceiver.arrived.has(event.id), 15_000);
     latencies.push(arrived ? victimReceiver.arrived.get(event.id)! - event.at : Number.POSITIVE_INFINITY);
   }
   return latencies;
@@ -141,7 +134,7 @@ async function victimLatencies(accountId: string, count: number, gapMs: number):
 
 /** Once the attack is under way (its attempts hang on the receiver): the victim's events, each within 10 s; the latencies printed. */
 async function victimWithin10s(dispatcher: string, accountId: string, count: number, gapMs: number): Promise<void> {
-  expect(await until(() => hanging.open >= PER_ACCOUNT_CONCURRENCY, 20_000)).toBe(true);
+  expect(await within(() => hanging.open >= PER_ACCOUNT_CONCURRENCY, 20_000)).toBe(true);
   const latencies = await victimLatencies(accountId, count, gapMs);
   console.log(
     `victim's delivery latency with the attacker's 10 hanging endpoints and 100 events due (${dispatcher}): ${latencies.join(' ms, ')} ms`,
