@@ -12,13 +12,14 @@ import { until } from '../helpers/until.ts';
  * and its request counter through /__sim/), the API over HTTP. No test waits an interval out or
  * races one: the intervals are long (10 min; 1 min while changing), so "within the interval" holds
  * on any machine, and a test ends one by moving the stored state's asOf back past it (aged()).
- * A short panel timeout so the timeout path runs in about a second.
+ * The panel timeout (3 s) is short enough for the timeout path to run in seconds, and long enough
+ * that a busy machine's pauses (the simulator shares the test's process) do not end a normal call.
  */
 const TTL_MS = 600_000;
 const TRANSITION_TTL_MS = 60_000;
 process.env.LIVE_STATE_TTL_MS = String(TTL_MS);
 process.env.LIVE_STATE_TRANSITION_TTL_MS = String(TRANSITION_TTL_MS);
-process.env.PANEL_TIMEOUT_MS = '1000';
+process.env.PANEL_TIMEOUT_MS = '3000';
 
 let api: TestApi;
 let sim: PanelSim;

@@ -9,11 +9,12 @@ import { until } from '../helpers/until.ts';
 
 /**
  * Servers over the local stack: DynamoDB Local, the panel simulator over HTTP, the API over HTTP.
- * Panel timeouts shortened so the timeout paths run in seconds, yet far above what a panel call
- * takes on a busy machine. Installs end quickly; a test that looks at one installing holds it.
+ * Panel timeouts shortened (3 s) so the timeout paths run in seconds, yet far above what a panel
+ * call takes on a busy machine, whose pauses the simulator shares (it runs in the test's process).
+ * Installs end quickly; a test that looks at one installing holds it.
  */
-process.env.PANEL_TIMEOUT_MS = '1500';
-process.env.PANEL_CREATE_TIMEOUT_MS = '1500';
+process.env.PANEL_TIMEOUT_MS = '3000';
+process.env.PANEL_CREATE_TIMEOUT_MS = '3000';
 
 let api: TestApi;
 let sim: PanelSim;
