@@ -12,7 +12,13 @@ export type FaultEffect =
   /** 429 ThrottleRequestsException with Retry-After and X-RateLimit-* headers */
   | { kind: 'rate_limit'; retryAfter?: number; limit?: number }
   /** handle the request normally, then never answer: the work is done but the caller cannot know */
-  | { kind: 'lost_response' };
+  | { kind: 'lost_response' }
+  /**
+   * A test control: the request waits, unhandled, until the test calls `faults.release()`, then is
+   * handled normally; so a test decides what happens while a panel call is in flight instead of
+   * racing a latency. `faults.held()` counts the requests waiting.
+   */
+  | { kind: 'hold' };
 
 export interface FaultRule {
   /** HTTP method, case-insensitive; omitted or '*' matches any */
@@ -61,6 +67,24 @@ export function statusDefaults(status: number): { code: string; detail: string }
 export class FaultInjector {
   private rules: ActiveFault[] = [];
   private seq = 0;
+  private waiting: Array<() => void> = [];
+
+  /** Resolves when the test releases the held requests (a `hold` effect). */
+  hold(): Promise<void> {
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  held(): number {
+    return this.waiting.length;
+  }
+
+  /** Lets every held request go on; answers how many there were. */
+  release(): number {
+    const released = this.waiting;
+    this.waiting = [];
+    for (const go of released) go();
+    return released.length;
+  }
 
   add(rule: FaultRule): string {
     validateEffect(rule.effect);
@@ -138,12 +162,13 @@ function validateEffect(e: FaultEffect): void {
       return;
     case 'timeout':
     case 'lost_response':
+    case 'hold':
       return;
     case 'rate_limit':
       if (e.retryAfter !== undefined && (!Number.isInteger(e.retryAfter) || e.retryAfter < 0))
         throw new Error('retryAfter must be an integer >= 0');
       return;
     default:
-      throw new Error('effect.kind must be one of latency, status, timeout, rate_limit, lost_response');
+      throw new Error('effect.kind must be one of latency, status, timeout, rate_limit, lost_response, hold');
   }
 }

@@ -24,10 +24,13 @@ export interface PanelSimOptions {
   port?: number;
   /** default 127.0.0.1 */
   host?: string;
-  /** time from create/reinstall until the install finishes; default 3000 */
-  installMs?: number;
-  /** duration of starting->running and stopping->offline; default 1000 */
-  transitionMs?: number;
+  /**
+   * time from create/reinstall until the install finishes; default 3000. 'held' (a test control):
+   * an install ends only when the test calls endInstall() (holdInstalls() switches it later).
+   */
+  installMs?: number | 'held';
+  /** duration of starting->running and stopping->offline; default 1000. 'held': only at endTransition(). */
+  transitionMs?: number | 'held';
   /** panel-side cache of /resources per server (the real panel: 20 s); default 20000, 0 = off */
   resourcesCacheMs?: number;
   /** default 'default' */
@@ -88,6 +91,10 @@ export interface PanelSim {
     remove(id: string): boolean;
     clear(): void;
     list(): ReturnType<FaultInjector['list']>;
+    /** Requests waiting on a `hold` effect. */
+    held(): number;
+    /** Lets every held request go on; answers how many there were. */
+    release(): number;
   };
   setNodeMaintenance(nodeId: number, on: boolean): void;
   /** `id` (number) or 8-char identifier / uuid (string) */
@@ -113,6 +120,15 @@ export interface PanelSim {
   consoleToken(ref: number | string, ttlSeconds?: number): string;
   /** the next `count` installs end in install_failed / reinstall_failed */
   failNextInstalls(count: number): void;
+  /**
+   * Test controls, so a test decides when a state ends instead of racing a timer: installs
+   * (transitions) begun while held last until endInstall (endTransition) is called for the server.
+   * The end* calls also end a timed one early; they answer false when nothing was running.
+   */
+  holdInstalls(on?: boolean): void;
+  endInstall(ref: number | string): boolean;
+  holdTransitions(on?: boolean): void;
+  endTransition(ref: number | string): boolean;
   snapshot(): Record<string, unknown>;
   close(): Promise<void>;
 }
@@ -198,8 +214,10 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
   const host = options.host ?? '127.0.0.1';
   const state = new PanelState();
   const wings = new Wings(state, {
-    installMs: options.installMs ?? 3000,
-    transitionMs: options.transitionMs ?? 1000,
+    installMs: typeof options.installMs === 'number' ? options.installMs : 3000,
+    transitionMs: typeof options.transitionMs === 'number' ? options.transitionMs : 1000,
+    holdInstalls: options.installMs === 'held',
+    holdTransitions: options.transitionMs === 'held',
     resourcesCacheMs: options.resourcesCacheMs ?? 20_000,
     consoleLimit: options.consoleLimit ?? 500,
   });
@@ -261,6 +279,10 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     typeof ref === 'number'
       ? state.servers.get(ref)
       : (state.serverByIdentifier(ref) ?? [...state.servers.values()].find((s) => s.uuid === ref));
+
+  /** A server named in a /__sim path: its id, else its identifier or uuid (an identifier may be all digits). */
+  const serverInPath = (ref: string): Server | undefined =>
+    (/^\d+$/.test(ref) ? state.servers.get(Number(ref)) : undefined) ?? resolveServer(ref);
 
   const serverView = (s: Server): SimServerView => ({
     id: s.id,
@@ -349,6 +371,7 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
       if (method === 'GET' && path === '/__sim/state') return { status: 200, body: snapshot() };
       if (method === 'GET' && path === '/__sim/requests')
         return { status: 200, body: { requests: Object.fromEntries(requestCounts), throttled: throttledCount } };
+      if (path === '/__sim/faults/release' && method === 'POST') return { status: 200, body: { released: faults.release() } };
       if (path === '/__sim/faults') {
         if (method === 'GET') return { status: 200, body: { faults: faults.list() } };
         if (method === 'POST') {
@@ -378,9 +401,23 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
         wings.failInstalls = Number(obj.count ?? 1);
         return { status: 200, body: { pending: wings.failInstalls } };
       }
+      if (path === '/__sim/holds' && method === 'POST') {
+        if (typeof obj.installs === 'boolean') wings.options.holdInstalls = obj.installs;
+        if (typeof obj.transitions === 'boolean') wings.options.holdTransitions = obj.transitions;
+        return {
+          status: 200,
+          body: { installs: wings.options.holdInstalls === true, transitions: wings.options.holdTransitions === true },
+        };
+      }
+      const ending = /^\/__sim\/servers\/([^/]+)\/(end-install|end-transition)$/.exec(path);
+      if (ending && method === 'POST') {
+        const s = serverInPath(ending[1] ?? '');
+        if (!s) return { status: 404, body: { error: 'unknown server' } };
+        return { status: 200, body: { ended: ending[2] === 'end-install' ? wings.endInstall(s) : wings.endTransition(s) } };
+      }
       const c = /^\/__sim\/servers\/([^/]+)\/(console|files)$/.exec(path);
       if (c && method === 'GET') {
-        const s = resolveServer(/^\d+$/.test(c[1] ?? '') ? Number(c[1]) : (c[1] ?? ''));
+        const s = serverInPath(c[1] ?? '');
         if (!s) return { status: 404, body: { error: 'unknown server' } };
         const rt = wings.runtime(s);
         return { status: 200, body: c[2] === 'console' ? { lines: rt.console, commands: rt.commands } : { files: filesOf(s) } };
@@ -424,6 +461,9 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
         return res.destroyed ? 'done' : 'continue';
       case 'lost_response':
         return 'continue';
+      case 'hold':
+        await faults.hold();
+        return res.destroyed ? 'done' : 'continue';
       case 'timeout':
         // accept and never answer; released when the client aborts or the sim closes
         hanging.add(res);
@@ -624,6 +664,8 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
       remove: (id) => faults.remove(id),
       clear: () => faults.clear(),
       list: () => faults.list(),
+      held: () => faults.held(),
+      release: () => faults.release(),
     },
     setNodeMaintenance,
     server: (ref) => {
@@ -681,11 +723,26 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     failNextInstalls: (count) => {
       wings.failInstalls = count;
     },
+    holdInstalls: (on = true) => {
+      wings.options.holdInstalls = on;
+    },
+    endInstall: (ref) => {
+      const s = resolveServer(ref);
+      return s ? wings.endInstall(s) : false;
+    },
+    holdTransitions: (on = true) => {
+      wings.options.holdTransitions = on;
+    },
+    endTransition: (ref) => {
+      const s = resolveServer(ref);
+      return s ? wings.endTransition(s) : false;
+    },
     snapshot,
     close: async () => {
       if (closed) return;
       closed = true;
       wings.close();
+      faults.release();
       consoleSockets.close();
       for (const res of hanging) res.destroy();
       hanging.clear();

@@ -38,6 +38,10 @@ export interface Runtime {
   startedAt: number | null;
   timer: NodeJS.Timeout | null;
   installTimer: NodeJS.Timeout | null;
+  /** Ends the running power transition (starting/stopping) now; set while one runs, timed or held. */
+  endTransition: (() => void) | null;
+  /** Ends the running install now; set while one runs, timed or held. */
+  endInstall: (() => void) | null;
   restartPending: boolean;
   resourceCache: { at: number; value: Stats } | null;
 }
@@ -49,6 +53,9 @@ export type ConsoleHook = (rt: Runtime, event: ConsoleEvent) => void;
 export interface WingsOptions {
   installMs: number;
   transitionMs: number;
+  /** Test controls: a held install or transition waits for endInstall()/endTransition() instead of its timer. */
+  holdInstalls?: boolean;
+  holdTransitions?: boolean;
   resourcesCacheMs: number;
   consoleLimit: number;
 }
@@ -100,6 +107,8 @@ export class Wings {
         startedAt: null,
         timer: null,
         installTimer: null,
+        endTransition: null,
+        endInstall: null,
         restartPending: false,
         resourceCache: null,
       };
@@ -157,11 +166,14 @@ export class Wings {
   beginInstall(server: Server, startOnCompletion: boolean, reinstall: boolean): void {
     const rt = this.runtime(server);
     if (rt.installTimer) clearTimeout(rt.installTimer);
+    rt.installTimer = null;
     if (rt.power !== 'offline') this.kill(server);
-    rt.installTimer = this.schedule(() => {
+    const finish = () => {
+      if (rt.installTimer) clearTimeout(rt.installTimer);
       rt.installTimer = null;
+      rt.endInstall = null;
       const current = this.state.servers.get(server.id);
-      if (!current) return;
+      if (this.closed || !current) return;
       let ok = true;
       if (this.failInstalls > 0) {
         this.failInstalls--;
@@ -175,7 +187,36 @@ export class Wings {
       current.installed_at = new Date();
       current.updated_at = new Date();
       if (ok && startOnCompletion && status === null) this.power(current, 'start');
-    }, this.options.installMs);
+    };
+    rt.endInstall = finish;
+    if (!this.options.holdInstalls) rt.installTimer = this.schedule(finish, this.options.installMs);
+  }
+
+  /** Test control: ends the server's install now (held or still timed); false when none runs. */
+  endInstall(server: Server): boolean {
+    const end = this.runtimes.get(server.id)?.endInstall;
+    end?.();
+    return end !== undefined && end !== null;
+  }
+
+  /** Test control: ends the server's power transition (starting -> running, stopping -> offline) now; false when none runs. */
+  endTransition(server: Server): boolean {
+    const end = this.runtimes.get(server.id)?.endTransition;
+    end?.();
+    return end !== undefined && end !== null;
+  }
+
+  /** starting -> running and stopping -> offline: after `transitionMs`, or when a test ends a held one. */
+  private afterTransition(rt: Runtime, fn: () => void): void {
+    if (rt.timer) clearTimeout(rt.timer);
+    const done = () => {
+      if (rt.timer) clearTimeout(rt.timer);
+      rt.timer = null;
+      rt.endTransition = null;
+      if (!this.closed) fn();
+    };
+    rt.endTransition = done;
+    rt.timer = this.options.holdTransitions ? null : this.schedule(done, this.options.transitionMs);
   }
 
   private seedFiles(server: Server, rt: Runtime): void {
@@ -239,6 +280,7 @@ export class Wings {
     const rt = this.runtime(server);
     if (rt.timer) clearTimeout(rt.timer);
     rt.timer = null;
+    rt.endTransition = null;
     rt.restartPending = false;
     if (rt.power !== 'offline') this.setOffline(server, rt);
   }
@@ -259,11 +301,10 @@ export class Wings {
     this.daemon(rt, 'Ensuring file permissions are set correctly, this could take a few seconds...');
     this.log(rt, `container@pterodactyl~ ${this.state.invocation(server)}`);
     for (const l of egg?.sim.boot ?? []) this.log(rt, `[${clock()} INFO]: ${l}`);
-    rt.timer = this.schedule(() => {
-      rt.timer = null;
+    this.afterTransition(rt, () => {
       this.setState(rt, 'running');
       if (egg) this.log(rt, `[${clock()} INFO]: ${egg.sim.done}`);
-    }, this.options.transitionMs);
+    });
   }
 
   private stop(server: Server, rt: Runtime): void {
@@ -273,10 +314,7 @@ export class Wings {
     // Wings sends the egg's stop command to the process (config.stop).
     if (egg) this.log(rt, `> ${egg.config.stop}`);
     for (const l of egg?.sim.stopping ?? []) this.log(rt, `[${clock()} INFO]: ${l}`);
-    rt.timer = this.schedule(() => {
-      rt.timer = null;
-      this.setOffline(server, rt);
-    }, this.options.transitionMs);
+    this.afterTransition(rt, () => this.setOffline(server, rt));
   }
 
   private setOffline(server: Server, rt: Runtime): void {

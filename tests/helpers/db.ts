@@ -19,7 +19,10 @@ export const setAttributes = async (key: ItemKey, values: Record<string, unknown
   );
 };
 
-export async function queryPartition(pk: string, skPrefix = ''): Promise<Record<string, unknown>[]> {
+/** Every item of a partition, or of its sort-key prefix: pass a key builder's prefix (`keys.serverPrefix(id)`), never a spelled key. */
+export async function queryPartition(prefix: { PK: string; SKPrefix?: string }): Promise<Record<string, unknown>[]> {
+  const pk = prefix.PK;
+  const skPrefix = prefix.SKPrefix ?? '';
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {

@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../../shared/db/client.ts';
+import { keys } from '../../shared/db/keys.ts';
 import { queryPartition } from './db.ts';
 
 /**
@@ -24,7 +25,9 @@ export async function expectLedgerInvariant(): Promise<number> {
     start = out.LastEvaluatedKey;
   } while (start);
   for (const profile of profiles) {
-    const entries = (await queryPartition(profile.PK as string, 'LEDGER#')).sort((a, b) => Number(a.seq) - Number(b.seq));
+    const entries = (await queryPartition({ PK: profile.PK as string, SKPrefix: keys.ledgerPrefix('').SKPrefix })).sort(
+      (a, b) => Number(a.seq) - Number(b.seq),
+    );
     let running = 0;
     entries.forEach((e, i) => {
       expect(e.seq, `ledger seq of ${profile.email}`).toBe(i + 1);
@@ -39,5 +42,5 @@ export async function expectLedgerInvariant(): Promise<number> {
 }
 
 export async function ledgerOf(accountId: string) {
-  return (await queryPartition(`ACCOUNT#${accountId}`, 'LEDGER#')).sort((a, b) => Number(a.seq) - Number(b.seq));
+  return (await queryPartition(keys.ledgerPrefix(accountId))).sort((a, b) => Number(a.seq) - Number(b.seq));
 }

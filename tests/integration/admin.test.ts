@@ -143,7 +143,7 @@ describe('activity and audit log', () => {
     const token = await api.session('ttl@example.com');
     const account = (await api.call('GET', '/v1/account', { token })).body;
     await api.call('POST', '/v1/keys', { token, body: { name: 'a' } });
-    const [item] = await queryPartition(`ACCOUNT#${account.id}`, 'LOG#');
+    const [item] = await queryPartition(keys.activityPrefix(account.id));
     const ttl = Number(item!.expiresAt);
     expect(ttl - Date.now() / 1000).toBeGreaterThan(89 * 86_400);
     expect(ttl - Date.now() / 1000).toBeLessThan(91 * 86_400);

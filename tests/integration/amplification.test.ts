@@ -6,6 +6,7 @@ import { createRateLimiter } from '../../shared/http/rate-limit.ts';
 import { getRaw } from '../helpers/db.ts';
 import { countRateWrites } from '../helpers/rate-writes.ts';
 import { expectEnvelope, startTestApi, type ApiResponse, type TestApi } from '../helpers/stack.ts';
+import { customer } from '../helpers/customer.ts';
 
 /**
  * Limits that stop one tenant from multiplying its share (issue 21, item 5), attacked the way an
@@ -21,14 +22,8 @@ beforeAll(async () => {
 });
 afterAll(async () => api?.stop());
 
-async function customer(email: string, paid = true) {
-  const token = await api.session(email);
-  const { id } = (await api.call('GET', '/v1/account', { token })).body;
-  // An admin grant ends the trial (so does a top-up): this account is held to the paid limits.
-  if (paid)
-    expect((await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 100, note: 'paid' } })).status).toBe(200);
-  return { token, id: id as string };
-}
+// An admin grant ends the trial (so does a top-up): this account is held to the paid limits.
+const PAID = { grantCents: 100, grantBy: 'admin' } as const;
 
 const createKey = (token: string, name: string) => api.call('POST', '/v1/keys', { token, body: { name } });
 
@@ -46,7 +41,7 @@ const statuses = (results: ApiResponse[]) => {
 
 describe('API keys per account', () => {
   it('40 keys created at once by a paying account: exactly 25 exist, the rest 422 limit_exceeded; a revocation frees one slot', async () => {
-    const { token, id } = await customer('keys-burst@example.com');
+    const { token, id } = await customer(api, 'keys-burst@example.com', PAID);
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => createKey(token, `burst ${i}`)));
     expect(statuses(results)).toEqual({ 201: 25, 422: 15 });
     for (const r of results.filter((r) => r.status === 422)) {
@@ -67,7 +62,7 @@ describe('API keys per account', () => {
   });
 
   it('a trial account holds at most trialMaxApiKeys (5); its first admin grant lifts it to the paid limit', async () => {
-    const { token, id } = await customer('keys-trial@example.com', false);
+    const { token, id } = await customer(api, 'keys-trial@example.com');
     const results = await Promise.all(Array.from({ length: 8 }, (_, i) => createKey(token, `trial ${i}`)));
     expect(statuses(results)).toEqual({ 201: 5, 422: 3 });
     expect(results.find((r) => r.status === 422)!.body.error.details).toEqual({ limit: 5 });
@@ -89,7 +84,7 @@ describe('API keys per account', () => {
   });
 
   it('an admin override replaces the platform limit for one account; null removes it; every change is audit-logged', async () => {
-    const { token, id } = await customer('keys-override@example.com');
+    const { token, id } = await customer(api, 'keys-override@example.com', PAID);
     const set = await api.call('PUT', `/v1/admin/users/${id}/limits`, { body: { maxApiKeys: 2 } });
     expect(set.status).toBe(200);
     expect(set.body.overrides).toEqual({ maxApiKeys: 2, requestsPerMinute: null });
@@ -127,7 +122,7 @@ describe('API keys per account', () => {
   });
 
   it('an account whose keys predate the count: it is set from the keys it holds, not from zero', async () => {
-    const { token, id } = await customer('keys-legacy@example.com');
+    const { token, id } = await customer(api, 'keys-legacy@example.com', PAID);
     for (let i = 0; i < 4; i++) expect((await createKey(token, `old ${i}`)).status).toBe(201);
     const listed = (await api.call('GET', '/v1/keys', { token })).body.data;
     await api.call('DELETE', `/v1/keys/${listed[0].id}`, { token });
@@ -144,7 +139,7 @@ describe('trial webhook endpoints', () => {
   it('trialMaxWebhookEndpoints holds a trial account below the 10 of a paying one, also when created at once', async () => {
     expect((await api.call('PUT', '/v1/admin/settings', { body: { trialMaxWebhookEndpoints: 2 } })).status).toBe(200);
     try {
-      const trial = await customer('wh-trial@example.com', false);
+      const trial = await customer(api, 'wh-trial@example.com');
       const create = (token: string, i: number) =>
         api.call('POST', '/v1/webhook-endpoints', { token, body: { url: `http://127.0.0.1:9/hook/${i}` } });
       const results = await Promise.all(Array.from({ length: 5 }, (_, i) => create(trial.token, i)));
@@ -152,7 +147,7 @@ describe('trial webhook endpoints', () => {
       expect(results.find((r) => r.status === 422)!.body.error.details).toEqual({ limit: 2 });
       expect((await getRaw(keys.account(trial.id)))!.webhookEndpointCount).toBe(2);
 
-      const paid = await customer('wh-paid@example.com');
+      const paid = await customer(api, 'wh-paid@example.com', PAID);
       const paidResults = await Promise.all(Array.from({ length: 5 }, (_, i) => create(paid.token, i)));
       expect(statuses(paidResults)).toEqual({ 201: 5 });
     } finally {
@@ -163,7 +158,7 @@ describe('trial webhook endpoints', () => {
 
 describe('the per-account request ceiling', () => {
   it('four keys, each under its 240 a minute, together 800: the account gets 600, then 429 with the same envelope and headers', async () => {
-    const { token, id } = await customer('ceiling-keys@example.com');
+    const { token, id } = await customer(api, 'ceiling-keys@example.com', PAID);
     const secrets: string[] = [];
     for (let i = 0; i < 4; i++) secrets.push((await createKey(token, `amp ${i}`)).body.secret);
     // A minute of its own, without the key creations above in it.
@@ -186,7 +181,7 @@ describe('the per-account request ceiling', () => {
     const session = await api.call('GET', '/v1/account', { token });
     expectEnvelope(session, 429, 'rate_limited');
     // Another account is not touched.
-    const other = await customer('ceiling-bystander@example.com');
+    const other = await customer(api, 'ceiling-bystander@example.com', PAID);
     expect((await api.call('GET', '/v1/account', { token: other.token })).status).toBe(200);
     const counted = await getRaw(keys.rateWindow(`acct:${id}`, Math.floor(Date.now() / 60_000) * 60));
     // Both counts in one item: `hits` for the account (never more than the ceiling admitted + refused claims).
@@ -194,7 +189,7 @@ describe('the per-account request ceiling', () => {
   }, 120_000);
 
   it('RateLimit-* report the tighter limit: a fresh key of a busy account sees what is left of the account, not its own 240', async () => {
-    const { token, id } = await customer('ceiling-headers@example.com');
+    const { token, id } = await customer(api, 'ceiling-headers@example.com', PAID);
     await api.call('PUT', `/v1/admin/users/${id}/limits`, { body: { requestsPerMinute: 300 } });
     const a = (await createKey(token, 'a')).body.secret;
     const b = (await createKey(token, 'b')).body.secret;
@@ -209,7 +204,7 @@ describe('the per-account request ceiling', () => {
   });
 
   it('an admin override below 240 slows one account down, even with a single key', async () => {
-    const { token, id } = await customer('ceiling-slow@example.com');
+    const { token, id } = await customer(api, 'ceiling-slow@example.com', PAID);
     expect(
       (await api.call('PUT', `/v1/admin/users/${id}/limits`, { body: { requestsPerMinute: 30 } })).body.effective.requestsPerMinute,
     ).toBe(30);

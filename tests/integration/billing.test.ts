@@ -14,6 +14,7 @@ import { planPass, readWatermark, runPassInProcess } from '../../shared/billing/
 import { openPassRecord } from '../../shared/billing/fanout.ts';
 import { worker } from '../../functions/billing-pass/handler.ts';
 import { countDynamoCalls } from '../../bench/harness.ts';
+import { customer } from '../helpers/customer.ts';
 
 /**
  * Hourly billing against DynamoDB Local and the panel simulator. Time is moved by writing a
@@ -61,12 +62,6 @@ afterEach(async () => {
 const t = (hours: number, minutes = 0) => H0 + hours * HOUR_MS + minutes * 60_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 const pass = (ms: number) => runPassInProcess(new Date(ms));
-
-async function customer(email: string) {
-  const token = await api.session(email);
-  const { id } = (await api.call('GET', '/v1/account', { token })).body;
-  return { token, id: id as string };
-}
 
 const small = { name: 'billed server', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048 }; // 1 cent an hour
 const medium = { ramMb: 4096, cpuPercent: 200, diskMb: 20480 }; // 3 cents an hour
@@ -133,7 +128,7 @@ const charges = async (accountId: string) =>
 
 describe('exact prices', () => {
   it('a 0.18 ¢ an hour server billed for 1,000 hours has paid 180 cents: never more than its exact prices, never a cent behind', async () => {
-    const { token, id } = await customer('exact@example.com');
+    const { token, id } = await customer(api, 'exact@example.com');
     const start = hourStart(Date.now()) - 1000 * HOUR_MS;
     const server = await deployExactAt(token, id, start, { ramMb: 256, cpuPercent: 25, diskMb: 512 });
     expect(server).toMatchObject({ priceMillicentsPerHour: 180, priceCentsPerHour: 1 });
@@ -154,7 +149,7 @@ describe('exact prices', () => {
   }, 120_000);
 
   it('with a monthly cap of 500 hours, a server running a whole month pays exactly 500 hours of its price', async () => {
-    const { token, id } = await customer('monthcap@example.com');
+    const { token, id } = await customer(api, 'monthcap@example.com');
     await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 10_000, note: 'test funds' } });
     await api.call('PUT', '/v1/admin/settings', { body: { monthlyCapHours: 500 } });
     try {
@@ -179,7 +174,7 @@ describe('exact prices', () => {
 
 describe('hourly charges', () => {
   it('a server created mid-hour pays that hour, once, at the pass after the hour', async () => {
-    const { token, id } = await customer('midhour@example.com');
+    const { token, id } = await customer(api, 'midhour@example.com');
     await deployAt(token, id, t(0, 20));
     await pass(t(0, 59)); // the hour has not ended: nothing yet
     expect(await charges(id)).toEqual([]);
@@ -193,7 +188,7 @@ describe('hourly charges', () => {
   });
 
   it('waits for the grace period after the hour before billing it', async () => {
-    const { token, id } = await customer('grace@example.com');
+    const { token, id } = await customer(api, 'grace@example.com');
     await deployAt(token, id, t(0, 10));
     await pass(t(1, 1)); // one minute after the hour: inside the grace period
     expect(await charges(id)).toEqual([]);
@@ -202,7 +197,7 @@ describe('hourly charges', () => {
   });
 
   it('a server resized mid-hour pays the highest price it had in that hour', async () => {
-    const { token, id } = await customer('resize@example.com');
+    const { token, id } = await customer(api, 'resize@example.com');
     const server = await deployAt(token, id, t(0, 0));
     await appendHistory(id, server.id, { at: t(1, 30), status: 'active', priceCentsPerHour: 3 });
     await appendHistory(id, server.id, { at: t(2, 40), status: 'active', priceCentsPerHour: 2 }); // down again
@@ -216,7 +211,7 @@ describe('hourly charges', () => {
   });
 
   it('a resize through the API is billed at the new price from its hour on', async () => {
-    const { token, id } = await customer('apiresize@example.com');
+    const { token, id } = await customer(api, 'apiresize@example.com');
     const server = await deployAt(token, id, t(0, 0));
     await pass(t(1, 5));
     const resized = await api.call('PATCH', `/v1/servers/${server.id}`, { token, body: medium });
@@ -232,7 +227,7 @@ describe('hourly charges', () => {
   });
 
   it('a server deleted mid-hour pays the hour of deletion and never after', async () => {
-    const { token, id } = await customer('deleted@example.com');
+    const { token, id } = await customer(api, 'deleted@example.com');
     const server = await deployAt(token, id, t(0, 0));
     await appendHistory(
       id,
@@ -252,7 +247,7 @@ describe('hourly charges', () => {
   });
 
   it('missed passes are caught up by the next one, hour by hour', async () => {
-    const { token, id } = await customer('missed@example.com');
+    const { token, id } = await customer(api, 'missed@example.com');
     await deployAt(token, id, t(0, 45), { ...small, ...medium });
     await pass(t(1, 5));
     // Passes at 2:05, 3:05 and 4:05 never ran.
@@ -264,12 +259,12 @@ describe('hourly charges', () => {
   });
 
   it('two passes at the same time charge once, and their summaries add up exactly', async () => {
-    const { token, id } = await customer('concurrent@example.com');
+    const { token, id } = await customer(api, 'concurrent@example.com');
     await deployAt(token, id, t(0, 5));
     await deployAt(token, id, t(0, 15), { ...small, ...medium });
     // More accounts, so several shards work at once.
     for (let i = 0; i < 5; i++) {
-      const other = await customer(`concurrent${i}@example.com`);
+      const other = await customer(api, `concurrent${i}@example.com`);
       await deployAt(other.token, other.id, t(0, 30));
     }
     const [a, b] = await Promise.all([pass(t(3, 5)), pass(t(3, 5))]);
@@ -284,7 +279,7 @@ describe('hourly charges', () => {
   });
 
   it('keeps a month-spend counter the budget reads', async () => {
-    const { token, id } = await customer('spend@example.com');
+    const { token, id } = await customer(api, 'spend@example.com');
     await deployAt(token, id, t(0, 5), { ...small, ...medium });
     await pass(t(4, 5));
     const months = new Set([0, 1, 2, 3].map((h) => iso(t(h)).slice(0, 7)));
@@ -294,7 +289,7 @@ describe('hourly charges', () => {
   });
 
   it('reads only the sparse billable index: no Scan, a bounded number of reads per server', async () => {
-    const { token, id } = await customer('reads@example.com');
+    const { token, id } = await customer(api, 'reads@example.com');
     for (let i = 0; i < 3; i++) await deployAt(token, id, t(0, 5 + i));
     const counter = countDynamoCalls();
     counter.reset();
@@ -307,7 +302,7 @@ describe('hourly charges', () => {
 
 describe('suspension', () => {
   it('at or below zero the servers are suspended on the panel and stop accruing; a top-up unsuspends them', async () => {
-    const { token, id } = await customer('broke@example.com');
+    const { token, id } = await customer(api, 'broke@example.com');
     const server = await deployAt(token, id, t(0, 0), { ...small, ...medium }); // 3 cents an hour
     // Leave 4 cents: two hours of charges take the balance to -2.
     const deducted = await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: -496, note: 'test: leave 4 cents' } });
@@ -352,7 +347,7 @@ describe('suspension', () => {
   });
 
   it('a panel that refuses to unsuspend is retried by the next pass until it confirms', async () => {
-    const { token, id } = await customer('retry@example.com');
+    const { token, id } = await customer(api, 'retry@example.com');
     const server = await deployAt(token, id, t(0, 0), { ...small, ...medium });
     await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: -499, note: 'leave 1 cent' } });
     await pass(t(1, 5));
@@ -369,7 +364,7 @@ describe('suspension', () => {
   });
 
   it('warns once when the runway drops under 24 hours', async () => {
-    const { token, id } = await customer('lowbalance@example.com');
+    const { token, id } = await customer(api, 'lowbalance@example.com');
     await deployAt(token, id, t(0, 0), { ...small, ...medium }); // 3 cents an hour: 72 for 24 h
     await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: -440, note: 'leave 60' } });
     const first = await pass(t(1, 5));
@@ -383,7 +378,7 @@ describe('suspension', () => {
   });
 
   it('suspended servers are deleted only after the retention period the operator sets', async () => {
-    const { token, id } = await customer('retention@example.com');
+    const { token, id } = await customer(api, 'retention@example.com');
     const server = await deployAt(token, id, t(0, 0));
     await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: -500, note: 'empty' } });
     await pass(t(1, 5));
@@ -405,7 +400,7 @@ describe('suspension', () => {
 
 describe('budgets', () => {
   it('GET and PUT: cap, spent, projected, remaining; deploys refused at the cap', async () => {
-    const { token, id } = await customer('budget@example.com');
+    const { token, id } = await customer(api, 'budget@example.com');
     expect((await api.call('GET', '/v1/account/budget', { token })).body).toMatchObject({
       monthlyCapCents: null,
       action: 'refuse',
@@ -434,7 +429,7 @@ describe('budgets', () => {
   });
 
   it('20 concurrent deploys, then 10 concurrent upsizes, under a refuse budget never take the projected month past the cap', async () => {
-    const { token, id } = await customer('budgetrace@example.com');
+    const { token, id } = await customer(api, 'budgetrace@example.com');
     await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 100_000, note: 'test funds' } });
     await api.call('PUT', '/v1/admin/settings', { body: { maxServersPerAccount: 50 } });
     try {
@@ -465,7 +460,7 @@ describe('budgets', () => {
   });
 
   it('with the suspend action, reaching the cap suspends; raising it unsuspends', async () => {
-    const { token, id } = await customer('budgetsuspend@example.com');
+    const { token, id } = await customer(api, 'budgetsuspend@example.com');
     const server = await deployAt(token, id, Date.now() - 2 * HOUR_MS, { ...small, ...medium });
     await api.call('PUT', '/v1/account/budget', { token, body: { monthlyCapCents: 3, action: 'suspend' } });
     await pass(Date.now() + 3 * 60_000);
@@ -481,7 +476,7 @@ describe('budgets', () => {
 
 describe('admin credit and the ledger listing', () => {
   it('grants and deductions are ledger entries with the note and the admin; the listing is newest first', async () => {
-    const { token, id } = await customer('credited@example.com');
+    const { token, id } = await customer(api, 'credited@example.com');
     const admin = (await api.call('GET', '/v1/account')).body;
     const grant = await api.call('POST', `/v1/admin/users/${id}/credits`, {
       body: { amountCents: 250, note: 'welcome back' },
@@ -531,7 +526,7 @@ describe('admin credit and the ledger listing', () => {
 
 describe('fan-out through a queue (the AWS shape)', () => {
   it('workers charge their shards and the last one moves the watermark; a failed shard is reported for retry', async () => {
-    const { token, id } = await customer('queued@example.com');
+    const { token, id } = await customer(api, 'queued@example.com');
     await deployAt(token, id, t(0, 30));
     const plan = await planPass(new Date(t(1, 5)));
     await openPassRecord(plan);
@@ -556,14 +551,14 @@ describe('fan-out through a queue (the AWS shape)', () => {
 
 describe('local trigger', () => {
   it('POST /dev/billing/run runs the pass at the given time and returns the summary', async () => {
-    const { token, id } = await customer('devrun@example.com');
+    const { token, id } = await customer(api, 'devrun@example.com');
     await deployAt(token, id, t(0, 10));
     const res = await api.call('POST', '/dev/billing/run', { token: null, body: { at: iso(t(1, 5)) } });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ at: iso(t(1, 5)), throughHour: iso(t(0)), shards: 16, errors: 0 });
     expect(res.body.serverHoursCharged).toBeGreaterThanOrEqual(1);
     expect(await charges(id)).toEqual([{ hour: iso(t(0)), cents: 1 }]);
-    expect(await queryPartition(`ACCOUNT#${id}`, 'SPEND#')).toHaveLength(1);
+    expect(await queryPartition({ PK: keys.account(id).PK, SKPrefix: keys.monthSpend(id, '').SK })).toHaveLength(1);
   });
 });
 
@@ -583,7 +578,7 @@ describe('the monthly cap counts each hour once', () => {
     Object.fromEntries((await chargeEntries(accountId)).map((e) => [(Date.parse(e.hour) - H0) / HOUR_MS, e.millicents]));
 
   it('a pass that re-runs charged hours leaves the cap as it was: the third hour is paid, the fourth is not', async () => {
-    const { token, id } = await customer('cap-rerun@example.com');
+    const { token, id } = await customer(api, 'cap-rerun@example.com');
     await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 10_000, note: 'test funds' } });
     await capped(3, async () => {
       await deployExactAt(token, id, t(0), medium); // 2,400 millicents an hour
@@ -595,7 +590,7 @@ describe('the monthly cap counts each hour once', () => {
   }, 120_000);
 
   it('a server deleted in the cap’s last hour pays that hour: three hours, not two', async () => {
-    const { token, id } = await customer('cap-deleted@example.com');
+    const { token, id } = await customer(api, 'cap-deleted@example.com');
     await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 10_000, note: 'test funds' } });
     await capped(3, async () => {
       const server = await deployExactAt(token, id, t(0), medium);
@@ -612,7 +607,7 @@ describe('the monthly cap counts each hour once', () => {
   }, 120_000);
 
   it('across a month end: the old month pays its cap once, the new month starts a cap of its own', async () => {
-    const { token, id } = await customer('cap-month-end@example.com');
+    const { token, id } = await customer(api, 'cap-month-end@example.com');
     await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 10_000, note: 'test funds' } });
     const now = new Date();
     const monthStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { PanelSim } from '../../dev/panel-sim/index.ts';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
+import { until } from '../helpers/until.ts';
 
 /**
  * The console through a real websocket: credentials from GET /v1/servers/:id/console, the
@@ -26,14 +27,6 @@ let token: string;
 let server: { id: string; identifier: string };
 const sockets: WebSocket[] = [];
 
-const until = async (check: () => Promise<boolean> | boolean, ms = 5000) => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 30));
-  }
-};
-
 interface Frame {
   event: string;
   args?: string[];
@@ -55,10 +48,13 @@ async function connect(socket: string, origin: string) {
     /** the first frame (from `from` on) matching, waiting up to `ms` */
     next: async (match: (f: Frame) => boolean, from = 0, ms = 5000): Promise<Frame> => {
       let found: Frame | undefined;
-      await until(() => {
-        found = frames.slice(from).find(match);
-        return found !== undefined;
-      }, ms).catch(() => {
+      await until(
+        () => {
+          found = frames.slice(from).find(match);
+          return found !== undefined;
+        },
+        { ms },
+      ).catch(() => {
         throw new Error(`no matching frame; got ${JSON.stringify(frames)}`);
       });
       return found!;

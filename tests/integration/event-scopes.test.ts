@@ -7,6 +7,7 @@ import { keys } from '../../shared/db/keys.ts';
 import { transact } from '../../shared/db/write.ts';
 import { EVENT_TYPES, type EventType, eventItem, eventWrite } from '../../shared/webhooks/events.ts';
 import { drainOutbox } from '../../shared/webhooks/dispatch.ts';
+import { customer as newCustomer } from '../helpers/customer.ts';
 
 /**
  * Scopes hold through events (docs/webhooks.md): the abuser is a key of the account that holds
@@ -48,8 +49,7 @@ interface EventView {
 }
 
 async function customer(email: string) {
-  const token = await api.session(email);
-  const { id } = (await api.call('GET', '/v1/account', { token })).body;
+  const { token, id } = await newCustomer(api, email);
   const key = async (scopes: string[]) => {
     const res = await api.call('POST', '/v1/keys', { token, body: { name: scopes.join(' '), scopes } });
     expect(res.status, res.text).toBe(201);
@@ -194,7 +194,7 @@ describe('an endpoint is sent only the types its creating credential could read'
       expect(res.body.error.details).toEqual({ requiredScope: 'billing:read', eventType: type });
     }
     // Refused creates stored nothing, not even a count.
-    expect(await queryPartition(`ACCOUNT#${c.id}`, 'WHEP#')).toEqual([]);
+    expect(await queryPartition(keys.webhookEndpointPrefix(c.id))).toEqual([]);
     expect((await getRaw(keys.account(c.id)))!.webhookEndpointCount ?? 0).toBe(0);
 
     const own = await api.call('POST', '/v1/webhook-endpoints', { token: writer, body: { url: HOOK } });

@@ -13,6 +13,7 @@ import { runPassInProcess } from '../../shared/billing/pass.ts';
 import { appendLedger } from '../../shared/ledger/index.ts';
 import Stripe from 'stripe';
 import { SANDBOX_WEBHOOK_SECRET } from '../../shared/config/env.ts';
+import { customer as newCustomer } from '../helpers/customer.ts';
 
 /**
  * Events: each is produced by the real change through the API (or the billing pass), in the same
@@ -60,8 +61,7 @@ afterAll(async () => {
 });
 
 async function customer(email: string) {
-  const token = await api.session(email);
-  const { id } = (await api.call('GET', '/v1/account', { token })).body;
+  const { token, id } = await newCustomer(api, email);
   const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook/${id}`;
   const created = await api.call('POST', '/v1/webhook-endpoints', { token, body: { url } });
   expect(created.status, created.text).toBe(201);
@@ -269,7 +269,7 @@ describe('each change records its event', () => {
     await appendLedger(id, [{ type: 'deduction', amountCents: -399, idempotencyKey: `ev-low:${id}` }]);
     await deployedHoursAgo(token, id, 3);
     await pass(hourStart(Date.now()) + 5 * 60_000);
-    const charges = (await queryPartition(`ACCOUNT#${id}`, 'LEDGER#')).filter((e) => e.type === 'charge');
+    const charges = (await queryPartition(keys.ledgerPrefix(id))).filter((e) => e.type === 'charge');
     expect(charges.length).toBeGreaterThanOrEqual(2);
     const events = await eventsOf(token);
     expect(typesOf(events)).toEqual(['balance.low', 'server.created', 'ledger.entry']);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PanelSim } from '../../dev/panel-sim/index.ts';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
+import { until } from '../helpers/until.ts';
 
 /**
  * File names with `%` in them: the panel URL-decodes the name of a download once more before it
@@ -25,11 +26,7 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   serverId = created.body.id;
   identifier = created.body.identifier;
-  const end = Date.now() + 5000;
-  while ((await api.call('GET', `/v1/servers/${serverId}`, { token })).body.live?.installStatus !== 'installed') {
-    if (Date.now() > end) throw new Error('install did not finish');
-    await new Promise((r) => setTimeout(r, 30));
-  }
+  await until(async () => (await api.call('GET', `/v1/servers/${serverId}`, { token })).body.live?.installStatus === 'installed');
   for (const [file, content] of [
     ['a%41.txt', 'the file named a%41.txt'],
     ['aA.txt', 'the file named aA.txt'],

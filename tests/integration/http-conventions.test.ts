@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { startTestApi, expectEnvelope, type TestApi } from '../helpers/stack.ts';
 import { queryPartition } from '../helpers/db.ts';
+import { keys } from '../../shared/db/keys.ts';
 import { routeEntries, toTemplatePath } from '../../shared/api/routes.ts';
 
 let api: TestApi;
@@ -12,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(async () => api?.stop());
 
-const keyCount = async () => (await queryPartition(`ACCOUNT#${accountId}`, 'KEY#')).length;
+const keyCount = async () => (await queryPartition(keys.apiKeyPrefix(accountId))).length;
 
 describe('routing and envelopes', () => {
   it('unknown routes and wrong methods answer the envelope with 404 and 405', async () => {

@@ -43,7 +43,7 @@ describe('API keys', () => {
     expect(secret).toMatch(/^cp_test_[0-9A-Za-z]{38}$/);
     expect(created.body.scopes).toContain('admin');
 
-    const stored = await queryPartition(`ACCOUNT#${(await api.call('GET', '/v1/account')).body.id}`, 'KEY#');
+    const stored = await queryPartition(keys.apiKeyPrefix((await api.call('GET', '/v1/account')).body.id));
     const record = stored.find((i) => i.keyId === created.body.id)!;
     expect(record.hash).toBe(hashApiKey(secret));
     expect(JSON.stringify(stored)).not.toContain(secret);
@@ -149,7 +149,7 @@ describe('session tokens', () => {
     const [a, b, c] = await Promise.all([1, 2, 3].map(() => api.call('GET', '/v1/account', { token })));
     expect(new Set([a!.body.id, b!.body.id, c!.body.id]).size).toBe(1);
     expect(a!.body).toMatchObject({ email: 'erin@example.com', balanceCents: 500, trialGranted: true, isAdmin: false });
-    const ledger = await queryPartition(`ACCOUNT#${a!.body.id}`, 'LEDGER#');
+    const ledger = await queryPartition(keys.ledgerPrefix(a!.body.id));
     expect(ledger).toHaveLength(1);
     expect(ledger[0]).toMatchObject({ type: 'trial', amountCents: 500, balanceAfterCents: 500, granted: true });
     const again = await api.call('GET', '/v1/account', { token: await api.session('erin@example.com') });

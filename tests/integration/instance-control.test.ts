@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
 import { startPanelSim, type PanelSim } from '../../dev/panel-sim/index.ts';
 import { queryPartition } from '../helpers/db.ts';
+import { keys } from '../../shared/db/keys.ts';
+import { until } from '../helpers/until.ts';
 
 /**
  * `controlAvailable` reflects the last instance test (shared/instances): a client key the panel
@@ -60,7 +62,7 @@ describe('controlAvailable follows the last instance test', () => {
     expect(view.lastTest).toEqual(report.body.lastTest);
     expect(Date.parse(view.lastTest!.at)).toBeGreaterThanOrEqual(before - 5);
     expect(await catalogFlag()).toBe(false);
-    const stored = JSON.stringify(await queryPartition('INSTANCES'));
+    const stored = JSON.stringify(await queryPartition({ PK: keys.instancesPartition() }));
     expect(stored).not.toContain(unknownClientKey);
     expect(report.text).not.toContain(unknownClientKey);
     const logs = await api.call('GET', '/v1/admin/logs?limit=100');
@@ -118,11 +120,13 @@ describe('controlAvailable follows the last instance test', () => {
   });
 
   it('keys changed while a test runs: its result is not kept', async () => {
-    sim.faults.add({ method: 'GET', path: '/api/client/account', count: 1, effect: { kind: 'latency', ms: 400 } });
+    // The test's client check waits on the panel until the keys have changed (held, not a race with a latency).
+    sim.faults.add({ method: 'GET', path: '/api/client/account', count: 1, effect: { kind: 'hold' } });
     try {
       const running = runTest();
-      await new Promise((r) => setTimeout(r, 150));
+      await until(() => sim.faults.held() === 1, { what: 'the client check reaching the panel' });
       expect((await patch({ clientApiKey: unknownClientKey })).body.lastTest).toBeNull();
+      expect(sim.faults.release()).toBe(1);
       const report = await running;
       expect(report.status).toBe(200);
       expect(report.body.lastTest).toBeNull();

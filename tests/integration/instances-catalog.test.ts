@@ -48,7 +48,7 @@ describe('registering a panel', () => {
     instanceId = res.body.id;
     expect(res.text).not.toContain(second.appKey);
     expect(res.text).not.toContain(second.clientKey);
-    const table = JSON.stringify(await queryPartition('INSTANCES'));
+    const table = JSON.stringify(await queryPartition({ PK: keys.instancesPartition() }));
     expect(table).not.toContain(second.appKey);
     expect(table).not.toContain(second.clientKey);
     expect(await secretStore().get(instanceId)).toEqual({ appApiKey: second.appKey, clientApiKey: second.clientKey });

@@ -1,7 +1,8 @@
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
 import { appendLedger } from '../../shared/ledger/index.ts';
-import { queryPartition } from '../helpers/db.ts';
+import { getRaw, queryPartition } from '../helpers/db.ts';
+import { keys } from '../../shared/db/keys.ts';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -10,8 +11,8 @@ beforeAll(async () => {
 afterAll(async () => api?.stop());
 
 async function ledgerOf(accountId: string) {
-  const [profile] = await queryPartition(`ACCOUNT#${accountId}`, 'PROFILE');
-  const entries = await queryPartition(`ACCOUNT#${accountId}`, 'LEDGER#');
+  const profile = await getRaw(keys.account(accountId));
+  const entries = await queryPartition(keys.ledgerPrefix(accountId));
   return { balance: Number(profile!.balanceCents), entries };
 }
 

@@ -1,34 +1,50 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PanelSim } from '../../dev/panel-sim/index.ts';
 import { keys } from '../../shared/db/keys.ts';
+import { liftPause } from '../../shared/instances/budget.ts';
 import { forgetLiveState } from '../../shared/servers/live.ts';
 import { getRaw, setAttributes } from '../helpers/db.ts';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
+import { until } from '../helpers/until.ts';
 
 /**
  * Live server state over the local stack: DynamoDB Local, the panel simulator over HTTP (its faults
- * and its request counter through /__sim/), the API over HTTP. The refresh intervals are lowered
- * (1.5 s, 100 ms while changing) so a test can wait one out; a short panel timeout so the timeout
- * path runs in about a second.
+ * and its request counter through /__sim/), the API over HTTP. No test waits an interval out or
+ * races one: the intervals are long (10 min; 1 min while changing), so "within the interval" holds
+ * on any machine, and a test ends one by moving the stored state's asOf back past it (aged()).
+ * The panel timeout (3 s) is short enough for the timeout path to run in seconds, and long enough
+ * that a busy machine's pauses (the simulator shares the test's process) do not end a normal call.
  */
-const TTL_MS = 1500;
+const TTL_MS = 600_000;
+const TRANSITION_TTL_MS = 60_000;
 process.env.LIVE_STATE_TTL_MS = String(TTL_MS);
-process.env.LIVE_STATE_TRANSITION_TTL_MS = '100';
-process.env.PANEL_TIMEOUT_MS = '300';
+process.env.LIVE_STATE_TRANSITION_TTL_MS = String(TRANSITION_TTL_MS);
+process.env.PANEL_TIMEOUT_MS = '3000';
 
 let api: TestApi;
 let sim: PanelSim;
 beforeAll(async () => {
-  api = await startTestApi({ panel: { installMs: 300, transitionMs: 20, resourcesCacheMs: 0 } });
+  api = await startTestApi({ panel: { installMs: 50, transitionMs: 20, resourcesCacheMs: 0 } });
   sim = api.panel!.sim;
 });
 afterAll(async () => api?.stop());
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const pastTheInterval = () => sleep(TTL_MS + 100);
+/**
+ * The server's stored state made `ms` older (default: just past the long interval), as if that
+ * time had passed; a refresh lease held meanwhile (after a failed refresh) ends with it.
+ */
+async function aged(server: Deployed, ms = TTL_MS + 1): Promise<void> {
+  const item = await getRaw(keys.liveState(server.id));
+  if (!item) return;
+  await setAttributes(keys.liveState(server.id), {
+    ...(item.asOf ? { asOf: new Date(Date.parse(item.asOf as string) - ms).toISOString() } : {}),
+    ...(item.refreshingUntil !== undefined ? { refreshingUntil: Number(item.refreshingUntil) - ms } : {}),
+  });
+}
 
 interface Deployed {
   id: string;
+  identifier: string;
   token: string;
   /** The panel's paths for this server: the Application API's and the Client API's usage. */
   appPath: string;
@@ -45,19 +61,18 @@ async function deploy(name: string): Promise<Deployed> {
   const { id, identifier } = created.body;
   return {
     id,
+    identifier,
     token,
     appPath: `/api/application/servers/${sim.server(identifier)!.id}`,
     resourcesPath: `/api/client/servers/${identifier}/resources`,
   };
 }
 
+/** Deployed and installed on the panel, with no live state stored yet: its first read asks the panel. */
 async function deployInstalled(name = 'live server'): Promise<Deployed> {
   const server = await deploy(name);
-  const end = Date.now() + 4000;
-  while ((await read(server)).body.live.installStatus !== 'installed') {
-    if (Date.now() > end) throw new Error('the server did not install');
-    await sleep(30);
-  }
+  await until(() => sim.server(server.identifier)?.status === null, { what: 'the install' });
+  await forgetLiveState(server.id);
   return server;
 }
 
@@ -94,7 +109,8 @@ describe('live state from the table', () => {
   });
 
   it('50 concurrent reads after the interval make one Application call and at most one Client call', async () => {
-    await pastTheInterval();
+    await read(server);
+    await aged(server);
     let answers: Awaited<ReturnType<typeof read>>[] = [];
     const calls = await panelCallsDuring(server, async () => {
       answers = await Promise.all(Array.from({ length: 50 }, () => read(server)));
@@ -109,7 +125,7 @@ describe('live state from the table', () => {
   });
 
   it('reads within the interval make no panel call and keep the same asOf', async () => {
-    await pastTheInterval();
+    await aged(server);
     const first = (await read(server)).body.live;
     const asOfs: string[] = [];
     const calls = await panelCallsDuring(server, async () => {
@@ -122,7 +138,7 @@ describe('live state from the table', () => {
 
   it('after the interval a read asks the panel again and asOf moves', async () => {
     const before = (await read(server)).body.live.asOf;
-    await pastTheInterval();
+    await aged(server);
     let after = '';
     const calls = await panelCallsDuring(server, async () => {
       after = (await read(server)).body.live.asOf;
@@ -170,8 +186,8 @@ describe('a panel in trouble', () => {
   const cases = [
     { trouble: 'answers 503', effect: { kind: 'status', status: 503 }, reason: 'panel_unreachable' },
     { trouble: 'never answers', effect: { kind: 'timeout' }, reason: 'panel_unreachable' },
-    // A short Retry-After: a 429 pauses every call to the panel for that long (the shared call
-    // budget), which with the panel's usual 60 s would hold up the tests that follow.
+    // A 429 pauses every call to the panel for its Retry-After (the shared call budget); each case
+    // ends that pause itself (liftPause, as if it had run out) so the tests that follow are not held up.
     { trouble: 'rate limits (429)', effect: { kind: 'rate_limit', retryAfter: 1 }, reason: 'panel_busy' },
   ];
   for (const { trouble, effect, reason } of cases) {
@@ -179,7 +195,8 @@ describe('a panel in trouble', () => {
       const server = await deployInstalled();
       const known = (await read(server)).body.live;
       expect(known).toMatchObject({ available: true, installStatus: 'installed', powerState: 'offline' });
-      await pastTheInterval();
+      await aged(server);
+      known.asOf = new Date(Date.parse(known.asOf) - TTL_MS - 1).toISOString();
       await faultEverything(effect);
       try {
         const failing = await read(server);
@@ -197,8 +214,9 @@ describe('a panel in trouble', () => {
         expect(calls).toEqual({ application: 0, client: 0 });
       } finally {
         await clearFaults();
+        await liftPause(api.panel!.instanceId);
       }
-      await pastTheInterval();
+      await aged(server);
       const recovered = (await read(server)).body.live;
       expect(recovered).toMatchObject({ available: true, installStatus: 'installed' });
       expect(recovered).not.toHaveProperty('reason');
@@ -229,17 +247,31 @@ describe('a panel in trouble', () => {
 
 describe('the short interval, deleted servers, lists', () => {
   it('a server that is installing is refreshed at the short interval', async () => {
-    const server = await deploy('installing server');
+    sim.holdInstalls();
+    let server: Deployed;
+    try {
+      server = await deploy('installing server');
+    } finally {
+      sim.holdInstalls(false);
+    }
     expect((await read(server)).body.live).toMatchObject({ available: true, installStatus: 'installing' });
-    // It installs in 300 ms; the 1.5 s interval of an installed server would hide that for longer.
-    await sleep(500);
+    expect(sim.endInstall(server.identifier)).toBe(true);
+    // Within the short interval the read still shows what is stored; just past it, the panel is asked.
+    await aged(server, TRANSITION_TTL_MS - 5_000);
+    expect((await read(server)).body.live).toMatchObject({ available: true, installStatus: 'installing' });
+    await aged(server, 5_001);
     expect((await read(server)).body.live).toMatchObject({ available: true, installStatus: 'installed' });
+    // Installed, the long interval applies: a short one's worth of age asks nothing.
+    const calls = await panelCallsDuring(server, async () => {
+      await aged(server, TRANSITION_TTL_MS + 1);
+      await read(server);
+    });
+    expect(calls).toEqual({ application: 0, client: 0 });
   });
 
   it('a deleted server and the list: no panel call', async () => {
     const server = await deployInstalled();
     expect((await api.call('DELETE', `/v1/servers/${server.id}`, { token: server.token })).status).toBe(200);
-    await pastTheInterval();
     const before = await requestCounts();
     const res = await read(server);
     expect(res.status).toBe(200);

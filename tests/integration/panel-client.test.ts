@@ -3,6 +3,7 @@ import { startPanelSim, type PanelSim } from '../../dev/panel-sim/index.ts';
 import { PanelClient } from '../../shared/panel/client.ts';
 import { PanelRequestError } from '../../shared/panel/errors.ts';
 import type { CreateServerBody } from '../../shared/panel/types.ts';
+import { until } from '../helpers/until.ts';
 
 /** The panel client against the simulator over real HTTP, including every fault it can inject. */
 let sim: PanelSim;
@@ -13,14 +14,6 @@ beforeAll(async () => {
   client = new PanelClient({ baseUrl: sim.url, appKey: sim.appKey, clientKey: sim.clientKey, timeoutMs: 400, baseBackoffMs: 20 });
 });
 afterAll(async () => sim?.close());
-
-const until = async (check: () => Promise<boolean> | boolean, ms = 3000) => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
 
 let n = 0;
 async function serverBody(overrides: Partial<CreateServerBody> = {}): Promise<CreateServerBody> {

@@ -3,9 +3,9 @@ import type { PanelSim } from '../../dev/panel-sim/index.ts';
 import { clearCatalogCache } from '../../shared/catalog/index.ts';
 import { asKind } from '../../shared/db/items.ts';
 import { keys } from '../../shared/db/keys.ts';
-import { appendLedger } from '../../shared/ledger/index.ts';
 import { getRaw, setAttributes } from '../helpers/db.ts';
 import { type ApiResponse, expectEnvelope, startTestApi, type TestApi } from '../helpers/stack.ts';
+import { customer } from '../helpers/customer.ts';
 
 /**
  * The shared copies of a panel's topology and eggs (shared/catalog) under deploys and catalog
@@ -13,8 +13,11 @@ import { type ApiResponse, expectEnvelope, startTestApi, type TestApi } from '..
  * Panel calls are counted with zero-latency fault rules (a rule only counts the requests it matches).
  * Clearing the catalog's in-process memo stands for "another process": what is left is the table.
  */
+// Reads time out fast, so the tests of a silent panel run in seconds. A create gets 3 s: twenty at
+// once through the simulator, which shares this busy process, took longer than 300 ms on a loaded
+// machine and failed a test about placement with a timeout.
 process.env.PANEL_TIMEOUT_MS = '300';
-process.env.PANEL_CREATE_TIMEOUT_MS = '300';
+process.env.PANEL_CREATE_TIMEOUT_MS = '3000';
 
 let api: TestApi;
 let sim: PanelSim;
@@ -31,13 +34,6 @@ beforeAll(async () => {
 afterAll(async () => api?.stop());
 
 const small = { name: 'copy test', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048 };
-
-async function customer(email: string, grantCents = 0): Promise<{ token: string; id: string }> {
-  const token = await api.session(email);
-  const { id } = (await api.call('GET', '/v1/account', { token })).body;
-  if (grantCents) await appendLedger(id, [{ type: 'grant', amountCents: grantCents, idempotencyKey: `copies:${id}` }]);
-  return { token, id };
-}
 
 /** Application API requests that reached the panel while `fn` ran, creates apart. */
 async function applicationCallsDuring(fn: () => Promise<unknown>): Promise<{ creates: number; others: number }> {
@@ -76,7 +72,7 @@ const expectOnly = (responses: ApiResponse[], allowed: string[]) => {
 
 describe('deploys place from the shared copy', () => {
   it('after one warm-up deploy, a deploy makes one Application call (the create), in this process and in another', async () => {
-    const { token } = await customer('steady@example.com', 10_000);
+    const { token } = await customer(api, 'steady@example.com', { grantCents: 10_000 });
     expect((await api.call('POST', '/v1/servers', { token, body: small })).status).toBe(201);
 
     const warm = await applicationCallsDuring(async () => {
@@ -94,7 +90,7 @@ describe('deploys place from the shared copy', () => {
   });
 
   it('the catalog reads the same copies: no panel call once warm, and regions count our own placements at once', async () => {
-    const { token } = await customer('catalog@example.com', 10_000);
+    const { token } = await customer(api, 'catalog@example.com', { grantCents: 10_000 });
     const before = (await api.call('GET', '/v1/regions', { token })).body.data;
     const calls = await applicationCallsDuring(async () => {
       expect((await api.call('GET', '/v1/eggs', { token })).status).toBe(200);
@@ -109,7 +105,7 @@ describe('deploys place from the shared copy', () => {
   });
 
   it('a stale copy is refreshed by one reader; while another holds the refresh lease, the stale copy is served', async () => {
-    const { token } = await customer('stale@example.com');
+    const { token } = await customer(api, 'stale@example.com');
     await setAttributes(keys.panelTopology(instanceId), { freshUntil: 0, refreshingUntil: Date.now() + 15_000 });
     clearCatalogCache();
     const leased = await applicationCallsDuring(async () => {
@@ -135,7 +131,7 @@ describe('deploys place from the shared copy', () => {
     await refreshTopologyCopy();
     const big = { ...small, ramMb: 16384, cpuPercent: 400, diskMb: 20480 };
     const fits = panelNodes().reduce((n, node) => n + Math.floor((node.capacityMb - node.allocatedMb) / 16384), 0);
-    const accounts = await Promise.all([1, 2, 3, 4].map((i) => customer(`big${i}@example.com`, 100_000)));
+    const accounts = await Promise.all([1, 2, 3, 4].map((i) => customer(api, `big${i}@example.com`, { grantCents: 100_000 })));
     const deploys = Array.from({ length: fits + 4 }, (_, i) => accounts[i % 4]!);
     const results = await Promise.all(deploys.map(({ token }) => api.call('POST', '/v1/servers', { token, body: big })));
     expectOnly(results, ['201', '503 no_capacity']);
@@ -157,7 +153,7 @@ describe('deploys place from the shared copy', () => {
     );
     for (const allocation of removed) sim.state.allocations.delete(allocation.id);
     try {
-      const accounts = await Promise.all([1, 2, 3, 4].map((i) => customer(`few${i}@example.com`)));
+      const accounts = await Promise.all([1, 2, 3, 4].map((i) => customer(api, `few${i}@example.com`)));
       const serversBefore = panelServers().length;
       let results: ApiResponse[] = [];
       const calls = await applicationCallsDuring(async () => {
@@ -186,7 +182,7 @@ describe('deploys place from the shared copy', () => {
 
 describe('eggs', () => {
   it('a create refused on a variable the copy did not know marks the eggs copy stale; the next deploy sends it', async () => {
-    const { token } = await customer('eggs@example.com');
+    const { token } = await customer(api, 'eggs@example.com');
     const now = new Date();
     const id = sim.state.nextId('egg_variables');
     sim.state.eggVariables.set(id, {
@@ -219,7 +215,7 @@ describe('eggs', () => {
 describe('a panel that does not answer', () => {
   /** Deploys while the panel misbehaves: 503 panel_unavailable with Retry-After; nothing recorded, charged or created. */
   async function expectUnavailableDeploy(email: string): Promise<ApiResponse> {
-    const { token, id } = await customer(email);
+    const { token, id } = await customer(api, email);
     const balance = (await api.call('GET', '/v1/account', { token })).body.balanceCents;
     const serversBefore = panelServers().length;
     const res = await api.call('POST', '/v1/servers', { token, body: small });
@@ -257,7 +253,7 @@ describe('a panel that does not answer', () => {
 
   // Last: a 429 pauses every call to this panel for its Retry-After (shared/instances/budget.ts).
   it('rate limiting (429, Retry-After 60) during a deploy: 503 panel_unavailable with Retry-After 60', async () => {
-    const { token } = await customer('warm-again@example.com');
+    const { token } = await customer(api, 'warm-again@example.com');
     expect((await api.call('POST', '/v1/servers', { token, body: small })).status).toBe(201); // copies warm again
     sim.faults.add({ path: '/api/application/', effect: { kind: 'rate_limit', retryAfter: 60 } });
     const res = await expectUnavailableDeploy('limited@example.com');

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PanelSim } from '../../dev/panel-sim/index.ts';
 import { appendLedger } from '../../shared/ledger/index.ts';
 import { type ApiResponse, startTestApi, type TestApi } from '../helpers/stack.ts';
+import { until } from '../helpers/until.ts';
 
 /**
  * Control calls (power, console, files, resources) under abuse, over real HTTP against the
@@ -37,7 +38,7 @@ async function tenant(email: string): Promise<Tenant> {
   if (res.status !== 201) throw new Error(`deploy failed: ${res.text}`);
   const identifier = res.body.identifier as string;
   // Installed on the panel (asked of the simulator directly, so the wait spends no budget).
-  for (let i = 0; i < 100 && sim.server(identifier)?.status === 'installing'; i++) await new Promise((r) => setTimeout(r, 20));
+  await until(() => sim.server(identifier)?.status !== 'installing');
   return { token, serverId: res.body.id };
 }
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PanelSim } from '../../dev/panel-sim/index.ts';
-import { appendLedger } from '../../shared/ledger/index.ts';
 import { type ApiResponse, startTestApi, type TestApi } from '../helpers/stack.ts';
+import { customer } from '../helpers/customer.ts';
 
 /**
  * One tenant cannot spend another's panel budget, nor the platform's: an attacker with its own
@@ -23,12 +23,7 @@ beforeAll(async () => {
 });
 afterAll(async () => api?.stop());
 
-async function customer(email: string): Promise<{ token: string; id: string }> {
-  const token = await api.session(email);
-  const { id } = (await api.call('GET', '/v1/account', { token })).body;
-  await appendLedger(id, [{ type: 'grant', amountCents: 1_000_000, idempotencyKey: `fairness-funds:${id}` }]);
-  return { token, id };
-}
+const FUNDED = { grantCents: 1_000_000 };
 
 const deploy = (token: string, name: string): Promise<ApiResponse> =>
   api.call('POST', '/v1/servers', { token, body: { name, eggId: 1, ramMb: 256, cpuPercent: 25, diskMb: 512 } });
@@ -39,11 +34,11 @@ const throttledByPanel = async (): Promise<number> =>
 describe("one account cannot spend another's panel budget, nor the platform's", () => {
   it('an account cycling deploy/delete as fast as it can: another account still deploys (201) and the pass still suspends, in the same minute', async () => {
     // The victim of the pass: a server deployed before the attack, whose account then runs dry.
-    const debtor = await customer('fair-debtor@example.com');
+    const debtor = await customer(api, 'fair-debtor@example.com', FUNDED);
     const owed = await deploy(debtor.token, 'debtor-server');
     expect(owed.status, owed.text).toBe(201);
 
-    const attacker = await customer('fair-attacker@example.com');
+    const attacker = await customer(api, 'fair-attacker@example.com', FUNDED);
     const started = Date.now();
     const outcomes: number[] = [];
     // As fast as it can, until the panel budget refuses it several times running.
@@ -58,7 +53,7 @@ describe("one account cannot spend another's panel budget, nor the platform's", 
     }
     expect(outcomes.filter((s) => s === 503).length, `the attacker is held to its share: ${outcomes.join(' ')}`).toBeGreaterThan(0);
 
-    const other = await customer('fair-bystander@example.com');
+    const other = await customer(api, 'fair-bystander@example.com', FUNDED);
     const theirs = await deploy(other.token, 'bystander-server');
     expect(theirs.status, theirs.text).toBe(201);
 

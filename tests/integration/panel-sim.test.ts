@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { startPanelSim, SEED_IDS } from '../../dev/panel-sim/index.ts';
 import type { PanelSim } from '../../dev/panel-sim/index.ts';
+import { sleep, until, waitFor } from '../helpers/until.ts';
 
 const INSTALL_MS = 150;
 const TRANSITION_MS = 100;
@@ -41,16 +42,6 @@ async function call(
     json = null;
   }
   return { status: r.status, headers: r.headers, text, json };
-}
-
-async function waitFor<T>(fn: () => T | Promise<T>, pred: (v: T) => boolean, timeoutMs = 3000): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (pred(v)) return v;
-    if (Date.now() - start > timeoutMs) throw new Error(`waitFor timed out; last value: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 function paperBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -460,7 +451,10 @@ describe('panel simulator', () => {
 
   describe('lifecycle over the client API', () => {
     it('installs, gating the client API with 409 until installed', async () => {
+      // Held: the install lasts until this test ends it, however slow the machine.
+      sim.holdInstalls();
       const s = await createServer();
+      sim.holdInstalls(false);
       const gated = await client('GET', `/servers/${s.identifier}/resources`);
       expect(gated.status).toBe(409);
       expect(gated.json.errors[0]).toEqual({
@@ -481,11 +475,10 @@ describe('panel simulator', () => {
       // numeric id is not accepted by the client API
       expect((await client('GET', `/servers/${s.id}`)).status).toBe(404);
 
-      await waitFor(
-        () => app('GET', `/servers/${s.id}`),
-        (r) => r.json.attributes.status === null,
-      );
+      expect(sim.endInstall(s.id)).toBe(true);
+      expect(sim.endInstall(s.id)).toBe(false); // nothing left to end
       const done = await app('GET', `/servers/${s.id}`);
+      expect(done.json.attributes.status).toBeNull();
       expect(done.json.attributes.container.installed).toBe(1);
       const res = await client('GET', `/servers/${s.identifier}/resources`);
       expect(res.status).toBe(200);
@@ -494,54 +487,50 @@ describe('panel simulator', () => {
       await app('DELETE', `/servers/${s.id}`);
     });
 
-    it('moves through power states and counts resources while running', async () => {
+    it('moves through power states (each held until the test ends it) and counts resources while running', async () => {
       const s = await installedServer();
-      const start = await client('POST', `/servers/${s.identifier}/power`, { signal: 'start' });
-      expect(start.status).toBe(204);
-      expect(sim.powerState(s.id)).toBe('starting');
-      await waitFor(
-        () => sim.powerState(s.id),
-        (p) => p === 'running',
-      );
-      const r1 = await client('GET', `/servers/${s.identifier}/resources`);
-      expect(r1.json.attributes.current_state).toBe('running');
-      await new Promise((r) => setTimeout(r, 30));
-      const r2 = await client('GET', `/servers/${s.identifier}/resources`);
-      expect(r2.json.attributes.resources.uptime).toBeGreaterThan(r1.json.attributes.resources.uptime);
-      expect(r2.json.attributes.resources.network_rx_bytes).toBeGreaterThan(r1.json.attributes.resources.network_rx_bytes);
-      expect(r2.json.attributes.resources.memory_bytes).toBeGreaterThan(0);
-      expect(r2.json.attributes.resources.memory_bytes).toBeLessThanOrEqual(2048 * 1_000_000);
-      expect(sim.console(s.id).some((l) => l.includes('Done ('))).toBe(true);
+      sim.holdTransitions();
+      try {
+        const power = (signal: string) => client('POST', `/servers/${s.identifier}/power`, { signal });
+        expect((await power('start')).status).toBe(204);
+        expect(sim.powerState(s.id)).toBe('starting');
+        expect(sim.endTransition(s.id)).toBe(true);
+        expect(sim.powerState(s.id)).toBe('running');
+        const r1 = await client('GET', `/servers/${s.identifier}/resources`);
+        expect(r1.json.attributes.current_state).toBe('running');
+        await sleep(30); // uptime and traffic grow with time running
+        const r2 = await client('GET', `/servers/${s.identifier}/resources`);
+        expect(r2.json.attributes.resources.uptime).toBeGreaterThan(r1.json.attributes.resources.uptime);
+        expect(r2.json.attributes.resources.network_rx_bytes).toBeGreaterThan(r1.json.attributes.resources.network_rx_bytes);
+        expect(r2.json.attributes.resources.memory_bytes).toBeGreaterThan(0);
+        expect(r2.json.attributes.resources.memory_bytes).toBeLessThanOrEqual(2048 * 1_000_000);
+        expect(sim.console(s.id).some((l) => l.includes('Done ('))).toBe(true);
 
-      const bad = await client('POST', `/servers/${s.identifier}/power`, { signal: 'explode' });
-      expect(bad.status).toBe(422);
-      expect(bad.json.errors[0].meta).toEqual({ source_field: 'signal', rule: 'in' });
+        const bad = await power('explode');
+        expect(bad.status).toBe(422);
+        expect(bad.json.errors[0].meta).toEqual({ source_field: 'signal', rule: 'in' });
 
-      await client('POST', `/servers/${s.identifier}/power`, { signal: 'stop' });
-      expect(sim.powerState(s.id)).toBe('stopping');
-      await waitFor(
-        () => sim.powerState(s.id),
-        (p) => p === 'offline',
-      );
+        await power('stop');
+        expect(sim.powerState(s.id)).toBe('stopping');
+        sim.endTransition(s.id);
+        expect(sim.powerState(s.id)).toBe('offline');
 
-      await client('POST', `/servers/${s.identifier}/power`, { signal: 'start' });
-      await waitFor(
-        () => sim.powerState(s.id),
-        (p) => p === 'running',
-      );
-      await client('POST', `/servers/${s.identifier}/power`, { signal: 'restart' });
-      expect(sim.powerState(s.id)).toBe('stopping');
-      await waitFor(
-        () => sim.powerState(s.id),
-        (p) => p === 'starting',
-      );
-      await waitFor(
-        () => sim.powerState(s.id),
-        (p) => p === 'running',
-      );
+        await power('start');
+        sim.endTransition(s.id);
+        expect(sim.powerState(s.id)).toBe('running');
+        await power('restart');
+        expect(sim.powerState(s.id)).toBe('stopping');
+        sim.endTransition(s.id);
+        expect(sim.powerState(s.id)).toBe('starting');
+        sim.endTransition(s.id);
+        expect(sim.powerState(s.id)).toBe('running');
+        expect(sim.endTransition(s.id)).toBe(false); // nothing left to end
 
-      await client('POST', `/servers/${s.identifier}/power`, { signal: 'kill' });
-      expect(sim.powerState(s.id)).toBe('offline');
+        await power('kill');
+        expect(sim.powerState(s.id)).toBe('offline');
+      } finally {
+        sim.holdTransitions(false);
+      }
       await app('DELETE', `/servers/${s.id}`);
     });
 
@@ -737,9 +726,8 @@ describe('panel simulator', () => {
       await expect(
         call(sim, sim.clientKey, 'POST', '/api/client/servers/abcdefgh/power', { signal: 'start' }, { signal: AbortSignal.timeout(200) }),
       ).rejects.toThrow();
-      const elapsed = Date.now() - t0;
-      expect(elapsed).toBeGreaterThanOrEqual(190);
-      expect(elapsed).toBeLessThan(2000);
+      // Only the client's abort ended it (a lower bound: no machine answers sooner than that).
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(190);
       // consumed: the next one is answered
       expect((await client('POST', '/servers/abcdefgh/power', { signal: 'start' })).status).toBe(404);
     });
@@ -808,10 +796,79 @@ describe('panel simulator: rate limits and shutdown', () => {
     const pending = fetch(`${sim.url}/api/application/nodes`, {
       headers: { Accept: 'application/json', Authorization: `Bearer ${sim.appKey}` },
     });
-    await new Promise((r) => setTimeout(r, 50));
-    const t0 = Date.now();
+    await until(() => sim.faults.list()[0]!.hits === 1, { what: 'the request reaching the simulator' });
+    // close() resolving at all is the outcome (a hanging request would keep it open until the test times out).
     await sim.close();
     await expect(pending).rejects.toThrow();
-    expect(Date.now() - t0).toBeLessThan(1000);
+  });
+});
+
+describe('panel simulator: test controls that hold a state until the test ends it', () => {
+  it("installMs 'held': an install stays installing until endInstall, also when asked over HTTP (/__sim)", async () => {
+    const sim = await startPanelSim({ installMs: 'held', transitionMs: 'held' });
+    try {
+      const free = await call(sim, sim.appKey, 'GET', '/api/application/nodes/1/allocations?filter[server_id]=false&per_page=2');
+      const [first, second] = free.json.data.map((a: { attributes: { id: number } }) => a.attributes.id);
+      const create = async (allocation: number) =>
+        (await call(sim, sim.appKey, 'POST', '/api/application/servers', paperBody({ allocation: { default: allocation } }))).json
+          .attributes as { id: number; identifier: string };
+      const a = await create(first);
+      // However long the machine takes, nothing ends it but the test.
+      await sleep(50);
+      expect(sim.server(a.id)!.status).toBe('installing');
+      const end = await fetch(`${sim.url}/__sim/servers/${a.identifier}/end-install`, { method: 'POST' });
+      expect(await end.json()).toEqual({ ended: true });
+      expect(sim.server(a.id)!.status).toBeNull();
+      // Power transitions are held too: starting until ended.
+      await call(sim, sim.clientKey, 'POST', `/api/client/servers/${a.identifier}/power`, { signal: 'start' });
+      await sleep(50);
+      expect(sim.powerState(a.id)).toBe('starting');
+      const ended = await fetch(`${sim.url}/__sim/servers/${a.id}/end-transition`, { method: 'POST' });
+      expect(await ended.json()).toEqual({ ended: true });
+      expect(sim.powerState(a.id)).toBe('running');
+      // Holds off: the next install ends by its timer (the default 3 s) or early at endInstall.
+      const holds = await fetch(`${sim.url}/__sim/holds`, { method: 'POST', body: JSON.stringify({ installs: false }) });
+      expect(await holds.json()).toEqual({ installs: false, transitions: true });
+      const b = await create(second);
+      expect(sim.server(b.id)!.status).toBe('installing');
+      expect(sim.endInstall(b.identifier)).toBe(true);
+      expect(sim.server(b.id)!.status).toBeNull();
+      expect(sim.endInstall(b.identifier)).toBe(false);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it("a 'hold' fault keeps a panel request unanswered until the test releases it, then answers it normally", async () => {
+    const sim = await startPanelSim();
+    try {
+      sim.faults.add({ method: 'GET', path: '/api/application/locations', count: 1, effect: { kind: 'hold' } });
+      let answered = false;
+      const pending = call(sim, sim.appKey, 'GET', '/api/application/locations').then((r) => {
+        answered = true;
+        return r;
+      });
+      await until(() => sim.faults.held() === 1, { what: 'the request held' });
+      await sleep(50);
+      expect(answered).toBe(false);
+      const released = await fetch(`${sim.url}/__sim/faults/release`, { method: 'POST' });
+      expect(await released.json()).toEqual({ released: 1 });
+      const r = await pending;
+      expect(r.status).toBe(200);
+      expect(r.json.object).toBe('list');
+      expect(sim.faults.held()).toBe(0);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('close() lets held requests go and does not wait for them', async () => {
+    const sim = await startPanelSim({ seed: 'empty' });
+    sim.faults.add({ path: '/api/application', effect: { kind: 'hold' } });
+    const pending = call(sim, sim.appKey, 'GET', '/api/application/nodes').catch((e: unknown) => e);
+    await until(() => sim.faults.held() === 1, { what: 'the request held' });
+    await sim.close();
+    await pending;
+    expect(sim.faults.held()).toBe(0);
   });
 });

@@ -6,6 +6,7 @@ import { expectLedgerInvariant, ledgerOf } from '../helpers/money.ts';
 import { getRaw, queryPartition } from '../helpers/db.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { resetConfig } from '../../shared/config/env.ts';
+import { customer as newCustomer } from '../helpers/customer.ts';
 
 /**
  * Top-ups end to end: checkout through Stripe's own client against a local fake of Stripe's API
@@ -35,8 +36,7 @@ afterEach(async () => {
 const customers: { token: string; id: string }[] = [];
 
 async function customer(email: string) {
-  const token = await api.session(email);
-  const { id } = (await api.call('GET', '/v1/account', { token })).body;
+  const { token, id } = await newCustomer(api, email);
   customers.push({ token, id });
   return { token, id: id as string };
 }
@@ -458,7 +458,7 @@ describe('every invoice of this file', () => {
       const res = await api.call('GET', '/v1/invoices?limit=100', { token: c.token });
       expect(res.body.nextCursor).toBeNull();
       invoices.push(...res.body.data);
-      stored += (await queryPartition(`ACCOUNT#${c.id}`, 'INVOICE#')).length;
+      stored += (await queryPartition(keys.invoicePrefix(c.id))).length;
       for (const entry of await ledgerOf(c.id)) {
         const invoiceId = (entry.reference as { invoiceId?: string }).invoiceId;
         if (!invoiceId) continue;

@@ -4,19 +4,23 @@ import type { PanelSim } from '../../dev/panel-sim/index.ts';
 import { queryPartition, setAttributes, getRaw } from '../helpers/db.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { appendLedger } from '../../shared/ledger/index.ts';
+import { customer } from '../helpers/customer.ts';
+import { until } from '../helpers/until.ts';
 
 /**
  * Servers over the local stack: DynamoDB Local, the panel simulator over HTTP, the API over HTTP.
- * Short panel timeouts so the timeout paths run in a second.
+ * Panel timeouts shortened (3 s) so the timeout paths run in seconds, yet far above what a panel
+ * call takes on a busy machine, whose pauses the simulator shares (it runs in the test's process).
+ * Installs end quickly; a test that looks at one installing holds it.
  */
-process.env.PANEL_TIMEOUT_MS = '800';
-process.env.PANEL_CREATE_TIMEOUT_MS = '800';
+process.env.PANEL_TIMEOUT_MS = '3000';
+process.env.PANEL_CREATE_TIMEOUT_MS = '3000';
 
 let api: TestApi;
 let sim: PanelSim;
 let instanceId: string;
 beforeAll(async () => {
-  api = await startTestApi({ panel: { installMs: 1000, transitionMs: 40, resourcesCacheMs: 0 } });
+  api = await startTestApi({ panel: { installMs: 50, transitionMs: 40, resourcesCacheMs: 0 } });
   sim = api.panel!.sim;
   instanceId = api.panel!.instanceId;
 });
@@ -30,21 +34,6 @@ const paper = (over: Record<string, unknown> = {}) => ({
   diskMb: 2048,
   ...over,
 });
-
-async function customer(email: string, topUpCents = 0): Promise<{ token: string; id: string }> {
-  const token = await api.session(email);
-  const { id } = (await api.call('GET', '/v1/account', { token })).body;
-  if (topUpCents) await appendLedger(id, [{ type: 'grant', amountCents: topUpCents, idempotencyKey: `test-topup:${id}:${topUpCents}` }]);
-  return { token, id };
-}
-
-const until = async (check: () => Promise<boolean>, ms = 4000) => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 30));
-  }
-};
 
 /** Panel servers that have no record here: must always be none once a request has ended. */
 async function orphansOnPanel(): Promise<string[]> {
@@ -71,15 +60,26 @@ async function panelCallsDuring(fn: () => Promise<void>): Promise<number> {
   }
 }
 
-describe('the lifecycle', () => {
-  it('deploy → power → command in the console → files round-trip → resize → delete', async () => {
-    const { token, id: accountId } = await customer('life@example.com');
+// One server's life in ordered steps (a file's tests run in order) sharing its state: a step that fails is reported on its own
+// and the steps after it still run.
+describe('the lifecycle: deploy → install → power → console → files → resize → delete', () => {
+  let token: string;
+  let accountId: string;
+  let server: { id: string; identifier: string; createdAt: string };
+  let panelUuid: string;
+  const path = (sub = '') => `/v1/servers/${server.id}${sub}`;
+
+  it('deploy: 201, on the panel under the service user with our id and every variable, counted on the account', async () => {
+    ({ token, id: accountId } = await customer(api, 'life@example.com'));
+    // The install lasts until this test ends it (the next step), however slow the machine.
+    sim.holdInstalls();
     const created = await api.call('POST', '/v1/servers', {
       token,
       body: paper({ environment: { MINECRAFT_VERSION: '1.21.1' }, region: 'eu-central' }),
     });
+    sim.holdInstalls(false);
     expect(created.status).toBe(201);
-    const server = created.body;
+    server = created.body;
     expect(server).toMatchObject({
       name: 'paper server',
       eggId: 1,
@@ -91,68 +91,73 @@ describe('the lifecycle', () => {
     });
     expect(server.identifier).toHaveLength(8);
 
-    // On the panel: under the service user, with our id as external id, every variable filled.
     const panelView = sim.server(server.identifier)!;
+    panelUuid = panelView.uuid;
     expect(panelView).toMatchObject({ external_id: server.id, owner_id: sim.serviceUserId, memory: 1024, disk: 2048 });
     expect(panelView.environment).toMatchObject({
       MINECRAFT_VERSION: '1.21.1',
       SERVER_JARFILE: 'server.jar',
       BUILD_NUMBER: expect.any(String),
     });
-
-    const profile = await getRaw(keys.account(accountId));
-    expect(profile).toMatchObject({ serverCount: 1, burnCentsPerHour: 1, burnMillicentsPerHour: 720 });
+    expect(await getRaw(keys.account(accountId))).toMatchObject({ serverCount: 1, burnCentsPerHour: 1, burnMillicentsPerHour: 720 });
     expect((await getRaw(keys.instance(instanceId)))!.serverCount).toBeGreaterThanOrEqual(1);
+  });
 
-    const installing = await api.call('GET', `/v1/servers/${server.id}`, { token });
+  it('while it installs: live installStatus installing, power refused 409; once the install ends: installed', async () => {
+    const installing = await api.call('GET', path(), { token });
     expect(installing.body.live).toMatchObject({ available: true, installStatus: 'installing' });
-    expectEnvelope(await api.call('POST', `/v1/servers/${server.id}/power`, { token, body: { signal: 'start' } }), 409, 'conflict');
-    await until(async () => (await api.call('GET', `/v1/servers/${server.id}`, { token })).body.live.installStatus === 'installed');
+    expectEnvelope(await api.call('POST', path('/power'), { token, body: { signal: 'start' } }), 409, 'conflict');
+    expect(sim.endInstall(server.identifier)).toBe(true);
+    await until(async () => (await api.call('GET', path(), { token })).body.live.installStatus === 'installed');
+  });
 
-    expect((await api.call('POST', `/v1/servers/${server.id}/power`, { token, body: { signal: 'start' } })).body).toEqual({
+  it('power start is accepted and the server runs, with its usage', async () => {
+    expect((await api.call('POST', path('/power'), { token, body: { signal: 'start' } })).body).toEqual({
       id: server.id,
       signal: 'start',
       accepted: true,
     });
-    await until(
-      async () => (await api.call('GET', `/v1/servers/${server.id}/resources`, { token })).body.attributes.current_state === 'running',
-    );
-    const usage = await api.call('GET', `/v1/servers/${server.id}/resources`, { token });
+    await until(async () => (await api.call('GET', path('/resources'), { token })).body.attributes.current_state === 'running');
+    const usage = await api.call('GET', path('/resources'), { token });
     expect(usage.body.attributes.resources).toMatchObject({
       memory_bytes: expect.any(Number),
       cpu_absolute: expect.any(Number),
       network_rx_bytes: expect.any(Number),
     });
+  });
 
-    expect(
-      (await api.call('POST', `/v1/servers/${server.id}/command`, { token, body: { command: 'say hello from the api' } })).body,
-    ).toEqual({ id: server.id, sent: true });
-    expect(sim.console(server.identifier).join('\n')).toContain('say hello from the api');
-
-    const consoleCreds = await api.call('GET', `/v1/servers/${server.id}/console`, { token });
-    expect(consoleCreds.body.websocket.socket).toContain(panelView.uuid);
-    expect(consoleCreds.body.websocket.token.split('.')).toHaveLength(3);
-
-    const written = await api.call('POST', `/v1/servers/${server.id}/files/write`, {
-      token,
-      body: { file: 'config/motd.txt', content: 'Welcome ✓' },
+  it('a command reaches the console; the console credentials name this server', async () => {
+    expect((await api.call('POST', path('/command'), { token, body: { command: 'say hello from the api' } })).body).toEqual({
+      id: server.id,
+      sent: true,
     });
+    expect(sim.console(server.identifier).join('\n')).toContain('say hello from the api');
+    const consoleCreds = await api.call('GET', path('/console'), { token });
+    expect(consoleCreds.body.websocket.socket).toContain(panelUuid);
+    expect(consoleCreds.body.websocket.token.split('.')).toHaveLength(3);
+  });
+
+  it('files round-trip: write, read, list, download, delete', async () => {
+    const written = await api.call('POST', path('/files/write'), { token, body: { file: 'config/motd.txt', content: 'Welcome ✓' } });
     expect(written.body).toEqual({ file: '/config/motd.txt', written: true, bytes: Buffer.byteLength('Welcome ✓') });
     expect(sim.readFile(server.identifier, '/config/motd.txt')).toBe('Welcome ✓');
-    expect((await api.call('GET', `/v1/servers/${server.id}/files/contents?file=/config/motd.txt`, { token })).body).toEqual({
+    expect((await api.call('GET', path('/files/contents?file=/config/motd.txt'), { token })).body).toEqual({
       file: '/config/motd.txt',
       content: 'Welcome ✓',
     });
-    const listing = await api.call('GET', `/v1/servers/${server.id}/files?directory=/config`, { token });
+    const listing = await api.call('GET', path('/files?directory=/config'), { token });
     expect(listing.body.data.map((f: { name: string }) => f.name)).toEqual(['motd.txt']);
-    const link = await api.call('GET', `/v1/servers/${server.id}/files/download?file=config/motd.txt`, { token });
+    const link = await api.call('GET', path('/files/download?file=config/motd.txt'), { token });
     expect(await (await fetch(link.body.url)).text()).toBe('Welcome ✓');
-    expect(
-      (await api.call('POST', `/v1/servers/${server.id}/files/delete`, { token, body: { root: '/config', files: ['motd.txt'] } })).body,
-    ).toEqual({ root: '/config', deleted: ['motd.txt'] });
+    expect((await api.call('POST', path('/files/delete'), { token, body: { root: '/config', files: ['motd.txt'] } })).body).toEqual({
+      root: '/config',
+      deleted: ['motd.txt'],
+    });
     expect(sim.readFile(server.identifier, '/config/motd.txt')).toBeUndefined();
+  });
 
-    const resized = await api.call('PATCH', `/v1/servers/${server.id}`, { token, body: { ramMb: 4096, cpuPercent: 200, diskMb: 20480 } });
+  it('resize: the panel, the price, the history and the account burn follow', async () => {
+    const resized = await api.call('PATCH', path(), { token, body: { ramMb: 4096, cpuPercent: 200, diskMb: 20480 } });
     expect(resized.status).toBe(200);
     expect(resized.body).toMatchObject({ resources: { ramMb: 4096, cpuPercent: 200, diskMb: 20480 }, priceCentsPerHour: 3 });
     expect(sim.server(server.identifier)).toMatchObject({ memory: 4096, disk: 20480 });
@@ -163,22 +168,22 @@ describe('the lifecycle', () => {
       { at: resized.body.updatedAt, status: 'active', priceCentsPerHour: 3, priceMillicentsPerHour: 2400 },
     ]);
     expect(await getRaw(keys.account(accountId))).toMatchObject({ burnCentsPerHour: 3, burnMillicentsPerHour: 2400 });
+  });
 
-    const deleted = await api.call('DELETE', `/v1/servers/${server.id}`, { token });
+  it('delete: gone from the panel, idempotent, uncounted; control and resize refused after', async () => {
+    const deleted = await api.call('DELETE', path(), { token });
     expect(deleted.body).toMatchObject({ id: server.id, status: 'deleted' });
     expect(sim.server(server.identifier)).toBeUndefined();
-    const again = await api.call('DELETE', `/v1/servers/${server.id}`, { token });
+    const again = await api.call('DELETE', path(), { token });
     expect(again.body).toEqual(deleted.body);
     expect(await getRaw(keys.account(accountId))).toMatchObject({ serverCount: 0, burnCentsPerHour: 0 });
-    const after = await api.call('GET', `/v1/servers/${server.id}`, { token });
+    const after = await api.call('GET', path(), { token });
     expect(after.body).toMatchObject({ status: 'deleted', deletedAt: deleted.body.deletedAt, live: { available: false } });
-    expectEnvelope(await api.call('POST', `/v1/servers/${server.id}/power`, { token, body: { signal: 'start' } }), 409, 'conflict');
-    expectEnvelope(
-      await api.call('PATCH', `/v1/servers/${server.id}`, { token, body: { ramMb: 1024, cpuPercent: 100, diskMb: 2048 } }),
-      409,
-      'conflict',
-    );
+    expectEnvelope(await api.call('POST', path('/power'), { token, body: { signal: 'start' } }), 409, 'conflict');
+    expectEnvelope(await api.call('PATCH', path(), { token, body: { ramMb: 1024, cpuPercent: 100, diskMb: 2048 } }), 409, 'conflict');
+  });
 
+  it("the account's log holds every step as a success; the list still shows the server", async () => {
     const actions = (await api.call('GET', '/v1/account/logs?limit=100', { token })).body.data.map(
       (e: { action: string; result: string }) => `${e.action}:${e.result}`,
     );
@@ -196,9 +201,11 @@ describe('the lifecycle', () => {
     const listed = await api.call('GET', '/v1/servers', { token });
     expect(listed.body.data.map((s: { id: string }) => s.id)).toEqual([server.id]);
   });
+});
 
+describe('admin listing', () => {
   it("admins list every account's servers", async () => {
-    const { token } = await customer('listed@example.com');
+    const { token } = await customer(api, 'listed@example.com');
     const created = (await api.call('POST', '/v1/servers', { token, body: paper() })).body;
     const all = await api.call('GET', '/v1/admin/servers?limit=100');
     expect(all.body.data.find((s: { id: string }) => s.id === created.id)).toMatchObject({
@@ -211,18 +218,18 @@ describe('the lifecycle', () => {
 
 describe('deploy refusals change nothing', () => {
   it('insufficient credit: 402 with what is needed, nothing on the panel or on record', async () => {
-    const { token, id } = await customer('poor@example.com');
+    const { token, id } = await customer(api, 'poor@example.com');
     await appendLedger(id, [{ type: 'deduction', amountCents: -450, idempotencyKey: `poor:${id}` }]); // 50 cents left
     const before = (sim.snapshot() as { servers: unknown[] }).servers.length;
     const res = await api.call('POST', '/v1/servers', { token, body: paper() });
     expectEnvelope(res, 402, 'insufficient_credit');
     expect(res.body.error.details).toMatchObject({ balanceCents: 50, requiredCents: 100 });
     expect((sim.snapshot() as { servers: unknown[] }).servers.length).toBe(before);
-    expect(await queryPartition(`ACCOUNT#${id}`, 'SERVER#')).toHaveLength(0);
+    expect(await queryPartition(keys.serverPrefix(id))).toHaveLength(0);
   });
 
   it('runway counts every active server: 24 × (existing + new) hourly prices', async () => {
-    const { token, id } = await customer('runway@example.com'); // 500 cents
+    const { token, id } = await customer(api, 'runway@example.com'); // 500 cents
     // 16384 MB / 400 % / 20480 MB: 16·400 + 4·300 + 20·10 = 7800 millicents (shown as 8 cents) → 187.2 cents for 24 h.
     const big = { ramMb: 16384, cpuPercent: 400, diskMb: 20480 };
     expect((await api.call('POST', '/v1/servers', { token, body: paper(big) })).body.priceCentsPerHour).toBe(8);
@@ -246,7 +253,7 @@ describe('deploy refusals change nothing', () => {
   });
 
   it('concurrent deploys cannot both spend the same runway', async () => {
-    const { token, id } = await customer('race@example.com'); // 500 cents: room for two 8-cent servers, not three
+    const { token, id } = await customer(api, 'race@example.com'); // 500 cents: room for two 8-cent servers, not three
     const big = paper({ ramMb: 16384, cpuPercent: 400, diskMb: 20480 });
     const results = await Promise.all([1, 2, 3].map(() => api.call('POST', '/v1/servers', { token, body: big })));
     expect(results.map((r) => r.status).sort()).toEqual([201, 201, 402]);
@@ -255,7 +262,7 @@ describe('deploy refusals change nothing', () => {
   });
 
   it('platform caps and the per-account server limit: 422 limit_exceeded, no panel call', async () => {
-    const { token } = await customer('caps@example.com', 100_000);
+    const { token } = await customer(api, 'caps@example.com', { grantCents: 100_000 });
     const calls = await panelCallsDuring(async () => {
       const res = await api.call('POST', '/v1/servers', { token, body: paper({ ramMb: 16385 }) });
       expectEnvelope(res, 422, 'limit_exceeded');
@@ -272,7 +279,7 @@ describe('deploy refusals change nothing', () => {
   });
 
   it('no capacity: 503 listing every node and why', async () => {
-    const { token } = await customer('huge@example.com', 1_000_000);
+    const { token } = await customer(api, 'huge@example.com', { grantCents: 1_000_000 });
     await api.call('PUT', '/v1/admin/settings', { body: { serverCaps: { maxRamMb: 200_000 } } });
     try {
       const res = await api.call('POST', '/v1/servers', { token, body: paper({ ramMb: 100_000 }) });
@@ -297,7 +304,7 @@ describe('deploy refusals change nothing', () => {
   });
 
   it('node maintenance moves placement to another node', async () => {
-    const { token } = await customer('maint@example.com');
+    const { token } = await customer(api, 'maint@example.com');
     sim.setNodeMaintenance(3, true);
     try {
       const res = await api.call('POST', '/v1/servers', { token, body: paper() });
@@ -309,7 +316,7 @@ describe('deploy refusals change nothing', () => {
   });
 
   it('egg variables: not editable, breaking a rule, unknown; a foreign docker image; an unknown egg — 400, no panel create', async () => {
-    const { token } = await customer('eggs@example.com');
+    const { token } = await customer(api, 'eggs@example.com');
     const cases: [Record<string, unknown>, string][] = [
       [paper({ environment: { DL_PATH: 'https://evil.example/x.jar' } }), 'body.environment.DL_PATH'],
       [paper({ environment: { MINECRAFT_VERSION: 'x'.repeat(21) } }), 'body.environment.MINECRAFT_VERSION'],
@@ -344,7 +351,7 @@ describe('deploy refusals change nothing', () => {
   });
 
   it('bad bodies: name outside 3–60, below the minimums, wrong types — 400 naming each field, no panel call', async () => {
-    const { token } = await customer('badbody@example.com');
+    const { token } = await customer(api, 'badbody@example.com');
     const calls = await panelCallsDuring(async () => {
       const res = await api.call('POST', '/v1/servers', {
         token,
@@ -367,25 +374,25 @@ describe('deploy refusals change nothing', () => {
 
 describe('the panel failing during create', () => {
   it('a create whose answer is lost is found by its external id: one server, recorded once', async () => {
-    const { token, id } = await customer('lost@example.com');
+    const { token, id } = await customer(api, 'lost@example.com');
     sim.faults.add({ method: 'POST', path: '/api/application/servers', count: 1, effect: { kind: 'lost_response' } });
     const res = await api.call('POST', '/v1/servers', { token, body: paper() });
     expect(res.status).toBe(201);
     const onPanel = (sim.snapshot() as { servers: { external_id: string | null }[] }).servers.filter((s) => s.external_id === res.body.id);
     expect(onPanel).toHaveLength(1);
-    expect(await queryPartition(`ACCOUNT#${id}`, 'SERVER#')).toHaveLength(1);
+    expect(await queryPartition(keys.serverPrefix(id))).toHaveLength(1);
     expect(await orphansOnPanel()).toEqual([]);
   });
 
   it('a panel that times out without creating: 504, nothing recorded or charged; the retry creates exactly one', async () => {
-    const { token, id } = await customer('timeout@example.com');
+    const { token, id } = await customer(api, 'timeout@example.com');
     sim.faults.add({ method: 'POST', path: '/api/application/servers', count: 1, effect: { kind: 'timeout' } });
     const headers = { 'idempotency-key': 'deploy-timeout-1' };
     const failed = await api.call('POST', '/v1/servers', { token, body: paper(), headers });
     expectEnvelope(failed, 504, 'panel_timeout');
-    expect(await queryPartition(`ACCOUNT#${id}`, 'SERVER#')).toHaveLength(0);
+    expect(await queryPartition(keys.serverPrefix(id))).toHaveLength(0);
     expect(await getRaw(keys.account(id))).toMatchObject({ serverCount: 0, burnCentsPerHour: 0, balanceCents: 500 });
-    expect(await queryPartition(`ACCOUNT#${id}`, 'LEDGER#')).toHaveLength(1); // the trial only
+    expect(await queryPartition(keys.ledgerPrefix(id))).toHaveLength(1); // the trial only
 
     const retry = await api.call('POST', '/v1/servers', { token, body: paper(), headers });
     expect(retry.status).toBe(201);
@@ -394,19 +401,19 @@ describe('the panel failing during create', () => {
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     const mine = (sim.snapshot() as { servers: { external_id: string | null }[] }).servers.filter((s) => s.external_id === retry.body.id);
     expect(mine).toHaveLength(1);
-    expect(await queryPartition(`ACCOUNT#${id}`, 'SERVER#')).toHaveLength(1);
+    expect(await queryPartition(keys.serverPrefix(id))).toHaveLength(1);
     expect(await orphansOnPanel()).toEqual([]);
   });
 
   it('a panel 5xx on create: 502, nothing recorded', async () => {
-    const { token, id } = await customer('fivexx@example.com');
+    const { token, id } = await customer(api, 'fivexx@example.com');
     sim.faults.add({ method: 'POST', path: '/api/application/servers', count: 1, effect: { kind: 'status', status: 500 } });
     expectEnvelope(await api.call('POST', '/v1/servers', { token, body: paper() }), 502, 'panel_error');
-    expect(await queryPartition(`ACCOUNT#${id}`, 'SERVER#')).toHaveLength(0);
+    expect(await queryPartition(keys.serverPrefix(id))).toHaveLength(0);
   });
 
   it('an unreachable panel on read: the stored server comes back with the live part unavailable', async () => {
-    const { token } = await customer('unreach@example.com');
+    const { token } = await customer(api, 'unreach@example.com');
     const server = (await api.call('POST', '/v1/servers', { token, body: paper() })).body;
     sim.faults.add({ method: 'GET', path: '/api/application/servers/', count: 3, effect: { kind: 'status', status: 503 } });
     const res = await api.call('GET', `/v1/servers/${server.id}`, { token });
@@ -420,7 +427,7 @@ describe('control refusals', () => {
   let token: string;
   let serverId: string;
   beforeAll(async () => {
-    ({ token } = await customer('control@example.com'));
+    ({ token } = await customer(api, 'control@example.com'));
     const server = (await api.call('POST', '/v1/servers', { token, body: paper() })).body;
     serverId = server.id;
     await until(async () => (await api.call('GET', `/v1/servers/${serverId}`, { token })).body.live.installStatus === 'installed');
@@ -500,7 +507,7 @@ describe('control refusals', () => {
       ] as const) {
         expectEnvelope(await api.call(method, `/v1/servers/${serverId}/${sub}`, { token, body }), 400, 'no_client_key');
       }
-      const { token: other, id: otherId } = await customer('nokey@example.com');
+      const { token: other, id: otherId } = await customer(api, 'nokey@example.com');
       const res = await api.call('POST', '/v1/servers', { token: other, body: paper() });
       expect(res.status).toBe(201);
       const panelServer = sim.server(res.body.identifier)!;
@@ -519,8 +526,8 @@ describe('control refusals', () => {
 
 describe('isolation', () => {
   it("account B gets 404 on every route of account A's server, exactly as for an unknown id, and changes nothing", async () => {
-    const a = await customer('owner-a@example.com');
-    const b = await customer('intruder-b@example.com');
+    const a = await customer(api, 'owner-a@example.com');
+    const b = await customer(api, 'intruder-b@example.com');
     const server = (await api.call('POST', '/v1/servers', { token: a.token, body: paper() })).body;
     const unknown = '00000000-0000-4000-8000-000000000000';
     const routes: [string, string, Record<string, unknown> | undefined][] = [

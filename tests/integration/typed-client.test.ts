@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createControlPlaneClient, type ControlPlaneClient, type ErrorCode, type ErrorEnvelope } from '../../clients/typescript/index.ts';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
+import { until } from '../helpers/until.ts';
 
 /**
  * The customer journey through the generated client (clients/typescript) only: every call after
@@ -22,15 +23,6 @@ beforeAll(async () => {
   api = await startTestApi({ panel: { installMs: 50, transitionMs: 20, resourcesCacheMs: 0 } });
 });
 afterAll(async () => api?.stop());
-
-/** Polls until `check` holds (the panel installs and starts servers asynchronously). */
-async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 30));
-  }
-}
 
 /** The typed error of a failed call, asserted to be the envelope with this status and code. */
 function expectError(result: { error?: ErrorEnvelope; response: Response }, status: number, code: ErrorCode): void {

@@ -14,6 +14,8 @@ import { inAwsStage } from '../helpers/aws-stage.ts';
 import { getRaw } from '../helpers/db.ts';
 import { closeServer, listenLocal } from '../helpers/local-server.ts';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
+import { customer } from '../helpers/customer.ts';
+import { within } from '../helpers/until.ts';
 
 /**
  * Webhook delivery end to end: endpoints made through the API, events from the service's own
@@ -90,13 +92,6 @@ afterAll(async () => {
   for (const r of receivers) await r.stop();
 });
 
-async function customer(email: string, topUpCents = 0): Promise<{ token: string; id: string }> {
-  const token = await api.session(email);
-  const { id } = (await api.call('GET', '/v1/account', { token })).body;
-  if (topUpCents) await appendLedger(id, [{ type: 'grant', amountCents: topUpCents, idempotencyKey: `test-topup:${id}:${topUpCents}` }]);
-  return { token, id };
-}
-
 async function endpoint(token: string, url: string, events?: string[]): Promise<{ id: string; secret: string }> {
   const res = await api.call('POST', '/v1/webhook-endpoints', { token, body: { url, ...(events ? { events } : {}) } });
   expect(res.status, res.text).toBe(201);
@@ -125,7 +120,7 @@ const HOUR = 3_600_000;
 
 describe('delivery', () => {
   it('delivers server.created, signed (verified by standardwebhooks), as {id, type, timestamp, data}; the filter picks the types', async () => {
-    const { token, id: accountId } = await customer('deploy@example.com', 10_000);
+    const { token, id: accountId } = await customer(api, 'deploy@example.com', { grantCents: 10_000 });
     const all = await receiver();
     const created = await receiver();
     const deleted = await receiver();
@@ -167,7 +162,7 @@ describe('delivery', () => {
   });
 
   it('a fan-out run twice makes each delivery once (deterministic ids, conditional puts)', async () => {
-    const { token, id: accountId } = await customer('twice@example.com');
+    const { token, id: accountId } = await customer(api, 'twice@example.com');
     const r = await receiver();
     const ep = await endpoint(token, r.url);
     const eventId = await emit(accountId);
@@ -191,7 +186,7 @@ describe('delivery', () => {
   });
 
   it('a receiver that is down, then failing, then back gets every event once it is back, with the same webhook-id on each retry', async () => {
-    const { token, id: accountId } = await customer('down@example.com');
+    const { token, id: accountId } = await customer(api, 'down@example.com');
     const r = await receiver();
     const ep = await endpoint(token, r.url);
     const port = r.port;
@@ -240,7 +235,7 @@ describe('delivery', () => {
   });
 
   it('follows no redirect (a 3xx is a failed attempt) and keeps at most 256 bytes of a response', async () => {
-    const { token, id: accountId } = await customer('redirect@example.com');
+    const { token, id: accountId } = await customer(api, 'redirect@example.com');
     const target = await receiver();
     const redirecting = await receiver();
     redirecting.answer = () => ({ status: 307, headers: { location: target.url } });
@@ -286,7 +281,7 @@ describe('delivery', () => {
 
 describe('secrets, redelivery, disabling', () => {
   it('after a rotation both secrets sign for 24 hours, then only the new one', async () => {
-    const { token, id: accountId } = await customer('rotate@example.com');
+    const { token, id: accountId } = await customer(api, 'rotate@example.com');
     const r = await receiver();
     const ep = await endpoint(token, r.url);
     const rotated = await api.call('POST', `/v1/webhook-endpoints/${ep.id}/rotate-secret`, { token });
@@ -311,7 +306,7 @@ describe('secrets, redelivery, disabling', () => {
   });
 
   it('a manual redelivery sends the event again with the same webhook-id', async () => {
-    const { token, id: accountId } = await customer('redeliver@example.com');
+    const { token, id: accountId } = await customer(api, 'redeliver@example.com');
     const r = await receiver();
     const ep = await endpoint(token, r.url);
     const eventId = await emit(accountId);
@@ -330,7 +325,7 @@ describe('secrets, redelivery, disabling', () => {
   });
 
   it('retries over 3 days (5 s, 5 min, 30 min, 2 h, 5 h, 10 h …), then fails the delivery and disables the endpoint, telling the account (webhook_endpoint.disabled)', async () => {
-    const { token, id: accountId } = await customer('failing@example.com');
+    const { token, id: accountId } = await customer(api, 'failing@example.com');
     const broken = await receiver();
     broken.answer = () => ({ status: 503 });
     const healthy = await receiver();
@@ -385,7 +380,7 @@ describe('secrets, redelivery, disabling', () => {
 
 describe('safe targets', () => {
   it('in AWS a receiver on a loopback address is refused: target_refused, nothing sent (literal address and resolved name)', async () => {
-    const { token, id: accountId } = await customer('ssrf@example.com');
+    const { token, id: accountId } = await customer(api, 'ssrf@example.com');
     const r = await receiver();
     // Made in the local stack, where any https URL is accepted; delivered as in AWS.
     const ep = await endpoint(token, `https://127.0.0.1:${r.port}/hook`);
@@ -410,7 +405,7 @@ describe('safe targets', () => {
 
 describe('the local loop, the whole chain', () => {
   it('delivers the events of several changes through the running loop, each verified', async () => {
-    const { token, id: accountId } = await customer('chain@example.com', 10_000);
+    const { token, id: accountId } = await customer(api, 'chain@example.com', { grantCents: 10_000 });
     const r = await receiver();
     const ep = await endpoint(token, r.url);
     const loop = startWebhookLoop({ intervalMs: 50, timeoutMs: 2000 });
@@ -423,9 +418,7 @@ describe('the local loop, the whole chain', () => {
       await appendLedger(accountId, [{ type: 'grant', amountCents: 500, idempotencyKey: `test-chain:${accountId}` }]);
       await emit(accountId);
       const types = () => new Set(r.received.map((x) => x.json.type));
-      const end = Date.now() + 8000;
-      while (!(types().has('server.created') && types().has('balance.low')) && Date.now() < end)
-        await new Promise((res) => setTimeout(res, 50));
+      await within(() => types().has('server.created') && types().has('balance.low'), 15_000);
       expect(types()).toContain('server.created');
       expect(types()).toContain('balance.low');
       for (const got of r.received) {
@@ -435,8 +428,7 @@ describe('the local loop, the whole chain', () => {
       // Every event of the account (GET /v1/events) reached the endpoint, each once.
       const listed = await api.call('GET', '/v1/events?limit=100', { token });
       const eventIds = (listed.body.data as { id: string }[]).map((e) => e.id);
-      const end2 = Date.now() + 5000;
-      while (r.received.length < eventIds.length && Date.now() < end2) await new Promise((res) => setTimeout(res, 50));
+      await within(() => r.received.length >= eventIds.length, 15_000);
       expect(r.received.map((x) => x.json.id).sort()).toEqual([...eventIds].sort());
     } finally {
       await loop.stop();

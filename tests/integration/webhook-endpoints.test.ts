@@ -6,6 +6,7 @@ import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
 import type { WebhookDeliveryItem } from '../../shared/db/items.ts';
 import { newId } from '../../shared/ids.ts';
+import { customer } from '../helpers/customer.ts';
 
 /**
  * The API of outbound webhook endpoints: CRUD, scopes, the secret shown once, rotation, deliveries.
@@ -21,15 +22,9 @@ afterAll(async () => api?.stop());
 
 const HOOK = 'http://127.0.0.1:9/hook';
 
-async function customer(email: string) {
-  const token = await api.session(email);
-  const { id } = (await api.call('GET', '/v1/account', { token })).body;
-  return { token, id: id as string };
-}
-
 describe('webhook endpoints', () => {
   it('create shows the secret once; get, list and the activity log never show it', async () => {
-    const { token } = await customer('wh-crud@example.com');
+    const { token } = await customer(api, 'wh-crud@example.com');
     const created = await api.call('POST', '/v1/webhook-endpoints', {
       token,
       body: { url: HOOK, events: ['server.created', 'invoice.paid'], description: 'ops' },
@@ -65,7 +60,7 @@ describe('webhook endpoints', () => {
   });
 
   it('omitted or empty events mean every type; repeated or unknown types are refused', async () => {
-    const { token } = await customer('wh-events@example.com');
+    const { token } = await customer(api, 'wh-events@example.com');
     const all = await api.call('POST', '/v1/webhook-endpoints', { token, body: { url: HOOK } });
     expect(all.body.events).toEqual([]);
     expect(all.body.description).toBeNull();
@@ -82,7 +77,7 @@ describe('webhook endpoints', () => {
   });
 
   it('url rules: loopback http locally, https anywhere; other http, ftp and credentials refused', async () => {
-    const { token } = await customer('wh-urls@example.com');
+    const { token } = await customer(api, 'wh-urls@example.com');
     for (const url of ['http://127.0.0.1:4000/in', 'http://localhost:4000/in', 'https://hooks.example.com/in']) {
       expect((await api.call('POST', '/v1/webhook-endpoints', { token, body: { url } })).status, url).toBe(201);
     }
@@ -100,7 +95,7 @@ describe('webhook endpoints', () => {
   });
 
   it('at most 10 endpoints per account, also when created at once; a deletion makes room', async () => {
-    const { token, id } = await customer('wh-limit@example.com');
+    const { token, id } = await customer(api, 'wh-limit@example.com');
     const results = await Promise.all(
       Array.from({ length: 12 }, (_, i) => api.call('POST', '/v1/webhook-endpoints', { token, body: { url: `${HOOK}/${i}` } })),
     );
@@ -127,7 +122,7 @@ describe('webhook endpoints', () => {
   });
 
   it('PATCH changes what is given; enabling clears why the service disabled it', async () => {
-    const { token, id } = await customer('wh-patch@example.com');
+    const { token, id } = await customer(api, 'wh-patch@example.com');
     const { body: ep } = await api.call('POST', '/v1/webhook-endpoints', { token, body: { url: HOOK, description: 'first' } });
     const changed = await api.call('PATCH', `/v1/webhook-endpoints/${ep.id}`, {
       token,
@@ -164,7 +159,7 @@ describe('webhook endpoints', () => {
   });
 
   it('rotation: a new secret once, the previous one kept 24 hours, neither in the activity log', async () => {
-    const { token, id } = await customer('wh-rotate@example.com');
+    const { token, id } = await customer(api, 'wh-rotate@example.com');
     const { body: ep } = await api.call('POST', '/v1/webhook-endpoints', { token, body: { url: HOOK } });
     const before = Date.now();
     const rotated = await api.call('POST', `/v1/webhook-endpoints/${ep.id}/rotate-secret`, { token });
@@ -192,7 +187,7 @@ describe('webhook endpoints', () => {
   });
 
   it('an idempotent replay of a create returns the endpoint without its secret', async () => {
-    const { token } = await customer('wh-idem@example.com');
+    const { token } = await customer(api, 'wh-idem@example.com');
     const headers = { 'idempotency-key': 'create-hook-1' };
     const first = await api.call('POST', '/v1/webhook-endpoints', { token, headers, body: { url: HOOK } });
     const again = await api.call('POST', '/v1/webhook-endpoints', { token, headers, body: { url: HOOK } });
@@ -203,7 +198,7 @@ describe('webhook endpoints', () => {
   });
 
   it('scopes: webhooks:read reads, webhooks:write changes; a key with only servers:read gets 403', async () => {
-    const { token } = await customer('wh-scopes@example.com');
+    const { token } = await customer(api, 'wh-scopes@example.com');
     const key = async (scopes: string[]) =>
       (await api.call('POST', '/v1/keys', { token, body: { name: scopes.join(' '), scopes } })).body.secret as string;
     const serversOnly = await key(['servers:read']);
@@ -229,8 +224,8 @@ describe('webhook endpoints', () => {
   });
 
   it("another account's endpoint is 404 like an unknown one", async () => {
-    const a = await customer('wh-owner@example.com');
-    const b = await customer('wh-other@example.com');
+    const a = await customer(api, 'wh-owner@example.com');
+    const b = await customer(api, 'wh-other@example.com');
     const { body: ep } = await api.call('POST', '/v1/webhook-endpoints', { token: a.token, body: { url: HOOK } });
     for (const [method, path] of [
       ['GET', `/v1/webhook-endpoints/${ep.id}`],
@@ -253,7 +248,7 @@ describe('bad input never stores a bad row', () => {
   const encodedLength = (n: number) => ORIGIN.length + 6 * n;
 
   it('a url under 2,048 characters as sent but over it once encoded is 400 on create and PATCH, and stores nothing', async () => {
-    const { token, id } = await customer('wh-long-url@example.com');
+    const { token, id } = await customer(api, 'wh-long-url@example.com');
     const sent = `${ORIGIN}${'é'.repeat(994)}`; // 1,020 characters, as the report found; 5,990 once encoded
     expect(sent.length).toBeLessThan(2048);
     for (const idempotencyKey of [undefined, 'long-url-1']) {
@@ -267,7 +262,7 @@ describe('bad input never stores a bad row', () => {
       expect(res.body.error.message).toContain(`this one is ${encodedLength(994)}`);
     }
     // Nothing stored: no endpoint, no count taken from the limit of 10.
-    expect(await queryPartition(`ACCOUNT#${id}`, 'WHEP#')).toEqual([]);
+    expect(await queryPartition(keys.webhookEndpointPrefix(id))).toEqual([]);
     expect((await getRaw(keys.account(id)))!.webhookEndpointCount ?? 0).toBe(0);
     const list = await api.call('GET', '/v1/webhook-endpoints', { token });
     expect(list.status).toBe(200);
@@ -293,7 +288,7 @@ describe('bad input never stores a bad row', () => {
   });
 
   it('a row earlier code stored with an over-long url lists, reads and deletes with 200 (shown cut to the bound)', async () => {
-    const { token, id } = await customer('wh-legacy-url@example.com');
+    const { token, id } = await customer(api, 'wh-legacy-url@example.com');
     const { body: ep } = await api.call('POST', '/v1/webhook-endpoints', { token, body: { url: HOOK } });
     // What the create stored before the bound held for the encoded form.
     const stored = new URL(`${ORIGIN}${'é'.repeat(1000)}`).href;
@@ -338,7 +333,7 @@ describe('deliveries of an endpoint', () => {
   }
 
   it('lists newest first with paging, and redelivers now', async () => {
-    const { token, id } = await customer('wh-deliveries@example.com');
+    const { token, id } = await customer(api, 'wh-deliveries@example.com');
     const { body: ep } = await api.call('POST', '/v1/webhook-endpoints', { token, body: { url: HOOK } });
     const stored = [];
     for (let i = 0; i < 3; i++) stored.push(await storeDelivery(id, ep.id));
@@ -373,7 +368,7 @@ describe('deliveries of an endpoint', () => {
       'not_found',
     );
     // Another account cannot redeliver it, even knowing both ids.
-    const other = await customer('wh-deliveries-other@example.com');
+    const other = await customer(api, 'wh-deliveries-other@example.com');
     expectEnvelope(
       await api.call('POST', `/v1/webhook-endpoints/${ep.id}/deliveries/${target.deliveryId}/redeliver`, { token: other.token }),
       404,
@@ -389,7 +384,7 @@ describe('deliveries of an endpoint', () => {
   });
 
   it('deleting an endpoint stops its pending deliveries (out of the retry queue)', async () => {
-    const { token, id } = await customer('wh-delete-pending@example.com');
+    const { token, id } = await customer(api, 'wh-delete-pending@example.com');
     const { body: ep } = await api.call('POST', '/v1/webhook-endpoints', { token, body: { url: HOOK } });
     const due = new Date(Date.now() + 3_600_000).toISOString();
     const pending = await storeDelivery(id, ep.id, { status: 'pending', nextAttemptAt: due });
@@ -401,7 +396,7 @@ describe('deliveries of an endpoint', () => {
     expect(after).toMatchObject({ status: 'failed', nextAttemptAt: null });
     expect(after.GSI2PK).toBeUndefined();
     expect((await getRaw(keys.webhookDelivery(ep.id, done.deliveryId)))!.status).toBe('succeeded');
-    expect(await queryPartition(`ACCOUNT#${id}`, 'WHEP#')).toEqual([]);
+    expect(await queryPartition(keys.webhookEndpointPrefix(id))).toEqual([]);
     expect((await getRaw(keys.account(id)))!.webhookEndpointCount).toBe(0);
   });
 });

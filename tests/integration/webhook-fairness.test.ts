@@ -9,6 +9,8 @@ import { eventWrite } from '../../shared/webhooks/events.ts';
 import { getRaw } from '../helpers/db.ts';
 import { closeServer, listenLocal } from '../helpers/local-server.ts';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
+import { customer } from '../helpers/customer.ts';
+import { sleep, within } from '../helpers/until.ts';
 
 /**
  * The adversary: an account whose 10 endpoints (the most it may have) point at a receiver that
@@ -94,14 +96,6 @@ afterAll(async () => {
   await victimReceiver.stop();
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function customer(email: string): Promise<{ token: string; id: string }> {
-  const token = await api.session(email);
-  const { id } = (await api.call('GET', '/v1/account', { token })).body;
-  return { token, id };
-}
-
 async function endpoint(token: string, url: string): Promise<string> {
   const res = await api.call('POST', '/v1/webhook-endpoints', { token, body: { url } });
   expect(res.status, res.text).toBe(201);
@@ -118,18 +112,12 @@ async function emit(accountId: string): Promise<{ id: string; at: number }> {
 
 /** The attacker: 10 endpoints on the hanging receiver and 100 events. */
 async function attacker(email: string): Promise<{ accountId: string; endpointIds: string[]; eventIds: string[] }> {
-  const { token, id } = await customer(email);
+  const { token, id } = await customer(api, email);
   const endpointIds: string[] = [];
   for (let n = 0; n < 10; n++) endpointIds.push(await endpoint(token, hanging.url(n)));
   const eventIds: string[] = [];
   for (let n = 0; n < 100; n++) eventIds.push((await emit(id)).id);
   return { accountId: id, endpointIds, eventIds };
-}
-
-async function until(done: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!done() && Date.now() < end) await sleep(25);
-  return done();
 }
 
 /** The victim's events, one every `gapMs`, each awaited at its receiver: the latencies (ms; Infinity if not within 15 s). */
@@ -138,7 +126,7 @@ async function victimLatencies(accountId: string, count: number, gapMs: number):
   for (let n = 0; n < count; n++) {
     if (n) await sleep(gapMs);
     const event = await emit(accountId);
-    const arrived = await until(() => victimReceiver.arrived.has(event.id), 15_000);
+    const arrived = await within(() => victimReceiver.arrived.has(event.id), 15_000);
     latencies.push(arrived ? victimReceiver.arrived.get(event.id)! - event.at : Number.POSITIVE_INFINITY);
   }
   return latencies;
@@ -146,7 +134,7 @@ async function victimLatencies(accountId: string, count: number, gapMs: number):
 
 /** Once the attack is under way (its attempts hang on the receiver): the victim's events, each within 10 s; the latencies printed. */
 async function victimWithin10s(dispatcher: string, accountId: string, count: number, gapMs: number): Promise<void> {
-  expect(await until(() => hanging.open >= PER_ACCOUNT_CONCURRENCY, 20_000)).toBe(true);
+  expect(await within(() => hanging.open >= PER_ACCOUNT_CONCURRENCY, 20_000)).toBe(true);
   const latencies = await victimLatencies(accountId, count, gapMs);
   console.log(
     `victim's delivery latency with the attacker's 10 hanging endpoints and 100 events due (${dispatcher}): ${latencies.join(' ms, ')} ms`,
@@ -157,7 +145,7 @@ async function victimWithin10s(dispatcher: string, accountId: string, count: num
 describe('one account with hanging receivers cannot delay another account’s webhooks', () => {
   it('local loop: 10 hanging endpoints, 100 events due; the other account’s deliveries arrive within 10 s, the attacker holds only its own slots', async () => {
     const attack = await attacker('hanging-loop@example.com');
-    const victim = await customer('victim-loop@example.com');
+    const victim = await customer(api, 'victim-loop@example.com');
     await endpoint(victim.token, victimReceiver.url);
 
     hanging.maxOpen = 0;
@@ -200,7 +188,7 @@ describe('one account with hanging receivers cannot delay another account’s we
 
   it('AWS run (dispatchFor): an event made while the run is busy with a hanging account is delivered within 10 s, and the run ends on time', async () => {
     await attacker('hanging-run@example.com');
-    const victim = await customer('victim-run@example.com');
+    const victim = await customer(api, 'victim-run@example.com');
     await endpoint(victim.token, victimReceiver.url);
 
     hanging.maxOpen = 0;

@@ -5,11 +5,11 @@ import { accessPatterns } from '../../shared/db/access-patterns.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { sharesOf } from '../../shared/instances/budget-window.ts';
 import { dynamoCallBudget, forgetProcessState, liftPause, PLATFORM_CALLER, runAsCaller } from '../../shared/instances/budget.ts';
-import { appendLedger } from '../../shared/ledger/index.ts';
 import { hourlyPriceCents } from '../../shared/pricing/index.ts';
 import { getSettings } from '../../shared/settings/index.ts';
 import { getRaw } from '../helpers/db.ts';
 import { type ApiResponse, startTestApi, type TestApi } from '../helpers/stack.ts';
+import { customer } from '../helpers/customer.ts';
 
 /**
  * The panel as a scarce, shared resource, against DynamoDB Local and the simulator over HTTP with
@@ -31,12 +31,7 @@ beforeEach(async () => {
   await liftPause(instanceId);
 });
 
-async function customer(email: string): Promise<{ token: string; id: string }> {
-  const token = await api.session(email);
-  const { id } = (await api.call('GET', '/v1/account', { token })).body;
-  await appendLedger(id, [{ type: 'grant', amountCents: 1_000_000, idempotencyKey: `boundary-funds:${id}` }]);
-  return { token, id };
-}
+const FUNDED = { grantCents: 1_000_000 };
 
 async function deploy(token: string, name = 'boundary'): Promise<string> {
   const res = await api.call('POST', '/v1/servers', { token, body: { name, eggId: 1, ramMb: 256, cpuPercent: 25, diskMb: 512 } });
@@ -76,7 +71,7 @@ const sizes = [256, 512, 768, 1024, 1536, 2048, 3072, 4096];
 describe('one operation per server at a time', () => {
   for (const n of [8, 14, 20]) {
     it(`${n} concurrent resizes of one server, three rounds: panel build == record == price every time`, async () => {
-      const { token, id } = await customer(`resize-race-${n}@example.com`);
+      const { token, id } = await customer(api, `resize-race-${n}@example.com`, FUNDED);
       const serverId = await deploy(token);
       for (let round = 0; round < 3; round++) {
         const results = await Promise.all(
@@ -95,7 +90,7 @@ describe('one operation per server at a time', () => {
   }
 
   it('resize, power and delete racing on one server: each is done or refused whole, and panel and record agree', async () => {
-    const { token, id } = await customer('mixed-race@example.com');
+    const { token, id } = await customer(api, 'mixed-race@example.com', FUNDED);
     for (let round = 0; round < 3; round++) {
       const serverId = await deploy(token, `mixed-${round}`);
       const results = await Promise.all([
@@ -114,7 +109,7 @@ describe('one operation per server at a time', () => {
   });
 
   it('a resize whose build answer is lost is settled by reading the panel back: 200, and panel == record', async () => {
-    const { token, id } = await customer('lost-build@example.com');
+    const { token, id } = await customer(api, 'lost-build@example.com', FUNDED);
     const serverId = await deploy(token);
     const panelId = onPanel(serverId)!.id;
     sim.faults.add({ method: 'PATCH', path: `/api/application/servers/${panelId}/build`, count: 1, effect: { kind: 'lost_response' } });
@@ -125,7 +120,7 @@ describe('one operation per server at a time', () => {
   });
 
   it("a resize that grows a server counts the growth in the shared topology copy at once (deploys see the node's room shrink)", async () => {
-    const { token, id } = await customer('growth@example.com');
+    const { token, id } = await customer(api, 'growth@example.com', FUNDED);
     const serverId = await deploy(token);
     const record = (await getRaw(keys.server(id, serverId))) as { nodeId: number };
     const before = (await accessPatterns.panelTopology(instanceId, true))!.addedMemoryMb[String(record.nodeId)] ?? 0;
@@ -136,7 +131,7 @@ describe('one operation per server at a time', () => {
   });
 
   it('a resize keeps the swap and io an admin set on the panel', async () => {
-    const { token } = await customer('keep-limits@example.com');
+    const { token } = await customer(api, 'keep-limits@example.com', FUNDED);
     const serverId = await deploy(token);
     const panelServer = onPanel(serverId)!;
     panelServer.swap = 512;
@@ -149,7 +144,7 @@ describe('one operation per server at a time', () => {
 
 describe('the shared call budget', () => {
   it('the panel answering 429 with Retry-After: 60 during a deploy: 503 panel_unavailable with Retry-After, nothing recorded or charged, and every later call waits without reaching the panel', async () => {
-    const { token, id } = await customer('throttled-deploy@example.com');
+    const { token, id } = await customer(api, 'throttled-deploy@example.com', FUNDED);
     const before = (await getRaw(keys.account(id)))!.balanceCents;
     sim.faults.add({ method: '*', path: '/api/', effect: { kind: 'rate_limit', retryAfter: 60 } });
     const res = await api.call('POST', '/v1/servers', {
@@ -177,7 +172,7 @@ describe('the shared call budget', () => {
   });
 
   it('a panel that is down during a deploy: 503 panel_unavailable with Retry-After, nothing recorded or charged', async () => {
-    const { token, id } = await customer('down-deploy@example.com');
+    const { token, id } = await customer(api, 'down-deploy@example.com', FUNDED);
     const before = (await getRaw(keys.account(id)))!.balanceCents;
     const serversBefore = sim.state.servers.size;
     sim.faults.add({ method: '*', path: '/api/', effect: { kind: 'status', status: 503 } });
@@ -222,7 +217,7 @@ describe('the shared call budget', () => {
   }, 90_000);
 
   it('admins see the budget: its shape and what this minute has spent', async () => {
-    const { token } = await customer('budget-view@example.com');
+    const { token } = await customer(api, 'budget-view@example.com', FUNDED);
     await deploy(token, 'budget-view');
     const res = await api.call('GET', '/v1/admin/instances');
     const instance = res.body.data.find((i: { id: string }) => i.id === instanceId);

@@ -7,6 +7,7 @@ import { keys } from '../../shared/db/keys.ts';
 import { RECENT_MS } from '../../shared/servers/reconcile.ts';
 import { liftPause } from '../../shared/instances/budget.ts';
 import { topologies } from '../../shared/catalog/topology.ts';
+import { customer } from '../helpers/customer.ts';
 
 /**
  * The panel misbehaving — timeouts, 5xx, 429, lost answers, maintenance — during deploy, resize,
@@ -83,12 +84,7 @@ async function reconcileLater(): Promise<Record<string, number>> {
 /** A 429 pauses the panel's calls until its Retry-After (up to 60 s): the test lets that time pass. */
 const waitOutPause = () => liftPause(api.panel!.instanceId);
 
-async function customer(email: string) {
-  const token = await api.session(email);
-  const { id } = (await api.call('GET', '/v1/account', { token })).body;
-  await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: 10_000, note: 'test funds' } });
-  return { token, id: id as string };
-}
+const FUNDED = { grantCents: 10_000, grantBy: 'admin' } as const;
 
 const body = { name: 'faulty', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048 };
 const FAULTS: [string, FaultEffect][] = [
@@ -104,7 +100,7 @@ const FAULTS: [string, FaultEffect][] = [
 describe('deploy under panel faults', () => {
   for (const [name, effect] of FAULTS) {
     it(`${name} on create`, async () => {
-      const { token, id } = await customer(`deploy-${name.replace(/\W/g, '')}@example.com`);
+      const { token, id } = await customer(api, `deploy-${name.replace(/\W/g, '')}@example.com`, FUNDED);
       sim.faults.add({ method: 'POST', path: '/api/application/servers', count: 1, effect });
       const res = await api.call('POST', '/v1/servers', { token, body });
       expectClearOutcome(res, `deploy with ${name}`);
@@ -118,7 +114,7 @@ describe('deploy under panel faults', () => {
   }
 
   it('faults on every read the deploy makes (nodes, eggs, allocations)', async () => {
-    const { token } = await customer('deploy-reads@example.com');
+    const { token } = await customer(api, 'deploy-reads@example.com', FUNDED);
     for (const path of ['/api/application/nodes', '/api/application/locations', '/api/application/nests', /\/allocations$/]) {
       sim.faults.add({ method: 'GET', path, count: 5, effect: { kind: 'status', status: 502 } });
       expectClearOutcome(await api.call('POST', '/v1/servers', { token, body }), `deploy with ${String(path)} failing`);
@@ -128,7 +124,7 @@ describe('deploy under panel faults', () => {
   });
 
   it('every node in maintenance: 503 no_capacity naming each node', async () => {
-    const { token } = await customer('deploy-maint@example.com');
+    const { token } = await customer(api, 'deploy-maint@example.com', FUNDED);
     for (const node of [1, 2, 3]) sim.setNodeMaintenance(node, true);
     // The shared topology copy sees the panel at its next read (within a minute); make that now.
     await topologies.markStale(api.panel!.instanceId);
@@ -151,7 +147,7 @@ describe('deploy under panel faults', () => {
 describe('resize and delete under panel faults', () => {
   for (const [name, effect] of FAULTS) {
     it(`${name} on the build update, then on delete`, async () => {
-      const { token, id } = await customer(`resize-${name.replace(/\W/g, '')}@example.com`);
+      const { token, id } = await customer(api, `resize-${name.replace(/\W/g, '')}@example.com`, FUNDED);
       const server = (await api.call('POST', '/v1/servers', { token, body })).body;
       sim.faults.add({ method: 'PATCH', path: /\/build$/, count: 3, effect });
       const resized = await api.call('PATCH', `/v1/servers/${server.id}`, { token, body: { ramMb: 2048, cpuPercent: 100, diskMb: 4096 } });
@@ -182,7 +178,7 @@ describe('resize and delete under panel faults', () => {
 describe('suspend and unsuspend under panel faults', () => {
   for (const [name, effect] of FAULTS.filter(([n]) => n !== 'slow')) {
     it(`${name}: retried by each pass until the panel confirms`, async () => {
-      const { token, id } = await customer(`susp-${name.replace(/\W/g, '')}@example.com`);
+      const { token, id } = await customer(api, `susp-${name.replace(/\W/g, '')}@example.com`, FUNDED);
       const server = (await api.call('POST', '/v1/servers', { token, body })).body;
       await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: -10_600, note: 'overdrawn' } });
 
@@ -211,7 +207,7 @@ describe('suspend and unsuspend under panel faults', () => {
 
 describe('the reconciler', () => {
   it('removes a panel server that has no live record, and closes a record whose server vanished', async () => {
-    const { token, id } = await customer('recon@example.com');
+    const { token, id } = await customer(api, 'recon@example.com', FUNDED);
     const kept = (await api.call('POST', '/v1/servers', { token, body })).body;
     const vanishingRes = await api.call('POST', '/v1/servers', { token, body });
     expect(vanishingRes.status, vanishingRes.text).toBe(201);
@@ -254,7 +250,7 @@ describe('the reconciler', () => {
   });
 
   it('a panel that does not answer closes nothing: its servers are not known to be gone', async () => {
-    const { token, id } = await customer('recon-down@example.com');
+    const { token, id } = await customer(api, 'recon-down@example.com', FUNDED);
     const server = (await api.call('POST', '/v1/servers', { token, body })).body;
     await setAttributes(keys.server(id, server.id), { createdAt: new Date(Date.now() - RECENT_MS - 1000).toISOString() });
     sim.faults.add({ method: 'GET', path: '/api/application/servers', count: 20, effect: { kind: 'status', status: 503 } });
@@ -266,7 +262,7 @@ describe('the reconciler', () => {
   });
 
   it('nobody is charged for a server that never ran', async () => {
-    const { token, id } = await customer('never@example.com');
+    const { token, id } = await customer(api, 'never@example.com', FUNDED);
     sim.faults.add({ method: 'POST', path: '/api/application/servers', count: 1, effect: { kind: 'timeout' } });
     const failed = await api.call('POST', '/v1/servers', { token, body });
     expect(failed.status).toBe(504);

@@ -4,8 +4,8 @@ process.env.RATE_LIMIT_PER_MINUTE = '100000';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PanelSim } from '../../dev/panel-sim/index.ts';
-import { appendLedger } from '../../shared/ledger/index.ts';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
+import { customer } from '../helpers/customer.ts';
 
 /**
  * One customer hammering one server must not take the panel from everybody else: the panel
@@ -20,12 +20,7 @@ beforeAll(async () => {
 });
 afterAll(async () => api?.stop());
 
-async function customer(email: string): Promise<string> {
-  const token = await api.session(email);
-  const { id } = (await api.call('GET', '/v1/account', { token })).body;
-  await appendLedger(id, [{ type: 'grant', amountCents: 100_000, idempotencyKey: `polling-funds:${id}` }]);
-  return token;
-}
+const FUNDED = { grantCents: 100_000 };
 
 const panelCounts = async () =>
   (await (await fetch(`${sim.url}/__sim/requests`)).json()) as { requests: Record<string, number>; throttled: number };
@@ -36,7 +31,7 @@ const total = (requests: Record<string, number>, api: 'application' | 'client') 
 
 describe('a customer polling one server', () => {
   it('1,000 reads as fast as the service answers: no 5xx, the panel never says 429, and another customer deploys in the same minute', async () => {
-    const poller = await customer('poller@example.com');
+    const { token: poller } = await customer(api, 'poller@example.com', FUNDED);
     const created = await api.call('POST', '/v1/servers', {
       token: poller,
       body: { name: 'polled', eggId: 1, ramMb: 256, cpuPercent: 25, diskMb: 512 },
@@ -71,7 +66,7 @@ describe('a customer polling one server', () => {
       `${appReads} + ${clientReads} panel calls for 1,000 reads in ${seconds.toFixed(1)} s`,
     ).toBeLessThanOrEqual(2 * (Math.ceil(seconds / 5) + 2));
 
-    const other = await customer('second-customer@example.com');
+    const { token: other } = await customer(api, 'second-customer@example.com', FUNDED);
     const deployed = await api.call('POST', '/v1/servers', {
       token: other,
       body: { name: 'meanwhile', eggId: 1, ramMb: 256, cpuPercent: 25, diskMb: 512 },

@@ -9,6 +9,7 @@ import { runPassInProcess } from '../../shared/billing/pass.ts';
 import { reconcileAll } from '../../shared/servers/reconcile.ts';
 import { runRepairs } from '../../shared/servers/repairs.ts';
 import { withServerLease } from '../../shared/servers/lease.ts';
+import { until } from '../helpers/until.ts';
 
 /**
  * An abusive tenant against the system's own work (ARCHITECTURE.md, "One operation per server"):
@@ -45,14 +46,6 @@ const RUNS = 10;
 const LOOPS = 12;
 const TWO_MINUTES = 2 * 60_000;
 const body = { name: 'spammed', eggId: 1, ramMb: 768, cpuPercent: 100, diskMb: 2048 };
-
-async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** A funded account with one installed server. */
 async function customerWithServer(email: string) {
@@ -221,7 +214,7 @@ describe('panel and record agree when a resize ends', () => {
     expect(resized.body.error.code).toBe('panel_timeout');
     expect((await recordOf(accountId, server.id)).resources.ramMb).toBe(768);
     // The in-process loop (every 100 ms here, every minute under npm start and in AWS) repairs it.
-    await until(async () => sim.server(panelId)!.memory === 768 && !(await getRaw(keys.serverRepair(server.id))), TWO_MINUTES);
+    await until(async () => sim.server(panelId)!.memory === 768 && !(await getRaw(keys.serverRepair(server.id))), { ms: TWO_MINUTES });
   });
 
   it('the panel still silent when the repair runs: retried (backed off) until it answers', async () => {

@@ -465,10 +465,4 @@ export function requireOk(res: RawResponse, what: string): RawResponse['json'] {
   return res.json;
 }
 
-export async function until(check: () => Promise<boolean>, ms = 8000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 40));
-  }
-}
+export { until } from '../helpers/until.ts';
