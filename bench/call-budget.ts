@@ -1,10 +1,10 @@
 import { startLocalStack } from '../dev/stack.ts';
-import { type CallBudgetOptions, dynamoCallBudget, type ProcessState, runAsCaller } from '../shared/instances/budget.ts';
-import { sharesOf } from '../shared/instances/budget-window.ts';
+import { type CallBudgetOptions, dynamoCallBudget, type ProcessState, runAsCaller } from '../shared/instances/call-budget.ts';
+import { sharesOf } from '../shared/instances/call-budget-window.ts';
 import { countDynamoCalls, table } from './harness.ts';
 
 /**
- * The panel call budget (shared/instances/budget.ts) on DynamoDB Local, with a clock of its own so
+ * The panel call budget (shared/instances/call-budget.ts) on DynamoDB Local, with a clock of its own so
  * minutes pass in seconds: the real conditional writes, four "processes" each with its own cached
  * window, demand at 1.5 times the panel's limit. What gets through a minute as a fraction of the
  * limit, the most calls in any 60 s (the panel's window opens at any first hit), and the DynamoDB

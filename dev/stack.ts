@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { resetConfig } from '../shared/config/env.ts';
 import { resetDbClient } from '../shared/db/client.ts';
 import { ensureAccountForSubject } from '../shared/accounts/index.ts';
-import { createApiKey } from '../shared/keys/index.ts';
+import { createApiKey } from '../shared/api-keys/index.ts';
 import { hashApiKey } from '../shared/auth/api-key-format.ts';
 import { accessPatterns } from '../shared/db/access-patterns.ts';
 import { scopesOfAccount } from '../shared/api/scopes.ts';

@@ -2,7 +2,7 @@ import { createGroupHandler } from '../../shared/http/handler.ts';
 import { accountRoutes } from '../../shared/api/routes/account.ts';
 import { getAccount } from '../../shared/accounts/index.ts';
 import { listActivity } from '../../shared/audit/index.ts';
-import { createApiKey, listApiKeys, revokeApiKey } from '../../shared/keys/index.ts';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../shared/api-keys/index.ts';
 import { listLedger } from '../../shared/ledger/index.ts';
 import { getBudget, setBudget } from '../../shared/budgets/index.ts';
 import { getBalanceAlerts, setLowBalanceThreshold } from '../../shared/ledger/alerts.ts';

@@ -73,7 +73,7 @@ export const handler = createGroupHandler('admin', adminRoutes, {
 
   adminListServers: async ({ principal, query }) => listAllServers({ ...query, boundTo: `admin-servers:${principal.accountId}` }),
 
-  adminListInstances: async () => ({ data: await (await instances()).listInstancesWithBudget() }),
+  adminListInstances: async () => ({ data: await (await instances()).listInstancesWithCallBudget() }),
 
   adminCreateInstance: async ({ body, audit }) => {
     const instance = await (await instances()).createInstance(body);

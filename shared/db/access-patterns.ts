@@ -19,7 +19,7 @@ import {
   type InvoiceCounterItem,
   type Item,
   type ItemKind,
-  type PanelBudgetItem,
+  type PanelCallBudgetItem,
   type ServerItem,
   type WatermarkItem,
 } from './items.ts';
@@ -286,8 +286,8 @@ export const accessPatterns = {
   idempotencyRecord: async (accountId: string, key: string) =>
     asKindOrUndefined(await getItem(keys.idempotency(accountId, key)), 'idempotency'),
   /** A panel's call-budget window (the admin view; spends read it back from their own writes). */
-  panelBudget: async (budgetId: string, api: string) =>
-    (await getItem(keys.panelBudget(budgetId, api), false)) as PanelBudgetItem | undefined,
+  panelCallBudget: async (budgetId: string, api: string) =>
+    (await getItem(keys.panelCallBudget(budgetId, api), false)) as PanelCallBudgetItem | undefined,
   /** The shared copies of a panel's reads (shared/catalog); eventually consistent unless a write is to be based on it. */
   panelTopology: async (instanceId: string, consistent = false) =>
     asKindOrUndefined(await getItem(keys.panelTopology(instanceId), consistent), 'panel-topology'),

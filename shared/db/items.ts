@@ -41,7 +41,7 @@ export interface AccountItem extends Stored {
   balanceLowFired?: boolean;
   /** Webhook endpoints the account has (shared/webhooks/endpoints.ts): the limit of 10 is a condition on it. */
   webhookEndpointCount?: number;
-  /** API keys not revoked (shared/keys): the key limit is a condition on it. Absent until the first create after it was introduced. */
+  /** API keys not revoked (shared/api-keys): the key limit is a condition on it. Absent until the first create after it was introduced. */
   apiKeyCount?: number;
   /** Limits an admin set for this account (shared/settings/limits.ts); each replaces the platform setting. */
   limits?: { maxApiKeys?: number; requestsPerMinute?: number };
@@ -160,7 +160,7 @@ export interface InstanceItem extends Stored {
   /** The last instance test with the current keys (shared/instances); removed when the keys or the URL change. */
   lastTest?: InstanceLastTestRecord;
   serverCount?: number;
-  /** The panel's own request limits (shared/instances/budget.ts); absent means the panel's defaults. */
+  /** The panel's own request limits (shared/instances/call-budget.ts); absent means the panel's defaults. */
   panelRateLimits?: { applicationPerMinute: number; clientPerMinute: number };
   createdAt: string;
   updatedAt: string;
@@ -298,10 +298,10 @@ export interface InvoiceCounterItem extends Stored {
 }
 
 /**
- * A panel's call-budget window (shared/instances/budget.ts): the newest bucket `cur`, the trailing
+ * A panel's call-budget window (shared/instances/call-budget.ts): the newest bucket `cur`, the trailing
  * `total`, per-bucket counts `s0`…`s31`, a 429's pause, and the limit the panel's headers announce.
  */
-export interface PanelBudgetItem extends Stored {
+export interface PanelCallBudgetItem extends Stored {
   cur?: number;
   total?: number;
   pausedUntil?: number;

@@ -38,7 +38,7 @@ export const PARTITIONS = {
   serverRepair: partitionPattern(keys.serverRepair(SENTINEL).PK),
   /** Topology and eggs copies (`PANEL#<id>`); `PANELBUDGET#` does not match it (`B` ≠ `#`). */
   panelCopies: partitionPattern(keys.panelTopology(SENTINEL).PK),
-  panelBudget: partitionPattern(keys.panelBudget(SENTINEL, SENTINEL).PK),
+  panelCallBudget: partitionPattern(keys.panelCallBudget(SENTINEL, SENTINEL).PK),
   invoicePointer: partitionPattern(keys.invoicePointer(SENTINEL).PK),
   invoiceNumber: partitionPattern(keys.invoiceNumber(SENTINEL).PK),
   /** `PAYMENTINTENT#<pi>` → invoice: how a Stripe refund or dispute finds what it reverses. */
@@ -97,7 +97,7 @@ const PANEL_WORK: readonly Partition[] = [
   // A suspension or repair that did not complete is queued by whoever met the failure (shared/servers/pending.ts).
   'serverRepair',
   'panelCopies',
-  'panelBudget',
+  'panelCallBudget',
 ];
 /** Invoice numbering and lookup (shared/invoices). */
 const INVOICES: readonly Partition[] = ['invoicePointer', 'invoiceNumber', 'invoiceCounter', 'paymentIntent'];
@@ -136,7 +136,7 @@ export const TABLE_ACCESS = {
   public: withPipeline({ read: ['instances'] }),
   // Webhook deliveries: listed, redelivered, and stopped when their endpoint is deleted.
   account: withPipeline({ write: [...PANEL_WORK, 'webhookDelivery'] }),
-  catalog: withPipeline({ write: ['instances', 'panelCopies', 'panelBudget'] }),
+  catalog: withPipeline({ write: ['instances', 'panelCopies', 'panelCallBudget'] }),
   servers: withPipeline({ write: PANEL_WORK }),
   billing: withPipeline({ write: INVOICES }),
   payments: withPipeline({ write: [...INVOICES, ...PANEL_WORK] }),

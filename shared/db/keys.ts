@@ -86,11 +86,11 @@ export const keys = {
   paymentIntent: (paymentIntentId: string): ItemKey => ({ PK: `PAYMENTINTENT#${paymentIntentId}`, SK: 'PAYMENTINTENT' }),
 
   /**
-   * A panel's shared call budget (shared/instances/budget.ts): one item per panel and API holding
+   * A panel's shared call budget (shared/instances/call-budget.ts): one item per panel and API holding
    * the trailing window's buckets; and one counter per account, call class and minute.
    */
-  panelBudget: (budgetId: string, api: string): ItemKey => ({ PK: `PANELBUDGET#${budgetId}#${api}`, SK: 'WINDOW' }),
-  panelBudgetAccount: (budgetId: string, api: string, accountId: string, callClass: string, minuteStartMs: number): ItemKey => ({
+  panelCallBudget: (budgetId: string, api: string): ItemKey => ({ PK: `PANELBUDGET#${budgetId}#${api}`, SK: 'WINDOW' }),
+  panelCallBudgetAccount: (budgetId: string, api: string, accountId: string, callClass: string, minuteStartMs: number): ItemKey => ({
     PK: `PANELBUDGET#${budgetId}#${api}#${accountId}`,
     SK: `W#${minuteStartMs}#${callClass}`,
   }),

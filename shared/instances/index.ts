@@ -11,7 +11,7 @@ import { PanelRequestError } from '../panel/errors.ts';
 import type { CreateInstance, Instance, InstanceTestReport, UpdateInstance } from '../api/schemas.ts';
 import { asKind, type InstanceItem, type InstanceLastTestRecord } from '../db/items.ts';
 import { logger } from '../observability/logger.ts';
-import { callBudgetState, DEFAULT_PANEL_RATE_LIMITS, dynamoCallBudget, panelBudgetId } from './budget.ts';
+import { callBudgetState, DEFAULT_PANEL_RATE_LIMITS, dynamoCallBudget, panelBudgetId } from './call-budget.ts';
 
 /**
  * Instances: the registered Pterodactyl panels. The record (name, URL, priority, enabled, the
@@ -48,7 +48,7 @@ export const controlAvailable = (item: Pick<InstanceItem, 'hasClientKey' | 'last
   Boolean(item.hasClientKey) && item.lastTest?.clientKey === 'ok';
 
 /** The admin's list: every instance with what its shared call budget has spent this minute. */
-export async function listInstancesWithBudget(): Promise<InstanceView[]> {
+export async function listInstancesWithCallBudget(): Promise<InstanceView[]> {
   const instances = await listInstances();
   return Promise.all(instances.map(async (i) => ({ ...i, callBudget: await budgetOf(i, instances) })));
 }

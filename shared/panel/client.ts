@@ -40,7 +40,7 @@ export type PanelApi = 'application' | 'client';
 export type PanelCallKind = 'read' | 'write';
 
 /**
- * The shared call budget of one panel (shared/instances/budget.ts). `spend` throws
+ * The shared call budget of one panel (shared/instances/call-budget.ts). `spend` throws
  * `panel_unavailable` when the call must not be sent; `observe` hands it the panel's
  * X-RateLimit-Limit and X-RateLimit-Remaining of an answer; `pause` records a 429 for every process.
  */

@@ -1032,7 +1032,7 @@ describe('least privilege: table access by partition (shared/db/key-prefixes.ts)
     expect(checked).toBeGreaterThan(25);
     expect(PARTITIONS).toMatchObject({ account: 'ACCOUNT#*', apiKeyHash: 'KEYHASH#*', rateWindow: 'RATE#*', settings: 'SETTINGS' });
     // PANEL#* must not cover the call budgets (their own grant).
-    expect(asRegex(PARTITIONS.panelCopies).test(keys.panelBudget('i', 'app').PK)).toBe(false);
+    expect(asRegex(PARTITIONS.panelCopies).test(keys.panelCallBudget('i', 'app').PK)).toBe(false);
   });
 
   it("limits every function's item actions on the table by dynamodb:LeadingKeys, to its own partitions", () => {
@@ -1070,7 +1070,7 @@ describe('least privilege: table access by partition (shared/db/key-prefixes.ts)
   it('keeps the public and billing functions off panel work and the authorizer off everything but sign-in', () => {
     expect(leadingKeyPatterns(TABLE_ACCESS.public).write).not.toContain(PARTITIONS.instances);
     expect(leadingKeyPatterns(TABLE_ACCESS.public).read).toContain(PARTITIONS.instances);
-    expect(leadingKeyPatterns(TABLE_ACCESS.billing).read).not.toContain(PARTITIONS.panelBudget);
+    expect(leadingKeyPatterns(TABLE_ACCESS.billing).read).not.toContain(PARTITIONS.panelCallBudget);
     expect(leadingKeyPatterns(TABLE_ACCESS.authorizer).write.sort()).toEqual(
       [PARTITIONS.subject, PARTITIONS.account, PARTITIONS.ledgerGuard, PARTITIONS.rateWindow].sort(),
     );

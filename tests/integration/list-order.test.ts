@@ -6,7 +6,7 @@ import { getRaw } from '../helpers/db.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { db, tableName } from '../../shared/db/client.ts';
 import { appendLedger } from '../../shared/ledger/index.ts';
-import { createApiKey } from '../../shared/keys/index.ts';
+import { createApiKey } from '../../shared/api-keys/index.ts';
 import { isTimeOrderedId } from '../../shared/ids.ts';
 import type { Scope } from '../../shared/api/scopes.ts';
 

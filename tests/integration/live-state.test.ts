@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PanelSim } from '../../dev/panel-sim/index.ts';
 import { keys } from '../../shared/db/keys.ts';
-import { liftPause } from '../../shared/instances/budget.ts';
+import { liftPause } from '../../shared/instances/call-budget.ts';
 import { forgetLiveState } from '../../shared/servers/live.ts';
 import { getRaw, setAttributes } from '../helpers/db.ts';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
@@ -53,7 +53,7 @@ interface Deployed {
 
 let customers = 0;
 
-/** Each server under a new customer: the shared call budget caps one account's panel reads a minute (shared/instances/budget.ts). */
+/** Each server under a new customer: the shared call budget caps one account's panel reads a minute (shared/instances/call-budget.ts). */
 async function deploy(name: string): Promise<Deployed> {
   const token = await api.session(`live-${++customers}@example.com`);
   const created = await api.call('POST', '/v1/servers', { token, body: { name, eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048 } });

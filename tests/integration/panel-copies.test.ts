@@ -251,7 +251,7 @@ describe('a panel that does not answer', () => {
     await expectUnavailableDeploy('cold@example.com');
   });
 
-  // Last: a 429 pauses every call to this panel for its Retry-After (shared/instances/budget.ts).
+  // Last: a 429 pauses every call to this panel for its Retry-After (shared/instances/call-budget.ts).
   it('rate limiting (429, Retry-After 60) during a deploy: 503 panel_unavailable with Retry-After 60', async () => {
     const { token } = await customer(api, 'warm-again@example.com');
     expect((await api.call('POST', '/v1/servers', { token, body: small })).status).toBe(201); // copies warm again

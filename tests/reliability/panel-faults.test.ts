@@ -5,7 +5,7 @@ import { expectLedgerInvariant, ledgerOf } from '../helpers/money.ts';
 import { getRaw, setAttributes } from '../helpers/db.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { RECENT_MS } from '../../shared/servers/reconcile.ts';
-import { liftPause } from '../../shared/instances/budget.ts';
+import { liftPause } from '../../shared/instances/call-budget.ts';
 import { topologies } from '../../shared/catalog/topology.ts';
 import { customer } from '../helpers/customer.ts';
 

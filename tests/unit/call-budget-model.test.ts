@@ -7,13 +7,13 @@ import {
   sharesOf,
   staleFor,
   type WindowState,
-} from '../../shared/instances/budget-window.ts';
+} from '../../shared/instances/call-budget-window.ts';
 import { mulberry32 as rng } from '../helpers/random.ts';
 
 /**
  * The call budget's window against a model of the panel's limiter (Laravel's RateLimiter::hit: a
  * fixed 60 s window opened by the first hit, per key owner), with the same pure plan and apply
- * functions the real budget turns into its conditional UpdateItem (shared/instances/budget.ts).
+ * functions the real budget turns into its conditional UpdateItem (shared/instances/call-budget.ts).
  *
  * A discrete-event simulation: several processes, each with its own clock skew and its own cached
  * copy of the window item; each spend decides on its clock, commits to the shared item after a

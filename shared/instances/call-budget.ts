@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { accessPatterns } from '../db/access-patterns.ts';
-import type { PanelBudgetItem } from '../db/items.ts';
+import type { PanelCallBudgetItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { isConditionFailed, writeItem } from '../db/write.ts';
 import { logger } from '../observability/logger.ts';
@@ -20,7 +20,7 @@ import {
   slotOf,
   staleFor,
   type WindowState,
-} from './budget-window.ts';
+} from './call-budget-window.ts';
 
 /**
  * The panel's rate limit is a budget every process shares (ARCHITECTURE.md §8, "Call budget").
@@ -115,7 +115,7 @@ export interface ProcessState {
 const newProcessState = (): ProcessState => ({ windows: new Map(), corrected: new Map() });
 let processState = newProcessState();
 
-function toKnown(item: PanelBudgetItem | undefined): Known {
+function toKnown(item: PanelCallBudgetItem | undefined): Known {
   if (!item) return {};
   const known: Known = {};
   if (item.cur !== undefined) {
@@ -129,7 +129,7 @@ function toKnown(item: PanelBudgetItem | undefined): Known {
 }
 
 /** The conditional UpdateItem of a plan: the same condition and effect as `applySpend` (budget-window.ts). */
-function updateOf(key: ReturnType<typeof keys.panelBudget>, plan: SpendPlan, now: number) {
+function updateOf(key: ReturnType<typeof keys.panelCallBudget>, plan: SpendPlan, now: number) {
   const newSlot = `s${slotOf(plan.bucket)}`;
   const names: Record<string, string> = { '#new': newSlot };
   const values: Record<string, number> = { ':now': now, ':below': plan.totalBelow, ':one': 1 };
@@ -186,7 +186,7 @@ export function dynamoCallBudget(budgetId: string, limits: PanelRateLimits, opti
     try {
       const out = await writeItem({
         Update: {
-          Key: keys.panelBudgetAccount(budgetId, api, account, cls, minute),
+          Key: keys.panelCallBudgetAccount(budgetId, api, account, cls, minute),
           UpdateExpression: 'ADD used :one SET expiresAt = if_not_exists(expiresAt, :exp)',
           ConditionExpression: 'attribute_not_exists(used) OR used < :cap',
           ExpressionAttributeValues: { ':one': 1, ':cap': cap, ':exp': minute / 1000 + COUNTER_TTL_S },
@@ -201,7 +201,7 @@ export function dynamoCallBudget(budgetId: string, limits: PanelRateLimits, opti
   }
 
   async function spendWindow(api: PanelApi, ceiling: number): Promise<void> {
-    const key = keys.panelBudget(budgetId, api);
+    const key = keys.panelCallBudget(budgetId, api);
     for (let attempt = 0; attempt < MAX_PLANS; attempt++) {
       const now = clock();
       const known = proc().windows.get(cacheKey(api)) ?? {};
@@ -210,10 +210,10 @@ export function dynamoCallBudget(budgetId: string, limits: PanelRateLimits, opti
       const plan = planSpend(known.window, now, ceiling);
       try {
         const item = await writeItem({ Update: updateOf(key, plan, now) });
-        proc().windows.set(cacheKey(api), toKnown(item as unknown as PanelBudgetItem));
+        proc().windows.set(cacheKey(api), toKnown(item as unknown as PanelCallBudgetItem));
       } catch (err) {
         if (!isConditionFailed(err)) throw err;
-        const old = toKnown(err.current.get('item') as unknown as PanelBudgetItem | undefined);
+        const old = toKnown(err.current.get('item') as unknown as PanelCallBudgetItem | undefined);
         proc().windows.set(cacheKey(api), old);
         if (old.pausedUntil !== undefined && old.pausedUntil > now)
           throw unavailable('it is rate limiting us', secondsFrom(old.pausedUntil - now));
@@ -244,7 +244,7 @@ export function dynamoCallBudget(budgetId: string, limits: PanelRateLimits, opti
     async observe(api: PanelApi, limit: number | undefined, remaining: number | undefined): Promise<void> {
       const known = proc().windows.get(cacheKey(api));
       if (!known?.window) return;
-      const key = keys.panelBudget(budgetId, api);
+      const key = keys.panelCallBudget(budgetId, api);
       if (limit !== undefined && limit > 0 && limit !== known.panelLimit) {
         known.panelLimit = limit;
         if (limit < configured(api)) logger.warn('the panel announces a lower rate limit than configured', { budgetId, api, limit });
@@ -284,7 +284,7 @@ export function dynamoCallBudget(budgetId: string, limits: PanelRateLimits, opti
       try {
         await writeItem({
           Update: {
-            Key: keys.panelBudget(budgetId, api),
+            Key: keys.panelCallBudget(budgetId, api),
             UpdateExpression: 'SET pausedUntil = :until',
             ConditionExpression: 'attribute_not_exists(pausedUntil) OR pausedUntil < :until',
             ExpressionAttributeValues: { ':until': until },
@@ -307,7 +307,7 @@ export async function liftPause(instanceId: string): Promise<void> {
   for (const api of ['application', 'client'] as const) {
     const known = processState.windows.get(`${budgetId}:${api}`);
     if (known) delete known.pausedUntil;
-    await writeItem({ Update: { Key: keys.panelBudget(budgetId, api), UpdateExpression: 'REMOVE pausedUntil' } });
+    await writeItem({ Update: { Key: keys.panelCallBudget(budgetId, api), UpdateExpression: 'REMOVE pausedUntil' } });
   }
 }
 
@@ -346,7 +346,7 @@ export async function callBudgetState(
 ): Promise<Record<PanelApi, BudgetState> & { sharedWith: string[] }> {
   const now = Date.now();
   const state = async (api: PanelApi): Promise<BudgetState> => {
-    const item = await accessPatterns.panelBudget(budgetId, api);
+    const item = await accessPatterns.panelCallBudget(budgetId, api);
     const configured = api === 'application' ? limits.applicationPerMinute : limits.clientPerMinute;
     const shares = sharesOf(Math.min(configured, item?.panelLimit ?? Number.POSITIVE_INFINITY), api);
     const paused = Number(item?.pausedUntil ?? 0);

@@ -1,5 +1,5 @@
 /**
- * The call budget's window, as pure functions (no I/O): shared/instances/budget.ts turns a plan
+ * The call budget's window, as pure functions (no I/O): shared/instances/call-budget.ts turns a plan
  * into one conditional UpdateItem, and tests/unit/call-budget-model.test.ts runs the same plans
  * against a model of the panel's limiter.
  *
