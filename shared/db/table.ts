@@ -26,13 +26,15 @@
  *   PANELBUDGET#<i>#<api>[#<acct>]  W#<ms>   a panel's shared call budget this minute (and one account's reads) (TTL)
  *   LEASE#<serverId>    LEASE                the one operation changing a server now (expiry)
  *   REPAIR#<serverId>   REPAIR               a suspension or repair still to complete (GSI2 REPAIRDUE#<n> while due)
+ *   ACCOUNT#<id>        AUTOTOPUP            auto top-up rule, saved card, attempt counters (the profile carries GSI2 TOPUPDUE#<n> while one is due)
  *   SETTINGS            PLATFORM             platform settings
  *   ACCOUNT#<id>        WHEP#v7#<id>         webhook endpoint (its signing secrets)
  *   ACCOUNT#<id>        EVENT#v7#<id>        event, written with the change it reports (TTL 30 days)
  *   WHDLV#<endpointId>  DLV#v7#<id>          one event's delivery to one endpoint, with its attempts (TTL)
  * GSI1 holds the sharded, newest-first listings for admins (ACCOUNTS#<n>, AUDIT#<n>).
  * GSI2 holds sparse, sharded queues: billable servers (BILLABLE#<n>, the billing pass reads only
- * it), events not yet fanned out (OUTBOX#<n>) deliveries with an attempt due (WHDUE#<n>) and pending server repairs (REPAIRDUE#<n>).
+ * it), events not yet fanned out (OUTBOX#<n>) deliveries with an attempt due (WHDUE#<n>) pending server repairs (REPAIRDUE#<n>) and
+ * account profiles with an auto top-up due (TOPUPDUE#<n>).
  */
 export const TABLE = {
   partitionKey: 'PK',
@@ -60,6 +62,9 @@ export const WEBHOOK_SHARDS = 4;
 
 /** Shards of the pending-repair queue (GSI2 REPAIRDUE#<n>): a handful of items at any time, spread anyway. */
 export const REPAIR_SHARDS = 4;
+
+/** Shards of the auto top-up queue (GSI2 TOPUPDUE#<n> on account profiles): few at any time, spread anyway. */
+export const AUTO_TOPUP_SHARDS = 4;
 
 /** The CreateTable input for DynamoDB Local (and for anything else that wants the raw shape). */
 export function createTableInput(tableName: string) {

@@ -30,6 +30,7 @@ export const DEFAULT_SETTINGS: SettingsValue = {
   maximumTopUpCents: 100_000,
   suspendedRetentionDays: null,
   monthlyCapHours: null,
+  autoTopUpMaxFailures: 3,
 };
 
 /** Settings change rarely: a process keeps them for a few seconds to spare a read per request. */

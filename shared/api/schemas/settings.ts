@@ -55,6 +55,9 @@ export const Settings = z
       description:
         'Optional monthly cap per server: in a calendar month (UTC) a server never pays more than this many hours of its hourly price (each hour capped at its own price); null (the default) charges every hour. E.g. 672 with a 1.5 ¢ server: at most 1,008 ¢ a month, so a full 31-day month (744 h) costs 1,008 ¢, not 1,116 ¢.',
     }),
+    autoTopUpMaxFailures: int32(1, 20).meta({
+      description: 'Consecutive failed auto top-ups (declined, authentication required) after which the rule is turned off.',
+    }),
   })
   .strict()
   .meta({ id: 'Settings' });
