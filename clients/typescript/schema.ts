@@ -631,6 +631,65 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/billing/payment-method': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The card saved for auto top-up (brand and last four digits), or none */
+    get: operations['getPaymentMethod'];
+    put?: never;
+    post?: never;
+    /** Forget the saved card; auto top-up turns off */
+    delete: operations['deletePaymentMethod'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/billing/payment-method/checkout': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Save a card for auto top-up: opens a hosted page (Stripe Checkout in setup mode)
+     * @description Redirect the customer to `url`. Nothing is charged; the payment provider's signed webhook saves the card (replacing one saved before). Only the page opened last saves.
+     */
+    post: operations['setupPaymentMethod'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/billing/auto-topup': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The auto top-up rule and its state today */
+    get: operations['getAutoTopUp'];
+    /**
+     * Set the auto top-up rule: below `belowCents`, charge the saved card `amountCents`, at most `maxPerDay` a day
+     * @description When a debit leaves the balance below `belowCents`, the service charges the saved card off-session within about a minute; every auto top-up is an invoice, credited (with the bonus) once by the payment webhook. A failure (declined, authentication required) records `billing.auto_topup_failed`; after the platform's `autoTopUpMaxFailures` failures in a row the rule turns off (`billing.auto_topup_disabled`). Enabling needs a saved card (409 `conflict`).
+     */
+    put: operations['putAutoTopUp'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/webhooks/stripe': {
     parameters: {
       query?: never;
@@ -1073,7 +1132,7 @@ export interface components {
       url: string;
       /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
-      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `webhook_endpoint.disabled` webhooks:read). */
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `billing.auto_topup_failed` billing:read, `billing.auto_topup_disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
       receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
@@ -1107,6 +1166,8 @@ export interface components {
       | 'invoice.refunded'
       | 'invoice.disputed'
       | 'ledger.entry'
+      | 'billing.auto_topup_failed'
+      | 'billing.auto_topup_disabled'
       | 'webhook_endpoint.disabled';
     WebhookEndpointWithSecret: {
       /** Format: uuid */
@@ -1114,7 +1175,7 @@ export interface components {
       url: string;
       /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
-      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `webhook_endpoint.disabled` webhooks:read). */
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `billing.auto_topup_failed` billing:read, `billing.auto_topup_disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
       receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
@@ -1910,6 +1971,100 @@ export interface components {
       /** Format: int64 */
       amountCents: number;
     };
+    PaymentMethod: {
+      /** @description The saved card as the payment provider shows it (no card data is kept here); null when none is saved. */
+      card: {
+        /** @example visa */
+        brand: string;
+        last4: string;
+        /** Format: date-time */
+        savedAt: string;
+      } | null;
+    };
+    PaymentMethodSetupResponse: {
+      /**
+       * Format: uri
+       * @description Send the customer to this hosted page to save a card (Stripe Checkout in setup mode).
+       */
+      url: string;
+      sessionId: string;
+    };
+    PaymentMethodSetupRequest: {
+      /**
+       * Format: uri
+       * @description Where the card page sends the customer once the card is saved.
+       */
+      successUrl?: string;
+      /**
+       * Format: uri
+       * @description Where the card page sends the customer who cancels.
+       */
+      cancelUrl?: string;
+    };
+    AutoTopUp: {
+      /** @description Enabling needs a saved card (409 `conflict` otherwise). */
+      enabled: boolean;
+      /**
+       * Format: int32
+       * @description A debit that leaves the balance below this starts an auto top-up.
+       */
+      belowCents: number;
+      /**
+       * Format: int32
+       * @description What each auto top-up charges: between the minimum and maximum top-up of GET /v1/billing/config.
+       */
+      amountCents: number;
+      /**
+       * Format: int32
+       * @description Auto top-ups attempted per UTC day, at most.
+       */
+      maxPerDay: number;
+      cardSaved: boolean;
+      /**
+       * Format: int32
+       * @description Auto top-ups attempted this UTC day.
+       */
+      attemptsToday: number;
+      /** @description An attempt waits for the payment provider (one at a time). */
+      inFlight: boolean;
+      /**
+       * Format: int32
+       * @description Failed attempts since the last success; at the platform limit the rule turns off.
+       */
+      consecutiveFailures: number;
+      /**
+       * @description Why the service turned the rule off; null when it is on or the account turned it off.
+       * @enum {string|null}
+       */
+      disabledReason: 'failures' | 'card_removed' | null;
+      lastFailure: {
+        /** Format: date-time */
+        at: string;
+        /** @example card_declined */
+        code: string;
+        /** Format: uuid */
+        invoiceId: string;
+      } | null;
+    };
+    AutoTopUpRule: {
+      /** @description Enabling needs a saved card (409 `conflict` otherwise). */
+      enabled: boolean;
+      /**
+       * Format: int32
+       * @description A debit that leaves the balance below this starts an auto top-up.
+       */
+      belowCents: number;
+      /**
+       * Format: int32
+       * @description What each auto top-up charges: between the minimum and maximum top-up of GET /v1/billing/config.
+       */
+      amountCents: number;
+      /**
+       * Format: int32
+       * @description Auto top-ups attempted per UTC day, at most.
+       */
+      maxPerDay: number;
+    };
     WebhookAck: {
       /** @enum {boolean} */
       received: true;
@@ -1927,7 +2082,8 @@ export interface components {
         | 'ignored'
         | 'refund_booked'
         | 'dispute_booked'
-        | 'already_booked';
+        | 'already_booked'
+        | 'card_saved';
     };
     AdminCreditResult: {
       /** Format: uuid */
@@ -2564,6 +2720,11 @@ export interface components {
        * @description Optional monthly cap per server: in a calendar month (UTC) a server never pays more than this many hours of its hourly price (each hour capped at its own price); null (the default) charges every hour. E.g. 672 with a 1.5 ¢ server: at most 1,008 ¢ a month, so a full 31-day month (744 h) costs 1,008 ¢, not 1,116 ¢.
        */
       monthlyCapHours: number | null;
+      /**
+       * Format: int32
+       * @description Consecutive failed auto top-ups (declined, authentication required) after which the rule is turned off.
+       */
+      autoTopUpMaxFailures: number;
     };
     /** @description Any subset of the settings, or all of them as GET returns them; omitted fields keep their value. */
     SettingsUpdate: {
@@ -2662,6 +2823,11 @@ export interface components {
        * @description Optional monthly cap per server: in a calendar month (UTC) a server never pays more than this many hours of its hourly price (each hour capped at its own price); null (the default) charges every hour. E.g. 672 with a 1.5 ¢ server: at most 1,008 ¢ a month, so a full 31-day month (744 h) costs 1,008 ¢, not 1,116 ¢.
        */
       monthlyCapHours?: number | null;
+      /**
+       * Format: int32
+       * @description Consecutive failed auto top-ups (declined, authentication required) after which the rule is turned off.
+       */
+      autoTopUpMaxFailures?: number;
     };
   };
   responses: never;
@@ -5002,6 +5168,8 @@ export interface operations {
           | 'invoice.refunded'
           | 'invoice.disputed'
           | 'ledger.entry'
+          | 'billing.auto_topup_failed'
+          | 'billing.auto_topup_disabled'
           | 'webhook_endpoint.disabled';
       };
       header?: never;
@@ -10887,6 +11055,803 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getPaymentMethod: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The card saved for auto top-up (brand and last four digits), or none */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PaymentMethod'];
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  deletePaymentMethod: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Forget the saved card; auto top-up turns off */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PaymentMethod'];
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  setupPaymentMethod: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Replays the first response for a repeated request (24 hours). */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PaymentMethodSetupRequest'];
+      };
+    };
+    responses: {
+      /** @description Save a card for auto top-up: opens a hosted page (Stripe Checkout in setup mode) */
+      201: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Idempotent-Replayed': components['headers']['IdempotentReplayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PaymentMethodSetupResponse'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `idempotency_conflict` (This Idempotency-Key was used with a different request.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'idempotency_conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `payment_provider_error` (The payment provider failed; nothing was charged.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payment_provider_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `payments_unavailable` (Payments are not configured on this platform.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payments_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getAutoTopUp: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The auto top-up rule and its state today */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AutoTopUp'];
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  putAutoTopUp: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AutoTopUpRule'];
+      };
+    };
+    responses: {
+      /** @description Set the auto top-up rule: below `belowCents`, charge the saved card `amountCents`, at most `maxPerDay` a day */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AutoTopUp'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
