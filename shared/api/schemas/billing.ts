@@ -126,7 +126,7 @@ export const PaymentMethod = z
     card: z
       .object({
         brand: text(32).meta({ example: 'visa' }),
-        last4: z.string().regex(/^\d{4}$/),
+        last4: text(4).regex(/^\d{4}$/),
         savedAt: Timestamp,
       })
       .nullable()
