@@ -642,8 +642,7 @@ export interface paths {
     get: operations['getPaymentMethod'];
     put?: never;
     post?: never;
-    /** Forget the saved card; auto top-up turns off */
-    delete: operations['deletePaymentMethod'];
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -664,6 +663,26 @@ export interface paths {
      */
     post: operations['setupPaymentMethod'];
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/billing/payment-method/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Forget the saved card; auto top-up turns off
+     * @description The id is the card GET /v1/billing/payment-method shows: a card saved since (another id) is kept, 404.
+     */
+    delete: operations['deletePaymentMethod'];
     options?: never;
     head?: never;
     patch?: never;
@@ -1974,6 +1993,11 @@ export interface components {
     PaymentMethod: {
       /** @description The saved card as the payment provider shows it (no card data is kept here); null when none is saved. */
       card: {
+        /**
+         * Format: uuid
+         * @description This saved card (DELETE /v1/billing/payment-method/:id); a card saved again gets a new id.
+         */
+        id: string;
         /** @example visa */
         brand: string;
         last4: string;
@@ -11223,119 +11247,6 @@ export interface operations {
       };
     };
   };
-  deletePaymentMethod: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Forget the saved card; auto top-up turns off */
-      200: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['PaymentMethod'];
-        };
-      };
-      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
-      401: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'unauthorized';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
-      403: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'forbidden';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
-      429: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'rate_limited';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
-      500: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'internal';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-    };
-  };
   setupPaymentMethod: {
     parameters: {
       query?: never;
@@ -11579,6 +11490,165 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'payments_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  deletePaymentMethod: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Forget the saved card; auto top-up turns off */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PaymentMethod'];
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */

@@ -27,8 +27,8 @@ export const handler = createGroupHandler('billing', billingRoutes, {
     return result;
   },
 
-  deletePaymentMethod: async ({ principal, audit }) => {
-    const { before, view } = await forgetCard(principal.accountId);
+  deletePaymentMethod: async ({ principal, params, audit }) => {
+    const { before, view } = await forgetCard(principal.accountId, params.id);
     audit.details = { removed: before.card ? { brand: before.card.brand, last4: before.card.last4 } : null };
     return view;
   },

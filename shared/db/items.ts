@@ -528,8 +528,9 @@ export interface AutoTopUpItem extends Stored {
   maxPerDay: number;
   /** Stripe Customer (or the sandbox's) the card is saved to; kept when the card is forgotten. */
   customerId?: string;
-  /** The saved card: a PaymentMethod id (never card data), with what Stripe shows of it. */
+  /** The saved card: a PaymentMethod id (never card data), with what Stripe shows of it, under our own id. */
   paymentMethodId?: string;
+  cardId?: string;
   cardBrand?: string;
   cardLast4?: string;
   cardSavedAt?: string;

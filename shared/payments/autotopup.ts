@@ -6,7 +6,7 @@ import type { AccountItem, AutoTopUpItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { AUTO_TOPUP_SHARDS } from '../db/table.ts';
 import { isConditionFailed, type NamedWrite, transact, writeIfFirst } from '../db/write.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, notFound } from '../errors.ts';
 import type { AutoTopUp, AutoTopUpRule, PaymentMethod, PaymentMethodSetupRequest, WebhookOutcome } from '../api/schemas.ts';
 import { findInvoiceItem, openInvoice, toInvoiceView, voidInvoice, wasPaid } from '../invoices/index.ts';
 import { errorFields, logger } from '../observability/logger.ts';
@@ -81,8 +81,8 @@ async function viewOf(item: AutoTopUpItem | undefined, now = new Date()): Promis
 
 const cardOf = (item: AutoTopUpItem | undefined): PaymentMethodView => ({
   card:
-    item?.paymentMethodId && item.cardSavedAt
-      ? { brand: item.cardBrand ?? 'card', last4: item.cardLast4 ?? '0000', savedAt: item.cardSavedAt }
+    item?.paymentMethodId && item.cardSavedAt && item.cardId
+      ? { id: item.cardId, brand: item.cardBrand ?? 'card', last4: item.cardLast4 ?? '0000', savedAt: item.cardSavedAt }
       : null,
 });
 
@@ -296,10 +296,11 @@ export async function saveCard(session: CheckoutSession): Promise<WebhookOutcome
     Update: {
       Key: keys.autoTopUp(accountId),
       UpdateExpression:
-        'SET paymentMethodId = :pm, cardBrand = :brand, cardLast4 = :last4, cardSavedAt = :now, updatedAt = :now REMOVE pendingSetupSessionId',
+        'SET paymentMethodId = :pm, cardId = :cardId, cardBrand = :brand, cardLast4 = :last4, cardSavedAt = :now, updatedAt = :now REMOVE pendingSetupSessionId',
       ConditionExpression: 'pendingSetupSessionId = :session',
       ExpressionAttributeValues: {
         ':pm': card.paymentMethodId,
+        ':cardId': randomUUID(),
         ':brand': card.brand,
         ':last4': card.last4,
         ':now': new Date().toISOString(),
@@ -333,27 +334,38 @@ export async function sandboxSetupEvent(sessionId: string, card: SandboxCard): P
   });
 }
 
-/** Forgets the card (and detaches it at Stripe); the rule turns off. */
-export async function forgetCard(accountId: string): Promise<{ before: PaymentMethodView; view: PaymentMethodView }> {
+/**
+ * Forgets the card `cardId` (and detaches it at Stripe); the rule turns off. Another id (a card
+ * saved since, another account's) is 404 and changes nothing.
+ */
+export async function forgetCard(accountId: string, cardId: string): Promise<{ before: PaymentMethodView; view: PaymentMethodView }> {
   const item = await accessPatterns.autoTopUpOf(accountId);
   const before = cardOf(item);
-  if (!item?.paymentMethodId) return { before, view: before };
-  await transact([
-    {
-      name: 'rule',
-      Update: {
-        Key: keys.autoTopUp(accountId),
-        UpdateExpression:
-          'SET enabled = :off, updatedAt = :now, disabledReason = :reason REMOVE paymentMethodId, cardBrand, cardLast4, cardSavedAt',
-        ExpressionAttributeValues: {
-          ':off': false,
-          ':now': new Date().toISOString(),
-          ':reason': item.enabled ? 'card_removed' : (item.disabledReason ?? null),
+  if (!item?.paymentMethodId || item.cardId !== cardId) throw notFound('Payment method');
+  try {
+    await transact([
+      {
+        name: 'rule',
+        Update: {
+          Key: keys.autoTopUp(accountId),
+          UpdateExpression:
+            'SET enabled = :off, updatedAt = :now, disabledReason = :reason REMOVE paymentMethodId, cardId, cardBrand, cardLast4, cardSavedAt',
+          ConditionExpression: 'cardId = :cardId',
+          ExpressionAttributeValues: {
+            ':off': false,
+            ':now': new Date().toISOString(),
+            ':reason': item.enabled ? 'card_removed' : (item.disabledReason ?? null),
+            ':cardId': cardId,
+          },
         },
       },
-    },
-    disarmProfile(accountId),
-  ]);
+      disarmProfile(accountId),
+    ]);
+  } catch (err) {
+    // Forgotten or replaced meanwhile.
+    if (isConditionFailed(err, 'rule')) throw notFound('Payment method');
+    throw err;
+  }
   const config = await paymentsConfig();
   if (config.provider === 'stripe' && item.paymentMethodId.startsWith('pm_')) {
     // Best effort: our copy is gone, so nothing charges it again whatever Stripe answers.

@@ -124,7 +124,9 @@ describe('the saved card (sandbox)', () => {
     expect(again.body).toEqual({ received: true, outcome: 'already_fulfilled' });
 
     const shown = await api.call('GET', '/v1/billing/payment-method', { token: a.token });
-    expect(shown.body).toEqual({ card: { brand: 'visa', last4: '4242', savedAt: expect.any(String) } });
+    expect(shown.body).toEqual({ card: { id: expect.any(String), brand: 'visa', last4: '4242', savedAt: expect.any(String) } });
+    // The neighbour cannot forget it: the card id is 404 for them, and the card stays.
+    expectEnvelope(await api.call('DELETE', `/v1/billing/payment-method/${shown.body.card.id}`, { token: b.token }), 404, 'not_found');
     // The provider's ids stay inside: no PaymentMethod, no Customer in any response.
     for (const res of [shown, await api.call('GET', '/v1/billing/auto-topup', { token: a.token })]) {
       expect(res.text).not.toMatch(/pm_card|cus_|seti_/);
@@ -168,7 +170,15 @@ describe('the saved card (sandbox)', () => {
 
     await setRule(a.token, rule());
     expect((await profileOf(a.id)).autoTopUpBelowCents).toBe(300);
-    const removed = await api.call('DELETE', '/v1/billing/payment-method', { token: a.token });
+    const { card } = (await api.call('GET', '/v1/billing/payment-method', { token: a.token })).body;
+    // A card id of before (a client's stale view) forgets nothing.
+    expectEnvelope(
+      await api.call('DELETE', '/v1/billing/payment-method/00000000-0000-4000-8000-000000000000', { token: a.token }),
+      404,
+      'not_found',
+    );
+    expect((await profileOf(a.id)).autoTopUpBelowCents).toBe(300);
+    const removed = await api.call('DELETE', `/v1/billing/payment-method/${card.id}`, { token: a.token });
     expect(removed.status, removed.text).toBe(200);
     expect(removed.body).toEqual({ card: null });
     expect((await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body).toMatchObject({
@@ -213,7 +223,9 @@ describe('the rule', () => {
     const reader = (await api.call('POST', '/v1/keys', { token: a.token, body: { name: 'reader', scopes: ['billing:read'] } })).body.secret;
     expect((await api.call('GET', '/v1/billing/auto-topup', { token: reader })).status).toBe(200);
     expectEnvelope(await api.call('PUT', '/v1/billing/auto-topup', { token: reader, body: rule() }), 403, 'forbidden');
-    expectEnvelope(await api.call('DELETE', '/v1/billing/payment-method', { token: reader }), 403, 'forbidden');
+    const { card } = (await api.call('GET', '/v1/billing/payment-method', { token: reader })).body;
+    expectEnvelope(await api.call('DELETE', `/v1/billing/payment-method/${card.id}`, { token: reader }), 403, 'forbidden');
+    expect((await api.call('GET', '/v1/billing/payment-method', { token: a.token })).body.card.id).toBe(card.id);
   });
 });
 
@@ -431,7 +443,8 @@ describe('auto top-up through Stripe (fake Stripe API, signed webhooks)', () => 
       last4: '4242',
     });
     // Forgotten here and detached at Stripe.
-    await api.call('DELETE', '/v1/billing/payment-method', { token: a.token });
+    const { card } = (await api.call('GET', '/v1/billing/payment-method', { token: a.token })).body;
+    expect((await api.call('DELETE', `/v1/billing/payment-method/${card.id}`, { token: a.token })).status).toBe(200);
     expect(stripeFake.detached).toContain('pm_card_visa');
   });
 

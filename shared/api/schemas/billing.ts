@@ -125,6 +125,7 @@ export const PaymentMethod = z
   .object({
     card: z
       .object({
+        id: Uuid.meta({ description: 'This saved card (DELETE /v1/billing/payment-method/:id); a card saved again gets a new id.' }),
         brand: text(32).meta({ example: 'visa' }),
         last4: text(4).regex(/^\d{4}$/),
         savedAt: Timestamp,
