@@ -699,7 +699,7 @@ export interface paths {
     get: operations['getAutoTopUp'];
     /**
      * Set the auto top-up rule: below `belowCents`, charge the saved card `amountCents`, at most `maxPerDay` a day
-     * @description When a debit leaves the balance below `belowCents`, the service charges the saved card off-session within about a minute; every auto top-up is an invoice, credited (with the bonus) once by the payment webhook. A failure (declined, authentication required) records `billing.auto_topup_failed`; after the platform's `autoTopUpMaxFailures` failures in a row the rule turns off (`billing.auto_topup_disabled`). Enabling needs a saved card (409 `conflict`).
+     * @description When a debit leaves the balance below `belowCents`, the service charges the saved card off-session within about a minute; every auto top-up is an invoice, credited (with the bonus) once by the payment webhook. A failure (declined, authentication required) records `auto_topup.failed`; after the platform's `autoTopUpMaxFailures` failures in a row the rule turns off (`auto_topup.disabled`). Enabling needs a saved card (409 `conflict`).
      */
     put: operations['putAutoTopUp'];
     post?: never;
@@ -1151,7 +1151,7 @@ export interface components {
       url: string;
       /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
-      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `billing.auto_topup_failed` billing:read, `billing.auto_topup_disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
       receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
@@ -1185,8 +1185,8 @@ export interface components {
       | 'invoice.refunded'
       | 'invoice.disputed'
       | 'ledger.entry'
-      | 'billing.auto_topup_failed'
-      | 'billing.auto_topup_disabled'
+      | 'auto_topup.failed'
+      | 'auto_topup.disabled'
       | 'webhook_endpoint.disabled';
     WebhookEndpointWithSecret: {
       /** Format: uuid */
@@ -1194,7 +1194,7 @@ export interface components {
       url: string;
       /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
-      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `billing.auto_topup_failed` billing:read, `billing.auto_topup_disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
       receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
@@ -5192,8 +5192,8 @@ export interface operations {
           | 'invoice.refunded'
           | 'invoice.disputed'
           | 'ledger.entry'
-          | 'billing.auto_topup_failed'
-          | 'billing.auto_topup_disabled'
+          | 'auto_topup.failed'
+          | 'auto_topup.disabled'
           | 'webhook_endpoint.disabled';
       };
       header?: never;

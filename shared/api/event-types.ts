@@ -20,8 +20,8 @@ export const EVENT_SCOPES = {
   'invoice.disputed': 'billing:read',
   'ledger.entry': 'billing:read',
   // Auto top-up: a saved card's off-session charge failed (no credit), and the rule turned off after repeated failures.
-  'billing.auto_topup_failed': 'billing:read',
-  'billing.auto_topup_disabled': 'billing:read',
+  'auto_topup.failed': 'billing:read',
+  'auto_topup.disabled': 'billing:read',
   'webhook_endpoint.disabled': 'webhooks:read',
 } as const satisfies Record<string, Scope>;
 

@@ -622,7 +622,7 @@ export async function autoTopUpFailed(intent: AutoTopUpIntent): Promise<WebhookO
         },
         eventWrite(
           accountId,
-          'billing.auto_topup_failed',
+          'auto_topup.failed',
           {
             invoiceId,
             invoiceNumber: item.number,
@@ -636,7 +636,7 @@ export async function autoTopUpFailed(intent: AutoTopUpIntent): Promise<WebhookO
         ...(disable
           ? [
               disarmProfile(accountId),
-              eventWrite(accountId, 'billing.auto_topup_disabled', { reason: 'failures', consecutiveFailures: failures, lastFailure }, now),
+              eventWrite(accountId, 'auto_topup.disabled', { reason: 'failures', consecutiveFailures: failures, lastFailure }, now),
             ]
           : []),
       ]);

@@ -316,14 +316,14 @@ describe('auto top-up in the sandbox', () => {
     for (let n = 1; n <= 3; n++) {
       await debit(a.id, 50);
       expect((await runAutoTopUps()).charged).toBe(1);
-      const failed = await eventsOf(a.token, 'billing.auto_topup_failed');
+      const failed = await eventsOf(a.token, 'auto_topup.failed');
       expect(failed).toHaveLength(n);
       expect(failed[0]!.data).toMatchObject({ code: 'card_declined', consecutiveFailures: n, ruleDisabled: n === 3, amountCents: 500 });
     }
     expect(await balanceOf(a.id)).toBe(500 - 150);
     expect((await ledgerOf(a.id)).filter((e) => e.type === 'topup')).toEqual([]);
     expect((await invoicesOf(a.token)).map((i) => i.status)).toEqual(['void', 'void', 'void']);
-    const disabled = await eventsOf(a.token, 'billing.auto_topup_disabled');
+    const disabled = await eventsOf(a.token, 'auto_topup.disabled');
     expect(disabled.map((e) => e.data)).toEqual([expect.objectContaining({ reason: 'failures', consecutiveFailures: 3 })]);
     expect((await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body).toMatchObject({
       enabled: false,
@@ -352,7 +352,7 @@ describe('auto top-up in the sandbox', () => {
       SANDBOX_WEBHOOK_SECRET,
     );
     expect((await deliver(replay)).body.outcome).toBe('kept_void');
-    expect(await eventsOf(a.token, 'billing.auto_topup_failed')).toHaveLength(3);
+    expect(await eventsOf(a.token, 'auto_topup.failed')).toHaveLength(3);
     expect((await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body.consecutiveFailures).toBe(3);
 
     // Turned on again (a new card): the count starts afresh.
@@ -371,7 +371,7 @@ describe('auto top-up in the sandbox', () => {
     await setRule(a.token, rule({ belowCents: 400, amountCents: 500 }));
     await debit(a.id, 200);
     await runAutoTopUps();
-    const [failed] = await eventsOf(a.token, 'billing.auto_topup_failed');
+    const [failed] = await eventsOf(a.token, 'auto_topup.failed');
     expect(failed!.data).toMatchObject({ code: 'authentication_required', consecutiveFailures: 1, ruleDisabled: false });
     expect(await balanceOf(a.id)).toBe(300);
     expect((await invoicesOf(a.token))[0]!.status).toBe('void');
@@ -501,7 +501,7 @@ describe('auto top-up through Stripe (fake Stripe API, signed webhooks)', () => 
     const event = intentEvent(intent!);
     expect((await deliver(event)).body.outcome).toBe('voided');
     expect((await deliver(event)).body.outcome).toBe('kept_void');
-    const failed = await eventsOf(a.token, 'billing.auto_topup_failed');
+    const failed = await eventsOf(a.token, 'auto_topup.failed');
     expect(failed.map((e) => e.data)).toEqual([expect.objectContaining({ code: 'card_declined', consecutiveFailures: 1 })]);
     expect(await balanceOf(a.id)).toBe(299);
     expect((await invoicesOf(a.token))[0]!.status).toBe('void');

@@ -38,8 +38,8 @@ const EVENT_SCOPES: Record<EventType, string> = {
   'invoice.refunded': 'billing:read',
   'invoice.disputed': 'billing:read',
   'ledger.entry': 'billing:read',
-  'billing.auto_topup_failed': 'billing:read',
-  'billing.auto_topup_disabled': 'billing:read',
+  'auto_topup.failed': 'billing:read',
+  'auto_topup.disabled': 'billing:read',
   'webhook_endpoint.disabled': 'webhooks:read',
 };
 const BILLING_TYPES = EVENT_TYPES.filter((t) => EVENT_SCOPES[t] === 'billing:read');
@@ -98,8 +98,8 @@ async function accountWithEvents(email: string) {
   await transact([eventWrite(c.id, 'balance.low', { balanceCents: 499, thresholdCents: 500 })]);
   // The auto top-up's events with their own writer (the real ones: tests/integration/auto-topup.test.ts).
   await transact([
-    eventWrite(c.id, 'billing.auto_topup_failed', { invoiceId: voided, code: 'card_declined', consecutiveFailures: 3, ruleDisabled: true }),
-    eventWrite(c.id, 'billing.auto_topup_disabled', { reason: 'failures', consecutiveFailures: 3 }),
+    eventWrite(c.id, 'auto_topup.failed', { invoiceId: voided, code: 'card_declined', consecutiveFailures: 3, ruleDisabled: true }),
+    eventWrite(c.id, 'auto_topup.disabled', { reason: 'failures', consecutiveFailures: 3 }),
   ]);
   await grant(1);
   const all = await eventsOf(c.token, 100);

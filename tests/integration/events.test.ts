@@ -264,7 +264,7 @@ describe('each change records its event', () => {
     expect(await eventsOf(token)).toHaveLength(1);
   });
 
-  it('a declined auto top-up: billing.auto_topup_failed with the void invoice, and billing.auto_topup_disabled at the failure limit', async () => {
+  it('a declined auto top-up: auto_topup.failed with the void invoice, and auto_topup.disabled at the failure limit', async () => {
     const { token } = await customer('ev-autotopup@example.com');
     const setup = await api.call('POST', '/v1/billing/payment-method/checkout', { token, body: {} });
     await api.call('POST', `/dev/payment-method/${setup.body.sessionId}/complete`, {
@@ -284,7 +284,7 @@ describe('each change records its event', () => {
       await api.call('PUT', '/v1/admin/settings', { body: { autoTopUpMaxFailures: 3 } });
     }
     const events = await eventsOf(token);
-    expect(typesOf(events)).toEqual(['invoice.void', 'billing.auto_topup_disabled', 'billing.auto_topup_failed']);
+    expect(typesOf(events)).toEqual(['invoice.void', 'auto_topup.disabled', 'auto_topup.failed']);
     const voided = events[0]!.data;
     expect(events[2]!.data).toEqual({
       invoiceId: voided.id,

@@ -123,7 +123,7 @@ export const billingRoutes = define({
     scope: 'billing:write',
     summary: 'Set the auto top-up rule: below `belowCents`, charge the saved card `amountCents`, at most `maxPerDay` a day',
     description:
-      "When a debit leaves the balance below `belowCents`, the service charges the saved card off-session within about a minute; every auto top-up is an invoice, credited (with the bonus) once by the payment webhook. A failure (declined, authentication required) records `billing.auto_topup_failed`; after the platform's `autoTopUpMaxFailures` failures in a row the rule turns off (`billing.auto_topup_disabled`). Enabling needs a saved card (409 `conflict`).",
+      "When a debit leaves the balance below `belowCents`, the service charges the saved card off-session within about a minute; every auto top-up is an invoice, credited (with the bonus) once by the payment webhook. A failure (declined, authentication required) records `auto_topup.failed`; after the platform's `autoTopUpMaxFailures` failures in a row the rule turns off (`auto_topup.disabled`). Enabling needs a saved card (409 `conflict`).",
     body: AutoTopUpRule,
     response: AutoTopUp,
     audit: 'billing.auto_topup_set',
