@@ -3,7 +3,11 @@ import Stripe from 'stripe';
 import { startTestApi, expectEnvelope, type TestApi } from '../helpers/stack.ts';
 import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
 import { expectLedgerInvariant, ledgerOf } from '../helpers/money.ts';
-import { getRaw } from '../helpers/db.ts';
+import { getRaw, setAttributes } from '../helpers/db.ts';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../../shared/db/client.ts';
+import { runPassInProcess } from '../../shared/billing/pass.ts';
+import { HOUR_MS, hourStart } from '../../shared/pricing/hours.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { resetConfig, SANDBOX_WEBHOOK_SECRET } from '../../shared/config/env.ts';
 import { attemptAutoTopUp, runAutoTopUps } from '../../shared/payments/autotopup.ts';
@@ -290,6 +294,53 @@ describe('auto top-up in the sandbox', () => {
     expect(outcomes.filter((o) => o === 'charged')).toHaveLength(1);
     expect(await invoicesOf(a.token)).toHaveLength(1);
     expect(await balanceOf(a.id)).toBe(500 + 525);
+  });
+
+  it('the hourly pass marks the account due and calls no payment provider; the loop then charges', async () => {
+    const a = await customer('topup-pass@example.com');
+    await saveSandboxCard(a.token, 'pm_card_visa');
+    await setRule(a.token, rule({ belowCents: 500, amountCents: 500 }));
+    const server = await api.call('POST', '/v1/servers', {
+      token: a.token,
+      body: { name: 'topped', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048 },
+    });
+    expect(server.status, server.text).toBe(201);
+    const at = new Date(hourStart(Date.now()) - 3 * HOUR_MS).toISOString();
+    await setAttributes(keys.server(a.id, server.body.id), {
+      createdAt: at,
+      history: [
+        {
+          at,
+          status: 'active',
+          priceCentsPerHour: server.body.priceCentsPerHour,
+          priceMillicentsPerHour: server.body.priceMillicentsPerHour,
+        },
+      ],
+    });
+    await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.billingWatermark() }));
+    await runPassInProcess(new Date(hourStart(Date.now()) + 5 * 60_000));
+    const after = await balanceOf(a.id);
+    expect(after).toBeLessThan(500);
+    // The pass only marked it: no invoice, no charge of the card yet.
+    expect((await profileOf(a.id)).autoTopUpDue).toEqual(expect.any(String));
+    expect(await invoicesOf(a.token)).toEqual([]);
+    expect((await runAutoTopUps()).charged).toBe(1);
+    expect(await balanceOf(a.id)).toBe(after + 525);
+  });
+
+  it('an attempt still in flight blocks the next; one left without an answer for 30 minutes is claimed again', async () => {
+    const a = await customer('topup-stale@example.com');
+    await saveSandboxCard(a.token, 'pm_card_visa');
+    const lost = '11111111-2222-4333-8444-555555555555';
+    await setAttributes(keys.autoTopUp(a.id), { inFlightInvoiceId: lost, inFlightAt: new Date().toISOString() });
+    await setRule(a.token, rule({ belowCents: 600, amountCents: 500, maxPerDay: 5 }));
+    expect(await attemptAutoTopUp(a.id)).toBe('in_flight');
+    expect(await invoicesOf(a.token)).toEqual([]);
+    await setAttributes(keys.autoTopUp(a.id), { inFlightAt: new Date(Date.now() - 31 * 60_000).toISOString() });
+    await debit(a.id, 1);
+    expect(await attemptAutoTopUp(a.id)).toBe('charged');
+    expect((await invoicesOf(a.token)).map((i) => i.status)).toEqual(['paid']);
+    expect(await balanceOf(a.id)).toBe(499 + 525);
   });
 
   it('at most maxPerDay a UTC day; the next day it charges again', async () => {
