@@ -380,14 +380,14 @@ export async function forgetCard(accountId: string, cardId: string): Promise<{ b
 
 export interface AutoTopUpSummary {
   due: number;
-  charged: number;
+  attempted: number;
   skipped: number;
   failed: number;
 }
 
 /** Takes the profiles the ledger marked due and attempts one auto top-up each (runs may overlap). */
 export async function runAutoTopUps(at = new Date(), limit = AUTO_TOPUPS_PER_RUN): Promise<AutoTopUpSummary> {
-  const summary: AutoTopUpSummary = { due: 0, charged: 0, skipped: 0, failed: 0 };
+  const summary: AutoTopUpSummary = { due: 0, attempted: 0, skipped: 0, failed: 0 };
   if (!getConfig().payments.provider) return summary;
   const due: AccountItem[] = [];
   const nowIso = at.toISOString();
@@ -398,7 +398,7 @@ export async function runAutoTopUps(at = new Date(), limit = AUTO_TOPUPS_PER_RUN
   for (const profile of due) {
     try {
       const outcome = await attemptAutoTopUp(profile.accountId, at);
-      if (outcome === 'charged') summary.charged++;
+      if (outcome === 'attempted') summary.attempted++;
       else summary.skipped++;
     } catch (err) {
       summary.failed++;
@@ -420,7 +420,7 @@ const clearMark = (accountId: string, dueAt: string): NamedWrite => ({
   },
 });
 
-export type AttemptOutcome = 'charged' | 'not_due' | 'daily_limit' | 'in_flight' | 'taken';
+export type AttemptOutcome = 'attempted' | 'not_due' | 'daily_limit' | 'in_flight' | 'taken';
 
 /**
  * One account's attempt. The claim is one transaction: the due mark comes off (conditional on the
@@ -492,7 +492,7 @@ export async function attemptAutoTopUp(accountId: string, at = new Date()): Prom
   const metadata = { auto_topup: 'true', invoice_id: invoice.id, invoice_number: invoice.number, account_id: accountId };
   if (provider === 'sandbox') {
     await sandboxCharge(rule, invoice.amountCents, metadata);
-    return 'charged';
+    return 'attempted';
   }
   try {
     await (await stripe(config)).paymentIntents.create(
@@ -514,14 +514,14 @@ export async function attemptAutoTopUp(accountId: string, at = new Date()): Prom
     // which books it (autoTopUpFailed). Anything else: no charge was made; the attempt ends here.
     if ((err as { type?: string }).type === 'StripeCardError') {
       logger.warn('auto top-up declined; the webhook books it', { accountId, invoiceId, code: (err as { code?: string }).code });
-      return 'charged';
+      return 'attempted';
     }
     logger.error('auto top-up: Stripe failed', { accountId, invoiceId, ...errorFields(err) });
     await voidInvoice(invoice, accountId, 'payment provider error');
     await releaseAttempt(accountId, invoiceId, false);
     throw err;
   }
-  return 'charged';
+  return 'attempted';
 }
 
 /** The sandbox answers as Stripe would for its test card: the signed PaymentIntent event, through the webhook code. */

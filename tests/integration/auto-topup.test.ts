@@ -194,7 +194,7 @@ describe('the saved card (sandbox)', () => {
     expect((await profileOf(a.id)).autoTopUpBelowCents).toBeUndefined();
     await debit(a.id, 400);
     expect((await profileOf(a.id)).autoTopUpDue).toBeUndefined();
-    expect((await runAutoTopUps()).charged).toBe(0);
+    expect((await runAutoTopUps()).attempted).toBe(0);
     expect(await invoicesOf(a.token)).toEqual([]);
   });
 });
@@ -246,7 +246,7 @@ describe('auto top-up in the sandbox', () => {
     expect((await profileOf(a.id)).autoTopUpDue).toEqual(expect.any(String));
 
     const [first, second] = await Promise.all([runAutoTopUps(), runAutoTopUps()]);
-    expect(first.charged + second.charged).toBe(1);
+    expect(first.attempted + second.attempted).toBe(1);
     const invoices = await invoicesOf(a.token);
     expect(invoices).toHaveLength(1);
     expect(invoices[0]).toMatchObject({ status: 'paid', amountCents: 1000, creditedCents: 1050, payment: { provider: 'sandbox' } });
@@ -291,7 +291,7 @@ describe('auto top-up in the sandbox', () => {
     // Enabled while already below: due at once.
     expect((await profileOf(a.id)).autoTopUpDue).toEqual(expect.any(String));
     const outcomes = await Promise.all(Array.from({ length: 6 }, () => attemptAutoTopUp(a.id)));
-    expect(outcomes.filter((o) => o === 'charged')).toHaveLength(1);
+    expect(outcomes.filter((o) => o === 'attempted')).toHaveLength(1);
     expect(await invoicesOf(a.token)).toHaveLength(1);
     expect(await balanceOf(a.id)).toBe(500 + 525);
   });
@@ -324,7 +324,7 @@ describe('auto top-up in the sandbox', () => {
     // The pass only marked it: no invoice, no charge of the card yet.
     expect((await profileOf(a.id)).autoTopUpDue).toEqual(expect.any(String));
     expect(await invoicesOf(a.token)).toEqual([]);
-    expect((await runAutoTopUps()).charged).toBe(1);
+    expect((await runAutoTopUps()).attempted).toBe(1);
     expect(await balanceOf(a.id)).toBe(after + 525);
   });
 
@@ -338,7 +338,7 @@ describe('auto top-up in the sandbox', () => {
     expect(await invoicesOf(a.token)).toEqual([]);
     await setAttributes(keys.autoTopUp(a.id), { inFlightAt: new Date(Date.now() - 31 * 60_000).toISOString() });
     await debit(a.id, 1);
-    expect(await attemptAutoTopUp(a.id)).toBe('charged');
+    expect(await attemptAutoTopUp(a.id)).toBe('attempted');
     expect((await invoicesOf(a.token)).map((i) => i.status)).toEqual(['paid']);
     expect(await balanceOf(a.id)).toBe(499 + 525);
   });
@@ -366,7 +366,7 @@ describe('auto top-up in the sandbox', () => {
     await setRule(a.token, rule({ belowCents: 480, amountCents: 500, maxPerDay: 10 }));
     for (let n = 1; n <= 3; n++) {
       await debit(a.id, 50);
-      expect((await runAutoTopUps()).charged).toBe(1);
+      expect((await runAutoTopUps()).attempted).toBe(1);
       const failed = await eventsOf(a.token, 'auto_topup.failed');
       expect(failed).toHaveLength(n);
       expect(failed[0]!.data).toMatchObject({ code: 'card_declined', consecutiveFailures: n, ruleDisabled: n === 3, amountCents: 500 });

@@ -279,7 +279,7 @@ describe('each change records its event', () => {
         body: { enabled: true, belowCents: 600, amountCents: 500, maxPerDay: 1 },
       });
       expect(set.status, set.text).toBe(200);
-      expect((await runAutoTopUps()).charged).toBe(1);
+      expect((await runAutoTopUps()).attempted).toBe(1);
     } finally {
       await api.call('PUT', '/v1/admin/settings', { body: { autoTopUpMaxFailures: 3 } });
     }
