@@ -4,6 +4,7 @@ import { getConfig } from '../shared/config/env.ts';
 import { runPassInProcess } from '../shared/billing/pass.ts';
 import { reconcileAll } from '../shared/servers/reconcile.ts';
 import { returnUrls, sandboxEvent } from '../shared/payments/index.ts';
+import { SANDBOX_CARDS, SANDBOX_CARD_NAMES, sandboxSetupEvent } from '../shared/payments/autotopup.ts';
 import { findInvoiceItem, toInvoiceView } from '../shared/invoices/index.ts';
 import type { InvoiceItem } from '../shared/db/items.ts';
 import { notFound } from '../shared/errors.ts';
@@ -27,17 +28,33 @@ export const handler = createGroupHandler('dev', devRoutes, {
 
   devCheckoutScript: async () => ({ contentType: 'text/javascript; charset=utf-8', body: CHECKOUT_SCRIPT }),
 
-  devCheckoutComplete: async ({ params, body, baseUrl }) => {
-    const { body: payload, signature } = await sandboxEvent(params.invoiceId, body.outcome);
-    // Through HTTP, like Stripe: the webhook cannot tell the sandbox from the real thing.
-    const res = await fetch(`${baseUrl}/v1/webhooks/stripe`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'stripe-signature': signature },
-      body: payload,
-    });
-    return (await res.json()) as { received: true; outcome: WebhookOutcome };
-  },
+  devCheckoutComplete: async ({ params, body, baseUrl }) => deliverSigned(baseUrl, await sandboxEvent(params.invoiceId, body.outcome)),
+
+  devPaymentMethodPage: async ({ params }) => ({
+    contentType: 'text/html; charset=utf-8',
+    body: `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sandbox card</title></head>
+<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 4rem auto">
+  <h1>Sandbox card</h1>
+  <p>No Stripe key is configured, so this stands in for Stripe Checkout in setup mode. Save a card with
+  <code>POST /dev/payment-method/${esc(params.sessionId)}/complete</code> and <code>{"card": "…"}</code>, one of
+  Stripe's test cards; the card's name chooses how auto top-ups of it end:</p>
+  <ul>${SANDBOX_CARD_NAMES.map((n) => `<li><code>${esc(n)}</code> (${esc(SANDBOX_CARDS[n].brand)} •••• ${esc(SANDBOX_CARDS[n].last4)}): ${esc(SANDBOX_CARDS[n].failure ?? 'succeeds')}</li>`).join('')}</ul>
+</body></html>`,
+  }),
+
+  devPaymentMethodComplete: async ({ params, body, baseUrl }) =>
+    deliverSigned(baseUrl, await sandboxSetupEvent(params.sessionId, body.card)),
 });
+
+/** Through HTTP, like Stripe: the webhook cannot tell the sandbox from the real thing. */
+async function deliverSigned(baseUrl: string, event: { body: string; signature: string }) {
+  const res = await fetch(`${baseUrl}/v1/webhooks/stripe`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'stripe-signature': event.signature },
+    body: event.body,
+  });
+  return (await res.json()) as { received: true; outcome: WebhookOutcome };
+}
 
 // ---- the sandbox payment page ---------------------------------------------------------------------
 

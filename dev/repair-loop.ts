@@ -1,10 +1,11 @@
 import { runRepairs } from '../shared/servers/repairs.ts';
+import { runAutoTopUps } from '../shared/payments/autotopup.ts';
 import { errorFields, logger } from '../shared/observability/logger.ts';
 
 /**
  * The local stand-in for the every-minute pending-repair function (functions/billing-pass
  * `repairs` in AWS): redoes the suspensions and repairs that did not complete (shared/servers/
- * repairs.ts) every `intervalMs`. A pass starts only after the previous one ended, so passes never
+ * repairs.ts) and the due auto top-ups (shared/payments/autotopup.ts) every `intervalMs`. A pass starts only after the previous one ended, so passes never
  * overlap; an error is logged and the next pass comes anyway.
  */
 export interface RepairLoopOptions {
@@ -22,6 +23,7 @@ export const DEFAULT_REPAIR_INTERVAL_MS = 60_000;
 export function startRepairLoop(options: RepairLoopOptions = {}): PassLoop {
   return startPassLoop(async () => {
     await runRepairs().catch((err: unknown) => logger.error('pending-repair pass failed', errorFields(err)));
+    await runAutoTopUps().catch((err: unknown) => logger.error('auto top-up pass failed', errorFields(err)));
   }, options.intervalMs ?? DEFAULT_REPAIR_INTERVAL_MS);
 }
 

@@ -53,7 +53,7 @@ export interface LocalStackOptions {
   webhooks?: false | WebhookLoopOptions;
   /**
    * Run the pending-repair pass in this process (dev/repair-loop.ts): the suspensions and repairs
-   * that did not complete, every minute unless `intervalMs` says otherwise, as the every-minute
+   * that did not complete, and the due auto top-ups, every minute unless `intervalMs` says otherwise, as the every-minute
    * function does in AWS. Off when omitted or `false`: `npm start` and `startTestApi` turn it on.
    */
   repairs?: false | RepairLoopOptions;

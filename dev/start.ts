@@ -44,7 +44,7 @@ process.stdout.write(
     ` Billing    hourly pass at :02 past each hour; run one now: curl -X POST ${stack.baseUrl}/dev/billing/run -d '{}' -H 'content-type: application/json'`,
     ` Payments   ${process.env.STRIPE_SECRET_KEY ? 'Stripe' : 'sandbox checkout (no STRIPE_SECRET_KEY)'}`,
     ` Webhooks   dispatcher in this process, a pass every ${env.WEBHOOK_INTERVAL_MS ?? 250} ms (outbox fan-out, then due attempts)`,
-    ` Repairs    pending suspensions and repairs redone in this process every ${env.REPAIR_INTERVAL_MS ?? 60_000} ms`,
+    ` Repairs    pending suspensions and repairs, and due auto top-ups, in this process every ${env.REPAIR_INTERVAL_MS ?? 60_000} ms`,
     ` Admin      ${stack.adminEmail}`,
     ` Admin key  ${stack.adminApiKey}`,
     '',

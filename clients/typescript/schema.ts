@@ -675,6 +675,84 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/billing/payment-method': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The card saved for auto top-up (brand and last four digits), or none */
+    get: operations['getPaymentMethod'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/billing/payment-method/checkout': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Save a card for auto top-up: opens a hosted page (Stripe Checkout in setup mode)
+     * @description Redirect the customer to `url`. Nothing is charged; the payment provider's signed webhook saves the card (replacing one saved before). Only the page opened last saves.
+     */
+    post: operations['setupPaymentMethod'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/billing/payment-method/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Forget the saved card; auto top-up turns off
+     * @description The id is the card GET /v1/billing/payment-method shows: a card saved since (another id) is kept, 404.
+     */
+    delete: operations['deletePaymentMethod'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/billing/auto-topup': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The auto top-up rule and its state today */
+    get: operations['getAutoTopUp'];
+    /**
+     * Set the auto top-up rule: below `belowCents`, charge the saved card `amountCents`, at most `maxPerDay` a day
+     * @description When a debit leaves the balance below `belowCents`, the service charges the saved card off-session within about a minute; every auto top-up is an invoice, credited (with the bonus) once by the payment webhook. A failure (declined, authentication required) records `auto_topup.failed`; after the platform's `autoTopUpMaxFailures` failures in a row the rule turns off (`auto_topup.disabled`). Enabling needs a saved card (409 `conflict`).
+     */
+    put: operations['putAutoTopUp'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/webhooks/stripe': {
     parameters: {
       query?: never;
@@ -686,7 +764,7 @@ export interface paths {
     put?: never;
     /**
      * Stripe webhook (signature in Stripe-Signature, no bearer credential)
-     * @description Verifies the signature over the raw body (bad, older than 5 minutes or dated more than 5 minutes ahead: 400 `invalid_signature`, nothing changes); a signed Checkout Session event whose object is missing or malformed is 400 `validation_failed`, nothing changes. `checkout.session.completed` (paid) and `checkout.session.async_payment_succeeded` mark the invoice paid and credit the amount and the bonus once; `checkout.session.expired` and `checkout.session.async_payment_failed` void an open invoice (never a paid one). `charge.refunded`, `charge.dispute.created` and `charge.dispute.closed` book what the running refund total of the charge or the state of the dispute takes back (plus the bonus share floor(bonus × taken / top-up)) once, whatever the order or number of deliveries; one for an invoice not paid yet is 409 `conflict` (Stripe delivers it again). Other events are acknowledged and ignored.
+     * @description Verifies the signature over the raw body (bad, older than 5 minutes or dated more than 5 minutes ahead: 400 `invalid_signature`, nothing changes); a signed Checkout Session event whose object is missing or malformed is 400 `validation_failed`, nothing changes. `checkout.session.completed` (paid) and `checkout.session.async_payment_succeeded` mark the invoice paid and credit the amount and the bonus once; `checkout.session.expired` and `checkout.session.async_payment_failed` void an open invoice (never a paid one). `charge.refunded`, `charge.dispute.created` and `charge.dispute.closed` book what the running refund total of the charge or the state of the dispute takes back (plus the bonus share floor(bonus × taken / top-up)) once, whatever the order or number of deliveries; one for an invoice not paid yet is 409 `conflict` (Stripe delivers it again). Auto top-up (GET /v1/billing/auto-topup): `checkout.session.completed` in setup mode saves the card (only the session the account opened last; a replay saves nothing: `already_fulfilled`); `payment_intent.succeeded` of an auto top-up (metadata `auto_topup`) credits its invoice once like a checkout; `payment_intent.payment_failed` voids it and counts the failure once. Other events (the PaymentIntent events of a Checkout payment among them) are acknowledged and ignored.
      */
     post: operations['stripeWebhook'];
     delete?: never;
@@ -1117,7 +1195,7 @@ export interface components {
       url: string;
       /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
-      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `webhook_endpoint.disabled` webhooks:read). */
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
       receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
@@ -1151,6 +1229,8 @@ export interface components {
       | 'invoice.refunded'
       | 'invoice.disputed'
       | 'ledger.entry'
+      | 'auto_topup.failed'
+      | 'auto_topup.disabled'
       | 'webhook_endpoint.disabled';
     WebhookEndpointWithSecret: {
       /** Format: uuid */
@@ -1158,7 +1238,7 @@ export interface components {
       url: string;
       /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
-      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `webhook_endpoint.disabled` webhooks:read). */
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
       receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
@@ -2255,6 +2335,105 @@ export interface components {
       /** Format: int64 */
       amountCents: number;
     };
+    PaymentMethod: {
+      /** @description The saved card as the payment provider shows it (no card data is kept here); null when none is saved. */
+      card: {
+        /**
+         * Format: uuid
+         * @description This saved card (DELETE /v1/billing/payment-method/:id); a card saved again gets a new id.
+         */
+        id: string;
+        /** @example visa */
+        brand: string;
+        last4: string;
+        /** Format: date-time */
+        savedAt: string;
+      } | null;
+    };
+    PaymentMethodSetupResponse: {
+      /**
+       * Format: uri
+       * @description Send the customer to this hosted page to save a card (Stripe Checkout in setup mode).
+       */
+      url: string;
+      sessionId: string;
+    };
+    PaymentMethodSetupRequest: {
+      /**
+       * Format: uri
+       * @description Where the card page sends the customer once the card is saved.
+       */
+      successUrl?: string;
+      /**
+       * Format: uri
+       * @description Where the card page sends the customer who cancels.
+       */
+      cancelUrl?: string;
+    };
+    AutoTopUp: {
+      /** @description Enabling needs a saved card (409 `conflict` otherwise). */
+      enabled: boolean;
+      /**
+       * Format: int32
+       * @description A debit that leaves the balance below this starts an auto top-up.
+       */
+      belowCents: number;
+      /**
+       * Format: int32
+       * @description What each auto top-up charges: between the minimum and maximum top-up of GET /v1/billing/config.
+       */
+      amountCents: number;
+      /**
+       * Format: int32
+       * @description Auto top-ups attempted per UTC day, at most.
+       */
+      maxPerDay: number;
+      cardSaved: boolean;
+      /**
+       * Format: int32
+       * @description Auto top-ups attempted this UTC day.
+       */
+      attemptsToday: number;
+      /** @description An attempt waits for the payment provider (one at a time). */
+      inFlight: boolean;
+      /**
+       * Format: int32
+       * @description Failed attempts since the last success; at the platform limit the rule turns off.
+       */
+      consecutiveFailures: number;
+      /**
+       * @description Why the service turned the rule off; null when it is on or the account turned it off.
+       * @enum {string|null}
+       */
+      disabledReason: 'failures' | 'card_removed' | null;
+      lastFailure: {
+        /** Format: date-time */
+        at: string;
+        /** @example card_declined */
+        code: string;
+        /** Format: uuid */
+        invoiceId: string;
+      } | null;
+    };
+    AutoTopUpRule: {
+      /** @description Enabling needs a saved card (409 `conflict` otherwise). */
+      enabled: boolean;
+      /**
+       * Format: int32
+       * @description A debit that leaves the balance below this starts an auto top-up.
+       */
+      belowCents: number;
+      /**
+       * Format: int32
+       * @description What each auto top-up charges: between the minimum and maximum top-up of GET /v1/billing/config.
+       */
+      amountCents: number;
+      /**
+       * Format: int32
+       * @description Auto top-ups attempted per UTC day, at most.
+       */
+      maxPerDay: number;
+    };
     WebhookAck: {
       /** @enum {boolean} */
       received: true;
@@ -2272,7 +2451,8 @@ export interface components {
         | 'ignored'
         | 'refund_booked'
         | 'dispute_booked'
-        | 'already_booked';
+        | 'already_booked'
+        | 'card_saved';
     };
     AdminCreditResult: {
       /** Format: uuid */
@@ -2921,6 +3101,11 @@ export interface components {
         /** @description Printed at the foot of every invoice (payment terms, registration). */
         footer: string | null;
       };
+      /**
+       * Format: int32
+       * @description Consecutive failed auto top-ups (declined, authentication required) after which the rule is turned off.
+       */
+      autoTopUpMaxFailures: number;
     };
     /** @description Any subset of the settings, or all of them as GET returns them; omitted fields keep their value. */
     SettingsUpdate: {
@@ -3038,6 +3223,11 @@ export interface components {
         /** @description Printed at the foot of every invoice (payment terms, registration). */
         footer?: string | null;
       };
+      /**
+       * Format: int32
+       * @description Consecutive failed auto top-ups (declined, authentication required) after which the rule is turned off.
+       */
+      autoTopUpMaxFailures?: number;
     };
   };
   responses: never;
@@ -3469,7 +3659,7 @@ export interface operations {
            *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
            *           "name": "survival",
            *           "prefix": "cp_live_4Fz",
-           *           "last4": "3f9a",
+           *           "last4": "4242",
            *           "scopes": [
            *             "account:read"
            *           ],
@@ -3631,7 +3821,7 @@ export interface operations {
            *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
            *       "name": "survival",
            *       "prefix": "cp_live_4Fz",
-           *       "last4": "3f9a",
+           *       "last4": "4242",
            *       "scopes": [
            *         "account:read"
            *       ],
@@ -5620,6 +5810,8 @@ export interface operations {
           | 'invoice.refunded'
           | 'invoice.disputed'
           | 'ledger.entry'
+          | 'auto_topup.failed'
+          | 'auto_topup.disabled'
           | 'webhook_endpoint.disabled';
       };
       header?: never;
@@ -12539,6 +12731,911 @@ export interface operations {
       };
     };
   };
+  getPaymentMethod: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The card saved for auto top-up (brand and last four digits), or none */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "card": {
+           *         "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *         "brand": "visa",
+           *         "last4": "4242",
+           *         "savedAt": "2026-11-26T10:00:00.000Z"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['PaymentMethod'];
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  setupPaymentMethod: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Replays the first response for a repeated request (24 hours). */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PaymentMethodSetupRequest'];
+      };
+    };
+    responses: {
+      /** @description Save a card for auto top-up: opens a hosted page (Stripe Checkout in setup mode) */
+      201: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Idempotent-Replayed': components['headers']['IdempotentReplayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "url": "https://hooks.example.com/control-plane",
+           *       "sessionId": "cs_test_a1ExampleSession"
+           *     }
+           */
+          'application/json': components['schemas']['PaymentMethodSetupResponse'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `idempotency_conflict` (This Idempotency-Key was used with a different request.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'idempotency_conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `payment_provider_error` (The payment provider failed; nothing was charged.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payment_provider_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `payments_unavailable` (Payments are not configured on this platform.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payments_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  deletePaymentMethod: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Forget the saved card; auto top-up turns off */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "card": {
+           *         "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *         "brand": "visa",
+           *         "last4": "4242",
+           *         "savedAt": "2026-11-26T10:00:00.000Z"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['PaymentMethod'];
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getAutoTopUp: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The auto top-up rule and its state today */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "enabled": true,
+           *       "belowCents": 2500,
+           *       "amountCents": 2500,
+           *       "maxPerDay": 1,
+           *       "cardSaved": true,
+           *       "attemptsToday": 1,
+           *       "inFlight": true,
+           *       "consecutiveFailures": 1,
+           *       "disabledReason": null,
+           *       "lastFailure": {
+           *         "at": "2026-11-26T10:00:00.000Z",
+           *         "code": "card_declined",
+           *         "invoiceId": "0193a7e2-5b1c-7d4e-9f3a-000098523528"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['AutoTopUp'];
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  putAutoTopUp: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AutoTopUpRule'];
+      };
+    };
+    responses: {
+      /** @description Set the auto top-up rule: below `belowCents`, charge the saved card `amountCents`, at most `maxPerDay` a day */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "enabled": true,
+           *       "belowCents": 2500,
+           *       "amountCents": 2500,
+           *       "maxPerDay": 1,
+           *       "cardSaved": true,
+           *       "attemptsToday": 1,
+           *       "inFlight": true,
+           *       "consecutiveFailures": 1,
+           *       "disabledReason": null,
+           *       "lastFailure": {
+           *         "at": "2026-11-26T10:00:00.000Z",
+           *         "code": "card_declined",
+           *         "invoiceId": "0193a7e2-5b1c-7d4e-9f3a-000098523528"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['AutoTopUp'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
   stripeWebhook: {
     parameters: {
       query?: never;
@@ -15716,7 +16813,8 @@ export interface operations {
            *         "taxId": "0193a7e2-5b1c-7d4e-9f3a-000006908a26",
            *         "email": "ann@example.com",
            *         "footer": "example footer"
-           *       }
+           *       },
+           *       "autoTopUpMaxFailures": 1
            *     }
            */
           'application/json': components['schemas']['Settings'];
@@ -15875,7 +16973,8 @@ export interface operations {
            *         "taxId": "0193a7e2-5b1c-7d4e-9f3a-000006908a26",
            *         "email": "ann@example.com",
            *         "footer": "example footer"
-           *       }
+           *       },
+           *       "autoTopUpMaxFailures": 1
            *     }
            */
           'application/json': components['schemas']['Settings'];

@@ -5,6 +5,7 @@ import { HOUR_MS, lastBillableHour } from '../../shared/pricing/hours.ts';
 import { markShardDone, openPassRecord } from '../../shared/billing/fanout.ts';
 import { reconcileAll } from '../../shared/servers/reconcile.ts';
 import { type RepairSummary, runRepairs } from '../../shared/servers/repairs.ts';
+import { type AutoTopUpSummary, runAutoTopUps } from '../../shared/payments/autotopup.ts';
 import { logger, errorFields } from '../../shared/observability/logger.ts';
 import { getConfig } from '../../shared/config/env.ts';
 
@@ -14,7 +15,9 @@ import { getConfig } from '../../shared/config/env.ts';
  * the whole pass in this process. `worker` consumes the queue, one shard per message, reporting
  * failed messages so only those are retried (and land in the dead-letter queue in the end).
  * `repairs` is what the every-minute rule invokes: the suspensions and repairs that did not
- * complete (shared/servers/repairs.ts), within minutes instead of at the next hourly pass.
+ * complete (shared/servers/repairs.ts), within minutes instead of at the next hourly pass, and
+ * the auto top-ups the ledger marked due (shared/payments/autotopup.ts: Stripe is called here, never
+ * on a customer's request or in the hourly pass).
  */
 const queueUrl = getConfig().billingQueueUrl;
 const queue = queueUrl ? { url: queueUrl, sqs: new SQSClient({}) } : undefined;
@@ -100,6 +103,12 @@ export async function worker(event: SQSEvent): Promise<SQSBatchResponse> {
  * under a condition first, so two runs never repair the same server at once. The clock, not the
  * event's `time`: a late invocation must not act in the past.
  */
-export async function repairs(): Promise<RepairSummary> {
-  return runRepairs(new Date());
+export async function repairs(): Promise<RepairSummary & { autoTopUps: AutoTopUpSummary | null }> {
+  const summary = await runRepairs(new Date());
+  // Apart: a failing auto top-up pass must not hide the repairs' summary, nor the other way round.
+  const autoTopUps = await runAutoTopUps(new Date()).catch((err: unknown) => {
+    logger.error('auto top-up pass failed', errorFields(err));
+    return null;
+  });
+  return { ...summary, autoTopUps };
 }

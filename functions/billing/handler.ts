@@ -3,6 +3,7 @@ import { billingRoutes } from '../../shared/api/routes/billing.ts';
 import { billingConfig, startCheckout } from '../../shared/payments/index.ts';
 import { getInvoice, listInvoices } from '../../shared/invoices/index.ts';
 import { invoicePdf } from '../../shared/invoices/document.ts';
+import { forgetCard, getAutoTopUp, getPaymentMethod, setAutoTopUp, startCardSetup } from '../../shared/payments/autotopup.ts';
 
 /** Billing group: top-up rules, checkout, invoices. */
 export const handler = createGroupHandler('billing', billingRoutes, {
@@ -22,5 +23,30 @@ export const handler = createGroupHandler('billing', billingRoutes, {
   getInvoicePdf: async ({ principal, params }) => {
     const { filename, bytes } = await invoicePdf(principal.accountId, params.id);
     return { contentType: 'application/pdf', body: bytes, filename };
+  },
+
+  getPaymentMethod: async ({ principal }) => getPaymentMethod(principal.accountId),
+
+  setupPaymentMethod: async ({ principal, body, baseUrl, audit }) => {
+    const result = await startCardSetup(principal, body, baseUrl);
+    audit.details = { sessionId: result.sessionId };
+    return result;
+  },
+
+  deletePaymentMethod: async ({ principal, params, audit }) => {
+    const { before, view } = await forgetCard(principal.accountId, params.id);
+    audit.details = { removed: before.card ? { brand: before.card.brand, last4: before.card.last4 } : null };
+    return view;
+  },
+
+  getAutoTopUp: async ({ principal }) => getAutoTopUp(principal.accountId),
+
+  putAutoTopUp: async ({ principal, body, audit }) => {
+    const { before, view } = await setAutoTopUp(principal.accountId, body);
+    audit.details = {
+      before: { enabled: before.enabled, belowCents: before.belowCents, amountCents: before.amountCents, maxPerDay: before.maxPerDay },
+      after: body,
+    };
+    return view;
   },
 });

@@ -4,7 +4,7 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
@@ -23,6 +23,11 @@ export interface BillingStackProps extends StackProps {
   cursorSecret: secretsmanager.ISecret;
   /** Where the billing alarms notify (the API stack's `ControlPlaneAlarms` topic). */
   alarmTopic: sns.ITopic;
+  /**
+   * The Stripe secret's name (as for the API stack; default: context `stripeSecretName`): the
+   * every-minute entry charges the due auto top-ups with it. Without one, auto top-up is off.
+   */
+  stripeSecretName?: string;
 }
 
 /** Bundle of the billing pass (functions/billing-pass/handler.ts): exports `scheduler` and `worker`. */
@@ -108,7 +113,8 @@ export class BillingStack extends Stack {
     this.repairs = new AppFunction(this, 'BillingRepairs', {
       group: BILLING_PASS_BUNDLE,
       handler: 'index.repairs',
-      description: 'Control plane: pending suspensions and repairs, every minute (shared/servers/repairs.ts)',
+      description:
+        'Control plane: pending suspensions and repairs, and due auto top-ups, every minute (shared/servers/repairs.ts, shared/payments/autotopup.ts)',
       // At most REPAIRS_PER_RUN servers, four at a time, each a bounded lease wait and panel calls with retries.
       timeout: Duration.minutes(5),
       environment,
@@ -119,6 +125,13 @@ export class BillingStack extends Stack {
       fn.denyPartitionWrites(props.table, [SETTINGS_PARTITION]);
       // Suspending, unsuspending and reconciling go through the panels.
       fn.grantPanelKeys('read');
+    }
+    // Auto top-ups (shared/payments/autotopup.ts): only the every-minute entry calls Stripe.
+    const stripeSecretName = props.stripeSecretName ?? this.node.tryGetContext('stripeSecretName');
+    if (typeof stripeSecretName === 'string' && stripeSecretName.trim()) {
+      const stripeSecret = secretsmanager.Secret.fromSecretNameV2(this, 'StripeSecret', stripeSecretName.trim());
+      this.repairs.addEnvironment('STRIPE_SECRET_ARN', stripeSecret.secretArn);
+      stripeSecret.grantRead(this.repairs.role);
     }
     this.queue.grantSendMessages(this.scheduler.fn);
     props.cursorSecret.grantRead(this.scheduler.role);

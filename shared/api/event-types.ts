@@ -19,6 +19,9 @@ export const EVENT_SCOPES = {
   'invoice.refunded': 'billing:read',
   'invoice.disputed': 'billing:read',
   'ledger.entry': 'billing:read',
+  // Auto top-up: a saved card's off-session charge failed (no credit), and the rule turned off after repeated failures.
+  'auto_topup.failed': 'billing:read',
+  'auto_topup.disabled': 'billing:read',
   'webhook_endpoint.disabled': 'webhooks:read',
 } as const satisfies Record<string, Scope>;
 

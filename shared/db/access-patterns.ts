@@ -329,6 +329,10 @@ export const accessPatterns = {
   /** The pending-repair pass: up to `limit` repairs of one shard (GSI2 REPAIRDUE#<n>) due at `nowIso` or before. */
   dueRepairsOfShard: async (shard: number, nowIso: string, limit: number) =>
     (await queryIndexPage(keys.repairDueShard(shard), limit, ['<', `${nowIso}$`])).map((item) => asKind(item, 'server-repair')),
+  autoTopUpOf: async (accountId: string) => asKindOrUndefined(await getItem(keys.autoTopUp(accountId)), 'auto-topup'),
+  /** Profiles marked due by the ledger at or before `nowIso`, oldest first. */
+  dueAutoTopUpsOfShard: async (shard: number, nowIso: string, limit: number) =>
+    (await queryIndexPage(keys.autoTopUpDueShard(shard), limit, ['<', `${nowIso}$`])).map((item) => asKind(item, 'account')),
   settings: async () => asKindOrUndefined(await getItem(keys.settings()), 'settings'),
   instanceById: async (instanceId: string) => asKindOrUndefined(await getItem(keys.instance(instanceId)), 'instance'),
   /** Instances are few (one per panel), so they share one partition and are read whole. */

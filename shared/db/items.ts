@@ -48,6 +48,12 @@ export interface AccountItem extends Stored {
   /** When a top-up or admin grant was first seen: the account is no longer a trial account. */
   paidAt?: string;
   createdAt: string;
+  /** The armed auto top-up's threshold (shared/payments/autotopup.ts): present only while the rule is enabled. */
+  autoTopUpBelowCents?: number;
+  /** A debit left the balance below autoTopUpBelowCents (the ledger sets it with GSI2 TOPUPDUE#<n>); the loop takes it. */
+  autoTopUpDue?: string;
+  GSI2PK?: string;
+  GSI2SK?: string;
 }
 
 /** The account's billing profile (shared/accounts/billing-profile.ts): printed as the buyer on invoice PDFs. */
@@ -435,6 +441,7 @@ interface Kinds {
   event: EventItem;
   webhookDelivery: WebhookDeliveryItem;
   'server-repair': ServerRepairItem;
+  'auto-topup': AutoTopUpItem;
 }
 export type ItemKind = keyof Kinds;
 
@@ -524,4 +531,35 @@ export interface ServerRepairItem extends Stored {
   /** Present (sparse GSI2 REPAIRDUE#<n>) while the item waits: `<dueAt>#<serverId>`. */
   GSI2PK?: string;
   GSI2SK?: string;
+}
+
+/** An account's auto top-up (shared/payments/autotopup.ts): the rule, the saved card, and the attempts. */
+export interface AutoTopUpItem extends Stored {
+  kind: 'auto-topup';
+  accountId: string;
+  enabled: boolean;
+  belowCents: number;
+  amountCents: number;
+  maxPerDay: number;
+  /** Stripe Customer (or the sandbox's) the card is saved to; kept when the card is forgotten. */
+  customerId?: string;
+  /** The saved card: a PaymentMethod id (never card data), with what Stripe shows of it, under our own id. */
+  paymentMethodId?: string;
+  cardId?: string;
+  cardBrand?: string;
+  cardLast4?: string;
+  cardSavedAt?: string;
+  /** The setup Checkout Session last opened: only its completion saves a card. */
+  pendingSetupSessionId?: string;
+  /** UTC day (yyyy-mm-dd) of `dayCount` attempts. */
+  day?: string;
+  dayCount?: number;
+  /** The attempt waiting for Stripe's answer: one at a time. */
+  inFlightInvoiceId?: string;
+  inFlightAt?: string;
+  consecutiveFailures: number;
+  /** Why the service turned the rule off (`failures`, `card_removed`); null when the account did. */
+  disabledReason?: string | null;
+  lastFailure?: { at: string; code: string; invoiceId: string } | null;
+  updatedAt: string;
 }

@@ -122,8 +122,8 @@ const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
  *   the listings of users, servers and the audit log (GSI1); a refund reads the invoice it refunds. No billing pass.
  * - billing-pass: charges (account, `TXN#` guards), watermark and pass record, suspension and the
  *   reconciler (panel work, server pointers), the listings of GSI1 (reconciler) and GSI2 (shards, and
- *   the pending repairs the every-minute `repairs` entry takes);
- *   settings are read. No rate limits, API keys, subjects or idempotency records.
+ *   the pending repairs the every-minute `repairs` entry takes); that entry also opens the invoices
+ *   of the due auto top-ups (invoice numbering); settings are read. No rate limits, API keys, subjects or idempotency records.
  * - webhooks: the dispatcher (functions/webhooks): reads the outbox and the retry queue (GSI2),
  *   events and endpoints (under the account), writes deliveries (`WHDLV#`), takes events out of
  *   the outbox, marks or disables a failing endpoint and records its `webhook_endpoint.disabled`
@@ -143,8 +143,9 @@ export const TABLE_ACCESS = {
   // A refund reads its invoice (pointer, then the item under the account) and, in the sandbox, books
   // the signed event in-process: the payment-intent pointer is read like the payments function does.
   admin: withPipeline({ write: [...PANEL_WORK, 'settings'], read: ['invoicePointer', 'paymentIntent'], indexes: ['GSI1'] }),
+  // The every-minute entry also runs the due auto top-ups: it opens their invoices (and, in the sandbox, books the payment).
   'billing-pass': {
-    write: ['account', 'ledgerGuard', 'billingWatermark', 'billingPass', ...PANEL_WORK],
+    write: ['account', 'ledgerGuard', 'billingWatermark', 'billingPass', ...PANEL_WORK, ...INVOICES],
     read: ['settings'],
     indexes: ['GSI1', 'GSI2'],
     batchRead: ['account'],

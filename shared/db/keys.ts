@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { BILLING_SHARDS, LISTING_SHARDS, REPAIR_SHARDS, WEBHOOK_SHARDS } from './table.ts';
+import { AUTO_TOPUP_SHARDS, BILLING_SHARDS, LISTING_SHARDS, REPAIR_SHARDS, WEBHOOK_SHARDS } from './table.ts';
 import { isTimeOrderedId } from '../ids.ts';
 
 /**
@@ -126,6 +126,15 @@ export const keys = {
     GSI2SK: `${dueAt}#${deliveryId}`,
   }),
   deliveryDueShard: (shard: number): string => `WHDUE#${shard}`,
+
+  /** An account's auto top-up: its rule, saved card and attempt counters (shared/payments/autotopup.ts). */
+  autoTopUp: (accountId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: 'AUTOTOPUP' }),
+  /** Sparse GSI2 entry on the profile while an auto top-up is due (the ledger sets it): `<dueAt>#<accountId>`. */
+  autoTopUpDue: (accountId: string, dueAt: string) => ({
+    GSI2PK: keys.autoTopUpDueShard(shardOf(accountId, AUTO_TOPUP_SHARDS)),
+    GSI2SK: `${dueAt}#${accountId}`,
+  }),
+  autoTopUpDueShard: (shard: number): string => `TOPUPDUE#${shard}`,
 
   settings: (): ItemKey => ({ PK: 'SETTINGS', SK: 'PLATFORM' }),
   instancesPartition: (): string => 'INSTANCES',

@@ -98,10 +98,12 @@ export async function openInvoice(open: {
   bonusPercent: number;
   provider: Provider;
   now?: Date;
+  /** Chosen by the caller when it must name the invoice before opening it (an auto top-up's claim). */
+  invoiceId?: string;
 }): Promise<InvoiceView> {
   const { accountId, amountCents, bonusPercent, provider, now = new Date() } = open;
   const year = now.getUTCFullYear();
-  const invoiceId = randomUUID();
+  const invoiceId = open.invoiceId ?? randomUUID();
   // Contention on the counter is expected (every checkout of the year takes it): many attempts.
   return retrying(
     async () => {
@@ -232,7 +234,8 @@ export interface Payment {
   paidAt: string;
   /** The bonus the same transaction credits (0 for none), so the invoice and the ledger agree. */
   bonusCents: number;
-  sessionId: string;
+  /** The Checkout Session; null for an auto top-up (a PaymentIntent without a session). */
+  sessionId: string | null;
   paymentIntentId: string | null;
 }
 
@@ -254,7 +257,7 @@ export function invoicePaidEvent(item: InvoiceItem, payment: Payment): NamedWrit
     status: 'paid',
     paidAt: payment.paidAt,
     lineItems: paidLines(item, payment.bonusCents),
-    sessionId: payment.sessionId,
+    sessionId: payment.sessionId ?? undefined,
     paymentIntentId: payment.paymentIntentId,
   });
   return eventWrite(item.accountId, 'invoice.paid', paid, new Date(payment.paidAt));

@@ -38,6 +38,18 @@ export async function lowBalanceStep(
   return { fire: !fired, thresholdCents, fired: true };
 }
 
+/**
+ * Auto top-up (README "Auto top-up"): a debit that leaves the balance below the armed rule's
+ * threshold marks the profile due (`autoTopUpDue`, and the sparse GSI2 TOPUPDUE#<n> the every-minute
+ * loop reads) in the same transaction, once until the loop takes it: detection is exact and costs
+ * the debit no extra item. No Stripe call here: the loop makes it, off the customer's path.
+ */
+export function autoTopUpMark(profile: AccountItem, before: number, after: number, at: string): Record<string, unknown> | null {
+  const below = profile.autoTopUpBelowCents;
+  if (below === undefined || profile.autoTopUpDue || after >= before || after >= below) return null;
+  return { autoTopUpDue: at, ...keys.autoTopUpDue(profile.accountId, at) };
+}
+
 /** Trial, bonus and admin grants are granted credit, kept apart from paid credit. */
 const GRANTED: ReadonlySet<LedgerType> = new Set(['trial', 'bonus', 'grant']);
 
@@ -170,6 +182,8 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
         const extras = (options.extraItems?.(entries) ?? []).map((w) => ({ ...w, name: `${EXTRA}${w.name}` }));
         const low = await lowBalanceStep(profile, unchangedBalance, balance);
         const events = eventsOf(accountId, entries, low.fire ? { balanceCents: balance, thresholdCents: low.thresholdCents } : null, at);
+        const mark = autoTopUpMark(profile, unchangedBalance, balance, at);
+        const markSet = mark ? ', autoTopUpDue = :dueAt, GSI2PK = :duePk, GSI2SK = :dueSk' : '';
         const lowFlag =
           low.fired === Boolean(profile.balanceLowFired) ? '' : low.fired ? ', balanceLowFired = :fired' : ' REMOVE balanceLowFired';
         try {
@@ -178,7 +192,7 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
               name: 'profile',
               Update: {
                 Key: keys.account(accountId),
-                UpdateExpression: `SET balanceCents = :balance, ledgerSeq = :seq${accrual ? ', accruedMillicents = :accrued' : ''}${lowFlag}`,
+                UpdateExpression: `SET balanceCents = :balance, ledgerSeq = :seq${accrual ? ', accruedMillicents = :accrued' : ''}${markSet}${lowFlag}`,
                 ConditionExpression: 'ledgerSeq = :seq0',
                 ExpressionAttributeValues: {
                   ':balance': balance,
@@ -186,6 +200,7 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
                   ':seq0': seq0,
                   ...(accrual ? { ':accrued': accrual.after } : {}),
                   ...(low.fired && !profile.balanceLowFired ? { ':fired': true } : {}),
+                  ...(mark ? { ':dueAt': mark.autoTopUpDue, ':duePk': mark.GSI2PK, ':dueSk': mark.GSI2SK } : {}),
                 },
                 // A lost race returns the profile as it now is, so the retry needs no read.
                 ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -206,6 +221,7 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
           ledgerSeq: seq0 + toApply.length,
           ...(accrual ? { accruedMillicents: accrual.after } : {}),
           balanceLowFired: low.fired || undefined,
+          ...(mark ?? {}),
         };
         return { applied: true, balanceCents: balance, entries, alreadyApplied: [], profile: after };
       },

@@ -55,7 +55,7 @@ const STRINGS: [RegExp, string][] = [
   [/^(note|reason)$/, 'Goodwill for the outage of 25 November'],
   [/message/i, 'The server is still installing'],
   [/prefix/i, 'cp_live_'],
-  [/last4/i, '3f9a'],
+  [/last4/i, '4242'],
   [/secret/i, 'whsec_C2FtcGxlIHNpZ25pbmcgc2VjcmV0IG9ubHk='],
   [/token/i, 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXJ2ZXIiOiJleGFtcGxlIn0.c2lnbmF0dXJl'],
   [/identifier/i, '1a7ce997'],

@@ -27,6 +27,16 @@ const CheckoutSession = z.object({
     .union([z.string(), z.object({ id: z.string() })])
     .nullable()
     .optional(),
+  /** `setup` saves a card for auto top-up (shared/payments/autotopup.ts); absent or `payment` is a top-up. */
+  mode: z.string().optional(),
+  customer: z
+    .union([z.string(), z.object({ id: z.string() })])
+    .nullable()
+    .optional(),
+  setup_intent: z
+    .union([z.string(), z.object({ id: z.string() })])
+    .nullable()
+    .optional(),
 });
 export type CheckoutSession = z.infer<typeof CheckoutSession>;
 

@@ -1,6 +1,7 @@
 import type Stripe from 'stripe';
 import type { z } from 'zod';
 import { getConfig, type PaymentsConfig } from '../config/env.ts';
+import type { InvoiceItem } from '../db/items.ts';
 import { SECRET_CACHE_MS } from '../secrets/index.ts';
 import { ApiError } from '../errors.ts';
 import type { WebhookOutcome } from '../api/schemas.ts';
@@ -24,6 +25,8 @@ import { recordSystemActivity } from '../audit/index.ts';
 import { type CheckoutSession, readCheckoutEvent } from './checkout-event.ts';
 import { readReversalEvent } from './refund-event.ts';
 import { bookReversal } from './refunds.ts';
+import { autoTopUpFailed, autoTopUpPaid, saveCard } from './autotopup.ts';
+import { readAutoTopUpEvent } from './autotopup-event.ts';
 import type { BillingConfig, CheckoutRequest } from '../api/schemas.ts';
 
 /**
@@ -38,7 +41,7 @@ let stripeClient: { key: string; client: Stripe } | undefined;
  * Stripe's library (≈ 240 KB) is loaded on the first checkout or webhook, not at every cold start
  * of the billing and payments functions (a lazily loaded chunk of their bundles, infra/bundle.ts).
  */
-async function stripe(config: PaymentsConfig): Promise<Stripe> {
+export async function stripe(config: PaymentsConfig): Promise<Stripe> {
   // The sandbox only signs and verifies webhooks; it never calls Stripe, so any key will do.
   const key = config.stripeSecretKey ?? 'sk_test_sandbox';
   const id = `${key}|${config.stripeApiUrl ?? ''}`;
@@ -72,7 +75,7 @@ async function stripe(config: PaymentsConfig): Promise<Stripe> {
 let stripeSecret: { arn: string; at: number; value: { secretKey: string; webhookSecret: string } } | undefined;
 let secretsClient: import('@aws-sdk/client-secrets-manager').SecretsManagerClient | undefined;
 
-async function paymentsConfig(): Promise<PaymentsConfig> {
+export async function paymentsConfig(): Promise<PaymentsConfig> {
   const config = getConfig().payments;
   if (!config.stripeSecretArn) return config;
   if (!stripeSecret || stripeSecret.arn !== config.stripeSecretArn || Date.now() - stripeSecret.at > SECRET_CACHE_MS) {
@@ -234,9 +237,15 @@ export function returnUrls(
 export async function handleStripeEvent(event: unknown): Promise<WebhookOutcome> {
   const reversal = readReversalEvent(event);
   if (reversal) return bookReversal(reversal);
+  // An auto top-up's off-session PaymentIntent (a Checkout payment's own PaymentIntent events are ignored).
+  const autoTopUp = readAutoTopUpEvent(event);
+  if (autoTopUp)
+    return autoTopUp.type === 'payment_intent.succeeded' ? autoTopUpPaid(autoTopUp.data.object) : autoTopUpFailed(autoTopUp.data.object);
   const checkout = readCheckoutEvent(event);
   if (!checkout) return 'ignored';
   const session = checkout.data.object;
+  // A card saved for auto top-up (Checkout in setup mode): nothing to credit.
+  if (session.mode === 'setup') return checkout.type === 'checkout.session.completed' ? saveCard(session) : 'ignored';
   switch (checkout.type) {
     case 'checkout.session.completed':
       return session.payment_status === 'paid' ? fulfil(session) : 'awaiting_payment';
@@ -268,27 +277,43 @@ async function invoiceOf(session: CheckoutSession) {
   return item;
 }
 
-/**
- * Paid: the top-up and the bonus as two ledger entries, and the invoice turning paid, in one
- * transaction whose guard keys (`topup:<invoice>`, `bonus:<invoice>`) make it happen once.
- */
+/** A Checkout Session paid: its invoice is credited (creditInvoice). */
 async function fulfil(session: CheckoutSession): Promise<WebhookOutcome> {
   const item = await invoiceOf(session);
   if (!item) return 'unknown_invoice';
+  const paymentIntent = typeof session.payment_intent === 'string' ? session.payment_intent : (session.payment_intent?.id ?? null);
+  return creditInvoice(item, {
+    amountCents: session.amount_total,
+    currency: session.currency,
+    sessionId: session.id,
+    paymentIntentId: paymentIntent,
+    note: 'Card top-up',
+  });
+}
+
+/**
+ * Paid: the top-up and the bonus as two ledger entries, and the invoice turning paid, in one
+ * transaction whose guard keys (`topup:<invoice>`, `bonus:<invoice>`) make it happen once. The one
+ * path for every payment: a Checkout Session, and an auto top-up's PaymentIntent (autotopup.ts).
+ */
+export async function creditInvoice(
+  item: InvoiceItem,
+  paid: { amountCents: number | null; currency: string | null; sessionId: string | null; paymentIntentId: string | null; note: string },
+): Promise<WebhookOutcome> {
   const invoice: InvoiceView = toInvoiceView(item);
-  if (session.amount_total !== invoice.amountCents || (session.currency ?? '').toLowerCase() !== invoice.currency) {
+  if (paid.amountCents !== invoice.amountCents || (paid.currency ?? '').toLowerCase() !== invoice.currency) {
     logger.error('stripe webhook amount does not match the invoice; not credited', {
       invoiceId: invoice.id,
       expected: invoice.amountCents,
-      got: session.amount_total,
-      currency: session.currency,
+      got: paid.amountCents,
+      currency: paid.currency,
     });
     return 'amount_mismatch';
   }
   const accountId = item.accountId;
   const bonus = bonusFor(invoice.amountCents, invoice.bonusPercent);
   const reference = { invoiceId: invoice.id, invoiceNumber: invoice.number };
-  const paymentIntent = typeof session.payment_intent === 'string' ? session.payment_intent : (session.payment_intent?.id ?? null);
+  const paymentIntent = paid.paymentIntentId;
   const result = await appendLedger(
     accountId,
     [
@@ -296,7 +321,7 @@ async function fulfil(session: CheckoutSession): Promise<WebhookOutcome> {
         type: 'topup',
         amountCents: invoice.amountCents,
         idempotencyKey: `topup:${invoice.id}`,
-        reference: { ...reference, note: 'Card top-up' },
+        reference: { ...reference, note: paid.note },
       },
       ...(bonus > 0
         ? [
@@ -311,7 +336,7 @@ async function fulfil(session: CheckoutSession): Promise<WebhookOutcome> {
     ],
     {
       extraItems: () => {
-        const payment = { paidAt: new Date().toISOString(), bonusCents: bonus, sessionId: session.id, paymentIntentId: paymentIntent };
+        const payment = { paidAt: new Date().toISOString(), bonusCents: bonus, sessionId: paid.sessionId, paymentIntentId: paymentIntent };
         // The invoice turns paid and its `invoice.paid` event is recorded with the credit, or neither.
         return [
           invoicePaidWrite(accountId, invoice, payment),
@@ -326,7 +351,7 @@ async function fulfil(session: CheckoutSession): Promise<WebhookOutcome> {
   await paymentActivity(accountId, invoice, 'billing.payment', {
     creditedCents: invoice.amountCents + bonus,
     bonusCents: bonus,
-    sessionId: session.id,
+    ...(paid.sessionId ? { sessionId: paid.sessionId } : { paymentIntentId: paymentIntent }),
   });
   await unsuspendAfterCredit(accountId, 'top-up');
   return 'credited';
@@ -403,7 +428,7 @@ export async function refundInvoice(
 // ---- the local sandbox --------------------------------------------------------------------------
 
 /** An event body as Stripe would send it, signed with the webhook secret (the sandbox only). */
-async function signedSandboxEvent(type: string, object: Record<string, unknown>): Promise<{ body: string; signature: string }> {
+export async function signedSandboxEvent(type: string, object: Record<string, unknown>): Promise<{ body: string; signature: string }> {
   const body = JSON.stringify({
     id: `evt_sandbox_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`,
     object: 'event',

@@ -33,6 +33,7 @@ export const DEFAULT_SETTINGS: SettingsValue = {
   monthlyCapHours: null,
   // No seller details until an admin sets them: the invoice PDF prints what is set.
   invoiceIssuer: { legalName: null, address: EMPTY_ADDRESS, taxId: null, email: null, footer: null },
+  autoTopUpMaxFailures: 3,
 };
 
 /** Settings change rarely: a process keeps them for a few seconds to spare a read per request. */

@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 
 /**
  * A local stand-in for Stripe's API, for `STRIPE_API_URL` (stripe-node's `host`/`port`/`protocol` options): the Checkout Sessions
- * and Refunds endpoints with form-encoded bracket parameters, `Idempotency-Key` replay, and failures on demand.
+ * (payment and setup mode), Refunds, Customers, SetupIntents, PaymentIntents (off-session, answered by Stripe's test card
+ * names) and PaymentMethod detach endpoints with form-encoded bracket parameters, `Idempotency-Key` replay, and failures on demand.
  * Only what our code calls; the webhook side needs no fake (Stripe's library signs test events).
  */
 export interface FakeStripe {
@@ -12,6 +13,19 @@ export interface FakeStripe {
   sessions: Map<string, Record<string, unknown>>;
   /** Refunds created through POST /v1/refunds (each once per idempotency key). */
   refunds: { id: string; amount: number; payment_intent: string; status: string; metadata: Record<string, string> }[];
+  customers: { id: string; email: string; metadata: Record<string, string> }[];
+  /** SetupIntents of setup sessions; a test chooses the card the customer saved (`payment_method`). */
+  setupIntents: Map<string, { id: string; payment_method: string | null }>;
+  /** PaymentIntents created (once per idempotency key), with the status the test card gave them. */
+  paymentIntents: {
+    id: string;
+    amount: number;
+    customer: string;
+    payment_method: string;
+    status: string;
+    metadata: Record<string, string>;
+  }[];
+  detached: string[];
   failNext(status: number): void;
   close(): Promise<void>;
 }
@@ -33,11 +47,23 @@ function parseForm(body: string): Record<string, unknown> {
   return root;
 }
 
+/** Stripe's test PaymentMethods and how an off-session charge of each ends. */
+const TEST_CARDS: Record<string, { last4: string; failure: string | null }> = {
+  pm_card_visa: { last4: '4242', failure: null },
+  pm_card_chargeDeclined: { last4: '0002', failure: 'card_declined' },
+  pm_card_authenticationRequired: { last4: '3155', failure: 'authentication_required' },
+};
+
 export async function startFakeStripe(): Promise<FakeStripe> {
   const requests: FakeStripe['requests'] = [];
   const sessions = new Map<string, Record<string, unknown>>();
   const refunds: FakeStripe['refunds'] = [];
+  const customers: FakeStripe['customers'] = [];
+  const setupIntents: FakeStripe['setupIntents'] = new Map();
+  const paymentIntents: FakeStripe['paymentIntents'] = [];
+  const detached: string[] = [];
   const replays = new Map<string, string>();
+  const failedReplays = new Map<string, string>();
   let failures: number[] = [];
   const server: Server = createServer(async (req, res) => {
     let body = '';
@@ -61,6 +87,30 @@ export async function startFakeStripe(): Promise<FakeStripe> {
         expires_at?: string;
       };
       const id = `cs_test_${randomBytes(12).toString('hex')}`;
+      if ((p as { mode?: string }).mode === 'setup') {
+        const setupIntent = { id: `seti_test_${randomBytes(12).toString('hex')}`, payment_method: null };
+        setupIntents.set(setupIntent.id, setupIntent);
+        const session = {
+          id,
+          object: 'checkout.session',
+          mode: 'setup',
+          status: 'open',
+          payment_status: 'no_payment_required',
+          amount_total: null,
+          currency: 'usd',
+          customer: (p as { customer?: string }).customer ?? null,
+          client_reference_id: p.client_reference_id ?? null,
+          metadata: p.metadata ?? {},
+          success_url: p.success_url,
+          setup_intent: setupIntent.id,
+          payment_intent: null,
+          url: `https://checkout.stripe.test/c/setup/${id}`,
+        };
+        sessions.set(id, session);
+        const text = JSON.stringify(session);
+        if (key) replays.set(key, text);
+        return send(200, text);
+      }
       const item = p.line_items[0]!;
       const session = {
         id,
@@ -99,6 +149,78 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       if (key) replays.set(key, text);
       return send(200, text);
     }
+    if (req.method === 'POST' && req.url === '/v1/customers') {
+      if (key && replays.has(key)) return send(200, replays.get(key)!);
+      const p = parseForm(body) as { email: string; metadata?: Record<string, string> };
+      const customer = {
+        id: `cus_test_${randomBytes(12).toString('hex')}`,
+        object: 'customer',
+        email: p.email,
+        metadata: p.metadata ?? {},
+      };
+      customers.push(customer);
+      const text = JSON.stringify(customer);
+      if (key) replays.set(key, text);
+      return send(200, text);
+    }
+    const setupIntent = /^\/v1\/setup_intents\/([^/?]+)/.exec(req.url ?? '')?.[1];
+    if (req.method === 'GET' && setupIntent) {
+      const found = setupIntents.get(setupIntent);
+      if (!found) return send(404, { error: { type: 'invalid_request_error', message: `No such setupintent: ${setupIntent}` } });
+      const pm = found.payment_method;
+      // Expanded as asked (`expand[]=payment_method`): the card's brand and last four digits.
+      return send(200, {
+        id: found.id,
+        object: 'setup_intent',
+        status: pm ? 'succeeded' : 'requires_payment_method',
+        payment_method: pm
+          ? { id: pm, object: 'payment_method', type: 'card', card: { brand: 'visa', last4: TEST_CARDS[pm]?.last4 ?? '4242' } }
+          : null,
+      });
+    }
+    if (req.method === 'POST' && req.url === '/v1/payment_intents') {
+      if (key && replays.has(key)) return send(200, replays.get(key)!);
+      if (key && failedReplays.has(key)) return send(402, failedReplays.get(key)!);
+      const p = parseForm(body) as {
+        amount: string;
+        currency: string;
+        customer: string;
+        payment_method: string;
+        metadata?: Record<string, string>;
+      };
+      const failure = TEST_CARDS[p.payment_method]?.failure ?? null;
+      const intent = {
+        id: `pi_test_${randomBytes(12).toString('hex')}`,
+        object: 'payment_intent',
+        amount: Number(p.amount),
+        amount_received: failure ? 0 : Number(p.amount),
+        currency: p.currency,
+        customer: p.customer,
+        payment_method: p.payment_method,
+        status: failure ? 'requires_payment_method' : 'succeeded',
+        metadata: p.metadata ?? {},
+        last_payment_error: failure
+          ? { type: 'card_error', code: failure, decline_code: failure === 'card_declined' ? 'generic_decline' : null }
+          : null,
+      };
+      paymentIntents.push(intent);
+      if (failure) {
+        // As Stripe answers an off-session confirmation that fails: 402, the PaymentIntent in the error.
+        const text = JSON.stringify({
+          error: { type: 'card_error', code: failure, message: `Test card: ${failure}`, payment_intent: intent },
+        });
+        if (key) failedReplays.set(key, text);
+        return send(402, text);
+      }
+      const text = JSON.stringify(intent);
+      if (key) replays.set(key, text);
+      return send(200, text);
+    }
+    const detach = /^\/v1\/payment_methods\/([^/]+)\/detach$/.exec(req.url ?? '')?.[1];
+    if (req.method === 'POST' && detach) {
+      detached.push(detach);
+      return send(200, { id: detach, object: 'payment_method', customer: null });
+    }
     send(404, { error: { type: 'invalid_request_error', message: `No such route ${req.method} ${req.url}` } });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -108,6 +230,10 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     requests,
     sessions,
     refunds,
+    customers,
+    setupIntents,
+    paymentIntents,
+    detached,
     failNext: (status: number) => {
       // One failure: the answer carries `stripe-should-retry: false`, so the client does not retry.
       failures.push(status);

@@ -39,6 +39,8 @@ const EVENT_SCOPES: Record<EventType, string> = {
   'invoice.refunded': 'billing:read',
   'invoice.disputed': 'billing:read',
   'ledger.entry': 'billing:read',
+  'auto_topup.failed': 'billing:read',
+  'auto_topup.disabled': 'billing:read',
   'webhook_endpoint.disabled': 'webhooks:read',
 };
 const BILLING_TYPES = EVENT_TYPES.filter((t) => EVENT_SCOPES[t] === 'billing:read');
@@ -94,6 +96,11 @@ async function accountWithEvents(email: string) {
   const voided = (await api.call('POST', '/v1/billing/checkout', { token: c.token, body: { amountCents: 1000 } })).body.invoiceId;
   await api.call('POST', `/dev/checkout/${voided}/complete`, { token: null, body: { outcome: 'expired' } });
   await transact([eventWrite(c.id, 'balance.low', { balanceCents: 499, thresholdCents: 500 })]);
+  // The auto top-up's events with their own writer (the real ones: tests/integration/auto-topup.test.ts).
+  await transact([
+    eventWrite(c.id, 'auto_topup.failed', { invoiceId: voided, code: 'card_declined', consecutiveFailures: 3, ruleDisabled: true }),
+    eventWrite(c.id, 'auto_topup.disabled', { reason: 'failures', consecutiveFailures: 3 }),
+  ]);
   await grant(1);
   const all = await eventsOf(c.token, 100);
   // The session holds every scope: it sees every event, and the fixture has each billing type.

@@ -11,6 +11,7 @@ import { keys } from '../../shared/db/keys.ts';
 import { HOUR_MS, hourStart } from '../../shared/pricing/hours.ts';
 import { runPassInProcess } from '../../shared/billing/pass.ts';
 import { appendLedger } from '../../shared/ledger/index.ts';
+import { runAutoTopUps } from '../../shared/payments/autotopup.ts';
 import Stripe from 'stripe';
 import { SANDBOX_WEBHOOK_SECRET } from '../../shared/config/env.ts';
 import { customer as newCustomer } from '../helpers/customer.ts';
@@ -261,6 +262,39 @@ describe('each change records its event', () => {
     // Voided once: a second expiry changes nothing and records nothing.
     await api.call('POST', `/dev/checkout/${checkout.body.invoiceId}/complete`, { token: null, body: { outcome: 'expired' } });
     expect(await eventsOf(token)).toHaveLength(1);
+  });
+
+  it('a declined auto top-up: auto_topup.failed with the void invoice, and auto_topup.disabled at the failure limit', async () => {
+    const { token } = await customer('ev-autotopup@example.com');
+    const setup = await api.call('POST', '/v1/billing/payment-method/checkout', { token, body: {} });
+    await api.call('POST', `/dev/payment-method/${setup.body.sessionId}/complete`, {
+      token: null,
+      body: { card: 'pm_card_chargeDeclined' },
+    });
+    await api.call('PUT', '/v1/admin/settings', { body: { autoTopUpMaxFailures: 1 } });
+    try {
+      // Enabled below its threshold (500 < 600): due at once; the loop's attempt is declined.
+      const set = await api.call('PUT', '/v1/billing/auto-topup', {
+        token,
+        body: { enabled: true, belowCents: 600, amountCents: 500, maxPerDay: 1 },
+      });
+      expect(set.status, set.text).toBe(200);
+      expect((await runAutoTopUps()).attempted).toBe(1);
+    } finally {
+      await api.call('PUT', '/v1/admin/settings', { body: { autoTopUpMaxFailures: 3 } });
+    }
+    const events = await eventsOf(token);
+    expect(typesOf(events)).toEqual(['invoice.void', 'auto_topup.disabled', 'auto_topup.failed']);
+    const voided = events[0]!.data;
+    expect(events[2]!.data).toEqual({
+      invoiceId: voided.id,
+      invoiceNumber: voided.number,
+      amountCents: 500,
+      code: 'card_declined',
+      consecutiveFailures: 1,
+      ruleDisabled: true,
+    });
+    expect(events[1]!.data).toMatchObject({ reason: 'failures', consecutiveFailures: 1 });
   });
 
   it('hourly charges record no ledger.entry; the charge that takes the balance below the threshold records balance.low once', async () => {

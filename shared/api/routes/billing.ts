@@ -1,6 +1,18 @@
 import { define } from '../route-def.ts';
 import { IdParam, ListQuery } from '../schemas/common.ts';
-import { BillingConfig, CheckoutRequest, CheckoutResponse, Invoice, InvoiceList, InvoicePdf } from '../schemas/billing.ts';
+import {
+  AutoTopUp,
+  AutoTopUpRule,
+  BillingConfig,
+  CheckoutRequest,
+  CheckoutResponse,
+  Invoice,
+  InvoiceList,
+  InvoicePdf,
+  PaymentMethod,
+  PaymentMethodSetupRequest,
+  PaymentMethodSetupResponse,
+} from '../schemas/billing.ts';
 
 /** The billing group: top-up rules, checkout, invoices. */
 export const billingRoutes = define({
@@ -67,5 +79,70 @@ export const billingRoutes = define({
     raw: true,
     mediaType: 'application/pdf',
     response: InvoicePdf,
+  },
+  getPaymentMethod: {
+    method: 'GET',
+    path: '/v1/billing/payment-method',
+    group: 'billing',
+    tag: 'Billing',
+    auth: 'bearer',
+    scope: 'billing:read',
+    summary: 'The card saved for auto top-up (brand and last four digits), or none',
+    response: PaymentMethod,
+  },
+  setupPaymentMethod: {
+    method: 'POST',
+    path: '/v1/billing/payment-method/checkout',
+    group: 'billing',
+    tag: 'Billing',
+    auth: 'bearer',
+    scope: 'billing:write',
+    summary: 'Save a card for auto top-up: opens a hosted page (Stripe Checkout in setup mode)',
+    description:
+      "Redirect the customer to `url`. Nothing is charged; the payment provider's signed webhook saves the card (replacing one saved before). Only the page opened last saves.",
+    body: PaymentMethodSetupRequest,
+    status: 201,
+    response: PaymentMethodSetupResponse,
+    idempotent: true,
+    audit: 'billing.payment_method_setup',
+    errors: ['payments_unavailable', 'payment_provider_error'],
+  },
+  deletePaymentMethod: {
+    method: 'DELETE',
+    path: '/v1/billing/payment-method/:id',
+    group: 'billing',
+    tag: 'Billing',
+    auth: 'bearer',
+    scope: 'billing:write',
+    summary: 'Forget the saved card; auto top-up turns off',
+    description: 'The id is the card GET /v1/billing/payment-method shows: a card saved since (another id) is kept, 404.',
+    params: IdParam,
+    response: PaymentMethod,
+    audit: 'billing.payment_method_removed',
+  },
+  getAutoTopUp: {
+    method: 'GET',
+    path: '/v1/billing/auto-topup',
+    group: 'billing',
+    tag: 'Billing',
+    auth: 'bearer',
+    scope: 'billing:read',
+    summary: 'The auto top-up rule and its state today',
+    response: AutoTopUp,
+  },
+  putAutoTopUp: {
+    method: 'PUT',
+    path: '/v1/billing/auto-topup',
+    group: 'billing',
+    tag: 'Billing',
+    auth: 'bearer',
+    scope: 'billing:write',
+    summary: 'Set the auto top-up rule: below `belowCents`, charge the saved card `amountCents`, at most `maxPerDay` a day',
+    description:
+      "When a debit leaves the balance below `belowCents`, the service charges the saved card off-session within about a minute; every auto top-up is an invoice, credited (with the bonus) once by the payment webhook. A failure (declined, authentication required) records `auto_topup.failed`; after the platform's `autoTopUpMaxFailures` failures in a row the rule turns off (`auto_topup.disabled`). Enabling needs a saved card (409 `conflict`).",
+    body: AutoTopUpRule,
+    response: AutoTopUp,
+    audit: 'billing.auto_topup_set',
+    errors: ['conflict'],
   },
 });

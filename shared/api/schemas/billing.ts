@@ -121,3 +121,62 @@ export const InvoiceList = listOf(Invoice, 'InvoiceList');
 
 /** The bytes of an invoice PDF (GET /v1/invoices/:id/pdf); the document states its media type. */
 export const InvoicePdf = z.string().max(10_000_000).meta({ format: 'binary', description: 'An application/pdf document.' });
+
+// ---- auto top-up with a saved card ----------------------------------------------------------------
+
+export const PaymentMethod = z
+  .object({
+    card: z
+      .object({
+        id: Uuid.meta({ description: 'This saved card (DELETE /v1/billing/payment-method/:id); a card saved again gets a new id.' }),
+        brand: text(32).meta({ example: 'visa' }),
+        last4: text(4).regex(/^\d{4}$/),
+        savedAt: Timestamp,
+      })
+      .nullable()
+      .meta({ description: 'The saved card as the payment provider shows it (no card data is kept here); null when none is saved.' }),
+  })
+  .meta({ id: 'PaymentMethod' });
+
+export const PaymentMethodSetupRequest = z
+  .object({
+    successUrl: ReturnUrl.optional().meta({ description: 'Where the card page sends the customer once the card is saved.' }),
+    cancelUrl: ReturnUrl.optional().meta({ description: 'Where the card page sends the customer who cancels.' }),
+  })
+  .strict()
+  .meta({ id: 'PaymentMethodSetupRequest' });
+
+export const PaymentMethodSetupResponse = z
+  .object({
+    url: z.url().max(8192).meta({ description: 'Send the customer to this hosted page to save a card (Stripe Checkout in setup mode).' }),
+    sessionId: text(255),
+  })
+  .meta({ id: 'PaymentMethodSetupResponse' });
+
+export const AutoTopUpRule = z
+  .object({
+    enabled: z.boolean().meta({ description: 'Enabling needs a saved card (409 `conflict` otherwise).' }),
+    belowCents: int32(1, 99_999_999).meta({ description: 'A debit that leaves the balance below this starts an auto top-up.' }),
+    amountCents: int32(1, 99_999_999).meta({
+      description: 'What each auto top-up charges: between the minimum and maximum top-up of GET /v1/billing/config.',
+    }),
+    maxPerDay: int32(1, 10).meta({ description: 'Auto top-ups attempted per UTC day, at most.' }),
+  })
+  .strict()
+  .meta({ id: 'AutoTopUpRule' });
+
+export const AutoTopUp = AutoTopUpRule.extend({
+  cardSaved: z.boolean(),
+  attemptsToday: int32(0, 10).meta({ description: 'Auto top-ups attempted this UTC day.' }),
+  inFlight: z.boolean().meta({ description: 'An attempt waits for the payment provider (one at a time).' }),
+  consecutiveFailures: int32(0, 1000).meta({
+    description: 'Failed attempts since the last success; at the platform limit the rule turns off.',
+  }),
+  disabledReason: z
+    .enum(['failures', 'card_removed'])
+    .nullable()
+    .meta({ description: 'Why the service turned the rule off; null when it is on or the account turned it off.' }),
+  lastFailure: z.object({ at: Timestamp, code: text(64).meta({ example: 'card_declined' }), invoiceId: Uuid }).nullable(),
+})
+  .strip()
+  .meta({ id: 'AutoTopUp' });

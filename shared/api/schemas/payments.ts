@@ -23,6 +23,7 @@ export const WebhookOutcome = z.enum([
   'refund_booked',
   'dispute_booked',
   'already_booked',
+  'card_saved',
 ]);
 export type WebhookOutcome = z.infer<typeof WebhookOutcome>;
 export const WebhookAck = z.object({ received: z.literal(true), outcome: WebhookOutcome }).meta({ id: 'WebhookAck' });

@@ -59,6 +59,9 @@ export const Settings = z
     invoiceIssuer: InvoiceIssuer.meta({
       description: 'The seller printed on every invoice PDF (GET /v1/invoices/:id/pdf); null fields are left out.',
     }),
+    autoTopUpMaxFailures: int32(1, 20).meta({
+      description: 'Consecutive failed auto top-ups (declined, authentication required) after which the rule is turned off.',
+    }),
   })
   .strict()
   .meta({ id: 'Settings' });

@@ -1,0 +1,650 @@
+import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import { getConfig } from '../config/env.ts';
+import { accessPatterns } from '../db/access-patterns.ts';
+import type { AccountItem, AutoTopUpItem } from '../db/items.ts';
+import { keys } from '../db/keys.ts';
+import { AUTO_TOPUP_SHARDS } from '../db/table.ts';
+import { isConditionFailed, type NamedWrite, transact, writeIfFirst } from '../db/write.ts';
+import { ApiError, notFound } from '../errors.ts';
+import type { AutoTopUp, AutoTopUpRule, PaymentMethod, PaymentMethodSetupRequest, WebhookOutcome } from '../api/schemas.ts';
+import { findInvoiceItem, openInvoice, toInvoiceView, voidInvoice, wasPaid } from '../invoices/index.ts';
+import { errorFields, logger } from '../observability/logger.ts';
+import { getSettings } from '../settings/index.ts';
+import { profileOf } from '../settings/limits.ts';
+import { eventWrite } from '../webhooks/events.ts';
+import type { AutoTopUpIntent } from './autotopup-event.ts';
+import type { CheckoutSession } from './checkout-event.ts';
+import { creditInvoice, handleStripeEvent, paymentsConfig, returnUrls, signedSandboxEvent, stripe, verifyStripeEvent } from './index.ts';
+
+/**
+ * Auto top-up with a saved card (README "Auto top-up", ARCHITECTURE.md "Money").
+ *
+ * - The card is saved through Stripe Checkout in setup mode, to a Stripe Customer of the account;
+ *   the signed `checkout.session.completed` (mode setup) stores its PaymentMethod id, brand, last4.
+ * - The rule lives on the account's AUTOTOPUP item; while enabled its threshold is copied to the
+ *   profile (`autoTopUpBelowCents`), so the ledger marks a debit that leaves the balance below it
+ *   (shared/ledger autoTopUpMark: `autoTopUpDue` and GSI2 TOPUPDUE#<n>) in the debit's transaction.
+ * - The every-minute system loop (runAutoTopUps) takes the marked profiles, claims an attempt
+ *   with one conditional transaction (the mark still there, no attempt in flight, the day's count as
+ *   read and below maxPerDay), opens the invoice and creates the off-session PaymentIntent with the
+ *   idempotency key `autotopup:<account>:<UTC day>:<n>`. No customer request and no billing pass
+ *   ever waits for Stripe.
+ * - Only the webhook books: `payment_intent.succeeded` credits the invoice through creditInvoice
+ *   (the Checkout path: once, with the bonus); `payment_intent.payment_failed` records the failure
+ *   and its event once (conditional on the attempt still in flight), voids the invoice, and turns
+ *   the rule off after the platform's `autoTopUpMaxFailures` failures in a row.
+ * The sandbox saves Stripe's test card names and answers each as Stripe would, through the same
+ * signed webhook code.
+ */
+export type AutoTopUpView = z.infer<typeof AutoTopUp>;
+export type PaymentMethodView = z.infer<typeof PaymentMethod>;
+
+/** The sandbox's cards: Stripe's test PaymentMethods, and what an off-session charge of each does. */
+export const SANDBOX_CARDS = {
+  pm_card_visa: { brand: 'visa', last4: '4242', failure: null },
+  pm_card_chargeDeclined: { brand: 'visa', last4: '0002', failure: 'card_declined' },
+  pm_card_authenticationRequired: { brand: 'visa', last4: '3155', failure: 'authentication_required' },
+} as const;
+export type SandboxCard = keyof typeof SANDBOX_CARDS;
+export const SANDBOX_CARD_NAMES = Object.keys(SANDBOX_CARDS) as [SandboxCard, ...SandboxCard[]];
+
+/** An attempt in flight this long without Stripe's answer (a crash between claim and charge) may be claimed again. */
+export const STALE_ATTEMPT_MS = 30 * 60_000;
+export const AUTO_TOPUPS_PER_RUN = 50;
+
+const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
+
+/** The rule an account without one shows: off, with the smallest top-up. */
+async function defaults(): Promise<Pick<AutoTopUpItem, 'enabled' | 'belowCents' | 'amountCents' | 'maxPerDay'>> {
+  const settings = await getSettings();
+  return { enabled: false, belowCents: settings.minimumTopUpCents, amountCents: settings.minimumTopUpCents, maxPerDay: 1 };
+}
+
+async function viewOf(item: AutoTopUpItem | undefined, now = new Date()): Promise<AutoTopUpView> {
+  const rule = item ?? (await defaults());
+  const today = item?.day === utcDay(now) ? (item.dayCount ?? 0) : 0;
+  const reason = item?.disabledReason;
+  return {
+    enabled: rule.enabled,
+    belowCents: rule.belowCents,
+    amountCents: rule.amountCents,
+    maxPerDay: rule.maxPerDay,
+    cardSaved: Boolean(item?.paymentMethodId),
+    attemptsToday: Math.min(today, 10),
+    inFlight: Boolean(item?.inFlightInvoiceId),
+    consecutiveFailures: item?.consecutiveFailures ?? 0,
+    disabledReason: reason === 'failures' || reason === 'card_removed' ? reason : null,
+    lastFailure: item?.lastFailure ?? null,
+  };
+}
+
+const cardOf = (item: AutoTopUpItem | undefined): PaymentMethodView => ({
+  card:
+    item?.paymentMethodId && item.cardSavedAt && item.cardId
+      ? { id: item.cardId, brand: item.cardBrand ?? 'card', last4: item.cardLast4 ?? '0000', savedAt: item.cardSavedAt }
+      : null,
+});
+
+export async function getAutoTopUp(accountId: string): Promise<AutoTopUpView> {
+  return viewOf(await accessPatterns.autoTopUpOf(accountId));
+}
+
+export async function getPaymentMethod(accountId: string): Promise<PaymentMethodView> {
+  return cardOf(await accessPatterns.autoTopUpOf(accountId));
+}
+
+/** SET clauses that create the item with its defaults when it does not exist yet. */
+function createdWith(base: Awaited<ReturnType<typeof defaults>>, accountId: string, now: string) {
+  return {
+    expression:
+      'kind = :kind, accountId = :account, updatedAt = :now, consecutiveFailures = if_not_exists(consecutiveFailures, :zero), ' +
+      'enabled = if_not_exists(enabled, :off), belowCents = if_not_exists(belowCents, :below0), ' +
+      'amountCents = if_not_exists(amountCents, :amount0), maxPerDay = if_not_exists(maxPerDay, :max0)',
+    values: {
+      ':kind': 'auto-topup',
+      ':account': accountId,
+      ':now': now,
+      ':zero': 0,
+      ':off': false,
+      ':below0': base.belowCents,
+      ':amount0': base.amountCents,
+      ':max0': base.maxPerDay,
+    },
+  };
+}
+
+/** The profile without the armed threshold and any due mark: the ledger stops marking. */
+const disarmProfile = (accountId: string): NamedWrite => ({
+  name: 'profile',
+  Update: {
+    Key: keys.account(accountId),
+    UpdateExpression: 'REMOVE autoTopUpBelowCents, autoTopUpDue, GSI2PK, GSI2SK',
+    ConditionExpression: 'attribute_exists(PK)',
+  },
+});
+
+/**
+ * Sets the rule. Enabling needs a saved card (a condition on the item, so a concurrent DELETE
+ * cannot leave a rule enabled without one) and re-arms after the service turned it off. Enabled
+ * while the balance is already below the threshold, it is due at once (the next loop charges).
+ */
+export async function setAutoTopUp(
+  accountId: string,
+  rule: z.infer<typeof AutoTopUpRule>,
+  now = new Date(),
+): Promise<{ before: AutoTopUpView; view: AutoTopUpView }> {
+  const settings = await getSettings();
+  if (rule.amountCents < settings.minimumTopUpCents || rule.amountCents > settings.maximumTopUpCents) {
+    const message = `must be between ${settings.minimumTopUpCents} and ${settings.maximumTopUpCents}`;
+    throw new ApiError('validation_failed', `amountCents ${message}`, { issues: [{ field: 'body.amountCents', message }] });
+  }
+  const [item, profile] = await Promise.all([accessPatterns.autoTopUpOf(accountId), profileOf(accountId)]);
+  const noCard = () =>
+    new ApiError('conflict', 'Save a card first (POST /v1/billing/payment-method/checkout): auto top-up charges the saved card');
+  if (rule.enabled && !item?.paymentMethodId) throw noCard();
+  const at = now.toISOString();
+  const dueNow = rule.enabled && Number(profile.balanceCents ?? 0) < rule.belowCents && !profile.autoTopUpDue;
+  const due = keys.autoTopUpDue(accountId, at);
+  try {
+    await transact([
+      {
+        name: 'rule',
+        Update: {
+          Key: keys.autoTopUp(accountId),
+          UpdateExpression:
+            'SET kind = :kind, accountId = :account, enabled = :enabled, belowCents = :below, amountCents = :amount, maxPerDay = :max, ' +
+            'updatedAt = :now, disabledReason = :null, consecutiveFailures = :failures',
+          ...(rule.enabled ? { ConditionExpression: 'attribute_exists(paymentMethodId)' } : {}),
+          ExpressionAttributeValues: {
+            ':kind': 'auto-topup',
+            ':account': accountId,
+            ':enabled': rule.enabled,
+            ':below': rule.belowCents,
+            ':amount': rule.amountCents,
+            ':max': rule.maxPerDay,
+            ':now': at,
+            ':null': null,
+            // Turning it on starts the failure count afresh; turning it off keeps it to read.
+            ':failures': rule.enabled ? 0 : (item?.consecutiveFailures ?? 0),
+          },
+        },
+      },
+      rule.enabled
+        ? {
+            name: 'profile',
+            Update: {
+              Key: keys.account(accountId),
+              UpdateExpression: `SET autoTopUpBelowCents = :below${dueNow ? ', autoTopUpDue = :at, GSI2PK = :pk, GSI2SK = :sk' : ''}`,
+              ConditionExpression: 'attribute_exists(PK)',
+              ExpressionAttributeValues: {
+                ':below': rule.belowCents,
+                ...(dueNow ? { ':at': at, ':pk': due.GSI2PK, ':sk': due.GSI2SK } : {}),
+              },
+            },
+          }
+        : disarmProfile(accountId),
+    ]);
+  } catch (err) {
+    if (isConditionFailed(err, 'rule')) throw noCard();
+    throw err;
+  }
+  return { before: await viewOf(item, now), view: await getAutoTopUp(accountId) };
+}
+
+// ---- saving a card ------------------------------------------------------------------------------
+
+/**
+ * Opens a Checkout Session in setup mode for the account's Stripe Customer (created once, with an
+ * idempotency key of the account, and kept). Only the session opened last may save a card.
+ */
+export async function startCardSetup(
+  principal: { accountId: string; email: string },
+  input: z.infer<typeof PaymentMethodSetupRequest>,
+  baseUrl: string,
+): Promise<{ url: string; sessionId: string }> {
+  const config = await paymentsConfig();
+  if (!config.provider) throw new ApiError('payments_unavailable', 'Payments are not configured on this platform');
+  const { accountId } = principal;
+  const item = await accessPatterns.autoTopUpOf(accountId);
+  const { successUrl, cancelUrl } = returnUrls(config, baseUrl, input);
+  let customerId = item?.customerId;
+  let session: { id: string; url: string };
+  if (config.provider === 'sandbox') {
+    customerId ??= `cus_sandbox_${accountId.replace(/-/g, '').slice(0, 24)}`;
+    // The sandbox's card page finds the account in its session id (there is no Stripe to ask).
+    const id = `cs_sandbox_setup_${accountId}_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+    session = { id, url: `${baseUrl}/dev/payment-method/${id}` };
+  } else {
+    try {
+      const client = await stripe(config);
+      customerId ??= (
+        await client.customers.create(
+          { email: principal.email, metadata: { account_id: accountId } },
+          // One customer per account, even when two first setups race.
+          { idempotencyKey: `customer:${accountId}` },
+        )
+      ).id;
+      const created = await client.checkout.sessions.create({
+        mode: 'setup',
+        currency: 'usd',
+        customer: customerId,
+        client_reference_id: accountId,
+        metadata: { account_id: accountId, purpose: 'auto_topup_card' },
+        setup_intent_data: { metadata: { account_id: accountId } },
+        success_url: successUrl,
+        cancel_url: cancelUrl,
+      });
+      if (!created.url) throw new Error('Stripe returned a session without a URL');
+      session = { id: created.id, url: created.url };
+    } catch (err) {
+      logger.error('card setup: Stripe session failed', { accountId, ...errorFields(err) });
+      throw new ApiError('payment_provider_error', 'The payment provider could not open the card page; try again');
+    }
+  }
+  const now = new Date().toISOString();
+  const created = createdWith(await defaults(), accountId, now);
+  await transact([
+    {
+      name: 'rule',
+      Update: {
+        Key: keys.autoTopUp(accountId),
+        UpdateExpression: `SET ${created.expression}, customerId = :customer, pendingSetupSessionId = :session`,
+        ExpressionAttributeValues: { ...created.values, ':customer': customerId, ':session': session.id },
+      },
+    },
+  ]);
+  return { url: session.url, sessionId: session.id };
+}
+
+/** The saved card of a completed setup session: the sandbox's names, else Stripe's SetupIntent. */
+async function cardOfSetup(session: CheckoutSession): Promise<{ paymentMethodId: string; brand: string; last4: string } | null> {
+  const setupIntent = typeof session.setup_intent === 'string' ? session.setup_intent : session.setup_intent?.id;
+  if (!setupIntent) return null;
+  const config = await paymentsConfig();
+  if (config.provider === 'sandbox') {
+    const name = setupIntent.replace(/^seti_sandbox_/, '') as SandboxCard;
+    const card = SANDBOX_CARDS[name];
+    return card ? { paymentMethodId: name, brand: card.brand, last4: card.last4 } : null;
+  }
+  const intent = await (await stripe(config)).setupIntents.retrieve(setupIntent, { expand: ['payment_method'] });
+  const pm = intent.payment_method;
+  if (!pm) return null;
+  if (typeof pm === 'string') return { paymentMethodId: pm, brand: 'card', last4: '0000' };
+  return { paymentMethodId: pm.id, brand: pm.card?.brand ?? 'card', last4: pm.card?.last4 ?? '0000' };
+}
+
+/**
+ * `checkout.session.completed` in setup mode: saves the card, once, and only for the session the
+ * account opened last (a replay, or an older session completing late, saves nothing).
+ */
+export async function saveCard(session: CheckoutSession): Promise<WebhookOutcome> {
+  const accountId = session.metadata?.account_id ?? session.client_reference_id;
+  if (!accountId) return 'ignored';
+  const item = await accessPatterns.autoTopUpOf(accountId);
+  const customer = typeof session.customer === 'string' ? session.customer : session.customer?.id;
+  if (!item || item.pendingSetupSessionId !== session.id || (customer && customer !== item.customerId)) {
+    logger.warn('card setup for a session that is not the pending one; nothing saved', { accountId, sessionId: session.id });
+    return item?.paymentMethodId ? 'already_fulfilled' : 'ignored';
+  }
+  const card = await cardOfSetup(session);
+  if (!card) {
+    logger.warn('card setup without a payment method; nothing saved', { accountId, sessionId: session.id });
+    return 'ignored';
+  }
+  const saved = await writeIfFirst({
+    Update: {
+      Key: keys.autoTopUp(accountId),
+      UpdateExpression:
+        'SET paymentMethodId = :pm, cardId = :cardId, cardBrand = :brand, cardLast4 = :last4, cardSavedAt = :now, updatedAt = :now REMOVE pendingSetupSessionId',
+      ConditionExpression: 'pendingSetupSessionId = :session',
+      ExpressionAttributeValues: {
+        ':pm': card.paymentMethodId,
+        ':cardId': randomUUID(),
+        ':brand': card.brand,
+        ':last4': card.last4,
+        ':now': new Date().toISOString(),
+        ':session': session.id,
+      },
+    },
+  });
+  return saved ? 'card_saved' : 'already_fulfilled';
+}
+
+/**
+ * The `checkout.session.completed` (setup mode) Stripe would send once the customer saved `card`
+ * on the sandbox's card page, signed with the webhook secret (the sandbox only).
+ */
+export async function sandboxSetupEvent(sessionId: string, card: SandboxCard): Promise<{ body: string; signature: string }> {
+  const accountId = /^cs_sandbox_setup_([0-9a-f-]{36})_[0-9a-f]+$/.exec(sessionId)?.[1];
+  const item = accountId ? await accessPatterns.autoTopUpOf(accountId) : undefined;
+  if (!accountId || !item) throw new ApiError('not_found', 'Card setup session not found');
+  return signedSandboxEvent('checkout.session.completed', {
+    id: sessionId,
+    object: 'checkout.session',
+    mode: 'setup',
+    status: 'complete',
+    payment_status: 'no_payment_required',
+    amount_total: null,
+    currency: null,
+    customer: item.customerId ?? null,
+    client_reference_id: accountId,
+    metadata: { account_id: accountId, purpose: 'auto_topup_card' },
+    setup_intent: `seti_sandbox_${card}`,
+  });
+}
+
+/**
+ * Forgets the card `cardId` (and detaches it at Stripe); the rule turns off. Another id (a card
+ * saved since, another account's) is 404 and changes nothing.
+ */
+export async function forgetCard(accountId: string, cardId: string): Promise<{ before: PaymentMethodView; view: PaymentMethodView }> {
+  const item = await accessPatterns.autoTopUpOf(accountId);
+  const before = cardOf(item);
+  if (!item?.paymentMethodId || item.cardId !== cardId) throw notFound('Payment method');
+  try {
+    await transact([
+      {
+        name: 'rule',
+        Update: {
+          Key: keys.autoTopUp(accountId),
+          UpdateExpression:
+            'SET enabled = :off, updatedAt = :now, disabledReason = :reason REMOVE paymentMethodId, cardId, cardBrand, cardLast4, cardSavedAt',
+          ConditionExpression: 'cardId = :cardId',
+          ExpressionAttributeValues: {
+            ':off': false,
+            ':now': new Date().toISOString(),
+            ':reason': item.enabled ? 'card_removed' : (item.disabledReason ?? null),
+            ':cardId': cardId,
+          },
+        },
+      },
+      disarmProfile(accountId),
+    ]);
+  } catch (err) {
+    // Forgotten or replaced meanwhile.
+    if (isConditionFailed(err, 'rule')) throw notFound('Payment method');
+    throw err;
+  }
+  const config = await paymentsConfig();
+  if (config.provider === 'stripe' && item.paymentMethodId.startsWith('pm_')) {
+    // Best effort: our copy is gone, so nothing charges it again whatever Stripe answers.
+    await (await stripe(config)).paymentMethods
+      .detach(item.paymentMethodId)
+      .catch((err: unknown) => logger.warn('card detach at Stripe failed', { accountId, ...errorFields(err) }));
+  }
+  return { before, view: cardOf(undefined) };
+}
+
+// ---- the every-minute loop ----------------------------------------------------------------------
+
+export interface AutoTopUpSummary {
+  due: number;
+  attempted: number;
+  skipped: number;
+  failed: number;
+}
+
+/** Takes the profiles the ledger marked due and attempts one auto top-up each (runs may overlap). */
+export async function runAutoTopUps(at = new Date(), limit = AUTO_TOPUPS_PER_RUN): Promise<AutoTopUpSummary> {
+  const summary: AutoTopUpSummary = { due: 0, attempted: 0, skipped: 0, failed: 0 };
+  if (!getConfig().payments.provider) return summary;
+  const due: AccountItem[] = [];
+  const nowIso = at.toISOString();
+  for (let shard = 0; shard < AUTO_TOPUP_SHARDS && due.length < limit; shard++) {
+    due.push(...(await accessPatterns.dueAutoTopUpsOfShard(shard, nowIso, limit - due.length)));
+  }
+  summary.due = due.length;
+  for (const profile of due) {
+    try {
+      const outcome = await attemptAutoTopUp(profile.accountId, at);
+      if (outcome === 'attempted') summary.attempted++;
+      else summary.skipped++;
+    } catch (err) {
+      summary.failed++;
+      logger.error('auto top-up attempt failed', { accountId: profile.accountId, ...errorFields(err) });
+    }
+  }
+  if (summary.due) logger.info('auto top-ups', { ...summary });
+  return summary;
+}
+
+/** Takes the due mark off the profile, only if it is still the mark read (a newer one stays). */
+const clearMark = (accountId: string, dueAt: string): NamedWrite => ({
+  name: 'mark',
+  Update: {
+    Key: keys.account(accountId),
+    UpdateExpression: 'REMOVE autoTopUpDue, GSI2PK, GSI2SK',
+    ConditionExpression: 'autoTopUpDue = :due',
+    ExpressionAttributeValues: { ':due': dueAt },
+  },
+});
+
+export type AttemptOutcome = 'attempted' | 'not_due' | 'daily_limit' | 'in_flight' | 'taken';
+
+/**
+ * One account's attempt. The claim is one transaction: the due mark comes off (conditional on the
+ * mark read) and the rule records the attempt (conditional on no attempt in flight and the day's
+ * count as read), so two loops, or a loop and a retry, make one attempt, and never more than
+ * maxPerDay a day. Then the invoice, then the PaymentIntent under the attempt's idempotency key.
+ */
+export async function attemptAutoTopUp(accountId: string, at = new Date()): Promise<AttemptOutcome> {
+  const [profile, rule] = await Promise.all([accessPatterns.accountById(accountId), accessPatterns.autoTopUpOf(accountId)]);
+  const dueAt = profile?.autoTopUpDue;
+  if (!profile || !dueAt) return 'taken';
+  const day = utcDay(at);
+  const drop = async (outcome: AttemptOutcome): Promise<AttemptOutcome> => {
+    await transact([clearMark(accountId, dueAt)]).catch((err: unknown) => {
+      if (!isConditionFailed(err)) throw err;
+    });
+    return outcome;
+  };
+  if (!rule?.enabled || !rule.paymentMethodId || !rule.customerId || Number(profile.balanceCents ?? 0) >= rule.belowCents) {
+    return drop('not_due');
+  }
+  const stale = rule.inFlightAt !== undefined && at.getTime() - Date.parse(rule.inFlightAt) > STALE_ATTEMPT_MS;
+  if (rule.inFlightInvoiceId && !stale) return drop('in_flight');
+  const countToday = rule.day === day ? (rule.dayCount ?? 0) : 0;
+  if (countToday >= rule.maxPerDay) return drop('daily_limit');
+  const n = countToday + 1;
+  const invoiceId = randomUUID();
+  try {
+    await transact([
+      clearMark(accountId, dueAt),
+      {
+        name: 'rule',
+        Update: {
+          Key: keys.autoTopUp(accountId),
+          UpdateExpression: 'SET #day = :day, dayCount = :n, inFlightInvoiceId = :invoice, inFlightAt = :at',
+          ConditionExpression:
+            'enabled = :on AND paymentMethodId = :pm AND ' +
+            (rule.inFlightInvoiceId ? 'inFlightInvoiceId = :previous' : 'attribute_not_exists(inFlightInvoiceId)') +
+            (rule.day === day ? ' AND #day = :day AND dayCount = :count' : ' AND (attribute_not_exists(#day) OR #day <> :day)'),
+          ExpressionAttributeNames: { '#day': 'day' },
+          ExpressionAttributeValues: {
+            ':day': day,
+            ':n': n,
+            ':invoice': invoiceId,
+            ':at': at.toISOString(),
+            ':on': true,
+            ':pm': rule.paymentMethodId,
+            ...(rule.inFlightInvoiceId ? { ':previous': rule.inFlightInvoiceId } : {}),
+            ...(rule.day === day ? { ':count': countToday } : {}),
+          },
+        },
+      },
+    ]);
+  } catch (err) {
+    if (isConditionFailed(err)) return 'taken';
+    throw err;
+  }
+  const config = await paymentsConfig();
+  const provider = config.provider!;
+  const settings = await getSettings();
+  const invoice = await openInvoice({
+    accountId,
+    amountCents: rule.amountCents,
+    bonusPercent: settings.topUpBonusPercent,
+    provider,
+    invoiceId,
+    now: at,
+  });
+  const metadata = { auto_topup: 'true', invoice_id: invoice.id, invoice_number: invoice.number, account_id: accountId };
+  if (provider === 'sandbox') {
+    await sandboxCharge(rule, invoice.amountCents, metadata);
+    return 'attempted';
+  }
+  try {
+    await (await stripe(config)).paymentIntents.create(
+      {
+        amount: invoice.amountCents,
+        currency: 'usd',
+        customer: rule.customerId,
+        payment_method: rule.paymentMethodId,
+        off_session: true,
+        confirm: true,
+        description: `Auto top-up ${invoice.number}`,
+        metadata,
+      },
+      // One PaymentIntent per attempt, however often this call is retried.
+      { idempotencyKey: `autotopup:${accountId}:${day}:${n}` },
+    );
+  } catch (err) {
+    // A declined card or one that needs authentication: Stripe sends payment_intent.payment_failed,
+    // which books it (autoTopUpFailed). Anything else: no charge was made; the attempt ends here.
+    if ((err as { type?: string }).type === 'StripeCardError') {
+      logger.warn('auto top-up declined; the webhook books it', { accountId, invoiceId, code: (err as { code?: string }).code });
+      return 'attempted';
+    }
+    logger.error('auto top-up: Stripe failed', { accountId, invoiceId, ...errorFields(err) });
+    await voidInvoice(invoice, accountId, 'payment provider error');
+    await releaseAttempt(accountId, invoiceId, false);
+    throw err;
+  }
+  return 'attempted';
+}
+
+/** The sandbox answers as Stripe would for its test card: the signed PaymentIntent event, through the webhook code. */
+async function sandboxCharge(rule: AutoTopUpItem, amountCents: number, metadata: Record<string, string>): Promise<void> {
+  const card = SANDBOX_CARDS[rule.paymentMethodId as SandboxCard] ?? SANDBOX_CARDS.pm_card_chargeDeclined;
+  const failure = card.failure;
+  const { body, signature } = await signedSandboxEvent(failure ? 'payment_intent.payment_failed' : 'payment_intent.succeeded', {
+    id: `pi_sandbox_${metadata.invoice_id!.replace(/-/g, '').slice(0, 24)}`,
+    object: 'payment_intent',
+    amount: amountCents,
+    amount_received: failure ? 0 : amountCents,
+    currency: 'usd',
+    status: failure ? 'requires_payment_method' : 'succeeded',
+    customer: rule.customerId,
+    payment_method: rule.paymentMethodId,
+    metadata,
+    last_payment_error: failure
+      ? { code: failure, decline_code: failure === 'card_declined' ? 'generic_decline' : null, type: 'card_error' }
+      : null,
+  });
+  await handleStripeEvent(await verifyStripeEvent(body, signature));
+}
+
+/** Ends the attempt of `invoiceId` (only that one): a success also clears the failure count. */
+async function releaseAttempt(accountId: string, invoiceId: string, succeeded: boolean): Promise<void> {
+  await writeIfFirst({
+    Update: {
+      Key: keys.autoTopUp(accountId),
+      UpdateExpression: `${succeeded ? 'SET consecutiveFailures = :zero, lastFailure = :null ' : ''}REMOVE inFlightInvoiceId, inFlightAt`,
+      ConditionExpression: 'inFlightInvoiceId = :invoice',
+      ExpressionAttributeValues: { ':invoice': invoiceId, ...(succeeded ? { ':zero': 0, ':null': null } : {}) },
+    },
+  });
+}
+
+// ---- the webhook --------------------------------------------------------------------------------
+
+async function invoiceOfIntent(intent: AutoTopUpIntent) {
+  const item = await findInvoiceItem(intent.metadata.invoice_id);
+  // The invoice must be the account's the metadata names: a signed event cannot move credit elsewhere.
+  if (!item || item.accountId !== intent.metadata.account_id) {
+    logger.warn('auto top-up event for an unknown invoice', { invoiceId: intent.metadata.invoice_id, paymentIntentId: intent.id });
+    return undefined;
+  }
+  return item;
+}
+
+/** `payment_intent.succeeded`: the invoice is credited exactly as a Checkout payment is. */
+export async function autoTopUpPaid(intent: AutoTopUpIntent): Promise<WebhookOutcome> {
+  const item = await invoiceOfIntent(intent);
+  if (!item) return 'unknown_invoice';
+  const outcome = await creditInvoice(item, {
+    amountCents: intent.amount_received ?? intent.amount,
+    currency: intent.currency,
+    sessionId: null,
+    paymentIntentId: intent.id,
+    note: 'Auto top-up',
+  });
+  if (outcome === 'credited' || outcome === 'already_fulfilled') await releaseAttempt(item.accountId, item.invoiceId, true);
+  return outcome;
+}
+
+/**
+ * `payment_intent.payment_failed` (declined, authentication required): the failure and its event
+ * are recorded once — the write is conditional on this invoice's attempt being in flight — and
+ * the invoice is voided (a void invoice stays void: a replay changes nothing). At the platform's
+ * `autoTopUpMaxFailures` in a row the rule turns off, with its own event.
+ */
+export async function autoTopUpFailed(intent: AutoTopUpIntent): Promise<WebhookOutcome> {
+  const item = await invoiceOfIntent(intent);
+  if (!item) return 'unknown_invoice';
+  if (wasPaid(item.status)) return 'kept_paid';
+  const { accountId, invoiceId } = item;
+  const code = intent.last_payment_error?.code ?? intent.last_payment_error?.decline_code ?? 'payment_failed';
+  const rule = await accessPatterns.autoTopUpOf(accountId);
+  if (rule?.inFlightInvoiceId === invoiceId) {
+    const failures = (rule.consecutiveFailures ?? 0) + 1;
+    const disable = rule.enabled && failures >= (await getSettings()).autoTopUpMaxFailures;
+    const now = new Date();
+    const lastFailure = { at: now.toISOString(), code, invoiceId };
+    try {
+      await transact([
+        {
+          name: 'rule',
+          Update: {
+            Key: keys.autoTopUp(accountId),
+            UpdateExpression: `SET consecutiveFailures = :failures, lastFailure = :last, updatedAt = :now${disable ? ', enabled = :off, disabledReason = :reason' : ''} REMOVE inFlightInvoiceId, inFlightAt`,
+            ConditionExpression: 'inFlightInvoiceId = :invoice AND consecutiveFailures = :before',
+            ExpressionAttributeValues: {
+              ':failures': failures,
+              ':last': lastFailure,
+              ':now': now.toISOString(),
+              ':invoice': invoiceId,
+              ':before': rule.consecutiveFailures ?? 0,
+              ...(disable ? { ':off': false, ':reason': 'failures' } : {}),
+            },
+          },
+        },
+        eventWrite(
+          accountId,
+          'auto_topup.failed',
+          {
+            invoiceId,
+            invoiceNumber: item.number,
+            amountCents: item.amountCents,
+            code,
+            consecutiveFailures: failures,
+            ruleDisabled: disable,
+          },
+          now,
+        ),
+        ...(disable
+          ? [
+              disarmProfile(accountId),
+              eventWrite(accountId, 'auto_topup.disabled', { reason: 'failures', consecutiveFailures: failures, lastFailure }, now),
+            ]
+          : []),
+      ]);
+    } catch (err) {
+      // Another delivery of this event recorded it first.
+      if (!isConditionFailed(err, 'rule')) throw err;
+    }
+  }
+  const voided = await voidInvoice(toInvoiceView(item), accountId, `auto top-up failed: ${code}`);
+  return voided ? 'voided' : (`kept_${item.status}` as WebhookOutcome);
+}

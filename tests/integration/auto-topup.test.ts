@@ -1,0 +1,575 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import Stripe from 'stripe';
+import { startTestApi, expectEnvelope, type TestApi } from '../helpers/stack.ts';
+import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
+import { expectLedgerInvariant, ledgerOf } from '../helpers/money.ts';
+import { getRaw, setAttributes } from '../helpers/db.ts';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../../shared/db/client.ts';
+import { runPassInProcess } from '../../shared/billing/pass.ts';
+import { HOUR_MS, hourStart } from '../../shared/pricing/hours.ts';
+import { keys } from '../../shared/db/keys.ts';
+import { resetConfig, SANDBOX_WEBHOOK_SECRET } from '../../shared/config/env.ts';
+import { attemptAutoTopUp, runAutoTopUps } from '../../shared/payments/autotopup.ts';
+
+/**
+ * Auto top-up with a saved card, end to end: the card saved through Checkout in setup mode (the
+ * sandbox's card page, then Stripe's own client against the fake Stripe API), the rule, debits
+ * through the admin API, the every-minute loop run here (the file's own loop is off, so each run
+ * is the test's), and the signed webhooks. The adversaries: concurrent debits and two loops at
+ * once (one PaymentIntent, one credit), a webhook replayed (books once), a card that keeps
+ * failing (no credit, the rule turns off), and another account (sees and charges nothing).
+ */
+let api: TestApi;
+const signer = new Stripe('sk_test_signer');
+
+beforeAll(async () => {
+  delete process.env.STRIPE_SECRET_KEY;
+  delete process.env.STRIPE_WEBHOOK_SECRET;
+  delete process.env.STRIPE_API_URL;
+  resetConfig();
+  api = await startTestApi({ panel: { installMs: 50, transitionMs: 20, resourcesCacheMs: 0 }, repairs: false, webhooks: false });
+});
+afterAll(async () => api?.stop());
+afterEach(async () => {
+  await expectLedgerInvariant();
+});
+
+async function customer(email: string) {
+  const token = await api.session(email);
+  const { id } = (await api.call('GET', '/v1/account', { token })).body;
+  return { token, id: id as string };
+}
+
+const balanceOf = async (id: string) => Number((await getRaw(keys.account(id)))!.balanceCents);
+const profileOf = async (id: string) => (await getRaw(keys.account(id)))!;
+
+/** A debit as an admin makes one (the same ledger path as every charge). */
+async function debit(id: string, cents: number) {
+  const res = await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: -cents, note: 'auto top-up test' } });
+  expect(res.status, res.text).toBe(200);
+}
+
+/** Saves one of the sandbox's cards through its card page and the signed webhook. */
+async function saveSandboxCard(token: string, card: string) {
+  const setup = await api.call('POST', '/v1/billing/payment-method/checkout', { token, body: {} });
+  expect(setup.status, setup.text).toBe(201);
+  const done = await api.call('POST', `/dev/payment-method/${setup.body.sessionId}/complete`, { token: null, body: { card } });
+  expect(done.body).toEqual({ received: true, outcome: 'card_saved' });
+  return setup.body as { url: string; sessionId: string };
+}
+
+const rule = (over: Record<string, unknown> = {}) => ({ enabled: true, belowCents: 300, amountCents: 1000, maxPerDay: 3, ...over });
+
+async function setRule(token: string, body: Record<string, unknown>) {
+  const res = await api.call('PUT', '/v1/billing/auto-topup', { token, body });
+  expect(res.status, res.text).toBe(200);
+  return res.body;
+}
+
+async function invoicesOf(token: string) {
+  const res = await api.call('GET', '/v1/invoices?limit=100', { token });
+  expect(res.status).toBe(200);
+  return res.body.data as { id: string; status: string; amountCents: number; creditedCents: number; payment: Record<string, unknown> }[];
+}
+
+async function eventsOf(token: string, type: string) {
+  const res = await api.call('GET', `/v1/events?limit=100&type=${type}`, { token });
+  expect(res.status, res.text).toBe(200);
+  return res.body.data as { type: string; data: Record<string, any> }[];
+}
+
+/** Any event body signed as Stripe signs it, with the given secret. */
+function signed(type: string, object: Record<string, unknown>, secret: string) {
+  const body = JSON.stringify({
+    id: `evt_${Math.random().toString(36).slice(2)}`,
+    object: 'event',
+    api_version: '2025-01-27',
+    created: Math.floor(Date.now() / 1000),
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: null, idempotency_key: null },
+    type,
+    data: { object },
+  });
+  return { body, signature: signer.webhooks.generateTestHeaderString({ payload: body, secret }) };
+}
+
+const deliver = (event: { body: string; signature: string }) =>
+  api.call('POST', '/v1/webhooks/stripe', {
+    token: null,
+    rawBody: event.body,
+    headers: { 'content-type': 'application/json', 'stripe-signature': event.signature },
+  });
+
+describe('the saved card (sandbox)', () => {
+  it('is saved through the card page and the signed webhook; GET shows brand and last4 only, to its own account only', async () => {
+    const a = await customer('card-owner@example.com');
+    const b = await customer('card-neighbour@example.com');
+    expect((await api.call('GET', '/v1/billing/payment-method', { token: a.token })).body).toEqual({ card: null });
+
+    const setup = await api.call('POST', '/v1/billing/payment-method/checkout', { token: a.token, body: {} });
+    expect(setup.status, setup.text).toBe(201);
+    expect(setup.body.url).toBe(`${api.baseUrl}/dev/payment-method/${setup.body.sessionId}`);
+    const page = await fetch(setup.body.url);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('pm_card_chargeDeclined');
+
+    const done = await api.call('POST', `/dev/payment-method/${setup.body.sessionId}/complete`, {
+      token: null,
+      body: { card: 'pm_card_visa' },
+    });
+    expect(done.body).toEqual({ received: true, outcome: 'card_saved' });
+    // A replay of the same completion saves nothing again.
+    const again = await api.call('POST', `/dev/payment-method/${setup.body.sessionId}/complete`, {
+      token: null,
+      body: { card: 'pm_card_chargeDeclined' },
+    });
+    expect(again.body).toEqual({ received: true, outcome: 'already_fulfilled' });
+
+    const shown = await api.call('GET', '/v1/billing/payment-method', { token: a.token });
+    expect(shown.body).toEqual({ card: { id: expect.any(String), brand: 'visa', last4: '4242', savedAt: expect.any(String) } });
+    // The neighbour cannot forget it: the card id is 404 for them, and the card stays.
+    expectEnvelope(await api.call('DELETE', `/v1/billing/payment-method/${shown.body.card.id}`, { token: b.token }), 404, 'not_found');
+    // The provider's ids stay inside: no PaymentMethod, no Customer in any response.
+    for (const res of [shown, await api.call('GET', '/v1/billing/auto-topup', { token: a.token })]) {
+      expect(res.text).not.toMatch(/pm_card|cus_|seti_/);
+    }
+    expect((await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body).toMatchObject({ cardSaved: true, enabled: false });
+
+    // The neighbour sees no card and cannot arm a rule on a card that is not theirs.
+    expect((await api.call('GET', '/v1/billing/payment-method', { token: b.token })).body).toEqual({ card: null });
+    expectEnvelope(await api.call('PUT', '/v1/billing/auto-topup', { token: b.token, body: rule() }), 409, 'conflict');
+    // Nor complete the owner's setup session as their own: the session names its account.
+    const bSetup = await api.call('POST', '/v1/billing/payment-method/checkout', { token: b.token, body: {} });
+    const crossed = signed(
+      'checkout.session.completed',
+      {
+        id: setup.body.sessionId,
+        object: 'checkout.session',
+        mode: 'setup',
+        payment_status: 'no_payment_required',
+        amount_total: null,
+        currency: null,
+        metadata: { account_id: b.id },
+        setup_intent: 'seti_sandbox_pm_card_visa',
+      },
+      SANDBOX_WEBHOOK_SECRET,
+    );
+    expect((await deliver(crossed)).body.outcome).toBe('ignored');
+    expect((await api.call('GET', '/v1/billing/payment-method', { token: b.token })).body).toEqual({ card: null });
+    expect(bSetup.status).toBe(201);
+  });
+
+  it('an older setup session completing late saves nothing; DELETE forgets the card and turns the rule off', async () => {
+    const a = await customer('card-forget@example.com');
+    const older = await api.call('POST', '/v1/billing/payment-method/checkout', { token: a.token, body: {} });
+    await saveSandboxCard(a.token, 'pm_card_visa');
+    const late = await api.call('POST', `/dev/payment-method/${older.body.sessionId}/complete`, {
+      token: null,
+      body: { card: 'pm_card_chargeDeclined' },
+    });
+    expect(late.body.outcome).toBe('already_fulfilled');
+    expect((await api.call('GET', '/v1/billing/payment-method', { token: a.token })).body.card.last4).toBe('4242');
+
+    await setRule(a.token, rule());
+    expect((await profileOf(a.id)).autoTopUpBelowCents).toBe(300);
+    const { card } = (await api.call('GET', '/v1/billing/payment-method', { token: a.token })).body;
+    // A card id of before (a client's stale view) forgets nothing.
+    expectEnvelope(
+      await api.call('DELETE', '/v1/billing/payment-method/00000000-0000-4000-8000-000000000000', { token: a.token }),
+      404,
+      'not_found',
+    );
+    expect((await profileOf(a.id)).autoTopUpBelowCents).toBe(300);
+    const removed = await api.call('DELETE', `/v1/billing/payment-method/${card.id}`, { token: a.token });
+    expect(removed.status, removed.text).toBe(200);
+    expect(removed.body).toEqual({ card: null });
+    expect((await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body).toMatchObject({
+      enabled: false,
+      cardSaved: false,
+      disabledReason: 'card_removed',
+    });
+    // Disarmed: a debit below the threshold marks nothing.
+    expect((await profileOf(a.id)).autoTopUpBelowCents).toBeUndefined();
+    await debit(a.id, 400);
+    expect((await profileOf(a.id)).autoTopUpDue).toBeUndefined();
+    expect((await runAutoTopUps()).attempted).toBe(0);
+    expect(await invoicesOf(a.token)).toEqual([]);
+  });
+});
+
+describe('the rule', () => {
+  it('refuses what it cannot honour, in the envelope, and changes nothing', async () => {
+    const a = await customer('rule-bounds@example.com');
+    // No card yet: enabling is a conflict, but a disabled rule may be set.
+    expectEnvelope(await api.call('PUT', '/v1/billing/auto-topup', { token: a.token, body: rule() }), 409, 'conflict');
+    expect((await profileOf(a.id)).autoTopUpBelowCents).toBeUndefined();
+    await saveSandboxCard(a.token, 'pm_card_visa');
+    const before = (await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body;
+    for (const body of [
+      rule({ amountCents: 100 }), // below the minimum top-up (500)
+      rule({ amountCents: 100_001 }), // above the maximum
+      rule({ maxPerDay: 0 }),
+      rule({ maxPerDay: 11 }),
+      rule({ belowCents: 0 }),
+      rule({ belowCents: 12.5 }),
+      rule({ enabled: 'yes' }),
+      rule({ extra: true }),
+      { enabled: true },
+    ]) {
+      const res = await api.call('PUT', '/v1/billing/auto-topup', { token: a.token, body });
+      expectEnvelope(res, 400, 'validation_failed');
+    }
+    expect((await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body).toEqual(before);
+    expect((await profileOf(a.id)).autoTopUpBelowCents).toBeUndefined();
+    // A key with billing:read only may read, not write.
+    const reader = (await api.call('POST', '/v1/keys', { token: a.token, body: { name: 'reader', scopes: ['billing:read'] } })).body.secret;
+    expect((await api.call('GET', '/v1/billing/auto-topup', { token: reader })).status).toBe(200);
+    expectEnvelope(await api.call('PUT', '/v1/billing/auto-topup', { token: reader, body: rule() }), 403, 'forbidden');
+    const { card } = (await api.call('GET', '/v1/billing/payment-method', { token: reader })).body;
+    expectEnvelope(await api.call('DELETE', `/v1/billing/payment-method/${card.id}`, { token: reader }), 403, 'forbidden');
+    expect((await api.call('GET', '/v1/billing/payment-method', { token: a.token })).body.card.id).toBe(card.id);
+  });
+});
+
+describe('auto top-up in the sandbox', () => {
+  it('concurrent debits cross the threshold once; two loops at once: one invoice, paid and credited once', async () => {
+    const a = await customer('topup-race@example.com');
+    await saveSandboxCard(a.token, 'pm_card_visa');
+    await setRule(a.token, rule({ belowCents: 300, amountCents: 1000 }));
+    expect((await profileOf(a.id)).autoTopUpDue).toBeUndefined(); // 500 is not below 300
+
+    // Ten debits of 30 at once: 500 → 200, the balance crosses 300 once and stays below.
+    await Promise.all(Array.from({ length: 10 }, () => debit(a.id, 30)));
+    expect(await balanceOf(a.id)).toBe(200);
+    expect((await profileOf(a.id)).autoTopUpDue).toEqual(expect.any(String));
+
+    const [first, second] = await Promise.all([runAutoTopUps(), runAutoTopUps()]);
+    expect(first.attempted + second.attempted).toBe(1);
+    const invoices = await invoicesOf(a.token);
+    expect(invoices).toHaveLength(1);
+    expect(invoices[0]).toMatchObject({ status: 'paid', amountCents: 1000, creditedCents: 1050, payment: { provider: 'sandbox' } });
+    expect(await balanceOf(a.id)).toBe(200 + 1050);
+    const credits = (await ledgerOf(a.id)).filter((e) => e.type === 'topup' || e.type === 'bonus');
+    expect(credits.map((e) => [e.type, e.amountCents])).toEqual([
+      ['topup', 1000],
+      ['bonus', 50],
+    ]);
+    expect((await profileOf(a.id)).autoTopUpDue).toBeUndefined();
+    expect((await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body).toMatchObject({
+      attemptsToday: 1,
+      inFlight: false,
+      consecutiveFailures: 0,
+    });
+    // Nothing is due any more: later runs charge nothing.
+    expect((await runAutoTopUps()).due).toBe(0);
+
+    // The PaymentIntent's success delivered again (Stripe retries): booked once.
+    const invoice = (await api.call('GET', `/v1/invoices/${invoices[0]!.id}`, { token: a.token })).body;
+    const replay = signed(
+      'payment_intent.succeeded',
+      {
+        id: invoice.payment.paymentIntentId,
+        object: 'payment_intent',
+        amount: 1000,
+        amount_received: 1000,
+        currency: 'usd',
+        metadata: { auto_topup: 'true', invoice_id: invoice.id, account_id: a.id },
+      },
+      SANDBOX_WEBHOOK_SECRET,
+    );
+    const outcomes = await Promise.all(Array.from({ length: 4 }, () => deliver(replay)));
+    expect(outcomes.map((r) => r.body.outcome)).toEqual(Array(4).fill('already_fulfilled'));
+    expect(await balanceOf(a.id)).toBe(1250);
+  });
+
+  it('many attempts racing for one due account make one charge', async () => {
+    const a = await customer('topup-claim@example.com');
+    await saveSandboxCard(a.token, 'pm_card_visa');
+    await setRule(a.token, rule({ belowCents: 600, amountCents: 500 }));
+    // Enabled while already below: due at once.
+    expect((await profileOf(a.id)).autoTopUpDue).toEqual(expect.any(String));
+    const outcomes = await Promise.all(Array.from({ length: 6 }, () => attemptAutoTopUp(a.id)));
+    expect(outcomes.filter((o) => o === 'attempted')).toHaveLength(1);
+    expect(await invoicesOf(a.token)).toHaveLength(1);
+    expect(await balanceOf(a.id)).toBe(500 + 525);
+  });
+
+  it('the hourly pass marks the account due and calls no payment provider; the loop then charges', async () => {
+    const a = await customer('topup-pass@example.com');
+    await saveSandboxCard(a.token, 'pm_card_visa');
+    await setRule(a.token, rule({ belowCents: 500, amountCents: 500 }));
+    const server = await api.call('POST', '/v1/servers', {
+      token: a.token,
+      body: { name: 'topped', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048 },
+    });
+    expect(server.status, server.text).toBe(201);
+    const at = new Date(hourStart(Date.now()) - 3 * HOUR_MS).toISOString();
+    await setAttributes(keys.server(a.id, server.body.id), {
+      createdAt: at,
+      history: [
+        {
+          at,
+          status: 'active',
+          priceCentsPerHour: server.body.priceCentsPerHour,
+          priceMillicentsPerHour: server.body.priceMillicentsPerHour,
+        },
+      ],
+    });
+    await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.billingWatermark() }));
+    await runPassInProcess(new Date(hourStart(Date.now()) + 5 * 60_000));
+    const after = await balanceOf(a.id);
+    expect(after).toBeLessThan(500);
+    // The pass only marked it: no invoice, no charge of the card yet.
+    expect((await profileOf(a.id)).autoTopUpDue).toEqual(expect.any(String));
+    expect(await invoicesOf(a.token)).toEqual([]);
+    expect((await runAutoTopUps()).attempted).toBe(1);
+    expect(await balanceOf(a.id)).toBe(after + 525);
+  });
+
+  it('an attempt still in flight blocks the next; one left without an answer for 30 minutes is claimed again', async () => {
+    const a = await customer('topup-stale@example.com');
+    await saveSandboxCard(a.token, 'pm_card_visa');
+    const lost = '11111111-2222-4333-8444-555555555555';
+    await setAttributes(keys.autoTopUp(a.id), { inFlightInvoiceId: lost, inFlightAt: new Date().toISOString() });
+    await setRule(a.token, rule({ belowCents: 600, amountCents: 500, maxPerDay: 5 }));
+    expect(await attemptAutoTopUp(a.id)).toBe('in_flight');
+    expect(await invoicesOf(a.token)).toEqual([]);
+    await setAttributes(keys.autoTopUp(a.id), { inFlightAt: new Date(Date.now() - 31 * 60_000).toISOString() });
+    await debit(a.id, 1);
+    expect(await attemptAutoTopUp(a.id)).toBe('attempted');
+    expect((await invoicesOf(a.token)).map((i) => i.status)).toEqual(['paid']);
+    expect(await balanceOf(a.id)).toBe(499 + 525);
+  });
+
+  it('at most maxPerDay a UTC day; the next day it charges again', async () => {
+    const a = await customer('topup-daily@example.com');
+    await saveSandboxCard(a.token, 'pm_card_visa');
+    // A threshold above every balance here: each debit makes it due again.
+    await setRule(a.token, rule({ belowCents: 100_000, amountCents: 500, maxPerDay: 2 }));
+    for (let i = 0; i < 4; i++) {
+      await debit(a.id, 1);
+      await runAutoTopUps();
+    }
+    expect((await invoicesOf(a.token)).map((i) => i.status)).toEqual(['paid', 'paid']);
+    expect((await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body.attemptsToday).toBe(2);
+    await debit(a.id, 1);
+    await runAutoTopUps(new Date(Date.now() + 86_400_000));
+    expect(await invoicesOf(a.token)).toHaveLength(3);
+    expect(await balanceOf(a.id)).toBe(500 - 5 + 3 * 525);
+  });
+
+  it('a declined card: an event, no credit, the invoice void; off after the configured failures in a row', async () => {
+    const a = await customer('topup-declined@example.com');
+    await saveSandboxCard(a.token, 'pm_card_chargeDeclined');
+    await setRule(a.token, rule({ belowCents: 480, amountCents: 500, maxPerDay: 10 }));
+    for (let n = 1; n <= 3; n++) {
+      await debit(a.id, 50);
+      expect((await runAutoTopUps()).attempted).toBe(1);
+      const failed = await eventsOf(a.token, 'auto_topup.failed');
+      expect(failed).toHaveLength(n);
+      expect(failed[0]!.data).toMatchObject({ code: 'card_declined', consecutiveFailures: n, ruleDisabled: n === 3, amountCents: 500 });
+    }
+    expect(await balanceOf(a.id)).toBe(500 - 150);
+    expect((await ledgerOf(a.id)).filter((e) => e.type === 'topup')).toEqual([]);
+    expect((await invoicesOf(a.token)).map((i) => i.status)).toEqual(['void', 'void', 'void']);
+    const disabled = await eventsOf(a.token, 'auto_topup.disabled');
+    expect(disabled.map((e) => e.data)).toEqual([expect.objectContaining({ reason: 'failures', consecutiveFailures: 3 })]);
+    expect((await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body).toMatchObject({
+      enabled: false,
+      disabledReason: 'failures',
+      consecutiveFailures: 3,
+      lastFailure: { code: 'card_declined' },
+    });
+    // Off: the next debit marks nothing, the loop charges nothing.
+    await debit(a.id, 50);
+    expect((await profileOf(a.id)).autoTopUpDue).toBeUndefined();
+    await runAutoTopUps();
+    expect(await invoicesOf(a.token)).toHaveLength(3);
+
+    // The failure delivered again changes nothing: no second count, no second event.
+    const invoice = (await invoicesOf(a.token))[0]!;
+    const replay = signed(
+      'payment_intent.payment_failed',
+      {
+        id: 'pi_replayed',
+        object: 'payment_intent',
+        amount: 500,
+        currency: 'usd',
+        metadata: { auto_topup: 'true', invoice_id: invoice.id, account_id: a.id },
+        last_payment_error: { code: 'card_declined' },
+      },
+      SANDBOX_WEBHOOK_SECRET,
+    );
+    expect((await deliver(replay)).body.outcome).toBe('kept_void');
+    expect(await eventsOf(a.token, 'auto_topup.failed')).toHaveLength(3);
+    expect((await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body.consecutiveFailures).toBe(3);
+
+    // Turned on again (a new card): the count starts afresh.
+    await saveSandboxCard(a.token, 'pm_card_visa');
+    await setRule(a.token, rule({ belowCents: 480, amountCents: 500, maxPerDay: 10 }));
+    expect((await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body).toMatchObject({
+      enabled: true,
+      consecutiveFailures: 0,
+      disabledReason: null,
+    });
+  });
+
+  it('authentication required: the event says so, nothing is credited', async () => {
+    const a = await customer('topup-sca@example.com');
+    await saveSandboxCard(a.token, 'pm_card_authenticationRequired');
+    await setRule(a.token, rule({ belowCents: 400, amountCents: 500 }));
+    await debit(a.id, 200);
+    await runAutoTopUps();
+    const [failed] = await eventsOf(a.token, 'auto_topup.failed');
+    expect(failed!.data).toMatchObject({ code: 'authentication_required', consecutiveFailures: 1, ruleDisabled: false });
+    expect(await balanceOf(a.id)).toBe(300);
+    expect((await invoicesOf(a.token))[0]!.status).toBe('void');
+  });
+
+  it('a success after failures resets the count', async () => {
+    const a = await customer('topup-recover@example.com');
+    await saveSandboxCard(a.token, 'pm_card_chargeDeclined');
+    await setRule(a.token, rule({ belowCents: 400, amountCents: 500, maxPerDay: 10 }));
+    await debit(a.id, 200);
+    await runAutoTopUps();
+    expect((await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body.consecutiveFailures).toBe(1);
+    await saveSandboxCard(a.token, 'pm_card_visa'); // replaces the card; the rule stays on
+    await debit(a.id, 1);
+    await runAutoTopUps();
+    expect((await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body).toMatchObject({
+      enabled: true,
+      consecutiveFailures: 0,
+      lastFailure: null,
+    });
+    expect(await balanceOf(a.id)).toBe(500 - 201 + 525);
+  });
+});
+
+describe('auto top-up through Stripe (fake Stripe API, signed webhooks)', () => {
+  const WEBHOOK_SECRET = 'whsec_test_autotopup';
+  let stripeFake: FakeStripe;
+  beforeAll(async () => {
+    stripeFake = await startFakeStripe();
+    process.env.STRIPE_SECRET_KEY = 'sk_test_fake_key_for_tests';
+    process.env.STRIPE_WEBHOOK_SECRET = WEBHOOK_SECRET;
+    process.env.STRIPE_API_URL = stripeFake.url;
+    resetConfig();
+  });
+  afterAll(async () => {
+    delete process.env.STRIPE_SECRET_KEY;
+    delete process.env.STRIPE_WEBHOOK_SECRET;
+    delete process.env.STRIPE_API_URL;
+    resetConfig();
+    await stripeFake?.close();
+  });
+
+  /** The setup session through the API, the customer choosing `card` on Stripe's page, and Stripe's signed event. */
+  async function saveStripeCard(token: string, card: string) {
+    const setup = await api.call('POST', '/v1/billing/payment-method/checkout', { token, body: {} });
+    expect(setup.status, setup.text).toBe(201);
+    const session = stripeFake.sessions.get(setup.body.sessionId)!;
+    expect(setup.body.url).toBe(session.url);
+    stripeFake.setupIntents.get(session.setup_intent as string)!.payment_method = card;
+    const done = await deliver(signed('checkout.session.completed', { ...session, status: 'complete' }, WEBHOOK_SECRET));
+    expect(done.body.outcome).toBe('card_saved');
+    return session;
+  }
+
+  const intentEvent = (intent: Record<string, unknown>) =>
+    signed(intent.status === 'succeeded' ? 'payment_intent.succeeded' : 'payment_intent.payment_failed', intent, WEBHOOK_SECRET);
+
+  it('saves the card to one Customer per account (Checkout in setup mode)', async () => {
+    const a = await customer('stripe-card@example.com');
+    const session = await saveStripeCard(a.token, 'pm_card_visa');
+    await saveStripeCard(a.token, 'pm_card_visa');
+    const mine = stripeFake.customers.filter((c) => c.metadata.account_id === a.id);
+    expect(mine).toHaveLength(1);
+    expect(session).toMatchObject({ mode: 'setup', customer: mine[0]!.id, metadata: { account_id: a.id } });
+    const created = stripeFake.requests.find((r) => r.path === '/v1/customers' && r.params['metadata[account_id]'] === a.id)!;
+    expect(created.idempotencyKey).toBe(`customer:${a.id}`);
+    expect((await api.call('GET', '/v1/billing/payment-method', { token: a.token })).body.card).toMatchObject({
+      brand: 'visa',
+      last4: '4242',
+    });
+    // Forgotten here and detached at Stripe.
+    const { card } = (await api.call('GET', '/v1/billing/payment-method', { token: a.token })).body;
+    expect((await api.call('DELETE', `/v1/billing/payment-method/${card.id}`, { token: a.token })).status).toBe(200);
+    expect(stripeFake.detached).toContain('pm_card_visa');
+  });
+
+  it('two loops at once: one off-session PaymentIntent under the attempt key; its webhook ×4 credits once', async () => {
+    const a = await customer('stripe-topup@example.com');
+    await saveStripeCard(a.token, 'pm_card_visa');
+    await setRule(a.token, rule({ belowCents: 300, amountCents: 2000 }));
+    await Promise.all(Array.from({ length: 5 }, () => debit(a.id, 50)));
+    await Promise.all([runAutoTopUps(), runAutoTopUps()]);
+    const intents = stripeFake.paymentIntents.filter((pi) => pi.metadata.account_id === a.id);
+    expect(intents).toHaveLength(1);
+    const request = stripeFake.requests.find((r) => r.path === '/v1/payment_intents' && r.params['metadata[account_id]'] === a.id)!;
+    const day = new Date().toISOString().slice(0, 10);
+    expect(request.idempotencyKey).toBe(`autotopup:${a.id}:${day}:1`);
+    const [invoice] = await invoicesOf(a.token);
+    expect(request.params).toMatchObject({
+      amount: '2000',
+      currency: 'usd',
+      off_session: 'true',
+      confirm: 'true',
+      payment_method: 'pm_card_visa',
+      'metadata[invoice_id]': invoice!.id,
+      'metadata[auto_topup]': 'true',
+    });
+    expect(invoice).toMatchObject({ status: 'open', payment: { provider: 'stripe' } });
+    // Nothing is credited before Stripe says so.
+    expect(await balanceOf(a.id)).toBe(250);
+
+    const event = intentEvent(intents[0]!);
+    const outcomes = await Promise.all(Array.from({ length: 4 }, () => deliver(event)));
+    expect(outcomes.map((r) => r.body.outcome).sort()).toEqual(['already_fulfilled', 'already_fulfilled', 'already_fulfilled', 'credited']);
+    expect(await balanceOf(a.id)).toBe(250 + 2100);
+    expect((await api.call('GET', `/v1/invoices/${invoice!.id}`, { token: a.token })).body).toMatchObject({
+      status: 'paid',
+      creditedCents: 2100,
+      payment: { sessionId: null, paymentIntentId: intents[0]!.id },
+    });
+    expect((await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body).toMatchObject({ inFlight: false, attemptsToday: 1 });
+  });
+
+  it('a declined card: Stripe answers 402, its payment_failed webhook voids the invoice and records the event, no credit', async () => {
+    const a = await customer('stripe-declined@example.com');
+    await saveStripeCard(a.token, 'pm_card_chargeDeclined');
+    await setRule(a.token, rule({ belowCents: 400, amountCents: 500 }));
+    await debit(a.id, 200);
+    await runAutoTopUps();
+    const [intent] = stripeFake.paymentIntents.filter((pi) => pi.metadata.account_id === a.id);
+    expect(intent).toMatchObject({ status: 'requires_payment_method' });
+    // In flight until Stripe's event arrives: a second run makes no second attempt.
+    await debit(a.id, 1);
+    await runAutoTopUps();
+    expect(stripeFake.paymentIntents.filter((pi) => pi.metadata.account_id === a.id)).toHaveLength(1);
+
+    const event = intentEvent(intent!);
+    expect((await deliver(event)).body.outcome).toBe('voided');
+    expect((await deliver(event)).body.outcome).toBe('kept_void');
+    const failed = await eventsOf(a.token, 'auto_topup.failed');
+    expect(failed.map((e) => e.data)).toEqual([expect.objectContaining({ code: 'card_declined', consecutiveFailures: 1 })]);
+    expect(await balanceOf(a.id)).toBe(299);
+    expect((await invoicesOf(a.token))[0]!.status).toBe('void');
+    expect((await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body).toMatchObject({ inFlight: false, enabled: true });
+  });
+
+  it('an event naming another account than its invoice’s credits nothing', async () => {
+    const a = await customer('stripe-owner@example.com');
+    const b = await customer('stripe-thief@example.com');
+    await saveStripeCard(a.token, 'pm_card_visa');
+    await setRule(a.token, rule({ belowCents: 400, amountCents: 500 }));
+    await debit(a.id, 200);
+    await runAutoTopUps();
+    const [intent] = stripeFake.paymentIntents.filter((pi) => pi.metadata.account_id === a.id);
+    const forged = intentEvent({ ...intent!, metadata: { ...intent!.metadata, account_id: b.id } });
+    expect((await deliver(forged)).body.outcome).toBe('unknown_invoice');
+    expect(await balanceOf(b.id)).toBe(500);
+    expect(await balanceOf(a.id)).toBe(300);
+  });
+});
