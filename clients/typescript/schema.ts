@@ -1600,15 +1600,18 @@ export interface components {
        */
       powerState: 'offline' | 'starting' | 'running' | 'stopping' | null;
       suspendedOnPanel: boolean | null;
-      resources: {
-        memoryBytes: number;
-        cpuAbsolute: number;
-        diskBytes: number;
-        networkRxBytes: number;
-        networkTxBytes: number;
-        uptimeMs: number;
-      } | null;
+      resources: components['schemas']['LiveResources'];
     };
+    LiveResources: {
+      memoryBytes: number;
+      /** @description Percent, 100 = one core. */
+      cpuAbsolute: number;
+      diskBytes: number;
+      networkRxBytes: number;
+      networkTxBytes: number;
+      /** @description Milliseconds since the container started. */
+      uptimeMs: number;
+    } | null;
     ResizeServer: {
       /** Format: int32 */
       ramMb: number;
@@ -1638,22 +1641,11 @@ export interface components {
       /** @enum {string} */
       signal: 'start' | 'stop' | 'restart' | 'kill';
     };
-    /** @description The panel's counters, as the panel reports them, from the shared live-state copy. */
+    /** @description The panel's counters from the shared live-state copy, named as in `GET /v1/servers/{id}`'s `live` (until 26 November 2026 this answer used the panel's snake_case shape, `attributes.current_state` and `attributes.resources.memory_bytes`). */
     LiveUsage: {
-      attributes: {
-        current_state: components['schemas']['PowerState'];
-        is_suspended: boolean;
-        resources: {
-          memory_bytes: number;
-          /** @description Percent, 100 = one core. */
-          cpu_absolute: number;
-          disk_bytes: number;
-          network_rx_bytes: number;
-          network_tx_bytes: number;
-          /** @description Milliseconds since the container started. */
-          uptime: number;
-        };
-      };
+      powerState: components['schemas']['PowerState'];
+      suspendedOnPanel: boolean;
+      resources: components['schemas']['LiveResources'];
       /**
        * Format: date-time
        * @description When the panel gave these counters. They come from the live-state copy every caller shares (as in GET /v1/servers/{id}), refreshed at most every 20 s (5 s while starting or stopping); the last known ones are shown, with their time, while the panel cannot be asked.
@@ -8457,17 +8449,15 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "attributes": {
-           *         "current_state": "running",
-           *         "is_suspended": false,
-           *         "resources": {
-           *           "memory_bytes": 2048,
-           *           "cpu_absolute": 100,
-           *           "disk_bytes": 4096,
-           *           "network_rx_bytes": 1,
-           *           "network_tx_bytes": 1,
-           *           "uptime": 1
-           *         }
+           *       "powerState": "running",
+           *       "suspendedOnPanel": true,
+           *       "resources": {
+           *         "memoryBytes": 1048576,
+           *         "cpuAbsolute": 100,
+           *         "diskBytes": 1048576,
+           *         "networkRxBytes": 1048576,
+           *         "networkTxBytes": 1048576,
+           *         "uptimeMs": 1000
            *       },
            *       "asOf": "2026-11-26T10:00:00.000Z"
            *     }

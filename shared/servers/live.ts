@@ -210,28 +210,14 @@ async function storeFailure(serverId: string, leaseId: string, reason: LiveRefre
 }
 
 /**
- * GET /v1/servers/:id/resources from the live state, in the panel's own shape (snake_case, as the
- * route always answered), with `asOf`. The last known usage is shown, with its time, even when the
+ * GET /v1/servers/:id/resources from the live state, named like `live` of GET /v1/servers/:id,
+ * with `asOf`. The last known usage is shown, with its time, even when the
  * latest refresh failed; with none known, the reason is the error: installing or suspended on the
  * panel is a conflict (the panel's own 409), a busy or unreachable panel 503 with Retry-After.
  */
 export function usageFromLiveState(live: LiveView): z.infer<typeof LiveUsage> {
   if (live.resources && live.powerState && live.asOf)
-    return {
-      attributes: {
-        current_state: live.powerState,
-        is_suspended: live.suspendedOnPanel ?? false,
-        resources: {
-          memory_bytes: live.resources.memoryBytes,
-          cpu_absolute: live.resources.cpuAbsolute,
-          disk_bytes: live.resources.diskBytes,
-          network_rx_bytes: live.resources.networkRxBytes,
-          network_tx_bytes: live.resources.networkTxBytes,
-          uptime: live.resources.uptimeMs,
-        },
-      },
-      asOf: live.asOf,
-    };
+    return { powerState: live.powerState, suspendedOnPanel: live.suspendedOnPanel ?? false, resources: live.resources, asOf: live.asOf };
   if (live.available && live.installStatus !== 'installed')
     throw new ApiError('conflict', 'The server is still installing (or its install failed): it has no usage yet');
   if (live.available && live.suspendedOnPanel) throw new ApiError('conflict', 'The server is suspended on the panel: it has no usage');

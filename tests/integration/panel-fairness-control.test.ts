@@ -124,7 +124,7 @@ describe('control calls: fair shares', () => {
     expect(files.status, files.text).toBe(200);
     const usage = await api.call('GET', `/v1/servers/${newcomer.serverId}/resources`, { token: newcomer.token });
     expect(usage.status, usage.text).toBe(200);
-    expect(usage.body.attributes.resources.memory_bytes).toEqual(expect.any(Number));
+    expect(usage.body.resources.memoryBytes).toEqual(expect.any(Number));
     expect(Date.parse(usage.body.asOf)).toBeGreaterThan(Date.now() - 60_000);
     expect(await sim429s()).toBe(0);
   }, 120_000);

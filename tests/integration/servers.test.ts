@@ -117,12 +117,12 @@ describe('the lifecycle: deploy → install → power → console → files → 
       signal: 'start',
       accepted: true,
     });
-    await until(async () => (await api.call('GET', path('/resources'), { token })).body.attributes.current_state === 'running');
+    await until(async () => (await api.call('GET', path('/resources'), { token })).body.powerState === 'running');
     const usage = await api.call('GET', path('/resources'), { token });
-    expect(usage.body.attributes.resources).toMatchObject({
-      memory_bytes: expect.any(Number),
-      cpu_absolute: expect.any(Number),
-      network_rx_bytes: expect.any(Number),
+    expect(usage.body.resources).toMatchObject({
+      memoryBytes: expect.any(Number),
+      cpuAbsolute: expect.any(Number),
+      networkRxBytes: expect.any(Number),
     });
   });
 

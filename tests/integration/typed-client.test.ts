@@ -106,7 +106,7 @@ describe('the customer journey through the typed client', () => {
     // Power.
     const power = await client.POST('/v1/servers/{id}/power', { ...byId, body: { signal: 'start' } });
     expect(power.data).toEqual({ id: server.id, signal: 'start', accepted: true });
-    await until(async () => (await client.GET('/v1/servers/{id}/resources', byId)).data?.attributes.current_state === 'running');
+    await until(async () => (await client.GET('/v1/servers/{id}/resources', byId)).data?.powerState === 'running');
 
     // Files: write, list, read.
     const written = await client.POST('/v1/servers/{id}/files/write', { ...byId, body: { file: 'motd.txt', content: 'Welcome ✓' } });

@@ -892,7 +892,7 @@ beforeAll(async () => {
   fx.serverId = server.id;
   await until(async () => (await must('GET', `/v1/servers/${server.id}`, owner)).live.installStatus === 'installed');
   await must('POST', `/v1/servers/${server.id}/power`, owner, { signal: 'start' });
-  await until(async () => (await must('GET', `/v1/servers/${server.id}/resources`, owner)).attributes.current_state === 'running');
+  await until(async () => (await must('GET', `/v1/servers/${server.id}/resources`, owner)).powerState === 'running');
   await must('POST', `/v1/servers/${server.id}/files/write`, owner, { file: 'fuzz.txt', content: 'fuzz fixture' });
   fx.keyId = (await must('POST', '/v1/keys', owner, { name: 'fuzz fixture key' })).id;
   fx.readOnlyKey = (await must('POST', '/v1/keys', owner, { name: 'read only', scopes: ['account:read'] })).secret;

@@ -205,7 +205,7 @@ describe('secrets never leave the service', () => {
     for (const server of [onSecond, onFirst]) {
       await until(async () => (await must('GET', `/v1/servers/${server.id}`, token)).live.installStatus === 'installed');
       await must('POST', `/v1/servers/${server.id}/power`, token, { signal: 'start' });
-      await until(async () => (await must('GET', `/v1/servers/${server.id}/resources`, token)).attributes.current_state === 'running');
+      await until(async () => (await must('GET', `/v1/servers/${server.id}/resources`, token)).powerState === 'running');
       await must('POST', `/v1/servers/${server.id}/command`, token, { command: 'say secrets test' });
       const creds = await must('GET', `/v1/servers/${server.id}/console`, token);
       expect(creds.websocket.token.split('.')).toHaveLength(3);

@@ -39,6 +39,18 @@ export const Server = z
   })
   .meta({ id: 'Server' });
 
+/** The usage counters Wings reports, named like the rest of the API. */
+export const LiveResources = z
+  .object({
+    memoryBytes: z.number(),
+    cpuAbsolute: z.number().meta({ description: 'Percent, 100 = one core.' }),
+    diskBytes: z.number(),
+    networkRxBytes: z.number(),
+    networkTxBytes: z.number(),
+    uptimeMs: z.number().meta({ description: 'Milliseconds since the container started.' }),
+  })
+  .meta({ id: 'LiveResources' });
+
 export const LiveState = z
   .object({
     available: z.boolean().meta({ description: 'False when the panel could not be asked; the stored fields above still hold.' }),
@@ -61,16 +73,7 @@ export const LiveState = z
       description: 'The power state Wings reports; null without a client key or while installing.',
     }),
     suspendedOnPanel: z.boolean().nullable(),
-    resources: z
-      .object({
-        memoryBytes: z.number(),
-        cpuAbsolute: z.number(),
-        diskBytes: z.number(),
-        networkRxBytes: z.number(),
-        networkTxBytes: z.number(),
-        uptimeMs: z.number(),
-      })
-      .nullable(),
+    resources: LiveResources.nullable(),
   })
   .meta({ id: 'LiveState' });
 
@@ -140,24 +143,19 @@ export const CommandResult = z.object({ id: Uuid, sent: z.literal(true) }).meta(
 
 export const LiveUsage = z
   .object({
-    attributes: z.object({
-      current_state: PowerState,
-      is_suspended: z.boolean(),
-      resources: z.object({
-        memory_bytes: z.number(),
-        cpu_absolute: z.number().meta({ description: 'Percent, 100 = one core.' }),
-        disk_bytes: z.number(),
-        network_rx_bytes: z.number(),
-        network_tx_bytes: z.number(),
-        uptime: z.number().meta({ description: 'Milliseconds since the container started.' }),
-      }),
-    }),
+    powerState: PowerState,
+    suspendedOnPanel: z.boolean(),
+    resources: LiveResources,
     asOf: Timestamp.meta({
       description:
         'When the panel gave these counters. They come from the live-state copy every caller shares (as in GET /v1/servers/{id}), refreshed at most every 20 s (5 s while starting or stopping); the last known ones are shown, with their time, while the panel cannot be asked.',
     }),
   })
-  .meta({ id: 'LiveUsage', description: "The panel's counters, as the panel reports them, from the shared live-state copy." });
+  .meta({
+    id: 'LiveUsage',
+    description:
+      "The panel's counters from the shared live-state copy, named as in `GET /v1/servers/{id}`'s `live` (until 26 November 2026 this answer used the panel's snake_case shape, `attributes.current_state` and `attributes.resources.memory_bytes`).",
+  });
 
 export const ConsoleCredentials = z
   .object({
