@@ -15,7 +15,8 @@ import { profileOf } from '../settings/limits.ts';
 import { eventWrite } from '../webhooks/events.ts';
 import type { AutoTopUpIntent } from './autotopup-event.ts';
 import type { CheckoutSession } from './checkout-event.ts';
-import { creditInvoice, handleStripeEvent, paymentsConfig, returnUrls, signedSandboxEvent, stripe, verifyStripeEvent } from './index.ts';
+import { creditInvoice, handleStripeEvent, paymentsConfig, returnUrls, stripe, verifyStripeEvent } from './index.ts';
+import { signedSandboxEvent } from './sandbox.ts';
 
 /**
  * Auto top-up with a saved card (README "Auto top-up", ARCHITECTURE.md "Money").
@@ -309,29 +310,6 @@ export async function saveCard(session: CheckoutSession): Promise<WebhookOutcome
     },
   });
   return saved ? 'card_saved' : 'already_fulfilled';
-}
-
-/**
- * The `checkout.session.completed` (setup mode) Stripe would send once the customer saved `card`
- * on the sandbox's card page, signed with the webhook secret (the sandbox only).
- */
-export async function sandboxSetupEvent(sessionId: string, card: SandboxCard): Promise<{ body: string; signature: string }> {
-  const accountId = /^cs_sandbox_setup_([0-9a-f-]{36})_[0-9a-f]+$/.exec(sessionId)?.[1];
-  const item = accountId ? await accessPatterns.autoTopUpOf(accountId) : undefined;
-  if (!accountId || !item) throw new ApiError('not_found', 'Card setup session not found');
-  return signedSandboxEvent('checkout.session.completed', {
-    id: sessionId,
-    object: 'checkout.session',
-    mode: 'setup',
-    status: 'complete',
-    payment_status: 'no_payment_required',
-    amount_total: null,
-    currency: null,
-    customer: item.customerId ?? null,
-    client_reference_id: accountId,
-    metadata: { account_id: accountId, purpose: 'auto_topup_card' },
-    setup_intent: `seti_sandbox_${card}`,
-  });
 }
 
 /**

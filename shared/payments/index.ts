@@ -24,6 +24,7 @@ import { logger, errorFields } from '../observability/logger.ts';
 import { recordSystemActivity } from '../audit/index.ts';
 import { type CheckoutSession, readCheckoutEvent } from './checkout-event.ts';
 import { readReversalEvent } from './refund-event.ts';
+import { signedSandboxEvent } from './sandbox.ts';
 import { bookReversal } from './refunds.ts';
 import { autoTopUpFailed, autoTopUpPaid, saveCard } from './autotopup.ts';
 import { readAutoTopUpEvent } from './autotopup-event.ts';
@@ -423,52 +424,4 @@ export async function refundInvoice(
       'The payment provider did not refund; nothing was booked, check the payment and try again',
     );
   }
-}
-
-// ---- the local sandbox --------------------------------------------------------------------------
-
-/** An event body as Stripe would send it, signed with the webhook secret (the sandbox only). */
-export async function signedSandboxEvent(type: string, object: Record<string, unknown>): Promise<{ body: string; signature: string }> {
-  const body = JSON.stringify({
-    id: `evt_sandbox_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`,
-    object: 'event',
-    api_version: '2025-01-27',
-    created: Math.floor(Date.now() / 1000),
-    livemode: false,
-    pending_webhooks: 1,
-    request: { id: null, idempotency_key: null },
-    type,
-    data: { object },
-  });
-  const config = await paymentsConfig();
-  const signature = (await stripe(config)).webhooks.generateTestHeaderString({ payload: body, secret: config.webhookSecret! });
-  return { body, signature };
-}
-
-/** The event Stripe would send for this invoice, signed with the webhook secret. */
-export async function sandboxEvent(
-  invoiceId: string,
-  outcome: 'paid' | 'expired' | 'failed',
-): Promise<{ body: string; signature: string }> {
-  const item = await findInvoiceItem(invoiceId);
-  if (!item) throw new ApiError('not_found', 'Invoice not found');
-  const invoice = toInvoiceView(item);
-  const type =
-    outcome === 'paid'
-      ? 'checkout.session.completed'
-      : outcome === 'expired'
-        ? 'checkout.session.expired'
-        : 'checkout.session.async_payment_failed';
-  return signedSandboxEvent(type, {
-    id: invoice.payment.sessionId,
-    object: 'checkout.session',
-    mode: 'payment',
-    status: outcome === 'paid' ? 'complete' : outcome === 'expired' ? 'expired' : 'complete',
-    payment_status: outcome === 'paid' ? 'paid' : 'unpaid',
-    amount_total: invoice.amountCents,
-    currency: 'usd',
-    client_reference_id: invoice.id,
-    metadata: { invoice_id: invoice.id, invoice_number: invoice.number },
-    payment_intent: `pi_sandbox_${invoice.id.replace(/-/g, '').slice(0, 16)}`,
-  });
 }
