@@ -7,7 +7,6 @@ import { listLedger } from '../../shared/ledger/index.ts';
 import { getBudget, setBudget } from '../../shared/budgets/index.ts';
 import { getBalanceAlerts, setLowBalanceThreshold } from '../../shared/ledger/alerts.ts';
 import { getBillingProfile, putBillingProfile } from '../../shared/accounts/billing-profile.ts';
-import { unsuspendAfterCredit } from '../../shared/servers/suspension.ts';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -43,10 +42,7 @@ export const handler = createGroupHandler('account', accountRoutes, {
   putBudget: async ({ principal, body, audit }) => {
     audit.target = `account:${principal.accountId}`;
     audit.details = { monthlyCapCents: body.monthlyCapCents, action: body.action };
-    const budget = await setBudget(principal.accountId, body);
-    // A raised or cleared cap lifts a budget suspension now.
-    await unsuspendAfterCredit(principal.accountId, 'budget');
-    return budget;
+    return setBudget(principal.accountId, body);
   },
 
   getAlerts: async ({ principal }) => getBalanceAlerts(principal.accountId),

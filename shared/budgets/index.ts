@@ -52,6 +52,12 @@ export async function getBudget(accountId: string, now = Date.now()): Promise<Bu
   };
 }
 
+/**
+ * Sets the monthly budget. A raised or cleared cap lifts a budget suspension at once (suspension
+ * re-reads the budget and the balance, so a lowered cap changes nothing until the next pass). The
+ * suspension module is imported on use: it imports this module for the budget, and loading it here
+ * statically would make the two folders import each other (tests/unit/architecture.test.ts).
+ */
 export async function setBudget(accountId: string, input: z.infer<typeof BudgetUpdate>): Promise<BudgetView> {
   await writeItem({
     Update: {
@@ -61,6 +67,8 @@ export async function setBudget(accountId: string, input: z.infer<typeof BudgetU
       ExpressionAttributeValues: { ':cap': input.monthlyCapCents, ':action': input.action },
     },
   });
+  const { unsuspendAfterCredit } = await import('../servers/suspension.ts');
+  await unsuspendAfterCredit(accountId, 'budget');
   return getBudget(accountId);
 }
 
