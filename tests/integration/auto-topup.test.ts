@@ -1,5 +1,5 @@
+import { signedStripeEvent } from '../helpers/stripe-events.ts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import Stripe from 'stripe';
 import { startTestApi, expectEnvelope, type TestApi } from '../helpers/stack.ts';
 import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
 import { expectLedgerInvariant, ledgerOf } from '../helpers/money.ts';
@@ -21,7 +21,6 @@ import { attemptAutoTopUp, runAutoTopUps } from '../../shared/payments/autotopup
  * failing (no credit, the rule turns off), and another account (sees and charges nothing).
  */
 let api: TestApi;
-const signer = new Stripe('sk_test_signer');
 
 beforeAll(async () => {
   delete process.env.STRIPE_SECRET_KEY;
@@ -80,20 +79,7 @@ async function eventsOf(token: string, type: string) {
 }
 
 /** Any event body signed as Stripe signs it, with the given secret. */
-function signed(type: string, object: Record<string, unknown>, secret: string) {
-  const body = JSON.stringify({
-    id: `evt_${Math.random().toString(36).slice(2)}`,
-    object: 'event',
-    api_version: '2025-01-27',
-    created: Math.floor(Date.now() / 1000),
-    livemode: false,
-    pending_webhooks: 1,
-    request: { id: null, idempotency_key: null },
-    type,
-    data: { object },
-  });
-  return { body, signature: signer.webhooks.generateTestHeaderString({ payload: body, secret }) };
-}
+const signed = (type: string, object: Record<string, unknown>, secret: string) => signedStripeEvent(type, object, { secret });
 
 const deliver = (event: { body: string; signature: string }) =>
   api.call('POST', '/v1/webhooks/stripe', {

@@ -1,5 +1,5 @@
+import { signedStripeFields } from '../helpers/stripe-events.ts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import Stripe from 'stripe';
 import { startTestApi, expectEnvelope, type TestApi } from '../helpers/stack.ts';
 import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
 import { expectLedgerInvariant, ledgerOf } from '../helpers/money.ts';
@@ -15,7 +15,6 @@ import { customer as newCustomer } from '../helpers/customer.ts';
 const WEBHOOK_SECRET = 'whsec_test_0123456789abcdef';
 let stripeFake: FakeStripe;
 let api: TestApi;
-const signer = new Stripe('sk_test_signer');
 
 beforeAll(async () => {
   stripeFake = await startFakeStripe();
@@ -46,25 +45,8 @@ function stripeEvent(type: string, session: Record<string, unknown>, overrides: 
   return signedEvent({ type, data: { object: session } }, overrides);
 }
 
-/** Any event body, signed as Stripe signs it: `fields` say what the event holds (type, data). */
-function signedEvent(fields: Record<string, unknown>, overrides: { timestamp?: number; secret?: string } = {}) {
-  const body = JSON.stringify({
-    id: `evt_${Math.random().toString(36).slice(2)}`,
-    object: 'event',
-    api_version: '2025-01-27',
-    created: Math.floor(Date.now() / 1000),
-    livemode: false,
-    pending_webhooks: 1,
-    request: { id: null, idempotency_key: null },
-    ...fields,
-  });
-  const signature = signer.webhooks.generateTestHeaderString({
-    payload: body,
-    secret: overrides.secret ?? WEBHOOK_SECRET,
-    ...(overrides.timestamp ? { timestamp: overrides.timestamp } : {}),
-  });
-  return { body, signature };
-}
+const signedEvent = (fields: Record<string, unknown>, overrides: { timestamp?: number; secret?: string } = {}) =>
+  signedStripeFields(fields, { secret: overrides.secret ?? WEBHOOK_SECRET, timestamp: overrides.timestamp });
 
 const deliver = (event: { body: string; signature: string }) =>
   api.call('POST', '/v1/webhooks/stripe', {

@@ -1,5 +1,5 @@
+import { signedStripeEvent } from '../helpers/stripe-events.ts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import Stripe from 'stripe';
 import { startTestApi, expectEnvelope, type TestApi } from '../helpers/stack.ts';
 import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
 import { expectLedgerInvariant, ledgerOf } from '../helpers/money.ts';
@@ -18,7 +18,6 @@ import { resetConfig } from '../../shared/config/env.ts';
 const WEBHOOK_SECRET = 'whsec_test_refunds_0123456789';
 let stripeFake: FakeStripe;
 let api: TestApi;
-const signer = new Stripe('sk_test_signer');
 
 beforeAll(async () => {
   stripeFake = await startFakeStripe();
@@ -36,20 +35,8 @@ afterEach(async () => {
 });
 
 let n = 0;
-function signed(type: string, object: Record<string, unknown>, secret = WEBHOOK_SECRET) {
-  const body = JSON.stringify({
-    id: `evt_${++n}_${Math.random().toString(36).slice(2)}`,
-    object: 'event',
-    api_version: '2025-01-27',
-    created: Math.floor(Date.now() / 1000),
-    livemode: false,
-    pending_webhooks: 1,
-    request: { id: null, idempotency_key: null },
-    type,
-    data: { object },
-  });
-  return { body, signature: signer.webhooks.generateTestHeaderString({ payload: body, secret }) };
-}
+const signed = (type: string, object: Record<string, unknown>, secret = WEBHOOK_SECRET) =>
+  signedStripeEvent(type, object, { secret, id: `evt_${++n}_${Math.random().toString(36).slice(2)}` });
 
 const deliver = (event: { body: string; signature?: string }) =>
   api.call('POST', '/v1/webhooks/stripe', {
