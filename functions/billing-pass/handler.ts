@@ -5,7 +5,7 @@ import { HOUR_MS, lastBillableHour } from '../../shared/pricing/hours.ts';
 import { markShardDone, openPassRecord } from '../../shared/billing/fanout.ts';
 import { reconcileAll } from '../../shared/servers/reconcile.ts';
 import { type RepairSummary, runRepairs } from '../../shared/servers/repairs.ts';
-import { type AutoTopUpSummary, runAutoTopUps } from '../../shared/payments/autotopup.ts';
+import type { AutoTopUpSummary } from '../../shared/payments/autotopup.ts';
 import { logger, errorFields } from '../../shared/observability/logger.ts';
 import { getConfig } from '../../shared/config/env.ts';
 
@@ -106,9 +106,13 @@ export async function worker(event: SQSEvent): Promise<SQSBatchResponse> {
 export async function repairs(): Promise<RepairSummary & { autoTopUps: AutoTopUpSummary | null }> {
   const summary = await runRepairs(new Date());
   // Apart: a failing auto top-up pass must not hide the repairs' summary, nor the other way round.
-  const autoTopUps = await runAutoTopUps(new Date()).catch((err: unknown) => {
-    logger.error('auto top-up pass failed', errorFields(err));
-    return null;
-  });
+  // Loaded on use: the payments and invoice modules stay out of the start chunk the hourly
+  // scheduler and the shard workers load too (tests/infra/stacks.test.ts, the 450 KB budget).
+  const autoTopUps = await import('../../shared/payments/autotopup.ts')
+    .then(({ runAutoTopUps }) => runAutoTopUps(new Date()))
+    .catch((err: unknown) => {
+      logger.error('auto top-up pass failed', errorFields(err));
+      return null;
+    });
   return { ...summary, autoTopUps };
 }

@@ -1,7 +1,8 @@
 import { createGroupHandler } from '../../shared/http/handler.ts';
 import { serverRoutes } from '../../shared/api/routes/servers.ts';
 import { deleteServer } from '../../shared/servers/delete.ts';
-import { getServerWithLive, listServers } from '../../shared/servers/read.ts';
+import { getServerWithLive } from '../../shared/servers/live.ts';
+import { listServers } from '../../shared/servers/read.ts';
 import * as control from '../../shared/servers/control.ts';
 
 /** Servers group: /v1/servers and everything under /v1/servers/:id. */

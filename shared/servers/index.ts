@@ -12,6 +12,7 @@
  */
 export { deleteServer } from './delete.ts';
 export { deployServer } from './deploy.ts';
-export { getOwnedServer, getServerWithLive, listAllServers, listServers } from './read.ts';
+export { getServerWithLive } from './live.ts';
+export { getOwnedServer, listAllServers, listServers } from './read.ts';
 export { resizeServer } from './resize.ts';
 export { type ServerView, toServerView } from './views.ts';

@@ -11,6 +11,8 @@ import { getInstance, panelClientFor } from '../instances/index.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import { PanelRequestError } from '../panel/errors.ts';
 import type { PanelServer } from '../panel/types.ts';
+import { getOwnedServer } from './read.ts';
+import { type ServerView, toServerView } from './views.ts';
 
 /**
  * A server's live state (install, power, suspension, usage), cached in the table for every
@@ -229,4 +231,10 @@ export function usageFromLiveState(live: LiveView): z.infer<typeof LiveUsage> {
     retryAfterSeconds,
     sent: false,
   });
+}
+
+/** The stored server plus its live state, cached for every process (live.ts); a panel in trouble marks it unavailable. */
+export async function getServerWithLive(accountId: string, serverId: string): Promise<ServerView & { live: LiveView }> {
+  const item = await getOwnedServer(accountId, serverId);
+  return { ...toServerView(item), live: await liveStateOf(item) };
 }

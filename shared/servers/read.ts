@@ -1,8 +1,12 @@
 import { accessPatterns, type Page, type PageRequest } from '../db/access-patterns.ts';
 import type { ServerItem } from '../db/items.ts';
 import { notFound } from '../errors.ts';
-import { type LiveView, liveStateOf } from './live.ts';
 import { type AdminServerView, type ServerView, toServerView } from './views.ts';
+
+/*
+ * Reads of stored records only: nothing here asks a panel, so the admin listing loads without the
+ * panel client (live.ts holds the read with live state).
+ */
 
 /** The caller's server; another account's server is 404 exactly like an unknown id. */
 export async function getOwnedServer(accountId: string, serverId: string): Promise<ServerItem> {
@@ -22,10 +26,4 @@ export async function listAllServers(page: PageRequest): Promise<Page<AdminServe
     data: result.data.map((item) => ({ ...toServerView(item), accountId: item.accountId })),
     nextCursor: result.nextCursor,
   };
-}
-
-/** The stored server plus its live state, cached for every process (live.ts); a panel in trouble marks it unavailable. */
-export async function getServerWithLive(accountId: string, serverId: string): Promise<ServerView & { live: LiveView }> {
-  const item = await getOwnedServer(accountId, serverId);
-  return { ...toServerView(item), live: await liveStateOf(item) };
 }
