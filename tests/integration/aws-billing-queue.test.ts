@@ -89,4 +89,10 @@ describe('billing through the queue', () => {
       new Date(hourStart(Date.now()) - 3 * HOUR_MS).toISOString(),
     ]);
   });
+
+  it('the every-minute entry runs the pending repairs, then the auto top-ups (their module loaded on use)', async () => {
+    const summary = await handler.repairs();
+    // A failed auto top-up pass is reported as null beside the repairs' summary; here it ran.
+    expect(summary.autoTopUps).toEqual({ due: 0, attempted: 0, skipped: 0, failed: 0 });
+  });
 });
