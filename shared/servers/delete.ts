@@ -15,16 +15,12 @@ export const WINGS_DOWN_RETRY_S = 60;
  * ServerDeletionService). Nothing changed, so this is `panel_unavailable` with a Retry-After, not
  * a timeout whose outcome is unknown; the record stays live (and billed) until a delete succeeds.
  */
-export function wingsUnreachable(err: unknown): PanelRequestError | undefined {
-  if (!(err instanceof PanelRequestError) || err.panelStatus !== 504) return undefined;
-  if (!err.panelErrors.some((e) => e.code === 'DaemonConnectionException')) return undefined;
-  return new PanelRequestError(
-    'panel_unavailable',
-    "The server's node did not answer the panel, so the server was not deleted; it stays active and billed until a delete succeeds",
-    504,
-    err.panelErrors,
-    { retryAfterSeconds: WINGS_DOWN_RETRY_S },
-  );
+export function wingsUnreachable(err: unknown): unknown {
+  return err instanceof PanelRequestError && err.panelStatus === 504 && err.panelErrors.some((e) => e.code === 'DaemonConnectionException')
+    ? new PanelRequestError('panel_unavailable', "The server's node is down; nothing was deleted", 504, err.panelErrors, {
+        retryAfterSeconds: WINGS_DOWN_RETRY_S,
+      })
+    : err;
 }
 
 /** Delete: the panel first, then the record (deleting twice answers with the first deletion). */
@@ -37,13 +33,10 @@ export async function deleteServer(accountId: string, serverId: string): Promise
     if (server.status === 'deleted') return { id: serverId, status: 'deleted' as const, deletedAt: server.deletedAt! };
     // An instance cannot be removed while it hosts servers, so it is there; if it is not, there is no panel to ask.
     const instanceItem = await accessPatterns.instanceById(server.instanceId);
-    if (instanceItem) {
-      try {
-        await (await panelClientFor(toInstanceView(instanceItem))).deleteServer(item.panelServerId);
-      } catch (err) {
-        throw wingsUnreachable(err) ?? err;
-      }
-    }
+    if (instanceItem)
+      await (await panelClientFor(toInstanceView(instanceItem))).deleteServer(item.panelServerId).catch((err: unknown) => {
+        throw wingsUnreachable(err);
+      });
     const deletedAt = await recordDeleted({ accountId, serverId, instanceId: instanceItem ? server.instanceId : undefined });
     return { id: serverId, status: 'deleted' as const, deletedAt };
   });

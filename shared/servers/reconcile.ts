@@ -164,18 +164,14 @@ export async function repairPanel(listed: ServerItem): Promise<void> {
  */
 async function closeRecord(record: ServerItem, client: PanelClient, report: ReconcileReport): Promise<boolean> {
   return orQueue(record, report, () =>
-    withServerLease(record.serverId, 'reconcile', async () => {
-      const current = await accessPatterns.serverOfAccount(record.accountId, record.serverId);
-      if (!current || current.status === 'deleted') return false;
-      if (await client.getServerByExternalId(record.serverId)) return false;
-      return closeUnderLease(record.accountId, record.serverId);
-    }),
+    withServerLease(record.serverId, 'reconcile', () => closeUnderLease(record.accountId, record.serverId, client)),
   );
 }
 
-async function closeUnderLease(accountId: string, serverId: string): Promise<boolean> {
+/** With a client, the panel is asked first: a server it has keeps its record. */
+async function closeUnderLease(accountId: string, serverId: string, client?: PanelClient): Promise<boolean> {
   const current = await accessPatterns.serverOfAccount(accountId, serverId);
-  if (!current || current.status === 'deleted') return false;
+  if (!current || current.status === 'deleted' || (await client?.getServerByExternalId(serverId))) return false;
   await recordDeleted({ accountId, serverId, instanceId: current.instanceId, reason: 'missing on the panel' });
   await recordSystemActivity({
     accountId,
