@@ -337,7 +337,10 @@ export interface paths {
     get: operations['getServer'];
     put?: never;
     post?: never;
-    /** Delete: removed from the panel; billed for the hour of deletion, never after */
+    /**
+     * Delete: removed from the panel; billed for the hour of deletion, never after
+     * @description When the server's node (Wings) is down the panel keeps the server: 503 `panel_unavailable` with `Retry-After`, nothing changed, the server stays active and billed until a delete succeeds.
+     */
     delete: operations['deleteServer'];
     options?: never;
     head?: never;

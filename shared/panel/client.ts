@@ -442,7 +442,10 @@ export class PanelClient {
           { retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)) },
         );
       }
-      if (response.status >= 500 && spec.idempotent && attempt < this.maxAttempts) {
+      // A 504 DaemonConnectionException is the panel saying Wings did not answer it: the panel
+      // already waited on Wings, so asking again at once only spends budget.
+      const wingsDown = response.status === 504 && errors.some((e) => e.code === 'DaemonConnectionException');
+      if (response.status >= 500 && spec.idempotent && attempt < this.maxAttempts && !wingsDown) {
         logger.warn('panel error, retrying', { call: what, attempt, status: response.status });
         await sleep(this.backoff(attempt));
         continue;

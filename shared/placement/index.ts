@@ -10,7 +10,8 @@ import { ApiError } from '../errors.ts';
  *     to nodes tagged with it (the panel location `short` code); null means anywhere;
  *   - disabled instances, nodes in maintenance and non-public nodes are skipped;
  *   - a node fits when free memory and free disk (capacity × (1 + overallocate %) − allocated)
- *     both cover the request and it has a free allocation;
+ *     both cover the request and it has a free allocation; as in the panel's own check, -1
+ *     (which its UI calls unlimited) is just -1 %: 0.99 × capacity;
  *   - lower instance priority wins; within equal priority, the most free memory; then the most
  *     free disk; then the lowest instance id and node id, so ties are deterministic.
  * When nothing fits, `no_capacity` 503 lists every candidate node with why it was rejected; when a

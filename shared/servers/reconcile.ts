@@ -17,7 +17,9 @@ import { queueRepair } from './pending.ts';
  *   was lost and never settled, a compensation that failed) runs unbilled: it is removed from the
  *   panel. Servers created in the last RECENT_MS are left alone (a deploy may still be recording).
  * - A live record whose server is gone from the panel (deleted by hand on the panel) is closed as
- *   deleted, so billing stops at that hour.
+ *   deleted in the same pass, whatever its age, so billing stops at that hour and the instance's
+ *   server count drops (an instance with no live server can be deleted). A record is written only
+ *   after its panel server was created, so a missing one was removed, not yet to come.
  * - A live record whose limits differ from the panel's (a resize whose answer was lost) gets the
  *   recorded limits applied again: the record is what the customer pays for.
  * Repairs are system work under the server's lease (lease.ts: they go before customers); one that
@@ -59,11 +61,11 @@ export async function reconcileAll(now = Date.now()): Promise<ReconcileReport> {
     for (const record of page.data) {
       const panel = answered.get(record.instanceId);
       if (!panel || record.status === 'deleted' || panel.onPanel.has(record.serverId)) continue;
-      if (now - Date.parse(record.createdAt) < RECENT_MS) continue;
       try {
-        // Ask once more for this one server: the listing may predate a create.
-        if (await panel.client.getServerByExternalId(record.serverId)) continue;
-        if (await closeRecord(record, report)) report.recordsClosed++;
+        // A record is written only once its panel server exists, so a record of any age whose
+        // server the panel no longer has was deleted there. The listing may predate a create
+        // recorded since: the panel is asked once more for this one server, under its lease.
+        if (await closeRecord(record, panel.client, report)) report.recordsClosed++;
       } catch (err) {
         report.errors++;
         logger.warn('reconcile: could not close a record', { serverId: record.serverId, ...errorFields(err) });
@@ -140,10 +142,10 @@ async function orQueue(record: ServerItem, report: ReconcileReport, repair: () =
 
 /**
  * The pending-repair pass's panel work for one server (repairs.ts): its panel server found by
- * external id; gone (and older than RECENT_MS) closes the record, present gets the recorded limits
+ * external id; gone closes the record, present gets the recorded limits
  * back. Throws when the panel did not answer or the server is busy, so the item is retried.
  */
-export async function repairPanel(listed: ServerItem, now = Date.now()): Promise<void> {
+export async function repairPanel(listed: ServerItem): Promise<void> {
   const instance = await accessPatterns.instanceById(listed.instanceId);
   if (!instance) return; // no panel to disagree with
   const client = await panelClientFor(toInstanceView(instance));
@@ -152,21 +154,24 @@ export async function repairPanel(listed: ServerItem, now = Date.now()): Promise
     await restoreLimits(client, listed, panel.id);
     return;
   }
-  if (now - Date.parse(listed.createdAt) < RECENT_MS)
-    throw Object.assign(new Error('The panel server is not there yet'), { code: 'not_on_panel' });
   await withServerLease(listed.serverId, 'reconcile', () => closeUnderLease(listed.accountId, listed.serverId));
 }
 
-/** Closes a record whose panel server is gone: deleted now, so the billing pass bills this hour and stops. */
-async function closeRecord(record: ServerItem, report: ReconcileReport): Promise<boolean> {
+/**
+ * Closes a record whose panel server is gone: deleted now, so the billing pass bills this hour and
+ * stops. The panel is asked for the server under the lease, so a delete or repair in flight has
+ * settled; a server it still has keeps its record.
+ */
+async function closeRecord(record: ServerItem, client: PanelClient, report: ReconcileReport): Promise<boolean> {
   return orQueue(record, report, () =>
-    withServerLease(record.serverId, 'reconcile', () => closeUnderLease(record.accountId, record.serverId)),
+    withServerLease(record.serverId, 'reconcile', () => closeUnderLease(record.accountId, record.serverId, client)),
   );
 }
 
-async function closeUnderLease(accountId: string, serverId: string): Promise<boolean> {
+/** With a client, the panel is asked first: a server it has keeps its record. */
+async function closeUnderLease(accountId: string, serverId: string, client?: PanelClient): Promise<boolean> {
   const current = await accessPatterns.serverOfAccount(accountId, serverId);
-  if (!current || current.status === 'deleted') return false;
+  if (!current || current.status === 'deleted' || (await client?.getServerByExternalId(serverId))) return false;
   await recordDeleted({ accountId, serverId, instanceId: current.instanceId, reason: 'missing on the panel' });
   await recordSystemActivity({
     accountId,

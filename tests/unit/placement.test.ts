@@ -37,6 +37,22 @@ describe('free capacity', () => {
     expect(freeCapacity(node({ nodeId: 1, disk: 1000, diskOverallocate: -10, allocatedDisk: 0 })).diskMb).toBe(900);
     expect(freeCapacity(node({ nodeId: 1, memory: 333, memoryOverallocate: 10 })).memoryMb).toBe(366);
   });
+
+  // The panel's rule (app/Models/Node.php, isViable): a server fits while allocated + requested <=
+  // capacity × (1 + overallocate / 100). Its UI calls -1 "unlimited", but nothing special-cases it:
+  // -1 is 0.99 × capacity, a node that takes slightly less than its size.
+  it('-1 overallocation is 0.99 × capacity, as the panel computes it, not unlimited', () => {
+    expect(freeCapacity(node({ nodeId: 1, memory: 8192, memoryOverallocate: -1 })).memoryMb).toBe(8110);
+    expect(freeCapacity(node({ nodeId: 1, disk: 100_000, diskOverallocate: -1, allocatedDisk: 50_000 })).diskMb).toBe(49_000);
+    // 1001 × 0.99 = 990.99: a whole-MB request of 990 fits, 991 does not (the panel's `<=`).
+    const odd = node({ nodeId: 1, memory: 1001, memoryOverallocate: -1 });
+    expect(rankFitting([odd], { ramMb: 990, diskMb: 1 }).fitting).toHaveLength(1);
+    expect(rankFitting([odd], { ramMb: 991, diskMb: 1 }).rejected[0]?.reason).toBe('insufficient_memory');
+    // A full-size request is refused on a -1 node, where "unlimited" would have taken it.
+    const full = node({ nodeId: 2, memory: 8192, memoryOverallocate: -1, disk: 100_000, diskOverallocate: -1 });
+    expect(rankFitting([full], { ramMb: 8192, diskMb: 1 }).rejected[0]?.reason).toBe('insufficient_memory');
+    expect(rankFitting([full], { ramMb: 1, diskMb: 100_000 }).rejected[0]?.reason).toBe('insufficient_disk');
+  });
 });
 
 describe('placement rules', () => {

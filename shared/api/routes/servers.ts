@@ -87,6 +87,8 @@ export const serverRoutes = define({
     auth: 'bearer',
     scope: 'servers:write',
     summary: 'Delete: removed from the panel; billed for the hour of deletion, never after',
+    description:
+      "When the server's node (Wings) is down the panel keeps the server: 503 `panel_unavailable` with `Retry-After`, nothing changed, the server stays active and billed until a delete succeeds.",
     params: IdParam,
     response: DeletedServer,
     audit: 'servers.delete',
