@@ -25,6 +25,7 @@ export function toInstanceView(item: InstanceItem): InstanceView {
     id: item.instanceId,
     name: item.name,
     baseUrl: item.baseUrl,
+    wingsOrigin: item.wingsOrigin ?? null,
     priority: item.priority,
     enabled: item.enabled !== false,
     hasClientKey: Boolean(item.hasClientKey),
@@ -87,6 +88,7 @@ export async function createInstance(input: z.infer<typeof CreateInstance>): Pro
     instanceId,
     name: input.name,
     baseUrl: input.baseUrl,
+    ...(input.wingsOrigin ? { wingsOrigin: input.wingsOrigin } : {}),
     priority: input.priority,
     enabled: input.enabled,
     hasClientKey: Boolean(input.clientApiKey),
@@ -114,6 +116,11 @@ export async function updateInstance(
       set[field] = input[field];
       changed.push(field);
     }
+  }
+  if (input.wingsOrigin !== undefined && input.wingsOrigin !== (current.wingsOrigin ?? null)) {
+    if (input.wingsOrigin === null) remove.push('wingsOrigin');
+    else set.wingsOrigin = input.wingsOrigin;
+    changed.push('wingsOrigin');
   }
   if (input.panelRateLimits !== undefined) {
     set.panelRateLimits = input.panelRateLimits;
@@ -225,6 +232,7 @@ export async function testInstance(instanceId: string): Promise<z.infer<typeof I
   let nodes: z.infer<typeof InstanceTestReport>['nodes'] = [];
   let serviceUser: z.infer<typeof InstanceTestReport>['serviceUser'] = null;
   let clientKey: InstanceLastTestRecord['clientKey'] = 'missing';
+  const warnings: z.infer<typeof InstanceTestReport>['warnings'] = [];
 
   try {
     const [locations, panelNodes] = await Promise.all([client.listLocations(), client.listNodes()]);
@@ -260,6 +268,14 @@ export async function testInstance(instanceId: string): Promise<z.infer<typeof I
       const account = await client.getAccount();
       serviceUser = { id: account.id, username: account.username, email: account.email, admin: account.admin };
       clientKey = 'ok';
+      // From the same account read: a root admin's console tokens carry `admin.websocket.*`, so
+      // customers would see install output and Wings' raw errors (GetUserPermissionsService).
+      if (account.admin)
+        warnings.push({
+          code: 'client_key_is_root_admin',
+          message:
+            "The client key belongs to a root admin: customers' console tokens would carry admin.websocket.* (install output, raw Wings errors), and a leaked key would control the whole panel. Use a non-admin service user.",
+        });
       checks.push({
         name: 'client_api',
         ok: true,
@@ -286,6 +302,7 @@ export async function testInstance(instanceId: string): Promise<z.infer<typeof I
     checks,
     nodes,
     serviceUser,
+    warnings,
     callBudget: await budgetOf(instance, await listInstances()),
     lastTest: recorded ? lastTest : null,
   };
