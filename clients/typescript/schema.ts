@@ -1678,7 +1678,7 @@ export interface components {
       expiresAt: string;
       /**
        * Format: uri
-       * @description The panel URL: a non-browser client must send it as the Origin header, or Wings refuses the upgrade with 403. A browser sends the page's own origin, so the operator must add the dashboard's origin to every node's Wings `allowed_origins` (config.yml).
+       * @description The Origin the node's Wings accept: the instance's `wingsOrigin` (Wings' `remote`), else the panel URL. A non-browser client must send it as the Origin header, or Wings refuses the upgrade with 403. A browser sends the page's own origin, so the operator must add the dashboard's origin to every node's Wings `allowed_origins` (config.yml).
        */
       origin: string;
       /** @description The same `token` and `socket`, kept for older clients. */
@@ -2572,6 +2572,8 @@ export interface components {
       name: string;
       /** @description Panel base URL. */
       baseUrl: string;
+      /** @description The Origin its Wings accept on the console websocket (Wings' `remote`, or one of its `allowed_origins`), returned as the console's `origin`; null: the panel base URL. */
+      wingsOrigin: string | null;
       /**
        * Format: int32
        * @description Lower is preferred by placement.
@@ -2736,6 +2738,11 @@ export interface components {
       name: string;
       baseUrl: string;
       /**
+       * @description The Origin the panel's Wings accept on the console websocket: Wings' `remote` (the panel's public URL) or one of its `allowed_origins`. Omitted or null: the base URL.
+       * @example https://panel.example.com
+       */
+      wingsOrigin?: string | null;
+      /**
        * @description Panel application key (ptla_…) with read/write on users, nodes, allocations, servers and eggs.
        * @example <PANEL_APP_KEY>
        */
@@ -2770,6 +2777,11 @@ export interface components {
     UpdateInstance: {
       name?: string;
       baseUrl?: string;
+      /**
+       * @description null: the base URL again.
+       * @example https://panel.example.com
+       */
+      wingsOrigin?: string | null;
       appApiKey?: string;
       /** @description null removes the client key. */
       clientApiKey?: string | null;
@@ -2821,6 +2833,15 @@ export interface components {
         email: string;
         admin: boolean;
       } | null;
+      /** @description What works but should not be so; empty when nothing. */
+      warnings: {
+        /**
+         * @description `client_key_is_root_admin`: the client key's user is a root admin, so customers' console tokens carry `admin.websocket.*` (install output, raw Wings errors); use a non-admin service user.
+         * @enum {string}
+         */
+        code: 'client_key_is_root_admin';
+        message: string;
+      }[];
       callBudget: components['schemas']['CallBudgetState'];
       /** @description What the instance now records as its last test; null when its keys or URL changed while the test ran (the result was not kept). */
       lastTest: {
@@ -15312,6 +15333,7 @@ export interface operations {
            *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
            *           "name": "survival",
            *           "baseUrl": "example baseUrl",
+           *           "wingsOrigin": "example wingsOrigin",
            *           "priority": 1,
            *           "enabled": true,
            *           "hasClientKey": true,
@@ -15489,6 +15511,7 @@ export interface operations {
            *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
            *       "name": "survival",
            *       "baseUrl": "example baseUrl",
+           *       "wingsOrigin": "example wingsOrigin",
            *       "priority": 1,
            *       "enabled": true,
            *       "hasClientKey": true,
@@ -15937,6 +15960,7 @@ export interface operations {
            *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
            *       "name": "survival",
            *       "baseUrl": "example baseUrl",
+           *       "wingsOrigin": "example wingsOrigin",
            *       "priority": 1,
            *       "enabled": true,
            *       "hasClientKey": true,
@@ -16220,6 +16244,12 @@ export interface operations {
            *         "email": "ann@example.com",
            *         "admin": true
            *       },
+           *       "warnings": [
+           *         {
+           *           "code": "client_key_is_root_admin",
+           *           "message": "The server is still installing"
+           *         }
+           *       ],
            *       "callBudget": {
            *         "application": {
            *           "limitPerMinute": 1,
