@@ -1678,7 +1678,7 @@ export interface components {
       expiresAt: string;
       /**
        * Format: uri
-       * @description The Origin the node's Wings accept: the instance's `wingsOrigin` (Wings' `remote`), else the panel URL. A non-browser client must send it as the Origin header, or Wings refuses the upgrade with 403. A browser sends the page's own origin, so the operator must add the dashboard's origin to every node's Wings `allowed_origins` (config.yml).
+       * @description The instance's `wingsOrigin`, else the panel URL: a non-browser client must send it as the Origin header, or Wings refuses the upgrade with 403. A browser sends the page's own origin, so the operator must add the dashboard's origin to every node's Wings `allowed_origins` (config.yml).
        */
       origin: string;
       /** @description The same `token` and `socket`, kept for older clients. */
@@ -2572,7 +2572,7 @@ export interface components {
       name: string;
       /** @description Panel base URL. */
       baseUrl: string;
-      /** @description The Origin its Wings accept on the console websocket (Wings' `remote`, or one of its `allowed_origins`), returned as the console's `origin`; null: the panel base URL. */
+      /** @description The console's `origin`: Wings' `remote`; null: baseUrl. */
       wingsOrigin: string | null;
       /**
        * Format: int32
@@ -2737,10 +2737,6 @@ export interface components {
     CreateInstance: {
       name: string;
       baseUrl: string;
-      /**
-       * @description The Origin the panel's Wings accept on the console websocket: Wings' `remote` (the panel's public URL) or one of its `allowed_origins`. Omitted or null: the base URL.
-       * @example https://panel.example.com
-       */
       wingsOrigin?: string | null;
       /**
        * @description Panel application key (ptla_…) with read/write on users, nodes, allocations, servers and eggs.
@@ -2777,10 +2773,6 @@ export interface components {
     UpdateInstance: {
       name?: string;
       baseUrl?: string;
-      /**
-       * @description null: the base URL again.
-       * @example https://panel.example.com
-       */
       wingsOrigin?: string | null;
       appApiKey?: string;
       /** @description null removes the client key. */
@@ -2833,12 +2825,9 @@ export interface components {
         email: string;
         admin: boolean;
       } | null;
-      /** @description What works but should not be so; empty when nothing. */
+      /** @description `client_key_is_root_admin`: console tokens carry admin.websocket.*; use a non-admin service user. */
       warnings: {
-        /**
-         * @description `client_key_is_root_admin`: the client key's user is a root admin, so customers' console tokens carry `admin.websocket.*` (install output, raw Wings errors); use a non-admin service user.
-         * @enum {string}
-         */
+        /** @enum {string} */
         code: 'client_key_is_root_admin';
         message: string;
       }[];

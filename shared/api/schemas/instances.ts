@@ -72,10 +72,7 @@ export const Instance = z
     id: Uuid,
     name: text(100),
     baseUrl: text(500).meta({ description: 'Panel base URL.' }),
-    wingsOrigin: text(500).nullable().meta({
-      description:
-        "The Origin its Wings accept on the console websocket (Wings' `remote`, or one of its `allowed_origins`), returned as the console's `origin`; null: the panel base URL.",
-    }),
+    wingsOrigin: text(500).nullable().meta({ description: "The console's `origin`: Wings' `remote`; null: baseUrl." }),
     priority: int32(0, 10_000).meta({ description: 'Lower is preferred by placement.' }),
     enabled: z.boolean().meta({ description: 'When false, existing servers keep working and nothing new is placed here.' }),
     hasClientKey: z
@@ -114,26 +111,9 @@ const BaseUrl = z
   .transform((v) => v.replace(/\/+$/, ''));
 const Priority = int32(0, 10_000);
 /** An origin only (scheme, host, port): what a browser sends as `Origin` and Wings compares exactly. */
-const WingsOrigin = z
-  .string()
-  .trim()
-  .max(500)
-  .refine((v) => {
-    try {
-      const u = new URL(v);
-      return (
-        (u.protocol === 'https:' || u.protocol === 'http:') && !u.username && !u.password && !u.search && !u.hash && u.pathname === '/'
-      );
-    } catch {
-      return false;
-    }
-  }, 'Must be an http(s) origin: scheme, host and port, without path, credentials, query or fragment')
-  .transform((v) => new URL(v).origin)
-  .meta({
-    description:
-      "The Origin the panel's Wings accept on the console websocket: Wings' `remote` (the panel's public URL) or one of its `allowed_origins`. Omitted or null: the base URL.",
-    example: 'https://panel.example.com',
-  });
+const WingsOrigin = BaseUrl.refine((v) => new URL(v).pathname === '/', 'Must be an http(s) origin, without a path').transform(
+  (v) => new URL(v).origin,
+);
 
 export const CreateInstance = z
   .object({
@@ -159,7 +139,7 @@ export const UpdateInstance = z
   .object({
     name: InstanceName.optional(),
     baseUrl: BaseUrl.optional(),
-    wingsOrigin: WingsOrigin.nullable().optional().meta({ description: 'null: the base URL again.' }),
+    wingsOrigin: WingsOrigin.nullable().optional(),
     appApiKey: PanelKey.optional(),
     clientApiKey: PanelKey.nullable().optional().meta({ description: 'null removes the client key.' }),
     priority: Priority.optional(),
@@ -193,17 +173,11 @@ export const InstanceTestReport = z
     ),
     serviceUser: z.object({ id: PanelId, username: text(191), email: text(191), admin: z.boolean() }).nullable(),
     warnings: z
-      .array(
-        z.object({
-          code: z.enum(['client_key_is_root_admin']).meta({
-            description:
-              "`client_key_is_root_admin`: the client key's user is a root admin, so customers' console tokens carry `admin.websocket.*` (install output, raw Wings errors); use a non-admin service user.",
-          }),
-          message: text(500),
-        }),
-      )
+      .array(z.object({ code: z.enum(['client_key_is_root_admin']), message: text(500) }))
       .max(1)
-      .meta({ description: 'What works but should not be so; empty when nothing.' }),
+      .meta({
+        description: '`client_key_is_root_admin`: console tokens carry admin.websocket.*; use a non-admin service user.',
+      }),
     callBudget: CallBudgetState,
     lastTest: InstanceLastTest.nullable().meta({
       description:
