@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { startLocalStack } from './stack.ts';
-import { testInstance } from '../shared/instances/index.ts';
+import { testInstance } from '../shared/instances/test.ts';
 
 /**
  * `npm start`: the whole service on this machine. Knobs (README "Local stack knobs"):

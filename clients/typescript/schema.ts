@@ -1681,7 +1681,7 @@ export interface components {
       expiresAt: string;
       /**
        * Format: uri
-       * @description The panel URL: a non-browser client must send it as the Origin header, or Wings refuses the upgrade with 403. A browser sends the page's own origin, so the operator must add the dashboard's origin to every node's Wings `allowed_origins` (config.yml).
+       * @description The instance's `wingsOrigin`, else the panel URL: a non-browser client must send it as the Origin header, or Wings refuses the upgrade with 403. A browser sends the page's own origin, so the operator must add the dashboard's origin to every node's Wings `allowed_origins` (config.yml).
        */
       origin: string;
       /** @description The same `token` and `socket`, kept for older clients. */
@@ -2575,6 +2575,8 @@ export interface components {
       name: string;
       /** @description Panel base URL. */
       baseUrl: string;
+      /** @description The console's `origin`: Wings' `remote`; null: baseUrl. */
+      wingsOrigin: string | null;
       /**
        * Format: int32
        * @description Lower is preferred by placement.
@@ -2738,6 +2740,7 @@ export interface components {
     CreateInstance: {
       name: string;
       baseUrl: string;
+      wingsOrigin?: string | null;
       /**
        * @description Panel application key (ptla_…) with read/write on users, nodes, allocations, servers and eggs.
        * @example <PANEL_APP_KEY>
@@ -2773,6 +2776,7 @@ export interface components {
     UpdateInstance: {
       name?: string;
       baseUrl?: string;
+      wingsOrigin?: string | null;
       appApiKey?: string;
       /** @description null removes the client key. */
       clientApiKey?: string | null;
@@ -2824,6 +2828,12 @@ export interface components {
         email: string;
         admin: boolean;
       } | null;
+      /** @description `client_key_is_root_admin`: console tokens carry admin.websocket.*; use a non-admin service user. */
+      warnings: {
+        /** @enum {string} */
+        code: 'client_key_is_root_admin';
+        message: string;
+      }[];
       callBudget: components['schemas']['CallBudgetState'];
       /** @description What the instance now records as its last test; null when its keys or URL changed while the test ran (the result was not kept). */
       lastTest: {
@@ -15315,6 +15325,7 @@ export interface operations {
            *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
            *           "name": "survival",
            *           "baseUrl": "example baseUrl",
+           *           "wingsOrigin": "example wingsOrigin",
            *           "priority": 1,
            *           "enabled": true,
            *           "hasClientKey": true,
@@ -15492,6 +15503,7 @@ export interface operations {
            *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
            *       "name": "survival",
            *       "baseUrl": "example baseUrl",
+           *       "wingsOrigin": "example wingsOrigin",
            *       "priority": 1,
            *       "enabled": true,
            *       "hasClientKey": true,
@@ -15940,6 +15952,7 @@ export interface operations {
            *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
            *       "name": "survival",
            *       "baseUrl": "example baseUrl",
+           *       "wingsOrigin": "example wingsOrigin",
            *       "priority": 1,
            *       "enabled": true,
            *       "hasClientKey": true,
@@ -16223,6 +16236,12 @@ export interface operations {
            *         "email": "ann@example.com",
            *         "admin": true
            *       },
+           *       "warnings": [
+           *         {
+           *           "code": "client_key_is_root_admin",
+           *           "message": "The server is still installing"
+           *         }
+           *       ],
            *       "callBudget": {
            *         "application": {
            *           "limitPerMinute": 1,

@@ -49,7 +49,13 @@ export interface PanelSimOptions {
    * serves the console for every node (dev/panel-sim/websocket.ts).
    */
   wingsAddress?: 'node' | 'simulator';
-  /** Wings' `allowed_origins`: Origins accepted on the console websocket besides the panel URL (`*` = any) */
+  /**
+   * Wings' `remote` (config.yml), the Origin its console websocket always accepts; default the
+   * simulator's own URL. Set it apart to play a Wings configured with the panel's public URL while
+   * the service reaches the panel at another address.
+   */
+  remote?: string;
+  /** Wings' `allowed_origins`: Origins accepted on the console websocket besides `remote` (`*` = any) */
   allowedOrigins?: string[];
   /** `stats` push interval on the console websocket; default 2000 */
   consoleStatsMs?: number;
@@ -643,7 +649,7 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
   const addr = httpServer.address() as AddressInfo;
   baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`;
   const consoleSockets = attachConsoleSockets(httpServer, state, wings, {
-    panelUrl: () => baseUrl,
+    panelUrl: () => options.remote ?? baseUrl,
     allowedOrigins: options.allowedOrigins ?? [],
     statsIntervalMs: options.consoleStatsMs ?? 2000,
     tokenCheckMs: options.tokenCheckMs ?? 1000,

@@ -5,8 +5,12 @@
 // with 403 unless Origin is the panel URL or listed in `allowed_origins`, authentication in-band
 // with the panel's JWT (HS256 keyed with the node's daemon token), `auth success`, `status`,
 // `console output`, `stats`, `send command`, `set state`, `send logs`, `send stats`,
-// `token expiring` / `token expired`, `jwt error`.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+// `token expiring` / `token expired`, `jwt error`, `daemon error`. As in Wings, an `auth` that does
+// not parse or verify gets `daemon error` (with the real reason only for `admin.websocket.errors`),
+// a token for another server is accepted and then fails every send with `jwt error`, and once the
+// token has expired every event meant for the client is replaced by `jwt error` "jwt: exp claim is
+// invalid" (websocket.go::SendJson, ::TokenValid, ::SendErrorJson).
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, Server as HttpServer } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -14,7 +18,7 @@ import type { PanelState, Server } from './state.ts';
 import type { ConsoleEvent, PowerSignal, Runtime, Wings } from './wings.ts';
 
 export interface ConsoleSocketOptions {
-  /** the panel URL (Wings' `remote`): always an accepted Origin */
+  /** Wings' `remote` (the panel URL in its config.yml): always an accepted Origin */
   panelUrl(): string;
   /** Wings' `allowed_origins`; `*` accepts any Origin */
   allowedOrigins: string[];
@@ -58,34 +62,37 @@ export function attachConsoleSockets(
   const wss = new WebSocketServer({ noServer: true });
   const connections = new Set<Connection>();
 
-  /** Signature with the daemon token of the server's node, then exp, boot time, uuid, connect permission. */
-  const verify = (token: string, server: Server): { claims: Claims } | { error: string } => {
+  /**
+   * An `auth` token as Wings reads it (websocket.go::NewTokenPayload, tokens/parser.go): a token
+   * that does not parse or verify is a plain error (`daemon error`), an expired one `expired`, the
+   * denylist and the connect permission are jwt errors; the server uuid is not checked here.
+   */
+  const verify = (
+    token: string,
+    server: Server,
+  ): { claims: Claims } | { daemonError: string } | { jwtError: string } | { expired: true } => {
     const parts = token.split('.');
-    if (token === '' || parts.length !== 3) return { error: 'jwt: no jwt present' };
+    if (token === '' || parts.length !== 3) return { daemonError: 'jwt: malformed token' };
     const [h, p, sig] = parts as [string, string, string];
     const node = state.nodes.get(server.node_id);
-    if (!node) return { error: 'jwt: invalid signature' };
+    if (!node) return { daemonError: 'jwt: HMAC verification failed' };
     const expected = createHmac('sha256', node.daemon_token).update(`${h}.${p}`).digest();
     const given = Buffer.from(sig, 'base64url');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { error: 'jwt: HMAC verification failed' };
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { daemonError: 'jwt: HMAC verification failed' };
     let claims: Claims;
     try {
       claims = JSON.parse(Buffer.from(p, 'base64url').toString('utf8')) as Claims;
     } catch {
-      return { error: 'jwt: malformed token' };
+      return { daemonError: 'jwt: malformed token' };
     }
-    const now = Math.floor(Date.now() / 1000);
-    if (typeof claims.exp !== 'number' || claims.exp <= now) return { error: 'jwt: exp claim is invalid' };
-    if (typeof claims.iat === 'number' && claims.iat < bootedAt) return { error: 'jwt: created too far in past (denylist)' };
-    if (claims.server_uuid !== server.uuid) return { error: 'jwt: server uuid mismatch' };
-    if (!hasPermission(claims, 'websocket.connect')) return { error: 'jwt: missing connect permission' };
+    if (typeof claims.exp !== 'number' || claims.exp <= Math.floor(Date.now() / 1000)) return { expired: true };
+    if (typeof claims.iat === 'number' && claims.iat < bootedAt) return { jwtError: 'jwt: created too far in past (denylist)' };
+    if (!hasPermission(claims, 'websocket.connect')) return { jwtError: 'jwt: missing connect permission' };
     return { claims };
   };
 
   class Connection {
     claims: Claims | null = null;
-    expiringSent = false;
-    expiredSent = false;
     private timers: NodeJS.Timeout[] = [];
     readonly ws: WebSocket;
     readonly server: Server;
@@ -113,7 +120,7 @@ export function attachConsoleSockets(
       ws.on('error', () => this.dispose());
       this.timers.push(
         setInterval(() => {
-          if (this.tokenValid() && this.rt.power !== 'offline') this.sendStats();
+          if (this.claims && this.rt.power !== 'offline') this.sendStats();
         }, options.statsIntervalMs),
         setInterval(() => this.checkToken(), options.tokenCheckMs),
       );
@@ -131,13 +138,22 @@ export function attachConsoleSockets(
       this.ws.send(JSON.stringify(args.length > 0 ? { event, args } : { event }));
     }
 
-    tokenValid(): boolean {
-      return this.claims !== null && this.claims.exp > Math.floor(Date.now() / 1000);
+    /** websocket.go::TokenValid: why the connection's token does not allow sending, or null. */
+    tokenError(): string | null {
+      const claims = this.claims;
+      if (!claims) return 'jwt: no jwt present';
+      if (claims.exp <= Math.floor(Date.now() / 1000)) return 'jwt: exp claim is invalid';
+      if (typeof claims.iat === 'number' && claims.iat < bootedAt) return 'jwt: created too far in past (denylist)';
+      if (!hasPermission(claims, 'websocket.connect')) return 'jwt: missing connect permission';
+      if (claims.server_uuid !== this.server.uuid) return 'jwt: server uuid mismatch';
+      return null;
     }
 
-    /** SendJson: nothing leaves without a valid token (output produced meanwhile is lost). */
+    /** SendJson: without a valid token the event is replaced by `jwt error` (the event itself is lost). */
     send(event: string, args: string[] = []): void {
-      if (this.tokenValid()) this.frame(event, args);
+      const error = this.tokenError();
+      if (error) this.frame('jwt error', [error]);
+      else this.frame(event, args);
     }
 
     sendStats(): void {
@@ -154,20 +170,19 @@ export function attachConsoleSockets(
       this.send('stats', [JSON.stringify(payload)]);
     }
 
-    /** listeners.go: `token expiring` when ≤ 60 s remain, `token expired` once it has passed. */
+    /**
+     * listeners.go::ListenForExpiration: each check sends `token expiring` while ≤ 60 s remain and
+     * `token expired` once it has passed, both through SendJson, so the latter arrives as `jwt error`.
+     */
     checkToken(): void {
       if (!this.claims) return;
       const left = this.claims.exp - Math.floor(Date.now() / 1000);
-      if (left <= 0) {
-        if (!this.expiredSent) this.frame('token expired');
-        this.expiredSent = true;
-      } else if (left <= 60 && !this.expiringSent) {
-        this.expiringSent = true;
-        this.frame('token expiring');
-      }
+      if (left <= 0) this.send('token expired');
+      else if (left <= 60) this.send('token expiring');
     }
 
     consoleEvent(event: ConsoleEvent): void {
+      if (!this.claims) return; // the server's events reach a socket once it has authenticated
       if (event.kind === 'output') {
         this.send('console output', [event.line]);
       } else {
@@ -178,15 +193,26 @@ export function attachConsoleSockets(
 
     inbound(event: string, args: string[]): void {
       if (event === 'auth') {
-        const result = verify(args[0] ?? '', this.server);
-        if ('error' in result) {
-          this.frame('jwt error', [result.error]);
+        const result = verify(args.join(''), this.server);
+        if ('expired' in result) {
+          this.send('token expired');
+          return;
+        }
+        if ('jwtError' in result) {
+          this.frame('jwt error', [result.jwtError]);
+          return;
+        }
+        if ('daemonError' in result) {
+          // SendErrorJson: the reason only for a token holding admin.websocket.errors.
+          const shown =
+            this.claims && hasPermission(this.claims, 'admin.websocket.errors')
+              ? result.daemonError
+              : 'an unexpected error was encountered while handling this request';
+          this.frame('daemon error', [`Error Event [${randomUUID()}]: ${shown}`]);
           return;
         }
         const first = this.claims === null;
         this.claims = result.claims;
-        this.expiringSent = false;
-        this.expiredSent = false;
         this.frame('auth success');
         if (first) {
           this.send('status', [this.rt.power]);
@@ -195,12 +221,9 @@ export function attachConsoleSockets(
         return;
       }
       // HandleInbound: every other event re-checks the token first.
-      if (!this.claims) {
-        this.frame('jwt error', ['jwt: no jwt present']);
-        return;
-      }
-      if (!this.tokenValid()) {
-        this.frame('jwt error', ['jwt: exp claim is invalid']);
+      const error = this.tokenError();
+      if (error || !this.claims) {
+        this.frame('jwt error', [error ?? 'jwt: no jwt present']);
         return;
       }
       const claims = this.claims;

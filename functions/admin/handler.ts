@@ -15,6 +15,7 @@ import { getBalanceAlerts, setLowBalanceThreshold } from '../../shared/ledger/al
  */
 const instances = async () => ({
   ...(await import('../../shared/instances/index.ts')),
+  ...(await import('../../shared/instances/test.ts')),
   ...(await import('../../shared/catalog/index.ts')),
 });
 

@@ -159,6 +159,8 @@ export interface InstanceItem extends Stored {
   instanceId: string;
   name: string;
   baseUrl: string;
+  /** The Origin its Wings accept on the console websocket (their `remote`); absent means `baseUrl`. */
+  wingsOrigin?: string;
   priority: number;
   enabled?: boolean;
   hasClientKey: boolean;

@@ -7,10 +7,8 @@ import { ApiError, notFound } from '../errors.ts';
 import { getConfig } from '../config/env.ts';
 import { secretStore, type InstanceKeys } from '../secrets/index.ts';
 import { PanelClient } from '../panel/client.ts';
-import { PanelRequestError } from '../panel/errors.ts';
-import type { CreateInstance, Instance, InstanceTestReport, UpdateInstance } from '../api/schemas.ts';
-import { asKind, type InstanceItem, type InstanceLastTestRecord } from '../db/items.ts';
-import { logger } from '../observability/logger.ts';
+import type { CreateInstance, Instance, UpdateInstance } from '../api/schemas.ts';
+import { asKind, type InstanceItem } from '../db/items.ts';
 import { callBudgetState, DEFAULT_PANEL_RATE_LIMITS, dynamoCallBudget, panelBudgetId } from './call-budget.ts';
 
 /**
@@ -25,6 +23,7 @@ export function toInstanceView(item: InstanceItem): InstanceView {
     id: item.instanceId,
     name: item.name,
     baseUrl: item.baseUrl,
+    wingsOrigin: item.wingsOrigin ?? null,
     priority: item.priority,
     enabled: item.enabled !== false,
     hasClientKey: Boolean(item.hasClientKey),
@@ -54,7 +53,7 @@ export async function listInstancesWithCallBudget(): Promise<InstanceView[]> {
 }
 
 /** An instance's call budget belongs to its panel: every instance with the same panel URL shares it. */
-async function budgetOf(instance: InstanceView, all: InstanceView[]) {
+export async function budgetOf(instance: InstanceView, all: InstanceView[]) {
   const budgetId = panelBudgetId(instance.baseUrl);
   const sharedWith = all.filter((i) => i.id !== instance.id && panelBudgetId(i.baseUrl) === budgetId).map((i) => i.id);
   return callBudgetState(budgetId, instance.panelRateLimits, sharedWith);
@@ -87,6 +86,7 @@ export async function createInstance(input: z.infer<typeof CreateInstance>): Pro
     instanceId,
     name: input.name,
     baseUrl: input.baseUrl,
+    ...(input.wingsOrigin ? { wingsOrigin: input.wingsOrigin } : {}),
     priority: input.priority,
     enabled: input.enabled,
     hasClientKey: Boolean(input.clientApiKey),
@@ -114,6 +114,11 @@ export async function updateInstance(
       set[field] = input[field];
       changed.push(field);
     }
+  }
+  if (input.wingsOrigin !== undefined && input.wingsOrigin !== (current.wingsOrigin ?? null)) {
+    if (input.wingsOrigin === null) remove.push('wingsOrigin');
+    else set.wingsOrigin = input.wingsOrigin;
+    changed.push('wingsOrigin');
   }
   if (input.panelRateLimits !== undefined) {
     set.panelRateLimits = input.panelRateLimits;
@@ -212,123 +217,6 @@ export async function panelClientFor(
   clients.set(instance.id, { client, at: Date.now(), limits: JSON.stringify(limits) });
   return client;
 }
-
-// ---- the instance test ------------------------------------------------------------------------
-
-export async function testInstance(instanceId: string): Promise<z.infer<typeof InstanceTestReport>> {
-  const item = await accessPatterns.instanceById(instanceId);
-  if (!item) throw notFound('Instance');
-  const instance = toInstanceView(item);
-  const client = await panelClientFor(instance);
-  const started = Date.now();
-  const checks: z.infer<typeof InstanceTestReport>['checks'] = [];
-  let nodes: z.infer<typeof InstanceTestReport>['nodes'] = [];
-  let serviceUser: z.infer<typeof InstanceTestReport>['serviceUser'] = null;
-  let clientKey: InstanceLastTestRecord['clientKey'] = 'missing';
-
-  try {
-    const [locations, panelNodes] = await Promise.all([client.listLocations(), client.listNodes()]);
-    const shortOf = new Map(locations.map((l) => [l.id, l.short]));
-    nodes = panelNodes.map((n) => ({
-      id: n.id,
-      name: n.name,
-      region: shortOf.get(n.location_id) ?? null,
-      fqdn: n.fqdn,
-      maintenance: n.maintenance_mode,
-      memoryMb: n.memory,
-      diskMb: n.disk,
-      allocatedMemoryMb: n.allocated_resources.memory,
-      allocatedDiskMb: n.allocated_resources.disk,
-    }));
-    checks.push({
-      name: 'application_api',
-      ok: true,
-      message: `${nodes.length} node(s) in ${new Set(nodes.map((n) => n.region)).size} region(s)`,
-    });
-  } catch (err) {
-    checks.push({ name: 'application_api', ok: false, message: describe(err) });
-  }
-
-  if (!client.hasClientKey) {
-    checks.push({
-      name: 'client_api',
-      ok: false,
-      message: 'No client key: deploys work (per-account panel users), power, console and files do not',
-    });
-  } else {
-    try {
-      const account = await client.getAccount();
-      serviceUser = { id: account.id, username: account.username, email: account.email, admin: account.admin };
-      clientKey = 'ok';
-      checks.push({
-        name: 'client_api',
-        ok: true,
-        message: `Client key belongs to ${account.username} (panel user ${account.id})${account.admin ? '; warning: a root admin — a leaked key would control the whole panel' : ''}`,
-      });
-    } catch (err) {
-      clientKey = clientKeyFailure(err);
-      checks.push({ name: 'client_api', ok: false, message: describe(err) });
-    }
-  }
-  const ok = checks.every((c) => c.ok);
-  const failed = checks.filter((c) => !c.ok);
-  const lastTest: InstanceLastTestRecord = {
-    at: new Date().toISOString(),
-    ok,
-    clientKey,
-    message: (ok ? checks.map((c) => c.message) : failed.map((c) => `${c.name}: ${c.message}`)).join('; ').slice(0, 500),
-  };
-  const recorded = await recordTest(item, lastTest, serviceUser?.id);
-  return {
-    instanceId,
-    ok,
-    latencyMs: Date.now() - started,
-    checks,
-    nodes,
-    serviceUser,
-    callBudget: await budgetOf(instance, await listInstances()),
-    lastTest: recorded ? lastTest : null,
-  };
-}
-
-/** How the client check failed: the panel refused the key, did not answer, or something else. */
-function clientKeyFailure(err: unknown): InstanceLastTestRecord['clientKey'] {
-  if (!(err instanceof PanelRequestError)) return 'error';
-  if (err.panelStatus === 401 || err.panelStatus === 403) return 'refused';
-  if (err.code === 'panel_timeout' || err.code === 'panel_unavailable' || err.panelStatus === undefined || err.panelStatus >= 500)
-    return 'unreachable';
-  return 'error';
-}
-
-/**
- * Keeps the outcome (and the service user the client key resolved to) on the instance, only while
- * it still has the keys and URL the test read: a PATCH meanwhile moved `updatedAt`, and a result
- * about the old keys must not describe the new ones. False when it was not kept.
- */
-async function recordTest(item: InstanceItem, lastTest: InstanceLastTestRecord, serviceUserId: number | undefined): Promise<boolean> {
-  try {
-    await writeItem({
-      Update: {
-        Key: keys.instance(item.instanceId),
-        UpdateExpression: `SET lastTest = :test${serviceUserId === undefined ? '' : ', serviceUserId = :user'}`,
-        ConditionExpression: 'attribute_exists(PK) AND updatedAt = :read',
-        ExpressionAttributeValues: {
-          ':test': lastTest,
-          ':read': item.updatedAt,
-          ...(serviceUserId === undefined ? {} : { ':user': serviceUserId }),
-        },
-      },
-    });
-    return true;
-  } catch (err) {
-    if (!isConditionFailed(err)) throw err;
-    logger.warn('instance test: the instance changed while it ran; result not kept', { instanceId: item.instanceId });
-    return false;
-  }
-}
-
-const describe = (err: unknown): string =>
-  err instanceof PanelRequestError || err instanceof ApiError ? err.message : 'Unexpected failure talking to the panel';
 
 /** The panel user that owns an instance's servers: the client key's user, resolved once and cached. */
 export async function serviceUserIdOf(instance: InstanceView): Promise<number> {

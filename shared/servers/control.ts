@@ -17,7 +17,10 @@ import { liveStateOf, usageFromLiveState } from './live.ts';
  */
 export const CONSOLE_TOKEN_SECONDS = 600;
 
-async function controllable(accountId: string, serverId: string): Promise<{ server: ServerView; client: PanelClient }> {
+async function controllable(
+  accountId: string,
+  serverId: string,
+): Promise<{ server: ServerView; client: PanelClient; wingsOrigin: string | null }> {
   const item = await getOwnedServer(accountId, serverId);
   const conflict = stateConflict(item);
   if (conflict) throw conflict;
@@ -26,7 +29,7 @@ async function controllable(accountId: string, serverId: string): Promise<{ serv
   if (!instance.hasClientKey) {
     throw new ApiError('no_client_key', "This server's instance has no client key, so power, console and files are not available on it");
   }
-  return { server, client: await panelClientFor(instance) };
+  return { server, client: await panelClientFor(instance), wingsOrigin: instance.wingsOrigin };
 }
 
 /**
@@ -97,7 +100,7 @@ export async function sendCommand(accountId: string, serverId: string, command: 
  * `expiresInSeconds` stay for older clients.
  */
 export async function consoleCredentials(accountId: string, serverId: string): Promise<z.infer<typeof ConsoleCredentials>> {
-  const { server, client } = await controllable(accountId, serverId);
+  const { server, client, wingsOrigin } = await controllable(accountId, serverId);
   const websocket = await client.websocket(server.identifier);
   let exp = Math.floor(Date.now() / 1000) + CONSOLE_TOKEN_SECONDS;
   try {
@@ -110,7 +113,7 @@ export async function consoleCredentials(accountId: string, serverId: string): P
     socket: websocket.socket,
     token: websocket.token,
     expiresAt: new Date(exp * 1000).toISOString(),
-    origin: client.baseUrl,
+    origin: wingsOrigin ?? client.baseUrl,
     websocket: { token: websocket.token, socket: websocket.socket },
     expiresInSeconds: CONSOLE_TOKEN_SECONDS,
   };

@@ -43,6 +43,7 @@ describe('registering a panel', () => {
       enabled: true,
       hasClientKey: true,
       serviceUserId: null,
+      wingsOrigin: null,
       serverCount: 0,
     });
     instanceId = res.body.id;
@@ -71,6 +72,28 @@ describe('registering a panel', () => {
     expect(res.body.serviceUser).toMatchObject({ id: second.serviceUserId, username: 'control-plane', admin: false });
     const instance = (await api.call('GET', '/v1/admin/instances')).body.data.find((i: { id: string }) => i.id === instanceId);
     expect(instance.serviceUserId).toBe(second.serviceUserId);
+    expect(res.body.warnings).toEqual([]);
+  });
+
+  it("warns when the client key is a root admin's (its console tokens carry admin.websocket.*), from the same account read", async () => {
+    const adminKey = second.createClientKey(second.adminUserId);
+    expect((await api.call('PATCH', `/v1/admin/instances/${instanceId}`, { body: { clientApiKey: adminKey } })).status).toBe(200);
+    // the simulator's request counter (GET /__sim/requests): the warning costs no panel call
+    const panelCalls = async () =>
+      ((await (await fetch(`${second.url}/__sim/requests`)).json()) as { requests: Record<string, number> }).requests;
+    const before = await panelCalls();
+    const res = await api.call('POST', `/v1/admin/instances/${instanceId}/test`);
+    expect(res.status).toBe(200);
+    expect(res.body.serviceUser).toMatchObject({ id: second.adminUserId, admin: true });
+    expect(res.body.warnings).toEqual([{ code: 'client_key_is_root_admin', message: expect.stringContaining('non-admin service user') }]);
+    expect(res.text).not.toContain(adminKey);
+    const after = await panelCalls();
+    const total = (r: Record<string, number>) => Object.values(r).reduce((a, n) => a + n, 0);
+    expect(total(after) - total(before)).toBe(3); // locations, nodes, account: as without the warning
+    expect((after['GET /api/client/account'] ?? 0) - (before['GET /api/client/account'] ?? 0)).toBe(1);
+    const back = await api.call('PATCH', `/v1/admin/instances/${instanceId}`, { body: { clientApiKey: second.clientKey } });
+    expect(back.status).toBe(200);
+    expect((await api.call('POST', `/v1/admin/instances/${instanceId}/test`)).body.warnings).toEqual([]);
   });
 
   it('the catalog shows both panels: instances, regions with stock, eggs', async () => {

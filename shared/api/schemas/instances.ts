@@ -72,6 +72,7 @@ export const Instance = z
     id: Uuid,
     name: text(100),
     baseUrl: text(500).meta({ description: 'Panel base URL.' }),
+    wingsOrigin: text(500).nullable().meta({ description: "The console's `origin`: Wings' `remote`; null: baseUrl." }),
     priority: int32(0, 10_000).meta({ description: 'Lower is preferred by placement.' }),
     enabled: z.boolean().meta({ description: 'When false, existing servers keep working and nothing new is placed here.' }),
     hasClientKey: z
@@ -109,11 +110,16 @@ const BaseUrl = z
   }, 'Must be an http(s) URL without credentials, query or fragment')
   .transform((v) => v.replace(/\/+$/, ''));
 const Priority = int32(0, 10_000);
+/** An origin only (scheme, host, port): what a browser sends as `Origin` and Wings compares exactly. */
+const WingsOrigin = BaseUrl.refine((v) => new URL(v).pathname === '/', 'Must be an http(s) origin, without a path').transform(
+  (v) => new URL(v).origin,
+);
 
 export const CreateInstance = z
   .object({
     name: InstanceName,
     baseUrl: BaseUrl,
+    wingsOrigin: WingsOrigin.nullable().optional(),
     appApiKey: PanelKey.meta({
       description: 'Panel application key (ptla_…) with read/write on users, nodes, allocations, servers and eggs.',
       example: '<PANEL_APP_KEY>',
@@ -133,6 +139,7 @@ export const UpdateInstance = z
   .object({
     name: InstanceName.optional(),
     baseUrl: BaseUrl.optional(),
+    wingsOrigin: WingsOrigin.nullable().optional(),
     appApiKey: PanelKey.optional(),
     clientApiKey: PanelKey.nullable().optional().meta({ description: 'null removes the client key.' }),
     priority: Priority.optional(),
@@ -165,6 +172,12 @@ export const InstanceTestReport = z
       }),
     ),
     serviceUser: z.object({ id: PanelId, username: text(191), email: text(191), admin: z.boolean() }).nullable(),
+    warnings: z
+      .array(z.object({ code: z.enum(['client_key_is_root_admin']), message: text(500) }))
+      .max(1)
+      .meta({
+        description: '`client_key_is_root_admin`: console tokens carry admin.websocket.*; use a non-admin service user.',
+      }),
     callBudget: CallBudgetState,
     lastTest: InstanceLastTest.nullable().meta({
       description:

@@ -170,7 +170,7 @@ export const ConsoleCredentials = z
     }),
     origin: z.url().max(2048).meta({
       description:
-        "The panel URL: a non-browser client must send it as the Origin header, or Wings refuses the upgrade with 403. A browser sends the page's own origin, so the operator must add the dashboard's origin to every node's Wings `allowed_origins` (config.yml).",
+        "The instance's `wingsOrigin`, else the panel URL: a non-browser client must send it as the Origin header, or Wings refuses the upgrade with 403. A browser sends the page's own origin, so the operator must add the dashboard's origin to every node's Wings `allowed_origins` (config.yml).",
     }),
     websocket: z
       .object({ token: text(4096), socket: z.url().max(2048).meta({ description: 'wss:// address of the console.' }) })
