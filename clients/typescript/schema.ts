@@ -1469,6 +1469,19 @@ export interface components {
       eggId: number;
       /** @description Region tag of the node the server runs on. */
       region: string | null;
+      /** @description Where players connect (`host:port`): the primary allocation, recorded at deploy from the panel listing the service already holds. Null for servers deployed before addresses were recorded. */
+      address: {
+        /** @description What a player types with `port`: the allocation's alias when the panel has one, else the node's FQDN, else `ip`. Behind NAT, set an alias on the allocation in the panel (its public name or address): servers deployed onto it afterwards show it here. */
+        host: string;
+        /** @description The IP the allocation binds on the node (behind NAT, a private address players cannot reach). */
+        ip: string;
+        /** @description The allocation's alias (`ip_alias` on the panel); null when it has none. */
+        alias: string | null;
+        /** Format: int32 */
+        port: number;
+      } | null;
+      /** @description Further allocations of the server beyond `address`. The service gives each server one allocation, so this is empty today. */
+      ports: components['schemas']['ServerAddress'][];
       resources: components['schemas']['Resources'];
       /**
        * Format: int64
@@ -1494,6 +1507,16 @@ export interface components {
       suspendedReason: 'balance' | 'budget' | null;
       /** Format: date-time */
       deletedAt: string | null;
+    };
+    ServerAddress: {
+      /** @description What a player types with `port`: the allocation's alias when the panel has one, else the node's FQDN, else `ip`. Behind NAT, set an alias on the allocation in the panel (its public name or address): servers deployed onto it afterwards show it here. */
+      host: string;
+      /** @description The IP the allocation binds on the node (behind NAT, a private address players cannot reach). */
+      ip: string;
+      /** @description The allocation's alias (`ip_alias` on the panel); null when it has none. */
+      alias: string | null;
+      /** Format: int32 */
+      port: number;
     };
     Resources: {
       /** Format: int32 */
@@ -1552,6 +1575,19 @@ export interface components {
       eggId: number;
       /** @description Region tag of the node the server runs on. */
       region: string | null;
+      /** @description Where players connect (`host:port`): the primary allocation, recorded at deploy from the panel listing the service already holds. Null for servers deployed before addresses were recorded. */
+      address: {
+        /** @description What a player types with `port`: the allocation's alias when the panel has one, else the node's FQDN, else `ip`. Behind NAT, set an alias on the allocation in the panel (its public name or address): servers deployed onto it afterwards show it here. */
+        host: string;
+        /** @description The IP the allocation binds on the node (behind NAT, a private address players cannot reach). */
+        ip: string;
+        /** @description The allocation's alias (`ip_alias` on the panel); null when it has none. */
+        alias: string | null;
+        /** Format: int32 */
+        port: number;
+      } | null;
+      /** @description Further allocations of the server beyond `address`. The service gives each server one allocation, so this is empty today. */
+      ports: components['schemas']['ServerAddress'][];
       resources: components['schemas']['Resources'];
       /**
        * Format: int64
@@ -2535,6 +2571,19 @@ export interface components {
       eggId: number;
       /** @description Region tag of the node the server runs on. */
       region: string | null;
+      /** @description Where players connect (`host:port`): the primary allocation, recorded at deploy from the panel listing the service already holds. Null for servers deployed before addresses were recorded. */
+      address: {
+        /** @description What a player types with `port`: the allocation's alias when the panel has one, else the node's FQDN, else `ip`. Behind NAT, set an alias on the allocation in the panel (its public name or address): servers deployed onto it afterwards show it here. */
+        host: string;
+        /** @description The IP the allocation binds on the node (behind NAT, a private address players cannot reach). */
+        ip: string;
+        /** @description The allocation's alias (`ip_alias` on the panel); null when it has none. */
+        alias: string | null;
+        /** Format: int32 */
+        port: number;
+      } | null;
+      /** @description Further allocations of the server beyond `address`. The service gives each server one allocation, so this is empty today. */
+      ports: components['schemas']['ServerAddress'][];
       resources: components['schemas']['Resources'];
       /**
        * Format: int64
@@ -6802,6 +6851,20 @@ export interface operations {
            *           "name": "survival",
            *           "eggId": 1,
            *           "region": "eu-central",
+           *           "address": {
+           *             "host": "example host",
+           *             "ip": "203.0.113.10",
+           *             "alias": "example alias",
+           *             "port": 25565
+           *           },
+           *           "ports": [
+           *             {
+           *               "host": "example host",
+           *               "ip": "203.0.113.10",
+           *               "alias": "example alias",
+           *               "port": 25565
+           *             }
+           *           ],
            *           "resources": {
            *             "ramMb": 2048,
            *             "cpuPercent": 100,
@@ -6972,6 +7035,20 @@ export interface operations {
            *       "name": "survival",
            *       "eggId": 1,
            *       "region": "eu-central",
+           *       "address": {
+           *         "host": "example host",
+           *         "ip": "203.0.113.10",
+           *         "alias": "example alias",
+           *         "port": 25565
+           *       },
+           *       "ports": [
+           *         {
+           *           "host": "example host",
+           *           "ip": "203.0.113.10",
+           *           "alias": "example alias",
+           *           "port": 25565
+           *         }
+           *       ],
            *       "resources": {
            *         "ramMb": 2048,
            *         "cpuPercent": 100,
@@ -7310,6 +7387,20 @@ export interface operations {
            *       "name": "survival",
            *       "eggId": 1,
            *       "region": "eu-central",
+           *       "address": {
+           *         "host": "example host",
+           *         "ip": "203.0.113.10",
+           *         "alias": "example alias",
+           *         "port": 25565
+           *       },
+           *       "ports": [
+           *         {
+           *           "host": "example host",
+           *           "ip": "203.0.113.10",
+           *           "alias": "example alias",
+           *           "port": 25565
+           *         }
+           *       ],
            *       "resources": {
            *         "ramMb": 2048,
            *         "cpuPercent": 100,
@@ -7769,6 +7860,20 @@ export interface operations {
            *       "name": "survival",
            *       "eggId": 1,
            *       "region": "eu-central",
+           *       "address": {
+           *         "host": "example host",
+           *         "ip": "203.0.113.10",
+           *         "alias": "example alias",
+           *         "port": 25565
+           *       },
+           *       "ports": [
+           *         {
+           *           "host": "example host",
+           *           "ip": "203.0.113.10",
+           *           "alias": "example alias",
+           *           "port": 25565
+           *         }
+           *       ],
            *       "resources": {
            *         "ramMb": 2048,
            *         "cpuPercent": 100,
@@ -15151,6 +15256,20 @@ export interface operations {
            *           "name": "survival",
            *           "eggId": 1,
            *           "region": "eu-central",
+           *           "address": {
+           *             "host": "example host",
+           *             "ip": "203.0.113.10",
+           *             "alias": "example alias",
+           *             "port": 25565
+           *           },
+           *           "ports": [
+           *             {
+           *               "host": "example host",
+           *               "ip": "203.0.113.10",
+           *               "alias": "example alias",
+           *               "port": 25565
+           *             }
+           *           ],
            *           "resources": {
            *             "ramMb": 2048,
            *             "cpuPercent": 100,
