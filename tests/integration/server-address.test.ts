@@ -64,6 +64,15 @@ describe('where to connect', () => {
     expect(server.address).toEqual({ host: node.fqdn, ip: allocation.ip, alias: null, port: allocation.port });
   });
 
+  it('the address costs no panel call: a deploy on a warm copy makes only the create', async () => {
+    // The copy is fresh (the deploys above read it) and its free sets are not dry.
+    const calls = await panelRequestsDuring(async () => {
+      const server = await deploy(token, 'us-east');
+      expect(server.address).toMatchObject({ host: ALIAS });
+    });
+    expect(calls).toEqual({ creates: 1, others: 0 });
+  });
+
   it('GET, the list, the admin list and the server.created event carry the same address', async () => {
     const one = await api.call('GET', `/v1/servers/${aliased.id}`, { token });
     expect(one.body.address).toEqual(aliased.address);
@@ -95,24 +104,55 @@ describe('where to connect', () => {
   });
 
   it('a copy read before addresses were kept gets them with the next refill of a node', async () => {
-    // The copy as an older version wrote it: no addresses, no fqdn; and no free allocation left on
-    // the us-east nodes, so the deploy reads that node's free allocations from the panel.
-    const copy = (await getRaw(keys.panelTopology(instanceId)))!;
-    const usEast = (copy.locations as { id: number; short: string }[]).find((l) => l.short === 'us-east')!.id;
-    const usEastNodes = (copy.nodes as { id: number; locationId: number }[]).filter((n) => n.locationId === usEast).map((n) => n.id);
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.panelTopology(instanceId),
-        UpdateExpression: `REMOVE allocationAddresses, ${usEastNodes.map((_, i) => `freeAllocations.#n${i}`).join(', ')}`,
-        ExpressionAttributeNames: Object.fromEntries(usEastNodes.map((id, i) => [`#n${i}`, String(id)])),
-      }),
-    );
+    // The copy as an older version wrote it (no addresses), with no free allocation left on the
+    // us-east nodes, so the deploy reads a node's free allocations from the panel.
+    await dryUp('us-east', { removeAddresses: true });
+    const server = await deploy(token, 'us-east');
+    const { allocation } = panelAllocationOf(server.identifier);
+    expect(server.address).toEqual({ host: ALIAS, ip: allocation.ip, alias: ALIAS, port: allocation.port });
+    expect((await getRaw(keys.panelTopology(instanceId)))!.allocationAddresses).toBeDefined();
+  });
+
+  it("a later refill replaces that node's addresses in the copy's map", async () => {
+    await dryUp('us-east', { forgetNodeAddresses: true });
     const server = await deploy(token, 'us-east');
     const { allocation } = panelAllocationOf(server.identifier);
     expect(server.address).toEqual({ host: ALIAS, ip: allocation.ip, alias: ALIAS, port: allocation.port });
   });
 });
+
+/** Takes every free allocation of a region's nodes out of the copy, so the next deploy there refills from the panel. */
+async function dryUp(region: string, over: { removeAddresses?: boolean; forgetNodeAddresses?: boolean } = {}) {
+  const copy = (await getRaw(keys.panelTopology(instanceId)))!;
+  const location = (copy.locations as { id: number; short: string }[]).find((l) => l.short === region)!.id;
+  const nodes = (copy.nodes as { id: number; locationId: number }[]).filter((n) => n.locationId === location).map((n) => n.id);
+  const removes = [...(over.removeAddresses ? ['allocationAddresses'] : []), ...nodes.map((_, i) => `freeAllocations.#n${i}`)];
+  // Emptied, so only the refill's own write can give the deploy an address there.
+  const sets = over.forgetNodeAddresses ? ` SET ${nodes.map((_, i) => `allocationAddresses.#n${i} = :none`).join(', ')}` : '';
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.panelTopology(instanceId),
+      UpdateExpression: `REMOVE ${removes.join(', ')}${sets}`,
+      ExpressionAttributeNames: Object.fromEntries(nodes.map((id, i) => [`#n${i}`, String(id)])),
+      ...(sets ? { ExpressionAttributeValues: { ':none': {} } } : {}),
+    }),
+  );
+}
+
+/** The panel requests that reached the simulator while `fn` ran: creates and any other, counted by faults that only count (the first match takes a request). */
+async function panelRequestsDuring(fn: () => Promise<void>): Promise<{ creates: number; others: number }> {
+  const create = sim.faults.add({ method: 'POST', path: /^\/api\/application\/servers$/, effect: { kind: 'latency', ms: 0 } });
+  const other = sim.faults.add({ method: '*', path: '/api/', effect: { kind: 'latency', ms: 0 } });
+  const hits = (id: string) => sim.faults.list().find((f) => f.id === id)!.hits;
+  try {
+    await fn();
+    return { creates: hits(create), others: hits(other) };
+  } finally {
+    sim.faults.remove(create);
+    sim.faults.remove(other);
+  }
+}
 
 async function accountIdOf(token: string): Promise<string> {
   return (await api.call('GET', '/v1/account', { token })).body.id;
