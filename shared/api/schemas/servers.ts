@@ -36,7 +36,7 @@ export const Server = z
       description:
         'Where players connect (`host:port`): the primary allocation, recorded at deploy from the panel listing the service already holds. Null for servers deployed before addresses were recorded.',
     }),
-    ports: z.array(ServerAddress).meta({
+    ports: z.array(ServerAddress).max(100).meta({
       description:
         'Further allocations of the server beyond `address`. The service gives each server one allocation, so this is empty today.',
     }),
