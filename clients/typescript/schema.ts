@@ -1469,18 +1469,15 @@ export interface components {
       eggId: number;
       /** @description Region tag of the node the server runs on. */
       region: string | null;
-      /** @description Where players connect (`host:port`): the primary allocation, recorded at deploy from the panel listing the service already holds. Null for servers deployed before addresses were recorded. */
+      /** @description Where to connect; null on old servers. */
       address: {
-        /** @description What a player types with `port`: the allocation's alias when the panel has one, else the node's FQDN, else `ip`. Behind NAT, set an alias on the allocation in the panel (its public name or address): servers deployed onto it afterwards show it here. */
+        /** @description Alias, else node FQDN, else ip. */
         host: string;
-        /** @description The IP the allocation binds on the node (behind NAT, a private address players cannot reach). */
         ip: string;
-        /** @description The allocation's alias (`ip_alias` on the panel); null when it has none. */
         alias: string | null;
         /** Format: int32 */
         port: number;
       } | null;
-      /** @description Further allocations of the server beyond `address`. The service gives each server one allocation, so this is empty today. */
       ports: components['schemas']['ServerAddress'][];
       resources: components['schemas']['Resources'];
       /**
@@ -1490,7 +1487,7 @@ export interface components {
       priceCentsPerHour: number;
       /**
        * Format: int64
-       * @description The exact hourly price in millicents (1/1000 cent). The hourly pass charges exact amounts: each ledger entry is whole cents, and what is below a cent is carried on the account to the next hour (`accruedMillicents` on GET /v1/account), so an account pays the sum of its exact prices to within one cent, never more.
+       * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account).
        */
       priceMillicentsPerHour: number;
       status: components['schemas']['ServerStatus'];
@@ -1509,11 +1506,9 @@ export interface components {
       deletedAt: string | null;
     };
     ServerAddress: {
-      /** @description What a player types with `port`: the allocation's alias when the panel has one, else the node's FQDN, else `ip`. Behind NAT, set an alias on the allocation in the panel (its public name or address): servers deployed onto it afterwards show it here. */
+      /** @description Alias, else node FQDN, else ip. */
       host: string;
-      /** @description The IP the allocation binds on the node (behind NAT, a private address players cannot reach). */
       ip: string;
-      /** @description The allocation's alias (`ip_alias` on the panel); null when it has none. */
       alias: string | null;
       /** Format: int32 */
       port: number;
@@ -1575,18 +1570,15 @@ export interface components {
       eggId: number;
       /** @description Region tag of the node the server runs on. */
       region: string | null;
-      /** @description Where players connect (`host:port`): the primary allocation, recorded at deploy from the panel listing the service already holds. Null for servers deployed before addresses were recorded. */
+      /** @description Where to connect; null on old servers. */
       address: {
-        /** @description What a player types with `port`: the allocation's alias when the panel has one, else the node's FQDN, else `ip`. Behind NAT, set an alias on the allocation in the panel (its public name or address): servers deployed onto it afterwards show it here. */
+        /** @description Alias, else node FQDN, else ip. */
         host: string;
-        /** @description The IP the allocation binds on the node (behind NAT, a private address players cannot reach). */
         ip: string;
-        /** @description The allocation's alias (`ip_alias` on the panel); null when it has none. */
         alias: string | null;
         /** Format: int32 */
         port: number;
       } | null;
-      /** @description Further allocations of the server beyond `address`. The service gives each server one allocation, so this is empty today. */
       ports: components['schemas']['ServerAddress'][];
       resources: components['schemas']['Resources'];
       /**
@@ -1596,7 +1588,7 @@ export interface components {
       priceCentsPerHour: number;
       /**
        * Format: int64
-       * @description The exact hourly price in millicents (1/1000 cent). The hourly pass charges exact amounts: each ledger entry is whole cents, and what is below a cent is carried on the account to the next hour (`accruedMillicents` on GET /v1/account), so an account pays the sum of its exact prices to within one cent, never more.
+       * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account).
        */
       priceMillicentsPerHour: number;
       status: components['schemas']['ServerStatus'];
@@ -2571,18 +2563,15 @@ export interface components {
       eggId: number;
       /** @description Region tag of the node the server runs on. */
       region: string | null;
-      /** @description Where players connect (`host:port`): the primary allocation, recorded at deploy from the panel listing the service already holds. Null for servers deployed before addresses were recorded. */
+      /** @description Where to connect; null on old servers. */
       address: {
-        /** @description What a player types with `port`: the allocation's alias when the panel has one, else the node's FQDN, else `ip`. Behind NAT, set an alias on the allocation in the panel (its public name or address): servers deployed onto it afterwards show it here. */
+        /** @description Alias, else node FQDN, else ip. */
         host: string;
-        /** @description The IP the allocation binds on the node (behind NAT, a private address players cannot reach). */
         ip: string;
-        /** @description The allocation's alias (`ip_alias` on the panel); null when it has none. */
         alias: string | null;
         /** Format: int32 */
         port: number;
       } | null;
-      /** @description Further allocations of the server beyond `address`. The service gives each server one allocation, so this is empty today. */
       ports: components['schemas']['ServerAddress'][];
       resources: components['schemas']['Resources'];
       /**
@@ -2592,7 +2581,7 @@ export interface components {
       priceCentsPerHour: number;
       /**
        * Format: int64
-       * @description The exact hourly price in millicents (1/1000 cent). The hourly pass charges exact amounts: each ledger entry is whole cents, and what is below a cent is carried on the account to the next hour (`accruedMillicents` on GET /v1/account), so an account pays the sum of its exact prices to within one cent, never more.
+       * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account).
        */
       priceMillicentsPerHour: number;
       status: components['schemas']['ServerStatus'];

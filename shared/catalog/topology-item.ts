@@ -15,7 +15,7 @@ export interface TopologyRead {
   /** Free allocation ids the panel listed, by node id; only nodes placement may use were asked. */
   free: Map<number, number[]>;
   /** Where the listed allocations are reached, by node id then allocation id (from the same listings as `free`). */
-  addresses?: Map<number, Record<string, CachedAllocationAddress>>;
+  addresses: Map<number, Record<string, CachedAllocationAddress>>;
 }
 
 /**
@@ -81,14 +81,12 @@ export function topologyItem(
   const addedMemoryMb: Record<string, number> = {};
   const addedDiskMb: Record<string, number> = {};
   const allocationsReadAt: Record<string, number> = {};
-  const allocationAddresses: Record<string, Record<string, CachedAllocationAddress>> = {};
   for (const node of read.nodes) {
     addedMemoryMb[node.id] = 0;
     addedDiskMb[node.id] = 0;
     const listed = read.free.get(node.id);
     if (listed === undefined) continue;
     allocationsReadAt[node.id] = read.readAt;
-    allocationAddresses[node.id] = read.addresses?.get(node.id) ?? {};
     if (listed.length === 0) exhausted.push(node.id);
     // DynamoDB stores no empty set: a node without an entry has none left in the copy.
     const free = unclaimed(listed, claims);
@@ -106,7 +104,7 @@ export function topologyItem(
     locations: read.locations,
     nodes: read.nodes,
     freeAllocations,
-    allocationAddresses,
+    allocationAddresses: Object.fromEntries(read.addresses),
     ...(exhausted.length > 0 ? { exhaustedNodes: new Set(exhausted) } : {}),
     addedMemoryMb,
     addedDiskMb,

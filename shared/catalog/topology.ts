@@ -277,18 +277,17 @@ function freeSetWrite(
   readAt: number,
 ) {
   // The addresses go with the set; a copy read before they were kept has no map to set a node in yet.
-  const setAddresses = topology.allocationAddresses
-    ? { expression: 'allocationAddresses.#node = :addresses', values: { ':addresses': addresses } }
-    : { expression: 'allocationAddresses = :addresses', values: { ':addresses': { [nodeId]: addresses } } };
+  const mapped = topology.allocationAddresses !== undefined;
+  const setAddresses = `allocationAddresses${mapped ? '.#node' : ''} = :addresses`;
   const replaceSet =
     free.length > 0
       ? {
-          expression: `SET freeAllocations.#node = :free, allocationsReadAt.#node = :readAt, ${setAddresses.expression} ADD version :one`,
+          expression: `SET freeAllocations.#node = :free, allocationsReadAt.#node = :readAt, ${setAddresses} ADD version :one`,
           values: { ':free': new Set(free) },
         }
       : {
           // DynamoDB stores no empty set: none left means no entry, and the node is marked exhausted.
-          expression: `SET allocationsReadAt.#node = :readAt, ${setAddresses.expression} REMOVE freeAllocations.#node ADD exhaustedNodes :nodeSet, version :one`,
+          expression: `SET allocationsReadAt.#node = :readAt, ${setAddresses} REMOVE freeAllocations.#node ADD exhaustedNodes :nodeSet, version :one`,
           values: { ':nodeSet': new Set([nodeId]) },
         };
   return {
@@ -299,7 +298,7 @@ function freeSetWrite(
       ExpressionAttributeNames: { '#node': String(nodeId) },
       ExpressionAttributeValues: {
         ...replaceSet.values,
-        ...setAddresses.values,
+        ':addresses': mapped ? addresses : { [nodeId]: addresses },
         ':readAt': readAt,
         ':one': 1,
         ':version': topology.version,

@@ -13,12 +13,9 @@ export const ResourcesSchema = z.object({ ramMb: Count, cpuPercent: Count, diskM
 /** Where players connect: the server's primary allocation on the panel. */
 export const ServerAddress = z
   .object({
-    host: text(255).meta({
-      description:
-        "What a player types with `port`: the allocation's alias when the panel has one, else the node's FQDN, else `ip`. Behind NAT, set an alias on the allocation in the panel (its public name or address): servers deployed onto it afterwards show it here.",
-    }),
-    ip: text(255).meta({ description: 'The IP the allocation binds on the node (behind NAT, a private address players cannot reach).' }),
-    alias: text(255).nullable().meta({ description: "The allocation's alias (`ip_alias` on the panel); null when it has none." }),
+    host: text(255).meta({ description: 'Alias, else node FQDN, else ip.' }),
+    ip: text(255),
+    alias: text(255).nullable(),
     port: int32(1, 65_535),
   })
   .meta({ id: 'ServerAddress' });
@@ -32,21 +29,15 @@ export const Server = z
     name: text(60),
     eggId: PanelId,
     region: text(60).nullable().meta({ description: 'Region tag of the node the server runs on.' }),
-    address: ServerAddress.nullable().meta({
-      description:
-        'Where players connect (`host:port`): the primary allocation, recorded at deploy from the panel listing the service already holds. Null for servers deployed before addresses were recorded.',
-    }),
-    ports: z.array(ServerAddress).max(100).meta({
-      description:
-        'Further allocations of the server beyond `address`. The service gives each server one allocation, so this is empty today.',
-    }),
+    address: ServerAddress.nullable().meta({ description: 'Where to connect; null on old servers.' }),
+    ports: z.array(ServerAddress).max(100),
     resources: ResourcesSchema,
     priceCentsPerHour: Cents.meta({
       description: 'The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.',
     }),
     priceMillicentsPerHour: Cents.meta({
       description:
-        'The exact hourly price in millicents (1/1000 cent). The hourly pass charges exact amounts: each ledger entry is whole cents, and what is below a cent is carried on the account to the next hour (`accruedMillicents` on GET /v1/account), so an account pays the sum of its exact prices to within one cent, never more.',
+        'The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account).',
     }),
     status: ServerStatus,
     createdAt: Timestamp,
