@@ -1472,6 +1472,16 @@ export interface components {
       eggId: number;
       /** @description Region tag of the node the server runs on. */
       region: string | null;
+      /** @description Where to connect; null on old servers. */
+      address: {
+        /** @description Alias, else node FQDN, else ip. */
+        host: string;
+        ip: string;
+        alias: string | null;
+        /** Format: int32 */
+        port: number;
+      } | null;
+      ports: components['schemas']['ServerAddress'][];
       resources: components['schemas']['Resources'];
       /**
        * Format: int64
@@ -1480,7 +1490,7 @@ export interface components {
       priceCentsPerHour: number;
       /**
        * Format: int64
-       * @description The exact hourly price in millicents (1/1000 cent). The hourly pass charges exact amounts: each ledger entry is whole cents, and what is below a cent is carried on the account to the next hour (`accruedMillicents` on GET /v1/account), so an account pays the sum of its exact prices to within one cent, never more.
+       * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account).
        */
       priceMillicentsPerHour: number;
       status: components['schemas']['ServerStatus'];
@@ -1497,6 +1507,14 @@ export interface components {
       suspendedReason: 'balance' | 'budget' | null;
       /** Format: date-time */
       deletedAt: string | null;
+    };
+    ServerAddress: {
+      /** @description Alias, else node FQDN, else ip. */
+      host: string;
+      ip: string;
+      alias: string | null;
+      /** Format: int32 */
+      port: number;
     };
     Resources: {
       /** Format: int32 */
@@ -1555,6 +1573,16 @@ export interface components {
       eggId: number;
       /** @description Region tag of the node the server runs on. */
       region: string | null;
+      /** @description Where to connect; null on old servers. */
+      address: {
+        /** @description Alias, else node FQDN, else ip. */
+        host: string;
+        ip: string;
+        alias: string | null;
+        /** Format: int32 */
+        port: number;
+      } | null;
+      ports: components['schemas']['ServerAddress'][];
       resources: components['schemas']['Resources'];
       /**
        * Format: int64
@@ -1563,7 +1591,7 @@ export interface components {
       priceCentsPerHour: number;
       /**
        * Format: int64
-       * @description The exact hourly price in millicents (1/1000 cent). The hourly pass charges exact amounts: each ledger entry is whole cents, and what is below a cent is carried on the account to the next hour (`accruedMillicents` on GET /v1/account), so an account pays the sum of its exact prices to within one cent, never more.
+       * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account).
        */
       priceMillicentsPerHour: number;
       status: components['schemas']['ServerStatus'];
@@ -2538,6 +2566,16 @@ export interface components {
       eggId: number;
       /** @description Region tag of the node the server runs on. */
       region: string | null;
+      /** @description Where to connect; null on old servers. */
+      address: {
+        /** @description Alias, else node FQDN, else ip. */
+        host: string;
+        ip: string;
+        alias: string | null;
+        /** Format: int32 */
+        port: number;
+      } | null;
+      ports: components['schemas']['ServerAddress'][];
       resources: components['schemas']['Resources'];
       /**
        * Format: int64
@@ -2546,7 +2584,7 @@ export interface components {
       priceCentsPerHour: number;
       /**
        * Format: int64
-       * @description The exact hourly price in millicents (1/1000 cent). The hourly pass charges exact amounts: each ledger entry is whole cents, and what is below a cent is carried on the account to the next hour (`accruedMillicents` on GET /v1/account), so an account pays the sum of its exact prices to within one cent, never more.
+       * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account).
        */
       priceMillicentsPerHour: number;
       status: components['schemas']['ServerStatus'];
@@ -6815,6 +6853,20 @@ export interface operations {
            *           "name": "survival",
            *           "eggId": 1,
            *           "region": "eu-central",
+           *           "address": {
+           *             "host": "example host",
+           *             "ip": "203.0.113.10",
+           *             "alias": "example alias",
+           *             "port": 25565
+           *           },
+           *           "ports": [
+           *             {
+           *               "host": "example host",
+           *               "ip": "203.0.113.10",
+           *               "alias": "example alias",
+           *               "port": 25565
+           *             }
+           *           ],
            *           "resources": {
            *             "ramMb": 2048,
            *             "cpuPercent": 100,
@@ -6985,6 +7037,20 @@ export interface operations {
            *       "name": "survival",
            *       "eggId": 1,
            *       "region": "eu-central",
+           *       "address": {
+           *         "host": "example host",
+           *         "ip": "203.0.113.10",
+           *         "alias": "example alias",
+           *         "port": 25565
+           *       },
+           *       "ports": [
+           *         {
+           *           "host": "example host",
+           *           "ip": "203.0.113.10",
+           *           "alias": "example alias",
+           *           "port": 25565
+           *         }
+           *       ],
            *       "resources": {
            *         "ramMb": 2048,
            *         "cpuPercent": 100,
@@ -7323,6 +7389,20 @@ export interface operations {
            *       "name": "survival",
            *       "eggId": 1,
            *       "region": "eu-central",
+           *       "address": {
+           *         "host": "example host",
+           *         "ip": "203.0.113.10",
+           *         "alias": "example alias",
+           *         "port": 25565
+           *       },
+           *       "ports": [
+           *         {
+           *           "host": "example host",
+           *           "ip": "203.0.113.10",
+           *           "alias": "example alias",
+           *           "port": 25565
+           *         }
+           *       ],
            *       "resources": {
            *         "ramMb": 2048,
            *         "cpuPercent": 100,
@@ -7782,6 +7862,20 @@ export interface operations {
            *       "name": "survival",
            *       "eggId": 1,
            *       "region": "eu-central",
+           *       "address": {
+           *         "host": "example host",
+           *         "ip": "203.0.113.10",
+           *         "alias": "example alias",
+           *         "port": 25565
+           *       },
+           *       "ports": [
+           *         {
+           *           "host": "example host",
+           *           "ip": "203.0.113.10",
+           *           "alias": "example alias",
+           *           "port": 25565
+           *         }
+           *       ],
            *       "resources": {
            *         "ramMb": 2048,
            *         "cpuPercent": 100,
@@ -15164,6 +15258,20 @@ export interface operations {
            *           "name": "survival",
            *           "eggId": 1,
            *           "region": "eu-central",
+           *           "address": {
+           *             "host": "example host",
+           *             "ip": "203.0.113.10",
+           *             "alias": "example alias",
+           *             "port": 25565
+           *           },
+           *           "ports": [
+           *             {
+           *               "host": "example host",
+           *               "ip": "203.0.113.10",
+           *               "alias": "example alias",
+           *               "port": 25565
+           *             }
+           *           ],
            *           "resources": {
            *             "ramMb": 2048,
            *             "cpuPercent": 100,

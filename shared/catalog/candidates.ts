@@ -1,4 +1,4 @@
-import type { PanelTopologyItem } from '../db/items.ts';
+import type { PanelTopologyItem, ServerAddress } from '../db/items.ts';
 import type { InstanceView } from '../instances/index.ts';
 import type { NodeCandidate } from '../placement/index.ts';
 
@@ -27,6 +27,18 @@ export function candidatesOf(instance: Pick<InstanceView, 'id' | 'priority' | 'e
     allocatedDisk: node.allocatedDisk + (topology.addedDiskMb[node.id] ?? 0),
     freeAllocations: freeAllocationCount(topology, node.id),
   }));
+}
+
+/**
+ * Where players reach a server on this allocation, from the copy the allocation was taken from
+ * (no panel call): `host` is the allocation's alias, else the node's FQDN, else the IP. Undefined
+ * when the copy was read before it kept addresses.
+ */
+export function addressOf(topology: PanelTopologyItem, nodeId: number, allocationId: number): ServerAddress | undefined {
+  const allocation = topology.allocationAddresses?.[nodeId]?.[allocationId];
+  if (!allocation) return undefined;
+  const fqdn = topology.nodes.find((n) => n.id === nodeId)?.fqdn;
+  return { host: allocation.alias ?? fqdn ?? allocation.ip, ip: allocation.ip, alias: allocation.alias, port: allocation.port };
 }
 
 export const freeAllocationsOf = (topology: PanelTopologyItem, nodeId: number): number[] => [...(topology.freeAllocations[nodeId] ?? [])];

@@ -1,6 +1,6 @@
-import type { AllocationClaim, CachedLocation, CachedNode, PanelTopologyItem } from '../db/items.ts';
+import type { AllocationClaim, CachedAllocationAddress, CachedLocation, CachedNode, PanelTopologyItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
-import type { PanelLocation, PanelNode } from '../panel/types.ts';
+import type { PanelAllocation, PanelLocation, PanelNode } from '../panel/types.ts';
 
 /**
  * The shared copy of one panel's topology as a pure function of a panel read and the copy it
@@ -14,6 +14,8 @@ export interface TopologyRead {
   nodes: CachedNode[];
   /** Free allocation ids the panel listed, by node id; only nodes placement may use were asked. */
   free: Map<number, number[]>;
+  /** Where the listed allocations are reached, by node id then allocation id (from the same listings as `free`). */
+  addresses: Map<number, Record<string, CachedAllocationAddress>>;
 }
 
 /**
@@ -31,6 +33,7 @@ export const toCachedNode = (n: PanelNode): CachedNode => ({
   id: n.id,
   name: n.name,
   locationId: n.location_id,
+  fqdn: n.fqdn,
   public: n.public !== false,
   maintenance: n.maintenance_mode,
   memory: n.memory,
@@ -40,6 +43,10 @@ export const toCachedNode = (n: PanelNode): CachedNode => ({
   allocatedMemory: n.allocated_resources.memory,
   allocatedDisk: n.allocated_resources.disk,
 });
+
+/** The addresses of a node's listed allocations, by allocation id: what a deploy records as the server's address. */
+export const addressesOf = (listed: PanelAllocation[]): Record<string, CachedAllocationAddress> =>
+  Object.fromEntries(listed.map((a) => [String(a.id), { ip: a.ip, alias: a.alias || null, port: a.port }]));
 
 /** Nodes placement may put a server on: the only ones whose allocations are worth a panel call. */
 export const isPlaceable = (node: CachedNode): boolean => node.public && !node.maintenance;
@@ -97,6 +104,7 @@ export function topologyItem(
     locations: read.locations,
     nodes: read.nodes,
     freeAllocations,
+    allocationAddresses: Object.fromEntries(read.addresses),
     ...(exhausted.length > 0 ? { exhaustedNodes: new Set(exhausted) } : {}),
     addedMemoryMb,
     addedDiskMb,

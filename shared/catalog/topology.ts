@@ -1,12 +1,12 @@
 import { getConfig } from '../config/env.ts';
 import { accessPatterns } from '../db/access-patterns.ts';
-import { asKind, type Item, type PanelTopologyItem } from '../db/items.ts';
+import { asKind, type CachedAllocationAddress, type Item, type PanelTopologyItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { type ConditionFailedError, DEFAULT_ATTEMPTS, isConditionFailed, retrying, writeIfFirst, writeItem } from '../db/write.ts';
 import { type InstanceView, panelClientFor } from '../instances/index.ts';
 import { freeCapacity } from '../placement/index.ts';
 import { SharedCopies } from './shared-copy.ts';
-import { isPlaceable, type TopologyRead, toCachedLocation, toCachedNode, topologyItem, unclaimed } from './topology-item.ts';
+import { addressesOf, isPlaceable, type TopologyRead, toCachedLocation, toCachedNode, topologyItem, unclaimed } from './topology-item.ts';
 
 /**
  * The shared copy of each panel's topology: locations, nodes, the free allocations of each node
@@ -34,12 +34,16 @@ async function refreshTopology(instance: InstanceView): Promise<PanelTopologyIte
   const readAt = Date.now();
   const [locations, panelNodes] = await Promise.all([client.listLocations(), client.listNodes()]);
   const nodes = panelNodes.map(toCachedNode);
-  const free = await Promise.all(
-    nodes
-      .filter(isPlaceable)
-      .map(async (node) => [node.id, (await client.listFreeAllocations(node.id, ALLOCATIONS_PER_READ)).map((a) => a.id)] as const),
+  const listings = await Promise.all(
+    nodes.filter(isPlaceable).map(async (node) => [node.id, await client.listFreeAllocations(node.id, ALLOCATIONS_PER_READ)] as const),
   );
-  return storeRead(instance, { readAt, locations: locations.map(toCachedLocation), nodes, free: new Map(free) });
+  return storeRead(instance, {
+    readAt,
+    locations: locations.map(toCachedLocation),
+    nodes,
+    free: new Map(listings.map(([nodeId, listed]) => [nodeId, listed.map((a) => a.id)])),
+    addresses: new Map(listings.map(([nodeId, listed]) => [nodeId, addressesOf(listed)])),
+  });
 }
 
 /** Replaces the copy, carrying the claims made up to the write: the put names the version it replaces. */
@@ -244,12 +248,14 @@ export function refillAllocations(instance: InstanceView, topology: PanelTopolog
 
 async function readAndStoreFree(instance: InstanceView, topology: PanelTopologyItem, nodeId: number): Promise<PanelTopologyItem> {
   const readAt = Date.now();
-  const listed = (await (await panelClientFor(instance)).listFreeAllocations(nodeId, ALLOCATIONS_PER_READ)).map((a) => a.id);
+  const listing = await (await panelClientFor(instance)).listFreeAllocations(nodeId, ALLOCATIONS_PER_READ);
+  const listed = listing.map((a) => a.id);
+  const addresses = addressesOf(listing);
   let current = topology;
   return retrying(
     async (attempt) => {
       try {
-        return written(instance, await writeItem(freeSetWrite(current, nodeId, unclaimed(listed, current.claims), readAt)));
+        return written(instance, await writeItem(freeSetWrite(current, nodeId, unclaimed(listed, current.claims), addresses, readAt)));
       } catch (err) {
         if (!isConditionFailed(err)) throw err;
         current = adopt(instance, currentOf(err)) ?? current;
@@ -263,16 +269,25 @@ async function readAndStoreFree(instance: InstanceView, topology: PanelTopologyI
 }
 
 /** The write that replaces a node's free set, under the version it was computed from (so no claim is undone). */
-function freeSetWrite(topology: PanelTopologyItem, nodeId: number, free: number[], readAt: number) {
+function freeSetWrite(
+  topology: PanelTopologyItem,
+  nodeId: number,
+  free: number[],
+  addresses: Record<string, CachedAllocationAddress>,
+  readAt: number,
+) {
+  // The addresses go with the set; a copy read before they were kept has no map to set a node in yet.
+  const mapped = topology.allocationAddresses !== undefined;
+  const setAddresses = `allocationAddresses${mapped ? '.#node' : ''} = :addresses`;
   const replaceSet =
     free.length > 0
       ? {
-          expression: 'SET freeAllocations.#node = :free, allocationsReadAt.#node = :readAt ADD version :one',
+          expression: `SET freeAllocations.#node = :free, allocationsReadAt.#node = :readAt, ${setAddresses} ADD version :one`,
           values: { ':free': new Set(free) },
         }
       : {
           // DynamoDB stores no empty set: none left means no entry, and the node is marked exhausted.
-          expression: 'SET allocationsReadAt.#node = :readAt REMOVE freeAllocations.#node ADD exhaustedNodes :nodeSet, version :one',
+          expression: `SET allocationsReadAt.#node = :readAt, ${setAddresses} REMOVE freeAllocations.#node ADD exhaustedNodes :nodeSet, version :one`,
           values: { ':nodeSet': new Set([nodeId]) },
         };
   return {
@@ -281,7 +296,13 @@ function freeSetWrite(topology: PanelTopologyItem, nodeId: number, free: number[
       UpdateExpression: replaceSet.expression,
       ConditionExpression: 'version = :version',
       ExpressionAttributeNames: { '#node': String(nodeId) },
-      ExpressionAttributeValues: { ...replaceSet.values, ':readAt': readAt, ':one': 1, ':version': topology.version },
+      ExpressionAttributeValues: {
+        ...replaceSet.values,
+        ':addresses': mapped ? addresses : { [nodeId]: addresses },
+        ':readAt': readAt,
+        ':one': 1,
+        ':version': topology.version,
+      },
       ReturnValues: 'ALL_NEW' as const,
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
     },

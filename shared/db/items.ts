@@ -89,6 +89,8 @@ export interface ServerItem extends Stored {
   nestId: number;
   nodeId: number;
   allocationId: number;
+  /** Where players connect (the primary allocation at deploy); absent on servers recorded before it was kept. */
+  address?: ServerAddress;
   region: string | null;
   dockerImage: string;
   resources: { ramMb: number; cpuPercent: number; diskMb: number };
@@ -106,6 +108,14 @@ export interface ServerItem extends Stored {
   deletedAt?: string;
   deletedReason?: string;
   billedThrough?: string;
+}
+
+/** The primary allocation of a server: `host` is what a player types (the alias, else the node's FQDN, else the IP). */
+export interface ServerAddress {
+  host: string;
+  ip: string;
+  alias: string | null;
+  port: number;
 }
 
 /** What the panel said about a server (install, power, suspension, usage). */
@@ -347,6 +357,8 @@ export interface CachedNode {
   id: number;
   name: string;
   locationId: number;
+  /** Absent in copies read before it was kept. */
+  fqdn?: string;
   public: boolean;
   maintenance: boolean;
   memory: number;
@@ -355,6 +367,13 @@ export interface CachedNode {
   diskOverallocate: number;
   allocatedMemory: number;
   allocatedDisk: number;
+}
+
+/** Where an allocation is reached, as the panel listed it (the application API's `alias` is the allocation's `ip_alias`). */
+export interface CachedAllocationAddress {
+  ip: string;
+  alias: string | null;
+  port: number;
 }
 
 /** An allocation a deploy took from the copy; kept across a refresh while its create was in flight at the panel read. */
@@ -373,6 +392,8 @@ export interface PanelTopologyItem extends PanelCopy {
   nodes: CachedNode[];
   /** Free allocation ids by node id, as number sets (a claim removes one with DELETE); no entry: none left in the copy. */
   freeAllocations: Record<string, Set<number>>;
+  /** Where each listed free allocation is reached, by node id then allocation id; written with the node's free set. Absent in copies read before it was kept. */
+  allocationAddresses?: Record<string, Record<string, CachedAllocationAddress>>;
   /** Nodes the panel listed no free allocation for: not asked again before the next read. */
   exhaustedNodes?: Set<number>;
   /** Memory and disk our deploys placed on each node since the read (ADD counters), by node id. */

@@ -2,7 +2,7 @@ import { sleepWithin as sleep } from '../panel/deadline.ts';
 import type { z } from 'zod';
 import type { CreateServer } from '../api/schemas.ts';
 import { assertWithinBudget } from '../budgets/index.ts';
-import { candidatesOf, freeAllocationsOf, needsRefill } from '../catalog/candidates.ts';
+import { addressOf, candidatesOf, freeAllocationsOf, needsRefill } from '../catalog/candidates.ts';
 import { eggsOf, invalidateEggs, toPanelEgg } from '../catalog/eggs.ts';
 import {
   type AllocationClaimed,
@@ -14,7 +14,7 @@ import {
   topologyOf,
 } from '../catalog/topology.ts';
 import { getConfig } from '../config/env.ts';
-import type { CachedEgg, PanelTopologyItem, ServerItem } from '../db/items.ts';
+import type { CachedEgg, PanelTopologyItem, ServerAddress, ServerItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { backoffMs } from '../db/write.ts';
 import { type InstanceView, listInstances, panelClientFor, serviceUserIdOf } from '../instances/index.ts';
@@ -75,7 +75,7 @@ export async function deployServer(
     ...(input.instanceId ? { instanceId: input.instanceId } : {}),
   });
   const serverId = newId();
-  const { offer, node, claim, panelServer } = await placeAndCreate(
+  const { offer, node, claim, address, panelServer } = await placeAndCreate(
     placement,
     async ({ instance, egg, environment, dockerImage }, allocationId) => {
       const client = await panelClientFor(instance);
@@ -113,6 +113,8 @@ export async function deployServer(
     nestId: offer.egg.nestId,
     nodeId: node.nodeId,
     allocationId: panelServer.allocation ?? claim.allocationId,
+    // The claimed allocation is the server's primary one (the create names it as the default).
+    ...(address && (panelServer.allocation ?? claim.allocationId) === claim.allocationId ? { address } : {}),
     region: node.region,
     dockerImage: offer.dockerImage,
     resources,
@@ -266,7 +268,7 @@ type Create = (offer: Offer, allocationId: number) => Promise<PanelServer>;
 
 async function placeAndCreate(placement: Placement, create: Create) {
   for (let attempt = 1; attempt <= MAX_CREATES; attempt++) {
-    const { offer, node, claim } = await claimPlacement(placement);
+    const { offer, node, claim, address } = await claimPlacement(placement);
     let panelServer: PanelServer;
     try {
       panelServer = await create(offer, claim.allocationId);
@@ -276,7 +278,7 @@ async function placeAndCreate(placement: Placement, create: Create) {
     }
     // Bookkeeping of the copy only: the server exists and must be recorded whatever happens here.
     await settleClaim(offer.instance, claim).catch((err) => logger.warn('deploy: claim not settled in the copy', errorFields(err)));
-    return { offer, node, claim, panelServer };
+    return { offer, node, claim, address, panelServer };
   }
   throw placement.failure();
 }
@@ -285,7 +287,9 @@ async function placeAndCreate(placement: Placement, create: Create) {
 const CLAIM_ATTEMPTS = 12;
 
 /** The best node that fits and one of its free allocations, claimed in the copy; a node whose copy has none left is refilled from the panel. */
-async function claimPlacement(placement: Placement): Promise<{ offer: Offer; node: NodeCandidate; claim: AllocationClaimed }> {
+async function claimPlacement(
+  placement: Placement,
+): Promise<{ offer: Offer; node: NodeCandidate; claim: AllocationClaimed; address: ServerAddress | undefined }> {
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     const node = placement.ranked().fitting[0];
     if (!node) throw placement.failure();
@@ -297,9 +301,11 @@ async function claimPlacement(placement: Placement): Promise<{ offer: Offer; nod
     const free = freeAllocationsOf(offer.topology, node.nodeId);
     // Random, so deploys working from the same copy rarely race for one allocation.
     const allocationId = free[Math.floor(Math.random() * free.length)]!;
+    // Read from the copy the allocation came from: the claim's answer may be a newer one.
+    const address = addressOf(offer.topology, node.nodeId, allocationId);
     const { claim, topology } = await claimAllocation(offer.instance, offer.topology, node.nodeId, allocationId, placement.request);
     placement.adopt(offer.instance.id, topology);
-    if (claim) return { offer, node, claim };
+    if (claim) return { offer, node, claim, address };
     await sleep(backoffMs(attempt));
   }
   throw placement.failure();

@@ -16,6 +16,8 @@ export function toServerView(item: ServerItem): ServerView {
     name: item.name,
     eggId: item.eggId,
     region: item.region ?? null,
+    address: item.address ?? null,
+    ports: [],
     resources: item.resources,
     priceCentsPerHour: item.priceCentsPerHour,
     priceMillicentsPerHour: exactPriceOf(item),

@@ -27,6 +27,7 @@ const read = (free: [number, number[]][], over: Partial<TopologyRead> = {}): Top
   locations: [{ id: 1, short: 'eu', long: 'Europe' }],
   nodes: [node(1), node(2), node(3, { maintenance: true })],
   free: new Map(free),
+  addresses: new Map(),
   ...over,
 });
 

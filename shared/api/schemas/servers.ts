@@ -10,6 +10,16 @@ export const ServerStatus = z.enum(['active', 'suspended', 'deleted']).meta({ id
 
 export const ResourcesSchema = z.object({ ramMb: Count, cpuPercent: Count, diskMb: Count }).meta({ id: 'Resources' });
 
+/** Where players connect: the server's primary allocation on the panel. */
+export const ServerAddress = z
+  .object({
+    host: text(255).meta({ description: 'Alias, else node FQDN, else ip.' }),
+    ip: text(255),
+    alias: text(255).nullable(),
+    port: int32(1, 65_535),
+  })
+  .meta({ id: 'ServerAddress' });
+
 export const Server = z
   .object({
     id: Uuid,
@@ -19,13 +29,15 @@ export const Server = z
     name: text(60),
     eggId: PanelId,
     region: text(60).nullable().meta({ description: 'Region tag of the node the server runs on.' }),
+    address: ServerAddress.nullable().meta({ description: 'Where to connect; null on old servers.' }),
+    ports: z.array(ServerAddress).max(100),
     resources: ResourcesSchema,
     priceCentsPerHour: Cents.meta({
       description: 'The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.',
     }),
     priceMillicentsPerHour: Cents.meta({
       description:
-        'The exact hourly price in millicents (1/1000 cent). The hourly pass charges exact amounts: each ledger entry is whole cents, and what is below a cent is carried on the account to the next hour (`accruedMillicents` on GET /v1/account), so an account pays the sum of its exact prices to within one cent, never more.',
+        'The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account).',
     }),
     status: ServerStatus,
     createdAt: Timestamp,
