@@ -1490,7 +1490,7 @@ export interface components {
       priceCentsPerHour: number;
       /**
        * Format: int64
-       * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account).
+       * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
        */
       priceMillicentsPerHour: number;
       status: components['schemas']['ServerStatus'];
@@ -1591,7 +1591,7 @@ export interface components {
       priceCentsPerHour: number;
       /**
        * Format: int64
-       * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account).
+       * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
        */
       priceMillicentsPerHour: number;
       status: components['schemas']['ServerStatus'];
@@ -2584,7 +2584,7 @@ export interface components {
       priceCentsPerHour: number;
       /**
        * Format: int64
-       * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account).
+       * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
        */
       priceMillicentsPerHour: number;
       status: components['schemas']['ServerStatus'];

@@ -37,7 +37,7 @@ export const Server = z
     }),
     priceMillicentsPerHour: Cents.meta({
       description:
-        'The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account).',
+        'The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.',
     }),
     status: ServerStatus,
     createdAt: Timestamp,
