@@ -161,6 +161,28 @@ describe('rename', () => {
     expect(onPanel().name).toBe('third name');
   });
 
+  it("the simulator's details route answers as the panel: every field written, its own field names in messages", async () => {
+    const panelId = onPanel().id;
+    const patch = (body: unknown) =>
+      fetch(`${sim.url}/api/application/servers/${panelId}/details`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${sim.appKey}`, accept: 'application/json', 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const refused = await patch({ name: '' });
+    expect(refused.status).toBe(422);
+    const details = ((await refused.json()) as { errors: { detail: string }[] }).errors.map((e) => e.detail);
+    expect(details).toEqual(['The Server Name field is required.', 'The User ID field is required.']);
+    const was = onPanel();
+    const saved = { name: was.name, owner: was.owner_id, externalId: was.external_id, description: was.description };
+    // Only name and user: the external id becomes null and the description '' (DetailsModificationService).
+    expect((await patch({ name: 'bare details', user: was.owner_id })).status).toBe(200);
+    expect(sim.state.servers.get(panelId)).toMatchObject({ name: 'bare details', external_id: null, description: '' });
+    expect(
+      (await patch({ name: saved.name, user: saved.owner, external_id: saved.externalId, description: saved.description })).status,
+    ).toBe(200);
+  });
+
   it("another account's server is 404 and keeps its name", async () => {
     const other = await customer(api, 'rename-other@example.com', { grantCents: 10_000 });
     expectEnvelope(await api.call('PATCH', path(), { token: other.token, body: { name: 'stolen name' } }), 404, 'not_found');

@@ -131,7 +131,10 @@ describe('PUT /v1/servers/:id/startup', () => {
     expect(panelEnv(paper).MINECRAFT_VERSION).toBe('1.21');
     expect((await getRaw(keys.server(accountId, paper)))!.dockerImage).toBe(other);
     const logs = await api.call('GET', '/v1/account/logs?limit=100', { token });
-    expect(logs.body.data.find((e: { action: string }) => e.action === 'servers.startup').details).toEqual({ variables: [], dockerImage: other });
+    expect(logs.body.data.find((e: { action: string }) => e.action === 'servers.startup').details).toEqual({
+      variables: [],
+      dockerImage: other,
+    });
   });
 
   it('refused before any panel call: a rule broken, a variable not editable, hidden or unknown, an image not the egg’s', async () => {
@@ -180,7 +183,12 @@ describe('PUT /v1/servers/:id/startup', () => {
 
   it('a change while another operation holds the server: 409 operation_in_progress, nothing sent', async () => {
     const panelId = onPanel(paper).id;
-    const held = sim.faults.add({ method: 'PATCH', path: `/api/application/servers/${panelId}/details`, count: 1, effect: { kind: 'hold' } });
+    const held = sim.faults.add({
+      method: 'PATCH',
+      path: `/api/application/servers/${panelId}/details`,
+      count: 1,
+      effect: { kind: 'hold' },
+    });
     const rename = api.call('PATCH', `/v1/servers/${paper}`, { token, body: { name: 'renamed paper' } });
     try {
       await until(() => sim.faults.held() === 1, { what: 'the rename to reach the panel' });
@@ -201,6 +209,10 @@ describe('PUT /v1/servers/:id/startup', () => {
   it("another account's server is 404 for both", async () => {
     const other = await customer(api, 'startup-other@example.com', { grantCents: 10_000 });
     expectEnvelope(await api.call('GET', path(paper), { token: other.token }), 404, 'not_found');
-    expectEnvelope(await api.call('PUT', path(paper), { token: other.token, body: { variables: { BUILD_NUMBER: '9' } } }), 404, 'not_found');
+    expectEnvelope(
+      await api.call('PUT', path(paper), { token: other.token, body: { variables: { BUILD_NUMBER: '9' } } }),
+      404,
+      'not_found',
+    );
   });
 });
