@@ -161,6 +161,33 @@ describe('rename', () => {
     expect(onPanel().name).toBe('third name');
   });
 
+  it('a details answer lost: the change is sent again (the same details twice change nothing), the rename recorded', async () => {
+    const panelId = onPanel().id;
+    // The panel makes the change and the answer never comes back; the client's timeout, then its second attempt.
+    const lost = sim.faults.add({
+      method: 'PATCH',
+      path: `/api/application/servers/${panelId}/details`,
+      count: 1,
+      effect: { kind: 'lost_response' },
+    });
+    try {
+      const calls = await panelCalls(async () => {
+        const res = await api.call('PATCH', path(), { token, body: { name: 'lost answer' } });
+        expect(res.status, res.text).toBe(200);
+        expect(res.body.name).toBe('lost answer');
+      });
+      expect(calls).toEqual({
+        [`GET /api/application/servers/${panelId}`]: 1,
+        [`PATCH /api/application/servers/${panelId}/details`]: 2,
+      });
+    } finally {
+      sim.faults.remove(lost);
+    }
+    expect(onPanel().name).toBe('lost answer');
+    expect((await getRaw(keys.server(accountId, serverId)))!.name).toBe('lost answer');
+    expect((await api.call('PATCH', path(), { token, body: { name: 'third name' } })).status).toBe(200);
+  });
+
   it("the simulator's details route answers as the panel: every field written, its own field names in messages", async () => {
     const panelId = onPanel().id;
     const patch = (body: unknown) =>
