@@ -144,6 +144,9 @@ export const ResizeServer = z
   .meta({
     id: 'ResizeServer',
     description: '`name` renames; ramMb, cpuPercent and diskMb (all three) resize; at least one of the two.',
+    // The rule above, in the document: the three resize fields come together, and the body is never empty.
+    minProperties: 1,
+    dependentRequired: { ramMb: ['cpuPercent', 'diskMb'], cpuPercent: ['ramMb', 'diskMb'], diskMb: ['ramMb', 'cpuPercent'] },
   });
 
 export const DeletedServer = z.object({ id: Uuid, status: z.literal('deleted'), deletedAt: Timestamp }).meta({ id: 'DeletedServer' });
