@@ -585,12 +585,17 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
       handler: (ctx) => {
         const s = findServer(ctx);
         const d = ctx.input;
-        check(d, {
-          external_id: ['sometimes', 'nullable', 'string', 'between:1,191', externalIdUnique(s.id)],
-          name: SERVER_RULES.name,
-          user: ['required', 'integer', userExists],
-          description: ['nullable', SERVER_RULES.description],
-        });
+        // The second argument: UpdateServerDetailsRequest::attributes(), the names its messages use.
+        check(
+          d,
+          {
+            external_id: ['sometimes', 'nullable', 'string', 'between:1,191', externalIdUnique(s.id)],
+            name: SERVER_RULES.name,
+            user: ['required', 'integer', userExists],
+            description: ['nullable', SERVER_RULES.description],
+          },
+          { user: 'User ID', name: 'Server Name' },
+        );
         s.external_id = d.external_id === undefined || d.external_id === null ? null : String(d.external_id);
         s.owner_id = toInt(d.user);
         s.name = String(d.name);

@@ -30,11 +30,34 @@ export const handler = createGroupHandler('servers', serverRoutes, {
 
   resizeServer: async ({ principal, params, body, audit }) => {
     audit.target = `server:${params.id}`;
-    // Like deploy, the resize path (topology copy, placement room, budgets) loads with the first resize.
-    const { resizeServer } = await import('../../shared/servers/resize.ts');
-    const server = await resizeServer(principal.accountId, params.id, body);
-    audit.details = { resources: server.resources, priceCentsPerHour: server.priceCentsPerHour };
+    // Like deploy, the rename and resize path (topology copy, placement room, budgets) loads with the first of them.
+    const { resizeOf, updateServer } = await import('../../shared/servers/rename.ts');
+    const resize = resizeOf(body);
+    if (!resize) audit.action = 'servers.rename';
+    const { server, renamed } = await updateServer(principal.accountId, params.id, body);
+    audit.details = {
+      ...(resize ? { resources: server.resources, priceCentsPerHour: server.priceCentsPerHour } : {}),
+      ...(renamed ? { name: renamed } : {}),
+    };
     return server;
+  },
+
+  serverStartup: async ({ principal, params }) => {
+    const { getStartup } = await import('../../shared/servers/startup.ts');
+    return getStartup(principal.accountId, params.id);
+  },
+
+  updateServerStartup: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    // Names only: a value may be a secret (an RCON password).
+    audit.details = { variables: Object.keys(body.variables ?? {}), ...(body.dockerImage ? { dockerImage: body.dockerImage } : {}) };
+    const { updateStartup } = await import('../../shared/servers/startup.ts');
+    const result = await updateStartup(principal.accountId, params.id, body);
+    audit.details = {
+      variables: result.changed.filter((c) => c !== 'dockerImage'),
+      ...(result.changed.includes('dockerImage') ? { dockerImage: result.dockerImage } : {}),
+    };
+    return result;
   },
 
   deleteServer: async ({ principal, params, audit }) => {

@@ -42,6 +42,8 @@ export const MAX_BODY_BYTES = 1_048_576;
 type Infer<T> = T extends z.ZodType ? z.output<T> : Record<string, never>;
 
 export interface AuditNote {
+  /** The activity-log action when the call did one of the route's several things (PATCH a server: `servers.rename`); else the route's `audit`. */
+  action?: string;
   target?: string;
   details?: Record<string, unknown>;
 }
@@ -443,7 +445,7 @@ async function audit(
     accountId: principal.accountId,
     actorEmail: principal.email,
     credential: principal.credential,
-    action,
+    action: state.audit.action ?? action,
     target: state.audit.target ?? null,
     result: status < 400 ? 'success' : 'failure',
     status,

@@ -4,6 +4,7 @@ import { PanelRequestError, type PanelErrorEntry } from './errors.ts';
 import type {
   BuildBody,
   CreateServerBody,
+  DetailsBody,
   Envelope,
   ListEnvelope,
   PanelAccount,
@@ -16,6 +17,7 @@ import type {
   PanelServer,
   PanelStats,
   PanelUser,
+  StartupBody,
 } from './types.ts';
 
 /**
@@ -212,6 +214,42 @@ export class PanelClient {
         api: 'application',
         method: 'PATCH',
         path: `/servers/${serverId}/build`,
+        json: body,
+        idempotent: true,
+        expect: 'json',
+      })
+    ).attributes;
+  }
+
+  /**
+   * Name, owner, external id and description (pterodactyl/panel DetailsModificationService): the
+   * panel writes all four, an omitted external id as null and an omitted description as '', so
+   * the caller sends the current ones. The same details twice are harmless, so this is retried.
+   */
+  async updateDetails(serverId: number, body: DetailsBody): Promise<PanelServer> {
+    return (
+      await this.request<Envelope<PanelServer>>({
+        api: 'application',
+        method: 'PATCH',
+        path: `/servers/${serverId}/details`,
+        json: body,
+        idempotent: true,
+        expect: 'json',
+      })
+    ).attributes;
+  }
+
+  /**
+   * Startup command, egg, image and variables (pterodactyl/panel StartupModificationService): a
+   * non-empty `environment` re-writes every egg variable, one missing from it as '', so the caller
+   * sends them all. Wings takes the change at the next start. Setting the same twice is harmless.
+   */
+  async updateStartup(serverId: number, body: StartupBody): Promise<PanelServer> {
+    return (
+      await this.request<Envelope<PanelServer>>({
+        api: 'application',
+        method: 'PATCH',
+        path: `/servers/${serverId}/startup`,
         json: body,
         idempotent: true,
         expect: 'json',

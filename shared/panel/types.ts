@@ -96,6 +96,7 @@ export interface PanelServer {
   uuid: string;
   identifier: string;
   name: string;
+  description?: string | null;
   status: string | null;
   suspended: boolean;
   limits: PanelLimits & { oom_disabled?: boolean };
@@ -123,6 +124,23 @@ export interface CreateServerBody {
   allocation: { default: number; additional?: number[] };
   oom_disabled?: boolean;
   start_on_completion?: boolean;
+}
+
+/** PATCH /servers/{id}/details: every field is written. */
+export interface DetailsBody {
+  name: string;
+  user: number;
+  external_id: string | null;
+  description: string;
+}
+
+/** PATCH /servers/{id}/startup (UpdateServerStartupRequest): all required, `skip_scripts` present. */
+export interface StartupBody {
+  startup: string;
+  environment: Record<string, string>;
+  egg: number;
+  image: string;
+  skip_scripts: boolean;
 }
 
 export interface BuildBody {

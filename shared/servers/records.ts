@@ -278,6 +278,38 @@ export async function recordResized(change: ResizedChange): Promise<void> {
   );
 }
 
+// ---- renamed, new docker image -------------------------------------------------------------------
+
+/**
+ * A rename or a new docker image, after the panel took it: no price, count or burn moves, so one
+ * conditional update of the server, on the status and the values read under the lease.
+ */
+export async function recordSettings(previous: ServerItem, change: { name?: string; dockerImage?: string }, at: string): Promise<void> {
+  const sets = ['updatedAt = :now'];
+  const values: Record<string, unknown> = { ':now': at, ':active': 'active' };
+  const checks = ['#status = :active'];
+  if (change.name !== undefined) {
+    sets.push('#name = :name');
+    values[':name'] = change.name;
+    checks.push('#name = :oldName');
+    values[':oldName'] = previous.name;
+  }
+  if (change.dockerImage !== undefined) {
+    sets.push('dockerImage = :image');
+    values[':image'] = change.dockerImage;
+  }
+  const done = await writeIfFirst({
+    Update: {
+      Key: keys.server(previous.accountId, previous.serverId),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: checks.join(' AND '),
+      ExpressionAttributeNames: { '#status': 'status', ...(change.name !== undefined ? { '#name': 'name' } : {}) },
+      ExpressionAttributeValues: values,
+    },
+  });
+  if (!done) throw new ApiError('conflict', 'The server changed meanwhile (a suspension or a deletion); read it and try again');
+}
+
 // ---- suspended, unsuspended ---------------------------------------------------------------------
 
 export type SuspendReason = 'balance' | 'budget';

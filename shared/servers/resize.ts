@@ -1,5 +1,3 @@
-import type { z } from 'zod';
-import type { ResizeServer } from '../api/schemas.ts';
 import { assertWithinBudget } from '../budgets/index.ts';
 import type { ServerItem } from '../db/items.ts';
 import { countGrowth } from '../catalog/topology.ts';
@@ -32,67 +30,69 @@ import { type ServerView, toServerView } from './views.ts';
  *   queued for the pending-repair pass (pending.ts), which puts the record's build back within
  *   minutes, and the caller gets the panel's error (504 `panel_timeout`, 503 `panel_unavailable`).
  */
-export async function resizeServer(accountId: string, serverId: string, input: z.infer<typeof ResizeServer>): Promise<ServerView> {
+export async function resizeServer(accountId: string, serverId: string, resources: Resources): Promise<ServerView> {
   // 404 for another account's server, then the account's state, before the lease (lease.ts).
   await assertCustomerMayHold(await getOwnedServer(accountId, serverId));
-  return withServerLease(serverId, 'resize', async () => {
-    const item = await getOwnedServer(accountId, serverId);
-    const server = toServerView(item);
-    if (server.status !== 'active') throw new ApiError('conflict', `The server is ${server.status}; only active servers can be resized`);
-    const resources: Resources = { ramMb: input.ramMb, cpuPercent: input.cpuPercent, diskMb: input.diskMb };
-    await checkCaps(resources);
-    const settings = await getSettings();
-    const priceMillicents = hourlyPriceMillicents(resources, settings.prices);
-    const snap = await profileSnapshot(accountId);
-    const burnAfter = snap.burnMillicentsPerHour - exactPriceOf(item) + priceMillicents;
-    // Downsizing is always allowed; anything that raises the price needs the runway.
-    if (priceMillicents > exactPriceOf(item)) {
-      const required = requiredBalance(burnAfter, settings.minimumBalanceCents);
-      if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, burnAfter);
-      if (snap.budgetCapCents !== null) await assertWithinBudget(accountId, burnAfter);
-    }
+  return withServerLease(serverId, 'resize', () => resizeHeld(accountId, serverId, resources));
+}
 
-    const client = await panelClientFor(await getInstance(server.instanceId));
-    await assertNodeCanGrow(client, item, resources);
-    const onPanel = await client.getServer(item.panelServerId);
-    await applyBuild(client, onPanel, resources, serverId).catch(async (err: unknown) => {
-      // The panel did not confirm either build: the repair pass makes it the record's.
-      if (isAmbiguous(err)) await queueRepair(item, 'panel', err);
-      throw err;
-    });
+/** The resize itself, for a caller that holds the server's lease (a PATCH that also renames holds it once for both). */
+export async function resizeHeld(accountId: string, serverId: string, resources: Resources): Promise<ServerView> {
+  const item = await getOwnedServer(accountId, serverId);
+  const server = toServerView(item);
+  if (server.status !== 'active') throw new ApiError('conflict', `The server is ${server.status}; only active servers can be resized`);
+  await checkCaps(resources);
+  const settings = await getSettings();
+  const priceMillicents = hourlyPriceMillicents(resources, settings.prices);
+  const snap = await profileSnapshot(accountId);
+  const burnAfter = snap.burnMillicentsPerHour - exactPriceOf(item) + priceMillicents;
+  // Downsizing is always allowed; anything that raises the price needs the runway.
+  if (priceMillicents > exactPriceOf(item)) {
+    const required = requiredBalance(burnAfter, settings.minimumBalanceCents);
+    if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, burnAfter);
+    if (snap.budgetCapCents !== null) await assertWithinBudget(accountId, burnAfter);
+  }
 
-    const now = new Date().toISOString();
-    try {
-      await recordResized({
-        accountId,
-        serverId,
-        previous: item,
-        resources,
-        priceMillicents,
-        at: now,
-        minimumBalanceCents: settings.minimumBalanceCents,
-        snapshot: snap,
-      });
-    } catch (err) {
-      // Put the panel back to the committed state, read under this lease.
-      await applyBuild(client, onPanel, server.resources, serverId).catch(async (e) => {
-        logger.error('resize: could not restore the panel build; queued for the repair pass', { serverId, ...errorFields(e) });
-        await queueRepair(item, 'panel', e);
-      });
-      throw err;
-    }
-    await countGrowth(item.instanceId, item.nodeId, {
-      memoryMb: resources.ramMb - item.resources.ramMb,
-      diskMb: resources.diskMb - item.resources.diskMb,
-    }).catch((err) => logger.warn('resize: could not count the growth in the topology copy', { serverId, ...errorFields(err) }));
-    return {
-      ...server,
-      resources,
-      priceCentsPerHour: Math.max(1, centsUp(priceMillicents)),
-      priceMillicentsPerHour: priceMillicents,
-      updatedAt: now,
-    };
+  const client = await panelClientFor(await getInstance(server.instanceId));
+  await assertNodeCanGrow(client, item, resources);
+  const onPanel = await client.getServer(item.panelServerId);
+  await applyBuild(client, onPanel, resources, serverId).catch(async (err: unknown) => {
+    // The panel did not confirm either build: the repair pass makes it the record's.
+    if (isAmbiguous(err)) await queueRepair(item, 'panel', err);
+    throw err;
   });
+
+  const now = new Date().toISOString();
+  try {
+    await recordResized({
+      accountId,
+      serverId,
+      previous: item,
+      resources,
+      priceMillicents,
+      at: now,
+      minimumBalanceCents: settings.minimumBalanceCents,
+      snapshot: snap,
+    });
+  } catch (err) {
+    // Put the panel back to the committed state, read under this lease.
+    await applyBuild(client, onPanel, server.resources, serverId).catch(async (e) => {
+      logger.error('resize: could not restore the panel build; queued for the repair pass', { serverId, ...errorFields(e) });
+      await queueRepair(item, 'panel', e);
+    });
+    throw err;
+  }
+  await countGrowth(item.instanceId, item.nodeId, {
+    memoryMb: resources.ramMb - item.resources.ramMb,
+    diskMb: resources.diskMb - item.resources.diskMb,
+  }).catch((err) => logger.warn('resize: could not count the growth in the topology copy', { serverId, ...errorFields(err) }));
+  return {
+    ...server,
+    resources,
+    priceCentsPerHour: Math.max(1, centsUp(priceMillicents)),
+    priceMillicentsPerHour: priceMillicents,
+    updatedAt: now,
+  };
 }
 
 /** The panel does not check capacity on a build change; we do, so nodes are not overcommitted. */

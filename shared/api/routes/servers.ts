@@ -23,6 +23,7 @@ import {
   WriteFile,
   WriteResult,
 } from '../schemas/servers.ts';
+import { ServerStartup, StartupUpdated, UpdateStartup } from '../schemas/startup.ts';
 
 /** The servers group: /v1/servers and everything under /v1/servers/:id. */
 export const serverRoutes = define({
@@ -72,12 +73,40 @@ export const serverRoutes = define({
     tag: 'Servers',
     auth: 'bearer',
     scope: 'servers:write',
-    summary: 'Resize: limits applied on the panel at once, hourly price recomputed',
+    summary: 'Rename and/or resize: limits applied on the panel at once, hourly price recomputed',
+    description:
+      'A rename alone (`servers.rename` in the activity log) changes no price. A resize takes all three of ramMb, cpuPercent and diskMb.',
     params: IdParam,
     body: ResizeServer,
     response: Server,
     audit: 'servers.resize',
     errors: ['insufficient_credit', 'limit_exceeded', 'conflict', 'operation_in_progress', 'no_capacity', ...PANEL],
+  },
+  serverStartup: {
+    method: 'GET',
+    path: '/v1/servers/:id/startup',
+    group: 'servers',
+    tag: 'Servers',
+    auth: 'bearer',
+    scope: 'servers:read',
+    summary: 'Startup settings: the egg variables you may see, the docker image and its choices',
+    params: IdParam,
+    response: ServerStartup,
+    errors: ['conflict', ...PANEL],
+  },
+  updateServerStartup: {
+    method: 'PUT',
+    path: '/v1/servers/:id/startup',
+    group: 'servers',
+    tag: 'Servers',
+    auth: 'bearer',
+    scope: 'servers:write',
+    summary: "Change variables (by the egg's rules) and/or the docker image; applies at the next start",
+    params: IdParam,
+    body: UpdateStartup,
+    response: StartupUpdated,
+    audit: 'servers.startup',
+    errors: ['insufficient_credit', 'conflict', 'operation_in_progress', ...PANEL],
   },
   deleteServer: {
     method: 'DELETE',

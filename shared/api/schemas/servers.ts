@@ -127,7 +127,27 @@ export const CreateServer = z
   .strict()
   .meta({ id: 'CreateServer' });
 
-export const ResizeServer = z.object({ ramMb: RamMb, cpuPercent: CpuPercent, diskMb: DiskMb }).strict().meta({ id: 'ResizeServer' });
+const RESIZE = ['ramMb', 'cpuPercent', 'diskMb'] as const;
+
+/** PATCH /v1/servers/{id}: a rename, a resize (its three fields together, as the spec has them), or both. */
+export const ResizeServer = z
+  .object({ name: ServerName.optional(), ramMb: RamMb.optional(), cpuPercent: CpuPercent.optional(), diskMb: DiskMb.optional() })
+  .strict()
+  .superRefine((v, ctx) => {
+    const given = RESIZE.filter((k) => v[k] !== undefined);
+    if (given.length === 0 && v.name === undefined) ctx.addIssue({ code: 'custom', message: 'give name, or ramMb, cpuPercent and diskMb' });
+    if (given.length > 0 && given.length < RESIZE.length) {
+      for (const k of RESIZE.filter((f) => v[f] === undefined))
+        ctx.addIssue({ code: 'custom', path: [k], message: 'is required with the other resize fields (ramMb, cpuPercent, diskMb)' });
+    }
+  })
+  .meta({
+    id: 'ResizeServer',
+    description: '`name` renames; ramMb, cpuPercent and diskMb (all three) resize; at least one of the two.',
+    // The rule above, in the document: the three resize fields come together, and the body is never empty.
+    minProperties: 1,
+    dependentRequired: { ramMb: ['cpuPercent', 'diskMb'], cpuPercent: ['ramMb', 'diskMb'], diskMb: ['ramMb', 'cpuPercent'] },
+  });
 
 export const DeletedServer = z.object({ id: Uuid, status: z.literal('deleted'), deletedAt: Timestamp }).meta({ id: 'DeletedServer' });
 
