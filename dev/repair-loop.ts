@@ -15,6 +15,8 @@ export interface RepairLoopOptions {
   intervalMs?: number;
   /** The install watch's interval per server (default INSTALL_CHECK_INTERVAL_MS); tests with a short loop shorten it too. */
   installCheckIntervalMs?: number;
+  /** `false`: no install watch (test files whose exact event lists its events would join; npm start runs it). */
+  installWatch?: boolean;
 }
 
 export interface PassLoop {
@@ -28,6 +30,7 @@ export function startRepairLoop(options: RepairLoopOptions = {}): PassLoop {
   return startPassLoop(async () => {
     await runRepairs().catch((err: unknown) => logger.error('pending-repair pass failed', errorFields(err)));
     await runAutoTopUps().catch((err: unknown) => logger.error('auto top-up pass failed', errorFields(err)));
+    if (options.installWatch === false) return;
     await runInstallWatch(new Date(), { ...(options.installCheckIntervalMs ? { intervalMs: options.installCheckIntervalMs } : {}) }).catch(
       (err: unknown) => logger.error('install watch pass failed', errorFields(err)),
     );
