@@ -25,8 +25,10 @@ const received: Array<{ type: string; data: Record<string, any> }> = [];
 
 beforeAll(async () => {
   // No background repair loop: the tests run the watch themselves (the first one through the loop).
-  api = await startTestApi({ panel: { installMs: 'held', transitionMs: 20, resourcesCacheMs: 0 }, repairs: false });
+  api = await startTestApi({ panel: { installMs: 50, transitionMs: 20, resourcesCacheMs: 0 }, repairs: false });
   sim = api.panel!.sim;
+  // Every install lasts until the test ends it (sim.endInstall).
+  sim.holdInstalls();
   receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
