@@ -3,6 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PanelSim } from '../../dev/panel-sim/index.ts';
 import { startRepairLoop } from '../../dev/repair-loop.ts';
 import { keys } from '../../shared/db/keys.ts';
+import { bucketOf, slotOf } from '../../shared/instances/call-budget-window.ts';
+import { panelBudgetId, runAsCaller } from '../../shared/instances/call-budget.ts';
+import { getInstance } from '../../shared/instances/index.ts';
+import { forgetLiveState } from '../../shared/servers/live.ts';
 import { runInstallWatch } from '../../shared/servers/install-watch.ts';
 import { customer } from '../helpers/customer.ts';
 import { getRaw, setAttributes } from '../helpers/db.ts';
@@ -222,5 +226,30 @@ describe('the watch', () => {
     expect(await runInstallWatch(new Date(Date.now() + 10 * 60_000))).toMatchObject({ due: 0, panelCalls: 0 });
     expect(delta(before, await requestCounts(), LIST)).toBe(0);
     sim.endInstall(s.identifier);
+  });
+});
+
+describe('the watch spends the system share of the call budget', () => {
+  it('with the Application budget filled to the customers’ ceiling, a customer’s read is refused and the watch’s call still goes', async () => {
+    const c = await customer(api, 'install-flood@example.com', { grantCents: 100_000 });
+    const s = await deploy(c.token, 'flooded');
+    const instance = await getInstance(api.panel!.instanceId);
+    const window = keys.panelCallBudget(panelBudgetId(instance.baseUrl), 'application');
+    // 200 calls in the current bucket: past what customers may fill (235 less the system reserve of 36:
+    // shared/instances/call-budget-window.ts, the panel's 240 a minute), under the system's 235.
+    const cur = bucketOf(Date.now());
+    await setAttributes(window, { cur, total: 200, [`s${slotOf(cur)}`]: 200 });
+    try {
+      await forgetLiveState(s.id);
+      const read = await api.call('GET', `/v1/servers/${s.id}`, { token: c.token });
+      expect(read.body.live).toMatchObject({ available: false, reason: 'panel_busy' });
+      const before = await requestCounts();
+      // Even run from inside a customer's context, the watch's calls are the platform's.
+      expect(await runAsCaller(c.id, () => runInstallWatch())).toMatchObject({ checked: 1, panelCalls: 1 });
+      expect(delta(before, await requestCounts(), LIST)).toBe(1);
+    } finally {
+      await setAttributes(window, { total: 0, [`s${slotOf(cur)}`]: 0 });
+      sim.endInstall(s.identifier);
+    }
   });
 });
