@@ -201,11 +201,15 @@ describe('the watch', () => {
     expect(delta(before, await requestCounts(), LIST)).toBe(0);
 
     for (const s of servers) sim.endInstall(s.identifier);
-    // Passes of later and later clocks, at once: each finds the claims of the earlier ones due again,
-    // so several check the same servers; the ending writes let one event through per server.
-    const minute = 60_000;
-    const passes = await Promise.all([1, 2, 3, 4, 5, 6].map((i) => runInstallWatch(new Date(Date.now() + i * minute))));
-    expect(passes.reduce((n, p) => n + p.ended, 0)).toBe(3);
+    // Two passes over the same watches: the first one's listing call is held, so a second, with its
+    // clock five minutes on, finds the first one's claims due again, claims, checks and ends them;
+    // then the first gets its answer, sees the same ended installs, and raises nothing.
+    sim.faults.add({ method: 'GET', path: /^\/api\/application\/servers$/, count: 1, effect: { kind: 'hold' } });
+    const slow = runInstallWatch(new Date(Date.now() + 60_000));
+    await until(() => sim.faults.held() === 1, { what: 'the first pass held at the panel' });
+    expect(await runInstallWatch(new Date(Date.now() + 5 * 60_000))).toMatchObject({ checked: 3, ended: 3 });
+    expect(sim.faults.release()).toBe(1);
+    expect(await slow).toMatchObject({ checked: 3, ended: 0, panelCalls: 1 });
     const events = await eventsOf(c.token, 'server.installed');
     expect(events.map((e) => e.data.id).sort()).toEqual(servers.map((s) => s.id).sort());
     for (const s of servers) expect(await watchOf(c.id, s.id)).toBeUndefined();
