@@ -159,6 +159,25 @@ describe('a deploy raises server.installed by itself', () => {
     await runInstallWatch();
   });
 
+  it('while a power action runs Wings refuses (409 conflict) and the watch is disarmed: a reinstall after it goes', async () => {
+    sim.holdTransitions();
+    try {
+      expect((await api.call('POST', `/v1/servers/${server.id}/power`, { token: owner.token, body: { signal: 'start' } })).status).toBe(
+        200,
+      );
+      expect(sim.powerState(server.identifier)).toBe('starting');
+      expectEnvelope(await api.call('POST', `/v1/servers/${server.id}/reinstall`, { token: owner.token }), 409, 'conflict');
+      expect(sim.server(server.identifier)?.status).toBeNull();
+      expect(await watchOf(owner.id, server.id)).toBeUndefined();
+      sim.endTransition(server.identifier);
+    } finally {
+      sim.holdTransitions(false);
+    }
+    expect((await api.call('POST', `/v1/servers/${server.id}/reinstall`, { token: owner.token })).status).toBe(202);
+    sim.endInstall(server.identifier);
+    expect(await runInstallWatch()).toMatchObject({ ended: 1 });
+  });
+
   it('a deleted server is 409 (no panel call); another account’s is 404', async () => {
     const other = await customer(api, 'install-other@example.com', { grantCents: 100_000 });
     expectEnvelope(await api.call('POST', `/v1/servers/${server.id}/reinstall`, { token: other.token }), 404, 'not_found');
