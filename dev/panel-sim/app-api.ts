@@ -1,10 +1,11 @@
 // Application API (/api/application), pterodactyl/panel:routes/api-application.php.
 import { randomUUID } from 'node:crypto';
-import { ValidationError, applyQuery, displayError, exact, includes, list, notFound, paginate, partial } from './http.ts';
+import { ValidationError, applyQuery, daemonError, displayError, exact, includes, list, notFound, paginate, partial } from './http.ts';
 import type { Ctx, Reply, RouteDef, SimContext } from './http.ts';
 import { existsRule, isPhpArray, isPlainObject, phpString, uniqueRule, validate } from './rules.ts';
 import type { CustomRule, RuleSet } from './rules.ts';
 import type { Allocation, Egg, PanelNode, Server, User } from './state.ts';
+import { WingsError } from './wings.ts';
 import { appAllocation, appEgg, appLocation, appNest, appNode, appServer, appUser } from './transform.ts';
 
 const A = '/api/application';
@@ -764,9 +765,15 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
       name: 'api.application.servers.reinstall',
       handler: (ctx) => {
         const s = findServer(ctx);
+        // ReinstallServerService: status and the Wings call in one transaction (a Wings refusal keeps the status).
+        try {
+          wings.reinstall(s);
+        } catch (e) {
+          if (e instanceof WingsError) throw daemonError(e.status, e.message);
+          throw e;
+        }
         s.status = 'installing';
         s.updated_at = new Date();
-        wings.beginInstall(s, false, true);
         return noContent();
       },
     },

@@ -192,6 +192,17 @@ export class Wings {
     if (!this.options.holdInstalls) rt.installTimer = this.schedule(finish, this.options.installMs);
   }
 
+  /**
+   * Wings `POST /api/servers/{uuid}/reinstall`: 409 while a power action runs (its power lock is
+   * held: starting or stopping), else the install starts again (pterodactyl/wings:router/router_server.go).
+   */
+  reinstall(server: Server): void {
+    if (this.runtime(server).endTransition !== null) {
+      throw new WingsError(409, 'Cannot execute server reinstall event while another power action is running.');
+    }
+    this.beginInstall(server, false, true);
+  }
+
   /** Test control: ends the server's install now (held or still timed); false when none runs. */
   endInstall(server: Server): boolean {
     const end = this.runtimes.get(server.id)?.endInstall;

@@ -6,6 +6,7 @@ import { markShardDone, openPassRecord } from '../../shared/billing/fanout.ts';
 import { reconcileAll } from '../../shared/servers/reconcile.ts';
 import { type RepairSummary, runRepairs } from '../../shared/servers/repairs.ts';
 import type { AutoTopUpSummary } from '../../shared/payments/autotopup.ts';
+import type { InstallWatchSummary } from '../../shared/servers/install-watch.ts';
 import { logger, errorFields } from '../../shared/observability/logger.ts';
 import { getConfig } from '../../shared/config/env.ts';
 
@@ -17,7 +18,8 @@ import { getConfig } from '../../shared/config/env.ts';
  * `repairs` is what the every-minute rule invokes: the suspensions and repairs that did not
  * complete (shared/servers/repairs.ts), within minutes instead of at the next hourly pass, and
  * the auto top-ups the ledger marked due (shared/payments/autotopup.ts: Stripe is called here, never
- * on a customer's request or in the hourly pass).
+ * on a customer's request or in the hourly pass), and the install watch (shared/servers/install-watch.ts:
+ * servers still installing, checked once a minute, their end raised as an event).
  */
 const queueUrl = getConfig().billingQueueUrl;
 const queue = queueUrl ? { url: queueUrl, sqs: new SQSClient({}) } : undefined;
@@ -103,7 +105,9 @@ export async function worker(event: SQSEvent): Promise<SQSBatchResponse> {
  * under a condition first, so two runs never repair the same server at once. The clock, not the
  * event's `time`: a late invocation must not act in the past.
  */
-export async function repairs(): Promise<RepairSummary & { autoTopUps: AutoTopUpSummary | null }> {
+export async function repairs(): Promise<
+  RepairSummary & { autoTopUps: AutoTopUpSummary | null; installWatch: InstallWatchSummary | null }
+> {
   const summary = await runRepairs(new Date());
   // Apart: a failing auto top-up pass must not hide the repairs' summary, nor the other way round.
   // Loaded on use: the payments and invoice modules stay out of the start chunk the hourly
@@ -114,5 +118,12 @@ export async function repairs(): Promise<RepairSummary & { autoTopUps: AutoTopUp
       logger.error('auto top-up pass failed', errorFields(err));
       return null;
     });
-  return { ...summary, autoTopUps };
+  // Loaded on use too; apart, like the auto top-ups.
+  const installWatch = await import('../../shared/servers/install-watch.ts')
+    .then(({ runInstallWatch }) => runInstallWatch(new Date()))
+    .catch((err: unknown) => {
+      logger.error('install watch pass failed', errorFields(err));
+      return null;
+    });
+  return { ...summary, autoTopUps, installWatch };
 }

@@ -65,6 +65,15 @@ export const handler = createGroupHandler('servers', serverRoutes, {
     return deleteServer(principal.accountId, params.id);
   },
 
+  reinstallServer: async ({ principal, params, audit }) => {
+    audit.target = `server:${params.id}`;
+    // Loaded on use, like deploy and resize: the start chunk stays within its budget.
+    const { reinstallServer } = await import('../../shared/servers/reinstall.ts');
+    const result = await reinstallServer(principal.accountId, params.id);
+    audit.details = { installStatus: result.installStatus, watchedUntil: result.watchedUntil };
+    return result;
+  },
+
   powerServer: async ({ principal, params, body, audit }) => {
     audit.target = `server:${params.id}`;
     audit.details = { signal: body.signal };

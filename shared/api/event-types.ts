@@ -12,6 +12,10 @@ export const EVENT_SCOPES = {
   'server.suspended': 'servers:read',
   'server.unsuspended': 'servers:read',
   'server.deleted': 'servers:read',
+  // The install watch (shared/servers/install-watch.ts): a deploy's or a reinstall's install ended.
+  'server.installed': 'servers:read',
+  'server.reinstalled': 'servers:read',
+  'server.install_failed': 'servers:read',
   // Balances, ledger entries and invoices are what GET /v1/account/transactions and /v1/invoices show.
   'balance.low': 'billing:read',
   'invoice.paid': 'billing:read',

@@ -28,7 +28,7 @@ export interface RouteDef {
   params?: z.ZodObject;
   query?: z.ZodObject;
   body?: z.ZodType;
-  status?: 200 | 201;
+  status?: 200 | 201 | 202;
   response: z.ZodType;
   /** Accepts an `Idempotency-Key` header (creating POSTs). */
   idempotent?: boolean;

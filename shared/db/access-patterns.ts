@@ -329,6 +329,9 @@ export const accessPatterns = {
   /** The pending-repair pass: up to `limit` repairs of one shard (GSI2 REPAIRDUE#<n>) due at `nowIso` or before. */
   dueRepairsOfShard: async (shard: number, nowIso: string, limit: number) =>
     (await queryIndexPage(keys.repairDueShard(shard), limit, ['<', `${nowIso}$`])).map((item) => asKind(item, 'server-repair')),
+  /** The install watch (every minute): up to `limit` watched installs of one shard (GSI2 INSTALLDUE#<n>) due at `nowIso` or before. */
+  dueInstallWatchesOfShard: async (shard: number, nowIso: string, limit: number) =>
+    (await queryIndexPage(keys.installWatchDueShard(shard), limit, ['<', `${nowIso}$`])).map((item) => asKind(item, 'install-watch')),
   autoTopUpOf: async (accountId: string) => asKindOrUndefined(await getItem(keys.autoTopUp(accountId)), 'auto-topup'),
   /** Profiles marked due by the ledger at or before `nowIso`, oldest first. */
   dueAutoTopUpsOfShard: async (shard: number, nowIso: string, limit: number) =>

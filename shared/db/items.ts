@@ -465,6 +465,7 @@ interface Kinds {
   webhookDelivery: WebhookDeliveryItem;
   'server-repair': ServerRepairItem;
   'auto-topup': AutoTopUpItem;
+  'install-watch': InstallWatchItem;
 }
 export type ItemKind = keyof Kinds;
 
@@ -552,6 +553,31 @@ export interface ServerRepairItem extends Stored {
   /** The last failure's error code or name (never a message that could carry a panel's text). */
   lastError?: string;
   /** Present (sparse GSI2 REPAIRDUE#<n>) while the item waits: `<dueAt>#<serverId>`. */
+  GSI2PK?: string;
+  GSI2SK?: string;
+}
+
+/** What started the install a watch follows: the deploy's create, or a reinstall. */
+export type InstallKind = 'deploy' | 'reinstall';
+
+/** A server still installing, checked by the every-minute install watch until the install ends (shared/servers/install-watch.ts). */
+export interface InstallWatchItem extends Stored {
+  kind: 'install-watch';
+  accountId: string;
+  serverId: string;
+  instanceId: string;
+  /** The panel's server uuid: the watch asks for its servers by uuid, many in one listing call. */
+  uuid: string;
+  installKind: InstallKind;
+  /** When the install began (ISO); also what an ending write is conditional on, so one arming raises one event. */
+  startedAt: string;
+  /** The watch's limit (ISO): still installing after it, the install is reported failed (`timeout`). */
+  until: string;
+  /** Checks made so far. */
+  checks: number;
+  /** TTL: a day after `until`, for a watch no pass ended. */
+  expiresAt: number;
+  /** Present (sparse GSI2 INSTALLDUE#<n>) while the watch runs: `<dueAt>#<serverId>`. */
   GSI2PK?: string;
   GSI2SK?: string;
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { AUTO_TOPUP_SHARDS, BILLING_SHARDS, LISTING_SHARDS, REPAIR_SHARDS, WEBHOOK_SHARDS } from './table.ts';
+import { AUTO_TOPUP_SHARDS, BILLING_SHARDS, INSTALL_WATCH_SHARDS, LISTING_SHARDS, REPAIR_SHARDS, WEBHOOK_SHARDS } from './table.ts';
 import { isTimeOrderedId } from '../ids.ts';
 
 /**
@@ -135,6 +135,15 @@ export const keys = {
     GSI2SK: `${dueAt}#${accountId}`,
   }),
   autoTopUpDueShard: (shard: number): string => `TOPUPDUE#${shard}`,
+
+  /** A server whose install (deploy or reinstall) is being watched until it ends (shared/servers/install-watch.ts). */
+  installWatch: (accountId: string, serverId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `INSTALL#${serverId}` }),
+  /** Sparse GSI2 entry of a watched install whose next check is due at `dueAt` (ISO): `<dueAt>#<serverId>`. */
+  installWatchDue: (serverId: string, dueAt: string) => ({
+    GSI2PK: keys.installWatchDueShard(shardOf(serverId, INSTALL_WATCH_SHARDS)),
+    GSI2SK: `${dueAt}#${serverId}`,
+  }),
+  installWatchDueShard: (shard: number): string => `INSTALLDUE#${shard}`,
 
   settings: (): ItemKey => ({ PK: 'SETTINGS', SK: 'PLATFORM' }),
   instancesPartition: (): string => 'INSTANCES',

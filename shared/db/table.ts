@@ -5,7 +5,8 @@
  * Every kind of item, its keys, attributes, index entries and TTL: ARCHITECTURE.md §3 (a unit test,
  * tests/unit/docs.test.ts, fails when a key builder of shared/db/keys.ts has no row there). GSI1
  * holds the sharded, newest-first listings for admins; GSI2 the sparse, sharded queues (billable
- * servers, the webhook outbox and retries, pending repairs, accounts with an auto top-up due).
+ * servers, the webhook outbox and retries, pending repairs, accounts with an auto top-up due, servers
+ * still installing).
  */
 export const TABLE = {
   partitionKey: 'PK',
@@ -36,6 +37,9 @@ export const REPAIR_SHARDS = 4;
 
 /** Shards of the auto top-up queue (GSI2 TOPUPDUE#<n> on account profiles): few at any time, spread anyway. */
 export const AUTO_TOPUP_SHARDS = 4;
+
+/** Shards of the install watch (GSI2 INSTALLDUE#<n>): the servers still installing, a handful at any time. */
+export const INSTALL_WATCH_SHARDS = 4;
 
 /** The CreateTable input for DynamoDB Local (and for anything else that wants the raw shape). */
 export function createTableInput(tableName: string) {

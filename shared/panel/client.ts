@@ -282,6 +282,29 @@ export class PanelClient {
     }
   }
 
+  /**
+   * 204: the panel sets `installing` and Wings runs the egg's install script again (files are kept).
+   * Not retried: a second reinstall would restart the install.
+   */
+  reinstallServer(serverId: number): Promise<void> {
+    return this.request({ api: 'application', method: 'POST', path: `/servers/${serverId}/reinstall`, idempotent: false, expect: 'none' });
+  }
+
+  /**
+   * The servers of these uuids in one call: `filter[uuid]` is a partial match and a comma value an OR
+   * (spatie/laravel-query-builder), and a whole uuid matches only itself. At most 50 uuids a call, so
+   * the URL stays short and every match fits the one page of 100.
+   */
+  async listServersByUuid(uuids: readonly string[]): Promise<PanelServer[]> {
+    if (uuids.length === 0) return [];
+    if (uuids.length > 50) throw new RangeError('At most 50 uuids a call');
+    const list = await this.app<ListEnvelope<PanelServer>>('GET', '/servers', {
+      query: { 'filter[uuid]': uuids.join(','), per_page: 100 },
+    });
+    const wanted = new Set(uuids.map((u) => u.toLowerCase()));
+    return list.data.map((d) => d.attributes).filter((s) => wanted.has(s.uuid.toLowerCase()));
+  }
+
   // ---- Client API (the service user's client key) --------------------------------------------
 
   async getAccount(): Promise<PanelAccount> {

@@ -32,7 +32,7 @@ export const POWER_LEASE_MS = 15_000;
 export const SYSTEM_WAIT_MS = 20_000;
 const POLL_MS = 100;
 
-export type CustomerOperation = 'resize' | 'delete' | 'power' | 'rename' | 'startup';
+export type CustomerOperation = 'resize' | 'delete' | 'power' | 'rename' | 'startup' | 'reinstall';
 export type SystemOperation = 'suspend' | 'unsuspend' | 'reconcile';
 export type LeasedOperation = CustomerOperation | SystemOperation;
 

@@ -1,5 +1,5 @@
 import { accessPatterns } from '../db/access-patterns.ts';
-import type { ServerItem } from '../db/items.ts';
+import type { InstallKind, InstallWatchItem, ServerItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { type ConditionFailedError, isConditionFailed, type NamedWrite, retrying, transact, writeIfFirst } from '../db/write.ts';
 import { ApiError, notFound } from '../errors.ts';
@@ -169,6 +169,8 @@ export async function recordCreated(change: CreatedChange): Promise<void> {
           },
           { name: 'pointer', Put: { Item: { ...keys.serverPointer(item.serverId), kind: 'server-pointer', accountId } } },
           eventWrite(accountId, 'server.created', toServerView(item)),
+          // The panel installs the new server now: the install watch reports when it ends (server.installed).
+          installWatchWrite(item, 'deploy'),
         ]);
       } catch (err) {
         if (isConditionFailed(err, 'instance')) {
@@ -184,6 +186,55 @@ export async function recordCreated(change: CreatedChange): Promise<void> {
       exhausted: () => new ApiError('conflict', 'The account changed too often while deploying; try again'),
     },
   );
+}
+
+// ---- install watch --------------------------------------------------------------------------------
+
+/**
+ * How long an install is watched (shared/servers/install-watch.ts): egg install scripts download
+ * a game's files, minutes on a slow mirror; an hour is far past any normal install, and an install
+ * still running then is reported failed (`timeout`).
+ */
+export const INSTALL_WATCH_LIMIT_MS = 60 * 60_000;
+
+/**
+ * Arms the install watch of a server whose install begins now (a deploy's create, a reinstall), due
+ * at once unless `due: false` (a reinstall arms before its panel call and makes it due after, so no
+ * pass sees the server still installed from before). One watch per server: a second arming fails
+ * its condition, unless the first is past its limit (left by a crash).
+ */
+export function installWatchWrite(
+  server: Pick<ServerItem, 'accountId' | 'serverId' | 'instanceId' | 'uuid'>,
+  installKind: InstallKind,
+  at = new Date(),
+  due = true,
+): NamedWrite & { Put: { Item: InstallWatchItem } } {
+  const startedAt = at.toISOString();
+  const until = new Date(at.getTime() + INSTALL_WATCH_LIMIT_MS);
+  const item: InstallWatchItem = {
+    ...keys.installWatch(server.accountId, server.serverId),
+    ...(due ? keys.installWatchDue(server.serverId, startedAt) : {}),
+    kind: 'install-watch',
+    accountId: server.accountId,
+    serverId: server.serverId,
+    instanceId: server.instanceId,
+    uuid: server.uuid,
+    installKind,
+    startedAt,
+    until: until.toISOString(),
+    checks: 0,
+    // A watch no pass ended (its server gone meanwhile) leaves a day after its limit.
+    expiresAt: Math.floor(until.getTime() / 1000) + 86_400,
+  };
+  return {
+    name: 'installWatch',
+    Put: {
+      Item: item,
+      ConditionExpression: 'attribute_not_exists(PK) OR #until < :now',
+      ExpressionAttributeNames: { '#until': 'until' },
+      ExpressionAttributeValues: { ':now': startedAt },
+    },
+  };
 }
 
 // ---- resized --------------------------------------------------------------------------------------

@@ -38,7 +38,9 @@ export async function startTestApi(
     // The webhook dispatcher runs as under npm start; `webhooks: false` for a file that moves its clock itself.
     webhooks: {},
     // The pending-repair pass runs as under npm start (every minute); a file may choose its interval or `false`.
-    repairs: {},
+    // Without the install watch: its server.installed events would join the event lists files assert
+    // exactly (tests/integration/install-events.test.ts runs it).
+    repairs: { installWatch: false },
     ...options,
   });
   const call = async (method: string, path: string, opts: CallOptions = {}): Promise<ApiResponse> => {

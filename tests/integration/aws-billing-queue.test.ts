@@ -90,9 +90,11 @@ describe('billing through the queue', () => {
     ]);
   });
 
-  it('the every-minute entry runs the pending repairs, then the auto top-ups (their module loaded on use)', async () => {
+  it('the every-minute entry runs the pending repairs, then the auto top-ups and the install watch (loaded on use)', async () => {
     const summary = await handler.repairs();
     // A failed auto top-up pass is reported as null beside the repairs' summary; here it ran.
     expect(summary.autoTopUps).toEqual({ due: 0, attempted: 0, skipped: 0, failed: 0 });
+    // The server deployed above has installed: one listing call, one server.installed.
+    expect(summary.installWatch).toEqual({ due: 1, checked: 1, ended: 1, dropped: 0, panelCalls: 1 });
   });
 });

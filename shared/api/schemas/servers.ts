@@ -151,6 +151,14 @@ export const ResizeServer = z
 
 export const DeletedServer = z.object({ id: Uuid, status: z.literal('deleted'), deletedAt: Timestamp }).meta({ id: 'DeletedServer' });
 
+export const ReinstallResult = z
+  .object({
+    id: Uuid,
+    installStatus: z.literal('installing'),
+    watchedUntil: Timestamp.meta({ description: 'The install watch gives up here (server.install_failed, reason timeout).' }),
+  })
+  .meta({ id: 'ReinstallResult' });
+
 export const PowerSignal = z
   .object({ signal: z.enum(['start', 'stop', 'restart', 'kill']) })
   .strict()
