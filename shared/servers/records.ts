@@ -69,6 +69,22 @@ function capUnchanged(snap: ProfileSnapshot) {
 }
 
 /**
+ * The account's SFTP panel user became a subuser of the server (shared/servers/sftp.ts). Not a change
+ * of state, count or price, so no transaction and no event; a server deleted meanwhile stays as it is.
+ */
+export async function recordSftpGranted(accountId: string, serverId: string, at: string): Promise<void> {
+  await writeIfFirst({
+    Update: {
+      Key: keys.server(accountId, serverId),
+      UpdateExpression: 'SET sftpGrantedAt = :at',
+      ConditionExpression: 'attribute_exists(PK) AND #status <> :deleted',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':at': at, ':deleted': 'deleted' },
+    },
+  });
+}
+
+/**
  * A monthly budget holds under concurrency: the change commits only while the month's spend
  * still leaves room for the burn it leads to until the month ends (a condition on the spend
  * item, in the same transaction as the burn it pins), so no number of concurrent deploys or

@@ -1,10 +1,11 @@
-import { define } from '../route-def.ts';
+import { define, PANEL } from '../route-def.ts';
 import { IdParam, ListQuery } from '../schemas/common.ts';
 import { Account, ActivityList } from '../schemas/account.ts';
 import { ApiKeyList, ApiKeyWithSecret, CreateApiKey, RevokedKey } from '../schemas/keys.ts';
 import { Budget, BudgetUpdate, LedgerList } from '../schemas/money.ts';
 import { BalanceAlerts, BalanceAlertsUpdate } from '../schemas/alerts.ts';
 import { BillingProfile, BillingProfileUpdate } from '../schemas/billing-profile.ts';
+import { SftpPassword, SftpPasswordRequest } from '../schemas/sftp.ts';
 import {
   CreateWebhookEndpoint,
   DeletedWebhookEndpoint,
@@ -215,6 +216,22 @@ export const accountCoreRoutes = define({
     description: 'An event of a type this credential cannot read is 404, like an unknown id.',
     params: IdParam,
     response: Event,
+  },
+  // SFTP: the account's own login to its servers' files (shared/servers/sftp.ts).
+  setSftpPassword: {
+    method: 'POST',
+    path: '/v1/account/sftp-password',
+    group: 'account',
+    tag: 'Account',
+    auth: 'bearer',
+    scope: 'servers:write',
+    summary: 'Set a new SFTP password for all your servers; shown once',
+    description:
+      "Send `{}`. Makes a new password, sets it on your panel login on every panel where you have a server, and grants that login SFTP and file access to each of them (never to another account's). The password is in this answer only: it is stored nowhere, and the request is not replayable with Idempotency-Key. A server installing or suspended stays `enabled: false` until the next set. 409 without a server.",
+    body: SftpPasswordRequest,
+    response: SftpPassword,
+    audit: 'sftp.password',
+    errors: ['conflict', ...PANEL],
   },
 });
 
