@@ -545,7 +545,8 @@ export interface WebhookDeliveryItem extends Stored {
 }
 
 /** Why a server is in the pending-repair queue: its suspension state, or its panel build (or existence) against the record. */
-export type RepairReason = 'suspension' | 'panel';
+/** `sftp`: the account's SFTP panel user is still to be made a subuser of a new server (shared/servers/sftp.ts). */
+export type RepairReason = 'suspension' | 'panel' | 'sftp';
 
 /** A server whose panel and record may disagree, until the pending-repair pass sees them agree (shared/servers/pending.ts). */
 export interface ServerRepairItem extends Stored {

@@ -36,6 +36,7 @@ import { getSettings } from '../settings/index.ts';
 import { resolveEnvironment, type VariableIssue } from './egg-variables.ts';
 import { checkCaps, insufficientCredit, invalidRequest, limitExceeded, requiredBalance } from './limits.ts';
 import { panelUserOf } from './panel-user.ts';
+import { queueRepair } from './pending.ts';
 import { profileSnapshot, recordCreated } from './records.ts';
 import { type ServerView, toServerView } from './views.ts';
 import { newId } from '../ids.ts';
@@ -143,6 +144,9 @@ export async function deployServer(
     await removeUnrecorded(offer.instance, panelServer, claim);
     throw err;
   }
+  // SFTP set up on this panel: the account's user becomes a subuser once the install ends (the panel
+  // refuses subuser changes while it runs), done by the pending-repair pass (shared/servers/sftp.ts).
+  if (snap.sftpUsers[offer.instance.id] !== undefined) await queueRepair(item, 'sftp');
   return toServerView(item);
 }
 

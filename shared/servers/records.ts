@@ -35,6 +35,8 @@ export interface ProfileSnapshot {
   burnMillicentsPerHour: number;
   hasBurn: boolean;
   budgetCapCents: number | null;
+  /** The account's SFTP panel user by instance (shared/servers/sftp.ts): a deploy there queues its subuser grant. */
+  sftpUsers: Record<string, number>;
 }
 
 export async function profileSnapshot(accountId: string): Promise<ProfileSnapshot> {
@@ -47,6 +49,7 @@ export async function profileSnapshot(accountId: string): Promise<ProfileSnapsho
     burnMillicentsPerHour: exactBurnOf(profile),
     hasBurn: profile.burnMillicentsPerHour !== undefined,
     budgetCapCents: profile.budgetCapCents ?? null,
+    sftpUsers: profile.sftpUsers ?? {},
   };
 }
 

@@ -151,3 +151,19 @@ async function rememberUsers(accountId: string, users: Record<string, number>): 
     },
   });
 }
+
+/**
+ * The pending-repair pass's part (repairs.ts, reason `sftp`, queued by a deploy on a panel where the
+ * account has SFTP set up): makes the account's user a subuser of the new server, one Client call
+ * an attempt. While the install runs the panel refuses (409) and the pass tries again with its
+ * backoff (15 s, 30 s, 1 min, … each pass is a minute apart); a suspended server waits for the next
+ * password set instead.
+ */
+export async function grantSftp(server: ServerItem): Promise<void> {
+  if (server.sftpGrantedAt || server.status !== 'active') return;
+  const client = await panelClientFor(await getInstance(server.instanceId));
+  if (!client.hasClientKey) return;
+  if (!(await addSubuser(client, server.accountId, server)))
+    throw Object.assign(new Error('The panel refuses subusers while the server installs'), { code: 'sftp_pending' });
+  await recordSftpGranted(server.accountId, server.serverId, new Date().toISOString());
+}

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PanelSim } from '../../dev/panel-sim/index.ts';
 import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
+import { runRepairs } from '../../shared/servers/repairs.ts';
 import { customer } from '../helpers/customer.ts';
 import { getRaw } from '../helpers/db.ts';
 import { expectEnvelope, startTestApi, type TestApi } from '../helpers/stack.ts';
@@ -23,7 +24,8 @@ let restoreOutput: () => void = () => {};
 
 beforeAll(async () => {
   restoreOutput = captureOutput();
-  api = await startTestApi({ panel: { installMs: 50, transitionMs: 40, resourcesCacheMs: 0 } });
+  // The pending-repair pass runs only when a test runs it (runRepairs), so its panel calls can be counted.
+  api = await startTestApi({ panel: { installMs: 50, transitionMs: 40, resourcesCacheMs: 0 }, repairs: false });
   sim = api.panel!.sim;
 });
 afterAll(async () => {
@@ -248,6 +250,34 @@ describe('SFTP: an account opens its own servers and no other', () => {
     expect(res.body.servers.map((s: { serverId: string }) => s.serverId)).toEqual([a1.id]);
     second = res.body.password;
     expect((await sftpLogin(a1.identifier, a1.sftp.username, second)).status).toBe(200);
+  });
+
+  it('a server deployed after the set: the repair pass grants it once the install ends (the panel refuses subusers before)', async () => {
+    sim.holdInstalls();
+    const res = await api.call('POST', '/v1/servers', {
+      token: alice.token,
+      body: { name: 'sftp later', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048, region: 'us-east' },
+    });
+    expect(res.status, res.text).toBe(201);
+    const a3: Server = res.body;
+    expect(a3.sftp).toMatchObject({ username: `${a1.sftp.username.split('.')[0]}.${a3.identifier}`, enabled: false });
+    try {
+      const installing = await panelCallsDuring(async () => {
+        expect(await runRepairs(new Date(Date.now() + 1000))).toMatchObject({ due: 1, failed: 1 });
+      });
+      expect(installing).toEqual({ 'POST /api/client/servers/{s}/users': 1 });
+      expect((await sftpLogin(a3.identifier, a3.sftp.username, second)).status).toBe(403);
+      expect(sim.endInstall(a3.identifier)).toBe(true);
+    } finally {
+      sim.holdInstalls(false);
+    }
+    // The retry is due after its backoff: run the pass as if that time had come.
+    const installed = await panelCallsDuring(async () => {
+      expect(await runRepairs(new Date(Date.now() + 20 * 60_000))).toMatchObject({ due: 1, repaired: 1 });
+    });
+    expect(installed).toEqual({ 'POST /api/client/servers/{s}/users': 1 });
+    expect((await sftpLogin(a3.identifier, a3.sftp.username, second)).status).toBe(200);
+    expect((await api.call('GET', `/v1/servers/${a3.id}`, { token: alice.token })).body.sftp.enabled).toBe(true);
   });
 
   it('bad input changes nothing: a password of the caller is refused, and an account without servers gets 409', async () => {
