@@ -227,7 +227,7 @@ export const accountCoreRoutes = define({
     scope: 'servers:write',
     summary: 'Set a new SFTP password for all your servers; shown once',
     description:
-      "Send `{}`. Makes a new password, sets it on your panel login on every panel where you have a server, and grants that login SFTP and file access to each of them (never to another account's). The password is in this answer only: it is stored nowhere, and the request is not replayable with Idempotency-Key. A server installing or suspended stays `enabled: false` until the next set. 409 without a server.",
+      "Send `{}`. A new password for your panel login, granted SFTP to each of your servers (never another account's). Shown once, stored nowhere, not replayed by Idempotency-Key.",
     body: SftpPasswordRequest,
     response: SftpPassword,
     audit: 'sftp.password',
