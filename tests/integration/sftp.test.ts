@@ -1,4 +1,4 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PanelSim } from '../../dev/panel-sim/index.ts';
 import { db, tableName } from '../../shared/db/client.ts';
@@ -305,6 +305,14 @@ describe('SFTP: an account opens its own servers and no other', () => {
       sim.faults.remove(fault);
     }
     expect((await sftpLogin(a1.identifier, a1.sftp.username, second)).status).toBe(200);
+  });
+
+  it('a server recorded before SFTP was kept: host and port null, the username still known', async () => {
+    await db().send(
+      new UpdateCommand({ TableName: tableName(), Key: keys.server(alice.id, a1.id), UpdateExpression: 'REMOVE sftp, sftpGrantedAt' }),
+    );
+    const view = await api.call('GET', `/v1/servers/${a1.id}`, { token: alice.token });
+    expect(view.body.sftp).toEqual({ host: null, port: null, username: a1.sftp.username, enabled: false });
   });
 
   it('the passwords are in no log line, no later answer, no activity entry and no stored item', async () => {
