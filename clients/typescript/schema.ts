@@ -231,6 +231,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/account/sftp-password': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Set a new SFTP password for all your servers; shown once
+     * @description Send `{}`. A new password for your panel login, granted SFTP to each of your servers (never another account's). Shown once, stored nowhere, not replayed by Idempotency-Key.
+     */
+    post: operations['setSftpPassword'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/instances': {
     parameters: {
       query?: never;
@@ -1401,6 +1421,26 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    SftpPassword: {
+      /** @description Shown once: stored nowhere, never logged. A new set replaces it. */
+      password: string;
+      servers: {
+        /** @description The node's FQDN; null on old servers. */
+        host: string | null;
+        /**
+         * Format: int32
+         * @description Wings' SFTP port; null on old servers.
+         */
+        port: number | null;
+        /** @description `<panel user>.<identifier>`, known before any password is set. */
+        username: string;
+        /** @description The login may open this server: granted by POST /v1/account/sftp-password, and the server is active. */
+        enabled: boolean;
+        /** Format: uuid */
+        serverId: string;
+      }[];
+    };
+    SftpPasswordRequest: Record<string, never>;
     PublicInstanceList: {
       data: components['schemas']['PublicInstance'][];
     };
@@ -1526,6 +1566,7 @@ export interface components {
         port: number;
       } | null;
       ports: components['schemas']['ServerAddress'][];
+      sftp: components['schemas']['SftpAccess'];
       resources: components['schemas']['Resources'];
       /**
        * Format: int64
@@ -1559,6 +1600,19 @@ export interface components {
       alias: string | null;
       /** Format: int32 */
       port: number;
+    };
+    SftpAccess: {
+      /** @description The node's FQDN; null on old servers. */
+      host: string | null;
+      /**
+       * Format: int32
+       * @description Wings' SFTP port; null on old servers.
+       */
+      port: number | null;
+      /** @description `<panel user>.<identifier>`, known before any password is set. */
+      username: string;
+      /** @description The login may open this server: granted by POST /v1/account/sftp-password, and the server is active. */
+      enabled: boolean;
     };
     Resources: {
       /** Format: int32 */
@@ -1627,6 +1681,7 @@ export interface components {
         port: number;
       } | null;
       ports: components['schemas']['ServerAddress'][];
+      sftp: components['schemas']['SftpAccess'];
       resources: components['schemas']['Resources'];
       /**
        * Format: int64
@@ -2712,6 +2767,7 @@ export interface components {
         port: number;
       } | null;
       ports: components['schemas']['ServerAddress'][];
+      sftp: components['schemas']['SftpAccess'];
       resources: components['schemas']['Resources'];
       /**
        * Format: int64
@@ -6312,6 +6368,292 @@ export interface operations {
       };
     };
   };
+  setSftpPassword: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SftpPasswordRequest'];
+      };
+    };
+    responses: {
+      /** @description Set a new SFTP password for all your servers; shown once */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "password": "example password",
+           *       "servers": [
+           *         {
+           *           "host": "example host",
+           *           "port": 25565,
+           *           "username": "example username",
+           *           "enabled": true,
+           *           "serverId": "0193a7e2-5b1c-7d4e-9f3a-0000523373be"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['SftpPassword'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
   listInstances: {
     parameters: {
       query?: never;
@@ -7006,6 +7348,12 @@ export interface operations {
            *               "port": 25565
            *             }
            *           ],
+           *           "sftp": {
+           *             "host": "example host",
+           *             "port": 25565,
+           *             "username": "example username",
+           *             "enabled": true
+           *           },
            *           "resources": {
            *             "ramMb": 2048,
            *             "cpuPercent": 100,
@@ -7190,6 +7538,12 @@ export interface operations {
            *           "port": 25565
            *         }
            *       ],
+           *       "sftp": {
+           *         "host": "example host",
+           *         "port": 25565,
+           *         "username": "example username",
+           *         "enabled": true
+           *       },
            *       "resources": {
            *         "ramMb": 2048,
            *         "cpuPercent": 100,
@@ -7542,6 +7896,12 @@ export interface operations {
            *           "port": 25565
            *         }
            *       ],
+           *       "sftp": {
+           *         "host": "example host",
+           *         "port": 25565,
+           *         "username": "example username",
+           *         "enabled": true
+           *       },
            *       "resources": {
            *         "ramMb": 2048,
            *         "cpuPercent": 100,
@@ -8015,6 +8375,12 @@ export interface operations {
            *           "port": 25565
            *         }
            *       ],
+           *       "sftp": {
+           *         "host": "example host",
+           *         "port": 25565,
+           *         "username": "example username",
+           *         "enabled": true
+           *       },
            *       "resources": {
            *         "ramMb": 2048,
            *         "cpuPercent": 100,
@@ -16302,6 +16668,12 @@ export interface operations {
            *               "port": 25565
            *             }
            *           ],
+           *           "sftp": {
+           *             "host": "example host",
+           *             "port": 25565,
+           *             "username": "example username",
+           *             "enabled": true
+           *           },
            *           "resources": {
            *             "ramMb": 2048,
            *             "cpuPercent": 100,

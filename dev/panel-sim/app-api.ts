@@ -6,6 +6,7 @@ import { existsRule, isPhpArray, isPlainObject, phpString, uniqueRule, validate 
 import type { CustomRule, RuleSet } from './rules.ts';
 import type { Allocation, Egg, PanelNode, Server, User } from './state.ts';
 import { WingsError } from './wings.ts';
+import { setUserPassword } from './subusers.ts';
 import { appAllocation, appEgg, appLocation, appNest, appNode, appServer, appUser } from './transform.ts';
 
 const A = '/api/application';
@@ -348,6 +349,8 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
           root_admin: truthy(d.root_admin),
           language: typeof d.language === 'string' ? d.language : 'en',
         });
+        // UserCreationService: a password given is hashed; none, and the user has a random one it does not know.
+        if (typeof d.password === 'string') setUserPassword(state, u, d.password);
         return ok({ ...appUser(state, u), meta: userMeta(u) }, 201);
       },
     },
@@ -367,6 +370,8 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
         if (Object.hasOwn(d, 'external_id')) u.external_id = d.external_id === null ? null : String(d.external_id);
         if (d.root_admin !== undefined) u.root_admin = truthy(d.root_admin);
         if (typeof d.language === 'string') u.language = d.language;
+        // UserUpdateService: an empty password leaves the old one.
+        if (typeof d.password === 'string') setUserPassword(state, u, d.password);
         u.updated_at = new Date();
         return ok(appUser(state, u));
       },

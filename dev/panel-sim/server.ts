@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { applicationRoutes } from './app-api.ts';
 import { clientRoutes } from './client-api.ts';
+import { sftpAuth, subuserRoutes } from './subusers.ts';
 import { FaultInjector, statusDefaults } from './faults.ts';
 import type { FaultEffect, FaultRule, FaultRuleJson } from './faults.ts';
 import { GENERIC_500, PanelError, RawReply, renderError } from './http.ts';
@@ -242,6 +243,7 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
   const routes: CompiledRoute[] = [
     ...applicationRoutes(sim).map((r) => compile(r, 'application')),
     ...clientRoutes(sim).map((r) => compile(wingsAddressed(r), 'client')),
+    ...subuserRoutes(sim).map((r) => compile(r, 'client')),
   ];
 
   const hanging = new Set<ServerResponse>();
@@ -613,6 +615,11 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
       const raw = await readBody(req);
       if (url.pathname === '/download/file' && (req.method === 'GET' || req.method === 'HEAD')) {
         send(res, download(url));
+        return;
+      }
+      // The remote API Wings calls with its node token (not an API key): the SFTP login check.
+      if (url.pathname === '/api/remote/sftp/auth' && req.method === 'POST') {
+        send(res, sftpAuth(sim, req, raw));
         return;
       }
       const reply = await handlePanel(req, url, raw);

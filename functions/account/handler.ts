@@ -67,6 +67,16 @@ export const handler = createGroupHandler('account', accountRoutes, {
     return putBillingProfile(principal.accountId, body);
   },
 
+  setSftpPassword: async ({ principal, audit }) => {
+    audit.target = `account:${principal.accountId}`;
+    // Loaded on first use: the panel client and the SFTP flow stay out of the account function's start chunk.
+    const { setSftpPassword } = await import('../../shared/servers/sftp.ts');
+    const result = await setSftpPassword(principal.accountId);
+    // Never the password: only which servers the login may open.
+    audit.details = { servers: result.servers.length, enabled: result.servers.filter((s) => s.enabled).length };
+    return result;
+  },
+
   revokeKey: async ({ principal, params, audit }) => {
     audit.target = `key:${params.id}`;
     return revokeApiKey(principal.accountId, params.id);

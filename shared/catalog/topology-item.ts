@@ -34,6 +34,7 @@ export const toCachedNode = (n: PanelNode): CachedNode => ({
   name: n.name,
   locationId: n.location_id,
   fqdn: n.fqdn,
+  ...(n.daemon_sftp ? { sftpPort: n.daemon_sftp } : {}),
   public: n.public !== false,
   maintenance: n.maintenance_mode,
   memory: n.memory,

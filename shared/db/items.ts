@@ -39,6 +39,8 @@ export interface AccountItem extends Stored {
   lowBalanceThresholdCents?: number;
   /** balance.low was recorded and the balance has not been back at or above the threshold since. */
   balanceLowFired?: boolean;
+  /** The account's SFTP panel user by instance id (shared/servers/sftp.ts): there it has a password and is a subuser of the account's servers. */
+  sftpUsers?: Record<string, number>;
   /** Webhook endpoints the account has (shared/webhooks/endpoints.ts): the limit of 10 is a condition on it. */
   webhookEndpointCount?: number;
   /** API keys not revoked (shared/api-keys): the key limit is a condition on it. Absent until the first create after it was introduced. */
@@ -91,6 +93,10 @@ export interface ServerItem extends Stored {
   allocationId: number;
   /** Where players connect (the primary allocation at deploy); absent on servers recorded before it was kept. */
   address?: ServerAddress;
+  /** Where Wings' SFTP listens (the node's FQDN and SFTP port at deploy); absent on servers recorded before it was kept. */
+  sftp?: { host: string; port: number };
+  /** When the account's SFTP panel user became a subuser of this server (shared/servers/sftp.ts); absent: not yet. */
+  sftpGrantedAt?: string;
   region: string | null;
   dockerImage: string;
   resources: { ramMb: number; cpuPercent: number; diskMb: number };
@@ -359,6 +365,8 @@ export interface CachedNode {
   locationId: number;
   /** Absent in copies read before it was kept. */
   fqdn?: string;
+  /** Wings' SFTP port (`daemon_sftp`); absent in copies read before it was kept. */
+  sftpPort?: number;
   public: boolean;
   maintenance: boolean;
   memory: number;
@@ -538,7 +546,8 @@ export interface WebhookDeliveryItem extends Stored {
 }
 
 /** Why a server is in the pending-repair queue: its suspension state, or its panel build (or existence) against the record. */
-export type RepairReason = 'suspension' | 'panel';
+/** `sftp`: the account's SFTP panel user is still to be made a subuser of a new server (shared/servers/sftp.ts). */
+export type RepairReason = 'suspension' | 'panel' | 'sftp';
 
 /** A server whose panel and record may disagree, until the pending-repair pass sees them agree (shared/servers/pending.ts). */
 export interface ServerRepairItem extends Stored {

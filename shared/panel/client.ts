@@ -16,6 +16,7 @@ import type {
   PanelNode,
   PanelServer,
   PanelStats,
+  PanelSubuser,
   PanelUser,
   StartupBody,
 } from './types.ts';
@@ -162,6 +163,8 @@ export class PanelClient {
     first_name: string;
     last_name: string;
     external_id: string;
+    /** Absent: the panel sets a random one (and mails a reset link to the e-mail). */
+    password?: string;
   }): Promise<PanelUser> {
     return (
       await this.request<Envelope<PanelUser>>({
@@ -169,6 +172,44 @@ export class PanelClient {
         method: 'POST',
         path: '/users',
         json: body,
+        idempotent: false,
+        expect: 'json',
+      })
+    ).attributes;
+  }
+
+  /**
+   * Sets a user's password. The panel's PATCH takes the same rules as a create, so email, username
+   * and both names are required (pterodactyl/panel:app/Http/Requests/Api/Application/Users/UpdateUserRequest.php).
+   * Setting the same password twice is harmless, so this is retried. The body goes only into the request.
+   */
+  async setUserPassword(
+    userId: number,
+    body: { email: string; username: string; first_name: string; last_name: string; password: string },
+  ): Promise<PanelUser> {
+    return (
+      await this.request<Envelope<PanelUser>>({
+        api: 'application',
+        method: 'PATCH',
+        path: `/users/${userId}`,
+        json: body,
+        idempotent: true,
+        expect: 'json',
+      })
+    ).attributes;
+  }
+
+  /**
+   * Adds a user (by e-mail) as a subuser of a server (Client API, as the server's owner). Not
+   * retried: a lost answer is settled by the caller (a second add is refused as "already assigned").
+   */
+  async addSubuser(identifier: string, email: string, permissions: string[]): Promise<PanelSubuser> {
+    return (
+      await this.request<Envelope<PanelSubuser>>({
+        api: 'client',
+        method: 'POST',
+        path: `/servers/${identifier}/users`,
+        json: { email, permissions },
         idempotent: false,
         expect: 'json',
       })

@@ -25,6 +25,8 @@ export interface PanelNode {
   name: string;
   location_id: number;
   fqdn: string;
+  /** The port Wings' SFTP server listens on. */
+  daemon_sftp?: number;
   public: boolean;
   maintenance_mode: boolean;
   memory: number;
@@ -79,6 +81,14 @@ export interface PanelUser {
   username: string;
   email: string;
   root_admin: boolean;
+}
+
+/** A server's subuser as the Client API shows it (pterodactyl/panel:app/Transformers/Api/Client/SubuserTransformer.php). */
+export interface PanelSubuser {
+  uuid: string;
+  username: string;
+  email: string;
+  permissions: string[];
 }
 
 export interface PanelLimits {

@@ -35,6 +35,8 @@ import { hourlyPriceCents, hourlyPriceMillicents, type Resources } from '../pric
 import { getSettings } from '../settings/index.ts';
 import { resolveEnvironment, type VariableIssue } from './egg-variables.ts';
 import { checkCaps, insufficientCredit, invalidRequest, limitExceeded, requiredBalance } from './limits.ts';
+import { panelUserOf } from './panel-user.ts';
+import { queueRepair } from './pending.ts';
 import { profileSnapshot, recordCreated } from './records.ts';
 import { type ServerView, toServerView } from './views.ts';
 import { newId } from '../ids.ts';
@@ -115,6 +117,8 @@ export async function deployServer(
     allocationId: panelServer.allocation ?? claim.allocationId,
     // The claimed allocation is the server's primary one (the create names it as the default).
     ...(address && (panelServer.allocation ?? claim.allocationId) === claim.allocationId ? { address } : {}),
+    // Where SFTP listens, from the same copy: no panel call (the account's access is granted by shared/servers/sftp.ts).
+    ...sftpOf(offer.topology, node.nodeId),
     region: node.region,
     dockerImage: offer.dockerImage,
     resources,
@@ -140,7 +144,16 @@ export async function deployServer(
     await removeUnrecorded(offer.instance, panelServer, claim);
     throw err;
   }
+  // SFTP set up on this panel: the account's user becomes a subuser once the install ends (the panel
+  // refuses subuser changes while it runs), done by the pending-repair pass (shared/servers/sftp.ts).
+  if (snap.sftpUsers[offer.instance.id] !== undefined) await queueRepair(item, 'sftp');
   return toServerView(item);
+}
+
+/** The node's FQDN and SFTP port as the copy holds them; nothing for a copy read before it kept the port. */
+function sftpOf(topology: PanelTopologyItem, nodeId: number): { sftp?: { host: string; port: number } } {
+  const n = topology.nodes.find((x) => x.id === nodeId);
+  return n?.fqdn && n.sftpPort ? { sftp: { host: n.fqdn, port: n.sftpPort } } : {};
 }
 
 /** The panel has a server we could not record: remove it so nothing runs unbilled; then its allocation is free again. */
@@ -353,21 +366,11 @@ const panelDidNothing = (err: unknown): boolean => err instanceof PanelRequestEr
 
 /** Without a client key, servers go under one panel user per account (with one, under its service user). */
 async function panelUserForAccount(client: PanelClient, principal: { accountId: string }): Promise<number> {
-  const externalId = `cp-account-${principal.accountId}`;
+  const { externalId, ...fields } = panelUserOf(principal.accountId);
   const existing = await client.getUserByExternalId(externalId);
   if (existing) return existing.id;
-  const short = principal.accountId.replace(/-/g, '').slice(0, 16);
   try {
-    return (
-      await client.createUser({
-        external_id: externalId,
-        // Not the customer's address: the panel would mail them a password reset for a panel they never use.
-        email: `account-${short}@users.control-plane.invalid`,
-        username: `cp${short}`,
-        first_name: 'Control plane',
-        last_name: `account ${short}`,
-      })
-    ).id;
+    return (await client.createUser({ external_id: externalId, ...fields })).id;
   } catch (err) {
     // Two deploys raced to create the user: the other one won.
     const again = await client.getUserByExternalId(externalId);

@@ -35,6 +35,8 @@ export interface ProfileSnapshot {
   burnMillicentsPerHour: number;
   hasBurn: boolean;
   budgetCapCents: number | null;
+  /** The account's SFTP panel user by instance (shared/servers/sftp.ts): a deploy there queues its subuser grant. */
+  sftpUsers: Record<string, number>;
 }
 
 export async function profileSnapshot(accountId: string): Promise<ProfileSnapshot> {
@@ -47,6 +49,7 @@ export async function profileSnapshot(accountId: string): Promise<ProfileSnapsho
     burnMillicentsPerHour: exactBurnOf(profile),
     hasBurn: profile.burnMillicentsPerHour !== undefined,
     budgetCapCents: profile.budgetCapCents ?? null,
+    sftpUsers: profile.sftpUsers ?? {},
   };
 }
 
@@ -66,6 +69,22 @@ function capUnchanged(snap: ProfileSnapshot) {
   return snap.budgetCapCents === null
     ? { clause: '(attribute_not_exists(budgetCapCents) OR attribute_type(budgetCapCents, :nullType))', values: { ':nullType': 'NULL' } }
     : { clause: 'budgetCapCents = :capRead', values: { ':capRead': snap.budgetCapCents } };
+}
+
+/**
+ * The account's SFTP panel user became a subuser of the server (shared/servers/sftp.ts). Not a change
+ * of state, count or price, so no transaction and no event; a server deleted meanwhile stays as it is.
+ */
+export async function recordSftpGranted(accountId: string, serverId: string, at: string): Promise<void> {
+  await writeIfFirst({
+    Update: {
+      Key: keys.server(accountId, serverId),
+      UpdateExpression: 'SET sftpGrantedAt = :at',
+      ConditionExpression: 'attribute_exists(PK) AND #status <> :deleted',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':at': at, ':deleted': 'deleted' },
+    },
+  });
 }
 
 /**

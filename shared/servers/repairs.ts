@@ -56,6 +56,7 @@ async function repairOne(item: ServerRepairItem, now: number): Promise<'repaired
         if (result.errors) throw Object.assign(new Error('The suspension state did not complete'), { code: 'suspension_failed' });
       }
       if (item.reasons.has('panel')) await repairPanel(record);
+      if (item.reasons.has('sftp')) await (await import('./sftp.ts')).grantSftp(record);
     }
     await completeRepair(item);
     return 'repaired';

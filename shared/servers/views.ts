@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { AdminServer, Server } from '../api/schemas.ts';
 import type { ServerItem } from '../db/items.ts';
 import { exactPriceOf } from '../pricing/index.ts';
+import { panelUserOf } from './panel-user.ts';
 
 export type ServerView = z.infer<typeof Server>;
 export type AdminServerView = z.infer<typeof AdminServer>;
@@ -18,6 +19,7 @@ export function toServerView(item: ServerItem): ServerView {
     region: item.region ?? null,
     address: item.address ?? null,
     ports: [],
+    sftp: sftpOfServer(item),
     resources: item.resources,
     priceCentsPerHour: item.priceCentsPerHour,
     priceMillicentsPerHour: exactPriceOf(item),
@@ -27,5 +29,15 @@ export function toServerView(item: ServerItem): ServerView {
     suspendedAt: item.suspendedAt ?? null,
     suspendedReason: item.status === 'suspended' ? (item.suspendedReason ?? null) : null,
     deletedAt: item.deletedAt ?? null,
+  };
+}
+
+/** SFTP to the server: where (from the deploy's copy of the node), as whom (no panel call), and whether the login may open it. */
+export function sftpOfServer(item: Pick<ServerItem, 'accountId' | 'identifier' | 'status' | 'sftp' | 'sftpGrantedAt'>): ServerView['sftp'] {
+  return {
+    host: item.sftp?.host ?? null,
+    port: item.sftp?.port ?? null,
+    username: `${panelUserOf(item.accountId).username}.${item.identifier}`,
+    enabled: item.sftpGrantedAt !== undefined && item.status === 'active',
   };
 }

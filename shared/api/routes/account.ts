@@ -1,10 +1,11 @@
-import { define } from '../route-def.ts';
+import { define, PANEL } from '../route-def.ts';
 import { IdParam, ListQuery } from '../schemas/common.ts';
 import { Account, ActivityList } from '../schemas/account.ts';
 import { ApiKeyList, ApiKeyWithSecret, CreateApiKey, RevokedKey } from '../schemas/keys.ts';
 import { Budget, BudgetUpdate, LedgerList } from '../schemas/money.ts';
 import { BalanceAlerts, BalanceAlertsUpdate } from '../schemas/alerts.ts';
 import { BillingProfile, BillingProfileUpdate } from '../schemas/billing-profile.ts';
+import { SftpPassword, SftpPasswordRequest } from '../schemas/sftp.ts';
 import {
   CreateWebhookEndpoint,
   DeletedWebhookEndpoint,
@@ -215,6 +216,22 @@ export const accountCoreRoutes = define({
     description: 'An event of a type this credential cannot read is 404, like an unknown id.',
     params: IdParam,
     response: Event,
+  },
+  // SFTP: the account's own login to its servers' files (shared/servers/sftp.ts).
+  setSftpPassword: {
+    method: 'POST',
+    path: '/v1/account/sftp-password',
+    group: 'account',
+    tag: 'Account',
+    auth: 'bearer',
+    scope: 'servers:write',
+    summary: 'Set a new SFTP password for all your servers; shown once',
+    description:
+      "Send `{}`. A new password for your panel login, granted SFTP to each of your servers (never another account's). Shown once, stored nowhere, not replayed by Idempotency-Key.",
+    body: SftpPasswordRequest,
+    response: SftpPassword,
+    audit: 'sftp.password',
+    errors: ['conflict', ...PANEL],
   },
 });
 

@@ -41,9 +41,11 @@ export const PostalAddress = z.object(addressFields).strict().meta({ id: 'Postal
  */
 const VatId = z
   .string()
-  .trim()
   .max(20)
-  .regex(/^[A-Za-z]{2}[0-9A-Za-z .-]{2,18}$/, 'must be a country prefix and 2 to 18 letters, digits, spaces, dots or dashes')
+  // Checked before the trim, as the document's pattern reads: only spaces may pad it (a trim also
+  // drops Unicode separators, which the pattern refuses).
+  .regex(/^ *[A-Za-z]{2}[0-9A-Za-z .-]{2,18} *$/, 'must be a country prefix and 2 to 18 letters, digits, spaces, dots or dashes')
+  .trim()
   .meta({ example: 'DE123456789', description: 'A VAT or other tax id with its country prefix; stored upper case.' });
 
 const profileFields = {

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { SftpAccess } from './sftp.ts';
 import { Uuid, text, int32, int64, Count, Cents, Timestamp, PanelId, SafeText, listOf } from './common.ts';
 
 /** Servers, their control and their files (servers group). */
@@ -31,6 +32,7 @@ export const Server = z
     region: text(60).nullable().meta({ description: 'Region tag of the node the server runs on.' }),
     address: ServerAddress.nullable().meta({ description: 'Where to connect; null on old servers.' }),
     ports: z.array(ServerAddress).max(100),
+    sftp: SftpAccess,
     resources: ResourcesSchema,
     priceCentsPerHour: Cents.meta({
       description: 'The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.',
