@@ -76,4 +76,75 @@ export const handler = createGroupHandler('servers', serverRoutes, {
     audit.details = { root: body.root ?? '/', files: body.files };
     return control.deleteFiles(principal.accountId, params.id, body.root, body.files);
   },
+
+  // Files beyond list/read/write/delete, and backups: their modules load with their first call.
+  createFolder: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    audit.details = { root: body.root ?? '/', name: body.name };
+    const { createFolder } = await import('../../shared/servers/files.ts');
+    return createFolder(principal.accountId, params.id, body.root, body.name);
+  },
+
+  renameFiles: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    audit.details = { root: body.root ?? '/', files: body.files };
+    const { renameFiles } = await import('../../shared/servers/files.ts');
+    return renameFiles(principal.accountId, params.id, body.root, body.files);
+  },
+
+  uploadFiles: async ({ principal, params, query, audit }) => {
+    audit.target = `server:${params.id}`;
+    audit.details = { directory: query.directory ?? '/' };
+    const { uploadLink } = await import('../../shared/servers/files.ts');
+    return uploadLink(principal.accountId, params.id, query.directory);
+  },
+
+  compressFiles: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    const { compressFiles } = await import('../../shared/servers/files.ts');
+    const archive = await compressFiles(principal.accountId, params.id, body.root, body.files);
+    audit.details = { root: body.root ?? '/', files: body.files, archive: archive.name, bytes: archive.size };
+    return archive;
+  },
+
+  decompressFile: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    audit.details = { root: body.root ?? '/', file: body.file };
+    const { decompressFile } = await import('../../shared/servers/files.ts');
+    return decompressFile(principal.accountId, params.id, body.root, body.file);
+  },
+
+  listBackups: async ({ principal, params }) => {
+    const { listBackups } = await import('../../shared/servers/backups.ts');
+    return listBackups(principal.accountId, params.id);
+  },
+
+  createBackup: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    const { createBackup } = await import('../../shared/servers/backups.ts');
+    const backup = await createBackup(principal.accountId, params.id, body);
+    audit.details = { backupId: backup.id, name: backup.name, locked: backup.locked, ignored: backup.ignored.length };
+    return backup;
+  },
+
+  downloadBackup: async ({ principal, params, audit }) => {
+    audit.target = `server:${params.id}`;
+    audit.details = { backupId: params.backupId };
+    const { backupDownloadLink } = await import('../../shared/servers/backups.ts');
+    return backupDownloadLink(principal.accountId, params.id, params.backupId);
+  },
+
+  restoreBackup: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    audit.details = { backupId: params.backupId, truncate: body.truncate ?? false };
+    const { restoreBackup } = await import('../../shared/servers/backups.ts');
+    return restoreBackup(principal.accountId, params.id, params.backupId, body.truncate ?? false);
+  },
+
+  deleteBackup: async ({ principal, params, audit }) => {
+    audit.target = `server:${params.id}`;
+    audit.details = { backupId: params.backupId };
+    const { deleteBackup } = await import('../../shared/servers/backups.ts');
+    return deleteBackup(principal.accountId, params.id, params.backupId);
+  },
 });
