@@ -564,7 +564,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Pack files into archive-<time>.tar.gz in root; answers its entry */
+    /** Pack files into archive-<time>.tar.gz in root */
     post: operations['compressFiles'];
     delete?: never;
     options?: never;
@@ -599,10 +599,7 @@ export interface paths {
     /** The server's backups */
     get: operations['listBackups'];
     put?: never;
-    /**
-     * Start a backup (status in_progress until Wings finishes)
-     * @description At most `backupsPerServer` (a platform setting, applied at deploy and resize) per server: 422 `limit_exceeded` beyond.
-     */
+    /** Start a backup (in_progress until Wings is done) */
     post: operations['createBackup'];
     delete?: never;
     options?: never;
@@ -617,7 +614,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Signed single-use download address of the archive */
+    /** Signed single-use download address */
     get: operations['downloadBackup'];
     put?: never;
     post?: never;
@@ -636,7 +633,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Restore a completed backup into the server's files */
+    /** Restore a completed backup */
     post: operations['restoreBackup'];
     delete?: never;
     options?: never;
@@ -1939,10 +1936,9 @@ export interface components {
       created: string;
     };
     CreateFolder: {
-      /** @description Directory the names are relative to (default /). */
+      /** @description Default /. */
       root?: string;
-      /** @description The new directory (parents are created). */
-      name: string;
+      name: components['schemas']['FilePath'];
     };
     RenameResult: {
       root: string;
@@ -1952,9 +1948,8 @@ export interface components {
       }[];
     };
     RenameFiles: {
-      /** @description Directory the names are relative to (default /). */
+      /** @description Default /. */
       root?: string;
-      /** @description Each `from` becomes `to`; a `to` in another directory moves it. */
       files: {
         from: components['schemas']['FilePath'];
         to: components['schemas']['FilePath'];
@@ -1964,14 +1959,14 @@ export interface components {
       directory: string;
       /**
        * Format: uri
-       * @description Signed, single-use Wings address, valid 15 minutes. POST multipart/form-data with one or more `files` fields to it plus `&directory=<directory>`.
+       * @description POST multipart `files` here; single use, 15 minutes.
        */
       url: string;
       /** Format: date-time */
       expiresAt: string;
     };
     CompressFiles: {
-      /** @description Directory the names are relative to (default /). */
+      /** @description Default /. */
       root?: string;
       files: components['schemas']['FilePath'][];
     };
@@ -1982,7 +1977,7 @@ export interface components {
       decompressed: true;
     };
     DecompressFile: {
-      /** @description Where the archive is and where it is extracted (default /). */
+      /** @description Default /. */
       root?: string;
       file: components['schemas']['FilePath'];
     };
@@ -1990,23 +1985,16 @@ export interface components {
       data: components['schemas']['Backup'][];
       /**
        * Format: int32
-       * @description Backups that count against the server's limit (in progress or completed).
+       * @description Backups counted against the limit.
        */
       count: number;
     };
     Backup: {
-      /**
-       * Format: uuid
-       * @description The panel's backup uuid.
-       */
+      /** Format: uuid */
       id: string;
       name: string;
-      /**
-       * @description in_progress until Wings has written the archive (`completedAt` null); failed backups do not count against the limit.
-       * @enum {string}
-       */
+      /** @enum {string} */
       status: 'in_progress' | 'completed' | 'failed';
-      /** @description A locked, completed backup cannot be deleted. */
       locked: boolean;
       ignored: string[];
       /** Format: int64 */
@@ -2018,11 +2006,9 @@ export interface components {
       completedAt: string | null;
     };
     CreateBackup: {
-      /** @description Default: "Backup at <time>". */
       name?: string;
-      /** @description Paths left out of the archive. */
+      /** @description Paths left out. */
       ignored?: components['schemas']['FilePath'][];
-      /** @description Locked backups cannot be deleted (default false). */
       locked?: boolean;
     };
     BackupLink: {
@@ -2030,13 +2016,12 @@ export interface components {
       id: string;
       /**
        * Format: uri
-       * @description Signed, single-use address of the tar.gz on the node, valid 15 minutes; no key needed.
+       * @description Single use, 15 minutes.
        */
       url: string;
       /** Format: date-time */
       expiresAt: string;
     };
-    /** @description Wings is restoring; until it is done the server refuses power, console and file calls (409 `conflict`). */
     RestoreResult: {
       /** Format: uuid */
       id: string;
@@ -2047,7 +2032,7 @@ export interface components {
       restoring: true;
     };
     RestoreBackup: {
-      /** @description Delete the server's files first (default false). */
+      /** @description Delete the files first. */
       truncate?: boolean;
     };
     DeletedBackup: {
@@ -3430,7 +3415,7 @@ export interface components {
       autoTopUpMaxFailures: number;
       /**
        * Format: int32
-       * @description Backups one server may hold, set as the panel's `feature_limits.backups` when a server is deployed or resized (a change reaches existing servers at their next resize); 0: no backups. Included in the server's price.
+       * @description Backups per server: the panel's feature_limits.backups, set at deploy and resize; 0: none.
        */
       backupsPerServer: number;
     };
@@ -3557,7 +3542,7 @@ export interface components {
       autoTopUpMaxFailures?: number;
       /**
        * Format: int32
-       * @description Backups one server may hold, set as the panel's `feature_limits.backups` when a server is deployed or resized (a change reaches existing servers at their next resize); 0: no backups. Included in the server's price.
+       * @description Backups per server: the panel's feature_limits.backups, set at deploy and resize; 0: none.
        */
       backupsPerServer?: number;
     };
@@ -11961,7 +11946,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Pack files into archive-<time>.tar.gz in root; answers its entry */
+      /** @description Pack files into archive-<time>.tar.gz in root */
       200: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -12889,7 +12874,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Start a backup (status in_progress until Wings finishes) */
+      /** @description Start a backup (in_progress until Wings is done) */
       201: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -13243,7 +13228,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Signed single-use download address of the archive */
+      /** @description Signed single-use download address */
       200: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -13503,7 +13488,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Restore a completed backup into the server's files */
+      /** @description Restore a completed backup */
       200: {
         headers: {
           'x-request-id': components['headers']['RequestId'];

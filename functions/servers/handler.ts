@@ -5,6 +5,9 @@ import { getServerWithLive } from '../../shared/servers/live.ts';
 import { listServers } from '../../shared/servers/read.ts';
 import * as control from '../../shared/servers/control.ts';
 
+const files = () => import('../../shared/servers/files.ts');
+const backups = () => import('../../shared/servers/backups.ts');
+
 /** Servers group: /v1/servers and everything under /v1/servers/:id. */
 export const handler = createGroupHandler('servers', serverRoutes, {
   listServers: async ({ principal, query }) => listServers(principal.accountId, { ...query, boundTo: `servers:${principal.accountId}` }),
@@ -77,74 +80,16 @@ export const handler = createGroupHandler('servers', serverRoutes, {
     return control.deleteFiles(principal.accountId, params.id, body.root, body.files);
   },
 
-  // Files beyond list/read/write/delete, and backups: their modules load with their first call.
-  createFolder: async ({ principal, params, body, audit }) => {
-    audit.target = `server:${params.id}`;
-    audit.details = { root: body.root ?? '/', name: body.name };
-    const { createFolder } = await import('../../shared/servers/files.ts');
-    return createFolder(principal.accountId, params.id, body.root, body.name);
-  },
-
-  renameFiles: async ({ principal, params, body, audit }) => {
-    audit.target = `server:${params.id}`;
-    audit.details = { root: body.root ?? '/', files: body.files };
-    const { renameFiles } = await import('../../shared/servers/files.ts');
-    return renameFiles(principal.accountId, params.id, body.root, body.files);
-  },
-
-  uploadFiles: async ({ principal, params, query, audit }) => {
-    audit.target = `server:${params.id}`;
-    audit.details = { directory: query.directory ?? '/' };
-    const { uploadLink } = await import('../../shared/servers/files.ts');
-    return uploadLink(principal.accountId, params.id, query.directory);
-  },
-
-  compressFiles: async ({ principal, params, body, audit }) => {
-    audit.target = `server:${params.id}`;
-    const { compressFiles } = await import('../../shared/servers/files.ts');
-    const archive = await compressFiles(principal.accountId, params.id, body.root, body.files);
-    audit.details = { root: body.root ?? '/', files: body.files, archive: archive.name, bytes: archive.size };
-    return archive;
-  },
-
-  decompressFile: async ({ principal, params, body, audit }) => {
-    audit.target = `server:${params.id}`;
-    audit.details = { root: body.root ?? '/', file: body.file };
-    const { decompressFile } = await import('../../shared/servers/files.ts');
-    return decompressFile(principal.accountId, params.id, body.root, body.file);
-  },
-
-  listBackups: async ({ principal, params }) => {
-    const { listBackups } = await import('../../shared/servers/backups.ts');
-    return listBackups(principal.accountId, params.id);
-  },
-
-  createBackup: async ({ principal, params, body, audit }) => {
-    audit.target = `server:${params.id}`;
-    const { createBackup } = await import('../../shared/servers/backups.ts');
-    const backup = await createBackup(principal.accountId, params.id, body);
-    audit.details = { backupId: backup.id, name: backup.name, locked: backup.locked, ignored: backup.ignored.length };
-    return backup;
-  },
-
-  downloadBackup: async ({ principal, params, audit }) => {
-    audit.target = `server:${params.id}`;
-    audit.details = { backupId: params.backupId };
-    const { backupDownloadLink } = await import('../../shared/servers/backups.ts');
-    return backupDownloadLink(principal.accountId, params.id, params.backupId);
-  },
-
-  restoreBackup: async ({ principal, params, body, audit }) => {
-    audit.target = `server:${params.id}`;
-    audit.details = { backupId: params.backupId, truncate: body.truncate ?? false };
-    const { restoreBackup } = await import('../../shared/servers/backups.ts');
-    return restoreBackup(principal.accountId, params.id, params.backupId, body.truncate ?? false);
-  },
-
-  deleteBackup: async ({ principal, params, audit }) => {
-    audit.target = `server:${params.id}`;
-    audit.details = { backupId: params.backupId };
-    const { deleteBackup } = await import('../../shared/servers/backups.ts');
-    return deleteBackup(principal.accountId, params.id, params.backupId);
-  },
+  // Files beyond list/read/write/delete, and backups: their modules load with their first call and
+  // name the activity entry themselves (shared/servers/files.ts, backups.ts).
+  createFolder: async (ctx) => (await files()).createFolder(ctx),
+  renameFiles: async (ctx) => (await files()).renameFiles(ctx),
+  uploadFiles: async (ctx) => (await files()).uploadLink(ctx),
+  compressFiles: async (ctx) => (await files()).compressFiles(ctx),
+  decompressFile: async (ctx) => (await files()).decompressFile(ctx),
+  listBackups: async (ctx) => (await backups()).listBackups(ctx),
+  createBackup: async (ctx) => (await backups()).createBackup(ctx),
+  downloadBackup: async (ctx) => (await backups()).backupDownloadLink(ctx),
+  restoreBackup: async (ctx) => (await backups()).restoreBackup(ctx),
+  deleteBackup: async (ctx) => (await backups()).deleteBackup(ctx),
 });

@@ -331,116 +331,18 @@ export class PanelClient {
     });
   }
 
-  /** Not retried: a second create-folder answers "already exists" for the first one's folder. */
-  createFolder(identifier: string, root: string, name: string): Promise<void> {
-    return this.request({
-      api: 'client',
-      method: 'POST',
-      path: `/servers/${identifier}/files/create-folder`,
-      json: { root, name },
-      idempotent: false,
-      expect: 'none',
-    });
-  }
-
-  /** Also moves (a `to` in another directory). Not retried: the second attempt finds nothing at `from`. */
-  renameFiles(identifier: string, root: string, files: Array<{ from: string; to: string }>): Promise<void> {
-    return this.request({
-      api: 'client',
-      method: 'PUT',
-      path: `/servers/${identifier}/files/rename`,
-      json: { root, files },
-      idempotent: false,
-      expect: 'none',
-    });
-  }
-
-  /** A signed Wings address (15 minutes, single use) to POST multipart `files` to, with `&directory=`. */
-  async uploadUrl(identifier: string): Promise<string> {
-    return (await this.client<Envelope<{ url: string }>>('GET', `/servers/${identifier}/files/upload`)).attributes.url;
-  }
-
-  /** The archive's file object (Wings names it `archive-<time>.tar.gz` in `root`). Not retried: each call makes an archive. */
-  async compressFiles(identifier: string, root: string, files: string[]): Promise<PanelFileObject> {
-    return (
-      await this.request<Envelope<PanelFileObject>>({
-        api: 'client',
-        method: 'POST',
-        path: `/servers/${identifier}/files/compress`,
-        json: { root, files },
-        idempotent: false,
-        expect: 'json',
-        timeoutMs: Math.max(this.timeoutMs, 20_000),
-      })
-    ).attributes;
-  }
-
-  /** Extracting the same archive twice writes the same files, so this is retried. */
-  decompressFile(identifier: string, root: string, file: string): Promise<void> {
-    return this.request({
-      api: 'client',
-      method: 'POST',
-      path: `/servers/${identifier}/files/decompress`,
-      json: { root, file },
-      idempotent: true,
-      expect: 'none',
-      timeoutMs: Math.max(this.timeoutMs, 20_000),
-    });
-  }
-
-  /** One page of the server's backups (the panel pages them by at most 50) and how many count against the limit. */
-  async listBackups(identifier: string, page = 1): Promise<{ data: PanelBackup[]; backupCount: number; totalPages: number }> {
-    const list = await this.client<ListEnvelope<PanelBackup> & { meta?: { backup_count?: number } }>(
-      'GET',
-      `/servers/${identifier}/backups`,
-      { page, per_page: 50 },
-    );
-    return {
-      data: list.data.map((d) => d.attributes),
-      backupCount: Number(list.meta?.backup_count ?? list.data.length),
-      totalPages: list.meta?.pagination?.total_pages ?? 1,
-    };
-  }
-
-  /** Not retried: a second attempt would make a second backup. `ignored` is one path per line. */
-  async createBackup(identifier: string, body: { name?: string; ignored?: string; is_locked?: boolean }): Promise<PanelBackup> {
-    return (
-      await this.request<Envelope<PanelBackup>>({
-        api: 'client',
-        method: 'POST',
-        path: `/servers/${identifier}/backups`,
-        json: body,
-        idempotent: false,
-        expect: 'json',
-      })
-    ).attributes;
-  }
-
-  /** A signed Wings address for the backup's archive (15 minutes, single use). */
-  async backupDownloadUrl(identifier: string, backupUuid: string): Promise<string> {
-    return (await this.client<Envelope<{ url: string }>>('GET', `/servers/${identifier}/backups/${backupUuid}/download`)).attributes.url;
-  }
-
-  /** Not retried: the first attempt may have started the restore (the server is then `restoring_backup`). */
-  restoreBackup(identifier: string, backupUuid: string, truncate: boolean): Promise<void> {
-    return this.request({
-      api: 'client',
-      method: 'POST',
-      path: `/servers/${identifier}/backups/${backupUuid}/restore`,
-      json: { truncate },
-      idempotent: false,
-      expect: 'none',
-    });
-  }
-
-  deleteBackup(identifier: string, backupUuid: string): Promise<void> {
-    return this.request({
-      api: 'client',
-      method: 'DELETE',
-      path: `/servers/${identifier}/backups/${backupUuid}`,
-      idempotent: true,
-      expect: 'none',
-    });
+  /**
+   * A Client API call on one server for the operations that load with their own routes
+   * (shared/servers/files.ts, backups.ts: folders, rename, upload, archives, backups), so their
+   * paths and bodies stay out of every cold start; the same transport, budget, retries and errors.
+   */
+  serverCall<T = void>(
+    identifier: string,
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    options: { json?: unknown; query?: RequestSpec['query']; idempotent: boolean; expect?: 'json' | 'none'; timeoutMs?: number },
+  ): Promise<T> {
+    return this.request<T>({ api: 'client', method, path: `/servers/${identifier}${path}`, ...options, expect: options.expect ?? 'none' });
   }
 
   // ---- transport -----------------------------------------------------------------------------
@@ -645,17 +547,4 @@ function toError(status: number, errors: PanelErrorEntry[]): PanelRequestError {
       retryAfterSeconds: UNREACHABLE_RETRY_S,
     });
   return new PanelRequestError('panel_error', `The panel answered ${status}${detail ? `: ${detail}` : ''}`, status, errors);
-}
-
-/** A backup as the Client API shows it (pterodactyl/panel:app/Transformers/Api/Client/BackupTransformer.php). */
-export interface PanelBackup {
-  uuid: string;
-  is_successful: boolean;
-  is_locked: boolean;
-  name: string;
-  ignored_files: string[];
-  checksum: string | null;
-  bytes: number;
-  created_at: string;
-  completed_at: string | null;
 }

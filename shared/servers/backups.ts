@@ -1,9 +1,10 @@
 import type { z } from 'zod';
-import type { Backup, BackupList, CreateBackup } from '../api/schemas/backups.ts';
+import type { Backup, BackupList, CreateBackup, RestoreBackup } from '../api/schemas/backups.ts';
 import { ApiError } from '../errors.ts';
-import type { PanelBackup } from '../panel/client.ts';
 import { PanelRequestError } from '../panel/errors.ts';
+import type { Envelope, ListEnvelope } from '../panel/types.ts';
 import { controllable } from './control.ts';
+import type { RouteContext } from './files.ts';
 import { assertCustomerMayHold, withServerLease } from './lease.ts';
 import { getOwnedServer } from './read.ts';
 
@@ -12,7 +13,9 @@ import { getOwnedServer } from './read.ts';
  * BackupController): list, create, a signed download address, restore and delete. A backup's id in
  * our routes is the panel's uuid. How many a server may hold is the panel's `feature_limits.backups`,
  * which deploy and resize set from the platform setting `backupsPerServer`; the panel enforces it.
- * Changes run under the server's lease (lease.ts), like power and the file operations.
+ * Changes run under the server's lease (lease.ts), like power and the file operations. Loaded by
+ * the servers function on the first backup call; each function takes the route's context and
+ * names its activity entry (backup id, name, truncate; never contents). One panel call each.
  *
  * The panel's refusals become ours: its limit (400 TooManyBackupsException) is 422
  * `limit_exceeded`; its backup throttle (429, 2 backups per 10 minutes per server by default) is
@@ -80,51 +83,101 @@ async function underLease<T>(accountId: string, serverId: string, fn: () => Prom
   return withServerLease(serverId, 'backups', fn);
 }
 
-export async function listBackups(accountId: string, serverId: string): Promise<z.infer<typeof BackupList>> {
-  const { server, client } = await controllable(accountId, serverId);
+type BackupRoute<Body = unknown> = RouteContext<Body> & { params: { id: string; backupId?: string } };
+
+/** GET backups (the panel pages them by 50: one call for any limit below that). */
+export async function listBackups({ principal, params }: BackupRoute): Promise<z.infer<typeof BackupList>> {
+  const { server, client } = await controllable(principal.accountId, params.id);
   const data: PanelBackup[] = [];
   let count = 0;
   for (let page = 1; page <= MAX_PAGES; page++) {
-    const result = await onBackups(() => client.listBackups(server.identifier, page));
-    data.push(...result.data);
-    count = result.backupCount;
-    if (page >= result.totalPages) break;
+    const list = await onBackups(() =>
+      client.serverCall<ListEnvelope<PanelBackup> & { meta?: { backup_count?: number } }>(server.identifier, 'GET', '/backups', {
+        query: { page, per_page: 50 },
+        idempotent: true,
+        expect: 'json',
+      }),
+    );
+    data.push(...list.data.map((d) => d.attributes));
+    count = Number(list.meta?.backup_count ?? data.length);
+    if (page >= (list.meta?.pagination?.total_pages ?? 1)) break;
   }
   return { data: data.map(toBackup), count };
 }
 
-export async function createBackup(accountId: string, serverId: string, input: z.infer<typeof CreateBackup>) {
-  return underLease(accountId, serverId, async () => {
-    const { server, client } = await controllable(accountId, serverId);
+/** POST backups; not retried (a second attempt would make a second backup). `ignored` goes as one path per line. */
+export async function createBackup({ principal, params, body, audit }: BackupRoute<z.infer<typeof CreateBackup>>) {
+  audit.target = `server:${params.id}`;
+  audit.details = { name: body.name ?? null, locked: body.locked ?? false, ignored: body.ignored?.length ?? 0 };
+  return underLease(principal.accountId, params.id, async () => {
+    const { server, client } = await controllable(principal.accountId, params.id);
     const created = await onBackups(() =>
-      client.createBackup(server.identifier, {
-        ...(input.name !== undefined ? { name: input.name } : {}),
-        ...(input.ignored?.length ? { ignored: input.ignored.join('\n') } : {}),
-        ...(input.locked !== undefined ? { is_locked: input.locked } : {}),
+      client.serverCall<Envelope<PanelBackup>>(server.identifier, 'POST', '/backups', {
+        json: {
+          ...(body.name !== undefined ? { name: body.name } : {}),
+          ...(body.ignored?.length ? { ignored: body.ignored.join('\n') } : {}),
+          ...(body.locked !== undefined ? { is_locked: body.locked } : {}),
+        },
+        idempotent: false,
+        expect: 'json',
       }),
     );
-    return toBackup(created);
+    const backup = toBackup(created.attributes);
+    audit.details = { backupId: backup.id, name: backup.name, locked: backup.locked, ignored: backup.ignored.length };
+    return backup;
   });
 }
 
-export async function backupDownloadLink(accountId: string, serverId: string, backupId: string) {
-  const { server, client } = await controllable(accountId, serverId);
-  const url = await onBackups(() => client.backupDownloadUrl(server.identifier, backupId));
-  return { id: backupId, url, expiresAt: new Date(Date.now() + SIGNED_URL_SECONDS * 1000).toISOString() };
+/** GET download: a signed Wings address of the archive (15 minutes, single use). */
+export async function backupDownloadLink({ principal, params, audit }: BackupRoute) {
+  const backupId = params.backupId ?? '';
+  audit.target = `server:${params.id}`;
+  audit.details = { backupId };
+  const { server, client } = await controllable(principal.accountId, params.id);
+  const signed = await onBackups(() =>
+    client.serverCall<Envelope<{ url: string }>>(server.identifier, 'GET', `/backups/${backupId}/download`, {
+      idempotent: true,
+      expect: 'json',
+    }),
+  );
+  return { id: backupId, url: signed.attributes.url, expiresAt: new Date(Date.now() + SIGNED_URL_SECONDS * 1000).toISOString() };
 }
 
-export async function restoreBackup(accountId: string, serverId: string, backupId: string, truncate: boolean) {
-  return underLease(accountId, serverId, async () => {
-    const { server, client } = await controllable(accountId, serverId);
-    await onBackups(() => client.restoreBackup(server.identifier, backupId, truncate));
-    return { id: serverId, backupId, truncate, restoring: true as const };
+/** POST restore; not retried (the first attempt may have started it: the server is then `restoring_backup`). */
+export async function restoreBackup({ principal, params, body, audit }: BackupRoute<z.infer<typeof RestoreBackup>>) {
+  const backupId = params.backupId ?? '';
+  const truncate = body.truncate ?? false;
+  audit.target = `server:${params.id}`;
+  audit.details = { backupId, truncate };
+  return underLease(principal.accountId, params.id, async () => {
+    const { server, client } = await controllable(principal.accountId, params.id);
+    await onBackups(() =>
+      client.serverCall(server.identifier, 'POST', `/backups/${backupId}/restore`, { json: { truncate }, idempotent: false }),
+    );
+    return { id: params.id, backupId, truncate, restoring: true as const };
   });
 }
 
-export async function deleteBackup(accountId: string, serverId: string, backupId: string) {
-  return underLease(accountId, serverId, async () => {
-    const { server, client } = await controllable(accountId, serverId);
-    await onBackups(() => client.deleteBackup(server.identifier, backupId));
+export async function deleteBackup({ principal, params, audit }: BackupRoute) {
+  const backupId = params.backupId ?? '';
+  audit.target = `server:${params.id}`;
+  audit.details = { backupId };
+  return underLease(principal.accountId, params.id, async () => {
+    const { server, client } = await controllable(principal.accountId, params.id);
+    await onBackups(() => client.serverCall(server.identifier, 'DELETE', `/backups/${backupId}`, { idempotent: true }));
     return { id: backupId, deleted: true as const };
   });
+}
+
+/** A backup as the Client API shows it (pterodactyl/panel:app/Transformers/Api/Client/BackupTransformer.php). */
+export interface PanelBackup {
+  uuid: string;
+  is_successful: boolean;
+  is_locked: boolean;
+  name: string;
+  ignored_files: string[];
+  checksum: string | null;
+  bytes: number;
+  created_at: string;
+  completed_at: string | null;
 }

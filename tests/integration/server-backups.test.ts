@@ -52,8 +52,10 @@ const simServer = (identifier: string) => sim.state.serverByIdentifier(identifie
 const finishWings = (identifier: string) => backupsOf(sim.wings).end(simServer(identifier));
 
 beforeAll(async () => {
-  api = await startTestApi({ panel: { installMs: 200, transitionMs: 20, resourcesCacheMs: 0, backupMs: 'held' } });
+  api = await startTestApi({ panel: { installMs: 200, transitionMs: 20, resourcesCacheMs: 0 } });
   sim = api.panel!.sim;
+  // Backups and restores last until the test ends them (the simulator's `backupMs: 'held'`).
+  backupsOf(sim.wings).options.backupMs = 'held';
   ({ token } = await customer(api, 'server-backups@example.com', { grantCents: 10_000 }));
 });
 afterAll(async () => {

@@ -118,7 +118,7 @@ describe('rename and move', () => {
       root: '/',
       files: [
         { from: 'notes.txt', to: 'readme.txt' },
-        { from: '/old.txt', to: 'plugins/old.txt' },
+        { from: 'old.txt', to: 'plugins/old.txt' },
       ],
     });
   });

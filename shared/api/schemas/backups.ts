@@ -8,12 +8,10 @@ export const BackupParams = z.object({ id: Uuid, backupId: Uuid }).strict();
 
 export const Backup = z
   .object({
-    id: Uuid.meta({ description: "The panel's backup uuid." }),
+    id: Uuid,
     name: text(191),
-    status: z.enum(['in_progress', 'completed', 'failed']).meta({
-      description: 'in_progress until Wings has written the archive (`completedAt` null); failed backups do not count against the limit.',
-    }),
-    locked: z.boolean().meta({ description: 'A locked, completed backup cannot be deleted.' }),
+    status: z.enum(['in_progress', 'completed', 'failed']),
+    locked: z.boolean(),
     ignored: z.array(text(4096)).max(1000),
     sizeBytes: int64(0, Number.MAX_SAFE_INTEGER),
     checksum: text(255).nullable(),
@@ -25,32 +23,31 @@ export const Backup = z
 export const BackupList = z
   .object({
     data: z.array(Backup).max(1000),
-    count: Count.meta({ description: "Backups that count against the server's limit (in progress or completed)." }),
+    count: Count.meta({ description: 'Backups counted against the limit.' }),
   })
   .meta({ id: 'BackupList' });
 
 export const CreateBackup = z
   .object({
-    name: SafeText.trim().min(1).max(191).optional().meta({ description: 'Default: "Backup at <time>".' }),
-    ignored: z.array(FilePath).max(100).optional().meta({ description: 'Paths left out of the archive.' }),
-    locked: z.boolean().optional().meta({ description: 'Locked backups cannot be deleted (default false).' }),
+    name: SafeText.trim().min(1).max(191).optional(),
+    ignored: z.array(FilePath).max(100).optional().meta({ description: 'Paths left out.' }),
+    locked: z.boolean().optional(),
   })
   .strict()
   .meta({ id: 'CreateBackup' });
 
 export const RestoreBackup = z
-  .object({ truncate: z.boolean().optional().meta({ description: "Delete the server's files first (default false)." }) })
+  .object({ truncate: z.boolean().optional().meta({ description: 'Delete the files first.' }) })
   .strict()
   .meta({ id: 'RestoreBackup' });
-export const RestoreResult = z.object({ id: Uuid, backupId: Uuid, truncate: z.boolean(), restoring: z.literal(true) }).meta({
-  id: 'RestoreResult',
-  description: 'Wings is restoring; until it is done the server refuses power, console and file calls (409 `conflict`).',
-});
+export const RestoreResult = z
+  .object({ id: Uuid, backupId: Uuid, truncate: z.boolean(), restoring: z.literal(true) })
+  .meta({ id: 'RestoreResult' });
 
 export const BackupLink = z
   .object({
     id: Uuid,
-    url: z.url().max(8192).meta({ description: 'Signed, single-use address of the tar.gz on the node, valid 15 minutes; no key needed.' }),
+    url: z.url().max(8192).meta({ description: 'Single use, 15 minutes.' }),
     expiresAt: Timestamp,
   })
   .meta({ id: 'BackupLink' });

@@ -248,19 +248,16 @@ export const DeleteFiles = z
 export const DeleteFilesResult = z.object({ root: text(4096), deleted: z.array(text(4096)).max(100) }).meta({ id: 'DeleteFilesResult' });
 
 /* File operations beyond list/read/write/delete (shared/servers/files.ts). */
-const FileRoot = FilePath.optional().meta({ description: 'Directory the names are relative to (default /).' });
+const FileRoot = FilePath.optional().meta({ description: 'Default /.' });
 
-export const CreateFolder = z
-  .object({ root: FileRoot, name: FilePath.meta({ description: 'The new directory (parents are created).' }) })
-  .strict()
-  .meta({ id: 'CreateFolder' });
+export const CreateFolder = z.object({ root: FileRoot, name: FilePath }).strict().meta({ id: 'CreateFolder' });
 export const FolderResult = z.object({ root: text(4096), created: text(4096) }).meta({ id: 'FolderResult' });
 
 const RenamePair = z.object({ from: FilePath, to: FilePath }).strict();
 export const RenameFiles = z
   .object({
     root: FileRoot,
-    files: z.array(RenamePair).min(1).max(100).meta({ description: 'Each `from` becomes `to`; a `to` in another directory moves it.' }),
+    files: z.array(RenamePair).min(1).max(100),
   })
   .strict()
   .meta({ id: 'RenameFiles' });
@@ -271,10 +268,7 @@ export const RenameResult = z
 export const UploadLink = z
   .object({
     directory: text(4096),
-    url: z.url().max(8192).meta({
-      description:
-        'Signed, single-use Wings address, valid 15 minutes. POST multipart/form-data with one or more `files` fields to it plus `&directory=<directory>`.',
-    }),
+    url: z.url().max(8192).meta({ description: 'POST multipart `files` here; single use, 15 minutes.' }),
     expiresAt: Timestamp,
   })
   .meta({ id: 'UploadLink' });
@@ -284,10 +278,7 @@ export const CompressFiles = z
   .strict()
   .meta({ id: 'CompressFiles' });
 
-export const DecompressFile = z
-  .object({ root: FileRoot.meta({ description: 'Where the archive is and where it is extracted (default /).' }), file: FilePath })
-  .strict()
-  .meta({ id: 'DecompressFile' });
+export const DecompressFile = z.object({ root: FileRoot, file: FilePath }).strict().meta({ id: 'DecompressFile' });
 export const DecompressResult = z
   .object({ root: text(4096), file: text(4096), decompressed: z.literal(true) })
   .meta({ id: 'DecompressResult' });

@@ -63,8 +63,7 @@ export const Settings = z
       description: 'Consecutive failed auto top-ups (declined, authentication required) after which the rule is turned off.',
     }),
     backupsPerServer: int32(0, 100).meta({
-      description:
-        "Backups one server may hold, set as the panel's `feature_limits.backups` when a server is deployed or resized (a change reaches existing servers at their next resize); 0: no backups. Included in the server's price.",
+      description: "Backups per server: the panel's feature_limits.backups, set at deploy and resize; 0: none.",
     }),
   })
   .strict()
