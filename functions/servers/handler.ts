@@ -91,5 +91,6 @@ export const handler = createGroupHandler('servers', serverRoutes, {
   createBackup: async (ctx) => (await backups()).createBackup(ctx),
   downloadBackup: async (ctx) => (await backups()).backupDownloadLink(ctx),
   restoreBackup: async (ctx) => (await backups()).restoreBackup(ctx),
+  lockBackup: async (ctx) => (await backups()).lockBackup(ctx),
   deleteBackup: async (ctx) => (await backups()).deleteBackup(ctx),
 });

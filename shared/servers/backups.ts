@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Backup, BackupList, CreateBackup, RestoreBackup } from '../api/schemas/backups.ts';
+import type { Backup, BackupList, CreateBackup, LockBackup, RestoreBackup } from '../api/schemas/backups.ts';
 import { ApiError } from '../errors.ts';
 import { PanelRequestError } from '../panel/errors.ts';
 import type { Envelope, ListEnvelope } from '../panel/types.ts';
@@ -155,6 +155,30 @@ export async function restoreBackup({ principal, params, body, audit }: BackupRo
       client.serverCall(server.identifier, 'POST', `/backups/${backupId}/restore`, { json: { truncate }, idempotent: false }),
     );
     return { id: params.id, backupId, truncate, restoring: true as const };
+  });
+}
+
+/**
+ * POST lock: the panel only toggles (BackupController::toggleLock), so the toggle's answer is
+ * checked and, when the backup already was as asked, toggled back: one call for a change, two for
+ * a no-op. Under the lease, so no other change of ours toggles it in between.
+ */
+export async function lockBackup({ principal, params, body, audit }: BackupRoute<z.infer<typeof LockBackup>>) {
+  const backupId = params.backupId ?? '';
+  audit.target = `server:${params.id}`;
+  audit.details = { backupId, locked: body.locked };
+  return underLease(principal.accountId, params.id, async () => {
+    const { server, client } = await controllable(principal.accountId, params.id);
+    const toggle = () =>
+      onBackups(() =>
+        client.serverCall<Envelope<PanelBackup>>(server.identifier, 'POST', `/backups/${backupId}/lock`, {
+          idempotent: false,
+          expect: 'json',
+        }),
+      );
+    let backup = (await toggle()).attributes;
+    if (backup.is_locked !== body.locked) backup = (await toggle()).attributes;
+    return toBackup(backup);
   });
 }
 

@@ -193,6 +193,29 @@ describe('one server through a backup, a restore and deletes (the default settin
     expectEnvelope(await api.call('DELETE', path(`/${backupId}`), { token }), 404, 'not_found');
   });
 
+  it('lock sets the state asked for (the panel only toggles): one panel call to change, two for a no-op; unlocked, it can go', async () => {
+    const [locked] = (await api.call('GET', path(), { token })).body.data as Array<{ id: string; locked: boolean }>;
+    expect(locked?.locked).toBe(true);
+    const lockPath = `POST /api/client/servers/${server.identifier}/backups/${locked!.id}/lock`;
+    const same = await panelCalls(() => api.call('POST', path(`/${locked!.id}/lock`), { token, body: { locked: true } }));
+    expect(same.result.status, same.result.text).toBe(200);
+    expect(same.result.body).toMatchObject({ id: locked!.id, locked: true });
+    expect(same.calls).toEqual({ [lockPath]: 2 });
+    const { result: res, calls } = await panelCalls(() =>
+      api.call('POST', path(`/${locked!.id}/lock`), { token, body: { locked: false } }),
+    );
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ id: locked!.id, locked: false });
+    expect(calls).toEqual({ [lockPath]: 1 });
+    expect((await activity('servers.backups.lock'))[0]).toMatchObject({
+      result: 'success',
+      details: { backupId: locked!.id, locked: false },
+    });
+    expect((await api.call('DELETE', path(`/${locked!.id}`), { token })).status).toBe(200);
+    expect((await api.call('GET', path(), { token })).body.data).toEqual([]);
+    expectEnvelope(await api.call('POST', path(`/${locked!.id}/lock`), { token, body: { locked: true } }), 404, 'not_found');
+  });
+
   it("bad input is 400 and another account's server 404, neither with a panel call", async () => {
     const before = total(await requests());
     expectEnvelope(await api.call('GET', path('/not-a-uuid/download'), { token }), 400, 'validation_failed');

@@ -30,6 +30,7 @@ import {
   BackupParams,
   CreateBackup,
   DeletedBackup,
+  LockBackup,
   RestoreBackup,
   RestoreResult,
 } from '../schemas/backups.ts';
@@ -348,6 +349,18 @@ export const serverRoutes = define({
     body: RestoreBackup,
     response: RestoreResult,
     audit: 'servers.backups.restore',
+    errors: LEASED,
+  },
+  lockBackup: {
+    ...BACKUPS,
+    method: 'POST',
+    path: '/v1/servers/:id/backups/:backupId/lock',
+    scope: 'servers:write',
+    summary: 'Lock or unlock a backup (a locked one cannot be deleted)',
+    params: BackupParams,
+    body: LockBackup,
+    response: Backup,
+    audit: 'servers.backups.lock',
     errors: LEASED,
   },
   deleteBackup: {

@@ -44,6 +44,8 @@ export const RestoreResult = z
   .object({ id: Uuid, backupId: Uuid, truncate: z.boolean(), restoring: z.literal(true) })
   .meta({ id: 'RestoreResult' });
 
+export const LockBackup = z.object({ locked: z.boolean() }).strict().meta({ id: 'LockBackup' });
+
 export const BackupLink = z
   .object({
     id: Uuid,
