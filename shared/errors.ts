@@ -49,7 +49,7 @@ export const ERROR_MEANING: Record<ErrorCode, string> = {
   operation_in_progress: 'Another change to this server is running; retry after `Retry-After` seconds.',
   payload_too_large: 'The request body is larger than 1 MiB.',
   unsupported_media_type: 'The body must be sent as JSON with `Content-Type: application/json`.',
-  limit_exceeded: 'Above a limit the platform sets (server count, memory, CPU or disk).',
+  limit_exceeded: 'Above a limit the platform sets (server count, memory, CPU, disk or backups per server).',
   rate_limited: 'Too many requests; retry after `Retry-After` seconds.',
   internal: 'An unexpected failure; quote the request id.',
   panel_error: 'The panel refused or failed the request in a way a retry will not fix.',

@@ -565,6 +565,177 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/servers/{id}/files/mkdir': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Create a directory (and its parents) */
+    post: operations['createFolder'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/servers/{id}/files/rename': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Rename or move files and directories */
+    post: operations['renameFiles'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/servers/{id}/files/upload': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Signed upload address: POST multipart `files` to it */
+    get: operations['uploadFiles'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/servers/{id}/files/compress': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Pack files into archive-<time>.tar.gz in root */
+    post: operations['compressFiles'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/servers/{id}/files/decompress': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Extract an archive into root */
+    post: operations['decompressFile'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/servers/{id}/backups': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The server's backups */
+    get: operations['listBackups'];
+    put?: never;
+    /** Start a backup (in_progress until Wings is done) */
+    post: operations['createBackup'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/servers/{id}/backups/{backupId}/download': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Signed single-use download address */
+    get: operations['downloadBackup'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/servers/{id}/backups/{backupId}/restore': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Restore a completed backup */
+    post: operations['restoreBackup'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/servers/{id}/backups/{backupId}/lock': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Lock or unlock a backup (a locked one cannot be deleted) */
+    post: operations['lockBackup'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/servers/{id}/backups/{backupId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Delete a backup (a locked one: 409) */
+    delete: operations['deleteBackup'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/account/transactions': {
     parameters: {
       query?: never;
@@ -1968,6 +2139,119 @@ export interface components {
       root?: string;
       files: components['schemas']['FilePath'][];
     };
+    FolderResult: {
+      root: string;
+      created: string;
+    };
+    CreateFolder: {
+      /** @description Default /. */
+      root?: string;
+      name: components['schemas']['FilePath'];
+    };
+    RenameResult: {
+      root: string;
+      renamed: {
+        from: string;
+        to: string;
+      }[];
+    };
+    RenameFiles: {
+      /** @description Default /. */
+      root?: string;
+      files: {
+        from: components['schemas']['FilePath'];
+        to: components['schemas']['FilePath'];
+      }[];
+    };
+    UploadLink: {
+      directory: string;
+      /**
+       * Format: uri
+       * @description POST multipart `files` here; single use, 15 minutes.
+       */
+      url: string;
+      /** Format: date-time */
+      expiresAt: string;
+    };
+    CompressFiles: {
+      /** @description Default /. */
+      root?: string;
+      files: components['schemas']['FilePath'][];
+    };
+    DecompressResult: {
+      root: string;
+      file: string;
+      /** @enum {boolean} */
+      decompressed: true;
+    };
+    DecompressFile: {
+      /** @description Default /. */
+      root?: string;
+      file: components['schemas']['FilePath'];
+    };
+    BackupList: {
+      data: components['schemas']['Backup'][];
+      /**
+       * Format: int32
+       * @description Backups counted against the limit.
+       */
+      count: number;
+    };
+    Backup: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+      /** @enum {string} */
+      status: 'in_progress' | 'completed' | 'failed';
+      locked: boolean;
+      ignored: string[];
+      /** Format: int64 */
+      sizeBytes: number;
+      checksum: string | null;
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      completedAt: string | null;
+    };
+    CreateBackup: {
+      name?: string;
+      /** @description Paths left out. */
+      ignored?: components['schemas']['FilePath'][];
+      locked?: boolean;
+    };
+    BackupLink: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * Format: uri
+       * @description Single use, 15 minutes.
+       */
+      url: string;
+      /** Format: date-time */
+      expiresAt: string;
+    };
+    RestoreResult: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      backupId: string;
+      truncate: boolean;
+      /** @enum {boolean} */
+      restoring: true;
+    };
+    RestoreBackup: {
+      /** @description Delete the files first. */
+      truncate?: boolean;
+    };
+    LockBackup: {
+      locked: boolean;
+    };
+    DeletedBackup: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {boolean} */
+      deleted: true;
+    };
     LedgerList: {
       data: components['schemas']['LedgerEntry'][];
       /** @description Pass as `cursor` for the next page; null on the last page. */
@@ -3341,6 +3625,11 @@ export interface components {
        * @description Consecutive failed auto top-ups (declined, authentication required) after which the rule is turned off.
        */
       autoTopUpMaxFailures: number;
+      /**
+       * Format: int32
+       * @description Backups per server: the panel's feature_limits.backups, set at deploy and resize; 0: none.
+       */
+      backupsPerServer: number;
     };
     /** @description Any subset of the settings, or all of them as GET returns them; omitted fields keep their value. */
     SettingsUpdate: {
@@ -3463,6 +3752,11 @@ export interface components {
        * @description Consecutive failed auto top-ups (declined, authentication required) after which the rule is turned off.
        */
       autoTopUpMaxFailures?: number;
+      /**
+       * Format: int32
+       * @description Backups per server: the panel's feature_limits.backups, set at deploy and resize; 0: none.
+       */
+      backupsPerServer?: number;
     };
   };
   responses: never;
@@ -4203,7 +4497,7 @@ export interface operations {
           };
         };
       };
-      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU or disk).) */
+      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU, disk or backups per server).) */
       422: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -4784,7 +5078,7 @@ export interface operations {
           };
         };
       };
-      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU or disk).) */
+      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU, disk or backups per server).) */
       422: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -7716,7 +8010,7 @@ export interface operations {
           };
         };
       };
-      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU or disk).) */
+      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU, disk or backups per server).) */
       422: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -8576,7 +8870,7 @@ export interface operations {
           };
         };
       };
-      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU or disk).) */
+      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU, disk or backups per server).) */
       422: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -12141,6 +12435,3400 @@ export interface operations {
       };
     };
   };
+  createFolder: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateFolder'];
+      };
+    };
+    responses: {
+      /** @description Create a directory (and its parents) */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "root": "/server.properties",
+           *       "created": "example created"
+           *     }
+           */
+          'application/json': components['schemas']['FolderResult'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
+      402: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  renameFiles: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RenameFiles'];
+      };
+    };
+    responses: {
+      /** @description Rename or move files and directories */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "root": "/server.properties",
+           *       "renamed": [
+           *         {
+           *           "from": "example from",
+           *           "to": "example to"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['RenameResult'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
+      402: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  uploadFiles: {
+    parameters: {
+      query?: {
+        directory?: components['schemas']['FilePath'];
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Signed upload address: POST multipart `files` to it */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "directory": "/server.properties",
+           *       "url": "https://hooks.example.com/control-plane",
+           *       "expiresAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['UploadLink'];
+        };
+      };
+      /** @description Bad request: `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  compressFiles: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CompressFiles'];
+      };
+    };
+    responses: {
+      /** @description Pack files into archive-<time>.tar.gz in root */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "name": "survival",
+           *       "mode": "example mode",
+           *       "size": 1,
+           *       "isFile": true,
+           *       "isSymlink": true,
+           *       "mimetype": "topup",
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "modifiedAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['FileEntry'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
+      402: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  decompressFile: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DecompressFile'];
+      };
+    };
+    responses: {
+      /** @description Extract an archive into root */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "root": "/server.properties",
+           *       "file": "/server.properties",
+           *       "decompressed": true
+           *     }
+           */
+          'application/json': components['schemas']['DecompressResult'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
+      402: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  listBackups: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The server's backups */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *           "name": "survival",
+           *           "status": "in_progress",
+           *           "locked": true,
+           *           "ignored": [
+           *             "example ignored"
+           *           ],
+           *           "sizeBytes": 1048576,
+           *           "checksum": "example checksum",
+           *           "createdAt": "2026-11-26T10:00:00.000Z",
+           *           "completedAt": "2026-11-26T10:00:00.000Z"
+           *         }
+           *       ],
+           *       "count": 1
+           *     }
+           */
+          'application/json': components['schemas']['BackupList'];
+        };
+      };
+      /** @description Bad request: `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  createBackup: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Replays the first response for a repeated request (24 hours). */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateBackup'];
+      };
+    };
+    responses: {
+      /** @description Start a backup (in_progress until Wings is done) */
+      201: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Idempotent-Replayed': components['headers']['IdempotentReplayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "name": "survival",
+           *       "status": "in_progress",
+           *       "locked": true,
+           *       "ignored": [
+           *         "example ignored"
+           *       ],
+           *       "sizeBytes": 1048576,
+           *       "checksum": "example checksum",
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "completedAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['Backup'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
+      402: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `idempotency_conflict` (This Idempotency-Key was used with a different request.); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'idempotency_conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU, disk or backups per server).) */
+      422: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'limit_exceeded';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  downloadBackup: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        backupId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Signed single-use download address */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "url": "https://hooks.example.com/control-plane",
+           *       "expiresAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['BackupLink'];
+        };
+      };
+      /** @description Bad request: `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  restoreBackup: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        backupId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RestoreBackup'];
+      };
+    };
+    responses: {
+      /** @description Restore a completed backup */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "backupId": "0193a7e2-5b1c-7d4e-9f3a-00007e7a167d",
+           *       "truncate": true,
+           *       "restoring": true
+           *     }
+           */
+          'application/json': components['schemas']['RestoreResult'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
+      402: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  lockBackup: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        backupId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LockBackup'];
+      };
+    };
+    responses: {
+      /** @description Lock or unlock a backup (a locked one cannot be deleted) */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "name": "survival",
+           *       "status": "in_progress",
+           *       "locked": true,
+           *       "ignored": [
+           *         "example ignored"
+           *       ],
+           *       "sizeBytes": 1048576,
+           *       "checksum": "example checksum",
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "completedAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['Backup'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
+      402: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  deleteBackup: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        backupId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Delete a backup (a locked one: 409) */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "deleted": true
+           *     }
+           */
+          'application/json': components['schemas']['DeletedBackup'];
+        };
+      };
+      /** @description Bad request: `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
+      402: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
   listTransactions: {
     parameters: {
       query?: {
@@ -12586,7 +16274,7 @@ export interface operations {
           };
         };
       };
-      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU or disk).) */
+      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU, disk or backups per server).) */
       422: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -18336,7 +22024,8 @@ export interface operations {
            *         "email": "ann@example.com",
            *         "footer": "example footer"
            *       },
-           *       "autoTopUpMaxFailures": 1
+           *       "autoTopUpMaxFailures": 1,
+           *       "backupsPerServer": 1
            *     }
            */
           'application/json': components['schemas']['Settings'];
@@ -18496,7 +22185,8 @@ export interface operations {
            *         "email": "ann@example.com",
            *         "footer": "example footer"
            *       },
-           *       "autoTopUpMaxFailures": 1
+           *       "autoTopUpMaxFailures": 1,
+           *       "backupsPerServer": 1
            *     }
            */
           'application/json': components['schemas']['Settings'];

@@ -8,6 +8,8 @@ import type { RuleSet } from './rules.ts';
 import type { Server } from './state.ts';
 import { clientAccount, clientServer, isInstalled, userPermissions } from './transform.ts';
 import { WingsError, nodeConnectionAddress } from './wings.ts';
+import { compress, decompress } from './archives.ts';
+import { backupRoutes } from './backups.ts';
 import type { FsEntry, PowerSignal } from './wings.ts';
 
 const C = '/api/client';
@@ -334,6 +336,52 @@ export function clientRoutes(sim: SimContext): RouteDef[] {
         return noContent();
       },
     },
+    {
+      method: 'POST',
+      path: `${S}/files/compress`,
+      name: 'api:client:server.files.compress',
+      handler: (ctx) => {
+        const s = bind(ctx);
+        check(ctx.input, { root: 'sometimes|nullable|string', files: 'required|array', 'files.*': 'string' });
+        const files = Object.values(ctx.input.files as Record<string, unknown>).map(phpString);
+        const { name, entry } = wingsCall(() => compress(wings, s, String(ctx.input.root ?? '/'), files));
+        // Wings answers the archive's stat with the mimetype it set (router_server_files.go postServerCompressFiles).
+        const object = fileObject(name, entry) as { attributes: Record<string, unknown> };
+        object.attributes.mimetype = 'application/tar+gzip';
+        return ok(object);
+      },
+    },
+    {
+      method: 'POST',
+      path: `${S}/files/decompress`,
+      name: 'api:client:server.files.decompress',
+      handler: (ctx) => {
+        const s = bind(ctx);
+        check(ctx.input, { root: 'sometimes|nullable|string', file: 'required|string' });
+        wingsCall(() => decompress(wings, s, String(ctx.input.root ?? '/'), String(ctx.input.file)));
+        return noContent();
+      },
+    },
+    {
+      method: 'GET',
+      path: `${S}/files/upload`,
+      name: 'api:client:server.files.upload',
+      handler: (ctx) => {
+        const s = bind(ctx);
+        const node = state.nodes.get(s.node_id);
+        if (!node) throw notFound();
+        // FileUploadController: 15 minutes, the node's address; the caller adds `&directory=`.
+        const token = wings.signJwt(
+          node,
+          { server_uuid: s.uuid, user_uuid: ctx.user.uuid, user_id: ctx.user.id },
+          900,
+          `${ctx.user.id}${s.uuid}`,
+          sim.baseUrl(),
+        );
+        return ok(item('signed_url', { url: `${nodeConnectionAddress(node)}/upload/file?token=${token}` }));
+      },
+    },
+    ...backupRoutes(sim, bind),
   ];
 }
 

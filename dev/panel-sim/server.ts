@@ -17,7 +17,8 @@ import { DEFAULT_APP_KEY, DEFAULT_CLIENT_KEY, seedDefault, seedEmpty } from './s
 import { PanelState } from './state.ts';
 import { attachConsoleSockets } from './websocket.ts';
 import type { ApiKey, Server, User } from './state.ts';
-import { Wings, newRequestId, normalizePath } from './wings.ts';
+import { Wings, newRequestId, normalizePath, WingsError } from './wings.ts';
+import { backupsOf, downloadBackup } from './backups.ts';
 import type { PowerState } from './wings.ts';
 
 export interface PanelSimOptions {
@@ -62,6 +63,10 @@ export interface PanelSimOptions {
   consoleStatsMs?: number;
   /** how often a console socket's token expiry is checked (Wings: 30 s); default 1000 */
   tokenCheckMs?: number;
+  /** time Wings takes to finish a backup or a restore; default 500. 'held': only at backupsOf(wings).end(server) */
+  backupMs?: number | 'held';
+  /** the panel's backup throttle (config/backups.php); default 2 per 600 s per server */
+  backupThrottle?: { limit: number; periodSeconds: number };
 }
 
 export interface SimServerView {
@@ -213,6 +218,11 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
+/** Signed Wings links besides the file download, rewritten like it with wingsAddress 'simulator'. */
+const SIGNED_LINKS = new Set(['api:client:server.files.upload', 'api:client:server.backups.download']);
+/** Wings' `api.upload_limit` default (config.yml), in MB. */
+const UPLOAD_LIMIT_MB = 100;
+
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
@@ -239,6 +249,10 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
   let throttledCount = 0;
   let baseUrl = '';
   const sim: SimContext = { state, wings, baseUrl: () => baseUrl };
+  Object.assign(backupsOf(wings).options, {
+    ...(options.backupMs !== undefined ? { backupMs: options.backupMs } : {}),
+    ...(options.backupThrottle ? { throttle: options.backupThrottle } : {}),
+  });
 
   const routes: CompiledRoute[] = [
     ...applicationRoutes(sim).map((r) => compile(r, 'application')),
@@ -254,7 +268,7 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
    * node's own address, as the real panel answers.
    */
   function wingsAddressed(def: RouteDef): RouteDef {
-    const rewrites = def.name === 'api:client:server.ws' || def.name === 'api:client:server.files.download';
+    const rewrites = def.name === 'api:client:server.ws' || def.name === 'api:client:server.files.download' || SIGNED_LINKS.has(def.name);
     if (options.wingsAddress !== 'simulator' || !rewrites) return def;
     return {
       ...def,
@@ -461,6 +475,51 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     };
   };
 
+  // ------------------------------------------- Wings: POST /upload/file
+  /**
+   * pterodactyl/wings:router/router_server_files.go postServerUploadFiles: the panel's upload token
+   * (single use), multipart field `files` (each file at most `upload_limit`, 100 MB by default),
+   * written to `directory` + the file's base name through the server's filesystem (disk limit
+   * checked); 200 with no body.
+   */
+  const upload = async (req: IncomingMessage, url: URL, raw: Buffer): Promise<Reply> => {
+    const payload = wings.verifyJwt(url.searchParams.get('token') ?? '');
+    if (!payload) return wingsError(500, 'An unexpected error was encountered while processing this request');
+    const s = [...state.servers.values()].find((x) => x.uuid === payload.server_uuid);
+    const uniqueId = String(payload.unique_id ?? '');
+    const unique = !wings.usedDownloadIds.has(uniqueId);
+    wings.usedDownloadIds.add(uniqueId);
+    if (!s || !unique) return wingsError(404, 'The requested resource was not found on this server.');
+    let form: FormData;
+    try {
+      form = await new Request('http://wings/upload', {
+        method: 'POST',
+        headers: { 'content-type': String(req.headers['content-type'] ?? '') },
+        body: new Uint8Array(raw),
+      }).formData();
+    } catch {
+      return wingsError(400, 'Failed to get multipart form data from request.');
+    }
+    const files = form.getAll('files').filter((f): f is File => typeof f !== 'string');
+    if (files.length === 0) return wingsError(400, 'No files were found on the request body.');
+    for (const f of files) {
+      if (f.size > UPLOAD_LIMIT_MB * 1024 * 1024) {
+        return wingsError(400, `File ${f.name} is larger than the maximum file upload size of ${UPLOAD_LIMIT_MB} MB.`);
+      }
+    }
+    const directory = url.searchParams.get('directory') ?? '';
+    for (const f of files) {
+      const base = f.name.slice(Math.max(f.name.lastIndexOf('/'), f.name.lastIndexOf('\\')) + 1);
+      try {
+        wings.writeFile(s, `${directory}/${base}`, Buffer.from(await f.arrayBuffer()));
+      } catch (e) {
+        if (e instanceof WingsError) return wingsError(e.status, e.message);
+        throw e;
+      }
+    }
+    return { status: 200 };
+  };
+
   // -------------------------------------------------- panel request flow
   const applyFault = async (effect: FaultEffect, req: IncomingMessage, res: ServerResponse): Promise<'continue' | 'done'> => {
     switch (effect.kind) {
@@ -620,6 +679,14 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
       // The remote API Wings calls with its node token (not an API key): the SFTP login check.
       if (url.pathname === '/api/remote/sftp/auth' && req.method === 'POST') {
         send(res, sftpAuth(sim, req, raw));
+        return;
+      }
+      if (url.pathname === '/download/backup' && (req.method === 'GET' || req.method === 'HEAD')) {
+        send(res, downloadBackup(wings, state, url));
+        return;
+      }
+      if (url.pathname === '/upload/file' && req.method === 'POST') {
+        send(res, await upload(req, url, raw));
         return;
       }
       const reply = await handlePanel(req, url, raw);

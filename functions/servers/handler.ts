@@ -5,6 +5,9 @@ import { getServerWithLive } from '../../shared/servers/live.ts';
 import { listServers } from '../../shared/servers/read.ts';
 import * as control from '../../shared/servers/control.ts';
 
+const files = () => import('../../shared/servers/files.ts');
+const backups = () => import('../../shared/servers/backups.ts');
+
 /** Servers group: /v1/servers and everything under /v1/servers/:id. */
 export const handler = createGroupHandler('servers', serverRoutes, {
   listServers: async ({ principal, query }) => listServers(principal.accountId, { ...query, boundTo: `servers:${principal.accountId}` }),
@@ -108,4 +111,18 @@ export const handler = createGroupHandler('servers', serverRoutes, {
     audit.details = { root: body.root ?? '/', files: body.files };
     return control.deleteFiles(principal.accountId, params.id, body.root, body.files);
   },
+
+  // Files beyond list/read/write/delete, and backups: their modules load with their first call and
+  // name the activity entry themselves (shared/servers/files.ts, backups.ts).
+  createFolder: async (ctx) => (await files()).createFolder(ctx),
+  renameFiles: async (ctx) => (await files()).renameFiles(ctx),
+  uploadFiles: async (ctx) => (await files()).uploadLink(ctx),
+  compressFiles: async (ctx) => (await files()).compressFiles(ctx),
+  decompressFile: async (ctx) => (await files()).decompressFile(ctx),
+  listBackups: async (ctx) => (await backups()).listBackups(ctx),
+  createBackup: async (ctx) => (await backups()).createBackup(ctx),
+  downloadBackup: async (ctx) => (await backups()).backupDownloadLink(ctx),
+  restoreBackup: async (ctx) => (await backups()).restoreBackup(ctx),
+  lockBackup: async (ctx) => (await backups()).lockBackup(ctx),
+  deleteBackup: async (ctx) => (await backups()).deleteBackup(ctx),
 });

@@ -433,6 +433,20 @@ export class PanelClient {
     });
   }
 
+  /**
+   * A Client API call on one server for the operations that load with their own routes
+   * (shared/servers/files.ts, backups.ts: folders, rename, upload, archives, backups), so their
+   * paths and bodies stay out of every cold start; the same transport, budget, retries and errors.
+   */
+  serverCall<T = void>(
+    identifier: string,
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    options: { json?: unknown; query?: RequestSpec['query']; idempotent: boolean; expect?: 'json' | 'none'; timeoutMs?: number },
+  ): Promise<T> {
+    return this.request<T>({ api: 'client', method, path: `/servers/${identifier}${path}`, ...options, expect: options.expect ?? 'none' });
+  }
+
   // ---- transport -----------------------------------------------------------------------------
 
   private app<T>(method: 'GET', path: string, options: { query?: RequestSpec['query'] } = {}): Promise<T> {
@@ -523,6 +537,15 @@ export class PanelClient {
       }
 
       const errors = await readErrors(response);
+      // A 429 the panel's own logic answers (the backup throttle: TooManyRequestsHttpException), not its
+      // request rate limit (ThrottleRequestsException): nothing to pause, nothing to retry now.
+      if (response.status === 429 && errors.some((e) => e.code === 'TooManyRequestsHttpException')) {
+        await this.observeLimits(spec.api, response.headers);
+        const wait = retryAfterMs(response.headers.get('retry-after'));
+        throw new PanelRequestError('panel_error', errors[0]?.detail ?? 'The panel refused: too many requests of this kind', 429, errors, {
+          retryAfterSeconds: Math.max(1, Math.ceil((wait ?? 60_000) / 1000)),
+        });
+      }
       // A 429's "0 remaining" is the pause's to handle (below), not a count to add.
       if (response.status !== 429) await this.observeLimits(spec.api, response.headers);
       if (response.status === 429) {

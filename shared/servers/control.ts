@@ -17,7 +17,7 @@ import { liveStateOf, usageFromLiveState } from './live.ts';
  */
 export const CONSOLE_TOKEN_SECONDS = 600;
 
-async function controllable(
+export async function controllable(
   accountId: string,
   serverId: string,
 ): Promise<{ server: ServerView; client: PanelClient; wingsOrigin: string | null }> {
@@ -37,7 +37,7 @@ async function controllable(
  * directory read as a file, a file listed as a directory) is a bad request naming the field —
  * not a panel failure.
  */
-async function onFiles<T>(field: string, call: () => Promise<T>): Promise<T> {
+export async function onFiles<T>(field: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
@@ -54,7 +54,7 @@ async function onFiles<T>(field: string, call: () => Promise<T>): Promise<T> {
 }
 
 /** Paths as the panel wants them: relative to the server root, with a leading slash. */
-const rooted = (path: string): string => `/${path.replace(/^[\\/]+/, '')}`;
+export const rooted = (path: string): string => `/${path.replace(/^[\\/]+/, '')}`;
 
 /**
  * Under the server's lease: a power signal never lands in the middle of a resize or a deletion. The

@@ -92,7 +92,7 @@ export async function deployServer(
         startup: egg.startup,
         environment,
         limits: { memory: resources.ramMb, swap: 0, disk: resources.diskMb, io: 500, cpu: resources.cpuPercent, threads: null },
-        feature_limits: { databases: 0, allocations: 1, backups: 0 },
+        feature_limits: { databases: 0, allocations: 1, backups: settings.backupsPerServer },
         allocation: { default: allocationId },
         start_on_completion: false,
       });

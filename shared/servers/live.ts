@@ -150,8 +150,8 @@ async function askPanel(server: ServerItem): Promise<PanelLiveAnswer> {
     suspendedOnPanel: panel.suspended,
     resources: null,
   };
-  // The Client API has no usage for a server that is installing or suspended (the panel answers 409).
-  if (!client.hasClientKey || answer.installStatus !== 'installed' || panel.suspended) return answer;
+  // The Client API has no usage for a server that is installing, suspended or restoring a backup (the panel answers 409).
+  if (!client.hasClientKey || answer.installStatus !== 'installed' || panel.suspended || panel.status === 'restoring_backup') return answer;
   const stats = await client.getResources(server.identifier);
   return {
     ...answer,

@@ -23,7 +23,8 @@ import { type ServerView, toServerView } from './views.ts';
  * - The record is read under the lease, so it is the committed state nobody else can change
  *   until we are done; a failure to record puts the panel back to exactly that state.
  * - Only memory, cpu and disk change: swap, io, threads, the OOM setting and the feature limits
- *   are whatever the panel has (an admin may have set them there).
+ *   are whatever the panel has (an admin may have set them there), but for the backup limit, which
+ *   follows the platform setting `backupsPerServer`.
  * - A build change whose answer was lost (timeout, 5xx) is settled by reading the panel back,
  *   as deploy settles a lost create by its external id, so panel and record agree when the
  *   request ends. When the read-back is lost too, the panel may hold either build: the server is
@@ -56,7 +57,8 @@ export async function resizeHeld(accountId: string, serverId: string, resources:
   const client = await panelClientFor(await getInstance(server.instanceId));
   await assertNodeCanGrow(client, item, resources);
   const onPanel = await client.getServer(item.panelServerId);
-  await applyBuild(client, onPanel, resources, serverId).catch(async (err: unknown) => {
+  // The backup limit follows the platform setting as it is now (docs/api.md, backups).
+  await applyBuild(client, onPanel, resources, serverId, settings.backupsPerServer).catch(async (err: unknown) => {
     // The panel did not confirm either build: the repair pass makes it the record's.
     if (isAmbiguous(err)) await queueRepair(item, 'panel', err);
     throw err;
@@ -110,13 +112,13 @@ async function assertNodeCanGrow(client: PanelClient, item: ServerItem, resource
   }
 }
 
-/** The panel's current build with only memory, cpu and disk changed. */
-export function buildWith(onPanel: PanelServer, resources: Resources): BuildBody {
+/** The panel's current build with only memory, cpu and disk changed (and the backup limit, when given). */
+export function buildWith(onPanel: PanelServer, resources: Resources, backups?: number): BuildBody {
   const { oom_disabled: _top, ...limits } = onPanel.limits;
   return {
     allocation: onPanel.allocation,
     limits: { ...limits, memory: resources.ramMb, cpu: resources.cpuPercent, disk: resources.diskMb },
-    feature_limits: onPanel.feature_limits,
+    feature_limits: backups === undefined ? onPanel.feature_limits : { ...onPanel.feature_limits, backups },
     ...(onPanel.limits.oom_disabled !== undefined ? { oom_disabled: onPanel.limits.oom_disabled } : {}),
   };
 }
@@ -128,9 +130,15 @@ export const hasResources = (server: PanelServer, r: Resources): boolean =>
  * Sends the build change; when its answer is lost, reads the panel back: done if it holds the new
  * resources, the original failure if it does not (nothing changed, or the restore is the caller's).
  */
-async function applyBuild(client: PanelClient, onPanel: PanelServer, resources: Resources, serverId: string): Promise<void> {
+async function applyBuild(
+  client: PanelClient,
+  onPanel: PanelServer,
+  resources: Resources,
+  serverId: string,
+  backups?: number,
+): Promise<void> {
   try {
-    await client.updateBuild(onPanel.id, buildWith(onPanel, resources));
+    await client.updateBuild(onPanel.id, buildWith(onPanel, resources, backups));
   } catch (err) {
     if (!isAmbiguous(err)) throw err;
     const now = await client.getServer(onPanel.id).catch(() => undefined);

@@ -34,6 +34,8 @@ export const DEFAULT_SETTINGS: SettingsValue = {
   // No seller details until an admin sets them: the invoice PDF prints what is set.
   invoiceIssuer: { legalName: null, address: EMPTY_ADDRESS, taxId: null, email: null, footer: null },
   autoTopUpMaxFailures: 3,
+  // Backups take node disk outside the server's own disk limit (Wings' local adapter): a few per server.
+  backupsPerServer: 3,
 };
 
 /** Settings change rarely: a process keeps them for a few seconds to spare a read per request. */

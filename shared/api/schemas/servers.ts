@@ -276,3 +276,39 @@ export const DeleteFiles = z
   .strict()
   .meta({ id: 'DeleteFiles' });
 export const DeleteFilesResult = z.object({ root: text(4096), deleted: z.array(text(4096)).max(100) }).meta({ id: 'DeleteFilesResult' });
+
+/* File operations beyond list/read/write/delete (shared/servers/files.ts). */
+const FileRoot = FilePath.optional().meta({ description: 'Default /.' });
+
+export const CreateFolder = z.object({ root: FileRoot, name: FilePath }).strict().meta({ id: 'CreateFolder' });
+export const FolderResult = z.object({ root: text(4096), created: text(4096) }).meta({ id: 'FolderResult' });
+
+const RenamePair = z.object({ from: FilePath, to: FilePath }).strict();
+export const RenameFiles = z
+  .object({
+    root: FileRoot,
+    files: z.array(RenamePair).min(1).max(100),
+  })
+  .strict()
+  .meta({ id: 'RenameFiles' });
+export const RenameResult = z
+  .object({ root: text(4096), renamed: z.array(z.object({ from: text(4096), to: text(4096) })).max(100) })
+  .meta({ id: 'RenameResult' });
+
+export const UploadLink = z
+  .object({
+    directory: text(4096),
+    url: z.url().max(8192).meta({ description: 'POST multipart `files` here; single use, 15 minutes.' }),
+    expiresAt: Timestamp,
+  })
+  .meta({ id: 'UploadLink' });
+
+export const CompressFiles = z
+  .object({ root: FileRoot, files: z.array(FilePath).min(1).max(100) })
+  .strict()
+  .meta({ id: 'CompressFiles' });
+
+export const DecompressFile = z.object({ root: FileRoot, file: FilePath }).strict().meta({ id: 'DecompressFile' });
+export const DecompressResult = z
+  .object({ root: text(4096), file: text(4096), decompressed: z.literal(true) })
+  .meta({ id: 'DecompressResult' });

@@ -62,6 +62,9 @@ export const Settings = z
     autoTopUpMaxFailures: int32(1, 20).meta({
       description: 'Consecutive failed auto top-ups (declined, authentication required) after which the rule is turned off.',
     }),
+    backupsPerServer: int32(0, 100).meta({
+      description: "Backups per server: the panel's feature_limits.backups, set at deploy and resize; 0: none.",
+    }),
   })
   .strict()
   .meta({ id: 'Settings' });
