@@ -88,11 +88,5 @@ export const InvoiceIssuer = z
   .strict()
   .meta({ id: 'InvoiceIssuer', description: 'The seller printed on invoice PDFs; null fields are left out.' });
 
-export const EMPTY_ADDRESS: z.infer<typeof PostalAddress> = {
-  line1: null,
-  line2: null,
-  postalCode: null,
-  city: null,
-  region: null,
-  country: null,
-};
+/** No address (kept apart from the schemas: settings defaults use it without loading zod). */
+export { EMPTY_ADDRESS } from '../empty-address.ts';

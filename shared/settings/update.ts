@@ -1,0 +1,73 @@
+import type { z } from 'zod';
+import { Settings, type SettingsUpdate, type SettingsValue } from '../api/schemas/settings.ts';
+import { keys } from '../db/keys.ts';
+import { accessPatterns } from '../db/access-patterns.ts';
+import { isConditionFailed, writeItem } from '../db/write.ts';
+import { ApiError } from '../errors.ts';
+import { getSettings, mergeIssuer, rememberSettings } from './index.ts';
+
+/** Saving the platform settings (admin group): checked against the schema here, so reading them needs none. */
+export interface SettingsChange {
+  before: SettingsValue;
+  after: SettingsValue;
+  changed: string[];
+}
+
+/** Applies a partial (or whole) update under the version read; an update that changes nothing is not written. */
+export async function updateSettings(update: z.infer<typeof SettingsUpdate>, actorId: string): Promise<SettingsChange> {
+  const item = await accessPatterns.settings();
+  const before = await getSettings(true);
+  const after = Settings.parse({
+    ...before,
+    ...update,
+    prices: { ...before.prices, ...update.prices },
+    serverCaps: { ...before.serverCaps, ...update.serverCaps },
+    invoiceIssuer: mergeIssuer(before.invoiceIssuer, update.invoiceIssuer),
+  });
+  if (after.minimumTopUpCents > after.maximumTopUpCents) {
+    throw new ApiError('validation_failed', 'minimumTopUpCents must not exceed maximumTopUpCents', {
+      issues: [{ field: 'body.minimumTopUpCents', message: 'must not exceed maximumTopUpCents' }],
+    });
+  }
+  const changed = diffPaths(before, after);
+  // Sending back what GET returned changes nothing, so nothing is written: the version stays and
+  // an admin saving a real change at the same moment does not get a conflict for it.
+  if (changed.length === 0) return { before, after: before, changed };
+  const version = Number(item?.version ?? 0);
+  try {
+    await writeItem({
+      Put: {
+        Item: {
+          ...keys.settings(),
+          kind: 'settings',
+          value: after,
+          version: version + 1,
+          updatedAt: new Date().toISOString(),
+          updatedBy: actorId,
+        },
+        // Two admins saving at once: the second gets a conflict instead of silently undoing the first.
+        ConditionExpression: item ? 'version = :v' : 'attribute_not_exists(PK)',
+        ExpressionAttributeValues: item ? { ':v': version } : undefined,
+      },
+    });
+  } catch (err) {
+    if (isConditionFailed(err)) {
+      throw new ApiError('conflict', 'The settings changed while saving; read them again and retry');
+    }
+    throw err;
+  }
+  rememberSettings(after);
+  return { before, after, changed };
+}
+
+function diffPaths(a: Record<string, unknown>, b: Record<string, unknown>, prefix = ''): string[] {
+  const out: string[] = [];
+  for (const key of Object.keys(b)) {
+    const x = a[key];
+    const y = b[key];
+    if (x && y && typeof x === 'object' && typeof y === 'object')
+      out.push(...diffPaths(x as Record<string, unknown>, y as Record<string, unknown>, `${prefix}${key}.`));
+    else if (x !== y) out.push(`${prefix}${key}`);
+  }
+  return out;
+}
