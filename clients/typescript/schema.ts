@@ -305,6 +305,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/pricing': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Prices, limits and regions before you buy (no credential)
+     * @description What a server costs per resource (exact, per hour and per 730-hour month), the smallest server, the limits a deploy must respect, top-up rules and which regions can take a server now. The same for every caller: cacheable for 60 seconds, with an `ETag` (send `If-None-Match` for a 304).
+     */
+    get: operations['pricing'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/servers': {
     parameters: {
       query?: never;
@@ -1452,6 +1472,109 @@ export interface components {
        * @example required|string|max:20
        */
       rules: string;
+    };
+    Pricing: {
+      /** @enum {string} */
+      currency: 'usd';
+      /** @enum {number} */
+      hoursPerMonth: 730;
+      resources: components['schemas']['ResourcePrice'][];
+      /** @description How a server's hourly price follows from its resources; the exact price is rounded down once, to a whole millicent. */
+      formula: string;
+      /** @description The smallest deployable server and what it costs. */
+      smallestServer: {
+        /** Format: int32 */
+        ramMb: number;
+        /** Format: int32 */
+        cpuPercent: number;
+        /** Format: int32 */
+        diskMb: number;
+        /** Format: int64 */
+        priceMillicentsPerHour: number;
+        /**
+         * Format: int64
+         * @description The exact hourly price rounded up to a whole cent, as a server shows it.
+         */
+        priceCentsPerHour: number;
+        /**
+         * Format: int64
+         * @description 730 hours at the exact price, rounded up to a whole cent (before any monthly cap).
+         */
+        monthlyCents: number;
+      };
+      serverLimits: {
+        ramMb: {
+          /** Format: int32 */
+          min: number;
+          /** Format: int32 */
+          max: number;
+        };
+        cpuPercent: {
+          /** Format: int32 */
+          min: number;
+          /** Format: int32 */
+          max: number;
+        };
+        diskMb: {
+          /** Format: int32 */
+          min: number;
+          /** Format: int32 */
+          max: number;
+        };
+        /** Format: int32 */
+        maxServersPerAccount: number;
+      };
+      /**
+       * Format: int32
+       * @description A server never pays more than this many hours of its price in a calendar month (UTC); null: no cap.
+       */
+      monthlyCapHours: number | null;
+      /**
+       * Format: int32
+       * @description A deploy or upsize needs this many hours of every active server's price in credit.
+       */
+      runwayHours: number;
+      /** Format: int32 */
+      minimumBalanceCents: number;
+      /**
+       * Format: int32
+       * @description Granted once to every new account.
+       */
+      trialCreditCents: number;
+      topUp: {
+        /** Format: int32 */
+        minimumCents: number;
+        /** Format: int32 */
+        maximumCents: number;
+        /** Format: int32 */
+        bonusPercent: number;
+      };
+      regions: components['schemas']['PricingRegion'][];
+    };
+    ResourcePrice: {
+      /** @enum {string} */
+      resource: 'ram' | 'cpu' | 'disk';
+      /**
+       * @description GiB = 1024 MB (ramMb, diskMb); core = cpuPercent 100.
+       * @enum {string}
+       */
+      unit: 'GiB' | 'core';
+      /**
+       * Format: int64
+       * @description The exact price of one unit for one hour, in 1/1000 cent.
+       */
+      millicentsPerUnitHour: number;
+      /**
+       * Format: int64
+       * @description The same for a 730-hour month (× 730).
+       */
+      millicentsPerUnitMonth: number;
+    };
+    PricingRegion: {
+      region: string;
+      name: string | null;
+      /** @description At least one node there can take the smallest server now (from the cached topology). */
+      available: boolean;
     };
     ServerList: {
       data: components['schemas']['Server'][];
@@ -3289,6 +3412,10 @@ export interface components {
     RetryAfter: number;
     /** @description A document to save: `attachment; filename="<name>"` (the invoice PDF is named by its number, `INV-2026-000001.pdf`). */
     ContentDisposition: string;
+    /** @description The version of this answer; send it back as `If-None-Match` to get 304 Not Modified while it has not changed. */
+    ETag: string;
+    /** @description How long any cache may keep this answer (`public, max-age=<seconds>`). */
+    CacheControl: string;
     /** @description `true` when this is the stored response of an earlier request with the same Idempotency-Key. */
     IdempotentReplayed: 'true';
   };
@@ -6808,6 +6935,147 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  pricing: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The `ETag` of an answer you hold: 304 with no body while it is still current. */
+        'If-None-Match'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Prices, limits and regions before you buy (no credential) */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['CacheControl'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "currency": "usd",
+           *       "hoursPerMonth": 730,
+           *       "resources": [
+           *         {
+           *           "resource": "ram",
+           *           "unit": "GiB",
+           *           "millicentsPerUnitHour": 1,
+           *           "millicentsPerUnitMonth": 1
+           *         }
+           *       ],
+           *       "formula": "example formula",
+           *       "smallestServer": {
+           *         "ramMb": 2048,
+           *         "cpuPercent": 100,
+           *         "diskMb": 4096,
+           *         "priceMillicentsPerHour": 2700,
+           *         "priceCentsPerHour": 3,
+           *         "monthlyCents": 2500
+           *       },
+           *       "serverLimits": {
+           *         "ramMb": {
+           *           "min": 1,
+           *           "max": 1
+           *         },
+           *         "cpuPercent": {
+           *           "min": 1,
+           *           "max": 1
+           *         },
+           *         "diskMb": {
+           *           "min": 1,
+           *           "max": 1
+           *         },
+           *         "maxServersPerAccount": 1
+           *       },
+           *       "monthlyCapHours": 720,
+           *       "runwayHours": 720,
+           *       "minimumBalanceCents": 2500,
+           *       "trialCreditCents": 2500,
+           *       "topUp": {
+           *         "minimumCents": 2500,
+           *         "maximumCents": 2500,
+           *         "bonusPercent": 5
+           *       },
+           *       "regions": [
+           *         {
+           *           "region": "eu-central",
+           *           "name": "survival",
+           *           "available": true
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['Pricing'];
+        };
+      };
+      /** @description Not Modified: the answer has not changed since the `If-None-Match` tag. */
+      304: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['CacheControl'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */

@@ -51,6 +51,14 @@ const HEADERS = {
     description: 'A document to save: `attachment; filename="<name>"` (the invoice PDF is named by its number, `INV-2026-000001.pdf`).',
     schema: { type: 'string', maxLength: 128 },
   },
+  ETag: {
+    description: 'The version of this answer; send it back as `If-None-Match` to get 304 Not Modified while it has not changed.',
+    schema: { type: 'string', maxLength: 64 },
+  },
+  'Cache-Control': {
+    description: 'How long any cache may keep this answer (`public, max-age=<seconds>`).',
+    schema: { type: 'string', maxLength: 64 },
+  },
   'Idempotent-Replayed': {
     description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.',
     schema: { type: 'string', enum: ['true'] as string[] },
@@ -177,12 +185,16 @@ function generate(): object {
     if (def.idempotent) successHeaders.push('Idempotent-Replayed');
     // A route that answers a document (not JSON) sends it as a file to save.
     if (def.mediaType) successHeaders.push('Content-Disposition');
+    if (def.cacheSeconds) successHeaders.push('ETag', 'Cache-Control');
     const responses: Record<number, unknown> = {
       [success]: {
         description: def.summary,
         headers: headerRefs(successHeaders),
         content: { [def.mediaType ?? 'application/json']: { schema: def.response } },
       },
+      ...(def.cacheSeconds
+        ? { 304: { description: 'Not Modified: the answer has not changed since the `If-None-Match` tag.', headers: headerRefs(successHeaders) } }
+        : {}),
     };
     for (const [status, codes] of errorStatusesOf(def)) responses[status] = errorResponse(status, codes, rateLimited);
     registry.registerPath({
@@ -208,6 +220,19 @@ function generate(): object {
                 required: false,
                 schema: { type: 'string', maxLength: 255 },
                 description: 'Replays the first response for a repeated request (24 hours).',
+              },
+            ],
+          }
+        : {}),
+      ...(def.cacheSeconds
+        ? {
+            parameters: [
+              {
+                name: 'If-None-Match',
+                in: 'header',
+                required: false,
+                schema: { type: 'string', maxLength: 1024 },
+                description: 'The `ETag` of an answer you hold: 304 with no body while it is still current.',
               },
             ],
           }
