@@ -1010,9 +1010,826 @@ export interface paths {
     trace?: never;
   };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+  'server.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on server.created (servers:read reads it) */
+    post: operations['webhook:server.created'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'server.resized': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on server.resized (servers:read reads it) */
+    post: operations['webhook:server.resized'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'server.suspended': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on server.suspended (servers:read reads it) */
+    post: operations['webhook:server.suspended'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'server.unsuspended': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on server.unsuspended (servers:read reads it) */
+    post: operations['webhook:server.unsuspended'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'server.deleted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on server.deleted (servers:read reads it) */
+    post: operations['webhook:server.deleted'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'balance.low': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on balance.low (billing:read reads it) */
+    post: operations['webhook:balance.low'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'invoice.paid': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on invoice.paid (billing:read reads it) */
+    post: operations['webhook:invoice.paid'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'invoice.void': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on invoice.void (billing:read reads it) */
+    post: operations['webhook:invoice.void'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'invoice.refunded': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on invoice.refunded (billing:read reads it) */
+    post: operations['webhook:invoice.refunded'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'invoice.disputed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on invoice.disputed (billing:read reads it) */
+    post: operations['webhook:invoice.disputed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'ledger.entry': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on ledger.entry (billing:read reads it) */
+    post: operations['webhook:ledger.entry'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'auto_topup.failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on auto_topup.failed (billing:read reads it) */
+    post: operations['webhook:auto_topup.failed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'auto_topup.disabled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on auto_topup.disabled (billing:read reads it) */
+    post: operations['webhook:auto_topup.disabled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'webhook_endpoint.disabled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on webhook_endpoint.disabled (webhooks:read reads it) */
+    post: operations['webhook:webhook_endpoint.disabled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+}
 export interface components {
   schemas: {
+    /** @description The body of a `server.created` delivery. */
+    ServerCreatedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'server.created';
+      /** Format: date-time */
+      timestamp: string;
+      data: components['schemas']['Server'];
+    };
+    Server: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      instanceId: string;
+      /** @description Short panel identifier (8 characters). */
+      identifier: string;
+      /** @description Panel uuid. */
+      uuid: string;
+      name: string;
+      /** Format: int64 */
+      eggId: number;
+      /** @description Region tag of the node the server runs on. */
+      region: string | null;
+      /** @description Where to connect; null on old servers. */
+      address: {
+        /** @description Alias, else node FQDN, else ip. */
+        host: string;
+        ip: string;
+        alias: string | null;
+        /** Format: int32 */
+        port: number;
+      } | null;
+      ports: components['schemas']['ServerAddress'][];
+      resources: components['schemas']['Resources'];
+      /**
+       * Format: int64
+       * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
+       */
+      priceCentsPerHour: number;
+      /**
+       * Format: int64
+       * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
+       */
+      priceMillicentsPerHour: number;
+      status: components['schemas']['ServerStatus'];
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      updatedAt: string;
+      /** Format: date-time */
+      suspendedAt: string | null;
+      /**
+       * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+       * @enum {string|null}
+       */
+      suspendedReason: 'balance' | 'budget' | null;
+      /** Format: date-time */
+      deletedAt: string | null;
+    };
+    ServerAddress: {
+      /** @description Alias, else node FQDN, else ip. */
+      host: string;
+      ip: string;
+      alias: string | null;
+      /** Format: int32 */
+      port: number;
+    };
+    Resources: {
+      /** Format: int32 */
+      ramMb: number;
+      /** Format: int32 */
+      cpuPercent: number;
+      /** Format: int32 */
+      diskMb: number;
+    };
+    /** @enum {string} */
+    ServerStatus: 'active' | 'suspended' | 'deleted';
+    /** @description The body of a `server.resized` delivery. */
+    ServerResizedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'server.resized';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        instanceId: string;
+        /** @description Short panel identifier (8 characters). */
+        identifier: string;
+        /** @description Panel uuid. */
+        uuid: string;
+        name: string;
+        /** Format: int64 */
+        eggId: number;
+        /** @description Region tag of the node the server runs on. */
+        region: string | null;
+        /** @description Where to connect; null on old servers. */
+        address: {
+          /** @description Alias, else node FQDN, else ip. */
+          host: string;
+          ip: string;
+          alias: string | null;
+          /** Format: int32 */
+          port: number;
+        } | null;
+        ports: components['schemas']['ServerAddress'][];
+        resources: components['schemas']['Resources'];
+        /**
+         * Format: int64
+         * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
+         */
+        priceCentsPerHour: number;
+        /**
+         * Format: int64
+         * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
+         */
+        priceMillicentsPerHour: number;
+        status: components['schemas']['ServerStatus'];
+        /** Format: date-time */
+        createdAt: string;
+        /** Format: date-time */
+        updatedAt: string;
+        /** Format: date-time */
+        suspendedAt: string | null;
+        /**
+         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @enum {string|null}
+         */
+        suspendedReason: 'balance' | 'budget' | null;
+        /** Format: date-time */
+        deletedAt: string | null;
+        previousResources: components['schemas']['Resources'];
+      };
+    };
+    /** @description The body of a `server.suspended` delivery. */
+    ServerSuspendedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'server.suspended';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        instanceId: string;
+        /** @description Short panel identifier (8 characters). */
+        identifier: string;
+        /** @description Panel uuid. */
+        uuid: string;
+        name: string;
+        /** Format: int64 */
+        eggId: number;
+        /** @description Region tag of the node the server runs on. */
+        region: string | null;
+        /** @description Where to connect; null on old servers. */
+        address: {
+          /** @description Alias, else node FQDN, else ip. */
+          host: string;
+          ip: string;
+          alias: string | null;
+          /** Format: int32 */
+          port: number;
+        } | null;
+        ports: components['schemas']['ServerAddress'][];
+        resources: components['schemas']['Resources'];
+        /**
+         * Format: int64
+         * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
+         */
+        priceCentsPerHour: number;
+        /**
+         * Format: int64
+         * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
+         */
+        priceMillicentsPerHour: number;
+        status: components['schemas']['ServerStatus'];
+        /** Format: date-time */
+        createdAt: string;
+        /** Format: date-time */
+        updatedAt: string;
+        /** Format: date-time */
+        suspendedAt: string | null;
+        /**
+         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @enum {string|null}
+         */
+        suspendedReason: 'balance' | 'budget' | null;
+        /** Format: date-time */
+        deletedAt: string | null;
+        /**
+         * @description Why the platform suspended it (as `suspendedReason`).
+         * @enum {string}
+         */
+        reason: 'balance' | 'budget';
+      };
+    };
+    /** @description The body of a `server.unsuspended` delivery. */
+    ServerUnsuspendedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'server.unsuspended';
+      /** Format: date-time */
+      timestamp: string;
+      data: components['schemas']['Server'];
+    };
+    /** @description The body of a `server.deleted` delivery. */
+    ServerDeletedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'server.deleted';
+      /** Format: date-time */
+      timestamp: string;
+      data: components['schemas']['Server'];
+    };
+    /** @description The body of a `balance.low` delivery. */
+    BalanceLowWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'balance.low';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /** Format: int64 */
+        balanceCents: number;
+        /**
+         * Format: int64
+         * @description The threshold in force (the account override, else the platform setting).
+         */
+        thresholdCents: number;
+      };
+    };
+    /** @description The body of a `invoice.paid` delivery. */
+    InvoicePaidWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'invoice.paid';
+      /** Format: date-time */
+      timestamp: string;
+      data: components['schemas']['Invoice'];
+    };
+    /** @description Line items record the top-up and the bonus; each says what it charged and what it credited: totalCents is the sum of what was charged (paidCents once paid), creditedCents the sum of what was credited. */
+    Invoice: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description Sequential and gapless per year.
+       * @example INV-2026-000042
+       */
+      number: string;
+      status: components['schemas']['InvoiceStatus'];
+      /** @enum {string} */
+      currency: 'usd';
+      /**
+       * Format: int64
+       * @description The top-up the customer pays.
+       */
+      amountCents: number;
+      /**
+       * Format: int32
+       * @description Bonus rate fixed when the checkout started.
+       */
+      bonusPercent: number;
+      /** @description The top-up, and once paid the bonus when it is above 0. Their chargedCents sum to totalCents, their creditedCents to creditedCents. */
+      lineItems: components['schemas']['InvoiceLine'][];
+      /**
+       * Format: int64
+       * @description The sum of the lines' chargedCents: the amount charged to the card.
+       */
+      totalCents: number;
+      /**
+       * Format: int64
+       * @description What the card paid: totalCents once paid, 0 while open or void.
+       */
+      paidCents: number;
+      /**
+       * @deprecated
+       * @description Deprecated: read lineItems and their creditedCents. The lines that credited the balance (empty until paid).
+       */
+      credits: components['schemas']['InvoiceCredit'][];
+      /**
+       * Format: int64
+       * @description The sum of the lines' creditedCents: top-up plus bonus (0 until paid).
+       */
+      creditedCents: number;
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      paidAt: string | null;
+      /** Format: date-time */
+      voidedAt: string | null;
+      /**
+       * Format: int64
+       * @description What was refunded to the card so far (partial refunds add up).
+       */
+      refundedCents: number;
+      /**
+       * Format: int64
+       * @description What open or lost disputes (chargebacks) took back; a won dispute returns it.
+       */
+      disputedCents: number;
+      /**
+       * Format: int64
+       * @description The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).
+       */
+      bonusReversedCents: number;
+      payment: {
+        /** @enum {string} */
+        provider: 'stripe' | 'sandbox';
+        sessionId: string | null;
+        paymentIntentId: string | null;
+      };
+    };
+    /**
+     * @description open → paid or void. A paid invoice turns partially_refunded or refunded as the card is refunded, and disputed while a chargeback is open or once it is lost (a won dispute returns it to its refund state).
+     * @enum {string}
+     */
+    InvoiceStatus: 'open' | 'paid' | 'void' | 'refunded' | 'partially_refunded' | 'disputed';
+    InvoiceLine: {
+      /**
+       * @description topup: the amount paid; bonus: the bonus rate applied to it (rounded down).
+       * @enum {string}
+       */
+      type: 'topup' | 'bonus';
+      description: string;
+      /**
+       * Format: int64
+       * @description The line's amount: the top-up, or the bonus. Sum chargedCents for what the card pays, creditedCents for what the balance received.
+       */
+      amountCents: number;
+      /**
+       * Format: int64
+       * @description What the card is charged for this line: the top-up its amount, the bonus 0.
+       */
+      chargedCents: number;
+      /**
+       * Format: int64
+       * @description What this line credited to the balance: its amount once paid, 0 while open or void.
+       */
+      creditedCents: number;
+    };
+    InvoiceCredit: {
+      /** @enum {string} */
+      type: 'topup' | 'bonus';
+      description: string;
+      /** Format: int64 */
+      amountCents: number;
+    };
+    /** @description The body of a `invoice.void` delivery. */
+    InvoiceVoidWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'invoice.void';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        /**
+         * @description Sequential and gapless per year.
+         * @example INV-2026-000042
+         */
+        number: string;
+        status: components['schemas']['InvoiceStatus'];
+        /** @enum {string} */
+        currency: 'usd';
+        /**
+         * Format: int64
+         * @description The top-up the customer pays.
+         */
+        amountCents: number;
+        /**
+         * Format: int32
+         * @description Bonus rate fixed when the checkout started.
+         */
+        bonusPercent: number;
+        /** @description The top-up, and once paid the bonus when it is above 0. Their chargedCents sum to totalCents, their creditedCents to creditedCents. */
+        lineItems: components['schemas']['InvoiceLine'][];
+        /**
+         * Format: int64
+         * @description The sum of the lines' chargedCents: the amount charged to the card.
+         */
+        totalCents: number;
+        /**
+         * Format: int64
+         * @description What the card paid: totalCents once paid, 0 while open or void.
+         */
+        paidCents: number;
+        /**
+         * @deprecated
+         * @description Deprecated: read lineItems and their creditedCents. The lines that credited the balance (empty until paid).
+         */
+        credits: components['schemas']['InvoiceCredit'][];
+        /**
+         * Format: int64
+         * @description The sum of the lines' creditedCents: top-up plus bonus (0 until paid).
+         */
+        creditedCents: number;
+        /** Format: date-time */
+        createdAt: string;
+        /** Format: date-time */
+        paidAt: string | null;
+        /** Format: date-time */
+        voidedAt: string | null;
+        /**
+         * Format: int64
+         * @description What was refunded to the card so far (partial refunds add up).
+         */
+        refundedCents: number;
+        /**
+         * Format: int64
+         * @description What open or lost disputes (chargebacks) took back; a won dispute returns it.
+         */
+        disputedCents: number;
+        /**
+         * Format: int64
+         * @description The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).
+         */
+        bonusReversedCents: number;
+        payment: {
+          /** @enum {string} */
+          provider: 'stripe' | 'sandbox';
+          sessionId: string | null;
+          paymentIntentId: string | null;
+        };
+        /** @description Why: the checkout expired or failed, the payment page could not be opened, an auto top-up failed. */
+        reason: string;
+      };
+    };
+    /** @description The body of a `invoice.refunded` delivery. */
+    InvoiceRefundedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'invoice.refunded';
+      /** Format: date-time */
+      timestamp: string;
+      data: components['schemas']['Invoice'];
+    };
+    /** @description The body of a `invoice.disputed` delivery. */
+    InvoiceDisputedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'invoice.disputed';
+      /** Format: date-time */
+      timestamp: string;
+      data: components['schemas']['Invoice'];
+    };
+    /** @description The body of a `ledger.entry` delivery. */
+    LedgerEntryWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'ledger.entry';
+      /** Format: date-time */
+      timestamp: string;
+      data: components['schemas']['LedgerEntry'];
+    };
+    LedgerEntry: {
+      /**
+       * Format: int32
+       * @description Position in the account ledger (1, 2, 3, …).
+       */
+      seq: number;
+      /** @enum {string} */
+      type: 'trial' | 'topup' | 'bonus' | 'grant' | 'deduction' | 'charge' | 'refund' | 'dispute';
+      /**
+       * Format: int64
+       * @description Signed: credits positive, charges and deductions negative.
+       */
+      amountCents: number;
+      /** Format: int64 */
+      balanceAfterCents: number;
+      /** @description Trial, bonus and admin grants: credit that was not paid for. */
+      granted: boolean;
+      reference: {
+        serverId: string | null;
+        invoiceId: string | null;
+        invoiceNumber: string | null;
+        /**
+         * Format: date-time
+         * @description Hourly charges: the UTC hour charged (its start).
+         */
+        hour: string | null;
+        note: string | null;
+        /** @description Hourly charges: each server and its exact price for the hour, in millicents. */
+        lines: {
+          serverId: string;
+          /** Format: int64 */
+          millicents: number;
+        }[];
+        /**
+         * Format: int32
+         * @description Hourly charges: what was below a cent before this entry (carried from earlier hours).
+         */
+        accruedBeforeMillicents: number | null;
+        /**
+         * Format: int32
+         * @description Hourly charges: what is below a cent after it, carried to the next hour. amountCents = −floor((before + Σ lines) / 1000).
+         */
+        accruedAfterMillicents: number | null;
+      };
+      /** Format: date-time */
+      at: string;
+    };
+    /** @description The body of a `auto_topup.failed` delivery. */
+    AutoTopupFailedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'auto_topup.failed';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /** Format: uuid */
+        invoiceId: string;
+        invoiceNumber: string;
+        /** Format: int64 */
+        amountCents: number;
+        /** @description The payment provider's failure code, e.g. `card_declined`, `authentication_required`. */
+        code: string;
+        /** Format: int32 */
+        consecutiveFailures: number;
+        /** @description This failure turned the rule off (`auto_topup.disabled` follows). */
+        ruleDisabled: boolean;
+      };
+    };
+    /** @description The body of a `auto_topup.disabled` delivery. */
+    AutoTopupDisabledWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'auto_topup.disabled';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /** @enum {string} */
+        reason: 'failures';
+        /** Format: int32 */
+        consecutiveFailures: number;
+        lastFailure: {
+          /** Format: date-time */
+          at: string;
+          code: string;
+          /** Format: uuid */
+          invoiceId: string;
+        };
+      };
+    };
+    /** @description The body of a `webhook_endpoint.disabled` delivery. */
+    WebhookEndpointDisabledWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'webhook_endpoint.disabled';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        url: string;
+        /** @enum {string} */
+        disabledReason: 'failing';
+        /** Format: date-time */
+        failingSince: string;
+      };
+    };
     Health: {
       /** @enum {string} */
       status: 'ok';
@@ -1366,15 +2183,418 @@ export interface components {
       /** @description Pass as `cursor` for the next page; null on the last page. */
       nextCursor: string | null;
     };
-    Event: {
+    /** @description What happened, by `type`: each type has its own `data` (the document lists them under `webhooks` too). */
+    Event:
+      | components['schemas']['ServerCreatedEvent']
+      | components['schemas']['ServerResizedEvent']
+      | components['schemas']['ServerSuspendedEvent']
+      | components['schemas']['ServerUnsuspendedEvent']
+      | components['schemas']['ServerDeletedEvent']
+      | components['schemas']['BalanceLowEvent']
+      | components['schemas']['InvoicePaidEvent']
+      | components['schemas']['InvoiceVoidEvent']
+      | components['schemas']['InvoiceRefundedEvent']
+      | components['schemas']['InvoiceDisputedEvent']
+      | components['schemas']['LedgerEntryEvent']
+      | components['schemas']['AutoTopupFailedEvent']
+      | components['schemas']['AutoTopupDisabledEvent']
+      | components['schemas']['WebhookEndpointDisabledEvent'];
+    /** @description A `server.created` event as GET /v1/events shows it. */
+    ServerCreatedEvent: {
       /** Format: uuid */
       id: string;
-      type: components['schemas']['EventType'];
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'server.created';
       /** Format: date-time */
       createdAt: string;
-      /** @description What happened: the server view (server.*), the invoice view (invoice.*), the ledger entry (ledger.entry), `{ balanceCents, thresholdCents }` (balance.low). */
+      data: components['schemas']['Server'];
+    };
+    /** @description A `server.resized` event as GET /v1/events shows it. */
+    ServerResizedEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'server.resized';
+      /** Format: date-time */
+      createdAt: string;
       data: {
-        [key: string]: unknown;
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        instanceId: string;
+        /** @description Short panel identifier (8 characters). */
+        identifier: string;
+        /** @description Panel uuid. */
+        uuid: string;
+        name: string;
+        /** Format: int64 */
+        eggId: number;
+        /** @description Region tag of the node the server runs on. */
+        region: string | null;
+        /** @description Where to connect; null on old servers. */
+        address: {
+          /** @description Alias, else node FQDN, else ip. */
+          host: string;
+          ip: string;
+          alias: string | null;
+          /** Format: int32 */
+          port: number;
+        } | null;
+        ports: components['schemas']['ServerAddress'][];
+        resources: components['schemas']['Resources'];
+        /**
+         * Format: int64
+         * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
+         */
+        priceCentsPerHour: number;
+        /**
+         * Format: int64
+         * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
+         */
+        priceMillicentsPerHour: number;
+        status: components['schemas']['ServerStatus'];
+        /** Format: date-time */
+        createdAt: string;
+        /** Format: date-time */
+        updatedAt: string;
+        /** Format: date-time */
+        suspendedAt: string | null;
+        /**
+         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @enum {string|null}
+         */
+        suspendedReason: 'balance' | 'budget' | null;
+        /** Format: date-time */
+        deletedAt: string | null;
+        previousResources: components['schemas']['Resources'];
+      };
+    };
+    /** @description A `server.suspended` event as GET /v1/events shows it. */
+    ServerSuspendedEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'server.suspended';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        instanceId: string;
+        /** @description Short panel identifier (8 characters). */
+        identifier: string;
+        /** @description Panel uuid. */
+        uuid: string;
+        name: string;
+        /** Format: int64 */
+        eggId: number;
+        /** @description Region tag of the node the server runs on. */
+        region: string | null;
+        /** @description Where to connect; null on old servers. */
+        address: {
+          /** @description Alias, else node FQDN, else ip. */
+          host: string;
+          ip: string;
+          alias: string | null;
+          /** Format: int32 */
+          port: number;
+        } | null;
+        ports: components['schemas']['ServerAddress'][];
+        resources: components['schemas']['Resources'];
+        /**
+         * Format: int64
+         * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
+         */
+        priceCentsPerHour: number;
+        /**
+         * Format: int64
+         * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
+         */
+        priceMillicentsPerHour: number;
+        status: components['schemas']['ServerStatus'];
+        /** Format: date-time */
+        createdAt: string;
+        /** Format: date-time */
+        updatedAt: string;
+        /** Format: date-time */
+        suspendedAt: string | null;
+        /**
+         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @enum {string|null}
+         */
+        suspendedReason: 'balance' | 'budget' | null;
+        /** Format: date-time */
+        deletedAt: string | null;
+        /**
+         * @description Why the platform suspended it (as `suspendedReason`).
+         * @enum {string}
+         */
+        reason: 'balance' | 'budget';
+      };
+    };
+    /** @description A `server.unsuspended` event as GET /v1/events shows it. */
+    ServerUnsuspendedEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'server.unsuspended';
+      /** Format: date-time */
+      createdAt: string;
+      data: components['schemas']['Server'];
+    };
+    /** @description A `server.deleted` event as GET /v1/events shows it. */
+    ServerDeletedEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'server.deleted';
+      /** Format: date-time */
+      createdAt: string;
+      data: components['schemas']['Server'];
+    };
+    /** @description A `balance.low` event as GET /v1/events shows it. */
+    BalanceLowEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'balance.low';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /** Format: int64 */
+        balanceCents: number;
+        /**
+         * Format: int64
+         * @description The threshold in force (the account override, else the platform setting).
+         */
+        thresholdCents: number;
+      };
+    };
+    /** @description A `invoice.paid` event as GET /v1/events shows it. */
+    InvoicePaidEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'invoice.paid';
+      /** Format: date-time */
+      createdAt: string;
+      data: components['schemas']['Invoice'];
+    };
+    /** @description A `invoice.void` event as GET /v1/events shows it. */
+    InvoiceVoidEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'invoice.void';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        /**
+         * @description Sequential and gapless per year.
+         * @example INV-2026-000042
+         */
+        number: string;
+        status: components['schemas']['InvoiceStatus'];
+        /** @enum {string} */
+        currency: 'usd';
+        /**
+         * Format: int64
+         * @description The top-up the customer pays.
+         */
+        amountCents: number;
+        /**
+         * Format: int32
+         * @description Bonus rate fixed when the checkout started.
+         */
+        bonusPercent: number;
+        /** @description The top-up, and once paid the bonus when it is above 0. Their chargedCents sum to totalCents, their creditedCents to creditedCents. */
+        lineItems: components['schemas']['InvoiceLine'][];
+        /**
+         * Format: int64
+         * @description The sum of the lines' chargedCents: the amount charged to the card.
+         */
+        totalCents: number;
+        /**
+         * Format: int64
+         * @description What the card paid: totalCents once paid, 0 while open or void.
+         */
+        paidCents: number;
+        /**
+         * @deprecated
+         * @description Deprecated: read lineItems and their creditedCents. The lines that credited the balance (empty until paid).
+         */
+        credits: components['schemas']['InvoiceCredit'][];
+        /**
+         * Format: int64
+         * @description The sum of the lines' creditedCents: top-up plus bonus (0 until paid).
+         */
+        creditedCents: number;
+        /** Format: date-time */
+        createdAt: string;
+        /** Format: date-time */
+        paidAt: string | null;
+        /** Format: date-time */
+        voidedAt: string | null;
+        /**
+         * Format: int64
+         * @description What was refunded to the card so far (partial refunds add up).
+         */
+        refundedCents: number;
+        /**
+         * Format: int64
+         * @description What open or lost disputes (chargebacks) took back; a won dispute returns it.
+         */
+        disputedCents: number;
+        /**
+         * Format: int64
+         * @description The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).
+         */
+        bonusReversedCents: number;
+        payment: {
+          /** @enum {string} */
+          provider: 'stripe' | 'sandbox';
+          sessionId: string | null;
+          paymentIntentId: string | null;
+        };
+        /** @description Why: the checkout expired or failed, the payment page could not be opened, an auto top-up failed. */
+        reason: string;
+      };
+    };
+    /** @description A `invoice.refunded` event as GET /v1/events shows it. */
+    InvoiceRefundedEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'invoice.refunded';
+      /** Format: date-time */
+      createdAt: string;
+      data: components['schemas']['Invoice'];
+    };
+    /** @description A `invoice.disputed` event as GET /v1/events shows it. */
+    InvoiceDisputedEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'invoice.disputed';
+      /** Format: date-time */
+      createdAt: string;
+      data: components['schemas']['Invoice'];
+    };
+    /** @description A `ledger.entry` event as GET /v1/events shows it. */
+    LedgerEntryEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'ledger.entry';
+      /** Format: date-time */
+      createdAt: string;
+      data: components['schemas']['LedgerEntry'];
+    };
+    /** @description A `auto_topup.failed` event as GET /v1/events shows it. */
+    AutoTopupFailedEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'auto_topup.failed';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /** Format: uuid */
+        invoiceId: string;
+        invoiceNumber: string;
+        /** Format: int64 */
+        amountCents: number;
+        /** @description The payment provider's failure code, e.g. `card_declined`, `authentication_required`. */
+        code: string;
+        /** Format: int32 */
+        consecutiveFailures: number;
+        /** @description This failure turned the rule off (`auto_topup.disabled` follows). */
+        ruleDisabled: boolean;
+      };
+    };
+    /** @description A `auto_topup.disabled` event as GET /v1/events shows it. */
+    AutoTopupDisabledEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'auto_topup.disabled';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /** @enum {string} */
+        reason: 'failures';
+        /** Format: int32 */
+        consecutiveFailures: number;
+        lastFailure: {
+          /** Format: date-time */
+          at: string;
+          code: string;
+          /** Format: uuid */
+          invoiceId: string;
+        };
+      };
+    };
+    /** @description A `webhook_endpoint.disabled` event as GET /v1/events shows it. */
+    WebhookEndpointDisabledEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'webhook_endpoint.disabled';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        url: string;
+        /** @enum {string} */
+        disabledReason: 'failing';
+        /** Format: date-time */
+        failingSince: string;
       };
     };
     PublicInstanceList: {
@@ -1581,74 +2801,6 @@ export interface components {
       /** @description Pass as `cursor` for the next page; null on the last page. */
       nextCursor: string | null;
     };
-    Server: {
-      /** Format: uuid */
-      id: string;
-      /** Format: uuid */
-      instanceId: string;
-      /** @description Short panel identifier (8 characters). */
-      identifier: string;
-      /** @description Panel uuid. */
-      uuid: string;
-      name: string;
-      /** Format: int64 */
-      eggId: number;
-      /** @description Region tag of the node the server runs on. */
-      region: string | null;
-      /** @description Where to connect; null on old servers. */
-      address: {
-        /** @description Alias, else node FQDN, else ip. */
-        host: string;
-        ip: string;
-        alias: string | null;
-        /** Format: int32 */
-        port: number;
-      } | null;
-      ports: components['schemas']['ServerAddress'][];
-      resources: components['schemas']['Resources'];
-      /**
-       * Format: int64
-       * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
-       */
-      priceCentsPerHour: number;
-      /**
-       * Format: int64
-       * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
-       */
-      priceMillicentsPerHour: number;
-      status: components['schemas']['ServerStatus'];
-      /** Format: date-time */
-      createdAt: string;
-      /** Format: date-time */
-      updatedAt: string;
-      /** Format: date-time */
-      suspendedAt: string | null;
-      /**
-       * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
-       * @enum {string|null}
-       */
-      suspendedReason: 'balance' | 'budget' | null;
-      /** Format: date-time */
-      deletedAt: string | null;
-    };
-    ServerAddress: {
-      /** @description Alias, else node FQDN, else ip. */
-      host: string;
-      ip: string;
-      alias: string | null;
-      /** Format: int32 */
-      port: number;
-    };
-    Resources: {
-      /** Format: int32 */
-      ramMb: number;
-      /** Format: int32 */
-      cpuPercent: number;
-      /** Format: int32 */
-      diskMb: number;
-    };
-    /** @enum {string} */
-    ServerStatus: 'active' | 'suspended' | 'deleted';
     CreateServer: {
       name: string;
       /** Format: int64 */
@@ -1904,53 +3056,6 @@ export interface components {
       data: components['schemas']['LedgerEntry'][];
       /** @description Pass as `cursor` for the next page; null on the last page. */
       nextCursor: string | null;
-    };
-    LedgerEntry: {
-      /**
-       * Format: int32
-       * @description Position in the account ledger (1, 2, 3, …).
-       */
-      seq: number;
-      /** @enum {string} */
-      type: 'trial' | 'topup' | 'bonus' | 'grant' | 'deduction' | 'charge' | 'refund' | 'dispute';
-      /**
-       * Format: int64
-       * @description Signed: credits positive, charges and deductions negative.
-       */
-      amountCents: number;
-      /** Format: int64 */
-      balanceAfterCents: number;
-      /** @description Trial, bonus and admin grants: credit that was not paid for. */
-      granted: boolean;
-      reference: {
-        serverId: string | null;
-        invoiceId: string | null;
-        invoiceNumber: string | null;
-        /**
-         * Format: date-time
-         * @description Hourly charges: the UTC hour charged (its start).
-         */
-        hour: string | null;
-        note: string | null;
-        /** @description Hourly charges: each server and its exact price for the hour, in millicents. */
-        lines: {
-          serverId: string;
-          /** Format: int64 */
-          millicents: number;
-        }[];
-        /**
-         * Format: int32
-         * @description Hourly charges: what was below a cent before this entry (carried from earlier hours).
-         */
-        accruedBeforeMillicents: number | null;
-        /**
-         * Format: int32
-         * @description Hourly charges: what is below a cent after it, carried to the next hour. amountCents = −floor((before + Σ lines) / 1000).
-         */
-        accruedAfterMillicents: number | null;
-      };
-      /** Format: date-time */
-      at: string;
     };
     Budget: {
       /**
@@ -2373,113 +3478,6 @@ export interface components {
       data: components['schemas']['Invoice'][];
       /** @description Pass as `cursor` for the next page; null on the last page. */
       nextCursor: string | null;
-    };
-    /** @description Line items record the top-up and the bonus; each says what it charged and what it credited: totalCents is the sum of what was charged (paidCents once paid), creditedCents the sum of what was credited. */
-    Invoice: {
-      /** Format: uuid */
-      id: string;
-      /**
-       * @description Sequential and gapless per year.
-       * @example INV-2026-000042
-       */
-      number: string;
-      status: components['schemas']['InvoiceStatus'];
-      /** @enum {string} */
-      currency: 'usd';
-      /**
-       * Format: int64
-       * @description The top-up the customer pays.
-       */
-      amountCents: number;
-      /**
-       * Format: int32
-       * @description Bonus rate fixed when the checkout started.
-       */
-      bonusPercent: number;
-      /** @description The top-up, and once paid the bonus when it is above 0. Their chargedCents sum to totalCents, their creditedCents to creditedCents. */
-      lineItems: components['schemas']['InvoiceLine'][];
-      /**
-       * Format: int64
-       * @description The sum of the lines' chargedCents: the amount charged to the card.
-       */
-      totalCents: number;
-      /**
-       * Format: int64
-       * @description What the card paid: totalCents once paid, 0 while open or void.
-       */
-      paidCents: number;
-      /**
-       * @deprecated
-       * @description Deprecated: read lineItems and their creditedCents. The lines that credited the balance (empty until paid).
-       */
-      credits: components['schemas']['InvoiceCredit'][];
-      /**
-       * Format: int64
-       * @description The sum of the lines' creditedCents: top-up plus bonus (0 until paid).
-       */
-      creditedCents: number;
-      /** Format: date-time */
-      createdAt: string;
-      /** Format: date-time */
-      paidAt: string | null;
-      /** Format: date-time */
-      voidedAt: string | null;
-      /**
-       * Format: int64
-       * @description What was refunded to the card so far (partial refunds add up).
-       */
-      refundedCents: number;
-      /**
-       * Format: int64
-       * @description What open or lost disputes (chargebacks) took back; a won dispute returns it.
-       */
-      disputedCents: number;
-      /**
-       * Format: int64
-       * @description The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).
-       */
-      bonusReversedCents: number;
-      payment: {
-        /** @enum {string} */
-        provider: 'stripe' | 'sandbox';
-        sessionId: string | null;
-        paymentIntentId: string | null;
-      };
-    };
-    /**
-     * @description open → paid or void. A paid invoice turns partially_refunded or refunded as the card is refunded, and disputed while a chargeback is open or once it is lost (a won dispute returns it to its refund state).
-     * @enum {string}
-     */
-    InvoiceStatus: 'open' | 'paid' | 'void' | 'refunded' | 'partially_refunded' | 'disputed';
-    InvoiceLine: {
-      /**
-       * @description topup: the amount paid; bonus: the bonus rate applied to it (rounded down).
-       * @enum {string}
-       */
-      type: 'topup' | 'bonus';
-      description: string;
-      /**
-       * Format: int64
-       * @description The line's amount: the top-up, or the bonus. Sum chargedCents for what the card pays, creditedCents for what the balance received.
-       */
-      amountCents: number;
-      /**
-       * Format: int64
-       * @description What the card is charged for this line: the top-up its amount, the bonus 0.
-       */
-      chargedCents: number;
-      /**
-       * Format: int64
-       * @description What this line credited to the balance: its amount once paid, 0 while open or void.
-       */
-      creditedCents: number;
-    };
-    InvoiceCredit: {
-      /** @enum {string} */
-      type: 'topup' | 'bonus';
-      description: string;
-      /** Format: int64 */
-      amountCents: number;
     };
     PaymentMethod: {
       /** @description The saved card as the payment provider shows it (no card data is kept here); null when none is saved. */
@@ -6008,7 +7006,40 @@ export interface operations {
            *           "type": "server.created",
            *           "createdAt": "2026-11-26T10:00:00.000Z",
            *           "data": {
-           *             "EXAMPLE_KEY": null
+           *             "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *             "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *             "identifier": "1a7ce997",
+           *             "uuid": "1a7ce997-259b-452e-8b4e-cecc464142ca",
+           *             "name": "survival",
+           *             "eggId": 1,
+           *             "region": "eu-central",
+           *             "address": {
+           *               "host": "example host",
+           *               "ip": "203.0.113.10",
+           *               "alias": "example alias",
+           *               "port": 25565
+           *             },
+           *             "ports": [
+           *               {
+           *                 "host": "example host",
+           *                 "ip": "203.0.113.10",
+           *                 "alias": "example alias",
+           *                 "port": 25565
+           *               }
+           *             ],
+           *             "resources": {
+           *               "ramMb": 2048,
+           *               "cpuPercent": 100,
+           *               "diskMb": 4096
+           *             },
+           *             "priceCentsPerHour": 3,
+           *             "priceMillicentsPerHour": 2700,
+           *             "status": "active",
+           *             "createdAt": "2026-11-26T10:00:00.000Z",
+           *             "updatedAt": "2026-11-26T10:00:00.000Z",
+           *             "suspendedAt": null,
+           *             "suspendedReason": null,
+           *             "deletedAt": null
            *           }
            *         }
            *       ],
@@ -6158,7 +7189,40 @@ export interface operations {
            *       "type": "server.created",
            *       "createdAt": "2026-11-26T10:00:00.000Z",
            *       "data": {
-           *         "EXAMPLE_KEY": null
+           *         "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *         "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *         "identifier": "1a7ce997",
+           *         "uuid": "1a7ce997-259b-452e-8b4e-cecc464142ca",
+           *         "name": "survival",
+           *         "eggId": 1,
+           *         "region": "eu-central",
+           *         "address": {
+           *           "host": "example host",
+           *           "ip": "203.0.113.10",
+           *           "alias": "example alias",
+           *           "port": 25565
+           *         },
+           *         "ports": [
+           *           {
+           *             "host": "example host",
+           *             "ip": "203.0.113.10",
+           *             "alias": "example alias",
+           *             "port": 25565
+           *           }
+           *         ],
+           *         "resources": {
+           *           "ramMb": 2048,
+           *           "cpuPercent": 100,
+           *           "diskMb": 4096
+           *         },
+           *         "priceCentsPerHour": 3,
+           *         "priceMillicentsPerHour": 2700,
+           *         "status": "active",
+           *         "createdAt": "2026-11-26T10:00:00.000Z",
+           *         "updatedAt": "2026-11-26T10:00:00.000Z",
+           *         "suspendedAt": null,
+           *         "suspendedReason": null,
+           *         "deletedAt": null
            *       }
            *     }
            */
@@ -17544,6 +18608,412 @@ export interface operations {
             };
           };
         };
+      };
+    };
+  };
+  'webhook:server.created': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ServerCreatedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:server.resized': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ServerResizedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:server.suspended': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ServerSuspendedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:server.unsuspended': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ServerUnsuspendedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:server.deleted': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ServerDeletedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:balance.low': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['BalanceLowWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:invoice.paid': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['InvoicePaidWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:invoice.void': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['InvoiceVoidWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:invoice.refunded': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['InvoiceRefundedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:invoice.disputed': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['InvoiceDisputedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:ledger.entry': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LedgerEntryWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:auto_topup.failed': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AutoTopupFailedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:auto_topup.disabled': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AutoTopupDisabledWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:webhook_endpoint.disabled': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookEndpointDisabledWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
       };
     };
   };

@@ -24,3 +24,4 @@ export * from './schemas/admin.ts';
 export * from './schemas/payments.ts';
 export * from './schemas/dev.ts';
 export * from './schemas/webhooks.ts';
+export * from './schemas/events.ts';

@@ -74,7 +74,11 @@ async function regionAvailability(): Promise<z.infer<typeof PricingRegion>[]> {
           if (node.region === null || !node.public) continue;
           const fits = rejectionOf(node, { ...SMALLEST_SERVER, region: node.region }) === undefined;
           const seen = regions.get(node.region);
-          regions.set(node.region, { region: node.region, name: seen?.name ?? names.get(node.region) ?? null, available: fits || !!seen?.available });
+          regions.set(node.region, {
+            region: node.region,
+            name: seen?.name ?? names.get(node.region) ?? null,
+            available: fits || !!seen?.available,
+          });
         }
       } catch (err) {
         logger.warn('pricing: panel unavailable', { instanceId: instance.id, ...errorFields(err) });

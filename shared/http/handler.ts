@@ -304,7 +304,13 @@ async function answer(
  * A public answer caches may keep: a strong ETag over the exact bytes sent, so any change (a price,
  * a region filling up) is a new tag. `If-None-Match` with that tag (or `*`) gets 304 and no body.
  */
-function cacheableJson(body: unknown, seconds: number, ifNoneMatch: string | undefined, requestId: string, rate: RateLimitState | undefined) {
+function cacheableJson(
+  body: unknown,
+  seconds: number,
+  ifNoneMatch: string | undefined,
+  requestId: string,
+  rate: RateLimitState | undefined,
+) {
   const text = JSON.stringify(body);
   const etag = `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`;
   const caching = { 'cache-control': `public, max-age=${seconds}`, etag };

@@ -107,7 +107,7 @@ export const Pricing = z
   .object({
     currency: z.literal('usd'),
     hoursPerMonth: z.literal(730),
-    resources: z.array(ResourcePrice),
+    resources: z.array(ResourcePrice).max(3),
     formula: text(500).meta({
       description: "How a server's hourly price follows from its resources; the exact price is rounded down once, to a whole millicent.",
     }),
@@ -118,7 +118,9 @@ export const Pricing = z
         diskMb: int32(0, INT32_MAX),
         priceMillicentsPerHour: Millicents,
         priceCentsPerHour: Millicents.meta({ description: 'The exact hourly price rounded up to a whole cent, as a server shows it.' }),
-        monthlyCents: Millicents.meta({ description: '730 hours at the exact price, rounded up to a whole cent (before any monthly cap).' }),
+        monthlyCents: Millicents.meta({
+          description: '730 hours at the exact price, rounded up to a whole cent (before any monthly cap).',
+        }),
       })
       .meta({ description: 'The smallest deployable server and what it costs.' }),
     serverLimits: z.object({
@@ -130,10 +132,12 @@ export const Pricing = z
     monthlyCapHours: int32(1, 744)
       .nullable()
       .meta({ description: 'A server never pays more than this many hours of its price in a calendar month (UTC); null: no cap.' }),
-    runwayHours: int32(0, 10_000).meta({ description: "A deploy or upsize needs this many hours of every active server's price in credit." }),
+    runwayHours: int32(0, 10_000).meta({
+      description: "A deploy or upsize needs this many hours of every active server's price in credit.",
+    }),
     minimumBalanceCents: int32(0, INT32_MAX),
     trialCreditCents: int32(0, INT32_MAX).meta({ description: 'Granted once to every new account.' }),
     topUp: z.object({ minimumCents: int32(0, INT32_MAX), maximumCents: int32(0, INT32_MAX), bonusPercent: int32(0, 100) }),
-    regions: z.array(PricingRegion),
+    regions: z.array(PricingRegion).max(1000),
   })
   .meta({ id: 'Pricing' });
