@@ -314,7 +314,7 @@ export interface paths {
     };
     /**
      * Prices, limits and regions before you buy (no credential)
-     * @description What a server costs per resource (exact, per hour and per 730-hour month), the smallest server, the limits a deploy must respect, top-up rules and which regions can take a server now. The same for every caller: cacheable for 60 seconds, with an `ETag` (send `If-None-Match` for a 304).
+     * @description What a server costs per resource (exact, per hour and per 730-hour month), the smallest server, the limits a deploy must respect, top-up rules and which regions can take a server now. The same for every caller: cacheable for 60 seconds, with an `ETag` (send `If-None-Match` for a 304). `POST /v1/servers/quote` prices one exact deploy body.
      */
     get: operations['pricing'];
     put?: never;
@@ -340,6 +340,26 @@ export interface paths {
      * @description Validates against the platform limits, checks 24 hours of credit runway, fills omitted egg variables with their defaults, places it on a node and creates it on the panel. Returns the server with status active (the panel may still be installing it: see `live.installStatus` on GET).
      */
     post: operations['createServer'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/servers/quote': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * What a deploy with this body would do and cost, without doing it
+     * @description The deploy body, checked as the deploy checks it (400 and 422 as it would answer), priced as it would be charged, with the monthly estimate, whether the 24-hour runway and the budget pass (and the balance to add), and where placement would put it now (or every node and why not). Nothing is created, claimed or charged.
+     */
+    post: operations['quoteServer'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2833,6 +2853,90 @@ export interface components {
       };
       /** @description One of the egg's docker images; the egg default when omitted. */
       dockerImage?: string;
+    };
+    Quote: {
+      /** @description The deploy would succeed now: the runway and budget pass and a node can take it. */
+      deployable: boolean;
+      resources: components['schemas']['Resources'];
+      /**
+       * Format: int64
+       * @description The exact hourly price the deploy would charge (as `Server.priceMillicentsPerHour`).
+       */
+      priceMillicentsPerHour: number;
+      /**
+       * Format: int64
+       * @description Rounded up to a whole cent, as the server would show it.
+       */
+      priceCentsPerHour: number;
+      monthly: {
+        /**
+         * Format: int32
+         * @description 730, or the monthly cap when it is lower.
+         */
+        hours: number;
+        /**
+         * Format: int64
+         * @description hours × the exact price, rounded up to a whole cent.
+         */
+        estimateCents: number;
+        /**
+         * Format: int32
+         * @description The platform monthly cap in hours, or null.
+         */
+        capHours: number | null;
+      };
+      runway: {
+        passes: boolean;
+        /** Format: int64 */
+        balanceCents: number;
+        /**
+         * Format: int64
+         * @description 24 hours of every active server with this one, or the platform minimum when higher.
+         */
+        requiredCents: number;
+        /**
+         * Format: int64
+         * @description What a top-up must add for the deploy to pass (0 when it passes).
+         */
+        shortfallCents: number;
+        /**
+         * Format: int64
+         * @description The account's exact burn per hour with this server.
+         */
+        hourlyMillicentsAfter: number;
+      };
+      budget: {
+        passes: boolean;
+        /** @description Why not, as the deploy would say it (422 `limit_exceeded`). */
+        message: string | null;
+      };
+      placement: {
+        /**
+         * Format: uuid
+         * @description Where placement would put it now (null when no node can take it).
+         */
+        instanceId: string | null;
+        region: string | null;
+        /** @description When nothing fits: every candidate node and why, as `no_capacity` lists them. */
+        rejected: {
+          /** Format: uuid */
+          instanceId: string;
+          nodeName: string;
+          region: string | null;
+          /** @enum {string} */
+          reason:
+            | 'other_instance'
+            | 'instance_disabled'
+            | 'region_mismatch'
+            | 'not_public'
+            | 'maintenance'
+            | 'insufficient_memory'
+            | 'insufficient_disk'
+            | 'no_free_allocation';
+        }[];
+        /** @description Panels that did not answer (their nodes were not considered). */
+        unansweredInstances: string[];
+      };
     };
     ServerWithLive: {
       /** Format: uuid */
@@ -8659,6 +8763,321 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'no_capacity' | 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  quoteServer: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateServer'];
+      };
+    };
+    responses: {
+      /** @description What a deploy with this body would do and cost, without doing it */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "deployable": true,
+           *       "resources": {
+           *         "ramMb": 2048,
+           *         "cpuPercent": 100,
+           *         "diskMb": 4096
+           *       },
+           *       "priceMillicentsPerHour": 2700,
+           *       "priceCentsPerHour": 3,
+           *       "monthly": {
+           *         "hours": 1,
+           *         "estimateCents": 2500,
+           *         "capHours": 720
+           *       },
+           *       "runway": {
+           *         "passes": true,
+           *         "balanceCents": 2500,
+           *         "requiredCents": 2500,
+           *         "shortfallCents": 2500,
+           *         "hourlyMillicentsAfter": 450
+           *       },
+           *       "budget": {
+           *         "passes": true,
+           *         "message": "The server is still installing"
+           *       },
+           *       "placement": {
+           *         "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *         "region": "eu-central",
+           *         "rejected": [
+           *           {
+           *             "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *             "nodeName": "example nodeName",
+           *             "region": "eu-central",
+           *             "reason": "other_instance"
+           *           }
+           *         ],
+           *         "unansweredInstances": [
+           *           "0193a7e2-5b1c-7d4e-9f3a-0000b153dd2b"
+           *         ]
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Quote'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU or disk).) */
+      422: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'limit_exceeded';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */

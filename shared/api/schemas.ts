@@ -25,3 +25,4 @@ export * from './schemas/payments.ts';
 export * from './schemas/dev.ts';
 export * from './schemas/webhooks.ts';
 export * from './schemas/events.ts';
+export * from './schemas/quote.ts';

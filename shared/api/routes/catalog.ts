@@ -55,7 +55,7 @@ export const catalogRoutes = define({
     auth: 'none',
     summary: 'Prices, limits and regions before you buy (no credential)',
     description:
-      'What a server costs per resource (exact, per hour and per 730-hour month), the smallest server, the limits a deploy must respect, top-up rules and which regions can take a server now. The same for every caller: cacheable for 60 seconds, with an `ETag` (send `If-None-Match` for a 304).',
+      'What a server costs per resource (exact, per hour and per 730-hour month), the smallest server, the limits a deploy must respect, top-up rules and which regions can take a server now. The same for every caller: cacheable for 60 seconds, with an `ETag` (send `If-None-Match` for a 304). `POST /v1/servers/quote` prices one exact deploy body.',
     response: Pricing,
     cacheSeconds: 60,
   },
