@@ -325,6 +325,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/pricing': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Prices, limits and regions before you buy (no credential)
+     * @description What a server costs per resource (exact, per hour and per 730-hour month), the smallest server, the limits a deploy must respect, top-up rules and which regions can take a server now. The same for every caller: cacheable for 60 seconds, with an `ETag` (send `If-None-Match` for a 304). `POST /v1/servers/quote` prices one exact deploy body.
+     */
+    get: operations['pricing'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/servers': {
     parameters: {
       query?: never;
@@ -340,6 +360,26 @@ export interface paths {
      * @description Validates against the platform limits, checks 24 hours of credit runway, fills omitted egg variables with their defaults, places it on a node and creates it on the panel. Returns the server with status active (the panel may still be installing it: see `live.installStatus` on GET).
      */
     post: operations['createServer'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/servers/quote': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * What a deploy with this body would do and cost, without doing it
+     * @description The deploy body, checked as the deploy checks it (400 and 422 as it would answer), priced as it would be charged, with the monthly estimate, whether the 24-hour runway and the budget pass (and the balance to add), and where placement would put it now (or every node and why not). Nothing is created, claimed or charged.
+     */
+    post: operations['quoteServer'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1222,9 +1262,1102 @@ export interface paths {
     trace?: never;
   };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+  'server.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on server.created (servers:read reads it) */
+    post: operations['webhook:server.created'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'server.resized': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on server.resized (servers:read reads it) */
+    post: operations['webhook:server.resized'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'server.suspended': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on server.suspended (servers:read reads it) */
+    post: operations['webhook:server.suspended'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'server.unsuspended': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on server.unsuspended (servers:read reads it) */
+    post: operations['webhook:server.unsuspended'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'server.deleted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on server.deleted (servers:read reads it) */
+    post: operations['webhook:server.deleted'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'server.installed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on server.installed (servers:read reads it) */
+    post: operations['webhook:server.installed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'server.reinstalled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on server.reinstalled (servers:read reads it) */
+    post: operations['webhook:server.reinstalled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'server.install_failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on server.install_failed (servers:read reads it) */
+    post: operations['webhook:server.install_failed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'balance.low': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on balance.low (billing:read reads it) */
+    post: operations['webhook:balance.low'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'invoice.paid': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on invoice.paid (billing:read reads it) */
+    post: operations['webhook:invoice.paid'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'invoice.void': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on invoice.void (billing:read reads it) */
+    post: operations['webhook:invoice.void'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'invoice.refunded': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on invoice.refunded (billing:read reads it) */
+    post: operations['webhook:invoice.refunded'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'invoice.disputed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on invoice.disputed (billing:read reads it) */
+    post: operations['webhook:invoice.disputed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'ledger.entry': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on ledger.entry (billing:read reads it) */
+    post: operations['webhook:ledger.entry'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'auto_topup.failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on auto_topup.failed (billing:read reads it) */
+    post: operations['webhook:auto_topup.failed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'auto_topup.disabled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on auto_topup.disabled (billing:read reads it) */
+    post: operations['webhook:auto_topup.disabled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'webhook_endpoint.disabled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on webhook_endpoint.disabled (webhooks:read reads it) */
+    post: operations['webhook:webhook_endpoint.disabled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+}
 export interface components {
   schemas: {
+    /** @description The body of a `server.created` delivery. */
+    ServerCreatedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'server.created';
+      /** Format: date-time */
+      timestamp: string;
+      data: components['schemas']['Server'];
+    };
+    Server: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      instanceId: string;
+      /** @description Short panel identifier (8 characters). */
+      identifier: string;
+      /** @description Panel uuid. */
+      uuid: string;
+      name: string;
+      /** Format: int64 */
+      eggId: number;
+      /** @description Region tag of the node the server runs on. */
+      region: string | null;
+      /** @description Where to connect; null on old servers. */
+      address: {
+        /** @description Alias, else node FQDN, else ip. */
+        host: string;
+        ip: string;
+        alias: string | null;
+        /** Format: int32 */
+        port: number;
+      } | null;
+      ports: components['schemas']['ServerAddress'][];
+      sftp: components['schemas']['SftpAccess'];
+      resources: components['schemas']['Resources'];
+      /**
+       * Format: int64
+       * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
+       */
+      priceCentsPerHour: number;
+      /**
+       * Format: int64
+       * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
+       */
+      priceMillicentsPerHour: number;
+      status: components['schemas']['ServerStatus'];
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      updatedAt: string;
+      /** Format: date-time */
+      suspendedAt: string | null;
+      /**
+       * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+       * @enum {string|null}
+       */
+      suspendedReason: 'balance' | 'budget' | null;
+      /** Format: date-time */
+      deletedAt: string | null;
+    };
+    ServerAddress: {
+      /** @description Alias, else node FQDN, else ip. */
+      host: string;
+      ip: string;
+      alias: string | null;
+      /** Format: int32 */
+      port: number;
+    };
+    SftpAccess: {
+      /** @description The node's FQDN; null on old servers. */
+      host: string | null;
+      /**
+       * Format: int32
+       * @description Wings' SFTP port; null on old servers.
+       */
+      port: number | null;
+      /** @description `<panel user>.<identifier>`, known before any password is set. */
+      username: string;
+      /** @description The login may open this server: granted by POST /v1/account/sftp-password, and the server is active. */
+      enabled: boolean;
+    };
+    Resources: {
+      /** Format: int32 */
+      ramMb: number;
+      /** Format: int32 */
+      cpuPercent: number;
+      /** Format: int32 */
+      diskMb: number;
+    };
+    /** @enum {string} */
+    ServerStatus: 'active' | 'suspended' | 'deleted';
+    /** @description The body of a `server.resized` delivery. */
+    ServerResizedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'server.resized';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        instanceId: string;
+        /** @description Short panel identifier (8 characters). */
+        identifier: string;
+        /** @description Panel uuid. */
+        uuid: string;
+        name: string;
+        /** Format: int64 */
+        eggId: number;
+        /** @description Region tag of the node the server runs on. */
+        region: string | null;
+        /** @description Where to connect; null on old servers. */
+        address: {
+          /** @description Alias, else node FQDN, else ip. */
+          host: string;
+          ip: string;
+          alias: string | null;
+          /** Format: int32 */
+          port: number;
+        } | null;
+        ports: components['schemas']['ServerAddress'][];
+        sftp: components['schemas']['SftpAccess'];
+        resources: components['schemas']['Resources'];
+        /**
+         * Format: int64
+         * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
+         */
+        priceCentsPerHour: number;
+        /**
+         * Format: int64
+         * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
+         */
+        priceMillicentsPerHour: number;
+        status: components['schemas']['ServerStatus'];
+        /** Format: date-time */
+        createdAt: string;
+        /** Format: date-time */
+        updatedAt: string;
+        /** Format: date-time */
+        suspendedAt: string | null;
+        /**
+         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @enum {string|null}
+         */
+        suspendedReason: 'balance' | 'budget' | null;
+        /** Format: date-time */
+        deletedAt: string | null;
+        previousResources: components['schemas']['Resources'];
+      };
+    };
+    /** @description The body of a `server.suspended` delivery. */
+    ServerSuspendedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'server.suspended';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        instanceId: string;
+        /** @description Short panel identifier (8 characters). */
+        identifier: string;
+        /** @description Panel uuid. */
+        uuid: string;
+        name: string;
+        /** Format: int64 */
+        eggId: number;
+        /** @description Region tag of the node the server runs on. */
+        region: string | null;
+        /** @description Where to connect; null on old servers. */
+        address: {
+          /** @description Alias, else node FQDN, else ip. */
+          host: string;
+          ip: string;
+          alias: string | null;
+          /** Format: int32 */
+          port: number;
+        } | null;
+        ports: components['schemas']['ServerAddress'][];
+        sftp: components['schemas']['SftpAccess'];
+        resources: components['schemas']['Resources'];
+        /**
+         * Format: int64
+         * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
+         */
+        priceCentsPerHour: number;
+        /**
+         * Format: int64
+         * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
+         */
+        priceMillicentsPerHour: number;
+        status: components['schemas']['ServerStatus'];
+        /** Format: date-time */
+        createdAt: string;
+        /** Format: date-time */
+        updatedAt: string;
+        /** Format: date-time */
+        suspendedAt: string | null;
+        /**
+         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @enum {string|null}
+         */
+        suspendedReason: 'balance' | 'budget' | null;
+        /** Format: date-time */
+        deletedAt: string | null;
+        /**
+         * @description Why the platform suspended it (as `suspendedReason`).
+         * @enum {string}
+         */
+        reason: 'balance' | 'budget';
+      };
+    };
+    /** @description The body of a `server.unsuspended` delivery. */
+    ServerUnsuspendedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'server.unsuspended';
+      /** Format: date-time */
+      timestamp: string;
+      data: components['schemas']['Server'];
+    };
+    /** @description The body of a `server.deleted` delivery. */
+    ServerDeletedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'server.deleted';
+      /** Format: date-time */
+      timestamp: string;
+      data: components['schemas']['Server'];
+    };
+    /** @description The body of a `server.installed` delivery. */
+    ServerInstalledWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'server.installed';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        instanceId: string;
+        /** @description Short panel identifier (8 characters). */
+        identifier: string;
+        /** @description Panel uuid. */
+        uuid: string;
+        name: string;
+        /** Format: int64 */
+        eggId: number;
+        /** @description Region tag of the node the server runs on. */
+        region: string | null;
+        /** @description Where to connect; null on old servers. */
+        address: {
+          /** @description Alias, else node FQDN, else ip. */
+          host: string;
+          ip: string;
+          alias: string | null;
+          /** Format: int32 */
+          port: number;
+        } | null;
+        ports: components['schemas']['ServerAddress'][];
+        sftp: components['schemas']['SftpAccess'];
+        resources: components['schemas']['Resources'];
+        /**
+         * Format: int64
+         * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
+         */
+        priceCentsPerHour: number;
+        /**
+         * Format: int64
+         * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
+         */
+        priceMillicentsPerHour: number;
+        status: components['schemas']['ServerStatus'];
+        /** Format: date-time */
+        createdAt: string;
+        /** Format: date-time */
+        updatedAt: string;
+        /** Format: date-time */
+        suspendedAt: string | null;
+        /**
+         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @enum {string|null}
+         */
+        suspendedReason: 'balance' | 'budget' | null;
+        /** Format: date-time */
+        deletedAt: string | null;
+        install: {
+          /** @enum {string} */
+          kind: 'deploy' | 'reinstall';
+          /** Format: date-time */
+          startedAt: string;
+          /** Format: date-time */
+          endedAt: string;
+        };
+      };
+    };
+    /** @description The body of a `server.reinstalled` delivery. */
+    ServerReinstalledWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'server.reinstalled';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        instanceId: string;
+        /** @description Short panel identifier (8 characters). */
+        identifier: string;
+        /** @description Panel uuid. */
+        uuid: string;
+        name: string;
+        /** Format: int64 */
+        eggId: number;
+        /** @description Region tag of the node the server runs on. */
+        region: string | null;
+        /** @description Where to connect; null on old servers. */
+        address: {
+          /** @description Alias, else node FQDN, else ip. */
+          host: string;
+          ip: string;
+          alias: string | null;
+          /** Format: int32 */
+          port: number;
+        } | null;
+        ports: components['schemas']['ServerAddress'][];
+        sftp: components['schemas']['SftpAccess'];
+        resources: components['schemas']['Resources'];
+        /**
+         * Format: int64
+         * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
+         */
+        priceCentsPerHour: number;
+        /**
+         * Format: int64
+         * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
+         */
+        priceMillicentsPerHour: number;
+        status: components['schemas']['ServerStatus'];
+        /** Format: date-time */
+        createdAt: string;
+        /** Format: date-time */
+        updatedAt: string;
+        /** Format: date-time */
+        suspendedAt: string | null;
+        /**
+         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @enum {string|null}
+         */
+        suspendedReason: 'balance' | 'budget' | null;
+        /** Format: date-time */
+        deletedAt: string | null;
+        install: {
+          /** @enum {string} */
+          kind: 'deploy' | 'reinstall';
+          /** Format: date-time */
+          startedAt: string;
+          /** Format: date-time */
+          endedAt: string;
+        };
+      };
+    };
+    /** @description The body of a `server.install_failed` delivery. */
+    ServerInstallFailedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'server.install_failed';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        instanceId: string;
+        /** @description Short panel identifier (8 characters). */
+        identifier: string;
+        /** @description Panel uuid. */
+        uuid: string;
+        name: string;
+        /** Format: int64 */
+        eggId: number;
+        /** @description Region tag of the node the server runs on. */
+        region: string | null;
+        /** @description Where to connect; null on old servers. */
+        address: {
+          /** @description Alias, else node FQDN, else ip. */
+          host: string;
+          ip: string;
+          alias: string | null;
+          /** Format: int32 */
+          port: number;
+        } | null;
+        ports: components['schemas']['ServerAddress'][];
+        sftp: components['schemas']['SftpAccess'];
+        resources: components['schemas']['Resources'];
+        /**
+         * Format: int64
+         * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
+         */
+        priceCentsPerHour: number;
+        /**
+         * Format: int64
+         * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
+         */
+        priceMillicentsPerHour: number;
+        status: components['schemas']['ServerStatus'];
+        /** Format: date-time */
+        createdAt: string;
+        /** Format: date-time */
+        updatedAt: string;
+        /** Format: date-time */
+        suspendedAt: string | null;
+        /**
+         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @enum {string|null}
+         */
+        suspendedReason: 'balance' | 'budget' | null;
+        /** Format: date-time */
+        deletedAt: string | null;
+        install: {
+          /** @enum {string} */
+          kind: 'deploy' | 'reinstall';
+          /** Format: date-time */
+          startedAt: string;
+          /** Format: date-time */
+          endedAt: string;
+          /**
+           * @description `failed`: the panel says so; `timeout`: still installing after the watch limit.
+           * @enum {string}
+           */
+          reason: 'failed' | 'timeout';
+        };
+      };
+    };
+    /** @description The body of a `balance.low` delivery. */
+    BalanceLowWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'balance.low';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /** Format: int64 */
+        balanceCents: number;
+        /**
+         * Format: int64
+         * @description The threshold in force (the account override, else the platform setting).
+         */
+        thresholdCents: number;
+      };
+    };
+    /** @description The body of a `invoice.paid` delivery. */
+    InvoicePaidWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'invoice.paid';
+      /** Format: date-time */
+      timestamp: string;
+      data: components['schemas']['Invoice'];
+    };
+    /** @description Line items record the top-up and the bonus; each says what it charged and what it credited: totalCents is the sum of what was charged (paidCents once paid), creditedCents the sum of what was credited. */
+    Invoice: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description Sequential and gapless per year.
+       * @example INV-2026-000042
+       */
+      number: string;
+      status: components['schemas']['InvoiceStatus'];
+      /** @enum {string} */
+      currency: 'usd';
+      /**
+       * Format: int64
+       * @description The top-up the customer pays.
+       */
+      amountCents: number;
+      /**
+       * Format: int32
+       * @description Bonus rate fixed when the checkout started.
+       */
+      bonusPercent: number;
+      /** @description The top-up, and once paid the bonus when it is above 0. Their chargedCents sum to totalCents, their creditedCents to creditedCents. */
+      lineItems: components['schemas']['InvoiceLine'][];
+      /**
+       * Format: int64
+       * @description The sum of the lines' chargedCents: the amount charged to the card.
+       */
+      totalCents: number;
+      /**
+       * Format: int64
+       * @description What the card paid: totalCents once paid, 0 while open or void.
+       */
+      paidCents: number;
+      /**
+       * @deprecated
+       * @description Deprecated: read lineItems and their creditedCents. The lines that credited the balance (empty until paid).
+       */
+      credits: components['schemas']['InvoiceCredit'][];
+      /**
+       * Format: int64
+       * @description The sum of the lines' creditedCents: top-up plus bonus (0 until paid).
+       */
+      creditedCents: number;
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      paidAt: string | null;
+      /** Format: date-time */
+      voidedAt: string | null;
+      /**
+       * Format: int64
+       * @description What was refunded to the card so far (partial refunds add up).
+       */
+      refundedCents: number;
+      /**
+       * Format: int64
+       * @description What open or lost disputes (chargebacks) took back; a won dispute returns it.
+       */
+      disputedCents: number;
+      /**
+       * Format: int64
+       * @description The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).
+       */
+      bonusReversedCents: number;
+      payment: {
+        /** @enum {string} */
+        provider: 'stripe' | 'sandbox';
+        sessionId: string | null;
+        paymentIntentId: string | null;
+      };
+    };
+    /**
+     * @description open → paid or void. A paid invoice turns partially_refunded or refunded as the card is refunded, and disputed while a chargeback is open or once it is lost (a won dispute returns it to its refund state).
+     * @enum {string}
+     */
+    InvoiceStatus: 'open' | 'paid' | 'void' | 'refunded' | 'partially_refunded' | 'disputed';
+    InvoiceLine: {
+      /**
+       * @description topup: the amount paid; bonus: the bonus rate applied to it (rounded down).
+       * @enum {string}
+       */
+      type: 'topup' | 'bonus';
+      description: string;
+      /**
+       * Format: int64
+       * @description The line's amount: the top-up, or the bonus. Sum chargedCents for what the card pays, creditedCents for what the balance received.
+       */
+      amountCents: number;
+      /**
+       * Format: int64
+       * @description What the card is charged for this line: the top-up its amount, the bonus 0.
+       */
+      chargedCents: number;
+      /**
+       * Format: int64
+       * @description What this line credited to the balance: its amount once paid, 0 while open or void.
+       */
+      creditedCents: number;
+    };
+    InvoiceCredit: {
+      /** @enum {string} */
+      type: 'topup' | 'bonus';
+      description: string;
+      /** Format: int64 */
+      amountCents: number;
+    };
+    /** @description The body of a `invoice.void` delivery. */
+    InvoiceVoidWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'invoice.void';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        /**
+         * @description Sequential and gapless per year.
+         * @example INV-2026-000042
+         */
+        number: string;
+        status: components['schemas']['InvoiceStatus'];
+        /** @enum {string} */
+        currency: 'usd';
+        /**
+         * Format: int64
+         * @description The top-up the customer pays.
+         */
+        amountCents: number;
+        /**
+         * Format: int32
+         * @description Bonus rate fixed when the checkout started.
+         */
+        bonusPercent: number;
+        /** @description The top-up, and once paid the bonus when it is above 0. Their chargedCents sum to totalCents, their creditedCents to creditedCents. */
+        lineItems: components['schemas']['InvoiceLine'][];
+        /**
+         * Format: int64
+         * @description The sum of the lines' chargedCents: the amount charged to the card.
+         */
+        totalCents: number;
+        /**
+         * Format: int64
+         * @description What the card paid: totalCents once paid, 0 while open or void.
+         */
+        paidCents: number;
+        /**
+         * @deprecated
+         * @description Deprecated: read lineItems and their creditedCents. The lines that credited the balance (empty until paid).
+         */
+        credits: components['schemas']['InvoiceCredit'][];
+        /**
+         * Format: int64
+         * @description The sum of the lines' creditedCents: top-up plus bonus (0 until paid).
+         */
+        creditedCents: number;
+        /** Format: date-time */
+        createdAt: string;
+        /** Format: date-time */
+        paidAt: string | null;
+        /** Format: date-time */
+        voidedAt: string | null;
+        /**
+         * Format: int64
+         * @description What was refunded to the card so far (partial refunds add up).
+         */
+        refundedCents: number;
+        /**
+         * Format: int64
+         * @description What open or lost disputes (chargebacks) took back; a won dispute returns it.
+         */
+        disputedCents: number;
+        /**
+         * Format: int64
+         * @description The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).
+         */
+        bonusReversedCents: number;
+        payment: {
+          /** @enum {string} */
+          provider: 'stripe' | 'sandbox';
+          sessionId: string | null;
+          paymentIntentId: string | null;
+        };
+        /** @description Why: the checkout expired or failed, the payment page could not be opened, an auto top-up failed. */
+        reason: string;
+      };
+    };
+    /** @description The body of a `invoice.refunded` delivery. */
+    InvoiceRefundedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'invoice.refunded';
+      /** Format: date-time */
+      timestamp: string;
+      data: components['schemas']['Invoice'];
+    };
+    /** @description The body of a `invoice.disputed` delivery. */
+    InvoiceDisputedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'invoice.disputed';
+      /** Format: date-time */
+      timestamp: string;
+      data: components['schemas']['Invoice'];
+    };
+    /** @description The body of a `ledger.entry` delivery. */
+    LedgerEntryWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'ledger.entry';
+      /** Format: date-time */
+      timestamp: string;
+      data: components['schemas']['LedgerEntry'];
+    };
+    LedgerEntry: {
+      /**
+       * Format: int32
+       * @description Position in the account ledger (1, 2, 3, …).
+       */
+      seq: number;
+      /** @enum {string} */
+      type: 'trial' | 'topup' | 'bonus' | 'grant' | 'deduction' | 'charge' | 'refund' | 'dispute';
+      /**
+       * Format: int64
+       * @description Signed: credits positive, charges and deductions negative.
+       */
+      amountCents: number;
+      /** Format: int64 */
+      balanceAfterCents: number;
+      /** @description Trial, bonus and admin grants: credit that was not paid for. */
+      granted: boolean;
+      reference: {
+        serverId: string | null;
+        invoiceId: string | null;
+        invoiceNumber: string | null;
+        /**
+         * Format: date-time
+         * @description Hourly charges: the UTC hour charged (its start).
+         */
+        hour: string | null;
+        note: string | null;
+        /** @description Hourly charges: each server and its exact price for the hour, in millicents. */
+        lines: {
+          serverId: string;
+          /** Format: int64 */
+          millicents: number;
+        }[];
+        /**
+         * Format: int32
+         * @description Hourly charges: what was below a cent before this entry (carried from earlier hours).
+         */
+        accruedBeforeMillicents: number | null;
+        /**
+         * Format: int32
+         * @description Hourly charges: what is below a cent after it, carried to the next hour. amountCents = −floor((before + Σ lines) / 1000).
+         */
+        accruedAfterMillicents: number | null;
+      };
+      /** Format: date-time */
+      at: string;
+    };
+    /** @description The body of a `auto_topup.failed` delivery. */
+    AutoTopupFailedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'auto_topup.failed';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /** Format: uuid */
+        invoiceId: string;
+        invoiceNumber: string;
+        /** Format: int64 */
+        amountCents: number;
+        /** @description The payment provider's failure code, e.g. `card_declined`, `authentication_required`. */
+        code: string;
+        /** Format: int32 */
+        consecutiveFailures: number;
+        /** @description This failure turned the rule off (`auto_topup.disabled` follows). */
+        ruleDisabled: boolean;
+      };
+    };
+    /** @description The body of a `auto_topup.disabled` delivery. */
+    AutoTopupDisabledWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'auto_topup.disabled';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /** @enum {string} */
+        reason: 'failures';
+        /** Format: int32 */
+        consecutiveFailures: number;
+        lastFailure: {
+          /** Format: date-time */
+          at: string;
+          code: string;
+          /** Format: uuid */
+          invoiceId: string;
+        };
+      };
+    };
+    /** @description The body of a `webhook_endpoint.disabled` delivery. */
+    WebhookEndpointDisabledWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'webhook_endpoint.disabled';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        url: string;
+        /** @enum {string} */
+        disabledReason: 'failing';
+        /** Format: date-time */
+        failingSince: string;
+      };
+    };
     Health: {
       /** @enum {string} */
       status: 'ok';
@@ -1581,15 +2714,641 @@ export interface components {
       /** @description Pass as `cursor` for the next page; null on the last page. */
       nextCursor: string | null;
     };
-    Event: {
+    /** @description What happened, by `type`: each type has its own `data` (the document lists them under `webhooks` too). */
+    Event:
+      | components['schemas']['ServerCreatedEvent']
+      | components['schemas']['ServerResizedEvent']
+      | components['schemas']['ServerSuspendedEvent']
+      | components['schemas']['ServerUnsuspendedEvent']
+      | components['schemas']['ServerDeletedEvent']
+      | components['schemas']['ServerInstalledEvent']
+      | components['schemas']['ServerReinstalledEvent']
+      | components['schemas']['ServerInstallFailedEvent']
+      | components['schemas']['BalanceLowEvent']
+      | components['schemas']['InvoicePaidEvent']
+      | components['schemas']['InvoiceVoidEvent']
+      | components['schemas']['InvoiceRefundedEvent']
+      | components['schemas']['InvoiceDisputedEvent']
+      | components['schemas']['LedgerEntryEvent']
+      | components['schemas']['AutoTopupFailedEvent']
+      | components['schemas']['AutoTopupDisabledEvent']
+      | components['schemas']['WebhookEndpointDisabledEvent'];
+    /** @description A `server.created` event as GET /v1/events shows it. */
+    ServerCreatedEvent: {
       /** Format: uuid */
       id: string;
-      type: components['schemas']['EventType'];
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'server.created';
       /** Format: date-time */
       createdAt: string;
-      /** @description What happened: the server view (server.*), the invoice view (invoice.*), the ledger entry (ledger.entry), `{ balanceCents, thresholdCents }` (balance.low). */
+      data: components['schemas']['Server'];
+    };
+    /** @description A `server.resized` event as GET /v1/events shows it. */
+    ServerResizedEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'server.resized';
+      /** Format: date-time */
+      createdAt: string;
       data: {
-        [key: string]: unknown;
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        instanceId: string;
+        /** @description Short panel identifier (8 characters). */
+        identifier: string;
+        /** @description Panel uuid. */
+        uuid: string;
+        name: string;
+        /** Format: int64 */
+        eggId: number;
+        /** @description Region tag of the node the server runs on. */
+        region: string | null;
+        /** @description Where to connect; null on old servers. */
+        address: {
+          /** @description Alias, else node FQDN, else ip. */
+          host: string;
+          ip: string;
+          alias: string | null;
+          /** Format: int32 */
+          port: number;
+        } | null;
+        ports: components['schemas']['ServerAddress'][];
+        sftp: components['schemas']['SftpAccess'];
+        resources: components['schemas']['Resources'];
+        /**
+         * Format: int64
+         * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
+         */
+        priceCentsPerHour: number;
+        /**
+         * Format: int64
+         * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
+         */
+        priceMillicentsPerHour: number;
+        status: components['schemas']['ServerStatus'];
+        /** Format: date-time */
+        createdAt: string;
+        /** Format: date-time */
+        updatedAt: string;
+        /** Format: date-time */
+        suspendedAt: string | null;
+        /**
+         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @enum {string|null}
+         */
+        suspendedReason: 'balance' | 'budget' | null;
+        /** Format: date-time */
+        deletedAt: string | null;
+        previousResources: components['schemas']['Resources'];
+      };
+    };
+    /** @description A `server.suspended` event as GET /v1/events shows it. */
+    ServerSuspendedEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'server.suspended';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        instanceId: string;
+        /** @description Short panel identifier (8 characters). */
+        identifier: string;
+        /** @description Panel uuid. */
+        uuid: string;
+        name: string;
+        /** Format: int64 */
+        eggId: number;
+        /** @description Region tag of the node the server runs on. */
+        region: string | null;
+        /** @description Where to connect; null on old servers. */
+        address: {
+          /** @description Alias, else node FQDN, else ip. */
+          host: string;
+          ip: string;
+          alias: string | null;
+          /** Format: int32 */
+          port: number;
+        } | null;
+        ports: components['schemas']['ServerAddress'][];
+        sftp: components['schemas']['SftpAccess'];
+        resources: components['schemas']['Resources'];
+        /**
+         * Format: int64
+         * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
+         */
+        priceCentsPerHour: number;
+        /**
+         * Format: int64
+         * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
+         */
+        priceMillicentsPerHour: number;
+        status: components['schemas']['ServerStatus'];
+        /** Format: date-time */
+        createdAt: string;
+        /** Format: date-time */
+        updatedAt: string;
+        /** Format: date-time */
+        suspendedAt: string | null;
+        /**
+         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @enum {string|null}
+         */
+        suspendedReason: 'balance' | 'budget' | null;
+        /** Format: date-time */
+        deletedAt: string | null;
+        /**
+         * @description Why the platform suspended it (as `suspendedReason`).
+         * @enum {string}
+         */
+        reason: 'balance' | 'budget';
+      };
+    };
+    /** @description A `server.unsuspended` event as GET /v1/events shows it. */
+    ServerUnsuspendedEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'server.unsuspended';
+      /** Format: date-time */
+      createdAt: string;
+      data: components['schemas']['Server'];
+    };
+    /** @description A `server.deleted` event as GET /v1/events shows it. */
+    ServerDeletedEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'server.deleted';
+      /** Format: date-time */
+      createdAt: string;
+      data: components['schemas']['Server'];
+    };
+    /** @description A `server.installed` event as GET /v1/events shows it. */
+    ServerInstalledEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'server.installed';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        instanceId: string;
+        /** @description Short panel identifier (8 characters). */
+        identifier: string;
+        /** @description Panel uuid. */
+        uuid: string;
+        name: string;
+        /** Format: int64 */
+        eggId: number;
+        /** @description Region tag of the node the server runs on. */
+        region: string | null;
+        /** @description Where to connect; null on old servers. */
+        address: {
+          /** @description Alias, else node FQDN, else ip. */
+          host: string;
+          ip: string;
+          alias: string | null;
+          /** Format: int32 */
+          port: number;
+        } | null;
+        ports: components['schemas']['ServerAddress'][];
+        sftp: components['schemas']['SftpAccess'];
+        resources: components['schemas']['Resources'];
+        /**
+         * Format: int64
+         * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
+         */
+        priceCentsPerHour: number;
+        /**
+         * Format: int64
+         * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
+         */
+        priceMillicentsPerHour: number;
+        status: components['schemas']['ServerStatus'];
+        /** Format: date-time */
+        createdAt: string;
+        /** Format: date-time */
+        updatedAt: string;
+        /** Format: date-time */
+        suspendedAt: string | null;
+        /**
+         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @enum {string|null}
+         */
+        suspendedReason: 'balance' | 'budget' | null;
+        /** Format: date-time */
+        deletedAt: string | null;
+        install: {
+          /** @enum {string} */
+          kind: 'deploy' | 'reinstall';
+          /** Format: date-time */
+          startedAt: string;
+          /** Format: date-time */
+          endedAt: string;
+        };
+      };
+    };
+    /** @description A `server.reinstalled` event as GET /v1/events shows it. */
+    ServerReinstalledEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'server.reinstalled';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        instanceId: string;
+        /** @description Short panel identifier (8 characters). */
+        identifier: string;
+        /** @description Panel uuid. */
+        uuid: string;
+        name: string;
+        /** Format: int64 */
+        eggId: number;
+        /** @description Region tag of the node the server runs on. */
+        region: string | null;
+        /** @description Where to connect; null on old servers. */
+        address: {
+          /** @description Alias, else node FQDN, else ip. */
+          host: string;
+          ip: string;
+          alias: string | null;
+          /** Format: int32 */
+          port: number;
+        } | null;
+        ports: components['schemas']['ServerAddress'][];
+        sftp: components['schemas']['SftpAccess'];
+        resources: components['schemas']['Resources'];
+        /**
+         * Format: int64
+         * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
+         */
+        priceCentsPerHour: number;
+        /**
+         * Format: int64
+         * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
+         */
+        priceMillicentsPerHour: number;
+        status: components['schemas']['ServerStatus'];
+        /** Format: date-time */
+        createdAt: string;
+        /** Format: date-time */
+        updatedAt: string;
+        /** Format: date-time */
+        suspendedAt: string | null;
+        /**
+         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @enum {string|null}
+         */
+        suspendedReason: 'balance' | 'budget' | null;
+        /** Format: date-time */
+        deletedAt: string | null;
+        install: {
+          /** @enum {string} */
+          kind: 'deploy' | 'reinstall';
+          /** Format: date-time */
+          startedAt: string;
+          /** Format: date-time */
+          endedAt: string;
+        };
+      };
+    };
+    /** @description A `server.install_failed` event as GET /v1/events shows it. */
+    ServerInstallFailedEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'server.install_failed';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        instanceId: string;
+        /** @description Short panel identifier (8 characters). */
+        identifier: string;
+        /** @description Panel uuid. */
+        uuid: string;
+        name: string;
+        /** Format: int64 */
+        eggId: number;
+        /** @description Region tag of the node the server runs on. */
+        region: string | null;
+        /** @description Where to connect; null on old servers. */
+        address: {
+          /** @description Alias, else node FQDN, else ip. */
+          host: string;
+          ip: string;
+          alias: string | null;
+          /** Format: int32 */
+          port: number;
+        } | null;
+        ports: components['schemas']['ServerAddress'][];
+        sftp: components['schemas']['SftpAccess'];
+        resources: components['schemas']['Resources'];
+        /**
+         * Format: int64
+         * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
+         */
+        priceCentsPerHour: number;
+        /**
+         * Format: int64
+         * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
+         */
+        priceMillicentsPerHour: number;
+        status: components['schemas']['ServerStatus'];
+        /** Format: date-time */
+        createdAt: string;
+        /** Format: date-time */
+        updatedAt: string;
+        /** Format: date-time */
+        suspendedAt: string | null;
+        /**
+         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @enum {string|null}
+         */
+        suspendedReason: 'balance' | 'budget' | null;
+        /** Format: date-time */
+        deletedAt: string | null;
+        install: {
+          /** @enum {string} */
+          kind: 'deploy' | 'reinstall';
+          /** Format: date-time */
+          startedAt: string;
+          /** Format: date-time */
+          endedAt: string;
+          /**
+           * @description `failed`: the panel says so; `timeout`: still installing after the watch limit.
+           * @enum {string}
+           */
+          reason: 'failed' | 'timeout';
+        };
+      };
+    };
+    /** @description A `balance.low` event as GET /v1/events shows it. */
+    BalanceLowEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'balance.low';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /** Format: int64 */
+        balanceCents: number;
+        /**
+         * Format: int64
+         * @description The threshold in force (the account override, else the platform setting).
+         */
+        thresholdCents: number;
+      };
+    };
+    /** @description A `invoice.paid` event as GET /v1/events shows it. */
+    InvoicePaidEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'invoice.paid';
+      /** Format: date-time */
+      createdAt: string;
+      data: components['schemas']['Invoice'];
+    };
+    /** @description A `invoice.void` event as GET /v1/events shows it. */
+    InvoiceVoidEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'invoice.void';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        /**
+         * @description Sequential and gapless per year.
+         * @example INV-2026-000042
+         */
+        number: string;
+        status: components['schemas']['InvoiceStatus'];
+        /** @enum {string} */
+        currency: 'usd';
+        /**
+         * Format: int64
+         * @description The top-up the customer pays.
+         */
+        amountCents: number;
+        /**
+         * Format: int32
+         * @description Bonus rate fixed when the checkout started.
+         */
+        bonusPercent: number;
+        /** @description The top-up, and once paid the bonus when it is above 0. Their chargedCents sum to totalCents, their creditedCents to creditedCents. */
+        lineItems: components['schemas']['InvoiceLine'][];
+        /**
+         * Format: int64
+         * @description The sum of the lines' chargedCents: the amount charged to the card.
+         */
+        totalCents: number;
+        /**
+         * Format: int64
+         * @description What the card paid: totalCents once paid, 0 while open or void.
+         */
+        paidCents: number;
+        /**
+         * @deprecated
+         * @description Deprecated: read lineItems and their creditedCents. The lines that credited the balance (empty until paid).
+         */
+        credits: components['schemas']['InvoiceCredit'][];
+        /**
+         * Format: int64
+         * @description The sum of the lines' creditedCents: top-up plus bonus (0 until paid).
+         */
+        creditedCents: number;
+        /** Format: date-time */
+        createdAt: string;
+        /** Format: date-time */
+        paidAt: string | null;
+        /** Format: date-time */
+        voidedAt: string | null;
+        /**
+         * Format: int64
+         * @description What was refunded to the card so far (partial refunds add up).
+         */
+        refundedCents: number;
+        /**
+         * Format: int64
+         * @description What open or lost disputes (chargebacks) took back; a won dispute returns it.
+         */
+        disputedCents: number;
+        /**
+         * Format: int64
+         * @description The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).
+         */
+        bonusReversedCents: number;
+        payment: {
+          /** @enum {string} */
+          provider: 'stripe' | 'sandbox';
+          sessionId: string | null;
+          paymentIntentId: string | null;
+        };
+        /** @description Why: the checkout expired or failed, the payment page could not be opened, an auto top-up failed. */
+        reason: string;
+      };
+    };
+    /** @description A `invoice.refunded` event as GET /v1/events shows it. */
+    InvoiceRefundedEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'invoice.refunded';
+      /** Format: date-time */
+      createdAt: string;
+      data: components['schemas']['Invoice'];
+    };
+    /** @description A `invoice.disputed` event as GET /v1/events shows it. */
+    InvoiceDisputedEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'invoice.disputed';
+      /** Format: date-time */
+      createdAt: string;
+      data: components['schemas']['Invoice'];
+    };
+    /** @description A `ledger.entry` event as GET /v1/events shows it. */
+    LedgerEntryEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'ledger.entry';
+      /** Format: date-time */
+      createdAt: string;
+      data: components['schemas']['LedgerEntry'];
+    };
+    /** @description A `auto_topup.failed` event as GET /v1/events shows it. */
+    AutoTopupFailedEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'auto_topup.failed';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /** Format: uuid */
+        invoiceId: string;
+        invoiceNumber: string;
+        /** Format: int64 */
+        amountCents: number;
+        /** @description The payment provider's failure code, e.g. `card_declined`, `authentication_required`. */
+        code: string;
+        /** Format: int32 */
+        consecutiveFailures: number;
+        /** @description This failure turned the rule off (`auto_topup.disabled` follows). */
+        ruleDisabled: boolean;
+      };
+    };
+    /** @description A `auto_topup.disabled` event as GET /v1/events shows it. */
+    AutoTopupDisabledEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'auto_topup.disabled';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /** @enum {string} */
+        reason: 'failures';
+        /** Format: int32 */
+        consecutiveFailures: number;
+        lastFailure: {
+          /** Format: date-time */
+          at: string;
+          code: string;
+          /** Format: uuid */
+          invoiceId: string;
+        };
+      };
+    };
+    /** @description A `webhook_endpoint.disabled` event as GET /v1/events shows it. */
+    WebhookEndpointDisabledEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'webhook_endpoint.disabled';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /** Format: uuid */
+        id: string;
+        url: string;
+        /** @enum {string} */
+        disabledReason: 'failing';
+        /** Format: date-time */
+        failingSince: string;
       };
     };
     SftpPassword: {
@@ -1708,93 +3467,114 @@ export interface components {
        */
       rules: string;
     };
+    Pricing: {
+      /** @enum {string} */
+      currency: 'usd';
+      /** @enum {number} */
+      hoursPerMonth: 730;
+      resources: components['schemas']['ResourcePrice'][];
+      /** @description How a server's hourly price follows from its resources; the exact price is rounded down once, to a whole millicent. */
+      formula: string;
+      /** @description The smallest deployable server and what it costs. */
+      smallestServer: {
+        /** Format: int32 */
+        ramMb: number;
+        /** Format: int32 */
+        cpuPercent: number;
+        /** Format: int32 */
+        diskMb: number;
+        /** Format: int64 */
+        priceMillicentsPerHour: number;
+        /**
+         * Format: int64
+         * @description The exact hourly price rounded up to a whole cent, as a server shows it.
+         */
+        priceCentsPerHour: number;
+        /**
+         * Format: int64
+         * @description 730 hours at the exact price, rounded up to a whole cent (before any monthly cap).
+         */
+        monthlyCents: number;
+      };
+      serverLimits: {
+        ramMb: {
+          /** Format: int32 */
+          min: number;
+          /** Format: int32 */
+          max: number;
+        };
+        cpuPercent: {
+          /** Format: int32 */
+          min: number;
+          /** Format: int32 */
+          max: number;
+        };
+        diskMb: {
+          /** Format: int32 */
+          min: number;
+          /** Format: int32 */
+          max: number;
+        };
+        /** Format: int32 */
+        maxServersPerAccount: number;
+      };
+      /**
+       * Format: int32
+       * @description A server never pays more than this many hours of its price in a calendar month (UTC); null: no cap.
+       */
+      monthlyCapHours: number | null;
+      /**
+       * Format: int32
+       * @description A deploy or upsize needs this many hours of every active server's price in credit.
+       */
+      runwayHours: number;
+      /** Format: int32 */
+      minimumBalanceCents: number;
+      /**
+       * Format: int32
+       * @description Granted once to every new account.
+       */
+      trialCreditCents: number;
+      topUp: {
+        /** Format: int32 */
+        minimumCents: number;
+        /** Format: int32 */
+        maximumCents: number;
+        /** Format: int32 */
+        bonusPercent: number;
+      };
+      regions: components['schemas']['PricingRegion'][];
+    };
+    ResourcePrice: {
+      /** @enum {string} */
+      resource: 'ram' | 'cpu' | 'disk';
+      /**
+       * @description GiB = 1024 MB (ramMb, diskMb); core = cpuPercent 100.
+       * @enum {string}
+       */
+      unit: 'GiB' | 'core';
+      /**
+       * Format: int64
+       * @description The exact price of one unit for one hour, in 1/1000 cent.
+       */
+      millicentsPerUnitHour: number;
+      /**
+       * Format: int64
+       * @description The same for a 730-hour month (× 730).
+       */
+      millicentsPerUnitMonth: number;
+    };
+    PricingRegion: {
+      region: string;
+      name: string | null;
+      /** @description At least one node there can take the smallest server now (from the cached topology). */
+      available: boolean;
+    };
     ServerList: {
       data: components['schemas']['Server'][];
       /** @description Pass as `cursor` for the next page; null on the last page. */
       nextCursor: string | null;
     };
-    Server: {
-      /** Format: uuid */
-      id: string;
-      /** Format: uuid */
-      instanceId: string;
-      /** @description Short panel identifier (8 characters). */
-      identifier: string;
-      /** @description Panel uuid. */
-      uuid: string;
-      name: string;
-      /** Format: int64 */
-      eggId: number;
-      /** @description Region tag of the node the server runs on. */
-      region: string | null;
-      /** @description Where to connect; null on old servers. */
-      address: {
-        /** @description Alias, else node FQDN, else ip. */
-        host: string;
-        ip: string;
-        alias: string | null;
-        /** Format: int32 */
-        port: number;
-      } | null;
-      ports: components['schemas']['ServerAddress'][];
-      sftp: components['schemas']['SftpAccess'];
-      resources: components['schemas']['Resources'];
-      /**
-       * Format: int64
-       * @description The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.
-       */
-      priceCentsPerHour: number;
-      /**
-       * Format: int64
-       * @description The exact hourly price charged, in millicents (1/1000 cent); what is below a cent carries to the next hour (`accruedMillicents` on GET /v1/account), so an account pays its exact prices to within one cent, never more.
-       */
-      priceMillicentsPerHour: number;
-      status: components['schemas']['ServerStatus'];
-      /** Format: date-time */
-      createdAt: string;
-      /** Format: date-time */
-      updatedAt: string;
-      /** Format: date-time */
-      suspendedAt: string | null;
-      /**
-       * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
-       * @enum {string|null}
-       */
-      suspendedReason: 'balance' | 'budget' | null;
-      /** Format: date-time */
-      deletedAt: string | null;
-    };
-    ServerAddress: {
-      /** @description Alias, else node FQDN, else ip. */
-      host: string;
-      ip: string;
-      alias: string | null;
-      /** Format: int32 */
-      port: number;
-    };
-    SftpAccess: {
-      /** @description The node's FQDN; null on old servers. */
-      host: string | null;
-      /**
-       * Format: int32
-       * @description Wings' SFTP port; null on old servers.
-       */
-      port: number | null;
-      /** @description `<panel user>.<identifier>`, known before any password is set. */
-      username: string;
-      /** @description The login may open this server: granted by POST /v1/account/sftp-password, and the server is active. */
-      enabled: boolean;
-    };
-    Resources: {
-      /** Format: int32 */
-      ramMb: number;
-      /** Format: int32 */
-      cpuPercent: number;
-      /** Format: int32 */
-      diskMb: number;
-    };
-    /** @enum {string} */
-    ServerStatus: 'active' | 'suspended' | 'deleted';
     CreateServer: {
       name: string;
       /** Format: int64 */
@@ -1827,6 +3607,90 @@ export interface components {
       };
       /** @description One of the egg's docker images; the egg default when omitted. */
       dockerImage?: string;
+    };
+    Quote: {
+      /** @description The deploy would succeed now: the runway and budget pass and a node can take it. */
+      deployable: boolean;
+      resources: components['schemas']['Resources'];
+      /**
+       * Format: int64
+       * @description The exact hourly price the deploy would charge (as `Server.priceMillicentsPerHour`).
+       */
+      priceMillicentsPerHour: number;
+      /**
+       * Format: int64
+       * @description Rounded up to a whole cent, as the server would show it.
+       */
+      priceCentsPerHour: number;
+      monthly: {
+        /**
+         * Format: int32
+         * @description 730, or the monthly cap when it is lower.
+         */
+        hours: number;
+        /**
+         * Format: int64
+         * @description hours × the exact price, rounded up to a whole cent.
+         */
+        estimateCents: number;
+        /**
+         * Format: int32
+         * @description The platform monthly cap in hours, or null.
+         */
+        capHours: number | null;
+      };
+      runway: {
+        passes: boolean;
+        /** Format: int64 */
+        balanceCents: number;
+        /**
+         * Format: int64
+         * @description 24 hours of every active server with this one, or the platform minimum when higher.
+         */
+        requiredCents: number;
+        /**
+         * Format: int64
+         * @description What a top-up must add for the deploy to pass (0 when it passes).
+         */
+        shortfallCents: number;
+        /**
+         * Format: int64
+         * @description The account's exact burn per hour with this server.
+         */
+        hourlyMillicentsAfter: number;
+      };
+      budget: {
+        passes: boolean;
+        /** @description Why not, as the deploy would say it (422 `limit_exceeded`). */
+        message: string | null;
+      };
+      placement: {
+        /**
+         * Format: uuid
+         * @description Where placement would put it now (null when no node can take it).
+         */
+        instanceId: string | null;
+        region: string | null;
+        /** @description When nothing fits: every candidate node and why, as `no_capacity` lists them. */
+        rejected: {
+          /** Format: uuid */
+          instanceId: string;
+          nodeName: string;
+          region: string | null;
+          /** @enum {string} */
+          reason:
+            | 'other_instance'
+            | 'instance_disabled'
+            | 'region_mismatch'
+            | 'not_public'
+            | 'maintenance'
+            | 'insufficient_memory'
+            | 'insufficient_disk'
+            | 'no_free_allocation';
+        }[];
+        /** @description Panels that did not answer (their nodes were not considered). */
+        unansweredInstances: string[];
+      };
     };
     ServerWithLive: {
       /** Format: uuid */
@@ -2257,53 +4121,6 @@ export interface components {
       /** @description Pass as `cursor` for the next page; null on the last page. */
       nextCursor: string | null;
     };
-    LedgerEntry: {
-      /**
-       * Format: int32
-       * @description Position in the account ledger (1, 2, 3, …).
-       */
-      seq: number;
-      /** @enum {string} */
-      type: 'trial' | 'topup' | 'bonus' | 'grant' | 'deduction' | 'charge' | 'refund' | 'dispute';
-      /**
-       * Format: int64
-       * @description Signed: credits positive, charges and deductions negative.
-       */
-      amountCents: number;
-      /** Format: int64 */
-      balanceAfterCents: number;
-      /** @description Trial, bonus and admin grants: credit that was not paid for. */
-      granted: boolean;
-      reference: {
-        serverId: string | null;
-        invoiceId: string | null;
-        invoiceNumber: string | null;
-        /**
-         * Format: date-time
-         * @description Hourly charges: the UTC hour charged (its start).
-         */
-        hour: string | null;
-        note: string | null;
-        /** @description Hourly charges: each server and its exact price for the hour, in millicents. */
-        lines: {
-          serverId: string;
-          /** Format: int64 */
-          millicents: number;
-        }[];
-        /**
-         * Format: int32
-         * @description Hourly charges: what was below a cent before this entry (carried from earlier hours).
-         */
-        accruedBeforeMillicents: number | null;
-        /**
-         * Format: int32
-         * @description Hourly charges: what is below a cent after it, carried to the next hour. amountCents = −floor((before + Σ lines) / 1000).
-         */
-        accruedAfterMillicents: number | null;
-      };
-      /** Format: date-time */
-      at: string;
-    };
     Budget: {
       /**
        * Format: int32
@@ -2725,113 +4542,6 @@ export interface components {
       data: components['schemas']['Invoice'][];
       /** @description Pass as `cursor` for the next page; null on the last page. */
       nextCursor: string | null;
-    };
-    /** @description Line items record the top-up and the bonus; each says what it charged and what it credited: totalCents is the sum of what was charged (paidCents once paid), creditedCents the sum of what was credited. */
-    Invoice: {
-      /** Format: uuid */
-      id: string;
-      /**
-       * @description Sequential and gapless per year.
-       * @example INV-2026-000042
-       */
-      number: string;
-      status: components['schemas']['InvoiceStatus'];
-      /** @enum {string} */
-      currency: 'usd';
-      /**
-       * Format: int64
-       * @description The top-up the customer pays.
-       */
-      amountCents: number;
-      /**
-       * Format: int32
-       * @description Bonus rate fixed when the checkout started.
-       */
-      bonusPercent: number;
-      /** @description The top-up, and once paid the bonus when it is above 0. Their chargedCents sum to totalCents, their creditedCents to creditedCents. */
-      lineItems: components['schemas']['InvoiceLine'][];
-      /**
-       * Format: int64
-       * @description The sum of the lines' chargedCents: the amount charged to the card.
-       */
-      totalCents: number;
-      /**
-       * Format: int64
-       * @description What the card paid: totalCents once paid, 0 while open or void.
-       */
-      paidCents: number;
-      /**
-       * @deprecated
-       * @description Deprecated: read lineItems and their creditedCents. The lines that credited the balance (empty until paid).
-       */
-      credits: components['schemas']['InvoiceCredit'][];
-      /**
-       * Format: int64
-       * @description The sum of the lines' creditedCents: top-up plus bonus (0 until paid).
-       */
-      creditedCents: number;
-      /** Format: date-time */
-      createdAt: string;
-      /** Format: date-time */
-      paidAt: string | null;
-      /** Format: date-time */
-      voidedAt: string | null;
-      /**
-       * Format: int64
-       * @description What was refunded to the card so far (partial refunds add up).
-       */
-      refundedCents: number;
-      /**
-       * Format: int64
-       * @description What open or lost disputes (chargebacks) took back; a won dispute returns it.
-       */
-      disputedCents: number;
-      /**
-       * Format: int64
-       * @description The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).
-       */
-      bonusReversedCents: number;
-      payment: {
-        /** @enum {string} */
-        provider: 'stripe' | 'sandbox';
-        sessionId: string | null;
-        paymentIntentId: string | null;
-      };
-    };
-    /**
-     * @description open → paid or void. A paid invoice turns partially_refunded or refunded as the card is refunded, and disputed while a chargeback is open or once it is lost (a won dispute returns it to its refund state).
-     * @enum {string}
-     */
-    InvoiceStatus: 'open' | 'paid' | 'void' | 'refunded' | 'partially_refunded' | 'disputed';
-    InvoiceLine: {
-      /**
-       * @description topup: the amount paid; bonus: the bonus rate applied to it (rounded down).
-       * @enum {string}
-       */
-      type: 'topup' | 'bonus';
-      description: string;
-      /**
-       * Format: int64
-       * @description The line's amount: the top-up, or the bonus. Sum chargedCents for what the card pays, creditedCents for what the balance received.
-       */
-      amountCents: number;
-      /**
-       * Format: int64
-       * @description What the card is charged for this line: the top-up its amount, the bonus 0.
-       */
-      chargedCents: number;
-      /**
-       * Format: int64
-       * @description What this line credited to the balance: its amount once paid, 0 while open or void.
-       */
-      creditedCents: number;
-    };
-    InvoiceCredit: {
-      /** @enum {string} */
-      type: 'topup' | 'bonus';
-      description: string;
-      /** Format: int64 */
-      amountCents: number;
     };
     PaymentMethod: {
       /** @description The saved card as the payment provider shows it (no card data is kept here); null when none is saved. */
@@ -3775,6 +5485,10 @@ export interface components {
     RetryAfter: number;
     /** @description A document to save: `attachment; filename="<name>"` (the invoice PDF is named by its number, `INV-2026-000001.pdf`). */
     ContentDisposition: string;
+    /** @description The version of this answer; send it back as `If-None-Match` to get 304 Not Modified while it has not changed. */
+    ETag: string;
+    /** @description How long any cache may keep this answer (`public, max-age=<seconds>`). */
+    CacheControl: string;
     /** @description `true` when this is the stored response of an earlier request with the same Idempotency-Key. */
     IdempotentReplayed: 'true';
   };
@@ -6370,7 +8084,46 @@ export interface operations {
            *           "type": "server.created",
            *           "createdAt": "2026-11-26T10:00:00.000Z",
            *           "data": {
-           *             "EXAMPLE_KEY": null
+           *             "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *             "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *             "identifier": "1a7ce997",
+           *             "uuid": "1a7ce997-259b-452e-8b4e-cecc464142ca",
+           *             "name": "survival",
+           *             "eggId": 1,
+           *             "region": "eu-central",
+           *             "address": {
+           *               "host": "example host",
+           *               "ip": "203.0.113.10",
+           *               "alias": "example alias",
+           *               "port": 25565
+           *             },
+           *             "ports": [
+           *               {
+           *                 "host": "example host",
+           *                 "ip": "203.0.113.10",
+           *                 "alias": "example alias",
+           *                 "port": 25565
+           *               }
+           *             ],
+           *             "sftp": {
+           *               "host": "example host",
+           *               "port": 25565,
+           *               "username": "example username",
+           *               "enabled": true
+           *             },
+           *             "resources": {
+           *               "ramMb": 2048,
+           *               "cpuPercent": 100,
+           *               "diskMb": 4096
+           *             },
+           *             "priceCentsPerHour": 3,
+           *             "priceMillicentsPerHour": 2700,
+           *             "status": "active",
+           *             "createdAt": "2026-11-26T10:00:00.000Z",
+           *             "updatedAt": "2026-11-26T10:00:00.000Z",
+           *             "suspendedAt": null,
+           *             "suspendedReason": null,
+           *             "deletedAt": null
            *           }
            *         }
            *       ],
@@ -6520,7 +8273,46 @@ export interface operations {
            *       "type": "server.created",
            *       "createdAt": "2026-11-26T10:00:00.000Z",
            *       "data": {
-           *         "EXAMPLE_KEY": null
+           *         "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *         "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *         "identifier": "1a7ce997",
+           *         "uuid": "1a7ce997-259b-452e-8b4e-cecc464142ca",
+           *         "name": "survival",
+           *         "eggId": 1,
+           *         "region": "eu-central",
+           *         "address": {
+           *           "host": "example host",
+           *           "ip": "203.0.113.10",
+           *           "alias": "example alias",
+           *           "port": 25565
+           *         },
+           *         "ports": [
+           *           {
+           *             "host": "example host",
+           *             "ip": "203.0.113.10",
+           *             "alias": "example alias",
+           *             "port": 25565
+           *           }
+           *         ],
+           *         "sftp": {
+           *           "host": "example host",
+           *           "port": 25565,
+           *           "username": "example username",
+           *           "enabled": true
+           *         },
+           *         "resources": {
+           *           "ramMb": 2048,
+           *           "cpuPercent": 100,
+           *           "diskMb": 4096
+           *         },
+           *         "priceCentsPerHour": 3,
+           *         "priceMillicentsPerHour": 2700,
+           *         "status": "active",
+           *         "createdAt": "2026-11-26T10:00:00.000Z",
+           *         "updatedAt": "2026-11-26T10:00:00.000Z",
+           *         "suspendedAt": null,
+           *         "suspendedReason": null,
+           *         "deletedAt": null
            *       }
            *     }
            */
@@ -7593,6 +9385,147 @@ export interface operations {
       };
     };
   };
+  pricing: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The `ETag` of an answer you hold: 304 with no body while it is still current. */
+        'If-None-Match'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Prices, limits and regions before you buy (no credential) */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['CacheControl'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "currency": "usd",
+           *       "hoursPerMonth": 730,
+           *       "resources": [
+           *         {
+           *           "resource": "ram",
+           *           "unit": "GiB",
+           *           "millicentsPerUnitHour": 1,
+           *           "millicentsPerUnitMonth": 1
+           *         }
+           *       ],
+           *       "formula": "example formula",
+           *       "smallestServer": {
+           *         "ramMb": 2048,
+           *         "cpuPercent": 100,
+           *         "diskMb": 4096,
+           *         "priceMillicentsPerHour": 2700,
+           *         "priceCentsPerHour": 3,
+           *         "monthlyCents": 2500
+           *       },
+           *       "serverLimits": {
+           *         "ramMb": {
+           *           "min": 1,
+           *           "max": 1
+           *         },
+           *         "cpuPercent": {
+           *           "min": 1,
+           *           "max": 1
+           *         },
+           *         "diskMb": {
+           *           "min": 1,
+           *           "max": 1
+           *         },
+           *         "maxServersPerAccount": 1
+           *       },
+           *       "monthlyCapHours": 720,
+           *       "runwayHours": 720,
+           *       "minimumBalanceCents": 2500,
+           *       "trialCreditCents": 2500,
+           *       "topUp": {
+           *         "minimumCents": 2500,
+           *         "maximumCents": 2500,
+           *         "bonusPercent": 5
+           *       },
+           *       "regions": [
+           *         {
+           *           "region": "eu-central",
+           *           "name": "survival",
+           *           "available": true
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['Pricing'];
+        };
+      };
+      /** @description Not Modified: the answer has not changed since the `If-None-Match` tag. */
+      304: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          ETag: components['headers']['ETag'];
+          'Cache-Control': components['headers']['CacheControl'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
   listServers: {
     parameters: {
       query?: {
@@ -8114,6 +10047,321 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'no_capacity' | 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  quoteServer: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateServer'];
+      };
+    };
+    responses: {
+      /** @description What a deploy with this body would do and cost, without doing it */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "deployable": true,
+           *       "resources": {
+           *         "ramMb": 2048,
+           *         "cpuPercent": 100,
+           *         "diskMb": 4096
+           *       },
+           *       "priceMillicentsPerHour": 2700,
+           *       "priceCentsPerHour": 3,
+           *       "monthly": {
+           *         "hours": 1,
+           *         "estimateCents": 2500,
+           *         "capHours": 720
+           *       },
+           *       "runway": {
+           *         "passes": true,
+           *         "balanceCents": 2500,
+           *         "requiredCents": 2500,
+           *         "shortfallCents": 2500,
+           *         "hourlyMillicentsAfter": 450
+           *       },
+           *       "budget": {
+           *         "passes": true,
+           *         "message": "The server is still installing"
+           *       },
+           *       "placement": {
+           *         "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *         "region": "eu-central",
+           *         "rejected": [
+           *           {
+           *             "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *             "nodeName": "example nodeName",
+           *             "region": "eu-central",
+           *             "reason": "other_instance"
+           *           }
+           *         ],
+           *         "unansweredInstances": [
+           *           "0193a7e2-5b1c-7d4e-9f3a-0000b153dd2b"
+           *         ]
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Quote'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU, disk or backups per server).) */
+      422: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'limit_exceeded';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
@@ -22368,6 +24616,499 @@ export interface operations {
             };
           };
         };
+      };
+    };
+  };
+  'webhook:server.created': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ServerCreatedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:server.resized': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ServerResizedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:server.suspended': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ServerSuspendedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:server.unsuspended': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ServerUnsuspendedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:server.deleted': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ServerDeletedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:server.installed': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ServerInstalledWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:server.reinstalled': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ServerReinstalledWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:server.install_failed': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ServerInstallFailedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:balance.low': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['BalanceLowWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:invoice.paid': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['InvoicePaidWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:invoice.void': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['InvoiceVoidWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:invoice.refunded': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['InvoiceRefundedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:invoice.disputed': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['InvoiceDisputedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:ledger.entry': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LedgerEntryWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:auto_topup.failed': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AutoTopupFailedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:auto_topup.disabled': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AutoTopupDisabledWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:webhook_endpoint.disabled': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookEndpointDisabledWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
       };
     };
   };

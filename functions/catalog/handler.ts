@@ -2,6 +2,7 @@ import { createGroupHandler } from '../../shared/http/handler.ts';
 import { catalogRoutes } from '../../shared/api/routes/catalog.ts';
 import { listInstances } from '../../shared/instances/index.ts';
 import { getEgg, listEggs, listRegions } from '../../shared/catalog/index.ts';
+import { publicPricing } from '../../shared/catalog/pricing.ts';
 
 /** Catalog group: what can be deployed, and where. */
 export const handler = createGroupHandler('catalog', catalogRoutes, {
@@ -13,4 +14,5 @@ export const handler = createGroupHandler('catalog', catalogRoutes, {
   listRegions: async () => listRegions(),
   listEggs: async () => listEggs(),
   getEgg: async ({ params }) => getEgg(params.instanceId, params.eggId),
+  pricing: async () => publicPricing(),
 });

@@ -29,6 +29,8 @@ export const handler = createGroupHandler('servers', serverRoutes, {
     return server;
   },
 
+  quoteServer: async ({ principal, body }) => (await import('../../shared/servers/quote.ts')).quoteDeploy(principal.accountId, body),
+
   getServer: async ({ principal, params }) => getServerWithLive(principal.accountId, params.id),
 
   resizeServer: async ({ principal, params, body, audit }) => {

@@ -68,7 +68,7 @@ export function noteResponse(
 ): void {
   const documented =
     code === null
-      ? status === (def.status ?? 200)
+      ? status === (def.status ?? 200) || (status === 304 && def.cacheSeconds !== undefined)
       : code in ERROR_STATUS && ERROR_STATUS[code as ErrorCode] === status && errorCodesOf(def).includes(code as ErrorCode);
   const missingHeader = documented && RETRY_AFTER_CODES.has(code as ErrorCode) && !headers['Retry-After'] ? 'Retry-After' : undefined;
   if ((!documented || missingHeader) && !breaches.some((b) => b.route === routeId && b.status === status && b.code === code)) {

@@ -45,6 +45,12 @@ export interface RouteDef {
   /** Exempt from the per-client rate limit (the payment provider's webhook deliveries). */
   unlimited?: boolean;
   /**
+   * A public read that caches may keep this many seconds: the answer carries `Cache-Control:
+   * public, max-age=N` and an `ETag`, and a GET whose `If-None-Match` names that tag gets 304
+   * with no body (shared/http/handler.ts). Only for answers that are the same for every caller.
+   */
+  cacheSeconds?: number;
+  /**
    * Error codes only this operation's own logic answers with; those that follow from the
    * definition (credential, body, parameters, cursor, Idempotency-Key) are added by
    * errorCodesOf (shared/api/contract.ts). The document lists both; tests fail on anything else.

@@ -153,7 +153,7 @@ export function createGroupHandler<G extends Group>(group: G, routes: GroupRoute
           : undefined,
       ]);
 
-      const response = await answer(route, result, requestId, state);
+      const response = await answer(route, result, requestId, state, headers['if-none-match']);
       await settle(state, response, null, requestId, sourceIp);
       return response;
     } catch (err) {
@@ -285,14 +285,46 @@ function baseUrlOf(event: Event, headers: Record<string, string | undefined>): s
  * against the route's schema outside AWS; the idempotency record gets the JSON answer without
  * secrets.
  */
-async function answer(route: { id: RouteId; def: RouteDef }, result: unknown, requestId: string, state: RequestState): Promise<Response> {
+async function answer(
+  route: { id: RouteId; def: RouteDef },
+  result: unknown,
+  requestId: string,
+  state: RequestState,
+  ifNoneMatch: string | undefined,
+): Promise<Response> {
   const { def } = route;
   if (def.raw) return rawResponse(result as RawResponse, requestId, state.rate);
   const { status, body } = unwrap(result, def.status ?? 200);
   checkResponseShape(route.id, def, body);
+  if (def.cacheSeconds) return cacheableJson(body, def.cacheSeconds, ifNoneMatch, requestId, state.rate);
   if (state.idempotency)
     await completeIdempotencyKey(state.idempotency.accountId, state.idempotency.key, { statusCode: status, body: stripSecrets(body) });
   return json(status, body, requestId, state.rate);
+}
+
+/**
+ * A public answer caches may keep: a strong ETag over the exact bytes sent, so any change (a price,
+ * a region filling up) is a new tag. `If-None-Match` with that tag (or `*`) gets 304 and no body.
+ */
+function cacheableJson(
+  body: unknown,
+  seconds: number,
+  ifNoneMatch: string | undefined,
+  requestId: string,
+  rate: RateLimitState | undefined,
+) {
+  const text = JSON.stringify(body);
+  const etag = `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`;
+  const caching = { 'cache-control': `public, max-age=${seconds}`, etag };
+  const matches = ifNoneMatch?.split(',').some((tag) => {
+    const t = tag.trim();
+    return t === '*' || t === etag || t === `W/${etag}`;
+  });
+  if (matches) {
+    const { 'content-type': _type, ...headers } = json(304, null, requestId, rate, caching).headers;
+    return { statusCode: 304, headers, body: '' };
+  }
+  return { ...json(200, body, requestId, rate, caching), body: text };
 }
 
 /** A raw route's answer (the docs page, the OpenAPI document, an invoice PDF). */

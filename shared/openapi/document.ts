@@ -5,6 +5,9 @@ import { errorStatusesOf, RETRY_AFTER_CODES } from '../api/contract.ts';
 import { ERROR_MEANING, ERROR_STATUS, type ErrorCode } from '../errors.ts';
 import { MAX_BODY_BYTES } from '../http/handler.ts';
 import { API_VERSION } from './version.ts';
+import * as z from 'zod';
+import { EVENT_SCOPES } from '../api/event-types.ts';
+import { WEBHOOK_PAYLOADS } from '../api/schemas/events.ts';
 
 const DESCRIPTION = `
 API-first control plane for game and application servers on Pterodactyl panels, metered hourly against a prepaid credit balance.
@@ -50,6 +53,14 @@ const HEADERS = {
   'Content-Disposition': {
     description: 'A document to save: `attachment; filename="<name>"` (the invoice PDF is named by its number, `INV-2026-000001.pdf`).',
     schema: { type: 'string', maxLength: 128 },
+  },
+  ETag: {
+    description: 'The version of this answer; send it back as `If-None-Match` to get 304 Not Modified while it has not changed.',
+    schema: { type: 'string', maxLength: 64 },
+  },
+  'Cache-Control': {
+    description: 'How long any cache may keep this answer (`public, max-age=<seconds>`).',
+    schema: { type: 'string', maxLength: 64 },
   },
   'Idempotent-Replayed': {
     description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.',
@@ -177,12 +188,21 @@ function generate(): object {
     if (def.idempotent) successHeaders.push('Idempotent-Replayed');
     // A route that answers a document (not JSON) sends it as a file to save.
     if (def.mediaType) successHeaders.push('Content-Disposition');
+    if (def.cacheSeconds) successHeaders.push('ETag', 'Cache-Control');
     const responses: Record<number, unknown> = {
       [success]: {
         description: def.summary,
         headers: headerRefs(successHeaders),
         content: { [def.mediaType ?? 'application/json']: { schema: def.response } },
       },
+      ...(def.cacheSeconds
+        ? {
+            304: {
+              description: 'Not Modified: the answer has not changed since the `If-None-Match` tag.',
+              headers: headerRefs(successHeaders),
+            },
+          }
+        : {}),
     };
     for (const [status, codes] of errorStatusesOf(def)) responses[status] = errorResponse(status, codes, rateLimited);
     registry.registerPath({
@@ -212,7 +232,46 @@ function generate(): object {
             ],
           }
         : {}),
+      ...(def.cacheSeconds
+        ? {
+            parameters: [
+              {
+                name: 'If-None-Match',
+                in: 'header',
+                required: false,
+                schema: { type: 'string', maxLength: 1024 },
+                description: 'The `ETag` of an answer you hold: 304 with no body while it is still current.',
+              },
+            ],
+          }
+        : {}),
       responses: responses as never,
+    });
+  }
+
+  // What each event type's delivery POSTs to a webhook endpoint (docs/webhooks.md), one entry a type.
+  const deliveryHeaders = z.object({
+    'webhook-id': z.string().max(64).meta({ description: 'The event id: the same on every retry and endpoint; deduplicate on it.' }),
+    'webhook-timestamp': z
+      .string()
+      .regex(/^[0-9]{1,12}$/)
+      .max(12)
+      .meta({ description: 'Epoch seconds of this attempt.' }),
+    'webhook-signature': z.string().max(512).meta({
+      description: '`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks).',
+    }),
+  });
+  for (const { type, schema } of WEBHOOK_PAYLOADS) {
+    registry.registerWebhook({
+      operationId: `webhook:${type}`,
+      method: 'post',
+      path: type,
+      summary: `Delivered on ${type} (${EVENT_SCOPES[type]} reads it)`,
+      tags: ['Webhooks'],
+      // Authenticated by its signature header (a parameter above), not by a credential of ours.
+      security: [],
+      request: { headers: deliveryHeaders, body: { required: true, content: { 'application/json': { schema } } } },
+      responses: { 200: { description: 'Any 2xx within 5 seconds acknowledges the delivery; anything else is retried.' } },
     });
   }
 

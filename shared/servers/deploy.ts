@@ -58,17 +58,9 @@ export async function deployServer(
   principal: { accountId: string; email: string },
   input: z.infer<typeof CreateServer>,
 ): Promise<ServerView> {
-  const resources: Resources = { ramMb: input.ramMb, cpuPercent: input.cpuPercent, diskMb: input.diskMb };
-  const settings = await getSettings();
-  await checkCaps(resources);
-  const priceMillicents = hourlyPriceMillicents(resources, settings.prices);
-  const price = hourlyPriceCents(resources, settings.prices);
-
-  const snap = await profileSnapshot(principal.accountId);
-  if (snap.serverCount >= settings.maxServersPerAccount) throw limitExceeded(snap.serverCount, settings.maxServersPerAccount);
-  const required = requiredBalance(snap.burnMillicentsPerHour + priceMillicents, settings.minimumBalanceCents);
-  if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, snap.burnMillicentsPerHour + priceMillicents);
-  if (snap.budgetCapCents !== null) await assertWithinBudget(principal.accountId, snap.burnMillicentsPerHour + priceMillicents);
+  const { resources, settings, priceMillicents, price, snap, required, burnAfter } = await admitDeploy(principal.accountId, input);
+  if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, burnAfter);
+  if (snap.budgetCapCents !== null) await assertWithinBudget(principal.accountId, burnAfter);
 
   const placement = await placementFor(input, {
     ramMb: resources.ramMb,
@@ -156,6 +148,31 @@ function sftpOf(topology: PanelTopologyItem, nodeId: number): { sftp?: { host: s
   return n?.fqdn && n.sftpPort ? { sftp: { host: n.fqdn, port: n.sftpPort } } : {};
 }
 
+/**
+ * The checks of a deploy that need no panel and no write, shared with its dry run (quote.ts): the
+ * platform caps and the per-account server limit throw as the deploy answers them; the price and
+ * what the runway requires are computed once, here, so a quote and the deploy after it agree.
+ */
+export async function admitDeploy(accountId: string, input: z.infer<typeof CreateServer>) {
+  const resources: Resources = { ramMb: input.ramMb, cpuPercent: input.cpuPercent, diskMb: input.diskMb };
+  const settings = await getSettings();
+  await checkCaps(resources);
+  const priceMillicents = hourlyPriceMillicents(resources, settings.prices);
+  const price = hourlyPriceCents(resources, settings.prices);
+  const snap = await profileSnapshot(accountId);
+  if (snap.serverCount >= settings.maxServersPerAccount) throw limitExceeded(snap.serverCount, settings.maxServersPerAccount);
+  const burnAfter = snap.burnMillicentsPerHour + priceMillicents;
+  return {
+    resources,
+    settings,
+    priceMillicents,
+    price,
+    snap,
+    burnAfter,
+    required: requiredBalance(burnAfter, settings.minimumBalanceCents),
+  };
+}
+
 /** The panel has a server we could not record: remove it so nothing runs unbilled; then its allocation is free again. */
 async function removeUnrecorded(instance: InstanceView, panelServer: PanelServer, claim: AllocationClaimed): Promise<void> {
   try {
@@ -176,7 +193,7 @@ interface Offer {
 }
 
 /** The deploy's view of the panels that offer the egg: their copies as our claims change them, and those that did not answer. */
-class Placement {
+export class Placement {
   readonly offers = new Map<string, Offer>();
   readonly unanswered: Unanswered[] = [];
   readonly request: PlacementRequest;
@@ -214,7 +231,7 @@ class Placement {
  * image, with their copies; a 400 when none does, 503 `panel_unavailable` when a panel that might
  * did not answer.
  */
-async function placementFor(input: z.infer<typeof CreateServer>, request: PlacementRequest): Promise<Placement> {
+export async function placementFor(input: z.infer<typeof CreateServer>, request: PlacementRequest): Promise<Placement> {
   const instances = (await listInstances()).filter((i) => !input.instanceId || i.id === input.instanceId);
   if (input.instanceId && !instances[0]?.enabled) {
     throw invalidRequest([

@@ -3,6 +3,7 @@ import { keys } from '../db/keys.ts';
 import type { NamedWrite } from '../db/write.ts';
 import { newId } from '../ids.ts';
 import { EVENT_READ_SCOPES, type EventType, readableEventTypes } from '../api/event-types.ts';
+import type { EventData } from '../api/schemas/events.ts';
 
 /**
  * Events: what happened to an account, recorded in the same transaction as the change it reports
@@ -29,7 +30,7 @@ export const receivesType = (endpoint: { events: readonly string[]; scopes?: rea
   receivedTypes(endpoint).includes(type as EventType);
 
 /** The event item for `type` (its id time-ordered), to put in the transaction of the change. */
-export function eventItem(accountId: string, type: EventType, data: Record<string, unknown>, now = new Date()): EventItem {
+export function eventItem<T extends EventType>(accountId: string, type: T, data: EventData<T>, now = new Date()): EventItem {
   const eventId = newId();
   return {
     ...keys.event(accountId, eventId),
@@ -45,10 +46,10 @@ export function eventItem(accountId: string, type: EventType, data: Record<strin
 }
 
 /** The named transaction item that records an event with the change (`transact([...change, eventWrite(...)])`). */
-export function eventWrite(
+export function eventWrite<T extends EventType>(
   accountId: string,
-  type: EventType,
-  data: Record<string, unknown>,
+  type: T,
+  data: EventData<T>,
   now = new Date(),
   name = `event:${type}`,
 ): NamedWrite {

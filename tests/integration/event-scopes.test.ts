@@ -6,6 +6,7 @@ import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { transact } from '../../shared/db/write.ts';
 import { EVENT_TYPES, type EventType, eventItem, eventWrite } from '../../shared/webhooks/events.ts';
+import { EVENT_SAMPLES, sampleServer } from '../helpers/event-samples.ts';
 import { drainOutbox } from '../../shared/webhooks/dispatch.ts';
 import { customer as newCustomer } from '../helpers/customer.ts';
 
@@ -95,14 +96,15 @@ async function accountWithEvents(email: string) {
   expect((await api.call('POST', `/v1/admin/invoices/${paid}/refund`, { body: { amountCents: 100, reason: 'scope test' } })).status).toBe(
     200,
   );
-  await transact([eventWrite(c.id, 'invoice.disputed', { id: paid, status: 'disputed' })]);
+  const paidView = (await api.call('GET', `/v1/invoices/${paid}`, { token: c.token })).body;
+  await transact([eventWrite(c.id, 'invoice.disputed', { ...paidView, status: 'disputed', disputedCents: 100 })]);
   const voided = (await api.call('POST', '/v1/billing/checkout', { token: c.token, body: { amountCents: 1000 } })).body.invoiceId;
   await api.call('POST', `/dev/checkout/${voided}/complete`, { token: null, body: { outcome: 'expired' } });
   await transact([eventWrite(c.id, 'balance.low', { balanceCents: 499, thresholdCents: 500 })]);
   // The auto top-up's events with their own writer (the real ones: tests/integration/auto-topup.test.ts).
   await transact([
-    eventWrite(c.id, 'auto_topup.failed', { invoiceId: voided, code: 'card_declined', consecutiveFailures: 3, ruleDisabled: true }),
-    eventWrite(c.id, 'auto_topup.disabled', { reason: 'failures', consecutiveFailures: 3 }),
+    eventWrite(c.id, 'auto_topup.failed', { ...EVENT_SAMPLES['auto_topup.failed'](), invoiceId: voided }),
+    eventWrite(c.id, 'auto_topup.disabled', EVENT_SAMPLES['auto_topup.disabled']()),
   ]);
   await grant(1);
   const all = await eventsOf(c.token, 100);
@@ -160,16 +162,18 @@ describe('GET /v1/events shows a credential only what its scopes read elsewhere'
   it('a sparse filter is bounded: a page cut short carries a cursor, and paging still finds every readable event', async () => {
     const c = await customer('scopes-sparse@example.com');
     // 1,200 unreadable events between two readable ones: more than one page's bounded reads.
-    await transact([eventWrite(c.id, 'server.created', { n: 'oldest' })]);
+    await transact([eventWrite(c.id, 'server.created', sampleServer({ name: 'oldest' }))]);
     // Written in batches (the writer's items, without the outbox entry): only the listing reads them.
     for (let i = 0; i < 1200; i += 25) {
       const items = Array.from({ length: 25 }, () => {
-        const { GSI2PK: _pk, GSI2SK: _sk, ...item } = eventItem(c.id, 'ledger.entry', { filler: true });
+        const { GSI2PK: _pk, GSI2SK: _sk, ...item } = eventItem(c.id, 'ledger.entry', EVENT_SAMPLES['ledger.entry']());
         return { PutRequest: { Item: item } };
       });
       await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: items } }));
     }
-    await transact([eventWrite(c.id, 'server.deleted', { n: 'newest' })]);
+    await transact([
+      eventWrite(c.id, 'server.deleted', sampleServer({ name: 'newest', status: 'deleted', deletedAt: new Date().toISOString() })),
+    ]);
     const walk = async (token: string, query: string) => {
       let cursor: string | null = null;
       const seen: string[] = [];
@@ -216,7 +220,7 @@ describe('an endpoint is sent only the types its creating credential could read'
 
     // A billing event and a server event, fanned out.
     await api.call('POST', `/v1/admin/users/${c.id}/credits`, { body: { amountCents: 5000, note: 'fan-out' } });
-    await transact([eventWrite(c.id, 'server.created', { n: 1 })]);
+    await transact([eventWrite(c.id, 'server.created', sampleServer())]);
     await drainOutbox();
     const typesTo = async (endpointId: string) =>
       ((await api.call('GET', `/v1/webhook-endpoints/${endpointId}/deliveries`, { token: c.token })).body.data as { eventType: string }[])

@@ -1,3 +1,4 @@
+import { WEBHOOK_PAYLOADS } from '../../shared/api/schemas/events.ts';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
@@ -147,6 +148,11 @@ describe('delivery', () => {
     // Every type reaches the endpoint without a filter; none of these reach the server.deleted one.
     expect(all.received.map((r) => r.json.type)).toContain('server.created');
     for (const r of all.received) expect(Receiver.verifies(r, epAll.secret)).toBe(true);
+    // Each body is what the document's `webhooks` entry for its type says (shared/api/schemas/events.ts).
+    for (const r of [...all.received, ...created.received]) {
+      const payload = WEBHOOK_PAYLOADS.find((p) => p.type === r.json.type)!.schema.safeParse(r.json);
+      expect(payload.success, `${r.json.type}: ${payload.error?.message}`).toBe(true);
+    }
     expect(deleted.received).toHaveLength(0);
 
     // The delivery is recorded as succeeded, with its attempt.

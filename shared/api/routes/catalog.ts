@@ -1,5 +1,5 @@
 import { define, PANEL } from '../route-def.ts';
-import { EggDetail, EggList, EggParams, PublicInstanceList, RegionList } from '../schemas/catalog.ts';
+import { EggDetail, EggList, EggParams, Pricing, PublicInstanceList, RegionList } from '../schemas/catalog.ts';
 
 /** The catalog group: instances, regions, eggs. */
 export const catalogRoutes = define({
@@ -46,5 +46,17 @@ export const catalogRoutes = define({
     params: EggParams,
     response: EggDetail,
     errors: PANEL,
+  },
+  pricing: {
+    method: 'GET',
+    path: '/v1/pricing',
+    group: 'catalog',
+    tag: 'Catalog',
+    auth: 'none',
+    summary: 'Prices, limits and regions before you buy (no credential)',
+    description:
+      'What a server costs per resource (exact, per hour and per 730-hour month), the smallest server, the limits a deploy must respect, top-up rules and which regions can take a server now. The same for every caller: cacheable for 60 seconds, with an `ETag` (send `If-None-Match` for a 304). `POST /v1/servers/quote` prices one exact deploy body.',
+    response: Pricing,
+    cacheSeconds: 60,
   },
 });

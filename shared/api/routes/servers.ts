@@ -1,5 +1,6 @@
 import { define, PANEL, CONTROL } from '../route-def.ts';
 import { IdParam, ListQuery } from '../schemas/common.ts';
+import { Quote } from '../schemas/quote.ts';
 import {
   CommandResult,
   ConsoleCommand,
@@ -83,6 +84,20 @@ export const serverRoutes = define({
     idempotent: true,
     audit: 'servers.create',
     errors: ['insufficient_credit', 'limit_exceeded', 'conflict', 'no_capacity', ...PANEL],
+  },
+  quoteServer: {
+    method: 'POST',
+    path: '/v1/servers/quote',
+    group: 'servers',
+    tag: 'Servers',
+    auth: 'bearer',
+    scope: 'servers:read',
+    summary: 'What a deploy with this body would do and cost, without doing it',
+    description:
+      'The deploy body, checked as the deploy checks it (400 and 422 as it would answer), priced as it would be charged, with the monthly estimate, whether the 24-hour runway and the budget pass (and the balance to add), and where placement would put it now (or every node and why not). Nothing is created, claimed or charged.',
+    body: CreateServer,
+    response: Quote,
+    errors: ['limit_exceeded', ...PANEL],
   },
   getServer: {
     method: 'GET',

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { Uuid, text, int32, Count, PanelId, SignedMb } from './common.ts';
+import { Uuid, text, int32, int64, Count, INT32_MAX, PanelId, SignedMb } from './common.ts';
 
 /** The catalog (catalog group): deployable instances, regions, eggs. */
 
@@ -81,3 +81,63 @@ export const EggParams = z.object({
     .max(2 ** 31)
     .meta({ format: 'int64' }),
 });
+
+const Millicents = int64(0, Number.MAX_SAFE_INTEGER);
+
+const ResourcePrice = z
+  .object({
+    resource: z.enum(['ram', 'cpu', 'disk']),
+    unit: z.enum(['GiB', 'core']).meta({ description: 'GiB = 1024 MB (ramMb, diskMb); core = cpuPercent 100.' }),
+    millicentsPerUnitHour: Millicents.meta({ description: 'The exact price of one unit for one hour, in 1/1000 cent.' }),
+    millicentsPerUnitMonth: Millicents.meta({ description: 'The same for a 730-hour month (× 730).' }),
+  })
+  .meta({ id: 'ResourcePrice' });
+
+const Range = (min: number, max: number) => z.object({ min: int32(min, max), max: int32(min, max) });
+
+export const PricingRegion = z
+  .object({
+    region: text(60),
+    name: text(65_535).nullable(),
+    available: z.boolean().meta({ description: 'At least one node there can take the smallest server now (from the cached topology).' }),
+  })
+  .meta({ id: 'PricingRegion' });
+
+export const Pricing = z
+  .object({
+    currency: z.literal('usd'),
+    hoursPerMonth: z.literal(730),
+    resources: z.array(ResourcePrice).max(3),
+    formula: text(500).meta({
+      description: "How a server's hourly price follows from its resources; the exact price is rounded down once, to a whole millicent.",
+    }),
+    smallestServer: z
+      .object({
+        ramMb: int32(0, INT32_MAX),
+        cpuPercent: int32(0, INT32_MAX),
+        diskMb: int32(0, INT32_MAX),
+        priceMillicentsPerHour: Millicents,
+        priceCentsPerHour: Millicents.meta({ description: 'The exact hourly price rounded up to a whole cent, as a server shows it.' }),
+        monthlyCents: Millicents.meta({
+          description: '730 hours at the exact price, rounded up to a whole cent (before any monthly cap).',
+        }),
+      })
+      .meta({ description: 'The smallest deployable server and what it costs.' }),
+    serverLimits: z.object({
+      ramMb: Range(0, INT32_MAX),
+      cpuPercent: Range(0, INT32_MAX),
+      diskMb: Range(0, INT32_MAX),
+      maxServersPerAccount: int32(0, 10_000),
+    }),
+    monthlyCapHours: int32(1, 744)
+      .nullable()
+      .meta({ description: 'A server never pays more than this many hours of its price in a calendar month (UTC); null: no cap.' }),
+    runwayHours: int32(0, 10_000).meta({
+      description: "A deploy or upsize needs this many hours of every active server's price in credit.",
+    }),
+    minimumBalanceCents: int32(0, INT32_MAX),
+    trialCreditCents: int32(0, INT32_MAX).meta({ description: 'Granted once to every new account.' }),
+    topUp: z.object({ minimumCents: int32(0, INT32_MAX), maximumCents: int32(0, INT32_MAX), bonusPercent: int32(0, 100) }),
+    regions: z.array(PricingRegion).max(1000),
+  })
+  .meta({ id: 'Pricing' });

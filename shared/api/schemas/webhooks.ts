@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { EVENT_SCOPES, EVENT_TYPES } from '../event-types.ts';
+import { Event } from './events.ts';
 import { Uuid, INT32_MAX, text, int32, Count, Timestamp, ListQuery, SafeText, listOf } from './common.ts';
 
 /** Outbound webhooks (account group): endpoints, deliveries, events. */
@@ -122,18 +123,7 @@ export const WebhookDeliveryList = listOf(WebhookDelivery, 'WebhookDeliveryList'
 
 export const DeliveryParams = z.object({ id: Uuid, deliveryId: Uuid });
 
-export const Event = z
-  .object({
-    id: Uuid,
-    type: EventTypeSchema,
-    createdAt: Timestamp,
-    data: z.record(z.string(), z.unknown()).meta({
-      description:
-        'What happened: the server view (server.*), the invoice view (invoice.*), the ledger entry (ledger.entry), `{ balanceCents, thresholdCents }` (balance.low).',
-    }),
-  })
-  .meta({ id: 'Event' });
-
+export { Event };
 export const EventList = listOf(Event, 'EventList');
 
 export const EventsQuery = ListQuery.extend({

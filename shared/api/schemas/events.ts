@@ -1,0 +1,103 @@
+import * as z from 'zod';
+import type { EventType } from '../event-types.ts';
+import { Cents, Count, SignedCents, Timestamp, Uuid, text } from './common.ts';
+import { Invoice } from './billing.ts';
+import { LedgerEntryView } from './money.ts';
+import { ResourcesSchema, Server } from './servers.ts';
+
+/**
+ * What each event type carries in `data`: one schema per type, checked by the compiler to cover
+ * every type (shared/api/event-types.ts). From these the document gets its `webhooks` section
+ * (one entry per type, the body a receiver gets) and `/v1/events` its union discriminated by
+ * `type`; outside AWS every event the API answers with is checked against them.
+ */
+const Suspension = Server.extend({
+  reason: z.enum(['balance', 'budget']).meta({ description: 'Why the platform suspended it (as `suspendedReason`).' }),
+});
+
+/** How an install the watch followed went (docs/webhooks.md). */
+const Install = z.object({
+  kind: z.enum(['deploy', 'reinstall']),
+  startedAt: Timestamp,
+  endedAt: Timestamp,
+});
+
+export const EVENT_DATA = {
+  'server.created': Server,
+  'server.resized': Server.extend({ previousResources: ResourcesSchema }),
+  'server.suspended': Suspension,
+  'server.unsuspended': Server,
+  'server.deleted': Server,
+  'server.installed': Server.extend({ install: Install }),
+  'server.reinstalled': Server.extend({ install: Install }),
+  'server.install_failed': Server.extend({
+    install: Install.extend({
+      reason: z
+        .enum(['failed', 'timeout'])
+        .meta({ description: '`failed`: the panel says so; `timeout`: still installing after the watch limit.' }),
+    }),
+  }),
+  'balance.low': z.object({
+    balanceCents: SignedCents,
+    thresholdCents: Cents.meta({ description: 'The threshold in force (the account override, else the platform setting).' }),
+  }),
+  'invoice.paid': Invoice,
+  'invoice.void': Invoice.extend({
+    reason: text(200).meta({
+      description: 'Why: the checkout expired or failed, the payment page could not be opened, an auto top-up failed.',
+    }),
+  }),
+  'invoice.refunded': Invoice,
+  'invoice.disputed': Invoice,
+  'ledger.entry': LedgerEntryView,
+  'auto_topup.failed': z.object({
+    invoiceId: Uuid,
+    invoiceNumber: text(32),
+    amountCents: Cents,
+    code: text(100).meta({ description: "The payment provider's failure code, e.g. `card_declined`, `authentication_required`." }),
+    consecutiveFailures: Count,
+    ruleDisabled: z.boolean().meta({ description: 'This failure turned the rule off (`auto_topup.disabled` follows).' }),
+  }),
+  'auto_topup.disabled': z.object({
+    reason: z.literal('failures'),
+    consecutiveFailures: Count,
+    lastFailure: z.object({ at: Timestamp, code: text(100), invoiceId: Uuid }),
+  }),
+  'webhook_endpoint.disabled': z.object({
+    id: Uuid,
+    url: text(4096),
+    disabledReason: z.literal('failing'),
+    failingSince: Timestamp,
+  }),
+} as const satisfies Record<EventType, z.ZodObject>;
+
+/** What an event of `type` carries: the writers (shared/webhooks/events.ts) are held to it by the compiler. */
+export type EventData<T extends EventType> = z.input<(typeof EVENT_DATA)[T]>;
+
+/** `server.created` → `ServerCreated`: the name of a type's schemas in the document. */
+const pascal = (type: string): string =>
+  type
+    .split(/[._]/)
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+
+const variants = (Object.entries(EVENT_DATA) as [EventType, z.ZodObject][]).map(([type, data]) => ({ type, data }));
+
+const [firstEvent, ...otherEvents] = variants.map(({ type, data }) =>
+  z
+    .object({ id: Uuid, type: z.literal(type), createdAt: Timestamp, data })
+    .meta({ id: `${pascal(type)}Event`, description: `A \`${type}\` event as GET /v1/events shows it.` }),
+);
+
+export const Event = z.discriminatedUnion('type', [firstEvent!, ...otherEvents]).meta({
+  id: 'Event',
+  description: 'What happened, by `type`: each type has its own `data` (the document lists them under `webhooks` too).',
+});
+
+/** The body one delivery POSTs to an endpoint: the event with `timestamp` (when it happened). */
+export const WEBHOOK_PAYLOADS = variants.map(({ type, data }) => ({
+  type,
+  schema: z
+    .object({ id: Uuid, type: z.literal(type), timestamp: Timestamp, data })
+    .meta({ id: `${pascal(type)}Webhook`, description: `The body of a \`${type}\` delivery.` }),
+}));
