@@ -15,6 +15,7 @@ import { benchPanel } from './panel.ts';
 import { benchCost } from './cost.ts';
 import { benchWebhookFairness } from './webhook-fairness.ts';
 import { benchCallBudget } from './call-budget.ts';
+import { benchDay2 } from './day2.ts';
 
 /**
  * `npm run bench`: every figure in one run, side by side, printed and written to bench/results.md.
@@ -62,6 +63,25 @@ if (process.argv[2] === 'call-budget') {
   const [heading, ...rest] = section.split('\n');
   const replaced = [heading, '', note, ...rest].join('\n');
   const at = previous.indexOf('\n## 9. ');
+  const end = at < 0 ? -1 : previous.indexOf('\n## ', at + 1);
+  writeFileSync(
+    file,
+    at < 0 ? `${previous.trimEnd()}\n\n${replaced}\n` : `${previous.slice(0, at)}\n${replaced}\n${end < 0 ? '' : previous.slice(end)}`,
+  );
+  process.exit(0);
+}
+
+// `npm run bench -- day2`: section 10 alone (under a minute), replacing it in bench/results.md.
+if (process.argv[2] === 'day2') {
+  process.env.STAGE = 'local';
+  const section = await benchDay2();
+  process.stdout.write(`${section}\n`);
+  const file = new URL('./results.md', import.meta.url);
+  const previous = readFileSync(file, 'utf8');
+  const note = `_This section was run alone at ${new Date().toISOString()} (\`npm run bench -- day2\`, ${((performance.now() - started) / 1000).toFixed(0)} s); the other sections are from the full run above._`;
+  const [heading, ...rest] = section.split('\n');
+  const replaced = [heading, '', note, ...rest].join('\n');
+  const at = previous.indexOf('\n## 10. ');
   writeFileSync(file, at < 0 ? `${previous.trimEnd()}\n\n${replaced}\n` : `${previous.slice(0, at)}\n${replaced}\n`);
   process.exit(0);
 }
@@ -92,6 +112,9 @@ const panelLoad = await benchPanel();
 resetConfig();
 // 8. Webhook delivery with a hanging tenant, on a stack of its own (receivers on loopback: STAGE local).
 const webhookFairness = await benchWebhookFairness();
+resetConfig();
+// 10. Panel calls per day-two operation, on a stack of its own.
+const day2 = await benchDay2();
 resetConfig();
 const panel = {
   installMs: 50,
@@ -163,6 +186,8 @@ try {
     webhookFairness,
     '',
     callBudget,
+    '',
+    day2,
     '',
   ].join('\n');
   process.stdout.write(`${report}\n`);
