@@ -73,9 +73,14 @@ export async function verifyWebhook(
   } catch {
     throw new WebhookVerificationError('The secret is not a whsec_ base64 secret');
   }
-  const text = typeof body === 'string' ? body : new TextDecoder().decode(body);
+  // The HMAC covers the body's bytes as received: bytes are signed as they are, a string as its UTF-8.
+  const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body;
+  const prefix = new TextEncoder().encode(`${id}.${timestamp}.`);
+  const content = new Uint8Array(prefix.length + bytes.length);
+  content.set(prefix);
+  content.set(bytes, prefix.length);
   const key = await crypto.subtle.importKey('raw', keyBytes as Uint8Array<ArrayBuffer>, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  const expected = new Uint8Array(await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(`${id}.${timestamp}.${text}`)));
+  const expected = new Uint8Array(await crypto.subtle.sign('HMAC', key, content));
   const matches = signatures.split(' ').some((entry) => {
     const [version, value] = entry.split(',', 2);
     if (version !== 'v1' || !value) return false;
@@ -87,7 +92,7 @@ export async function verifyWebhook(
   });
   if (!matches) throw new WebhookVerificationError('No matching signature');
   try {
-    return JSON.parse(text) as WebhookEvent;
+    return JSON.parse(typeof body === 'string' ? body : new TextDecoder().decode(body)) as WebhookEvent;
   } catch {
     throw new WebhookVerificationError('The body is not JSON');
   }
