@@ -223,7 +223,11 @@ describe('the packed client', () => {
       }),
     );
     // The repo's TypeScript, the installed declarations only (a type error fails here with tsc's message).
-    await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(project, 'tsconfig.json')], { cwd: project });
+    await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(project, 'tsconfig.json')], {
+      cwd: project,
+    }).catch((err: { stdout?: string }) => {
+      throw new Error(`the sample does not type-check against the installed package:\n${err.stdout}`);
+    });
 
     const simCalls = async () =>
       ((await (await fetch(`${api.panel!.sim.url}/__sim/requests`)).json()) as { requests: Record<string, number> }).requests;
