@@ -22,12 +22,23 @@ const body = { name: 'quoted', eggId: 1, ramMb: 1536, cpuPercent: 150, diskMb: 3
 const quote = (token: string, b: unknown) => api.call('POST', '/v1/servers/quote', { token, body: b });
 const deploy = (token: string, b: unknown) => api.call('POST', '/v1/servers', { token, body: b });
 
-/** Every item in the table (DynamoDB Local; this file's table only). */
+/**
+ * Every item in the table (DynamoDB Local; this file's table only) but the rate-limit windows: any
+ * request counts against its caller's limit, one `RATE#` item a minute, quote or not.
+ */
 async function itemCount(): Promise<number> {
   let count = 0;
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await db().send(new ScanCommand({ TableName: tableName(), Select: 'COUNT', ExclusiveStartKey: start }));
+    const page = await db().send(
+      new ScanCommand({
+        TableName: tableName(),
+        Select: 'COUNT',
+        FilterExpression: 'NOT begins_with(PK, :rate)',
+        ExpressionAttributeValues: { ':rate': 'RATE#' },
+        ExclusiveStartKey: start,
+      }),
+    );
     count += page.Count ?? 0;
     start = page.LastEvaluatedKey;
   } while (start);
