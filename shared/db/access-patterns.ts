@@ -49,17 +49,31 @@ const MAX_QUERIES_PER_PAGE = 10;
 /** Items a query under a filter on values reads: more than a page, since most may be filtered out. */
 const FILTERED_READ = 100;
 
-/** One partition, items whose sort key starts with a prefix, newest (highest key) first; `oneOf`: only items whose attribute is one of the values. */
+/**
+ * A FilterExpression over an item's attributes (placeholders `#f…` and `:f…`, so they cannot meet
+ * the ones of the query). DynamoDB applies it after reading: a page costs the items read, not the
+ * items matched, so every filtered page reads at most MAX_QUERIES_PER_PAGE × FILTERED_READ items.
+ */
+export interface ItemFilter {
+  expression: string;
+  names: Record<string, string>;
+  values: Record<string, unknown>;
+}
+
+/** One partition, items whose sort key starts with a prefix, newest (highest key) first; `oneOf`: only items whose attribute is one of the values; `filter`: only items it holds for. */
 async function queryPrefix(
   pk: string,
   skPrefix: string,
   page: PageRequest,
   filterUnexpired = false,
   oneOf?: { attribute: string; values: readonly string[] },
+  filter?: ItemFilter,
 ): Promise<Page<Item>> {
   let position = decodeCursor(page.cursor, page.boundTo);
-  const values: Record<string, unknown> = { ':pk': pk, ':prefix': skPrefix };
-  const filters: string[] = [];
+  const values: Record<string, unknown> = { ':pk': pk, ':prefix': skPrefix, ...filter?.values };
+  const filters: string[] = filter ? [`(${filter.expression})`] : [];
+  const names: Record<string, string> = { ...filter?.names, ...(oneOf ? { '#oneOf': oneOf.attribute } : {}) };
+  const sparse = oneOf !== undefined || filter !== undefined;
   // TTL deletes lag by up to two days, so expired entries are filtered on read too.
   if (filterUnexpired) {
     values[':now'] = Math.floor(Date.now() / 1000);
@@ -81,10 +95,10 @@ async function queryPrefix(
         TableName: tableName(),
         KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
         FilterExpression: filters.length ? filters.join(' AND ') : undefined,
-        ExpressionAttributeNames: oneOf ? { '#oneOf': oneOf.attribute } : undefined,
+        ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
         ExpressionAttributeValues: values,
         ScanIndexForward: false,
-        Limit: oneOf ? Math.max(room, FILTERED_READ) : room,
+        Limit: sparse ? Math.max(room, FILTERED_READ) : room,
         ExclusiveStartKey: position,
       }),
     );
@@ -106,8 +120,19 @@ async function queryPrefix(
 /**
  * A listing spread over LISTING_SHARDS partitions of a GSI, merged newest first. The cursor keeps
  * one position per shard (`null` once a shard is exhausted), so each page is one query per live shard.
+ *
+ * Under a filter each shard reads up to FILTERED_READ items and returns only the matches; a shard
+ * that stopped early (more left) may still hold matches newer than another shard's, so the page
+ * keeps only matches at or after the newest place where such a shard stopped: the order stays
+ * exact, and that shard has given all it read, so the next page moves past it. A page may then be
+ * short, or empty with a cursor, like a sparse filter on one partition.
  */
-async function queryShardedListing(index: IndexName, shardKey: (shard: number) => string, page: PageRequest): Promise<Page<Item>> {
+async function queryShardedListing(
+  index: IndexName,
+  shardKey: (shard: number) => string,
+  page: PageRequest,
+  filter?: ItemFilter,
+): Promise<Page<Item>> {
   const pkAttr = `${index}PK`;
   const skAttr = `${index}SK`;
   const positions = (decodeCursor(page.cursor, page.boundTo) as Record<string, Item | null> | undefined) ?? {};
@@ -119,17 +144,28 @@ async function queryShardedListing(index: IndexName, shardKey: (shard: number) =
           TableName: tableName(),
           IndexName: index,
           KeyConditionExpression: `${pkAttr} = :pk`,
-          ExpressionAttributeValues: { ':pk': shardKey(shard) },
+          FilterExpression: filter?.expression,
+          ExpressionAttributeNames: filter && Object.keys(filter.names).length ? filter.names : undefined,
+          ExpressionAttributeValues: { ':pk': shardKey(shard), ...filter?.values },
           ScanIndexForward: false,
-          Limit: page.limit,
+          Limit: filter ? Math.max(page.limit, FILTERED_READ) : page.limit,
           ExclusiveStartKey: positions[shard] ?? undefined,
         }),
       );
-      return { shard, items: out.Items ?? [], more: out.LastEvaluatedKey !== undefined };
+      return { shard, items: out.Items ?? [], last: out.LastEvaluatedKey };
     }),
   );
+  // Under a filter: the newest place a shard with more left stopped; nothing older is certain yet.
+  const horizon = filter
+    ? results
+        .filter((r) => r.last)
+        .map((r) => String(r.last![skAttr]))
+        .sort()
+        .at(-1)
+    : undefined;
   const merged = results
     .flatMap((r) => r.items.map((item) => ({ shard: r.shard, item })))
+    .filter((m) => horizon === undefined || String(m.item[skAttr]) >= horizon)
     .sort((a, b) => String(b.item[skAttr]).localeCompare(String(a.item[skAttr])))
     .slice(0, page.limit);
 
@@ -137,12 +173,14 @@ async function queryShardedListing(index: IndexName, shardKey: (shard: number) =
   let anyLeft = false;
   for (const r of results) {
     const taken = merged.filter((m) => m.shard === r.shard);
-    const exhausted = taken.length === r.items.length && !r.more;
+    const all = taken.length === r.items.length;
     const lastTaken = taken.at(-1)?.item;
-    if (exhausted) next[r.shard] = null;
+    if (all && !r.last) next[r.shard] = null;
     else {
       anyLeft = true;
-      if (lastTaken) next[r.shard] = pick(lastTaken, ['PK', 'SK', pkAttr, skAttr]);
+      // All it returned is on the page: go on from where the read stopped (under a filter, past items that did not match).
+      if (all && r.last) next[r.shard] = r.last;
+      else if (lastTaken) next[r.shard] = pick(lastTaken, ['PK', 'SK', pkAttr, skAttr]);
     }
   }
   return { data: merged.map((m) => m.item), nextCursor: anyLeft ? encodeCursor(next, page.boundTo) : null };
@@ -253,16 +291,17 @@ export const accessPatterns = {
   },
   /** Consistent, so a state dropped after our own change (shared/servers/live.ts) is not read back. */
   liveStateOfServer: async (serverId: string) => asKindOrUndefined(await getItem(keys.liveState(serverId)), 'live-state'),
-  serversOfAccount: (accountId: string, page: PageRequest) => {
+  /** `filter`: only the servers it holds for (shared/servers/filters.ts), read in bounded pages. */
+  serversOfAccount: (accountId: string, page: PageRequest, filter?: ItemFilter) => {
     const k = keys.serverPrefix(accountId);
-    return pageOf('server')(queryPrefix(k.PK, k.SKPrefix, page));
+    return pageOf('server')(queryPrefix(k.PK, k.SKPrefix, page, false, undefined, filter));
   },
   /** Every server of an account (bounded by the per-account server limit), for runway and budgets. */
   allServersOfAccount: async (accountId: string): Promise<ServerItem[]> => {
     const k = keys.serverPrefix(accountId);
     return (await queryAll({ pk: k.PK, skPrefix: k.SKPrefix, consistent: true })).map((item) => asKind(item, 'server'));
   },
-  allServers: (page: PageRequest) => pageOf('server')(queryShardedListing('GSI1', keys.serversShard, page)),
+  allServers: (page: PageRequest, filter?: ItemFilter) => pageOf('server')(queryShardedListing('GSI1', keys.serversShard, page, filter)),
   /** The billing pass's work unit: every server in one shard of the sparse billable index (GSI2). */
   billableServersOfShard: async (shard: number): Promise<ServerItem[]> =>
     (await queryAll({ IndexName: 'GSI2', pk: keys.billableShard(shard) })).map((item) => asKind(item, 'server')),

@@ -114,6 +114,8 @@ export interface ServerItem extends Stored {
   deletedAt?: string;
   deletedReason?: string;
   billedThrough?: string;
+  /** The caller's labels (shared/labels.ts); absent on servers recorded before labels existed (shown as `{}`). */
+  labels?: Record<string, string>;
 }
 
 /** The primary allocation of a server: `host` is what a player types (the alias, else the node's FQDN, else the IP). */

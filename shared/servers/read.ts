@@ -1,6 +1,7 @@
 import { accessPatterns, type Page, type PageRequest } from '../db/access-patterns.ts';
 import type { ServerItem } from '../db/items.ts';
 import { notFound } from '../errors.ts';
+import { filterBinding, type ServerFilters, serverFilterOf } from './filters.ts';
 import { type AdminServerView, type ServerView, toServerView } from './views.ts';
 
 /*
@@ -15,13 +16,22 @@ export async function getOwnedServer(accountId: string, serverId: string): Promi
   return item;
 }
 
-export async function listServers(accountId: string, page: PageRequest): Promise<Page<ServerView>> {
-  const result = await accessPatterns.serversOfAccount(accountId, page);
+/** The account's servers, newest first; filters read the account's partition in bounded pages (a short page carries a cursor). */
+export async function listServers(accountId: string, page: PageRequest & ServerFilters): Promise<Page<ServerView>> {
+  const bound = { limit: page.limit, cursor: page.cursor, boundTo: `${page.boundTo}:${filterBinding(page)}` };
+  const result = await accessPatterns.serversOfAccount(accountId, bound, serverFilterOf(page));
   return { data: result.data.map(toServerView), nextCursor: result.nextCursor };
 }
 
-export async function listAllServers(page: PageRequest): Promise<Page<AdminServerView>> {
-  const result = await accessPatterns.allServers(page);
+/** Every account's servers (the sharded listing), or one account's (its own partition: cheaper) when `accountId` is given. */
+export async function listAllServers(
+  page: PageRequest & ServerFilters & { accountId?: string | undefined },
+): Promise<Page<AdminServerView>> {
+  const bound = { limit: page.limit, cursor: page.cursor, boundTo: `${page.boundTo}:${filterBinding(page)}` };
+  const filter = serverFilterOf(page);
+  const result = page.accountId
+    ? await accessPatterns.serversOfAccount(page.accountId, bound, filter)
+    : await accessPatterns.allServers(bound, filter);
   return {
     data: result.data.map((item) => ({ ...toServerView(item), accountId: item.accountId })),
     nextCursor: result.nextCursor,
