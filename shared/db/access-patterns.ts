@@ -55,6 +55,7 @@ const FILTERED_READ = 100;
  * items matched, so every filtered page reads at most MAX_QUERIES_PER_PAGE × FILTERED_READ items.
  */
 export interface ItemFilter {
+  /** Joined to others with AND, so an OR in it must be in parentheses (DynamoDB refuses redundant ones). */
   expression: string;
   names: Record<string, string>;
   values: Record<string, unknown>;
@@ -71,7 +72,7 @@ async function queryPrefix(
 ): Promise<Page<Item>> {
   let position = decodeCursor(page.cursor, page.boundTo);
   const values: Record<string, unknown> = { ':pk': pk, ':prefix': skPrefix, ...filter?.values };
-  const filters: string[] = filter ? [`(${filter.expression})`] : [];
+  const filters: string[] = filter ? [filter.expression] : [];
   const names: Record<string, string> = { ...filter?.names, ...(oneOf ? { '#oneOf': oneOf.attribute } : {}) };
   const sparse = oneOf !== undefined || filter !== undefined;
   // TTL deletes lag by up to two days, so expired entries are filtered on read too.
