@@ -276,6 +276,8 @@ export interface ApiKeyItem extends Stored {
   expiresAt?: string;
   lastUsedAt?: string;
   revokedAt?: string;
+  /** The caller's labels (shared/labels.ts), set at creation; absent on keys made before labels existed. */
+  labels?: Record<string, string>;
 }
 
 /** The lookup item read on every API-key request: carries what authentication needs. */
@@ -508,6 +510,8 @@ export interface WebhookEndpointItem extends Stored {
   previousSecretExpiresAt: string | null;
   /** When deliveries to it started failing without a success since; null while healthy. */
   failingSince: string | null;
+  /** The caller's labels (shared/labels.ts); absent on endpoints made before labels existed. */
+  labels?: Record<string, string>;
   createdAt: string;
   updatedAt: string;
 }

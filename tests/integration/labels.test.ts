@@ -264,3 +264,48 @@ describe('filters on GET /v1/servers and the admin list', () => {
     expectEnvelope(await api.call('GET', `/v1/admin/servers?${sel('!')}`), 400, 'validation_failed');
   });
 });
+
+describe('labels on API keys and webhook endpoints', () => {
+  it('API keys: set at creation, returned by the create and the list; bad labels 400', async () => {
+    const { token } = await customer(api, 'key-labels@example.com');
+    const made = await api.call('POST', '/v1/keys', { token, body: { name: 'ci', labels: { 'example.com/owner': 'ci', env: '' } } });
+    expect(made.status, made.text).toBe(201);
+    expect(made.body.labels).toEqual({ 'example.com/owner': 'ci', env: '' });
+    const plain = await api.call('POST', '/v1/keys', { token, body: { name: 'plain' } });
+    expect(plain.body.labels).toEqual({});
+    const list = await api.call('GET', '/v1/keys', { token });
+    expect(Object.fromEntries(list.body.data.map((k: { name: string; labels: object }) => [k.name, k.labels]))).toMatchObject({
+      ci: { 'example.com/owner': 'ci', env: '' },
+      plain: {},
+    });
+    expectEnvelope(
+      await api.call('POST', '/v1/keys', { token, body: { name: 'bad', labels: { 'a/b/c': 'x' } } }),
+      400,
+      'validation_failed',
+    );
+  });
+
+  it('webhook endpoints: set at creation and by PATCH (the whole map), returned by GET and the list', async () => {
+    const { token } = await customer(api, 'hook-labels@example.com');
+    const made = await api.call('POST', '/v1/webhook-endpoints', {
+      token,
+      body: { url: 'http://127.0.0.1:9/hook', labels: { team: 'ops' } },
+    });
+    expect(made.status, made.text).toBe(201);
+    expect(made.body.labels).toEqual({ team: 'ops' });
+    const patched = await api.call('PATCH', `/v1/webhook-endpoints/${made.body.id}`, {
+      token,
+      body: { labels: { team: 'sre', tier: '1' } },
+    });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body.labels).toEqual({ team: 'sre', tier: '1' });
+    expect((await api.call('GET', `/v1/webhook-endpoints/${made.body.id}`, { token })).body.labels).toEqual({ team: 'sre', tier: '1' });
+    expect((await api.call('GET', '/v1/webhook-endpoints', { token })).body.data[0].labels).toEqual({ team: 'sre', tier: '1' });
+    expectEnvelope(
+      await api.call('PATCH', `/v1/webhook-endpoints/${made.body.id}`, { token, body: { labels: { team: 'a b' } } }),
+      400,
+      'validation_failed',
+    );
+    expect((await api.call('GET', `/v1/webhook-endpoints/${made.body.id}`, { token })).body.labels).toEqual({ team: 'sre', tier: '1' });
+  });
+});
