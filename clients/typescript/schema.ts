@@ -352,7 +352,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Your servers, newest first (deleted ones included) */
+    /** Your servers, newest first (deleted ones included), optionally filtered */
     get: operations['listServers'];
     put?: never;
     /**
@@ -405,8 +405,8 @@ export interface paths {
     options?: never;
     head?: never;
     /**
-     * Rename and/or resize: limits applied on the panel at once, hourly price recomputed
-     * @description A rename alone (`servers.rename` in the activity log) changes no price. A resize takes all three of ramMb, cpuPercent and diskMb.
+     * Rename, resize and/or relabel: limits applied on the panel at once, hourly price recomputed
+     * @description A rename alone (`servers.rename` in the activity log) changes no price. A resize takes all three of ramMb, cpuPercent and diskMb. `labels` replaces the whole label map; labels alone (`servers.labels`) make no panel call and are allowed on a suspended server too.
      */
     patch: operations['resizeServer'];
     trace?: never;
@@ -1137,7 +1137,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** All servers of all accounts, newest first */
+    /** All servers of all accounts, newest first, optionally filtered */
     get: operations['adminListServers'];
     put?: never;
     post?: never;
@@ -1615,6 +1615,7 @@ export interface components {
       suspendedReason: 'balance' | 'budget' | null;
       /** Format: date-time */
       deletedAt: string | null;
+      labels: components['schemas']['Labels'];
     };
     ServerAddress: {
       /** @description Alias, else node FQDN, else ip. */
@@ -1647,6 +1648,10 @@ export interface components {
     };
     /** @enum {string} */
     ServerStatus: 'active' | 'suspended' | 'deleted';
+    /** @description Your own key/value tags, at most 32. A key is an optional DNS-style prefix and `/` (`example.com/`), then a name of 1 to 63 letters, digits, `-`, `_` or `.` starting and ending with a letter or digit; a value is empty or follows the name rule. */
+    Labels: {
+      [key: string]: string;
+    };
     /** @description The body of a `server.resized` delivery. */
     ServerResizedWebhook: {
       /** Format: uuid */
@@ -1705,6 +1710,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         previousResources: components['schemas']['Resources'];
       };
     };
@@ -1766,6 +1772,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         /**
          * @description Why the platform suspended it (as `suspendedReason`).
          * @enum {string}
@@ -1851,6 +1858,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         install: {
           /** @enum {string} */
           kind: 'deploy' | 'reinstall';
@@ -1919,6 +1927,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         install: {
           /** @enum {string} */
           kind: 'deploy' | 'reinstall';
@@ -1987,6 +1996,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         install: {
           /** @enum {string} */
           kind: 'deploy' | 'reinstall';
@@ -2495,6 +2505,7 @@ export interface components {
       revokedAt: string | null;
       /** @enum {string} */
       status: 'active' | 'expired' | 'revoked';
+      labels: components['schemas']['Labels'];
     };
     /** @enum {string} */
     Scope:
@@ -2531,6 +2542,7 @@ export interface components {
       revokedAt: string | null;
       /** @enum {string} */
       status: 'active' | 'expired' | 'revoked';
+      labels: components['schemas']['Labels'];
       /** @description The key itself. Returned only by the creating call: it is stored as a SHA-256 hash. An idempotent replay omits it. */
       secret?: string;
     };
@@ -2543,6 +2555,10 @@ export interface components {
       expiresInDays?: number;
       /** @description Omit for every scope the caller holds. A key can never hold a scope its creator lacks. */
       scopes?: components['schemas']['Scope'][];
+      /** @description Your labels on the key, set here only (a key does not change after creation); none when omitted. */
+      labels?: {
+        [key: string]: string;
+      };
     };
     RevokedKey: {
       /** Format: uuid */
@@ -2583,6 +2599,7 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      labels: components['schemas']['Labels'];
     };
     /** @enum {string} */
     EventType:
@@ -2629,6 +2646,7 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      labels: components['schemas']['Labels'];
       /** @description The signing secret (`whsec_…`). Returned only by the creating call; an idempotent replay omits it. */
       secret?: string;
     };
@@ -2641,6 +2659,10 @@ export interface components {
       /** @description Omit or leave empty for every event type this credential can read. A type it cannot read is 403 `forbidden`. */
       events?: components['schemas']['EventType'][];
       description?: string;
+      /** @description Your labels on the endpoint; none when omitted. */
+      labels?: {
+        [key: string]: string;
+      };
     };
     UpdateWebhookEndpoint: {
       /**
@@ -2653,6 +2675,10 @@ export interface components {
       /** @description true re-enables an endpoint the service disabled (and clears why). */
       enabled?: boolean;
       description?: string | null;
+      /** @description Replaces the whole label map (`{}` removes every label). */
+      labels?: {
+        [key: string]: string;
+      };
     };
     DeletedWebhookEndpoint: {
       /** Format: uuid */
@@ -2807,6 +2833,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         previousResources: components['schemas']['Resources'];
       };
     };
@@ -2871,6 +2898,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         /**
          * @description Why the platform suspended it (as `suspendedReason`).
          * @enum {string}
@@ -2965,6 +2993,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         install: {
           /** @enum {string} */
           kind: 'deploy' | 'reinstall';
@@ -3036,6 +3065,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         install: {
           /** @enum {string} */
           kind: 'deploy' | 'reinstall';
@@ -3107,6 +3137,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         install: {
           /** @enum {string} */
           kind: 'deploy' | 'reinstall';
@@ -3607,6 +3638,10 @@ export interface components {
       };
       /** @description One of the egg's docker images; the egg default when omitted. */
       dockerImage?: string;
+      /** @description Your labels on the server; none when omitted. */
+      labels?: {
+        [key: string]: string;
+      };
     };
     Quote: {
       /** @description The deploy would succeed now: the runway and budget pass and a node can take it. */
@@ -3742,6 +3777,7 @@ export interface components {
       suspendedReason: 'balance' | 'budget' | null;
       /** Format: date-time */
       deletedAt: string | null;
+      labels: components['schemas']['Labels'];
       live: components['schemas']['LiveState'];
     };
     LiveState: {
@@ -3777,7 +3813,7 @@ export interface components {
       /** @description Milliseconds since the container started. */
       uptimeMs: number;
     } | null;
-    /** @description `name` renames; ramMb, cpuPercent and diskMb (all three) resize; at least one of the two. */
+    /** @description `name` renames; ramMb, cpuPercent and diskMb (all three) resize; `labels` replaces the labels; at least one of them. */
     ResizeServer: {
       name?: string;
       /** Format: int32 */
@@ -3786,6 +3822,10 @@ export interface components {
       cpuPercent?: number;
       /** Format: int32 */
       diskMb?: number;
+      /** @description Replaces the whole label map (`{}` removes every label); no panel call. */
+      labels?: {
+        [key: string]: string;
+      };
     };
     ServerStartup: {
       /** @description The egg's variables the panel lets users see. */
@@ -4787,6 +4827,7 @@ export interface components {
       suspendedReason: 'balance' | 'budget' | null;
       /** Format: date-time */
       deletedAt: string | null;
+      labels: components['schemas']['Labels'];
       /** Format: uuid */
       accountId: string;
     };
@@ -5910,7 +5951,10 @@ export interface operations {
            *           "expiresAt": "2026-11-26T10:00:00.000Z",
            *           "lastUsedAt": "2026-11-26T10:00:00.000Z",
            *           "revokedAt": null,
-           *           "status": "active"
+           *           "status": "active",
+           *           "labels": {
+           *             "EXAMPLE_KEY": "example value"
+           *           }
            *         }
            *       ],
            *       "nextCursor": "example nextCursor"
@@ -6073,6 +6117,9 @@ export interface operations {
            *       "lastUsedAt": "2026-11-26T10:00:00.000Z",
            *       "revokedAt": null,
            *       "status": "active",
+           *       "labels": {
+           *         "EXAMPLE_KEY": "example value"
+           *       },
            *       "secret": "whsec_C2FtcGxlIHNpZ25pbmcgc2VjcmV0IG9ubHk="
            *     }
            */
@@ -6488,7 +6535,10 @@ export interface operations {
            *           "failingSince": null,
            *           "previousSecretExpiresAt": null,
            *           "createdAt": "2026-11-26T10:00:00.000Z",
-           *           "updatedAt": "2026-11-26T10:00:00.000Z"
+           *           "updatedAt": "2026-11-26T10:00:00.000Z",
+           *           "labels": {
+           *             "EXAMPLE_KEY": "example value"
+           *           }
            *         }
            *       ],
            *       "nextCursor": "example nextCursor"
@@ -6654,6 +6704,9 @@ export interface operations {
            *       "previousSecretExpiresAt": null,
            *       "createdAt": "2026-11-26T10:00:00.000Z",
            *       "updatedAt": "2026-11-26T10:00:00.000Z",
+           *       "labels": {
+           *         "EXAMPLE_KEY": "example value"
+           *       },
            *       "secret": "whsec_C2FtcGxlIHNpZ25pbmcgc2VjcmV0IG9ubHk="
            *     }
            */
@@ -6898,7 +6951,10 @@ export interface operations {
            *       "failingSince": null,
            *       "previousSecretExpiresAt": null,
            *       "createdAt": "2026-11-26T10:00:00.000Z",
-           *       "updatedAt": "2026-11-26T10:00:00.000Z"
+           *       "updatedAt": "2026-11-26T10:00:00.000Z",
+           *       "labels": {
+           *         "EXAMPLE_KEY": "example value"
+           *       }
            *     }
            */
           'application/json': components['schemas']['WebhookEndpoint'];
@@ -7246,7 +7302,10 @@ export interface operations {
            *       "failingSince": null,
            *       "previousSecretExpiresAt": null,
            *       "createdAt": "2026-11-26T10:00:00.000Z",
-           *       "updatedAt": "2026-11-26T10:00:00.000Z"
+           *       "updatedAt": "2026-11-26T10:00:00.000Z",
+           *       "labels": {
+           *         "EXAMPLE_KEY": "example value"
+           *       }
            *     }
            */
           'application/json': components['schemas']['WebhookEndpoint'];
@@ -8123,7 +8182,10 @@ export interface operations {
            *             "updatedAt": "2026-11-26T10:00:00.000Z",
            *             "suspendedAt": null,
            *             "suspendedReason": null,
-           *             "deletedAt": null
+           *             "deletedAt": null,
+           *             "labels": {
+           *               "EXAMPLE_KEY": "example value"
+           *             }
            *           }
            *         }
            *       ],
@@ -8312,7 +8374,10 @@ export interface operations {
            *         "updatedAt": "2026-11-26T10:00:00.000Z",
            *         "suspendedAt": null,
            *         "suspendedReason": null,
-           *         "deletedAt": null
+           *         "deletedAt": null,
+           *         "labels": {
+           *           "EXAMPLE_KEY": "example value"
+           *         }
            *       }
            *     }
            */
@@ -9533,6 +9598,15 @@ export interface operations {
         limit?: number;
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
+        /** @description Label terms joined by commas (all must hold): `k=v` (label k is v), `k!=v` (no label k, or another value), `k` (has label k), `!k` (no label k). */
+        label_selector?: string;
+        status?: components['schemas']['ServerStatus'];
+        /** @description Only servers in this region. */
+        region?: string;
+        /** @description Only servers on this instance. */
+        instanceId?: string;
+        /** @description Only servers whose name starts with this (case-sensitive). */
+        name_prefix?: string;
       };
       header?: never;
       path?: never;
@@ -9540,7 +9614,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Your servers, newest first (deleted ones included) */
+      /** @description Your servers, newest first (deleted ones included), optionally filtered */
       200: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -9593,7 +9667,10 @@ export interface operations {
            *           "updatedAt": "2026-11-26T10:00:00.000Z",
            *           "suspendedAt": null,
            *           "suspendedReason": null,
-           *           "deletedAt": null
+           *           "deletedAt": null,
+           *           "labels": {
+           *             "EXAMPLE_KEY": "example value"
+           *           }
            *         }
            *       ],
            *       "nextCursor": "example nextCursor"
@@ -9783,7 +9860,10 @@ export interface operations {
            *       "updatedAt": "2026-11-26T10:00:00.000Z",
            *       "suspendedAt": null,
            *       "suspendedReason": null,
-           *       "deletedAt": null
+           *       "deletedAt": null,
+           *       "labels": {
+           *         "EXAMPLE_KEY": "example value"
+           *       }
            *     }
            */
           'application/json': components['schemas']['Server'];
@@ -10457,6 +10537,9 @@ export interface operations {
            *       "suspendedAt": null,
            *       "suspendedReason": null,
            *       "deletedAt": null,
+           *       "labels": {
+           *         "EXAMPLE_KEY": "example value"
+           *       },
            *       "live": {
            *         "available": true,
            *         "reason": "panel_busy",
@@ -10884,7 +10967,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Rename and/or resize: limits applied on the panel at once, hourly price recomputed */
+      /** @description Rename, resize and/or relabel: limits applied on the panel at once, hourly price recomputed */
       200: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -10935,7 +11018,10 @@ export interface operations {
            *       "updatedAt": "2026-11-26T10:00:00.000Z",
            *       "suspendedAt": null,
            *       "suspendedReason": null,
-           *       "deletedAt": null
+           *       "deletedAt": null,
+           *       "labels": {
+           *         "EXAMPLE_KEY": "example value"
+           *       }
            *     }
            */
           'application/json': components['schemas']['Server'];
@@ -22562,6 +22648,17 @@ export interface operations {
         limit?: number;
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
+        /** @description Label terms joined by commas (all must hold): `k=v` (label k is v), `k!=v` (no label k, or another value), `k` (has label k), `!k` (no label k). */
+        label_selector?: string;
+        status?: components['schemas']['ServerStatus'];
+        /** @description Only servers in this region. */
+        region?: string;
+        /** @description Only servers on this instance. */
+        instanceId?: string;
+        /** @description Only servers whose name starts with this (case-sensitive). */
+        name_prefix?: string;
+        /** @description Only this account's servers (read from the account's own listing: the cheapest filter). */
+        accountId?: string;
       };
       header?: never;
       path?: never;
@@ -22569,7 +22666,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description All servers of all accounts, newest first */
+      /** @description All servers of all accounts, newest first, optionally filtered */
       200: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -22623,6 +22720,9 @@ export interface operations {
            *           "suspendedAt": null,
            *           "suspendedReason": null,
            *           "deletedAt": null,
+           *           "labels": {
+           *             "EXAMPLE_KEY": "example value"
+           *           },
            *           "accountId": "0193a7e2-5b1c-7d4e-9f3a-00009319bc28"
            *         }
            *       ],
