@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { keys, type ItemKey } from './keys.ts';
-import { LISTING_SHARDS, type IndexName } from './table.ts';
+import type { IndexName } from './table.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { backoffMs } from './write.ts';
 
@@ -47,7 +47,7 @@ export async function getItem(key: ItemKey, consistent = true): Promise<Item | u
  */
 const MAX_QUERIES_PER_PAGE = 10;
 /** Items a query under a filter on values reads: more than a page, since most may be filtered out. */
-const FILTERED_READ = 100;
+export const FILTERED_READ = 100;
 
 /**
  * A FilterExpression over an item's attributes (placeholders `#f…` and `:f…`, so they cannot meet
@@ -118,76 +118,8 @@ async function queryPrefix(
   return { data, nextCursor: position ? encodeCursor(position, page.boundTo) : null };
 }
 
-/**
- * A listing spread over LISTING_SHARDS partitions of a GSI, merged newest first. The cursor keeps
- * one position per shard (`null` once a shard is exhausted), so each page is one query per live shard.
- *
- * Under a filter each shard reads up to FILTERED_READ items and returns only the matches; a shard
- * that stopped early (more left) may still hold matches newer than another shard's, so the page
- * keeps only matches at or after the newest place where such a shard stopped: the order stays
- * exact, and that shard has given all it read, so the next page moves past it. A page may then be
- * short, or empty with a cursor, like a sparse filter on one partition.
- */
-async function queryShardedListing(
-  index: IndexName,
-  shardKey: (shard: number) => string,
-  page: PageRequest,
-  filter?: ItemFilter,
-): Promise<Page<Item>> {
-  const pkAttr = `${index}PK`;
-  const skAttr = `${index}SK`;
-  const positions = (decodeCursor(page.cursor, page.boundTo) as Record<string, Item | null> | undefined) ?? {};
-  const shards = Array.from({ length: LISTING_SHARDS }, (_, shard) => shard).filter((s) => positions[s] !== null);
-  const results = await Promise.all(
-    shards.map(async (shard) => {
-      const out = await db().send(
-        new QueryCommand({
-          TableName: tableName(),
-          IndexName: index,
-          KeyConditionExpression: `${pkAttr} = :pk`,
-          FilterExpression: filter?.expression,
-          ExpressionAttributeNames: filter && Object.keys(filter.names).length ? filter.names : undefined,
-          ExpressionAttributeValues: { ':pk': shardKey(shard), ...filter?.values },
-          ScanIndexForward: false,
-          Limit: filter ? Math.max(page.limit, FILTERED_READ) : page.limit,
-          ExclusiveStartKey: positions[shard] ?? undefined,
-        }),
-      );
-      return { shard, items: out.Items ?? [], last: out.LastEvaluatedKey };
-    }),
-  );
-  // Under a filter: the newest place a shard with more left stopped; nothing older is certain yet.
-  const horizon = filter
-    ? results
-        .filter((r) => r.last)
-        .map((r) => String(r.last![skAttr]))
-        .sort()
-        .at(-1)
-    : undefined;
-  const merged = results
-    .flatMap((r) => r.items.map((item) => ({ shard: r.shard, item })))
-    .filter((m) => horizon === undefined || String(m.item[skAttr]) >= horizon)
-    .sort((a, b) => String(b.item[skAttr]).localeCompare(String(a.item[skAttr])))
-    .slice(0, page.limit);
-
-  const next: Record<string, Item | null> = { ...positions };
-  let anyLeft = false;
-  for (const r of results) {
-    const taken = merged.filter((m) => m.shard === r.shard);
-    const all = taken.length === r.items.length;
-    const lastTaken = taken.at(-1)?.item;
-    if (all && !r.last) next[r.shard] = null;
-    else {
-      anyLeft = true;
-      // All it returned is on the page: go on from where the read stopped (under a filter, past items that did not match).
-      if (all && r.last) next[r.shard] = r.last;
-      else if (lastTaken) next[r.shard] = pick(lastTaken, ['PK', 'SK', pkAttr, skAttr]);
-    }
-  }
-  return { data: merged.map((m) => m.item), nextCursor: anyLeft ? encodeCursor(next, page.boundTo) : null };
-}
-
-const pick = (item: Item, attrs: string[]): Item => Object.fromEntries(attrs.map((a) => [a, item[a]]));
+/** The sharded GSI1 listings (admin lists, the reconciler) load on first use: no customer route reads them. */
+const sharded = () => import('./sharded-listing.ts');
 
 /** Reads a page of items as one kind. */
 const pageOf =
@@ -302,7 +234,8 @@ export const accessPatterns = {
     const k = keys.serverPrefix(accountId);
     return (await queryAll({ pk: k.PK, skPrefix: k.SKPrefix, consistent: true })).map((item) => asKind(item, 'server'));
   },
-  allServers: (page: PageRequest, filter?: ItemFilter) => pageOf('server')(queryShardedListing('GSI1', keys.serversShard, page, filter)),
+  allServers: async (page: PageRequest, filter?: ItemFilter) =>
+    pageOf('server')((await sharded()).queryShardedListing('GSI1', keys.serversShard, page, filter)),
   /** The billing pass's work unit: every server in one shard of the sparse billable index (GSI2). */
   billableServersOfShard: async (shard: number): Promise<ServerItem[]> =>
     (await queryAll({ IndexName: 'GSI2', pk: keys.billableShard(shard) })).map((item) => asKind(item, 'server')),
@@ -321,8 +254,8 @@ export const accessPatterns = {
   invoiceByPaymentIntent: async (paymentIntentId: string) =>
     asKindOrUndefined(await getItem(keys.paymentIntent(paymentIntentId)), 'payment-intent'),
   invoiceCounter: async (year: number) => (await getItem(keys.invoiceCounter(year))) as InvoiceCounterItem | undefined,
-  allAccounts: (page: PageRequest) => pageOf('account')(queryShardedListing('GSI1', keys.accountsShard, page)),
-  platformAudit: (page: PageRequest) => pageOf('activity')(queryShardedListing('GSI1', keys.auditShard, page)),
+  allAccounts: async (page: PageRequest) => pageOf('account')((await sharded()).queryShardedListing('GSI1', keys.accountsShard, page)),
+  platformAudit: async (page: PageRequest) => pageOf('activity')((await sharded()).queryShardedListing('GSI1', keys.auditShard, page)),
   idempotencyRecord: async (accountId: string, key: string) =>
     asKindOrUndefined(await getItem(keys.idempotency(accountId, key)), 'idempotency'),
   /** A panel's call-budget window (the admin view; spends read it back from their own writes). */

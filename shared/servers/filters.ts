@@ -1,5 +1,6 @@
-import type { ItemFilter } from '../db/access-patterns.ts';
-import { parseLabelSelector } from '../labels.ts';
+import type { ItemFilter, PageRequest } from '../db/access-patterns.ts';
+import { ApiError } from '../errors.ts';
+import { parseLabelSelector } from '../label-selector.ts';
 
 /** The filters of GET /v1/servers (and the admin list): every one given must hold. */
 export interface ServerFilters {
@@ -12,7 +13,7 @@ export interface ServerFilters {
 
 /**
  * The filters as one DynamoDB FilterExpression over the server item, or undefined when none is
- * given. The selector was checked by the query schema; parsing it again here cannot fail.
+ * given. A bad selector is 400 `validation_failed` on `query.label_selector`, before any read.
  * A server recorded before labels existed has no `labels` attribute: `k!=v` and `!k` hold for it.
  */
 export function serverFilterOf(f: ServerFilters): ItemFilter | undefined {
@@ -35,7 +36,11 @@ export function serverFilterOf(f: ServerFilters): ItemFilter | undefined {
   }
   if (f.label_selector) {
     const parsed = parseLabelSelector(f.label_selector);
-    if (!parsed.ok) throw new Error(`label_selector passed the schema but not the parser: ${parsed.problem}`);
+    if (!parsed.ok) {
+      throw new ApiError('validation_failed', `Invalid request: query.label_selector ${parsed.problem}`, {
+        issues: [{ field: 'query.label_selector', message: parsed.problem }],
+      });
+    }
     names['#flabels'] = 'labels';
     parsed.terms.forEach((t, i) => {
       const path = `#flabels.#fl${i}`;
@@ -60,4 +65,15 @@ export function filterBinding(f: ServerFilters & { accountId?: string | undefine
     f.name_prefix ?? null,
     f.accountId ?? null,
   ]);
+}
+
+export type ListRequest = PageRequest & ServerFilters & { accountId?: string | undefined };
+
+/** The page to read and its filter: with none given, the page as it was (old cursors stay valid); else the cursor bound to the filters too. */
+export function filteredPage(page: ListRequest): { bound: PageRequest; filter: ItemFilter | undefined } {
+  const plain = { limit: page.limit, cursor: page.cursor, boundTo: page.boundTo };
+  if (!(page.label_selector || page.status || page.region || page.instanceId || page.name_prefix || page.accountId)) {
+    return { bound: plain, filter: undefined };
+  }
+  return { bound: { ...plain, boundTo: `${page.boundTo}:${filterBinding(page)}` }, filter: serverFilterOf(page) };
 }

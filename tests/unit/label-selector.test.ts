@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { labelKeyProblem, labelValueProblem, parseLabelSelector, selectorMatches, type SelectorTerm } from '../../shared/labels.ts';
+import { labelKeyProblem, labelValueProblem } from '../../shared/labels.ts';
+import { parseLabelSelector, selectorMatches, type SelectorTerm } from '../../shared/label-selector.ts';
 import { Labels } from '../../shared/api/schemas/common.ts';
 import { serverFilterOf } from '../../shared/servers/filters.ts';
 

@@ -120,8 +120,7 @@ export const serverRoutes = define({
     scope: 'servers:write',
     summary: 'Rename, resize and/or relabel: limits applied on the panel at once, hourly price recomputed',
     description:
-      'A rename alone (`servers.rename` in the activity log) changes no price. A resize takes all three of ramMb, cpuPercent and diskMb. ' +
-      '`labels` replaces the whole label map; labels alone (`servers.labels`) make no panel call and are allowed on a suspended server too.',
+      'A rename alone (`servers.rename` in the activity log) changes no price. A resize takes all three of ramMb, cpuPercent and diskMb. Labels alone: no panel call.',
     params: IdParam,
     body: ResizeServer,
     response: Server,

@@ -92,6 +92,5 @@ export const Labels = z
   .meta({
     id: 'Labels',
     maxProperties: MAX_LABELS,
-    description:
-      'Your own key/value tags, at most 32. A key is an optional DNS-style prefix and `/` (`example.com/`), then a name of 1 to 63 letters, digits, `-`, `_` or `.` starting and ending with a letter or digit; a value is empty or follows the name rule.',
+    description: 'At most 32; keys `[prefix/]name`, values empty or a name (docs/api.md, Labels).',
   });

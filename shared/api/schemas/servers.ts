@@ -1,7 +1,6 @@
 import * as z from 'zod';
 import { SftpAccess } from './sftp.ts';
 import { Uuid, text, int32, int64, Count, Cents, Timestamp, PanelId, SafeText, listOf, Labels, ListQuery } from './common.ts';
-import { parseLabelSelector } from '../../labels.ts';
 
 /** Servers, their control and their files (servers group). */
 
@@ -98,22 +97,12 @@ export const ServerList = listOf(Server, 'ServerList');
 
 /** GET /v1/servers filters (every one given must match); the admin list adds accountId. */
 export const ServerListQuery = ListQuery.extend({
-  label_selector: z
-    .string()
-    .max(2048)
-    .superRefine((v, ctx) => {
-      const parsed = parseLabelSelector(v);
-      if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.problem });
-    })
-    .optional()
-    .meta({
-      description:
-        'Label terms joined by commas (all must hold): `k=v` (label k is v), `k!=v` (no label k, or another value), `k` (has label k), `!k` (no label k).',
-    }),
+  // Parsed with the filter (shared/label-selector.ts): a bad one is 400 on query.label_selector.
+  label_selector: z.string().min(1).max(2048).optional().meta({ description: 'Comma-joined terms, all must hold: `k=v`, `k!=v`, `k`, `!k`.' }),
   status: ServerStatus.optional(),
-  region: z.string().trim().min(1).max(60).optional().meta({ description: 'Only servers in this region.' }),
-  instanceId: Uuid.optional().meta({ description: 'Only servers on this instance.' }),
-  name_prefix: z.string().min(1).max(60).optional().meta({ description: 'Only servers whose name starts with this (case-sensitive).' }),
+  region: z.string().trim().min(1).max(60).optional(),
+  instanceId: Uuid.optional(),
+  name_prefix: z.string().min(1).max(60).optional(),
 });
 
 const ServerName = SafeText.trim().min(3).max(60);
@@ -147,7 +136,7 @@ export const CreateServer = z
       .max(191)
       .optional()
       .meta({ description: "One of the egg's docker images; the egg default when omitted." }),
-    labels: Labels.optional().meta({ description: 'Your labels on the server; none when omitted.' }),
+    labels: Labels.optional(),
   })
   .strict()
   .meta({ id: 'CreateServer' });
@@ -161,7 +150,7 @@ export const ResizeServer = z
     ramMb: RamMb.optional(),
     cpuPercent: CpuPercent.optional(),
     diskMb: DiskMb.optional(),
-    labels: Labels.optional().meta({ description: 'Replaces the whole label map (`{}` removes every label); no panel call.' }),
+    labels: Labels.optional().meta({ description: 'Replaces all labels.' }),
   })
   .strict()
   .superRefine((v, ctx) => {
