@@ -406,7 +406,7 @@ export interface paths {
     head?: never;
     /**
      * Rename, resize and/or relabel: limits applied on the panel at once, hourly price recomputed
-     * @description A rename alone (`servers.rename` in the activity log) changes no price. A resize takes all three of ramMb, cpuPercent and diskMb. `labels` replaces the whole label map; labels alone (`servers.labels`) make no panel call and are allowed on a suspended server too.
+     * @description A rename alone (`servers.rename` in the activity log) changes no price. A resize takes all three of ramMb, cpuPercent and diskMb. Labels alone: no panel call.
      */
     patch: operations['resizeServer'];
     trace?: never;
@@ -1648,7 +1648,7 @@ export interface components {
     };
     /** @enum {string} */
     ServerStatus: 'active' | 'suspended' | 'deleted';
-    /** @description Your own key/value tags, at most 32. A key is an optional DNS-style prefix and `/` (`example.com/`), then a name of 1 to 63 letters, digits, `-`, `_` or `.` starting and ending with a letter or digit; a value is empty or follows the name rule. */
+    /** @description At most 32; keys `[prefix/]name`, values empty or a name (docs/api.md, Labels). */
     Labels: {
       [key: string]: string;
     };
@@ -3638,10 +3638,7 @@ export interface components {
       };
       /** @description One of the egg's docker images; the egg default when omitted. */
       dockerImage?: string;
-      /** @description Your labels on the server; none when omitted. */
-      labels?: {
-        [key: string]: string;
-      };
+      labels?: components['schemas']['Labels'];
     };
     Quote: {
       /** @description The deploy would succeed now: the runway and budget pass and a node can take it. */
@@ -3822,7 +3819,7 @@ export interface components {
       cpuPercent?: number;
       /** Format: int32 */
       diskMb?: number;
-      /** @description Replaces the whole label map (`{}` removes every label); no panel call. */
+      /** @description Replaces all labels. */
       labels?: {
         [key: string]: string;
       };
@@ -9598,14 +9595,11 @@ export interface operations {
         limit?: number;
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
-        /** @description Label terms joined by commas (all must hold): `k=v` (label k is v), `k!=v` (no label k, or another value), `k` (has label k), `!k` (no label k). */
+        /** @description Comma-joined terms, all must hold: `k=v`, `k!=v`, `k`, `!k`. */
         label_selector?: string;
         status?: components['schemas']['ServerStatus'];
-        /** @description Only servers in this region. */
         region?: string;
-        /** @description Only servers on this instance. */
         instanceId?: string;
-        /** @description Only servers whose name starts with this (case-sensitive). */
         name_prefix?: string;
       };
       header?: never;
@@ -22648,14 +22642,11 @@ export interface operations {
         limit?: number;
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
-        /** @description Label terms joined by commas (all must hold): `k=v` (label k is v), `k!=v` (no label k, or another value), `k` (has label k), `!k` (no label k). */
+        /** @description Comma-joined terms, all must hold: `k=v`, `k!=v`, `k`, `!k`. */
         label_selector?: string;
         status?: components['schemas']['ServerStatus'];
-        /** @description Only servers in this region. */
         region?: string;
-        /** @description Only servers on this instance. */
         instanceId?: string;
-        /** @description Only servers whose name starts with this (case-sensitive). */
         name_prefix?: string;
         /** @description Only this account's servers (read from the account's own listing: the cheapest filter). */
         accountId?: string;
