@@ -1648,7 +1648,13 @@ export interface components {
     };
     /** @enum {string} */
     ServerStatus: 'active' | 'suspended' | 'deleted';
-    /** @description At most 32; keys `[prefix/]name`, values empty or a name (docs/api.md, Labels). */
+    /**
+     * @description At most 32; keys `[prefix/]name`, values empty or a name (docs/api.md, Labels).
+     * @example {
+     *       "env": "prod",
+     *       "example.com/team": "blue"
+     *     }
+     */
     Labels: {
       [key: string]: string;
     };
@@ -2555,7 +2561,13 @@ export interface components {
       expiresInDays?: number;
       /** @description Omit for every scope the caller holds. A key can never hold a scope its creator lacks. */
       scopes?: components['schemas']['Scope'][];
-      /** @description Your labels on the key, set here only (a key does not change after creation); none when omitted. */
+      /**
+       * @description Your labels on the key, set here only (a key does not change after creation); none when omitted.
+       * @example {
+       *       "env": "prod",
+       *       "example.com/team": "blue"
+       *     }
+       */
       labels?: {
         [key: string]: string;
       };
@@ -2659,7 +2671,13 @@ export interface components {
       /** @description Omit or leave empty for every event type this credential can read. A type it cannot read is 403 `forbidden`. */
       events?: components['schemas']['EventType'][];
       description?: string;
-      /** @description Your labels on the endpoint; none when omitted. */
+      /**
+       * @description Your labels on the endpoint; none when omitted.
+       * @example {
+       *       "env": "prod",
+       *       "example.com/team": "blue"
+       *     }
+       */
       labels?: {
         [key: string]: string;
       };
@@ -2675,7 +2693,13 @@ export interface components {
       /** @description true re-enables an endpoint the service disabled (and clears why). */
       enabled?: boolean;
       description?: string | null;
-      /** @description Replaces the whole label map (`{}` removes every label). */
+      /**
+       * @description Replaces the whole label map (`{}` removes every label).
+       * @example {
+       *       "env": "prod",
+       *       "example.com/team": "blue"
+       *     }
+       */
       labels?: {
         [key: string]: string;
       };
@@ -3819,7 +3843,13 @@ export interface components {
       cpuPercent?: number;
       /** Format: int32 */
       diskMb?: number;
-      /** @description Replaces all labels. */
+      /**
+       * @description Replaces all labels.
+       * @example {
+       *       "env": "prod",
+       *       "example.com/team": "blue"
+       *     }
+       */
       labels?: {
         [key: string]: string;
       };
@@ -5950,7 +5980,8 @@ export interface operations {
            *           "revokedAt": null,
            *           "status": "active",
            *           "labels": {
-           *             "EXAMPLE_KEY": "example value"
+           *             "env": "prod",
+           *             "example.com/team": "blue"
            *           }
            *         }
            *       ],
@@ -6115,7 +6146,8 @@ export interface operations {
            *       "revokedAt": null,
            *       "status": "active",
            *       "labels": {
-           *         "EXAMPLE_KEY": "example value"
+           *         "env": "prod",
+           *         "example.com/team": "blue"
            *       },
            *       "secret": "whsec_C2FtcGxlIHNpZ25pbmcgc2VjcmV0IG9ubHk="
            *     }
@@ -6534,7 +6566,8 @@ export interface operations {
            *           "createdAt": "2026-11-26T10:00:00.000Z",
            *           "updatedAt": "2026-11-26T10:00:00.000Z",
            *           "labels": {
-           *             "EXAMPLE_KEY": "example value"
+           *             "env": "prod",
+           *             "example.com/team": "blue"
            *           }
            *         }
            *       ],
@@ -6702,7 +6735,8 @@ export interface operations {
            *       "createdAt": "2026-11-26T10:00:00.000Z",
            *       "updatedAt": "2026-11-26T10:00:00.000Z",
            *       "labels": {
-           *         "EXAMPLE_KEY": "example value"
+           *         "env": "prod",
+           *         "example.com/team": "blue"
            *       },
            *       "secret": "whsec_C2FtcGxlIHNpZ25pbmcgc2VjcmV0IG9ubHk="
            *     }
@@ -6950,7 +6984,8 @@ export interface operations {
            *       "createdAt": "2026-11-26T10:00:00.000Z",
            *       "updatedAt": "2026-11-26T10:00:00.000Z",
            *       "labels": {
-           *         "EXAMPLE_KEY": "example value"
+           *         "env": "prod",
+           *         "example.com/team": "blue"
            *       }
            *     }
            */
@@ -7301,7 +7336,8 @@ export interface operations {
            *       "createdAt": "2026-11-26T10:00:00.000Z",
            *       "updatedAt": "2026-11-26T10:00:00.000Z",
            *       "labels": {
-           *         "EXAMPLE_KEY": "example value"
+           *         "env": "prod",
+           *         "example.com/team": "blue"
            *       }
            *     }
            */
@@ -8181,7 +8217,8 @@ export interface operations {
            *             "suspendedReason": null,
            *             "deletedAt": null,
            *             "labels": {
-           *               "EXAMPLE_KEY": "example value"
+           *               "env": "prod",
+           *               "example.com/team": "blue"
            *             }
            *           }
            *         }
@@ -8373,7 +8410,8 @@ export interface operations {
            *         "suspendedReason": null,
            *         "deletedAt": null,
            *         "labels": {
-           *           "EXAMPLE_KEY": "example value"
+           *           "env": "prod",
+           *           "example.com/team": "blue"
            *         }
            *       }
            *     }
@@ -9663,7 +9701,8 @@ export interface operations {
            *           "suspendedReason": null,
            *           "deletedAt": null,
            *           "labels": {
-           *             "EXAMPLE_KEY": "example value"
+           *             "env": "prod",
+           *             "example.com/team": "blue"
            *           }
            *         }
            *       ],
@@ -9856,7 +9895,8 @@ export interface operations {
            *       "suspendedReason": null,
            *       "deletedAt": null,
            *       "labels": {
-           *         "EXAMPLE_KEY": "example value"
+           *         "env": "prod",
+           *         "example.com/team": "blue"
            *       }
            *     }
            */
@@ -10532,7 +10572,8 @@ export interface operations {
            *       "suspendedReason": null,
            *       "deletedAt": null,
            *       "labels": {
-           *         "EXAMPLE_KEY": "example value"
+           *         "env": "prod",
+           *         "example.com/team": "blue"
            *       },
            *       "live": {
            *         "available": true,
@@ -11014,7 +11055,8 @@ export interface operations {
            *       "suspendedReason": null,
            *       "deletedAt": null,
            *       "labels": {
-           *         "EXAMPLE_KEY": "example value"
+           *         "env": "prod",
+           *         "example.com/team": "blue"
            *       }
            *     }
            */
@@ -22712,7 +22754,8 @@ export interface operations {
            *           "suspendedReason": null,
            *           "deletedAt": null,
            *           "labels": {
-           *             "EXAMPLE_KEY": "example value"
+           *             "env": "prod",
+           *             "example.com/team": "blue"
            *           },
            *           "accountId": "0193a7e2-5b1c-7d4e-9f3a-00009319bc28"
            *         }

@@ -1,4 +1,4 @@
-import { accessPatterns, type Page, type PageRequest } from '../db/access-patterns.ts';
+import { accessPatterns, type Page } from '../db/access-patterns.ts';
 import type { ServerItem } from '../db/items.ts';
 import { notFound } from '../errors.ts';
 import type { ListRequest } from './filters.ts';

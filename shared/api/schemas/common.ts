@@ -92,5 +92,6 @@ export const Labels = z
   .meta({
     id: 'Labels',
     maxProperties: MAX_LABELS,
+    example: { env: 'prod', 'example.com/team': 'blue' },
     description: 'At most 32; keys `[prefix/]name`, values empty or a name (docs/api.md, Labels).',
   });

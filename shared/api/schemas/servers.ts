@@ -98,7 +98,12 @@ export const ServerList = listOf(Server, 'ServerList');
 /** GET /v1/servers filters (every one given must match); the admin list adds accountId. */
 export const ServerListQuery = ListQuery.extend({
   // Parsed with the filter (shared/label-selector.ts): a bad one is 400 on query.label_selector.
-  label_selector: z.string().min(1).max(2048).optional().meta({ description: 'Comma-joined terms, all must hold: `k=v`, `k!=v`, `k`, `!k`.' }),
+  label_selector: z
+    .string()
+    .min(1)
+    .max(2048)
+    .optional()
+    .meta({ description: 'Comma-joined terms, all must hold: `k=v`, `k!=v`, `k`, `!k`.' }),
   status: ServerStatus.optional(),
   region: z.string().trim().min(1).max(60).optional(),
   instanceId: Uuid.optional(),
