@@ -95,6 +95,11 @@ export const LiveState = z
 export const ServerWithLive = Server.extend({ live: LiveState }).meta({ id: 'ServerWithLive' });
 export const ServerList = listOf(Server, 'ServerList');
 
+/** A text filter: as every query string, no control characters and no `..` path segment. */
+const QueryText = SafeText.min(1)
+  .max(60)
+  .refine((v) => !v.split(/[\\/]/).includes('..'), 'must not contain a `..` segment');
+
 /** GET /v1/servers filters (every one given must match); the admin list adds accountId. */
 export const ServerListQuery = ListQuery.extend({
   // Parsed with the filter (shared/label-selector.ts): a bad one is 400 on query.label_selector.
@@ -105,9 +110,9 @@ export const ServerListQuery = ListQuery.extend({
     .optional()
     .meta({ description: 'Comma-joined terms, all must hold: `k=v`, `k!=v`, `k`, `!k`.' }),
   status: ServerStatus.optional(),
-  region: z.string().trim().min(1).max(60).optional(),
+  region: QueryText.optional(),
   instanceId: Uuid.optional(),
-  name_prefix: z.string().min(1).max(60).optional(),
+  name_prefix: QueryText.optional(),
 });
 
 const ServerName = SafeText.trim().min(3).max(60);
