@@ -352,7 +352,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Your servers, newest first (deleted ones included) */
+    /** Your servers, newest first (deleted ones included), optionally filtered */
     get: operations['listServers'];
     put?: never;
     /**
@@ -405,8 +405,8 @@ export interface paths {
     options?: never;
     head?: never;
     /**
-     * Rename and/or resize: limits applied on the panel at once, hourly price recomputed
-     * @description A rename alone (`servers.rename` in the activity log) changes no price. A resize takes all three of ramMb, cpuPercent and diskMb.
+     * Rename, resize and/or relabel: limits applied on the panel at once, hourly price recomputed
+     * @description A rename alone (`servers.rename` in the activity log) changes no price. A resize takes all three of ramMb, cpuPercent and diskMb. Labels alone: no panel call.
      */
     patch: operations['resizeServer'];
     trace?: never;
@@ -1137,7 +1137,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** All servers of all accounts, newest first */
+    /** All servers of all accounts, newest first, optionally filtered */
     get: operations['adminListServers'];
     put?: never;
     post?: never;
@@ -1615,6 +1615,7 @@ export interface components {
       suspendedReason: 'balance' | 'budget' | null;
       /** Format: date-time */
       deletedAt: string | null;
+      labels: components['schemas']['Labels'];
     };
     ServerAddress: {
       /** @description Alias, else node FQDN, else ip. */
@@ -1647,6 +1648,16 @@ export interface components {
     };
     /** @enum {string} */
     ServerStatus: 'active' | 'suspended' | 'deleted';
+    /**
+     * @description At most 32; keys `[prefix/]name`, values empty or a name (docs/api.md, Labels).
+     * @example {
+     *       "env": "prod",
+     *       "example.com/team": "blue"
+     *     }
+     */
+    Labels: {
+      [key: string]: string;
+    };
     /** @description The body of a `server.resized` delivery. */
     ServerResizedWebhook: {
       /** Format: uuid */
@@ -1705,6 +1716,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         previousResources: components['schemas']['Resources'];
       };
     };
@@ -1766,6 +1778,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         /**
          * @description Why the platform suspended it (as `suspendedReason`).
          * @enum {string}
@@ -1851,6 +1864,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         install: {
           /** @enum {string} */
           kind: 'deploy' | 'reinstall';
@@ -1919,6 +1933,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         install: {
           /** @enum {string} */
           kind: 'deploy' | 'reinstall';
@@ -1987,6 +2002,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         install: {
           /** @enum {string} */
           kind: 'deploy' | 'reinstall';
@@ -2495,6 +2511,7 @@ export interface components {
       revokedAt: string | null;
       /** @enum {string} */
       status: 'active' | 'expired' | 'revoked';
+      labels: components['schemas']['Labels'];
     };
     /** @enum {string} */
     Scope:
@@ -2531,6 +2548,7 @@ export interface components {
       revokedAt: string | null;
       /** @enum {string} */
       status: 'active' | 'expired' | 'revoked';
+      labels: components['schemas']['Labels'];
       /** @description The key itself. Returned only by the creating call: it is stored as a SHA-256 hash. An idempotent replay omits it. */
       secret?: string;
     };
@@ -2543,6 +2561,16 @@ export interface components {
       expiresInDays?: number;
       /** @description Omit for every scope the caller holds. A key can never hold a scope its creator lacks. */
       scopes?: components['schemas']['Scope'][];
+      /**
+       * @description Your labels on the key, set here only (a key does not change after creation); none when omitted.
+       * @example {
+       *       "env": "prod",
+       *       "example.com/team": "blue"
+       *     }
+       */
+      labels?: {
+        [key: string]: string;
+      };
     };
     RevokedKey: {
       /** Format: uuid */
@@ -2583,6 +2611,7 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      labels: components['schemas']['Labels'];
     };
     /** @enum {string} */
     EventType:
@@ -2629,6 +2658,7 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      labels: components['schemas']['Labels'];
       /** @description The signing secret (`whsec_…`). Returned only by the creating call; an idempotent replay omits it. */
       secret?: string;
     };
@@ -2641,6 +2671,16 @@ export interface components {
       /** @description Omit or leave empty for every event type this credential can read. A type it cannot read is 403 `forbidden`. */
       events?: components['schemas']['EventType'][];
       description?: string;
+      /**
+       * @description Your labels on the endpoint; none when omitted.
+       * @example {
+       *       "env": "prod",
+       *       "example.com/team": "blue"
+       *     }
+       */
+      labels?: {
+        [key: string]: string;
+      };
     };
     UpdateWebhookEndpoint: {
       /**
@@ -2653,6 +2693,16 @@ export interface components {
       /** @description true re-enables an endpoint the service disabled (and clears why). */
       enabled?: boolean;
       description?: string | null;
+      /**
+       * @description Replaces the whole label map (`{}` removes every label).
+       * @example {
+       *       "env": "prod",
+       *       "example.com/team": "blue"
+       *     }
+       */
+      labels?: {
+        [key: string]: string;
+      };
     };
     DeletedWebhookEndpoint: {
       /** Format: uuid */
@@ -2807,6 +2857,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         previousResources: components['schemas']['Resources'];
       };
     };
@@ -2871,6 +2922,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         /**
          * @description Why the platform suspended it (as `suspendedReason`).
          * @enum {string}
@@ -2965,6 +3017,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         install: {
           /** @enum {string} */
           kind: 'deploy' | 'reinstall';
@@ -3036,6 +3089,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         install: {
           /** @enum {string} */
           kind: 'deploy' | 'reinstall';
@@ -3107,6 +3161,7 @@ export interface components {
         suspendedReason: 'balance' | 'budget' | null;
         /** Format: date-time */
         deletedAt: string | null;
+        labels: components['schemas']['Labels'];
         install: {
           /** @enum {string} */
           kind: 'deploy' | 'reinstall';
@@ -3607,6 +3662,7 @@ export interface components {
       };
       /** @description One of the egg's docker images; the egg default when omitted. */
       dockerImage?: string;
+      labels?: components['schemas']['Labels'];
     };
     Quote: {
       /** @description The deploy would succeed now: the runway and budget pass and a node can take it. */
@@ -3742,6 +3798,7 @@ export interface components {
       suspendedReason: 'balance' | 'budget' | null;
       /** Format: date-time */
       deletedAt: string | null;
+      labels: components['schemas']['Labels'];
       live: components['schemas']['LiveState'];
     };
     LiveState: {
@@ -3777,7 +3834,7 @@ export interface components {
       /** @description Milliseconds since the container started. */
       uptimeMs: number;
     } | null;
-    /** @description `name` renames; ramMb, cpuPercent and diskMb (all three) resize; at least one of the two. */
+    /** @description `name` renames; ramMb, cpuPercent and diskMb (all three) resize; `labels` replaces the labels; at least one of them. */
     ResizeServer: {
       name?: string;
       /** Format: int32 */
@@ -3786,6 +3843,16 @@ export interface components {
       cpuPercent?: number;
       /** Format: int32 */
       diskMb?: number;
+      /**
+       * @description Replaces all labels.
+       * @example {
+       *       "env": "prod",
+       *       "example.com/team": "blue"
+       *     }
+       */
+      labels?: {
+        [key: string]: string;
+      };
     };
     ServerStartup: {
       /** @description The egg's variables the panel lets users see. */
@@ -4787,6 +4854,7 @@ export interface components {
       suspendedReason: 'balance' | 'budget' | null;
       /** Format: date-time */
       deletedAt: string | null;
+      labels: components['schemas']['Labels'];
       /** Format: uuid */
       accountId: string;
     };
@@ -5910,7 +5978,11 @@ export interface operations {
            *           "expiresAt": "2026-11-26T10:00:00.000Z",
            *           "lastUsedAt": "2026-11-26T10:00:00.000Z",
            *           "revokedAt": null,
-           *           "status": "active"
+           *           "status": "active",
+           *           "labels": {
+           *             "env": "prod",
+           *             "example.com/team": "blue"
+           *           }
            *         }
            *       ],
            *       "nextCursor": "example nextCursor"
@@ -6073,6 +6145,10 @@ export interface operations {
            *       "lastUsedAt": "2026-11-26T10:00:00.000Z",
            *       "revokedAt": null,
            *       "status": "active",
+           *       "labels": {
+           *         "env": "prod",
+           *         "example.com/team": "blue"
+           *       },
            *       "secret": "whsec_C2FtcGxlIHNpZ25pbmcgc2VjcmV0IG9ubHk="
            *     }
            */
@@ -6488,7 +6564,11 @@ export interface operations {
            *           "failingSince": null,
            *           "previousSecretExpiresAt": null,
            *           "createdAt": "2026-11-26T10:00:00.000Z",
-           *           "updatedAt": "2026-11-26T10:00:00.000Z"
+           *           "updatedAt": "2026-11-26T10:00:00.000Z",
+           *           "labels": {
+           *             "env": "prod",
+           *             "example.com/team": "blue"
+           *           }
            *         }
            *       ],
            *       "nextCursor": "example nextCursor"
@@ -6654,6 +6734,10 @@ export interface operations {
            *       "previousSecretExpiresAt": null,
            *       "createdAt": "2026-11-26T10:00:00.000Z",
            *       "updatedAt": "2026-11-26T10:00:00.000Z",
+           *       "labels": {
+           *         "env": "prod",
+           *         "example.com/team": "blue"
+           *       },
            *       "secret": "whsec_C2FtcGxlIHNpZ25pbmcgc2VjcmV0IG9ubHk="
            *     }
            */
@@ -6898,7 +6982,11 @@ export interface operations {
            *       "failingSince": null,
            *       "previousSecretExpiresAt": null,
            *       "createdAt": "2026-11-26T10:00:00.000Z",
-           *       "updatedAt": "2026-11-26T10:00:00.000Z"
+           *       "updatedAt": "2026-11-26T10:00:00.000Z",
+           *       "labels": {
+           *         "env": "prod",
+           *         "example.com/team": "blue"
+           *       }
            *     }
            */
           'application/json': components['schemas']['WebhookEndpoint'];
@@ -7246,7 +7334,11 @@ export interface operations {
            *       "failingSince": null,
            *       "previousSecretExpiresAt": null,
            *       "createdAt": "2026-11-26T10:00:00.000Z",
-           *       "updatedAt": "2026-11-26T10:00:00.000Z"
+           *       "updatedAt": "2026-11-26T10:00:00.000Z",
+           *       "labels": {
+           *         "env": "prod",
+           *         "example.com/team": "blue"
+           *       }
            *     }
            */
           'application/json': components['schemas']['WebhookEndpoint'];
@@ -8123,7 +8215,11 @@ export interface operations {
            *             "updatedAt": "2026-11-26T10:00:00.000Z",
            *             "suspendedAt": null,
            *             "suspendedReason": null,
-           *             "deletedAt": null
+           *             "deletedAt": null,
+           *             "labels": {
+           *               "env": "prod",
+           *               "example.com/team": "blue"
+           *             }
            *           }
            *         }
            *       ],
@@ -8312,7 +8408,11 @@ export interface operations {
            *         "updatedAt": "2026-11-26T10:00:00.000Z",
            *         "suspendedAt": null,
            *         "suspendedReason": null,
-           *         "deletedAt": null
+           *         "deletedAt": null,
+           *         "labels": {
+           *           "env": "prod",
+           *           "example.com/team": "blue"
+           *         }
            *       }
            *     }
            */
@@ -9533,6 +9633,12 @@ export interface operations {
         limit?: number;
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
+        /** @description Comma-joined terms, all must hold: `k=v`, `k!=v`, `k`, `!k`. */
+        label_selector?: string;
+        status?: components['schemas']['ServerStatus'];
+        region?: string;
+        instanceId?: string;
+        name_prefix?: string;
       };
       header?: never;
       path?: never;
@@ -9540,7 +9646,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Your servers, newest first (deleted ones included) */
+      /** @description Your servers, newest first (deleted ones included), optionally filtered */
       200: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -9593,7 +9699,11 @@ export interface operations {
            *           "updatedAt": "2026-11-26T10:00:00.000Z",
            *           "suspendedAt": null,
            *           "suspendedReason": null,
-           *           "deletedAt": null
+           *           "deletedAt": null,
+           *           "labels": {
+           *             "env": "prod",
+           *             "example.com/team": "blue"
+           *           }
            *         }
            *       ],
            *       "nextCursor": "example nextCursor"
@@ -9783,7 +9893,11 @@ export interface operations {
            *       "updatedAt": "2026-11-26T10:00:00.000Z",
            *       "suspendedAt": null,
            *       "suspendedReason": null,
-           *       "deletedAt": null
+           *       "deletedAt": null,
+           *       "labels": {
+           *         "env": "prod",
+           *         "example.com/team": "blue"
+           *       }
            *     }
            */
           'application/json': components['schemas']['Server'];
@@ -10457,6 +10571,10 @@ export interface operations {
            *       "suspendedAt": null,
            *       "suspendedReason": null,
            *       "deletedAt": null,
+           *       "labels": {
+           *         "env": "prod",
+           *         "example.com/team": "blue"
+           *       },
            *       "live": {
            *         "available": true,
            *         "reason": "panel_busy",
@@ -10884,7 +11002,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Rename and/or resize: limits applied on the panel at once, hourly price recomputed */
+      /** @description Rename, resize and/or relabel: limits applied on the panel at once, hourly price recomputed */
       200: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -10935,7 +11053,11 @@ export interface operations {
            *       "updatedAt": "2026-11-26T10:00:00.000Z",
            *       "suspendedAt": null,
            *       "suspendedReason": null,
-           *       "deletedAt": null
+           *       "deletedAt": null,
+           *       "labels": {
+           *         "env": "prod",
+           *         "example.com/team": "blue"
+           *       }
            *     }
            */
           'application/json': components['schemas']['Server'];
@@ -22562,6 +22684,14 @@ export interface operations {
         limit?: number;
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
+        /** @description Comma-joined terms, all must hold: `k=v`, `k!=v`, `k`, `!k`. */
+        label_selector?: string;
+        status?: components['schemas']['ServerStatus'];
+        region?: string;
+        instanceId?: string;
+        name_prefix?: string;
+        /** @description Only this account's servers (read from the account's own listing: the cheapest filter). */
+        accountId?: string;
       };
       header?: never;
       path?: never;
@@ -22569,7 +22699,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description All servers of all accounts, newest first */
+      /** @description All servers of all accounts, newest first, optionally filtered */
       200: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -22623,6 +22753,10 @@ export interface operations {
            *           "suspendedAt": null,
            *           "suspendedReason": null,
            *           "deletedAt": null,
+           *           "labels": {
+           *             "env": "prod",
+           *             "example.com/team": "blue"
+           *           },
            *           "accountId": "0193a7e2-5b1c-7d4e-9f3a-00009319bc28"
            *         }
            *       ],

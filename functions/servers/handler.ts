@@ -38,11 +38,12 @@ export const handler = createGroupHandler('servers', serverRoutes, {
     // Like deploy, the rename and resize path (topology copy, placement room, budgets) loads with the first of them.
     const { resizeOf, updateServer } = await import('../../shared/servers/rename.ts');
     const resize = resizeOf(body);
-    if (!resize) audit.action = 'servers.rename';
-    const { server, renamed } = await updateServer(principal.accountId, params.id, body);
+    if (!resize) audit.action = body.name === undefined ? 'servers.labels' : 'servers.rename';
+    const { server, renamed, labels } = await updateServer(principal.accountId, params.id, body);
     audit.details = {
       ...(resize ? { resources: server.resources, priceCentsPerHour: server.priceCentsPerHour } : {}),
       ...(renamed ? { name: renamed } : {}),
+      ...(labels ? { labels } : {}),
     };
     return server;
   },

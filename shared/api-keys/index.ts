@@ -34,6 +34,7 @@ export function toView(item: Omit<ApiKeyItem, 'PK' | 'SK' | 'kind' | 'hash'>, no
     lastUsedAt: item.lastUsedAt ?? null,
     revokedAt,
     status: revokedAt ? 'revoked' : expiresAt && Date.parse(expiresAt) <= now ? 'expired' : 'active',
+    labels: item.labels ?? {},
   };
 }
 
@@ -68,6 +69,7 @@ export async function createApiKey(
     scopes,
     createdAt: now.toISOString(),
     expiresAt: input.expiresInDays ? new Date(now.getTime() + input.expiresInDays * DAY_MS).toISOString() : undefined,
+    labels: input.labels ?? {},
   };
   const hash = hashApiKey(token);
   const items: NamedWrite[] = [

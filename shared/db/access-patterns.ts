@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { keys, type ItemKey } from './keys.ts';
-import { LISTING_SHARDS, type IndexName } from './table.ts';
+import type { IndexName } from './table.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { backoffMs } from './write.ts';
 
@@ -47,19 +47,34 @@ export async function getItem(key: ItemKey, consistent = true): Promise<Item | u
  */
 const MAX_QUERIES_PER_PAGE = 10;
 /** Items a query under a filter on values reads: more than a page, since most may be filtered out. */
-const FILTERED_READ = 100;
+export const FILTERED_READ = 100;
 
-/** One partition, items whose sort key starts with a prefix, newest (highest key) first; `oneOf`: only items whose attribute is one of the values. */
+/**
+ * A FilterExpression over an item's attributes (placeholders `#f…` and `:f…`, so they cannot meet
+ * the ones of the query). DynamoDB applies it after reading: a page costs the items read, not the
+ * items matched, so every filtered page reads at most MAX_QUERIES_PER_PAGE × FILTERED_READ items.
+ */
+export interface ItemFilter {
+  /** Joined to others with AND, so an OR in it must be in parentheses (DynamoDB refuses redundant ones). */
+  expression: string;
+  names: Record<string, string>;
+  values: Record<string, unknown>;
+}
+
+/** One partition, items whose sort key starts with a prefix, newest (highest key) first; `oneOf`: only items whose attribute is one of the values; `filter`: only items it holds for. */
 async function queryPrefix(
   pk: string,
   skPrefix: string,
   page: PageRequest,
   filterUnexpired = false,
   oneOf?: { attribute: string; values: readonly string[] },
+  filter?: ItemFilter,
 ): Promise<Page<Item>> {
   let position = decodeCursor(page.cursor, page.boundTo);
-  const values: Record<string, unknown> = { ':pk': pk, ':prefix': skPrefix };
-  const filters: string[] = [];
+  const values: Record<string, unknown> = { ':pk': pk, ':prefix': skPrefix, ...filter?.values };
+  const filters: string[] = filter ? [filter.expression] : [];
+  const names: Record<string, string> = { ...filter?.names, ...(oneOf ? { '#oneOf': oneOf.attribute } : {}) };
+  const sparse = oneOf !== undefined || filter !== undefined;
   // TTL deletes lag by up to two days, so expired entries are filtered on read too.
   if (filterUnexpired) {
     values[':now'] = Math.floor(Date.now() / 1000);
@@ -81,10 +96,10 @@ async function queryPrefix(
         TableName: tableName(),
         KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
         FilterExpression: filters.length ? filters.join(' AND ') : undefined,
-        ExpressionAttributeNames: oneOf ? { '#oneOf': oneOf.attribute } : undefined,
+        ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
         ExpressionAttributeValues: values,
         ScanIndexForward: false,
-        Limit: oneOf ? Math.max(room, FILTERED_READ) : room,
+        Limit: sparse ? Math.max(room, FILTERED_READ) : room,
         ExclusiveStartKey: position,
       }),
     );
@@ -103,52 +118,8 @@ async function queryPrefix(
   return { data, nextCursor: position ? encodeCursor(position, page.boundTo) : null };
 }
 
-/**
- * A listing spread over LISTING_SHARDS partitions of a GSI, merged newest first. The cursor keeps
- * one position per shard (`null` once a shard is exhausted), so each page is one query per live shard.
- */
-async function queryShardedListing(index: IndexName, shardKey: (shard: number) => string, page: PageRequest): Promise<Page<Item>> {
-  const pkAttr = `${index}PK`;
-  const skAttr = `${index}SK`;
-  const positions = (decodeCursor(page.cursor, page.boundTo) as Record<string, Item | null> | undefined) ?? {};
-  const shards = Array.from({ length: LISTING_SHARDS }, (_, shard) => shard).filter((s) => positions[s] !== null);
-  const results = await Promise.all(
-    shards.map(async (shard) => {
-      const out = await db().send(
-        new QueryCommand({
-          TableName: tableName(),
-          IndexName: index,
-          KeyConditionExpression: `${pkAttr} = :pk`,
-          ExpressionAttributeValues: { ':pk': shardKey(shard) },
-          ScanIndexForward: false,
-          Limit: page.limit,
-          ExclusiveStartKey: positions[shard] ?? undefined,
-        }),
-      );
-      return { shard, items: out.Items ?? [], more: out.LastEvaluatedKey !== undefined };
-    }),
-  );
-  const merged = results
-    .flatMap((r) => r.items.map((item) => ({ shard: r.shard, item })))
-    .sort((a, b) => String(b.item[skAttr]).localeCompare(String(a.item[skAttr])))
-    .slice(0, page.limit);
-
-  const next: Record<string, Item | null> = { ...positions };
-  let anyLeft = false;
-  for (const r of results) {
-    const taken = merged.filter((m) => m.shard === r.shard);
-    const exhausted = taken.length === r.items.length && !r.more;
-    const lastTaken = taken.at(-1)?.item;
-    if (exhausted) next[r.shard] = null;
-    else {
-      anyLeft = true;
-      if (lastTaken) next[r.shard] = pick(lastTaken, ['PK', 'SK', pkAttr, skAttr]);
-    }
-  }
-  return { data: merged.map((m) => m.item), nextCursor: anyLeft ? encodeCursor(next, page.boundTo) : null };
-}
-
-const pick = (item: Item, attrs: string[]): Item => Object.fromEntries(attrs.map((a) => [a, item[a]]));
+/** The sharded GSI1 listings (admin lists, the reconciler) load on first use: no customer route reads them. */
+const sharded = () => import('./sharded-listing.ts');
 
 /** Reads a page of items as one kind. */
 const pageOf =
@@ -253,16 +224,18 @@ export const accessPatterns = {
   },
   /** Consistent, so a state dropped after our own change (shared/servers/live.ts) is not read back. */
   liveStateOfServer: async (serverId: string) => asKindOrUndefined(await getItem(keys.liveState(serverId)), 'live-state'),
-  serversOfAccount: (accountId: string, page: PageRequest) => {
+  /** `filter`: only the servers it holds for (shared/servers/filters.ts), read in bounded pages. */
+  serversOfAccount: (accountId: string, page: PageRequest, filter?: ItemFilter) => {
     const k = keys.serverPrefix(accountId);
-    return pageOf('server')(queryPrefix(k.PK, k.SKPrefix, page));
+    return pageOf('server')(queryPrefix(k.PK, k.SKPrefix, page, false, undefined, filter));
   },
   /** Every server of an account (bounded by the per-account server limit), for runway and budgets. */
   allServersOfAccount: async (accountId: string): Promise<ServerItem[]> => {
     const k = keys.serverPrefix(accountId);
     return (await queryAll({ pk: k.PK, skPrefix: k.SKPrefix, consistent: true })).map((item) => asKind(item, 'server'));
   },
-  allServers: (page: PageRequest) => pageOf('server')(queryShardedListing('GSI1', keys.serversShard, page)),
+  allServers: async (page: PageRequest, filter?: ItemFilter) =>
+    pageOf('server')((await sharded()).queryShardedListing('GSI1', keys.serversShard, page, filter)),
   /** The billing pass's work unit: every server in one shard of the sparse billable index (GSI2). */
   billableServersOfShard: async (shard: number): Promise<ServerItem[]> =>
     (await queryAll({ IndexName: 'GSI2', pk: keys.billableShard(shard) })).map((item) => asKind(item, 'server')),
@@ -281,8 +254,8 @@ export const accessPatterns = {
   invoiceByPaymentIntent: async (paymentIntentId: string) =>
     asKindOrUndefined(await getItem(keys.paymentIntent(paymentIntentId)), 'payment-intent'),
   invoiceCounter: async (year: number) => (await getItem(keys.invoiceCounter(year))) as InvoiceCounterItem | undefined,
-  allAccounts: (page: PageRequest) => pageOf('account')(queryShardedListing('GSI1', keys.accountsShard, page)),
-  platformAudit: (page: PageRequest) => pageOf('activity')(queryShardedListing('GSI1', keys.auditShard, page)),
+  allAccounts: async (page: PageRequest) => pageOf('account')((await sharded()).queryShardedListing('GSI1', keys.accountsShard, page)),
+  platformAudit: async (page: PageRequest) => pageOf('activity')((await sharded()).queryShardedListing('GSI1', keys.auditShard, page)),
   idempotencyRecord: async (accountId: string, key: string) =>
     asKindOrUndefined(await getItem(keys.idempotency(accountId, key)), 'idempotency'),
   /** A panel's call-budget window (the admin view; spends read it back from their own writes). */

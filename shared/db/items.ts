@@ -114,6 +114,8 @@ export interface ServerItem extends Stored {
   deletedAt?: string;
   deletedReason?: string;
   billedThrough?: string;
+  /** The caller's labels (shared/labels.ts); absent on servers recorded before labels existed (shown as `{}`). */
+  labels?: Record<string, string>;
 }
 
 /** The primary allocation of a server: `host` is what a player types (the alias, else the node's FQDN, else the IP). */
@@ -274,6 +276,8 @@ export interface ApiKeyItem extends Stored {
   expiresAt?: string;
   lastUsedAt?: string;
   revokedAt?: string;
+  /** The caller's labels (shared/labels.ts), set at creation; absent on keys made before labels existed. */
+  labels?: Record<string, string>;
 }
 
 /** The lookup item read on every API-key request: carries what authentication needs. */
@@ -506,6 +510,8 @@ export interface WebhookEndpointItem extends Stored {
   previousSecretExpiresAt: string | null;
   /** When deliveries to it started failing without a success since; null while healthy. */
   failingSince: string | null;
+  /** The caller's labels (shared/labels.ts); absent on endpoints made before labels existed. */
+  labels?: Record<string, string>;
   createdAt: string;
   updatedAt: string;
 }

@@ -122,6 +122,7 @@ export async function deployServer(
     status: 'active',
     createdAt: now,
     updatedAt: now,
+    labels: input.labels ?? {},
   };
   try {
     await recordCreated({

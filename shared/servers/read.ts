@@ -1,6 +1,7 @@
-import { accessPatterns, type Page, type PageRequest } from '../db/access-patterns.ts';
+import { accessPatterns, type Page } from '../db/access-patterns.ts';
 import type { ServerItem } from '../db/items.ts';
 import { notFound } from '../errors.ts';
+import type { ListRequest } from './filters.ts';
 import { type AdminServerView, type ServerView, toServerView } from './views.ts';
 
 /*
@@ -15,15 +16,24 @@ export async function getOwnedServer(accountId: string, serverId: string): Promi
   return item;
 }
 
-export async function listServers(accountId: string, page: PageRequest): Promise<Page<ServerView>> {
-  const result = await accessPatterns.serversOfAccount(accountId, page);
+/** The account's servers, newest first; filters read the account's partition in bounded pages (a short page carries a cursor). */
+export async function listServers(accountId: string, page: ListRequest): Promise<Page<ServerView>> {
+  const { bound, filter } = await filtered(page);
+  const result = await accessPatterns.serversOfAccount(accountId, bound, filter);
   return { data: result.data.map(toServerView), nextCursor: result.nextCursor };
 }
 
-export async function listAllServers(page: PageRequest): Promise<Page<AdminServerView>> {
-  const result = await accessPatterns.allServers(page);
+/** Every account's servers (the sharded listing), or one account's (its own partition: cheaper) when `accountId` is given. */
+export async function listAllServers(page: ListRequest): Promise<Page<AdminServerView>> {
+  const { bound, filter } = await filtered(page);
+  const result = page.accountId
+    ? await accessPatterns.serversOfAccount(page.accountId, bound, filter)
+    : await accessPatterns.allServers(bound, filter);
   return {
     data: result.data.map((item) => ({ ...toServerView(item), accountId: item.accountId })),
     nextCursor: result.nextCursor,
   };
 }
+
+/** The page and filter of a list request; the filter code loads with the first filtered list (the start chunk's budget). */
+const filtered = async (page: ListRequest) => (await import('./filters.ts')).filteredPage(page);

@@ -1,5 +1,8 @@
 import type { z } from 'zod';
 import type { ResizeServer } from '../api/schemas.ts';
+import type { ServerItem } from '../db/items.ts';
+import { keys } from '../db/keys.ts';
+import { writeIfFirst } from '../db/write.ts';
 import { ApiError } from '../errors.ts';
 import { getInstance, panelClientFor } from '../instances/index.ts';
 import { errorFields, logger } from '../observability/logger.ts';
@@ -17,6 +20,8 @@ export interface ServerUpdate {
   server: ServerView;
   /** Absent when the request did not rename. */
   renamed?: { from: string; to: string };
+  /** Absent when the request did not set labels. */
+  labels?: { from: Record<string, string>; to: Record<string, string> };
 }
 
 /** The resize fields of a PATCH, when it has them (the schema lets them come only all three together). */
@@ -33,13 +38,40 @@ export function resizeOf(input: z.infer<typeof ResizeServer>): Resources | undef
  */
 export async function updateServer(accountId: string, serverId: string, input: z.infer<typeof ResizeServer>): Promise<ServerUpdate> {
   const resources = resizeOf(input);
+  // Labels only: one conditional write on the record, no lease, no panel call (the panel never sees labels).
+  if (!resources && input.name === undefined) return setLabels(await getOwnedServer(accountId, serverId), input.labels ?? {});
   // 404 for another account's server, then the account's state, before the lease (lease.ts).
   await assertCustomerMayHold(await getOwnedServer(accountId, serverId));
-  return withServerLease(serverId, resources ? 'resize' : 'rename', async () => {
+  const update = await withServerLease(serverId, resources ? 'resize' : 'rename', async () => {
     const resized = resources ? await resizeHeld(accountId, serverId, resources) : undefined;
     if (input.name === undefined) return { server: resized! };
     return renameHeld(accountId, serverId, input.name);
   });
+  if (input.labels === undefined) return update;
+  // After the panel's part: a failure here leaves the rename or resize done, and repeating the request is safe.
+  const labelled = await setLabels(await getOwnedServer(accountId, serverId), input.labels);
+  return { ...update, server: labelled.server, labels: labelled.labels };
+}
+
+/**
+ * Replaces a server's labels: one conditional update on the record (not deleted, and the labels
+ * as read, so a concurrent change is a 409 rather than lost). Suspended servers may be labelled.
+ */
+async function setLabels(item: ServerItem, labels: Record<string, string>): Promise<ServerUpdate> {
+  if (item.status === 'deleted') throw new ApiError('conflict', 'The server is deleted');
+  const now = new Date().toISOString();
+  const had = item.labels;
+  const done = await writeIfFirst({
+    Update: {
+      Key: keys.server(item.accountId, item.serverId),
+      UpdateExpression: 'SET labels = :labels, updatedAt = :now',
+      ConditionExpression: `#status <> :deleted AND ${had === undefined ? 'attribute_not_exists(labels)' : 'labels = :had'}`,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':labels': labels, ':now': now, ':deleted': 'deleted', ...(had === undefined ? {} : { ':had': had }) },
+    },
+  });
+  if (!done) throw new ApiError('conflict', 'The server changed meanwhile (its labels, or a deletion); read it and try again');
+  return { server: toServerView({ ...item, labels, updatedAt: now }), labels: { from: had ?? {}, to: labels } };
 }
 
 /**

@@ -29,6 +29,7 @@ export function toServerView(item: ServerItem): ServerView {
     suspendedAt: item.suspendedAt ?? null,
     suspendedReason: item.status === 'suspended' ? (item.suspendedReason ?? null) : null,
     deletedAt: item.deletedAt ?? null,
+    labels: item.labels ?? {},
   };
 }
 

@@ -55,6 +55,7 @@ export function toEndpointView(item: WebhookEndpointItem, now = Date.now()): Web
     previousSecretExpiresAt: previousLive ? item.previousSecretExpiresAt : null,
     createdAt: item.createdAt,
     updatedAt: item.updatedAt,
+    labels: item.labels ?? {},
   };
 }
 
@@ -141,6 +142,7 @@ export async function createEndpoint(
     events,
     scopes: recorded,
     description: input.description || null,
+    labels: input.labels ?? {},
     enabled: true,
     disabledReason: null,
     secret,
@@ -218,6 +220,10 @@ export async function updateEndpoint(
       if (input.description !== undefined) {
         sets.push('description = :description');
         values[':description'] = input.description || null;
+      }
+      if (input.labels !== undefined) {
+        sets.push('labels = :labels');
+        values[':labels'] = input.labels;
       }
       if (input.enabled !== undefined) {
         sets.push('enabled = :enabled');

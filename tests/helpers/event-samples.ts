@@ -31,6 +31,7 @@ export function sampleServer(overrides: { [K in keyof ServerData]?: ServerData[K
     suspendedAt: null,
     suspendedReason: null,
     deletedAt: null,
+    labels: { team: 'blue' },
     sftp: { host: 'node1.example.net', port: 2022, username: 'cp0123456789abcdef.1a7ce997', enabled: false },
   };
   return Object.assign(server, overrides);

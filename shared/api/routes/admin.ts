@@ -13,6 +13,7 @@ import {
   AdminRefund,
   AdminRefundResult,
   AdminServerList,
+  AdminServerListQuery,
 } from '../schemas/admin.ts';
 
 /** The admin group: /v1/admin/* (API Gateway puts the admin authorizer in front of each). */
@@ -116,8 +117,8 @@ export const adminRoutes = define({
     auth: 'bearer',
     scope: 'admin',
     admin: true,
-    summary: 'All servers of all accounts, newest first',
-    query: ListQuery,
+    summary: 'All servers of all accounts, newest first, optionally filtered',
+    query: AdminServerListQuery,
     response: AdminServerList,
   },
   adminListInstances: {

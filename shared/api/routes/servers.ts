@@ -1,5 +1,5 @@
 import { define, PANEL, CONTROL } from '../route-def.ts';
-import { IdParam, ListQuery } from '../schemas/common.ts';
+import { IdParam } from '../schemas/common.ts';
 import { Quote } from '../schemas/quote.ts';
 import {
   CommandResult,
@@ -21,6 +21,7 @@ import {
   ResizeServer,
   Server,
   ServerList,
+  ServerListQuery,
   ServerWithLive,
   WriteFile,
   WriteResult,
@@ -64,8 +65,8 @@ export const serverRoutes = define({
     tag: 'Servers',
     auth: 'bearer',
     scope: 'servers:read',
-    summary: 'Your servers, newest first (deleted ones included)',
-    query: ListQuery,
+    summary: 'Your servers, newest first (deleted ones included), optionally filtered',
+    query: ServerListQuery,
     response: ServerList,
   },
   createServer: {
@@ -117,9 +118,9 @@ export const serverRoutes = define({
     tag: 'Servers',
     auth: 'bearer',
     scope: 'servers:write',
-    summary: 'Rename and/or resize: limits applied on the panel at once, hourly price recomputed',
+    summary: 'Rename, resize and/or relabel: limits applied on the panel at once, hourly price recomputed',
     description:
-      'A rename alone (`servers.rename` in the activity log) changes no price. A resize takes all three of ramMb, cpuPercent and diskMb.',
+      'A rename alone (`servers.rename` in the activity log) changes no price. A resize takes all three of ramMb, cpuPercent and diskMb. Labels alone: no panel call.',
     params: IdParam,
     body: ResizeServer,
     response: Server,

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { Uuid, int32, Count, SignedCents, SafeText, listOf } from './common.ts';
 import { Account } from './account.ts';
-import { Server } from './servers.ts';
+import { Server, ServerListQuery } from './servers.ts';
 import { LedgerEntryView } from './money.ts';
 import { Invoice } from './billing.ts';
 
@@ -15,6 +15,13 @@ export const AdminAccountList = listOf(AdminAccount, 'AdminAccountList');
 
 export const AdminServer = Server.extend({ accountId: Uuid }).meta({ id: 'AdminServer' });
 export const AdminServerList = listOf(AdminServer, 'AdminServerList');
+
+/** GET /v1/admin/servers: the customer list's filters, and one account. */
+export const AdminServerListQuery = ServerListQuery.extend({
+  accountId: Uuid.optional().meta({
+    description: "Only this account's servers (read from the account's own listing: the cheapest filter).",
+  }),
+});
 
 export const AdminCredit = z
   .object({

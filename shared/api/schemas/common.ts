@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { labelKeyProblem, labelValueProblem, MAX_LABELS } from '../../labels.ts';
 
 /** The building blocks the schema modules of every domain share. */
 
@@ -76,3 +77,21 @@ export const listOf = <T extends z.ZodType>(item: T, id: string) =>
 
 /** `:id` of a path: a UUID. */
 export const IdParam = z.object({ id: Uuid });
+
+/** Labels (shared/labels.ts has the rules): on servers, API keys and webhook endpoints. */
+export const Labels = z
+  .record(z.string().max(317), z.string().max(63))
+  .superRefine((v, ctx) => {
+    const entries = Object.entries(v);
+    if (entries.length > MAX_LABELS) ctx.addIssue({ code: 'custom', message: `at most ${MAX_LABELS} labels` });
+    for (const [key, value] of entries) {
+      const problem = labelKeyProblem(key) ?? labelValueProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', path: [key], message: problem });
+    }
+  })
+  .meta({
+    id: 'Labels',
+    maxProperties: MAX_LABELS,
+    example: { env: 'prod', 'example.com/team': 'blue' },
+    description: 'At most 32; keys `[prefix/]name`, values empty or a name (docs/api.md, Labels).',
+  });

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { SCOPES } from '../scopes.ts';
-import { Uuid, text, int32, Timestamp, SafeText, listOf } from './common.ts';
+import { Uuid, text, int32, Timestamp, SafeText, listOf, Labels } from './common.ts';
 
 /** API keys (account group). */
 
@@ -18,6 +18,7 @@ export const ApiKey = z
     lastUsedAt: Timestamp.nullable().meta({ description: 'Updated at most every 5 minutes.' }),
     revokedAt: Timestamp.nullable(),
     status: z.enum(['active', 'expired', 'revoked']),
+    labels: Labels,
   })
   .meta({ id: 'ApiKey' });
 
@@ -39,6 +40,9 @@ export const CreateApiKey = z
       .max(SCOPES.length)
       .optional()
       .meta({ description: 'Omit for every scope the caller holds. A key can never hold a scope its creator lacks.' }),
+    labels: Labels.optional().meta({
+      description: 'Your labels on the key, set here only (a key does not change after creation); none when omitted.',
+    }),
   })
   .strict()
   .meta({ id: 'CreateApiKey' });

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { SftpAccess } from './sftp.ts';
-import { Uuid, text, int32, int64, Count, Cents, Timestamp, PanelId, SafeText, listOf } from './common.ts';
+import { Uuid, text, int32, int64, Count, Cents, Timestamp, PanelId, SafeText, listOf, Labels, ListQuery } from './common.ts';
 
 /** Servers, their control and their files (servers group). */
 
@@ -50,6 +50,7 @@ export const Server = z
         'Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.',
     }),
     deletedAt: Timestamp.nullable(),
+    labels: Labels,
   })
   .meta({ id: 'Server' });
 
@@ -94,6 +95,26 @@ export const LiveState = z
 export const ServerWithLive = Server.extend({ live: LiveState }).meta({ id: 'ServerWithLive' });
 export const ServerList = listOf(Server, 'ServerList');
 
+/** A text filter: as every query string, no control characters and no `..` path segment. */
+const QueryText = SafeText.min(1)
+  .max(60)
+  .refine((v) => !v.split(/[\\/]/).includes('..'), 'must not contain a `..` segment');
+
+/** GET /v1/servers filters (every one given must match); the admin list adds accountId. */
+export const ServerListQuery = ListQuery.extend({
+  // Parsed with the filter (shared/label-selector.ts): a bad one is 400 on query.label_selector.
+  label_selector: z
+    .string()
+    .min(1)
+    .max(2048)
+    .optional()
+    .meta({ description: 'Comma-joined terms, all must hold: `k=v`, `k!=v`, `k`, `!k`.' }),
+  status: ServerStatus.optional(),
+  region: QueryText.optional(),
+  instanceId: Uuid.optional(),
+  name_prefix: QueryText.optional(),
+});
+
 const ServerName = SafeText.trim().min(3).max(60);
 const RamMb = int32(256, 1_048_576);
 const CpuPercent = int32(25, 10_000);
@@ -125,6 +146,7 @@ export const CreateServer = z
       .max(191)
       .optional()
       .meta({ description: "One of the egg's docker images; the egg default when omitted." }),
+    labels: Labels.optional(),
   })
   .strict()
   .meta({ id: 'CreateServer' });
@@ -133,11 +155,18 @@ const RESIZE = ['ramMb', 'cpuPercent', 'diskMb'] as const;
 
 /** PATCH /v1/servers/{id}: a rename, a resize (its three fields together, as the spec has them), or both. */
 export const ResizeServer = z
-  .object({ name: ServerName.optional(), ramMb: RamMb.optional(), cpuPercent: CpuPercent.optional(), diskMb: DiskMb.optional() })
+  .object({
+    name: ServerName.optional(),
+    ramMb: RamMb.optional(),
+    cpuPercent: CpuPercent.optional(),
+    diskMb: DiskMb.optional(),
+    labels: Labels.optional().meta({ description: 'Replaces all labels.' }),
+  })
   .strict()
   .superRefine((v, ctx) => {
     const given = RESIZE.filter((k) => v[k] !== undefined);
-    if (given.length === 0 && v.name === undefined) ctx.addIssue({ code: 'custom', message: 'give name, or ramMb, cpuPercent and diskMb' });
+    if (given.length === 0 && v.name === undefined && v.labels === undefined)
+      ctx.addIssue({ code: 'custom', message: 'give name, labels, or ramMb, cpuPercent and diskMb' });
     if (given.length > 0 && given.length < RESIZE.length) {
       for (const k of RESIZE.filter((f) => v[f] === undefined))
         ctx.addIssue({ code: 'custom', path: [k], message: 'is required with the other resize fields (ramMb, cpuPercent, diskMb)' });
@@ -145,7 +174,7 @@ export const ResizeServer = z
   })
   .meta({
     id: 'ResizeServer',
-    description: '`name` renames; ramMb, cpuPercent and diskMb (all three) resize; at least one of the two.',
+    description: '`name` renames; ramMb, cpuPercent and diskMb (all three) resize; `labels` replaces the labels; at least one of them.',
     // The rule above, in the document: the three resize fields come together, and the body is never empty.
     minProperties: 1,
     dependentRequired: { ramMb: ['cpuPercent', 'diskMb'], cpuPercent: ['ramMb', 'diskMb'], diskMb: ['ramMb', 'cpuPercent'] },

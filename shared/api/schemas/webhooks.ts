@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { EVENT_SCOPES, EVENT_TYPES } from '../event-types.ts';
 import { Event } from './events.ts';
-import { Uuid, INT32_MAX, text, int32, Count, Timestamp, ListQuery, SafeText, listOf } from './common.ts';
+import { Uuid, INT32_MAX, text, int32, Count, Timestamp, ListQuery, SafeText, listOf, Labels } from './common.ts';
 
 /** Outbound webhooks (account group): endpoints, deliveries, events. */
 
@@ -53,6 +53,7 @@ export const WebhookEndpoint = z
     }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
+    labels: Labels,
   })
   .meta({ id: 'WebhookEndpoint' });
 
@@ -71,6 +72,7 @@ export const CreateWebhookEndpoint = z
       description: 'Omit or leave empty for every event type this credential can read. A type it cannot read is 403 `forbidden`.',
     }),
     description: WebhookDescription.optional(),
+    labels: Labels.optional().meta({ description: 'Your labels on the endpoint; none when omitted.' }),
   })
   .strict()
   .meta({ id: 'CreateWebhookEndpoint' });
@@ -84,6 +86,7 @@ export const UpdateWebhookEndpoint = z
     }),
     enabled: z.boolean().optional().meta({ description: 'true re-enables an endpoint the service disabled (and clears why).' }),
     description: WebhookDescription.nullable().optional(),
+    labels: Labels.optional().meta({ description: 'Replaces the whole label map (`{}` removes every label).' }),
   })
   .strict()
   .meta({ id: 'UpdateWebhookEndpoint' });
