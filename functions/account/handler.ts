@@ -2,7 +2,7 @@ import { createGroupHandler } from '../../shared/http/handler.ts';
 import { accountRoutes } from '../../shared/api/routes/account.ts';
 import { getAccount } from '../../shared/accounts/index.ts';
 import { listActivity } from '../../shared/audit/index.ts';
-import { createApiKey, listApiKeys, revokeApiKey } from '../../shared/api-keys/index.ts';
+import { createApiKey, listApiKeys, revokeApiKey, updateApiKeyLabels } from '../../shared/api-keys/index.ts';
 import { listLedger } from '../../shared/ledger/index.ts';
 import { getBudget, setBudget } from '../../shared/budgets/index.ts';
 import { getBalanceAlerts, setLowBalanceThreshold } from '../../shared/ledger/alerts.ts';
@@ -75,6 +75,12 @@ export const handler = createGroupHandler('account', accountRoutes, {
     // Never the password: only which servers the login may open.
     audit.details = { servers: result.servers.length, enabled: result.servers.filter((s) => s.enabled).length };
     return result;
+  },
+
+  updateKey: async ({ principal, params, body, audit }) => {
+    audit.target = `key:${params.id}`;
+    audit.details = { labels: Object.keys(body.labels).length };
+    return updateApiKeyLabels(principal.accountId, params.id, body.labels);
   },
 
   revokeKey: async ({ principal, params, audit }) => {

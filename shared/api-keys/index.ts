@@ -165,6 +165,26 @@ export async function listApiKeys(accountId: string, page: PageRequest): Promise
   return { data: result.data.map((item) => toView(item)), nextCursor: result.nextCursor };
 }
 
+/** Replaces a key's labels (one conditional write; a revoked key keeps its listing, so its labels may change too). Another account's key is 404. */
+export async function updateApiKeyLabels(accountId: string, keyId: string, labels: Record<string, string>): Promise<ApiKeyView> {
+  try {
+    await writeItem({
+      Update: {
+        Key: keys.apiKey(accountId, keyId),
+        UpdateExpression: 'SET labels = :labels',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':labels': labels },
+      },
+    });
+  } catch (err) {
+    if (isConditionFailed(err)) throw notFound('API key');
+    throw err;
+  }
+  const item = await accessPatterns.apiKeyById(accountId, keyId);
+  if (!item) throw notFound('API key');
+  return toView(item);
+}
+
 /** Revokes a key; revoking an already revoked key returns the same result. Another account's key is 404. */
 export async function revokeApiKey(accountId: string, keyId: string): Promise<{ id: string; revoked: true; revokedAt: string }> {
   const item = await accessPatterns.apiKeyById(accountId, keyId);

@@ -266,7 +266,7 @@ describe('filters on GET /v1/servers and the admin list', () => {
 });
 
 describe('labels on API keys and webhook endpoints', () => {
-  it('API keys: set at creation, returned by the create and the list; bad labels 400', async () => {
+  it('API keys: set at creation and by PATCH (the whole map, nothing else), returned by the create and the list; bad labels 400', async () => {
     const { token } = await customer(api, 'key-labels@example.com');
     const made = await api.call('POST', '/v1/keys', { token, body: { name: 'ci', labels: { 'example.com/owner': 'ci', env: '' } } });
     expect(made.status, made.text).toBe(201);
@@ -283,6 +283,32 @@ describe('labels on API keys and webhook endpoints', () => {
       400,
       'validation_failed',
     );
+
+    // PATCH replaces the map; the key's name and scopes are not PATCH's to change.
+    const patched = await api.call('PATCH', `/v1/keys/${made.body.id}`, { token, body: { labels: { team: 'ops' } } });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body).toMatchObject({ id: made.body.id, name: 'ci', labels: { team: 'ops' }, scopes: made.body.scopes });
+    expect(patched.body).not.toHaveProperty('secret');
+    const listed = (await api.call('GET', '/v1/keys', { token })).body.data.find((k: { id: string }) => k.id === made.body.id);
+    expect(listed.labels).toEqual({ team: 'ops' });
+    expectEnvelope(
+      await api.call('PATCH', `/v1/keys/${made.body.id}`, { token, body: { labels: {}, name: 'renamed' } }),
+      400,
+      'validation_failed',
+    );
+    expectEnvelope(
+      await api.call('PATCH', `/v1/keys/${made.body.id}`, { token, body: { labels: { 'a/b/c': 'x' } } }),
+      400,
+      'validation_failed',
+    );
+    expect((await api.call('GET', '/v1/keys', { token })).body.data.find((k: { id: string }) => k.id === made.body.id).labels).toEqual({
+      team: 'ops',
+    });
+    // Another account's key is an unknown key.
+    const other = await customer(api, 'key-labels-other@example.com');
+    expectEnvelope(await api.call('PATCH', `/v1/keys/${made.body.id}`, { token: other.token, body: { labels: {} } }), 404, 'not_found');
+    const log = (await api.call('GET', '/v1/account/logs', { token })).body.data;
+    expect(log.map((e: { action: string }) => e.action)).toContain('keys.labels');
   });
 
   it('webhook endpoints: set at creation and by PATCH (the whole map), returned by GET and the list', async () => {

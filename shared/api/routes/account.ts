@@ -1,7 +1,7 @@
 import { define, PANEL } from '../route-def.ts';
 import { IdParam, ListQuery } from '../schemas/common.ts';
 import { Account, ActivityList } from '../schemas/account.ts';
-import { ApiKeyList, ApiKeyWithSecret, CreateApiKey, RevokedKey } from '../schemas/keys.ts';
+import { ApiKey, ApiKeyList, ApiKeyWithSecret, CreateApiKey, RevokedKey, UpdateApiKey } from '../schemas/keys.ts';
 import { Budget, BudgetUpdate, LedgerList } from '../schemas/money.ts';
 import { BalanceAlerts, BalanceAlertsUpdate } from '../schemas/alerts.ts';
 import { BillingProfile, BillingProfileUpdate } from '../schemas/billing-profile.ts';
@@ -73,6 +73,19 @@ export const accountCoreRoutes = define({
     idempotent: true,
     audit: 'keys.create',
     errors: ['limit_exceeded'],
+  },
+  updateKey: {
+    method: 'PATCH',
+    path: '/v1/keys/:id',
+    group: 'account',
+    tag: 'API keys',
+    auth: 'bearer',
+    scope: 'keys:write',
+    summary: "Replace an API key's labels (nothing else about a key changes)",
+    params: IdParam,
+    body: UpdateApiKey,
+    response: ApiKey,
+    audit: 'keys.labels',
   },
   revokeKey: {
     method: 'DELETE',

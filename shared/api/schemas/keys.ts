@@ -40,11 +40,12 @@ export const CreateApiKey = z
       .max(SCOPES.length)
       .optional()
       .meta({ description: 'Omit for every scope the caller holds. A key can never hold a scope its creator lacks.' }),
-    labels: Labels.optional().meta({
-      description: 'Your labels on the key, set here only (a key does not change after creation); none when omitted.',
-    }),
+    labels: Labels.optional().meta({ description: 'Your labels on the key (PATCH /v1/keys/:id replaces them); none when omitted.' }),
   })
   .strict()
   .meta({ id: 'CreateApiKey' });
+
+/** Only the labels of a key change after its creation: its name, scopes and expiry are what it was issued with. */
+export const UpdateApiKey = z.object({ labels: Labels }).strict().meta({ id: 'UpdateApiKey' });
 
 export const RevokedKey = z.object({ id: Uuid, revoked: z.literal(true), revokedAt: Timestamp }).meta({ id: 'RevokedKey' });
