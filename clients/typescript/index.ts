@@ -30,7 +30,7 @@ export {
 } from './errors.ts';
 export { API_VERSION, IDEMPOTENT_OPERATIONS } from './generated.ts';
 export { isSafeToRepeat, parseRetryAfter, type RetryOptions, retryDelayMs, withRetries } from './retry.ts';
-export { type VerifyWebhookOptions, verifyWebhook, type WebhookEvent, WebhookVerificationError } from './webhooks.ts';
+export { type EventOf, type VerifyWebhookOptions, verifyWebhook, type WebhookEvent, WebhookVerificationError } from './webhooks.ts';
 
 /** Paths whose GET answers a page: `{ data: [...], nextCursor }`. */
 export type ListPath = {

@@ -1,12 +1,16 @@
 import type { Schema } from './errors.ts';
 
-/** A delivery's body: the event as `GET /v1/events/:id` shows it, with `timestamp` for `createdAt`. */
-export interface WebhookEvent {
-  id: string;
-  type: Schema<'EventType'>;
-  timestamp: string;
-  data: Schema<'Event'>['data'];
-}
+/** Each event of the union, as a delivery carries it: `timestamp` for `createdAt`. */
+type AsDelivered<E> = E extends { createdAt: string } ? Omit<E, 'createdAt'> & { timestamp: string } : never;
+
+/**
+ * A delivery's body: the event as `GET /v1/events/:id` shows it, with `timestamp` for `createdAt`.
+ * A union discriminated by `type`: `if (event.type === 'server.installed') event.data.install.kind`.
+ */
+export type WebhookEvent = AsDelivered<Schema<'Event'>>;
+
+/** The delivery of one event type: `EventOf<'invoice.paid'>['data']` is an invoice. */
+export type EventOf<T extends Schema<'EventType'>> = Extract<WebhookEvent, { type: T }>;
 
 export interface VerifyWebhookOptions {
   /** How far `webhook-timestamp` may be from now, either way (default 300 s, as Standard Webhooks advises). */

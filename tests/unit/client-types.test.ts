@@ -4,6 +4,8 @@ import {
   ControlPlaneError,
   createControlPlaneClient,
   type ErrorDetails,
+  type EventOf,
+  type WebhookEvent,
   type ListItem,
   type ListPath,
   type Schema,
@@ -32,6 +34,19 @@ describe('the client types', () => {
     void api.paginate('/v1/webhook-endpoints/{id}/deliveries');
     // @ts-expect-error the cursor is the iterator's
     void api.paginate('/v1/servers', { query: { cursor: 'c' } });
+  });
+
+  it('types a webhook delivery by its event type', () => {
+    expectTypeOf<EventOf<'server.installed'>['data']['install']['kind']>().toEqualTypeOf<'deploy' | 'reinstall'>();
+    expectTypeOf<EventOf<'invoice.paid'>['data']['number']>().toEqualTypeOf<string>();
+    expectTypeOf<EventOf<'balance.low'>['timestamp']>().toEqualTypeOf<string>();
+    const narrow = (event: WebhookEvent) => {
+      if (event.type === 'server.install_failed') return event.data.install.reason;
+      // @ts-expect-error a balance event has no install
+      if (event.type === 'balance.low') return event.data.install;
+      return undefined;
+    };
+    expect(narrow).toBeTypeOf('function');
   });
 
   it('types details by code', () => {
