@@ -29,15 +29,8 @@ export interface CapacityRejection {
   nodeId: number;
   nodeName: string;
   region: string | null;
-  reason:
-    | 'other_instance'
-    | 'instance_disabled'
-    | 'region_mismatch'
-    | 'not_public'
-    | 'maintenance'
-    | 'insufficient_memory'
-    | 'insufficient_disk'
-    | 'no_free_allocation';
+  /** The document lists the reasons once, on the quote's rejected nodes. */
+  reason: components['schemas']['Quote']['placement']['rejected'][number]['reason'];
   freeMemoryMb: number;
   freeDiskMb: number;
 }

@@ -1,3 +1,4 @@
+import { panelRequests as panelRequestLog, totalRequests } from '../helpers/panel-requests.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PanelSim } from '../../dev/panel-sim/index.ts';
 import { clearCatalogCache } from '../../shared/catalog/index.ts';
@@ -23,11 +24,7 @@ beforeAll(async () => {
 afterAll(async () => api?.stop());
 
 const pricing = (headers: Record<string, string> = {}) => api.call('GET', '/v1/pricing', { token: null, headers });
-const panelRequests = async () =>
-  Object.values(((await (await fetch(`${sim.url}/__sim/requests`)).json()) as { requests: Record<string, number> }).requests).reduce(
-    (a, b) => a + b,
-    0,
-  );
+const panelRequests = async () => totalRequests(await panelRequestLog(sim));
 
 describe('GET /v1/pricing', () => {
   it('answers without a credential: the settings, per hour and per 730-hour month', async () => {

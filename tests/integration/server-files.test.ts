@@ -1,3 +1,4 @@
+import { panelCalls as panelCallsOf, panelRequests, totalRequests } from '../helpers/panel-requests.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gunzipSync } from 'node:zlib';
 import type { PanelSim } from '../../dev/panel-sim/index.ts';
@@ -18,19 +19,9 @@ let token: string;
 let serverId: string;
 let identifier: string;
 
-const requests = async (): Promise<Record<string, number>> =>
-  ((await (await fetch(`${sim.url}/__sim/requests`)).json()) as { requests: Record<string, number> }).requests;
-const total = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
-
-/** The panel requests one call makes, by `METHOD /path` (only those that changed). */
-async function panelCalls<T>(fn: () => Promise<T>): Promise<{ result: T; calls: Record<string, number> }> {
-  const before = await requests();
-  const result = await fn();
-  const after = await requests();
-  const calls: Record<string, number> = {};
-  for (const [k, v] of Object.entries(after)) if (v !== (before[k] ?? 0)) calls[k] = v - (before[k] ?? 0);
-  return { result, calls };
-}
+const requests = () => panelRequests(sim);
+const total = totalRequests;
+const panelCalls = <T>(fn: () => Promise<T>) => panelCallsOf(sim, fn);
 
 const activity = async (action: string) => {
   const res = await api.call('GET', '/v1/account/logs?limit=100', { token });
