@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { GROUPS, toTemplatePath, type Group } from '../shared/api/routes.ts';
@@ -92,9 +92,13 @@ const fakeContext = (requestId: string): Context =>
     callbackWaitsForEmptyEventLoop: false,
   }) as unknown as Context;
 
-export function createLocalApi(handlers: Partial<Record<Group, LambdaHandler>>): Server {
+/** Answers what is not the API (the dashboard's files); false passes the request on to the API. */
+export type Preroute = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+export function createLocalApi(handlers: Partial<Record<Group, LambdaHandler>>, preroute?: () => Preroute | undefined): Server {
   const match = routerForGroups(GROUPS.filter((g) => handlers[g]));
   return createServer(async (req, res) => {
+    if (preroute?.()?.(req, res)) return;
     const chunks: Buffer[] = [];
     let size = 0;
     let tooLarge = false;

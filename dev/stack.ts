@@ -8,8 +8,10 @@ import { accessPatterns } from '../shared/db/access-patterns.ts';
 import { scopesOfAccount } from '../shared/api/scopes.ts';
 import { clearSettingsCache } from '../shared/settings/index.ts';
 import { ensureTable, startDynamoLocal, type LocalDynamo } from './dynamodb.ts';
-import { createLocalApi, listen, loadGroupHandlers } from './local-api.ts';
-import { keepLocalIdpKeyIn, LOCAL_AUDIENCE } from './local-idp.ts';
+import { createLocalApi, listen, loadGroupHandlers, type Preroute } from './local-api.ts';
+import { keepLocalIdpKeyIn, LOCAL_AUDIENCE, localIssuer as localIssuerUrl } from './local-idp.ts';
+import { DASHBOARD_PATH, serveDashboard } from './local-web.ts';
+import { buildDashboard } from '../web/build.ts';
 import { GRACE_MS, runPassInProcess } from '../shared/billing/pass.ts';
 import { reconcileAll } from '../shared/servers/reconcile.ts';
 import { HOUR_MS } from '../shared/pricing/hours.ts';
@@ -57,6 +59,11 @@ export interface LocalStackOptions {
    * function does in AWS. Off when omitted or `false`: `npm start` and `startTestApi` turn it on.
    */
   repairs?: false | RepairLoopOptions;
+  /**
+   * Serve the dashboard (web/, built first if stale) under `/app/` on the API's origin, signing in
+   * against the local identity provider. `npm start` and the browser tests turn it on.
+   */
+  dashboard?: boolean;
 }
 
 export interface PanelOptions {
@@ -66,6 +73,8 @@ export interface PanelOptions {
   resourcesCacheMs?: number;
   /** The simulator's per-user limits a minute (the panel's defaults, 240 and 720, when omitted). */
   rateLimits?: { application?: number; client?: number };
+  /** Wings' `allowed_origins` on the console websocket. */
+  allowedOrigins?: string[];
 }
 
 export interface LocalStack {
@@ -77,6 +86,8 @@ export interface LocalStack {
   adminApiKey: string;
   /** The panel simulator and its instance id, when started. */
   panel?: { sim: PanelSim; instanceId: string };
+  /** The dashboard's URL, when served. */
+  dashboardUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -92,8 +103,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   if (options.idpKeyFile) keepLocalIdpKeyIn(options.idpKeyFile);
   const handlers = await loadGroupHandlers();
-  const server: Server = createLocalApi(handlers);
+  const webDir = options.dashboard ? await buildDashboard() : undefined;
+  let web: Preroute | undefined;
+  const server: Server = createLocalApi(handlers, () => web);
   const baseUrl = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
+  if (webDir) web = serveDashboard({ dir: webDir, config: { oidc: { authority: localIssuerUrl(baseUrl), clientId: LOCAL_AUDIENCE } } });
 
   Object.assign(process.env, {
     STAGE: process.env.STAGE ?? 'local',
@@ -112,7 +126,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   const adminEmail = adminEmails[0]!;
   const adminApiKey = await seedAdminKey(adminEmail, options.localAdminApiKey);
-  const panel = options.panel ? await startAndRegisterPanel(options.panel) : undefined;
+  // The dashboard's origin is the API's: Wings must accept it on the console websocket.
+  const panel = options.panel ? await startAndRegisterPanel({ allowedOrigins: webDir ? [baseUrl] : [], ...options.panel }) : undefined;
   const schedule = options.billingSchedule ? scheduleBilling() : undefined;
   const webhookLoop = options.webhooks ? startWebhookLoop(options.webhooks) : undefined;
   const repairLoop = options.repairs ? startRepairLoop(options.repairs) : undefined;
@@ -125,6 +140,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     adminEmail,
     adminApiKey,
     panel,
+    ...(webDir ? { dashboardUrl: `${baseUrl}${DASHBOARD_PATH}` } : {}),
     stop: async () => {
       schedule?.stop();
       await webhookLoop?.stop();

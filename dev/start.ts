@@ -5,7 +5,7 @@ import { testInstance } from '../shared/instances/test.ts';
 /**
  * `npm start`: the whole service on this machine. Knobs (README "Local stack knobs"):
  * PORT, DATA_DIR, LOCAL_IN_MEMORY, DYNAMODB_ENDPOINT, ADMIN_EMAILS, LOCAL_ADMIN_API_KEY, WEBHOOK_INTERVAL_MS,
- * REPAIR_INTERVAL_MS.
+ * REPAIR_INTERVAL_MS, LOCAL_DASHBOARD.
  */
 const env = process.env;
 const inMemory = env.LOCAL_IN_MEMORY === '1' || env.LOCAL_IN_MEMORY === 'true';
@@ -25,6 +25,7 @@ const stack = await startLocalStack({
   billingSchedule: true,
   webhooks: { intervalMs: env.WEBHOOK_INTERVAL_MS ? Number(env.WEBHOOK_INTERVAL_MS) : undefined },
   repairs: { intervalMs: env.REPAIR_INTERVAL_MS ? Number(env.REPAIR_INTERVAL_MS) : undefined },
+  dashboard: env.LOCAL_DASHBOARD !== 'off',
 });
 // What an operator does after registering a panel: the instance test, which the catalog's
 // `controlAvailable` reflects (false until a test resolved the client key).
@@ -36,6 +37,7 @@ process.stdout.write(
     line,
     ' Hosting control plane — local stack',
     line,
+    ` Dashboard  ${stack.dashboardUrl ?? 'off (LOCAL_DASHBOARD=off)'}`,
     ` API        ${stack.baseUrl}`,
     ` Docs       ${stack.docsUrl}`,
     ` OpenAPI    ${stack.baseUrl}/openapi.json`,
