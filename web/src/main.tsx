@@ -22,6 +22,7 @@ async function boot(): Promise<void> {
   }
   interceptLinks();
   const { App } = await appModule;
+  root.textContent = '';
   render(<App />, root);
 }
 

@@ -42,8 +42,9 @@ export function interceptLinks(): void {
 
 /** Matches `/servers/:id` against a path; answers the parameters or null. */
 export function match(pattern: string, path: string): Record<string, string> | null {
-  const want = pattern.split('/');
-  const got = path.replace(/\/$/, '').split('/');
+  const trim = (p: string) => (p.length > 1 ? p.replace(/\/$/, '') : p);
+  const want = trim(pattern).split('/');
+  const got = trim(path).split('/');
   if (want.length !== got.length) return null;
   const params: Record<string, string> = {};
   for (let i = 0; i < want.length; i++) {
