@@ -16,6 +16,7 @@ import { benchCost } from './cost.ts';
 import { benchWebhookFairness } from './webhook-fairness.ts';
 import { benchCallBudget } from './call-budget.ts';
 import { benchDay2 } from './day2.ts';
+import { benchDashboard } from './dashboard.ts';
 
 /**
  * `npm run bench`: every figure in one run, side by side, printed and written to bench/results.md.
@@ -86,6 +87,21 @@ if (process.argv[2] === 'day2') {
   process.exit(0);
 }
 
+// `npm run bench -- dashboard`: section 11 alone (under a minute), replacing it in bench/results.md.
+if (process.argv[2] === 'dashboard') {
+  process.env.STAGE = 'local';
+  const section = await benchDashboard();
+  process.stdout.write(`${section}\n`);
+  const file = new URL('./results.md', import.meta.url);
+  const previous = readFileSync(file, 'utf8');
+  const note = `_This section was run alone at ${new Date().toISOString()} (\`npm run bench -- dashboard\`, ${((performance.now() - started) / 1000).toFixed(0)} s); the other sections are from the full run above._`;
+  const [heading, ...rest] = section.split('\n');
+  const replaced = [heading, '', note, ...rest].join('\n');
+  const at = previous.indexOf('\n## 11. ');
+  writeFileSync(file, at < 0 ? `${previous.trimEnd()}\n\n${replaced}\n` : `${previous.slice(0, at)}\n${replaced}\n`);
+  process.exit(0);
+}
+
 // 1. Bundles first, before DynamoDB Local starts and takes its share of the CPU.
 const bundles = costOnly ? '' : await benchBundles();
 
@@ -115,6 +131,9 @@ const webhookFairness = await benchWebhookFairness();
 resetConfig();
 // 10. Panel calls per day-two operation, on a stack of its own.
 const day2 = await benchDay2();
+resetConfig();
+// 11. The dashboard: its initial weight and first render, on a stack of its own.
+const dashboard = await benchDashboard();
 resetConfig();
 const panel = {
   installMs: 50,
@@ -188,6 +207,8 @@ try {
     callBudget,
     '',
     day2,
+    '',
+    dashboard,
     '',
   ].join('\n');
   process.stdout.write(`${report}\n`);
