@@ -24,6 +24,15 @@ export function ResizeForm(props: { server: Server; reload: () => Promise<void> 
     cpuPercent: String(server.resources.cpuPercent),
     diskMb: String(server.resources.diskMb),
   });
+  // A size changed elsewhere (another tab, the API) becomes the form's starting point again.
+  const current = `${server.resources.ramMb}/${server.resources.cpuPercent}/${server.resources.diskMb}`;
+  useEffect(() => {
+    setForm({
+      ramMb: String(server.resources.ramMb),
+      cpuPercent: String(server.resources.cpuPercent),
+      diskMb: String(server.resources.diskMb),
+    });
+  }, [current]);
   const size: Size | null = (() => {
     const n = { ramMb: Number(form.ramMb), cpuPercent: Number(form.cpuPercent), diskMb: Number(form.diskMb) };
     return Object.values(n).every((v) => Number.isInteger(v) && v > 0) ? n : null;

@@ -78,7 +78,7 @@ export default function SettingsTab({ server, reload }: TabProps) {
 
       <section class="card" aria-labelledby="resize-title">
         <h2 id="resize-title">Size</h2>
-        <ResizeForm key={server.updatedAt} server={server} reload={reload} />
+        <ResizeForm server={server} reload={reload} />
       </section>
 
       <section class="card" aria-labelledby="reinstall-title">
