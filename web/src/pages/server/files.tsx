@@ -10,6 +10,9 @@ import { TabDialog } from './tabs-dialog.tsx';
 type Entry = Schema<'FileEntry'>;
 type Pending = { kind: 'rename'; entry: Entry } | { kind: 'delete'; entry: Entry } | null;
 
+/** files/contents refuses larger files (the panel's limit). */
+const READ_LIMIT = 4 * 1024 * 1024;
+
 /** `/` + `a` → `/a`; `/a` + `b` → `/a/b`. */
 const join = (dir: string, name: string): string => (dir === '/' ? `/${name}` : `${dir}/${name}`);
 
@@ -24,6 +27,7 @@ export default function FilesTab({ server }: TabProps) {
   const [pending, setPending] = useState<Pending>(null);
   const [newName, setNewName] = useState('');
   const [notice, setNotice] = useState<string | null>(null);
+  const [tooLarge, setTooLarge] = useState<string | null>(null);
   const [progress, setProgress] = useState<{ names: string; loaded: number; total: number } | null>(null);
   const [download, setDownload] = useState<{ name: string; url: string } | null>(null);
   const list = useLoad(() => ok(api().GET('/v1/servers/{id}/files', { params: { path: { id }, query: { directory: dir } } })), [id, dir]);
@@ -80,9 +84,20 @@ export default function FilesTab({ server }: TabProps) {
   const go = (to: string) => {
     setDir(to);
     setNotice(null);
+    setTooLarge(null);
     setDownload(null);
   };
-  if (editing) return <FileEditor serverId={id} path={editing} onClose={() => setEditing(null)} />;
+  if (editing)
+    return (
+      <FileEditor
+        serverId={id}
+        path={editing}
+        onClose={() => {
+          setEditing(null);
+          void list.reload();
+        }}
+      />
+    );
 
   const parts = dir.split('/').filter(Boolean);
   return (
@@ -160,6 +175,7 @@ export default function FilesTab({ server }: TabProps) {
         <p role="status">Preparing the upload…</p>
       ) : null}
       {notice ? <Notice kind="success">{notice}</Notice> : null}
+      {tooLarge ? <Notice kind="warning">{tooLarge}</Notice> : null}
       {download ? (
         <Notice>
           Downloading {download.name}. If it did not start, <a href={download.url}>download {download.name}</a> (the link works once, for 15
@@ -172,7 +188,12 @@ export default function FilesTab({ server }: TabProps) {
           <FileTable
             entries={page.data}
             dir={dir}
-            onOpen={(e) => (e.isFile ? setEditing(join(dir, e.name)) : go(join(dir, e.name)))}
+            onOpen={(e) => {
+              if (!e.isFile) go(join(dir, e.name));
+              else if (e.size > READ_LIMIT)
+                setTooLarge(`${e.name} is ${bytes(e.size)}: files over 4 MB cannot be opened here; download it or use SFTP.`);
+              else setEditing(join(dir, e.name));
+            }}
             onDownload={(e) => void fetchLink.run(e)}
             onRename={(e) => {
               setRenameTo(e.name);

@@ -157,7 +157,12 @@ export function ResizeForm(props: { server: Server; reload: () => Promise<void> 
             </p>
           ) : null}
         </div>
-        {quote.error ? <ErrorNotice error={quote.error} /> : null}
+        {quote.error ? (
+          <>
+            <p>The new size could not be priced; the API’s answer:</p>
+            <ErrorNotice error={quote.error} />
+          </>
+        ) : null}
         {done ? <Notice kind="success">{done}</Notice> : null}
         <div class="actions">
           <Button type="submit" kind="primary" disabled={!size || same}>
