@@ -520,6 +520,32 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     return { status: 200 };
   };
 
+  // ------------------------------------------- Wings: CORS on its HTTP routes
+  /**
+   * pterodactyl/wings:router/middleware/middleware.go SetAccessControlHeaders: every Wings route
+   * answers `Access-Control-Allow-Origin` with the panel URL (`remote`), or the request's Origin when
+   * it is one of `allowed_origins` (`*` answers `*`); OPTIONS is 204. So a dashboard on an allowed
+   * origin can POST an upload to the signed address from the browser.
+   */
+  const WINGS_PATHS = new Set(['/download/file', '/download/backup', '/upload/file']);
+  const withCors = (req: IncomingMessage, reply: Reply): Reply => {
+    const remote = options.remote ?? baseUrl;
+    const origin = String(req.headers.origin ?? '');
+    const allowed = origin === remote ? undefined : (options.allowedOrigins ?? []).find((o) => o === '*' || o === origin);
+    return {
+      ...reply,
+      headers: {
+        'access-control-allow-credentials': 'true',
+        'access-control-allow-methods': 'GET, POST, PATCH, PUT, DELETE, OPTIONS',
+        'access-control-max-age': '7200',
+        'access-control-allow-origin': allowed ?? remote,
+        'access-control-allow-headers':
+          'Accept, Accept-Encoding, Authorization, Cache-Control, Content-Type, Content-Length, Origin, X-Real-IP, X-CSRF-Token',
+        ...(reply.headers ?? {}),
+      },
+    };
+  };
+
   // -------------------------------------------------- panel request flow
   const applyFault = async (effect: FaultEffect, req: IncomingMessage, res: ServerResponse): Promise<'continue' | 'done'> => {
     switch (effect.kind) {
@@ -672,8 +698,12 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
       const effect = faults.take(req.method ?? 'GET', url.pathname);
       if (effect && (await applyFault(effect, req, res)) === 'done') return;
       const raw = await readBody(req);
+      if (WINGS_PATHS.has(url.pathname) && req.method === 'OPTIONS') {
+        send(res, withCors(req, { status: 204 }));
+        return;
+      }
       if (url.pathname === '/download/file' && (req.method === 'GET' || req.method === 'HEAD')) {
-        send(res, download(url));
+        send(res, withCors(req, download(url)));
         return;
       }
       // The remote API Wings calls with its node token (not an API key): the SFTP login check.
@@ -682,11 +712,11 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
         return;
       }
       if (url.pathname === '/download/backup' && (req.method === 'GET' || req.method === 'HEAD')) {
-        send(res, downloadBackup(wings, state, url));
+        send(res, withCors(req, downloadBackup(wings, state, url)));
         return;
       }
       if (url.pathname === '/upload/file' && req.method === 'POST') {
-        send(res, await upload(req, url, raw));
+        send(res, withCors(req, await upload(req, url, raw)));
         return;
       }
       const reply = await handlePanel(req, url, raw);

@@ -33,8 +33,11 @@ const activity = async (action: string) => {
 const call = (method: string, path: string, body?: unknown) =>
   api.call(method, `/v1/servers/${serverId}${path}`, { token, ...(body === undefined ? {} : { body }) });
 
+/** An origin in the simulated Wings' `allowed_origins`, as a dashboard on another origin would be. */
+const DASHBOARD = 'https://dashboard.example.com';
+
 beforeAll(async () => {
-  api = await startTestApi({ panel: { installMs: 200, transitionMs: 20, resourcesCacheMs: 0 } });
+  api = await startTestApi({ panel: { installMs: 200, transitionMs: 20, resourcesCacheMs: 0, allowedOrigins: [DASHBOARD] } });
   sim = api.panel!.sim;
   ({ token } = await customer(api, 'server-files@example.com', { grantCents: 10_000 }));
   const created = await api.call('POST', '/v1/servers', {
@@ -154,6 +157,27 @@ describe('upload through the signed address', () => {
 
     const [entry] = await activity('servers.files.upload');
     expect(entry).toMatchObject({ result: 'success', details: { directory: '/plugins' } });
+  });
+
+  it('a browser may upload from an allowed origin: the simulated Wings answers CORS as Wings does', async () => {
+    const link = await api.call('GET', `/v1/servers/${serverId}/files/upload?directory=/cors`, { token });
+    // The preflight an XMLHttpRequest with upload progress makes: 204 naming the allowed origin.
+    const preflight = await fetch(link.body.url, {
+      method: 'OPTIONS',
+      headers: { origin: DASHBOARD, 'access-control-request-method': 'POST' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(DASHBOARD);
+    expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
+    const form = new FormData();
+    form.append('files', new Blob(['from the dashboard']), 'dash.txt');
+    const posted = await fetch(link.body.url, { method: 'POST', body: form, headers: { origin: DASHBOARD } });
+    expect(posted.status).toBe(200);
+    expect(posted.headers.get('access-control-allow-origin')).toBe(DASHBOARD);
+    expect(sim.readFile(identifier, 'cors/dash.txt')).toBe('from the dashboard');
+    // Another origin is answered with the panel's own (Wings' `remote`), so a browser refuses to read it.
+    const other = await fetch(link.body.url, { method: 'OPTIONS', headers: { origin: 'https://elsewhere.example' } });
+    expect(other.headers.get('access-control-allow-origin')).toBe(sim.url);
   });
 
   it('the simulated Wings refuses a form without `files` and a forged token', async () => {

@@ -1,6 +1,244 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ControlPlaneError, api, ok, type Schema } from '../../api.ts';
+import { bytes, dateTime } from '../../format.ts';
+import { Badge, Button, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
 import type { TabProps } from './tab.ts';
+import { TabDialog } from './tabs-dialog.tsx';
 
-/** Placeholder until this tab is built. */
-export default function BackupsTab(_props: TabProps) {
-  return <p>This tab is not built yet.</p>;
+type Backup = Schema<'Backup'>;
+type Pending = { kind: 'restore' | 'delete'; backup: Backup } | null;
+
+/** How often the list is read again while a backup is being written. */
+const POLL_MS = 2000;
+
+const STATUS: Record<Backup['status'], { label: string; tone: 'ok' | 'warn' | 'bad' }> = {
+  completed: { label: 'Completed', tone: 'ok' },
+  in_progress: { label: 'In progress', tone: 'warn' },
+  failed: { label: 'Failed', tone: 'bad' },
+};
+
+/**
+ * The server's backups: list, create (then the list is polled until Wings has written it),
+ * download (a signed link), restore, lock or unlock, delete.
+ */
+export default function BackupsTab({ server, reload }: TabProps) {
+  const id = server.id;
+  const list = useLoad(() => ok(api().GET('/v1/servers/{id}/backups', { params: { path: { id } } })), [id]);
+  const [name, setName] = useState('');
+  const [locked, setLocked] = useState(false);
+  const [limit, setLimit] = useState<number | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [pending, setPending] = useState<Pending>(null);
+  const [truncate, setTruncate] = useState(false);
+  const running = list.data?.data.filter((b) => b.status === 'in_progress') ?? [];
+
+  // Poll while a backup is in progress (Wings writes it in the background).
+  useEffect(() => {
+    if (running.length === 0 || list.loading) return;
+    const timer = setTimeout(() => void list.reload(), POLL_MS);
+    return () => clearTimeout(timer);
+  }, [list.data, list.loading]);
+
+  const create = useAction(async () => {
+    try {
+      const backup = await ok(
+        api().POST('/v1/servers/{id}/backups', {
+          params: { path: { id } },
+          body: { ...(name.trim() ? { name: name.trim() } : {}), locked },
+        }),
+      );
+      setName('');
+      setNotice(`Backup ${backup.name} started.`);
+    } catch (error) {
+      if (error instanceof ControlPlaneError && error.is('limit_exceeded') && typeof error.details?.limit === 'number') {
+        setLimit(error.details.limit);
+      }
+      throw error;
+    }
+    await list.reload();
+  });
+  const lock = useAction(async (backup: Backup) => {
+    await ok(
+      api().POST('/v1/servers/{id}/backups/{backupId}/lock', {
+        params: { path: { id, backupId: backup.id } },
+        body: { locked: !backup.locked },
+      }),
+    );
+    setNotice(`Backup ${backup.name} ${backup.locked ? 'unlocked' : 'locked'}.`);
+    await list.reload();
+  });
+  const link = useAction(async (backup: Backup) => {
+    const l = await ok(api().GET('/v1/servers/{id}/backups/{backupId}/download', { params: { path: { id, backupId: backup.id } } }));
+    setNotice(null);
+    const a = document.createElement('a');
+    a.href = l.url;
+    a.rel = 'noopener';
+    a.click();
+    setDownload({ name: backup.name, url: l.url });
+  });
+  const [download, setDownload] = useState<{ name: string; url: string } | null>(null);
+  const change = useAction(async (p: NonNullable<Pending>) => {
+    const path = { id, backupId: p.backup.id };
+    if (p.kind === 'restore') {
+      await ok(api().POST('/v1/servers/{id}/backups/{backupId}/restore', { params: { path }, body: { truncate } }));
+      setNotice(
+        `Restoring ${p.backup.name}: the server is stopped while the archive is written back, and other actions are refused until it is done.`,
+      );
+      setPending(null);
+      await reload();
+    } else {
+      await ok(api().DELETE('/v1/servers/{id}/backups/{backupId}', { params: { path } }));
+      setNotice(`Backup ${p.backup.name} deleted.`);
+      setPending(null);
+      await list.reload();
+    }
+  });
+  const open = (p: NonNullable<Pending>) => {
+    change.clearError();
+    setTruncate(false);
+    setPending(p);
+  };
+
+  return (
+    <section aria-labelledby="backups-title">
+      <h2 id="backups-title">Backups</h2>
+      <p class="muted">
+        Backups are included in the server’s hourly price.{' '}
+        {list.data ? (
+          <span data-testid="backup-count">
+            {list.data.count} counted against this server’s limit{limit !== null ? ` of ${limit}` : ''} (in progress or completed; failed
+            ones do not count).
+          </span>
+        ) : null}
+      </p>
+      <form
+        class="inline-form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          setNotice(null);
+          void create.run();
+        }}
+      >
+        <Field id="backup-name" label="Backup name (optional)">
+          <input id="backup-name" maxLength={191} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        </Field>
+        <label class="check">
+          <input id="backup-locked" type="checkbox" checked={locked} onChange={(e) => setLocked(e.currentTarget.checked)} /> Lock it (a
+          locked backup cannot be deleted)
+        </label>
+        <Button type="submit" kind="primary" busy={create.busy}>
+          Create backup
+        </Button>
+      </form>
+      <ErrorNotice error={create.error} onDismiss={create.clearError} />
+      <ErrorNotice error={lock.error} onDismiss={lock.clearError} />
+      <ErrorNotice error={link.error} onDismiss={link.clearError} />
+      {notice ? <Notice kind="success">{notice}</Notice> : null}
+      {download ? (
+        <Notice>
+          Downloading {download.name}. If it did not start, <a href={download.url}>download the archive of {download.name}</a> (the link
+          works once, for 15 minutes).
+        </Notice>
+      ) : null}
+      {running.length ? (
+        <p role="status" class="spinner">
+          <span class="spin" aria-hidden="true" /> Writing {running.map((b) => b.name).join(', ')}… the list refreshes until it is done.
+        </p>
+      ) : null}
+      <Loading state={list} label="Reading the backups…">
+        {(page) => (
+          // biome-ignore lint/a11y/noNoninteractiveTabindex: a region that scrolls at 375 px must take the keyboard (axe scrollable-region-focusable)
+          <section class="table-wrap" aria-label="Backups list" tabIndex={0}>
+            <table class="tab-table">
+              <caption class="visually-hidden">Backups of {server.name}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Status</th>
+                  <th scope="col" class="num">
+                    Size
+                  </th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Completed</th>
+                  <th scope="col">Lock</th>
+                  <th scope="col">Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {page.data.length === 0 ? (
+                  <tr>
+                    <td colSpan={7} class="muted">
+                      No backups yet.
+                    </td>
+                  </tr>
+                ) : null}
+                {page.data.map((b) => (
+                  <tr key={b.id} data-testid="backup-row">
+                    <td>{b.name}</td>
+                    <td data-testid="backup-status">
+                      <Badge tone={STATUS[b.status].tone}>{STATUS[b.status].label}</Badge>
+                    </td>
+                    <td class="num">{b.status === 'completed' ? bytes(b.sizeBytes) : '—'}</td>
+                    <td class="when">{dateTime(b.createdAt)}</td>
+                    <td class="when">{dateTime(b.completedAt)}</td>
+                    <td>{b.locked ? <Badge>Locked</Badge> : <span class="muted">Unlocked</span>}</td>
+                    <td>
+                      <div class="actions">
+                        {b.status === 'completed' ? (
+                          <>
+                            <Button onClick={() => void link.run(b)} aria-label={`Download ${b.name}`}>
+                              Download
+                            </Button>
+                            <Button onClick={() => open({ kind: 'restore', backup: b })} aria-label={`Restore ${b.name}`}>
+                              Restore
+                            </Button>
+                          </>
+                        ) : null}
+                        <Button busy={lock.busy} onClick={() => void lock.run(b)} aria-label={`${b.locked ? 'Unlock' : 'Lock'} ${b.name}`}>
+                          {b.locked ? 'Unlock' : 'Lock'}
+                        </Button>
+                        <Button kind="danger" onClick={() => open({ kind: 'delete', backup: b })} aria-label={`Delete ${b.name}`}>
+                          Delete
+                        </Button>
+                      </div>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </section>
+        )}
+      </Loading>
+
+      <TabDialog
+        id="backups-dialog"
+        open={pending !== null}
+        title={pending?.kind === 'restore' ? `Restore ${pending.backup.name}?` : `Delete ${pending?.backup.name ?? ''}?`}
+        confirmLabel={pending?.kind === 'restore' ? 'Restore backup' : 'Delete backup'}
+        danger
+        busy={change.busy}
+        disabled={pending?.kind === 'delete' && pending.backup.locked && pending.backup.status === 'completed'}
+        error={change.error}
+        onConfirm={() => pending && void change.run(pending)}
+        onCancel={() => setPending(null)}
+      >
+        {pending?.kind === 'restore' ? (
+          <>
+            <p>
+              The server is stopped and the archive from {dateTime(pending.backup.createdAt)} is written over its files: changes since then
+              are lost.
+            </p>
+            <label class="check">
+              <input id="restore-truncate" type="checkbox" checked={truncate} onChange={(e) => setTruncate(e.currentTarget.checked)} />{' '}
+              Delete all files first (files made after the backup go too)
+            </label>
+          </>
+        ) : pending?.backup.locked && pending.backup.status === 'completed' ? (
+          <p>This backup is locked: unlock it first to delete it.</p>
+        ) : pending ? (
+          <p>The archive is deleted from the node. This cannot be undone.</p>
+        ) : null}
+      </TabDialog>
+    </section>
+  );
 }

@@ -1,6 +1,134 @@
+import { useState } from 'preact/hooks';
+import { api, ok } from '../../api.ts';
+import { dateTime } from '../../format.ts';
+import { navigate } from '../../router.ts';
+import { Button, ErrorNotice, Field, Notice, useAction } from '../../ui.tsx';
+import { ResizeForm } from './settings-resize.tsx';
 import type { TabProps } from './tab.ts';
+import { TabDialog } from './tabs-dialog.tsx';
 
-/** Placeholder until this tab is built. */
-export default function SettingsTab(_props: TabProps) {
-  return <p>This tab is not built yet.</p>;
+/** Rename, resize, reinstall and delete. */
+export default function SettingsTab({ server, reload }: TabProps) {
+  const [name, setName] = useState(server.name);
+  const [renamed, setRenamed] = useState<string | null>(null);
+  const rename = useAction(async () => {
+    const updated = await ok(api().PATCH('/v1/servers/{id}', { params: { path: { id: server.id } }, body: { name: name.trim() } }));
+    setRenamed(`Renamed to ${updated.name}.`);
+    await reload();
+  });
+  const [pending, setPending] = useState<'reinstall' | 'delete' | null>(null);
+  const [typed, setTyped] = useState('');
+  const [reinstalled, setReinstalled] = useState<string | null>(null);
+  const act = useAction(async (kind: 'reinstall' | 'delete') => {
+    if (kind === 'reinstall') {
+      const r = await ok(api().POST('/v1/servers/{id}/reinstall', { params: { path: { id: server.id } } }));
+      setPending(null);
+      setReinstalled(
+        `Reinstalling: the install script is running (watched until ${dateTime(r.watchedUntil)}). The overview shows when it ends.`,
+      );
+      await reload();
+    } else {
+      await ok(api().DELETE('/v1/servers/{id}', { params: { path: { id: server.id } } }));
+      setPending(null);
+      navigate('/servers');
+    }
+  });
+  const open = (kind: 'reinstall' | 'delete') => {
+    act.clearError();
+    setTyped('');
+    setPending(kind);
+  };
+
+  if (server.status === 'deleted') {
+    return <Notice>This server was deleted {dateTime(server.deletedAt)}; nothing about it can change.</Notice>;
+  }
+  return (
+    <div class="settings-tab">
+      {server.status === 'suspended' ? (
+        <Notice kind="warning">This server is suspended: it cannot be renamed, resized or reinstalled until it is unsuspended.</Notice>
+      ) : null}
+      <section class="card" aria-labelledby="rename-title">
+        <h2 id="rename-title">Name</h2>
+        <form
+          class="inline-form"
+          onSubmit={(event) => {
+            event.preventDefault();
+            setRenamed(null);
+            void rename.run();
+          }}
+        >
+          <Field id="rename-name" label="Server name" hint="3 to 60 characters.">
+            <input
+              id="rename-name"
+              required
+              minLength={3}
+              maxLength={60}
+              value={name}
+              aria-describedby="rename-name-hint"
+              onInput={(e) => setName(e.currentTarget.value)}
+            />
+          </Field>
+          <Button type="submit" busy={rename.busy} disabled={name.trim() === server.name || name.trim().length < 3}>
+            Rename
+          </Button>
+        </form>
+        <ErrorNotice error={rename.error} onDismiss={rename.clearError} />
+        {renamed ? <Notice kind="success">{renamed}</Notice> : null}
+      </section>
+
+      <section class="card" aria-labelledby="resize-title">
+        <h2 id="resize-title">Size</h2>
+        <ResizeForm server={server} reload={reload} />
+      </section>
+
+      <section class="card" aria-labelledby="reinstall-title">
+        <h2 id="reinstall-title">Reinstall</h2>
+        <p>
+          Runs the egg’s install script again. Your files are kept, but the script may replace the files it installs (for example the
+          server’s jar); the server cannot start until the install ends.
+        </p>
+        {reinstalled ? <Notice kind="success">{reinstalled}</Notice> : null}
+        <Button onClick={() => open('reinstall')}>Reinstall</Button>
+      </section>
+
+      <section class="card danger-zone" aria-labelledby="delete-title">
+        <h2 id="delete-title">Delete</h2>
+        <p>
+          Removes the server and its files from the panel. Billing stops after the current hour. This cannot be undone: download a backup
+          first if you need the files.
+        </p>
+        <Button kind="danger" onClick={() => open('delete')}>
+          Delete this server…
+        </Button>
+      </section>
+
+      <TabDialog
+        id="settings-dialog"
+        open={pending !== null}
+        title={pending === 'reinstall' ? `Reinstall ${server.name}?` : `Delete ${server.name}?`}
+        confirmLabel={pending === 'reinstall' ? 'Run the install script' : 'Delete server'}
+        danger
+        busy={act.busy}
+        disabled={pending === 'delete' && typed !== server.name}
+        error={act.error}
+        onConfirm={() => pending && void act.run(pending)}
+        onCancel={() => setPending(null)}
+      >
+        {pending === 'reinstall' ? (
+          <p>
+            The install script runs again and may overwrite the files it installs. Files are not wiped; the server stops while it installs.
+          </p>
+        ) : (
+          <>
+            <p>
+              <strong>{server.name}</strong> and all its files are removed for good.
+            </p>
+            <Field id="delete-confirm-name" label={`Type the server’s name, ${server.name}, to confirm`}>
+              <input id="delete-confirm-name" autoComplete="off" value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
+            </Field>
+          </>
+        )}
+      </TabDialog>
+    </div>
+  );
 }
