@@ -2,7 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { ControlPlaneError, type Schema } from './api.ts';
 import { cents, millicents } from './format.ts';
 import { href } from './router.ts';
-import { Badge, ErrorNotice, Notice } from './ui.tsx';
+import { Badge, ErrorNotice } from './ui.tsx';
 
 /**
  * What the deploy page says about a body: the live quote (POST /v1/servers/quote) — price, where it
@@ -56,11 +56,20 @@ function Rejections(props: { rejected: { nodeName: string; region: string | null
   );
 }
 
+/** A warning in the quote: not an alert (the quote's status line announces each new quote). */
+function Warning(props: { children: ComponentChildren; testid?: string }) {
+  return (
+    <div class="notice warning" data-testid={props.testid}>
+      <p>{props.children}</p>
+    </div>
+  );
+}
+
 function TopUp(props: { children: ComponentChildren }) {
   return (
-    <Notice kind="warning">
+    <Warning testid="quote-credit">
       {props.children} <a href={href('/billing')}>Top up</a>
-    </Notice>
+    </Warning>
   );
 }
 
@@ -70,7 +79,7 @@ export function QuotePanel(props: { status: QuoteStatus; quote: Quote | undefine
   const words: Record<QuoteStatus, string> = {
     waiting: 'Choose a game to see the price.',
     updating: 'Updating the price…',
-    ready: 'Price for the choices above:',
+    ready: quote && !quote.deployable ? 'Price for the choices above; it cannot be deployed as it is:' : 'Price for the choices above:',
     error: 'The price could not be computed:',
   };
   return (
@@ -111,7 +120,7 @@ export function QuotePanel(props: { status: QuoteStatus; quote: Quote | undefine
             </p>
           ) : null}
           {!quote.placement.instanceId ? (
-            <div class="notice warning" role="alert">
+            <div class="notice warning" data-testid="quote-no-capacity">
               <p>
                 <strong>No capacity:</strong> no node can take this server now. Try another region or smaller resources.
               </p>
@@ -119,10 +128,10 @@ export function QuotePanel(props: { status: QuoteStatus; quote: Quote | undefine
             </div>
           ) : null}
           {quote.placement.unansweredInstances.length > 0 ? (
-            <Notice kind="info">
+            <Warning>
               Some panels did not answer ({quote.placement.unansweredInstances.map(props.instanceName).join(', ')}); their nodes were not
               considered.
-            </Notice>
+            </Warning>
           ) : null}
           {!quote.runway.passes ? (
             <TopUp>
@@ -132,9 +141,9 @@ export function QuotePanel(props: { status: QuoteStatus; quote: Quote | undefine
             </TopUp>
           ) : null}
           {!quote.budget.passes ? (
-            <Notice kind="warning">
+            <Warning testid="quote-budget">
               <strong>Over budget:</strong> {quote.budget.message} <a href={href('/billing')}>Change the budget</a>
-            </Notice>
+            </Warning>
           ) : null}
         </div>
       ) : null}

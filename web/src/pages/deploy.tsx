@@ -107,7 +107,7 @@ function DeployForm(props: { catalogue: Catalogue }) {
   const quoteBody = { ...body, name: body.name || 'New server' };
   const quoteKey = JSON.stringify(quoteBody);
 
-  const quote = useQuote(quoteBody, quoteKey, eggDetail !== undefined);
+  const quote = useQuote(quoteBody, quoteKey);
 
   const idempotency = useRef<{ body: string; key: string } | null>(null);
   const deploy = useAction(async () => {
@@ -299,7 +299,7 @@ function DeployForm(props: { catalogue: Catalogue }) {
         </fieldset>
       </form>
 
-      <aside class="card quote-panel" aria-labelledby="quote-title">
+      <section class="card quote-panel" aria-labelledby="quote-title">
         <h2 id="quote-title">Price</h2>
         <QuotePanel status={quote.status} quote={quote.quote} error={quote.error} instanceName={instanceName} />
         {deploy.error ? (
@@ -312,7 +312,7 @@ function DeployForm(props: { catalogue: Catalogue }) {
         <Button type="submit" form="deploy-form" kind="primary" busy={deploy.busy}>
           Deploy
         </Button>
-      </aside>
+      </section>
     </div>
   );
 }
@@ -366,13 +366,13 @@ function groupByNest(eggs: Schema<'EggSummary'>[], withPanel: boolean): [string,
 
 /**
  * The quote of a body, asked 400 ms after its last change; an answer to an older body is dropped.
- * `ready` only while the shown price is the current body's.
+ * `ready` only while the shown price is the current body's. (The egg's settings need not be loaded
+ * first: until one is changed the body sends none, which is what the egg's defaults give.)
  */
-function useQuote(body: Schema<'CreateServer'>, key: string, enabled: boolean) {
+function useQuote(body: Schema<'CreateServer'>, key: string) {
   const [state, setState] = useState<{ status: QuoteStatus; quote?: Schema<'Quote'>; error?: unknown }>({ status: 'waiting' });
   const latest = useRef(0);
   useEffect(() => {
-    if (!enabled) return;
     const run = ++latest.current;
     setState((s) => ({ ...s, status: 'updating' }));
     const timer = setTimeout(() => {
@@ -386,6 +386,6 @@ function useQuote(body: Schema<'CreateServer'>, key: string, enabled: boolean) {
       );
     }, 400);
     return () => clearTimeout(timer);
-  }, [key, enabled]);
+  }, [key]);
   return state;
 }
