@@ -130,6 +130,9 @@ function DeployForm(props: { catalogue: Catalogue }) {
     setEgg(value);
     setEnv({});
     setImage('');
+    // Egg ids are per panel: keep the region only where the new egg's panel has nodes.
+    const next = eggs.data.find((e) => eggKey(e) === value);
+    if (next && region && !regions.data.some((r) => r.region === region && r.instances.includes(next.instanceId))) setRegion('');
   };
   const invalid = (field: string) => (issues[field] ? ('true' as const) : undefined);
 
