@@ -1,0 +1,60 @@
+import type { Schema } from './api.ts';
+import { Badge } from './ui.tsx';
+
+/**
+ * A server's status and power state as badges: the word is always written (colour is never the
+ * only signal), the tone only adds to it. Used by the servers list and the server page.
+ */
+type Status = Schema<'ServerStatus'>;
+type Power = Schema<'LiveState'>['powerState'];
+type Install = Schema<'LiveState'>['installStatus'];
+
+const STATUS_TONE: Record<Status, 'ok' | 'warn' | 'bad' | 'neutral'> = {
+  active: 'ok',
+  suspended: 'warn',
+  deleted: 'neutral',
+};
+
+/** `active` / `suspended` / `deleted`; a suspension may say why (`balance`, `budget`). */
+export function StatusBadge(props: { status: Status; reason?: 'balance' | 'budget' | null }) {
+  return (
+    <span data-testid="server-status" data-status={props.status}>
+      <Badge tone={STATUS_TONE[props.status]}>
+        {props.status}
+        {props.status === 'suspended' && props.reason ? ` (${props.reason})` : ''}
+      </Badge>
+    </span>
+  );
+}
+
+const POWER_TONE: Record<NonNullable<Power>, 'ok' | 'warn' | 'bad' | 'neutral'> = {
+  running: 'ok',
+  starting: 'warn',
+  stopping: 'warn',
+  offline: 'neutral',
+};
+
+/** The panel's power state (`running`, `offline`, …), or "unknown" when the panel was not asked. */
+export function PowerBadge(props: { state: Power }) {
+  return (
+    <span data-testid="power-state" data-state={props.state ?? 'unknown'}>
+      <Badge tone={props.state ? POWER_TONE[props.state] : 'neutral'}>{props.state ?? 'unknown'}</Badge>
+    </span>
+  );
+}
+
+const INSTALL_LABEL: Record<NonNullable<Install>, [string, 'ok' | 'warn' | 'bad']> = {
+  installing: ['installing', 'warn'],
+  installed: ['installed', 'ok'],
+  install_failed: ['install failed', 'bad'],
+};
+
+/** The install state (`installing`, `installed`, `install failed`). */
+export function InstallBadge(props: { status: Install }) {
+  const [label, tone] = props.status ? INSTALL_LABEL[props.status] : ['unknown', 'neutral' as const];
+  return (
+    <span data-testid="install-status" data-status={props.status ?? 'unknown'}>
+      <Badge tone={tone}>{label}</Badge>
+    </span>
+  );
+}
