@@ -47,7 +47,12 @@ export default function Keys() {
       ) : keys.items.length === 0 ? (
         <p>No keys yet.</p>
       ) : (
-        <KeyTable keys={keys.items} onEdit={(key) => setEditing({ key, text: formatLabels(key.labels) })} onRevoke={setRevoking} />
+        <KeyTable
+          keys={keys.items}
+          isAdmin={account.isAdmin}
+          onEdit={(key) => setEditing({ key, text: formatLabels(key.labels) })}
+          onRevoke={setRevoking}
+        />
       )}
       {keys.hasMore ? (
         <Button busy={keys.loading} onClick={() => void keys.more()}>
@@ -77,9 +82,11 @@ export default function Keys() {
 
 const STATUS_TONE = { active: 'ok', expired: 'warn', revoked: 'bad' } as const;
 
-function KeyTable(props: { keys: ApiKey[]; onEdit: (key: ApiKey) => void; onRevoke: (key: ApiKey) => void }) {
+function KeyTable(props: { keys: ApiKey[]; isAdmin: boolean; onEdit: (key: ApiKey) => void; onRevoke: (key: ApiKey) => void }) {
+  const grantable = SCOPES.filter((s) => s !== 'admin' || props.isAdmin);
+  const allScopes = (key: ApiKey) => grantable.every((s) => key.scopes.includes(s));
   return (
-    <div class="table-wrap">
+    <div class="table-wrap" role="region" aria-label="API keys" tabIndex={0}>
       <table>
         <thead>
           <tr>
@@ -97,9 +104,11 @@ function KeyTable(props: { keys: ApiKey[]; onEdit: (key: ApiKey) => void; onRevo
         <tbody>
           {props.keys.map((key) => (
             <tr key={key.id} data-testid="key-row" data-key-id={key.id}>
-              <th scope="row">{key.name}</th>
+              <th scope="row" class="row-head">
+                {key.name}
+              </th>
               <td>
-                <code>
+                <code class="nowrap">
                   {key.prefix}…{key.last4}
                 </code>
               </td>
@@ -107,8 +116,8 @@ function KeyTable(props: { keys: ApiKey[]; onEdit: (key: ApiKey) => void; onRevo
                 <Badge tone={STATUS_TONE[key.status]}>{key.status}</Badge>
               </td>
               <td>
-                {key.scopes.length === SCOPES.length ? (
-                  'all'
+                {allScopes(key) ? (
+                  'All'
                 ) : (
                   <ul class="label-list">
                     {key.scopes.map((s) => (

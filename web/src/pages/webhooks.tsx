@@ -64,7 +64,7 @@ export default function Webhooks() {
       ) : list.length === 0 ? (
         <p>No endpoints yet.</p>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" role="region" aria-label="Webhook endpoints" tabIndex={0}>
           <table>
             <thead>
               <tr>
@@ -184,7 +184,7 @@ function EndpointRow(props: {
   });
   return (
     <tr data-testid="endpoint-row" data-endpoint-id={e.id}>
-      <th scope="row" class="wrap-anywhere">
+      <th scope="row" class="row-head wrap-anywhere">
         <code>{e.url}</code>
         {e.description ? <div class="muted">{e.description}</div> : null}
       </th>
@@ -220,7 +220,7 @@ function EndpointRow(props: {
           <Button onClick={props.onEdit} aria-label={`Edit ${e.url}`}>
             Edit
           </Button>
-          <Button onClick={props.onRotate} aria-label={`Rotate the secret of ${e.url}`}>
+          <Button onClick={props.onRotate} aria-label={`Rotate secret of ${e.url}`}>
             Rotate secret
           </Button>
           <Button kind="danger" onClick={props.onDelete} aria-label={`Delete ${e.url}`}>
@@ -243,6 +243,7 @@ function CreateEndpoint(props: { onCreated: (endpoint: Schema<'WebhookEndpointWi
     props.onCreated(endpoint);
     setUrl('');
     setDescription('');
+    setEvents({ all: true, chosen: [] });
   });
   return (
     <form
@@ -443,6 +444,7 @@ function Deliveries(props: { endpoint: Endpoint; onClose: () => void }) {
           <Button onClick={props.onClose}>Close deliveries</Button>
         </div>
       </div>
+      {props.endpoint.enabled ? null : <p class="muted">The endpoint is disabled: enable it to redeliver.</p>}
       {deliveries.error ? <ErrorNotice error={deliveries.error} /> : null}
       {items === undefined ? (
         deliveries.loading ? (
@@ -451,15 +453,13 @@ function Deliveries(props: { endpoint: Endpoint; onClose: () => void }) {
       ) : items.length === 0 ? (
         <p>No deliveries in the last 30 days.</p>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" role="region" aria-label="Deliveries" tabIndex={0}>
           <table>
             <thead>
               <tr>
                 <th scope="col">Event</th>
                 <th scope="col">Status</th>
-                <th scope="col" class="num">
-                  Attempts
-                </th>
+                <th scope="col">Attempts</th>
                 <th scope="col">Last response</th>
                 <th scope="col">Next attempt</th>
                 <th scope="col">Created</th>
@@ -505,7 +505,7 @@ function DeliveryRow(props: { endpointId: string; delivery: Delivery; disabled: 
   });
   return (
     <tr data-testid="delivery-row" data-delivery-id={d.id}>
-      <th scope="row">
+      <th scope="row" class="row-head">
         <code>{d.eventType}</code>
         <div class="muted small">
           event <code>{d.eventId}</code>
@@ -514,12 +514,14 @@ function DeliveryRow(props: { endpointId: string; delivery: Delivery; disabled: 
       <td>
         <Badge tone={DELIVERY_TONE[d.status]}>{d.status}</Badge>
       </td>
-      <td class="num">
+      <td>
         {d.attempts.length === 0 ? (
-          0
+          'none yet'
         ) : (
           <details>
-            <summary>{d.attempts.length}</summary>
+            <summary>
+              {d.attempts.length} {d.attempts.length === 1 ? 'attempt' : 'attempts'}
+            </summary>
             <ol class="attempts">
               {d.attempts.map((a) => (
                 <li key={a.at}>
@@ -557,7 +559,6 @@ function DeliveryRow(props: { endpointId: string; delivery: Delivery; disabled: 
         <Button
           busy={redeliver.busy}
           disabled={props.disabled}
-          title={props.disabled ? 'Enable the endpoint to redeliver' : undefined}
           onClick={() => void redeliver.run()}
           aria-label={`Redeliver ${d.eventType} ${d.eventId}`}
         >
@@ -598,7 +599,7 @@ function RecentEvents() {
       ) : items.length === 0 ? (
         <p>No events in the last 30 days.</p>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" role="region" aria-label="Recent events" tabIndex={0}>
           <table>
             <thead>
               <tr>
@@ -610,7 +611,7 @@ function RecentEvents() {
             <tbody>
               {items.map((e) => (
                 <tr key={e.id} data-testid="event-row">
-                  <th scope="row">
+                  <th scope="row" class="row-head">
                     <code>{e.type}</code>
                   </th>
                   <td>
