@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { dateTime, relative } from '../format.ts';
 import { usePaged } from '../paged.ts';
-import { FormDialog, formatLabels, LabelList, parseLabels, SCOPES, type Scope, ScopeFieldset } from '../scopes.tsx';
+import { FormDialog, formatLabels, LabelList, parseLabels, SCOPES, type Scope, ScopeFieldset, TableWrap } from '../scopes.tsx';
 import { useSession } from '../session.ts';
 import { Badge, Button, Confirm, ErrorNotice, Field, Page, SecretOnce, Spinner, useAction } from '../ui.tsx';
 
@@ -86,7 +86,7 @@ function KeyTable(props: { keys: ApiKey[]; isAdmin: boolean; onEdit: (key: ApiKe
   const grantable = SCOPES.filter((s) => s !== 'admin' || props.isAdmin);
   const allScopes = (key: ApiKey) => grantable.every((s) => key.scopes.includes(s));
   return (
-    <div class="table-wrap" role="region" aria-label="API keys" tabIndex={0}>
+    <TableWrap label="API keys table">
       <table>
         <thead>
           <tr>
@@ -157,7 +157,9 @@ function KeyTable(props: { keys: ApiKey[]; isAdmin: boolean; onEdit: (key: ApiKe
                 )}
               </td>
               <td>
-                {key.status === 'revoked' ? null : (
+                {key.status === 'revoked' ? (
+                  <span class="muted">—</span>
+                ) : (
                   <div class="actions nowrap">
                     <Button onClick={() => props.onEdit(key)} aria-label={`Edit labels of ${key.name}`}>
                       Labels
@@ -172,7 +174,7 @@ function KeyTable(props: { keys: ApiKey[]; isAdmin: boolean; onEdit: (key: ApiKe
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
 

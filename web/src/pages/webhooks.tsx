@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { dateTime, relative } from '../format.ts';
 import { usePaged } from '../paged.ts';
-import { type EventChoice, EventFieldset, eventChoice, eventsOf, FormDialog } from '../scopes.tsx';
+import { type EventChoice, EventFieldset, eventChoice, eventsOf, FormDialog, TableWrap } from '../scopes.tsx';
 import { Badge, Button, Confirm, ErrorNotice, Field, Notice, Page, SecretOnce, Spinner, useAction } from '../ui.tsx';
 
 type Endpoint = Schema<'WebhookEndpoint'>;
@@ -22,8 +22,7 @@ export default function Webhooks() {
   const [deleted, setDeleted] = useState<number | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
   const [editing, setEditing] = useState<Edit | null>(null);
-  const [rotating, setRotating] = useState<Endpoint | null>(null);
-  const [deleting, setDeleting] = useState<Endpoint | null>(null);
+  const [confirming, setConfirming] = useState<{ kind: 'rotate' | 'delete'; endpoint: Endpoint } | null>(null);
   const list = endpoints.items;
   const shown = list?.find((e) => e.id === selected);
   return (
@@ -64,7 +63,7 @@ export default function Webhooks() {
       ) : list.length === 0 ? (
         <p>No endpoints yet.</p>
       ) : (
-        <div class="table-wrap" role="region" aria-label="Webhook endpoints" tabIndex={0}>
+        <TableWrap label="Webhook endpoints table">
           <table>
             <thead>
               <tr>
@@ -91,13 +90,13 @@ export default function Webhooks() {
                       events: eventChoice(endpoint.events),
                     })
                   }
-                  onRotate={() => setRotating(endpoint)}
-                  onDelete={() => setDeleting(endpoint)}
+                  onRotate={() => setConfirming({ kind: 'rotate', endpoint })}
+                  onDelete={() => setConfirming({ kind: 'delete', endpoint })}
                 />
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       {endpoints.hasMore ? (
         <Button busy={endpoints.loading} onClick={() => void endpoints.more()}>
@@ -114,11 +113,11 @@ export default function Webhooks() {
           void endpoints.reload();
         }}
       />
-      <RotateSecret
-        endpoint={rotating}
-        onClose={() => setRotating(null)}
+      <RotateOrDelete
+        pending={confirming}
+        onClose={() => setConfirming(null)}
         onRotated={(rotation, endpoint) => {
-          setRotating(null);
+          setConfirming(null);
           setDeleted(null);
           setSecret({
             label: `New signing secret of ${endpoint.url}`,
@@ -127,12 +126,8 @@ export default function Webhooks() {
           });
           void endpoints.reload();
         }}
-      />
-      <DeleteEndpoint
-        endpoint={deleting}
-        onClose={() => setDeleting(null)}
         onDeleted={(stopped, endpoint) => {
-          setDeleting(null);
+          setConfirming(null);
           setDeleted(stopped);
           if (selected === endpoint.id) setSelected(null);
           void endpoints.reload();
@@ -346,67 +341,48 @@ function EditEndpoint(props: { edit: Edit | null; onChange: (edit: Edit | null) 
   );
 }
 
-function RotateSecret(props: {
-  endpoint: Endpoint | null;
+/** Rotating the secret or deleting the endpoint, confirmed first (one <dialog> for both). */
+function RotateOrDelete(props: {
+  pending: { kind: 'rotate' | 'delete'; endpoint: Endpoint } | null;
   onClose: () => void;
   onRotated: (rotation: Schema<'WebhookSecretRotation'>, endpoint: Endpoint) => void;
-}) {
-  const endpoint = props.endpoint;
-  const rotate = useAction(async () => {
-    if (!endpoint) return;
-    const rotation = await ok(api().POST('/v1/webhook-endpoints/{id}/rotate-secret', { params: { path: { id: endpoint.id } } }));
-    props.onRotated(rotation, endpoint);
-  });
-  return (
-    <Confirm
-      open={endpoint !== null}
-      title="Rotate the signing secret?"
-      confirmLabel="Rotate secret"
-      busy={rotate.busy}
-      onConfirm={() => void rotate.run()}
-      onCancel={() => {
-        rotate.clearError();
-        props.onClose();
-      }}
-    >
-      <p>
-        A new secret signs deliveries to <code class="wrap-anywhere">{endpoint?.url}</code> from now on; for 24 hours the current one signs
-        too, so your receiver can switch without losing a delivery. The new secret is shown once.
-      </p>
-      <ErrorNotice error={rotate.error} />
-    </Confirm>
-  );
-}
-
-function DeleteEndpoint(props: {
-  endpoint: Endpoint | null;
-  onClose: () => void;
   onDeleted: (stopped: number, endpoint: Endpoint) => void;
 }) {
-  const endpoint = props.endpoint;
-  const remove = useAction(async () => {
-    if (!endpoint) return;
-    const answer = await ok(api().DELETE('/v1/webhook-endpoints/{id}', { params: { path: { id: endpoint.id } } }));
-    props.onDeleted(answer.stoppedDeliveries, endpoint);
+  const pending = props.pending;
+  const run = useAction(async () => {
+    if (!pending) return;
+    const path = { id: pending.endpoint.id };
+    if (pending.kind === 'rotate') {
+      props.onRotated(await ok(api().POST('/v1/webhook-endpoints/{id}/rotate-secret', { params: { path } })), pending.endpoint);
+    } else {
+      const answer = await ok(api().DELETE('/v1/webhook-endpoints/{id}', { params: { path } }));
+      props.onDeleted(answer.stoppedDeliveries, pending.endpoint);
+    }
   });
+  const rotate = pending?.kind !== 'delete';
+  const url = <code class="wrap-anywhere">{pending?.endpoint.url}</code>;
   return (
     <Confirm
-      open={endpoint !== null}
-      title="Delete the endpoint?"
-      confirmLabel="Delete endpoint"
-      danger
-      busy={remove.busy}
-      onConfirm={() => void remove.run()}
+      open={pending !== null}
+      title={rotate ? 'Rotate the signing secret?' : 'Delete the endpoint?'}
+      confirmLabel={rotate ? 'Rotate secret' : 'Delete endpoint'}
+      danger={!rotate}
+      busy={run.busy}
+      onConfirm={() => void run.run()}
       onCancel={() => {
-        remove.clearError();
+        run.clearError();
         props.onClose();
       }}
     >
-      <p>
-        <code class="wrap-anywhere">{endpoint?.url}</code> receives no more events, and its pending deliveries are not sent. This cannot be
-        undone.
-      </p>
-      <ErrorNotice error={remove.error} />
+      {rotate ? (
+        <p>
+          A new secret signs deliveries to {url} from now on; for 24 hours the current one signs too, so your receiver can switch without
+          losing a delivery. The new secret is shown once.
+        </p>
+      ) : (
+        <p>{url} receives no more events, and its pending deliveries are not sent. This cannot be undone.</p>
+      )}
+      <ErrorNotice error={run.error} />
     </Confirm>
   );
 }
@@ -453,7 +429,7 @@ function Deliveries(props: { endpoint: Endpoint; onClose: () => void }) {
       ) : items.length === 0 ? (
         <p>No deliveries in the last 30 days.</p>
       ) : (
-        <div class="table-wrap" role="region" aria-label="Deliveries" tabIndex={0}>
+        <TableWrap label="Deliveries table">
           <table>
             <thead>
               <tr>
@@ -472,7 +448,7 @@ function Deliveries(props: { endpoint: Endpoint; onClose: () => void }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       {deliveries.hasMore ? (
         <Button busy={deliveries.loading} onClick={() => void deliveries.more()}>
@@ -599,7 +575,7 @@ function RecentEvents() {
       ) : items.length === 0 ? (
         <p>No events in the last 30 days.</p>
       ) : (
-        <div class="table-wrap" role="region" aria-label="Recent events" tabIndex={0}>
+        <TableWrap label="Recent events table">
           <table>
             <thead>
               <tr>
@@ -626,7 +602,7 @@ function RecentEvents() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       {events.hasMore ? (
         <Button busy={events.loading} onClick={() => void events.more()}>
