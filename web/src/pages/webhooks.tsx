@@ -19,7 +19,7 @@ type Secret = { label: string; value: string; note?: string };
 export default function Webhooks() {
   const endpoints = usePaged((cursor) => ok(api().GET('/v1/webhook-endpoints', { params: { query: { limit: 25, cursor } } })));
   const [secret, setSecret] = useState<Secret | null>(null);
-  const [deleted, setDeleted] = useState<number | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
   const [editing, setEditing] = useState<Edit | null>(null);
   const [confirming, setConfirming] = useState<{ kind: 'rotate' | 'delete'; endpoint: Endpoint } | null>(null);
@@ -38,19 +38,12 @@ export default function Webhooks() {
           <Button onClick={() => setSecret(null)}>I have stored it</Button>
         </div>
       ) : null}
-      {deleted !== null ? (
-        <Notice kind="success">
-          Endpoint deleted{deleted > 0 ? `; ${deleted} pending ${deleted === 1 ? 'delivery' : 'deliveries'} will not be sent` : ''}.
-        </Notice>
-      ) : null}
+      {message ? <Notice kind="success">{message}</Notice> : null}
       <CreateEndpoint
         onCreated={(endpoint) => {
-          setDeleted(null);
-          setSecret(
-            endpoint.secret
-              ? { label: `Signing secret of ${endpoint.url}`, value: endpoint.secret }
-              : { label: 'Endpoint added', value: '(not returned: this request was a replay)' },
-          );
+          // An idempotent replay answers without the secret: it was shown by the first answer.
+          setSecret(endpoint.secret ? { label: `Signing secret of ${endpoint.url}`, value: endpoint.secret } : null);
+          setMessage(endpoint.secret ? null : `Endpoint ${endpoint.url} added.`);
           void endpoints.reload();
         }}
       />
@@ -118,7 +111,7 @@ export default function Webhooks() {
         onClose={() => setConfirming(null)}
         onRotated={(rotation, endpoint) => {
           setConfirming(null);
-          setDeleted(null);
+          setMessage(null);
           setSecret({
             label: `New signing secret of ${endpoint.url}`,
             value: rotation.secret,
@@ -128,7 +121,9 @@ export default function Webhooks() {
         }}
         onDeleted={(stopped, endpoint) => {
           setConfirming(null);
-          setDeleted(stopped);
+          setMessage(
+            `Endpoint deleted${stopped > 0 ? `; ${stopped} pending ${stopped === 1 ? 'delivery' : 'deliveries'} will not be sent` : ''}.`,
+          );
           if (selected === endpoint.id) setSelected(null);
           void endpoints.reload();
         }}
