@@ -204,7 +204,7 @@ export function Confirm(props: {
 }
 
 /** A secret shown once, with a copy button and the warning that it will not be shown again. */
-export function SecretOnce(props: { label: string; value: string }) {
+export function SecretOnce(props: { label: string; value: string; testid?: string }) {
   const [copied, setCopied] = useState(false);
   return (
     <div class="notice success" role="status">
@@ -212,7 +212,7 @@ export function SecretOnce(props: { label: string; value: string }) {
         <strong>{props.label}</strong> — shown once; store it now.
       </p>
       <p class="secret">
-        <code>{props.value}</code>{' '}
+        <code data-testid={props.testid}>{props.value}</code>{' '}
         <Button
           onClick={() =>
             void navigator.clipboard?.writeText(props.value).then(

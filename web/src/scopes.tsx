@@ -1,0 +1,243 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
+import type { Schema } from './api.ts';
+import { Button, ErrorNotice } from './ui.tsx';
+
+/**
+ * What the API keys and webhooks pages share: the scopes and event types as checkbox fieldsets,
+ * labels as `key=value` text, and a form in a modal <dialog>. The enums are types in the client, so
+ * their values are listed here in records keyed by the type: a value added to the API and missing
+ * here is a compile error.
+ */
+export type Scope = Schema<'Scope'>;
+export type EventType = Schema<'EventType'>;
+export type Labels = Schema<'Labels'>;
+
+const SCOPE_INFO: Record<Scope, string> = {
+  'account:read': 'Read the account and its activity',
+  'keys:write': 'Create, label and revoke API keys',
+  'servers:read': 'List servers, quotes and the catalogue',
+  'servers:write': 'Deploy, control, resize and delete servers',
+  'billing:read': 'Read the ledger, invoices and budget',
+  'billing:write': 'Top up, set the budget and auto top-up',
+  'webhooks:read': 'Read webhook endpoints, deliveries and events',
+  'webhooks:write': 'Add, change and delete webhook endpoints',
+  admin: 'Administer the service (admin routes)',
+};
+export const SCOPES = Object.keys(SCOPE_INFO) as Scope[];
+
+/** The event types under the scope that reads them (docs/webhooks.md, "Who sees which events"). */
+const EVENT_GROUP: Record<EventType, string> = {
+  'server.created': 'Servers',
+  'server.resized': 'Servers',
+  'server.suspended': 'Servers',
+  'server.unsuspended': 'Servers',
+  'server.deleted': 'Servers',
+  'server.installed': 'Servers',
+  'server.reinstalled': 'Servers',
+  'server.install_failed': 'Servers',
+  'balance.low': 'Billing',
+  'invoice.paid': 'Billing',
+  'invoice.void': 'Billing',
+  'invoice.refunded': 'Billing',
+  'invoice.disputed': 'Billing',
+  'ledger.entry': 'Billing',
+  'auto_topup.failed': 'Billing',
+  'auto_topup.disabled': 'Billing',
+  'webhook_endpoint.disabled': 'Webhooks',
+};
+export const EVENT_TYPES = Object.keys(EVENT_GROUP) as EventType[];
+
+const toggle = <T,>(list: T[], item: T, on: boolean): T[] =>
+  on ? [...list.filter((x) => x !== item), item] : list.filter((x) => x !== item);
+
+/** The scopes a new key gets, as checkboxes; `admin` only for admins. */
+export function ScopeFieldset(props: { value: Scope[]; onChange: (value: Scope[]) => void; isAdmin: boolean }) {
+  const offered = SCOPES.filter((s) => s !== 'admin' || props.isAdmin);
+  const ordered = (list: Scope[]) => offered.filter((s) => list.includes(s));
+  return (
+    <fieldset class="checks" aria-describedby="key-scopes-hint">
+      <legend>Scopes</legend>
+      <p id="key-scopes-hint" class="hint">
+        What the key may do; never more than your own account can. Choose at least one.
+      </p>
+      <div class="check-actions">
+        <button type="button" class="link" onClick={() => props.onChange(offered.filter((s) => s !== 'admin'))}>
+          Select all
+        </button>
+        <button type="button" class="link" onClick={() => props.onChange([])}>
+          Clear
+        </button>
+      </div>
+      <ul class="check-list">
+        {offered.map((scope) => (
+          <li key={scope}>
+            <input
+              type="checkbox"
+              id={`scope-${scope.replace(':', '-')}`}
+              name="scopes"
+              value={scope}
+              checked={props.value.includes(scope)}
+              onChange={(e) => props.onChange(ordered(toggle(props.value, scope, e.currentTarget.checked)))}
+            />
+            <label for={`scope-${scope.replace(':', '-')}`}>
+              <code>{scope}</code> <span class="muted">{SCOPE_INFO[scope]}</span>
+            </label>
+          </li>
+        ))}
+      </ul>
+    </fieldset>
+  );
+}
+
+/** An endpoint's choice of event types: every type (new ones too), or the ones chosen. */
+export interface EventChoice {
+  all: boolean;
+  chosen: EventType[];
+}
+
+export const eventChoice = (events: EventType[]): EventChoice => ({ all: events.length === 0, chosen: events });
+
+/** The `events` the API takes for a choice: empty for all; an error when none is chosen. */
+export function eventsOf(choice: EventChoice): EventType[] {
+  if (choice.all) return [];
+  if (choice.chosen.length === 0) throw new Error('Choose at least one event type, or "All event types".');
+  return choice.chosen;
+}
+
+/** The event types as checkboxes, behind an "All event types" checkbox. */
+export function EventFieldset(props: { idPrefix: string; value: EventChoice; onChange: (value: EventChoice) => void }) {
+  const { all, chosen } = props.value;
+  const id = (type: EventType) => `${props.idPrefix}-${type.replace(/[._]/g, '-')}`;
+  return (
+    <fieldset class="checks">
+      <legend>Event types</legend>
+      <p class="check">
+        <input
+          type="checkbox"
+          id={`${props.idPrefix}-all`}
+          checked={all}
+          onChange={(e) => props.onChange({ all: e.currentTarget.checked, chosen })}
+        />
+        <label for={`${props.idPrefix}-all`}>
+          <strong>All event types</strong> <span class="muted">(including types added later)</span>
+        </label>
+      </p>
+      {all ? null : (
+        <ul class="check-list columns">
+          {EVENT_TYPES.map((type) => (
+            <li key={type}>
+              <input
+                type="checkbox"
+                id={id(type)}
+                name="events"
+                value={type}
+                checked={chosen.includes(type)}
+                onChange={(e) =>
+                  props.onChange({
+                    all,
+                    chosen: EVENT_TYPES.filter((t) => (t === type ? e.currentTarget.checked : chosen.includes(t))),
+                  })
+                }
+              />
+              <label for={id(type)}>
+                <code>{type}</code> <span class="muted">{EVENT_GROUP[type]}</span>
+              </label>
+            </li>
+          ))}
+        </ul>
+      )}
+    </fieldset>
+  );
+}
+
+/** Labels as the user types them: `env=prod, example.com/team=blue` (a bare key has an empty value). */
+export function parseLabels(text: string): Labels {
+  const labels: Labels = {};
+  for (const part of text.split(/[,\n]/)) {
+    const term = part.trim();
+    if (!term) continue;
+    const eq = term.indexOf('=');
+    const key = (eq < 0 ? term : term.slice(0, eq)).trim();
+    if (!key) throw new Error(`Label "${term}" has no key: write key=value.`);
+    if (key in labels) throw new Error(`Label "${key}" is given twice.`);
+    labels[key] = eq < 0 ? '' : term.slice(eq + 1).trim();
+  }
+  return labels;
+}
+
+export const formatLabels = (labels: Labels): string =>
+  Object.entries(labels)
+    .map(([k, v]) => (v ? `${k}=${v}` : k))
+    .join(', ');
+
+export function LabelList(props: { labels: Labels }) {
+  const entries = Object.entries(props.labels);
+  if (entries.length === 0) return <span class="muted">—</span>;
+  return (
+    <ul class="label-list">
+      {entries.map(([k, v]) => (
+        <li key={k}>
+          <code>{v ? `${k}=${v}` : k}</code>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** A form in a modal <dialog>: Escape or Cancel closes it, the submit button shows progress. */
+export function FormDialog(props: {
+  open: boolean;
+  id: string;
+  title: string;
+  submitLabel: string;
+  busy?: boolean;
+  error?: unknown;
+  children: ComponentChildren;
+  onSubmit: () => void;
+  onCancel: () => void;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (props.open && !dialog.open) dialog.showModal();
+    if (!props.open && dialog.open) dialog.close();
+  }, [props.open]);
+  return (
+    <dialog ref={ref} aria-labelledby={`${props.id}-title`} onCancel={props.onCancel}>
+      {props.open ? (
+        <form
+          id={props.id}
+          onSubmit={(e) => {
+            e.preventDefault();
+            props.onSubmit();
+          }}
+        >
+          <h2 id={`${props.id}-title`}>{props.title}</h2>
+          <ErrorNotice error={props.error} />
+          {props.children}
+          <div class="actions">
+            <Button onClick={props.onCancel}>Cancel</Button>
+            <Button type="submit" kind="primary" busy={props.busy}>
+              {props.submitLabel}
+            </Button>
+          </div>
+        </form>
+      ) : null}
+    </dialog>
+  );
+}
+
+/**
+ * A table's horizontal scroller (`.table-wrap`) as a named region that takes the focus, so that a
+ * keyboard can scroll it at 375 px even when its rows hold no button (axe: scrollable-region-focusable).
+ */
+export function TableWrap(props: { label: string; children: ComponentChildren }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard (WCAG 2.1.1)
+    <section class="table-wrap" aria-label={props.label} tabIndex={0}>
+      {props.children}
+    </section>
+  );
+}
