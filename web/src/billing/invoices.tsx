@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { cents, dateTime } from '../format.ts';
 import { Badge, Button, ErrorNotice, useAction } from '../ui.tsx';
-import { PagedFooter, Section, usePaged } from './common.tsx';
+import { PagedFooter, Section, TableWrap, usePaged } from './common.tsx';
 
 type Invoice = Schema<'Invoice'>;
 
@@ -61,7 +61,7 @@ export function Invoices(props: { version: number }) {
       <ErrorNotice error={pdf.error} onDismiss={pdf.clearError} />
       {list.items?.length === 0 ? <p class="muted">No invoices yet: each top-up makes one.</p> : null}
       {list.items?.length ? (
-        <div class="table-wrap">
+        <TableWrap label="Invoice list">
           <table>
             <caption class="visually-hidden">Invoices, newest first</caption>
             <thead>
@@ -125,7 +125,7 @@ export function Invoices(props: { version: number }) {
               })}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       ) : null}
       <PagedFooter list={list} what="invoices" />
     </Section>

@@ -1,7 +1,7 @@
 import { api, ok, type Schema } from '../api.ts';
 import { cents, dateTime } from '../format.ts';
 import { Badge } from '../ui.tsx';
-import { PagedFooter, Section, signedCents, usePaged } from './common.tsx';
+import { PagedFooter, Section, TableWrap, signedCents, usePaged } from './common.tsx';
 
 type Entry = Schema<'LedgerEntry'>;
 
@@ -50,7 +50,7 @@ export function Ledger(props: { version: number }) {
     <Section id="ledger" title="Ledger">
       {list.items?.length === 0 ? <p class="muted">No balance changes yet.</p> : null}
       {list.items?.length ? (
-        <div class="table-wrap">
+        <TableWrap label="Ledger entries">
           <table>
             <caption class="visually-hidden">Balance changes, newest first</caption>
             <thead>
@@ -88,7 +88,7 @@ export function Ledger(props: { version: number }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       ) : null}
       <PagedFooter list={list} what="entries" />
     </Section>

@@ -1,8 +1,9 @@
-import { useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { dateTime } from '../format.ts';
 import { Button, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../ui.tsx';
 import { Section } from './common.tsx';
+import { countryOptions } from './countries.ts';
 
 type Profile = Schema<'BillingProfile'>;
 type Update = Schema<'BillingProfileUpdate'>;
@@ -16,7 +17,7 @@ const FIELDS = [
   ['postalCode', 'Postal code', 'postal-code'],
   ['city', 'City', 'address-level2'],
   ['region', 'State, province or county', 'address-level1'],
-  ['country', 'Country code', 'country'],
+  ['country', 'Country', 'country'],
   ['vatId', 'VAT id', 'off'],
 ] as const;
 type Key = (typeof FIELDS)[number][0];
@@ -65,6 +66,7 @@ function ProfileForm(props: { profile: Profile }) {
   const [profile, setProfile] = useState(props.profile);
   const [values, setValues] = useState<Values>(() => valuesOf(props.profile));
   const [saved, setSaved] = useState(false);
+  const countries = useMemo(countryOptions, []);
   const save = useAction(async () => {
     const stored = await ok(api().PUT('/v1/account/billing-profile', { body: bodyOf(values) }));
     setProfile(stored);
@@ -93,22 +95,39 @@ function ProfileForm(props: { profile: Profile }) {
             key={key}
             id={`profile-${key}`}
             label={label}
-            hint={
-              key === 'country' ? 'Two letters, like DE or US.' : key === 'vatId' ? 'With its country prefix, like DE123456789.' : undefined
-            }
+            hint={key === 'vatId' ? 'With its country prefix, like DE123456789.' : undefined}
           >
-            <input
-              id={`profile-${key}`}
-              type="text"
-              autoComplete={autocomplete}
-              maxLength={key === 'country' ? 2 : 100}
-              value={values[key]}
-              aria-describedby={key === 'country' || key === 'vatId' ? `profile-${key}-hint` : undefined}
-              onInput={(e) => {
-                const value = e.currentTarget.value;
-                setValues((v) => ({ ...v, [key]: value }));
-              }}
-            />
+            {key === 'country' ? (
+              <select
+                id="profile-country"
+                autoComplete="country"
+                value={values.country}
+                onChange={(e) => {
+                  const value = e.currentTarget.value;
+                  setValues((v) => ({ ...v, country: value }));
+                }}
+              >
+                <option value="">Not set</option>
+                {countries.map((c) => (
+                  <option key={c.code} value={c.code}>
+                    {c.name}
+                  </option>
+                ))}
+              </select>
+            ) : (
+              <input
+                id={`profile-${key}`}
+                type="text"
+                autoComplete={autocomplete}
+                maxLength={100}
+                value={values[key]}
+                aria-describedby={key === 'vatId' ? 'profile-vatId-hint' : undefined}
+                onInput={(e) => {
+                  const value = e.currentTarget.value;
+                  setValues((v) => ({ ...v, [key]: value }));
+                }}
+              />
+            )}
           </Field>
         ))}
         <div class="actions profile-actions">
