@@ -1,6 +1,5 @@
 import { api, ok, type Schema } from '../api.ts';
 import { cents, dateTime } from '../format.ts';
-import { Badge } from '../ui.tsx';
 import { PagedFooter, Section, TableWrap, signedCents, usePaged } from './common.tsx';
 
 type Entry = Schema<'LedgerEntry'>;
@@ -68,17 +67,9 @@ export function Ledger(props: { version: number }) {
             </thead>
             <tbody>
               {list.items.map((entry) => (
-                <tr key={entry.seq} data-testid="ledger-row" data-kind={entry.type}>
+                <tr key={entry.seq} data-testid="ledger-row" data-kind={entry.type} data-granted={entry.granted ? 'true' : 'false'}>
                   <td class="nowrap">{dateTime(entry.at)}</td>
-                  <td>
-                    {KIND[entry.type]}
-                    {entry.granted ? (
-                      <>
-                        {' '}
-                        <Badge>granted</Badge>
-                      </>
-                    ) : null}
-                  </td>
+                  <td>{KIND[entry.type]}</td>
                   <td>{describe(entry)}</td>
                   <td class={`num ${entry.amountCents < 0 ? 'debit' : 'credit'}`} data-testid="ledger-amount">
                     {signedCents(entry.amountCents)}
