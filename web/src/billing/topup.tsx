@@ -1,0 +1,182 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, ok, type Schema } from '../api.ts';
+import { cents } from '../format.ts';
+import { href, navigate } from '../router.ts';
+import { useSession } from '../session.ts';
+import { Button, ErrorNotice, Field, Notice, Spinner, useAction } from '../ui.tsx';
+import { Section, toCents, toDollars } from './common.tsx';
+
+const PRESETS = [1000, 2500, 5000, 10000];
+
+/** Where a hosted payment page sends the customer back: this page, with what happened in the query. */
+export const returnUrl = (query: string): string => `${location.origin}${href('/billing')}?${query}`;
+
+/**
+ * A top-up: an amount (a preset or typed, within the API's bounds), then Stripe Checkout (or the
+ * local sandbox page) in the same tab. Only the payment webhook credits the balance; the page the
+ * customer returns to waits for it (CheckoutReturn).
+ */
+export function TopUp(props: { config: Schema<'BillingConfig'> }) {
+  const { minimumTopUpCents: min, maximumTopUpCents: max, bonusPercent, paymentsEnabled } = props.config;
+  const presets = PRESETS.filter((p) => p >= min && p <= max);
+  const [text, setText] = useState(toDollars(presets[1] ?? presets[0] ?? min));
+  const [redirecting, setRedirecting] = useState(false);
+  const amount = toCents(text);
+  const invalid = amount === null || amount < min || amount > max;
+  const checkout = useAction(async (amountCents: number) => {
+    const session = await ok(
+      api().POST('/v1/billing/checkout', {
+        body: {
+          amountCents,
+          successUrl: returnUrl('checkout=success&session={CHECKOUT_SESSION_ID}'),
+          cancelUrl: returnUrl('checkout=cancelled'),
+        },
+      }),
+    );
+    setRedirecting(true);
+    location.assign(session.url);
+  });
+  const submit = (event: Event) => {
+    event.preventDefault();
+    if (amount !== null && !invalid) void checkout.run(amount);
+  };
+  return (
+    <Section id="topup" title="Top up">
+      {paymentsEnabled ? null : (
+        <Notice kind="warning">Card payments are not set up on this platform yet; ask the operator for credit.</Notice>
+      )}
+      <form id="topup-form" onSubmit={submit} noValidate>
+        <fieldset class="presets">
+          <legend>Choose an amount</legend>
+          {presets.map((p) => (
+            <Button key={p} aria-pressed={amount === p ? 'true' : 'false'} onClick={() => setText(toDollars(p))}>
+              {cents(p)}
+            </Button>
+          ))}
+        </fieldset>
+        <Field
+          id="topup-amount"
+          label="Amount in US dollars"
+          hint={
+            <>
+              Between {cents(min)} and {cents(max)}.
+              {bonusPercent > 0 ? ` Every paid top-up earns a ${bonusPercent} % bonus credit (rounded down to the cent).` : ''}
+            </>
+          }
+        >
+          <input
+            id="topup-amount"
+            name="amount"
+            type="text"
+            inputMode="decimal"
+            autoComplete="off"
+            value={text}
+            aria-invalid={invalid ? 'true' : undefined}
+            aria-describedby={invalid ? 'topup-amount-hint topup-amount-error' : 'topup-amount-hint'}
+            onInput={(e) => setText(e.currentTarget.value)}
+          />
+          {invalid ? (
+            <small id="topup-amount-error" class="field-error">
+              Enter an amount between {cents(min)} and {cents(max)}, like 25 or 25.50.
+            </small>
+          ) : null}
+        </Field>
+        <div class="actions">
+          <Button type="submit" kind="primary" busy={checkout.busy || redirecting} disabled={invalid || !paymentsEnabled}>
+            Pay with card
+          </Button>
+          {amount !== null && !invalid ? <span class="muted">You pay {cents(amount)}.</span> : null}
+        </div>
+      </form>
+      {redirecting ? <Spinner label="Opening the payment page…" /> : null}
+      <ErrorNotice error={checkout.error} onDismiss={checkout.clearError} />
+    </Section>
+  );
+}
+
+/** How many times, and how far apart, the page looks for the payment after returning. */
+const POLLS = 10;
+const POLL_MS = 1500;
+
+/**
+ * Back from the payment page. Cancelled: a neutral notice. Paid: the webhook credits the balance
+ * (usually before the customer is back, sometimes a little after), so the page reads the invoice of
+ * this checkout session and the account until the payment shows, then drops the query from the URL.
+ */
+export function CheckoutReturn(props: { outcome: string; session: string | null; onSettled: () => void }) {
+  const { account, refresh } = useSession();
+  const start = useRef(account.balanceCents);
+  const latest = useRef(account);
+  latest.current = account;
+  const [poll, setPoll] = useState(0);
+  const [invoice, setInvoice] = useState<Schema<'Invoice'>>();
+  const [done, setDone] = useState<'credited' | 'unpaid' | 'waiting' | null>(null);
+  const [error, setError] = useState<unknown>();
+  const success = props.outcome === 'success';
+  useEffect(() => {
+    if (!success) {
+      navigate('/billing', { replace: true });
+      return;
+    }
+    let stopped = false;
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    void (async () => {
+      for (let i = 1; i <= POLLS && !stopped; i++) {
+        setPoll(i);
+        try {
+          await refresh();
+          const page = await ok(api().GET('/v1/invoices', { params: { query: { limit: 10 } } }));
+          const found = props.session ? page.data.find((inv) => inv.payment.sessionId === props.session) : undefined;
+          setError(undefined);
+          if (found && found.status !== 'open') {
+            setInvoice(found);
+            setDone(found.status === 'void' ? 'unpaid' : 'credited');
+            break;
+          }
+          if (!found && latest.current.balanceCents !== start.current) {
+            setDone('credited');
+            break;
+          }
+        } catch (e) {
+          setError(e);
+        }
+        if (i === POLLS) setDone('waiting');
+        else await sleep(POLL_MS);
+      }
+      if (stopped) return;
+      props.onSettled();
+      navigate('/billing', { replace: true });
+    })();
+    return () => {
+      stopped = true;
+    };
+  }, []);
+  if (!success) {
+    return (
+      <div data-testid="checkout-notice" data-outcome="cancelled">
+        <Notice>Payment cancelled: nothing was charged. You can start a new top-up below.</Notice>
+      </div>
+    );
+  }
+  return (
+    <div data-testid="checkout-notice" data-outcome={done ?? 'pending'}>
+      <Notice kind="success">
+        <p>
+          <strong>Payment received — your balance will update in a moment.</strong>
+        </p>
+        {done === 'credited' ? (
+          <p data-testid="checkout-credited">
+            {invoice ? `Invoice ${invoice.number}: ${cents(invoice.creditedCents)} credited. ` : ''}Your balance is now{' '}
+            {cents(account.balanceCents)}.
+          </p>
+        ) : done === 'unpaid' ? (
+          <p>The payment provider reports that invoice {invoice?.number} was not paid: nothing was charged.</p>
+        ) : done === 'waiting' ? (
+          <p>The payment is not confirmed yet. It usually takes a few seconds; the invoice below shows when it is paid.</p>
+        ) : null}
+      </Notice>
+      {done === null ? <Spinner label={`Waiting for the payment to be confirmed (check ${poll} of ${POLLS})…`} /> : null}
+      <ErrorNotice error={error} />
+    </div>
+  );
+}
