@@ -88,10 +88,9 @@ export default function Account(props: { params: Record<string, string> }) {
           accountId={id}
           email={account?.email}
           balanceCents={alerts.data.balanceCents}
-          onDone={() => {
-            void alerts.reload();
-            void limits.reload();
+          onDone={async () => {
             void entry.reload();
+            await Promise.all([alerts.reload(), limits.reload()]);
           }}
         />
       ) : null}

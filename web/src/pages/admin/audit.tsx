@@ -94,7 +94,9 @@ function AuditRow({ entry: e }: { entry: Entry }) {
         </span>
       </td>
       <td class="mono">{e.action}</td>
-      <td class="mono wrap">{e.target ?? '—'}</td>
+      <td class="mono" title={e.target ?? undefined}>
+        {target(e.target)}
+      </td>
       <td>
         <Badge tone={e.result === 'success' ? 'ok' : 'bad'}>{e.result}</Badge> <span class="muted">{e.status}</span>
         {e.errorCode ? (
@@ -104,11 +106,9 @@ function AuditRow({ entry: e }: { entry: Entry }) {
           </>
         ) : null}
       </td>
-      <td>
+      <td class="audit-details">
         <details>
-          <summary>
-            Show <span class="visually-hidden">details of {e.action}</span>
-          </summary>
+          <summary>Show details</summary>
           <dl class="props">
             <dt>Request id</dt>
             <dd class="mono">{e.requestId}</dd>
@@ -120,4 +120,13 @@ function AuditRow({ entry: e }: { entry: Entry }) {
       </td>
     </tr>
   );
+}
+
+/** `account:46632ee6-…` as `account:46632ee6` (linked to the account page); other targets as they are. */
+function target(value: string | null) {
+  if (!value) return '—';
+  const m = /^([a-z-]+):([0-9a-f]{8})-[0-9a-f-]{27}$/.exec(value);
+  if (!m) return value;
+  const id = value.slice(m[1]!.length + 1);
+  return m[1] === 'account' ? <a href={href(`/admin/accounts/${id}`)}>account:{m[2]}</a> : `${m[1]}:${m[2]}`;
 }

@@ -1,5 +1,6 @@
 import type { Schema } from '../../api.ts';
 import { dateTime, relative } from '../../format.ts';
+import { ScrollRegion } from './common.tsx';
 
 type Budget = Schema<'CallBudgetState'>;
 type Share = Budget['application'];
@@ -26,11 +27,16 @@ export function CallBudget(props: { budget: Budget; names: Map<string, string>; 
     ) : (
       'no'
     );
+  const pausedNow = [application, client].some((s) => s.pausedUntil && new Date(s.pausedUntil).getTime() > Date.now());
   return (
-    <>
-      <div class="table-wrap">
+    <details class="budget">
+      <summary>
+        {props.caption}: {application.usedThisMinute} of {application.budgetPerMinute} Application and {client.usedThisMinute} of{' '}
+        {client.budgetPerMinute} Client calls used in the trailing minute{pausedNow ? ' (paused after a 429)' : ''}
+      </summary>
+      <ScrollRegion label={props.caption}>
         <table>
-          <caption>{props.caption}</caption>
+          <caption class="visually-hidden">{props.caption}</caption>
           <thead>
             <tr>
               <th scope="col">Calls a minute</th>
@@ -59,10 +65,10 @@ export function CallBudget(props: { budget: Budget; names: Map<string, string>; 
             </tr>
           </tbody>
         </table>
-      </div>
+      </ScrollRegion>
       {sharedWith.length > 0 ? (
         <p class="muted">Shared with {sharedWith.map((id) => props.names.get(id) ?? id).join(', ')} (same panel URL: one budget).</p>
       ) : null}
-    </>
+    </details>
   );
 }

@@ -13,7 +13,7 @@ export function CreditForm(props: {
   accountId: string;
   email: string | undefined;
   balanceCents: number;
-  onDone: (result: Schema<'AdminCreditResult'>) => void;
+  onDone: (result: Schema<'AdminCreditResult'>) => Promise<void>;
 }) {
   const [amount, setAmount] = useState('');
   const [note, setNote] = useState('');
@@ -24,11 +24,11 @@ export function CreditForm(props: {
     const result = await ok(
       api().POST('/v1/admin/users/{id}/credits', { params: { path: { id: props.accountId } }, body: { amountCents, note: note.trim() } }),
     );
+    await props.onDone(result);
     setPending(null);
     setDone(result);
     setAmount('');
     setNote('');
-    props.onDone(result);
   });
   const parsed = parseDollars(amount);
   const deducting = parsed !== null && parsed < 0;

@@ -83,7 +83,7 @@ export function InstanceCard(props: {
           )}
         </dd>
       </dl>
-      {i.callBudget ? <CallBudget budget={i.callBudget} names={props.names} caption={`Call budget of ${i.name}`} /> : null}
+      {i.callBudget ? <CallBudget budget={i.callBudget} names={props.names} caption="Call budget" /> : null}
       <div class="actions">
         <Button kind="primary" busy={test.busy} onClick={() => void test.run()}>
           Test {i.name}
@@ -95,9 +95,6 @@ export function InstanceCard(props: {
           Delete {i.name}
         </Button>
       </div>
-      {test.busy ? <Spinner label={`Testing ${i.name}: reading its nodes and resolving the client key…`} /> : null}
-      <ErrorNotice error={test.error} onDismiss={test.clearError} />
-      {report ? <TestReport report={report} names={props.names} /> : null}
       {editing ? (
         <InstanceForm
           instance={i}
@@ -109,6 +106,9 @@ export function InstanceCard(props: {
           }}
         />
       ) : null}
+      {test.busy ? <Spinner label={`Testing ${i.name}: reading its nodes and resolving the client key…`} /> : null}
+      <ErrorNotice error={test.error} onDismiss={test.clearError} />
+      {report ? <TestReport report={report} /> : null}
       {deleting ? (
         <Confirm
           open

@@ -98,7 +98,9 @@ function SettingInput(props: { field: SettingField; value: string; issue?: strin
       label={f.label}
       hint={
         <>
-          {props.issue ? <strong class="field-error">{props.issue}. </strong> : null}
+          {props.issue ? (
+            <strong class="field-error">{props.issue.length > 160 ? `${props.issue.slice(0, 160)}…` : props.issue}. </strong>
+          ) : null}
           {f.description} {numeric ? <span class="shown-as">{shownAs(f, props.value)}</span> : null}
         </>
       }
@@ -123,6 +125,7 @@ function SettingInput(props: { field: SettingField; value: string; issue?: strin
           name={f.path}
           type="text"
           maxLength={f.unit === 'country' ? 2 : 1000}
+          pattern={f.unit === 'country' ? '[A-Za-z]{2}' : undefined}
           value={props.value}
           onInput={(e) => props.onInput(e.currentTarget.value)}
           aria-describedby={`${id}-hint`}

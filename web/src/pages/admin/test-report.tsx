@@ -1,12 +1,12 @@
 import type { Schema } from '../../api.ts';
 import { mb } from '../../format.ts';
 import { Badge, Notice } from '../../ui.tsx';
-import { CallBudget } from './call-budget.tsx';
+import { ScrollRegion } from './common.tsx';
 
 const CHECK_NAMES: Record<string, string> = { application_api: 'Application API', client_api: 'Client API (service user)' };
 
 /** An instance test's report: each check, the nodes with their region tags, the service user, warnings. */
-export function TestReport(props: { report: Schema<'InstanceTestReport'>; names: Map<string, string> }) {
+export function TestReport(props: { report: Schema<'InstanceTestReport'> }) {
   const r = props.report;
   return (
     <div class="test-report" data-testid="instance-test-report">
@@ -43,7 +43,7 @@ export function TestReport(props: { report: Schema<'InstanceTestReport'>; names:
         <dd>{r.lastTest ? 'yes, as the last test' : 'no: the keys or URL changed while the test ran'}</dd>
       </dl>
       {r.nodes.length > 0 ? (
-        <div class="table-wrap">
+        <ScrollRegion label="Nodes of the panel">
           <table>
             <caption>Nodes</caption>
             <thead>
@@ -79,11 +79,10 @@ export function TestReport(props: { report: Schema<'InstanceTestReport'>; names:
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollRegion>
       ) : (
         <p class="muted">The panel listed no nodes.</p>
       )}
-      <CallBudget budget={r.callBudget} names={props.names} caption="Call budget after the test" />
     </div>
   );
 }
