@@ -23,7 +23,7 @@ export default function Audit() {
     (!needle || [e.action, e.actorEmail, e.target ?? '', e.accountId, e.requestId].some((v) => v.toLowerCase().includes(needle)));
   return (
     <Page title="Audit log">
-      <div class="filters">
+      <div class="admin-filters">
         <Field
           id="audit-filter"
           label="Filter this page"
@@ -37,7 +37,7 @@ export default function Audit() {
             aria-describedby="audit-filter-hint"
           />
         </Field>
-        <div class="field check">
+        <div class="field check-field">
           <label>
             <input type="checkbox" checked={failuresOnly} onChange={(e) => setFailuresOnly(e.currentTarget.checked)} /> Failures only
           </label>

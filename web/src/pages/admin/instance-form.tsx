@@ -114,7 +114,7 @@ export function InstanceForm(props: { instance?: Instance; onSaved: (instance: I
           : 'ptlc_… of a dedicated, non-admin service user. Power, console and files need it.',
       )}
       {current?.hasClientKey ? (
-        <div class="field check">
+        <div class="field check-field">
           <label>
             <input type="checkbox" name="removeClientKey" /> Remove the stored client key
           </label>
@@ -174,7 +174,7 @@ export function InstanceForm(props: { instance?: Instance; onSaved: (instance: I
         ),
         "The panel's APP_API_CLIENT_RATELIMIT (720 by default).",
       )}
-      <div class="field check">
+      <div class="field check-field">
         <label>
           <input type="checkbox" name="enabled" defaultChecked={current?.enabled ?? true} /> Enabled (new servers may be placed here)
         </label>

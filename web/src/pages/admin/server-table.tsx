@@ -58,7 +58,7 @@ export function ServerTable(props: { servers: AdminServer[]; instances: Map<stri
               <td class="num">{millicents(s.priceMillicentsPerHour)}</td>
               <td>
                 {Object.entries(s.labels).map(([k, v]) => (
-                  <span key={k} class="label mono">
+                  <span key={k} class="label-chip mono">
                     {k}={v}
                   </span>
                 ))}

@@ -42,7 +42,7 @@ export default function Servers() {
     <Page title="All servers">
       <form
         id="server-filters"
-        class="card filters"
+        class="card admin-filters"
         aria-label="Filter servers"
         key={JSON.stringify(filters)}
         onSubmit={(e) => {

@@ -19,7 +19,7 @@ export function TestReport(props: { report: Schema<'InstanceTestReport'> }) {
           <strong>Warning ({w.code}):</strong> {w.message}
         </Notice>
       ))}
-      <ul class="checks">
+      <ul class="test-checks">
         {r.checks.map((c) => (
           <li key={c.name}>
             <Badge tone={c.ok ? 'ok' : 'bad'}>{c.ok ? 'passed' : 'failed'}</Badge> <strong>{CHECK_NAMES[c.name] ?? c.name}</strong>:{' '}
