@@ -425,6 +425,7 @@ const page = (title: string, body: string): string => `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)} · local identity provider</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${OIDC_PATH}/sign-in.css">
 </head>
 <body>
