@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startLocalStack, type LocalStack } from '../../dev/stack.ts';
@@ -136,5 +137,33 @@ describe.skipIf(!browserPath)('sign-in through the local identity provider', () 
       delete process.env.LOCAL_IDP_TOKEN_SECONDS;
       await context.close();
     }
+  });
+
+  it('has accessible sign-in and signed-out pages at 375 px (axe-core: no serious or critical)', async () => {
+    // axe is injected as an inline script, which the pages' CSP refuses: this context lets it in.
+    const context = await browser.newContext({ viewport: { width: 375, height: 800 }, bypassCSP: true });
+    const page = await context.newPage();
+    const axe = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+    const check = async () => {
+      await page.addScriptTag({ path: axe });
+      const result = await page.evaluate(async () => {
+        const run = (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string }[] }> } }).axe.run;
+        return (await run()).violations.map((v) => `${v.impact} ${v.id}`);
+      });
+      expect(result.filter((v) => v.startsWith('serious') || v.startsWith('critical'))).toEqual([]);
+    };
+    await page.goto(`${stack.baseUrl}/app/`);
+    await page.getByLabel('E-mail address').waitFor({ timeout: 15_000 });
+    await check();
+    // No horizontal scrolling on a phone.
+    expect(
+      await page.evaluate(
+        () => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth,
+      ),
+    ).toBeLessThanOrEqual(375);
+    await page.goto(`${stack.baseUrl}/dev/oidc/logout`);
+    await page.getByRole('heading', { name: 'Signed out' }).waitFor();
+    await check();
+    await context.close();
   });
 });
