@@ -10,7 +10,7 @@ import type { TabProps } from './server/tab.ts';
  * One server (GET /v1/servers/:id): its name, status line (status, power, how old the live state
  * is), and tabs as links (`?tab=console`, so a tab survives a reload and can be shared). Each tab
  * is its own chunk: the console's terminal is loaded only by whoever opens it. While the server
- * installs, it is read again every 2.5 s until the install ends.
+ * installs (or starts or stops), it is read again every 2.5 s until that ends.
  */
 const TABS: { id: string; label: string; load: () => Promise<{ default: ComponentType<TabProps> }> }[] = [
   { id: 'overview', label: 'Overview', load: () => import('./server/overview.tsx') },
@@ -39,11 +39,12 @@ export default function ServerPage({ params }: { params: Record<string, string> 
   const s = server.data;
   const installing = s?.live.installStatus === 'installing';
   const refreshing = s?.live.available === false && s.live.reason === 'refreshing';
+  const moving = s?.live.powerState === 'starting' || s?.live.powerState === 'stopping';
   useEffect(() => {
-    if (!installing && !refreshing) return;
+    if (!installing && !refreshing && !moving) return;
     const timer = setTimeout(() => void server.reload(), INSTALL_POLL_MS);
     return () => clearTimeout(timer);
-  }, [s, installing, refreshing]);
+  }, [s, installing, refreshing, moving]);
 
   if (!s) {
     return <Page title="Server">{server.error ? <ErrorNotice error={server.error} /> : <Spinner label="Loading the server…" />}</Page>;

@@ -34,7 +34,7 @@ export class ConsoleSocket {
   private renewing = false;
   /** Events were lost (an expired token replaces them by `jwt error`): replay the logs at the next auth. */
   private lost = true;
-  private lastJwtRenewal = 0;
+  private lastRenewal = 0;
   private state: ConsoleState = 'disconnected';
   private readonly options: ConsoleSocketOptions;
 
@@ -113,14 +113,12 @@ export class ConsoleSocket {
         this.send('send logs');
       }
     } else if (event === 'token expiring') {
-      void this.renew();
+      // Wings repeats it every check until the new token is in: one renewal per 10 s is enough.
+      if (Date.now() - this.lastRenewal >= 10_000) void this.renew();
     } else if (event === 'token expired' || event === 'jwt error') {
       this.lost = true;
       // A token Wings will never take (another server's) would loop: renew at most every 5 s.
-      if (Date.now() - this.lastJwtRenewal >= 5_000) {
-        this.lastJwtRenewal = Date.now();
-        void this.renew();
-      }
+      if (Date.now() - this.lastRenewal >= 5_000) void this.renew();
     }
     if (!PROTOCOL_EVENTS.has(event)) this.options.onEvent(event, args);
   }
@@ -129,6 +127,7 @@ export class ConsoleSocket {
   private async renew(): Promise<void> {
     if (this.renewing) return;
     this.renewing = true;
+    this.lastRenewal = Date.now();
     const ws = this.ws;
     try {
       const { token } = await this.options.credentials();

@@ -14,7 +14,7 @@ import type { TabProps } from './tab.ts';
  * read-only (the keyboard stays in the ordinary Command input below it, which sends `send command`);
  * it fits its box as the window changes. The socket is closed when the tab is left.
  */
-export default function ConsoleTab({ server }: TabProps) {
+export default function ConsoleTab({ server, reload }: TabProps) {
   const box = useRef<HTMLDivElement>(null);
   const socket = useRef<ConsoleSocket | null>(null);
   const [state, setState] = useState<ConsoleState>('connecting');
@@ -24,6 +24,8 @@ export default function ConsoleTab({ server }: TabProps) {
   const [command, setCommand] = useState('');
   const [notSent, setNotSent] = useState(false);
   const history = useRef<{ lines: string[]; at: number }>({ lines: [], at: 0 });
+  const reloadRef = useRef(reload);
+  reloadRef.current = reload;
 
   useEffect(() => {
     const element = box.current;
@@ -52,6 +54,7 @@ export default function ConsoleTab({ server }: TabProps) {
     const resize = new ResizeObserver(refit);
     resize.observe(element);
 
+    let statusSeen = 0;
     const line = (text: string) => term.write(`${text}\r\n`);
     const note = (text: string, colour = '33') => line(`\x1b[${colour}m[${text}]\x1b[0m`);
     const feed = new ConsoleSocket({
@@ -75,6 +78,8 @@ export default function ConsoleTab({ server }: TabProps) {
           case 'status':
             setPower(args[0] ?? null);
             note(`server ${args[0]}`);
+            // The page's status line reads the API's live state: read it again as the state moves.
+            if (statusSeen++ > 0) void reloadRef.current();
             break;
           case 'stats':
             try {
@@ -152,7 +157,9 @@ export default function ConsoleTab({ server }: TabProps) {
         </p>
       </div>
       <ErrorNotice error={error} />
-      <div class="terminal" ref={box} role="log" aria-label="Console output" data-testid="terminal" />
+      <div class="console-box" role="log" aria-label="Console output" data-testid="terminal">
+        <div class="console-screen" ref={box} />
+      </div>
       <form class="console-command" onSubmit={submit}>
         <Field
           id="console-command"

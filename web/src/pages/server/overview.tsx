@@ -135,7 +135,7 @@ function Usage(props: { serverId: string; ramMb: number; diskMb: number }) {
   return (
     <>
       {usage.error ? <ErrorNotice error={usage.error} /> : null}
-      <dl class="cards" data-testid="usage">
+      <dl class="cards usage" data-testid="usage">
         <div class="stat">
           <dt>State</dt>
           <dd>
