@@ -27,9 +27,12 @@ export default function ConsoleTab({ server, reload }: TabProps) {
   const reloadRef = useRef(reload);
   reloadRef.current = reload;
 
+  // The panel refuses the console of a server suspended, installing or whose install failed (409).
+  const install = server.live.installStatus;
+  const ready = server.status === 'active' && (install === 'installed' || install === null);
   useEffect(() => {
     const element = box.current;
-    if (!element) return;
+    if (!element || !ready) return;
     const term = new Terminal({
       disableStdin: true,
       convertEol: true,
@@ -43,6 +46,9 @@ export default function ConsoleTab({ server, reload }: TabProps) {
     const fit = new FitAddon();
     term.loadAddon(fit);
     const styles = adoptTerminalStyles(() => term.open(element));
+    // Tab and Shift+Tab leave the terminal (xterm would keep them: a keyboard trap); the other keys
+    // stay for scrolling (Shift+PageUp/PageDown).
+    term.attachCustomKeyEventHandler((event) => event.key !== 'Tab');
     const refit = () => {
       try {
         fit.fit();
@@ -115,7 +121,7 @@ export default function ConsoleTab({ server, reload }: TabProps) {
       term.dispose();
       styles.dispose();
     };
-  }, [server.id]);
+  }, [server.id, ready]);
 
   const submit = (event: Event) => {
     event.preventDefault();
@@ -144,6 +150,13 @@ export default function ConsoleTab({ server, reload }: TabProps) {
     }
   };
 
+  if (!ready) {
+    return (
+      <p class="notice info" data-testid="console-unavailable">
+        The console opens once the server is {server.status === 'active' ? 'installed' : 'active again'}.
+      </p>
+    );
+  }
   return (
     <>
       <div class="console-bar">
