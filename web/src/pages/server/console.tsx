@@ -9,6 +9,8 @@ import { PowerButtons, PowerState } from './parts.tsx';
 import { adoptTerminalStyles } from './terminal-styles.ts';
 import type { TabProps } from './tab.ts';
 
+const HIDE_CURSOR = '\x1b[?25l';
+
 /**
  * The server's console: Wings' websocket (console-socket.ts) drawn by xterm.js. The terminal is
  * read-only (the keyboard stays in the ordinary Command input below it, which sends `send command`);
@@ -61,6 +63,7 @@ export default function ConsoleTab({ server, reload }: TabProps) {
     resize.observe(element);
 
     let statusSeen = 0;
+    term.write(HIDE_CURSOR); // output only: no cursor to suggest typing there
     const line = (text: string) => term.write(`${text}\r\n`);
     const note = (text: string, colour = '33') => line(`\x1b[${colour}m[${text}]\x1b[0m`);
     const feed = new ConsoleSocket({
@@ -73,7 +76,10 @@ export default function ConsoleTab({ server, reload }: TabProps) {
         setState(next);
         setRetryIn(detail?.retryInMs);
       },
-      onReplay: () => term.reset(),
+      onReplay: () => {
+        term.reset();
+        term.write(HIDE_CURSOR);
+      },
       onError: setError,
       onEvent: (event, args) => {
         switch (event) {
