@@ -51,7 +51,7 @@ export default function ServerPage({ params }: { params: Record<string, string> 
   }
   return (
     <Page title={s.name}>
-      <p class="crumbs">
+      <p class="server-crumbs">
         <a href={href('/servers')}>Servers</a> / <span>{s.name}</span>
       </p>
       <StatusLine server={s} reload={server.reload} />
