@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ok, type Schema } from '../../api.ts';
-import { Badge, Button, ErrorNotice, useAction } from '../../ui.tsx';
+import { api, ok } from '../../api.ts';
+import { Button, ErrorNotice, useAction } from '../../ui.tsx';
 
 /** Small pieces the server page's own tabs share (overview and console). */
 
