@@ -60,8 +60,11 @@ export const SANDBOX_WEBHOOK_SECRET = 'whsec_local_sandbox_not_a_secret';
 export interface OidcConfig {
   issuer: string;
   jwksUrl: string;
-  /** Expected `aud` (ID tokens and generic OIDC). */
-  audience: string | undefined;
+  /**
+   * Accepted `aud` values (ID tokens and generic OIDC), from OIDC_AUDIENCE, comma-separated: the
+   * API's client and the dashboard's (infra/stacks/api-stack.ts). A token needs one of them.
+   */
+  audience: string[] | undefined;
   /** Cognito: expected `token_use` claim (`id` or `access`). */
   tokenUse: 'id' | 'access' | undefined;
   /** Cognito access tokens carry `client_id` instead of `aud`. */
@@ -97,6 +100,14 @@ export function resetConfig(): void {
   cached = undefined;
 }
 
+function listOf(value: string | undefined): string[] | undefined {
+  const items = (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return items.length ? items : undefined;
+}
+
 function required(env: NodeJS.ProcessEnv, name: string): string {
   const value = env[name];
   if (!value) throw new Error(`Missing required environment variable ${name}`);
@@ -127,7 +138,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
       ? {
           issuer,
           jwksUrl: env.OIDC_JWKS_URL ?? `${issuer.replace(/\/$/, '')}/.well-known/jwks.json`,
-          audience: env.OIDC_AUDIENCE || undefined,
+          audience: listOf(env.OIDC_AUDIENCE),
           tokenUse: tokenUse === 'id' || tokenUse === 'access' ? tokenUse : undefined,
           clientIds: (env.OIDC_CLIENT_IDS ?? '').split(',').filter(Boolean),
           algorithms: (env.OIDC_ALGORITHMS ?? 'RS256').split(',').filter(Boolean),
