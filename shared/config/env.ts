@@ -100,14 +100,6 @@ export function resetConfig(): void {
   cached = undefined;
 }
 
-function listOf(value: string | undefined): string[] | undefined {
-  const items = (value ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  return items.length ? items : undefined;
-}
-
 function required(env: NodeJS.ProcessEnv, name: string): string {
   const value = env[name];
   if (!value) throw new Error(`Missing required environment variable ${name}`);
@@ -138,7 +130,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
       ? {
           issuer,
           jwksUrl: env.OIDC_JWKS_URL ?? `${issuer.replace(/\/$/, '')}/.well-known/jwks.json`,
-          audience: listOf(env.OIDC_AUDIENCE),
+          audience: env.OIDC_AUDIENCE ? env.OIDC_AUDIENCE.split(',') : undefined,
           tokenUse: tokenUse === 'id' || tokenUse === 'access' ? tokenUse : undefined,
           clientIds: (env.OIDC_CLIENT_IDS ?? '').split(',').filter(Boolean),
           algorithms: (env.OIDC_ALGORITHMS ?? 'RS256').split(',').filter(Boolean),

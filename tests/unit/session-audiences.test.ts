@@ -24,7 +24,7 @@ beforeAll(async () => {
     TABLE_NAME: 't',
     OIDC_ISSUER: ISSUER,
     OIDC_JWKS_URL: `http://127.0.0.1:${port}/jwks.json`,
-    OIDC_AUDIENCE: 'api-client, dashboard-client',
+    OIDC_AUDIENCE: 'api-client,dashboard-client',
     OIDC_TOKEN_USE: 'id',
     OIDC_CLIENT_IDS: 'api-client,dashboard-client',
   }).oidc!;
