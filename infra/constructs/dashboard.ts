@@ -307,11 +307,13 @@ function acknowledgeDeploymentFunction(stack: Stack, deployment: s3deploy.Bucket
   );
 }
 
-/** A resource as cdk-nag prints it: `Ref` as `<Id>`, `Fn::GetAtt` as `<Id.Attr>`, `Fn::Join` joined. */
+/** A resource as cdk-nag prints it: `Ref` as `<Id>`, `Fn::GetAtt` as `<Id.Attr>`, `Fn::Join` joined, `${X}` of `Fn::Sub` as `<X>`. */
 function nagName(value: unknown): string {
   if (typeof value === 'string') return value;
-  const v = value as { Ref?: string; 'Fn::GetAtt'?: [string, string]; 'Fn::Join'?: [string, unknown[]] };
+  const v = value as { Ref?: string; 'Fn::GetAtt'?: [string, string]; 'Fn::Join'?: [string, unknown[]]; 'Fn::Sub'?: unknown };
   if (v.Ref) return `<${v.Ref}>`;
+  // The CDK asset bucket of an environment-agnostic stack: `cdk-…-assets-${AWS::AccountId}-…`.
+  if (typeof v['Fn::Sub'] === 'string') return v['Fn::Sub'].replace(/\$\{([^}]+)\}/g, '<$1>');
   if (v['Fn::GetAtt']) return `<${v['Fn::GetAtt'].join('.')}>`;
   if (v['Fn::Join']) return v['Fn::Join'][1].map(nagName).join(v['Fn::Join'][0]);
   return JSON.stringify(value);
