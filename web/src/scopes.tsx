@@ -1,7 +1,6 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+
 import type { Schema } from './api.ts';
-import { Button, ErrorNotice } from './ui.tsx';
 
 /**
  * What the API keys and webhooks pages share: the scopes and event types as checkbox fieldsets,
@@ -182,50 +181,6 @@ export function LabelList(props: { labels: Labels }) {
         </li>
       ))}
     </ul>
-  );
-}
-
-/** A form in a modal <dialog>: Escape or Cancel closes it, the submit button shows progress. */
-export function FormDialog(props: {
-  open: boolean;
-  id: string;
-  title: string;
-  submitLabel: string;
-  busy?: boolean;
-  error?: unknown;
-  children: ComponentChildren;
-  onSubmit: () => void;
-  onCancel: () => void;
-}) {
-  const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    const dialog = ref.current;
-    if (!dialog) return;
-    if (props.open && !dialog.open) dialog.showModal();
-    if (!props.open && dialog.open) dialog.close();
-  }, [props.open]);
-  return (
-    <dialog ref={ref} aria-labelledby={`${props.id}-title`} onCancel={props.onCancel}>
-      {props.open ? (
-        <form
-          id={props.id}
-          onSubmit={(e) => {
-            e.preventDefault();
-            props.onSubmit();
-          }}
-        >
-          <h2 id={`${props.id}-title`}>{props.title}</h2>
-          <ErrorNotice error={props.error} />
-          {props.children}
-          <div class="actions">
-            <Button onClick={props.onCancel}>Cancel</Button>
-            <Button type="submit" kind="primary" busy={props.busy}>
-              {props.submitLabel}
-            </Button>
-          </div>
-        </form>
-      ) : null}
-    </dialog>
   );
 }
 

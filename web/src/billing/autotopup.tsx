@@ -108,6 +108,7 @@ function SavedCard(props: { card: Card | null; onChanged: () => Promise<void> })
           confirmLabel="Remove card"
           danger
           busy={remove.busy}
+          error={remove.error}
           onConfirm={() => void remove.run(card.id)}
           onCancel={() => {
             setConfirming(false);
@@ -117,7 +118,6 @@ function SavedCard(props: { card: Card | null; onChanged: () => Promise<void> })
           <p>
             The {card.brand} card ending in {card.last4} is forgotten and auto top-up turns off.
           </p>
-          <ErrorNotice error={remove.error} />
         </Confirm>
       ) : null}
     </div>

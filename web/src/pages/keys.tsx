@@ -2,9 +2,9 @@ import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { dateTime, relative } from '../format.ts';
 import { usePaged } from '../paged.ts';
-import { FormDialog, formatLabels, LabelList, parseLabels, SCOPES, type Scope, ScopeFieldset, TableWrap } from '../scopes.tsx';
+import { formatLabels, LabelList, parseLabels, SCOPES, type Scope, ScopeFieldset, TableWrap } from '../scopes.tsx';
 import { useSession } from '../session.ts';
-import { Badge, Button, Confirm, ErrorNotice, Field, Page, SecretOnce, Spinner, useAction } from '../ui.tsx';
+import { Badge, Button, Confirm, Dialog, ErrorNotice, Field, Page, SecretOnce, Spinner, useAction } from '../ui.tsx';
 
 type ApiKey = Schema<'ApiKey'>;
 
@@ -269,14 +269,14 @@ function EditLabels(props: {
     props.onSaved();
   });
   return (
-    <FormDialog
+    <Dialog
       open={edit !== null}
       id="edit-key-labels"
       title={edit ? `Labels of ${edit.key.name}` : 'Labels'}
-      submitLabel="Save labels"
+      confirmLabel="Save labels"
       busy={save.busy}
       error={save.error}
-      onSubmit={() => void save.run()}
+      onConfirm={() => void save.run()}
       onCancel={() => {
         save.clearError();
         props.onClose();
@@ -290,7 +290,7 @@ function EditLabels(props: {
           onInput={(e) => props.onChange(e.currentTarget.value)}
         />
       </Field>
-    </FormDialog>
+    </Dialog>
   );
 }
 
@@ -308,6 +308,7 @@ function RevokeKey(props: { keyToRevoke: ApiKey | null; onClose: () => void; onR
       confirmLabel="Revoke key"
       danger
       busy={revoke.busy}
+      error={revoke.error}
       onConfirm={() => void revoke.run()}
       onCancel={() => {
         revoke.clearError();
@@ -321,7 +322,6 @@ function RevokeKey(props: { keyToRevoke: ApiKey | null; onClose: () => void; onR
         </code>{' '}
         are refused from now on. This cannot be undone.
       </p>
-      <ErrorNotice error={revoke.error} />
     </Confirm>
   );
 }

@@ -2,8 +2,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { dateTime, relative } from '../format.ts';
 import { usePaged } from '../paged.ts';
-import { type EventChoice, EventFieldset, eventChoice, eventsOf, FormDialog, TableWrap } from '../scopes.tsx';
-import { Badge, Button, Confirm, ErrorNotice, Field, Notice, Page, SecretOnce, Spinner, useAction } from '../ui.tsx';
+import { type EventChoice, EventFieldset, eventChoice, eventsOf, TableWrap } from '../scopes.tsx';
+import { Badge, Button, Confirm, Dialog, ErrorNotice, Field, Notice, Page, SecretOnce, Spinner, useAction } from '../ui.tsx';
 
 type Endpoint = Schema<'WebhookEndpoint'>;
 type Delivery = Schema<'WebhookDelivery'>;
@@ -300,14 +300,14 @@ function EditEndpoint(props: { edit: Edit | null; onChange: (edit: Edit | null) 
   });
   const set = (change: Partial<Edit>) => edit && props.onChange({ ...edit, ...change });
   return (
-    <FormDialog
+    <Dialog
       open={edit !== null}
       id="edit-endpoint"
       title="Edit the endpoint"
-      submitLabel="Save endpoint"
+      confirmLabel="Save endpoint"
       busy={save.busy}
       error={save.error}
-      onSubmit={() => void save.run()}
+      onConfirm={() => void save.run()}
       onCancel={() => {
         save.clearError();
         props.onChange(null);
@@ -332,7 +332,7 @@ function EditEndpoint(props: { edit: Edit | null; onChange: (edit: Edit | null) 
         />
       </Field>
       {edit ? <EventFieldset idPrefix="edit-endpoint-events" value={edit.events} onChange={(events) => set({ events })} /> : null}
-    </FormDialog>
+    </Dialog>
   );
 }
 
@@ -363,6 +363,7 @@ function RotateOrDelete(props: {
       confirmLabel={rotate ? 'Rotate secret' : 'Delete endpoint'}
       danger={!rotate}
       busy={run.busy}
+      error={run.error}
       onConfirm={() => void run.run()}
       onCancel={() => {
         run.clearError();
@@ -377,7 +378,6 @@ function RotateOrDelete(props: {
       ) : (
         <p>{url} receives no more events, and its pending deliveries are not sent. This cannot be undone.</p>
       )}
-      <ErrorNotice error={run.error} />
     </Confirm>
   );
 }

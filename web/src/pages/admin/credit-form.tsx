@@ -100,6 +100,7 @@ export function CreditForm(props: {
           title={pending < 0 ? `Deduct ${cents(-pending)}?` : `Grant ${cents(pending)}?`}
           confirmLabel="Confirm"
           busy={grant.busy}
+          error={grant.error}
           onConfirm={() => void grant.run(pending)}
           onCancel={() => {
             setPending(null);
@@ -118,7 +119,6 @@ export function CreditForm(props: {
             <dt>Note</dt>
             <dd>{note.trim()}</dd>
           </dl>
-          <ErrorNotice error={grant.error} />
         </Confirm>
       ) : null}
     </form>

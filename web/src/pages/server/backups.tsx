@@ -1,9 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ControlPlaneError, api, ok, type Schema } from '../../api.ts';
 import { bytes, dateTime } from '../../format.ts';
-import { Badge, Button, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
+import { Badge, Button, Dialog, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
 import type { TabProps } from './tab.ts';
-import { TabDialog } from './tabs-dialog.tsx';
 
 type Backup = Schema<'Backup'>;
 type Pending = { kind: 'restore' | 'delete'; backup: Backup } | null;
@@ -210,7 +209,7 @@ export default function BackupsTab({ server, reload }: TabProps) {
         )}
       </Loading>
 
-      <TabDialog
+      <Dialog
         id="backups-dialog"
         open={pending !== null}
         title={pending?.kind === 'restore' ? `Restore ${pending.backup.name}?` : `Delete ${pending?.backup.name ?? ''}?`}
@@ -238,7 +237,7 @@ export default function BackupsTab({ server, reload }: TabProps) {
         ) : pending ? (
           <p>The archive is deleted from the node. This cannot be undone.</p>
         ) : null}
-      </TabDialog>
+      </Dialog>
     </section>
   );
 }

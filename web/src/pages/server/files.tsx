@@ -1,11 +1,10 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
 import { bytes, dateTime } from '../../format.ts';
-import { Button, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
+import { Button, Dialog, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
 import { FileEditor } from './files-editor.tsx';
 import { uploadFiles } from './files-upload.ts';
 import type { TabProps } from './tab.ts';
-import { TabDialog } from './tabs-dialog.tsx';
 
 type Entry = Schema<'FileEntry'>;
 type Pending = { kind: 'rename'; entry: Entry } | { kind: 'delete'; entry: Entry } | null;
@@ -209,7 +208,7 @@ export default function FilesTab({ server }: TabProps) {
         )}
       </Loading>
 
-      <TabDialog
+      <Dialog
         id="files-dialog"
         open={pending !== null}
         title={pending?.kind === 'rename' ? `Rename ${pending.entry.name}` : `Delete ${pending?.entry.name ?? ''}?`}
@@ -236,7 +235,7 @@ export default function FilesTab({ server }: TabProps) {
             deleted. This cannot be undone.
           </p>
         ) : null}
-      </TabDialog>
+      </Dialog>
     </section>
   );
 }

@@ -2,10 +2,9 @@ import { useState } from 'preact/hooks';
 import { api, ok } from '../../api.ts';
 import { dateTime } from '../../format.ts';
 import { navigate } from '../../router.ts';
-import { Button, ErrorNotice, Field, Notice, useAction } from '../../ui.tsx';
+import { Button, Dialog, ErrorNotice, Field, Notice, useAction } from '../../ui.tsx';
 import { ResizeForm } from './settings-resize.tsx';
 import type { TabProps } from './tab.ts';
-import { TabDialog } from './tabs-dialog.tsx';
 
 /** Rename, resize, reinstall and delete. */
 export default function SettingsTab({ server, reload }: TabProps) {
@@ -102,7 +101,7 @@ export default function SettingsTab({ server, reload }: TabProps) {
         </Button>
       </section>
 
-      <TabDialog
+      <Dialog
         id="settings-dialog"
         open={pending !== null}
         title={pending === 'reinstall' ? `Reinstall ${server.name}?` : `Delete ${server.name}?`}
@@ -128,7 +127,7 @@ export default function SettingsTab({ server, reload }: TabProps) {
             </Field>
           </>
         )}
-      </TabDialog>
+      </Dialog>
     </div>
   );
 }
