@@ -26,21 +26,6 @@ const REASONS: Record<Rejection['reason'], string> = {
   no_free_allocation: 'no free port',
 };
 
-/** Where the API says a field is wrong, by field without its `body.` (`ramMb`, `environment.X`). */
-export function fieldIssues(error: unknown): Record<string, string> {
-  const issues: Record<string, string> = {};
-  if (!(error instanceof ControlPlaneError)) return issues;
-  const list =
-    error.is('validation_failed') || error.is('limit_exceeded')
-      ? ((error.details as { issues?: { field: string; message: string }[] } | undefined)?.issues ?? [])
-      : [];
-  for (const issue of list) {
-    const field = issue.field.replace(/^body\./, '');
-    issues[field] ??= issue.message;
-  }
-  return issues;
-}
-
 /** The nodes that could not take the server, and why (from a quote or a `no_capacity` error). */
 function Rejections(props: { rejected: { nodeName: string; region: string | null; reason: Rejection['reason'] }[] }) {
   if (props.rejected.length === 0) return <p>No node is available for this egg.</p>;

@@ -1,11 +1,9 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { ControlPlaneError } from '../../api.ts';
 import { Button, type Loaded, useLoad } from '../../ui.tsx';
 
 /**
- * What the admin pages share: cursor pagination over a list route, the field errors of a
- * `validation_failed`, and short ids.
+ * What the admin pages share: cursor pagination over a list route and short ids.
  */
 
 export interface ListPage<T> {
@@ -51,15 +49,6 @@ export function Pager(props: { list: { state: Loaded<unknown>; page: number; nex
       </Button>
     </nav>
   );
-}
-
-/** The `details.issues` of a validation error as `{ 'body.prices.ramMillicentsPerGbHour': 'message' }`. */
-export function fieldIssues(error: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (error instanceof ControlPlaneError && error.is('validation_failed')) {
-    for (const issue of error.details?.issues ?? []) out[issue.field] = issue.message;
-  }
-  return out;
 }
 
 /** The first 8 characters of a uuid, for tables (the full id is in the title and the link). */
