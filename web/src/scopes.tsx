@@ -1,12 +1,9 @@
-import type { ComponentChildren } from 'preact';
-
 import type { Schema } from './api.ts';
 
 /**
- * What the API keys and webhooks pages share: the scopes and event types as checkbox fieldsets,
- * labels as `key=value` text, and a form in a modal <dialog>. The enums are types in the client, so
- * their values are listed here in records keyed by the type: a value added to the API and missing
- * here is a compile error.
+ * What the API keys and webhooks pages share: the scopes and event types as checkbox fieldsets.
+ * The enums are types in the client, so their values are listed here in records keyed by the type:
+ * a value added to the API and missing here is a compile error.
  */
 export type Scope = Schema<'Scope'>;
 export type EventType = Schema<'EventType'>;
@@ -181,18 +178,5 @@ export function LabelList(props: { labels: Labels }) {
         </li>
       ))}
     </ul>
-  );
-}
-
-/**
- * A table's horizontal scroller (`.table-wrap`) as a named region that takes the focus, so that a
- * keyboard can scroll it at 375 px even when its rows hold no button (axe: scrollable-region-focusable).
- */
-export function TableWrap(props: { label: string; children: ComponentChildren }) {
-  return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard (WCAG 2.1.1)
-    <section class="table-wrap" aria-label={props.label} tabIndex={0}>
-      {props.children}
-    </section>
   );
 }

@@ -270,6 +270,20 @@ export function SecretOnce(props: { label: string; value: string; testid?: strin
   );
 }
 
+/**
+ * A table's horizontal scroller (`.table-wrap`) as a region named for what it lists. It takes the
+ * focus so that the keyboard can scroll it at 375 px even when its rows hold no control (axe:
+ * scrollable-region-focusable).
+ */
+export function TableWrap(props: { label: string; children: ComponentChildren }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take the focus for the keyboard to scroll it (WCAG 2.1.1)
+    <section class="table-wrap" aria-label={props.label} tabIndex={0}>
+      {props.children}
+    </section>
+  );
+}
+
 export function Badge(props: { tone?: 'ok' | 'warn' | 'bad' | 'neutral'; children: ComponentChildren }) {
   return <span class={`badge ${props.tone ?? 'neutral'}`}>{props.children}</span>;
 }

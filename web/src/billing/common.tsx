@@ -95,16 +95,3 @@ export function Section(props: { id: string; title: string; children: ComponentC
     </section>
   );
 }
-
-/**
- * A table that scrolls sideways on a narrow screen. It takes the focus so that the keyboard can
- * scroll it (axe: scrollable-region-focusable), named for what it lists.
- */
-export function TableWrap(props: { label: string; children: ComponentChildren }) {
-  return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take the focus for the keyboard to scroll it
-    <section class="table-wrap" aria-label={props.label} tabIndex={0}>
-      {props.children}
-    </section>
-  );
-}

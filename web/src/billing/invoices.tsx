@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { cents, dateTime } from '../format.ts';
-import { Badge, Button, ErrorNotice, useAction } from '../ui.tsx';
-import { PagedFooter, Section, TableWrap, usePaged } from './common.tsx';
+import { Badge, Button, ErrorNotice, useAction, TableWrap } from '../ui.tsx';
+import { PagedFooter, Section, usePaged } from './common.tsx';
 
 type Invoice = Schema<'Invoice'>;
 

@@ -1,6 +1,7 @@
 import { api, ok, type Schema } from '../api.ts';
 import { cents, dateTime } from '../format.ts';
-import { PagedFooter, Section, TableWrap, signedCents, usePaged } from './common.tsx';
+import { PagedFooter, Section, signedCents, usePaged } from './common.tsx';
+import { TableWrap } from '../ui.tsx';
 
 type Entry = Schema<'LedgerEntry'>;
 

@@ -2,9 +2,9 @@ import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { dateTime, relative } from '../format.ts';
 import { usePaged } from '../paged.ts';
-import { formatLabels, LabelList, parseLabels, SCOPES, type Scope, ScopeFieldset, TableWrap } from '../scopes.tsx';
+import { formatLabels, LabelList, parseLabels, SCOPES, type Scope, ScopeFieldset } from '../scopes.tsx';
 import { useSession } from '../session.ts';
-import { Badge, Button, Confirm, Dialog, ErrorNotice, Field, Page, SecretOnce, Spinner, useAction } from '../ui.tsx';
+import { Badge, Button, Confirm, Dialog, ErrorNotice, Field, Page, SecretOnce, Spinner, useAction, TableWrap } from '../ui.tsx';
 
 type ApiKey = Schema<'ApiKey'>;
 

@@ -4,7 +4,7 @@ import { dateTime, mb, millicents, relative } from '../format.ts';
 import { LabelChips } from '../labels.tsx';
 import { href, navigate, useLocation } from '../router.ts';
 import { StatusBadge } from '../server-status.tsx';
-import { Button, ErrorNotice, Field, Page, Spinner, useLoad } from '../ui.tsx';
+import { Button, ErrorNotice, Field, Page, Spinner, useLoad, TableWrap } from '../ui.tsx';
 
 /**
  * Your servers (GET /v1/servers), newest first, filtered by the API's own query parameters. The
@@ -133,7 +133,7 @@ export default function Servers() {
           )}
         </div>
       ) : list.rows.length > 0 ? (
-        <div class="table-wrap">
+        <TableWrap label="Servers table">
           <table class="servers-table">
             <caption class="sr-only">Your servers{filtered ? ' (filtered)' : ''}, newest first</caption>
             <thead>
@@ -185,7 +185,7 @@ export default function Servers() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       ) : null}
       <div class="actions">
         <p class="muted" role="status" data-testid="servers-count">

@@ -2,8 +2,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { dateTime, relative } from '../format.ts';
 import { usePaged } from '../paged.ts';
-import { type EventChoice, EventFieldset, eventChoice, eventsOf, TableWrap } from '../scopes.tsx';
-import { Badge, Button, Confirm, Dialog, ErrorNotice, Field, Notice, Page, SecretOnce, Spinner, useAction } from '../ui.tsx';
+import { type EventChoice, EventFieldset, eventChoice, eventsOf } from '../scopes.tsx';
+import { Badge, Button, Confirm, Dialog, ErrorNotice, Field, Notice, Page, SecretOnce, Spinner, useAction, TableWrap } from '../ui.tsx';
 
 type Endpoint = Schema<'WebhookEndpoint'>;
 type Delivery = Schema<'WebhookDelivery'>;

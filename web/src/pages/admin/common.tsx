@@ -1,4 +1,3 @@
-import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { Button, type Loaded, useLoad } from '../../ui.tsx';
 
@@ -56,16 +55,3 @@ export const shortId = (id: string): string => id.slice(0, 8);
 
 /** A FormData text value, trimmed ('' when absent). */
 export const text = (form: FormData, name: string): string => String(form.get(name) ?? '').trim();
-
-/**
- * A table's horizontal scroller (`.table-wrap`) that the keyboard can reach: a region that scrolls
- * must take the focus when nothing inside it can (axe: scrollable-region-focusable).
- */
-export function ScrollRegion(props: { label: string; children: ComponentChildren }) {
-  return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region needs the focus to be scrolled by keyboard
-    <section class="table-wrap" tabIndex={0} aria-label={props.label}>
-      {props.children}
-    </section>
-  );
-}

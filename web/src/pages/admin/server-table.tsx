@@ -1,8 +1,8 @@
 import type { Schema } from '../../api.ts';
 import { dateTime, mb, millicents } from '../../format.ts';
 import { href } from '../../router.ts';
-import { Badge } from '../../ui.tsx';
-import { shortId, ScrollRegion } from './common.tsx';
+import { Badge, TableWrap } from '../../ui.tsx';
+import { shortId } from './common.tsx';
 
 type AdminServer = Schema<'AdminServer'>;
 
@@ -11,7 +11,7 @@ const TONE = { active: 'ok', suspended: 'warn', deleted: 'neutral' } as const;
 /** Servers of any account as GET /v1/admin/servers gives them; `account` adds the owner's column. */
 export function ServerTable(props: { servers: AdminServer[]; instances: Map<string, string>; account?: boolean; caption: string }) {
   return (
-    <ScrollRegion label={props.caption}>
+    <TableWrap label={props.caption}>
       <table>
         <caption class="visually-hidden">{props.caption}</caption>
         <thead>
@@ -68,6 +68,6 @@ export function ServerTable(props: { servers: AdminServer[]; instances: Map<stri
           ))}
         </tbody>
       </table>
-    </ScrollRegion>
+    </TableWrap>
   );
 }
