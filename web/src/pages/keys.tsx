@@ -1,10 +1,10 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { dateTime, relative } from '../format.ts';
-import { usePaged } from '../paged.ts';
+import { PagedList, usePaged } from '../paged.tsx';
 import { formatLabels, LabelList, parseLabels, SCOPES, type Scope, ScopeFieldset } from '../scopes.tsx';
 import { useSession } from '../session.ts';
-import { Badge, Button, Confirm, Dialog, ErrorNotice, Field, Page, SecretOnce, Spinner, useAction, TableWrap } from '../ui.tsx';
+import { Badge, Button, Confirm, Dialog, ErrorNotice, Field, Page, SecretOnce, useAction, TableWrap } from '../ui.tsx';
 
 type ApiKey = Schema<'ApiKey'>;
 
@@ -39,26 +39,16 @@ export default function Keys() {
         }}
       />
       <h2>Your keys</h2>
-      {keys.error ? <ErrorNotice error={keys.error} /> : null}
-      {keys.items === undefined ? (
-        keys.loading ? (
-          <Spinner label="Loading keys…" />
-        ) : null
-      ) : keys.items.length === 0 ? (
-        <p>No keys yet.</p>
-      ) : (
-        <KeyTable
-          keys={keys.items}
-          isAdmin={account.isAdmin}
-          onEdit={(key) => setEditing({ key, text: formatLabels(key.labels) })}
-          onRevoke={setRevoking}
-        />
-      )}
-      {keys.hasMore ? (
-        <Button busy={keys.loading} onClick={() => void keys.more()}>
-          Show more keys
-        </Button>
-      ) : null}
+      <PagedList list={keys} what="keys" empty={<p>No keys yet.</p>} moreLabel="Show more keys">
+        {(items) => (
+          <KeyTable
+            keys={items}
+            isAdmin={account.isAdmin}
+            onEdit={(key) => setEditing({ key, text: formatLabels(key.labels) })}
+            onRevoke={setRevoking}
+          />
+        )}
+      </PagedList>
       <EditLabels
         edit={editing}
         onChange={(text) => setEditing((e) => (e ? { ...e, text } : e))}
