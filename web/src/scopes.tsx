@@ -7,7 +7,6 @@ import type { Schema } from './api.ts';
  */
 export type Scope = Schema<'Scope'>;
 export type EventType = Schema<'EventType'>;
-export type Labels = Schema<'Labels'>;
 
 const SCOPE_INFO: Record<Scope, string> = {
   'account:read': 'Read the account and its activity',
@@ -144,39 +143,5 @@ export function EventFieldset(props: { idPrefix: string; value: EventChoice; onC
         </ul>
       )}
     </fieldset>
-  );
-}
-
-/** Labels as the user types them: `env=prod, example.com/team=blue` (a bare key has an empty value). */
-export function parseLabels(text: string): Labels {
-  const labels: Labels = {};
-  for (const part of text.split(/[,\n]/)) {
-    const term = part.trim();
-    if (!term) continue;
-    const eq = term.indexOf('=');
-    const key = (eq < 0 ? term : term.slice(0, eq)).trim();
-    if (!key) throw new Error(`Label "${term}" has no key: write key=value.`);
-    if (key in labels) throw new Error(`Label "${key}" is given twice.`);
-    labels[key] = eq < 0 ? '' : term.slice(eq + 1).trim();
-  }
-  return labels;
-}
-
-export const formatLabels = (labels: Labels): string =>
-  Object.entries(labels)
-    .map(([k, v]) => (v ? `${k}=${v}` : k))
-    .join(', ');
-
-export function LabelList(props: { labels: Labels }) {
-  const entries = Object.entries(props.labels);
-  if (entries.length === 0) return <span class="muted">—</span>;
-  return (
-    <ul class="label-list">
-      {entries.map(([k, v]) => (
-        <li key={k}>
-          <code>{v ? `${k}=${v}` : k}</code>
-        </li>
-      ))}
-    </ul>
   );
 }

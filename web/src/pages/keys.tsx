@@ -2,7 +2,8 @@ import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { dateTime, relative } from '../format.ts';
 import { PagedList, usePaged } from '../paged.tsx';
-import { formatLabels, LabelList, parseLabels, SCOPES, type Scope, ScopeFieldset } from '../scopes.tsx';
+import { formatLabels, LabelChips, parseLabelsStrictly } from '../labels.tsx';
+import { SCOPES, type Scope, ScopeFieldset } from '../scopes.tsx';
 import { useSession } from '../session.ts';
 import { Badge, Button, Confirm, Dialog, ErrorNotice, Field, Page, SecretOnce, useAction, TableWrap } from '../ui.tsx';
 
@@ -119,7 +120,7 @@ function KeyTable(props: { keys: ApiKey[]; isAdmin: boolean; onEdit: (key: ApiKe
                 )}
               </td>
               <td>
-                <LabelList labels={key.labels} />
+                <LabelChips labels={key.labels} />
               </td>
               <td>
                 <time dateTime={key.createdAt} title={dateTime(key.createdAt)}>
@@ -188,7 +189,7 @@ function CreateKey(props: { isAdmin: boolean; onCreated: (key: Schema<'ApiKeyWit
         body: {
           name: name.trim(),
           scopes,
-          labels: parseLabels(labels),
+          labels: parseLabelsStrictly(labels),
           ...(expiry ? { expiresInDays: Number(expiry) } : {}),
         },
       }),
@@ -255,7 +256,7 @@ function EditLabels(props: {
   const edit = props.edit;
   const save = useAction(async () => {
     if (!edit) return;
-    await ok(api().PATCH('/v1/keys/{id}', { params: { path: { id: edit.key.id } }, body: { labels: parseLabels(edit.text) } }));
+    await ok(api().PATCH('/v1/keys/{id}', { params: { path: { id: edit.key.id } }, body: { labels: parseLabelsStrictly(edit.text) } }));
     props.onSaved();
   });
   return (
