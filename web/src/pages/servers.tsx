@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ControlPlaneError, ok, type Schema } from '../api.ts';
+import { api, fieldIssues, ok, type Schema } from '../api.ts';
 import { dateTime, mb, millicents, relative } from '../format.ts';
 import { LabelChips } from '../labels.tsx';
 import { href, navigate, useLocation } from '../router.ts';
@@ -78,10 +78,7 @@ function useServerPages(filters: Filters, key: string) {
 }
 
 /** The API's complaint about one query field (`query.label_selector`), shown next to it. */
-function issueFor(error: unknown, field: string): string | undefined {
-  if (!(error instanceof ControlPlaneError) || !error.is('validation_failed')) return undefined;
-  return error.details?.issues.find((i) => i.field === `query.${field}`)?.message;
-}
+const issueFor = (error: unknown, field: string): string | undefined => fieldIssues(error)[`query.${field}`];
 
 export default function Servers() {
   const { query } = useLocation();
