@@ -132,7 +132,7 @@ export default function Servers() {
       ) : list.rows.length > 0 ? (
         <TableWrap label="Servers table">
           <table class="servers-table">
-            <caption class="sr-only">Your servers{filtered ? ' (filtered)' : ''}, newest first</caption>
+            <caption class="visually-hidden">Your servers{filtered ? ' (filtered)' : ''}, newest first</caption>
             <thead>
               <tr>
                 <th scope="col">Name</th>

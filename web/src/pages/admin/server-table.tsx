@@ -1,5 +1,6 @@
 import type { Schema } from '../../api.ts';
 import { dateTime, mb, millicents } from '../../format.ts';
+import { LabelChips } from '../../labels.tsx';
 import { href } from '../../router.ts';
 import { Badge, TableWrap } from '../../ui.tsx';
 import { shortId } from './common.tsx';
@@ -57,11 +58,7 @@ export function ServerTable(props: { servers: AdminServer[]; instances: Map<stri
               </td>
               <td class="num">{millicents(s.priceMillicentsPerHour)}</td>
               <td>
-                {Object.entries(s.labels).map(([k, v]) => (
-                  <span key={k} class="label-chip mono">
-                    {k}={v}
-                  </span>
-                ))}
+                <LabelChips labels={s.labels} />
               </td>
               <td>{dateTime(s.createdAt)}</td>
             </tr>
