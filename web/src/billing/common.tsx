@@ -1,12 +1,10 @@
 import type { ComponentChildren } from 'preact';
-import { cents } from '../format.ts';
+import { cents, parseDollars } from '../format.ts';
 
-/** Dollars typed by a person ("12.5") as integer cents (1250); null when it is not an amount. */
+/** Dollars typed by a person ("12.5") as integer cents (1250); null when it is not an amount or is negative. */
 export function toCents(text: string): number | null {
-  const trimmed = text.trim().replace(/^\$/, '');
-  if (!/^\d+(\.\d{0,2})?$/.test(trimmed)) return null;
-  const [whole, fraction = ''] = trimmed.split('.');
-  return Number(whole) * 100 + Number(fraction.padEnd(2, '0'));
+  const value = parseDollars(text);
+  return value !== null && value >= 0 ? value : null;
 }
 
 /** Integer cents as the text of a dollar input: 1250 → "12.50". */
