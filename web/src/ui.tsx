@@ -156,6 +156,28 @@ export function Button({ busy, kind = 'plain', children, disabled, type, ...rest
   );
 }
 
+/**
+ * A part of a page in a card: its h2 (`${id}-title`, naming the section) with optional actions
+ * beside it, and its body. The section has the id, so that a link can point at it.
+ */
+export function Section(props: {
+  id: string;
+  title: ComponentChildren;
+  class?: string;
+  actions?: ComponentChildren;
+  children: ComponentChildren;
+}) {
+  return (
+    <section class={props.class ? `card ${props.class}` : 'card'} id={props.id} aria-labelledby={`${props.id}-title`}>
+      <div class="section-head">
+        <h2 id={`${props.id}-title`}>{props.title}</h2>
+        {props.actions ? <div class="actions">{props.actions}</div> : null}
+      </div>
+      {props.children}
+    </section>
+  );
+}
+
 /** A labelled form field: the label is tied to the control by id, the hint by aria-describedby. */
 export function Field(props: { id: string; label: string; hint?: ComponentChildren; children: ComponentChildren }) {
   return (

@@ -1,4 +1,3 @@
-import type { ComponentChildren } from 'preact';
 import { cents, parseDollars } from '../format.ts';
 
 /** Dollars typed by a person ("12.5") as integer cents (1250); null when it is not an amount or is negative. */
@@ -15,17 +14,4 @@ export function signedCents(value: number): string {
   if (value > 0) return `+${cents(value)}`;
   if (value < 0) return `−${cents(-value)}`;
   return cents(0);
-}
-
-/** A section of the billing page: its h2 and body in a card. */
-export function Section(props: { id: string; title: string; children: ComponentChildren; actions?: ComponentChildren }) {
-  return (
-    <section class="card billing-section" aria-labelledby={`${props.id}-title`} id={props.id}>
-      <div class="billing-head">
-        <h2 id={`${props.id}-title`}>{props.title}</h2>
-        {props.actions ? <div class="actions">{props.actions}</div> : null}
-      </div>
-      {props.children}
-    </section>
-  );
 }

@@ -1,9 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { cents, dateTime } from '../format.ts';
-import { Badge, Button, ErrorNotice, useAction, TableWrap } from '../ui.tsx';
+import { Badge, Button, ErrorNotice, useAction, TableWrap, Section } from '../ui.tsx';
 import { PagedList, usePaged } from '../paged.tsx';
-import { Section } from './common.tsx';
 
 type Invoice = Schema<'Invoice'>;
 
@@ -58,7 +57,7 @@ export function Invoices(props: { version: number }) {
       return next;
     });
   return (
-    <Section id="invoices" title="Invoices">
+    <Section id="invoices" class="billing-section" title="Invoices">
       <ErrorNotice error={pdf.error} onDismiss={pdf.clearError} />
       <PagedList list={list} what="invoices" empty={<p class="muted">No invoices yet: each top-up makes one.</p>}>
         {(items) => (

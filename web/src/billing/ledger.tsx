@@ -1,8 +1,8 @@
 import { api, ok, type Schema } from '../api.ts';
 import { cents, dateTime } from '../format.ts';
 import { PagedList, usePaged } from '../paged.tsx';
-import { Section, signedCents } from './common.tsx';
-import { TableWrap } from '../ui.tsx';
+import { signedCents } from './common.tsx';
+import { TableWrap, Section } from '../ui.tsx';
 
 type Entry = Schema<'LedgerEntry'>;
 
@@ -48,7 +48,7 @@ export function Ledger(props: { version: number }) {
     [props.version],
   );
   return (
-    <Section id="ledger" title="Ledger">
+    <Section id="ledger" class="billing-section" title="Ledger">
       <PagedList list={list} what="entries" empty={<p class="muted">No balance changes yet.</p>}>
         {(items) => (
           <TableWrap label="Ledger entries">
