@@ -26,6 +26,16 @@ export function parseDollars(text: string): number | null {
   return sign === '-' ? -total : total;
 }
 
+/**
+ * An amount with its sign written out: signed(2500, cents) → "+$25.00", signed(-3, cents) → "−$0.03"
+ * (a real minus sign; the sign is text, not only colour); zero has none.
+ */
+export function signed(value: number, format: (value: number) => string): string {
+  if (value > 0) return `+${format(value)}`;
+  if (value < 0) return `−${format(-value)}`;
+  return format(0);
+}
+
 export const dateTime = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString() : '—');
 
 /** "3 minutes ago", "in 2 days". */

@@ -8,10 +8,3 @@ export function toCents(text: string): number | null {
 
 /** Integer cents as the text of a dollar input: 1250 → "12.50". */
 export const toDollars = (value: number): string => (value / 100).toFixed(2);
-
-/** A signed amount: "+$25.00" / "−$0.03" (a real minus sign; the sign is text, not only colour). */
-export function signedCents(value: number): string {
-  if (value > 0) return `+${cents(value)}`;
-  if (value < 0) return `−${cents(-value)}`;
-  return cents(0);
-}

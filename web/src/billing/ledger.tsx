@@ -1,7 +1,6 @@
 import { api, ok, type Schema } from '../api.ts';
-import { cents, dateTime } from '../format.ts';
+import { cents, dateTime, signed } from '../format.ts';
 import { PagedList, usePaged } from '../paged.tsx';
-import { signedCents } from './common.tsx';
 import { TableWrap, Section } from '../ui.tsx';
 
 type Entry = Schema<'LedgerEntry'>;
@@ -74,7 +73,7 @@ export function Ledger(props: { version: number }) {
                     <td>{KIND[entry.type]}</td>
                     <td>{describe(entry)}</td>
                     <td class={`num ${entry.amountCents < 0 ? 'debit' : 'credit'}`} data-testid="ledger-amount">
-                      {signedCents(entry.amountCents)}
+                      {signed(entry.amountCents, cents)}
                     </td>
                     <td class="num">{cents(entry.balanceAfterCents)}</td>
                   </tr>
