@@ -2,7 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { ControlPlaneError, type Schema } from './api.ts';
 import { cents, millicents } from './format.ts';
 import { href } from './router.ts';
-import { Badge, ErrorNotice } from './ui.tsx';
+import { Badge, ErrorNotice, type Tone } from './ui.tsx';
 
 /**
  * What the deploy page says about a body: the live quote (POST /v1/servers/quote) — price, where it
@@ -13,7 +13,7 @@ type Quote = Schema<'Quote'>;
 type Rejection = Quote['placement']['rejected'][number];
 
 export type QuoteStatus = 'waiting' | 'updating' | 'ready' | 'error';
-const TONE: Record<QuoteStatus, 'ok' | 'warn' | 'bad' | 'neutral'> = { waiting: 'neutral', updating: 'neutral', ready: 'ok', error: 'bad' };
+const TONE: Record<QuoteStatus, Tone> = { waiting: 'neutral', updating: 'neutral', ready: 'ok', error: 'bad' };
 
 const REASONS: Record<Rejection['reason'], string> = {
   other_instance: 'on another panel than the egg’s',

@@ -306,6 +306,9 @@ export function TableWrap(props: { label: string; children: ComponentChildren })
   );
 }
 
-export function Badge(props: { tone?: 'ok' | 'warn' | 'bad' | 'neutral'; children: ComponentChildren }) {
+/** A badge's tone: it adds to the word, which is always written (colour is never the only signal). */
+export type Tone = 'ok' | 'warn' | 'bad' | 'neutral';
+
+export function Badge(props: { tone?: Tone; children: ComponentChildren }) {
   return <span class={`badge ${props.tone ?? 'neutral'}`}>{props.children}</span>;
 }

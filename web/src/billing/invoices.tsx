@@ -1,12 +1,12 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { cents, dateTime } from '../format.ts';
-import { Badge, Button, ErrorNotice, useAction, TableWrap, Section } from '../ui.tsx';
+import { Badge, Button, ErrorNotice, Section, TableWrap, type Tone, useAction } from '../ui.tsx';
 import { PagedList, usePaged } from '../paged.tsx';
 
 type Invoice = Schema<'Invoice'>;
 
-const STATUS: Record<Invoice['status'], { label: string; tone: 'ok' | 'warn' | 'bad' | 'neutral' }> = {
+const STATUS: Record<Invoice['status'], { label: string; tone: Tone }> = {
   paid: { label: 'Paid', tone: 'ok' },
   open: { label: 'Open', tone: 'warn' },
   void: { label: 'Void', tone: 'neutral' },
