@@ -1,4 +1,4 @@
-import { cents, parseDollars } from '../format.ts';
+import { parseDollars } from '../format.ts';
 
 /** Dollars typed by a person ("12.5") as integer cents (1250); null when it is not an amount or is negative. */
 export function toCents(text: string): number | null {
