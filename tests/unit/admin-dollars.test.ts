@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDollars } from '../../web/src/pages/admin/money.ts';
+import { parseDollars } from '../../web/src/format.ts';
 
 /** The admin grant form's amount: dollars typed as text, read as integer cents without a float product. */
 describe('parseDollars', () => {

@@ -35,3 +35,18 @@ export async function ok<T>(call: Promise<{ data?: T; error?: unknown; response:
   if (error !== undefined || !response.ok) throw new ControlPlaneError(response, error);
   return data as T;
 }
+
+/**
+ * Where the API says a field is wrong (`details.issues` of a `validation_failed` or
+ * `limit_exceeded`), by field without its `body.`: `{ ramMb: '…', 'variables.X': '…' }`; the first
+ * message of a field wins.
+ */
+export function fieldIssues(error: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!(error instanceof ControlPlaneError)) return out;
+  const issues = (error.details as { issues?: unknown } | undefined)?.issues;
+  for (const issue of Array.isArray(issues) ? (issues as { field: string; message: string }[]) : []) {
+    out[issue.field.replace(/^body\./, '')] ??= issue.message;
+  }
+  return out;
+}

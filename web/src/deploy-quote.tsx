@@ -2,7 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { ControlPlaneError, type Schema } from './api.ts';
 import { cents, millicents } from './format.ts';
 import { href } from './router.ts';
-import { Badge, ErrorNotice } from './ui.tsx';
+import { Badge, ErrorNotice, type Tone } from './ui.tsx';
 
 /**
  * What the deploy page says about a body: the live quote (POST /v1/servers/quote) — price, where it
@@ -13,7 +13,7 @@ type Quote = Schema<'Quote'>;
 type Rejection = Quote['placement']['rejected'][number];
 
 export type QuoteStatus = 'waiting' | 'updating' | 'ready' | 'error';
-const TONE: Record<QuoteStatus, 'ok' | 'warn' | 'bad' | 'neutral'> = { waiting: 'neutral', updating: 'neutral', ready: 'ok', error: 'bad' };
+const TONE: Record<QuoteStatus, Tone> = { waiting: 'neutral', updating: 'neutral', ready: 'ok', error: 'bad' };
 
 const REASONS: Record<Rejection['reason'], string> = {
   other_instance: 'on another panel than the egg’s',
@@ -25,21 +25,6 @@ const REASONS: Record<Rejection['reason'], string> = {
   insufficient_disk: 'not enough free disk',
   no_free_allocation: 'no free port',
 };
-
-/** Where the API says a field is wrong, by field without its `body.` (`ramMb`, `environment.X`). */
-export function fieldIssues(error: unknown): Record<string, string> {
-  const issues: Record<string, string> = {};
-  if (!(error instanceof ControlPlaneError)) return issues;
-  const list =
-    error.is('validation_failed') || error.is('limit_exceeded')
-      ? ((error.details as { issues?: { field: string; message: string }[] } | undefined)?.issues ?? [])
-      : [];
-  for (const issue of list) {
-    const field = issue.field.replace(/^body\./, '');
-    issues[field] ??= issue.message;
-  }
-  return issues;
-}
 
 /** The nodes that could not take the server, and why (from a quote or a `no_capacity` error). */
 function Rejections(props: { rejected: { nodeName: string; region: string | null; reason: Rejection['reason'] }[] }) {

@@ -8,6 +8,34 @@ export const cents = (value: number): string => usd.format(value / 100);
 export const millicents = (value: number): string =>
   new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', maximumFractionDigits: 5 }).format(value / 100_000);
 
+/**
+ * Dollars typed by a person, as integer cents, exactly: the decimal string is split at its point
+ * and the parts are read as integers, so "0.29" is 29 cents (never 0.29 × 100 = 28.999…).
+ * Accepts an optional sign, an optional "$", thousands commas and at most two decimals:
+ * "10", "-5.5", "$1,234.56", ".75". Answers null for anything else or past a safe integer.
+ */
+export function parseDollars(text: string): number | null {
+  const m = /^\s*([+-])?\s*\$?\s*(\d{1,3}(?:,\d{3})+|\d*)(?:\.(\d{0,2}))?\s*$/.exec(text);
+  if (!m) return null;
+  const [, sign, wholeText = '', fraction] = m;
+  if (wholeText === '' && !fraction) return null;
+  const whole = wholeText === '' ? 0 : Number(wholeText.replace(/,/g, ''));
+  const centsPart = Number((fraction ?? '').padEnd(2, '0'));
+  if (!Number.isSafeInteger(whole) || whole > Math.floor((Number.MAX_SAFE_INTEGER - 99) / 100)) return null;
+  const total = whole * 100 + centsPart;
+  return sign === '-' ? -total : total;
+}
+
+/**
+ * An amount with its sign written out: signed(2500, cents) → "+$25.00", signed(-3, cents) → "−$0.03"
+ * (a real minus sign; the sign is text, not only colour); zero has none.
+ */
+export function signed(value: number, format: (value: number) => string): string {
+  if (value > 0) return `+${format(value)}`;
+  if (value < 0) return `−${format(-value)}`;
+  return format(0);
+}
+
 export const dateTime = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString() : '—');
 
 /** "3 minutes ago", "in 2 days". */

@@ -2,29 +2,49 @@ import { href } from './router.ts';
 
 /**
  * Labels (`{ env: 'prod' }`) as chips, and as the text a person types (`env=prod, team=blue`). The
- * API checks keys and values (docs/api.md, Labels); the browser only splits the text.
+ * API checks keys and values (docs/api.md, Labels); the browser splits the text (and, where asked,
+ * refuses a term without a key).
  */
 export type Labels = Record<string, string>;
 
 /** `k=v` for a value, `k` alone for an empty one (as a label selector writes "has label k"). */
 export const labelText = (key: string, value: string): string => (value ? `${key}=${value}` : key);
 
-/** `env=prod, team=blue` from a map (sorted by key), for a text field. */
+/** `env=prod, team=blue` from a map, for a text field (a key with the empty value stands alone). */
 export const formatLabels = (labels: Labels): string =>
-  Object.keys(labels)
-    .sort()
-    .map((k) => `${k}=${labels[k]}`)
+  Object.entries(labels)
+    .map(([k, v]) => labelText(k, v))
     .join(', ');
 
-/** A map from `env=prod, team=blue, beta` (a key without `=` has the empty value). */
+/** The `key=value` terms of `env=prod, team=blue, beta` (commas or new lines between them). */
+function labelTerms(text: string): { term: string; key: string; value: string }[] {
+  const terms = [];
+  for (const part of text.split(/[,\n]/)) {
+    const term = part.trim();
+    if (!term) continue;
+    const eq = term.indexOf('=');
+    terms.push({ term, key: (eq < 0 ? term : term.slice(0, eq)).trim(), value: eq < 0 ? '' : term.slice(eq + 1).trim() });
+  }
+  return terms;
+}
+
+/**
+ * A map from `env=prod, team=blue, beta` (a key without `=` has the empty value), as typed: a term
+ * without a key or a key given twice goes to the API as it is, for the API to name the fault.
+ */
 export function parseLabels(text: string): Labels {
   const labels: Labels = {};
-  for (const term of text.split(',')) {
-    const t = term.trim();
-    if (!t) continue;
-    const eq = t.indexOf('=');
-    if (eq < 0) labels[t] = '';
-    else labels[t.slice(0, eq).trim()] = t.slice(eq + 1).trim();
+  for (const { key, value } of labelTerms(text)) labels[key] = value;
+  return labels;
+}
+
+/** The same map, refused here with a message when a term has no key or a key is given twice. */
+export function parseLabelsStrictly(text: string): Labels {
+  const labels: Labels = {};
+  for (const { term, key, value } of labelTerms(text)) {
+    if (!key) throw new Error(`Label "${term}" has no key: write key=value.`);
+    if (key in labels) throw new Error(`Label "${key}" is given twice.`);
+    labels[key] = value;
   }
   return labels;
 }

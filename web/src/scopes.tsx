@@ -1,17 +1,12 @@
-import type { ComponentChildren } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
 import type { Schema } from './api.ts';
-import { Button, ErrorNotice } from './ui.tsx';
 
 /**
- * What the API keys and webhooks pages share: the scopes and event types as checkbox fieldsets,
- * labels as `key=value` text, and a form in a modal <dialog>. The enums are types in the client, so
- * their values are listed here in records keyed by the type: a value added to the API and missing
- * here is a compile error.
+ * What the API keys and webhooks pages share: the scopes and event types as checkbox fieldsets.
+ * The enums are types in the client, so their values are listed here in records keyed by the type:
+ * a value added to the API and missing here is a compile error.
  */
 export type Scope = Schema<'Scope'>;
 export type EventType = Schema<'EventType'>;
-export type Labels = Schema<'Labels'>;
 
 const SCOPE_INFO: Record<Scope, string> = {
   'account:read': 'Read the account and its activity',
@@ -148,96 +143,5 @@ export function EventFieldset(props: { idPrefix: string; value: EventChoice; onC
         </ul>
       )}
     </fieldset>
-  );
-}
-
-/** Labels as the user types them: `env=prod, example.com/team=blue` (a bare key has an empty value). */
-export function parseLabels(text: string): Labels {
-  const labels: Labels = {};
-  for (const part of text.split(/[,\n]/)) {
-    const term = part.trim();
-    if (!term) continue;
-    const eq = term.indexOf('=');
-    const key = (eq < 0 ? term : term.slice(0, eq)).trim();
-    if (!key) throw new Error(`Label "${term}" has no key: write key=value.`);
-    if (key in labels) throw new Error(`Label "${key}" is given twice.`);
-    labels[key] = eq < 0 ? '' : term.slice(eq + 1).trim();
-  }
-  return labels;
-}
-
-export const formatLabels = (labels: Labels): string =>
-  Object.entries(labels)
-    .map(([k, v]) => (v ? `${k}=${v}` : k))
-    .join(', ');
-
-export function LabelList(props: { labels: Labels }) {
-  const entries = Object.entries(props.labels);
-  if (entries.length === 0) return <span class="muted">—</span>;
-  return (
-    <ul class="label-list">
-      {entries.map(([k, v]) => (
-        <li key={k}>
-          <code>{v ? `${k}=${v}` : k}</code>
-        </li>
-      ))}
-    </ul>
-  );
-}
-
-/** A form in a modal <dialog>: Escape or Cancel closes it, the submit button shows progress. */
-export function FormDialog(props: {
-  open: boolean;
-  id: string;
-  title: string;
-  submitLabel: string;
-  busy?: boolean;
-  error?: unknown;
-  children: ComponentChildren;
-  onSubmit: () => void;
-  onCancel: () => void;
-}) {
-  const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    const dialog = ref.current;
-    if (!dialog) return;
-    if (props.open && !dialog.open) dialog.showModal();
-    if (!props.open && dialog.open) dialog.close();
-  }, [props.open]);
-  return (
-    <dialog ref={ref} aria-labelledby={`${props.id}-title`} onCancel={props.onCancel}>
-      {props.open ? (
-        <form
-          id={props.id}
-          onSubmit={(e) => {
-            e.preventDefault();
-            props.onSubmit();
-          }}
-        >
-          <h2 id={`${props.id}-title`}>{props.title}</h2>
-          <ErrorNotice error={props.error} />
-          {props.children}
-          <div class="actions">
-            <Button onClick={props.onCancel}>Cancel</Button>
-            <Button type="submit" kind="primary" busy={props.busy}>
-              {props.submitLabel}
-            </Button>
-          </div>
-        </form>
-      ) : null}
-    </dialog>
-  );
-}
-
-/**
- * A table's horizontal scroller (`.table-wrap`) as a named region that takes the focus, so that a
- * keyboard can scroll it at 375 px even when its rows hold no button (axe: scrollable-region-focusable).
- */
-export function TableWrap(props: { label: string; children: ComponentChildren }) {
-  return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard (WCAG 2.1.1)
-    <section class="table-wrap" aria-label={props.label} tabIndex={0}>
-      {props.children}
-    </section>
   );
 }

@@ -1,5 +1,5 @@
 import type { Schema } from './api.ts';
-import { Badge } from './ui.tsx';
+import { Badge, type Tone } from './ui.tsx';
 
 /**
  * A server's status and power state as badges: the word is always written (colour is never the
@@ -9,7 +9,8 @@ type Status = Schema<'ServerStatus'>;
 type Power = Schema<'LiveState'>['powerState'];
 type Install = Schema<'LiveState'>['installStatus'];
 
-const STATUS_TONE: Record<Status, 'ok' | 'warn' | 'bad' | 'neutral'> = {
+/** A server status's tone (the servers list, the server page, the admin tables). */
+export const STATUS_TONE: Record<Status, Tone> = {
   active: 'ok',
   suspended: 'warn',
   deleted: 'neutral',
@@ -27,7 +28,7 @@ export function StatusBadge(props: { status: Status; reason?: 'balance' | 'budge
   );
 }
 
-const POWER_TONE: Record<NonNullable<Power>, 'ok' | 'warn' | 'bad' | 'neutral'> = {
+const POWER_TONE: Record<NonNullable<Power>, Tone> = {
   running: 'ok',
   starting: 'warn',
   stopping: 'warn',

@@ -1,5 +1,5 @@
 import type { ButtonHTMLAttributes, ComponentChildren } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
 import { ControlPlaneError } from './api.ts';
 
 /**
@@ -156,6 +156,28 @@ export function Button({ busy, kind = 'plain', children, disabled, type, ...rest
   );
 }
 
+/**
+ * A part of a page in a card: its h2 (`${id}-title`, naming the section) with optional actions
+ * beside it, and its body. The section has the id, so that a link can point at it.
+ */
+export function Section(props: {
+  id: string;
+  title: ComponentChildren;
+  class?: string;
+  actions?: ComponentChildren;
+  children: ComponentChildren;
+}) {
+  return (
+    <section class={props.class ? `card ${props.class}` : 'card'} id={props.id} aria-labelledby={`${props.id}-title`}>
+      <div class="section-head">
+        <h2 id={`${props.id}-title`}>{props.title}</h2>
+        {props.actions ? <div class="actions">{props.actions}</div> : null}
+      </div>
+      {props.children}
+    </section>
+  );
+}
+
 /** A labelled form field: the label is tied to the control by id, the hint by aria-describedby. */
 export function Field(props: { id: string; label: string; hint?: ComponentChildren; children: ComponentChildren }) {
   return (
@@ -171,18 +193,33 @@ export function Field(props: { id: string; label: string; hint?: ComponentChildr
   );
 }
 
-/** A confirmation in a modal <dialog> (focus is trapped and Escape closes it, natively). */
-export function Confirm(props: {
+export interface DialogProps {
   open: boolean;
+  /** The <dialog>'s id (its heading is `${id}-title`); by default one of its own (useId). */
+  id?: string;
   title: string;
   children: ComponentChildren;
   confirmLabel: string;
   danger?: boolean;
   busy?: boolean;
+  /** The confirm button is disabled (and Enter does nothing), e.g. until a name is typed. */
+  disabled?: boolean;
+  /** The action's error, shown inside the dialog above its buttons. */
+  error?: unknown;
   onConfirm: () => void;
   onCancel: () => void;
-}) {
+}
+
+/**
+ * A modal <dialog> (focus trapped, Escape → onCancel, natively) holding a <form>: Enter in a field
+ * confirms. Its children are rendered only while it is open, so a form inside starts afresh.
+ */
+export function Dialog(props: DialogProps) {
+  const ownId = useId();
+  const id = props.id ?? ownId;
   const ref = useRef<HTMLDialogElement>(null);
+  const open = useRef(props.open);
+  open.current = props.open;
   useEffect(() => {
     const dialog = ref.current;
     if (!dialog) return;
@@ -190,17 +227,44 @@ export function Confirm(props: {
     if (!props.open && dialog.open) dialog.close();
   }, [props.open]);
   return (
-    <dialog ref={ref} aria-labelledby="confirm-title" onCancel={props.onCancel}>
-      <h2 id="confirm-title">{props.title}</h2>
-      <div>{props.children}</div>
-      <div class="actions">
-        <Button onClick={props.onCancel}>Cancel</Button>
-        <Button kind={props.danger ? 'danger' : 'primary'} busy={props.busy} onClick={props.onConfirm}>
-          {props.confirmLabel}
-        </Button>
-      </div>
+    <dialog
+      ref={ref}
+      id={id}
+      aria-labelledby={`${id}-title`}
+      onCancel={(event) => {
+        event.preventDefault();
+        props.onCancel();
+      }}
+      onClose={() => {
+        // Closed by the browser itself (a repeated Escape): the page's state follows.
+        if (open.current) props.onCancel();
+      }}
+    >
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          // A dialog may sit inside a page's form: its submit is its own.
+          event.stopPropagation();
+          if (!props.disabled && !props.busy) props.onConfirm();
+        }}
+      >
+        <h2 id={`${id}-title`}>{props.title}</h2>
+        {props.open ? props.children : null}
+        <ErrorNotice error={props.error} />
+        <div class="actions">
+          <Button onClick={props.onCancel}>Cancel</Button>
+          <Button type="submit" kind={props.danger ? 'danger' : 'primary'} busy={props.busy} disabled={props.disabled}>
+            {props.confirmLabel}
+          </Button>
+        </div>
+      </form>
     </dialog>
   );
+}
+
+/** A confirmation: a Dialog whose body says what will happen. */
+export function Confirm(props: DialogProps) {
+  return <Dialog {...props} />;
 }
 
 /** A secret shown once, with a copy button and the warning that it will not be shown again. */
@@ -228,6 +292,23 @@ export function SecretOnce(props: { label: string; value: string; testid?: strin
   );
 }
 
-export function Badge(props: { tone?: 'ok' | 'warn' | 'bad' | 'neutral'; children: ComponentChildren }) {
+/**
+ * A table's horizontal scroller (`.table-wrap`) as a region named for what it lists. It takes the
+ * focus so that the keyboard can scroll it at 375 px even when its rows hold no control (axe:
+ * scrollable-region-focusable).
+ */
+export function TableWrap(props: { label: string; children: ComponentChildren }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take the focus for the keyboard to scroll it (WCAG 2.1.1)
+    <section class="table-wrap" aria-label={props.label} tabIndex={0}>
+      {props.children}
+    </section>
+  );
+}
+
+/** A badge's tone: it adds to the word, which is always written (colour is never the only signal). */
+export type Tone = 'ok' | 'warn' | 'bad' | 'neutral';
+
+export function Badge(props: { tone?: Tone; children: ComponentChildren }) {
   return <span class={`badge ${props.tone ?? 'neutral'}`}>{props.children}</span>;
 }

@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { cents, dateTime } from '../format.ts';
-import { Badge, Button, Confirm, ErrorNotice, Field, Loading, Notice, Spinner, useAction, useLoad } from '../ui.tsx';
-import { Section, toCents, toDollars } from './common.tsx';
+import { Badge, Button, Confirm, ErrorNotice, Field, Loading, Notice, Spinner, useAction, useLoad, Section } from '../ui.tsx';
+import { toCents, toDollars } from './common.tsx';
 import { returnUrl } from './topup.tsx';
 
 type Rule = Schema<'AutoTopUp'>;
@@ -45,7 +45,7 @@ export function AutoTopUp(props: { config: Schema<'BillingConfig'>; cardReturn: 
     await Promise.all([card.reload(), rule.reload()]);
   };
   return (
-    <Section id="auto-topup" title="Auto top-up">
+    <Section id="auto-topup" class="billing-section" title="Auto top-up">
       {props.cardReturn === 'cancelled' ? <Notice>Adding a card was cancelled: nothing changed.</Notice> : null}
       {props.cardReturn === 'saved' && !waiting && card.data?.card ? <Notice kind="success">Card saved.</Notice> : null}
       {waiting ? <Spinner label="Waiting for the payment provider to confirm the card…" /> : null}
@@ -108,6 +108,7 @@ function SavedCard(props: { card: Card | null; onChanged: () => Promise<void> })
           confirmLabel="Remove card"
           danger
           busy={remove.busy}
+          error={remove.error}
           onConfirm={() => void remove.run(card.id)}
           onCancel={() => {
             setConfirming(false);
@@ -117,7 +118,6 @@ function SavedCard(props: { card: Card | null; onChanged: () => Promise<void> })
           <p>
             The {card.brand} card ending in {card.last4} is forgotten and auto top-up turns off.
           </p>
-          <ErrorNotice error={remove.error} />
         </Confirm>
       ) : null}
     </div>

@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { cents, millicents } from '../format.ts';
-import { Badge, Button, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../ui.tsx';
-import { Section, toCents, toDollars } from './common.tsx';
+import { Badge, Button, ErrorNotice, Field, Loading, Notice, useAction, useLoad, Section } from '../ui.tsx';
+import { toCents, toDollars } from './common.tsx';
 
 /** Dollars typed into an optional amount field: '' is null (no value), else cents or an error. */
 function optionalCents(text: string): { ok: true; value: number | null } | { ok: false } {
@@ -15,7 +15,7 @@ function optionalCents(text: string): { ok: true; value: number | null } | { ok:
 export function Budget() {
   const state = useLoad(() => ok(api().GET('/v1/account/budget')));
   return (
-    <Section id="budget" title="Monthly budget">
+    <Section id="budget" class="billing-section" title="Monthly budget">
       <Loading state={state} label="Loading the budget…">
         {(budget) => <BudgetBody budget={budget} onSaved={state.reload} />}
       </Loading>
@@ -105,7 +105,7 @@ function BudgetBody(props: { budget: Schema<'Budget'>; onSaved: () => Promise<vo
 export function Alerts() {
   const state = useLoad(() => ok(api().GET('/v1/account/alerts')));
   return (
-    <Section id="alerts" title="Low-balance warning">
+    <Section id="alerts" class="billing-section" title="Low-balance warning">
       <Loading state={state} label="Loading the warning…">
         {(alerts) => <AlertsBody alerts={alerts} onSaved={state.reload} />}
       </Loading>

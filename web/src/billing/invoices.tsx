@@ -1,12 +1,12 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { cents, dateTime } from '../format.ts';
-import { Badge, Button, ErrorNotice, useAction } from '../ui.tsx';
-import { PagedFooter, Section, TableWrap, usePaged } from './common.tsx';
+import { Badge, Button, ErrorNotice, Section, TableWrap, type Tone, useAction } from '../ui.tsx';
+import { PagedList, usePaged } from '../paged.tsx';
 
 type Invoice = Schema<'Invoice'>;
 
-const STATUS: Record<Invoice['status'], { label: string; tone: 'ok' | 'warn' | 'bad' | 'neutral' }> = {
+const STATUS: Record<Invoice['status'], { label: string; tone: Tone }> = {
   paid: { label: 'Paid', tone: 'ok' },
   open: { label: 'Open', tone: 'warn' },
   void: { label: 'Void', tone: 'neutral' },
@@ -57,77 +57,77 @@ export function Invoices(props: { version: number }) {
       return next;
     });
   return (
-    <Section id="invoices" title="Invoices">
+    <Section id="invoices" class="billing-section" title="Invoices">
       <ErrorNotice error={pdf.error} onDismiss={pdf.clearError} />
-      {list.items?.length === 0 ? <p class="muted">No invoices yet: each top-up makes one.</p> : null}
-      {list.items?.length ? (
-        <TableWrap label="Invoice list">
-          <table>
-            <caption class="visually-hidden">Invoices, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Number</th>
-                <th scope="col">Date</th>
-                <th scope="col">Status</th>
-                <th scope="col" class="num">
-                  Amount
-                </th>
-                <th scope="col" class="num">
-                  Credited
-                </th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((invoice) => {
-                const expanded = open.has(invoice.id);
-                return [
-                  <tr key={invoice.id} data-testid="invoice-row" data-invoice={invoice.number} data-status={invoice.status}>
-                    <th scope="row" class="mono">
-                      {invoice.number}
-                    </th>
-                    <td>{dateTime(invoice.createdAt)}</td>
-                    <td>
-                      <InvoiceStatus status={invoice.status} />
-                    </td>
-                    <td class="num">{cents(invoice.totalCents)}</td>
-                    <td class="num">{cents(invoice.creditedCents)}</td>
-                    <td>
-                      <div class="row-actions">
-                        <Button
-                          aria-expanded={expanded ? 'true' : 'false'}
-                          aria-controls={`lines-${invoice.id}`}
-                          onClick={() => toggle(invoice.id)}
-                        >
-                          {expanded ? 'Hide lines' : 'Show lines'}
-                        </Button>
-                        <Button
-                          busy={pdfFor === invoice.id}
-                          disabled={pdf.busy}
-                          aria-label={`Download ${invoice.number} as PDF`}
-                          onClick={() => void pdf.run(invoice)}
-                        >
-                          PDF
-                        </Button>
-                      </div>
-                    </td>
-                  </tr>,
-                  expanded ? (
-                    <tr key={`${invoice.id}-lines`} id={`lines-${invoice.id}`} class="detail-row">
-                      <td colSpan={6}>
-                        <InvoiceLines invoice={invoice} />
+      <PagedList list={list} what="invoices" empty={<p class="muted">No invoices yet: each top-up makes one.</p>}>
+        {(items) => (
+          <TableWrap label="Invoice list">
+            <table>
+              <caption class="visually-hidden">Invoices, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Number</th>
+                  <th scope="col">Date</th>
+                  <th scope="col">Status</th>
+                  <th scope="col" class="num">
+                    Amount
+                  </th>
+                  <th scope="col" class="num">
+                    Credited
+                  </th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {items.map((invoice) => {
+                  const expanded = open.has(invoice.id);
+                  return [
+                    <tr key={invoice.id} data-testid="invoice-row" data-invoice={invoice.number} data-status={invoice.status}>
+                      <th scope="row" class="mono">
+                        {invoice.number}
+                      </th>
+                      <td>{dateTime(invoice.createdAt)}</td>
+                      <td>
+                        <InvoiceStatus status={invoice.status} />
                       </td>
-                    </tr>
-                  ) : null,
-                ];
-              })}
-            </tbody>
-          </table>
-        </TableWrap>
-      ) : null}
-      <PagedFooter list={list} what="invoices" />
+                      <td class="num">{cents(invoice.totalCents)}</td>
+                      <td class="num">{cents(invoice.creditedCents)}</td>
+                      <td>
+                        <div class="row-actions">
+                          <Button
+                            aria-expanded={expanded ? 'true' : 'false'}
+                            aria-controls={`lines-${invoice.id}`}
+                            onClick={() => toggle(invoice.id)}
+                          >
+                            {expanded ? 'Hide lines' : 'Show lines'}
+                          </Button>
+                          <Button
+                            busy={pdfFor === invoice.id}
+                            disabled={pdf.busy}
+                            aria-label={`Download ${invoice.number} as PDF`}
+                            onClick={() => void pdf.run(invoice)}
+                          >
+                            PDF
+                          </Button>
+                        </div>
+                      </td>
+                    </tr>,
+                    expanded ? (
+                      <tr key={`${invoice.id}-lines`} id={`lines-${invoice.id}`} class="detail-row">
+                        <td colSpan={6}>
+                          <InvoiceLines invoice={invoice} />
+                        </td>
+                      </tr>
+                    ) : null,
+                  ];
+                })}
+              </tbody>
+            </table>
+          </TableWrap>
+        )}
+      </PagedList>
     </Section>
   );
 }

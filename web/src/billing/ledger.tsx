@@ -1,6 +1,7 @@
 import { api, ok, type Schema } from '../api.ts';
-import { cents, dateTime } from '../format.ts';
-import { PagedFooter, Section, TableWrap, signedCents, usePaged } from './common.tsx';
+import { cents, dateTime, signed } from '../format.ts';
+import { PagedList, usePaged } from '../paged.tsx';
+import { TableWrap, Section } from '../ui.tsx';
 
 type Entry = Schema<'LedgerEntry'>;
 
@@ -46,42 +47,42 @@ export function Ledger(props: { version: number }) {
     [props.version],
   );
   return (
-    <Section id="ledger" title="Ledger">
-      {list.items?.length === 0 ? <p class="muted">No balance changes yet.</p> : null}
-      {list.items?.length ? (
-        <TableWrap label="Ledger entries">
-          <table>
-            <caption class="visually-hidden">Balance changes, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Date</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Description</th>
-                <th scope="col" class="num">
-                  Amount
-                </th>
-                <th scope="col" class="num">
-                  Balance after
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((entry) => (
-                <tr key={entry.seq} data-testid="ledger-row" data-kind={entry.type} data-granted={entry.granted ? 'true' : 'false'}>
-                  <td class="nowrap">{dateTime(entry.at)}</td>
-                  <td>{KIND[entry.type]}</td>
-                  <td>{describe(entry)}</td>
-                  <td class={`num ${entry.amountCents < 0 ? 'debit' : 'credit'}`} data-testid="ledger-amount">
-                    {signedCents(entry.amountCents)}
-                  </td>
-                  <td class="num">{cents(entry.balanceAfterCents)}</td>
+    <Section id="ledger" class="billing-section" title="Ledger">
+      <PagedList list={list} what="entries" empty={<p class="muted">No balance changes yet.</p>}>
+        {(items) => (
+          <TableWrap label="Ledger entries">
+            <table>
+              <caption class="visually-hidden">Balance changes, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Date</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Description</th>
+                  <th scope="col" class="num">
+                    Amount
+                  </th>
+                  <th scope="col" class="num">
+                    Balance after
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      ) : null}
-      <PagedFooter list={list} what="entries" />
+              </thead>
+              <tbody>
+                {items.map((entry) => (
+                  <tr key={entry.seq} data-testid="ledger-row" data-kind={entry.type} data-granted={entry.granted ? 'true' : 'false'}>
+                    <td class="nowrap">{dateTime(entry.at)}</td>
+                    <td>{KIND[entry.type]}</td>
+                    <td>{describe(entry)}</td>
+                    <td class={`num ${entry.amountCents < 0 ? 'debit' : 'credit'}`} data-testid="ledger-amount">
+                      {signed(entry.amountCents, cents)}
+                    </td>
+                    <td class="num">{cents(entry.balanceAfterCents)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+        )}
+      </PagedList>
     </Section>
   );
 }

@@ -1,8 +1,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { dateTime } from '../format.ts';
-import { Button, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../ui.tsx';
-import { Section } from './common.tsx';
+import { Button, ErrorNotice, Field, Loading, Notice, useAction, useLoad, Section } from '../ui.tsx';
 import { countryOptions } from './countries.ts';
 
 type Profile = Schema<'BillingProfile'>;
@@ -54,7 +53,7 @@ function bodyOf(v: Values): Update {
 export function BillingProfile() {
   const state = useLoad(() => ok(api().GET('/v1/account/billing-profile')));
   return (
-    <Section id="profile" title="Billing profile">
+    <Section id="profile" class="billing-section" title="Billing profile">
       <Loading state={state} label="Loading the billing profile…">
         {(profile) => <ProfileForm profile={profile} />}
       </Loading>

@@ -3,8 +3,8 @@ import { api, ok, type Schema } from '../api.ts';
 import { cents } from '../format.ts';
 import { href, navigate } from '../router.ts';
 import { useSession } from '../session.ts';
-import { Button, ErrorNotice, Field, Notice, Spinner, useAction } from '../ui.tsx';
-import { Section, toCents, toDollars } from './common.tsx';
+import { Button, ErrorNotice, Field, Notice, Spinner, useAction, Section } from '../ui.tsx';
+import { toCents, toDollars } from './common.tsx';
 
 const PRESETS = [1000, 2500, 5000, 10000];
 
@@ -41,7 +41,7 @@ export function TopUp(props: { config: Schema<'BillingConfig'> }) {
     if (amount !== null && !invalid) void checkout.run(amount);
   };
   return (
-    <Section id="topup" title="Top up">
+    <Section id="topup" class="billing-section" title="Top up">
       {paymentsEnabled ? null : (
         <Notice kind="warning">Card payments are not set up on this platform yet; ask the operator for credit.</Notice>
       )}

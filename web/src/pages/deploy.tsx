@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ok, type Schema } from '../api.ts';
-import { DeployProblem, fieldIssues, QuotePanel, type QuoteStatus } from '../deploy-quote.tsx';
+import { api, fieldIssues, ok, type Schema } from '../api.ts';
+import { DeployProblem, QuotePanel, type QuoteStatus } from '../deploy-quote.tsx';
 import { changedEnvironment, EggSettings, IssueHint } from '../egg-variables.tsx';
 import { mb } from '../format.ts';
 import { parseLabels } from '../labels.tsx';

@@ -1,10 +1,11 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { dateTime, relative } from '../format.ts';
-import { usePaged } from '../paged.ts';
-import { FormDialog, formatLabels, LabelList, parseLabels, SCOPES, type Scope, ScopeFieldset, TableWrap } from '../scopes.tsx';
+import { PagedList, usePaged } from '../paged.tsx';
+import { formatLabels, LabelChips, parseLabelsStrictly } from '../labels.tsx';
+import { SCOPES, type Scope, ScopeFieldset } from '../scopes.tsx';
 import { useSession } from '../session.ts';
-import { Badge, Button, Confirm, ErrorNotice, Field, Page, SecretOnce, Spinner, useAction } from '../ui.tsx';
+import { Badge, Button, Confirm, Dialog, ErrorNotice, Field, Page, SecretOnce, useAction, TableWrap } from '../ui.tsx';
 
 type ApiKey = Schema<'ApiKey'>;
 
@@ -39,26 +40,16 @@ export default function Keys() {
         }}
       />
       <h2>Your keys</h2>
-      {keys.error ? <ErrorNotice error={keys.error} /> : null}
-      {keys.items === undefined ? (
-        keys.loading ? (
-          <Spinner label="Loading keys…" />
-        ) : null
-      ) : keys.items.length === 0 ? (
-        <p>No keys yet.</p>
-      ) : (
-        <KeyTable
-          keys={keys.items}
-          isAdmin={account.isAdmin}
-          onEdit={(key) => setEditing({ key, text: formatLabels(key.labels) })}
-          onRevoke={setRevoking}
-        />
-      )}
-      {keys.hasMore ? (
-        <Button busy={keys.loading} onClick={() => void keys.more()}>
-          Show more keys
-        </Button>
-      ) : null}
+      <PagedList list={keys} what="keys" empty={<p>No keys yet.</p>} moreLabel="Show more keys">
+        {(items) => (
+          <KeyTable
+            keys={items}
+            isAdmin={account.isAdmin}
+            onEdit={(key) => setEditing({ key, text: formatLabels(key.labels) })}
+            onRevoke={setRevoking}
+          />
+        )}
+      </PagedList>
       <EditLabels
         edit={editing}
         onChange={(text) => setEditing((e) => (e ? { ...e, text } : e))}
@@ -129,7 +120,7 @@ function KeyTable(props: { keys: ApiKey[]; isAdmin: boolean; onEdit: (key: ApiKe
                 )}
               </td>
               <td>
-                <LabelList labels={key.labels} />
+                <LabelChips labels={key.labels} />
               </td>
               <td>
                 <time dateTime={key.createdAt} title={dateTime(key.createdAt)}>
@@ -198,7 +189,7 @@ function CreateKey(props: { isAdmin: boolean; onCreated: (key: Schema<'ApiKeyWit
         body: {
           name: name.trim(),
           scopes,
-          labels: parseLabels(labels),
+          labels: parseLabelsStrictly(labels),
           ...(expiry ? { expiresInDays: Number(expiry) } : {}),
         },
       }),
@@ -265,18 +256,18 @@ function EditLabels(props: {
   const edit = props.edit;
   const save = useAction(async () => {
     if (!edit) return;
-    await ok(api().PATCH('/v1/keys/{id}', { params: { path: { id: edit.key.id } }, body: { labels: parseLabels(edit.text) } }));
+    await ok(api().PATCH('/v1/keys/{id}', { params: { path: { id: edit.key.id } }, body: { labels: parseLabelsStrictly(edit.text) } }));
     props.onSaved();
   });
   return (
-    <FormDialog
+    <Dialog
       open={edit !== null}
       id="edit-key-labels"
       title={edit ? `Labels of ${edit.key.name}` : 'Labels'}
-      submitLabel="Save labels"
+      confirmLabel="Save labels"
       busy={save.busy}
       error={save.error}
-      onSubmit={() => void save.run()}
+      onConfirm={() => void save.run()}
       onCancel={() => {
         save.clearError();
         props.onClose();
@@ -290,7 +281,7 @@ function EditLabels(props: {
           onInput={(e) => props.onChange(e.currentTarget.value)}
         />
       </Field>
-    </FormDialog>
+    </Dialog>
   );
 }
 
@@ -308,6 +299,7 @@ function RevokeKey(props: { keyToRevoke: ApiKey | null; onClose: () => void; onR
       confirmLabel="Revoke key"
       danger
       busy={revoke.busy}
+      error={revoke.error}
       onConfirm={() => void revoke.run()}
       onCancel={() => {
         revoke.clearError();
@@ -321,7 +313,6 @@ function RevokeKey(props: { keyToRevoke: ApiKey | null; onClose: () => void; onR
         </code>{' '}
         are refused from now on. This cannot be undone.
       </p>
-      <ErrorNotice error={revoke.error} />
     </Confirm>
   );
 }

@@ -1,10 +1,10 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ControlPlaneError, ok, type Schema } from '../api.ts';
+import { api, fieldIssues, ok, type Schema } from '../api.ts';
 import { dateTime, mb, millicents, relative } from '../format.ts';
 import { LabelChips } from '../labels.tsx';
 import { href, navigate, useLocation } from '../router.ts';
 import { StatusBadge } from '../server-status.tsx';
-import { Button, ErrorNotice, Field, Page, Spinner, useLoad } from '../ui.tsx';
+import { Button, ErrorNotice, Field, Page, Spinner, useLoad, TableWrap } from '../ui.tsx';
 
 /**
  * Your servers (GET /v1/servers), newest first, filtered by the API's own query parameters. The
@@ -78,10 +78,7 @@ function useServerPages(filters: Filters, key: string) {
 }
 
 /** The API's complaint about one query field (`query.label_selector`), shown next to it. */
-function issueFor(error: unknown, field: string): string | undefined {
-  if (!(error instanceof ControlPlaneError) || !error.is('validation_failed')) return undefined;
-  return error.details?.issues.find((i) => i.field === `query.${field}`)?.message;
-}
+const issueFor = (error: unknown, field: string): string | undefined => fieldIssues(error)[`query.${field}`];
 
 export default function Servers() {
   const { query } = useLocation();
@@ -133,9 +130,9 @@ export default function Servers() {
           )}
         </div>
       ) : list.rows.length > 0 ? (
-        <div class="table-wrap">
+        <TableWrap label="Servers table">
           <table class="servers-table">
-            <caption class="sr-only">Your servers{filtered ? ' (filtered)' : ''}, newest first</caption>
+            <caption class="visually-hidden">Your servers{filtered ? ' (filtered)' : ''}, newest first</caption>
             <thead>
               <tr>
                 <th scope="col">Name</th>
@@ -185,7 +182,7 @@ export default function Servers() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       ) : null}
       <div class="actions">
         <p class="muted" role="status" data-testid="servers-count">

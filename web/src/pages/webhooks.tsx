@@ -1,9 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { dateTime, relative } from '../format.ts';
-import { usePaged } from '../paged.ts';
-import { type EventChoice, EventFieldset, eventChoice, eventsOf, FormDialog, TableWrap } from '../scopes.tsx';
-import { Badge, Button, Confirm, ErrorNotice, Field, Notice, Page, SecretOnce, Spinner, useAction } from '../ui.tsx';
+import { PagedList, usePaged } from '../paged.tsx';
+import { type EventChoice, EventFieldset, eventChoice, eventsOf } from '../scopes.tsx';
+import { Badge, Button, Confirm, Dialog, ErrorNotice, Field, Notice, Page, SecretOnce, useAction, TableWrap } from '../ui.tsx';
 
 type Endpoint = Schema<'WebhookEndpoint'>;
 type Delivery = Schema<'WebhookDelivery'>;
@@ -48,54 +48,44 @@ export default function Webhooks() {
         }}
       />
       <h2>Endpoints</h2>
-      {endpoints.error ? <ErrorNotice error={endpoints.error} /> : null}
-      {list === undefined ? (
-        endpoints.loading ? (
-          <Spinner label="Loading endpoints…" />
-        ) : null
-      ) : list.length === 0 ? (
-        <p>No endpoints yet.</p>
-      ) : (
-        <TableWrap label="Webhook endpoints table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Events</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((endpoint) => (
-                <EndpointRow
-                  key={endpoint.id}
-                  endpoint={endpoint}
-                  selected={endpoint.id === selected}
-                  onSelect={() => setSelected(endpoint.id === selected ? null : endpoint.id)}
-                  onChanged={() => void endpoints.reload()}
-                  onEdit={() =>
-                    setEditing({
-                      endpoint,
-                      url: endpoint.url,
-                      description: endpoint.description ?? '',
-                      events: eventChoice(endpoint.events),
-                    })
-                  }
-                  onRotate={() => setConfirming({ kind: 'rotate', endpoint })}
-                  onDelete={() => setConfirming({ kind: 'delete', endpoint })}
-                />
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      )}
-      {endpoints.hasMore ? (
-        <Button busy={endpoints.loading} onClick={() => void endpoints.more()}>
-          Show more endpoints
-        </Button>
-      ) : null}
+      <PagedList list={endpoints} what="endpoints" empty={<p>No endpoints yet.</p>} moreLabel="Show more endpoints">
+        {(list) => (
+          <TableWrap label="Webhook endpoints table">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">URL</th>
+                  <th scope="col">Events</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.map((endpoint) => (
+                  <EndpointRow
+                    key={endpoint.id}
+                    endpoint={endpoint}
+                    selected={endpoint.id === selected}
+                    onSelect={() => setSelected(endpoint.id === selected ? null : endpoint.id)}
+                    onChanged={() => void endpoints.reload()}
+                    onEdit={() =>
+                      setEditing({
+                        endpoint,
+                        url: endpoint.url,
+                        description: endpoint.description ?? '',
+                        events: eventChoice(endpoint.events),
+                      })
+                    }
+                    onRotate={() => setConfirming({ kind: 'rotate', endpoint })}
+                    onDelete={() => setConfirming({ kind: 'delete', endpoint })}
+                  />
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+        )}
+      </PagedList>
       {shown ? <Deliveries key={shown.id} endpoint={shown} onClose={() => setSelected(null)} /> : null}
       <RecentEvents />
       <EditEndpoint
@@ -300,14 +290,14 @@ function EditEndpoint(props: { edit: Edit | null; onChange: (edit: Edit | null) 
   });
   const set = (change: Partial<Edit>) => edit && props.onChange({ ...edit, ...change });
   return (
-    <FormDialog
+    <Dialog
       open={edit !== null}
       id="edit-endpoint"
       title="Edit the endpoint"
-      submitLabel="Save endpoint"
+      confirmLabel="Save endpoint"
       busy={save.busy}
       error={save.error}
-      onSubmit={() => void save.run()}
+      onConfirm={() => void save.run()}
       onCancel={() => {
         save.clearError();
         props.onChange(null);
@@ -332,7 +322,7 @@ function EditEndpoint(props: { edit: Edit | null; onChange: (edit: Edit | null) 
         />
       </Field>
       {edit ? <EventFieldset idPrefix="edit-endpoint-events" value={edit.events} onChange={(events) => set({ events })} /> : null}
-    </FormDialog>
+    </Dialog>
   );
 }
 
@@ -363,6 +353,7 @@ function RotateOrDelete(props: {
       confirmLabel={rotate ? 'Rotate secret' : 'Delete endpoint'}
       danger={!rotate}
       busy={run.busy}
+      error={run.error}
       onConfirm={() => void run.run()}
       onCancel={() => {
         run.clearError();
@@ -377,7 +368,6 @@ function RotateOrDelete(props: {
       ) : (
         <p>{url} receives no more events, and its pending deliveries are not sent. This cannot be undone.</p>
       )}
-      <ErrorNotice error={run.error} />
     </Confirm>
   );
 }
@@ -401,7 +391,7 @@ function Deliveries(props: { endpoint: Endpoint; onClose: () => void }) {
     clearTimeout(later.current);
     later.current = setTimeout(() => void deliveries.reload(), 2000);
   };
-  const items = deliveries.items;
+  const _items = deliveries.items;
   return (
     <section aria-labelledby="deliveries-title" data-testid="deliveries">
       <div class="page-head">
@@ -416,40 +406,30 @@ function Deliveries(props: { endpoint: Endpoint; onClose: () => void }) {
         </div>
       </div>
       {props.endpoint.enabled ? null : <p class="muted">The endpoint is disabled: enable it to redeliver.</p>}
-      {deliveries.error ? <ErrorNotice error={deliveries.error} /> : null}
-      {items === undefined ? (
-        deliveries.loading ? (
-          <Spinner label="Loading deliveries…" />
-        ) : null
-      ) : items.length === 0 ? (
-        <p>No deliveries in the last 30 days.</p>
-      ) : (
-        <TableWrap label="Deliveries table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last response</th>
-                <th scope="col">Next attempt</th>
-                <th scope="col">Created</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((d) => (
-                <DeliveryRow key={d.id} endpointId={id} delivery={d} disabled={!props.endpoint.enabled} onRedelivered={redelivered} />
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      )}
-      {deliveries.hasMore ? (
-        <Button busy={deliveries.loading} onClick={() => void deliveries.more()}>
-          Show more deliveries
-        </Button>
-      ) : null}
+      <PagedList list={deliveries} what="deliveries" empty={<p>No deliveries in the last 30 days.</p>} moreLabel="Show more deliveries">
+        {(items) => (
+          <TableWrap label="Deliveries table">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Event</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Attempts</th>
+                  <th scope="col">Last response</th>
+                  <th scope="col">Next attempt</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {items.map((d) => (
+                  <DeliveryRow key={d.id} endpointId={id} delivery={d} disabled={!props.endpoint.enabled} onRedelivered={redelivered} />
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+        )}
+      </PagedList>
     </section>
   );
 }
@@ -553,7 +533,7 @@ function DeliveryRow(props: { endpointId: string; delivery: Delivery; disabled: 
 /** The account's latest events (every event is recorded, whether or not an endpoint takes it). */
 function RecentEvents() {
   const events = usePaged((cursor) => ok(api().GET('/v1/events', { params: { query: { limit: 10, cursor } } })));
-  const items = events.items;
+  const _items = events.items;
   return (
     <section aria-labelledby="events-title">
       <div class="page-head">
@@ -562,48 +542,38 @@ function RecentEvents() {
           Refresh events
         </Button>
       </div>
-      {events.error ? <ErrorNotice error={events.error} /> : null}
-      {items === undefined ? (
-        events.loading ? (
-          <Spinner label="Loading events…" />
-        ) : null
-      ) : items.length === 0 ? (
-        <p>No events in the last 30 days.</p>
-      ) : (
-        <TableWrap label="Recent events table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Type</th>
-                <th scope="col">When</th>
-                <th scope="col">Event id</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((e) => (
-                <tr key={e.id} data-testid="event-row">
-                  <th scope="row" class="row-head">
-                    <code>{e.type}</code>
-                  </th>
-                  <td>
-                    <time dateTime={e.createdAt} title={dateTime(e.createdAt)}>
-                      {relative(e.createdAt)}
-                    </time>
-                  </td>
-                  <td>
-                    <code>{e.id}</code>
-                  </td>
+      <PagedList list={events} what="events" empty={<p>No events in the last 30 days.</p>} moreLabel="Show more events">
+        {(items) => (
+          <TableWrap label="Recent events table">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Type</th>
+                  <th scope="col">When</th>
+                  <th scope="col">Event id</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      )}
-      {events.hasMore ? (
-        <Button busy={events.loading} onClick={() => void events.more()}>
-          Show more events
-        </Button>
-      ) : null}
+              </thead>
+              <tbody>
+                {items.map((e) => (
+                  <tr key={e.id} data-testid="event-row">
+                    <th scope="row" class="row-head">
+                      <code>{e.type}</code>
+                    </th>
+                    <td>
+                      <time dateTime={e.createdAt} title={dateTime(e.createdAt)}>
+                        {relative(e.createdAt)}
+                      </time>
+                    </td>
+                    <td>
+                      <code>{e.id}</code>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+        )}
+      </PagedList>
     </section>
   );
 }

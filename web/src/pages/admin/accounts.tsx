@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ok } from '../../api.ts';
 import { cents, dateTime, millicents } from '../../format.ts';
 import { href } from '../../router.ts';
-import { Badge, Field, Loading, Page } from '../../ui.tsx';
+import { Badge, Field, Loading, Page, TableWrap } from '../../ui.tsx';
 import { Pager, useCursorList } from './common.tsx';
 
 /**
@@ -33,7 +33,7 @@ export default function Accounts() {
           const rows = needle ? page.data.filter((a) => a.email.toLowerCase().includes(needle)) : page.data;
           return (
             <>
-              <div class="table-wrap">
+              <TableWrap label="Accounts table">
                 <table>
                   <caption class="visually-hidden">Accounts, newest first</caption>
                   <thead>
@@ -67,7 +67,7 @@ export default function Accounts() {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableWrap>
               {rows.length === 0 ? <p>{needle ? `No account on this page matches “${filter.trim()}”.` : 'No accounts yet.'}</p> : null}
             </>
           );

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
 import { dateTime } from '../../format.ts';
 import { href } from '../../router.ts';
-import { Badge, Field, Loading, Page } from '../../ui.tsx';
+import { Badge, Field, Loading, Page, TableWrap } from '../../ui.tsx';
 import { Pager, shortId, useCursorList } from './common.tsx';
 
 type Entry = Schema<'ActivityEntry'>;
@@ -48,7 +48,7 @@ export default function Audit() {
           const rows = page.data.filter(shown);
           return (
             <>
-              <div class="table-wrap">
+              <TableWrap label="Audit log table">
                 <table>
                   <caption class="visually-hidden">Audit log, newest first</caption>
                   <thead>
@@ -67,7 +67,7 @@ export default function Audit() {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableWrap>
               {rows.length === 0 ? <p>{page.data.length ? 'No entry on this page matches.' : 'No entries yet.'}</p> : null}
             </>
           );

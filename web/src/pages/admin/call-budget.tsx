@@ -1,6 +1,6 @@
 import type { Schema } from '../../api.ts';
 import { dateTime, relative } from '../../format.ts';
-import { ScrollRegion } from './common.tsx';
+import { TableWrap } from '../../ui.tsx';
 
 type Budget = Schema<'CallBudgetState'>;
 type Share = Budget['application'];
@@ -34,7 +34,7 @@ export function CallBudget(props: { budget: Budget; names: Map<string, string>; 
         {props.caption}: {application.usedThisMinute} of {application.budgetPerMinute} Application and {client.usedThisMinute} of{' '}
         {client.budgetPerMinute} Client calls used in the trailing minute{pausedNow ? ' (paused after a 429)' : ''}
       </summary>
-      <ScrollRegion label={props.caption}>
+      <TableWrap label={props.caption}>
         <table>
           <caption class="visually-hidden">{props.caption}</caption>
           <thead>
@@ -65,7 +65,7 @@ export function CallBudget(props: { budget: Budget; names: Map<string, string>; 
             </tr>
           </tbody>
         </table>
-      </ScrollRegion>
+      </TableWrap>
       {sharedWith.length > 0 ? (
         <p class="muted">Shared with {sharedWith.map((id) => props.names.get(id) ?? id).join(', ')} (same panel URL: one budget).</p>
       ) : null}

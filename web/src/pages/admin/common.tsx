@@ -1,11 +1,8 @@
-import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { ControlPlaneError } from '../../api.ts';
 import { Button, type Loaded, useLoad } from '../../ui.tsx';
 
 /**
- * What the admin pages share: cursor pagination over a list route, the field errors of a
- * `validation_failed`, and short ids.
+ * What the admin pages share: cursor pagination over a list route and short ids.
  */
 
 export interface ListPage<T> {
@@ -53,30 +50,8 @@ export function Pager(props: { list: { state: Loaded<unknown>; page: number; nex
   );
 }
 
-/** The `details.issues` of a validation error as `{ 'body.prices.ramMillicentsPerGbHour': 'message' }`. */
-export function fieldIssues(error: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (error instanceof ControlPlaneError && error.is('validation_failed')) {
-    for (const issue of error.details?.issues ?? []) out[issue.field] = issue.message;
-  }
-  return out;
-}
-
 /** The first 8 characters of a uuid, for tables (the full id is in the title and the link). */
 export const shortId = (id: string): string => id.slice(0, 8);
 
 /** A FormData text value, trimmed ('' when absent). */
 export const text = (form: FormData, name: string): string => String(form.get(name) ?? '').trim();
-
-/**
- * A table's horizontal scroller (`.table-wrap`) that the keyboard can reach: a region that scrolls
- * must take the focus when nothing inside it can (axe: scrollable-region-focusable).
- */
-export function ScrollRegion(props: { label: string; children: ComponentChildren }) {
-  return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region needs the focus to be scrolled by keyboard
-    <section class="table-wrap" tabIndex={0} aria-label={props.label}>
-      {props.children}
-    </section>
-  );
-}

@@ -1,8 +1,10 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
-import { cents } from '../../format.ts';
+import { cents, parseDollars } from '../../format.ts';
 import { Button, Confirm, ErrorNotice, Field, Notice, useAction } from '../../ui.tsx';
-import { MAX_CREDIT_CENTS, parseDollars } from './money.ts';
+
+/** The largest grant or deduction the API takes (AdminCredit.amountCents: ±10,000,000 cents). */
+const MAX_CREDIT_CENTS = 10_000_000;
 
 /**
  * Grant (positive) or deduct (negative) credit: POST /v1/admin/users/:id/credits. The amount is
@@ -100,6 +102,7 @@ export function CreditForm(props: {
           title={pending < 0 ? `Deduct ${cents(-pending)}?` : `Grant ${cents(pending)}?`}
           confirmLabel="Confirm"
           busy={grant.busy}
+          error={grant.error}
           onConfirm={() => void grant.run(pending)}
           onCancel={() => {
             setPending(null);
@@ -118,7 +121,6 @@ export function CreditForm(props: {
             <dt>Note</dt>
             <dd>{note.trim()}</dd>
           </dl>
-          <ErrorNotice error={grant.error} />
         </Confirm>
       ) : null}
     </form>

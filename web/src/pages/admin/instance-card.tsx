@@ -116,6 +116,7 @@ export function InstanceCard(props: {
           title={`Delete ${i.name}?`}
           confirmLabel="Delete panel"
           busy={remove.busy}
+          error={remove.error}
           onConfirm={() => void remove.run()}
           onCancel={() => {
             setDeleting(false);
@@ -126,7 +127,6 @@ export function InstanceCard(props: {
             The panel is removed from the control plane and its keys from the secret store. It is refused while it hosts servers (it hosts{' '}
             {i.serverCount}).
           </p>
-          <ErrorNotice error={remove.error} />
         </Confirm>
       ) : null}
     </article>

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
-import { api, ok, type Schema } from '../../api.ts';
+import { api, fieldIssues, ok, type Schema } from '../../api.ts';
 import { Button, ErrorNotice, Field, useAction } from '../../ui.tsx';
-import { fieldIssues, text } from './common.tsx';
+import { text } from './common.tsx';
 
 type Instance = Schema<'Instance'>;
 
@@ -29,7 +29,7 @@ export function InstanceForm(props: { instance?: Instance; onSaved: (instance: I
     hint?: string,
   ) => {
     const id = `${prefix}-${name}`;
-    const issue = issues[`body.${name}`] ?? issues[`body.panelRateLimits.${name}`];
+    const issue = issues[name] ?? issues[`panelRateLimits.${name}`];
     const shown = issue ? `${issue}${hint ? ` — ${hint}` : ''}` : hint;
     return (
       <Field id={id} label={label} hint={shown}>

@@ -1,7 +1,6 @@
 import { useState } from 'preact/hooks';
-import { api, ok, type Schema } from '../../api.ts';
+import { api, fieldIssues, ok, type Schema } from '../../api.ts';
 import { Badge, Button, ErrorNotice, Field, Notice, useAction } from '../../ui.tsx';
-import { fieldIssues } from './common.tsx';
 
 type Limits = Schema<'AccountLimits'>;
 
@@ -54,7 +53,7 @@ export function LimitsForm(props: { limits: Limits; onSaved: (limits: Limits) =>
       <Field
         id="limits-max-keys"
         label="API key limit override"
-        hint={issues['body.maxApiKeys'] ?? 'Empty: the platform setting (or the trial limit) applies. Lowering it revokes nothing.'}
+        hint={issues.maxApiKeys ?? 'Empty: the platform setting (or the trial limit) applies. Lowering it revokes nothing.'}
       >
         <input
           id="limits-max-keys"
@@ -65,13 +64,13 @@ export function LimitsForm(props: { limits: Limits; onSaved: (limits: Limits) =>
           value={maxKeys}
           onInput={(e) => setMaxKeys(e.currentTarget.value)}
           aria-describedby="limits-max-keys-hint"
-          aria-invalid={issues['body.maxApiKeys'] ? 'true' : undefined}
+          aria-invalid={issues.maxApiKeys ? 'true' : undefined}
         />
       </Field>
       <Field
         id="limits-rpm"
         label="Requests a minute override"
-        hint={issues['body.requestsPerMinute'] ?? 'Empty: the platform setting accountRequestsPerMinute applies.'}
+        hint={issues.requestsPerMinute ?? 'Empty: the platform setting accountRequestsPerMinute applies.'}
       >
         <input
           id="limits-rpm"
@@ -82,7 +81,7 @@ export function LimitsForm(props: { limits: Limits; onSaved: (limits: Limits) =>
           value={rpm}
           onInput={(e) => setRpm(e.currentTarget.value)}
           aria-describedby="limits-rpm-hint"
-          aria-invalid={issues['body.requestsPerMinute'] ? 'true' : undefined}
+          aria-invalid={issues.requestsPerMinute ? 'true' : undefined}
         />
       </Field>
       <Button type="submit" kind="primary" busy={save.busy}>

@@ -1,17 +1,17 @@
 import type { Schema } from '../../api.ts';
 import { dateTime, mb, millicents } from '../../format.ts';
+import { LabelChips } from '../../labels.tsx';
+import { STATUS_TONE } from '../../server-status.tsx';
 import { href } from '../../router.ts';
-import { Badge } from '../../ui.tsx';
-import { shortId, ScrollRegion } from './common.tsx';
+import { Badge, TableWrap } from '../../ui.tsx';
+import { shortId } from './common.tsx';
 
 type AdminServer = Schema<'AdminServer'>;
-
-const TONE = { active: 'ok', suspended: 'warn', deleted: 'neutral' } as const;
 
 /** Servers of any account as GET /v1/admin/servers gives them; `account` adds the owner's column. */
 export function ServerTable(props: { servers: AdminServer[]; instances: Map<string, string>; account?: boolean; caption: string }) {
   return (
-    <ScrollRegion label={props.caption}>
+    <TableWrap label={props.caption}>
       <table>
         <caption class="visually-hidden">{props.caption}</caption>
         <thead>
@@ -40,7 +40,7 @@ export function ServerTable(props: { servers: AdminServer[]; instances: Map<stri
                 </span>
               </td>
               <td>
-                <Badge tone={TONE[s.status]}>{s.status}</Badge>
+                <Badge tone={STATUS_TONE[s.status]}>{s.status}</Badge>
                 {s.suspendedReason ? <span class="muted"> ({s.suspendedReason})</span> : null}
               </td>
               {props.account ? (
@@ -57,17 +57,13 @@ export function ServerTable(props: { servers: AdminServer[]; instances: Map<stri
               </td>
               <td class="num">{millicents(s.priceMillicentsPerHour)}</td>
               <td>
-                {Object.entries(s.labels).map(([k, v]) => (
-                  <span key={k} class="label-chip mono">
-                    {k}={v}
-                  </span>
-                ))}
+                <LabelChips labels={s.labels} />
               </td>
               <td>{dateTime(s.createdAt)}</td>
             </tr>
           ))}
         </tbody>
       </table>
-    </ScrollRegion>
+    </TableWrap>
   );
 }

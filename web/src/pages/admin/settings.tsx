@@ -1,8 +1,7 @@
 import { useState } from 'preact/hooks';
-import { api, ok, type Schema } from '../../api.ts';
+import { api, fieldIssues, ok, type Schema } from '../../api.ts';
 import { cents, mb, millicents } from '../../format.ts';
 import { Button, ErrorNotice, Field, Loading, Notice, Page, useAction, useLoad } from '../../ui.tsx';
-import { fieldIssues } from './common.tsx';
 import { getPath, SETTING_GROUPS, type SettingField, setPath } from './settings-fields.ts';
 
 type Settings = Schema<'Settings'>;
@@ -66,7 +65,7 @@ function SettingsForm(props: { settings: Settings }) {
               key={f.path}
               field={f}
               value={values[f.path] ?? ''}
-              issue={issues[`body.${f.path}`]}
+              issue={issues[f.path]}
               onInput={(v) => setValues({ ...values, [f.path]: v })}
             />
           ))}

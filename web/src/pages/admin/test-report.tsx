@@ -1,7 +1,6 @@
 import type { Schema } from '../../api.ts';
 import { mb } from '../../format.ts';
-import { Badge, Notice } from '../../ui.tsx';
-import { ScrollRegion } from './common.tsx';
+import { Badge, Notice, TableWrap } from '../../ui.tsx';
 
 const CHECK_NAMES: Record<string, string> = { application_api: 'Application API', client_api: 'Client API (service user)' };
 
@@ -43,7 +42,7 @@ export function TestReport(props: { report: Schema<'InstanceTestReport'> }) {
         <dd>{r.lastTest ? 'yes, as the last test' : 'no: the keys or URL changed while the test ran'}</dd>
       </dl>
       {r.nodes.length > 0 ? (
-        <ScrollRegion label="Nodes of the panel">
+        <TableWrap label="Nodes of the panel">
           <table>
             <caption>Nodes</caption>
             <thead>
@@ -79,7 +78,7 @@ export function TestReport(props: { report: Schema<'InstanceTestReport'> }) {
               ))}
             </tbody>
           </table>
-        </ScrollRegion>
+        </TableWrap>
       ) : (
         <p class="muted">The panel listed no nodes.</p>
       )}

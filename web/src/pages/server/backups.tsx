@@ -1,9 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ControlPlaneError, api, ok, type Schema } from '../../api.ts';
 import { bytes, dateTime } from '../../format.ts';
-import { Badge, Button, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
+import { Badge, Button, Dialog, ErrorNotice, Field, Loading, Notice, useAction, useLoad, TableWrap } from '../../ui.tsx';
 import type { TabProps } from './tab.ts';
-import { TabDialog } from './tabs-dialog.tsx';
 
 type Backup = Schema<'Backup'>;
 type Pending = { kind: 'restore' | 'delete'; backup: Backup } | null;
@@ -147,8 +146,7 @@ export default function BackupsTab({ server, reload }: TabProps) {
       ) : null}
       <Loading state={list} label="Reading the backups…">
         {(page) => (
-          // biome-ignore lint/a11y/noNoninteractiveTabindex: a region that scrolls at 375 px must take the keyboard (axe scrollable-region-focusable)
-          <section class="table-wrap" aria-label="Backups list" tabIndex={0}>
+          <TableWrap label="Backups list">
             <table class="tab-table">
               <caption class="visually-hidden">Backups of {server.name}</caption>
               <thead>
@@ -206,11 +204,11 @@ export default function BackupsTab({ server, reload }: TabProps) {
                 ))}
               </tbody>
             </table>
-          </section>
+          </TableWrap>
         )}
       </Loading>
 
-      <TabDialog
+      <Dialog
         id="backups-dialog"
         open={pending !== null}
         title={pending?.kind === 'restore' ? `Restore ${pending.backup.name}?` : `Delete ${pending?.backup.name ?? ''}?`}
@@ -238,7 +236,7 @@ export default function BackupsTab({ server, reload }: TabProps) {
         ) : pending ? (
           <p>The archive is deleted from the node. This cannot be undone.</p>
         ) : null}
-      </TabDialog>
+      </Dialog>
     </section>
   );
 }

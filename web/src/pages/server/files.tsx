@@ -1,11 +1,10 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
 import { bytes, dateTime } from '../../format.ts';
-import { Button, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
+import { Button, Dialog, ErrorNotice, Field, Loading, Notice, useAction, useLoad, TableWrap } from '../../ui.tsx';
 import { FileEditor } from './files-editor.tsx';
 import { uploadFiles } from './files-upload.ts';
 import type { TabProps } from './tab.ts';
-import { TabDialog } from './tabs-dialog.tsx';
 
 type Entry = Schema<'FileEntry'>;
 type Pending = { kind: 'rename'; entry: Entry } | { kind: 'delete'; entry: Entry } | null;
@@ -209,7 +208,7 @@ export default function FilesTab({ server }: TabProps) {
         )}
       </Loading>
 
-      <TabDialog
+      <Dialog
         id="files-dialog"
         open={pending !== null}
         title={pending?.kind === 'rename' ? `Rename ${pending.entry.name}` : `Delete ${pending?.entry.name ?? ''}?`}
@@ -236,7 +235,7 @@ export default function FilesTab({ server }: TabProps) {
             deleted. This cannot be undone.
           </p>
         ) : null}
-      </TabDialog>
+      </Dialog>
     </section>
   );
 }
@@ -253,8 +252,7 @@ function FileTable(props: {
   // Folders first, then files, each by name.
   const sorted = [...props.entries].sort((a, b) => Number(a.isFile) - Number(b.isFile) || a.name.localeCompare(b.name));
   return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a region that scrolls at 375 px must take the keyboard (axe scrollable-region-focusable)
-    <section class="table-wrap" aria-label={`Files in ${props.dir}`} tabIndex={0}>
+    <TableWrap label={`Files in ${props.dir}`}>
       <table class="tab-table">
         <caption class="visually-hidden">Files in {props.dir}</caption>
         <thead>
@@ -313,6 +311,6 @@ function FileTable(props: {
           ))}
         </tbody>
       </table>
-    </section>
+    </TableWrap>
   );
 }

@@ -1,8 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
-import { cents, millicents, mb } from '../../format.ts';
-import { Button, ErrorNotice, Field, Notice, Spinner, useAction } from '../../ui.tsx';
-import { TabDialog } from './tabs-dialog.tsx';
+import { cents, millicents, mb, signed } from '../../format.ts';
+import { Button, Dialog, ErrorNotice, Field, Notice, Spinner, useAction } from '../../ui.tsx';
 
 type Server = Schema<'ServerWithLive'>;
 type Size = { ramMb: number; cpuPercent: number; diskMb: number };
@@ -10,7 +9,7 @@ type Size = { ramMb: number; cpuPercent: number; diskMb: number };
 /** "+$0.01234/h", "−$0.005/h" or "no change": a price difference in millicents per hour. */
 export function signedPerHour(diff: number): string {
   if (diff === 0) return 'no change';
-  return `${diff > 0 ? '+' : '−'}${millicents(Math.abs(diff))}/h`;
+  return `${signed(diff, millicents)}/h`;
 }
 
 /**
@@ -170,7 +169,7 @@ export function ResizeForm(props: { server: Server; reload: () => Promise<void> 
           </Button>
         </div>
       </form>
-      <TabDialog
+      <Dialog
         id="resize-dialog"
         open={confirming}
         title="Resize the server?"
@@ -193,7 +192,7 @@ export function ResizeForm(props: { server: Server; reload: () => Promise<void> 
             </p>
           </>
         ) : null}
-      </TabDialog>
+      </Dialog>
     </>
   );
 }

@@ -2,10 +2,9 @@ import { useState } from 'preact/hooks';
 import { api, ok } from '../../api.ts';
 import { dateTime } from '../../format.ts';
 import { navigate } from '../../router.ts';
-import { Button, ErrorNotice, Field, Notice, useAction } from '../../ui.tsx';
+import { Button, Dialog, ErrorNotice, Field, Notice, useAction, Section } from '../../ui.tsx';
 import { ResizeForm } from './settings-resize.tsx';
 import type { TabProps } from './tab.ts';
-import { TabDialog } from './tabs-dialog.tsx';
 
 /** Rename, resize, reinstall and delete. */
 export default function SettingsTab({ server, reload }: TabProps) {
@@ -47,8 +46,7 @@ export default function SettingsTab({ server, reload }: TabProps) {
       {server.status === 'suspended' ? (
         <Notice kind="warning">This server is suspended: it cannot be renamed, resized or reinstalled until it is unsuspended.</Notice>
       ) : null}
-      <section class="card" aria-labelledby="rename-title">
-        <h2 id="rename-title">Name</h2>
+      <Section id="rename" title="Name">
         <form
           class="inline-form"
           onSubmit={(event) => {
@@ -74,25 +72,22 @@ export default function SettingsTab({ server, reload }: TabProps) {
         </form>
         <ErrorNotice error={rename.error} onDismiss={rename.clearError} />
         {renamed ? <Notice kind="success">{renamed}</Notice> : null}
-      </section>
+      </Section>
 
-      <section class="card" aria-labelledby="resize-title">
-        <h2 id="resize-title">Size</h2>
+      <Section id="resize" title="Size">
         <ResizeForm server={server} reload={reload} />
-      </section>
+      </Section>
 
-      <section class="card" aria-labelledby="reinstall-title">
-        <h2 id="reinstall-title">Reinstall</h2>
+      <Section id="reinstall" title="Reinstall">
         <p>
           Runs the egg’s install script again. Your files are kept, but the script may replace the files it installs (for example the
           server’s jar); the server cannot start until the install ends.
         </p>
         {reinstalled ? <Notice kind="success">{reinstalled}</Notice> : null}
         <Button onClick={() => open('reinstall')}>Reinstall</Button>
-      </section>
+      </Section>
 
-      <section class="card danger-zone" aria-labelledby="delete-title">
-        <h2 id="delete-title">Delete</h2>
+      <Section id="delete" class="danger-zone" title="Delete">
         <p>
           Removes the server and its files from the panel. Billing stops after the current hour. This cannot be undone: download a backup
           first if you need the files.
@@ -100,9 +95,9 @@ export default function SettingsTab({ server, reload }: TabProps) {
         <Button kind="danger" onClick={() => open('delete')}>
           Delete this server…
         </Button>
-      </section>
+      </Section>
 
-      <TabDialog
+      <Dialog
         id="settings-dialog"
         open={pending !== null}
         title={pending === 'reinstall' ? `Reinstall ${server.name}?` : `Delete ${server.name}?`}
@@ -128,7 +123,7 @@ export default function SettingsTab({ server, reload }: TabProps) {
             </Field>
           </>
         )}
-      </TabDialog>
+      </Dialog>
     </div>
   );
 }

@@ -1,8 +1,7 @@
 import { useState } from 'preact/hooks';
-import { api, ok, type Schema } from '../../api.ts';
+import { api, fieldIssues, ok, type Schema } from '../../api.ts';
 import { Button, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
 import type { TabProps } from './tab.ts';
-import { fieldIssues } from './tabs-dialog.tsx';
 
 /** The startup settings: the read-only command, the docker image and the egg's variables. */
 export default function StartupTab({ server }: TabProps) {
@@ -31,7 +30,7 @@ function StartupForm(props: { serverId: string; data: Schema<'ServerStartup'> })
     setResult(updated);
   });
   const issues = fieldIssues(save.error);
-  const issueOf = (env: string) => issues[`body.variables.${env}`] ?? issues[`body.environment.${env}`];
+  const issueOf = (env: string) => issues[`variables.${env}`] ?? issues[`environment.${env}`];
   const images = Object.entries(data.dockerImages);
   return (
     <form
@@ -51,12 +50,12 @@ function StartupForm(props: { serverId: string; data: Schema<'ServerStartup'> })
           value={data.startup}
         />
       </Field>
-      <Field id="startup-image" label="Docker image" hint={issues['body.dockerImage']}>
+      <Field id="startup-image" label="Docker image" hint={issues.dockerImage}>
         <select
           id="startup-image"
           value={image}
           onChange={(e) => setImage(e.currentTarget.value)}
-          aria-describedby={issues['body.dockerImage'] ? 'startup-image-hint' : undefined}
+          aria-describedby={issues.dockerImage ? 'startup-image-hint' : undefined}
         >
           {images.length === 0 ? <option value={data.dockerImage}>{data.dockerImage}</option> : null}
           {images.map(([label, value]) => (
