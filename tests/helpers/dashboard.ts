@@ -257,7 +257,7 @@ interface BrowserGlobals {
   };
   getComputedStyle(el: DomEl): { outlineStyle: string; outlineWidth: string; boxShadow: string };
   innerWidth: number;
-  axe?: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> };
+  axe?: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[]; passes: unknown[] }> };
 }
 
 let axeSource: string | undefined;
@@ -274,6 +274,7 @@ export async function runAxe(page: Page): Promise<{ blocking: AxeViolation[]; wa
   const violations = await page.evaluate(async () => {
     const { axe, document } = globalThis as unknown as BrowserGlobals;
     const result = await axe!.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] });
+    if (result.passes.length === 0) throw new Error('axe-core checked nothing');
     return result.violations.map((v) => ({
       id: v.id,
       impact: v.impact,
