@@ -40,7 +40,13 @@ export async function startDynamoLocal(options: { dataDir?: string; port?: numbe
     child.once('exit', (code) => reject(new Error(`DynamoDB Local exited (code ${code}). Is Java 17+ installed? Output:\n${output}`))),
   );
   const endpoint = `http://127.0.0.1:${port}`;
-  await Promise.race([waitForDynamo(endpoint), exited]);
+  try {
+    await Promise.race([waitForDynamo(endpoint), exited]);
+  } catch (err) {
+    // Never leave a JVM behind: a start that timed out would otherwise run on as an orphan.
+    if (child.exitCode === null) child.kill('SIGKILL');
+    throw err;
+  }
   return {
     endpoint,
     stop: () =>
@@ -57,7 +63,8 @@ export const localClient = (endpoint: string) =>
 
 async function waitForDynamo(endpoint: string): Promise<void> {
   const client = localClient(endpoint);
-  const deadline = Date.now() + 30_000;
+  // The JVM starts in a few seconds on an idle machine; a loaded one (CI on two cores) may need more.
+  const deadline = Date.now() + 90_000;
   for (;;) {
     try {
       await client.send(new DescribeTableCommand({ TableName: 'probe' }));

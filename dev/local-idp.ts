@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { compactVerify, exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 
 /**
  * The local stack's identity provider: an RS256 key pair made at start, its JWKS served at
@@ -8,6 +8,7 @@ import { exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JW
  * The service verifies them exactly as it verifies Cognito's: over the JWKS URL, with jose.
  * With a key file (`npm start` keeps it in `DATA_DIR`, mode 0600) the key pair survives a restart,
  * and so do the session tokens it signed; without one (tests, `LOCAL_IN_MEMORY`) it lives in memory.
+ * The dashboard signs in against it the standard way (OIDC code + PKCE): dev/local-oidc.ts.
  */
 export const LOCAL_AUDIENCE = 'control-plane-local';
 const KID = 'local-1';
@@ -73,6 +74,30 @@ export async function mintToken(options: MintOptions): Promise<{ token: string; 
     .setIssuedAt();
   if (lifetime !== null) jwt = jwt.setExpirationTime(exp);
   return { token: await jwt.sign(privateKey), expiresAt: new Date(exp * 1000).toISOString() };
+}
+
+/**
+ * How long the tokens of the sign-in (dev/local-oidc.ts) live: `LOCAL_IDP_TOKEN_SECONDS` (whole
+ * seconds, at least 1), or an hour. Tests shorten it to watch the dashboard renew its token.
+ */
+export function signInTokenSeconds(): number {
+  const value = Number(process.env.LOCAL_IDP_TOKEN_SECONDS);
+  return Number.isInteger(value) && value > 0 ? value : TOKEN_LIFETIME_SECONDS;
+}
+
+/**
+ * The claims of a token this provider signed (its signature checked, its expiry not: an expired ID
+ * token is still a fine `id_token_hint` at sign-out), or undefined for any other string.
+ */
+export async function readOwnToken(token: string): Promise<JWTPayload | undefined> {
+  try {
+    const key = await importJWK((await keyPair()).jwk, 'RS256');
+    const { payload, protectedHeader } = await compactVerify(token, key, { algorithms: ['RS256'] });
+    if (protectedHeader.kid !== KID) return undefined;
+    return JSON.parse(new TextDecoder().decode(payload)) as JWTPayload;
+  } catch {
+    return undefined;
+  }
 }
 
 export const mintSessionToken = (issuer: string, email: string) => mintToken({ issuer, email });

@@ -11,6 +11,7 @@ import { ensureTable, startDynamoLocal, type LocalDynamo } from './dynamodb.ts';
 import { createLocalApi, listen, loadGroupHandlers, type Preroute } from './local-api.ts';
 import { keepLocalIdpKeyIn, LOCAL_AUDIENCE, localIssuer as localIssuerUrl } from './local-idp.ts';
 import { DASHBOARD_PATH, serveDashboard } from './local-web.ts';
+import { localOidc } from './local-oidc.ts';
 import { buildDashboard } from '../web/build.ts';
 import { GRACE_MS, runPassInProcess } from '../shared/billing/pass.ts';
 import { reconcileAll } from '../shared/servers/reconcile.ts';
@@ -105,8 +106,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const handlers = await loadGroupHandlers();
   const webDir = options.dashboard ? await buildDashboard() : undefined;
   let web: Preroute | undefined;
-  const server: Server = createLocalApi(handlers, () => web);
+  let oidc: Preroute | undefined;
+  // The identity provider's sign-in (always on: tests use it without the dashboard), then the dashboard.
+  const server: Server = createLocalApi(handlers, () => (req, res) => Boolean(oidc?.(req, res) || web?.(req, res)));
   const baseUrl = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
+  oidc = localOidc({ baseUrl, issuer: LOCAL_ISSUER, clientId: LOCAL_AUDIENCE });
   if (webDir) web = serveDashboard({ dir: webDir, config: { oidc: { authority: localIssuerUrl(baseUrl), clientId: LOCAL_AUDIENCE } } });
 
   Object.assign(process.env, {

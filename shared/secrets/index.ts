@@ -59,76 +59,48 @@ class LocalSecretStore implements SecretStore {
   }
 }
 
-class AwsSecretStore implements SecretStore {
-  private readonly prefix: string;
-  private readonly cache = new Map<string, { keys: InstanceKeys | undefined; at: number }>();
+/**
+ * Secrets Manager's store (./aws-store.ts) is loaded on first use, so that a function's start
+ * does not carry it; the instance, and so its cache, lives as long as the process.
+ */
+class LazyStore implements SecretStore {
+  private readonly load: () => Promise<SecretStore>;
+  private impl: Promise<SecretStore> | undefined;
 
-  constructor(prefix: string) {
-    this.prefix = prefix;
+  constructor(load: () => Promise<SecretStore>) {
+    this.load = load;
   }
 
-  private name(instanceId: string): string {
-    return `${this.prefix}/instances/${instanceId}`;
-  }
-
-  private async sdk() {
-    // Loaded on first use so functions that never touch panel keys do not pay for the client.
-    const sm = await import('@aws-sdk/client-secrets-manager');
-    awsClient ??= new sm.SecretsManagerClient({});
-    return { sm, client: awsClient };
+  private store(): Promise<SecretStore> {
+    this.impl ??= this.load();
+    return this.impl;
   }
 
   async get(instanceId: string) {
-    const hit = this.cache.get(instanceId);
-    if (hit && Date.now() - hit.at < SECRET_CACHE_MS) return hit.keys;
-    const { sm, client } = await this.sdk();
-    let keys: InstanceKeys | undefined;
-    try {
-      const out = await client.send(new sm.GetSecretValueCommand({ SecretId: this.name(instanceId) }));
-      keys = out.SecretString ? (JSON.parse(out.SecretString) as InstanceKeys) : undefined;
-    } catch (err) {
-      if ((err as Error).name !== 'ResourceNotFoundException') throw err;
-    }
-    this.cache.set(instanceId, { keys, at: Date.now() });
-    return keys;
+    return (await this.store()).get(instanceId);
   }
 
   async put(instanceId: string, keys: InstanceKeys) {
-    const { sm, client } = await this.sdk();
-    const SecretString = JSON.stringify(keys);
-    try {
-      await client.send(new sm.PutSecretValueCommand({ SecretId: this.name(instanceId), SecretString }));
-    } catch (err) {
-      if ((err as Error).name !== 'ResourceNotFoundException') throw err;
-      await client.send(
-        new sm.CreateSecretCommand({
-          Name: this.name(instanceId),
-          SecretString,
-          Description: 'Pterodactyl panel keys of one control-plane instance',
-        }),
-      );
-    }
-    this.cache.set(instanceId, { keys, at: Date.now() });
+    return (await this.store()).put(instanceId, keys);
   }
 
   async delete(instanceId: string) {
-    const { sm, client } = await this.sdk();
-    try {
-      await client.send(new sm.DeleteSecretCommand({ SecretId: this.name(instanceId), RecoveryWindowInDays: 7 }));
-    } catch (err) {
-      if ((err as Error).name !== 'ResourceNotFoundException') throw err;
-    }
-    this.cache.delete(instanceId);
+    return (await this.store()).delete(instanceId);
   }
 }
 
-let awsClient: import('@aws-sdk/client-secrets-manager').SecretsManagerClient | undefined;
 let store: { key: string; store: SecretStore } | undefined;
 
 export function secretStore(): SecretStore {
   const config = getConfig().secrets;
   const key = JSON.stringify(config);
   if (store?.key !== key)
-    store = { key, store: config.kind === 'aws' ? new AwsSecretStore(config.prefix) : new LocalSecretStore(config.file) };
+    store = {
+      key,
+      store:
+        config.kind === 'aws'
+          ? new LazyStore(async () => new (await import('./aws-store.ts')).AwsSecretStore(config.prefix))
+          : new LocalSecretStore(config.file),
+    };
   return store.store;
 }

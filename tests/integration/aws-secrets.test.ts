@@ -44,6 +44,32 @@ describe('panel keys in Secrets Manager', () => {
     expect(await store.get('never-registered')).toBeUndefined();
   });
 
+  it('a secret in its 7-day deletion window is "no keys", not an error; keys set again restore it', async () => {
+    const store = secretStore();
+    await store.put('inst-3', { appApiKey: 'ptla_three' });
+    await store.delete('inst-3');
+    // Secrets Manager keeps it for the recovery window and answers InvalidRequestException meanwhile.
+    expect(fake.scheduledForDeletion.has('control-plane/instances/inst-3')).toBe(true);
+    const reads = () => fake.calls.filter((c) => c.secretId === 'control-plane/instances/inst-3' && c.action === 'GetSecretValue').length;
+    const before = reads();
+    expect(await store.get('inst-3')).toBeUndefined();
+    expect(reads()).toBe(before + 1); // it did ask, and got the deletion-window answer
+    await store.delete('inst-3'); // deleting again is not an error either
+    await store.put('inst-3', { appApiKey: 'ptla_back' });
+    expect(fake.scheduledForDeletion.has('control-plane/instances/inst-3')).toBe(false);
+    expect(JSON.parse(fake.secrets.get('control-plane/instances/inst-3')!)).toEqual({ appApiKey: 'ptla_back' });
+    expect(fake.calls.filter((c) => c.secretId === 'control-plane/instances/inst-3').map((c) => c.action)).toEqual([
+      'PutSecretValue',
+      'CreateSecret',
+      'DeleteSecret',
+      'GetSecretValue',
+      'DeleteSecret',
+      'PutSecretValue',
+      'RestoreSecret',
+      'PutSecretValue',
+    ]);
+  });
+
   it('caches a read for the explicit TTL: a warm Lambda does not call Secrets Manager per request', async () => {
     fake.secrets.set('control-plane/instances/inst-2', JSON.stringify({ appApiKey: 'ptla_cached' }));
     const before = fake.calls.filter((c) => c.secretId === 'control-plane/instances/inst-2').length;

@@ -1,10 +1,109 @@
-import { Page } from '../../ui.tsx';
+import { api, ok } from '../../api.ts';
+import { navigate, useLocation } from '../../router.ts';
+import { Button, Field, Loading, Page, useLoad } from '../../ui.tsx';
+import { Pager, text, useCursorList } from './common.tsx';
+import { ServerTable } from './server-table.tsx';
 
-/** Placeholder until this page is built. */
-export default function Placeholder() {
+const FILTERS = ['status', 'instanceId', 'accountId', 'region', 'name_prefix', 'label_selector'] as const;
+type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
+const STATUSES = ['active', 'suspended', 'deleted'] as const;
+
+/**
+ * Every server of every account (GET /v1/admin/servers), newest first, with the route's filters:
+ * status, panel, account, region, name prefix and label selector. The filters live in the address
+ * (`/admin/servers?accountId=…`), so a filtered view can be linked and the back button works.
+ */
+export default function Servers() {
+  const { query } = useLocation();
+  const filters: Filters = {};
+  for (const name of FILTERS) {
+    const value = query.get(name)?.trim();
+    if (value) filters[name] = value;
+  }
+  const instances = useLoad(() => ok(api().GET('/v1/admin/instances')).catch(() => undefined));
+  const list = useCursorList(
+    (cursor) =>
+      ok(
+        api().GET('/v1/admin/servers', {
+          params: { query: { ...filters, status: filters.status as (typeof STATUSES)[number] | undefined, limit: 25, cursor } },
+        }),
+      ),
+    [filters],
+  );
+  const names = new Map((instances.data?.data ?? []).map((i) => [i.id, i.name]));
+  const apply = (form: HTMLFormElement) => {
+    const data = new FormData(form);
+    const params = new URLSearchParams();
+    for (const name of FILTERS) if (text(data, name)) params.set(name, text(data, name));
+    const search = params.toString();
+    navigate(`/admin/servers${search ? `?${search}` : ''}`);
+  };
   return (
-    <Page title="admin/servers">
-      <p>This page is not built yet.</p>
+    <Page title="All servers">
+      <form
+        id="server-filters"
+        class="card admin-filters"
+        aria-label="Filter servers"
+        key={JSON.stringify(filters)}
+        onSubmit={(e) => {
+          e.preventDefault();
+          apply(e.currentTarget);
+        }}
+      >
+        <Field id="filter-status" label="Status">
+          <select id="filter-status" name="status">
+            <option value="">Any</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s} selected={filters.status === s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field id="filter-instance" label="Panel">
+          <select id="filter-instance" name="instanceId">
+            <option value="">Any</option>
+            {(instances.data?.data ?? []).map((i) => (
+              <option key={i.id} value={i.id} selected={filters.instanceId === i.id}>
+                {i.name}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field id="filter-account" label="Account id">
+          <input id="filter-account" name="accountId" defaultValue={filters.accountId ?? ''} autoComplete="off" />
+        </Field>
+        <Field id="filter-region" label="Region tag">
+          <input id="filter-region" name="region" defaultValue={filters.region ?? ''} maxLength={60} />
+        </Field>
+        <Field id="filter-name" label="Name starts with">
+          <input id="filter-name" name="name_prefix" defaultValue={filters.name_prefix ?? ''} maxLength={60} />
+        </Field>
+        <Field id="filter-labels" label="Label selector" hint="Comma-joined terms, all must hold: k=v, k!=v, k, !k.">
+          <input
+            id="filter-labels"
+            name="label_selector"
+            defaultValue={filters.label_selector ?? ''}
+            aria-describedby="filter-labels-hint"
+          />
+        </Field>
+        <div class="actions">
+          <Button type="submit" kind="primary">
+            Apply filters
+          </Button>
+          <Button onClick={() => navigate('/admin/servers')}>Clear filters</Button>
+        </div>
+      </form>
+      <Loading state={list.state} label="Loading the servers…">
+        {(page) =>
+          page.data.length === 0 ? (
+            <p>No server matches.</p>
+          ) : (
+            <ServerTable servers={page.data} instances={names} account caption="Servers of all accounts, newest first" />
+          )
+        }
+      </Loading>
+      <Pager list={list} label="Servers" />
     </Page>
   );
 }

@@ -1,10 +1,165 @@
-import { Page } from '../../ui.tsx';
+import { useState } from 'preact/hooks';
+import { api, ok, type Schema } from '../../api.ts';
+import { cents, mb, millicents } from '../../format.ts';
+import { Button, ErrorNotice, Field, Loading, Notice, Page, useAction, useLoad } from '../../ui.tsx';
+import { fieldIssues } from './common.tsx';
+import { getPath, SETTING_GROUPS, type SettingField, setPath } from './settings-fields.ts';
 
-/** Placeholder until this page is built. */
-export default function Placeholder() {
+type Settings = Schema<'Settings'>;
+
+/**
+ * Platform settings (GET/PUT /v1/admin/settings): every setting with what it means, grouped. Only
+ * the settings changed are sent (PUT takes any subset); the API's field errors (`details.issues`)
+ * are shown under their fields; a 409 means another admin saved meanwhile: reload and redo.
+ */
+export default function SettingsPage() {
+  const settings = useLoad(() => ok(api().GET('/v1/admin/settings')));
   return (
-    <Page title="admin/settings">
-      <p>This page is not built yet.</p>
+    <Page title="Settings">
+      <Loading state={settings} label="Loading the settings…">
+        {(s) => <SettingsForm settings={s} />}
+      </Loading>
     </Page>
   );
+}
+
+const initial = (s: Settings): Record<string, string> => {
+  const values: Record<string, string> = {};
+  for (const group of SETTING_GROUPS) for (const f of group.fields) values[f.path] = String(getPath(s, f.path) ?? '');
+  return values;
+};
+
+/** The form over the settings last read or saved (`base`): what differs from them is what is sent. */
+function SettingsForm(props: { settings: Settings }) {
+  const [base, setBase] = useState(props.settings);
+  const [values, setValues] = useState(() => initial(props.settings));
+  const [saved, setSaved] = useState<string>('');
+  const changed = SETTING_GROUPS.flatMap((g) => g.fields).filter((f) => values[f.path] !== String(getPath(base, f.path) ?? ''));
+  const save = useAction(async () => {
+    const body: Record<string, unknown> = {};
+    for (const f of changed) setPath(body, f.path, parse(f, values[f.path] ?? ''));
+    const result = await ok(api().PUT('/v1/admin/settings', { body: body as Schema<'SettingsUpdate'> }));
+    setBase(result);
+    setValues(initial(result));
+    setSaved(`Saved ${changed.length} setting${changed.length === 1 ? '' : 's'}: ${changed.map((f) => f.label).join(', ')}.`);
+  });
+  const issues = fieldIssues(save.error);
+  return (
+    <form
+      id="settings-form"
+      aria-label="Platform settings"
+      onSubmit={(e) => {
+        e.preventDefault();
+        setSaved('');
+        void save.run();
+      }}
+    >
+      {saved ? <Notice kind="success">{saved}</Notice> : null}
+      <p class="muted">
+        Currency: <strong>{base.currency.toUpperCase()}</strong> (read-only). Every change is audit-logged with its before and after.
+      </p>
+      {SETTING_GROUPS.map((group) => (
+        <fieldset key={group.legend} class="card form-grid">
+          <legend>{group.legend}</legend>
+          {group.fields.map((f) => (
+            <SettingInput
+              key={f.path}
+              field={f}
+              value={values[f.path] ?? ''}
+              issue={issues[`body.${f.path}`]}
+              onInput={(v) => setValues({ ...values, [f.path]: v })}
+            />
+          ))}
+        </fieldset>
+      ))}
+      <ErrorNotice error={save.error} />
+      <div class="actions sticky-actions">
+        <Button type="submit" kind="primary" busy={save.busy} disabled={changed.length === 0}>
+          Save settings
+        </Button>
+        <Button onClick={() => setValues(initial(base))} disabled={changed.length === 0 || save.busy}>
+          Undo changes
+        </Button>
+        <span class="muted" role="status">
+          {changed.length === 0 ? 'No changes.' : `${changed.length} changed: ${changed.map((f) => f.label).join(', ')}.`}
+        </span>
+      </div>
+    </form>
+  );
+}
+
+function SettingInput(props: { field: SettingField; value: string; issue?: string; onInput: (value: string) => void }) {
+  const f = props.field;
+  const id = `setting-${f.path.replace(/\./g, '-')}`;
+  const numeric = f.unit !== 'text' && f.unit !== 'country';
+  return (
+    <Field
+      id={id}
+      label={f.label}
+      hint={
+        <>
+          {props.issue ? (
+            <strong class="field-error">{props.issue.length > 160 ? `${props.issue.slice(0, 160)}…` : props.issue}. </strong>
+          ) : null}
+          {f.description} {numeric ? <span class="shown-as">{shownAs(f, props.value)}</span> : null}
+        </>
+      }
+    >
+      {numeric ? (
+        <input
+          id={id}
+          name={f.path}
+          type="number"
+          min={f.min}
+          max={f.max}
+          step={1}
+          required={!f.nullable}
+          value={props.value}
+          onInput={(e) => props.onInput(e.currentTarget.value)}
+          aria-describedby={`${id}-hint`}
+          aria-invalid={props.issue ? 'true' : undefined}
+        />
+      ) : (
+        <input
+          id={id}
+          name={f.path}
+          type="text"
+          maxLength={f.unit === 'country' ? 2 : 1000}
+          pattern={f.unit === 'country' ? '[A-Za-z]{2}' : undefined}
+          value={props.value}
+          onInput={(e) => props.onInput(e.currentTarget.value)}
+          aria-describedby={`${id}-hint`}
+          aria-invalid={props.issue ? 'true' : undefined}
+        />
+      )}
+    </Field>
+  );
+}
+
+/** The typed value as a person reads it ("= $0.004"), or what empty means. */
+function shownAs(f: SettingField, value: string): string {
+  if (value.trim() === '') return f.nullable ? '(empty: not set)' : '';
+  const n = Number(value);
+  if (!Number.isInteger(n)) return '';
+  switch (f.unit) {
+    case 'millicents':
+      return `= ${millicents(n)}`;
+    case 'cents':
+      return `= ${cents(n)}`;
+    case 'mb':
+      return `= ${mb(n)}`;
+    case 'cpu':
+      return `= ${n / 100} cores`;
+    default:
+      return '';
+  }
+}
+
+/** The form's text as the API's value: integers for numbers, null for an empty optional field. */
+function parse(f: SettingField, value: string): unknown {
+  const v = value.trim();
+  if (v === '') return f.nullable ? null : v;
+  if (f.unit === 'text') return v;
+  if (f.unit === 'country') return v.toUpperCase();
+  return Number(v);
 }

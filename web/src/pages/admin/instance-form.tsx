@@ -1,0 +1,235 @@
+import type { ComponentChildren } from 'preact';
+import { api, ok, type Schema } from '../../api.ts';
+import { Button, ErrorNotice, Field, useAction } from '../../ui.tsx';
+import { fieldIssues, text } from './common.tsx';
+
+type Instance = Schema<'Instance'>;
+
+/**
+ * Registering a panel (POST) and changing one (PATCH) with the same fields. The forms are
+ * uncontrolled: the keys are read from the password inputs at submit and the inputs are emptied
+ * at once, so a key is never held in the page's state nor shown again (the API never returns it).
+ */
+export function InstanceForm(props: { instance?: Instance; onSaved: (instance: Instance) => void; onCancel: () => void }) {
+  const current = props.instance;
+  const prefix = current ? `edit-${current.id.slice(0, 8)}` : 'panel';
+  const save = useAction(async (form: HTMLFormElement) => {
+    const data = new FormData(form);
+    for (const key of form.querySelectorAll<HTMLInputElement>('input[type=password]')) key.value = '';
+    const saved = current
+      ? await ok(api().PATCH('/v1/admin/instances/{id}', { params: { path: { id: current.id } }, body: changes(data, current) }))
+      : await ok(api().POST('/v1/admin/instances', { body: creation(data) }));
+    props.onSaved(saved);
+  });
+  const issues = fieldIssues(save.error);
+  const field = (
+    name: string,
+    label: string,
+    control: (id: string, describedBy: string | undefined) => ComponentChildren,
+    hint?: string,
+  ) => {
+    const id = `${prefix}-${name}`;
+    const issue = issues[`body.${name}`] ?? issues[`body.panelRateLimits.${name}`];
+    const shown = issue ? `${issue}${hint ? ` — ${hint}` : ''}` : hint;
+    return (
+      <Field id={id} label={label} hint={shown}>
+        {control(id, shown ? `${id}-hint` : undefined)}
+      </Field>
+    );
+  };
+  return (
+    <form
+      id={`${prefix}-form`}
+      class="card form-grid"
+      aria-label={current ? `Change ${current.name}` : 'Register a panel'}
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save.run(e.currentTarget);
+      }}
+    >
+      <ErrorNotice error={save.error} />
+      {field('name', 'Name', (id, d) => (
+        <input id={id} name="name" required maxLength={100} defaultValue={current?.name} aria-describedby={d} />
+      ))}
+      {field(
+        'baseUrl',
+        'Base URL',
+        (id, d) => (
+          <input
+            id={id}
+            name="baseUrl"
+            type="url"
+            required
+            maxLength={500}
+            defaultValue={current?.baseUrl}
+            placeholder="https://panel.example.com"
+            aria-describedby={d}
+          />
+        ),
+        'The panel as the control plane reaches it.',
+      )}
+      {field(
+        'wingsOrigin',
+        'Wings origin (optional)',
+        (id, d) => (
+          <input id={id} name="wingsOrigin" maxLength={500} defaultValue={current?.wingsOrigin ?? ''} aria-describedby={d} />
+        ),
+        "Wings' remote, when customers' browsers reach the panel at another address; empty: the base URL.",
+      )}
+      {field(
+        'appApiKey',
+        current ? 'New application key (optional)' : 'Application key',
+        (id, d) => (
+          <input
+            id={id}
+            name="appApiKey"
+            type="password"
+            autoComplete="new-password"
+            required={!current}
+            minLength={8}
+            maxLength={512}
+            aria-describedby={d}
+          />
+        ),
+        current
+          ? 'Empty keeps the stored key. Keys are never shown again.'
+          : 'ptla_… with read/write on users, nodes, allocations, servers and eggs. Never shown again.',
+      )}
+      {field(
+        'clientApiKey',
+        current ? 'New client key (optional)' : 'Client key (optional)',
+        (id, d) => (
+          <input
+            id={id}
+            name="clientApiKey"
+            type="password"
+            autoComplete="new-password"
+            minLength={8}
+            maxLength={512}
+            aria-describedby={d}
+          />
+        ),
+        current
+          ? `${current.hasClientKey ? 'A client key is stored; empty keeps it.' : 'No client key is stored.'} Power, console and files need one.`
+          : 'ptlc_… of a dedicated, non-admin service user. Power, console and files need it.',
+      )}
+      {current?.hasClientKey ? (
+        <div class="field check-field">
+          <label>
+            <input type="checkbox" name="removeClientKey" /> Remove the stored client key
+          </label>
+        </div>
+      ) : null}
+      {field(
+        'priority',
+        'Priority',
+        (id, d) => (
+          <input
+            id={id}
+            name="priority"
+            type="number"
+            min={0}
+            max={10000}
+            step={1}
+            required
+            defaultValue={String(current?.priority ?? 100)}
+            aria-describedby={d}
+          />
+        ),
+        'Lower is preferred by placement.',
+      )}
+      {field(
+        'applicationPerMinute',
+        'Application API limit a minute',
+        (id, d) => (
+          <input
+            id={id}
+            name="applicationPerMinute"
+            type="number"
+            min={1}
+            max={100000}
+            step={1}
+            required
+            defaultValue={String(current?.panelRateLimits.applicationPerMinute ?? 240)}
+            aria-describedby={d}
+          />
+        ),
+        "The panel's APP_API_APPLICATION_RATELIMIT (240 by default).",
+      )}
+      {field(
+        'clientPerMinute',
+        'Client API limit a minute',
+        (id, d) => (
+          <input
+            id={id}
+            name="clientPerMinute"
+            type="number"
+            min={1}
+            max={100000}
+            step={1}
+            required
+            defaultValue={String(current?.panelRateLimits.clientPerMinute ?? 720)}
+            aria-describedby={d}
+          />
+        ),
+        "The panel's APP_API_CLIENT_RATELIMIT (720 by default).",
+      )}
+      <div class="field check-field">
+        <label>
+          <input type="checkbox" name="enabled" defaultChecked={current?.enabled ?? true} /> Enabled (new servers may be placed here)
+        </label>
+      </div>
+      <div class="actions">
+        <Button type="submit" kind="primary" busy={save.busy}>
+          {current ? 'Save changes' : 'Register panel'}
+        </Button>
+        <Button onClick={props.onCancel}>Cancel</Button>
+      </div>
+    </form>
+  );
+}
+
+const int = (data: FormData, name: string) => Number(text(data, name));
+
+function creation(data: FormData): Schema<'CreateInstance'> {
+  const clientKey = text(data, 'clientApiKey');
+  const wingsOrigin = text(data, 'wingsOrigin');
+  return {
+    name: text(data, 'name'),
+    baseUrl: text(data, 'baseUrl'),
+    appApiKey: text(data, 'appApiKey'),
+    ...(clientKey ? { clientApiKey: clientKey } : {}),
+    ...(wingsOrigin ? { wingsOrigin } : {}),
+    priority: int(data, 'priority'),
+    enabled: data.get('enabled') === 'on',
+    panelRateLimits: { applicationPerMinute: int(data, 'applicationPerMinute'), clientPerMinute: int(data, 'clientPerMinute') },
+  };
+}
+
+/** Only what changed: a PATCH of the URL or a key clears the last test, so nothing else is sent. */
+function changes(data: FormData, current: Instance): Schema<'UpdateInstance'> {
+  const body: Schema<'UpdateInstance'> = {};
+  const name = text(data, 'name');
+  if (name !== current.name) body.name = name;
+  const baseUrl = text(data, 'baseUrl');
+  if (baseUrl !== current.baseUrl) body.baseUrl = baseUrl;
+  const wingsOrigin = text(data, 'wingsOrigin') || null;
+  if (wingsOrigin !== current.wingsOrigin) body.wingsOrigin = wingsOrigin;
+  const appKey = text(data, 'appApiKey');
+  if (appKey) body.appApiKey = appKey;
+  const clientKey = text(data, 'clientApiKey');
+  if (clientKey) body.clientApiKey = clientKey;
+  else if (data.get('removeClientKey') === 'on') body.clientApiKey = null;
+  const priority = int(data, 'priority');
+  if (priority !== current.priority) body.priority = priority;
+  const enabled = data.get('enabled') === 'on';
+  if (enabled !== current.enabled) body.enabled = enabled;
+  const limits = { applicationPerMinute: int(data, 'applicationPerMinute'), clientPerMinute: int(data, 'clientPerMinute') };
+  if (
+    limits.applicationPerMinute !== current.panelRateLimits.applicationPerMinute ||
+    limits.clientPerMinute !== current.panelRateLimits.clientPerMinute
+  ) {
+    body.panelRateLimits = limits;
+  }
+  return body;
+}

@@ -1,0 +1,276 @@
+/**
+ * The platform settings as the settings form shows them: each one's path in the settings object,
+ * its label, what it means (the OpenAPI document's descriptions, shortened) and its unit, grouped.
+ * Bounds are the document's; the API checks them again and names any bad field.
+ */
+export type Unit = 'millicents' | 'cents' | 'count' | 'percent' | 'mb' | 'cpu' | 'days' | 'hours' | 'text' | 'country';
+
+export interface SettingField {
+  path: string;
+  label: string;
+  description: string;
+  unit: Unit;
+  min?: number;
+  max?: number;
+  /** Empty means null (the setting's documented default behaviour). */
+  nullable?: boolean;
+}
+
+export const SETTING_GROUPS: { legend: string; fields: SettingField[] }[] = [
+  {
+    legend: 'Prices (in 1/1000 cent an hour)',
+    fields: [
+      {
+        path: 'prices.ramMillicentsPerGbHour',
+        label: 'RAM, per GiB an hour',
+        description: 'Price of 1 GiB (1024 MB) of RAM for one hour.',
+        unit: 'millicents',
+        min: 0,
+        max: 10_000_000,
+      },
+      {
+        path: 'prices.cpuMillicentsPerCoreHour',
+        label: 'CPU, per core an hour',
+        description: 'Price of one core (cpuPercent 100) for one hour.',
+        unit: 'millicents',
+        min: 0,
+        max: 10_000_000,
+      },
+      {
+        path: 'prices.diskMillicentsPerGbHour',
+        label: 'Disk, per GiB an hour',
+        description: 'Price of 1 GiB (1024 MB) of disk for one hour.',
+        unit: 'millicents',
+        min: 0,
+        max: 10_000_000,
+      },
+      {
+        path: 'monthlyCapHours',
+        label: 'Monthly cap, in hours',
+        description:
+          'In a calendar month (UTC) a server never pays more than this many hours of its hourly price. Empty charges every hour.',
+        unit: 'hours',
+        min: 1,
+        max: 744,
+        nullable: true,
+      },
+    ],
+  },
+  {
+    legend: 'Credit and balance (in cents)',
+    fields: [
+      {
+        path: 'trialCreditCents',
+        label: 'Trial credit',
+        description: 'Granted once to every new account.',
+        unit: 'cents',
+        min: 0,
+        max: 10_000_000,
+      },
+      {
+        path: 'minimumBalanceCents',
+        label: 'Minimum balance to deploy',
+        description: 'A deploy needs at least this balance besides the 24-hour runway.',
+        unit: 'cents',
+        min: 0,
+        max: 10_000_000,
+      },
+      {
+        path: 'lowBalanceThresholdCents',
+        label: 'Low-balance threshold',
+        description:
+          'balance.low fires once when a change leaves the balance below this, and again only after it was back above. An account override replaces it.',
+        unit: 'cents',
+        min: 0,
+        max: 10_000_000,
+      },
+    ],
+  },
+  {
+    legend: 'Top-ups',
+    fields: [
+      {
+        path: 'topUpBonusPercent',
+        label: 'Top-up bonus',
+        description: 'Bonus credit added to every paid top-up, in percent.',
+        unit: 'percent',
+        min: 0,
+        max: 100,
+      },
+      {
+        path: 'minimumTopUpCents',
+        label: 'Smallest top-up (cents)',
+        description: 'Smallest checkout amount (Stripe needs at least 50 cents).',
+        unit: 'cents',
+        min: 50,
+        max: 99_999_999,
+      },
+      {
+        path: 'maximumTopUpCents',
+        label: 'Largest top-up (cents)',
+        description: 'Largest checkout amount.',
+        unit: 'cents',
+        min: 50,
+        max: 99_999_999,
+      },
+      {
+        path: 'autoTopUpMaxFailures',
+        label: 'Auto top-up failures allowed',
+        description: 'Consecutive failed auto top-ups (declined, authentication required) after which the rule is turned off.',
+        unit: 'count',
+        min: 1,
+        max: 20,
+      },
+    ],
+  },
+  {
+    legend: 'Servers',
+    fields: [
+      {
+        path: 'serverCaps.maxRamMb',
+        label: 'Largest server: RAM (MB)',
+        description: 'Largest RAM one may deploy or resize to.',
+        unit: 'mb',
+        min: 256,
+        max: 1_048_576,
+      },
+      {
+        path: 'serverCaps.maxCpuPercent',
+        label: 'Largest server: CPU (%)',
+        description: '100 is one core.',
+        unit: 'cpu',
+        min: 25,
+        max: 10_000,
+      },
+      {
+        path: 'serverCaps.maxDiskMb',
+        label: 'Largest server: disk (MB)',
+        description: 'Largest disk one may deploy or resize to.',
+        unit: 'mb',
+        min: 512,
+        max: 10_485_760,
+      },
+      {
+        path: 'maxServersPerAccount',
+        label: 'Servers per account',
+        description: 'Active plus suspended servers per account.',
+        unit: 'count',
+        min: 0,
+        max: 10_000,
+      },
+      {
+        path: 'backupsPerServer',
+        label: 'Backups per server',
+        description: "The panel's backup limit, set at deploy and resize; 0: none.",
+        unit: 'count',
+        min: 0,
+        max: 100,
+      },
+      {
+        path: 'suspendedRetentionDays',
+        label: 'Delete suspended servers after (days)',
+        description: 'Servers suspended this many days are deleted. Empty keeps them forever.',
+        unit: 'days',
+        min: 1,
+        max: 3650,
+        nullable: true,
+      },
+    ],
+  },
+  {
+    legend: 'API keys and request rate',
+    fields: [
+      {
+        path: 'maxApiKeysPerAccount',
+        label: 'API keys per account',
+        description: 'Keys an account may hold (revoked keys do not count). An account override replaces it.',
+        unit: 'count',
+        min: 0,
+        max: 1000,
+      },
+      {
+        path: 'accountRequestsPerMinute',
+        label: 'Requests a minute per account',
+        description: "All of an account's credentials together, beside each credential's own 240. Never taken below 240.",
+        unit: 'count',
+        min: 1,
+        max: 1_000_000,
+      },
+      {
+        path: 'trialMaxApiKeys',
+        label: 'API keys of a trial account',
+        description: 'An account with no top-up and no grant yet. Empty: as API keys per account.',
+        unit: 'count',
+        min: 0,
+        max: 1000,
+        nullable: true,
+      },
+      {
+        path: 'trialMaxWebhookEndpoints',
+        label: 'Webhook endpoints of a trial account',
+        description: 'At most the 10 of any account. Empty: 10.',
+        unit: 'count',
+        min: 0,
+        max: 10,
+        nullable: true,
+      },
+    ],
+  },
+  {
+    legend: 'Invoice issuer (printed on every invoice PDF)',
+    fields: [
+      { path: 'invoiceIssuer.legalName', label: 'Legal name', description: 'The legal name of the seller.', unit: 'text', nullable: true },
+      {
+        path: 'invoiceIssuer.address.line1',
+        label: 'Address line 1',
+        description: 'Empty fields are left out.',
+        unit: 'text',
+        nullable: true,
+      },
+      { path: 'invoiceIssuer.address.line2', label: 'Address line 2', description: 'Optional.', unit: 'text', nullable: true },
+      { path: 'invoiceIssuer.address.postalCode', label: 'Postal code', description: 'Optional.', unit: 'text', nullable: true },
+      { path: 'invoiceIssuer.address.city', label: 'City', description: 'Optional.', unit: 'text', nullable: true },
+      { path: 'invoiceIssuer.address.region', label: 'Region', description: 'State, province or county.', unit: 'text', nullable: true },
+      {
+        path: 'invoiceIssuer.address.country',
+        label: 'Country',
+        description: 'ISO 3166-1 alpha-2 code, upper case (DE, US, …).',
+        unit: 'country',
+        nullable: true,
+      },
+      {
+        path: 'invoiceIssuer.taxId',
+        label: 'Tax id',
+        description: 'VAT or other tax id, as it should print.',
+        unit: 'text',
+        nullable: true,
+      },
+      { path: 'invoiceIssuer.email', label: 'Contact e-mail', description: 'Printed under the seller.', unit: 'text', nullable: true },
+      {
+        path: 'invoiceIssuer.footer',
+        label: 'Footer',
+        description: 'Printed at the foot of every invoice (payment terms, registration).',
+        unit: 'text',
+        nullable: true,
+      },
+    ],
+  },
+];
+
+/** The value at a dotted path of an object (undefined when absent). */
+export function getPath(object: unknown, path: string): unknown {
+  let value = object;
+  for (const part of path.split('.')) value = value && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined;
+  return value;
+}
+
+/** Sets the value at a dotted path, creating the objects on the way. */
+export function setPath(object: Record<string, unknown>, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let target = object;
+  for (const part of parts.slice(0, -1)) {
+    target[part] ??= {};
+    target = target[part] as Record<string, unknown>;
+  }
+  target[parts[parts.length - 1]!] = value;
+}

@@ -1,0 +1,225 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, ok, type Schema } from '../../api.ts';
+import { bytes, dateTime, mb, millicents } from '../../format.ts';
+import { Button, ErrorNotice, SecretOnce, Spinner, useAction, useLoad } from '../../ui.tsx';
+import { age, CopyButton, PowerButtons, PowerState, uptime, useNow } from './parts.tsx';
+import type { TabProps } from './tab.ts';
+
+/**
+ * Where to connect (game address, SFTP), what the server is (resources, price, labels, placement),
+ * its live usage, and the power buttons.
+ */
+export default function OverviewTab({ server, reload }: TabProps) {
+  const installed = server.live.installStatus === 'installed' || server.live.installStatus === null;
+  return (
+    <>
+      <h2>Power</h2>
+      <PowerButtons serverId={server.id} onSent={() => setTimeout(() => void reload(), 1500)} />
+      <div class="grid-2">
+        <Connect server={server} />
+        <Sftp server={server} reload={reload} />
+      </div>
+      <h2>Live usage</h2>
+      {server.status !== 'active' ? (
+        <p class="muted">No live usage while the server is {server.status}.</p>
+      ) : installed ? (
+        <Usage serverId={server.id} ramMb={server.resources.ramMb} diskMb={server.resources.diskMb} />
+      ) : (
+        <p class="muted">Live usage is shown once the server is installed.</p>
+      )}
+      <Plan server={server} />
+    </>
+  );
+}
+
+function Connect({ server }: { server: Schema<'ServerWithLive'> }) {
+  const a = server.address;
+  const address = a ? `${a.host}:${a.port}` : null;
+  const others = server.ports.filter((p) => !a || p.port !== a.port || p.ip !== a.ip);
+  return (
+    <section class="card" aria-labelledby="connect-title">
+      <h2 id="connect-title">Connect</h2>
+      {address && a ? (
+        <dl class="props">
+          <dt>Address</dt>
+          <dd class="copy-row">
+            <code data-testid="server-address">{address}</code> <CopyButton value={address} label="Copy the address" />
+          </dd>
+          <dt>IP</dt>
+          <dd>
+            <code>
+              {a.ip}:{a.port}
+            </code>
+          </dd>
+          {a.alias ? (
+            <>
+              <dt>Alias</dt>
+              <dd>
+                <code>{a.alias}</code>
+              </dd>
+            </>
+          ) : null}
+          {others.length ? (
+            <>
+              <dt>Other ports</dt>
+              <dd>
+                {others.map((p) => (
+                  <code key={`${p.ip}:${p.port}`} class="port">
+                    {p.host}:{p.port}
+                  </code>
+                ))}
+              </dd>
+            </>
+          ) : null}
+        </dl>
+      ) : (
+        <p class="muted" data-testid="server-address">
+          No address recorded for this server.
+        </p>
+      )}
+    </section>
+  );
+}
+
+/** SFTP login; the password is the account's (one for all its servers), made and shown once. */
+function Sftp({ server, reload }: TabProps) {
+  const s = server.sftp;
+  const [password, setPassword] = useState<string>();
+  const set = useAction(async () => {
+    const answer = await ok(api().POST('/v1/account/sftp-password', { body: {} }));
+    setPassword(answer.password);
+    await reload();
+  });
+  return (
+    <section class="card" aria-labelledby="sftp-title">
+      <h2 id="sftp-title">SFTP</h2>
+      <dl class="props">
+        <dt>Host</dt>
+        <dd>
+          <code>{s.host ?? '—'}</code>
+        </dd>
+        <dt>Port</dt>
+        <dd>
+          <code>{s.port ?? '—'}</code>
+        </dd>
+        <dt>Username</dt>
+        <dd class="copy-row">
+          <code data-testid="sftp-username">{s.username}</code> <CopyButton value={s.username} label="Copy the SFTP username" />
+        </dd>
+        <dt>Enabled</dt>
+        <dd data-testid="sftp-enabled">{s.enabled ? 'Yes' : 'No: set a password to enable'}</dd>
+      </dl>
+      {password ? <SecretOnce label="SFTP password" value={password} /> : null}
+      <p class="hint">One password for all your servers; setting a new one replaces it everywhere.</p>
+      <Button busy={set.busy} onClick={() => void set.run()}>
+        Set SFTP password
+      </Button>
+      <ErrorNotice error={set.error} onDismiss={set.clearError} />
+    </section>
+  );
+}
+
+/** GET /v1/servers/:id/resources every 10 s while the page is visible. */
+function Usage(props: { serverId: string; ramMb: number; diskMb: number }) {
+  const usage = useLoad(() => ok(api().GET('/v1/servers/{id}/resources', { params: { path: { id: props.serverId } } })), [props.serverId]);
+  const now = useNow();
+  useEffect(() => {
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') void usage.reload();
+    }, 10_000);
+    return () => clearInterval(timer);
+  }, [usage.reload]);
+  const u = usage.data;
+  if (!u) return usage.error ? <ErrorNotice error={usage.error} /> : <Spinner label="Reading live usage…" />;
+  const r = u.resources;
+  return (
+    <>
+      {usage.error ? <ErrorNotice error={usage.error} /> : null}
+      <dl class="cards usage" data-testid="usage">
+        <div class="stat">
+          <dt>State</dt>
+          <dd>
+            <PowerState state={u.powerState} />
+          </dd>
+        </div>
+        <div class="stat">
+          <dt>CPU</dt>
+          <dd>{r ? `${r.cpuAbsolute.toFixed(1)} %` : '—'}</dd>
+        </div>
+        <div class="stat">
+          <dt>Memory</dt>
+          <dd>
+            {r ? bytes(r.memoryBytes) : '—'} <span class="of">of {mb(props.ramMb)}</span>
+          </dd>
+        </div>
+        <div class="stat">
+          <dt>Disk</dt>
+          <dd>
+            {r ? bytes(r.diskBytes) : '—'} <span class="of">of {mb(props.diskMb)}</span>
+          </dd>
+        </div>
+        <div class="stat">
+          <dt>Network in / out</dt>
+          <dd>{r ? `${bytes(r.networkRxBytes)} / ${bytes(r.networkTxBytes)}` : '—'}</dd>
+        </div>
+        <div class="stat">
+          <dt>Uptime</dt>
+          <dd>{r && r.uptimeMs > 0 ? uptime(r.uptimeMs) : '—'}</dd>
+        </div>
+      </dl>
+      <p class="muted">
+        Usage as of {age(u.asOf, now)}; refreshed every 10 s.{' '}
+        <Button busy={usage.loading} onClick={() => void usage.reload()}>
+          Refresh usage
+        </Button>
+      </p>
+    </>
+  );
+}
+
+function Plan({ server }: { server: Schema<'ServerWithLive'> }) {
+  const instances = useLoad(() => ok(api().GET('/v1/instances')), []);
+  const instance = instances.data?.data.find((i) => i.id === server.instanceId);
+  const labels = Object.entries(server.labels);
+  return (
+    <section class="card" aria-labelledby="plan-title">
+      <h2 id="plan-title">Plan and placement</h2>
+      <dl class="props">
+        <dt>Memory</dt>
+        <dd>{mb(server.resources.ramMb)}</dd>
+        <dt>CPU</dt>
+        <dd>{server.resources.cpuPercent} % (100 % = one core)</dd>
+        <dt>Disk</dt>
+        <dd>{mb(server.resources.diskMb)}</dd>
+        <dt>Price</dt>
+        <dd data-testid="server-price">{millicents(server.priceMillicentsPerHour)} per hour</dd>
+        <dt>Labels</dt>
+        <dd>
+          {labels.length ? (
+            <ul class="labels">
+              {labels.map(([k, v]) => (
+                <li key={k}>
+                  <code>{v ? `${k}=${v}` : k}</code>
+                </li>
+              ))}
+            </ul>
+          ) : (
+            'None'
+          )}
+        </dd>
+        <dt>Panel</dt>
+        <dd>{instance?.name ?? <code>{server.instanceId}</code>}</dd>
+        <dt>Region</dt>
+        <dd>{server.region ?? '—'}</dd>
+        <dt>Node</dt>
+        <dd>{server.sftp.host ?? '—'}</dd>
+        <dt>Identifier</dt>
+        <dd>
+          <code>{server.identifier}</code>
+        </dd>
+        <dt>Created</dt>
+        <dd>{dateTime(server.createdAt)}</dd>
+      </dl>
+    </section>
+  );
+}
