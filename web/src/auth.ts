@@ -10,6 +10,8 @@ import { config } from './config.ts';
  */
 let manager: UserManager | undefined;
 let current: User | null = null;
+/** Set while signing out, so the app does not start a sign-in when the stored user goes. */
+let signingOut = false;
 const listeners = new Set<(user: User | null) => void>();
 
 const base = (): string => `${location.origin}${import.meta.env.BASE_URL}`;
@@ -35,7 +37,9 @@ export function userManager(): UserManager {
     for (const listener of listeners) listener(user);
   };
   manager.events.addUserLoaded((user) => publish(user));
-  manager.events.addUserUnloaded(() => publish(null));
+  manager.events.addUserUnloaded(() => {
+    if (!signingOut) publish(null);
+  });
   manager.events.addUserSignedOut(() => publish(null));
   manager.events.addSilentRenewError(() => publish(null));
   return manager;
@@ -79,14 +83,15 @@ export async function completeSignIn(): Promise<string> {
 }
 
 export async function signOut(): Promise<void> {
+  signingOut = true;
   const um = userManager();
   const user = await um.getUser();
   await um.removeUser();
   current = null;
-  // `logout_uri` and `client_id` are what Cognito's /logout reads; a standard provider reads
-  // `post_logout_redirect_uri` (sent too) and ignores them.
+  // `logout_uri` (with the `client_id` oidc-client-ts sends) is what Cognito's /logout reads; a
+  // standard provider reads `post_logout_redirect_uri` (sent too) and ignores it.
   await um.signoutRedirect({
     ...(user?.id_token ? { id_token_hint: user.id_token } : {}),
-    extraQueryParams: { client_id: config().oidc.clientId, logout_uri: base() },
+    extraQueryParams: { logout_uri: base() },
   });
 }

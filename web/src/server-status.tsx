@@ -35,10 +35,16 @@ const POWER_TONE: Record<NonNullable<Power>, 'ok' | 'warn' | 'bad' | 'neutral'> 
 };
 
 /** The panel's power state (`running`, `offline`, …), or "unknown" when the panel was not asked. */
+export function PowerWord(props: { state: string | null | undefined }) {
+  const tone = (props.state && POWER_TONE[props.state as NonNullable<Power>]) || 'neutral';
+  return <Badge tone={tone}>{props.state ?? 'unknown'}</Badge>;
+}
+
+/** The power state of the page's server, with its test hook (once per page). */
 export function PowerBadge(props: { state: Power }) {
   return (
     <span data-testid="power-state" data-state={props.state ?? 'unknown'}>
-      <Badge tone={props.state ? POWER_TONE[props.state] : 'neutral'}>{props.state ?? 'unknown'}</Badge>
+      <PowerWord state={props.state} />
     </span>
   );
 }

@@ -3,7 +3,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { href, useLocation } from '../router.ts';
 import { Button, ErrorNotice, Notice, Page, Spinner, useAction, useLoad } from '../ui.tsx';
-import { age, PowerState, ServerStatus, useNow } from './server/parts.tsx';
+import { PowerBadge, StatusBadge } from '../server-status.tsx';
+import { age, useNow } from './server/parts.tsx';
 import type { TabProps } from './server/tab.ts';
 
 /**
@@ -77,16 +78,10 @@ function StatusLine({ server, reload }: TabProps) {
   return (
     <div class="status-line">
       <span>
-        Status{' '}
-        <span data-testid="server-status">
-          <ServerStatus status={server.status} />
-        </span>
+        Status <StatusBadge status={server.status} />
       </span>
       <span>
-        Power{' '}
-        <span data-testid="power-state">
-          <PowerState state={live.powerState} />
-        </span>
+        Power <PowerBadge state={live.powerState} />
       </span>
       <span data-testid="install-state" data-install={install ?? 'unknown'}>
         {install === 'installing' ? (

@@ -5,7 +5,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok } from '../../api.ts';
 import { Button, ErrorNotice, Field } from '../../ui.tsx';
 import { ConsoleSocket, type ConsoleState } from './console-socket.ts';
-import { PowerButtons, PowerState } from './parts.tsx';
+import { PowerWord } from '../../server-status.tsx';
+import { PowerButtons } from './parts.tsx';
 import { adoptTerminalStyles } from './terminal-styles.ts';
 import type { TabProps } from './tab.ts';
 
@@ -172,7 +173,7 @@ export default function ConsoleTab({ server, reload }: TabProps) {
           {state === 'disconnected' && retryIn ? <span class="muted"> (retrying in {Math.ceil(retryIn / 1000)} s)</span> : null}
         </p>
         <p class="console-state">
-          Server <PowerState state={power} />
+          Server <PowerWord state={power} />
         </p>
       </div>
       <ErrorNotice error={error} />

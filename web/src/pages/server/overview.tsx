@@ -2,7 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
 import { bytes, dateTime, mb, millicents } from '../../format.ts';
 import { Button, ErrorNotice, SecretOnce, Spinner, useAction, useLoad } from '../../ui.tsx';
-import { age, CopyButton, PowerButtons, PowerState, uptime, useNow } from './parts.tsx';
+import { PowerWord } from '../../server-status.tsx';
+import { age, CopyButton, PowerButtons, uptime, useNow } from './parts.tsx';
 import type { TabProps } from './tab.ts';
 
 /**
@@ -139,7 +140,7 @@ function Usage(props: { serverId: string; ramMb: number; diskMb: number }) {
         <div class="stat">
           <dt>State</dt>
           <dd>
-            <PowerState state={u.powerState} />
+            <PowerWord state={u.powerState} />
           </dd>
         </div>
         <div class="stat">

@@ -1,22 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ok, type Schema } from '../../api.ts';
-import { Badge, Button, ErrorNotice, useAction } from '../../ui.tsx';
+import { api, ok } from '../../api.ts';
+import { Button, ErrorNotice, useAction } from '../../ui.tsx';
 
 /** Small pieces the server page's own tabs share (overview and console). */
-
-type Tone = 'ok' | 'warn' | 'bad' | 'neutral';
-
-/** The stored status: words, not only colour. */
-export function ServerStatus(props: { status: Schema<'ServerStatus'> }) {
-  const tone: Record<Schema<'ServerStatus'>, Tone> = { active: 'ok', suspended: 'warn', deleted: 'bad' };
-  return <Badge tone={tone[props.status]}>{props.status}</Badge>;
-}
-
-/** The power state Wings reports (null: unknown, e.g. while installing). */
-export function PowerState(props: { state: string | null | undefined }) {
-  const tone: Record<string, Tone> = { running: 'ok', starting: 'warn', stopping: 'warn', offline: 'neutral' };
-  return <Badge tone={props.state ? (tone[props.state] ?? 'neutral') : 'neutral'}>{props.state ?? 'unknown'}</Badge>;
-}
 
 /** Re-renders every `ms` (for "N s ago"). */
 export function useNow(ms = 1000): number {
