@@ -120,7 +120,7 @@ describe.skipIf(!browserPath)('every dashboard page in Chromium: axe, no errors,
         // The keyboard: from the top, the skip link first, then every navigation link in order, all with a visible focus.
         const focused = await tabFromTop(page, nav.length + 6);
         expect(focused[0], 'Tab from the top reaches the skip link first').toMatchObject({ tag: 'a', href: '#main' });
-        const navOrder = focused.filter((f) => f.tag === 'a' && nav.includes(f.text)).map((f) => f.text);
+        const navOrder = focused.filter((f) => f.inNav).map((f) => f.text);
         expect(navOrder, 'Tab then reaches the navigation links in order').toEqual(nav);
         // (`body`: Tab went past the page's last control, to the browser's own UI.)
         const hidden = focused.filter((f) => !f.visible && f.tag !== 'body');

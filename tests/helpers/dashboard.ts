@@ -36,7 +36,8 @@ export function watchProblems(page: Page): PageProblems {
   const problems: PageProblems = { errors: [] };
   page.on('pageerror', (err) => problems.errors.push(`pageerror: ${err.message}`));
   page.on('console', (msg) => {
-    if (msg.type() === 'error') problems.errors.push(`console: ${msg.text()}`);
+    // With where it happened: a resource that failed to load is named only by its location.
+    if (msg.type() === 'error') problems.errors.push(`console: ${msg.text()}${msg.location().url ? ` (${msg.location().url})` : ''}`);
   });
   return problems;
 }
@@ -178,7 +179,7 @@ export interface Customer {
 }
 
 /**
- * A customer with `creditCents` of granted credit and one installed server (ramMb 1024), running
+ * A customer with `creditCents` more of granted credit (5000 unless said; 0 grants none) and one more installed server (ramMb 1024), running
  * when `running` says so. The grant and the deploy go through the API, as a customer and an admin would.
  */
 export async function customerWithServer(
@@ -188,7 +189,8 @@ export async function customerWithServer(
 ): Promise<Customer> {
   const token = await stack.session(email);
   const me = await stack.must('GET', '/v1/account', undefined, token);
-  await stack.must('POST', `/v1/admin/users/${me.id}/credits`, { amountCents: options.creditCents ?? 5000, note: 'browser test credit' });
+  const credit = options.creditCents ?? 5000;
+  if (credit > 0) await stack.must('POST', `/v1/admin/users/${me.id}/credits`, { amountCents: credit, note: 'browser test credit' });
   const eggs = await stack.must('GET', '/v1/eggs', undefined, token);
   const egg = eggs.data[0];
   const name = options.serverName ?? 'Test server';
@@ -247,6 +249,7 @@ interface DomEl {
   removeAttribute(name: string): void;
   focus(options?: { preventScroll?: boolean }): void;
   blur(): void;
+  closest(selector: string): DomEl | null;
 }
 interface BrowserGlobals {
   document: {
@@ -304,6 +307,8 @@ export interface Focused {
   tag: string;
   text: string;
   href: string | null;
+  /** Inside the main navigation (`nav[aria-label=Main]`). */
+  inNav: boolean;
   /** Computed outline (style and width) or box-shadow: what makes focus visible. */
   outline: string;
   visible: boolean;
@@ -327,7 +332,7 @@ export async function tabFromTop(page: Page, count: number): Promise<Focused[]> 
       await page.evaluate(() => {
         const { document, getComputedStyle } = globalThis as unknown as BrowserGlobals;
         const el = document.activeElement;
-        if (!el || el === document.body) return { tag: 'body', text: '', href: null, outline: 'none', visible: false };
+        if (!el || el === document.body) return { tag: 'body', text: '', href: null, inNav: false, outline: 'none', visible: false };
         const style = getComputedStyle(el);
         const outline = `${style.outlineStyle} ${style.outlineWidth}`;
         const shadow = style.boxShadow;
@@ -337,6 +342,7 @@ export async function tabFromTop(page: Page, count: number): Promise<Focused[]> 
           tag: el.tagName.toLowerCase(),
           text: (el.textContent ?? '').trim().slice(0, 60),
           href: el.getAttribute('href'),
+          inNav: el.closest('nav[aria-label="Main"]') !== null,
           outline: shadow !== 'none' ? `${outline} / ${shadow}` : outline,
           visible,
         };
