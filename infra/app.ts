@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { buildDashboard } from '../web/build.ts';
 import { bundleAll, ROOT } from './bundle.ts';
 import { ApiStack } from './stacks/api-stack.ts';
 import { BillingStack } from './stacks/billing-stack.ts';
@@ -12,7 +13,7 @@ import { stageName } from './stage.ts';
 
 /**
  * The CDK app: the stateful ControlPlaneData stack (the table) and three stateless stacks,
- * ControlPlaneApi (functions, HTTP API, identity, alarm topic), ControlPlaneBilling (the hourly
+ * ControlPlaneApi (functions, HTTP API, identity, alarm topic, the dashboard on S3 + CloudFront), ControlPlaneBilling (the hourly
  * billing pass: rule, scheduler, queue, workers) and ControlPlaneWebhooks (the webhook dispatcher
  * and its rule), checked by cdk-nag's AWS Solutions rules.
  *
@@ -21,13 +22,15 @@ import { stageName } from './stage.ts';
  * with `Validations.of(construct).acknowledge({ id, reason })` next to the resources they concern
  * (infra/stacks/*), each with its reason.
  *
- * `npx cdk synth` runs this file (cdk.json), which builds the bundles first, so a fresh clone needs
- * no separate build step. Tests call `bundleAll()` once and then `buildApp()`.
+ * `npx cdk synth` runs this file (cdk.json), which builds the bundles and the dashboard (web/dist,
+ * deployed by ApiStack's Dashboard construct) first, so a fresh clone needs no separate build
+ * step. Tests call `bundleAll()` and `buildDashboard()` once and then `buildApp()`.
  */
 export interface BuildAppOptions {
   /**
    * Extra CDK context (stage, adminEmails, oidcIssuer + oidcAudience, selfSignUp, stripeSecretName, alarmEmail,
-   * domainName + certificateArn, sesFromEmail), over cdk.json's.
+   * domainName + certificateArn, sesFromEmail, cognitoDomainPrefix, dashboardDomainName + dashboardCertificateArn,
+   * dashboardOidcClientId), over cdk.json's.
    */
   context?: Record<string, unknown>;
   /** Where the cloud assembly goes (default: the CLI's choice, or a temporary directory). */
@@ -104,6 +107,6 @@ export function buildApp(options: BuildAppOptions = {}): BuiltApp {
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  await bundleAll();
+  await Promise.all([bundleAll(), buildDashboard()]);
   buildApp().app.synth();
 }

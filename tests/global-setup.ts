@@ -1,9 +1,13 @@
 import { startDynamoLocal, type LocalDynamo } from '../dev/dynamodb.ts';
+import { buildDashboard } from '../web/build.ts';
 
 /** Starts one DynamoDB Local (in memory) for the whole test run, unless DYNAMODB_ENDPOINT names one. */
 let dynamo: LocalDynamo | undefined;
 
 export async function setup(): Promise<void> {
+  // The dashboard once, before the workers start: the browser tests would otherwise each build a
+  // stale web/dist at the same time, emptying it under one another.
+  await buildDashboard();
   if (!process.env.DYNAMODB_ENDPOINT) {
     dynamo = await startDynamoLocal();
     process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;

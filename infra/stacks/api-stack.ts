@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Lazy, RemovalPolicy, Stack, Token, Validations, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { ACCESS_LOG_FIELDS } from '../access-log.ts';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
@@ -15,6 +15,7 @@ import { TABLE_ACCESS } from '../../shared/db/key-prefixes.ts';
 import { handlerGroups } from '../bundle.ts';
 import { Alarms } from '../constructs/alarms.ts';
 import { AppFunction, SETTINGS_PARTITION } from '../constructs/app-function.ts';
+import { Dashboard, DASHBOARD_BASE, type IdentityOrigins } from '../constructs/dashboard.ts';
 import { panelSecretsPrefix, stageName } from '../stage.ts';
 
 /** An external OIDC provider used instead of the Cognito user pool. */
@@ -49,6 +50,18 @@ export interface ApiStackProps extends StackProps {
    * Default: context `sesFromEmail`, else Cognito's sender.
    */
   sesFromEmail?: string;
+  /**
+   * The dashboard's custom domain: a name and an ACM certificate in us-east-1 (CloudFront's).
+   * Default: context `dashboardDomainName` + `dashboardCertificateArn`, else the distribution's own domain.
+   */
+  dashboardDomain?: { domainName: string; certificateArn: string };
+  /**
+   * With an external issuer: the dashboard's OIDC client id there (a public client, code + PKCE).
+   * Default: context `dashboardOidcClientId`; without it the dashboard is not deployed.
+   */
+  dashboardOidcClientId?: string;
+  /** The Cognito hosted UI's domain prefix. Default: context `cognitoDomainPrefix`, else `<stage->control-plane-<account>`. */
+  cognitoDomainPrefix?: string;
 }
 
 /** The `/v1/admin` routes: API Gateway lets them through only after the admin authorizer said yes. */
@@ -105,6 +118,13 @@ const PANEL_KEY_ACCESS: Partial<Record<Group, 'read' | 'write'>> = {
 /** Checkout (billing) and the webhook (payments) use the Stripe keys; nothing else may read them. */
 const STRIPE_READERS: readonly Group[] = ['billing', 'payments'];
 
+/** Token lifetimes of both app clients (the API's and the dashboard's). */
+const TOKEN_VALIDITY = {
+  idTokenValidity: Duration.hours(1),
+  accessTokenValidity: Duration.hours(1),
+  refreshTokenValidity: Duration.days(30),
+};
+
 /** Stage-wide throttling; the per-credential limit (240/min) is enforced by the functions themselves. */
 const THROTTLE: apigwv2.ThrottleSettings = { rateLimit: 100, burstLimit: 200 };
 
@@ -129,6 +149,12 @@ export class ApiStack extends Stack {
   readonly domainName: apigwv2.DomainName | undefined;
   readonly userPool: cognito.UserPool | undefined;
   readonly userPoolClient: cognito.UserPoolClient | undefined;
+  /** The dashboard's app client (code + PKCE through the hosted UI), with Cognito. */
+  readonly dashboardClient: cognito.UserPoolClient | undefined;
+  /** The hosted UI's domain, with Cognito. */
+  readonly userPoolDomain: cognito.UserPoolDomain | undefined;
+  /** The dashboard (bucket + CloudFront), unless an external issuer without a dashboard client is used. */
+  readonly dashboard: Dashboard | undefined;
   readonly cursorSecret: secretsmanager.Secret;
   /** The Stripe keys (context `stripeSecretName`), if payments are configured. */
   readonly stripeSecret: secretsmanager.ISecret | undefined;
@@ -141,12 +167,30 @@ export class ApiStack extends Stack {
     const oidc = props.oidc ?? externalOidcFromContext(this);
     const sesFromEmail = props.sesFromEmail ?? stringFromContext(this.node.tryGetContext('sesFromEmail'));
     let oidcEnv: Record<string, string>;
+    // The client ids whose ID tokens the API accepts (OIDC_AUDIENCE, a list): the API's and the
+    // dashboard's. Read lazily, since the dashboard's client is made once the distribution exists.
+    const audiences: string[] = [];
+    const audienceList = Lazy.string({ produce: () => audiences.join(',') });
+    /** What the dashboard needs of the identity provider (its client is made with the distribution, below). */
+    let dashboardIdentity:
+      | { origins: IdentityOrigins; authority: string; clientId?: string; metadata?: Record<string, string> }
+      | undefined;
     if (oidc) {
       this.userPool = undefined;
       this.userPoolClient = undefined;
+      this.userPoolDomain = undefined;
       const issuer = oidc.issuer.replace(/\/$/, '');
-      oidcEnv = { OIDC_ISSUER: issuer, OIDC_JWKS_URL: `${issuer}/.well-known/jwks.json`, OIDC_AUDIENCE: oidc.audience };
+      audiences.push(oidc.audience);
+      oidcEnv = { OIDC_ISSUER: issuer, OIDC_JWKS_URL: `${issuer}/.well-known/jwks.json`, OIDC_AUDIENCE: audienceList };
       new CfnOutput(this, 'OidcIssuer', { value: issuer, description: 'External OIDC issuer the API trusts' });
+      // The dashboard signs in at the external issuer only if the operator registered a client
+      // for it there (context dashboardOidcClientId, docs/deploy.md); without one it is not deployed.
+      const clientId = props.dashboardOidcClientId ?? stringFromContext(this.node.tryGetContext('dashboardOidcClientId'));
+      if (clientId) {
+        audiences.push(clientId);
+        const origin = new URL(issuer).origin;
+        dashboardIdentity = { origins: { connect: [origin], formAction: [origin] }, authority: issuer, clientId };
+      }
     } else {
       this.userPool = new cognito.UserPool(this, 'UserPool', {
         signInAliases: { email: true },
@@ -184,20 +228,35 @@ export class ApiStack extends Stack {
         // `email_verified` nor any custom attribute: those would decide access.
         readAttributes: new cognito.ClientAttributes().withStandardAttributes({ email: true, emailVerified: true }),
         writeAttributes: new cognito.ClientAttributes().withStandardAttributes({ email: true }),
-        idTokenValidity: Duration.hours(1),
-        accessTokenValidity: Duration.hours(1),
-        refreshTokenValidity: Duration.days(30),
+        ...TOKEN_VALIDITY,
       });
       const issuer = `https://cognito-idp.${this.region}.amazonaws.com/${this.userPool.userPoolId}`;
+      audiences.push(this.userPoolClient.userPoolClientId);
       oidcEnv = {
         OIDC_ISSUER: issuer,
         OIDC_JWKS_URL: `${issuer}/.well-known/jwks.json`,
-        OIDC_AUDIENCE: this.userPoolClient.userPoolClientId,
+        OIDC_AUDIENCE: audienceList,
         OIDC_TOKEN_USE: 'id',
-        OIDC_CLIENT_IDS: this.userPoolClient.userPoolClientId,
+        OIDC_CLIENT_IDS: audienceList,
       };
       new CfnOutput(this, 'UserPoolId', { value: this.userPool.userPoolId });
       new CfnOutput(this, 'UserPoolClientId', { value: this.userPoolClient.userPoolClientId });
+
+      // The hosted UI (classic) the dashboard signs in through: authorize, token and logout
+      // endpoints on https://<prefix>.auth.<region>.amazoncognito.com.
+      this.userPoolDomain = this.userPool.addDomain('HostedUi', {
+        cognitoDomain: { domainPrefix: props.cognitoDomainPrefix ?? cognitoDomainPrefixOf(this) },
+      });
+      const hostedUi = this.userPoolDomain.baseUrl();
+      // Discovery is read from the issuer (cognito-idp), tokens from the hosted UI's domain (both
+      // answer CORS); the sign-in form posts to the hosted UI.
+      dashboardIdentity = {
+        origins: { connect: [`https://cognito-idp.${this.region}.amazonaws.com`, hostedUi], formAction: [hostedUi] },
+        authority: issuer,
+        // Cognito's discovery has no end_session_endpoint; its /logout takes client_id and logout_uri.
+        metadata: { end_session_endpoint: `${hostedUi}/logout` },
+      };
+      new CfnOutput(this, 'HostedUiUrl', { value: hostedUi, description: 'Cognito hosted UI (dashboard sign-in)' });
 
       Validations.of(this.userPool).acknowledge(
         {
@@ -342,6 +401,52 @@ export class ApiStack extends Stack {
 
     new CfnOutput(this, 'ApiUrl', { value: this.stage.url, description: 'Base URL of the API' });
 
+    // ---- the dashboard: web/dist on S3 + CloudFront, /v1/* to the API on the same origin ----
+    // Its app client needs the distribution's domain (callback URLs), so it is made here, after
+    // the distribution; the functions read its id lazily (OIDC_AUDIENCE above). No cycle: client →
+    // distribution → HTTP API, and the API resource itself depends on neither.
+    if (dashboardIdentity) {
+      const dashboardDomain = props.dashboardDomain ?? dashboardDomainFromContext(this);
+      const dashboard = new Dashboard(this, 'Dashboard', {
+        apiId: this.api.apiId,
+        identityOrigins: dashboardIdentity.origins,
+        ...(dashboardDomain ? { customDomain: dashboardDomain } : {}),
+      });
+      let clientId = dashboardIdentity.clientId;
+      if (this.userPool) {
+        this.dashboardClient = this.userPool.addClient('DashboardClient', {
+          generateSecret: false,
+          // Of the user pools API only the refresh-token flow: sign-in happens on the hosted UI.
+          authFlows: { userSrp: false },
+          oAuth: {
+            flows: { authorizationCodeGrant: true, implicitCodeGrant: false, clientCredentials: false },
+            scopes: [cognito.OAuthScope.OPENID, cognito.OAuthScope.EMAIL, cognito.OAuthScope.PROFILE],
+            callbackUrls: dashboard.origins.map((origin) => `${origin}${DASHBOARD_BASE}callback`),
+            logoutUrls: dashboard.origins.map((origin) => `${origin}${DASHBOARD_BASE}`),
+          },
+          supportedIdentityProviders: [cognito.UserPoolClientIdentityProvider.COGNITO],
+          preventUserExistenceErrors: true,
+          readAttributes: new cognito.ClientAttributes().withStandardAttributes({ email: true, emailVerified: true }),
+          writeAttributes: new cognito.ClientAttributes().withStandardAttributes({ email: true }),
+          ...TOKEN_VALIDITY,
+        });
+        clientId = this.dashboardClient.userPoolClientId;
+        audiences.push(clientId);
+        new CfnOutput(this, 'DashboardClientId', { value: clientId });
+      } else {
+        this.dashboardClient = undefined;
+      }
+      dashboard.deploy({
+        authority: dashboardIdentity.authority,
+        clientId: clientId!,
+        ...(dashboardIdentity.metadata ? { metadata: dashboardIdentity.metadata } : {}),
+      });
+      this.dashboard = dashboard;
+    } else {
+      this.dashboardClient = undefined;
+      this.dashboard = undefined;
+    }
+
     // ---- alarms (the topic lives here; the billing stack's alarms notify it too) ----
     this.alarms = new Alarms(this, 'Alarms', { email: props.alarmEmail ?? stringFromContext(this.node.tryGetContext('alarmEmail')) });
     for (const [group, fn] of functions) this.alarms.forFunction(pascal(group), fn);
@@ -365,6 +470,30 @@ function externalOidcFromContext(scope: Construct): ExternalOidc | undefined {
   if (typeof issuer === 'string' && issuer && typeof audience === 'string' && audience) return { issuer, audience };
   if (issuer || audience) throw new Error('Context oidcIssuer and oidcAudience must be given together');
   return undefined;
+}
+
+function dashboardDomainFromContext(scope: Construct): { domainName: string; certificateArn: string } | undefined {
+  const domainName = stringFromContext(scope.node.tryGetContext('dashboardDomainName'));
+  const certificateArn = stringFromContext(scope.node.tryGetContext('dashboardCertificateArn'));
+  if (domainName && certificateArn) return { domainName, certificateArn };
+  if (domainName || certificateArn) throw new Error('Context dashboardDomainName and dashboardCertificateArn must be given together');
+  return undefined;
+}
+
+/**
+ * The hosted UI's domain prefix: context `cognitoDomainPrefix`, else `control-plane-<account>`
+ * (with a stage, `<stage>-control-plane-<account>`), unique across AWS as Cognito requires.
+ * Cognito refuses prefixes with `aws`, `amazon` or `cognito` in them.
+ */
+function cognitoDomainPrefixOf(scope: Stack): string {
+  const prefix =
+    stringFromContext(scope.node.tryGetContext('cognitoDomainPrefix')) ?? `${stageName(scope, 'control-plane')}-${scope.account}`;
+  if (!Token.isUnresolved(prefix) && (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(prefix) || /aws|amazon|cognito/.test(prefix))) {
+    throw new Error(
+      `Cognito domain prefix ${prefix}: lower-case letters, digits and dashes (at most 63), without aws, amazon or cognito; set context cognitoDomainPrefix`,
+    );
+  }
+  return prefix;
 }
 
 function customDomainFromContext(scope: Construct): { domainName: string; certificateArn: string } | undefined {

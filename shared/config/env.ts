@@ -60,8 +60,11 @@ export const SANDBOX_WEBHOOK_SECRET = 'whsec_local_sandbox_not_a_secret';
 export interface OidcConfig {
   issuer: string;
   jwksUrl: string;
-  /** Expected `aud` (ID tokens and generic OIDC). */
-  audience: string | undefined;
+  /**
+   * Accepted `aud` values (ID tokens and generic OIDC), from OIDC_AUDIENCE, comma-separated: the
+   * API's client and the dashboard's (infra/stacks/api-stack.ts). A token needs one of them.
+   */
+  audience: string[] | undefined;
   /** Cognito: expected `token_use` claim (`id` or `access`). */
   tokenUse: 'id' | 'access' | undefined;
   /** Cognito access tokens carry `client_id` instead of `aud`. */
@@ -127,7 +130,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
       ? {
           issuer,
           jwksUrl: env.OIDC_JWKS_URL ?? `${issuer.replace(/\/$/, '')}/.well-known/jwks.json`,
-          audience: env.OIDC_AUDIENCE || undefined,
+          audience: env.OIDC_AUDIENCE ? env.OIDC_AUDIENCE.split(',') : undefined,
           tokenUse: tokenUse === 'id' || tokenUse === 'access' ? tokenUse : undefined,
           clientIds: (env.OIDC_CLIENT_IDS ?? '').split(',').filter(Boolean),
           algorithms: (env.OIDC_ALGORITHMS ?? 'RS256').split(',').filter(Boolean),

@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Metafile } from 'esbuild';
 import { bundleAll, bundleDir, chunkSizes, handlerGroups, ROOT, type BundleResult } from '../../infra/bundle.ts';
 import { startFakeSecretsManager } from '../helpers/fake-secrets-manager.ts';
+import { withBuildLock } from '../helpers/build-lock.ts';
+import { buildDashboard } from '../../web/build.ts';
 import { buildApp, type BuiltApp } from '../../infra/app.ts';
 import type { AppFunction } from '../../infra/constructs/app-function.ts';
 import { GROUPS, routeEntries, toTemplatePath } from '../../shared/api/routes.ts';
@@ -51,20 +53,24 @@ const STRIPE_SECRET_NAME = 'control-plane/stripe';
 const ALARM_EMAIL = 'ops@example.com';
 
 beforeAll(async () => {
-  bundles = await bundleAll();
-  outdir = mkdtempSync(join(tmpdir(), 'cdk-test-'));
-  built = buildApp({
-    outdir,
-    account: '123456789012',
-    region: 'eu-west-1',
-    context: { stripeSecretName: STRIPE_SECRET_NAME, alarmEmail: ALARM_EMAIL },
+  // The dashboard (web/dist) is deployed by ApiStack too. The lock keeps the other infra test
+  // file's rebuild of the same folders away from this synthesis (tests/helpers/build-lock.ts).
+  await withBuildLock(async () => {
+    [bundles] = await Promise.all([bundleAll(), buildDashboard()]);
+    outdir = mkdtempSync(join(tmpdir(), 'cdk-test-'));
+    built = buildApp({
+      outdir,
+      account: '123456789012',
+      region: 'eu-west-1',
+      context: { stripeSecretName: STRIPE_SECRET_NAME, alarmEmail: ALARM_EMAIL },
+    });
+    // Synthesis runs the cdk-nag plugin (Validations): any unacknowledged finding throws here.
+    try {
+      built.app.synth();
+    } catch (err) {
+      synthError = err;
+    }
   });
-  // Synthesis runs the cdk-nag plugin (Validations): any unacknowledged finding throws here.
-  try {
-    built.app.synth();
-  } catch (err) {
-    synthError = err;
-  }
   // The templates synthesis wrote (they are written before validation runs, so a nag failure
   // still leaves the other tests something to check). Template.fromStack would re-run the plugin.
   const written = (stack: Stack) => Template.fromJSON(JSON.parse(readFileSync(join(outdir, stack.templateFile), 'utf8')));
@@ -73,7 +79,7 @@ beforeAll(async () => {
   billingTemplate = written(built.billingStack);
   webhooksTemplate = written(built.webhooksStack);
   deployed = handlerGroups().filter((g) => (GROUPS as readonly string[]).includes(g) && g !== 'dev');
-}, 120_000);
+}, 600_000);
 
 afterAll(() => {
   if (outdir) rmSync(outdir, { recursive: true, force: true });
@@ -81,6 +87,15 @@ afterAll(() => {
 
 const resourcesOf = (template: Template, type: string): [string, Resource][] =>
   Object.entries(template.findResources(type)) as [string, Resource][];
+
+/**
+ * The API stack's resources without CDK's BucketDeployment function, its role and policy (it copies
+ * the dashboard into its bucket at deploy time; tests/infra/dashboard.test.ts covers it).
+ */
+const isDashboardDeployment = ([id, r]: [string, Resource]): boolean =>
+  id.startsWith('CustomCDKBucketDeployment') || JSON.stringify(r.Properties.Roles ?? []).includes('CustomCDKBucketDeployment');
+const ownResourcesOf = (template: Template, type: string): [string, Resource][] =>
+  resourcesOf(template, type).filter((entry) => !isDashboardDeployment(entry));
 
 const logicalId = (stack: Stack, construct: { node: { defaultChild?: unknown } }): string =>
   stack.getLogicalId(construct.node.defaultChild as CfnElement);
@@ -182,7 +197,7 @@ describe('api stack: routes come from the route table', () => {
     const billingCode = codeOf(built.billingStack.worker, built.billingStack, billingTemplate);
     for (const fn of built.apiStack.functions.values()) expect(codeOf(fn, built.apiStack, apiTemplate)).not.toBe(billingCode);
     // The route groups and the admin authorizer.
-    expect(resourcesOf(apiTemplate, 'AWS::Lambda::Function').map(([, f]) => f.Properties.Handler)).toEqual(
+    expect(ownResourcesOf(apiTemplate, 'AWS::Lambda::Function').map(([, f]) => f.Properties.Handler)).toEqual(
       [...deployed, 'authorizer'].map(() => 'index.handler'),
     );
   });
@@ -247,7 +262,7 @@ describe('api stack: routes come from the route table', () => {
 
 describe('api stack: functions carry the house defaults', () => {
   it('every function runs nodejs24.x on arm64 with handler index.handler and the house environment', () => {
-    const functions = resourcesOf(apiTemplate, 'AWS::Lambda::Function');
+    const functions = ownResourcesOf(apiTemplate, 'AWS::Lambda::Function');
     expect(functions).toHaveLength(deployed.length + 1); // + the admin authorizer
     const poolId = logicalId(built.apiStack, built.apiStack.userPool!);
     const clientId = logicalId(built.apiStack, built.apiStack.userPoolClient!);
@@ -276,7 +291,9 @@ describe('api stack: functions carry the house defaults', () => {
       }
       expect(JSON.stringify(env.OIDC_ISSUER)).toContain('https://cognito-idp.eu-west-1.amazonaws.com/');
       expect(JSON.stringify(env.OIDC_ISSUER)).toContain(poolId);
-      expect(env.OIDC_AUDIENCE).toEqual({ Ref: clientId });
+      // The API client's and the dashboard client's ID tokens (tests/infra/dashboard.test.ts).
+      const dashboardClientId = logicalId(built.apiStack, built.apiStack.dashboardClient!);
+      expect(env.OIDC_AUDIENCE).toEqual({ 'Fn::Join': ['', [{ Ref: clientId }, ',', { Ref: dashboardClientId }]] });
       // The cursor key is read at run time (CURSOR_SECRET_ARN), never put in the environment.
       expect(env.CURSOR_SECRET, id).toBeUndefined();
     }
@@ -287,7 +304,7 @@ describe('api stack: functions carry the house defaults', () => {
       const group = resourcesOf(apiTemplate, 'AWS::Logs::LogGroup').find(([id]) => id === logicalId(built.apiStack, fn.logGroup));
       expect(group?.[1].Properties.RetentionInDays).toBe(30);
     }
-    const policies = resourcesOf(apiTemplate, 'AWS::IAM::Policy').map(([, p]) => JSON.stringify(p.Properties.PolicyDocument));
+    const policies = ownResourcesOf(apiTemplate, 'AWS::IAM::Policy').map(([, p]) => JSON.stringify(p.Properties.PolicyDocument));
     expect(policies).toHaveLength(deployed.length + 1); // + the admin authorizer
     for (const doc of policies) {
       expect(doc).toContain('dynamodb:PutItem');
@@ -351,6 +368,8 @@ describe('api stack: functions carry the house defaults', () => {
       });
       const template = Template.fromStack(external.apiStack);
       template.resourceCountIs('AWS::Cognito::UserPool', 0);
+      // No dashboardOidcClientId: the dashboard is not deployed.
+      template.resourceCountIs('AWS::CloudFront::Distribution', 0);
       const functions = resourcesOf(template, 'AWS::Lambda::Function');
       expect(functions).toHaveLength(deployed.length + 1); // + the admin authorizer
       for (const [, fn] of functions) {
