@@ -120,7 +120,7 @@ describe.skipIf(!browserPath)('the customer journey through the dashboard, then 
     expect(created).toMatchObject({ name: SERVER_NAME, resources: { ramMb: 1024, cpuPercent: 100, diskMb: 2048 } });
   });
 
-  it('shows the install running, then installed', async () => {
+  it('waits on the server page until the install has ended: installed', async () => {
     await page.locator('[data-testid="install-state"][data-install="installed"]').waitFor({ timeout: 30_000 });
     expect((await server()).live.installStatus).toBe('installed');
   });
