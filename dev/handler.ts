@@ -33,7 +33,7 @@ export const handler = createGroupHandler('dev', devRoutes, {
 
   devPaymentMethodPage: async ({ params }) => ({
     contentType: 'text/html; charset=utf-8',
-    body: `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sandbox card</title></head>
+    body: `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Sandbox card</title></head>
 <body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 4rem auto">
   <h1>Sandbox card</h1>
   <p>No Stripe key is configured, so this stands in for Stripe Checkout in setup mode. Save a card with
@@ -81,7 +81,7 @@ function checkoutPage(item: InvoiceItem, baseUrl: string): string {
   const returnUrl = closed ? returnUrlOf(item, baseUrl) : '';
   const outcome = outcomeOf(item);
   const disabled = closed ? ' disabled' : '';
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sandbox payment ${esc(invoice.number)}</title></head>
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Sandbox payment ${esc(invoice.number)}</title></head>
 <body style="font-family: system-ui, sans-serif; max-width: 32rem; margin: 4rem auto">
   <h1>Sandbox payment</h1>
   <p>No Stripe key is configured, so this page stands in for Stripe Checkout. Paying sends the same signed
