@@ -158,7 +158,7 @@ describe('dashboard distribution', () => {
     // Readable form: the hosted UI's domain (a Ref of the UserPoolDomain) in both directives.
     const rendered = render(security.ContentSecurityPolicy.ContentSecurityPolicy);
     expect(rendered).toContain("script-src 'self';");
-    expect(rendered).toContain("connect-src 'self' wss: https://cognito-idp.eu-west-1.amazonaws.com https://<UserPoolHostedUi");
+    expect(rendered).toContain("connect-src 'self' wss: https: https://cognito-idp.eu-west-1.amazonaws.com https://<UserPoolHostedUi");
     expect(rendered).toMatch(/form-action 'self' https:\/\/<UserPoolHostedUi\w+>\.auth\.eu-west-1\.amazoncognito\.com;/);
     expect(rendered).not.toContain('unsafe');
     expect(rendered).not.toContain(' ws:');
