@@ -74,7 +74,7 @@ beforeAll(async () => {
   // The templates synthesis wrote (they are written before validation runs, so a nag failure
   // still leaves the other tests something to check). Template.fromStack would re-run the plugin.
   const written = (stack: Stack) => Template.fromJSON(JSON.parse(readFileSync(join(outdir, stack.templateFile), 'utf8')));
-  dataTemplate = written(built.dataStack);
+  dataTemplate = written(built.dataStack!);
   apiTemplate = written(built.apiStack);
   billingTemplate = written(built.billingStack);
   webhooksTemplate = written(built.webhooksStack);
@@ -156,7 +156,7 @@ describe('data stack: the table is the shared schema', () => {
     expect(table.Properties.DeletionProtectionEnabled).toBe(true);
     expect(table.DeletionPolicy).toBe('Retain');
     expect(table.UpdateReplacePolicy).toBe('Retain');
-    expect(built.dataStack.terminationProtection).toBe(true);
+    expect(built.dataStack!.terminationProtection).toBe(true);
   });
 });
 
@@ -828,7 +828,7 @@ describe('alarms', () => {
 
 describe('cdk-nag (AwsSolutions)', () => {
   it('reports no unacknowledged finding on any stack, and synthesis (which runs it) succeeds', () => {
-    for (const stack of [built.dataStack, built.apiStack, built.billingStack, built.webhooksStack]) {
+    for (const stack of [built.dataStack!, built.apiStack, built.billingStack, built.webhooksStack]) {
       const report = built.nag.validateScope(stack);
       expect(
         report.violations.map((v) => `${v.ruleName} @ ${v.violatingResources.map((r) => r.constructPath).join(', ')}`),
@@ -1181,12 +1181,12 @@ describe('deploy options: stage prefix, custom domain, SES', () => {
   });
 
   it('prefixes every fixed name with the stage (stacks, topic, API, panel-key secrets); none without a stage', () => {
-    expect([built.dataStack, built.apiStack, built.billingStack].map((s) => s.stackName)).toEqual([
+    expect([built.dataStack!, built.apiStack, built.billingStack].map((s) => s.stackName)).toEqual([
       'ControlPlaneData',
       'ControlPlaneApi',
       'ControlPlaneBilling',
     ]);
-    expect([staged.dataStack, staged.apiStack, staged.billingStack].map((s) => s.stackName)).toEqual([
+    expect([staged.dataStack!, staged.apiStack, staged.billingStack].map((s) => s.stackName)).toEqual([
       'staging-ControlPlaneData',
       'staging-ControlPlaneApi',
       'staging-ControlPlaneBilling',

@@ -1,0 +1,166 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Stack } from 'aws-cdk-lib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleAll } from '../../infra/bundle.ts';
+import { buildApp, type BuiltApp } from '../../infra/app.ts';
+import type { AppFunction } from '../../infra/constructs/app-function.ts';
+import { TABLE } from '../../shared/db/table.ts';
+import { buildDashboard } from '../../web/build.ts';
+import { withBuildLock } from '../helpers/build-lock.ts';
+
+/**
+ * The operator's edges of the CDK app (docs/operations.md, docs/deploy.md): the stack moved onto
+ * a restored table by context `tableName`. Synthesizes the app twice, as it is deployed first
+ * (owning its table) and moved onto a restored table, each into a temporary directory.
+ */
+const RESTORED = 'control-plane-restored-2026-11-26';
+const ACCOUNT = '123456789012';
+const REGION = 'eu-west-1';
+
+type Template = { Resources: Record<string, { Type: string; Properties: Record<string, any> }> };
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> };
+
+interface Synth {
+  built: BuiltApp;
+  outdir: string;
+  templates: Map<string, Template>;
+  error: unknown;
+}
+
+const synths: Synth[] = [];
+
+function synthesize(context: Record<string, unknown>): Synth {
+  const outdir = mkdtempSync(join(tmpdir(), 'cdk-ops-test-'));
+  const built = buildApp({ outdir, account: ACCOUNT, region: REGION, context });
+  let error: unknown;
+  try {
+    built.app.synth();
+  } catch (err) {
+    error = err;
+  }
+  const templates = new Map<string, Template>();
+  for (const stack of stacksOf(built)) {
+    templates.set(stack.stackName, JSON.parse(readFileSync(join(outdir, stack.templateFile), 'utf8')) as Template);
+  }
+  const synth = { built, outdir, templates, error };
+  synths.push(synth);
+  return synth;
+}
+
+const stacksOf = (built: BuiltApp): Stack[] =>
+  [built.dataStack, built.apiStack, built.billingStack, built.webhooksStack].filter((s): s is NonNullable<typeof s> => s !== undefined);
+
+/** Every function of the app with a readable name and the template of its stack. */
+const functionsOf = (synth: Synth): { name: string; stack: Stack; fn: AppFunction }[] => {
+  const { built } = synth;
+  return [
+    ...[...built.apiStack.functions].map(([group, fn]) => ({ name: group as string, stack: built.apiStack as Stack, fn })),
+    { name: 'authorizer', stack: built.apiStack, fn: built.apiStack.authorizerFunction },
+    { name: 'billing-scheduler', stack: built.billingStack, fn: built.billingStack.scheduler },
+    { name: 'billing-worker', stack: built.billingStack, fn: built.billingStack.worker },
+    { name: 'billing-repairs', stack: built.billingStack, fn: built.billingStack.repairs },
+    { name: 'webhooks', stack: built.webhooksStack, fn: built.webhooksStack.dispatcher },
+  ];
+};
+
+const logicalId = (stack: Stack, construct: { node: { defaultChild?: unknown } }): string =>
+  stack.getLogicalId(construct.node.defaultChild as Parameters<Stack['getLogicalId']>[0]);
+
+const templateOf = (synth: Synth, stack: Stack): Template => synth.templates.get(stack.stackName)!;
+
+/** The DynamoDB statements of one function's role policy, in order. */
+function tableStatements(synth: Synth, stack: Stack, fn: AppFunction): Statement[] {
+  const roleId = logicalId(stack, fn.role);
+  const policies = Object.values(templateOf(synth, stack).Resources).filter(
+    (r) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties.Roles).includes(`"${roleId}"`),
+  );
+  expect(policies, `policy of ${roleId}`).toHaveLength(1);
+  const statements = policies[0]!.Properties.PolicyDocument.Statement as Statement[];
+  return statements.filter((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]).some((a) => a.startsWith('dynamodb:')));
+}
+
+const resourcesOf = (s: Statement): unknown[] => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]);
+
+let owned: Synth;
+let restored: Synth;
+
+beforeAll(async () => {
+  await withBuildLock(async () => {
+    await Promise.all([bundleAll(), buildDashboard()]);
+    owned = synthesize({});
+    restored = synthesize({ tableName: RESTORED });
+  });
+}, 600_000);
+
+afterAll(() => {
+  for (const synth of synths) rmSync(synth.outdir, { recursive: true, force: true });
+});
+
+describe('restore: the stack moved onto an existing table (context tableName)', () => {
+  it('synthesizes, cdk-nag clean, with no table and no data stack', () => {
+    expect(restored.error).toBeUndefined();
+    expect(restored.built.dataStack).toBeUndefined();
+    for (const stack of stacksOf(restored.built)) {
+      expect(restored.built.nag.validateScope(stack).violations, stack.stackName).toEqual([]);
+    }
+    const types = [...restored.templates.values()].flatMap((t) => Object.values(t.Resources).map((r) => r.Type));
+    expect(types.length).toBeGreaterThan(50);
+    expect(types).not.toContain('AWS::DynamoDB::Table');
+    // Nothing refers to a data stack's exports (there is none to import from).
+    expect(JSON.stringify([...restored.templates.values()])).not.toContain('Fn::ImportValue":"ControlPlaneData');
+    // The owned synth, for contrast, has the table.
+    expect(owned.error).toBeUndefined();
+    expect(Object.values(templateOf(owned, owned.built.dataStack!).Resources).map((r) => r.Type)).toContain('AWS::DynamoDB::Table');
+  });
+
+  it("sets every function's TABLE_NAME to the given table", () => {
+    const fns = functionsOf(restored);
+    expect(fns.length).toBeGreaterThanOrEqual(12);
+    for (const { name, stack, fn } of fns) {
+      const props = templateOf(restored, stack).Resources[logicalId(stack, fn.fn)]!.Properties;
+      expect(props.Environment.Variables.TABLE_NAME, name).toBe(RESTORED);
+    }
+  });
+
+  it("grants on the imported table's ARN and its indexes, statements identical in shape to the owned table's", () => {
+    const tableArn = `arn:\${AWS::Partition}:dynamodb:${REGION}:${ACCOUNT}:table/${RESTORED}`;
+    const asText = (resource: unknown): string => {
+      // `arn:${Partition}:…` arrives as a Fn::Join of a Ref and literals.
+      const join = (resource as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+      if (!join) return String(resource);
+      return join[1].map((part) => (typeof part === 'string' ? part : `\${${(part as { Ref: string }).Ref}}`)).join(join[0]);
+    };
+    const ownedFns = functionsOf(owned);
+    for (const [i, { name, stack, fn }] of functionsOf(restored).entries()) {
+      const statements = tableStatements(restored, stack, fn);
+      const before = tableStatements(owned, ownedFns[i]!.stack, ownedFns[i]!.fn);
+      expect(statements.length, name).toBeGreaterThanOrEqual(1);
+      // Same effects, actions and conditions, in the same order; only the table's ARN differs.
+      const shape = (s: Statement) => ({ Effect: s.Effect, Action: s.Action, Condition: s.Condition, resources: resourcesOf(s).length });
+      expect(statements.map(shape), name).toEqual(before.map(shape));
+      for (const s of statements) {
+        for (const resource of resourcesOf(s)) {
+          const text = asText(resource);
+          const onIndex = TABLE.indexes.some((index) => text === `${tableArn}/index/${index.name}`);
+          expect(text === tableArn || onIndex, `${name}: ${text}`).toBe(true);
+        }
+      }
+    }
+    // The functions that query an index are granted it by name, on the imported table.
+    const admin = restored.built.apiStack.functions.get('admin')!;
+    const indexed = tableStatements(restored, restored.built.apiStack, admin).flatMap(resourcesOf).map(asText);
+    expect(indexed).toContain(`${tableArn}/index/GSI1`);
+    const scheduler = tableStatements(restored, restored.built.billingStack, restored.built.billingStack.scheduler);
+    expect(scheduler.flatMap(resourcesOf).map(asText)).toEqual(
+      expect.arrayContaining([`${tableArn}/index/GSI1`, `${tableArn}/index/GSI2`]),
+    );
+  });
+
+  it('refuses a tableName that is no DynamoDB table name, before anything is built', () => {
+    expect(() => buildApp({ account: ACCOUNT, region: REGION, context: { tableName: 'bad name!' } })).toThrow(
+      /Context tableName "bad name!"/,
+    );
+  });
+});
