@@ -6,13 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleAll } from '../../infra/bundle.ts';
 import { buildApp, type BuiltApp } from '../../infra/app.ts';
 import type { AppFunction } from '../../infra/constructs/app-function.ts';
-import { TABLE } from '../../shared/db/table.ts';
+import { INDEX_PARTITIONS, indexPatterns, KEY_SENTINEL, TABLE_ACCESS, type TableAccess } from '../../shared/db/key-prefixes.ts';
+import { keys } from '../../shared/db/keys.ts';
+import { type IndexName, TABLE } from '../../shared/db/table.ts';
 import { buildDashboard } from '../../web/build.ts';
 import { withBuildLock } from '../helpers/build-lock.ts';
 
 /**
  * The operator's edges of the CDK app (docs/operations.md, docs/deploy.md): the stack moved onto
- * a restored table by context `tableName`. Synthesizes the app twice, as it is deployed first
+ * a restored table by context `tableName`; index queries scoped by partition. Synthesizes the app twice, as it is deployed first
  * (owning its table) and moved onto a restored table, each into a temporary directory.
  */
 const RESTORED = 'control-plane-restored-2026-11-26';
@@ -164,3 +166,56 @@ describe('restore: the stack moved onto an existing table (context tableName)', 
     );
   });
 });
+
+describe('index queries scoped by dynamodb:LeadingKeys (shared/db/key-prefixes.ts INDEX_PARTITIONS)', () => {
+  const accessOf = (name: string): TableAccess =>
+    name.startsWith('billing-') ? TABLE_ACCESS['billing-pass'] : TABLE_ACCESS[name as keyof typeof TABLE_ACCESS];
+
+  it('derives a pattern for the index partition of every key builder (no index entry without one)', () => {
+    const asRegex = (pattern: string) => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
+    let checked = 0;
+    for (const [name, build] of Object.entries(keys)) {
+      const built = (build as (...args: unknown[]) => unknown)(KEY_SENTINEL, KEY_SENTINEL, KEY_SENTINEL, KEY_SENTINEL);
+      for (const index of TABLE.indexes) {
+        const value = typeof built === 'object' && built ? (built as Record<string, unknown>)[index.partitionKey] : undefined;
+        if (typeof value !== 'string') continue;
+        const patterns = Object.values(INDEX_PARTITIONS).filter((p) => p.index === index.name);
+        expect(
+          patterns.some((p) => asRegex(p.pattern).test(value)),
+          `${name}: ${index.partitionKey} ${value}`,
+        ).toBe(true);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(9);
+    expect(INDEX_PARTITIONS.billable).toEqual({ index: 'GSI2', pattern: 'BILLABLE#*' });
+    expect(INDEX_PARTITIONS.accountsListing).toEqual({ index: 'GSI1', pattern: 'ACCOUNTS#*' });
+  });
+
+  it('gives every function that queries an index one Query statement per index, limited to the partitions it reads there', () => {
+    const expected: Record<string, Record<string, string[]>> = {
+      admin: { GSI1: ['ACCOUNTS#*', 'AUDIT#*', 'SERVERS#*'] },
+      'billing-scheduler': { GSI1: ['SERVERS#*'], GSI2: ['BILLABLE#*', 'INSTALLDUE#*', 'REPAIRDUE#*', 'TOPUPDUE#*'] },
+      'billing-worker': { GSI1: ['SERVERS#*'], GSI2: ['BILLABLE#*', 'INSTALLDUE#*', 'REPAIRDUE#*', 'TOPUPDUE#*'] },
+      'billing-repairs': { GSI1: ['SERVERS#*'], GSI2: ['BILLABLE#*', 'INSTALLDUE#*', 'REPAIRDUE#*', 'TOPUPDUE#*'] },
+      webhooks: { GSI2: ['OUTBOX#*', 'WHDUE#*'] },
+    };
+    for (const { name, stack, fn } of functionsOf(owned)) {
+      const onIndexes = tableStatements(owned, stack, fn).filter((s) => JSON.stringify(s.Resource).includes('/index/'));
+      const found: Record<string, string[]> = {};
+      for (const s of onIndexes) {
+        expect(s.Action, name).toEqual('dynamodb:Query');
+        const resources = resourcesOf(s);
+        expect(resources, name).toHaveLength(1);
+        const index = /\/index\/(\w+)"/.exec(JSON.stringify(resources[0]))?.[1];
+        expect(index, `${name}: ${JSON.stringify(resources[0])}`).toBeDefined();
+        expect(Object.keys(s.Condition ?? {}), name).toEqual(['ForAllValues:StringLike']);
+        const patterns = s.Condition!['ForAllValues:StringLike']!['dynamodb:LeadingKeys'] as string[];
+        expect(patterns, `${name} ${index}`).toEqual(indexPatterns(accessOf(name), index as IndexName));
+        found[index!] = [...patterns].sort();
+      }
+      expect(found, name).toEqual(expected[name] ?? {});
+    }
+  });
+});
+
