@@ -527,8 +527,8 @@ describe('billing stack: the hourly pass (rule → scheduler → queue → worke
     expect(on(scheduler, 'sqs:ReceiveMessage')).toEqual([]);
     for (const statements of [scheduler, worker]) {
       for (const action of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem']) expect(on(statements, action)).toHaveLength(1);
-      // The table (under leading-key conditions) and the two indexes (the reconciler's GSI1, the shards' GSI2).
-      expect(on(statements, 'dynamodb:Query')).toHaveLength(2);
+      // The table (under leading-key conditions) and each of the two indexes (the reconciler's GSI1, the shards' GSI2).
+      expect(on(statements, 'dynamodb:Query')).toHaveLength(3);
       expect(on(statements, 'secretsmanager:GetSecretValue').join()).toContain('secret:control-plane/instances/*');
       expect(on(statements, 'secretsmanager:PutSecretValue')).toEqual([]);
     }
