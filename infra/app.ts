@@ -31,7 +31,7 @@ export interface BuildAppOptions {
   /**
    * Extra CDK context (stage, adminEmails, oidcIssuer + oidcAudience, selfSignUp, stripeSecretName, alarmEmail,
    * domainName + certificateArn, sesFromEmail, cognitoDomainPrefix, dashboardDomainName + dashboardCertificateArn,
-   * dashboardOidcClientId, tableName), over cdk.json's.
+   * dashboardOidcClientId, tableName, throttleRate + throttleBurst), over cdk.json's.
    */
   context?: Record<string, unknown>;
   /** Where the cloud assembly goes (default: the CLI's choice, or a temporary directory). */

@@ -11,10 +11,12 @@ import { keys } from '../../shared/db/keys.ts';
 import { type IndexName, TABLE } from '../../shared/db/table.ts';
 import { buildDashboard } from '../../web/build.ts';
 import { withBuildLock } from '../helpers/build-lock.ts';
+import { ROUTE_THROTTLES, THROTTLE } from '../../infra/stacks/api-stack.ts';
 
 /**
  * The operator's edges of the CDK app (docs/operations.md, docs/deploy.md): the stack moved onto
- * a restored table by context `tableName`; index queries scoped by partition. Synthesizes the app twice, as it is deployed first
+ * a restored table by context `tableName`; index queries scoped by partition; the stage and
+ * per-route throttles. Synthesizes the app twice, as it is deployed first
  * (owning its table) and moved onto a restored table, each into a temporary directory.
  */
 const RESTORED = 'control-plane-restored-2026-11-26';
@@ -92,7 +94,8 @@ beforeAll(async () => {
   await withBuildLock(async () => {
     await Promise.all([bundleAll(), buildDashboard()]);
     owned = synthesize({});
-    restored = synthesize({ tableName: RESTORED });
+    // The restored app also takes a stage throttle of its own (docs/deploy.md, "Throttling").
+    restored = synthesize({ tableName: RESTORED, throttleRate: '50', throttleBurst: '30' });
   });
 }, 600_000);
 
@@ -219,3 +222,53 @@ describe('index queries scoped by dynamodb:LeadingKeys (shared/db/key-prefixes.t
   });
 });
 
+describe('throttling: the stage (context throttleRate, throttleBurst) and the expensive routes', () => {
+  const stageOf = (synth: Synth) => {
+    const stack = synth.built.apiStack;
+    const stages = Object.entries(templateOf(synth, stack).Resources).filter(([, r]) => r.Type === 'AWS::ApiGatewayV2::Stage');
+    expect(stages).toHaveLength(1);
+    return stages[0]![1] as { Properties: Record<string, any>; DependsOn?: string[] };
+  };
+  const routeIdOf = (synth: Synth, routeKey: string): string => {
+    const found = Object.entries(templateOf(synth, synth.built.apiStack).Resources).find(
+      ([, r]) => r.Type === 'AWS::ApiGatewayV2::Route' && r.Properties.RouteKey === routeKey,
+    );
+    expect(found, routeKey).toBeDefined();
+    return found![0];
+  };
+
+  it('throttles the stage at 100/s, burst 200 by default, deploy at 5/s (10) and quote at 20/s (40)', () => {
+    expect(THROTTLE).toEqual({ rateLimit: 100, burstLimit: 200 });
+    const stage = stageOf(owned);
+    expect(stage.Properties.DefaultRouteSettings).toMatchObject({ ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 });
+    expect(stage.Properties.RouteSettings).toEqual({
+      'POST /v1/servers': { ThrottlingRateLimit: 5, ThrottlingBurstLimit: 10 },
+      'POST /v1/servers/quote': { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 },
+    });
+    expect(Object.keys(ROUTE_THROTTLES).sort()).toEqual(['POST /v1/servers', 'POST /v1/servers/quote']);
+    // Route settings name routes that must exist first: the stage depends on both.
+    for (const routeKey of Object.keys(ROUTE_THROTTLES)) expect(stage.DependsOn ?? [], routeKey).toContain(routeIdOf(owned, routeKey));
+  });
+
+  it('takes the stage limits from context and keeps the route limits under them', () => {
+    const stage = stageOf(restored);
+    expect(stage.Properties.DefaultRouteSettings).toMatchObject({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 30 });
+    expect(stage.Properties.RouteSettings).toEqual({
+      'POST /v1/servers': { ThrottlingRateLimit: 5, ThrottlingBurstLimit: 10 },
+      'POST /v1/servers/quote': { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 30 },
+    });
+  });
+
+  it('refuses a throttle that is not a positive number', () => {
+    for (const [key, value] of [
+      ['throttleRate', 'fast'],
+      ['throttleRate', '0'],
+      ['throttleBurst', '-5'],
+      ['throttleBurst', '2.5'],
+    ] as const) {
+      expect(() => buildApp({ account: ACCOUNT, region: REGION, context: { [key]: value } }), `${key}=${value}`).toThrow(
+        new RegExp(`Context ${key}=${value.replace('.', '\\.')}: a positive`),
+      );
+    }
+  });
+});
