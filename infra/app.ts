@@ -2,12 +2,13 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App, Validations } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { buildDashboard } from '../web/build.ts';
 import { bundleAll, ROOT } from './bundle.ts';
 import { ApiStack } from './stacks/api-stack.ts';
 import { BillingStack } from './stacks/billing-stack.ts';
-import { DataStack } from './stacks/data-stack.ts';
+import { DataStack, importTable } from './stacks/data-stack.ts';
 import { WebhooksStack } from './stacks/webhooks-stack.ts';
 import { stageName } from './stage.ts';
 
@@ -30,7 +31,7 @@ export interface BuildAppOptions {
   /**
    * Extra CDK context (stage, adminEmails, oidcIssuer + oidcAudience, selfSignUp, stripeSecretName, alarmEmail,
    * domainName + certificateArn, sesFromEmail, cognitoDomainPrefix, dashboardDomainName + dashboardCertificateArn,
-   * dashboardOidcClientId), over cdk.json's.
+   * dashboardOidcClientId, tableName, throttleRate + throttleBurst), over cdk.json's.
    */
   context?: Record<string, unknown>;
   /** Where the cloud assembly goes (default: the CLI's choice, or a temporary directory). */
@@ -43,7 +44,10 @@ export interface BuildAppOptions {
 
 export interface BuiltApp {
   app: App;
-  dataStack: DataStack;
+  /** The stack that owns the table; absent when context `tableName` names an existing table. */
+  dataStack: DataStack | undefined;
+  /** The table the functions use: the data stack's, or the one named by context `tableName`. */
+  table: ITable;
   apiStack: ApiStack;
   billingStack: BillingStack;
   webhooksStack: WebhooksStack;
@@ -74,22 +78,28 @@ export function buildApp(options: BuildAppOptions = {}): BuiltApp {
 
   // With context `stage`, every stack name (and so every name derived from it) starts with the
   // stage, so several deployments can share one account and region (infra/stage.ts).
-  const dataStack = new DataStack(app, 'ControlPlaneData', {
-    env,
-    stackName: stageName(app, 'ControlPlaneData'),
-    description: 'Hosting control plane: stateful resources (DynamoDB table)',
-  });
+  // Context `tableName` (a restored table, docs/operations.md): the stateless stacks use that
+  // table and the data stack is left out of the app, so `cdk deploy` leaves it and its table as they are.
+  const tableName = contextString(app.node.tryGetContext('tableName'));
+  const dataStack = tableName
+    ? undefined
+    : new DataStack(app, 'ControlPlaneData', {
+        env,
+        stackName: stageName(app, 'ControlPlaneData'),
+        description: 'Hosting control plane: stateful resources (DynamoDB table)',
+      });
+  const table = dataStack ? dataStack.table : importTable(tableName!, env);
   const apiStack = new ApiStack(app, 'ControlPlaneApi', {
     env,
     stackName: stageName(app, 'ControlPlaneApi'),
     description: 'Hosting control plane: HTTP API, functions, identity',
-    table: dataStack.table,
+    table,
   });
   const billingStack = new BillingStack(app, 'ControlPlaneBilling', {
     env,
     stackName: stageName(app, 'ControlPlaneBilling'),
     description: 'Hosting control plane: hourly billing pass (rule, scheduler, queue, workers)',
-    table: dataStack.table,
+    table,
     cursorSecret: apiStack.cursorSecret,
     alarmTopic: apiStack.alarms.topic,
   });
@@ -97,13 +107,18 @@ export function buildApp(options: BuildAppOptions = {}): BuiltApp {
     env,
     stackName: stageName(app, 'ControlPlaneWebhooks'),
     description: 'Hosting control plane: outbound webhooks (rule, dispatcher)',
-    table: dataStack.table,
+    table,
     alarmTopic: apiStack.alarms.topic,
   });
 
   const nag = new AwsSolutionsChecks(app, { verbose: true });
   Validations.of(app).addPlugins(nag);
-  return { app, dataStack, apiStack, billingStack, webhooksStack, nag };
+  return { app, dataStack, table, apiStack, billingStack, webhooksStack, nag };
+}
+
+/** A context value that is a non-empty string (cdk.json keeps unset ones as ""), else undefined. */
+function contextString(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() ? value.trim() : undefined;
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

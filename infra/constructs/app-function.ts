@@ -6,7 +6,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { leadingKeyPatterns, type TableAccess } from '../../shared/db/key-prefixes.ts';
+import { indexPatterns, leadingKeyPatterns, type TableAccess } from '../../shared/db/key-prefixes.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { bundleDir } from '../bundle.ts';
 import { asNagString } from '../nag.ts';
@@ -125,8 +125,9 @@ export class AppFunction extends Construct {
    * paths touch, by `dynamodb:LeadingKeys` patterns derived from the key builders.
    *
    * `ForAllValues:StringLike`: every partition key of the request must match one pattern. Index
-   * queries get their own statement on the named index ARNs (no `<table>/index/*`) without the
-   * condition: see TableAccess for why `LeadingKeys` does not describe an index's partitions.
+   * queries get a statement per index on its ARN (no `<table>/index/*`), Query only, with the
+   * index partitions the code queries there: for a Query on an index `dynamodb:LeadingKeys` is the
+   * index's partition key value (TableAccess, INDEX_PARTITIONS).
    */
   bindTable(table: ITable, access: TableAccess): this {
     this.fn.addEnvironment('TABLE_NAME', table.tableName);
@@ -149,11 +150,15 @@ export class AppFunction extends Construct {
         }),
       );
     }
-    if (access.indexes.length) {
+    for (const index of access.indexes) {
+      const partitions = indexPatterns(access, index);
+      if (!partitions.length)
+        throw new Error(`Index ${index} is granted without the partitions queried there (TableAccess.indexPartitions)`);
       this.fn.addToRolePolicy(
         new iam.PolicyStatement({
           actions: ['dynamodb:Query'],
-          resources: access.indexes.map((name) => `${table.tableArn}/index/${name}`),
+          resources: [`${table.tableArn}/index/${index}`],
+          conditions: leadingKeys(partitions),
         }),
       );
     }

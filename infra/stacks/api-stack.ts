@@ -125,8 +125,36 @@ const TOKEN_VALIDITY = {
   refreshTokenValidity: Duration.days(30),
 };
 
-/** Stage-wide throttling; the per-credential limit (240/min) is enforced by the functions themselves. */
-const THROTTLE: apigwv2.ThrottleSettings = { rateLimit: 100, burstLimit: 200 };
+/**
+ * The stage's throttle (requests a second, burst): API Gateway's, for every caller together; the
+ * per-credential limit (240/min) is enforced by the functions themselves. Context `throttleRate`
+ * and `throttleBurst` override it (docs/deploy.md, "Throttling").
+ */
+export const THROTTLE: apigwv2.ThrottleSettings = { rateLimit: 100, burstLimit: 200 };
+
+/**
+ * Tighter limits on the expensive routes (stage `RouteSettings`): a deploy creates a server on a
+ * panel (up to 20 s of the panel and Wings), a quote reads the panels' topology. Never above the
+ * stage's own limits.
+ */
+export const ROUTE_THROTTLES: Readonly<Record<string, apigwv2.ThrottleSettings>> = {
+  'POST /v1/servers': { rateLimit: 5, burstLimit: 10 },
+  'POST /v1/servers/quote': { rateLimit: 20, burstLimit: 40 },
+};
+
+/** The stage throttle with context `throttleRate` / `throttleBurst` over THROTTLE; refuses what is not a positive number. */
+export function throttleFromContext(scope: Construct): Required<apigwv2.ThrottleSettings> {
+  const read = (key: string, fallback: number, integer: boolean): number => {
+    const value: unknown = scope.node.tryGetContext(key);
+    if (value === undefined || value === '') return fallback;
+    const n = typeof value === 'number' ? value : Number(String(value).trim());
+    if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
+      throw new Error(`Context ${key}=${String(value)}: a positive ${integer ? 'whole ' : ''}number of requests`);
+    }
+    return n;
+  };
+  return { rateLimit: read('throttleRate', THROTTLE.rateLimit!, false), burstLimit: read('throttleBurst', THROTTLE.burstLimit!, true) };
+}
 
 /** The access log line (infra/access-log.ts). */
 const ACCESS_LOG_FORMAT = AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS));
@@ -344,11 +372,12 @@ export class ApiStack extends Stack {
       retention: logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
+    const throttle = throttleFromContext(this);
     this.stage = new apigwv2.HttpStage(this, 'DefaultStage', {
       httpApi: this.api,
       stageName: '$default',
       autoDeploy: true,
-      throttle: THROTTLE,
+      throttle,
       accessLogSettings: { destination: new apigwv2.LogGroupLogDestination(accessLogs), format: ACCESS_LOG_FORMAT },
     });
 
@@ -367,7 +396,9 @@ export class ApiStack extends Stack {
       resultsCacheTtl: Duration.seconds(AUTHORIZER_CACHE_SECONDS),
     });
 
+    const routeKeyIds = new Map<string, string>();
     for (const [routeId, def] of routeEntries()) {
+      routeKeyIds.set(`${def.method} ${toTemplatePath(def.path)}`, routeId);
       const integration = integrations.get(def.group);
       if (def.group === 'dev' || !integration) continue;
       const path = toTemplatePath(def.path);
@@ -381,6 +412,20 @@ export class ApiStack extends Stack {
         ...(guarded ? { authorizer: this.adminAuthorizer } : {}),
       });
     }
+
+    // ---- per-route throttles (ROUTE_THROTTLES), on routes that exist: the stage is created after them ----
+    const cfnStage = this.stage.node.defaultChild as apigwv2.CfnStage;
+    const routeSettings: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
+    for (const [routeKey, limits] of Object.entries(ROUTE_THROTTLES)) {
+      const route = this.api.node.tryFindChild(`Route-${routeKeyIds.get(routeKey)}`);
+      if (!route) throw new Error(`ROUTE_THROTTLES: no route ${routeKey} in the route table`);
+      cfnStage.node.addDependency(route);
+      routeSettings[routeKey] = {
+        ThrottlingRateLimit: Math.min(limits.rateLimit!, throttle.rateLimit),
+        ThrottlingBurstLimit: Math.min(limits.burstLimit!, throttle.burstLimit),
+      };
+    }
+    cfnStage.routeSettings = routeSettings;
 
     // ---- an optional custom domain (docs/deploy.md) ----
     const customDomain = props.customDomain ?? customDomainFromContext(this);

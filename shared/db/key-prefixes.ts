@@ -55,17 +55,41 @@ export const PARTITIONS = {
 export type Partition = keyof typeof PARTITIONS;
 
 /**
+ * The index partitions (GSI1PK, GSI2PK values) the code queries, by index, derived from the shard
+ * builders the same way (`ACCOUNTS#<n>` → `ACCOUNTS#*`). A Query on an index names one partition
+ * key value, the index's (`GSI2PK = BILLABLE#3`): that is the request's `dynamodb:LeadingKeys`, so
+ * these patterns scope index queries as PARTITIONS scope the table's items.
+ */
+export const INDEX_PARTITIONS = {
+  /** GSI1: the admin listings of accounts, the audit log and servers (servers also the reconciler's). */
+  accountsListing: { index: 'GSI1', pattern: partitionPattern(keys.accountsShard(N)) },
+  auditListing: { index: 'GSI1', pattern: partitionPattern(keys.auditShard(N)) },
+  serversListing: { index: 'GSI1', pattern: partitionPattern(keys.serversShard(N)) },
+  /** GSI2: the sparse queues. */
+  billable: { index: 'GSI2', pattern: partitionPattern(keys.billableShard(N)) },
+  outbox: { index: 'GSI2', pattern: partitionPattern(keys.outboxShard(N)) },
+  deliveryDue: { index: 'GSI2', pattern: partitionPattern(keys.deliveryDueShard(N)) },
+  repairDue: { index: 'GSI2', pattern: partitionPattern(keys.repairDueShard(N)) },
+  autoTopUpDue: { index: 'GSI2', pattern: partitionPattern(keys.autoTopUpDueShard(N)) },
+  installWatchDue: { index: 'GSI2', pattern: partitionPattern(keys.installWatchDueShard(N)) },
+} as const satisfies Record<string, { index: IndexName; pattern: string }>;
+
+export type IndexPartition = keyof typeof INDEX_PARTITIONS;
+
+/**
  * What one function may do: `write` partitions (read, conditions and writes), `read` partitions
  * (GetItem, Query, ConditionCheckItem only) and the indexes it queries. Index queries get a
- * statement of their own without `dynamodb:LeadingKeys`: that key holds the table's partition key,
- * and a Query on an index is keyed by the index's partition key (`ACCOUNTS#3`, `BILLABLE#7`), so
- * the table's patterns would not describe it; an index is granted only to the functions whose code
- * queries it.
+ * statement per index, limited by `dynamodb:LeadingKeys` to `indexPartitions` of that index: a
+ * Query on an index is keyed by the index's partition key (`ACCOUNTS#3`, `BILLABLE#7`), not the
+ * table's, so the table's patterns would not describe it. An index is granted only to the
+ * functions whose code queries it.
  */
 export interface TableAccess {
   write: readonly Partition[];
   read: readonly Partition[];
   indexes: readonly IndexName[];
+  /** The index partitions queried (INDEX_PARTITIONS), each on an index of `indexes`. */
+  indexPartitions: readonly IndexPartition[];
   /**
    * Partitions also read with BatchGetItem (each also in `write` or `read`): only the billing
    * pass, which reads a shard's profiles 100 at a time (shared/billing/pass.ts).
@@ -83,6 +107,7 @@ const PIPELINE: TableAccess = {
   write: ['rateWindow', 'apiKeyHash', 'subject', 'account', 'ledgerGuard', 'idempotency'],
   read: ['settings'],
   indexes: [],
+  indexPartitions: [],
 };
 /**
  * Panel work (deploy, resize, delete, power, suspension, reconciling, catalog copies): instance
@@ -106,6 +131,7 @@ const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
   write: [...PIPELINE.write, ...(extra.write ?? [])],
   read: [...PIPELINE.read, ...(extra.read ?? [])],
   indexes: [...(extra.indexes ?? [])],
+  indexPartitions: [...(extra.indexPartitions ?? [])],
 });
 
 /**
@@ -142,16 +168,28 @@ export const TABLE_ACCESS = {
   payments: withPipeline({ write: [...INVOICES, ...PANEL_WORK] }),
   // A refund reads its invoice (pointer, then the item under the account) and, in the sandbox, books
   // the signed event in-process: the payment-intent pointer is read like the payments function does.
-  admin: withPipeline({ write: [...PANEL_WORK, 'settings'], read: ['invoicePointer', 'paymentIntent'], indexes: ['GSI1'] }),
+  admin: withPipeline({
+    write: [...PANEL_WORK, 'settings'],
+    read: ['invoicePointer', 'paymentIntent'],
+    indexes: ['GSI1'],
+    indexPartitions: ['accountsListing', 'auditListing', 'serversListing'],
+  }),
   // The every-minute entry also runs the due auto top-ups: it opens their invoices (and, in the sandbox, books the payment).
   'billing-pass': {
     write: ['account', 'ledgerGuard', 'billingWatermark', 'billingPass', ...PANEL_WORK, ...INVOICES],
     read: ['settings'],
     indexes: ['GSI1', 'GSI2'],
+    // The reconciler's servers listing; the billable shards, pending repairs, due auto top-ups and watched installs.
+    indexPartitions: ['serversListing', 'billable', 'repairDue', 'autoTopUpDue', 'installWatchDue'],
     batchRead: ['account'],
   },
-  webhooks: { write: ['account', 'webhookDelivery'], read: [], indexes: ['GSI2'] },
-  authorizer: { write: ['subject', 'account', 'ledgerGuard', 'rateWindow'], read: ['apiKeyHash', 'settings'], indexes: [] },
+  webhooks: { write: ['account', 'webhookDelivery'], read: [], indexes: ['GSI2'], indexPartitions: ['outbox', 'deliveryDue'] },
+  authorizer: {
+    write: ['subject', 'account', 'ledgerGuard', 'rateWindow'],
+    read: ['apiKeyHash', 'settings'],
+    indexes: [],
+    indexPartitions: [],
+  },
 } as const satisfies Record<string, TableAccess>;
 
 export type FunctionTableAccess = keyof typeof TABLE_ACCESS;
@@ -162,4 +200,16 @@ export function leadingKeyPatterns(access: TableAccess): { write: string[]; read
   const read = [...new Set([...access.write, ...access.read].map((p) => PARTITIONS[p]))];
   const batchRead = [...new Set((access.batchRead ?? []).map((p) => PARTITIONS[p]))];
   return { write, read, batchRead };
+}
+
+/** The `dynamodb:LeadingKeys` patterns of an access's queries on one index. */
+export function indexPatterns(access: TableAccess, index: IndexName): string[] {
+  return [
+    ...new Set(
+      access.indexPartitions
+        .map((p) => INDEX_PARTITIONS[p])
+        .filter((p) => p.index === index)
+        .map((p) => p.pattern),
+    ),
+  ];
 }

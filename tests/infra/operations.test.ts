@@ -1,0 +1,280 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Stack } from 'aws-cdk-lib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleAll } from '../../infra/bundle.ts';
+import { buildApp, type BuiltApp } from '../../infra/app.ts';
+import type { AppFunction } from '../../infra/constructs/app-function.ts';
+import { INDEX_PARTITIONS, indexPatterns, KEY_SENTINEL, TABLE_ACCESS, type TableAccess } from '../../shared/db/key-prefixes.ts';
+import { keys } from '../../shared/db/keys.ts';
+import { type IndexName, TABLE } from '../../shared/db/table.ts';
+import { buildDashboard } from '../../web/build.ts';
+import { withBuildLock } from '../helpers/build-lock.ts';
+import { ROUTE_THROTTLES, THROTTLE, throttleFromContext } from '../../infra/stacks/api-stack.ts';
+
+/**
+ * The operator's edges of the CDK app (docs/operations.md, docs/deploy.md): the stack moved onto
+ * a restored table by context `tableName`; index queries scoped by partition; the stage and
+ * per-route throttles. Synthesizes the app twice, as it is deployed first
+ * (owning its table) and moved onto a restored table, each into a temporary directory.
+ */
+const RESTORED = 'control-plane-restored-2026-11-26';
+const ACCOUNT = '123456789012';
+const REGION = 'eu-west-1';
+
+type Template = { Resources: Record<string, { Type: string; Properties: Record<string, any> }> };
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> };
+
+interface Synth {
+  built: BuiltApp;
+  outdir: string;
+  templates: Map<string, Template>;
+  error: unknown;
+}
+
+const synths: Synth[] = [];
+
+function synthesize(context: Record<string, unknown>): Synth {
+  const outdir = mkdtempSync(join(tmpdir(), 'cdk-ops-test-'));
+  const built = buildApp({ outdir, account: ACCOUNT, region: REGION, context });
+  let error: unknown;
+  try {
+    built.app.synth();
+  } catch (err) {
+    error = err;
+  }
+  const templates = new Map<string, Template>();
+  for (const stack of stacksOf(built)) {
+    templates.set(stack.stackName, JSON.parse(readFileSync(join(outdir, stack.templateFile), 'utf8')) as Template);
+  }
+  const synth = { built, outdir, templates, error };
+  synths.push(synth);
+  return synth;
+}
+
+const stacksOf = (built: BuiltApp): Stack[] =>
+  [built.dataStack, built.apiStack, built.billingStack, built.webhooksStack].filter((s): s is NonNullable<typeof s> => s !== undefined);
+
+/** Every function of the app with a readable name and the template of its stack. */
+const functionsOf = (synth: Synth): { name: string; stack: Stack; fn: AppFunction }[] => {
+  const { built } = synth;
+  return [
+    ...[...built.apiStack.functions].map(([group, fn]) => ({ name: group as string, stack: built.apiStack as Stack, fn })),
+    { name: 'authorizer', stack: built.apiStack, fn: built.apiStack.authorizerFunction },
+    { name: 'billing-scheduler', stack: built.billingStack, fn: built.billingStack.scheduler },
+    { name: 'billing-worker', stack: built.billingStack, fn: built.billingStack.worker },
+    { name: 'billing-repairs', stack: built.billingStack, fn: built.billingStack.repairs },
+    { name: 'webhooks', stack: built.webhooksStack, fn: built.webhooksStack.dispatcher },
+  ];
+};
+
+const logicalId = (stack: Stack, construct: { node: { defaultChild?: unknown } }): string =>
+  stack.getLogicalId(construct.node.defaultChild as Parameters<Stack['getLogicalId']>[0]);
+
+const templateOf = (synth: Synth, stack: Stack): Template => synth.templates.get(stack.stackName)!;
+
+/** The DynamoDB statements of one function's role policy, in order. */
+function tableStatements(synth: Synth, stack: Stack, fn: AppFunction): Statement[] {
+  const roleId = logicalId(stack, fn.role);
+  const policies = Object.values(templateOf(synth, stack).Resources).filter(
+    (r) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties.Roles).includes(`"${roleId}"`),
+  );
+  expect(policies, `policy of ${roleId}`).toHaveLength(1);
+  const statements = policies[0]!.Properties.PolicyDocument.Statement as Statement[];
+  return statements.filter((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]).some((a) => a.startsWith('dynamodb:')));
+}
+
+const resourcesOf = (s: Statement): unknown[] => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]);
+
+let owned: Synth;
+let restored: Synth;
+
+beforeAll(async () => {
+  await withBuildLock(async () => {
+    await Promise.all([bundleAll(), buildDashboard()]);
+    owned = synthesize({});
+    // The restored app also takes a stage throttle of its own (docs/deploy.md, "Throttling").
+    restored = synthesize({ tableName: RESTORED, throttleRate: '50', throttleBurst: '30' });
+  });
+}, 600_000);
+
+afterAll(() => {
+  for (const synth of synths) rmSync(synth.outdir, { recursive: true, force: true });
+});
+
+describe('restore: the stack moved onto an existing table (context tableName)', () => {
+  it('synthesizes, cdk-nag clean, with no table and no data stack', () => {
+    expect(restored.error).toBeUndefined();
+    expect(restored.built.dataStack).toBeUndefined();
+    for (const stack of stacksOf(restored.built)) {
+      expect(restored.built.nag.validateScope(stack).violations, stack.stackName).toEqual([]);
+    }
+    const types = [...restored.templates.values()].flatMap((t) => Object.values(t.Resources).map((r) => r.Type));
+    expect(types.length).toBeGreaterThan(50);
+    expect(types).not.toContain('AWS::DynamoDB::Table');
+    // Nothing refers to a data stack's exports (there is none to import from).
+    expect(JSON.stringify([...restored.templates.values()])).not.toContain('Fn::ImportValue":"ControlPlaneData');
+    // The owned synth, for contrast, has the table.
+    expect(owned.error).toBeUndefined();
+    expect(Object.values(templateOf(owned, owned.built.dataStack!).Resources).map((r) => r.Type)).toContain('AWS::DynamoDB::Table');
+  });
+
+  it("sets every function's TABLE_NAME to the given table", () => {
+    const fns = functionsOf(restored);
+    expect(fns.length).toBeGreaterThanOrEqual(12);
+    for (const { name, stack, fn } of fns) {
+      const props = templateOf(restored, stack).Resources[logicalId(stack, fn.fn)]!.Properties;
+      expect(props.Environment.Variables.TABLE_NAME, name).toBe(RESTORED);
+    }
+  });
+
+  it("grants on the imported table's ARN and its indexes, statements identical in shape to the owned table's", () => {
+    const tableArn = `arn:\${AWS::Partition}:dynamodb:${REGION}:${ACCOUNT}:table/${RESTORED}`;
+    const asText = (resource: unknown): string => {
+      // `arn:${Partition}:…` arrives as a Fn::Join of a Ref and literals.
+      const join = (resource as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+      if (!join) return String(resource);
+      return join[1].map((part) => (typeof part === 'string' ? part : `\${${(part as { Ref: string }).Ref}}`)).join(join[0]);
+    };
+    const ownedFns = functionsOf(owned);
+    for (const [i, { name, stack, fn }] of functionsOf(restored).entries()) {
+      const statements = tableStatements(restored, stack, fn);
+      const before = tableStatements(owned, ownedFns[i]!.stack, ownedFns[i]!.fn);
+      expect(statements.length, name).toBeGreaterThanOrEqual(1);
+      // Same effects, actions and conditions, in the same order; only the table's ARN differs.
+      const shape = (s: Statement) => ({ Effect: s.Effect, Action: s.Action, Condition: s.Condition, resources: resourcesOf(s).length });
+      expect(statements.map(shape), name).toEqual(before.map(shape));
+      for (const s of statements) {
+        for (const resource of resourcesOf(s)) {
+          const text = asText(resource);
+          const onIndex = TABLE.indexes.some((index) => text === `${tableArn}/index/${index.name}`);
+          expect(text === tableArn || onIndex, `${name}: ${text}`).toBe(true);
+        }
+      }
+    }
+    // The functions that query an index are granted it by name, on the imported table.
+    const admin = restored.built.apiStack.functions.get('admin')!;
+    const indexed = tableStatements(restored, restored.built.apiStack, admin).flatMap(resourcesOf).map(asText);
+    expect(indexed).toContain(`${tableArn}/index/GSI1`);
+    const scheduler = tableStatements(restored, restored.built.billingStack, restored.built.billingStack.scheduler);
+    expect(scheduler.flatMap(resourcesOf).map(asText)).toEqual(
+      expect.arrayContaining([`${tableArn}/index/GSI1`, `${tableArn}/index/GSI2`]),
+    );
+  });
+
+  it('refuses a tableName that is no DynamoDB table name, before anything is built', () => {
+    expect(() => buildApp({ account: ACCOUNT, region: REGION, context: { tableName: 'bad name!' } })).toThrow(
+      /Context tableName "bad name!"/,
+    );
+  });
+});
+
+describe('index queries scoped by dynamodb:LeadingKeys (shared/db/key-prefixes.ts INDEX_PARTITIONS)', () => {
+  const accessOf = (name: string): TableAccess =>
+    name.startsWith('billing-') ? TABLE_ACCESS['billing-pass'] : TABLE_ACCESS[name as keyof typeof TABLE_ACCESS];
+
+  it('derives a pattern for the index partition of every key builder (no index entry without one)', () => {
+    const asRegex = (pattern: string) => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
+    let checked = 0;
+    for (const [name, build] of Object.entries(keys)) {
+      const built = (build as (...args: unknown[]) => unknown)(KEY_SENTINEL, KEY_SENTINEL, KEY_SENTINEL, KEY_SENTINEL);
+      for (const index of TABLE.indexes) {
+        const value = typeof built === 'object' && built ? (built as Record<string, unknown>)[index.partitionKey] : undefined;
+        if (typeof value !== 'string') continue;
+        const patterns = Object.values(INDEX_PARTITIONS).filter((p) => p.index === index.name);
+        expect(
+          patterns.some((p) => asRegex(p.pattern).test(value)),
+          `${name}: ${index.partitionKey} ${value}`,
+        ).toBe(true);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(9);
+    expect(INDEX_PARTITIONS.billable).toEqual({ index: 'GSI2', pattern: 'BILLABLE#*' });
+    expect(INDEX_PARTITIONS.accountsListing).toEqual({ index: 'GSI1', pattern: 'ACCOUNTS#*' });
+  });
+
+  it('gives every function that queries an index one Query statement per index, limited to the partitions it reads there', () => {
+    const expected: Record<string, Record<string, string[]>> = {
+      admin: { GSI1: ['ACCOUNTS#*', 'AUDIT#*', 'SERVERS#*'] },
+      'billing-scheduler': { GSI1: ['SERVERS#*'], GSI2: ['BILLABLE#*', 'INSTALLDUE#*', 'REPAIRDUE#*', 'TOPUPDUE#*'] },
+      'billing-worker': { GSI1: ['SERVERS#*'], GSI2: ['BILLABLE#*', 'INSTALLDUE#*', 'REPAIRDUE#*', 'TOPUPDUE#*'] },
+      'billing-repairs': { GSI1: ['SERVERS#*'], GSI2: ['BILLABLE#*', 'INSTALLDUE#*', 'REPAIRDUE#*', 'TOPUPDUE#*'] },
+      webhooks: { GSI2: ['OUTBOX#*', 'WHDUE#*'] },
+    };
+    for (const { name, stack, fn } of functionsOf(owned)) {
+      const onIndexes = tableStatements(owned, stack, fn).filter((s) => JSON.stringify(s.Resource).includes('/index/'));
+      const found: Record<string, string[]> = {};
+      for (const s of onIndexes) {
+        expect(s.Action, name).toEqual('dynamodb:Query');
+        const resources = resourcesOf(s);
+        expect(resources, name).toHaveLength(1);
+        const index = /\/index\/(\w+)"/.exec(JSON.stringify(resources[0]))?.[1];
+        expect(index, `${name}: ${JSON.stringify(resources[0])}`).toBeDefined();
+        expect(Object.keys(s.Condition ?? {}), name).toEqual(['ForAllValues:StringLike']);
+        const patterns = s.Condition!['ForAllValues:StringLike']!['dynamodb:LeadingKeys'] as string[];
+        expect(patterns, `${name} ${index}`).toEqual(indexPatterns(accessOf(name), index as IndexName));
+        found[index!] = [...patterns].sort();
+      }
+      expect(found, name).toEqual(expected[name] ?? {});
+    }
+  });
+});
+
+describe('throttling: the stage (context throttleRate, throttleBurst) and the expensive routes', () => {
+  const stageOf = (synth: Synth) => {
+    const stack = synth.built.apiStack;
+    const stages = Object.entries(templateOf(synth, stack).Resources).filter(([, r]) => r.Type === 'AWS::ApiGatewayV2::Stage');
+    expect(stages).toHaveLength(1);
+    return stages[0]![1] as { Properties: Record<string, any>; DependsOn?: string[] };
+  };
+  const routeIdOf = (synth: Synth, routeKey: string): string => {
+    const found = Object.entries(templateOf(synth, synth.built.apiStack).Resources).find(
+      ([, r]) => r.Type === 'AWS::ApiGatewayV2::Route' && r.Properties.RouteKey === routeKey,
+    );
+    expect(found, routeKey).toBeDefined();
+    return found![0];
+  };
+
+  it('throttles the stage at 100/s, burst 200 by default, deploy at 5/s (10) and quote at 20/s (40)', () => {
+    expect(THROTTLE).toEqual({ rateLimit: 100, burstLimit: 200 });
+    const stage = stageOf(owned);
+    expect(stage.Properties.DefaultRouteSettings).toMatchObject({ ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 });
+    expect(stage.Properties.RouteSettings).toEqual({
+      'POST /v1/servers': { ThrottlingRateLimit: 5, ThrottlingBurstLimit: 10 },
+      'POST /v1/servers/quote': { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 },
+    });
+    expect(Object.keys(ROUTE_THROTTLES).sort()).toEqual(['POST /v1/servers', 'POST /v1/servers/quote']);
+    // Route settings name routes that must exist first: the stage depends on both.
+    for (const routeKey of Object.keys(ROUTE_THROTTLES)) expect(stage.DependsOn ?? [], routeKey).toContain(routeIdOf(owned, routeKey));
+  });
+
+  it('takes the stage limits from context and keeps the route limits under them', () => {
+    const stage = stageOf(restored);
+    expect(stage.Properties.DefaultRouteSettings).toMatchObject({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 30 });
+    expect(stage.Properties.RouteSettings).toEqual({
+      'POST /v1/servers': { ThrottlingRateLimit: 5, ThrottlingBurstLimit: 10 },
+      'POST /v1/servers/quote': { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 30 },
+    });
+  });
+
+  it('refuses a throttle that is not a positive number', () => {
+    expect(throttleFromContext(new Stack(new App({ context: { throttleRate: '7.5', throttleBurst: 12 } }), 'S'))).toEqual({
+      rateLimit: 7.5,
+      burstLimit: 12,
+    });
+    for (const [key, value] of [
+      ['throttleRate', 'fast'],
+      ['throttleRate', '0'],
+      ['throttleBurst', '-5'],
+      ['throttleBurst', '2.5'],
+    ] as const) {
+      // The check itself, on a bare stack: no bundles needed (another test file may be rebuilding them).
+      const stack = new Stack(new App({ context: { [key]: value } }), 'Throttled');
+      expect(() => throttleFromContext(stack), `${key}=${value}`).toThrow(
+        new RegExp(`Context ${key}=${value.replace('.', '\\.')}: a positive`),
+      );
+    }
+  });
+});
