@@ -110,7 +110,7 @@ export interface ServerItem extends Stored {
   createdAt: string;
   updatedAt: string;
   suspendedAt?: string;
-  suspendedReason?: 'balance' | 'budget';
+  suspendedReason?: 'balance' | 'budget' | 'admin';
   deletedAt?: string;
   deletedReason?: string;
   billedThrough?: string;

@@ -382,7 +382,8 @@ export async function recordSettings(previous: ServerItem, change: { name?: stri
 
 // ---- suspended, unsuspended ---------------------------------------------------------------------
 
-export type SuspendReason = 'balance' | 'budget';
+/** `admin`: an operator's suspension, which only an operator lifts (suspension.ts). */
+export type SuspendReason = 'balance' | 'budget' | 'admin';
 
 /**
  * Active → suspended (with the reason) or suspended → active, with the account's burn rate.
