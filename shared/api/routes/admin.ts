@@ -76,7 +76,7 @@ export const adminRoutes = define({
     auth: 'bearer',
     scope: 'admin',
     admin: true,
-    summary: "Set or remove an account's API key limit and request ceiling",
+    summary: "Set or remove an account's key, server and request limits",
     description:
       'Overrides the platform settings for one account (null removes an override; omitted ones stay). Lowering the key limit revokes nothing: new keys are refused until revocations bring the count under it. Every process applies a new request ceiling within a minute. Audit-logged with before and after.',
     params: IdParam,
@@ -313,6 +313,7 @@ export const adminRoutes = define({
     admin: true,
     summary: "Reinstall any account's server, as its owner would",
     params: IdParam,
+    status: 202,
     response: ReinstallResult,
     audit: 'servers.admin_reinstall',
     errors: ['conflict', 'insufficient_credit', 'operation_in_progress', ...PANEL],
