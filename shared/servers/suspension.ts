@@ -192,8 +192,7 @@ function setReason(item: ServerItem, reason: SuspendReason): Promise<boolean> {
     Update: {
       Key: keys.server(item.accountId, item.serverId),
       UpdateExpression: 'SET suspendedReason = :reason, updatedAt = :now',
-      ConditionExpression:
-        '#status = :suspended AND ' + (item.suspendedReason ? 'suspendedReason = :was' : 'attribute_not_exists(suspendedReason)'),
+      ConditionExpression: `#status = :suspended AND ${item.suspendedReason ? 'suspendedReason = :was' : 'attribute_not_exists(suspendedReason)'}`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ':reason': reason,

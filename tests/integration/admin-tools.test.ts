@@ -122,6 +122,9 @@ describe('GET /v1/admin/users: search', () => {
       [`email=${'a'.repeat(255)}`, 'query.email'],
       ['email=a%01b', 'query.email'],
       ['email=', 'query.email'],
+      ['email=..', 'query.email'],
+      ['email=a%5Cb', 'query.email'],
+      ['email=a@b@c', 'query.email'],
       ['accountId=not-a-uuid', 'query.accountId'],
     ] as const) {
       const res = await api.call('GET', `/v1/admin/users?${qs}`);

@@ -9,6 +9,8 @@ export const AdminUserListQuery = ListQuery.extend({
     .toLowerCase()
     .min(1)
     .max(254)
+    // What can begin an address: no leading dot, no `..`, no spaces or backslashes, one `@` at most.
+    .regex(/^(?!\.)(?!.*\.\.)[^\s\\@]*@?[^\s\\@]*$/, 'must be the start of an e-mail address')
     .optional()
     .meta({ description: 'Only accounts whose e-mail starts with this (case-insensitive).' }),
   accountId: Uuid.optional().meta({ description: 'Only this account (an exact id).' }),
