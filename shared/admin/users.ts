@@ -1,7 +1,6 @@
 import type { z } from 'zod';
 import { accessPatterns, type ItemFilter, type Page } from '../db/access-patterns.ts';
 import { toAccountView } from '../accounts/index.ts';
-import { notFound } from '../errors.ts';
 import { getAccountLimits, isTrialAccount, profileOf } from '../settings/limits.ts';
 import { listAllServers } from '../servers/read.ts';
 import type { AdminAccount } from '../api/schemas/admin.ts';
@@ -41,20 +40,19 @@ export async function searchAccounts(query: {
 
 /** GET /v1/admin/users/:id: the account, its limits, trial state and newest servers; 404 for an unknown id. */
 export async function accountDetail(accountId: string, adminId: string) {
-  const profile = await profileOf(accountId).catch(() => {
-    throw notFound('Account');
-  });
+  const profile = await profileOf(accountId); // 404 for an unknown id
   const [limits, trialActive, servers] = await Promise.all([
     getAccountLimits(accountId),
     isTrialAccount(profile),
     // Bound as GET /v1/admin/servers?accountId=<id> binds it, so the cursor continues there.
     listAllServers({ accountId, limit: 10, boundTo: `admin-servers:${adminId}` }),
   ]);
-  const fresh = trialActive ? profile : await accessPatterns.accountById(accountId);
+  // isTrialAccount records paidAt when it first finds the payment: read it back only then.
+  const paidAt = profile.paidAt ?? (trialActive ? null : ((await accessPatterns.accountById(accountId))?.paidAt ?? null));
   return {
     account: adminView(profile),
     limits,
-    trial: { granted: Boolean(profile.trialGranted), active: trialActive, paidAt: fresh?.paidAt ?? null },
+    trial: { granted: Boolean(profile.trialGranted), active: trialActive, paidAt },
     servers: { count: Number(profile.serverCount ?? 0), data: servers.data, nextCursor: servers.nextCursor },
   };
 }
