@@ -1099,7 +1099,7 @@ export interface paths {
     /** An account's limits: its overrides and the limits in force */
     get: operations['adminGetLimits'];
     /**
-     * Set or remove an account's API key limit and request ceiling
+     * Set or remove an account's key, server and request limits
      * @description Overrides the platform settings for one account (null removes an override; omitted ones stay). Lowering the key limit revokes nothing: new keys are refused until revocations bring the count under it. Every process applies a new request ceiling within a minute. Audit-logged with before and after.
      */
     put: operations['adminSetLimits'];
@@ -1214,7 +1214,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** All accounts, newest first */
+    /**
+     * All accounts, newest first; or those matching an e-mail prefix or an id
+     * @description With `email`, each page reads up to 100 accounts of each of the 8 listing shards and returns the matches: a page may be short, or empty with a `nextCursor`.
+     */
     get: operations['adminListUsers'];
     put?: never;
     post?: never;
@@ -1256,6 +1259,94 @@ export interface paths {
      */
     put: operations['adminUpdateSettings'];
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/users/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One account: profile, balance, limits, trial, newest servers */
+    get: operations['adminGetUser'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/servers/{id}/suspend': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Suspend a server (reason `admin`: no top-up lifts it) */
+    post: operations['adminSuspendServer'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/servers/{id}/unsuspend': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Lift an operator's suspension
+     * @description If the balance or budget still calls for a suspension the server stays suspended with that reason. 409 for a server the billing alone suspended.
+     */
+    post: operations['adminUnsuspendServer'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/servers/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Delete any account's server, as its owner would */
+    delete: operations['adminDeleteServer'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/servers/{id}/reinstall': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Reinstall any account's server, as its owner would */
+    post: operations['adminReinstallServer'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1610,10 +1701,10 @@ export interface components {
       /** Format: date-time */
       suspendedAt: string | null;
       /**
-       * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+       * @description Why the platform suspended the server: `balance` (the balance reached zero), `budget` (the monthly budget was reached with the `suspend` action) or `admin` (an operator did; only an operator lifts it). Null unless suspended; unsuspension clears it.
        * @enum {string|null}
        */
-      suspendedReason: 'balance' | 'budget' | null;
+      suspendedReason: 'balance' | 'budget' | 'admin' | null;
       /** Format: date-time */
       deletedAt: string | null;
       labels: components['schemas']['Labels'];
@@ -1711,10 +1802,10 @@ export interface components {
         /** Format: date-time */
         suspendedAt: string | null;
         /**
-         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @description Why the platform suspended the server: `balance` (the balance reached zero), `budget` (the monthly budget was reached with the `suspend` action) or `admin` (an operator did; only an operator lifts it). Null unless suspended; unsuspension clears it.
          * @enum {string|null}
          */
-        suspendedReason: 'balance' | 'budget' | null;
+        suspendedReason: 'balance' | 'budget' | 'admin' | null;
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
@@ -1773,10 +1864,10 @@ export interface components {
         /** Format: date-time */
         suspendedAt: string | null;
         /**
-         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @description Why the platform suspended the server: `balance` (the balance reached zero), `budget` (the monthly budget was reached with the `suspend` action) or `admin` (an operator did; only an operator lifts it). Null unless suspended; unsuspension clears it.
          * @enum {string|null}
          */
-        suspendedReason: 'balance' | 'budget' | null;
+        suspendedReason: 'balance' | 'budget' | 'admin' | null;
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
@@ -1784,7 +1875,7 @@ export interface components {
          * @description Why the platform suspended it (as `suspendedReason`).
          * @enum {string}
          */
-        reason: 'balance' | 'budget';
+        reason: 'balance' | 'budget' | 'admin';
       };
     };
     /** @description The body of a `server.unsuspended` delivery. */
@@ -1859,10 +1950,10 @@ export interface components {
         /** Format: date-time */
         suspendedAt: string | null;
         /**
-         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @description Why the platform suspended the server: `balance` (the balance reached zero), `budget` (the monthly budget was reached with the `suspend` action) or `admin` (an operator did; only an operator lifts it). Null unless suspended; unsuspension clears it.
          * @enum {string|null}
          */
-        suspendedReason: 'balance' | 'budget' | null;
+        suspendedReason: 'balance' | 'budget' | 'admin' | null;
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
@@ -1928,10 +2019,10 @@ export interface components {
         /** Format: date-time */
         suspendedAt: string | null;
         /**
-         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @description Why the platform suspended the server: `balance` (the balance reached zero), `budget` (the monthly budget was reached with the `suspend` action) or `admin` (an operator did; only an operator lifts it). Null unless suspended; unsuspension clears it.
          * @enum {string|null}
          */
-        suspendedReason: 'balance' | 'budget' | null;
+        suspendedReason: 'balance' | 'budget' | 'admin' | null;
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
@@ -1997,10 +2088,10 @@ export interface components {
         /** Format: date-time */
         suspendedAt: string | null;
         /**
-         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @description Why the platform suspended the server: `balance` (the balance reached zero), `budget` (the monthly budget was reached with the `suspend` action) or `admin` (an operator did; only an operator lifts it). Null unless suspended; unsuspension clears it.
          * @enum {string|null}
          */
-        suspendedReason: 'balance' | 'budget' | null;
+        suspendedReason: 'balance' | 'budget' | 'admin' | null;
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
@@ -2855,10 +2946,10 @@ export interface components {
         /** Format: date-time */
         suspendedAt: string | null;
         /**
-         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @description Why the platform suspended the server: `balance` (the balance reached zero), `budget` (the monthly budget was reached with the `suspend` action) or `admin` (an operator did; only an operator lifts it). Null unless suspended; unsuspension clears it.
          * @enum {string|null}
          */
-        suspendedReason: 'balance' | 'budget' | null;
+        suspendedReason: 'balance' | 'budget' | 'admin' | null;
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
@@ -2920,10 +3011,10 @@ export interface components {
         /** Format: date-time */
         suspendedAt: string | null;
         /**
-         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @description Why the platform suspended the server: `balance` (the balance reached zero), `budget` (the monthly budget was reached with the `suspend` action) or `admin` (an operator did; only an operator lifts it). Null unless suspended; unsuspension clears it.
          * @enum {string|null}
          */
-        suspendedReason: 'balance' | 'budget' | null;
+        suspendedReason: 'balance' | 'budget' | 'admin' | null;
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
@@ -2931,7 +3022,7 @@ export interface components {
          * @description Why the platform suspended it (as `suspendedReason`).
          * @enum {string}
          */
-        reason: 'balance' | 'budget';
+        reason: 'balance' | 'budget' | 'admin';
       };
     };
     /** @description A `server.unsuspended` event as GET /v1/events shows it. */
@@ -3015,10 +3106,10 @@ export interface components {
         /** Format: date-time */
         suspendedAt: string | null;
         /**
-         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @description Why the platform suspended the server: `balance` (the balance reached zero), `budget` (the monthly budget was reached with the `suspend` action) or `admin` (an operator did; only an operator lifts it). Null unless suspended; unsuspension clears it.
          * @enum {string|null}
          */
-        suspendedReason: 'balance' | 'budget' | null;
+        suspendedReason: 'balance' | 'budget' | 'admin' | null;
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
@@ -3087,10 +3178,10 @@ export interface components {
         /** Format: date-time */
         suspendedAt: string | null;
         /**
-         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @description Why the platform suspended the server: `balance` (the balance reached zero), `budget` (the monthly budget was reached with the `suspend` action) or `admin` (an operator did; only an operator lifts it). Null unless suspended; unsuspension clears it.
          * @enum {string|null}
          */
-        suspendedReason: 'balance' | 'budget' | null;
+        suspendedReason: 'balance' | 'budget' | 'admin' | null;
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
@@ -3159,10 +3250,10 @@ export interface components {
         /** Format: date-time */
         suspendedAt: string | null;
         /**
-         * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+         * @description Why the platform suspended the server: `balance` (the balance reached zero), `budget` (the monthly budget was reached with the `suspend` action) or `admin` (an operator did; only an operator lifts it). Null unless suspended; unsuspension clears it.
          * @enum {string|null}
          */
-        suspendedReason: 'balance' | 'budget' | null;
+        suspendedReason: 'balance' | 'budget' | 'admin' | null;
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
@@ -3796,10 +3887,10 @@ export interface components {
       /** Format: date-time */
       suspendedAt: string | null;
       /**
-       * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+       * @description Why the platform suspended the server: `balance` (the balance reached zero), `budget` (the monthly budget was reached with the `suspend` action) or `admin` (an operator did; only an operator lifts it). Null unless suspended; unsuspension clears it.
        * @enum {string|null}
        */
-      suspendedReason: 'balance' | 'budget' | null;
+      suspendedReason: 'balance' | 'budget' | 'admin' | null;
       /** Format: date-time */
       deletedAt: string | null;
       labels: components['schemas']['Labels'];
@@ -4774,6 +4865,8 @@ export interface components {
         maxApiKeys: number | null;
         /** Format: int32 */
         requestsPerMinute: number | null;
+        /** Format: int32 */
+        maxServers: number | null;
       };
       /** @description The limits in force (a change reaches every process within a minute). */
       effective: {
@@ -4781,6 +4874,8 @@ export interface components {
         maxApiKeys: number;
         /** Format: int32 */
         requestsPerMinute: number;
+        /** Format: int32 */
+        maxServers: number;
         /** @description No top-up and no admin grant yet: the trial limits apply where no override does. */
         trial: boolean;
       };
@@ -4802,6 +4897,11 @@ export interface components {
        * @description Requests per minute of all this account's credentials together, replacing accountRequestsPerMinute (it may go below one credential's 240); null removes the override.
        */
       requestsPerMinute?: number | null;
+      /**
+       * Format: int32
+       * @description Active plus suspended servers, replacing maxServersPerAccount; lowering it deletes nothing. Null removes it.
+       */
+      maxServers?: number | null;
     };
     AdminServerList: {
       data: components['schemas']['AdminServer'][];
@@ -4852,10 +4952,10 @@ export interface components {
       /** Format: date-time */
       suspendedAt: string | null;
       /**
-       * @description Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.
+       * @description Why the platform suspended the server: `balance` (the balance reached zero), `budget` (the monthly budget was reached with the `suspend` action) or `admin` (an operator did; only an operator lifts it). Null unless suspended; unsuspension clears it.
        * @enum {string|null}
        */
-      suspendedReason: 'balance' | 'budget' | null;
+      suspendedReason: 'balance' | 'budget' | 'admin' | null;
       /** Format: date-time */
       deletedAt: string | null;
       labels: components['schemas']['Labels'];
@@ -5539,6 +5639,47 @@ export interface components {
        * @description Backups per server: the panel's feature_limits.backups, set at deploy and resize; 0: none.
        */
       backupsPerServer?: number;
+    };
+    AdminUser: {
+      account: components['schemas']['AdminAccount'];
+      limits: components['schemas']['AccountLimits'];
+      trial: components['schemas']['AdminUserTrial'];
+      servers: components['schemas']['AdminUserServers'];
+    };
+    AdminUserTrial: {
+      /** @description The trial credit was given at sign-up. */
+      granted: boolean;
+      /** @description No top-up and no grant yet: trial limits apply. */
+      active: boolean;
+      /**
+       * Format: date-time
+       * @description The first top-up or grant known.
+       */
+      paidAt: string | null;
+    };
+    AdminUserServers: {
+      /**
+       * Format: int32
+       * @description Active plus suspended.
+       */
+      count: number;
+      /** @description The newest 10 (deleted ones too). */
+      data: components['schemas']['AdminServer'][];
+      /** @description For GET /v1/admin/servers?accountId=<id>. */
+      nextCursor: string | null;
+    };
+    AdminDeletedServer: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      status: 'deleted';
+      /** Format: date-time */
+      deletedAt: string;
+      /**
+       * @description `gone`: its panel is no longer registered; only the record was closed.
+       * @enum {string}
+       */
+      panel: 'deleted' | 'gone';
     };
   };
   responses: never;
@@ -22154,11 +22295,13 @@ export interface operations {
            *       "accountId": "0193a7e2-5b1c-7d4e-9f3a-00009319bc28",
            *       "overrides": {
            *         "maxApiKeys": 1,
-           *         "requestsPerMinute": 1
+           *         "requestsPerMinute": 1,
+           *         "maxServers": 1
            *       },
            *       "effective": {
            *         "maxApiKeys": 1,
            *         "requestsPerMinute": 1,
+           *         "maxServers": 1,
            *         "trial": true
            *       },
            *       "apiKeyCount": 1
@@ -22317,7 +22460,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Set or remove an account's API key limit and request ceiling */
+      /** @description Set or remove an account's key, server and request limits */
       200: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -22332,11 +22475,13 @@ export interface operations {
            *       "accountId": "0193a7e2-5b1c-7d4e-9f3a-00009319bc28",
            *       "overrides": {
            *         "maxApiKeys": 1,
-           *         "requestsPerMinute": 1
+           *         "requestsPerMinute": 1,
+           *         "maxServers": 1
            *       },
            *       "effective": {
            *         "maxApiKeys": 1,
            *         "requestsPerMinute": 1,
+           *         "maxServers": 1,
            *         "trial": true
            *       },
            *       "apiKeyCount": 1
@@ -24257,6 +24402,10 @@ export interface operations {
         limit?: number;
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
+        /** @description Only accounts whose e-mail starts with this (case-insensitive). */
+        email?: string;
+        /** @description Only this account (an exact id). */
+        accountId?: string;
       };
       header?: never;
       path?: never;
@@ -24264,7 +24413,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description All accounts, newest first */
+      /** @description All accounts, newest first; or those matching an e-mail prefix or an id */
       200: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -24974,6 +25123,1387 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminGetUser: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One account: profile, balance, limits, trial, newest servers */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "account": {
+           *         "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *         "email": "ann@example.com",
+           *         "balanceCents": 2500,
+           *         "balanceUsd": 25,
+           *         "trialGranted": true,
+           *         "isAdmin": true,
+           *         "burnMillicentsPerHour": 2700,
+           *         "accruedMillicents": 450,
+           *         "runwayHours": 720,
+           *         "fundedUntil": "2026-11-26T10:00:00.000Z",
+           *         "createdAt": "2026-11-26T10:00:00.000Z",
+           *         "serverCount": 1
+           *       },
+           *       "limits": {
+           *         "accountId": "0193a7e2-5b1c-7d4e-9f3a-00009319bc28",
+           *         "overrides": {
+           *           "maxApiKeys": 1,
+           *           "requestsPerMinute": 1,
+           *           "maxServers": 1
+           *         },
+           *         "effective": {
+           *           "maxApiKeys": 1,
+           *           "requestsPerMinute": 1,
+           *           "maxServers": 1,
+           *           "trial": true
+           *         },
+           *         "apiKeyCount": 1
+           *       },
+           *       "trial": {
+           *         "granted": true,
+           *         "active": true,
+           *         "paidAt": "2026-11-26T10:00:00.000Z"
+           *       },
+           *       "servers": {
+           *         "count": 1,
+           *         "data": [
+           *           {
+           *             "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *             "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *             "identifier": "1a7ce997",
+           *             "uuid": "1a7ce997-259b-452e-8b4e-cecc464142ca",
+           *             "name": "survival",
+           *             "eggId": 1,
+           *             "region": "eu-central",
+           *             "address": {
+           *               "host": "example host",
+           *               "ip": "203.0.113.10",
+           *               "alias": "example alias",
+           *               "port": 25565
+           *             },
+           *             "ports": [
+           *               {
+           *                 "host": "example host",
+           *                 "ip": "203.0.113.10",
+           *                 "alias": "example alias",
+           *                 "port": 25565
+           *               }
+           *             ],
+           *             "sftp": {
+           *               "host": "example host",
+           *               "port": 25565,
+           *               "username": "example username",
+           *               "enabled": true
+           *             },
+           *             "resources": {
+           *               "ramMb": 2048,
+           *               "cpuPercent": 100,
+           *               "diskMb": 4096
+           *             },
+           *             "priceCentsPerHour": 3,
+           *             "priceMillicentsPerHour": 2700,
+           *             "status": "active",
+           *             "createdAt": "2026-11-26T10:00:00.000Z",
+           *             "updatedAt": "2026-11-26T10:00:00.000Z",
+           *             "suspendedAt": null,
+           *             "suspendedReason": null,
+           *             "deletedAt": null,
+           *             "labels": {
+           *               "env": "prod",
+           *               "example.com/team": "blue"
+           *             },
+           *             "accountId": "0193a7e2-5b1c-7d4e-9f3a-00009319bc28"
+           *           }
+           *         ],
+           *         "nextCursor": "example nextCursor"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['AdminUser'];
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminSuspendServer: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Suspend a server (reason `admin`: no top-up lifts it) */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *       "identifier": "1a7ce997",
+           *       "uuid": "1a7ce997-259b-452e-8b4e-cecc464142ca",
+           *       "name": "survival",
+           *       "eggId": 1,
+           *       "region": "eu-central",
+           *       "address": {
+           *         "host": "example host",
+           *         "ip": "203.0.113.10",
+           *         "alias": "example alias",
+           *         "port": 25565
+           *       },
+           *       "ports": [
+           *         {
+           *           "host": "example host",
+           *           "ip": "203.0.113.10",
+           *           "alias": "example alias",
+           *           "port": 25565
+           *         }
+           *       ],
+           *       "sftp": {
+           *         "host": "example host",
+           *         "port": 25565,
+           *         "username": "example username",
+           *         "enabled": true
+           *       },
+           *       "resources": {
+           *         "ramMb": 2048,
+           *         "cpuPercent": 100,
+           *         "diskMb": 4096
+           *       },
+           *       "priceCentsPerHour": 3,
+           *       "priceMillicentsPerHour": 2700,
+           *       "status": "active",
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "updatedAt": "2026-11-26T10:00:00.000Z",
+           *       "suspendedAt": null,
+           *       "suspendedReason": null,
+           *       "deletedAt": null,
+           *       "labels": {
+           *         "env": "prod",
+           *         "example.com/team": "blue"
+           *       },
+           *       "accountId": "0193a7e2-5b1c-7d4e-9f3a-00009319bc28"
+           *     }
+           */
+          'application/json': components['schemas']['AdminServer'];
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminUnsuspendServer: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Lift an operator's suspension */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *       "identifier": "1a7ce997",
+           *       "uuid": "1a7ce997-259b-452e-8b4e-cecc464142ca",
+           *       "name": "survival",
+           *       "eggId": 1,
+           *       "region": "eu-central",
+           *       "address": {
+           *         "host": "example host",
+           *         "ip": "203.0.113.10",
+           *         "alias": "example alias",
+           *         "port": 25565
+           *       },
+           *       "ports": [
+           *         {
+           *           "host": "example host",
+           *           "ip": "203.0.113.10",
+           *           "alias": "example alias",
+           *           "port": 25565
+           *         }
+           *       ],
+           *       "sftp": {
+           *         "host": "example host",
+           *         "port": 25565,
+           *         "username": "example username",
+           *         "enabled": true
+           *       },
+           *       "resources": {
+           *         "ramMb": 2048,
+           *         "cpuPercent": 100,
+           *         "diskMb": 4096
+           *       },
+           *       "priceCentsPerHour": 3,
+           *       "priceMillicentsPerHour": 2700,
+           *       "status": "active",
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "updatedAt": "2026-11-26T10:00:00.000Z",
+           *       "suspendedAt": null,
+           *       "suspendedReason": null,
+           *       "deletedAt": null,
+           *       "labels": {
+           *         "env": "prod",
+           *         "example.com/team": "blue"
+           *       },
+           *       "accountId": "0193a7e2-5b1c-7d4e-9f3a-00009319bc28"
+           *     }
+           */
+          'application/json': components['schemas']['AdminServer'];
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminDeleteServer: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Delete any account's server, as its owner would */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "status": "deleted",
+           *       "deletedAt": "2026-11-26T10:00:00.000Z",
+           *       "panel": "deleted"
+           *     }
+           */
+          'application/json': components['schemas']['AdminDeletedServer'];
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminReinstallServer: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Reinstall any account's server, as its owner would */
+      202: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "installStatus": "installing",
+           *       "watchedUntil": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['ReinstallResult'];
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
+      402: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */

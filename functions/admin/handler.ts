@@ -20,9 +20,46 @@ const instances = async () => ({
   ...(await import('../../shared/catalog/index.ts')),
 });
 
+/** The admin tools for one account or server load on first use too (the start chunk's budget). */
+const users = () => import('../../shared/admin/users.ts');
+const servers = () => import('../../shared/admin/servers.ts');
+
 /** Admin group: everything under /v1/admin (admin accounts with the `admin` scope only). */
 export const handler = createGroupHandler('admin', adminRoutes, {
-  adminListUsers: async ({ principal, query }) => listAccounts({ ...query, boundTo: `admin-users:${principal.accountId}` }),
+  adminListUsers: async ({ principal, query }) =>
+    query.email || query.accountId
+      ? (await users()).searchAccounts({ ...query, boundTo: `admin-users:${principal.accountId}` })
+      : listAccounts({ ...query, boundTo: `admin-users:${principal.accountId}` }),
+
+  adminGetUser: async ({ principal, params }) => (await users()).accountDetail(params.id, principal.accountId),
+
+  adminSuspendServer: async ({ params, audit }) => {
+    audit.target = `server:${params.id}`;
+    const view = await (await servers()).adminSuspend(params.id);
+    audit.details = { accountId: view.accountId, reason: 'admin' };
+    return view;
+  },
+
+  adminUnsuspendServer: async ({ params, audit }) => {
+    audit.target = `server:${params.id}`;
+    const view = await (await servers()).adminUnsuspend(params.id);
+    audit.details = { accountId: view.accountId, status: view.status, suspendedReason: view.suspendedReason };
+    return view;
+  },
+
+  adminDeleteServer: async ({ params, audit }) => {
+    audit.target = `server:${params.id}`;
+    const { accountId, ...result } = await (await servers()).adminDelete(params.id);
+    audit.details = { accountId, panel: result.panel };
+    return result;
+  },
+
+  adminReinstallServer: async ({ params, audit }) => {
+    audit.target = `server:${params.id}`;
+    const { accountId, ...result } = await (await servers()).adminReinstall(params.id);
+    audit.details = { accountId };
+    return result;
+  },
 
   adminListLogs: async ({ principal, query }) => listPlatformAudit({ ...query, boundTo: `admin-logs:${principal.accountId}` }),
 

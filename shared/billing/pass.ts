@@ -394,7 +394,8 @@ async function applyRetention(
   if (suspendedRetentionDays === null) return 0;
   let deleted = 0;
   for (const s of servers) {
-    if (s.status !== 'suspended' || !s.suspendedAt) continue;
+    // An operator's suspension is the operator's to end: retention is for unpaid servers only.
+    if (s.status !== 'suspended' || !s.suspendedAt || s.suspendedReason === 'admin') continue;
     if (Date.now() - Date.parse(s.suspendedAt) < suspendedRetentionDays * 24 * HOUR_MS) continue;
     try {
       await deleteServer(accountId, s.serverId);

@@ -254,7 +254,9 @@ export const accessPatterns = {
   invoiceByPaymentIntent: async (paymentIntentId: string) =>
     asKindOrUndefined(await getItem(keys.paymentIntent(paymentIntentId)), 'payment-intent'),
   invoiceCounter: async (year: number) => (await getItem(keys.invoiceCounter(year))) as InvoiceCounterItem | undefined,
-  allAccounts: async (page: PageRequest) => pageOf('account')((await sharded()).queryShardedListing('GSI1', keys.accountsShard, page)),
+  /** `filter`: e.g. an e-mail prefix (shared/admin/users.ts), applied to the bounded shard reads. */
+  allAccounts: async (page: PageRequest, filter?: ItemFilter) =>
+    pageOf('account')((await sharded()).queryShardedListing('GSI1', keys.accountsShard, page, filter)),
   platformAudit: async (page: PageRequest) => pageOf('activity')((await sharded()).queryShardedListing('GSI1', keys.auditShard, page)),
   idempotencyRecord: async (accountId: string, key: string) =>
     asKindOrUndefined(await getItem(keys.idempotency(accountId, key)), 'idempotency'),

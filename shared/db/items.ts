@@ -46,7 +46,7 @@ export interface AccountItem extends Stored {
   /** API keys not revoked (shared/api-keys): the key limit is a condition on it. Absent until the first create after it was introduced. */
   apiKeyCount?: number;
   /** Limits an admin set for this account (shared/settings/limits.ts); each replaces the platform setting. */
-  limits?: { maxApiKeys?: number; requestsPerMinute?: number };
+  limits?: { maxApiKeys?: number; requestsPerMinute?: number; maxServers?: number };
   /** When a top-up or admin grant was first seen: the account is no longer a trial account. */
   paidAt?: string;
   createdAt: string;
@@ -110,7 +110,7 @@ export interface ServerItem extends Stored {
   createdAt: string;
   updatedAt: string;
   suspendedAt?: string;
-  suspendedReason?: 'balance' | 'budget';
+  suspendedReason?: 'balance' | 'budget' | 'admin';
   deletedAt?: string;
   deletedReason?: string;
   billedThrough?: string;

@@ -129,7 +129,7 @@ export async function deployServer(
       accountId: principal.accountId,
       item,
       priceMillicents,
-      maxServers: settings.maxServersPerAccount,
+      maxServers: snap.maxServers ?? settings.maxServersPerAccount,
       minimumBalanceCents: settings.minimumBalanceCents,
       snapshot: snap,
     });
@@ -161,7 +161,8 @@ export async function admitDeploy(accountId: string, input: z.infer<typeof Creat
   const priceMillicents = hourlyPriceMillicents(resources, settings.prices);
   const price = hourlyPriceCents(resources, settings.prices);
   const snap = await profileSnapshot(accountId);
-  if (snap.serverCount >= settings.maxServersPerAccount) throw limitExceeded(snap.serverCount, settings.maxServersPerAccount);
+  const maxServers = snap.maxServers ?? settings.maxServersPerAccount;
+  if (snap.serverCount >= maxServers) throw limitExceeded(snap.serverCount, maxServers);
   const burnAfter = snap.burnMillicentsPerHour + priceMillicents;
   return {
     resources,

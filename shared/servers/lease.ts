@@ -71,9 +71,11 @@ export function stateConflict(item: Pick<ServerItem, 'status' | 'suspendedReason
   if (item.status === 'suspended') {
     return new ApiError(
       'conflict',
-      item.suspendedReason === 'budget'
-        ? "The server is suspended (the month's budget is reached); raise the budget to unsuspend it"
-        : 'The server is suspended (the account balance ran out); top up to unsuspend it',
+      item.suspendedReason === 'admin'
+        ? 'The server is suspended by the operator; contact support'
+        : item.suspendedReason === 'budget'
+          ? "The server is suspended (the month's budget is reached); raise the budget to unsuspend it"
+          : 'The server is suspended (the account balance ran out); top up to unsuspend it',
     );
   }
   return undefined;

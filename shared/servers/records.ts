@@ -37,6 +37,8 @@ export interface ProfileSnapshot {
   budgetCapCents: number | null;
   /** The account's SFTP panel user by instance (shared/servers/sftp.ts): a deploy there queues its subuser grant. */
   sftpUsers: Record<string, number>;
+  /** An admin's override of maxServersPerAccount for this account (shared/settings/limits.ts). */
+  maxServers: number | undefined;
 }
 
 export async function profileSnapshot(accountId: string): Promise<ProfileSnapshot> {
@@ -50,6 +52,7 @@ export async function profileSnapshot(accountId: string): Promise<ProfileSnapsho
     hasBurn: profile.burnMillicentsPerHour !== undefined,
     budgetCapCents: profile.budgetCapCents ?? null,
     sftpUsers: profile.sftpUsers ?? {},
+    maxServers: profile.limits?.maxServers,
   };
 }
 
@@ -382,7 +385,8 @@ export async function recordSettings(previous: ServerItem, change: { name?: stri
 
 // ---- suspended, unsuspended ---------------------------------------------------------------------
 
-export type SuspendReason = 'balance' | 'budget';
+/** `admin`: an operator's suspension, which only an operator lifts (suspension.ts). */
+export type SuspendReason = 'balance' | 'budget' | 'admin';
 
 /**
  * Active → suspended (with the reason) or suspended → active, with the account's burn rate.

@@ -1,4 +1,7 @@
 import { accessPatterns } from '../db/access-patterns.ts';
+import { keys } from '../db/keys.ts';
+import { writeIfFirst } from '../db/write.ts';
+import { ApiError } from '../errors.ts';
 import type { ServerItem } from '../db/items.ts';
 import { toInstanceView, panelClientFor } from '../instances/index.ts';
 import { recordSystemActivity } from '../audit/index.ts';
@@ -45,7 +48,8 @@ export async function reconcileAccount(accountId: string, servers?: ServerItem[]
       if (reason && status === 'active') {
         await setSuspended(item, reason);
         result.suspended++;
-      } else if (!reason && status === 'suspended') {
+      } else if (!reason && status === 'suspended' && item.suspendedReason !== 'admin') {
+        // An operator's suspension is not the balance's to lift (suspendByAdmin below).
         await setActive(item);
         result.unsuspended++;
       }
@@ -101,6 +105,7 @@ async function suspendedActivity(item: ServerItem, reason: SuspendReason): Promi
 
 async function setActive(read: ServerItem): Promise<void> {
   await underLease(read, 'unsuspend', 'suspended', async (item) => {
+    if (item.suspendedReason === 'admin') return; // an operator suspended it meanwhile
     await (await clientFor(item)).unsuspendServer(item.panelServerId);
     if (await recordSuspension(item, { status: 'active' })) await unsuspendedActivity(item);
   });
@@ -124,4 +129,77 @@ export async function unsuspendAfterCredit(accountId: string, cause: string): Pr
   await reconcileAccount(accountId).catch((err) =>
     logger.warn('unsuspend after credit failed; the billing pass retries', { accountId, cause, ...errorFields(err) }),
   );
+}
+
+// ---- an operator's suspension ---------------------------------------------------------------------
+
+const changedMeanwhile = () =>
+  new ApiError('conflict', 'The server changed meanwhile (a deletion or another suspension); read it and try again');
+
+/**
+ * POST /v1/admin/servers/:id/suspend: the reason `admin`, which neither a top-up nor a grant nor a
+ * new month lifts (reconcileAccount skips it); only unsuspendByAdmin does. An active server is
+ * suspended on the panel, then the record follows; a server the billing already suspended is
+ * suspended on the panel already, so only its reason changes. Under the server's lease. A panel
+ * that fails is the caller's error (nothing changed): an operator is there to retry.
+ */
+export async function suspendByAdmin(read: ServerItem): Promise<void> {
+  if (read.status === 'deleted') throw new ApiError('conflict', 'The server is deleted');
+  await withServerLease(read.serverId, 'suspend', async () => {
+    const item = await accessPatterns.serverOfAccount(read.accountId, read.serverId);
+    if (!item || item.status === 'deleted') throw new ApiError('conflict', 'The server is deleted');
+    if (item.status === 'active') {
+      await (await clientFor(item)).suspendServer(item.panelServerId);
+      if (!(await recordSuspension(item, { status: 'suspended', reason: 'admin' }))) throw changedMeanwhile();
+    } else if (item.suspendedReason !== 'admin') {
+      if (!(await setReason(item, 'admin'))) throw changedMeanwhile();
+    }
+  });
+}
+
+/**
+ * POST /v1/admin/servers/:id/unsuspend: ends an operator's suspension. If the balance or budget
+ * still calls for one, the server stays suspended with that reason (the next top-up lifts it);
+ * otherwise the panel unsuspends it and the record follows. A server suspended by the billing
+ * alone is 409 `conflict`: a grant or a raised budget lifts that. An active server: nothing to do.
+ */
+export async function unsuspendByAdmin(read: ServerItem): Promise<void> {
+  if (read.status === 'deleted') throw new ApiError('conflict', 'The server is deleted');
+  if (read.status === 'suspended' && read.suspendedReason !== 'admin') {
+    throw new ApiError(
+      'conflict',
+      `The server is suspended for its account's ${read.suspendedReason ?? 'balance'}, not by an operator; a grant or a raised budget lifts that`,
+    );
+  }
+  await withServerLease(read.serverId, 'unsuspend', async () => {
+    const item = await accessPatterns.serverOfAccount(read.accountId, read.serverId);
+    if (!item || item.status === 'deleted') throw new ApiError('conflict', 'The server is deleted');
+    if (item.status !== 'suspended' || item.suspendedReason !== 'admin') return;
+    const billing = await desiredSuspension(item.accountId);
+    if (billing) {
+      if (!(await setReason(item, billing))) throw changedMeanwhile();
+      return;
+    }
+    await (await clientFor(item)).unsuspendServer(item.panelServerId);
+    // The route's audit entry records who lifted it.
+    if (!(await recordSuspension(item, { status: 'active' }))) throw changedMeanwhile();
+  });
+}
+
+/** A suspended server's reason changes (the panel has it suspended either way): false when it is not as read. */
+function setReason(item: ServerItem, reason: SuspendReason): Promise<boolean> {
+  return writeIfFirst({
+    Update: {
+      Key: keys.server(item.accountId, item.serverId),
+      UpdateExpression: 'SET suspendedReason = :reason, updatedAt = :now',
+      ConditionExpression: `#status = :suspended AND ${item.suspendedReason ? 'suspendedReason = :was' : 'attribute_not_exists(suspendedReason)'}`,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':reason': reason,
+        ':now': new Date().toISOString(),
+        ':suspended': 'suspended',
+        ...(item.suspendedReason ? { ':was': item.suspendedReason } : {}),
+      },
+    },
+  });
 }

@@ -114,8 +114,8 @@ export function clearCeilingCache(): void {
 
 export interface AccountLimitsView {
   accountId: string;
-  overrides: { maxApiKeys: number | null; requestsPerMinute: number | null };
-  effective: { maxApiKeys: number; requestsPerMinute: number; trial: boolean };
+  overrides: { maxApiKeys: number | null; requestsPerMinute: number | null; maxServers: number | null };
+  effective: { maxApiKeys: number; requestsPerMinute: number; maxServers: number; trial: boolean };
   apiKeyCount: number;
 }
 
@@ -128,10 +128,15 @@ async function viewOf(profile: AccountItem): Promise<AccountLimitsView> {
   const keyLimit = await apiKeyLimitOf(profile, getConfig().adminEmails.has(profile.email.toLowerCase()));
   return {
     accountId: profile.accountId,
-    overrides: { maxApiKeys: overrides.maxApiKeys ?? null, requestsPerMinute: overrides.requestsPerMinute ?? null },
+    overrides: {
+      maxApiKeys: overrides.maxApiKeys ?? null,
+      requestsPerMinute: overrides.requestsPerMinute ?? null,
+      maxServers: overrides.maxServers ?? null,
+    },
     effective: {
       maxApiKeys: keyLimit,
       requestsPerMinute: requestCeiling(settings.accountRequestsPerMinute, overrides.requestsPerMinute),
+      maxServers: overrides.maxServers ?? settings.maxServersPerAccount,
       trial,
     },
     apiKeyCount: profile.apiKeyCount ?? 0,
@@ -149,12 +154,12 @@ export async function getAccountLimits(accountId: string): Promise<AccountLimits
  */
 export async function setAccountLimits(
   accountId: string,
-  update: { maxApiKeys?: number | null; requestsPerMinute?: number | null },
+  update: { maxApiKeys?: number | null; requestsPerMinute?: number | null; maxServers?: number | null },
 ): Promise<{ before: AccountLimitsView['overrides']; view: AccountLimitsView }> {
   const profile = await profileOf(accountId);
   const before = profile.limits ?? {};
   const after: LimitOverrides = { ...before };
-  for (const field of ['maxApiKeys', 'requestsPerMinute'] as const) {
+  for (const field of ['maxApiKeys', 'requestsPerMinute', 'maxServers'] as const) {
     const value = update[field];
     if (value === null) delete after[field];
     else if (value !== undefined) after[field] = value;
@@ -169,7 +174,11 @@ export async function setAccountLimits(
   });
   ceilings.delete(accountId);
   return {
-    before: { maxApiKeys: before.maxApiKeys ?? null, requestsPerMinute: before.requestsPerMinute ?? null },
+    before: {
+      maxApiKeys: before.maxApiKeys ?? null,
+      requestsPerMinute: before.requestsPerMinute ?? null,
+      maxServers: before.maxServers ?? null,
+    },
     view: await viewOf({ ...profile, limits: after }),
   };
 }

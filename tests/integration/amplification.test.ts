@@ -69,8 +69,8 @@ describe('API keys per account', () => {
     const limits = await api.call('GET', `/v1/admin/users/${id}/limits`);
     expect(limits.body).toEqual({
       accountId: id,
-      overrides: { maxApiKeys: null, requestsPerMinute: null },
-      effective: { maxApiKeys: 5, requestsPerMinute: 600, trial: true },
+      overrides: { maxApiKeys: null, requestsPerMinute: null, maxServers: null },
+      effective: { maxApiKeys: 5, requestsPerMinute: 600, maxServers: 10, trial: true },
       apiKeyCount: 5,
     });
 
@@ -79,6 +79,7 @@ describe('API keys per account', () => {
     expect((await api.call('GET', `/v1/admin/users/${id}/limits`)).body.effective).toEqual({
       maxApiKeys: 25,
       requestsPerMinute: 600,
+      maxServers: 10,
       trial: false,
     });
   });
@@ -87,7 +88,7 @@ describe('API keys per account', () => {
     const { token, id } = await customer(api, 'keys-override@example.com', PAID);
     const set = await api.call('PUT', `/v1/admin/users/${id}/limits`, { body: { maxApiKeys: 2 } });
     expect(set.status).toBe(200);
-    expect(set.body.overrides).toEqual({ maxApiKeys: 2, requestsPerMinute: null });
+    expect(set.body.overrides).toEqual({ maxApiKeys: 2, requestsPerMinute: null, maxServers: null });
     expect(set.body.effective.maxApiKeys).toBe(2);
     const results = await Promise.all(Array.from({ length: 5 }, (_, i) => createKey(token, `o ${i}`)));
     expect(statuses(results)).toEqual({ 201: 2, 422: 3 });
@@ -116,8 +117,14 @@ describe('API keys per account', () => {
         e.action === 'accounts.limits' && e.target === `account:${id}` && e.result === 'success',
     );
     expect(logs.map((e: { details: unknown }) => e.details)).toEqual([
-      { before: { maxApiKeys: 2, requestsPerMinute: null }, after: { maxApiKeys: null, requestsPerMinute: null } },
-      { before: { maxApiKeys: null, requestsPerMinute: null }, after: { maxApiKeys: 2, requestsPerMinute: null } },
+      {
+        before: { maxApiKeys: 2, requestsPerMinute: null, maxServers: null },
+        after: { maxApiKeys: null, requestsPerMinute: null, maxServers: null },
+      },
+      {
+        before: { maxApiKeys: null, requestsPerMinute: null, maxServers: null },
+        after: { maxApiKeys: 2, requestsPerMinute: null, maxServers: null },
+      },
     ]);
   });
 

@@ -1,4 +1,4 @@
-import { define } from '../route-def.ts';
+import { define, PANEL } from '../route-def.ts';
 import { IdParam, ListQuery } from '../schemas/common.ts';
 import { ActivityList } from '../schemas/account.ts';
 import { Settings, SettingsUpdate } from '../schemas/settings.ts';
@@ -12,9 +12,12 @@ import {
   AdminCreditResult,
   AdminRefund,
   AdminRefundResult,
+  AdminServer,
   AdminServerList,
   AdminServerListQuery,
 } from '../schemas/admin.ts';
+import { AdminDeletedServer, AdminUser, AdminUserListQuery } from '../schemas/admin-tools.ts';
+import { ReinstallResult } from '../schemas/servers.ts';
 
 /** The admin group: /v1/admin/* (API Gateway puts the admin authorizer in front of each). */
 export const adminRoutes = define({
@@ -73,7 +76,7 @@ export const adminRoutes = define({
     auth: 'bearer',
     scope: 'admin',
     admin: true,
-    summary: "Set or remove an account's API key limit and request ceiling",
+    summary: "Set or remove an account's key, server and request limits",
     description:
       'Overrides the platform settings for one account (null removes an override; omitted ones stay). Lowering the key limit revokes nothing: new keys are refused until revocations bring the count under it. Every process applies a new request ceiling within a minute. Audit-logged with before and after.',
     params: IdParam,
@@ -199,8 +202,10 @@ export const adminRoutes = define({
     auth: 'bearer',
     scope: 'admin',
     admin: true,
-    summary: 'All accounts, newest first',
-    query: ListQuery,
+    summary: 'All accounts, newest first; or those matching an e-mail prefix or an id',
+    description:
+      'With `email`, each page reads up to 100 accounts of each of the 8 listing shards and returns the matches: a page may be short, or empty with a `nextCursor`.',
+    query: AdminUserListQuery,
     response: AdminAccountList,
   },
   adminListLogs: {
@@ -241,5 +246,76 @@ export const adminRoutes = define({
     response: Settings,
     audit: 'settings.update',
     errors: ['conflict'],
+  },
+  adminGetUser: {
+    method: 'GET',
+    path: '/v1/admin/users/:id',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: 'One account: profile, balance, limits, trial, newest servers',
+    params: IdParam,
+    response: AdminUser,
+  },
+  adminSuspendServer: {
+    method: 'POST',
+    path: '/v1/admin/servers/:id/suspend',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: 'Suspend a server (reason `admin`: no top-up lifts it)',
+    params: IdParam,
+    response: AdminServer,
+    audit: 'servers.admin_suspend',
+    errors: ['conflict', 'operation_in_progress', ...PANEL],
+  },
+  adminUnsuspendServer: {
+    method: 'POST',
+    path: '/v1/admin/servers/:id/unsuspend',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: "Lift an operator's suspension",
+    description:
+      'If the balance or budget still calls for a suspension the server stays suspended with that reason. 409 for a server the billing alone suspended.',
+    params: IdParam,
+    response: AdminServer,
+    audit: 'servers.admin_unsuspend',
+    errors: ['conflict', 'operation_in_progress', ...PANEL],
+  },
+  adminDeleteServer: {
+    method: 'DELETE',
+    path: '/v1/admin/servers/:id',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: "Delete any account's server, as its owner would",
+    params: IdParam,
+    response: AdminDeletedServer,
+    audit: 'servers.admin_delete',
+    errors: ['operation_in_progress', ...PANEL],
+  },
+  adminReinstallServer: {
+    method: 'POST',
+    path: '/v1/admin/servers/:id/reinstall',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: "Reinstall any account's server, as its owner would",
+    params: IdParam,
+    status: 202,
+    response: ReinstallResult,
+    audit: 'servers.admin_reinstall',
+    errors: ['conflict', 'insufficient_credit', 'operation_in_progress', ...PANEL],
   },
 });

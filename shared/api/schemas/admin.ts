@@ -39,6 +39,7 @@ export const AdminCreditResult = z
 
 const keyLimit = int32(0, 1_000);
 const requestCeiling = int32(1, 1_000_000);
+const serverLimit = int32(0, 10_000);
 
 export const AccountLimitsUpdate = z
   .object({
@@ -49,6 +50,9 @@ export const AccountLimitsUpdate = z
       description:
         "Requests per minute of all this account's credentials together, replacing accountRequestsPerMinute (it may go below one credential's 240); null removes the override.",
     }),
+    maxServers: serverLimit.nullable().optional().meta({
+      description: 'Active plus suspended servers, replacing maxServersPerAccount; lowering it deletes nothing. Null removes it.',
+    }),
   })
   .strict()
   .refine((v) => Object.keys(v).length > 0, { message: 'Give at least one limit to change' })
@@ -58,12 +62,13 @@ export const AccountLimits = z
   .object({
     accountId: Uuid,
     overrides: z
-      .object({ maxApiKeys: keyLimit.nullable(), requestsPerMinute: requestCeiling.nullable() })
+      .object({ maxApiKeys: keyLimit.nullable(), requestsPerMinute: requestCeiling.nullable(), maxServers: serverLimit.nullable() })
       .meta({ description: 'What an admin set for this account (null: the platform setting applies).' }),
     effective: z
       .object({
         maxApiKeys: keyLimit,
         requestsPerMinute: requestCeiling,
+        maxServers: serverLimit,
         trial: z.boolean().meta({ description: 'No top-up and no admin grant yet: the trial limits apply where no override does.' }),
       })
       .meta({ description: 'The limits in force (a change reaches every process within a minute).' }),

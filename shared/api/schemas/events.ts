@@ -12,7 +12,7 @@ import { ResourcesSchema, Server } from './servers.ts';
  * `type`; outside AWS every event the API answers with is checked against them.
  */
 const Suspension = Server.extend({
-  reason: z.enum(['balance', 'budget']).meta({ description: 'Why the platform suspended it (as `suspendedReason`).' }),
+  reason: z.enum(['balance', 'budget', 'admin']).meta({ description: 'Why the platform suspended it (as `suspendedReason`).' }),
 });
 
 /** How an install the watch followed went (docs/webhooks.md). */

@@ -45,9 +45,9 @@ export const Server = z
     createdAt: Timestamp,
     updatedAt: Timestamp,
     suspendedAt: Timestamp.nullable(),
-    suspendedReason: z.enum(['balance', 'budget']).nullable().meta({
+    suspendedReason: z.enum(['balance', 'budget', 'admin']).nullable().meta({
       description:
-        'Why the platform suspended the server: `balance` (the balance reached zero) or `budget` (the monthly budget was reached with the `suspend` action). Null unless suspended; unsuspension clears it.',
+        'Why the platform suspended the server: `balance` (the balance reached zero), `budget` (the monthly budget was reached with the `suspend` action) or `admin` (an operator did; only an operator lifts it). Null unless suspended; unsuspension clears it.',
     }),
     deletedAt: Timestamp.nullable(),
     labels: Labels,
