@@ -17,12 +17,19 @@ export const STATUS_TONE: Record<Status, Tone> = {
 };
 
 /** `active` / `suspended` / `deleted`; a suspension may say why (`balance`, `budget`). */
-export function StatusBadge(props: { status: Status; reason?: 'balance' | 'budget' | null }) {
+/** Why a server is suspended, as a customer reads it. */
+const SUSPENDED_BY: Record<NonNullable<Schema<'Server'>['suspendedReason']>, string> = {
+  balance: 'balance',
+  budget: 'budget',
+  admin: 'by operator',
+};
+
+export function StatusBadge(props: { status: Status; reason?: Schema<'Server'>['suspendedReason'] }) {
   return (
     <span data-testid="server-status" data-status={props.status}>
       <Badge tone={STATUS_TONE[props.status]}>
         {props.status}
-        {props.status === 'suspended' && props.reason ? ` (${props.reason})` : ''}
+        {props.status === 'suspended' && props.reason ? ` (${SUSPENDED_BY[props.reason]})` : ''}
       </Badge>
     </span>
   );

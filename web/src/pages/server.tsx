@@ -126,6 +126,8 @@ function Conditions({ server }: { server: Schema<'ServerWithLive'> }) {
           <>
             : the monthly budget was reached. <a href={href('/billing')}>Change the budget</a> to bring it back.
           </>
+        ) : server.suspendedReason === 'admin' ? (
+          ' by the operator: a top-up does not lift it; contact support.'
         ) : (
           '.'
         )}
