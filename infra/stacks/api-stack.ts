@@ -133,13 +133,24 @@ const TOKEN_VALIDITY = {
 export const THROTTLE: apigwv2.ThrottleSettings = { rateLimit: 100, burstLimit: 200 };
 
 /**
+ * How many accounts, each at its default request ceiling (600 a minute, 10 a second), it takes to
+ * fill a route's own throttle. API Gateway counts a route's requests before any function knows who
+ * sends them, so a route limit below one account's ceiling would let one customer take every
+ * deploy slot of the platform. At 3, one account sending nothing but that route still leaves two
+ * thirds of it to everyone else (tests/infra/operations.test.ts holds the rule).
+ */
+export const ACCOUNTS_PER_ROUTE_THROTTLE = 3;
+
+/**
  * Tighter limits on the expensive routes (stage `RouteSettings`): a deploy creates a server on a
  * panel (up to 20 s of the panel and Wings), a quote reads the panels' topology. Never above the
- * stage's own limits.
+ * stage's own limits, never below ACCOUNTS_PER_ROUTE_THROTTLE accounts' ceilings. Fairness between
+ * customers is the functions' (per-account ceilings, the pending-work queue, the panels' call
+ * budgets); these only cap what all customers together send to the panels.
  */
 export const ROUTE_THROTTLES: Readonly<Record<string, apigwv2.ThrottleSettings>> = {
-  'POST /v1/servers': { rateLimit: 5, burstLimit: 10 },
-  'POST /v1/servers/quote': { rateLimit: 20, burstLimit: 40 },
+  'POST /v1/servers': { rateLimit: 30, burstLimit: 60 },
+  'POST /v1/servers/quote': { rateLimit: 60, burstLimit: 120 },
 };
 
 /** The stage throttle with context `throttleRate` / `throttleBurst` over THROTTLE; refuses what is not a positive number. */

@@ -11,7 +11,8 @@ import { keys } from '../../shared/db/keys.ts';
 import { type IndexName, TABLE } from '../../shared/db/table.ts';
 import { buildDashboard } from '../../web/build.ts';
 import { withBuildLock } from '../helpers/build-lock.ts';
-import { ROUTE_THROTTLES, THROTTLE, throttleFromContext } from '../../infra/stacks/api-stack.ts';
+import { ACCOUNTS_PER_ROUTE_THROTTLE, ROUTE_THROTTLES, THROTTLE, throttleFromContext } from '../../infra/stacks/api-stack.ts';
+import { DEFAULT_SETTINGS } from '../../shared/settings/index.ts';
 
 /**
  * The operator's edges of the CDK app (docs/operations.md, docs/deploy.md): the stack moved onto
@@ -237,25 +238,42 @@ describe('throttling: the stage (context throttleRate, throttleBurst) and the ex
     return found![0];
   };
 
-  it('throttles the stage at 100/s, burst 200 by default, deploy at 5/s (10) and quote at 20/s (40)', () => {
+  it('throttles the stage at 100/s, burst 200 by default, deploy at 30/s (60) and quote at 60/s (120)', () => {
     expect(THROTTLE).toEqual({ rateLimit: 100, burstLimit: 200 });
     const stage = stageOf(owned);
     expect(stage.Properties.DefaultRouteSettings).toMatchObject({ ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 });
     expect(stage.Properties.RouteSettings).toEqual({
-      'POST /v1/servers': { ThrottlingRateLimit: 5, ThrottlingBurstLimit: 10 },
-      'POST /v1/servers/quote': { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 },
+      'POST /v1/servers': { ThrottlingRateLimit: 30, ThrottlingBurstLimit: 60 },
+      'POST /v1/servers/quote': { ThrottlingRateLimit: 60, ThrottlingBurstLimit: 120 },
     });
     expect(Object.keys(ROUTE_THROTTLES).sort()).toEqual(['POST /v1/servers', 'POST /v1/servers/quote']);
     // Route settings name routes that must exist first: the stage depends on both.
     for (const routeKey of Object.keys(ROUTE_THROTTLES)) expect(stage.DependsOn ?? [], routeKey).toContain(routeIdOf(owned, routeKey));
   });
 
+  // The adversary: one customer sending nothing but deploys (or quotes) at its account's ceiling.
+  // API Gateway counts a route's requests before the functions know the caller, so a route limit
+  // under that ceiling would hand the customer every slot of the route. The ceiling is counted
+  // per minute, so the share is a minute's: what the route lets through in a minute (its rate
+  // for 60 s plus a full burst) against the ceiling's 600. Within the minute the customer may
+  // front-load (docs/deploy.md, "Throttling").
+  it('never lets one account at its request ceiling take more than a third of a throttled route in a minute', () => {
+    const ceilingPerMinute = DEFAULT_SETTINGS.accountRequestsPerMinute;
+    expect(ACCOUNTS_PER_ROUTE_THROTTLE).toBeGreaterThanOrEqual(3);
+    for (const [routeKey, limits] of Object.entries(stageOf(owned).Properties.RouteSettings as Record<string, any>)) {
+      const perMinute = (limits.ThrottlingRateLimit as number) * 60 + (limits.ThrottlingBurstLimit as number);
+      expect(ceilingPerMinute / perMinute, `${routeKey}: one account's share of a minute`).toBeLessThanOrEqual(
+        1 / ACCOUNTS_PER_ROUTE_THROTTLE,
+      );
+    }
+  });
+
   it('takes the stage limits from context and keeps the route limits under them', () => {
     const stage = stageOf(restored);
     expect(stage.Properties.DefaultRouteSettings).toMatchObject({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 30 });
     expect(stage.Properties.RouteSettings).toEqual({
-      'POST /v1/servers': { ThrottlingRateLimit: 5, ThrottlingBurstLimit: 10 },
-      'POST /v1/servers/quote': { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 30 },
+      'POST /v1/servers': { ThrottlingRateLimit: 30, ThrottlingBurstLimit: 30 },
+      'POST /v1/servers/quote': { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 30 },
     });
   });
 
