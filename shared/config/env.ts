@@ -81,6 +81,13 @@ export const logSettings = (): { level: string | undefined; service: string | un
   service: process.env.SERVICE_NAME,
 });
 
+/** Metric lines (shared/observability/metrics.ts): `METRICS=off` mutes them; the stack names the namespace. */
+export const metricSettings = (): { off: boolean; namespace: string | undefined; service: string | undefined } => ({
+  off: process.env.METRICS === 'off',
+  namespace: process.env.METRICS_NAMESPACE || undefined,
+  service: process.env.SERVICE_NAME,
+});
+
 /**
  * The cursor key's secret when shared/db/cursor.ts must read it while its module loads (a key
  * given as a value wins); read apart from the rest, which need not be complete at that moment.

@@ -1,3 +1,5 @@
+import { metricSettings } from '../config/env.ts';
+
 /**
  * Metrics as CloudWatch Embedded Metric Format lines: one JSON line on stdout per data point, which
  * CloudWatch Logs turns into a metric of the function's log group with no agent and no API call.
@@ -72,7 +74,8 @@ export function setMetricSink(next: Sink | undefined): void {
  * the log by accident.
  */
 export function putMetric(name: MetricName, value: number, dimensions: Record<string, string> = {}): void {
-  if (process.env.METRICS === 'off' || !Number.isFinite(value)) return;
+  const settings = metricSettings();
+  if (settings.off || !Number.isFinite(value)) return;
   const def = METRICS[name];
   sink(
     JSON.stringify({
@@ -80,13 +83,13 @@ export function putMetric(name: MetricName, value: number, dimensions: Record<st
         Timestamp: Date.now(),
         CloudWatchMetrics: [
           {
-            Namespace: process.env.METRICS_NAMESPACE || DEFAULT_METRICS_NAMESPACE,
+            Namespace: settings.namespace ?? DEFAULT_METRICS_NAMESPACE,
             Dimensions: def.sets,
             Metrics: [{ Name: name, Unit: def.unit }],
           },
         ],
       },
-      ...(process.env.SERVICE_NAME ? { service: process.env.SERVICE_NAME } : {}),
+      ...(settings.service ? { service: settings.service } : {}),
       ...dimensions,
       [name]: value,
     }),
