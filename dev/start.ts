@@ -8,6 +8,8 @@ import { testInstance } from '../shared/instances/test.ts';
  * REPAIR_INTERVAL_MS, LOCAL_DASHBOARD.
  */
 const env = process.env;
+// Metric lines (CloudWatch EMF) are for CloudWatch; the local console shows them with METRICS=on.
+if (env.METRICS !== 'on') env.METRICS = 'off';
 const inMemory = env.LOCAL_IN_MEMORY === '1' || env.LOCAL_IN_MEMORY === 'true';
 
 const stack = await startLocalStack({
