@@ -1,4 +1,5 @@
 import type { Construct } from 'constructs';
+import { DEFAULT_METRICS_NAMESPACE } from '../shared/observability/metrics.ts';
 
 /**
  * The deployment stage (context `stage`, e.g. `-c stage=staging`): several deployments can share
@@ -32,4 +33,14 @@ export function stageName(scope: Construct, name: string, separator = '-'): stri
 export function panelSecretsPrefix(scope: Construct): string {
   const stage = stageOf(scope);
   return stage ? `control-plane-${stage}` : 'control-plane';
+}
+
+/**
+ * The CloudWatch namespace of the stage's own metrics (the code's EMF metrics, `METRICS_NAMESPACE`
+ * of every function, and the log metric filters): `ControlPlane`, or `ControlPlane/<stage>`, so two
+ * stages in one account never feed each other's alarms or dashboards.
+ */
+export function metricsNamespace(scope: Construct): string {
+  const stage = stageOf(scope);
+  return stage ? `${DEFAULT_METRICS_NAMESPACE}/${stage}` : DEFAULT_METRICS_NAMESPACE;
 }

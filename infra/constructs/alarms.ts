@@ -1,5 +1,6 @@
 import { ArnFormat, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -8,11 +9,43 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import type { MetricName } from '../../shared/observability/metrics.ts';
+import { TABLE } from '../../shared/db/table.ts';
 import type { AppFunction } from './app-function.ts';
-import { stageName } from '../stage.ts';
+import { metricsNamespace, stageName } from '../stage.ts';
 
-/** Namespace of the metrics that the metric filters below make out of log lines. */
-export const METRIC_NAMESPACE = 'ControlPlane';
+/** Metrics the log metric filters below make out of log lines (not in `METRICS`: no `putMetric` writes them). */
+export const LOG_FILTER_METRICS = [
+  'ApiLoggedErrors',
+  'BillingLoggedErrors',
+  'WebhooksLoggedErrors',
+  'BillingWatermarkLagHours',
+  'StripeWebhookRejected',
+] as const;
+
+/**
+ * A panel unreachable, or paused after a 429, in at least this many of the last PANEL_WINDOW_MINUTES
+ * one-minute periods. One failed call (a timeout that the retry absorbed, one 429) is noise; a panel
+ * that is down or keeps rate-limiting fails in most minutes that have calls. 3 of 5 fires three to
+ * five minutes into an outage even when calls are sparse (a few customers, the every-minute repairs).
+ */
+export const PANEL_ALARM_MINUTES = 3;
+export const PANEL_WINDOW_MINUTES = 5;
+/** Percent of a panel API's per-minute call budget (PanelBudgetUsed, Maximum) held for BUDGET_MINUTES minutes. */
+export const BUDGET_USED_PERCENT = 90;
+export const BUDGET_MINUTES = 5;
+/** Seconds the oldest due webhook delivery may wait (WebhookBacklogOldestAge). */
+export const WEBHOOK_BACKLOG_SECONDS = 900;
+/** Seconds the oldest due item of the pending-repair queue may wait (PendingWorkOldestAge). */
+export const PENDING_WORK_SECONDS = 600;
+/**
+ * Suspensions in one hour that count as a spike (context `suspensionSpikeThreshold` overrides it).
+ * Credit suspensions come in a batch after each hourly billing pass, so an hour is the natural
+ * window; a healthy fleet of a few hundred accounts sees a handful an hour at most. Twenty in an hour
+ * is a wrong price, a charge counted twice or an admin script gone wrong. It grows with the fleet,
+ * hence the knob.
+ */
+export const SUSPENSION_SPIKE = 20;
 
 /** The 5xx-rate alarm stays quiet below this many requests in its 5 minutes (idle hours, a single 500). */
 export const API_5XX_MIN_REQUESTS = 100;
@@ -22,6 +55,16 @@ export const API_5XX_PERCENT = 1;
 export const WATERMARK_LAG_HOURS = 2;
 /** Rejected webhook signatures in 5 minutes: a few are noise (a replay, a stale retry), more is an attack or a rotated secret. */
 export const WEBHOOK_REJECTIONS = 5;
+
+/** SUSPENSION_SPIKE, or context `suspensionSpikeThreshold` (a positive whole number). */
+export function suspensionSpikeFromContext(scope: Construct): number {
+  const value: unknown = scope.node.tryGetContext('suspensionSpikeThreshold');
+  if (value === undefined || value === null || value === '') return SUSPENSION_SPIKE;
+  const n = typeof value === 'number' ? value : Number(String(value).trim());
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`Context suspensionSpikeThreshold=${String(value)}: a positive whole number of suspensions an hour`);
+  return n;
+}
 
 export interface AlarmsProps {
   /** Publish to this topic; default: create the `ControlPlaneAlarms` topic here. */
@@ -44,6 +87,12 @@ const FIVE_MINUTES = Duration.minutes(5);
 export class Alarms extends Construct {
   readonly topic: sns.ITopic;
   readonly alarms: cloudwatch.Alarm[] = [];
+  /**
+   * The stage's namespace (infra/stage.ts `metricsNamespace`: `ControlPlane`, `ControlPlane/<stage>`
+   * with a stage) of the code's EMF metrics and of the log filters' metrics, so two stages in one
+   * account never feed each other's alarms.
+   */
+  readonly namespace: string;
   private readonly action: SnsAction;
 
   constructor(scope: Construct, id: string, props: AlarmsProps = {}) {
@@ -90,6 +139,127 @@ export class Alarms extends Construct {
       this.topic = topic;
     }
     this.action = new SnsAction(this.topic);
+    this.namespace = metricsNamespace(this);
+  }
+
+  /**
+   * A metric of `METRICS` (shared/observability/metrics.ts) on its `[]` set, the whole platform's
+   * figure: the name is a `MetricName`, so a name the code does not emit does not compile.
+   */
+  metric(name: MetricName, statistic: 'Sum' | 'Maximum', period: Duration): cloudwatch.Metric {
+    return new cloudwatch.Metric({ namespace: this.namespace, metricName: name, statistic, period });
+  }
+
+  /**
+   * Panels (the API stack: its functions make most panel calls; all publish to the same `[]` set):
+   * unreachable, paused after a 429, and the call budget held above BUDGET_USED_PERCENT.
+   * Missing data is not breaching: the metrics publish only when a call is made, and a minute
+   * without calls is a minute without evidence of trouble.
+   */
+  panels(): void {
+    const minute = Duration.minutes(1);
+    const window = { evaluationPeriods: PANEL_WINDOW_MINUTES, datapointsToAlarm: PANEL_ALARM_MINUTES } as const;
+    this.add('PanelUnreachable', {
+      metric: this.metric('PanelUnreachable', 'Sum', minute),
+      threshold: 1,
+      ...window,
+      description: `A panel did not answer (refused, timed out, 5xx from its proxy) in ${PANEL_ALARM_MINUTES} of the last ${PANEL_WINDOW_MINUTES} minutes. Dashboard row "Panels" (unreachable by instance); runbook: docs/operations.md, "Runbook".`,
+    });
+    this.add('PanelPaused', {
+      metric: this.metric('PanelPaused', 'Sum', minute),
+      threshold: 1,
+      ...window,
+      description: `Calls to a panel were refused because its API is paused after a 429, in ${PANEL_ALARM_MINUTES} of the last ${PANEL_WINDOW_MINUTES} minutes. Dashboard row "Panels" (429s, pauses by instance); runbook: docs/operations.md, "Runbook".`,
+    });
+    this.add('PanelBudgetHigh', {
+      metric: this.metric('PanelBudgetUsed', 'Maximum', minute),
+      threshold: BUDGET_USED_PERCENT,
+      comparison: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: BUDGET_MINUTES,
+      description: `A panel API's per-minute call budget was above ${BUDGET_USED_PERCENT} % in each of the last ${BUDGET_MINUTES} minutes. Dashboard row "Panels" (budget used by instance and API); runbook: docs/operations.md, "Runbook".`,
+    });
+  }
+
+  /**
+   * DynamoDB throttling of the table and its indexes (AWS/DynamoDB Read/WriteThrottleEvents), ≥ 1 in
+   * 5 minutes. Wired by the API stack with the table it uses (the data stack's, or one imported by
+   * name: the dimensions are the table's name either way). Missing data is not breaching: DynamoDB
+   * publishes throttle events only when there are some.
+   */
+  tableThrottles(table: ITable): void {
+    const usingMetrics: Record<string, cloudwatch.IMetric> = {};
+    const sum = { statistic: 'Sum', period: FIVE_MINUTES } as const;
+    usingMetrics.tr = table.metric('ReadThrottleEvents', sum);
+    usingMetrics.tw = table.metric('WriteThrottleEvents', sum);
+    TABLE.indexes.forEach((index, i) => {
+      const dimensionsMap = { TableName: table.tableName, GlobalSecondaryIndexName: index.name };
+      usingMetrics[`ir${i}`] = new cloudwatch.Metric({
+        namespace: 'AWS/DynamoDB',
+        metricName: 'ReadThrottleEvents',
+        dimensionsMap,
+        ...sum,
+      });
+      usingMetrics[`iw${i}`] = new cloudwatch.Metric({
+        namespace: 'AWS/DynamoDB',
+        metricName: 'WriteThrottleEvents',
+        dimensionsMap,
+        ...sum,
+      });
+    });
+    this.add('TableThrottles', {
+      metric: new cloudwatch.MathExpression({
+        expression: Object.keys(usingMetrics)
+          .map((id) => `FILL(${id}, 0)`)
+          .join(' + '),
+        usingMetrics,
+        period: FIVE_MINUTES,
+        label: 'DynamoDB throttle events (table and indexes)',
+      }),
+      threshold: 1,
+      description:
+        'DynamoDB throttled reads or writes of the table or an index in 5 minutes. Dashboard row "DynamoDB"; runbook: docs/operations.md, "Runbook".',
+    });
+  }
+
+  /**
+   * The billing stack's: a reconciler or repair pass changed a record or a panel (drift) in the last
+   * hour; a spike of suspensions in an hour; the pending-repair queue's oldest due item older than
+   * PENDING_WORK_SECONDS. Missing data is not breaching for all three: repairs and suspensions publish
+   * only when they happen, and the queue's age only when the repair pass runs (a pass that stops
+   * running is the BillingRepairs Errors alarm's, or a rule disabled on purpose).
+   */
+  billing(suspensionSpike: number): void {
+    this.add('ReconcilerRepairs', {
+      metric: this.metric('ReconcilerRepairs', 'Sum', Duration.hours(1)),
+      threshold: 1,
+      description:
+        'The reconciler or the repair pass found a server record and its panel disagreeing and changed one (drift) in the last hour. Dashboard row "Repairs"; runbook: docs/operations.md, "Runbook".',
+    });
+    this.add('SuspensionSpike', {
+      metric: this.metric('Suspensions', 'Sum', Duration.hours(1)),
+      threshold: suspensionSpike,
+      description: `At least ${suspensionSpike} servers were suspended in one hour. Dashboard row "Billing" (suspensions by reason); runbook: docs/operations.md, "Runbook".`,
+    });
+    this.add('PendingWorkOld', {
+      metric: this.metric('PendingWorkOldestAge', 'Maximum', FIVE_MINUTES),
+      threshold: PENDING_WORK_SECONDS,
+      comparison: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      description: `The oldest due item of the pending-repair queue (suspensions, repairs) has waited more than ${PENDING_WORK_SECONDS / 60} minutes. Dashboard row "Repairs"; runbook: docs/operations.md, "Runbook".`,
+    });
+  }
+
+  /**
+   * The webhooks stack's: the oldest due delivery older than WEBHOOK_BACKLOG_SECONDS. Missing data is
+   * not breaching: the dispatcher publishes the age when it runs (a dispatcher that fails is the
+   * WebhookDispatcher Errors alarm's).
+   */
+  webhookBacklog(): void {
+    this.add('WebhookBacklog', {
+      metric: this.metric('WebhookBacklogOldestAge', 'Maximum', FIVE_MINUTES),
+      threshold: WEBHOOK_BACKLOG_SECONDS,
+      comparison: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      description: `The oldest due webhook delivery has waited more than ${WEBHOOK_BACKLOG_SECONDS / 60} minutes. Dashboard row "Webhooks"; runbook: docs/operations.md, "Runbook".`,
+    });
   }
 
   /** Invocation errors (crashes, timeouts, out of memory) and throttles of one function, each ≥ 1 in 5 minutes. */
@@ -117,13 +287,13 @@ export class Alarms extends Construct {
       new logs.MetricFilter(this, `${metricName}${fn.node.id}`, {
         logGroup: fn.logGroup,
         filterPattern: logs.FilterPattern.stringValue('$.level', '=', 'error'),
-        metricNamespace: METRIC_NAMESPACE,
+        metricNamespace: this.namespace,
         metricName,
         metricValue: '1',
       });
     }
     this.add(metricName, {
-      metric: new cloudwatch.Metric({ namespace: METRIC_NAMESPACE, metricName, period: FIVE_MINUTES, statistic: 'Sum' }),
+      metric: new cloudwatch.Metric({ namespace: this.namespace, metricName, period: FIVE_MINUTES, statistic: 'Sum' }),
       threshold: 1,
       description: `${name}: a function logged an error ("level":"error"). Logs Insights over the functions' log groups: filter level = "error".`,
     });
@@ -172,12 +342,12 @@ export class Alarms extends Construct {
     new logs.MetricFilter(this, 'BillingWatermarkFilter', {
       logGroup: schedulerLogs,
       filterPattern: logs.FilterPattern.stringValue('$.message', '=', 'billing watermark'),
-      metricNamespace: METRIC_NAMESPACE,
+      metricNamespace: this.namespace,
       metricName,
       metricValue: '$.lagHours',
     });
     this.add('BillingWatermarkLag', {
-      metric: new cloudwatch.Metric({ namespace: METRIC_NAMESPACE, metricName, period: Duration.hours(1), statistic: 'Maximum' }),
+      metric: new cloudwatch.Metric({ namespace: this.namespace, metricName, period: Duration.hours(1), statistic: 'Maximum' }),
       threshold: WATERMARK_LAG_HOURS,
       comparison: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 3,
@@ -193,12 +363,12 @@ export class Alarms extends Construct {
     new logs.MetricFilter(this, 'WebhookRejectedFilter', {
       logGroup: paymentsLogs,
       filterPattern: logs.FilterPattern.stringValue('$.message', '=', 'stripe webhook rejected'),
-      metricNamespace: METRIC_NAMESPACE,
+      metricNamespace: this.namespace,
       metricName,
       metricValue: '1',
     });
     this.add('StripeWebhookRejections', {
-      metric: new cloudwatch.Metric({ namespace: METRIC_NAMESPACE, metricName, period: FIVE_MINUTES, statistic: 'Sum' }),
+      metric: new cloudwatch.Metric({ namespace: this.namespace, metricName, period: FIVE_MINUTES, statistic: 'Sum' }),
       threshold: WEBHOOK_REJECTIONS,
       description: `At least ${WEBHOOK_REJECTIONS} Stripe webhooks were rejected for their signature in 5 minutes: the webhook secret in the Stripe secret no longer matches the endpoint's, or someone is probing the endpoint.`,
     });

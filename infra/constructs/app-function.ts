@@ -10,7 +10,7 @@ import { indexPatterns, leadingKeyPatterns, type TableAccess } from '../../share
 import { keys } from '../../shared/db/keys.ts';
 import { bundleDir } from '../bundle.ts';
 import { asNagString } from '../nag.ts';
-import { panelSecretsPrefix } from '../stage.ts';
+import { metricsNamespace, panelSecretsPrefix } from '../stage.ts';
 
 /**
  * Panel keys live in Secrets Manager, one secret per instance: `<prefix>/instances/<instance id>`.
@@ -101,6 +101,7 @@ export class AppFunction extends Construct {
         STAGE: 'aws',
         SERVICE_NAME: `control-plane-${props.group}`,
         LOG_LEVEL: 'info',
+        METRICS_NAMESPACE: metricsNamespace(this),
         ...props.environment,
       },
     });

@@ -16,6 +16,7 @@ import { handlerGroups } from '../bundle.ts';
 import { Alarms } from '../constructs/alarms.ts';
 import { AppFunction, SETTINGS_PARTITION } from '../constructs/app-function.ts';
 import { Dashboard, DASHBOARD_BASE, type IdentityOrigins } from '../constructs/dashboard.ts';
+import { OpsDashboard } from '../constructs/ops-dashboard.ts';
 import { panelSecretsPrefix, stageName } from '../stage.ts';
 
 /** An external OIDC provider used instead of the Cognito user pool. */
@@ -198,6 +199,8 @@ export class ApiStack extends Stack {
   /** The Stripe keys (context `stripeSecretName`), if payments are configured. */
   readonly stripeSecret: secretsmanager.ISecret | undefined;
   readonly alarms: Alarms;
+  /** The stage's CloudWatch dashboard (infra/constructs/ops-dashboard.ts). */
+  readonly opsDashboard: OpsDashboard;
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
@@ -509,6 +512,18 @@ export class ApiStack extends Stack {
     this.alarms.forFunction('AdminAuthorizer', this.authorizerFunction);
     this.alarms.loggedErrors('Api', [...functions.values(), this.authorizerFunction]);
     this.alarms.apiServerErrorRate(this.api);
+    this.alarms.panels();
+    this.alarms.tableThrottles(props.table);
+
+    // ---- the operations dashboard (CloudWatch): API, billing, panels, webhooks, DynamoDB, repairs ----
+    this.opsDashboard = new OpsDashboard(this, 'OpsDashboard', {
+      api: this.api,
+      functions: [
+        ...[...functions].map(([group, fn]) => ({ name: group as string, fn })),
+        { name: 'authorizer', fn: this.authorizerFunction },
+      ],
+      table: props.table,
+    });
     const paymentsFn = functions.get('payments');
     if (paymentsFn) this.alarms.webhookRejections(paymentsFn.logGroup);
 

@@ -8,7 +8,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { Alarms } from '../constructs/alarms.ts';
+import { Alarms, suspensionSpikeFromContext } from '../constructs/alarms.ts';
 import { TABLE_ACCESS } from '../../shared/db/key-prefixes.ts';
 import { AppFunction, SETTINGS_PARTITION } from '../constructs/app-function.ts';
 import { panelSecretsPrefix } from '../stage.ts';
@@ -183,6 +183,7 @@ export class BillingStack extends Stack {
       'An hourly billing run could not be delivered or failed after its retries. The next run catches up from the watermark; read the message (it carries the error), fix the cause, then purge the DLQ.',
     );
     this.alarms.billingWatermarkLag(this.scheduler.logGroup);
+    this.alarms.billing(suspensionSpikeFromContext(this));
 
     new CfnOutput(this, 'BillingQueueUrl', { value: this.queue.queueUrl });
     new CfnOutput(this, 'BillingWorkDlqUrl', { value: this.workDlq.queueUrl });

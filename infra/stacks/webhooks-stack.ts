@@ -67,5 +67,6 @@ export class WebhooksStack extends Stack {
     this.alarms = new Alarms(this, 'Alarms', { topic: props.alarmTopic });
     this.alarms.forFunction('WebhookDispatcher', this.dispatcher);
     this.alarms.loggedErrors('Webhooks', [this.dispatcher]);
+    this.alarms.webhookBacklog();
   }
 }

@@ -823,9 +823,11 @@ describe('alarms', () => {
 
   it('are all accounted for (no stray or missing alarm)', () => {
     // Per function Errors + Throttles, one logged-errors alarm per stack, 5xx rate, webhook; two DLQs, watermark lag.
-    expect(alarmsOf(apiTemplate)).toHaveLength((deployed.length + 1) * 2 + 3); // + the admin authorizer
-    expect(alarmsOf(billingTemplate)).toHaveLength(3 * 2 + 1 + 3); // scheduler, worker, repairs
-    expect(alarmsOf(webhooksTemplate)).toHaveLength(2 + 1);
+    // Then the metric alarms (tests/infra/metrics.test.ts): panels unreachable, paused, budget, table
+    // throttles (API); repairs, suspension spike, pending work (billing); webhook backlog.
+    expect(alarmsOf(apiTemplate)).toHaveLength((deployed.length + 1) * 2 + 3 + 4); // + the admin authorizer
+    expect(alarmsOf(billingTemplate)).toHaveLength(3 * 2 + 1 + 3 + 3); // scheduler, worker, repairs
+    expect(alarmsOf(webhooksTemplate)).toHaveLength(2 + 1 + 1);
     const names = allAlarms().map((a) => a.AlarmName);
     expect(new Set(names).size).toBe(names.length);
   });
