@@ -6,7 +6,7 @@ import { keys } from '../db/keys.ts';
 import { isConditionFailed, writeItem } from '../db/write.ts';
 import { logger } from '../observability/logger.ts';
 import { putMetric } from '../observability/metrics.ts';
-import { type CallBudget, callClassOf, type PanelApi, type PanelCallKind } from '../panel/client.ts';
+import type { CallBudget, PanelApi, PanelCallKind } from '../panel/client.ts';
 import { PanelRequestError } from '../panel/errors.ts';
 import {
   accountCapFor,
@@ -178,6 +178,9 @@ export interface CallBudgetOptions {
  * budget is in use, and a process whose figure stays within one step would send none; the lines
  * are as many as the calls, which the panel's own limit bounds.
  */
+const classOf = (api: PanelApi, kind: PanelCallKind): 'read' | 'write' | 'control' =>
+  api === 'client' ? 'control' : kind === 'write' ? 'write' : 'read';
+
 export function dynamoCallBudget(budgetId: string, limits: PanelRateLimits, options: CallBudgetOptions = {}): CallBudget {
   const instance = options.instanceId ?? budgetId;
   const clock = options.now ?? Date.now;
@@ -246,7 +249,7 @@ export function dynamoCallBudget(budgetId: string, limits: PanelRateLimits, opti
   return {
     async spend(api: PanelApi, kind: PanelCallKind): Promise<void> {
       const shares = sharesFor(api);
-      const cls = callClassOf(api, kind);
+      const cls = classOf(api, kind);
       const account = currentCaller();
       // The account's share first: an account over its share must not use up panel units that
       // every other account needs (a refused panel unit after a counted account unit only costs

@@ -44,8 +44,6 @@ export type PanelApi = 'application' | 'client';
  * caps each class per account; the caller (platform or an account) comes from the budget itself.
  */
 export type PanelCallKind = 'read' | 'write';
-/** The budget class of a call (shared/instances/call-budget.ts): what its shares and caps are counted in. */
-export const callClassOf = (api: PanelApi, kind: PanelCallKind): 'read' | 'write' | 'control' => (api === 'client' ? 'control' : kind);
 
 /**
  * The shared call budget of one panel (shared/instances/call-budget.ts). `spend` throws
@@ -505,7 +503,8 @@ export class PanelClient {
       }
       // Every attempt is a request the panel counts: each one spends the shared budget first.
       await this.budget?.spend(spec.api, kind);
-      putMetric('PanelCalls', 1, { Instance: this.instance, Api: spec.api, CallClass: callClassOf(spec.api, kind) });
+      // CallClass: the budget's class of the call (call-budget.ts classOf), Client API calls all control.
+      putMetric('PanelCalls', 1, { Instance: this.instance, Api: spec.api, CallClass: spec.api === 'client' ? 'control' : kind });
       let response: globalThis.Response;
       try {
         response = await fetch(url, {
