@@ -197,6 +197,43 @@ describe('panel calls', () => {
   });
 });
 
+describe('the call budget', () => {
+  it('PanelBudgetUsed climbs with each spend to 100 %; the next call is one PanelBudgetExhausted line of its class, not sent', async () => {
+    // The same simulator under another name is another panel to the budget (keyed by URL), whose
+    // limit of 10 a minute is a budget of 9 (98 %), spent in a few calls.
+    const registered = await api.call('POST', '/v1/admin/instances', {
+      body: {
+        name: 'Small budget',
+        baseUrl: sim.url.replace('127.0.0.1', 'localhost'),
+        appApiKey: sim.appKey,
+        clientApiKey: sim.clientKey,
+        panelRateLimits: { applicationPerMinute: 10, clientPerMinute: 10 },
+      },
+    });
+    expect(registered.status, registered.text).toBe(201);
+    const small = registered.body.id as string;
+    try {
+      const client = await panelClientFor(await getInstance(small));
+      const before = await panelRequests(sim);
+      capture = captureMetrics();
+      for (let i = 0; i < 9; i++) await client.getNode(1);
+      await expect(client.getNode(1)).rejects.toMatchObject({ code: 'panel_unavailable', sent: false });
+      capture.stop();
+      expect(totalRequests(since(before, await panelRequests(sim)))).toBe(9);
+      const used = capture.named('PanelBudgetUsed');
+      expect(used.map((l) => l.value)).toEqual([11.1, 22.2, 33.3, 44.4, 55.6, 66.7, 77.8, 88.9, 100]);
+      expect(used.every((l) => l.fields.Instance === small && l.fields.Api === 'application')).toBe(true);
+      expect(capture.named('PanelBudgetExhausted').map((l) => [l.value, l.fields.Instance, l.fields.CallClass])).toEqual([
+        [1, small, 'read'],
+      ]);
+      expect(capture.named('PanelCalls').length).toBe(9);
+      expectDeclared(capture.metrics);
+    } finally {
+      expect((await api.call('DELETE', `/v1/admin/instances/${small}`)).status).toBe(200);
+    }
+  });
+});
+
 describe('the repair queue and the reconciler', () => {
   it('the repair pass reports the due items and their oldest age, 0 once drained, and each repair that changed something', async () => {
     capture = captureMetrics();
