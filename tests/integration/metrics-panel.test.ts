@@ -176,7 +176,7 @@ describe('panel calls', () => {
     }
   });
 
-  it("a proxy's 502 and 504 are unreachable; the panel's own 504 about Wings (DaemonConnectionException) is an answer", async () => {
+  it("a proxy's 502 and 504 are unreachable; the panel's 504 about Wings and its backup throttle's 429 are answers", async () => {
     const client = await panelClientFor(await getInstance(instanceId));
     capture = captureMetrics();
     sim.faults.add({ method: 'GET', path: '/api/application/nodes/1', count: 1, effect: { kind: 'status', status: 502 } });
@@ -191,9 +191,18 @@ describe('panel calls', () => {
     expect(capture.named('PanelUnreachable').length).toBe(2);
     sim.faults.add({ method: 'GET', path: '/api/application/nodes/1', count: 1, effect: { kind: 'status', status: 504 } });
     await expect(client.getNode(1)).rejects.toMatchObject({ code: 'panel_timeout', panelStatus: 504 });
+    // The panel's own logic refusing (TooManyRequestsHttpException), not its request-rate limiter: no pause, no PanelRateLimited.
+    sim.faults.add({
+      method: 'GET',
+      path: '/api/application/nodes/1',
+      count: 1,
+      effect: { kind: 'status', status: 429, code: 'TooManyRequestsHttpException', detail: 'Too many backups.' },
+    });
+    await expect(client.getNode(1)).rejects.toMatchObject({ code: 'panel_error', panelStatus: 429 });
     capture.stop();
     expect(capture.named('PanelUnreachable').length).toBe(2);
-    expect(capture.named('PanelCalls').length).toBe(5);
+    expect(capture.named('PanelRateLimited')).toEqual([]);
+    expect(capture.named('PanelCalls').length).toBe(6);
   });
 });
 
