@@ -5,6 +5,7 @@ import type { PanelCallBudgetItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { isConditionFailed, writeItem } from '../db/write.ts';
 import { logger } from '../observability/logger.ts';
+import { putMetric } from '../observability/metrics.ts';
 import type { CallBudget, PanelApi, PanelCallKind } from '../panel/client.ts';
 import { PanelRequestError } from '../panel/errors.ts';
 import {
@@ -164,12 +165,24 @@ export interface CallBudgetOptions {
   /** Tests: a clock of their own, and a process state of their own (several "processes" in one). */
   now?: () => number;
   process?: ProcessState;
+  /** The instance whose client spends this budget: the `Instance` of its metrics (the budget's id without one). */
+  instanceId?: string;
 }
 
+/**
+ * Metrics (shared/observability/metrics.ts), by instance: a call refused while its API is paused
+ * (`PanelPaused`), one refused because its class's ceiling is reached (`PanelBudgetExhausted`; an
+ * account's own cap is that account's limit, not the panel's budget, so not counted), and after
+ * every spend the share of the budget the window holds (`PanelBudgetUsed`). Every spend, not only
+ * a change by a step: an alarm on "above 90 % for 5 minutes" needs a data point in each minute the
+ * budget is in use, and a process whose figure stays within one step would send none; the lines
+ * are as many as the calls, which the panel's own limit bounds.
+ */
 const classOf = (api: PanelApi, kind: PanelCallKind): 'read' | 'write' | 'control' =>
   api === 'client' ? 'control' : kind === 'write' ? 'write' : 'read';
 
 export function dynamoCallBudget(budgetId: string, limits: PanelRateLimits, options: CallBudgetOptions = {}): CallBudget {
+  const instance = options.instanceId ?? budgetId;
   const clock = options.now ?? Date.now;
   const proc = () => options.process ?? processState;
   const configured = (api: PanelApi) => (api === 'application' ? limits.applicationPerMinute : limits.clientPerMinute);
@@ -200,13 +213,18 @@ export function dynamoCallBudget(budgetId: string, limits: PanelRateLimits, opti
     }
   }
 
-  async function spendWindow(api: PanelApi, ceiling: number): Promise<void> {
+  /** A call refused because a 429 paused the API, in this process or another. */
+  function paused(until: number, now: number): PanelRequestError {
+    putMetric('PanelPaused', 1, { Instance: instance });
+    return unavailable('it is rate limiting us', secondsFrom(until - now));
+  }
+
+  async function spendWindow(api: PanelApi, ceiling: number, cls: string): Promise<void> {
     const key = keys.panelCallBudget(budgetId, api);
     for (let attempt = 0; attempt < MAX_PLANS; attempt++) {
       const now = clock();
       const known = proc().windows.get(cacheKey(api)) ?? {};
-      if (known.pausedUntil !== undefined && known.pausedUntil > now)
-        throw unavailable('it is rate limiting us', secondsFrom(known.pausedUntil - now));
+      if (known.pausedUntil !== undefined && known.pausedUntil > now) throw paused(known.pausedUntil, now);
       const plan = planSpend(known.window, now, ceiling);
       try {
         const item = await writeItem({ Update: updateOf(key, plan, now) });
@@ -215,9 +233,9 @@ export function dynamoCallBudget(budgetId: string, limits: PanelRateLimits, opti
         if (!isConditionFailed(err)) throw err;
         const old = toKnown(err.current.get('item') as unknown as PanelCallBudgetItem | undefined);
         proc().windows.set(cacheKey(api), old);
-        if (old.pausedUntil !== undefined && old.pausedUntil > now)
-          throw unavailable('it is rate limiting us', secondsFrom(old.pausedUntil - now));
+        if (old.pausedUntil !== undefined && old.pausedUntil > now) throw paused(old.pausedUntil, now);
         if (staleFor(old.window, plan)) continue;
+        putMetric('PanelBudgetExhausted', 1, { Instance: instance, CallClass: cls });
         throw unavailable('its request budget for this minute is spent', secondsFrom(msUntilRoom(old.window, now)));
       }
       // Counted in a bucket too old for the window to be sure to hold it when the panel counts it: not sent.
@@ -233,12 +251,16 @@ export function dynamoCallBudget(budgetId: string, limits: PanelRateLimits, opti
       const shares = sharesFor(api);
       const cls = classOf(api, kind);
       const account = currentCaller();
-      if (account === PLATFORM_CALLER) return spendWindow(api, ceilingFor(shares, 'system', cls));
       // The account's share first: an account over its share must not use up panel units that
       // every other account needs (a refused panel unit after a counted account unit only costs
       // that account one unit of its own share).
-      const accountCalls = await spendAccountShare(account, api, cls, clock(), accountCapFor(shares, cls));
-      return spendWindow(api, ceilingFor(shares, { accountCalls }, cls));
+      const ceiling =
+        account === PLATFORM_CALLER
+          ? ceilingFor(shares, 'system', cls)
+          : ceilingFor(shares, { accountCalls: await spendAccountShare(account, api, cls, clock(), accountCapFor(shares, cls)) }, cls);
+      await spendWindow(api, ceiling, cls);
+      const used = proc().windows.get(cacheKey(api))?.window?.total ?? 0;
+      putMetric('PanelBudgetUsed', Math.round((1000 * used) / shares.budgetPerMinute) / 10, { Instance: instance, Api: api });
     },
 
     async observe(api: PanelApi, limit: number | undefined, remaining: number | undefined): Promise<void> {

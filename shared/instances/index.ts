@@ -209,10 +209,11 @@ export async function panelClientFor(
   const { panelTimeoutMs } = getConfig();
   const client = new PanelClient({
     baseUrl: instance.baseUrl,
+    instanceId: instance.id,
     appKey: stored.appApiKey,
     clientKey: stored.clientApiKey,
     timeoutMs: panelTimeoutMs,
-    budget: dynamoCallBudget(panelBudgetId(instance.baseUrl), limits),
+    budget: dynamoCallBudget(panelBudgetId(instance.baseUrl), limits, { instanceId: instance.id }),
   });
   clients.set(instance.id, { client, at: Date.now(), limits: JSON.stringify(limits) });
   return client;

@@ -1,4 +1,5 @@
 import { logger } from '../observability/logger.ts';
+import { putMetric } from '../observability/metrics.ts';
 import { sleepWithin, timeLeftMs } from './deadline.ts';
 import { PanelRequestError, type PanelErrorEntry } from './errors.ts';
 import type {
@@ -31,6 +32,8 @@ import type {
  * - Failures become our envelope: `panel_error` 502 with the panel's status and its 422 field
  *   errors in details; the panel's 409 state gate becomes `conflict` 409.
  * - Keys go only into the Authorization header: never into a message, an error or a log line.
+ * - Metrics (shared/observability/metrics.ts), by instance: each attempt sent (`PanelCalls`), each
+ *   without an answer (`PanelUnreachable`), each request-rate 429 (`PanelRateLimited`).
  *
  * It uses the runtime's fetch (undici inside Node), so the Lambda bundles carry no HTTP library.
  */
@@ -55,6 +58,8 @@ export interface CallBudget {
 
 export interface PanelClientOptions {
   baseUrl: string;
+  /** The registered instance: the `Instance` of its metrics (absent: a client built outside shared/instances). */
+  instanceId?: string;
   /** Every call spends one unit of it first; without one (tests of the client alone) nothing is counted. */
   budget?: CallBudget;
   appKey: string;
@@ -95,6 +100,7 @@ const UNREACHABLE_RETRY_S = 30;
 export class PanelClient {
   readonly baseUrl: string;
   readonly hasClientKey: boolean;
+  private readonly instance: string;
   private readonly appKey: string;
   private readonly clientKey: string | undefined;
   private readonly timeoutMs: number;
@@ -105,6 +111,7 @@ export class PanelClient {
 
   constructor(options: PanelClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.instance = options.instanceId ?? 'unregistered';
     this.appKey = options.appKey;
     this.clientKey = options.clientKey;
     this.hasClientKey = Boolean(options.clientKey);
@@ -496,6 +503,8 @@ export class PanelClient {
       }
       // Every attempt is a request the panel counts: each one spends the shared budget first.
       await this.budget?.spend(spec.api, kind);
+      // CallClass: the budget's class of the call (call-budget.ts classOf), Client API calls all control.
+      putMetric('PanelCalls', 1, { Instance: this.instance, Api: spec.api, CallClass: spec.api === 'client' ? 'control' : kind });
       let response: globalThis.Response;
       try {
         response = await fetch(url, {
@@ -513,6 +522,7 @@ export class PanelClient {
           signal: AbortSignal.timeout(Math.min(spec.timeoutMs ?? this.timeoutMs, left)),
         });
       } catch (err) {
+        putMetric('PanelUnreachable', 1, { Instance: this.instance });
         const timedOut = (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError';
         if (spec.idempotent && attempt < this.maxAttempts) {
           logger.warn('panel call failed, retrying', { call: what, attempt, reason: timedOut ? 'timeout' : 'network' });
@@ -549,6 +559,7 @@ export class PanelClient {
       // A 429's "0 remaining" is the pause's to handle (below), not a count to add.
       if (response.status !== 429) await this.observeLimits(spec.api, response.headers);
       if (response.status === 429) {
+        putMetric('PanelRateLimited', 1, { Instance: this.instance });
         // The panel did nothing. Every process holds off until its Retry-After (up to 60 s on a
         // real panel); only a short wait is worth waiting out inside this request.
         const wait = retryAfterMs(response.headers.get('retry-after')) ?? this.backoff(attempt);
@@ -570,6 +581,8 @@ export class PanelClient {
       // A 504 DaemonConnectionException is the panel saying Wings did not answer it: the panel
       // already waited on Wings, so asking again at once only spends budget.
       const wingsDown = response.status === 504 && errors.some((e) => e.code === 'DaemonConnectionException');
+      // 502, 503 and a 504 of the panel's proxy (not the panel's own word on Wings): nothing answered for the panel.
+      if (response.status >= 502 && response.status <= 504 && !wingsDown) putMetric('PanelUnreachable', 1, { Instance: this.instance });
       if (response.status >= 500 && spec.idempotent && attempt < this.maxAttempts && !wingsDown) {
         logger.warn('panel error, retrying', { call: what, attempt, status: response.status });
         await sleep(this.backoff(attempt));

@@ -3,6 +3,7 @@ import type { ServerItem } from '../db/items.ts';
 import { listInstances, panelClientFor, toInstanceView, type InstanceView } from '../instances/index.ts';
 import { recordSystemActivity } from '../audit/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
+import { putMetric } from '../observability/metrics.ts';
 import type { PanelClient } from '../panel/client.ts';
 import { recordDeleted } from './records.ts';
 import { OperationInProgressError, withServerLease } from './lease.ts';
@@ -24,7 +25,9 @@ import { queueRepair } from './pending.ts';
  *   recorded limits applied again: the record is what the customer pays for.
  * Repairs are system work under the server's lease (lease.ts: they go before customers); one that
  * does not complete is queued for the pending-repair pass (pending.ts, every minute).
- * Panel servers without a uuid-shaped external id are not ours and are never touched. One walk
+ * Panel servers without a uuid-shaped external id are not ours and are never touched. Metrics: each
+ * orphan found (`ReconcilerOrphans`) and each change made (`ReconcilerRepairs` by Kind: `orphan`
+ * removed, record `closed`, `limits` restored; the repair pass adds `suspension`). One walk
  * over the records serves every instance, so a run costs one panel listing per instance plus one
  * read of the server listing.
  */
@@ -93,9 +96,11 @@ async function reconcilePanel(
       continue;
     }
     if (now - Date.parse(panel.created_at) < RECENT_MS) continue;
+    putMetric('ReconcilerOrphans', 1);
     try {
       await client.deleteServer(panel.id, true);
       report.orphansRemoved++;
+      putMetric('ReconcilerRepairs', 1, { Kind: 'orphan' });
       logger.warn('reconcile: removed a panel server without a live record', {
         instanceId: instance.id,
         panelServerId: panel.id,
@@ -122,6 +127,7 @@ async function restoreLimits(client: PanelClient, listed: ServerItem, panelServe
     if (hasResources(panel, record.resources)) return false;
     await client.updateBuild(panel.id, buildWith(panel, record.resources));
     logger.warn('reconcile: panel limits differed from the record; restored', { serverId: record.serverId, panelServerId: panel.id });
+    putMetric('ReconcilerRepairs', 1, { Kind: 'limits' });
     return true;
   });
 }
@@ -183,5 +189,6 @@ async function closeUnderLease(accountId: string, serverId: string, client?: Pan
     },
   });
   logger.warn('reconcile: closed a record whose panel server is gone', { accountId, serverId });
+  putMetric('ReconcilerRepairs', 1, { Kind: 'closed' });
   return true;
 }

@@ -2,6 +2,7 @@ import { accessPatterns } from '../db/access-patterns.ts';
 import type { ServerRepairItem } from '../db/items.ts';
 import { REPAIR_SHARDS } from '../db/table.ts';
 import { errorFields, logger } from '../observability/logger.ts';
+import { putMetric } from '../observability/metrics.ts';
 import { claimRepair, completeRepair, retryRepairLater } from './pending.ts';
 import { repairPanel } from './reconcile.ts';
 import { reconcileAccount } from './suspension.ts';
@@ -13,6 +14,10 @@ import { reconcileAccount } from './suspension.ts';
  * (`reconcileAccount`), the panel's build (or existence) against the record (`repairPanel`). Both are
  * system work under the server's lease, so they go before customers (lease.ts). Panel and record
  * agreeing removes the item; anything else backs it off (pending.ts `repairBackoffMs`).
+ *
+ * Each run reports the queue it found (`PendingWorkDepth`, `PendingWorkOldestAge`: 0 when empty, so an
+ * alarm sees the queue drain; the depth reads at most `limit`) and the suspension states it put right
+ * (`ReconcilerRepairs` Kind `suspension`; the panel repairs count in reconcile.ts).
  */
 export interface RepairSummary {
   due: number;
@@ -30,6 +35,9 @@ export async function runRepairs(at = new Date(), limit = REPAIRS_PER_RUN): Prom
   for (let shard = 0; shard < REPAIR_SHARDS && due.length < limit; shard++) {
     due.push(...(await accessPatterns.dueRepairsOfShard(shard, nowIso, limit - due.length)));
   }
+  const oldest = Math.min(at.getTime(), ...due.map((item) => Date.parse(item.queuedAt) || at.getTime()));
+  putMetric('PendingWorkDepth', due.length);
+  putMetric('PendingWorkOldestAge', Math.floor((at.getTime() - oldest) / 1000));
   const summary: RepairSummary = { due: due.length, repaired: 0, failed: 0 };
   let next = 0;
   await Promise.all(
@@ -53,6 +61,8 @@ async function repairOne(item: ServerRepairItem, now: number): Promise<'repaired
     if (record && record.status !== 'deleted') {
       if (item.reasons.has('suspension')) {
         const result = await reconcileAccount(item.accountId, [record]);
+        if (result.suspended + result.unsuspended)
+          putMetric('ReconcilerRepairs', result.suspended + result.unsuspended, { Kind: 'suspension' });
         if (result.errors) throw Object.assign(new Error('The suspension state did not complete'), { code: 'suspension_failed' });
       }
       if (item.reasons.has('panel')) await repairPanel(record);
