@@ -240,8 +240,10 @@ export class Alarms extends Construct {
       threshold: suspensionSpike,
       description: `At least ${suspensionSpike} servers were suspended in one hour. Dashboard row "Billing" (suspensions by reason); runbook: docs/operations.md, "Runbook".`,
     });
+    // Fifteen minutes: an item that keeps failing is read again only when its backoff ends (at most
+    // 10 minutes), so in the minutes between, the pass reports a younger queue (or 0).
     this.add('PendingWorkOld', {
-      metric: this.metric('PendingWorkOldestAge', 'Maximum', FIVE_MINUTES),
+      metric: this.metric('PendingWorkOldestAge', 'Maximum', Duration.minutes(15)),
       threshold: PENDING_WORK_SECONDS,
       comparison: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       description: `The oldest due item of the pending-repair queue (suspensions, repairs) has waited more than ${PENDING_WORK_SECONDS / 60} minutes. Dashboard row "Repairs"; runbook: docs/operations.md, "Runbook".`,

@@ -27,7 +27,7 @@ export const METRICS = {
   PanelUnreachable: { unit: 'Count', sets: [[], ['Instance']] },
   /** A server record and its panel disagreed and the reconciler or repair pass changed one, by kind. */
   ReconcilerRepairs: { unit: 'Count', sets: [[], ['Kind']] },
-  /** A panel server with no record (left on the panel, reported). */
+  /** A panel server with no record, 10 minutes old, found by the reconciler (which removes it). */
   ReconcilerOrphans: { unit: 'Count', sets: [[]] },
   /** Items due in the pending-repair queue when the repair pass ran. */
   PendingWorkDepth: { unit: 'Count', sets: [[]] },

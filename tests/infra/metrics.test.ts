@@ -262,6 +262,7 @@ describe('the new alarms', () => {
     expect(alarmById(plain, billingStack, 'PendingWorkOld')).toMatchObject({
       MetricName: 'PendingWorkOldestAge',
       Statistic: 'Maximum',
+      Period: 900,
       Threshold: PENDING_WORK_SECONDS,
       ComparisonOperator: 'GreaterThanThreshold',
       TreatMissingData: 'notBreaching',
