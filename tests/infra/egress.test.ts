@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleAll } from '../../infra/bundle.ts';
+import { bundleAll, bundleDir, handlerGroups } from '../../infra/bundle.ts';
 import { buildApp, type BuiltApp } from '../../infra/app.ts';
 import { type AppFunction, VPC_ENI_ACTIONS } from '../../infra/constructs/app-function.ts';
 import { fixedEgressFromContext } from '../../infra/constructs/egress.ts';
@@ -128,7 +128,11 @@ let restored: Synth;
 
 beforeAll(async () => {
   await withBuildLock(async () => {
-    await Promise.all([bundleAll(), buildDashboard()]);
+    // What the bundles hold does not matter here, only that each exists (AppFunction checks it): an
+    // existing build is reused, so this file rewrites dist/functions under the other infra files only
+    // when it must. The dashboard build skips itself when fresh.
+    const bundled = handlerGroups().every((group) => existsSync(join(bundleDir(group), 'index.mjs')));
+    await Promise.all([bundled ? undefined : bundleAll(), buildDashboard()]);
     off = synthesize({});
     // As cdk.json would hold it (a boolean) and as `-c fixedEgress=true` passes it (a string).
     on = synthesize({ fixedEgress: true });
