@@ -9,6 +9,8 @@ import { bundleAll, ROOT } from './bundle.ts';
 import { ApiStack } from './stacks/api-stack.ts';
 import { BillingStack } from './stacks/billing-stack.ts';
 import { DataStack, importTable } from './stacks/data-stack.ts';
+import { fixedEgressFromContext } from './constructs/egress.ts';
+import { NetworkStack } from './stacks/network-stack.ts';
 import { WebhooksStack } from './stacks/webhooks-stack.ts';
 import { stageName } from './stage.ts';
 
@@ -16,7 +18,9 @@ import { stageName } from './stage.ts';
  * The CDK app: the stateful ControlPlaneData stack (the table) and three stateless stacks,
  * ControlPlaneApi (functions, HTTP API, identity, alarm topic, the dashboard on S3 + CloudFront), ControlPlaneBilling (the hourly
  * billing pass: rule, scheduler, queue, workers) and ControlPlaneWebhooks (the webhook dispatcher
- * and its rule), checked by cdk-nag's AWS Solutions rules.
+ * and its rule), checked by cdk-nag's AWS Solutions rules. With context `fixedEgress=true` a fifth,
+ * ControlPlaneNetwork, holds the VPC and NAT gateway the panel-calling functions of the API and
+ * billing stacks go out through (infra/stacks/network-stack.ts).
  *
  * cdk-nag 3 is a policy-validation plugin, not an Aspect: `Validations.of(app).addPlugins(...)`
  * runs it at synthesis and any unacknowledged finding fails `cdk synth`. Findings are acknowledged
@@ -31,7 +35,7 @@ export interface BuildAppOptions {
   /**
    * Extra CDK context (stage, adminEmails, oidcIssuer + oidcAudience, selfSignUp, stripeSecretName, alarmEmail,
    * domainName + certificateArn, sesFromEmail, cognitoDomainPrefix, dashboardDomainName + dashboardCertificateArn,
-   * dashboardOidcClientId, tableName, throttleRate + throttleBurst), over cdk.json's.
+   * dashboardOidcClientId, tableName, throttleRate + throttleBurst, fixedEgress), over cdk.json's.
    */
   context?: Record<string, unknown>;
   /** Where the cloud assembly goes (default: the CLI's choice, or a temporary directory). */
@@ -51,6 +55,8 @@ export interface BuiltApp {
   apiStack: ApiStack;
   billingStack: BillingStack;
   webhooksStack: WebhooksStack;
+  /** The VPC, NAT gateway and address of the panel-calling functions; present only with context `fixedEgress=true`. */
+  networkStack: NetworkStack | undefined;
   /** The cdk-nag pack registered on the app (tests call `nag.validateScope(stack)`). */
   nag: AwsSolutionsChecks;
 }
@@ -89,11 +95,22 @@ export function buildApp(options: BuildAppOptions = {}): BuiltApp {
         description: 'Hosting control plane: stateful resources (DynamoDB table)',
       });
   const table = dataStack ? dataStack.table : importTable(tableName!, env);
+  // Context `fixedEgress=true`: the functions that call panels go out through one NAT gateway's
+  // Elastic IP (infra/constructs/egress.ts), for panel keys limited to allowed IPs.
+  const networkStack = fixedEgressFromContext(app)
+    ? new NetworkStack(app, 'ControlPlaneNetwork', {
+        env,
+        stackName: stageName(app, 'ControlPlaneNetwork'),
+        description: 'Hosting control plane: the fixed outgoing address of the panel-calling functions (VPC, NAT gateway)',
+      })
+    : undefined;
+  const egress = networkStack ? { egress: networkStack.functionEgress } : {};
   const apiStack = new ApiStack(app, 'ControlPlaneApi', {
     env,
     stackName: stageName(app, 'ControlPlaneApi'),
     description: 'Hosting control plane: HTTP API, functions, identity',
     table,
+    ...egress,
   });
   const billingStack = new BillingStack(app, 'ControlPlaneBilling', {
     env,
@@ -102,6 +119,7 @@ export function buildApp(options: BuildAppOptions = {}): BuiltApp {
     table,
     cursorSecret: apiStack.cursorSecret,
     alarmTopic: apiStack.alarms.topic,
+    ...egress,
   });
   const webhooksStack = new WebhooksStack(app, 'ControlPlaneWebhooks', {
     env,
@@ -113,7 +131,7 @@ export function buildApp(options: BuildAppOptions = {}): BuiltApp {
 
   const nag = new AwsSolutionsChecks(app, { verbose: true });
   Validations.of(app).addPlugins(nag);
-  return { app, dataStack, table, apiStack, billingStack, webhooksStack, nag };
+  return { app, dataStack, table, apiStack, billingStack, webhooksStack, networkStack, nag };
 }
 
 /** A context value that is a non-empty string (cdk.json keeps unset ones as ""), else undefined. */

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ArnFormat, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -10,6 +11,7 @@ import { indexPatterns, leadingKeyPatterns, type TableAccess } from '../../share
 import { keys } from '../../shared/db/keys.ts';
 import { bundleDir } from '../bundle.ts';
 import { asNagString } from '../nag.ts';
+import type { FunctionEgress } from './egress.ts';
 import { metricsNamespace, panelSecretsPrefix } from '../stage.ts';
 
 /**
@@ -37,6 +39,11 @@ export interface AppFunctionProps {
   timeout?: Duration;
   /** Added to (and may override) the house environment. */
   environment?: Record<string, string>;
+  /**
+   * Run in the fixed-egress VPC's private subnets with its egress-only security group (context
+   * `fixedEgress`, infra/constructs/egress.ts): for functions that call panels. Default: no VPC.
+   */
+  egress?: FunctionEgress;
 }
 
 /**
@@ -104,7 +111,30 @@ export class AppFunction extends Construct {
         METRICS_NAMESPACE: metricsNamespace(this),
         ...props.environment,
       },
+      ...(props.egress
+        ? {
+            vpc: props.egress.vpc,
+            vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+            securityGroups: [props.egress.securityGroup],
+          }
+        : {}),
     });
+    if (props.egress) {
+      // The EC2 statement of AWSLambdaVPCAccessExecutionRole without its logs statement (this role
+      // writes to its own log group only): Lambda manages the function's network interfaces with it.
+      // In the role's own policy, which the function depends on, so it exists before the function.
+      this.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          actions: [...VPC_ENI_ACTIONS],
+          resources: ['*'],
+        }),
+      );
+      Validations.of(this).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'Lambda in a VPC: ec2:CreateNetworkInterface and ec2:Describe* work only on all resources (the EC2 statement of AWSLambdaVPCAccessExecutionRole, without its logs statement).',
+      });
+    }
 
     Validations.of(this).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
@@ -219,6 +249,16 @@ export class AppFunction extends Construct {
     return this;
   }
 }
+
+/** What Lambda needs of a function's role to attach it to a VPC (AWSLambdaVPCAccessExecutionRole's EC2 actions). */
+export const VPC_ENI_ACTIONS = [
+  'ec2:CreateNetworkInterface',
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeSubnets',
+  'ec2:DeleteNetworkInterface',
+  'ec2:AssignPrivateIpAddresses',
+  'ec2:UnassignPrivateIpAddresses',
+] as const;
 
 /**
  * Item reads the code makes (shared/db: GetCommand, QueryCommand; transactions need

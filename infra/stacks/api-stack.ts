@@ -17,6 +17,7 @@ import { Alarms } from '../constructs/alarms.ts';
 import { AppFunction, SETTINGS_PARTITION } from '../constructs/app-function.ts';
 import { Dashboard, DASHBOARD_BASE, type IdentityOrigins } from '../constructs/dashboard.ts';
 import { OpsDashboard } from '../constructs/ops-dashboard.ts';
+import type { FunctionEgress } from '../constructs/egress.ts';
 import { panelSecretsPrefix, stageName } from '../stage.ts';
 
 /** An external OIDC provider used instead of the Cognito user pool. */
@@ -63,6 +64,11 @@ export interface ApiStackProps extends StackProps {
   dashboardOidcClientId?: string;
   /** The Cognito hosted UI's domain prefix. Default: context `cognitoDomainPrefix`, else `<stage->control-plane-<account>`. */
   cognitoDomainPrefix?: string;
+  /**
+   * The fixed outgoing address (context `fixedEgress`, the network stack): the functions that call
+   * panels (PANEL_KEY_ACCESS) run in its VPC; the others stay out. Default: none, no VPC.
+   */
+  egress?: FunctionEgress;
 }
 
 /** The `/v1/admin` routes: API Gateway lets them through only after the admin authorizer said yes. */
@@ -106,9 +112,10 @@ const FUNCTION_SETTINGS: Partial<Record<Group, { memorySize?: number; timeout?: 
 /**
  * Panel keys: the admin function registers, rotates and removes them; these functions call panels
  * and read them (account and payments lift a suspension at once after a budget change or a top-up,
- * shared/servers/suspension.ts); the others (public, billing) get nothing.
+ * shared/servers/suspension.ts); the others (public, billing) get nothing. These are also the
+ * functions placed behind the fixed outgoing address (context `fixedEgress`).
  */
-const PANEL_KEY_ACCESS: Partial<Record<Group, 'read' | 'write'>> = {
+export const PANEL_KEY_ACCESS: Partial<Record<Group, 'read' | 'write'>> = {
   admin: 'write',
   catalog: 'read',
   servers: 'read',
@@ -346,7 +353,10 @@ export class ApiStack extends Stack {
     const deployable = handlerGroups().filter((g): g is Exclude<Group, 'dev'> => (GROUPS as readonly string[]).includes(g) && g !== 'dev');
     const functions = new Map<Group, AppFunction>();
     for (const group of deployable) {
-      const fn = new AppFunction(this, pascal(group), { group, ...FUNCTION_SETTINGS[group], environment: sharedEnv });
+      const panelKeys = PANEL_KEY_ACCESS[group];
+      // Whoever may read panel keys calls panels: with a fixed outgoing address, through its NAT.
+      const egress = panelKeys && props.egress ? { egress: props.egress } : {};
+      const fn = new AppFunction(this, pascal(group), { group, ...FUNCTION_SETTINGS[group], environment: sharedEnv, ...egress });
       // Only the partitions and actions the group's code uses (shared/db/key-prefixes.ts).
       fn.bindTable(props.table, TABLE_ACCESS[group]);
       if (cursorSigners.includes(group)) {
@@ -355,7 +365,6 @@ export class ApiStack extends Stack {
       }
       // Only the admin function may write platform settings.
       if (group !== 'admin') fn.denyPartitionWrites(props.table, [SETTINGS_PARTITION]);
-      const panelKeys = PANEL_KEY_ACCESS[group];
       if (panelKeys) fn.grantPanelKeys(panelKeys);
       if (this.stripeSecret && STRIPE_READERS.includes(group)) grantStripeSecret(fn, this.stripeSecret);
       functions.set(group, fn);

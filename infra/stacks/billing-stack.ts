@@ -11,6 +11,7 @@ import type { Construct } from 'constructs';
 import { Alarms, suspensionSpikeFromContext } from '../constructs/alarms.ts';
 import { TABLE_ACCESS } from '../../shared/db/key-prefixes.ts';
 import { AppFunction, SETTINGS_PARTITION } from '../constructs/app-function.ts';
+import type { FunctionEgress } from '../constructs/egress.ts';
 import { panelSecretsPrefix } from '../stage.ts';
 
 export interface BillingStackProps extends StackProps {
@@ -28,6 +29,11 @@ export interface BillingStackProps extends StackProps {
    * every-minute entry charges the due auto top-ups with it. Without one, auto top-up is off.
    */
   stripeSecretName?: string;
+  /**
+   * The fixed outgoing address (context `fixedEgress`, the network stack): all three functions call
+   * panels (reconciling, suspending, repairing), so all three run in its VPC. Default: none.
+   */
+  egress?: FunctionEgress;
 }
 
 /** Bundle of the billing pass (functions/billing-pass/handler.ts): exports `scheduler` and `worker`. */
@@ -70,6 +76,7 @@ export class BillingStack extends Stack {
     super(scope, id, props);
 
     const environment: Record<string, string> = { SECRETS_PREFIX: panelSecretsPrefix(this) };
+    const egress = props.egress ? { egress: props.egress } : {};
     const queueDefaults = { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true } as const;
 
     // ---- the work queue (one message per shard) and its dead-letter queue ----
@@ -95,6 +102,7 @@ export class BillingStack extends Stack {
     this.scheduler = new AppFunction(this, 'BillingScheduler', {
       group: BILLING_PASS_BUNDLE,
       handler: 'index.scheduler',
+      ...egress,
       description: 'Control plane: hourly billing pass scheduler (reconciles panels, queues one message per shard)',
       // Planning and queuing take seconds, but before queuing the scheduler runs the panel
       // reconciler, one panel after another, each call with a 10 s timeout and retries: a Lambda
@@ -105,6 +113,7 @@ export class BillingStack extends Stack {
     this.worker = new AppFunction(this, 'BillingWorker', {
       group: BILLING_PASS_BUNDLE,
       handler: 'index.worker',
+      ...egress,
       description: 'Control plane: hourly billing pass worker (charges one shard per message)',
       timeout: WORKER_TIMEOUT,
       memorySize: 1024,
@@ -113,6 +122,7 @@ export class BillingStack extends Stack {
     this.repairs = new AppFunction(this, 'BillingRepairs', {
       group: BILLING_PASS_BUNDLE,
       handler: 'index.repairs',
+      ...egress,
       description:
         'Control plane: pending suspensions and repairs, and due auto top-ups, every minute (shared/servers/repairs.ts, shared/payments/autotopup.ts)',
       // At most REPAIRS_PER_RUN servers, four at a time, each a bounded lease wait and panel calls with retries.
