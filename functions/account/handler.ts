@@ -4,7 +4,8 @@ import { getAccount } from '../../shared/accounts/index.ts';
 import { listActivity } from '../../shared/audit/index.ts';
 import { createApiKey, listApiKeys, revokeApiKey, updateApiKeyLabels } from '../../shared/api-keys/index.ts';
 import { listLedger } from '../../shared/ledger/index.ts';
-import { getBudget, setBudget } from '../../shared/budgets/index.ts';
+import { getBudget } from '../../shared/budgets/index.ts';
+import { setBudget } from '../../shared/budgets/set.ts';
 import { getBalanceAlerts, setLowBalanceThreshold } from '../../shared/ledger/alerts.ts';
 import { getBillingProfile, putBillingProfile } from '../../shared/accounts/billing-profile.ts';
 import {

@@ -186,7 +186,7 @@ export class OpsDashboard extends Construct {
       expression: `SEARCH('{${schema}} MetricName="${name}"', '${statistic}', ${period.toSeconds()})`,
       usingMetrics: {},
       period,
-      // A dynamic label per line: the metric and its dimension values (`Suspensions credit`).
+      // A dynamic label per line: the metric and its dimension values (`Suspensions balance`).
       label: [name, ...(set as readonly string[]).map((d) => `\${PROP('Dim.${d}')}`)].join(' '),
     });
   }

@@ -13,6 +13,7 @@ import type { SettingsValue } from '../api/schemas.ts';
 import { recordSystemActivity } from '../audit/index.ts';
 import { RUNWAY_HOURS } from '../pricing/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
+import { putMetric } from '../observability/metrics.ts';
 import {
   cappedMillicents,
   chargeableHours,
@@ -171,6 +172,9 @@ export async function chargeShard(
       }
     }),
   );
+  // One line per shard, 0 included: what this run charged (a retried shard counts only what its
+  // guards let through, so the lines of a pass add up to the server-hours its ledger entries hold).
+  putMetric('ServerHoursCharged', summary.serverHoursCharged);
   return summary;
 }
 
@@ -417,11 +421,16 @@ async function dropFullyBilled(servers: ServerItem[], throughHour: number): Prom
   }
 }
 
-/** The whole pass in one process (local stack, tests, and small deployments). */
+/**
+ * The whole pass in one process (local stack, tests, and small deployments). `BillingPassDuration`
+ * is the wall time from before the plan to the watermark moved, for a pass that completed (one that
+ * did not leaves the watermark, and no line: the next pass covers its hours).
+ */
 export async function runPassInProcess(
   at: Date,
   concurrency = 4,
 ): Promise<ShardSummary & { at: string; throughHour: string | null; shards: number }> {
+  const started = Date.now();
   const plan = await planPass(at);
   const queue = [...plan.shards];
   let total = emptySummary();
@@ -442,6 +451,9 @@ export async function runPassInProcess(
   );
   total.errors += failedShards;
   // Only a pass that charged everything moves the watermark; otherwise the next one covers the hours again.
-  if (total.errors === 0) await advanceWatermark(plan.throughHour);
+  if (total.errors === 0) {
+    await advanceWatermark(plan.throughHour);
+    putMetric('BillingPassDuration', Date.now() - started);
+  }
   return { ...total, at: plan.at, throughHour: new Date(plan.throughHour).toISOString(), shards: plan.shards.length };
 }

@@ -1,18 +1,18 @@
 import type { z } from 'zod';
-import { writeItem } from '../db/write.ts';
-import { keys } from '../db/keys.ts';
 import { accessPatterns } from '../db/access-patterns.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { HOUR_MS, monthOf } from '../pricing/hours.ts';
 import { centsUp } from '../pricing/index.ts';
 import type { AccountItem } from '../db/items.ts';
-import type { Budget, BudgetUpdate } from '../api/schemas.ts';
+import type { Budget } from '../api/schemas.ts';
 
 /**
  * Monthly budgets: an optional cap on the hourly charges of a UTC month. Spend is counted in a
  * `SPEND#<month>` item that every hourly charge moves in its own transaction, so the figure is
  * exact. At the cap, deploys and upsizes are refused (`limit_exceeded` 422); with the `suspend`
  * action the billing pass also suspends the running servers until the month ends or the cap rises.
+ * Setting a budget is in set.ts: deploys read this module, and its lazy load of the suspension
+ * module would otherwise be a chunk of every function that deploys (tests/infra/stacks.test.ts).
  */
 export type BudgetView = z.infer<typeof Budget>;
 
@@ -50,26 +50,6 @@ export async function getBudget(accountId: string, now = Date.now()): Promise<Bu
     remainingCents: cap === null ? null : cap - spentCents,
     capReached: cap !== null && spentCents >= cap,
   };
-}
-
-/**
- * Sets the monthly budget. A raised or cleared cap lifts a budget suspension at once (suspension
- * re-reads the budget and the balance, so a lowered cap changes nothing until the next pass). The
- * suspension module is imported on use: it imports this module for the budget, and loading it here
- * statically would make the two folders import each other (tests/unit/architecture.test.ts).
- */
-export async function setBudget(accountId: string, input: z.infer<typeof BudgetUpdate>): Promise<BudgetView> {
-  await writeItem({
-    Update: {
-      Key: keys.account(accountId),
-      UpdateExpression: 'SET budgetCapCents = :cap, budgetAction = :action',
-      ConditionExpression: 'attribute_exists(PK)',
-      ExpressionAttributeValues: { ':cap': input.monthlyCapCents, ':action': input.action },
-    },
-  });
-  const { unsuspendAfterCredit } = await import('../servers/suspension.ts');
-  await unsuspendAfterCredit(accountId, 'budget');
-  return getBudget(accountId);
 }
 
 /**

@@ -39,7 +39,7 @@ export const METRICS = {
   WebhookDeliveries: { unit: 'Count', sets: [[], ['Outcome']] },
   /** A webhook endpoint disabled after failing for too long. */
   WebhookEndpointsDisabled: { unit: 'Count', sets: [[]] },
-  /** A server suspended, by reason (credit, budget, admin). */
+  /** A server suspended, by reason (balance, budget, admin). */
   Suspensions: { unit: 'Count', sets: [[], ['Reason']] },
   /** A server unsuspended, by the reason it had been suspended for. */
   Unsuspensions: { unit: 'Count', sets: [[], ['Reason']] },

@@ -85,10 +85,29 @@ async function underLease(
   });
 }
 
+/**
+ * `Suspensions` or `Unsuspensions` (CloudWatch EMF, shared/observability/metrics.ts), one line per
+ * server the panel and the record both changed; Reason is the suspension's (`balance`, `budget`,
+ * `admin`). A reason that changes while the server stays suspended (`setReason`) is neither: the
+ * panel did not change. Loaded on use: the metric list stays out of the start chunk of the functions that
+ * import this module only to suspend now and then (servers, account, payments). A metric never
+ * fails the suspension.
+ */
+async function countSuspension(name: 'Suspensions' | 'Unsuspensions', reason: SuspendReason): Promise<void> {
+  try {
+    (await import('../observability/metrics.ts')).putMetric(name, 1, { Reason: reason });
+  } catch (err) {
+    logger.warn('suspension metric not written', { name, reason, ...errorFields(err) });
+  }
+}
+
 async function setSuspended(read: ServerItem, reason: SuspendReason): Promise<void> {
   await underLease(read, 'suspend', 'active', async (item) => {
     await (await clientFor(item)).suspendServer(item.panelServerId);
-    if (await recordSuspension(item, { status: 'suspended', reason })) await suspendedActivity(item, reason);
+    if (await recordSuspension(item, { status: 'suspended', reason })) {
+      await countSuspension('Suspensions', reason);
+      await suspendedActivity(item, reason);
+    }
   });
 }
 
@@ -107,7 +126,11 @@ async function setActive(read: ServerItem): Promise<void> {
   await underLease(read, 'unsuspend', 'suspended', async (item) => {
     if (item.suspendedReason === 'admin') return; // an operator suspended it meanwhile
     await (await clientFor(item)).unsuspendServer(item.panelServerId);
-    if (await recordSuspension(item, { status: 'active' })) await unsuspendedActivity(item);
+    if (await recordSuspension(item, { status: 'active' })) {
+      // A record from before reasons were kept was suspended for its balance (desiredSuspension).
+      await countSuspension('Unsuspensions', item.suspendedReason ?? 'balance');
+      await unsuspendedActivity(item);
+    }
   });
 }
 
@@ -151,6 +174,7 @@ export async function suspendByAdmin(read: ServerItem): Promise<void> {
     if (item.status === 'active') {
       await (await clientFor(item)).suspendServer(item.panelServerId);
       if (!(await recordSuspension(item, { status: 'suspended', reason: 'admin' }))) throw changedMeanwhile();
+      await countSuspension('Suspensions', 'admin');
     } else if (item.suspendedReason !== 'admin') {
       if (!(await setReason(item, 'admin'))) throw changedMeanwhile();
     }
@@ -183,6 +207,7 @@ export async function unsuspendByAdmin(read: ServerItem): Promise<void> {
     await (await clientFor(item)).unsuspendServer(item.panelServerId);
     // The route's audit entry records who lifted it.
     if (!(await recordSuspension(item, { status: 'active' }))) throw changedMeanwhile();
+    await countSuspension('Unsuspensions', 'admin');
   });
 }
 

@@ -5,6 +5,7 @@ import { keys } from '../db/keys.ts';
 import { WEBHOOK_SHARDS } from '../db/table.ts';
 import { isConditionFailed, transact, writeIfFirst, writeItem } from '../db/write.ts';
 import { errorFields, logger } from '../observability/logger.ts';
+import { putMetric } from '../observability/metrics.ts';
 import { EVENT_RETENTION_DAYS, eventWrite, receivesType } from './events.ts';
 import { FairPool } from './fair-pool.ts';
 import { sendWebhook, type SendResult } from './send.ts';
@@ -220,6 +221,8 @@ export class Dispatcher {
   private readonly attemptMs = new Map<string, number>();
   private readonly timeoutMs: number;
   private readonly perAccount: number;
+  /** The oldest due attempt any poll of this run read, in seconds behind its `now` (undefined before a poll read the index). */
+  private backlogAgeSeconds: number | undefined;
 
   constructor(options: DispatchOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -291,6 +294,7 @@ export class Dispatcher {
   async pollDue(now = new Date()): Promise<number> {
     const nowIso = now.toISOString();
     const due = await readShards((shard, after?: WebhookDeliveryItem) => accessPatterns.dueDeliveriesOfShard(shard, nowIso, PAGE, after));
+    this.noteBacklog(due, now);
     const byAccount = new Map<string, WebhookDeliveryItem[]>();
     for (const item of due) {
       if (this.held.has(item.deliveryId)) continue;
@@ -319,6 +323,31 @@ export class Dispatcher {
     return queued;
   }
 
+  /**
+   * The backlog's age from what the poll read anyway (no other query): each shard's first page is
+   * its oldest due entries, so the oldest entry read is the oldest due in all (0 when none is due).
+   * Age counts from when the attempt became due: a deferred or redelivered one from its new time.
+   */
+  private noteBacklog(due: WebhookDeliveryItem[], now: Date): void {
+    let oldest = now.getTime();
+    for (const item of due) {
+      const dueAt = Date.parse(item.GSI2SK?.split('#')[0] ?? item.nextAttemptAt ?? '');
+      if (dueAt < oldest) oldest = dueAt;
+    }
+    const age = Math.floor((now.getTime() - oldest) / 1000);
+    this.backlogAgeSeconds = Math.max(this.backlogAgeSeconds ?? 0, age);
+  }
+
+  /**
+   * `WebhookBacklogOldestAge`, once per run: the oldest its polls saw (0 when nothing was due), so
+   * an alarm sees the backlog grow and drain run by run. Nothing when no poll read the index.
+   */
+  reportBacklog(): void {
+    if (this.backlogAgeSeconds === undefined) return;
+    putMetric('WebhookBacklogOldestAge', this.backlogAgeSeconds);
+    this.backlogAgeSeconds = undefined;
+  }
+
   private async defer(item: WebhookDeliveryItem, until: string): Promise<void> {
     try {
       if (await defer(item, until)) this.summary.deferred++;
@@ -336,6 +365,7 @@ export class Dispatcher {
       const waited = Math.floor((started - polledAt) / 1000) * 1000;
       const outcome = await attempt(item, new Date(now.getTime() + waited), this.timeoutMs);
       if (outcome === 'skipped') return;
+      putMetric('WebhookDeliveries', 1, { Outcome: OUTCOME_METRIC[outcome] });
       this.summary.attempted++;
       this.summary[outcome]++;
       const took = Date.now() - started;
@@ -355,6 +385,7 @@ export async function runDueDeliveries(now = new Date(), options: DispatchOption
   const dispatcher = new Dispatcher(options);
   await dispatcher.pollDue(now);
   await dispatcher.idle();
+  dispatcher.reportBacklog();
   const { events: _events, deliveries: _deliveries, ...due } = dispatcher.summary;
   return due;
 }
@@ -393,12 +424,19 @@ export async function dispatchFor(runMs = RUN_MS, options: DispatchOptions & { p
     }
   } finally {
     await dispatcher.finish();
+    dispatcher.reportBacklog();
   }
   if (outboxError) throw outboxError;
   return dispatcher.summary;
 }
 
 type Outcome = 'skipped' | 'succeeded' | 'retrying' | 'failed';
+
+/**
+ * `WebhookDeliveries` by Outcome, one line per attempt: `delivered`; `failed` (retried later);
+ * `given-up` (the delivery ended failed: its window is over, or its endpoint or event is gone).
+ */
+const OUTCOME_METRIC = { succeeded: 'delivered', retrying: 'failed', failed: 'given-up' } as const;
 
 async function attempt(seen: WebhookDeliveryItem, now: Date, timeoutMs: number): Promise<Outcome> {
   const claimed = await claim(seen, now);
@@ -621,6 +659,7 @@ async function updateHealth(endpoint: WebhookEndpointItem, result: SendResult, n
         now,
       ),
     ]);
+    putMetric('WebhookEndpointsDisabled', 1);
     logger.warn('webhook endpoint disabled', {
       accountId: endpoint.accountId,
       endpointId: endpoint.endpointId,
