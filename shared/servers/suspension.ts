@@ -93,11 +93,11 @@ async function underLease(
  * import this module only to suspend now and then (servers, account, payments). A metric never
  * fails the suspension.
  */
-async function countSuspension(name: 'Suspensions' | 'Unsuspensions', reason: SuspendReason): Promise<void> {
+async function countSuspension(emit: (metrics: typeof import('../observability/metrics.ts')) => void): Promise<void> {
   try {
-    (await import('../observability/metrics.ts')).putMetric(name, 1, { Reason: reason });
+    emit(await import('../observability/metrics.ts'));
   } catch (err) {
-    logger.warn('suspension metric not written', { name, reason, ...errorFields(err) });
+    logger.warn('suspension metric not written', errorFields(err));
   }
 }
 
@@ -105,7 +105,7 @@ async function setSuspended(read: ServerItem, reason: SuspendReason): Promise<vo
   await underLease(read, 'suspend', 'active', async (item) => {
     await (await clientFor(item)).suspendServer(item.panelServerId);
     if (await recordSuspension(item, { status: 'suspended', reason })) {
-      await countSuspension('Suspensions', reason);
+      await countSuspension((m) => m.putMetric('Suspensions', 1, { Reason: reason }));
       await suspendedActivity(item, reason);
     }
   });
@@ -128,7 +128,7 @@ async function setActive(read: ServerItem): Promise<void> {
     await (await clientFor(item)).unsuspendServer(item.panelServerId);
     if (await recordSuspension(item, { status: 'active' })) {
       // A record from before reasons were kept was suspended for its balance (desiredSuspension).
-      await countSuspension('Unsuspensions', item.suspendedReason ?? 'balance');
+      await countSuspension((m) => m.putMetric('Unsuspensions', 1, { Reason: item.suspendedReason ?? 'balance' }));
       await unsuspendedActivity(item);
     }
   });
@@ -174,7 +174,7 @@ export async function suspendByAdmin(read: ServerItem): Promise<void> {
     if (item.status === 'active') {
       await (await clientFor(item)).suspendServer(item.panelServerId);
       if (!(await recordSuspension(item, { status: 'suspended', reason: 'admin' }))) throw changedMeanwhile();
-      await countSuspension('Suspensions', 'admin');
+      await countSuspension((m) => m.putMetric('Suspensions', 1, { Reason: 'admin' }));
     } else if (item.suspendedReason !== 'admin') {
       if (!(await setReason(item, 'admin'))) throw changedMeanwhile();
     }
@@ -207,7 +207,7 @@ export async function unsuspendByAdmin(read: ServerItem): Promise<void> {
     await (await clientFor(item)).unsuspendServer(item.panelServerId);
     // The route's audit entry records who lifted it.
     if (!(await recordSuspension(item, { status: 'active' }))) throw changedMeanwhile();
-    await countSuspension('Unsuspensions', 'admin');
+    await countSuspension((m) => m.putMetric('Unsuspensions', 1, { Reason: 'admin' }));
   });
 }
 
