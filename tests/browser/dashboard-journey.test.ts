@@ -213,7 +213,8 @@ describe.skipIf(!browserPath)('the customer journey through the dashboard, then 
 
       await adminNav('Accounts').click();
       await adminPage.getByTestId('account-row').first().waitFor();
-      await adminPage.getByLabel('Filter this page by e-mail').fill(EMAIL);
+      await adminPage.getByLabel('Search accounts by e-mail').fill(EMAIL.slice(0, 12));
+      await adminPage.getByRole('button', { name: 'Search', exact: true }).click();
       await expect.poll(() => adminPage.getByTestId('account-row').count()).toBe(1);
       await adminPage.getByTestId('account-row').getByRole('link', { name: EMAIL }).click();
       await adminPage.waitForURL(`${app}/admin/accounts/${accountId}`);

@@ -4,13 +4,18 @@ import { Badge, Button, ErrorNotice, Field, Notice, useAction } from '../../ui.t
 
 type Limits = Schema<'AccountLimits'>;
 
+/** A field's hint, or what the API said is wrong with it (in the error colour, read by the same id). */
+const hint = (issue: string | undefined, text: string) => (issue ? <span class="field-error">{issue}</span> : text);
+
 /**
- * One account's limits (GET/PUT /v1/admin/users/:id/limits): the overrides an admin set, the limits
- * in force and the keys it holds. An empty field removes the override (null), so the platform
- * setting applies again.
+ * One account's limits (as GET /v1/admin/users/:id gives them; saved with PUT …/limits): the
+ * overrides an admin set, the limits in force, the keys and servers it holds. An empty field removes
+ * the override (null), so the platform setting applies again. The API judges the values (the form
+ * does not stop them in the browser): what it refuses is said under its field.
  */
-export function LimitsForm(props: { limits: Limits; onSaved: (limits: Limits) => void }) {
+export function LimitsForm(props: { limits: Limits; serverCount: number; onSaved: (limits: Limits) => void }) {
   const { overrides, effective, apiKeyCount } = props.limits;
+  const [maxServers, setMaxServers] = useState(overrides.maxServers === null ? '' : String(overrides.maxServers));
   const [maxKeys, setMaxKeys] = useState(overrides.maxApiKeys === null ? '' : String(overrides.maxApiKeys));
   const [rpm, setRpm] = useState(overrides.requestsPerMinute === null ? '' : String(overrides.requestsPerMinute));
   const [saved, setSaved] = useState(false);
@@ -19,7 +24,7 @@ export function LimitsForm(props: { limits: Limits; onSaved: (limits: Limits) =>
     const result = await ok(
       api().PUT('/v1/admin/users/{id}/limits', {
         params: { path: { id: props.limits.accountId } },
-        body: { maxApiKeys: value(maxKeys), requestsPerMinute: value(rpm) },
+        body: { maxServers: value(maxServers), maxApiKeys: value(maxKeys), requestsPerMinute: value(rpm) },
       }),
     );
     setSaved(true);
@@ -31,6 +36,7 @@ export function LimitsForm(props: { limits: Limits; onSaved: (limits: Limits) =>
       id="limits-form"
       class="card"
       aria-labelledby="limits-heading"
+      noValidate
       onSubmit={(e) => {
         e.preventDefault();
         setSaved(false);
@@ -39,6 +45,10 @@ export function LimitsForm(props: { limits: Limits; onSaved: (limits: Limits) =>
     >
       <h2 id="limits-heading">Limits</h2>
       <dl class="props">
+        <dt>Servers</dt>
+        <dd data-testid="limits-servers">
+          {props.serverCount} active or suspended of {effective.maxServers} allowed
+        </dd>
         <dt>API keys</dt>
         <dd data-testid="limits-keys">
           {apiKeyCount} held of {effective.maxApiKeys} allowed
@@ -51,9 +61,26 @@ export function LimitsForm(props: { limits: Limits; onSaved: (limits: Limits) =>
       {saved ? <Notice kind="success">Limits saved; every process applies them within a minute.</Notice> : null}
       <ErrorNotice error={save.error} />
       <Field
+        id="limits-max-servers"
+        label="Server limit override"
+        hint={hint(issues.maxServers, 'Empty: the platform setting maxServersPerAccount applies. Lowering it deletes nothing.')}
+      >
+        <input
+          id="limits-max-servers"
+          type="number"
+          min={0}
+          max={10000}
+          step={1}
+          value={maxServers}
+          onInput={(e) => setMaxServers(e.currentTarget.value)}
+          aria-describedby="limits-max-servers-hint"
+          aria-invalid={issues.maxServers ? 'true' : undefined}
+        />
+      </Field>
+      <Field
         id="limits-max-keys"
         label="API key limit override"
-        hint={issues.maxApiKeys ?? 'Empty: the platform setting (or the trial limit) applies. Lowering it revokes nothing.'}
+        hint={hint(issues.maxApiKeys, 'Empty: the platform setting (or the trial limit) applies. Lowering it revokes nothing.')}
       >
         <input
           id="limits-max-keys"
@@ -70,7 +97,7 @@ export function LimitsForm(props: { limits: Limits; onSaved: (limits: Limits) =>
       <Field
         id="limits-rpm"
         label="Requests a minute override"
-        hint={issues.requestsPerMinute ?? 'Empty: the platform setting accountRequestsPerMinute applies.'}
+        hint={hint(issues.requestsPerMinute, 'Empty: the platform setting accountRequestsPerMinute applies.')}
       >
         <input
           id="limits-rpm"
