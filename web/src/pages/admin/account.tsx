@@ -99,7 +99,7 @@ export default function Account(props: { params: Record<string, string> }) {
               }}
             />
             <LimitsForm
-              key={JSON.stringify(limits.overrides)}
+              key={limits.accountId}
               limits={limits}
               serverCount={owned.count}
               onSaved={() => void detail.reload()}
