@@ -151,6 +151,14 @@ describe.skipIf(!browserPath)('the admin pages on the admin routes', () => {
     });
     problems.errors.length = 0; // the 400, logged by the browser as a failed resource
 
+    // Not a number (the field then reads as empty): said under it, and nothing sent (empty would remove the override).
+    const puts = sent.filter((r) => r.startsWith('PUT ')).length;
+    await servers.fill('');
+    await servers.pressSequentially('1e');
+    await page.getByRole('button', { name: 'Save limits' }).click();
+    await page.locator('#limits-max-servers-hint .field-error', { hasText: 'Not a number' }).waitFor();
+    expect(sent.filter((r) => r.startsWith('PUT ')).length).toBe(puts);
+
     await servers.fill('5');
     await page.getByLabel('Requests a minute override').fill('600');
     await page.getByRole('button', { name: 'Save limits' }).click();

@@ -19,6 +19,8 @@ export function LimitsForm(props: { limits: Limits; serverCount: number; onSaved
   const [maxKeys, setMaxKeys] = useState(overrides.maxApiKeys === null ? '' : String(overrides.maxApiKeys));
   const [rpm, setRpm] = useState(overrides.requestsPerMinute === null ? '' : String(overrides.requestsPerMinute));
   const [saved, setSaved] = useState(false);
+  // A number field holding what is not a number reads as empty, which would remove the override.
+  const [unreadable, setUnreadable] = useState<Record<string, string>>({});
   const save = useAction(async () => {
     const value = (s: string) => (s.trim() === '' ? null : Number(s));
     const result = await ok(
@@ -30,7 +32,7 @@ export function LimitsForm(props: { limits: Limits; serverCount: number; onSaved
     setSaved(true);
     props.onSaved(result);
   });
-  const issues = fieldIssues(save.error);
+  const issues = { ...fieldIssues(save.error), ...unreadable };
   return (
     <form
       id="limits-form"
@@ -40,7 +42,14 @@ export function LimitsForm(props: { limits: Limits; serverCount: number; onSaved
       onSubmit={(e) => {
         e.preventDefault();
         setSaved(false);
-        void save.run();
+        const wrong: Record<string, string> = {};
+        for (const name of ['maxServers', 'maxApiKeys', 'requestsPerMinute']) {
+          const input = e.currentTarget.elements.namedItem(name) as HTMLInputElement | null;
+          if (input?.validity.badInput) wrong[name] = 'Not a number: enter a whole number, or leave it empty.';
+        }
+        setUnreadable(wrong);
+        save.clearError();
+        if (Object.keys(wrong).length === 0) void save.run();
       }}
     >
       <h2 id="limits-heading">Limits</h2>
@@ -67,6 +76,7 @@ export function LimitsForm(props: { limits: Limits; serverCount: number; onSaved
       >
         <input
           id="limits-max-servers"
+          name="maxServers"
           type="number"
           min={0}
           max={10000}
@@ -84,6 +94,7 @@ export function LimitsForm(props: { limits: Limits; serverCount: number; onSaved
       >
         <input
           id="limits-max-keys"
+          name="maxApiKeys"
           type="number"
           min={0}
           max={1000}
@@ -101,6 +112,7 @@ export function LimitsForm(props: { limits: Limits; serverCount: number; onSaved
       >
         <input
           id="limits-rpm"
+          name="requestsPerMinute"
           type="number"
           min={1}
           max={1000000}
