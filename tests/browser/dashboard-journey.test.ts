@@ -226,7 +226,7 @@ describe.skipIf(!browserPath)('the customer journey through the dashboard, then 
       await results.getByTestId('account-row').getByRole('link', { name: EMAIL }).click();
       await adminPage.waitForURL(`${app}/admin/accounts/${accountId}`);
       const shown = adminPage.getByTestId('account-balance');
-      await expect.poll(() => shown.textContent()).toBe(cents(before));
+      await expect.poll(() => shown.textContent(), { timeout: 15_000 }).toBe(cents(before));
 
       await adminPage.locator('#grant-amount').fill((GRANT_CENTS / 100).toFixed(2));
       await adminPage.locator('#grant-note').fill('Dashboard journey goodwill');
