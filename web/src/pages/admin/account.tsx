@@ -98,12 +98,7 @@ export default function Account(props: { params: Record<string, string> }) {
                 await Promise.all([detail.reload(), alerts.reload()]);
               }}
             />
-            <LimitsForm
-              key={limits.accountId}
-              limits={limits}
-              serverCount={owned.count}
-              onSaved={() => void detail.reload()}
-            />
+            <LimitsForm key={limits.accountId} limits={limits} serverCount={owned.count} onSaved={() => void detail.reload()} />
           </>
         )}
       </Loading>
