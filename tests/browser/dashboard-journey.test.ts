@@ -213,12 +213,20 @@ describe.skipIf(!browserPath)('the customer journey through the dashboard, then 
 
       await adminNav('Accounts').click();
       await adminPage.getByTestId('account-row').first().waitFor();
-      await adminPage.getByLabel('Filter this page by e-mail').fill(EMAIL);
-      await expect.poll(() => adminPage.getByTestId('account-row').count()).toBe(1);
-      await adminPage.getByTestId('account-row').getByRole('link', { name: EMAIL }).click();
+      // The search runs in the API across every account: wait for its answer (the rows of this
+      // search, marked with it), not a poll with expect.poll's 1 s default, which a loaded machine
+      // outlasts (the search reads 8 listing shards; its module loads on first use).
+      const prefix = EMAIL.slice(0, 12);
+      await adminPage.getByLabel('Search accounts', { exact: true }).fill(prefix);
+      await adminPage.getByRole('button', { name: 'Search', exact: true }).click();
+      await adminPage.waitForURL(`${app}/admin/accounts?email=${encodeURIComponent(prefix)}`);
+      const results = adminPage.locator(`[data-testid="account-results"][data-search="${prefix}"]`);
+      await results.waitFor();
+      await expect(results.getByTestId('account-row').count()).resolves.toBe(1);
+      await results.getByTestId('account-row').getByRole('link', { name: EMAIL }).click();
       await adminPage.waitForURL(`${app}/admin/accounts/${accountId}`);
       const shown = adminPage.getByTestId('account-balance');
-      await expect.poll(() => shown.textContent()).toBe(cents(before));
+      await expect.poll(() => shown.textContent(), { timeout: 15_000 }).toBe(cents(before));
 
       await adminPage.locator('#grant-amount').fill((GRANT_CENTS / 100).toFixed(2));
       await adminPage.locator('#grant-note').fill('Dashboard journey goodwill');

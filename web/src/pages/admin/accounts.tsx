@@ -1,41 +1,87 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import { api, ok } from '../../api.ts';
 import { cents, dateTime, millicents } from '../../format.ts';
-import { href } from '../../router.ts';
-import { Badge, Field, Loading, Page, TableWrap } from '../../ui.tsx';
-import { Pager, useCursorList } from './common.tsx';
+import { href, navigate, useLocation } from '../../router.ts';
+import { Badge, Button, Field, Loading, Page, TableWrap } from '../../ui.tsx';
+import { Pager, text, useCursorList } from './common.tsx';
+
+/** What an account id looks like (a uuid): typed in the search, it finds that one account. */
+const ACCOUNT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * Every account (GET /v1/admin/users, newest first, 50 a page). The route takes no search, so the
- * filter narrows the page shown, and says so.
+ * Every account (GET /v1/admin/users, newest first, 50 a page), or a search the API runs across
+ * every account: `?email=` (the start of an address) or `?accountId=` (typed as a uuid). The search
+ * is in the page's address, so it can be linked and the back button returns to it. A page of an
+ * e-mail search may hold fewer than 50, or none, and still have a next page: the API reads a fixed
+ * number of accounts a page and returns those that match.
  */
 export default function Accounts() {
-  const list = useCursorList((cursor) => ok(api().GET('/v1/admin/users', { params: { query: { limit: 50, cursor } } })), []);
-  const [filter, setFilter] = useState('');
-  const needle = filter.trim().toLowerCase();
+  const { query } = useLocation();
+  const email = query.get('email')?.trim() ?? '';
+  const accountId = email ? '' : (query.get('accountId')?.trim() ?? '');
+  const searched = email || accountId;
+  const list = useCursorList(
+    (cursor) =>
+      ok(
+        api().GET('/v1/admin/users', {
+          params: { query: { limit: 50, cursor, ...(email ? { email } : {}), ...(accountId ? { accountId } : {}) } },
+        }),
+      ),
+    [email, accountId],
+  );
+  // A new address (back, forward, a link) shows its own search in the field; the focus stays put.
+  const field = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (field.current && field.current.value.trim() !== searched) field.current.value = searched;
+  }, [searched]);
   return (
     <Page title="Accounts">
-      <Field
-        id="accounts-filter"
-        label="Filter this page by e-mail"
-        hint="The API has no account search: this narrows only the accounts of the page shown."
+      <form
+        id="accounts-search"
+        class="actions accounts-search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const value = text(new FormData(e.currentTarget), 'q');
+          const param = ACCOUNT_ID.test(value) ? 'accountId' : 'email';
+          navigate(value ? `/admin/accounts?${new URLSearchParams({ [param]: value })}` : '/admin/accounts');
+        }}
       >
-        <input
-          id="accounts-filter"
-          type="search"
-          value={filter}
-          onInput={(e) => setFilter(e.currentTarget.value)}
-          aria-describedby="accounts-filter-hint"
-        />
-      </Field>
-      <Loading state={list.state} label="Loading the accounts…">
-        {(page) => {
-          const rows = needle ? page.data.filter((a) => a.email.toLowerCase().includes(needle)) : page.data;
-          return (
-            <>
+        <Field id="accounts-search-q" label="Search accounts" hint="The start of an e-mail address, or an account id.">
+          <input
+            id="accounts-search-q"
+            ref={field}
+            name="q"
+            type="search"
+            defaultValue={searched}
+            maxLength={254}
+            autoComplete="off"
+            aria-describedby="accounts-search-q-hint"
+          />
+        </Field>
+        <Button type="submit" kind="primary">
+          Search
+        </Button>
+        {searched ? <Button onClick={() => navigate('/admin/accounts')}>All accounts</Button> : null}
+      </form>
+      <Loading state={list.state} label={searched ? `Searching for “${searched}”…` : 'Loading the accounts…'}>
+        {(page) => (
+          <div data-testid="account-results" data-search={searched}>
+            {page.data.length === 0 ? (
+              <p>
+                {!searched
+                  ? 'No accounts yet.'
+                  : accountId
+                    ? `No account has the id ${accountId}.`
+                    : page.nextCursor
+                      ? `No account on this page starts with “${email}”; the next page reads further.`
+                      : `No account${list.page > 1 ? ' on this page' : ''} starts with “${email}”.`}
+              </p>
+            ) : (
               <TableWrap label="Accounts table">
                 <table>
-                  <caption class="visually-hidden">Accounts, newest first</caption>
+                  <caption class="visually-hidden">
+                    {searched ? `Accounts matching “${searched}”, newest first` : 'Accounts, newest first'}
+                  </caption>
                   <thead>
                     <tr>
                       <th scope="col">E-mail</th>
@@ -53,7 +99,7 @@ export default function Accounts() {
                     </tr>
                   </thead>
                   <tbody>
-                    {rows.map((a) => (
+                    {page.data.map((a) => (
                       <tr key={a.id} data-testid="account-row">
                         <td>
                           <a href={href(`/admin/accounts/${a.id}`)}>{a.email}</a>
@@ -68,10 +114,9 @@ export default function Accounts() {
                   </tbody>
                 </table>
               </TableWrap>
-              {rows.length === 0 ? <p>{needle ? `No account on this page matches “${filter.trim()}”.` : 'No accounts yet.'}</p> : null}
-            </>
-          );
-        }}
+            )}
+          </div>
+        )}
       </Loading>
       <Pager list={list} label="Accounts" />
     </Page>

@@ -20,8 +20,25 @@ export function useCursorList<T>(load: (cursor: string | undefined) => Promise<L
   const [nav, setNav] = useState<{ key: string; stack: (string | undefined)[] }>({ key, stack: [undefined] });
   const stack = nav.key === key ? nav.stack : [undefined];
   const cursor = stack[stack.length - 1];
-  const state = useLoad(() => load(cursor), [key, cursor]);
-  const nextCursor = state.data?.nextCursor ?? null;
+  const shown = JSON.stringify([key, cursor ?? null]);
+  const loaded = useLoad(async (): Promise<{ shown: string; page?: ListPage<T>; error?: unknown }> => {
+    try {
+      return { shown, page: await load(cursor) };
+    } catch (error) {
+      return { shown, error };
+    }
+  }, [shown]);
+  // What was read for other filters or another cursor is not shown while this page loads, nor its
+  // error: the table holds only what the filters in the address ask for. A reload keeps the page.
+  const mine = loaded.data?.shown === shown ? loaded.data : undefined;
+  const data = mine?.page;
+  const state: Loaded<ListPage<T>> = {
+    data,
+    error: mine?.error,
+    loading: loaded.loading || mine === undefined,
+    reload: loaded.reload,
+  };
+  const nextCursor = data?.nextCursor ?? null;
   return {
     state,
     page: stack.length,

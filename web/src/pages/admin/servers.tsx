@@ -12,6 +12,7 @@ const STATUSES = ['active', 'suspended', 'deleted'] as const;
  * Every server of every account (GET /v1/admin/servers), newest first, with the route's filters:
  * status, panel, account, region, name prefix and label selector. The filters live in the address
  * (`/admin/servers?accountId=…`), so a filtered view can be linked and the back button works.
+ * Each row has the operator's actions: suspend or unsuspend, reinstall, delete (server-actions.tsx).
  */
 export default function Servers() {
   const { query } = useLocation();
@@ -99,7 +100,13 @@ export default function Servers() {
           page.data.length === 0 ? (
             <p>No server matches.</p>
           ) : (
-            <ServerTable servers={page.data} instances={names} account caption="Servers of all accounts, newest first" />
+            <ServerTable
+              servers={page.data}
+              instances={names}
+              account
+              caption="Servers of all accounts, newest first"
+              onChanged={list.state.reload}
+            />
           )
         }
       </Loading>
