@@ -102,6 +102,8 @@ describe.skipIf(!browserPath)('the customer journey through the dashboard, then 
     await page.locator('#deploy-egg').waitFor();
     await page.locator('#deploy-egg').selectOption({ label: 'Paper' });
     await page.locator('#deploy-name').fill(SERVER_NAME);
+    // The regions come with the catalogue's stock, after the eggs.
+    await expect.poll(() => page.locator('#deploy-region option:not([value=""])').count()).toBeGreaterThan(0);
     const regions = await page
       .locator('#deploy-region option')
       .evaluateAll((options) => options.map((o) => (o as unknown as { value: string }).value).filter(Boolean));
