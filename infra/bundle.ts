@@ -142,9 +142,9 @@ function httpWithoutUndici(): Plugin {
 
 /**
  * Request validation without building the group's schemas at load. zod builds a schema when its
- * module is evaluated: a group's route module (shared/api/routes/<group>.ts) with its schemas
- * cost ≈ 20 ms of every cold start and ≈ 100 KB of zod at start (ARCHITECTURE.md, "Validation
- * at cold start"). A function's import of its route module is replaced, in the bundle only, by
+ * module is evaluated: a group's route module (shared/api/routes/<group>.ts), with its schemas
+ * and ≈ 100 KB of zod, was most of what a function loaded above the DynamoDB-only floor
+ * (ARCHITECTURE.md, "Validation at cold start", has the options measured). A function's import of its route module is replaced, in the bundle only, by
  * one generated from it here: each route as it is defined, its schemas taken out, with
  * `requestSchemas` loading the route's params, query and body schemas (and `responseSchema`, used
  * outside AWS only) by dynamic `import()` of the schema modules that define them, on the route's
