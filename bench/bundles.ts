@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build, type Metafile } from 'esbuild';
-import { buildLambda, bundleAll, chunkSizes, LAMBDA_BUILD_OPTIONS, ROOT } from '../infra/bundle.ts';
+import { buildLambda, bundleAll, chunkSizes, LAMBDA_BUILD_OPTIONS, lazyRouteModule, ROOT } from '../infra/bundle.ts';
 import { kb, median, table } from './harness.ts';
 
 /**
@@ -22,6 +22,9 @@ const run = promisify(execFile);
 const RUNS = 9;
 const FLOOR = 'floor (DynamoDB client only)';
 const FLOOR_BEFORE = 'floor as built before (one file, whole credential chain)';
+/** The goals of issue 28, item 1: load within 1.3× the floor built the same way, at most 350 KB at start. */
+const GOAL_RATIO = 1.3;
+const GOAL_START_BYTES = 350 * 1024;
 
 interface Measured {
   name: string;
@@ -37,6 +40,9 @@ interface Measured {
   /** CPU time (user + system) of the import, median: less moved by other work on a shared machine than wall time. */
   cpuMs: number;
   sourceMapsMinMs: number;
+  /** The same import followed by every chunk its routes' request schemas load from (the first requests' extra), median. */
+  firstRequestMs: number | undefined;
+  firstRequestMinMs: number | undefined;
 }
 
 export async function benchBundles(): Promise<string> {
@@ -52,15 +58,25 @@ export async function benchBundles(): Promise<string> {
     await buildFloorBefore(floorBeforeFile);
     const floorBeforeBytes = (await stat(floorBeforeFile)).size;
     const targets = [
-      ...built.map((b) => ({
-        name: b.group,
-        file: join(b.dir, 'index.mjs'),
-        bytes: b.bytes,
-        startBytes: b.startBytes,
-        lazyBytes: b.lazyBytes,
-      })),
-      { name: FLOOR, file: floorFile, bytes: (await stat(floorFile)).size, startBytes: floorSizes.start, lazyBytes: floorSizes.lazy },
-      { name: FLOOR_BEFORE, file: floorBeforeFile, bytes: floorBeforeBytes, startBytes: floorBeforeBytes, lazyBytes: 0 },
+      ...(await Promise.all(
+        built.map(async (b) => ({
+          name: b.group,
+          file: join(b.dir, 'index.mjs'),
+          bytes: b.bytes,
+          startBytes: b.startBytes,
+          lazyBytes: b.lazyBytes,
+          schemaChunks: await requestSchemaChunks(b.group, b.dir),
+        })),
+      )),
+      {
+        name: FLOOR,
+        file: floorFile,
+        bytes: (await stat(floorFile)).size,
+        startBytes: floorSizes.start,
+        lazyBytes: floorSizes.lazy,
+        schemaChunks: [],
+      },
+      { name: FLOOR_BEFORE, file: floorBeforeFile, bytes: floorBeforeBytes, startBytes: floorBeforeBytes, lazyBytes: 0, schemaChunks: [] },
     ];
 
     // Interleaved (round-robin over bundles and flags), so drift on the machine hits all alike.
@@ -74,6 +90,11 @@ export async function benchBundles(): Promise<string> {
           samples.set(key, [...(samples.get(key) ?? []), ms]);
           samples.set(`cpu:${key}`, [...(samples.get(`cpu:${key}`) ?? []), cpuMs]);
         }
+        if (target.schemaChunks.length) {
+          // What a first request adds: the chunks its request schemas load from (zod with them).
+          const { ms } = await loadTime(target.file, [], target.schemaChunks);
+          if (round > 0) samples.set(`first:${target.name}`, [...(samples.get(`first:${target.name}`) ?? []), ms]);
+        }
       }
     }
     const measured: Measured[] = targets.map((t) => ({
@@ -83,20 +104,27 @@ export async function benchBundles(): Promise<string> {
       plainMinMs: Math.min(...samples.get(`${t.name}|`)!),
       cpuMs: median(samples.get(`cpu:${t.name}|`)!),
       sourceMapsMinMs: Math.min(...samples.get(`${t.name}|--enable-source-maps`)!),
+      firstRequestMs: samples.has(`first:${t.name}`) ? median(samples.get(`first:${t.name}`)!) : undefined,
+      firstRequestMinMs: samples.has(`first:${t.name}`) ? Math.min(...samples.get(`first:${t.name}`)!) : undefined,
     }));
     const floor = measured.find((m) => m.name === FLOOR)!;
     const before = measured.find((m) => m.name === FLOOR_BEFORE)!;
     const x = (v: number, f: number) => `${(v / f).toFixed(2)}×`;
     const ms = (v: number) => `${v.toFixed(1)} ms`;
+    const ours = measured.filter((m) => m.name !== FLOOR && m.name !== FLOOR_BEFORE);
+    const met = (ok: boolean) => (ok ? '' : ' ✗');
     const rows = measured.map((m) => [
       m.name,
       kb(m.bytes),
-      kb(m.startBytes),
+      `${kb(m.startBytes)}${met(m.startBytes <= GOAL_START_BYTES)}`,
       m.lazyBytes ? kb(m.lazyBytes) : '—',
       x(m.startBytes, floor.startBytes),
       ms(m.plainMs),
       ms(m.plainMinMs),
-      `${x(m.plainMs, floor.plainMs)} / ${x(m.plainMinMs, floor.plainMinMs)}`,
+      `${x(m.plainMs, floor.plainMs)} / ${x(m.plainMinMs, floor.plainMinMs)}${met(m.plainMs <= GOAL_RATIO * floor.plainMs && m.plainMinMs <= GOAL_RATIO * floor.plainMinMs)}`,
+      m.firstRequestMs === undefined
+        ? '—'
+        : `${ms(m.firstRequestMs)} / ${ms(m.firstRequestMinMs!)} (${x(m.firstRequestMs, floor.plainMs)} / ${x(m.firstRequestMinMs!, floor.plainMinMs)})`,
       `${x(m.plainMs, before.plainMs)} / ${x(m.plainMinMs, before.plainMinMs)}`,
       `${ms(m.cpuMs)} (${x(m.cpuMs, floor.cpuMs)} / ${x(m.cpuMs, before.cpuMs)})`,
       ms(m.sourceMapsMs),
@@ -105,7 +133,11 @@ export async function benchBundles(): Promise<string> {
     ]);
 
     // Where the weight is: the heaviest bundle's inputs by package, next to the floor's.
-    const ours = measured.filter((m) => m.name !== FLOOR && m.name !== FLOOR_BEFORE);
+    const worst = (f: (m: Measured) => number) => [...ours].sort((a, b) => f(b) - f(a))[0]!;
+    const worstMedian = worst((m) => m.plainMs / floor.plainMs);
+    const worstMin = worst((m) => m.plainMinMs / floor.plainMinMs);
+    const worstStart = worst((m) => m.startBytes);
+    const goals = `**Goals** (issue 28, item 1): every function loads within ${GOAL_RATIO}× the floor built the same way, median and minimum, and loads at most ${kb(GOAL_START_BYTES)} at start (✗ marks a miss). This run: at most ${x(worstMedian.plainMs, floor.plainMs)} median (${worstMedian.name}) and ${x(worstMin.plainMinMs, floor.plainMinMs)} minimum (${worstMin.name}), at most ${kb(worstStart.startBytes)} at start (${worstStart.name}): ${ours.every((m) => m.plainMs <= GOAL_RATIO * floor.plainMs && m.plainMinMs <= GOAL_RATIO * floor.plainMinMs) ? 'load goal met' : 'load goal **not** met'}, ${ours.every((m) => m.startBytes <= GOAL_START_BYTES) ? 'size goal met' : 'size goal **not** met'}.`;
     const heaviest = [...ours].sort((a, b) => b.startBytes - a.startBytes)[0]!;
     const meta = JSON.parse(await readFile(join(ROOT, 'dist', 'meta', `${heaviest.name}.json`), 'utf8')) as Metafile;
     const byPackage = packageBytes(meta);
@@ -152,16 +184,21 @@ export async function benchBundles(): Promise<string> {
       '',
       `Every function bundle as \`bundleAll()\` builds it for deployment (esbuild, minified ESM with chunks, linked source maps, the SDK's credential chain aliased to the environment variables Lambda sets, infra/bundle.ts), next to a floor bundle holding only \`@aws-sdk/client-dynamodb\` + \`@aws-sdk/lib-dynamodb\` and a handler that does nothing, built with the same options, and that floor built as every bundle was before (one file, the SDK's whole credential chain). \`index.mjs\` is the entry file; "at start" adds the chunks it imports statically (what a cold start loads); "lazy" is the chunks a dynamic \`import()\` loads when their path first runs (Stripe's library, the Secrets Manager client, the rest of the credential chain). Load time is \`await import()\` of \`index.mjs\` timed inside a fresh \`node\` process (STAGE=aws, TABLE_NAME, CURSOR_SECRET, AWS_REGION set), ${RUNS} runs per bundle and flag after one unrecorded run, interleaved across bundles; with and without \`--enable-source-maps\` (deployed with it). Node's own start-up is not included; the CPU column is the process's CPU time (user + system) over the same \`import()\`, which other work on a shared machine moves far less than wall time. The median is the headline figure; the minimum is shown too because on a busy machine noise only ever adds time, so the minimum is the steadier estimate of the load cost itself.`,
       '',
+      `"Load + first requests' schemas" is the same \`import()\` followed, in the same process, by every chunk the function's request schemas load from (\`requestSchemas\` of infra/bundle.ts: zod and the schema modules of its routes' path parameters, query strings and bodies): an upper bound of what the first requests add, since one request loads only its own route's. A route without a request schema (GET /v1/account) loads none: no zod at all.`,
+      '',
+      goals,
+      '',
       table(
         [
           'function',
           'index.mjs',
-          'at start',
+          `at start (goal ≤ ${kb(GOAL_START_BYTES)})`,
           'lazy',
           'at start × floor',
           'load (median)',
           'load (min)',
-          'load × floor (median / min)',
+          `load × floor, median / min (goal ≤ ${GOAL_RATIO}×)`,
+          'load + first requests’ schemas, median / min (× floor)',
           '× floor as before',
           'CPU (median; × floor / as before)',
           '--enable-source-maps (median)',
@@ -188,9 +225,13 @@ async function buildFloorBefore(outfile: string): Promise<void> {
   await build({ entryPoints: [join(ROOT, 'bench', 'floor-handler.ts')], outfile, absWorkingDir: ROOT, ...options, minify: true });
 }
 
-/** Milliseconds `import()` of the bundle takes in a fresh Node process: wall time, and the process's CPU time in it. */
-async function loadTime(file: string, flags: string[]): Promise<{ ms: number; cpuMs: number }> {
-  const script = `const c = process.cpuUsage(); const t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); const ms = performance.now() - t; const u = process.cpuUsage(c); console.log(ms, (u.user + u.system) / 1000);`;
+/**
+ * Milliseconds `import()` of the bundle takes in a fresh Node process: wall time, and the process's
+ * CPU time in it; with `then`, those chunks are imported after it and counted in.
+ */
+async function loadTime(file: string, flags: string[], then: string[] = []): Promise<{ ms: number; cpuMs: number }> {
+  const more = then.length ? ` await Promise.all(${JSON.stringify(then.map((f) => pathToFileURL(f).href))}.map((f) => import(f)));` : '';
+  const script = `const c = process.cpuUsage(); const t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)});${more} const ms = performance.now() - t; const u = process.cpuUsage(c); console.log(ms, (u.user + u.system) / 1000);`;
   const { stdout } = await run(process.execPath, [...flags, '--input-type=module', '-e', script], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -205,6 +246,22 @@ async function loadTime(file: string, flags: string[]): Promise<{ ms: number; cp
   const [ms, cpuMs] = (stdout.trim().split('\n').at(-1) ?? '').split(' ').map(Number);
   if (!Number.isFinite(ms) || !Number.isFinite(cpuMs)) throw new Error(`could not load ${file}: ${stdout}`);
   return { ms: ms!, cpuMs: cpuMs! };
+}
+
+/**
+ * The chunks a function's request schemas load from on first requests: for the route module its
+ * handler imports (generated without schemas, infra/bundle.ts), the chunks esbuild wrote for the
+ * schema modules its `requestSchemas` import. None for a function without routes.
+ */
+async function requestSchemaChunks(group: string, dir: string): Promise<string[]> {
+  const meta = JSON.parse(await readFile(join(ROOT, 'dist', 'meta', `${group}.json`), 'utf8')) as Metafile;
+  const routeModule = Object.keys(meta.inputs).find((p) => p.startsWith('lazy-route-schemas:'));
+  if (!routeModule) return [];
+  const { requestFiles } = await lazyRouteModule(routeModule.slice('lazy-route-schemas:'.length));
+  const wanted = new Set(requestFiles.map((f) => f.slice(ROOT.length + 1)));
+  return Object.entries(meta.outputs)
+    .filter(([path, o]) => path.endsWith('.mjs') && o.entryPoint !== undefined && wanted.has(o.entryPoint))
+    .map(([path]) => join(dir, path.slice(path.indexOf('/chunks/') + 1)));
 }
 
 /** Bytes per npm package (node_modules/<pkg>/…), or per folder of our own code, in the files loaded at start (or lazily). */

@@ -2,7 +2,7 @@ import { copyFile, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
 
 /**
@@ -140,6 +140,109 @@ function httpWithoutUndici(): Plugin {
   };
 }
 
+/**
+ * Request validation without building the group's schemas at load. zod builds a schema when its
+ * module is evaluated: a group's route module (shared/api/routes/<group>.ts), with its schemas
+ * and ≈ 100 KB of zod, was most of what a function loaded above the DynamoDB-only floor
+ * (ARCHITECTURE.md, "Validation at cold start", has the options measured). A function's import of its route module is replaced, in the bundle only, by
+ * one generated from it here: each route as it is defined, its schemas taken out, with
+ * `requestSchemas` loading the route's params, query and body schemas (and `responseSchema`, used
+ * outside AWS only) by dynamic `import()` of the schema modules that define them, on the route's
+ * first request. A route with no request schema never loads zod. The route table stays the one
+ * source: this reads it; the OpenAPI document and the tests use it as written.
+ */
+function lazyRouteSchemas(): Plugin {
+  const routesDir = join(ROOT, 'shared', 'api', 'routes');
+  return {
+    name: 'lazy-route-schemas',
+    setup(b) {
+      b.onResolve({ filter: /\/api\/routes\/[a-z-]+\.ts$/ }, (args) => {
+        const path = resolve(args.resolveDir, args.path);
+        // Only a handler's own import; the whole table (document, 404/405 fallback) stays as it is.
+        if (!args.importer.startsWith(FUNCTIONS_DIR) || dirname(path) !== routesDir) return undefined;
+        return { path, namespace: 'lazy-route-schemas' };
+      });
+      b.onLoad({ filter: /.*/, namespace: 'lazy-route-schemas' }, async (args) => ({
+        contents: (await lazyRouteModule(args.path)).contents,
+        loader: 'js',
+        resolveDir: routesDir,
+        watchFiles: [args.path],
+      }));
+    },
+  };
+}
+
+/** Fields of a route that only the OpenAPI document reads: left out of the bundle. */
+const DOCUMENT_ONLY = new Set(['summary', 'description', 'tag', 'hidden', 'mediaType']);
+const SCHEMA_FIELDS = ['params', 'query', 'body', 'response'] as const;
+
+/**
+ * The generated stand-in for one route module (see `lazyRouteSchemas`), and the modules its
+ * routes' request schemas load from (what a first request may load: bench/bundles.ts).
+ */
+export async function lazyRouteModule(routeFile: string): Promise<{ contents: string; requestFiles: string[] }> {
+  const isSchema = (v: unknown): boolean => typeof v === 'object' && v !== null && '_zod' in v;
+  // Where each exported schema is defined: the module to import and the name to take.
+  const schemaDir = join(ROOT, 'shared', 'api', 'schemas');
+  const where = new Map<unknown, { file: string; name: string }>();
+  for (const file of readdirSync(schemaDir)
+    .filter((f) => f.endsWith('.ts'))
+    .sort()) {
+    const mod = (await import(pathToFileURL(join(schemaDir, file)).href)) as Record<string, unknown>;
+    for (const [name, value] of Object.entries(mod))
+      if (isSchema(value) && !where.has(value)) where.set(value, { file: join(schemaDir, file), name });
+  }
+  const mod = (await import(pathToFileURL(routeFile).href)) as Record<string, unknown>;
+  const tables = Object.entries(mod).filter(
+    ([, v]) =>
+      typeof v === 'object' &&
+      v !== null &&
+      Object.values(v).every((r) => typeof r === 'object' && r !== null && 'method' in r && 'path' in r),
+  ) as [string, Record<string, Record<string, unknown>>][];
+
+  const defined = new Map<unknown, string>();
+  const lines: string[] = [];
+  const requestFiles = new Set<string>();
+  const loader = (exportName: string, id: string, def: Record<string, unknown>, fields: readonly string[], single: boolean) => {
+    const present = fields.filter((f) => def[f] !== undefined);
+    if (!present.length) return undefined;
+    const files: string[] = [];
+    const picks = present.map((f) => {
+      // A schema written inline in the route module (no export of its own): from the route module itself.
+      const at = where.get(def[f]) ?? { file: routeFile, name: `${exportName}[${JSON.stringify(id)}][${JSON.stringify(f)}]` };
+      if (!files.includes(at.file)) files.push(at.file);
+      const access = at.file === routeFile && !where.has(def[f]) ? at.name : `[${JSON.stringify(at.name)}]`;
+      return `${f}: m${files.indexOf(at.file)}${access.startsWith('[') ? access : `.${access}`}`;
+    });
+    const imports = files.map((f) => `import(${JSON.stringify(f)})`).join(', ');
+    const args = files.map((_, i) => `m${i}`).join(', ');
+    return `() => Promise.all([${imports}]).then(([${args}]) => (${single ? picks[0]!.slice(picks[0]!.indexOf(':') + 2) : `{ ${picks.join(', ')} }`}))`;
+  };
+  for (const [exportName, table] of tables) {
+    const entries: string[] = [];
+    for (const [id, def] of Object.entries(table)) {
+      let name = defined.get(def);
+      if (!name) {
+        name = `route${defined.size}`;
+        defined.set(def, name);
+        const meta = Object.fromEntries(
+          Object.entries(def).filter(([k, v]) => !DOCUMENT_ONLY.has(k) && !SCHEMA_FIELDS.includes(k as never) && !isSchema(v)),
+        );
+        const request = loader(exportName, id, def, ['params', 'query', 'body'], false);
+        for (const f of ['params', 'query', 'body']) if (def[f] !== undefined) requestFiles.add(where.get(def[f])?.file ?? routeFile);
+        const response = loader(exportName, id, def, ['response'], true);
+        const json = JSON.stringify(meta).slice(0, -1);
+        lines.push(
+          `const ${name} = ${json}${request ? `, requestSchemas: ${request}` : ''}${response ? `, responseSchema: ${response}` : ''}};`,
+        );
+      }
+      entries.push(`${JSON.stringify(id)}: ${name}`);
+    }
+    lines.push(`export const ${exportName} = { ${entries.join(', ')} };`);
+  }
+  return { contents: `${lines.join('\n')}\n`, requestFiles: [...requestFiles].sort() };
+}
+
 /** The esbuild options of every Lambda bundle (the benchmark's floor bundle uses them too, through `buildLambda`). */
 export const LAMBDA_BUILD_OPTIONS = {
   bundle: true, // everything, including @aws-sdk/* (pinned versions, tree-shaken, faster cold start)
@@ -160,7 +263,7 @@ export const LAMBDA_BUILD_OPTIONS = {
   entryNames: 'index',
   chunkNames: 'chunks/[name]-[hash]',
   outExtension: { '.js': '.mjs' },
-  plugins: [lambdaCredentials(), httpWithoutUndici()],
+  plugins: [lambdaCredentials(), httpWithoutUndici(), lazyRouteSchemas()],
   legalComments: 'none',
   logLevel: 'warning' as const,
   // CommonJS dependencies bundled into ESM still call require() for Node built-ins.

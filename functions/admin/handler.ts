@@ -3,7 +3,6 @@ import { adminRoutes } from '../../shared/api/routes/admin.ts';
 import { listAccounts } from '../../shared/accounts/index.ts';
 import { listPlatformAudit } from '../../shared/audit/index.ts';
 import { getSettings } from '../../shared/settings/index.ts';
-import { updateSettings } from '../../shared/settings/update.ts';
 import { listAllServers } from '../../shared/servers/read.ts';
 import { adjustCredit } from '../../shared/accounts/credits.ts';
 import { getAccountLimits, setAccountLimits } from '../../shared/settings/limits.ts';
@@ -66,6 +65,8 @@ export const handler = createGroupHandler('admin', adminRoutes, {
   adminGetSettings: async () => getSettings(true),
 
   adminUpdateSettings: async ({ principal, body, audit }) => {
+    // Loaded on first use: the settings schema (zod) stays out of the admin function's start chunk.
+    const { updateSettings } = await import('../../shared/settings/update.ts');
     const { before, after, changed } = await updateSettings(body, principal.accountId);
     audit.target = 'settings';
     audit.details = {

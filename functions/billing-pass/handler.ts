@@ -111,7 +111,7 @@ export async function repairs(): Promise<
   const summary = await runRepairs(new Date());
   // Apart: a failing auto top-up pass must not hide the repairs' summary, nor the other way round.
   // Loaded on use: the payments and invoice modules stay out of the start chunk the hourly
-  // scheduler and the shard workers load too (tests/infra/stacks.test.ts, the 450 KB budget).
+  // scheduler and the shard workers load too (tests/infra/stacks.test.ts, the 350 KB budget).
   const autoTopUps = await import('../../shared/payments/autotopup.ts')
     .then(({ runAutoTopUps }) => runAutoTopUps(new Date()))
     .catch((err: unknown) => {

@@ -1,16 +1,20 @@
 import { createGroupHandler } from '../../shared/http/handler.ts';
 import { billingRoutes } from '../../shared/api/routes/billing.ts';
-import { billingConfig, startCheckout } from '../../shared/payments/index.ts';
+/**
+ * Checkout, the provider's settings, the card and auto top-up: loaded on first use, so the Stripe
+ * event schemas (zod) they import stay out of the start chunk (invoices need neither).
+ */
+const payments = () => import('../../shared/payments/index.ts');
+const autoTopUp = () => import('../../shared/payments/autotopup.ts');
 import { getInvoice, listInvoices } from '../../shared/invoices/index.ts';
 import { invoicePdf } from '../../shared/invoices/document.ts';
-import { forgetCard, getAutoTopUp, getPaymentMethod, setAutoTopUp, startCardSetup } from '../../shared/payments/autotopup.ts';
 
 /** Billing group: top-up rules, checkout, invoices. */
 export const handler = createGroupHandler('billing', billingRoutes, {
-  billingConfig: async () => billingConfig(),
+  billingConfig: async () => (await payments()).billingConfig(),
 
   checkout: async ({ principal, body, baseUrl, audit }) => {
-    const result = await startCheckout(principal, body, baseUrl);
+    const result = await (await payments()).startCheckout(principal, body, baseUrl);
     audit.target = `invoice:${result.invoiceId}`;
     audit.details = { invoiceNumber: result.invoiceNumber, amountCents: body.amountCents };
     return result;
@@ -25,24 +29,24 @@ export const handler = createGroupHandler('billing', billingRoutes, {
     return { contentType: 'application/pdf', body: bytes, filename };
   },
 
-  getPaymentMethod: async ({ principal }) => getPaymentMethod(principal.accountId),
+  getPaymentMethod: async ({ principal }) => (await autoTopUp()).getPaymentMethod(principal.accountId),
 
   setupPaymentMethod: async ({ principal, body, baseUrl, audit }) => {
-    const result = await startCardSetup(principal, body, baseUrl);
+    const result = await (await autoTopUp()).startCardSetup(principal, body, baseUrl);
     audit.details = { sessionId: result.sessionId };
     return result;
   },
 
   deletePaymentMethod: async ({ principal, params, audit }) => {
-    const { before, view } = await forgetCard(principal.accountId, params.id);
+    const { before, view } = await (await autoTopUp()).forgetCard(principal.accountId, params.id);
     audit.details = { removed: before.card ? { brand: before.card.brand, last4: before.card.last4 } : null };
     return view;
   },
 
-  getAutoTopUp: async ({ principal }) => getAutoTopUp(principal.accountId),
+  getAutoTopUp: async ({ principal }) => (await autoTopUp()).getAutoTopUp(principal.accountId),
 
   putAutoTopUp: async ({ principal, body, audit }) => {
-    const { before, view } = await setAutoTopUp(principal.accountId, body);
+    const { before, view } = await (await autoTopUp()).setAutoTopUp(principal.accountId, body);
     audit.details = {
       before: { enabled: before.enabled, belowCents: before.belowCents, amountCents: before.amountCents, maxPerDay: before.maxPerDay },
       after: body,

@@ -1,5 +1,6 @@
 import type * as z from 'zod';
-import { EMPTY_ADDRESS, type BillingProfile, type BillingProfileUpdate } from '../api/schemas/billing-profile.ts';
+import type { BillingProfile, BillingProfileUpdate } from '../api/schemas/billing-profile.ts';
+import { EMPTY_ADDRESS } from '../api/empty-address.ts';
 import type { BillingProfileItem } from '../db/items.ts';
 import { accessPatterns } from '../db/access-patterns.ts';
 import { keys } from '../db/keys.ts';

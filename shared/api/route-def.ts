@@ -56,6 +56,13 @@ export interface RouteDef {
    * errorCodesOf (shared/api/contract.ts). The document lists both; tests fail on anything else.
    */
   errors?: readonly ErrorCode[];
+  /**
+   * Set only in a Lambda bundle, whose route modules are generated without their schemas
+   * (infra/bundle.ts, `lazyRouteSchemas`): loads the route's request schemas on its first
+   * request, and its response schema (checked outside AWS only), by dynamic `import()`.
+   */
+  requestSchemas?: () => Promise<Pick<RouteDef, 'params' | 'query' | 'body'>>;
+  responseSchema?: () => Promise<z.ZodType>;
 }
 
 export const define = <const T extends Record<string, RouteDef>>(table: T): T => table;

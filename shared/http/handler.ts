@@ -124,9 +124,13 @@ export function createGroupHandler<G extends Group>(group: G, routes: GroupRoute
     const state: RequestState = { audit: {} };
 
     try {
-      const route = await match(method, path);
+      const matched = await match(method, path);
+      state.route = matched;
+      const caller = await admitCaller(matched.def, headers, sourceIp, state);
+      // In a Lambda bundle the route's request schemas load with its first request (infra/bundle.ts).
+      const { requestSchemas } = matched.def;
+      const route = requestSchemas ? { ...matched, def: { ...matched.def, ...(await requestSchemas()) } } : matched;
       state.route = route;
-      const caller = await admitCaller(route.def, headers, sourceIp, state);
       const input = parseInput(route.def, route.params, event);
       const replay = await claimIdempotency(route.def, headers, method, path, input.body, state);
       if (replay) return json(replay.statusCode, replay.body, requestId, state.rate, { 'Idempotent-Replayed': 'true' });
@@ -295,7 +299,7 @@ async function answer(
   const { def } = route;
   if (def.raw) return rawResponse(result as RawResponse, requestId, state.rate);
   const { status, body } = unwrap(result, def.status ?? 200);
-  checkResponseShape(route.id, def, body);
+  await checkResponseShape(route.id, def, body);
   if (def.cacheSeconds) return cacheableJson(body, def.cacheSeconds, ifNoneMatch, requestId, state.rate);
   if (state.idempotency)
     await completeIdempotencyKey(state.idempotency.accountId, state.idempotency.key, { statusCode: status, body: stripSecrets(body) });
@@ -419,9 +423,10 @@ function unwrap(result: unknown, status: number): { status: number; body: unknow
 }
 
 /** Outside AWS every response is checked against its schema, so the OpenAPI document cannot drift from the code. */
-function checkResponseShape(id: RouteId, def: RouteDef, body: unknown): void {
+async function checkResponseShape(id: RouteId, def: RouteDef, body: unknown): Promise<void> {
   if (getConfig().stage === 'aws') return;
-  const result = def.response.safeParse(body);
+  const schema = def.responseSchema ? await def.responseSchema() : def.response;
+  const result = schema.safeParse(body);
   if (!result.success) throw new Error(`Response of ${id} does not match its schema: ${result.error.message}`);
 }
 

@@ -15,7 +15,7 @@ import { isConditionFailed, retrying, transact, writeItem } from '../db/write.ts
 import { ApiError, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { canReadEvent, EVENT_READ_SCOPES, EVENT_SCOPES, EVENT_TYPES, readableEventTypes } from '../api/event-types.ts';
-import { WEBHOOK_DESCRIPTION_MAX, WEBHOOK_URL_MAX } from '../api/schemas/webhooks.ts';
+import { WEBHOOK_DESCRIPTION_MAX, WEBHOOK_URL_MAX } from '../api/webhook-limits.ts';
 import { type EventType, receivedTypes } from './events.ts';
 import { endpointLimitOf } from '../settings/limits.ts';
 import { newSigningSecret } from './signing.ts';

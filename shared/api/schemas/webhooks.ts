@@ -13,9 +13,9 @@ export const EVENT_SCOPE_TEXT = EVENT_TYPES.map((t) => `\`${t}\` ${EVENT_SCOPES[
 
 export const EventTypeSchema = z.enum(WEBHOOK_EVENT_TYPES).meta({ id: 'EventType' });
 
-/** A url's bound, as stored and shown: after normalisation (shared/webhooks/targets.ts `storedTargetUrl`). */
-export const WEBHOOK_URL_MAX = 2048;
-export const WEBHOOK_DESCRIPTION_MAX = 200;
+import { WEBHOOK_DESCRIPTION_MAX, WEBHOOK_URL_MAX } from '../webhook-limits.ts';
+
+export { WEBHOOK_DESCRIPTION_MAX, WEBHOOK_URL_MAX };
 
 const WebhookUrl = z.string().max(WEBHOOK_URL_MAX).meta({
   format: 'uri',
