@@ -9,7 +9,7 @@ import type { InvoiceDocument } from './pdf.ts';
  * with the seller (platform setting `invoiceIssuer`) and the buyer (the billing profile, and the
  * account's e-mail address) as they are now. The layout and pdf-lib load on the first call only
  * (`import()`): pdf-lib is about 500 KB and would otherwise push the billing function's start-up
- * code past its 450 KB budget for a route few requests take.
+ * code past its 350 KB budget for a route few requests take.
  */
 export async function invoicePdf(accountId: string, invoiceId: string): Promise<{ filename: string; bytes: Uint8Array }> {
   const invoice = await getInvoice(accountId, invoiceId);
