@@ -6,11 +6,9 @@ import { Template } from 'aws-cdk-lib/assertions';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type BuiltApp } from '../../infra/app.ts';
-import { bundleAll, bundleDir, handlerGroups } from '../../infra/bundle.ts';
 import { API_PATH_PATTERNS, VIEWER_REQUEST_FUNCTION } from '../../infra/constructs/dashboard.ts';
-import { buildDashboard } from '../../web/build.ts';
 import { contentSecurityPolicy, DASHBOARD_HEADERS } from '../../web/security-headers.ts';
-import { withBuildLock } from '../helpers/build-lock.ts';
+import { bundlesOfThisRun, withBuildLock } from '../helpers/build-lock.ts';
 
 /**
  * The dashboard in AWS (infra/constructs/dashboard.ts, wired in ApiStack): a private bucket read by
@@ -55,11 +53,8 @@ let external: Synthesized;
 let agnostic: Synthesized;
 
 beforeAll(async () => {
+  await bundlesOfThisRun();
   await withBuildLock(async () => {
-    // Bundles only if missing: stacks.test.ts rebuilds them (under the same lock) and reads them
-    // afterwards too, so this file never rewrites them under its feet.
-    const bundled = handlerGroups().every((group) => existsSync(join(bundleDir(group), 'index.mjs')));
-    await Promise.all([bundled ? undefined : bundleAll(), buildDashboard()]);
     main = synth({});
     external = synth(EXTERNAL);
     agnostic = synth({}, undefined);

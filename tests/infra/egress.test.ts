@@ -1,15 +1,13 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleAll, bundleDir, handlerGroups } from '../../infra/bundle.ts';
 import { buildApp, type BuiltApp } from '../../infra/app.ts';
 import { type AppFunction, VPC_ENI_ACTIONS } from '../../infra/constructs/app-function.ts';
 import { fixedEgressFromContext } from '../../infra/constructs/egress.ts';
 import { PANEL_KEY_ACCESS } from '../../infra/stacks/api-stack.ts';
-import { buildDashboard } from '../../web/build.ts';
-import { withBuildLock } from '../helpers/build-lock.ts';
+import { bundlesOfThisRun, withBuildLock } from '../helpers/build-lock.ts';
 
 /**
  * The optional fixed outgoing address (context `fixedEgress`, docs/deploy.md "Fixed outgoing
@@ -127,12 +125,8 @@ let on: Synth;
 let restored: Synth;
 
 beforeAll(async () => {
+  await bundlesOfThisRun();
   await withBuildLock(async () => {
-    // What the bundles hold does not matter here, only that each exists (AppFunction checks it): an
-    // existing build is reused, so this file rewrites dist/functions under the other infra files only
-    // when it must. The dashboard build skips itself when fresh.
-    const bundled = handlerGroups().every((group) => existsSync(join(bundleDir(group), 'index.mjs')));
-    await Promise.all([bundled ? undefined : bundleAll(), buildDashboard()]);
     off = synthesize({});
     // As cdk.json would hold it (a boolean) and as `-c fixedEgress=true` passes it (a string).
     on = synthesize({ fixedEgress: true });

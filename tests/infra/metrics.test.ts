@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { Stack } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type BuiltApp } from '../../infra/app.ts';
-import { bundleAll, bundleDir, handlerGroups, ROOT } from '../../infra/bundle.ts';
+import { ROOT } from '../../infra/bundle.ts';
 import {
   BUDGET_USED_PERCENT,
   LOG_FILTER_METRICS,
@@ -14,8 +14,7 @@ import {
 } from '../../infra/constructs/alarms.ts';
 import { TABLE } from '../../shared/db/table.ts';
 import { METRICS, type MetricName } from '../../shared/observability/metrics.ts';
-import { buildDashboard } from '../../web/build.ts';
-import { withBuildLock } from '../helpers/build-lock.ts';
+import { bundlesOfThisRun, withBuildLock } from '../helpers/build-lock.ts';
 
 /**
  * The alarms and the CloudWatch dashboard against the metrics the code emits (issue 27): every
@@ -136,10 +135,8 @@ let plain: Synth;
 let staged: Synth;
 
 beforeAll(async () => {
+  await bundlesOfThisRun();
   await withBuildLock(async () => {
-    // The templates only need the bundles and web/dist to exist (CDK hashes them into assets); build them when absent.
-    const built = handlerGroups().every((g) => existsSync(join(bundleDir(g), 'index.mjs')));
-    await Promise.all([built ? undefined : bundleAll(), buildDashboard()]);
     plain = synthesize({});
     staged = synthesize({ stage: 'staging', suspensionSpikeThreshold: '50' });
   });

@@ -3,14 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleAll } from '../../infra/bundle.ts';
 import { buildApp, type BuiltApp } from '../../infra/app.ts';
 import type { AppFunction } from '../../infra/constructs/app-function.ts';
 import { INDEX_PARTITIONS, indexPatterns, KEY_SENTINEL, TABLE_ACCESS, type TableAccess } from '../../shared/db/key-prefixes.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { type IndexName, TABLE } from '../../shared/db/table.ts';
-import { buildDashboard } from '../../web/build.ts';
-import { withBuildLock } from '../helpers/build-lock.ts';
+import { bundlesOfThisRun, withBuildLock } from '../helpers/build-lock.ts';
 import { ACCOUNTS_PER_ROUTE_THROTTLE, ROUTE_THROTTLES, THROTTLE, throttleFromContext } from '../../infra/stacks/api-stack.ts';
 import { DEFAULT_SETTINGS } from '../../shared/settings/index.ts';
 
@@ -92,8 +90,8 @@ let owned: Synth;
 let restored: Synth;
 
 beforeAll(async () => {
+  await bundlesOfThisRun();
   await withBuildLock(async () => {
-    await Promise.all([bundleAll(), buildDashboard()]);
     owned = synthesize({});
     // The restored app also takes a stage throttle of its own (docs/deploy.md, "Throttling").
     restored = synthesize({ tableName: RESTORED, throttleRate: '50', throttleBurst: '30' });

@@ -10,10 +10,9 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Metafile } from 'esbuild';
-import { bundleAll, bundleDir, chunkSizes, handlerGroups, ROOT, type BundleResult } from '../../infra/bundle.ts';
+import { bundleDir, chunkSizes, handlerGroups, ROOT, type BundleResult } from '../../infra/bundle.ts';
 import { startFakeSecretsManager } from '../helpers/fake-secrets-manager.ts';
-import { withBuildLock } from '../helpers/build-lock.ts';
-import { buildDashboard } from '../../web/build.ts';
+import { bundlesOfThisRun, withBuildLock } from '../helpers/build-lock.ts';
 import { buildApp, type BuiltApp } from '../../infra/app.ts';
 import type { AppFunction } from '../../infra/constructs/app-function.ts';
 import { GROUPS, routeEntries, toTemplatePath } from '../../shared/api/routes.ts';
@@ -55,8 +54,8 @@ const ALARM_EMAIL = 'ops@example.com';
 beforeAll(async () => {
   // The dashboard (web/dist) is deployed by ApiStack too. The lock keeps the other infra test
   // file's rebuild of the same folders away from this synthesis (tests/helpers/build-lock.ts).
+  bundles = await bundlesOfThisRun();
   await withBuildLock(async () => {
-    [bundles] = await Promise.all([bundleAll(), buildDashboard()]);
     outdir = mkdtempSync(join(tmpdir(), 'cdk-test-'));
     built = buildApp({
       outdir,
