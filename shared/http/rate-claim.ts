@@ -1,15 +1,19 @@
 import { createHash } from 'node:crypto';
 import { writeItem } from '../db/write.ts';
-import {
-  AHEAD_MAX,
-  type AccountCeiling,
-  type Allowance,
-  BLOCK_MINUTES,
-  BLOCK_SECONDS,
-  MAX_CLAIM,
-  rateCounterOf,
-  WINDOW_SECONDS,
-} from './rate-limit.ts';
+import { keys } from '../db/keys.ts';
+import { type AccountCeiling, type Allowance, MAX_CLAIM, WINDOW_SECONDS } from './rate-limit.ts';
+
+/** Minutes per counter item: a sparse caller's claim covers the rest of its block. */
+export const BLOCK_MINUTES = 5;
+const BLOCK_SECONDS = WINDOW_SECONDS * BLOCK_MINUTES;
+/** A caller with at most this many requests a minute claims the later minutes of the block ahead, this many units each at most. */
+const AHEAD_MAX = 2;
+
+/** Where a window's count lives: the item of its block and the minute's attribute suffix. */
+export function rateCounterOf(who: string, windowStart: number): { Key: ReturnType<typeof keys.rateWindow>; minute: number } {
+  const blockStart = Math.floor(windowStart / BLOCK_SECONDS) * BLOCK_SECONDS;
+  return { Key: keys.rateWindow(who, blockStart), minute: (windowStart - blockStart) / WINDOW_SECONDS };
+}
 
 /**
  * The write of the shared rate limit (./rate-limit.ts): loaded with a process's first claim, so

@@ -1,4 +1,3 @@
-import { keys } from '../db/keys.ts';
 import { getConfig } from '../config/env.ts';
 import { ApiError } from '../errors.ts';
 
@@ -13,7 +12,7 @@ import { ApiError } from '../errors.ts';
  * client that keeps calling costs one write per several requests instead of one each (a dashboard
  * polling every 5 s: 4 writes in its first minute for 12 requests, then 2 a minute, as each
  * window's first claim is sized by what the caller spent in the previous one; 240 requests in a
- * minute: 51 writes). A sparse caller (at most AHEAD_MAX requests a minute, this minute and the one
+ * minute: 51 writes). A sparse caller (at most 2 requests a minute, this minute and the one
  * before) claims with the same write its units for the later minutes of the block as well (as many
  * a minute as it spent, 1 or 2): a caller making one request a minute pays one write per block of
  * five, not one a minute. Every admitted request is backed by a unit the counter granted below the
@@ -60,12 +59,7 @@ export interface AccountCeiling {
 }
 
 export const WINDOW_SECONDS = 60;
-/** Minutes per counter item: a sparse caller's claim covers the rest of its block. */
-export const BLOCK_MINUTES = 5;
-export const BLOCK_SECONDS = WINDOW_SECONDS * BLOCK_MINUTES;
 export const MAX_CLAIM = 8;
-/** A caller with at most this many requests a minute claims the later minutes of the block ahead, this many units each at most. */
-export const AHEAD_MAX = 2;
 
 /** Units granted for a later minute of the block, before that minute began. */
 export interface Ahead {
@@ -104,12 +98,6 @@ export interface AccountCount {
   windowStart: number;
   counted: number;
   held: number;
-}
-
-/** Where a window's count lives: the item of its block and the minute's attribute suffix. */
-export function rateCounterOf(who: string, windowStart: number): { Key: ReturnType<typeof keys.rateWindow>; minute: number } {
-  const blockStart = Math.floor(windowStart / BLOCK_SECONDS) * BLOCK_SECONDS;
-  return { Key: keys.rateWindow(who, blockStart), minute: (windowStart - blockStart) / WINDOW_SECONDS };
 }
 
 /** One limiter per process (module state); tests make several to stand for several processes. */

@@ -4,7 +4,7 @@ import { handler } from '../../functions/authorizer/handler.ts';
 import { ensureAccountForSubject } from '../../shared/accounts/index.ts';
 import { scopesOfAccount } from '../../shared/api/scopes.ts';
 import { createApiKey, revokeApiKey } from '../../shared/api-keys/index.ts';
-import { rateCounterOf } from '../../shared/http/rate-limit.ts';
+import { rateCounterOf } from '../../shared/http/rate-claim.ts';
 import { getRaw } from '../helpers/db.ts';
 
 /**

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRateLimiter, rateCounterOf } from '../../shared/http/rate-limit.ts';
+import { rateCounterOf } from '../../shared/http/rate-claim.ts';
+import { createRateLimiter } from '../../shared/http/rate-limit.ts';
 import { getRaw } from '../helpers/db.ts';
 import { countRateWrites } from '../helpers/rate-writes.ts';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
