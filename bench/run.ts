@@ -148,7 +148,7 @@ try {
   // Manager for panel keys), with the panel keys already in the Secrets Manager cache, as in a warm Lambda.
   process.env.STAGE = 'aws';
   resetConfig();
-  primeSecretCache(stack.panel!.instanceId, { appApiKey: stack.panel!.sim.appKey, clientApiKey: stack.panel!.sim.clientKey });
+  await primeSecretCache(stack.panel!.instanceId, { appApiKey: stack.panel!.sim.appKey, clientApiKey: stack.panel!.sim.clientKey });
 
   if (costOnly) {
     const cost = await benchCost(stack.adminApiKey);
@@ -221,8 +221,11 @@ try {
  * A warm Lambda holds the panel keys in its Secrets Manager cache (shared/secrets, 5 minutes);
  * here they are put there directly, so no request of the benchmark ever calls AWS.
  */
-function primeSecretCache(instanceId: string, keys: InstanceKeys): void {
-  const store = secretStore() as unknown as { cache?: Map<string, { keys: InstanceKeys; at: number }> };
+async function primeSecretCache(instanceId: string, keys: InstanceKeys): Promise<void> {
+  type Cached = { cache?: Map<string, { keys: InstanceKeys; at: number }> };
+  // The store is loaded on first use behind a wrapper (shared/secrets/index.ts `LazyStore`).
+  const outer = secretStore() as unknown as Cached & { store?: () => Promise<Cached> };
+  const store = typeof outer.store === 'function' ? await outer.store() : outer;
   if (!(store.cache instanceof Map)) throw new Error('shared/secrets changed: cannot prime the Secrets Manager cache for the benchmark');
   // Stamped a day ahead, so the entry outlives the run however long it takes.
   store.cache.set(instanceId, { keys, at: Date.now() + 86_400_000 });

@@ -27,13 +27,22 @@ export const PANEL_SECRETS_PREFIX = 'control-plane';
  */
 export const SETTINGS_PARTITION = keys.settings().PK;
 
+/**
+ * 256 MB: chosen by cost × duration of a warm authenticated GET (bench/results.md §7): Lambda's CPU
+ * share is memory / 1,769 MB, and a request is a few ms of CPU and two DynamoDB round trips, so
+ * below one vCPU a smaller function bills the same GB-seconds of CPU and fewer of waiting. 128 MB
+ * would be cheaper still but leaves the Node runtime, the SDK and the bundle no measured headroom.
+ * arm64 (Graviton) for its price, 20 % below x86's per GB-second; its speed is not measured here.
+ */
+export const DEFAULT_MEMORY_MB = 256;
+
 export interface AppFunctionProps {
   /** Endpoint group: the code is `dist/functions/<group>` (built by infra/bundle.ts). */
   group: string;
   /** The bundle's export Lambda calls, as `index.<export>`. Default `index.handler`. */
   handler?: string;
   description?: string;
-  /** Default 512 MB. */
+  /** Default `DEFAULT_MEMORY_MB`. */
   memorySize?: number;
   /** Default 10 s. */
   timeout?: Duration;
@@ -92,7 +101,7 @@ export class AppFunction extends Construct {
       code: lambda.Code.fromAsset(code),
       handler: props.handler ?? 'index.handler',
       role: this.role,
-      memorySize: props.memorySize ?? 512,
+      memorySize: props.memorySize ?? DEFAULT_MEMORY_MB,
       timeout: props.timeout ?? Duration.seconds(10),
       tracing: lambda.Tracing.ACTIVE,
       logGroup: this.logGroup,

@@ -95,7 +95,7 @@ export function cursorSigningGroups(): Group[] {
 }
 
 /**
- * Per-group overrides of the house defaults (AppFunction: 512 MB, 10 s). Functions that call the
+ * Per-group overrides of the house defaults (AppFunction: 256 MB, 10 s). Functions that call the
  * panels wait on them: a server create may take the panel 20 s (it waits on Wings), so the servers
  * function gets the 29 s API Gateway allows; the catalog and admin read several panels at once.
  */

@@ -244,9 +244,10 @@ async function admitCaller(
   // Admins count too: the ceiling protects the table and the functions from any one account
   // (an admin account that needs more gets an override like any other).
   const { accountId } = auth.principal;
+  // The ceiling is read only when a claim of the counter is due (most requests spend units held).
   state.rate = await consumeRateLimit(`cred:${createHash('sha256').update(token).digest('hex').slice(0, 32)}`, undefined, {
     accountId,
-    limit: await requestCeilingOf(accountId),
+    limit: () => requestCeilingOf(accountId),
   });
   assertWithinLimit(state.rate);
   authorize(def, auth.principal);

@@ -1,32 +1,36 @@
-import { createHash } from 'node:crypto';
-import { writeItem } from '../db/write.ts';
-import { keys } from '../db/keys.ts';
 import { getConfig } from '../config/env.ts';
 import { ApiError } from '../errors.ts';
 
 /**
  * Fixed one-minute windows counted in DynamoDB, so every Lambda instance (and every local process)
- * shares one budget per client; the counter expires through TTL.
+ * shares one budget per client; the counter expires through TTL. The counts of five consecutive
+ * minutes (a block) live in one item, one attribute per minute (`h0`–`h4`), so one write can move
+ * several minutes' counts.
  *
  * A process claims units of the shared counter in small batches and spends them from memory: the
  * first request of a client in a window claims 1, the next claims 2, then 4, then 8 (at most), so a
  * client that keeps calling costs one write per several requests instead of one each (a dashboard
  * polling every 5 s: 4 writes in its first minute for 12 requests, then 2 a minute, as each
  * window's first claim is sized by what the caller spent in the previous one; 240 requests in a
- * minute: 51 writes). Every admitted
- * request is backed by a unit the counter granted below the limit, so all processes together never
- * admit more than the limit in a window. Concurrent requests of one process wait for one claim
- * sized to all of them, instead of each sending its own. Units a process claimed and did not spend lapse with the
- * window; claims shrink to 1 as the counter nears the limit (an eighth of what is left, at most 8),
- * so what can lapse there is a few units per process — but each process judges "what is left" from
- * the last count it saw, so a caller spread over many Lambda instances may be refused somewhat
- * before the limit (never after). Once the counter has passed the limit, later
- * requests of that window are refused without a write: the count never falls within a window.
+ * minute: 51 writes). A sparse caller (at most 2 requests a minute, this minute and the one
+ * before) claims with the same write its units for the later minutes of the block as well (as many
+ * a minute as it spent, 1 or 2): a caller making one request a minute pays one write per block of
+ * five, not one a minute. Every admitted request is backed by a unit the counter granted below the
+ * limit of its own minute, so all processes together never admit more than the limit in a window.
+ * Concurrent requests of one process wait for one claim sized to all of them, instead of each
+ * sending its own. Units a process claimed and did not spend lapse with their window; claims shrink
+ * to 1 as the counter nears the limit (an eighth of what is left, at most 8), and a sparse caller
+ * holds at most 2 ahead, so what can lapse is a few units per process and minute — but each process
+ * judges "what is left" from the last count it saw, so a caller spread over many Lambda instances
+ * may be refused somewhat before the limit (never after). Once the counter has passed the limit,
+ * later requests of that window are refused without a write: the count never falls within a window.
  *
  * An authenticated credential is also held to its account's ceiling (all its API keys and session
  * tokens together), or else an account could multiply the per-credential limit by making keys. Both
- * counts are in the account's item and move with the same write (`hits` and the credential's own
- * attribute), so the ceiling adds no write, and a claim grants only units under both.
+ * counts are in the account's item and move with the same write (`h<minute>` and the credential's
+ * own attribute), so the ceiling adds no write, and a claim grants only units under both. The
+ * ceiling itself (a profile read when the process's copy is old) is asked for only when a claim is
+ * due: a request spending units already held needs neither a write nor a read.
  */
 export interface RateLimitState {
   limit: number;
@@ -44,18 +48,29 @@ export interface RateLimitResult extends RateLimitState {
 
 /**
  * An account's ceiling over all its credentials. With it, the client's count and the account's
- * live in one item (`RATE#acct:<id>#<window>`: `hits` for the account, one attribute per
- * credential), moved by the same write: the second ceiling costs no write of its own.
+ * live in one item (`RATE#acct:<id>#<block>`: `h<minute>` for the account, one attribute per
+ * credential and minute), moved by the same write: the second ceiling costs no write of its own.
+ * `limit` may be a function: it is then called only when a claim is due (the ceiling's read is paid
+ * with the write, not by every request).
  */
 export interface AccountCeiling {
   accountId: string;
-  limit: number;
+  limit: number | (() => Promise<number>);
 }
 
-const WINDOW_SECONDS = 60;
-const MAX_CLAIM = 8;
+export const WINDOW_SECONDS = 60;
+export const MAX_CLAIM = 8;
 
-interface Allowance {
+/** Units granted for a later minute of the block, before that minute began. */
+export interface Ahead {
+  held: number;
+  /** The client's count of that minute as the write that granted them answered. */
+  counted: number;
+  /** The account's count of that minute, likewise. */
+  accountCounted: number;
+}
+
+export interface Allowance {
   windowStart: number;
   /** Units claimed and not yet spent by this process. */
   held: number;
@@ -67,13 +82,19 @@ interface Allowance {
   waiting: number;
   /** Requests this process admitted in the window: the next window's first claim is sized by it. */
   spent: number;
+  /** What the caller spent in the window before this one (0 if it made none). */
+  spentBefore: number;
+  /** Units granted for later windows of the block, by window start. */
+  ahead: Map<number, Ahead>;
+  /** The account ceiling as last resolved here (headers of requests served from held units). */
+  ceilingLimit?: number;
   /** The claim in flight: one at a time per client and process; the others wait for it. */
   claim?: Promise<void>;
   /** The account's count and the units this process holds for it, shared by its clients here. */
   account?: AccountCount;
 }
 
-interface AccountCount {
+export interface AccountCount {
   windowStart: number;
   counted: number;
   held: number;
@@ -84,45 +105,6 @@ export function createRateLimiter() {
   const allowances = new Map<string, Allowance>();
   const accounts = new Map<string, AccountCount>();
   let sweptWindow = -1;
-
-  /** Claims what the waiting requests need, plus a speculative share that shrinks near the limits. */
-  async function claimUnits(client: string, allowance: Allowance, limit: number, ceiling?: AccountCeiling): Promise<void> {
-    const account = allowance.account;
-    const left = Math.min(limit - allowance.counted, ceiling && account ? ceiling.limit - account.counted : Number.POSITIVE_INFINITY);
-    const speculative = Math.min(allowance.nextClaim, Math.floor(left / 8));
-    const claim = Math.max(1, Math.min(left, Math.max(allowance.waiting, speculative)));
-    allowance.nextClaim = Math.min(MAX_CLAIM, allowance.nextClaim * 2);
-    const expires = allowance.windowStart + WINDOW_SECONDS * 2;
-    const out = await writeItem({
-      Update: ceiling
-        ? {
-            Key: keys.rateWindow(`acct:${ceiling.accountId}`, allowance.windowStart),
-            UpdateExpression: 'ADD hits :n, #client :n SET expiresAt = if_not_exists(expiresAt, :exp)',
-            // A short name per credential keeps the item under 1 KB (one write unit) for dozens of them.
-            ExpressionAttributeNames: { '#client': memberName(client) },
-            ExpressionAttributeValues: { ':n': claim, ':exp': expires },
-            ReturnValues: 'UPDATED_NEW',
-          }
-        : {
-            Key: keys.rateWindow(client, allowance.windowStart),
-            UpdateExpression: 'ADD hits :n SET expiresAt = if_not_exists(expiresAt, :exp)',
-            ExpressionAttributeValues: { ':n': claim, ':exp': expires },
-            ReturnValues: 'UPDATED_NEW',
-          },
-    });
-    const counted = Number((ceiling ? out?.[memberName(client)] : out?.hits) ?? claim);
-    // Of this claim, the units that were still under the limit (both limits) when it landed.
-    let granted = Math.min(claim, limit - (counted - claim));
-    if (ceiling && account) {
-      const total = Number(out?.hits ?? claim);
-      granted = Math.min(granted, ceiling.limit - (total - claim));
-      account.counted = Math.max(account.counted, total);
-    }
-    granted = Math.max(0, granted);
-    allowance.held += granted;
-    if (account) account.held += granted;
-    allowance.counted = Math.max(allowance.counted, counted);
-  }
 
   return async function consume(client: string, now = Date.now(), ceiling?: AccountCeiling): Promise<RateLimitResult> {
     const limit = getConfig().rateLimitPerMinute;
@@ -140,26 +122,42 @@ export function createRateLimiter() {
       // A caller that kept coming last minute is likely to this minute: the first claim covers what it
       // spent then (at most MAX_CLAIM), so a steady caller pays one write per several requests from
       // its first request of the window on.
-      const last = found?.windowStart === windowStart - WINDOW_SECONDS ? found.spent : 1;
-      found = { windowStart, held: 0, nextClaim: Math.min(MAX_CLAIM, Math.max(1, last)), counted: 0, waiting: 0, spent: 0 };
+      const spentBefore = found?.windowStart === windowStart - WINDOW_SECONDS ? found.spent : 0;
+      // Units claimed ahead for this window become held; those of past windows lapse.
+      const ahead = new Map([...(found?.ahead ?? [])].filter(([at]) => at >= windowStart));
+      const mine = ahead.get(windowStart);
+      ahead.delete(windowStart);
+      found = {
+        windowStart,
+        held: mine?.held ?? 0,
+        nextClaim: Math.min(MAX_CLAIM, Math.max(1, spentBefore)),
+        counted: mine?.counted ?? 0,
+        waiting: 0,
+        spent: 0,
+        spentBefore,
+        ahead,
+        ceilingLimit: found?.ceilingLimit,
+      };
       allowances.set(client, found);
+      if (ceiling) {
+        const account = accountCountOf(ceiling.accountId, windowStart);
+        account.held += found.held;
+        account.counted = Math.max(account.counted, mine?.accountCounted ?? 0);
+        found.account = account;
+      }
     }
     const allowance = found;
-    if (ceiling && allowance.account?.windowStart !== windowStart) {
-      let account = accounts.get(ceiling.accountId);
-      if (!account || account.windowStart !== windowStart) {
-        account = { windowStart, counted: 0, held: 0 };
-        accounts.set(ceiling.accountId, account);
-      }
-      allowance.account = account;
-    }
+    if (ceiling && allowance.account?.windowStart !== windowStart) allowance.account = accountCountOf(ceiling.accountId, windowStart);
     const account = ceiling ? allowance.account : undefined;
     // The headers show the tighter of the two: what is left of the client's own limit, or of the
     // account's as this process last saw it.
     const state = (exceeded?: RateLimitScope): RateLimitResult => {
       const own = { limit, remaining: Math.max(0, limit - allowance.counted) + allowance.held };
+      const ceilingLimit = allowance.ceilingLimit;
       const shared =
-        ceiling && account ? { limit: ceiling.limit, remaining: Math.max(0, ceiling.limit - account.counted) + account.held } : own;
+        ceiling && account && ceilingLimit !== undefined
+          ? { limit: ceilingLimit, remaining: Math.max(0, ceilingLimit - account.counted) + account.held }
+          : own;
       const tighter = exceeded === 'account' || (exceeded !== 'client' && shared.remaining < own.remaining) ? shared : own;
       // A refused request has nothing left, even while another credential of the account still holds
       // units this process claimed for it.
@@ -177,20 +175,37 @@ export function createRateLimiter() {
           return state();
         }
         if (allowance.counted >= limit) return state('client');
-        if (ceiling && account && account.counted >= ceiling.limit) return state('account');
-        allowance.claim ??= claimUnits(client, allowance, limit, ceiling).finally(() => {
-          allowance.claim = undefined;
-        });
+        if (ceiling && account) {
+          // Only now, with a claim due, is the account's ceiling needed.
+          if (typeof ceiling.limit === 'number') allowance.ceilingLimit = ceiling.limit;
+          else {
+            allowance.ceilingLimit = await ceiling.limit();
+            if (allowance.held > 0 || allowance.counted >= limit) continue; // a claim landed meanwhile
+          }
+          if (account.counted >= allowance.ceilingLimit) return state('account');
+        }
+        // The claim's code is loaded with the first claim: it is not on a function's start path.
+        allowance.claim ??= import('./rate-claim.ts')
+          .then(({ claimUnits }) => claimUnits(client, allowance, limit, ceiling))
+          .finally(() => {
+            allowance.claim = undefined;
+          });
         await allowance.claim;
       }
     } finally {
       allowance.waiting--;
     }
   };
-}
 
-/** The attribute that counts one credential inside its account's item: 12 hex digits of its hash. */
-const memberName = (client: string): string => `c${createHash('sha256').update(client).digest('hex').slice(0, 12)}`;
+  function accountCountOf(accountId: string, windowStart: number): AccountCount {
+    let account = accounts.get(accountId);
+    if (!account || account.windowStart !== windowStart) {
+      account = { windowStart, counted: 0, held: 0 };
+      accounts.set(accountId, account);
+    }
+    return account;
+  }
+}
 
 export const consumeRateLimit = createRateLimiter();
 

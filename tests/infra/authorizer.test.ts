@@ -3,8 +3,8 @@ import { ensureTable } from '../../dev/dynamodb.ts';
 import { handler } from '../../functions/authorizer/handler.ts';
 import { ensureAccountForSubject } from '../../shared/accounts/index.ts';
 import { scopesOfAccount } from '../../shared/api/scopes.ts';
-import { keys } from '../../shared/db/keys.ts';
 import { createApiKey, revokeApiKey } from '../../shared/api-keys/index.ts';
+import { rateCounterOf } from '../../shared/http/rate-claim.ts';
 import { getRaw } from '../helpers/db.ts';
 
 /**
@@ -67,17 +67,18 @@ describe('admin authorizer (API Gateway simple responses)', () => {
   it("counts refused credentials against the caller's address, as the pipeline does", async () => {
     const now = Date.now();
     const windowStart = Math.floor(now / 60_000) * 60;
-    const before = Number((await getRaw(keys.rateWindow('ip:203.0.113.9', windowStart)))?.hits ?? 0);
+    const counter = rateCounterOf('ip:203.0.113.9', windowStart);
+    const before = Number((await getRaw(counter.Key))?.[`h${counter.minute}`] ?? 0);
     const refused = { ...event('Bearer not-a-key'), requestContext: { requestId: 'r', http: { sourceIp: '203.0.113.9' } } };
     await handler(refused);
     await handler(refused);
-    const after = Number((await getRaw(keys.rateWindow('ip:203.0.113.9', windowStart)))?.hits ?? 0);
+    const after = Number((await getRaw(counter.Key))?.[`h${counter.minute}`] ?? 0);
     // Two refusals, unless the minute turned between the reads (then the new window holds them).
     // The counter holds the units the process claimed for them: 1, then 2 (shared/http/rate-limit.ts).
     if (Math.floor(Date.now() / 60_000) * 60 === windowStart) expect(after - before).toBe(3);
     // An accepted admin is not counted here (the admin function's pipeline counts its request).
     const ok = { ...event(`Bearer ${admin.secret}`), requestContext: { requestId: 'r', http: { sourceIp: '203.0.113.10' } } };
     expect((await handler(ok)).isAuthorized).toBe(true);
-    expect(await getRaw(keys.rateWindow('ip:203.0.113.10', windowStart))).toBeUndefined();
+    expect(await getRaw(rateCounterOf('ip:203.0.113.10', windowStart).Key)).toBeUndefined();
   });
 });

@@ -270,7 +270,7 @@ describe('api stack: functions carry the house defaults', () => {
       expect(p.Runtime, id).toBe('nodejs24.x');
       expect(p.Architectures, id).toEqual(['arm64']);
       expect(p.Handler, id).toBe('index.handler');
-      expect(p.MemorySize, id).toBe(512);
+      expect(p.MemorySize, id).toBe(256); // DEFAULT_MEMORY_MB (infra/constructs/app-function.ts)
       expect(p.Timeout, id).toBeGreaterThanOrEqual(10);
       expect(p.Timeout, id).toBeLessThanOrEqual(29);
       expect(p.TracingConfig, id).toEqual({ Mode: 'Active' });
