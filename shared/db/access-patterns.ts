@@ -254,9 +254,20 @@ export const accessPatterns = {
   invoiceByPaymentIntent: async (paymentIntentId: string) =>
     asKindOrUndefined(await getItem(keys.paymentIntent(paymentIntentId)), 'payment-intent'),
   invoiceCounter: async (year: number) => (await getItem(keys.invoiceCounter(year))) as InvoiceCounterItem | undefined,
-  /** `filter`: e.g. an e-mail prefix (shared/admin/users.ts), applied to the bounded shard reads. */
-  allAccounts: async (page: PageRequest, filter?: ItemFilter) =>
-    pageOf('account')((await sharded()).queryShardedListing('GSI1', keys.accountsShard, page, filter)),
+  /**
+   * `filter`: e.g. an e-mail prefix (shared/admin/users.ts), applied to the bounded shard reads. The
+   * rows are listing entries (shared/accounts/listing.ts), whose profiles one BatchGetItem reads,
+   * or, for accounts not yet moved to an entry, the profiles themselves.
+   */
+  allAccounts: async (page: PageRequest, filter?: ItemFilter): Promise<Page<AccountItem>> => {
+    const rows = await (await sharded()).queryShardedListing('GSI1', keys.accountsShard, page, filter);
+    const entries = rows.data.filter((row) => row.kind === 'account-listing').map((row) => asKind(row, 'account-listing'));
+    const profiles = entries.length ? await accessPatterns.accountsByIds(entries.map((e) => e.accountId)) : new Map<string, AccountItem>();
+    const data = rows.data
+      .map((row) => (row.kind === 'account-listing' ? profiles.get(asKind(row, 'account-listing').accountId) : asKind(row, 'account')))
+      .filter((profile): profile is AccountItem => profile !== undefined);
+    return { data, nextCursor: rows.nextCursor };
+  },
   platformAudit: async (page: PageRequest) => pageOf('activity')((await sharded()).queryShardedListing('GSI1', keys.auditShard, page)),
   idempotencyRecord: async (accountId: string, key: string) =>
     asKindOrUndefined(await getItem(keys.idempotency(accountId, key)), 'idempotency'),
