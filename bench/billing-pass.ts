@@ -337,7 +337,7 @@ async function measuringCapacity<T>(
     db().middlewareStack.add(
       (next, context) => async (args) => {
         const input = args.input as { TransactItems?: unknown[]; ReturnConsumedCapacity?: string };
-        if (!capacity || context.commandName !== 'TransactWriteCommand' || skipping(input)) return next(args);
+        if (!capacity || !/^TransactWrite(Items)?Command$/.test(String(context.commandName)) || skipping(input)) return next(args);
         input.ReturnConsumedCapacity = 'INDEXES';
         const out = await next(args);
         const consumed = (

@@ -92,6 +92,7 @@ if (import.meta.main) {
   const loadAtStart = loadavg()[0]!;
   const write = process.argv.includes('--write');
   const sizes = process.argv.slice(2).map(Number).filter(Boolean);
+  if (write && process.argv.includes('--no-pass')) throw new Error('--write replaces sections 5 and 5b: run without --no-pass');
   const dynamo = await startDynamoLocal({});
   Object.assign(process.env, {
     STAGE: 'aws',
@@ -105,7 +106,8 @@ if (import.meta.main) {
   });
   try {
     const { benchBillingPass } = await import('./billing-pass.ts');
-    const pass = await benchBillingPass();
+    // --no-pass: section 5b alone (printed; --write then needs the whole run).
+    const pass = process.argv.includes('--no-pass') ? '' : await benchBillingPass();
     const scale = process.argv.includes('--no-scale') ? '' : `\n\n${await benchBillingScale(sizes.length ? sizes : SCALE_SIZES)}`;
     const sections = `${pass}${scale}\n`;
     process.stdout.write(sections);
