@@ -172,10 +172,16 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
         const at = (options.now ?? new Date()).toISOString();
         const items: NamedWrite[] = [];
         const entries: LedgerEntry[] = [];
+        // One accrual per amount, each from what the one before it carried.
+        let carried = profile.accruedMillicents ?? 0;
         const accruals =
           options.accrueMillicents === undefined
             ? undefined
-            : accrueEach(profile.accruedMillicents ?? 0, [options.accrueMillicents].flat());
+            : [options.accrueMillicents].flat().map((m) => {
+                const a = accrue(carried, m);
+                carried = a.after;
+                return a;
+              });
         const accrual = accruals?.at(-1);
         const toApply = accruals ? withAccruals(changes, accruals) : changes;
         toApply.forEach((change, i) => {
@@ -288,16 +294,9 @@ export function accrue(carried: number, millicents: number): Accrual {
   return { before: carried, after: total % 1000, cents: Math.floor(total / 1000) };
 }
 
-/** One accrual per amount, each starting from what the one before it carried. */
-function accrueEach(carried: number, millicents: readonly number[]): Accrual[] {
-  const out: Accrual[] = [];
-  for (const m of millicents) out.push(accrue(out.at(-1)?.after ?? carried, m));
-  return out;
-}
-
 function withAccruals(changes: LedgerChange[], accruals: Accrual[]): LedgerChange[] {
   if (changes.length !== accruals.length || changes.some((c) => c.type !== 'charge')) {
-    throw new Error('Accrued charges are changes of type charge, one amount each');
+    throw new Error('One accrued amount per charge');
   }
   return changes.map((charge, i) => {
     const accrual = accruals[i]!;
