@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { BatchGetCommand, BatchWriteCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { ensureTable } from '../dev/dynamodb.ts';
 import { getConfig, resetConfig } from '../shared/config/env.ts';
 import { db, tableName } from '../shared/db/client.ts';
 import { keys } from '../shared/db/keys.ts';
 import { BILLING_SHARDS } from '../shared/db/table.ts';
 import { ACCOUNT_CONCURRENCY, runPassInProcess } from '../shared/billing/pass.ts';
+import { listingEntry } from '../shared/accounts/listing.ts';
 import { HOUR_MS, hourStart } from '../shared/pricing/hours.ts';
 import { countDynamoCalls, type DynamoCall, table } from './harness.ts';
 
@@ -63,19 +64,27 @@ async function batchWrite(items: Record<string, unknown>[], concurrency = 4): Pr
  * billable index, created an hour and a bit before the hour the pass bills, written with
  * BatchWriteItem.
  */
-export async function seedBilling(accounts: number, serversPerAccount: number, createdAt: string): Promise<Seeded> {
+export async function seedBilling(
+  accounts: number,
+  serversPerAccount: number,
+  createdAt: string,
+  /** Accounts as created before the listing entry: the GSI1 keys on the profile (what the pass then moves). */
+  legacyListing = false,
+): Promise<Seeded> {
   const items: Record<string, unknown>[] = [];
   const accountIds: string[] = [];
   const balance = 100_000;
   for (let a = 0; a < accounts; a++) {
     const accountId = randomUUID();
     accountIds.push(accountId);
+    const email = `bench${a}@example.com`;
+    if (!legacyListing) items.push(listingEntry(accountId, email, createdAt) as unknown as Record<string, unknown>);
     items.push({
       ...keys.account(accountId),
-      ...keys.accountsListing(accountId, createdAt),
+      ...(legacyListing ? keys.accountsListing(accountId, createdAt) : {}),
       kind: 'account',
       accountId,
-      email: `bench${a}@example.com`,
+      email,
       issuer: 'bench',
       subject: `bench-${accountId}`,
       balanceCents: balance,
@@ -120,12 +129,15 @@ export async function seedBilling(accounts: number, serversPerAccount: number, c
   return { accountIds, servers: accounts * serversPerAccount, serversPerAccount };
 }
 
-/** The hour the seeded servers owe (created 1 min into the hour before it) and a pass time that bills exactly it. */
-export function benchHours(): { createdAt: string; at: Date; hour: string } {
-  const hour = hourStart(Date.now()) - 2 * HOUR_MS;
+/**
+ * The hours the seeded servers owe (created 1 min into the first of them) and a pass time that
+ * bills exactly them: one hour, or several as after missed passes.
+ */
+export function benchHours(hoursOwed = 1): { createdAt: string; at: Date; hour: string } {
+  const hour = hourStart(Date.now()) - (hoursOwed + 1) * HOUR_MS;
   return {
     createdAt: new Date(hour + 60_000).toISOString(),
-    at: new Date(hour + HOUR_MS + 5 * 60_000),
+    at: new Date(hour + hoursOwed * HOUR_MS + 5 * 60_000),
     hour: new Date(hour).toISOString(),
   };
 }
@@ -186,8 +198,8 @@ export async function floorPass(hour: string): Promise<{ ms: number; serverHours
               const lines = serverIds.map((serverId) => ({ serverId, millicents: PRICE_MILLICENTS }));
               const total = Number(p.accruedMillicents ?? 0) + lines.length * PRICE_MILLICENTS;
               const cents = Math.floor(total / 1000);
-              // One RAW profile per account, kept from run to run and listed on GSI1 like a real
-              // profile, so each timed run updates an existing, indexed profile as the pass does.
+              // One RAW profile per account, kept from run to run, so each timed run updates an
+              // existing profile as the pass does (like a real one, on no index: its listing entry is apart).
               const pk = `RAW#${id}`;
               await db().send(
                 new TransactWriteCommand({
@@ -196,16 +208,13 @@ export async function floorPass(hour: string): Promise<{ ms: number; serverHours
                       Update: {
                         TableName: table,
                         Key: { PK: pk, SK: 'PROFILE' },
-                        UpdateExpression:
-                          'SET balanceCents = :b, ledgerSeq = :s, accruedMillicents = :a, GSI1PK = if_not_exists(GSI1PK, :g1pk), GSI1SK = if_not_exists(GSI1SK, :g1sk)',
+                        UpdateExpression: 'SET balanceCents = :b, ledgerSeq = :s, accruedMillicents = :a',
                         ConditionExpression: 'attribute_not_exists(ledgerSeq) OR ledgerSeq >= :s0',
                         ExpressionAttributeValues: {
                           ':b': Number(p.balanceCents) - cents,
                           ':s': seq + 1,
                           ':s0': seq,
                           ':a': total % 1000,
-                          ':g1pk': p.GSI1PK,
-                          ':g1sk': `${String(p.GSI1SK)}#raw`,
                         },
                       },
                     },
@@ -309,12 +318,85 @@ export interface PassRun {
   records: DynamoCall[];
 }
 
-/** Seeds a fresh table and runs one pass over it (4 shard workers, as in one process), counting calls. */
-export async function measurePass(accounts: number, serversPerAccount: number, withFloor: boolean) {
+/** Write capacity the table reported for the transactions (ReturnConsumedCapacity INDEXES), by table and index. */
+export interface WriteCapacity {
+  transactions: number;
+  table: number;
+  GSI1: number;
+  GSI2: number;
+}
+
+let capacity: WriteCapacity | undefined;
+let capacityInstalled = false;
+/** Asks every TransactWriteItems for its consumed capacity while `measure` runs (DynamoDB Local reports it per index, as DynamoDB does). */
+async function measuringCapacity<T>(
+  fn: () => Promise<T>,
+  skip: (input: { TransactItems?: unknown[] }) => boolean,
+): Promise<{ result: T; capacity: WriteCapacity }> {
+  if (!capacityInstalled) {
+    db().middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { TransactItems?: unknown[]; ReturnConsumedCapacity?: string };
+        if (!capacity || !/^TransactWrite(Items)?Command$/.test(String(context.commandName)) || skipping(input)) return next(args);
+        input.ReturnConsumedCapacity = 'INDEXES';
+        const out = await next(args);
+        const consumed = (
+          out.output as {
+            ConsumedCapacity?: {
+              Table?: { CapacityUnits?: number };
+              GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }>;
+            }[];
+          }
+        ).ConsumedCapacity;
+        if (capacity) {
+          capacity.transactions++;
+          for (const c of consumed ?? []) {
+            capacity.table += c.Table?.CapacityUnits ?? 0;
+            capacity.GSI1 += c.GlobalSecondaryIndexes?.GSI1?.CapacityUnits ?? 0;
+            capacity.GSI2 += c.GlobalSecondaryIndexes?.GSI2?.CapacityUnits ?? 0;
+          }
+        }
+        return out;
+      },
+      { step: 'initialize', name: 'benchCapacityMeter' },
+    );
+    capacityInstalled = true;
+  }
+  skipping = skip;
+  capacity = { transactions: 0, table: 0, GSI1: 0, GSI2: 0 };
+  try {
+    const result = await fn();
+    return { result, capacity };
+  } finally {
+    capacity = undefined;
+  }
+}
+let skipping: (input: { TransactItems?: unknown[] }) => boolean = () => false;
+
+/** The pass's one-time move of a legacy profile's GSI1 keys to a listing entry: not a charge, counted apart. */
+const isListingMove = (input: { TransactItems?: unknown[] }) =>
+  (input.TransactItems ?? []).some((t) => (t as { Put?: { Item?: { kind?: string } } }).Put?.Item?.kind === 'account-listing');
+
+/** DynamoDB's size of an item (attribute names and values, UTF-8), for the bytes an index copy writes. */
+export function itemBytes(value: unknown): number {
+  if (typeof value === 'string') return Buffer.byteLength(value);
+  if (typeof value === 'number') return Math.ceil(String(Math.abs(value)).replace(/^0\./, '').replace('.', '').length / 2) + 1;
+  if (typeof value === 'boolean' || value === null || value === undefined) return 1;
+  if (Array.isArray(value)) return 3 + value.reduce<number>((n, v) => n + 1 + itemBytes(v), 0);
+  return 3 + Object.entries(value as Record<string, unknown>).reduce((n, [k, v]) => n + Buffer.byteLength(k) + 1 + itemBytes(v), 0);
+}
+
+/** Seeds a fresh table and runs one pass over it (4 shard workers, as in one process), counting calls and write capacity. */
+export async function measurePass(
+  accounts: number,
+  serversPerAccount: number,
+  withFloor: boolean,
+  options: { hoursOwed?: number; legacyListing?: boolean } = {},
+) {
   return onTable(`bench-billing-${accounts * serversPerAccount}-${randomUUID().slice(0, 6)}`, async () => {
-    const hours = benchHours();
+    const hours = benchHours(options.hoursOwed);
     const t0 = performance.now();
-    const seeded = await seedBilling(accounts, serversPerAccount, hours.createdAt);
+    const seeded = await seedBilling(accounts, serversPerAccount, hours.createdAt, options.legacyListing);
     const seedMs = performance.now() - t0;
     // Floor before and after the pass (the machine is shared: the mean of the two is compared),
     // after one untimed floor run: DynamoDB Local's first transactions on a fresh table are slower,
@@ -325,14 +407,34 @@ export async function measurePass(accounts: number, serversPerAccount: number, w
     counter.reset();
     const cpu0 = process.cpuUsage();
     const t1 = performance.now();
-    const summary = await runPassInProcess(hours.at, SHARD_WORKERS);
+    const { result: summary, capacity: writeCapacity } = await measuringCapacity(
+      () => runPassInProcess(hours.at, SHARD_WORKERS),
+      isListingMove,
+    );
     const passMs = performance.now() - t1;
     const cpu = process.cpuUsage(cpu0);
     // This process's CPU (our code and the SDK; DynamoDB Local is another process).
     const cpuMs = (cpu.user + cpu.system) / 1000;
     const records = counter.records();
     const floorAfter = withFloor ? await floorPass(hours.hour) : undefined;
-    return { seeded, seedMs, passMs, cpuMs, summary, records, floorBefore, floorAfter };
+    // What one index copy of the profile weighs (the bytes a GSI1 write per account-hour would carry).
+    const profile = (
+      await db().send(new GetCommand({ TableName: tableName(), Key: keys.account(seeded.accountIds[0]!), ConsistentRead: true }))
+    ).Item;
+    const profileBytes = itemBytes(profile);
+    return {
+      profileBytes,
+      seeded,
+      seedMs,
+      passMs,
+      cpuMs,
+      summary,
+      records,
+      floorBefore,
+      floorAfter,
+      writeCapacity,
+      hoursOwed: options.hoursOwed ?? 1,
+    };
   });
 }
 
@@ -356,7 +458,7 @@ export async function benchBillingPass(accounts = 300, serversPerAccount = 4, ro
   return [
     '## 5. Hourly billing pass',
     '',
-    `${accounts} accounts × ${serversPerAccount} servers = ${m.seeded.servers} billable servers (exact price ${PRICE_MILLICENTS} millicents an hour), one hour each, on a table of their own; 16 shards, ${SHARD_WORKERS} shard workers in one process, ${ACCOUNT_CONCURRENCY} accounts at once per shard (the pass and the floor alike). The floor is the minimal DynamoDB work any correct pass must do for the same server-hours, sent straight through the SDK: per shard the billable index (every page), the profiles read consistently in BatchGetItem calls of 100, then per account-hour one transaction with the same items and sizes (a profile under its lock, kept from run to run and listed on GSI1 like a real one, so the index is maintained as for the pass; the ledger entry with its lines; one guard for the entry and one per server-hour; the month-spend counter); after a warm-up round that is not counted, ${rounds} rounds, each on a fresh table: floor (untimed: the table's first transactions are slower in DynamoDB Local), floor, pass, floor. Rates are over all rounds together (total server-hours / total time); the median round's ratio is the steadier figure on a shared machine.`,
+    `${accounts} accounts × ${serversPerAccount} servers = ${m.seeded.servers} billable servers (exact price ${PRICE_MILLICENTS} millicents an hour), one hour each, on a table of their own; 16 shards, ${SHARD_WORKERS} shard workers in one process, ${ACCOUNT_CONCURRENCY} accounts at once per shard (the pass and the floor alike). The floor is the minimal DynamoDB work any correct pass must do for the same server-hours, sent straight through the SDK: per shard the billable index (every page), the profiles read consistently in BatchGetItem calls of 100, then per account-hour one transaction with the same items and sizes (a profile under its lock, kept from run to run and, like a real one, on no index: the admin listing's row is an item apart; the ledger entry with its lines; one guard for the entry and one per server-hour; the month-spend counter); after a warm-up round that is not counted, ${rounds} rounds, each on a fresh table: floor (untimed: the table's first transactions are slower in DynamoDB Local), floor, pass, floor. Rates are over all rounds together (total server-hours / total time); the median round's ratio is the steadier figure on a shared machine.`,
     '',
     table(
       ['measure', 'value', 'ratio'],

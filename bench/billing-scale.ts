@@ -18,33 +18,49 @@ export async function benchBillingScale(sizes = SCALE_SIZES, serversPerAccount =
   const rows: string[][] = [];
   const perServer: number[] = [];
   let callRows = '';
+  const runs: { servers: number; hoursOwed: number; legacyListing: boolean; note: string }[] = [
+    ...sizes.map((servers) => ({ servers, hoursOwed: 1, legacyListing: false, note: '' })),
+    // Catch-up: three hours owed (two passes missed), charged in one transaction per account.
+    { servers: sizes[0]!, hoursOwed: 3, legacyListing: false, note: ' (3 hours owed)' },
+    // Accounts from before the listing entry: the profile on GSI1, each charge writes an index copy.
+    { servers: sizes[0]!, hoursOwed: 1, legacyListing: true, note: ' (profiles on GSI1)' },
+  ];
   // An untimed pass first, so the smallest size does not pay for warming the code paths (JIT).
   await measurePass(100, serversPerAccount, false);
-  for (const servers of sizes) {
-    const m = await measurePass(Math.ceil(servers / serversPerAccount), serversPerAccount, false);
+  let capacityNote = '';
+  for (const run of runs) {
+    const m = await measurePass(Math.ceil(run.servers / serversPerAccount), serversPerAccount, false, run);
     const n = m.summary.serverHoursCharged;
+    const accountHours = m.seeded.accountIds.length * run.hoursOwed;
     const { reads, writes, rows: byType } = callsByType(m.records, n);
     const ms = m.passMs / n;
-    perServer.push(ms);
+    if (!run.note) perServer.push(ms);
+    const c = m.writeCapacity;
     rows.push([
-      String(m.seeded.servers),
+      `${m.seeded.servers}${run.note}`,
       String(m.seeded.accountIds.length),
       `${(m.seedMs / 1000).toFixed(1)} s`,
       `${(m.passMs / 1000).toFixed(2)} s`,
       `${n} / ${m.summary.errors}`,
       (n / (m.passMs / 1000)).toFixed(0),
       `${ms.toFixed(3)} ms`,
-      (ms / perServer[0]!).toFixed(2),
+      run.note ? '—' : (ms / perServer[0]!).toFixed(2),
       (reads / n).toFixed(3),
       (writes / n).toFixed(3),
-      `${(m.cpuMs / n).toFixed(3)} ms`,
+      (c.transactions / accountHours).toFixed(2),
+      (c.table / accountHours).toFixed(1),
+      (c.GSI1 / accountHours).toFixed(2),
+      `${m.cpuMs > 0 ? (m.cpuMs / n).toFixed(3) : '—'} ms`,
     ]);
-    callRows = byType.map((r) => `${r[0]} ${r[2]} (${r[4]} items)`).join(', ');
+    if (run.legacyListing) {
+      capacityNote = `A profile is ${m.profileBytes} bytes (DynamoDB's item size); on GSI1 (the row marked "profiles on GSI1") each charge writes that copy into the index, ${(c.GSI1 / accountHours).toFixed(2)} WCU per account-hour (transactional writes count twice), into one of 8 \`ACCOUNTS#<n>\` partitions; with the listing entry apart the charges write none.`;
+    }
+    if (run.servers === sizes.at(-1) && !run.note) callRows = byType.map((r) => `${r[0]} ${r[2]} (${r[4]} items)`).join(', ');
   }
   return [
     '## 5b. The billing pass at two sizes',
     '',
-    `After an untimed warm-up pass of 400 servers, each size on a fresh table (seeded with BatchWriteItem, not timed in the pass), ${serversPerAccount} servers per account, one hour each, 16 shards, 4 shard workers in one process, ${ACCOUNT_CONCURRENCY} accounts at once per shard.`,
+    `After an untimed warm-up pass of 400 servers, each size on a fresh table (seeded with BatchWriteItem, not timed in the pass), ${serversPerAccount} servers per account, one hour each unless marked, 16 shards, 4 shard workers in one process, ${ACCOUNT_CONCURRENCY} accounts at once per shard. Write capacity is what DynamoDB Local reported for the charges' transactions (ReturnConsumedCapacity INDEXES), per account-hour billed; goal for GSI1: 0 (a balance change writes no index copy), goal for transactions: one per account and pass, whatever the hours owed.`,
     '',
     table(
       [
@@ -54,16 +70,19 @@ export async function benchBillingScale(sizes = SCALE_SIZES, serversPerAccount =
         'pass',
         'server-hours / errors',
         'server-hours/s',
-        'time per server',
+        'time per server-hour',
         '× smallest',
         'reads / server-hour',
         'writes / server-hour',
+        'transactions / account-hour',
+        'table WCU / account-hour',
+        'GSI1 WCU / account-hour',
         'CPU / server-hour',
       ],
       rows,
     ),
     '',
-    `Calls at the largest size: ${callRows}. CPU / server-hour is this process's own CPU time (our code and the AWS SDK; DynamoDB Local runs in another process), what a worker Lambda would spend. Per-server time is what grows linearly: a constant ratio means the pass's time is proportional to the servers billed (no per-pass scan, no item every charge touches). In AWS each shard is one worker Lambda and DynamoDB serves all shards at once; here one DynamoDB Local process on a shared machine serves them all (docs/costs.md, "Billing 1,000,000 servers").`,
+    `${capacityNote} Calls at the largest size: ${callRows}. CPU / server-hour is this process's own CPU time (our code and the AWS SDK; DynamoDB Local runs in another process), what a worker Lambda would spend. Per-server time is what grows linearly: a constant ratio means the pass's time is proportional to the servers billed (no per-pass scan, no item every charge touches). In AWS each shard is one worker Lambda and DynamoDB serves all shards at once; here one DynamoDB Local process on a shared machine serves them all (docs/costs.md, "Billing 1,000,000 servers").`,
   ].join('\n');
 }
 
@@ -73,6 +92,7 @@ if (import.meta.main) {
   const loadAtStart = loadavg()[0]!;
   const write = process.argv.includes('--write');
   const sizes = process.argv.slice(2).map(Number).filter(Boolean);
+  if (write && process.argv.includes('--no-pass')) throw new Error('--write replaces sections 5 and 5b: run without --no-pass');
   const dynamo = await startDynamoLocal({});
   Object.assign(process.env, {
     STAGE: 'aws',
@@ -86,7 +106,8 @@ if (import.meta.main) {
   });
   try {
     const { benchBillingPass } = await import('./billing-pass.ts');
-    const pass = await benchBillingPass();
+    // --no-pass: section 5b alone (printed; --write then needs the whole run).
+    const pass = process.argv.includes('--no-pass') ? '' : await benchBillingPass();
     const scale = process.argv.includes('--no-scale') ? '' : `\n\n${await benchBillingScale(sizes.length ? sizes : SCALE_SIZES)}`;
     const sections = `${pass}${scale}\n`;
     process.stdout.write(sections);

@@ -103,7 +103,6 @@ export async function ensureAccountForSubject(
           Put: {
             Item: {
               ...keys.account(accountId),
-              ...keys.accountsListing(accountId, now),
               kind: 'account',
               accountId,
               email: normalizedEmail,
@@ -114,6 +113,21 @@ export async function ensureAccountForSubject(
               trialGranted: true,
               serverCount: 0,
               burnCentsPerHour: 0,
+              createdAt: now,
+            },
+            ConditionExpression: 'attribute_not_exists(PK)',
+          },
+        },
+        // The admin listing's row, apart from the profile (shared/accounts/listing.ts).
+        {
+          name: 'listing',
+          Put: {
+            Item: {
+              ...keys.accountListingEntry(accountId),
+              ...keys.accountsListing(accountId, now),
+              kind: 'account-listing',
+              accountId,
+              email: normalizedEmail,
               createdAt: now,
             },
             ConditionExpression: 'attribute_not_exists(PK)',

@@ -26,6 +26,7 @@ import {
   monthOf,
 } from '../pricing/hours.ts';
 import { runwayOf } from '../accounts/index.ts';
+import { moveListingOffProfile } from '../accounts/listing.ts';
 import { centsUp } from '../pricing/index.ts';
 
 /**
@@ -165,6 +166,12 @@ export async function chargeShard(
           // Await first, then add: the summary is shared by the concurrent accounts.
           const part = await chargeAccount(accountId, byAccount.get(accountId)!, plan, settings, profile);
           addInto(summary, part);
+          // An account from before the listing entry: move its GSI1 keys off the profile, once, so its
+          // charges stop writing an index copy. A failure only leaves it for the next pass.
+          if (profile?.GSI1PK)
+            await moveListingOffProfile(profile).catch((err) =>
+              logger.warn('billing: listing entry not moved', { accountId, ...errorFields(err) }),
+            );
         } catch (err) {
           summary.errors++;
           logger.error('billing: account failed; the next pass retries it', { accountId, shard, ...errorFields(err) });
@@ -207,20 +214,32 @@ async function chargeAccount(
 
   // Each charge starts from the profile the last one left (its write is conditional on it).
   let profile = read;
-  for (const hour of [...owed.keys()].sort((a, b) => a - b)) {
-    const lines = cap.lines(hour, owed.get(hour)!);
-    let dropped = 0;
-    for (let i = 0; i < lines.length; i += MAX_LINES_PER_CHARGE) {
-      const chunk = lines.slice(i, i + MAX_LINES_PER_CHARGE);
-      const charged = await chargeLines(accountId, hour, chunk, profile);
+  const hours = [...owed.keys()].sort((a, b) => a - b);
+  if (cap.exact) {
+    // No monthly cap: every hour's lines are final, so the hours owed (one, or several after
+    // missed passes) go in as few transactions as hold them, one ledger entry per hour as before.
+    const charges = hours.flatMap((hour) => chunked(hour, owed.get(hour)!));
+    for (const group of packCharges(charges)) {
+      const charged = await chargeLines(accountId, group, profile);
       summary.serverHoursCharged += charged.count;
       summary.cents += charged.cents;
-      dropped += chunk.length - charged.count;
       profile = charged.profile ?? profile;
     }
-    // Lines charged before (a re-run hour) were counted against the cap here but not charged:
-    // count again from the spend item, which their charge updated, so no hour counts twice.
-    if (dropped > 0) await cap.recount(hour);
+  } else {
+    // Under a cap an hour's lines depend on what the hours before it were charged: one at a time.
+    for (const hour of hours) {
+      let dropped = 0;
+      for (const charge of chunked(hour, cap.lines(hour, owed.get(hour)!))) {
+        const charged = await chargeLines(accountId, [charge], profile);
+        summary.serverHoursCharged += charged.count;
+        summary.cents += charged.cents;
+        dropped += charge.lines.length - charged.count;
+        profile = charged.profile ?? profile;
+      }
+      // Lines charged before (a re-run hour) were counted against the cap here but not charged:
+      // count again from the spend item, which their charge updated, so no hour counts twice.
+      if (dropped > 0) await cap.recount(hour);
+    }
   }
 
   // After charging, the profile as the last transaction left it (no read: the ledger returns it)
@@ -253,6 +272,51 @@ interface ChargeLine {
   millicents: number;
 }
 
+/** One ledger entry's worth: an account-hour, or a part of one with more than MAX_LINES_PER_CHARGE servers. */
+interface HourCharge {
+  hour: number;
+  lines: ChargeLine[];
+}
+
+const chunked = (hour: number, lines: ChargeLine[]): HourCharge[] =>
+  Array.from({ length: Math.ceil(lines.length / MAX_LINES_PER_CHARGE) }, (_, i) => ({
+    hour,
+    lines: lines.slice(i * MAX_LINES_PER_CHARGE, (i + 1) * MAX_LINES_PER_CHARGE),
+  }));
+
+/** DynamoDB's limit on the items of one transaction. */
+const MAX_TRANSACTION_ITEMS = 100;
+
+/** A transaction's items besides the charges': the profile, and a `balance.low` event when one fires. */
+const FIXED_ITEMS = 2;
+
+/**
+ * Consecutive charges packed into transactions: each charge takes its entry, the entry's guard and
+ * one guard per line; each month the group touches, its spend counter (one item per month, so a
+ * transaction never names an item twice).
+ */
+export function packCharges(charges: HourCharge[]): HourCharge[][] {
+  const groups: HourCharge[][] = [];
+  let group: HourCharge[] = [];
+  let items = FIXED_ITEMS;
+  let months = new Set<string>();
+  for (const charge of charges) {
+    const month = monthOf(charge.hour);
+    const add = 2 + charge.lines.length + (months.has(month) ? 0 : 1);
+    if (group.length && items + add > MAX_TRANSACTION_ITEMS) {
+      groups.push(group);
+      group = [];
+      items = FIXED_ITEMS;
+      months = new Set();
+    }
+    group.push(charge);
+    items += 2 + charge.lines.length + (months.has(month) ? 0 : 1);
+    months.add(month);
+  }
+  if (group.length) groups.push(group);
+  return groups;
+}
+
 /** The month-spend item's per-server attribute: what the server has been charged this month, in millicents. */
 const serverSpendAttr = (serverId: string): string => `srv#${serverId}`;
 
@@ -268,8 +332,13 @@ async function monthlyCap(
   accountId: string,
   owed: Map<number, ChargeLine[]>,
   monthlyCapHours: SettingsValue['monthlyCapHours'],
-): Promise<{ lines: (hour: number, lines: ChargeLine[]) => ChargeLine[]; recount: (hour: number) => Promise<void> }> {
-  if (monthlyCapHours === null) return { lines: (_hour, lines) => lines, recount: async () => {} };
+): Promise<{
+  /** No cap: every line is its exact price, whatever else is charged. */
+  exact: boolean;
+  lines: (hour: number, lines: ChargeLine[]) => ChargeLine[];
+  recount: (hour: number) => Promise<void>;
+}> {
+  if (monthlyCapHours === null) return { exact: true, lines: (_hour, lines) => lines, recount: async () => {} };
   const paid = new Map<string, number>();
   const read = async (month: string): Promise<void> => {
     const spend = (await accessPatterns.monthSpendOfAccount(accountId, month)) as Record<string, unknown> | undefined;
@@ -280,6 +349,7 @@ async function monthlyCap(
   };
   for (const month of new Set([...owed.keys()].map(monthOf))) await read(month);
   return {
+    exact: false,
     lines: (hour, lines) =>
       lines.map((line) => {
         const key = `${monthOf(hour)}|${line.serverId}`;
@@ -293,70 +363,89 @@ async function monthlyCap(
 }
 
 /**
- * One ledger entry for an account-hour, guarded per server-hour: the exact prices of its lines,
- * charged in whole cents with what is below a cent carried on the account (ledger `accrueMillicents`).
+ * Ledger entries for account-hours in one transaction, one entry per charge, guarded per
+ * server-hour: the exact prices of its lines, charged in whole cents with what is below a cent
+ * carried on the account (ledger `accrueMillicents`, each entry from what the one before carried).
  * Lines already charged (a re-run, a concurrent pass) are dropped and the rest retried.
  */
 async function chargeLines(
   accountId: string,
-  hour: number,
-  lines: ChargeLine[],
+  charges: HourCharge[],
   read?: AccountItem,
 ): Promise<{ count: number; cents: number; profile?: AccountItem }> {
-  let remaining = lines;
+  const guardOf = (hour: number, line: ChargeLine) => `srvhour:${line.serverId}:${hourLabel(hour)}`;
+  let remaining = charges;
   let profile = read;
   while (remaining.length) {
-    const millicents = remaining.reduce((sum, l) => sum + l.millicents, 0);
-    const guards = remaining.map((l) => `srvhour:${l.serverId}:${hourLabel(hour)}`);
-    const entryKey = `charge:${accountId}:${hourLabel(hour)}:${createHash('sha256').update(guards.join(',')).digest('hex').slice(0, 16)}`;
-    const perServer = remaining.map((l, i) => ({
-      name: `#s${i}`,
-      attr: serverSpendAttr(l.serverId),
-      value: `:s${i}`,
-      millicents: l.millicents,
-    }));
+    const built = remaining.map((c) => {
+      const guards = c.lines.map((l) => guardOf(c.hour, l));
+      const digest = createHash('sha256').update(guards.join(',')).digest('hex').slice(0, 16);
+      return { ...c, guards, entryKey: `charge:${accountId}:${hourLabel(c.hour)}:${digest}` };
+    });
     const result = await appendLedger(
       accountId,
-      [
-        {
-          type: 'charge',
-          amountCents: 0, // set from the exact amount and what was carried (accrueMillicents)
-          idempotencyKey: entryKey,
-          extraGuards: guards,
-          reference: {
-            hour: new Date(hour).toISOString(),
-            lines: remaining,
-            ...(remaining.length === 1 ? { serverId: remaining[0]!.serverId } : {}),
-          },
+      built.map((c) => ({
+        type: 'charge' as const,
+        amountCents: 0, // set from the exact amount and what was carried (accrueMillicents)
+        idempotencyKey: c.entryKey,
+        extraGuards: c.guards,
+        reference: {
+          hour: new Date(c.hour).toISOString(),
+          lines: c.lines,
+          ...(c.lines.length === 1 ? { serverId: c.lines[0]!.serverId } : {}),
         },
-      ],
+      })),
       {
-        accrueMillicents: millicents,
+        accrueMillicents: built.map((c) => c.lines.reduce((sum, l) => sum + l.millicents, 0)),
         ...(profile ? { profile } : {}),
-        extraItems: ([entry]) => [
-          {
-            name: 'month-spend',
-            Update: {
-              Key: keys.monthSpend(accountId, monthOf(hour)),
-              UpdateExpression: `ADD cents :c, ${perServer.map((p) => `${p.name} ${p.value}`).join(', ')} SET kind = :kind`,
-              ExpressionAttributeNames: Object.fromEntries(perServer.map((p) => [p.name, p.attr])),
-              ExpressionAttributeValues: {
-                ':c': -(entry?.amountCents ?? 0),
-                ':kind': 'month-spend',
-                ...Object.fromEntries(perServer.map((p) => [p.value, p.millicents])),
-              },
-            },
-          },
-        ],
+        extraItems: (entries) => monthSpendWrites(accountId, built, entries),
       },
     );
-    if (result.applied) return { count: remaining.length, cents: -(result.entries[0]?.amountCents ?? 0), profile: result.profile };
+    if (result.applied) {
+      const count = remaining.reduce((sum, c) => sum + c.lines.length, 0);
+      return { count, cents: -result.entries.reduce((sum, e) => sum + e.amountCents, 0), profile: result.profile };
+    }
     profile = result.profile;
     const done = new Set(result.alreadyApplied);
-    if (done.has(entryKey)) return { count: 0, cents: 0, profile };
-    remaining = remaining.filter((l) => !done.has(`srvhour:${l.serverId}:${hourLabel(hour)}`));
+    remaining = built
+      .filter((c) => !done.has(c.entryKey))
+      .map((c) => ({ hour: c.hour, lines: c.lines.filter((l) => !done.has(guardOf(c.hour, l))) }))
+      .filter((c) => c.lines.length > 0);
   }
   return { count: 0, cents: 0, profile };
+}
+
+/** The month-spend counters of a transaction's charges: one update per month, cents and each server's millicents added up. */
+function monthSpendWrites(accountId: string, charges: HourCharge[], entries: { amountCents: number }[]) {
+  const months = new Map<string, { cents: number; perServer: Map<string, number> }>();
+  charges.forEach((c, i) => {
+    const month = monthOf(c.hour);
+    const m = months.get(month) ?? { cents: 0, perServer: new Map<string, number>() };
+    months.set(month, m);
+    m.cents += -(entries[i]?.amountCents ?? 0);
+    for (const l of c.lines) m.perServer.set(l.serverId, (m.perServer.get(l.serverId) ?? 0) + l.millicents);
+  });
+  return [...months].map(([month, m]) => {
+    const perServer = [...m.perServer].map(([serverId, millicents], i) => ({
+      name: `#s${i}`,
+      attr: serverSpendAttr(serverId),
+      value: `:s${i}`,
+      millicents,
+    }));
+    return {
+      name: `month-spend:${month}`,
+      Update: {
+        Key: keys.monthSpend(accountId, month),
+        UpdateExpression: `ADD cents :c, ${perServer.map((p) => `${p.name} ${p.value}`).join(', ')} SET kind = :kind`,
+        ExpressionAttributeNames: Object.fromEntries(perServer.map((p) => [p.name, p.attr])),
+        ExpressionAttributeValues: {
+          ':c': m.cents,
+          ':kind': 'month-spend',
+          ...Object.fromEntries(perServer.map((p) => [p.value, p.millicents])),
+        },
+      },
+    };
+  });
 }
 
 /** A warning in the account's activity log once the runway drops under 24 hours (at most once a day). */

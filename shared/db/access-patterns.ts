@@ -1,10 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { keys, type ItemKey } from './keys.ts';
 import type { IndexName } from './table.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
-import { backoffMs } from './write.ts';
 
 /**
  * Every way the service reads the table, by name. Writes live with their domain module, built
@@ -174,29 +172,13 @@ async function queryAll(input: { IndexName?: IndexName; pk: string; skPrefix?: s
 /** Items per BatchGetItem (DynamoDB's limit). */
 export const BATCH_GET_MAX = 100;
 
-/** Up to BATCH_GET_MAX items by key, consistently, in one BatchGetItem; unprocessed keys are asked again with backoff. */
-async function batchGet(itemKeys: ItemKey[]): Promise<Item[]> {
-  if (itemKeys.length > BATCH_GET_MAX) throw new Error(`BatchGetItem takes at most ${BATCH_GET_MAX} keys, not ${itemKeys.length}`);
-  const out: Item[] = [];
-  let pending: Record<string, unknown>[] = itemKeys.map((k) => ({ ...k }));
-  for (let attempt = 0; pending.length; attempt++) {
-    if (attempt > 8) throw new Error(`BatchGetItem left ${pending.length} item(s) unprocessed`);
-    if (attempt > 0) await sleep(backoffMs(attempt));
-    const res = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending, ConsistentRead: true } } }));
-    out.push(...((res.Responses?.[tableName()] ?? []) as Item[]));
-    pending = res.UnprocessedKeys?.[tableName()]?.Keys ?? [];
-  }
-  return out;
-}
-
 export const accessPatterns = {
   accountById: async (accountId: string) => asKindOrUndefined(await getItem(keys.account(accountId)), 'account'),
   billingProfile: async (accountId: string) => asKindOrUndefined(await getItem(keys.billingProfile(accountId)), 'billing-profile'),
   /** Profiles by id (at most BATCH_GET_MAX), consistently, in one BatchGetItem: the billing pass reads a shard's this way. */
-  accountsByIds: async (accountIds: string[]): Promise<Map<string, AccountItem>> => {
-    const items = await batchGet(accountIds.map((id) => keys.account(id)));
-    return new Map(items.map((item) => asKind(item, 'account')).map((profile) => [profile.accountId, profile]));
-  },
+  // Loaded on first use (shared/db/batch-read.ts): no customer route reads profiles in batches.
+  accountsByIds: async (accountIds: string[]): Promise<Map<string, AccountItem>> =>
+    (await import('./batch-read.ts')).accountsByIds(accountIds),
   accountBySubject: async (issuer: string, subject: string) => asKindOrUndefined(await getItem(keys.subject(issuer, subject)), 'subject'),
   apiKeyByHash: async (hash: string) => asKindOrUndefined(await getItem(keys.apiKeyHash(hash)), 'api-key-hash'),
   apiKeyById: async (accountId: string, keyId: string) => asKindOrUndefined(await getItem(keys.apiKey(accountId, keyId)), 'api-key'),
@@ -254,9 +236,13 @@ export const accessPatterns = {
   invoiceByPaymentIntent: async (paymentIntentId: string) =>
     asKindOrUndefined(await getItem(keys.paymentIntent(paymentIntentId)), 'payment-intent'),
   invoiceCounter: async (year: number) => (await getItem(keys.invoiceCounter(year))) as InvoiceCounterItem | undefined,
-  /** `filter`: e.g. an e-mail prefix (shared/admin/users.ts), applied to the bounded shard reads. */
-  allAccounts: async (page: PageRequest, filter?: ItemFilter) =>
-    pageOf('account')((await sharded()).queryShardedListing('GSI1', keys.accountsShard, page, filter)),
+  /**
+   * `filter`: e.g. an e-mail prefix (shared/admin/users.ts), applied to the bounded shard reads. The
+   * rows are listing entries (shared/accounts/listing.ts), whose profiles one BatchGetItem reads,
+   * or, for accounts not yet moved to an entry, the profiles themselves.
+   */
+  allAccounts: async (page: PageRequest, filter?: ItemFilter): Promise<Page<AccountItem>> =>
+    (await sharded()).accountsListing(page, filter),
   platformAudit: async (page: PageRequest) => pageOf('activity')((await sharded()).queryShardedListing('GSI1', keys.auditShard, page)),
   idempotencyRecord: async (accountId: string, key: string) =>
     asKindOrUndefined(await getItem(keys.idempotency(accountId, key)), 'idempotency'),

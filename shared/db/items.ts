@@ -56,6 +56,24 @@ export interface AccountItem extends Stored {
   autoTopUpDue?: string;
   GSI2PK?: string;
   GSI2SK?: string;
+  /** Only on accounts created before the listing entry (AccountListingItem): their admin-listing keys, until moved. */
+  GSI1PK?: string;
+  GSI1SK?: string;
+}
+
+/**
+ * The account's row in the admin listing (GSI1 `ACCOUNTS#<n>`, shared/accounts/listing.ts): what the
+ * listing sorts and filters on, never changed after the account is created. The listing reads the
+ * profiles of a page's rows from the table. Accounts created before it existed carry the GSI1 keys
+ * on the profile itself until the billing pass moves them here.
+ */
+export interface AccountListingItem extends Stored {
+  kind: 'account-listing';
+  accountId: string;
+  email: string;
+  createdAt: string;
+  GSI1PK: string;
+  GSI1SK: string;
 }
 
 /** The account's billing profile (shared/accounts/billing-profile.ts): printed as the buyer on invoice PDFs. */
@@ -453,6 +471,7 @@ export interface PanelEggsItem extends PanelCopy {
 
 interface Kinds {
   account: AccountItem;
+  'account-listing': AccountListingItem;
   subject: SubjectItem;
   'billing-profile': BillingProfileItem;
   server: ServerItem;

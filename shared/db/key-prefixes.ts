@@ -91,8 +91,9 @@ export interface TableAccess {
   /** The index partitions queried (INDEX_PARTITIONS), each on an index of `indexes`. */
   indexPartitions: readonly IndexPartition[];
   /**
-   * Partitions also read with BatchGetItem (each also in `write` or `read`): only the billing
-   * pass, which reads a shard's profiles 100 at a time (shared/billing/pass.ts).
+   * Partitions also read with BatchGetItem (each also in `write` or `read`): the billing pass,
+   * which reads a shard's profiles 100 at a time (shared/billing/pass.ts), and admin, which reads
+   * the profiles of a page of the accounts listing.
    */
   batchRead?: readonly Partition[];
 }
@@ -132,6 +133,7 @@ const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
   read: [...PIPELINE.read, ...(extra.read ?? [])],
   indexes: [...(extra.indexes ?? [])],
   indexPartitions: [...(extra.indexPartitions ?? [])],
+  ...(extra.batchRead ? { batchRead: [...extra.batchRead] } : {}),
 });
 
 /**
@@ -173,6 +175,8 @@ export const TABLE_ACCESS = {
     read: ['invoicePointer', 'paymentIntent'],
     indexes: ['GSI1'],
     indexPartitions: ['accountsListing', 'auditListing', 'serversListing'],
+    // The profiles of a page of the accounts listing (its rows are listing entries).
+    batchRead: ['account'],
   }),
   // The every-minute entry also runs the due auto top-ups: it opens their invoices (and, in the sandbox, books the payment).
   'billing-pass': {

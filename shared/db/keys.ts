@@ -29,6 +29,11 @@ export const keys = {
   account: (accountId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: 'PROFILE' }),
   /** Who the account's invoices are addressed to (shared/accounts/billing-profile.ts): apart from the profile every request reads. */
   billingProfile: (accountId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: 'BILLING_PROFILE' }),
+  /**
+   * The account's entry in the admin listing (GSI1 `ACCOUNTS#<n>`): a small item of its own, so the
+   * profile, whose balance every charge moves, is not copied into the index with each change.
+   */
+  accountListingEntry: (accountId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: 'LISTING' }),
   accountsListing: (accountId: string, createdAt: string) => ({
     GSI1PK: `ACCOUNTS#${shardOf(accountId)}`,
     GSI1SK: `${createdAt}#${accountId}`,

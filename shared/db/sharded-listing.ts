@@ -1,5 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { FILTERED_READ, type Item, type ItemFilter, type Page, type PageRequest } from './access-patterns.ts';
+import { accessPatterns, FILTERED_READ, type Item, type ItemFilter, type Page, type PageRequest } from './access-patterns.ts';
+import { type AccountItem, asKind } from './items.ts';
+import { keys } from './keys.ts';
 import { db, tableName } from './client.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { LISTING_SHARDS, type IndexName } from './table.ts';
@@ -74,3 +76,18 @@ export async function queryShardedListing(
 }
 
 const pick = (item: Item, attrs: string[]): Item => Object.fromEntries(attrs.map((a) => [a, item[a]]));
+
+/**
+ * The accounts listing (admin): its rows are listing entries (shared/accounts/listing.ts), whose
+ * profiles one BatchGetItem reads, or, for accounts not yet moved to an entry, the profiles themselves.
+ * Here, not in access-patterns.ts: only the admin function reads it, and this module loads lazily.
+ */
+export async function accountsListing(page: PageRequest, filter?: ItemFilter): Promise<Page<AccountItem>> {
+  const rows = await queryShardedListing('GSI1', keys.accountsShard, page, filter);
+  const ids = rows.data.filter((row) => row.kind === 'account-listing').map((row) => asKind(row, 'account-listing').accountId);
+  const profiles = ids.length ? await accessPatterns.accountsByIds(ids) : new Map<string, AccountItem>();
+  const data = rows.data
+    .map((row) => (row.kind === 'account-listing' ? profiles.get(String(row.accountId)) : asKind(row, 'account')))
+    .filter((profile): profile is AccountItem => profile !== undefined);
+  return { data, nextCursor: rows.nextCursor };
+}

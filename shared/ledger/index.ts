@@ -119,8 +119,10 @@ export interface AppendOptions {
    * An hourly charge of this many millicents (the one change, of type `charge`): the entry takes
    * whole cents — floor((carried + this) / 1000) — and what is left below a cent is carried on the
    * profile (`accruedMillicents`) to the next charge. Rounded once, never against the customer.
+   * A list: one amount per change, all charges (the pass's caught-up hours in one transaction),
+   * each entry rounded from what the one before it carried, exactly as separate appends would.
    */
-  accrueMillicents?: number;
+  accrueMillicents?: number | readonly number[];
   /**
    * The profile as the caller already read it (consistently), used for the first attempt instead
    * of reading it again (the billing pass reads a shard's profiles in batches). Safe when stale:
@@ -170,9 +172,18 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
         const at = (options.now ?? new Date()).toISOString();
         const items: NamedWrite[] = [];
         const entries: LedgerEntry[] = [];
-        const accrual =
-          options.accrueMillicents === undefined ? undefined : accrue(profile.accruedMillicents ?? 0, options.accrueMillicents);
-        const toApply = accrual ? [withAccrual(changes, accrual)] : changes;
+        // One accrual per amount, each from what the one before it carried.
+        let carried = profile.accruedMillicents ?? 0;
+        const accruals =
+          options.accrueMillicents === undefined
+            ? undefined
+            : [options.accrueMillicents].flat().map((m) => {
+                const a = accrue(carried, m);
+                carried = a.after;
+                return a;
+              });
+        const accrual = accruals?.at(-1);
+        const toApply = accruals ? withAccruals(changes, accruals) : changes;
         toApply.forEach((change, i) => {
           balance += change.amountCents;
           items.push(...ledgerEntryItems({ accountId, seq: seq0 + i + 1, balanceAfterCents: balance, change, at }));
@@ -283,14 +294,18 @@ export function accrue(carried: number, millicents: number): Accrual {
   return { before: carried, after: total % 1000, cents: Math.floor(total / 1000) };
 }
 
-function withAccrual(changes: LedgerChange[], accrual: Accrual): LedgerChange {
-  const [charge] = changes;
-  if (changes.length !== 1 || charge?.type !== 'charge') throw new Error('An accrued charge is one change of type charge');
-  return {
-    ...charge,
-    amountCents: accrual.cents === 0 ? 0 : -accrual.cents,
-    reference: { ...charge.reference, accruedBeforeMillicents: accrual.before, accruedAfterMillicents: accrual.after },
-  };
+function withAccruals(changes: LedgerChange[], accruals: Accrual[]): LedgerChange[] {
+  if (changes.length !== accruals.length || changes.some((c) => c.type !== 'charge')) {
+    throw new Error('One accrued amount per charge');
+  }
+  return changes.map((charge, i) => {
+    const accrual = accruals[i]!;
+    return {
+      ...charge,
+      amountCents: accrual.cents === 0 ? 0 : -accrual.cents,
+      reference: { ...charge.reference, accruedBeforeMillicents: accrual.before, accruedAfterMillicents: accrual.after },
+    };
+  });
 }
 
 export function toLedgerView(item: LedgerItem): z.infer<typeof LedgerEntryView> {
