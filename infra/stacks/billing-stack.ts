@@ -41,8 +41,14 @@ export const BILLING_PASS_BUNDLE = 'billing-pass';
 /** Three minutes past every hour: after the pass's two-minute grace (shared/billing/pass.ts GRACE_MS). */
 export const HOURLY_SCHEDULE = 'cron(3 * * * ? *)';
 const WORKER_TIMEOUT = Duration.minutes(5);
-/** Shard workers at once: caps the load on DynamoDB and on the panels (suspensions) during a pass. */
-export const WORKER_MAX_CONCURRENCY = 4;
+/**
+ * Shard workers at once: one per shard, so a pass is one wave (docs/costs.md, "Billing 1,000,000
+ * servers"). Charges write no index partition, so 16 at once throttle none; panel calls
+ * (suspensions) go through each panel's call budget.
+ */
+export const WORKER_MAX_CONCURRENCY = 16;
+/** One full vCPU: the worker's time is its own CPU (the plan's measured 0.68 ms per server-hour). */
+export const WORKER_MEMORY_MB = 1769;
 /** The pending-repair pass (suspensions and repairs that did not complete): every minute, so they are retried within minutes. */
 export const REPAIRS_SCHEDULE = 'rate(1 minute)';
 /** Deliveries of one shard message before it goes to the dead-letter queue. */
@@ -116,7 +122,7 @@ export class BillingStack extends Stack {
       ...egress,
       description: 'Control plane: hourly billing pass worker (charges one shard per message)',
       timeout: WORKER_TIMEOUT,
-      memorySize: 1024,
+      memorySize: WORKER_MEMORY_MB,
       environment,
     });
     this.repairs = new AppFunction(this, 'BillingRepairs', {

@@ -461,7 +461,7 @@ describe('billing stack: the hourly pass (rule → scheduler → queue → worke
     expect(worker.Handler).toBe('index.worker');
     expect(scheduler.Timeout).toBeGreaterThanOrEqual(60);
     expect(worker.Timeout).toBe(300);
-    expect(worker.MemorySize).toBe(1024);
+    expect(worker.MemorySize).toBe(1769);
     // The scheduler queues (BILLING_QUEUE_URL set); the worker must not (it would re-plan the pass).
     expect(scheduler.Environment.Variables.BILLING_QUEUE_URL).toEqual({ Ref: id(built.billingStack.queue) });
     expect(worker.Environment.Variables.BILLING_QUEUE_URL).toBeUndefined();
