@@ -1,12 +1,21 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type BuiltApp } from '../../infra/app.ts';
+import { buildApp } from '../../infra/app.ts';
 import { type AppFunction, VPC_ENI_ACTIONS } from '../../infra/constructs/app-function.ts';
 import { fixedEgressFromContext } from '../../infra/constructs/egress.ts';
 import { PANEL_KEY_ACCESS } from '../../infra/stacks/api-stack.ts';
+import {
+  functionsOf,
+  removeSyntheses,
+  type Resource,
+  type Synth,
+  stacksOf,
+  synthesize,
+  TEST_ACCOUNT as ACCOUNT,
+  TEST_REGION as REGION,
+  type Template,
+  templateOf,
+} from '../helpers/synth.ts';
 import { bundlesOfThisRun, withBuildLock } from '../helpers/build-lock.ts';
 
 /**
@@ -16,54 +25,7 @@ import { bundlesOfThisRun, withBuildLock } from '../helpers/build-lock.ts';
  * subnets; the same on a restored table (context `tableName`, where the data stack is left out).
  * Synthesizes the app three times into temporary directories, as tests/infra/operations.test.ts does.
  */
-const ACCOUNT = '123456789012';
-const REGION = 'eu-west-1';
 const RESTORED = 'control-plane-restored-2026-11-26';
-
-type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[] };
-type Template = { Resources: Record<string, Resource>; Outputs?: Record<string, { Value: unknown; Description?: string }> };
-
-interface Synth {
-  built: BuiltApp;
-  outdir: string;
-  templates: Map<string, Template>;
-  error: unknown;
-}
-
-const synths: Synth[] = [];
-
-function synthesize(context: Record<string, unknown>): Synth {
-  const outdir = mkdtempSync(join(tmpdir(), 'cdk-egress-test-'));
-  const built = buildApp({ outdir, account: ACCOUNT, region: REGION, context });
-  let error: unknown;
-  try {
-    built.app.synth();
-  } catch (err) {
-    error = err;
-  }
-  const templates = new Map<string, Template>();
-  for (const stack of stacksOf(built)) {
-    templates.set(stack.stackName, JSON.parse(readFileSync(join(outdir, stack.templateFile), 'utf8')) as Template);
-  }
-  const synth = { built, outdir, templates, error };
-  synths.push(synth);
-  return synth;
-}
-
-const stacksOf = (built: BuiltApp): Stack[] =>
-  [built.networkStack, built.dataStack, built.apiStack, built.billingStack, built.webhooksStack].filter(
-    (s): s is NonNullable<typeof s> => s !== undefined,
-  );
-
-/** Every function of the app with a readable name and its stack. */
-const functionsOf = ({ built }: Synth): { name: string; stack: Stack; fn: AppFunction }[] => [
-  ...[...built.apiStack.functions].map(([group, fn]) => ({ name: group as string, stack: built.apiStack as Stack, fn })),
-  { name: 'authorizer', stack: built.apiStack, fn: built.apiStack.authorizerFunction },
-  { name: 'billing-scheduler', stack: built.billingStack, fn: built.billingStack.scheduler },
-  { name: 'billing-worker', stack: built.billingStack, fn: built.billingStack.worker },
-  { name: 'billing-repairs', stack: built.billingStack, fn: built.billingStack.repairs },
-  { name: 'webhooks', stack: built.webhooksStack, fn: built.webhooksStack.dispatcher },
-];
 
 /**
  * The functions that call panels, by what their code does: the API groups that read panel keys
@@ -75,7 +37,6 @@ const PANEL_CALLERS = ['account', 'admin', 'billing-repairs', 'billing-scheduler
 
 const logicalId = (stack: Stack, construct: { node: { defaultChild?: unknown } }): string =>
   stack.getLogicalId(construct.node.defaultChild as CfnElement);
-const templateOf = (synth: Synth, stack: Stack): Template => synth.templates.get(stack.stackName)!;
 const resourcesOf = (template: Template, type: string): [string, Resource][] =>
   Object.entries(template.Resources).filter(([, r]) => r.Type === type);
 const allResources = (synth: Synth): Resource[] => [...synth.templates.values()].flatMap((t) => Object.values(t.Resources));
@@ -135,7 +96,7 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(() => {
-  for (const synth of synths) rmSync(synth.outdir, { recursive: true, force: true });
+  removeSyntheses();
 });
 
 describe('fixed egress off (the default)', () => {

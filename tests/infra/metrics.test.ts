@@ -1,9 +1,8 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Stack } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type BuiltApp } from '../../infra/app.ts';
+import { buildApp } from '../../infra/app.ts';
 import { ROOT } from '../../infra/bundle.ts';
 import {
   BUDGET_USED_PERCENT,
@@ -14,6 +13,7 @@ import {
 } from '../../infra/constructs/alarms.ts';
 import { TABLE } from '../../shared/db/table.ts';
 import { METRICS, type MetricName } from '../../shared/observability/metrics.ts';
+import { removeSyntheses, type Synth, stacksOf, synthesize, templateOf } from '../helpers/synth.ts';
 import { bundlesOfThisRun, withBuildLock } from '../helpers/build-lock.ts';
 
 /**
@@ -23,44 +23,10 @@ import { bundlesOfThisRun, withBuildLock } from '../helpers/build-lock.ts';
  * shared/ or functions/, the dashboard graphs every `METRICS` metric, and two stages never share a
  * namespace. Synthesizes the app twice (no stage; stage `staging`), as operations.test.ts does.
  */
-type Resource = { Type: string; Properties: Record<string, any> };
-type Template = { Resources: Record<string, Resource> };
-
-const ACCOUNT = '123456789012';
-const REGION = 'eu-west-1';
-
-interface Synth {
-  built: BuiltApp;
-  outdir: string;
-  templates: Map<Stack, Template>;
-  error: unknown;
-}
-const synths: Synth[] = [];
-
-function synthesize(context: Record<string, unknown>): Synth {
-  const outdir = mkdtempSync(join(tmpdir(), 'cdk-metrics-test-'));
-  const built = buildApp({ outdir, account: ACCOUNT, region: REGION, context });
-  let error: unknown;
-  try {
-    built.app.synth();
-  } catch (err) {
-    error = err;
-  }
-  const templates = new Map<Stack, Template>();
-  for (const stack of stacksOf(built)) {
-    templates.set(stack, JSON.parse(readFileSync(join(outdir, stack.templateFile), 'utf8')) as Template);
-  }
-  const synth = { built, outdir, templates, error };
-  synths.push(synth);
-  return synth;
-}
-
-const stacksOf = (built: BuiltApp): Stack[] =>
-  [built.dataStack, built.apiStack, built.billingStack, built.webhooksStack].filter((s): s is NonNullable<typeof s> => s !== undefined);
 
 const resourcesOf = (synth: Synth, type: string): { stack: Stack; id: string; props: Record<string, any> }[] =>
-  [...synth.templates].flatMap(([stack, t]) =>
-    Object.entries(t.Resources)
+  stacksOf(synth.built).flatMap((stack) =>
+    Object.entries(templateOf(synth, stack).Resources)
       .filter(([, r]) => r.Type === type)
       .map(([id, r]) => ({ stack, id, props: r.Properties })),
   );
@@ -143,7 +109,7 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(() => {
-  for (const synth of synths) rmSync(synth.outdir, { recursive: true, force: true });
+  removeSyntheses();
 });
 
 describe('alarms name metrics the code emits', () => {

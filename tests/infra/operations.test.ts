@@ -1,13 +1,20 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type BuiltApp } from '../../infra/app.ts';
+import { buildApp } from '../../infra/app.ts';
 import type { AppFunction } from '../../infra/constructs/app-function.ts';
 import { INDEX_PARTITIONS, indexPatterns, KEY_SENTINEL, TABLE_ACCESS, type TableAccess } from '../../shared/db/key-prefixes.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { type IndexName, TABLE } from '../../shared/db/table.ts';
+import {
+  functionsOf,
+  removeSyntheses,
+  type Synth,
+  stacksOf,
+  synthesize,
+  TEST_ACCOUNT as ACCOUNT,
+  TEST_REGION as REGION,
+  templateOf,
+} from '../helpers/synth.ts';
 import { bundlesOfThisRun, withBuildLock } from '../helpers/build-lock.ts';
 import { ACCOUNTS_PER_ROUTE_THROTTLE, ROUTE_THROTTLES, THROTTLE, throttleFromContext } from '../../infra/stacks/api-stack.ts';
 import { DEFAULT_SETTINGS } from '../../shared/settings/index.ts';
@@ -19,59 +26,11 @@ import { DEFAULT_SETTINGS } from '../../shared/settings/index.ts';
  * (owning its table) and moved onto a restored table, each into a temporary directory.
  */
 const RESTORED = 'control-plane-restored-2026-11-26';
-const ACCOUNT = '123456789012';
-const REGION = 'eu-west-1';
 
-type Template = { Resources: Record<string, { Type: string; Properties: Record<string, any> }> };
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> };
-
-interface Synth {
-  built: BuiltApp;
-  outdir: string;
-  templates: Map<string, Template>;
-  error: unknown;
-}
-
-const synths: Synth[] = [];
-
-function synthesize(context: Record<string, unknown>): Synth {
-  const outdir = mkdtempSync(join(tmpdir(), 'cdk-ops-test-'));
-  const built = buildApp({ outdir, account: ACCOUNT, region: REGION, context });
-  let error: unknown;
-  try {
-    built.app.synth();
-  } catch (err) {
-    error = err;
-  }
-  const templates = new Map<string, Template>();
-  for (const stack of stacksOf(built)) {
-    templates.set(stack.stackName, JSON.parse(readFileSync(join(outdir, stack.templateFile), 'utf8')) as Template);
-  }
-  const synth = { built, outdir, templates, error };
-  synths.push(synth);
-  return synth;
-}
-
-const stacksOf = (built: BuiltApp): Stack[] =>
-  [built.dataStack, built.apiStack, built.billingStack, built.webhooksStack].filter((s): s is NonNullable<typeof s> => s !== undefined);
-
-/** Every function of the app with a readable name and the template of its stack. */
-const functionsOf = (synth: Synth): { name: string; stack: Stack; fn: AppFunction }[] => {
-  const { built } = synth;
-  return [
-    ...[...built.apiStack.functions].map(([group, fn]) => ({ name: group as string, stack: built.apiStack as Stack, fn })),
-    { name: 'authorizer', stack: built.apiStack, fn: built.apiStack.authorizerFunction },
-    { name: 'billing-scheduler', stack: built.billingStack, fn: built.billingStack.scheduler },
-    { name: 'billing-worker', stack: built.billingStack, fn: built.billingStack.worker },
-    { name: 'billing-repairs', stack: built.billingStack, fn: built.billingStack.repairs },
-    { name: 'webhooks', stack: built.webhooksStack, fn: built.webhooksStack.dispatcher },
-  ];
-};
 
 const logicalId = (stack: Stack, construct: { node: { defaultChild?: unknown } }): string =>
   stack.getLogicalId(construct.node.defaultChild as Parameters<Stack['getLogicalId']>[0]);
-
-const templateOf = (synth: Synth, stack: Stack): Template => synth.templates.get(stack.stackName)!;
 
 /** The DynamoDB statements of one function's role policy, in order. */
 function tableStatements(synth: Synth, stack: Stack, fn: AppFunction): Statement[] {
@@ -99,7 +58,7 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(() => {
-  for (const synth of synths) rmSync(synth.outdir, { recursive: true, force: true });
+  removeSyntheses();
 });
 
 describe('restore: the stack moved onto an existing table (context tableName)', () => {
