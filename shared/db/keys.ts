@@ -131,6 +131,8 @@ export const keys = {
     GSI2SK: `${dueAt}#${deliveryId}`,
   }),
   deliveryDueShard: (shard: number): string => `WHDUE#${shard}`,
+  /** When a `deliveryDue` entry is due (its GSI2SK's ISO time). */
+  deliveryDueAt: (gsi2sk: string): string => gsi2sk.slice(0, gsi2sk.indexOf('#')),
 
   /** An account's auto top-up: its rule, saved card and attempt counters (shared/payments/autotopup.ts). */
   autoTopUp: (accountId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: 'AUTOTOPUP' }),

@@ -16,12 +16,10 @@ export function rateCounterOf(who: string, windowStart: number): { Key: ReturnTy
 }
 
 /**
- * The write of the shared rate limit (./rate-limit.ts): loaded with a process's first claim, so
- * that it is not on any function's start path.
- */
-/**
- * Claims what the waiting requests need, plus a speculative share that shrinks near the limits;
- * for a sparse caller, units of the block's later minutes too, in the same write.
+ * The write of the shared rate limit (./rate-limit.ts), loaded with a process's first claim so that
+ * it is on no function's start path: claims what the waiting requests need, plus a speculative share
+ * that shrinks near the limits; for a sparse caller, units of the block's later minutes too, in the
+ * same write.
  */
 export async function claimUnits(client: string, allowance: Allowance, limit: number, ceiling?: AccountCeiling): Promise<void> {
   const account = allowance.account;

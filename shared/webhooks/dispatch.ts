@@ -331,7 +331,7 @@ export class Dispatcher {
   private noteBacklog(due: WebhookDeliveryItem[], now: Date): void {
     let oldest = now.getTime();
     for (const item of due) {
-      const dueAt = Date.parse(item.GSI2SK?.split('#')[0] ?? item.nextAttemptAt ?? '');
+      const dueAt = Date.parse(item.GSI2SK ? keys.deliveryDueAt(item.GSI2SK) : (item.nextAttemptAt ?? ''));
       if (dueAt < oldest) oldest = dueAt;
     }
     const age = Math.floor((now.getTime() - oldest) / 1000);
