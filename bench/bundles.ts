@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build, type Metafile } from 'esbuild';
-import { buildLambda, bundleAll, chunkSizes, LAMBDA_BUILD_OPTIONS, lazyRouteModule, ROOT } from '../infra/bundle.ts';
+import { buildLambda, bundleAll, chunkSizes, LAMBDA_BUILD_OPTIONS, lazyEntryModule, lazyRouteModule, ROOT } from '../infra/bundle.ts';
 import { kb, median, table } from './harness.ts';
 
 /**
@@ -34,13 +34,15 @@ interface Measured {
   startBytes: number;
   /** Chunks loaded only by a dynamic import(), when their path runs. */
   lazyBytes: number;
+  /** How many files a cold start loads (index.mjs and its static chunks). */
+  startFiles: number;
   plainMs: number;
   sourceMapsMs: number;
   plainMinMs: number;
   /** CPU time (user + system) of the import, median: less moved by other work on a shared machine than wall time. */
   cpuMs: number;
   sourceMapsMinMs: number;
-  /** The same import followed by every chunk its routes' request schemas load from (the first requests' extra), median. */
+  /** The same import followed by every chunk its routes' first requests may load (schemas, lazily loaded route code), median. */
   firstRequestMs: number | undefined;
   firstRequestMinMs: number | undefined;
 }
@@ -65,7 +67,8 @@ export async function benchBundles(): Promise<string> {
           bytes: b.bytes,
           startBytes: b.startBytes,
           lazyBytes: b.lazyBytes,
-          schemaChunks: await requestSchemaChunks(b.group, b.dir),
+          startFiles: startFileCount(await metaOf(b.group)),
+          schemaChunks: await firstRequestChunks(b.group, b.dir),
         })),
       )),
       {
@@ -74,9 +77,18 @@ export async function benchBundles(): Promise<string> {
         bytes: (await stat(floorFile)).size,
         startBytes: floorSizes.start,
         lazyBytes: floorSizes.lazy,
+        startFiles: floorSizes.startFiles.length,
         schemaChunks: [],
       },
-      { name: FLOOR_BEFORE, file: floorBeforeFile, bytes: floorBeforeBytes, startBytes: floorBeforeBytes, lazyBytes: 0, schemaChunks: [] },
+      {
+        name: FLOOR_BEFORE,
+        file: floorBeforeFile,
+        bytes: floorBeforeBytes,
+        startBytes: floorBeforeBytes,
+        lazyBytes: 0,
+        startFiles: 1,
+        schemaChunks: [],
+      },
     ];
 
     // Interleaved (round-robin over bundles and flags), so drift on the machine hits all alike.
@@ -91,7 +103,7 @@ export async function benchBundles(): Promise<string> {
           samples.set(`cpu:${key}`, [...(samples.get(`cpu:${key}`) ?? []), cpuMs]);
         }
         if (target.schemaChunks.length) {
-          // What a first request adds: the chunks its request schemas load from (zod with them).
+          // What first requests add: their schemas' chunks (zod with them) and lazily loaded route code.
           const { ms } = await loadTime(target.file, [], target.schemaChunks);
           if (round > 0) samples.set(`first:${target.name}`, [...(samples.get(`first:${target.name}`) ?? []), ms]);
         }
@@ -117,6 +129,7 @@ export async function benchBundles(): Promise<string> {
       m.name,
       kb(m.bytes),
       `${kb(m.startBytes)}${met(m.startBytes <= GOAL_START_BYTES)}`,
+      String(m.startFiles),
       m.lazyBytes ? kb(m.lazyBytes) : '—',
       x(m.startBytes, floor.startBytes),
       ms(m.plainMs),
@@ -139,7 +152,7 @@ export async function benchBundles(): Promise<string> {
     const worstStart = worst((m) => m.startBytes);
     const goals = `**Goals** (issue 28, item 1): every function loads within ${GOAL_RATIO}× the floor built the same way, median and minimum, and loads at most ${kb(GOAL_START_BYTES)} at start (✗ marks a miss). This run: at most ${x(worstMedian.plainMs, floor.plainMs)} median (${worstMedian.name}) and ${x(worstMin.plainMinMs, floor.plainMinMs)} minimum (${worstMin.name}), at most ${kb(worstStart.startBytes)} at start (${worstStart.name}): ${ours.every((m) => m.plainMs <= GOAL_RATIO * floor.plainMs && m.plainMinMs <= GOAL_RATIO * floor.plainMinMs) ? 'load goal met' : 'load goal **not** met'}, ${ours.every((m) => m.startBytes <= GOAL_START_BYTES) ? 'size goal met' : 'size goal **not** met'}.`;
     const heaviest = [...ours].sort((a, b) => b.startBytes - a.startBytes)[0]!;
-    const meta = JSON.parse(await readFile(join(ROOT, 'dist', 'meta', `${heaviest.name}.json`), 'utf8')) as Metafile;
+    const meta = await metaOf(heaviest.name);
     const byPackage = packageBytes(meta);
     const floorByPackage = packageBytes(floorMeta);
     const lazyByPackage = packageBytes(meta, 'lazy');
@@ -155,7 +168,7 @@ export async function benchBundles(): Promise<string> {
     // The largest package of every bundle, from each metafile.
     const largest = await Promise.all(
       ours.map(async (m) => {
-        const bytes = packageBytes(JSON.parse(await readFile(join(ROOT, 'dist', 'meta', `${m.name}.json`), 'utf8')) as Metafile);
+        const bytes = packageBytes(await metaOf(m.name));
         const [pkg, size] = [...bytes].sort((a, b) => b[1] - a[1])[0]!;
         return { pkg, size };
       }),
@@ -184,7 +197,7 @@ export async function benchBundles(): Promise<string> {
       '',
       `Every function bundle as \`bundleAll()\` builds it for deployment (esbuild, minified ESM with chunks, linked source maps, the SDK's credential chain aliased to the environment variables Lambda sets, infra/bundle.ts), next to a floor bundle holding only \`@aws-sdk/client-dynamodb\` + \`@aws-sdk/lib-dynamodb\` and a handler that does nothing, built with the same options, and that floor built as every bundle was before (one file, the SDK's whole credential chain). \`index.mjs\` is the entry file; "at start" adds the chunks it imports statically (what a cold start loads); "lazy" is the chunks a dynamic \`import()\` loads when their path first runs (Stripe's library, the Secrets Manager client, the rest of the credential chain). Load time is \`await import()\` of \`index.mjs\` timed inside a fresh \`node\` process (STAGE=aws, TABLE_NAME, CURSOR_SECRET, AWS_REGION set), ${RUNS} runs per bundle and flag after one unrecorded run, interleaved across bundles; with and without \`--enable-source-maps\` (deployed with it). Node's own start-up is not included; the CPU column is the process's CPU time (user + system) over the same \`import()\`, which other work on a shared machine moves far less than wall time. The median is the headline figure; the minimum is shown too because on a busy machine noise only ever adds time, so the minimum is the steadier estimate of the load cost itself.`,
       '',
-      `"Load + first requests' schemas" is the same \`import()\` followed, in the same process, by every chunk the function's request schemas load from (\`requestSchemas\` of infra/bundle.ts: zod and the schema modules of its routes' path parameters, query strings and bodies): an upper bound of what the first requests add, since one request loads only its own route's. A route without a request schema (GET /v1/account) loads none: no zod at all.`,
+      `"Files at start" counts \`index.mjs\` and the chunks it imports: one chunk holds the start's code and one the SDK code it shares with packages loaded lazily (infra/bundle.ts, \`oneStartChunk\`); each file costs the ESM loader ≈ 0.4 ms (bench/README.md, "Measured once"). "Load + every first request's code" is the same \`import()\` followed, in the same process, by every chunk the function's routes load on their first request: their request schemas (\`requestSchemas\` of infra/bundle.ts: zod and the schema modules of path parameters, query strings and bodies) and the modules its handler loads per route (\`import()\` in functions/<group>/handler.ts: the deploy path, webhook endpoints, key management, …). An upper bound of what first requests add, since one request loads only its own route's: GET /v1/account loads none, no zod at all.`,
       '',
       goals,
       '',
@@ -193,12 +206,13 @@ export async function benchBundles(): Promise<string> {
           'function',
           'index.mjs',
           `at start (goal ≤ ${kb(GOAL_START_BYTES)})`,
+          'files at start',
           'lazy',
           'at start × floor',
           'load (median)',
           'load (min)',
           `load × floor, median / min (goal ≤ ${GOAL_RATIO}×)`,
-          'load + first requests’ schemas, median / min (× floor)',
+          'load + every first request’s code, median / min (× floor)',
           '× floor as before',
           'CPU (median; × floor / as before)',
           '--enable-source-maps (median)',
@@ -248,19 +262,28 @@ async function loadTime(file: string, flags: string[], then: string[] = []): Pro
   return { ms: ms!, cpuMs: cpuMs! };
 }
 
+const metaOf = async (group: string): Promise<Metafile> =>
+  JSON.parse(await readFile(join(ROOT, 'dist', 'meta', `${group}.json`), 'utf8')) as Metafile;
+
+const startFileCount = (meta: Metafile): number => chunkSizes(meta).startFiles.length;
+
 /**
- * The chunks a function's request schemas load from on first requests: for the route module its
- * handler imports (generated without schemas, infra/bundle.ts), the chunks esbuild wrote for the
- * schema modules its `requestSchemas` import. None for a function without routes.
+ * The chunks a function's first requests may load: for the route module its handler imports
+ * (generated without schemas, infra/bundle.ts), the chunks esbuild wrote for the schema modules its
+ * `requestSchemas` import, and the chunks of the modules the handler itself imports per route.
+ * None for a function without routes.
  */
-async function requestSchemaChunks(group: string, dir: string): Promise<string[]> {
-  const meta = JSON.parse(await readFile(join(ROOT, 'dist', 'meta', `${group}.json`), 'utf8')) as Metafile;
+async function firstRequestChunks(group: string, dir: string): Promise<string[]> {
+  const meta = await metaOf(group);
   const routeModule = Object.keys(meta.inputs).find((p) => p.startsWith('lazy-route-schemas:'));
   if (!routeModule) return [];
   const { requestFiles } = await lazyRouteModule(routeModule.slice('lazy-route-schemas:'.length));
   const wanted = new Set(requestFiles.map((f) => f.slice(ROOT.length + 1)));
+  for (const i of meta.inputs[`functions/${group}/handler.ts`]?.imports ?? []) {
+    if (i.kind === 'dynamic-import') wanted.add(lazyEntryModule(i.path));
+  }
   return Object.entries(meta.outputs)
-    .filter(([path, o]) => path.endsWith('.mjs') && o.entryPoint !== undefined && wanted.has(o.entryPoint))
+    .filter(([path, o]) => path.endsWith('.mjs') && o.entryPoint !== undefined && wanted.has(lazyEntryModule(o.entryPoint)))
     .map(([path]) => join(dir, path.slice(path.indexOf('/chunks/') + 1)));
 }
 

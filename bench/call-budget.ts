@@ -1,5 +1,6 @@
 import { startLocalStack } from '../dev/stack.ts';
-import { type CallBudgetOptions, dynamoCallBudget, type ProcessState, runAsCaller } from '../shared/instances/call-budget.ts';
+import { type CallBudgetOptions, dynamoCallBudget, type ProcessState } from '../shared/instances/call-budget.ts';
+import { runAsCaller } from '../shared/instances/caller.ts';
 import { sharesOf } from '../shared/instances/call-budget-window.ts';
 import { countDynamoCalls, table } from './harness.ts';
 

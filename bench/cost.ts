@@ -4,7 +4,7 @@ import { handler as accountHandler } from '../functions/account/handler.ts';
 import { resetConfig } from '../shared/config/env.ts';
 import type { ACCESS_LOG_FIELDS } from '../infra/access-log.ts';
 import { createRateLimiter } from '../shared/http/rate-limit.ts';
-import { LAST_USED_INTERVAL_MS } from '../shared/api-keys/index.ts';
+import { LAST_USED_INTERVAL_MS } from '../shared/api-keys/last-used.ts';
 import { clearCeilingCache, requestCeilingOf, setAccountLimits } from '../shared/settings/limits.ts';
 import { countDynamoCalls, fmt, table, timeInterleaved } from './harness.ts';
 

@@ -1,4 +1,4 @@
-import { copyFile, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -172,8 +172,76 @@ function lazyRouteSchemas(): Plugin {
   };
 }
 
-/** Fields of a route that only the OpenAPI document reads: left out of the bundle. */
-const DOCUMENT_ONLY = new Set(['summary', 'description', 'tag', 'hidden', 'mediaType']);
+/**
+ * What a cold start loads in two chunks instead of 13–27. esbuild puts each piece of code in the
+ * chunk of the set of entry points that reach it (the function's entry and every dynamic
+ * `import()` target), so code shared by the start and different lazy paths fell into many small
+ * files, and each costs the ESM loader ≈ 0.4 ms of resolving, reading and linking (bench/README.md,
+ * "Measured once"). Here every dynamic-import target is wrapped in a module that also re-exports
+ * the entry's namespace, so every lazy path reaches all of the start's code and esbuild writes it
+ * to one chunk. A lazy chunk loads nothing more by it: the start is loaded before any `import()`.
+ */
+/** What a package loaded lazily re-exports instead of the entry (see the comment in `oneStartChunk`). */
+const SDK_ANCHOR = join(ROOT, 'shared', 'db', 'client.ts');
+
+function oneStartChunk(): Plugin {
+  const WRAP = 'one-start-chunk'; // also in lazyEntryModule
+  return {
+    name: WRAP,
+    setup(b) {
+      const entries = b.initialOptions.entryPoints;
+      const entry = Array.isArray(entries) && typeof entries[0] === 'string' ? resolve(ROOT, entries[0]) : undefined;
+      if (!entry) return;
+      b.onResolve({ filter: /.*/ }, async (args) => {
+        if (args.kind !== 'dynamic-import' || args.pluginData === WRAP) return undefined;
+        const target = await b.resolve(args.path, {
+          kind: args.kind,
+          importer: args.importer,
+          resolveDir: args.resolveDir,
+          pluginData: WRAP,
+        });
+        if (target.errors.length) return { errors: target.errors };
+        if (target.external) return undefined;
+        return {
+          path: target.path,
+          namespace: WRAP,
+          pluginData: { namespace: target.namespace, pkg: target.path.includes('/node_modules/') },
+        };
+      });
+      b.onLoad({ filter: /.*/, namespace: WRAP }, async (args) => {
+        const { namespace, pkg } = args.pluginData as { namespace: string; pkg: boolean };
+        const from = JSON.stringify(namespace === 'file' ? args.path : `${namespace}:${args.path}`);
+        // A package (the Secrets Manager client, the SDK's credential chain) reaches the DynamoDB
+        // client's code only, not the whole start: the cursor key is read through it while the start
+        // evaluates (a top-level await, shared/db/cursor.ts), and a chunk importing the start back
+        // would wait for that evaluation to end, and it for the chunk. So packages and the SDK
+        // code they share with the start make a second chunk, evaluated before the first.
+        const anchor = pkg ? SDK_ANCHOR : entry;
+        return {
+          contents: `export * from ${from};\n${(await hasDefaultExport(args.path)) ? `export { default } from ${from};\n` : ''}export * as __start from ${JSON.stringify(anchor)};\n`,
+          loader: 'js',
+          resolveDir: dirname(args.path),
+        };
+      });
+    },
+  };
+}
+
+/** The module a dynamic-import entry of the metafile loads (`oneStartChunk` wraps each), relative to the root. */
+export const lazyEntryModule = (entryPoint: string): string => relative(ROOT, resolve(ROOT, entryPoint.replace(/^one-start-chunk:/, '')));
+
+/** A CommonJS module (Stripe's library) or an ES module with a default export. */
+async function hasDefaultExport(path: string): Promise<boolean> {
+  if (!path.endsWith('.js') && !path.endsWith('.cjs') && !path.endsWith('.mjs')) return false;
+  const text = await readFile(path, 'utf8');
+  return /\bexport\s+default\b|\bas\s+default\b/.test(text) || !/^\s*(export|import)\s/m.test(text);
+}
+
+/**
+ * Fields of a route that only the OpenAPI document reads, and `errors`, which besides it only the
+ * contract notes read, outside AWS (shared/api/contract.ts): left out of the bundle.
+ */
+const DOCUMENT_ONLY = new Set(['summary', 'description', 'tag', 'hidden', 'mediaType', 'errors']);
 const SCHEMA_FIELDS = ['params', 'query', 'body', 'response'] as const;
 
 /**
@@ -201,6 +269,7 @@ export async function lazyRouteModule(routeFile: string): Promise<{ contents: st
   ) as [string, Record<string, Record<string, unknown>>][];
 
   const defined = new Map<unknown, string>();
+  const modules = new Map<string, string>();
   const lines: string[] = [];
   const requestFiles = new Set<string>();
   const loader = (exportName: string, id: string, def: Record<string, unknown>, fields: readonly string[], single: boolean) => {
@@ -214,9 +283,18 @@ export async function lazyRouteModule(routeFile: string): Promise<{ contents: st
       const access = at.file === routeFile && !where.has(def[f]) ? at.name : `[${JSON.stringify(at.name)}]`;
       return `${f}: m${files.indexOf(at.file)}${access.startsWith('[') ? access : `.${access}`}`;
     });
-    const imports = files.map((f) => `import(${JSON.stringify(f)})`).join(', ');
-    const args = files.map((_, i) => `m${i}`).join(', ');
-    return `() => Promise.all([${imports}]).then(([${args}]) => (${single ? picks[0]!.slice(picks[0]!.indexOf(':') + 2) : `{ ${picks.join(', ')} }`}))`;
+    // One loader per schema module, shared by every route that reads it.
+    const imports = files.map((f) => {
+      if (!modules.has(f)) {
+        modules.set(f, `schemas${modules.size}`);
+        lines.push(`const ${modules.get(f)} = () => import(${JSON.stringify(f)});`);
+      }
+      return `${modules.get(f)}()`;
+    });
+    const value = single ? picks[0]!.slice(picks[0]!.indexOf(':') + 2) : `{ ${picks.join(', ')} }`;
+    return files.length === 1
+      ? `() => ${imports[0]}.then((m0) => (${value}))`
+      : `() => Promise.all([${imports.join(', ')}]).then(([${files.map((_, i) => `m${i}`).join(', ')}]) => (${value}))`;
   };
   for (const [exportName, table] of tables) {
     const entries: string[] = [];
@@ -263,7 +341,7 @@ export const LAMBDA_BUILD_OPTIONS = {
   entryNames: 'index',
   chunkNames: 'chunks/[name]-[hash]',
   outExtension: { '.js': '.mjs' },
-  plugins: [lambdaCredentials(), httpWithoutUndici(), lazyRouteSchemas()],
+  plugins: [lambdaCredentials(), httpWithoutUndici(), lazyRouteSchemas(), oneStartChunk()],
   legalComments: 'none',
   logLevel: 'warning' as const,
   // CommonJS dependencies bundled into ESM still call require() for Node built-ins.

@@ -2,24 +2,16 @@ import { createGroupHandler } from '../../shared/http/handler.ts';
 import { accountRoutes } from '../../shared/api/routes/account.ts';
 import { getAccount } from '../../shared/accounts/index.ts';
 import { listActivity } from '../../shared/audit/index.ts';
-import { createApiKey, listApiKeys, revokeApiKey, updateApiKeyLabels } from '../../shared/api-keys/index.ts';
 import { listLedger } from '../../shared/ledger/index.ts';
 import { getBudget } from '../../shared/budgets/index.ts';
 import { setBudget } from '../../shared/budgets/set.ts';
 import { getBalanceAlerts, setLowBalanceThreshold } from '../../shared/ledger/alerts.ts';
 import { getBillingProfile, putBillingProfile } from '../../shared/accounts/billing-profile.ts';
-import {
-  createEndpoint,
-  deleteEndpoint,
-  getEndpoint,
-  getEvent,
-  listDeliveries,
-  listEndpoints,
-  listEvents,
-  redeliverDelivery,
-  rotateSecret,
-  updateEndpoint,
-} from '../../shared/webhooks/endpoints.ts';
+
+// Loaded with their routes' first request: a cold start that reads the account loads neither the
+// key management nor the webhook endpoints (bench/results.md, section 1).
+const apiKeys = () => import('../../shared/api-keys/index.ts');
+const webhooks = () => import('../../shared/webhooks/endpoints.ts');
 
 /** Account group: the caller's account, activity log and API keys. */
 export const handler = createGroupHandler('account', accountRoutes, {
@@ -27,10 +19,11 @@ export const handler = createGroupHandler('account', accountRoutes, {
 
   listActivity: async ({ principal, query }) => listActivity(principal.accountId, { ...query, boundTo: `activity:${principal.accountId}` }),
 
-  listKeys: async ({ principal, query }) => listApiKeys(principal.accountId, { ...query, boundTo: `keys:${principal.accountId}` }),
+  listKeys: async ({ principal, query }) =>
+    (await apiKeys()).listApiKeys(principal.accountId, { ...query, boundTo: `keys:${principal.accountId}` }),
 
   createKey: async ({ principal, body, audit }) => {
-    const { key, secret } = await createApiKey(principal, body);
+    const { key, secret } = await (await apiKeys()).createApiKey(principal, body);
     audit.target = `key:${key.id}`;
     audit.details = { name: key.name, scopes: key.scopes, expiresAt: key.expiresAt };
     return { ...key, secret };
@@ -81,59 +74,62 @@ export const handler = createGroupHandler('account', accountRoutes, {
   updateKey: async ({ principal, params, body, audit }) => {
     audit.target = `key:${params.id}`;
     audit.details = { labels: Object.keys(body.labels).length };
-    return updateApiKeyLabels(principal.accountId, params.id, body.labels);
+    return (await apiKeys()).updateApiKeyLabels(principal.accountId, params.id, body.labels);
   },
 
   revokeKey: async ({ principal, params, audit }) => {
     audit.target = `key:${params.id}`;
-    return revokeApiKey(principal.accountId, params.id);
+    return (await apiKeys()).revokeApiKey(principal.accountId, params.id);
   },
 
   // Webhooks: the activity log names the endpoint and what changed, never its secret.
   listWebhookEndpoints: async ({ principal, query }) =>
-    listEndpoints(principal.accountId, { ...query, boundTo: `webhook-endpoints:${principal.accountId}` }),
+    (await webhooks()).listEndpoints(principal.accountId, { ...query, boundTo: `webhook-endpoints:${principal.accountId}` }),
 
   createWebhookEndpoint: async ({ principal, body, audit }) => {
-    const { endpoint, secret } = await createEndpoint(principal.accountId, body, principal.scopes);
+    const { endpoint, secret } = await (await webhooks()).createEndpoint(principal.accountId, body, principal.scopes);
     audit.target = `webhook-endpoint:${endpoint.id}`;
     audit.details = { url: endpoint.url, events: endpoint.events };
     return { ...endpoint, secret };
   },
 
-  getWebhookEndpoint: async ({ principal, params }) => getEndpoint(principal.accountId, params.id),
+  getWebhookEndpoint: async ({ principal, params }) => (await webhooks()).getEndpoint(principal.accountId, params.id),
 
   updateWebhookEndpoint: async ({ principal, params, body, audit }) => {
     audit.target = `webhook-endpoint:${params.id}`;
     audit.details = { changed: Object.keys(body).sort() };
-    return updateEndpoint(principal.accountId, params.id, body, principal.scopes);
+    return (await webhooks()).updateEndpoint(principal.accountId, params.id, body, principal.scopes);
   },
 
   deleteWebhookEndpoint: async ({ principal, params, audit }) => {
     audit.target = `webhook-endpoint:${params.id}`;
-    return deleteEndpoint(principal.accountId, params.id);
+    return (await webhooks()).deleteEndpoint(principal.accountId, params.id);
   },
 
   rotateWebhookSecret: async ({ principal, params, audit }) => {
     audit.target = `webhook-endpoint:${params.id}`;
-    return rotateSecret(principal.accountId, params.id);
+    return (await webhooks()).rotateSecret(principal.accountId, params.id);
   },
 
   listWebhookDeliveries: async ({ principal, params, query }) =>
-    listDeliveries(principal.accountId, params.id, { ...query, boundTo: `webhook-deliveries:${principal.accountId}:${params.id}` }),
+    (await webhooks()).listDeliveries(principal.accountId, params.id, {
+      ...query,
+      boundTo: `webhook-deliveries:${principal.accountId}:${params.id}`,
+    }),
 
   redeliverWebhook: async ({ principal, params, audit }) => {
     audit.target = `webhook-delivery:${params.deliveryId}`;
     audit.details = { endpointId: params.id };
-    return redeliverDelivery(principal.accountId, params.id, params.deliveryId);
+    return (await webhooks()).redeliverDelivery(principal.accountId, params.id, params.deliveryId);
   },
 
   listEvents: async ({ principal, query }) =>
-    listEvents(
+    (await webhooks()).listEvents(
       principal.accountId,
       { limit: query.limit, cursor: query.cursor, boundTo: `events:${principal.accountId}:${query.type ?? ''}` },
       principal.scopes,
       query.type,
     ),
 
-  getEvent: async ({ principal, params }) => getEvent(principal.accountId, params.id, principal.scopes),
+  getEvent: async ({ principal, params }) => (await webhooks()).getEvent(principal.accountId, params.id, principal.scopes),
 });

@@ -8,17 +8,12 @@ import { ApiError, notFound } from '../errors.ts';
 import type { ApiKey, CreateApiKey } from '../api/schemas.ts';
 import type { Principal } from '../auth/principal.ts';
 import { displayPrefix, generateApiKey, hashApiKey, lastFour } from '../auth/api-key-format.ts';
-import type { ApiKeyHashItem, ApiKeyItem } from '../db/items.ts';
+import type { ApiKeyItem } from '../db/items.ts';
 import { newId } from '../ids.ts';
 
 export type ApiKeyView = z.infer<typeof ApiKey>;
 
 const DAY_MS = 86_400_000;
-/**
- * lastUsedAt is written at most this often per key: it tells an operator which keys are still in
- * use, to the hour. A write per request would double a GET's DynamoDB cost (docs/costs.md).
- */
-export const LAST_USED_INTERVAL_MS = 60 * 60_000;
 
 export function toView(item: Omit<ApiKeyItem, 'PK' | 'SK' | 'kind' | 'hash'>, now = Date.now()): ApiKeyView {
   const expiresAt = item.expiresAt ?? null;
@@ -245,41 +240,4 @@ async function revokeItems(accountId: string, keyId: string, hash: string, revok
     },
     ...slot,
   ]);
-}
-
-/**
- * Records use at most every LAST_USED_INTERVAL_MS: the lookup item first, under a condition that
- * keeps concurrent requests from writing twice, then the listed key item. Two plain writes (2 WRU),
- * not a transaction (4 WRU): a listing that shows the previous hour for a moment is harmless.
- */
-export async function touchLastUsed(hashItem: ApiKeyHashItem, now = new Date()): Promise<void> {
-  const last = hashItem.lastUsedAt ? Date.parse(hashItem.lastUsedAt) : 0;
-  if (now.getTime() - last < LAST_USED_INTERVAL_MS) return;
-  const at = now.toISOString();
-  const threshold = new Date(now.getTime() - LAST_USED_INTERVAL_MS).toISOString();
-  try {
-    await writeItem({
-      Update: {
-        Key: { PK: hashItem.PK, SK: hashItem.SK },
-        UpdateExpression: 'SET lastUsedAt = :at',
-        ConditionExpression: 'attribute_not_exists(lastUsedAt) OR lastUsedAt < :threshold',
-        ExpressionAttributeValues: { ':at': at, ':threshold': threshold },
-      },
-    });
-  } catch (err) {
-    // Another request of the same key recorded the use first: nothing to do.
-    if (isConditionFailed(err)) return;
-    throw err;
-  }
-  await writeItem({
-    Update: {
-      Key: keys.apiKey(hashItem.accountId, hashItem.keyId),
-      UpdateExpression: 'SET lastUsedAt = :at',
-      ConditionExpression: 'attribute_exists(PK)',
-      ExpressionAttributeValues: { ':at': at },
-    },
-  }).catch((err: unknown) => {
-    // The key item is gone (the key was deleted meanwhile): nothing to record.
-    if (!isConditionFailed(err)) throw err;
-  });
 }

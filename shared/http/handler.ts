@@ -2,16 +2,15 @@ import { createHash, randomUUID } from 'node:crypto';
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
-import httpSecurityHeaders from '@middy/http-security-headers';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type * as z from 'zod';
 import { GROUPS, type Group, type RouteDef } from '../api/route-def.ts';
 import type { Routes, RoutesOfGroup, RouteId } from '../api/routes.ts';
 import type { Principal } from '../auth/principal.ts';
 import { authenticate, bearerToken } from '../auth/authenticate.ts';
-import { ANONYMOUS_CALLER, PLATFORM_CALLER, runAsCaller } from '../instances/call-budget.ts';
+import { ANONYMOUS_CALLER, PLATFORM_CALLER, runAsCaller } from '../instances/caller.ts';
 import { requestDeadline, withDeadline } from '../panel/deadline.ts';
-import { touchLastUsed } from '../api-keys/index.ts';
+import { touchLastUsed } from '../api-keys/last-used.ts';
 import { requestCeilingOf } from '../settings/limits.ts';
 import { recordActivity } from '../audit/index.ts';
 import { getConfig } from '../config/env.ts';
@@ -19,6 +18,7 @@ import { errorFields, logger } from '../observability/logger.ts';
 import { ApiError, isApiError, type ErrorCode } from '../errors.ts';
 import { noteResponse } from '../api/contract.ts';
 import { compileTable, type Matcher } from './match.ts';
+import { securityHeaders } from './security-headers.ts';
 import { assertWithinLimit, consumeRateLimit, rateLimitHeaders, type RateLimitState } from './rate-limit.ts';
 import type { ApiKeyHashItem } from '../db/items.ts';
 import {
@@ -170,28 +170,7 @@ export function createGroupHandler<G extends Group>(group: G, routes: GroupRoute
 
   return middy<Event, Response, Error, Context>({ timeoutEarlyInMillis: 0 })
     .use(httpHeaderNormalizer())
-    .use(
-      httpSecurityHeaders({
-        contentSecurityPolicy: {
-          'default-src': "'none'",
-          'script-src': "'self'",
-          'style-src': "'self' 'unsafe-inline'",
-          'img-src': "'self' data:",
-          'connect-src': "'self'",
-          'base-uri': "'none'",
-          'form-action': "'none'",
-          'frame-ancestors': "'none'",
-          // middy's defaults that would break the docs page or plain-HTTP local use:
-          sandbox: false,
-          'upgrade-insecure-requests': false,
-          'require-trusted-types-for': false,
-          'report-to': false,
-        } as never,
-        permissionsPolicy: false,
-        reportTo: false,
-        reportingEndpoints: false,
-      }),
-    )
+    .use(securityHeaders())
     .use({
       // Safety net: anything that escapes the pipeline above still leaves as the envelope.
       onError: async (request) => {

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { accessPatterns } from '../db/access-patterns.ts';
 import type { PanelCallBudgetItem } from '../db/items.ts';
@@ -8,6 +7,7 @@ import { logger } from '../observability/logger.ts';
 import { putMetric } from '../observability/metrics.ts';
 import type { CallBudget, PanelApi, PanelCallKind } from '../panel/client.ts';
 import { PanelRequestError } from '../panel/errors.ts';
+import { currentCaller, PLATFORM_CALLER } from './caller.ts';
 import {
   accountCapFor,
   ceilingFor,
@@ -78,14 +78,8 @@ export const panelBudgetId = (baseUrl: string): string =>
 
 // ---- who is calling -------------------------------------------------------------------------------
 
-/** The account on whose behalf panel calls are made; the HTTP pipeline sets it per request. */
-const caller = new AsyncLocalStorage<string>();
-export const PLATFORM_CALLER = 'platform';
-/** Requests without a credential share one account's share between them. */
-export const ANONYMOUS_CALLER = 'anonymous';
-
-export const runAsCaller = <T>(accountId: string, fn: () => Promise<T>): Promise<T> => caller.run(accountId, fn);
-const currentCaller = (): string => caller.getStore() ?? PLATFORM_CALLER;
+// Whose call it is comes from caller.ts: the HTTP pipeline sets it on every request, and importing
+// this module for it would put the whole budget in the start chunk of functions that never call a panel.
 
 // ---- the budget -----------------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@ import type { InstallWatchItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { INSTALL_WATCH_SHARDS } from '../db/table.ts';
 import { isConditionFailed, transact, writeIfFirst } from '../db/write.ts';
-import { PLATFORM_CALLER, runAsCaller } from '../instances/call-budget.ts';
+import { PLATFORM_CALLER, runAsCaller } from '../instances/caller.ts';
 import { getInstance, panelClientFor } from '../instances/index.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import type { PanelServer } from '../panel/types.ts';

@@ -899,6 +899,9 @@ describe('bundles', () => {
       ).toBe(b.startBytes);
       // What a cold start loads stays within the budget bench/README.md states (350 KB; the floor is 218 KB).
       expect(sizes.start, `${b.group} loads ${sizes.start} bytes at start`).toBeLessThanOrEqual(350 * 1024);
+      // In a handful of files: each costs the ESM loader ≈ 0.4 ms; the start's code in one chunk,
+      // the SDK code it shares with lazy packages in another (infra/bundle.ts, oneStartChunk). 13–27 without it.
+      expect(sizes.startFiles.length, `${b.group} loads ${sizes.startFiles.join(', ')} at start`).toBeLessThanOrEqual(5);
       for (const file of [...sizes.startFiles, ...sizes.lazyFiles]) expect(existsSync(join(ROOT, file)), file).toBe(true);
       const startInputs = sizes.startFiles.flatMap((file) => Object.keys(meta.outputs[file]!.inputs));
       for (const lazy of [

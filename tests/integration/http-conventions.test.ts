@@ -41,6 +41,12 @@ describe('routing and envelopes', () => {
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('strict-transport-security')).toContain('max-age=');
       expect(res.headers.get('x-frame-options')).toBe('DENY');
+      // The docs page's own script and styles, nothing else (shared/http/security-headers.ts).
+      expect(res.headers.get('content-security-policy')).toBe(
+        "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'",
+      );
+      expect(res.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+      expect(res.headers.get('referrer-policy')).toBe('no-referrer');
     }
   });
 
