@@ -19,7 +19,7 @@ import { kb, median, table } from './harness.ts';
 const run = promisify(execFile);
 
 /** Fresh-process runs per bundle and flag (the median is reported), after one unrecorded run. */
-const RUNS = 9;
+const RUNS = 25;
 const FLOOR = 'floor (DynamoDB client only)';
 const FLOOR_BEFORE = 'floor as built before (one file, whole credential chain)';
 /** The goals of issue 28, item 1: load within 1.3× the floor built the same way, at most 350 KB at start. */

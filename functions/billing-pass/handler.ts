@@ -1,5 +1,4 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { chargeShard, planPass, readWatermark, runPassInProcess } from '../../shared/billing/pass.ts';
 import { HOUR_MS, lastBillableHour } from '../../shared/pricing/hours.ts';
 import { markShardDone, openPassRecord } from '../../shared/billing/fanout.ts';
@@ -22,7 +21,7 @@ import { getConfig } from '../../shared/config/env.ts';
  * servers still installing, checked once a minute, their end raised as an event).
  */
 const queueUrl = getConfig().billingQueueUrl;
-const queue = queueUrl ? { url: queueUrl, sqs: new SQSClient({}) } : undefined;
+const queue: { url: string; sqs?: import('@aws-sdk/client-sqs').SQSClient } | undefined = queueUrl ? { url: queueUrl } : undefined;
 
 interface ShardMessage {
   at: string;
@@ -41,6 +40,9 @@ export async function scheduler(event: { time?: string; at?: string } = {}) {
   }
   const plan = await planPass(at);
   await openPassRecord(plan);
+  // Loaded by the scheduler only (23 KB): the shard workers and the repair runs share this bundle.
+  const { SendMessageBatchCommand, SQSClient } = await import('@aws-sdk/client-sqs');
+  queue.sqs ??= new SQSClient({});
   const messages: ShardMessage[] = plan.shards.map((shard) => ({
     at: plan.at,
     throughHour: plan.throughHour,

@@ -1,6 +1,5 @@
 import { createGroupHandler } from '../../shared/http/handler.ts';
 import { serverRoutes } from '../../shared/api/routes/servers.ts';
-import { deleteServer } from '../../shared/servers/delete.ts';
 import { getServerWithLive } from '../../shared/servers/live.ts';
 import { listServers } from '../../shared/servers/read.ts';
 import * as control from '../../shared/servers/control.ts';
@@ -68,7 +67,8 @@ export const handler = createGroupHandler('servers', serverRoutes, {
 
   deleteServer: async ({ principal, params, audit }) => {
     audit.target = `server:${params.id}`;
-    return deleteServer(principal.accountId, params.id);
+    // Once per server's life: loaded with the first delete, like deploy.
+    return (await import('../../shared/servers/delete.ts')).deleteServer(principal.accountId, params.id);
   },
 
   reinstallServer: async ({ principal, params, audit }) => {
