@@ -2,8 +2,9 @@ import { createGroupHandler } from '../../shared/http/handler.ts';
 import { serverRoutes } from '../../shared/api/routes/servers.ts';
 import { getServerWithLive } from '../../shared/servers/live.ts';
 import { listServers } from '../../shared/servers/read.ts';
-import * as control from '../../shared/servers/control.ts';
 
+// Power, console, usage and files load with their first call: reading and listing servers is most of the traffic.
+const control = () => import('../../shared/servers/control.ts');
 const files = () => import('../../shared/servers/files.ts');
 const backups = () => import('../../shared/servers/backups.ts');
 
@@ -83,36 +84,36 @@ export const handler = createGroupHandler('servers', serverRoutes, {
   powerServer: async ({ principal, params, body, audit }) => {
     audit.target = `server:${params.id}`;
     audit.details = { signal: body.signal };
-    return control.sendPower(principal.accountId, params.id, body.signal);
+    return (await control()).sendPower(principal.accountId, params.id, body.signal);
   },
 
-  serverResources: async ({ principal, params }) => control.liveUsage(principal.accountId, params.id),
+  serverResources: async ({ principal, params }) => (await control()).liveUsage(principal.accountId, params.id),
 
   serverCommand: async ({ principal, params, body, audit }) => {
     audit.target = `server:${params.id}`;
     // The command itself may hold secrets (passwords typed at a console): only its length is logged.
     audit.details = { length: body.command.length };
-    return control.sendCommand(principal.accountId, params.id, body.command);
+    return (await control()).sendCommand(principal.accountId, params.id, body.command);
   },
 
-  serverConsole: async ({ principal, params }) => control.consoleCredentials(principal.accountId, params.id),
+  serverConsole: async ({ principal, params }) => (await control()).consoleCredentials(principal.accountId, params.id),
 
-  listFiles: async ({ principal, params, query }) => control.listFiles(principal.accountId, params.id, query.directory),
+  listFiles: async ({ principal, params, query }) => (await control()).listFiles(principal.accountId, params.id, query.directory),
 
-  fileContents: async ({ principal, params, query }) => control.readFile(principal.accountId, params.id, query.file),
+  fileContents: async ({ principal, params, query }) => (await control()).readFile(principal.accountId, params.id, query.file),
 
   writeFile: async ({ principal, params, body, audit }) => {
     audit.target = `server:${params.id}`;
     audit.details = { file: body.file, bytes: Buffer.byteLength(body.content) };
-    return control.writeFile(principal.accountId, params.id, body.file, body.content);
+    return (await control()).writeFile(principal.accountId, params.id, body.file, body.content);
   },
 
-  downloadFile: async ({ principal, params, query }) => control.downloadLink(principal.accountId, params.id, query.file),
+  downloadFile: async ({ principal, params, query }) => (await control()).downloadLink(principal.accountId, params.id, query.file),
 
   deleteFiles: async ({ principal, params, body, audit }) => {
     audit.target = `server:${params.id}`;
     audit.details = { root: body.root ?? '/', files: body.files };
-    return control.deleteFiles(principal.accountId, params.id, body.root, body.files);
+    return (await control()).deleteFiles(principal.accountId, params.id, body.root, body.files);
   },
 
   // Files beyond list/read/write/delete, and backups: their modules load with their first call and

@@ -7,7 +7,6 @@ import { accessPatterns } from '../db/access-patterns.ts';
 import type { LiveRefreshFailure, LiveStateItem, PanelLiveAnswer, ServerItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { writeIfFirst, writeItem } from '../db/write.ts';
-import { getInstance, panelClientFor } from '../instances/index.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import { PanelRequestError } from '../panel/errors.ts';
 import type { PanelServer } from '../panel/types.ts';
@@ -142,6 +141,9 @@ async function refresh(server: ServerItem, leaseId: string, last: LastKnown | un
 }
 
 async function askPanel(server: ServerItem): Promise<PanelLiveAnswer> {
+  // Loaded with the first refresh: most reads answer from the shared copy, and the panel client
+  // with its call budget is the largest part of the servers function's start (bench/results.md §1).
+  const { getInstance, panelClientFor } = await import('../instances/index.ts');
   const client = await panelClientFor(await getInstance(server.instanceId));
   const panel = await client.getServer(server.panelServerId);
   const answer: PanelLiveAnswer = {
