@@ -230,11 +230,11 @@ function oneStartChunk(): Plugin {
 /** The module a dynamic-import entry of the metafile loads (`oneStartChunk` wraps each), relative to the root. */
 export const lazyEntryModule = (entryPoint: string): string => relative(ROOT, resolve(ROOT, entryPoint.replace(/^one-start-chunk:/, '')));
 
-/** A CommonJS module (Stripe's library) or an ES module with a default export. */
+/** An ES module with a default export (ours or a package's), or a CommonJS module (it always has one). */
 async function hasDefaultExport(path: string): Promise<boolean> {
-  if (!path.endsWith('.js') && !path.endsWith('.cjs') && !path.endsWith('.mjs')) return false;
   const text = await readFile(path, 'utf8');
-  return /\bexport\s+default\b|\bas\s+default\b/.test(text) || !/^\s*(export|import)\s/m.test(text);
+  if (/\bexport\s+default\b|\bas\s+default\b/.test(text)) return true;
+  return /\.c?js$/.test(path) && !/^\s*(export|import)\s/m.test(text);
 }
 
 /**
