@@ -172,6 +172,11 @@ function lazyRouteSchemas(): Plugin {
   };
 }
 
+/** What a package loaded lazily re-exports instead of the entry (see the comment in `oneStartChunk`). */
+const SDK_ANCHOR = join(ROOT, 'shared', 'db', 'client.ts');
+/** The namespace of the wrappers `oneStartChunk` writes: a lazy entry of the metafile is named `<it>:<path>`. */
+const WRAP = 'one-start-chunk';
+
 /**
  * What a cold start loads in two chunks instead of 13–27. esbuild puts each piece of code in the
  * chunk of the set of entry points that reach it (the function's entry and every dynamic
@@ -181,11 +186,7 @@ function lazyRouteSchemas(): Plugin {
  * the entry's namespace, so every lazy path reaches all of the start's code and esbuild writes it
  * to one chunk. A lazy chunk loads nothing more by it: the start is loaded before any `import()`.
  */
-/** What a package loaded lazily re-exports instead of the entry (see the comment in `oneStartChunk`). */
-const SDK_ANCHOR = join(ROOT, 'shared', 'db', 'client.ts');
-
 function oneStartChunk(): Plugin {
-  const WRAP = 'one-start-chunk'; // also in lazyEntryModule
   return {
     name: WRAP,
     setup(b) {
@@ -228,7 +229,7 @@ function oneStartChunk(): Plugin {
 }
 
 /** The module a dynamic-import entry of the metafile loads (`oneStartChunk` wraps each), relative to the root. */
-export const lazyEntryModule = (entryPoint: string): string => relative(ROOT, resolve(ROOT, entryPoint.replace(/^one-start-chunk:/, '')));
+export const lazyEntryModule = (entryPoint: string): string => relative(ROOT, resolve(ROOT, entryPoint.replace(`${WRAP}:`, '')));
 
 /** An ES module with a default export (ours or a package's), or a CommonJS module (it always has one). */
 async function hasDefaultExport(path: string): Promise<boolean> {
