@@ -181,7 +181,7 @@ describe.skipIf(!browserPath)('the admin pages on the admin routes', () => {
     await page.locator('[data-testid="admin-server-row"][data-status="suspended"]', { hasText: 'Ada one' }).waitFor();
     await expect(row('Ada one').textContent()).resolves.toContain('(admin)');
     expect(await apiServer(ada.serverId)).toMatchObject({ status: 'suspended', suspendedReason: 'admin' });
-    await expect(dialog().isVisible()).resolves.toBe(false);
+    await expect.poll(() => dialog().isVisible()).toBe(false);
 
     await row('Ada one').getByRole('button', { name: 'Unsuspend Ada one' }).click();
     await dialog().getByRole('button', { name: 'Unsuspend server' }).click();
@@ -208,7 +208,7 @@ describe.skipIf(!browserPath)('the admin pages on the admin routes', () => {
     await expect(refused.textContent()).resolves.toMatch(/Error 409.*The server is deleted/);
     expect(await apiServer(adaTwo.serverId)).toMatchObject({ status: 'deleted' });
     await dialog().getByRole('button', { name: 'Cancel' }).click();
-    await expect(dialog().isVisible()).resolves.toBe(false);
+    await expect.poll(() => dialog().isVisible()).toBe(false);
     expect(problems.errors.filter((e) => !/status of 409/.test(e))).toEqual([]);
     problems.errors.length = 0;
   });

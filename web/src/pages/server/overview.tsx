@@ -11,7 +11,9 @@ import type { TabProps } from './tab.ts';
  * its live usage, and the power buttons.
  */
 export default function OverviewTab({ server, reload }: TabProps) {
-  const installed = server.live.installStatus === 'installed' || server.live.installStatus === null;
+  // Unknown (null: another request is reading the panel, or the panel did not answer yet) is not
+  // installed: asking for usage then could meet a server still installing, a 409 for nothing.
+  const install = server.live.installStatus;
   return (
     <>
       <h2>Power</h2>
@@ -23,8 +25,10 @@ export default function OverviewTab({ server, reload }: TabProps) {
       <h2>Live usage</h2>
       {server.status !== 'active' ? (
         <p class="muted">No live usage while the server is {server.status}.</p>
-      ) : installed ? (
+      ) : install === 'installed' ? (
         <Usage serverId={server.id} ramMb={server.resources.ramMb} diskMb={server.resources.diskMb} />
+      ) : install === null ? (
+        <p class="muted">Live usage is shown once the panel has said the server is installed (Refresh reads it again).</p>
       ) : (
         <p class="muted">Live usage is shown once the server is installed.</p>
       )}
