@@ -236,10 +236,12 @@ export class AppFunction extends Construct {
     const actions =
       access === 'write'
         ? [
+            // What shared/secrets/aws-store.ts calls, no more: RestoreSecret takes back keys set
+            // again within a deleted secret's recovery window.
             'secretsmanager:GetSecretValue',
-            'secretsmanager:DescribeSecret',
             'secretsmanager:CreateSecret',
             'secretsmanager:PutSecretValue',
+            'secretsmanager:RestoreSecret',
             'secretsmanager:DeleteSecret',
           ]
         : ['secretsmanager:GetSecretValue'];

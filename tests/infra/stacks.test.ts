@@ -337,10 +337,16 @@ describe('api stack: functions carry the house defaults', () => {
       const policy = resourcesOf(apiTemplate, 'AWS::IAM::Policy').find(([, p]) => JSON.stringify(p.Properties.Roles).includes(roleId));
       return JSON.stringify(policy?.[1].Properties.PolicyDocument ?? {});
     };
-    const admin = docOf('admin');
-    for (const action of ['CreateSecret', 'PutSecretValue', 'DeleteSecret', 'GetSecretValue'])
-      expect(admin).toContain(`secretsmanager:${action}`);
-    expect(admin).toContain('secret:control-plane/instances/*');
+    // The admin function: exactly the Secrets Manager calls of the panel-key store, RestoreSecret
+    // included (keys set again within a deleted secret's recovery window), on the instances' names.
+    const admin = built.apiStack.functions.get('admin')!;
+    const onPanelKeys = statementsOf(built.apiStack, apiTemplate, admin).filter(
+      (s) => s.Effect === 'Allow' && JSON.stringify(s.Resource).includes('secret:control-plane/instances/*'),
+    );
+    const store = readFileSync(join(ROOT, 'shared', 'secrets', 'aws-store.ts'), 'utf8');
+    const called = [...new Set([...store.matchAll(/new sm\.(\w+)Command\(/g)].map((m) => `secretsmanager:${m[1]}`))].sort();
+    expect(called).toContain('secretsmanager:RestoreSecret');
+    expect(onPanelKeys.flatMap(actionsOf).sort()).toEqual(called);
     // Readers call panels: the catalog and servers, and account (budget change) and payments
     // (top-up) lift a suspension on the panel at once (shared/servers/suspension.ts).
     for (const group of ['catalog', 'servers', 'account', 'payments']) {
@@ -579,13 +585,14 @@ describe('least privilege: settings and the Stripe keys', () => {
     }
   });
 
-  it('sets STRIPE_SECRET_ARN on billing, payments and the every-minute billing-repairs (auto top-ups) only, and lets only their roles read the secret', () => {
+  it('sets STRIPE_SECRET_ARN on billing, payments, admin (refunds) and the every-minute billing-repairs (auto top-ups) only, and lets only their roles read the secret', () => {
     for (const { name, stack, template, fn } of allFunctions()) {
       const env = functionProps(stack, template, fn).Environment.Variables as Record<string, unknown>;
       const reads = statementsOf(stack, template, fn).filter(
         (s) => s.Effect === 'Allow' && JSON.stringify(s.Resource).includes(`:secret:${STRIPE_SECRET_NAME}`),
       );
-      if (name === 'billing' || name === 'payments' || name === 'billing-repairs') {
+      // Admin: POST /v1/admin/invoices/:id/refund reads the keys (without them it answers 503 payments_unavailable).
+      if (name === 'billing' || name === 'payments' || name === 'admin' || name === 'billing-repairs') {
         expect(JSON.stringify(env.STRIPE_SECRET_ARN), name).toContain(
           `:secretsmanager:eu-west-1:123456789012:secret:${STRIPE_SECRET_NAME}`,
         );
