@@ -10,6 +10,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { Alarms, suspensionSpikeFromContext } from '../constructs/alarms.ts';
 import { TABLE_ACCESS } from '../../shared/db/key-prefixes.ts';
+import { BILLING_SHARDS } from '../../shared/db/table.ts';
 import { AppFunction, SETTINGS_PARTITION } from '../constructs/app-function.ts';
 import type { FunctionEgress } from '../constructs/egress.ts';
 import { panelSecretsPrefix } from '../stage.ts';
@@ -42,11 +43,33 @@ export const BILLING_PASS_BUNDLE = 'billing-pass';
 export const HOURLY_SCHEDULE = 'cron(3 * * * ? *)';
 const WORKER_TIMEOUT = Duration.minutes(5);
 /**
- * Shard workers at once: one per shard, so a pass is one wave (docs/costs.md, "Billing 1,000,000
- * servers"). Charges write no index partition, so 16 at once throttle none; panel calls
- * (suspensions) go through each panel's call budget.
+ * Shard workers at once (the queue's `maxConcurrency`) when context `billingWorkers` is not given.
+ * A new AWS account may run 10 Lambda invocations at once, shared by every function. During a pass
+ * the scheduler, the every-minute BillingRepairs and the webhook dispatcher take one each; 2
+ * workers (the least SQS allows) leave 5 to the API's requests, so neither side is throttled.
+ * A throttled shard message waits out its visibility timeout (30 min) and may be dead-lettered.
+ * At 2, a pass runs in 8 waves: seconds each for a young fleet (docs/deploy.md, "Billing workers").
  */
-export const WORKER_MAX_CONCURRENCY = 16;
+export const DEFAULT_BILLING_WORKERS = 2;
+/** SQS allows a Lambda consumer 2 to 1,000; more workers than shards (one message each) never run. */
+const BILLING_WORKERS_RANGE = { min: 2, max: BILLING_SHARDS } as const;
+
+/**
+ * Shard workers at once: context `billingWorkers` (cdk.json, or `cdk deploy -c billingWorkers=16`),
+ * read here only. 16, one per shard, makes a pass one wave (docs/costs.md, "Billing 1,000,000
+ * servers"); it needs an account concurrency quota well above 16. Refuses a value outside 2–16.
+ */
+export function billingWorkersFromContext(scope: Construct): number {
+  const value: unknown = scope.node.tryGetContext('billingWorkers');
+  if (value === undefined || value === '') return DEFAULT_BILLING_WORKERS;
+  const n = typeof value === 'number' ? value : Number(String(value).trim());
+  if (!Number.isInteger(n) || n < BILLING_WORKERS_RANGE.min || n > BILLING_WORKERS_RANGE.max) {
+    throw new Error(
+      `Context billingWorkers=${String(value)}: a whole number of workers from ${BILLING_WORKERS_RANGE.min} to ${BILLING_WORKERS_RANGE.max} (one per shard)`,
+    );
+  }
+  return n;
+}
 /** One full vCPU: the worker's time is its own CPU (the plan's measured 0.68 ms per server-hour). */
 export const WORKER_MEMORY_MB = 1769;
 /** The pending-repair pass (suspensions and repairs that did not complete): every minute, so they are retried within minutes. */
@@ -77,6 +100,8 @@ export class BillingStack extends Stack {
   readonly schedulerDlq: sqs.Queue;
   readonly rule: events.Rule;
   readonly alarms: Alarms;
+  /** Shard workers at once (billingWorkersFromContext). */
+  readonly workers: number;
 
   constructor(scope: Construct, id: string, props: BillingStackProps) {
     super(scope, id, props);
@@ -152,8 +177,9 @@ export class BillingStack extends Stack {
     this.queue.grantSendMessages(this.scheduler.fn);
     props.cursorSecret.grantRead(this.scheduler.role);
 
+    this.workers = billingWorkersFromContext(this);
     this.worker.fn.addEventSource(
-      new SqsEventSource(this.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: WORKER_MAX_CONCURRENCY }),
+      new SqsEventSource(this.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: this.workers }),
     );
 
     // ---- the hourly rule ----

@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app.ts';
+import { ROOT } from '../../infra/bundle.ts';
 import type { AppFunction } from '../../infra/constructs/app-function.ts';
 import { INDEX_PARTITIONS, indexPatterns, KEY_SENTINEL, TABLE_ACCESS, type TableAccess } from '../../shared/db/key-prefixes.ts';
 import { keys } from '../../shared/db/keys.ts';
@@ -18,6 +21,8 @@ import {
 import { bundlesOfThisRun, withBuildLock } from '../helpers/build-lock.ts';
 import { ACCOUNTS_PER_ROUTE_THROTTLE, ROUTE_THROTTLES, THROTTLE, throttleFromContext } from '../../infra/stacks/api-stack.ts';
 import { DEFAULT_SETTINGS } from '../../shared/settings/index.ts';
+import { billingWorkersFromContext, DEFAULT_BILLING_WORKERS } from '../../infra/stacks/billing-stack.ts';
+import { BILLING_SHARDS } from '../../shared/db/table.ts';
 
 /**
  * The operator's edges of the CDK app (docs/operations.md, docs/deploy.md): the stack moved onto
@@ -52,8 +57,9 @@ beforeAll(async () => {
   await bundlesOfThisRun();
   await withBuildLock(async () => {
     owned = synthesize({});
-    // The restored app also takes a stage throttle of its own (docs/deploy.md, "Throttling").
-    restored = synthesize({ tableName: RESTORED, throttleRate: '50', throttleBurst: '30' });
+    // The restored app also takes a stage throttle of its own (docs/deploy.md, "Throttling") and
+    // the billing workers of a raised quota, as `-c billingWorkers=16` passes them (a string).
+    restored = synthesize({ tableName: RESTORED, throttleRate: '50', throttleBurst: '30', billingWorkers: '16' });
   });
 }, 600_000);
 
@@ -249,6 +255,43 @@ describe('throttling: the stage (context throttleRate, throttleBurst) and the ex
       const stack = new Stack(new App({ context: { [key]: value } }), 'Throttled');
       expect(() => throttleFromContext(stack), `${key}=${value}`).toThrow(
         new RegExp(`Context ${key}=${value.replace('.', '\\.')}: a positive`),
+      );
+    }
+  });
+});
+
+describe('billing workers: context billingWorkers, safe on a new account by default', () => {
+  const maxConcurrencyOf = (synth: Synth): unknown => {
+    const mappings = Object.values(templateOf(synth, synth.built.billingStack).Resources).filter(
+      (r) => r.Type === 'AWS::Lambda::EventSourceMapping',
+    );
+    expect(mappings).toHaveLength(1);
+    return mappings[0]!.Properties.ScalingConfig?.MaximumConcurrency;
+  };
+
+  it('runs 2 at once by default (cdk.json): with the scheduler, repairs and dispatcher, half of a new account’s 10', () => {
+    expect(DEFAULT_BILLING_WORKERS).toBe(2);
+    const cdkJson = JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
+    expect(cdkJson.context.billingWorkers).toBe(DEFAULT_BILLING_WORKERS);
+    expect(maxConcurrencyOf(owned)).toBe(DEFAULT_BILLING_WORKERS);
+    expect(owned.built.billingStack.workers).toBe(DEFAULT_BILLING_WORKERS);
+    // A new account's quota (10) less the scheduler, BillingRepairs and the webhook dispatcher leaves
+    // the API at least 5 while a pass runs.
+    expect(10 - 3 - DEFAULT_BILLING_WORKERS).toBeGreaterThanOrEqual(5);
+  });
+
+  it('takes -c billingWorkers=16 (one per shard: a pass in one wave)', () => {
+    expect(maxConcurrencyOf(restored)).toBe(BILLING_SHARDS);
+  });
+
+  it('refuses a worker count SQS or the shards cannot use', () => {
+    // Without the context value (an app built without cdk.json): the default.
+    expect(billingWorkersFromContext(new Stack(new App(), 'Bare'))).toBe(DEFAULT_BILLING_WORKERS);
+    expect(billingWorkersFromContext(new Stack(new App({ context: { billingWorkers: 4 } }), 'Four'))).toBe(4);
+    for (const value of ['1', '0', 'many', '2.5', String(BILLING_SHARDS + 1), -3]) {
+      const stack = new Stack(new App({ context: { billingWorkers: value } }), 'Workers');
+      expect(() => billingWorkersFromContext(stack), String(value)).toThrow(
+        /Context billingWorkers=.*: a whole number of workers from 2 to 16/,
       );
     }
   });
