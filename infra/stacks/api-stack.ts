@@ -231,9 +231,11 @@ export class ApiStack extends Stack {
       this.userPool = undefined;
       this.userPoolClient = undefined;
       this.userPoolDomain = undefined;
-      const issuer = oidc.issuer.replace(/\/$/, '');
+      // Exactly as configured (tokens' `iss` is compared with it, a trailing slash included); no
+      // OIDC_JWKS_URL: the functions find the keys through the issuer's discovery document.
+      const issuer = checkedIssuer(oidc.issuer);
       audiences.push(oidc.audience);
-      oidcEnv = { OIDC_ISSUER: issuer, OIDC_JWKS_URL: `${issuer}/.well-known/jwks.json`, OIDC_AUDIENCE: audienceList };
+      oidcEnv = { OIDC_ISSUER: issuer, OIDC_AUDIENCE: audienceList };
       new CfnOutput(this, 'OidcIssuer', { value: issuer, description: 'External OIDC issuer the API trusts' });
       // The dashboard signs in at the external issuer only if the operator registered a client
       // for it there (context dashboardOidcClientId, docs/deploy.md); without one it is not deployed.
@@ -286,6 +288,7 @@ export class ApiStack extends Stack {
       audiences.push(this.userPoolClient.userPoolClientId);
       oidcEnv = {
         OIDC_ISSUER: issuer,
+        // Cognito's documented key URL, given so a cold start skips the discovery request.
         OIDC_JWKS_URL: `${issuer}/.well-known/jwks.json`,
         OIDC_AUDIENCE: audienceList,
         OIDC_TOKEN_USE: 'id',
@@ -553,6 +556,19 @@ function externalOidcFromContext(scope: Construct): ExternalOidc | undefined {
   if (typeof issuer === 'string' && issuer && typeof audience === 'string' && audience) return { issuer, audience };
   if (issuer || audience) throw new Error('Context oidcIssuer and oidcAudience must be given together');
   return undefined;
+}
+
+/**
+ * An issuer as OIDC defines it (Core §2): an https URL without query or fragment. Kept as given,
+ * a trailing slash included; whitespace around it is dropped.
+ */
+function checkedIssuer(value: string): string {
+  const issuer = value.trim();
+  const protocol = URL.canParse(issuer) ? new URL(issuer).protocol : undefined;
+  if (protocol !== 'https:' || /[?#]/.test(issuer)) {
+    throw new Error(`Context oidcIssuer=${value}: an https URL without query or fragment, exactly as the tokens' iss claim`);
+  }
+  return issuer;
 }
 
 function dashboardDomainFromContext(scope: Construct): { domainName: string; certificateArn: string } | undefined {

@@ -13,19 +13,24 @@ export interface SessionClaims {
   email: string;
   /**
    * The provider vouches for the address: `email_verified` is boolean true, or the string "true"
-   * (Cognito sends strings in some tokens). Anything else, absent included, is unverified.
+   * (Cognito sends strings in some tokens). Entra ID never sends `email_verified` for work
+   * accounts; there its optional claim `xms_edov` (the address's domain owner is verified) counts,
+   * only when `email_verified` is absent. Anything else, absent included, is unverified.
    */
   emailVerified: boolean;
 }
 
 export const isEmailVerifiedClaim = (value: unknown): boolean => value === true || value === 'true';
 
+const emailVerifiedOf = (payload: JWTPayload): boolean =>
+  payload.email_verified === undefined ? isEmailVerifiedClaim(payload.xms_edov) : isEmailVerifiedClaim(payload.email_verified);
+
 const unauthorized = (message: string) => new ApiError('unauthorized', message);
 
 export async function verifySessionToken(token: string, oidc: OidcConfig | undefined): Promise<SessionClaims> {
   if (!oidc) throw unauthorized('Session tokens are not accepted here: no identity provider is configured');
   const { verifyJwt } = await import('./jwt.ts');
-  const payload: JWTPayload | 'expired' | 'invalid' = await verifyJwt(token, oidc.jwksUrl, {
+  const payload: JWTPayload | 'expired' | 'invalid' = await verifyJwt(token, oidc, {
     issuer: oidc.issuer,
     audience: oidc.audience,
     algorithms: oidc.algorithms,
@@ -41,5 +46,5 @@ export async function verifySessionToken(token: string, oidc: OidcConfig | undef
   }
   const email = typeof payload.email === 'string' ? payload.email : undefined;
   if (!email) throw unauthorized('The session token carries no email claim');
-  return { issuer: oidc.issuer, subject: payload.sub!, email, emailVerified: isEmailVerifiedClaim(payload.email_verified) };
+  return { issuer: oidc.issuer, subject: payload.sub!, email, emailVerified: emailVerifiedOf(payload) };
 }

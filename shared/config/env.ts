@@ -58,8 +58,13 @@ export interface PaymentsConfig {
 export const SANDBOX_WEBHOOK_SECRET = 'whsec_local_sandbox_not_a_secret';
 
 export interface OidcConfig {
+  /** OIDC_ISSUER exactly as configured: tokens' `iss` must equal it, a trailing slash included. */
   issuer: string;
-  jwksUrl: string;
+  /**
+   * OIDC_JWKS_URL (Cognito's, the local stack's); unset: the `jwks_uri` of the issuer's discovery
+   * document, read with the first session token (shared/auth/jwt.ts).
+   */
+  jwksUrl: string | undefined;
   /**
    * Accepted `aud` values (ID tokens and generic OIDC), from OIDC_AUDIENCE, comma-separated: the
    * API's client and the dashboard's (infra/stacks/api-stack.ts). A token needs one of them.
@@ -136,7 +141,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     oidc: issuer
       ? {
           issuer,
-          jwksUrl: env.OIDC_JWKS_URL ?? `${issuer.replace(/\/$/, '')}/.well-known/jwks.json`,
+          jwksUrl: env.OIDC_JWKS_URL || undefined,
           audience: env.OIDC_AUDIENCE ? env.OIDC_AUDIENCE.split(',') : undefined,
           tokenUse: tokenUse === 'id' || tokenUse === 'access' ? tokenUse : undefined,
           clientIds: (env.OIDC_CLIENT_IDS ?? '').split(',').filter(Boolean),

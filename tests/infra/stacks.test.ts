@@ -379,11 +379,13 @@ describe('api stack: functions carry the house defaults', () => {
       expect(functions).toHaveLength(deployed.length + 1); // + the admin authorizer
       for (const [, fn] of functions) {
         expect(fn.Properties.Environment.Variables).toMatchObject({
-          OIDC_ISSUER: 'https://login.example.com',
-          OIDC_JWKS_URL: 'https://login.example.com/.well-known/jwks.json',
+          // Exactly as configured (Auth0's issuers end in a slash, and so does their tokens' iss).
+          OIDC_ISSUER: 'https://login.example.com/',
           OIDC_AUDIENCE: 'control-plane',
           ADMIN_EMAILS: 'ops@example.com,boss@example.com',
         });
+        // No guessed key URL: the functions read jwks_uri from the issuer's discovery document.
+        expect(fn.Properties.Environment.Variables.OIDC_JWKS_URL).toBeUndefined();
         expect(fn.Properties.Environment.Variables.OIDC_TOKEN_USE).toBeUndefined();
         // No stripeSecretName: payments are off, nothing may read a Stripe secret.
         expect(fn.Properties.Environment.Variables.STRIPE_SECRET_ARN).toBeUndefined();
@@ -396,6 +398,25 @@ describe('api stack: functions carry the house defaults', () => {
       template.resourceCountIs('AWS::SNS::Subscription', 0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses an external issuer that is not an https URL without query or fragment', () => {
+    for (const oidcIssuer of [
+      'http://login.example.com',
+      'login.example.com',
+      'https://login.example.com/?tenant=a',
+      'https://login.example.com/#x',
+    ]) {
+      const dir = mkdtempSync(join(tmpdir(), 'cdk-test-oidc-'));
+      try {
+        expect(
+          () => buildApp({ outdir: dir, region: 'eu-west-1', context: { oidcIssuer, oidcAudience: 'control-plane' } }),
+          oidcIssuer,
+        ).toThrow(/Context oidcIssuer=.*: an https URL without query or fragment/);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     }
   });
 });
