@@ -342,7 +342,8 @@ describe('an external issuer with a dashboard client, and a custom domain', () =
       contentSecurityPolicy({ connect: ['https://login.example.com'], formAction: ['https://login.example.com'] }),
     );
     const { json } = deployedConfig(external);
-    expect(json.oidc).toEqual({ scope: 'openid email profile', authority: 'https://login.example.com', clientId: 'dashboard-client' });
+    // The issuer as configured: oidc-client-ts appends the well-known path after its slash.
+    expect(json.oidc).toEqual({ scope: 'openid email profile', authority: 'https://login.example.com/', clientId: 'dashboard-client' });
   });
 
   it('serves the custom domain with its certificate (SNI, TLS 1.2 minimum) and outputs where to point it', () => {
