@@ -80,7 +80,13 @@ export function roleStatements(template: Template, roleId: string): Statement[] 
 
 /** IAM's wildcards: `*` any run of characters, `?` one. */
 const wildcard = (pattern: string, value: string, ignoreCase = false): boolean =>
-  new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, ignoreCase ? 'i' : '').test(value);
+  new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+    ignoreCase ? 'i' : '',
+  ).test(value);
 
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : [v]);
 

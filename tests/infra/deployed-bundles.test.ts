@@ -227,7 +227,11 @@ describe('each function bundle, loaded as Lambda loads it', () => {
 
   it('authorizer: lets an admin key through, not a customer key', async () => {
     const authorizer = (await fn('authorizer')).lambda;
-    const event = (token: string) => ({ type: 'REQUEST', headers: { authorization: `Bearer ${token}` }, requestContext: { http: { sourceIp: '203.0.113.9' } } });
+    const event = (token: string) => ({
+      type: 'REQUEST',
+      headers: { authorization: `Bearer ${token}` },
+      requestContext: { http: { sourceIp: '203.0.113.9' } },
+    });
     expect(await authorizer.invoke(event(adminKey))).toMatchObject({ isAuthorized: true });
     expect(await authorizer.invoke(event(customerKey))).toMatchObject({ isAuthorized: false });
   });
@@ -274,7 +278,10 @@ describe('each function bundle, loaded as Lambda loads it', () => {
     const event = signedStripeEvent('customer.created', { id: 'cus_bundle', object: 'customer' }, { secret: WEBHOOK_SECRET });
     const payments = (await fn('payments')).lambda;
     const res = await payments.invoke<Answer>(
-      apiEvent('POST', '/v1/webhooks/stripe', { headers: { 'content-type': 'application/json', 'stripe-signature': event.signature }, body: event.body }),
+      apiEvent('POST', '/v1/webhooks/stripe', {
+        headers: { 'content-type': 'application/json', 'stripe-signature': event.signature },
+        body: event.body,
+      }),
     );
     expect(res.statusCode, res.body).toBe(200);
     expect(json(res)).toMatchObject({ received: true });
@@ -309,7 +316,11 @@ describe('least privilege, as called: every AWS call a function made is allowed 
   const statementsOf = (_name: string, r: Running) => roleStatements(synth.templates.get(r.stack.stackName)!, r.roleId);
 
   it('ran every function and recorded their calls', () => {
-    expect([...running.keys()].sort()).toEqual(functionsOf(synth).map((f) => f.name).sort());
+    expect([...running.keys()].sort()).toEqual(
+      functionsOf(synth)
+        .map((f) => f.name)
+        .sort(),
+    );
     for (const [name, r] of running) expect(r.recorder.calls.length, name).toBeGreaterThan(0);
     // The calls that need more than the table: the panel keys, the cursor key, the Stripe secret, the queue.
     const all = [...running.values()].flatMap((r) => r.recorder.calls.map((c) => c.action));
