@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
+import { ASSETS_DIR, DOCUMENT_FILE, SERVER_URL_PLACEHOLDER, SWAGGER_UI_FILES } from '../shared/openapi/bundle-files.ts';
 
 /**
  * Builds exactly the bundles CDK deploys: one ESM bundle per folder that has a
@@ -11,7 +12,7 @@ import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
  * `index.handler` for endpoint groups; the `billing-pass` bundle, which is no route group, exports
  * `scheduler` and `worker` for the billing stack). The folder `dist/functions/<group>/` is the Lambda asset as it is, so only what
  * runs goes in it: the bundle, the chunks it loads (`chunks/`, see `splitting` below), their source
- * maps and (public group) the Swagger UI assets. The
+ * maps and (public group) the OpenAPI document and the Swagger UI assets (shared/openapi/bundle-files.ts). The
  * esbuild metafiles go to `dist/meta/<group>.json`, outside the assets.
  *
  * `npx cdk synth` runs this first (infra/app.ts), the infra tests once in beforeAll, and
@@ -25,9 +26,6 @@ const META_DIR = join(ROOT, 'dist', 'meta');
 
 /** Where the Lambda asset of a group lives. */
 export const bundleDir = (group: string): string => join(DIST_FUNCTIONS_DIR, group);
-
-/** Swagger UI files the public function serves from `assets/` beside its bundle (shared/openapi/docs-page.ts). */
-const PUBLIC_ASSETS = ['swagger-ui.css', 'swagger-ui-bundle.js'] as const;
 
 /**
  * Minify: yes. Load time is a wash, but the minified asset is half the bytes Lambda fetches and
@@ -392,14 +390,22 @@ async function bundleGroup(group: string, dir: string, minify: boolean): Promise
   await mkdir(META_DIR, { recursive: true });
   await writeFile(join(META_DIR, `${group}.json`), JSON.stringify(metafile));
 
-  if (group === 'public') {
-    const dist = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
-    await mkdir(join(dir, 'assets'), { recursive: true });
-    await Promise.all(PUBLIC_ASSETS.map((file) => copyFile(join(dist, file), join(dir, 'assets', file))));
-  }
+  if (group === 'public') await writePublicFiles(dir);
 
   const { start, lazy } = chunkSizes(metafile);
   return { group, dir, bytes: (await stat(outfile)).size, startBytes: start, lazyBytes: lazy, folderBytes: await folderSize(dir) };
+}
+
+/**
+ * What the public function serves from its asset folder: the OpenAPI document, generated here so
+ * that no cold start spends CPU on it, and the Swagger UI's files (a deployed function has no node_modules).
+ */
+async function writePublicFiles(dir: string): Promise<void> {
+  const { openApiDocument } = await import('../shared/openapi/document.ts');
+  await writeFile(join(dir, DOCUMENT_FILE), JSON.stringify(openApiDocument(SERVER_URL_PLACEHOLDER)));
+  const dist = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+  await mkdir(join(dir, ASSETS_DIR), { recursive: true });
+  await Promise.all(SWAGGER_UI_FILES.map((file) => copyFile(join(dist, file), join(dir, ASSETS_DIR, file))));
 }
 
 async function folderSize(dir: string): Promise<number> {

@@ -39,6 +39,11 @@ export interface Config {
   payments: PaymentsConfig;
   /** `BILLING_QUEUE_URL`: with it the hourly scheduler queues one message per shard, without it it runs the pass in one process. */
   billingQueueUrl: string | undefined;
+  /**
+   * `LAMBDA_TASK_ROOT` (set by Lambda): the function's asset folder, holding the files infra/bundle.ts
+   * wrote beside the bundle (shared/openapi/bundle-files.ts). Undefined outside Lambda.
+   */
+  bundleFolder: string | undefined;
 }
 
 export interface PaymentsConfig {
@@ -159,6 +164,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
       cancelUrl: env.CHECKOUT_CANCEL_URL || undefined,
     },
     billingQueueUrl: env.BILLING_QUEUE_URL || undefined,
+    bundleFolder: env.LAMBDA_TASK_ROOT || undefined,
     panelTimeoutMs: Number(env.PANEL_TIMEOUT_MS ?? 10_000),
     panelCreateTimeoutMs: Number(env.PANEL_CREATE_TIMEOUT_MS ?? 20_000),
     panelTopologyTtlMs: Number(env.PANEL_TOPOLOGY_TTL_S ?? 60) * 1000,

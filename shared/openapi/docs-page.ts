@@ -1,15 +1,14 @@
 import { readFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { notFound } from '../errors.ts';
 import type { RawResponse } from '../http/handler.ts';
+import { ASSETS_DIR, bundleFolder, DOCUMENT_FILE, SERVER_URL_PLACEHOLDER, withServerUrl } from './bundle-files.ts';
 
 /**
  * /docs: Swagger UI, served entirely by the service (no CDN), so the reference works offline.
- * In the Lambda bundle the assets sit in `assets/` beside the code (copied by infra/bundle.ts);
- * elsewhere they come from the swagger-ui-dist package.
+ * In Lambda the assets are read from the function's asset folder (./bundle-files.ts), never from
+ * a package: a deployed function has no node_modules. Elsewhere they come from swagger-ui-dist.
  */
 const ASSETS: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',
@@ -18,9 +17,8 @@ const ASSETS: Record<string, string> = {
 };
 
 function assetDir(): string {
-  const bundled = join(dirname(fileURLToPath(import.meta.url)), 'assets');
-  if (existsSync(join(bundled, 'swagger-ui-bundle.js'))) return bundled;
-  return dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+  const folder = bundleFolder();
+  return folder ? join(folder, ASSETS_DIR) : dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 }
 
 const INIT_JS = `window.addEventListener('load', function () {
@@ -55,4 +53,23 @@ export async function docsAsset(file: string): Promise<RawResponse> {
     cache.set(file, body);
   }
   return { contentType, body, cacheSeconds: 86_400 };
+}
+
+let documentText: Promise<string> | undefined;
+
+/**
+ * GET /openapi.json: in Lambda the document written at bundle time (≈ 1.2 MB; generating it took a
+ * cold function ≈ 0.3–0.9 s of CPU), elsewhere built in process with the first request.
+ */
+export async function openApiText(serverUrl: string): Promise<RawResponse> {
+  const folder = bundleFolder();
+  documentText ??= folder
+    ? readFile(join(folder, DOCUMENT_FILE), 'utf8')
+    : import('./document.ts').then((m) => JSON.stringify(m.openApiDocument(SERVER_URL_PLACEHOLDER)));
+  // A failed read is not kept: the next request tries again.
+  const text = await documentText.catch((err: unknown) => {
+    documentText = undefined;
+    throw err;
+  });
+  return { contentType: 'application/json; charset=utf-8', body: withServerUrl(text, serverUrl) };
 }

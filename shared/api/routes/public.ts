@@ -20,8 +20,10 @@ export const publicRoutes = define({
     tag: 'Health',
     auth: 'none',
     hidden: true,
+    // Served as text: a prebuilt document in Lambda (shared/openapi/bundle-files.ts).
+    raw: true,
     summary: 'This OpenAPI document',
-    response: z.record(z.string(), z.unknown()),
+    response: z.string(),
   },
   docs: {
     method: 'GET',
