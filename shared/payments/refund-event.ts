@@ -64,7 +64,12 @@ const ChargeEvent = z.object({
   created: z.number().int(),
   data: z.object({ object: Charge }),
 });
-const RefundObjectEvent = z.object({ id: z.string().min(1), type: RefundObjectType, created: z.number().int(), data: z.object({ object: Refund }) });
+const RefundObjectEvent = z.object({
+  id: z.string().min(1),
+  type: RefundObjectType,
+  created: z.number().int(),
+  data: z.object({ object: Refund }),
+});
 const DisputeEvent = z.object({ id: z.string().min(1), type: DisputeType, data: z.object({ object: Dispute }) });
 
 export interface ChargeRefunded {

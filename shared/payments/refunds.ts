@@ -65,7 +65,10 @@ export async function bookReversal(event: ReversalEvent): Promise<WebhookOutcome
     // Stripe refunds only what was paid; before our credit arrived there is nothing to take back yet (409: Stripe retries).
     if (!wasPaid(item.status)) throw new ApiError('conflict', `Invoice ${item.number} is not paid yet; deliver this event again later`);
     if (source.currency !== 'usd' || !amountFits(event, item)) {
-      logger.error('stripe refund or dispute does not match the invoice; not booked', { invoiceId: item.invoiceId, invoiceCents: item.amountCents });
+      logger.error('stripe refund or dispute does not match the invoice; not booked', {
+        invoiceId: item.invoiceId,
+        invoiceCents: item.amountCents,
+      });
       return 'amount_mismatch';
     }
     const before = reversalOf(item);
