@@ -439,6 +439,7 @@ describe('failed refunds and dispute outcomes', () => {
     // The dispute opens first (money held), then the charge is refunded instead and the dispute ends prevented.
     expect((await deliver(dispute(a, 'created', 'needs_response'))).body.outcome).toBe('dispute_booked');
     await deliver(refunded(a, 2000));
+    expect(await balance(a.id)).toBe(500); // the refund takes what the open dispute did not already hold
     expect((await deliver(dispute(a, 'closed', 'prevented'))).body.outcome).toBe('dispute_booked');
     expect(await sum(a.id)).toBe(-2100);
     expect(await balance(a.id)).toBe(500);
