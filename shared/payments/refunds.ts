@@ -128,14 +128,17 @@ function withFailedRefund(before: Reversal, refund: RefundFailed): Reversal | nu
  */
 function withDispute(item: InvoiceItem, before: Reversal, change: DisputeChange): Reversal | null {
   const state = disputeState(change)!;
-  const other = before.disputes.find((d) => d.id !== change.disputeId);
-  if (other) {
-    logger.warn('stripe dispute for a charge that already has one; not booked', { invoiceId: item.invoiceId, booked: other.id });
+  const known = before.disputes.find((d) => d.id === change.disputeId);
+  if (!known && before.disputes.length > 0) {
+    logger.warn('stripe dispute for a charge that already has one; not booked', {
+      invoiceId: item.invoiceId,
+      booked: before.disputes[0]!.id,
+    });
     return null;
   }
-  const known = before.disputes.find((d) => d.id === change.disputeId);
   if (known && DISPUTE_RANK[known.status] >= DISPUTE_RANK[state]) return null;
-  return { ...before, disputes: [{ id: change.disputeId, amountCents: known?.amountCents ?? change.amountCents, status: state }] };
+  const dispute = { id: change.disputeId, amountCents: known?.amountCents ?? change.amountCents, status: state };
+  return { ...before, disputes: [...before.disputes.filter((d) => d.id !== change.disputeId), dispute] };
 }
 
 const bonusOf = (item: InvoiceItem): number =>

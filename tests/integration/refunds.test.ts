@@ -526,6 +526,43 @@ describe('POST /v1/admin/invoices/:id/refund', () => {
     expect(logs.some((l) => l.action === 'invoices.refund' && l.target === `invoice:${p.invoiceId}`)).toBe(true);
   });
 
+  it('an admin refund that Stripe later fails: the refund it made gives its 840 ¢ back once', async () => {
+    const p = await paidTopUp('admin-refund-fails@example.com');
+    const made = (await refund(p.invoiceId, { amountCents: 800, reason: 'goodwill' }, { key: 'refund-fails-1' })).body;
+    const stored = stripeFake.refunds.find((r) => r.id === made.refundId)!;
+    const madeAt = Math.floor(Date.now() / 1000) - 3600;
+    const total = signedStripeFields(
+      {
+        type: 'charge.refunded',
+        created: madeAt,
+        data: {
+          object: { id: p.charge, amount: 2000, amount_refunded: 800, currency: 'usd', payment_intent: p.paymentIntent, metadata: {} },
+        },
+      },
+      { secret: WEBHOOK_SECRET, id: `evt_admin_total_${++n}` },
+    );
+    expect((await deliver(total)).body.outcome).toBe('refund_booked');
+    expect(await balance(p.id)).toBe(2600 - 840);
+    // The bank returns it: Stripe's Refund (metadata as we sent it), once without its PaymentIntent (found by invoice_id).
+    const failedRefund = { ...stored, object: 'refund', currency: 'usd', status: 'failed', created: madeAt };
+    const failures = [
+      { type: 'refund.failed', object: { ...failedRefund, payment_intent: null } },
+      { type: 'charge.refund.updated', object: failedRefund },
+    ].map(({ type, object }) =>
+      signedStripeFields({ type, created: madeAt + 60, data: { object } }, { secret: WEBHOOK_SECRET, id: `evt_admin_fail_${++n}` }),
+    );
+    const results = await Promise.all([...failures, ...failures].map(async (e) => (await deliver(e)).body.outcome));
+    expect(results.filter((o) => o === 'refund_booked')).toHaveLength(1);
+    expect(await balance(p.id)).toBe(2600);
+    expect(await reversals(p.id)).toEqual([
+      ['refund', -840],
+      ['refund', 840],
+    ]);
+    // Nothing refunded any more: the whole top-up can be refunded again.
+    expect((await invoice(p)).refundedCents).toBe(0);
+    expect((await refund(p.invoiceId, { amountCents: 2000, reason: 'again' }, { key: 'refund-fails-2' })).status).toBe(200);
+  });
+
   it('refuses more than is left, an unpaid invoice, a customer and a Stripe failure, changing nothing', async () => {
     const p = await paidTopUp('admin-refund-refused@example.com');
     await deliver(refunded(p, 1500));
