@@ -52,7 +52,7 @@ function disputeState(change: DisputeChange): DisputeState | null {
 }
 
 export async function bookReversal(event: ReversalEvent): Promise<WebhookOutcome> {
-  const source = event.kind === 'refund' ? event.refund : event.kind === 'refund_failed' ? event.refund : event.dispute;
+  const source = event.kind === 'dispute' ? event.dispute : event.refund;
   if (event.kind === 'dispute' && disputeState(event.dispute) === null) return 'ignored';
   const found = await invoiceOfPayment(source.paymentIntentId, event.kind === 'dispute' ? null : event.refund.invoiceId);
   if (!found) {
