@@ -2190,12 +2190,12 @@ export interface components {
       voidedAt: string | null;
       /**
        * Format: int64
-       * @description What was refunded to the card so far (partial refunds add up).
+       * @description What was refunded to the card so far (partial refunds add up; a refund that failed is not counted).
        */
       refundedCents: number;
       /**
        * Format: int64
-       * @description What open or lost disputes (chargebacks) took back; a won dispute returns it.
+       * @description What an open or lost dispute (chargeback) took back, at most what refunds left; won or prevented: 0.
        */
       disputedCents: number;
       /**
@@ -2304,12 +2304,12 @@ export interface components {
         voidedAt: string | null;
         /**
          * Format: int64
-         * @description What was refunded to the card so far (partial refunds add up).
+         * @description What was refunded to the card so far (partial refunds add up; a refund that failed is not counted).
          */
         refundedCents: number;
         /**
          * Format: int64
-         * @description What open or lost disputes (chargebacks) took back; a won dispute returns it.
+         * @description What an open or lost dispute (chargeback) took back, at most what refunds left; won or prevented: 0.
          */
         disputedCents: number;
         /**
@@ -3368,12 +3368,12 @@ export interface components {
         voidedAt: string | null;
         /**
          * Format: int64
-         * @description What was refunded to the card so far (partial refunds add up).
+         * @description What was refunded to the card so far (partial refunds add up; a refund that failed is not counted).
          */
         refundedCents: number;
         /**
          * Format: int64
-         * @description What open or lost disputes (chargebacks) took back; a won dispute returns it.
+         * @description What an open or lost dispute (chargeback) took back, at most what refunds left; won or prevented: 0.
          */
         disputedCents: number;
         /**

@@ -262,8 +262,14 @@ export interface InvoiceItem extends Stored {
   voidedAt?: string;
   voidReason?: string;
   /** Refunds and disputes of the paid invoice (shared/payments/refunds.ts); `reversalRev` is their optimistic lock. */
+  /** What refunds took back, net of refunds that failed since (derived from the next two, kept for reading). */
   refundedCents?: number;
-  disputes?: { id: string; amountCents: number; status: 'open' | 'won' | 'lost' }[];
+  /** The charge's latest `amount_refunded` and when Stripe stated it (event `created`, s; null: booked before this was kept). */
+  refundTotal?: { cents: number; at: number | null };
+  /** Refunds that failed or were canceled: their money came back (times in seconds). */
+  failedRefunds?: { id: string; amountCents: number; createdAt: number; failedAt: number }[];
+  /** The charge's one dispute: `open` and `lost` hold its money back; `won` returned it; `prevented` never took it. */
+  disputes?: { id: string; amountCents: number; status: 'open' | 'won' | 'lost' | 'prevented' }[];
   bonusReversedCents?: number;
   reversalRev?: number;
 }

@@ -29,9 +29,22 @@ type Credit = InvoiceView['credits'][number];
 /** Paid, and possibly refunded or disputed since: the money arrived and was credited. */
 export const wasPaid = (status: InvoiceItem['status']): boolean => status !== 'open' && status !== 'void';
 
-/** What open and lost disputes hold back (a won dispute returned its amount). */
-export const disputedCents = (disputes: InvoiceItem['disputes']): number =>
-  (disputes ?? []).filter((d) => d.status !== 'won').reduce((sum, d) => sum + d.amountCents, 0);
+/**
+ * What refunds and disputes hold back of a paid invoice, as money moved. Refunds: the charge's
+ * latest running total, less the refunds counted in it that failed since. Disputes: open or lost
+ * ones (a won one returned its money, a prevented one never took it), never more than what refunds
+ * left of the top-up — so a dispute refunded instead (prevented + refund) takes nothing twice.
+ */
+export function heldBack(item: Pick<InvoiceItem, 'amountCents'>, reversal: Reversal): { refundedCents: number; disputedCents: number } {
+  const { refundTotal, failedRefunds } = reversal;
+  const failedSince = failedRefunds
+    // Counted in the total (made before it was stated) and failed after it was stated; a total with no date counts all.
+    .filter((r) => refundTotal.at === null || (r.createdAt <= refundTotal.at && r.failedAt >= refundTotal.at))
+    .reduce((total, r) => total + r.amountCents, 0);
+  const refundedCents = Math.min(item.amountCents, Math.max(0, refundTotal.cents - failedSince));
+  const held = reversal.disputes.filter((d) => d.status === 'open' || d.status === 'lost').reduce((total, d) => total + d.amountCents, 0);
+  return { refundedCents, disputedCents: Math.min(held, item.amountCents - refundedCents) };
+}
 
 export const formatNumber = (year: number, n: number): string => `INV-${year}-${String(n).padStart(6, '0')}`;
 
@@ -80,8 +93,7 @@ export function toInvoiceView(item: InvoiceItem): InvoiceView {
     createdAt: item.createdAt,
     paidAt: item.paidAt ?? null,
     voidedAt: item.voidedAt ?? null,
-    refundedCents: item.refundedCents ?? 0,
-    disputedCents: disputedCents(item.disputes),
+    ...heldBack(item, reversalOf(item)),
     bonusReversedCents: item.bonusReversedCents ?? 0,
     payment: {
       provider: item.provider,
@@ -297,24 +309,28 @@ export function invoicePaidWrite(
 
 // ---- refunds and disputes -----------------------------------------------------------------------
 
-/** What refunds and disputes have taken back from a paid invoice (stored on the invoice item). */
+/** What refunds and disputes have stated about a paid invoice (stored on the invoice item; heldBack says what it took). */
 export interface Reversal {
-  refundedCents: number;
+  refundTotal: { cents: number; at: number | null };
+  failedRefunds: NonNullable<InvoiceItem['failedRefunds']>;
   disputes: NonNullable<InvoiceItem['disputes']>;
   bonusReversedCents: number;
 }
 
 export const reversalOf = (item: InvoiceItem): Reversal => ({
-  refundedCents: item.refundedCents ?? 0,
+  // An invoice refunded before totals were dated: its total, undated.
+  refundTotal: item.refundTotal ?? { cents: item.refundedCents ?? 0, at: null },
+  failedRefunds: item.failedRefunds ?? [],
   disputes: item.disputes ?? [],
   bonusReversedCents: item.bonusReversedCents ?? 0,
 });
 
-/** An open or lost dispute shows first; then whether the card got all or part of the money back. */
+/** A dispute holding money shows first; then whether the card got all or part of the money back. */
 export function reversalStatus(item: Pick<InvoiceItem, 'amountCents'>, reversal: Reversal): InvoiceItem['status'] {
-  if (disputedCents(reversal.disputes) > 0) return 'disputed';
-  if (reversal.refundedCents >= item.amountCents) return 'refunded';
-  return reversal.refundedCents > 0 ? 'partially_refunded' : 'paid';
+  const { refundedCents, disputedCents } = heldBack(item, reversal);
+  if (disputedCents > 0) return 'disputed';
+  if (refundedCents >= item.amountCents) return 'refunded';
+  return refundedCents > 0 ? 'partially_refunded' : 'paid';
 }
 
 /**
@@ -324,7 +340,8 @@ export function reversalStatus(item: Pick<InvoiceItem, 'amountCents'>, reversal:
  */
 export function invoiceReversalWrite(item: InvoiceItem, reversal: Reversal): { next: InvoiceItem; write: NamedWrite } {
   const rev = item.reversalRev ?? 0;
-  const next: InvoiceItem = { ...item, ...reversal, status: reversalStatus(item, reversal), reversalRev: rev + 1 };
+  const { refundedCents } = heldBack(item, reversal);
+  const next: InvoiceItem = { ...item, ...reversal, refundedCents, status: reversalStatus(item, reversal), reversalRev: rev + 1 };
   return {
     next,
     write: {
@@ -332,12 +349,14 @@ export function invoiceReversalWrite(item: InvoiceItem, reversal: Reversal): { n
       Update: {
         Key: keys.invoice(item.accountId, item.number),
         UpdateExpression:
-          'SET #status = :status, refundedCents = :refundedCents, disputes = :disputes, bonusReversedCents = :bonus, reversalRev = :rev',
+          'SET #status = :status, refundedCents = :refundedCents, refundTotal = :refundTotal, failedRefunds = :failed, disputes = :disputes, bonusReversedCents = :bonus, reversalRev = :rev',
         ConditionExpression: `${rev === 0 ? 'attribute_not_exists(reversalRev)' : 'reversalRev = :rev0'} AND #status IN (:paid, :partial, :full, :disputed)`,
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':status': next.status,
-          ':refundedCents': reversal.refundedCents,
+          ':refundedCents': refundedCents,
+          ':refundTotal': reversal.refundTotal,
+          ':failed': reversal.failedRefunds,
           ':disputes': reversal.disputes,
           ':bonus': reversal.bonusReversedCents,
           ':rev': rev + 1,

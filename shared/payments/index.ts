@@ -236,7 +236,10 @@ export function returnUrls(
 
 /** Acts on a verified event; a Checkout Session event it cannot read is 400 before anything changes. */
 export async function handleStripeEvent(event: unknown): Promise<WebhookOutcome> {
+  // Refunds and disputes: REFUND_EVENT_TYPES and DISPUTE_EVENT_TYPES (refund-event.ts) — charge.refunded,
+  // refund.failed, refund.updated, charge.refund.updated, charge.dispute.{created,updated,closed,funds_withdrawn,funds_reinstated}.
   const reversal = readReversalEvent(event);
+  if (reversal === 'ignored') return 'ignored';
   if (reversal) return bookReversal(reversal);
   // An auto top-up's off-session PaymentIntent (a Checkout payment's own PaymentIntent events are ignored).
   const autoTopUp = readAutoTopUpEvent(event);

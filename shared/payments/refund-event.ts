@@ -20,6 +20,18 @@ const Charge = z.object({
   metadata: z.record(z.string(), z.string()).nullable().optional(),
 });
 
+/** A Refund (refund.* and charge.refund.updated): only a failed or canceled one changes the books. */
+const Refund = z.object({
+  id: z.string().min(1),
+  amount: z.number().int().nonnegative(),
+  currency: z.string(),
+  status: z.string().nullable(),
+  created: z.number().int(),
+  charge: ExpandableId.nullable().optional(),
+  payment_intent: ExpandableId.nullable().optional(),
+  metadata: z.record(z.string(), z.string()).nullable().optional(),
+});
+
 const Dispute = z.object({
   id: z.string().min(1),
   amount: z.number().int().nonnegative(),
@@ -29,15 +41,41 @@ const Dispute = z.object({
   payment_intent: ExpandableId.nullable().optional(),
 });
 
-const RefundEvent = z.object({ id: z.string().min(1), type: z.literal('charge.refunded'), data: z.object({ object: Charge }) });
-const DisputeEvent = z.object({
+/**
+ * The refund and dispute events this webhook books (merge into the one list of handled Stripe
+ * events). The three refund object events carry the same Refund; the five dispute events the same
+ * Dispute, and each is read for where the dispute's money stands.
+ */
+export const REFUND_EVENT_TYPES = ['charge.refunded', 'refund.failed', 'refund.updated', 'charge.refund.updated'] as const;
+export const DISPUTE_EVENT_TYPES = [
+  'charge.dispute.created',
+  'charge.dispute.updated',
+  'charge.dispute.closed',
+  'charge.dispute.funds_withdrawn',
+  'charge.dispute.funds_reinstated',
+] as const;
+const RefundObjectType = z.enum(['refund.failed', 'refund.updated', 'charge.refund.updated']);
+const DisputeType = z.enum(DISPUTE_EVENT_TYPES);
+
+/** `created` (seconds) dates the charge's running total: a refund that failed after it was counted in it. */
+const ChargeEvent = z.object({
   id: z.string().min(1),
-  type: z.enum(['charge.dispute.created', 'charge.dispute.closed']),
-  data: z.object({ object: Dispute }),
+  type: z.literal('charge.refunded'),
+  created: z.number().int(),
+  data: z.object({ object: Charge }),
 });
+const RefundObjectEvent = z.object({
+  id: z.string().min(1),
+  type: RefundObjectType,
+  created: z.number().int(),
+  data: z.object({ object: Refund }),
+});
+const DisputeEvent = z.object({ id: z.string().min(1), type: DisputeType, data: z.object({ object: Dispute }) });
 
 export interface ChargeRefunded {
   eventId: string;
+  /** When Stripe stated this total (the event's `created`, seconds). */
+  at: number;
   chargeId: string;
   paymentIntentId: string | null;
   invoiceId: string | null;
@@ -46,9 +84,25 @@ export interface ChargeRefunded {
   currency: string;
 }
 
+/** A refund that failed or was canceled: its money went back to the merchant's balance. */
+export interface RefundFailed {
+  eventId: string;
+  /** When the failure was reported (the event's `created`, seconds). */
+  failedAt: number;
+  refundId: string;
+  /** When the refund was made (seconds): a running total stated before it does not count it. */
+  createdAt: number;
+  paymentIntentId: string | null;
+  invoiceId: string | null;
+  amountCents: number;
+  currency: string;
+}
+
+export type DisputeType = z.infer<typeof DisputeType>;
+
 export interface DisputeChange {
   eventId: string;
-  type: 'charge.dispute.created' | 'charge.dispute.closed';
+  type: DisputeType;
   disputeId: string;
   chargeId: string;
   paymentIntentId: string | null;
@@ -57,18 +111,25 @@ export interface DisputeChange {
   currency: string;
 }
 
-export type ReversalEvent = { kind: 'refund'; refund: ChargeRefunded } | { kind: 'dispute'; dispute: DisputeChange };
+export type ReversalEvent =
+  | { kind: 'refund'; refund: ChargeRefunded }
+  | { kind: 'refund_failed'; refund: RefundFailed }
+  | { kind: 'dispute'; dispute: DisputeChange };
 
-/** The refund or dispute of a verified delivery, or null for a type this does not book. */
-export function readReversalEvent(event: unknown): ReversalEvent | null {
+/**
+ * The refund or dispute of a verified delivery; `ignored` for a refund object that did not fail
+ * (charge.refunded books refunds); null for a type this does not book.
+ */
+export function readReversalEvent(event: unknown): ReversalEvent | 'ignored' | null {
   const { type } = parseEvent(EventEnvelope, event);
   if (type === 'charge.refunded') {
-    const { id, data } = parseEvent(RefundEvent, event);
+    const { id, created, data } = parseEvent(ChargeEvent, event);
     const charge = data.object;
     return {
       kind: 'refund',
       refund: {
         eventId: id,
+        at: created,
         chargeId: charge.id,
         paymentIntentId: idOf(charge.payment_intent),
         invoiceId: charge.metadata?.invoice_id ?? null,
@@ -78,14 +139,32 @@ export function readReversalEvent(event: unknown): ReversalEvent | null {
       },
     };
   }
-  if (type === 'charge.dispute.created' || type === 'charge.dispute.closed') {
-    const { id, data } = parseEvent(DisputeEvent, event);
+  if (RefundObjectType.safeParse(type).success) {
+    const { id, created, data } = parseEvent(RefundObjectEvent, event);
+    const refund = data.object;
+    if (refund.status !== 'failed' && refund.status !== 'canceled') return 'ignored';
+    return {
+      kind: 'refund_failed',
+      refund: {
+        eventId: id,
+        failedAt: created,
+        refundId: refund.id,
+        createdAt: refund.created,
+        paymentIntentId: idOf(refund.payment_intent),
+        invoiceId: refund.metadata?.invoice_id ?? null,
+        amountCents: refund.amount,
+        currency: refund.currency.toLowerCase(),
+      },
+    };
+  }
+  if (DisputeType.safeParse(type).success) {
+    const { id, type: disputeType, data } = parseEvent(DisputeEvent, event);
     const dispute = data.object;
     return {
       kind: 'dispute',
       dispute: {
         eventId: id,
-        type,
+        type: disputeType,
         disputeId: dispute.id,
         chargeId: idOf(dispute.charge)!,
         paymentIntentId: idOf(dispute.payment_intent),

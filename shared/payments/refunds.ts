@@ -8,25 +8,18 @@ import { unsuspendAfterCredit } from '../servers/suspension.ts';
 import { eventWrite } from '../webhooks/events.ts';
 import { logger } from '../observability/logger.ts';
 import { recordSystemActivity } from '../audit/index.ts';
-import {
-  disputedCents,
-  findInvoiceItem,
-  invoiceReversalWrite,
-  type Reversal,
-  reversalOf,
-  toInvoiceView,
-  wasPaid,
-} from '../invoices/index.ts';
-import type { ChargeRefunded, DisputeChange, ReversalEvent } from './refund-event.ts';
+import { findInvoiceItem, heldBack, invoiceReversalWrite, type Reversal, reversalOf, toInvoiceView, wasPaid } from '../invoices/index.ts';
+import type { ChargeRefunded, DisputeChange, RefundFailed, ReversalEvent } from './refund-event.ts';
 
 /**
- * Refunds and disputes of a paid top-up (ARCHITECTURE.md §7). Each delivery states the whole:
- * a charge's `amount_refunded` is its running total and a dispute's status is where it stands, so
- * the invoice keeps what has been taken back so far and a delivery books only the difference
- * between that and what it states. Replays, duplicates and reordered deliveries therefore book
- * nothing twice: an older total or an already closed dispute changes nothing. The ledger entry and
- * the invoice's new state are one transaction, under a revision lock on the invoice and guard
- * keys per refunded total, per dispute state and per Stripe event.
+ * Refunds and disputes of a paid top-up (ARCHITECTURE.md §7), booked as the money moves. Each
+ * delivery states a fact that only accumulates: the charge's running refund total as of the
+ * event's time (the latest one counts), a refund that failed (once, by its id), where the charge's
+ * one dispute stands (it only moves forward: open → lost → won, or prevented). The invoice keeps
+ * these facts; what they hold back (heldBack) is a function of them alone, so a delivery books only
+ * the difference it makes. Replays, duplicates and reordered deliveries therefore book nothing
+ * twice. The ledger entry and the invoice's new state are one transaction, under a revision lock
+ * on the invoice and guard keys per revision and per Stripe event.
  *
  * The bonus rule: with the top-up T and its bonus B, having taken back X of T by refunds and by
  * open or lost disputes, the bonus taken back is floor(B × X / T) in total — so a full refund takes
@@ -34,16 +27,36 @@ import type { ChargeRefunded, DisputeChange, ReversalEvent } from './refund-even
  */
 const ATTEMPTS = 10;
 
-/** Open or lost disputes hold money back; a won one returned it. Inquiries (`warning_*`) move no money. */
-const disputeState = (status: string): 'open' | 'won' | 'lost' | null =>
-  status.startsWith('warning_') ? null : status === 'won' ? 'won' : status === 'lost' ? 'lost' : 'open';
+type DisputeState = NonNullable<InvoiceItem['disputes']>[number]['status'];
+
+/** How far a dispute has gone: it never moves back (a late `created` after the close changes nothing). */
+const DISPUTE_RANK: Record<DisputeState, number> = { open: 1, lost: 2, won: 3, prevented: 3 };
+
+/**
+ * Where a dispute's money stands after this event, or null when no money moves. Inquiries
+ * (`warning_*`, also `warning_closed`) never take money; `prevented` means the charge was refunded
+ * instead (the refund takes it back); Stripe's funds events say outright that money moved.
+ */
+function disputeState(change: DisputeChange): DisputeState | null {
+  if (change.type === 'charge.dispute.funds_reinstated') return 'won';
+  const byStatus: Record<string, DisputeState> = {
+    needs_response: 'open',
+    under_review: 'open',
+    lost: 'lost',
+    won: 'won',
+    prevented: 'prevented',
+  };
+  const state = byStatus[change.status] ?? null;
+  if (change.type === 'charge.dispute.funds_withdrawn') return state === 'lost' ? 'lost' : 'open';
+  return state;
+}
 
 export async function bookReversal(event: ReversalEvent): Promise<WebhookOutcome> {
-  const source = event.kind === 'refund' ? event.refund : event.dispute;
-  if (event.kind === 'dispute' && disputeState(event.dispute.status) === null) return 'ignored';
-  const found = await invoiceOfPayment(source.paymentIntentId, event.kind === 'refund' ? event.refund.invoiceId : null);
+  const source = event.kind === 'dispute' ? event.dispute : event.refund;
+  if (event.kind === 'dispute' && disputeState(event.dispute) === null) return 'ignored';
+  const found = await invoiceOfPayment(source.paymentIntentId, event.kind === 'dispute' ? null : event.refund.invoiceId);
   if (!found) {
-    logger.warn('stripe refund or dispute for an unknown payment', { chargeId: source.chargeId, paymentIntentId: source.paymentIntentId });
+    logger.warn('stripe refund or dispute for an unknown payment', { paymentIntentId: source.paymentIntentId });
     return 'unknown_invoice';
   }
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
@@ -54,21 +67,26 @@ export async function bookReversal(event: ReversalEvent): Promise<WebhookOutcome
     if (source.currency !== 'usd' || !amountFits(event, item)) {
       logger.error('stripe refund or dispute does not match the invoice; not booked', {
         invoiceId: item.invoiceId,
-        chargeId: source.chargeId,
         invoiceCents: item.amountCents,
       });
       return 'amount_mismatch';
     }
     const before = reversalOf(item);
-    const after = event.kind === 'refund' ? withRefund(before, event.refund) : withDispute(before, event.dispute);
+    const after =
+      event.kind === 'refund'
+        ? withRefundTotal(before, event.refund)
+        : event.kind === 'refund_failed'
+          ? withFailedRefund(before, event.refund)
+          : withDispute(item, before, event.dispute);
     if (!after) return 'already_booked';
     const booked = await book(item, before, after, event);
-    if (booked) return event.kind === 'refund' ? 'refund_booked' : 'dispute_booked';
+    if (booked === 'quiet') return 'already_booked';
+    if (booked) return event.kind === 'dispute' ? 'dispute_booked' : 'refund_booked';
   }
   throw new Error('Refund or dispute booking kept conflicting; Stripe delivers it again');
 }
 
-/** The invoice a refund or dispute is about: by its PaymentIntent (recorded when paid), else the charge's metadata. */
+/** The invoice a refund or dispute is about: by its PaymentIntent (recorded when paid), else the object's metadata. */
 async function invoiceOfPayment(paymentIntentId: string | null, invoiceId: string | null): Promise<InvoiceItem | undefined> {
   const pointer = paymentIntentId ? await accessPatterns.invoiceByPaymentIntent(paymentIntentId) : undefined;
   const id = pointer?.invoiceId ?? invoiceId;
@@ -77,20 +95,48 @@ async function invoiceOfPayment(paymentIntentId: string | null, invoiceId: strin
 
 function amountFits(event: ReversalEvent, item: InvoiceItem): boolean {
   if (event.kind === 'refund') return event.refund.amountCents === item.amountCents && event.refund.refundedCents <= item.amountCents;
+  if (event.kind === 'refund_failed') return event.refund.amountCents <= item.amountCents;
   return event.dispute.amountCents <= item.amountCents;
 }
 
-/** The refunded total only grows: an older (smaller) total delivered late changes nothing. */
-function withRefund(before: Reversal, refund: ChargeRefunded): Reversal | null {
-  if (refund.refundedCents <= before.refundedCents) return null;
-  return { ...before, refundedCents: refund.refundedCents };
+/**
+ * The latest running total counts (a later event, or at the same second the larger total): an
+ * older total delivered late changes nothing. An undated total (booked before totals were dated)
+ * gives way to a dated one that, with the refunds failed since, is at least as large.
+ */
+function withRefundTotal(before: Reversal, refund: ChargeRefunded): Reversal | null {
+  const known = before.refundTotal;
+  const failed = before.failedRefunds.reduce((total, r) => total + r.amountCents, 0);
+  const newer =
+    known.at === null
+      ? refund.refundedCents + failed >= known.cents && (refund.refundedCents !== known.cents || failed > 0)
+      : refund.at > known.at || (refund.at === known.at && refund.refundedCents > known.cents);
+  if (!newer) return null;
+  return { ...before, refundTotal: { cents: refund.refundedCents, at: refund.at } };
 }
 
-/** A dispute is recorded at its first delivery; only a close (won or lost) moves it on, and a closed one stays closed. */
-function withDispute(before: Reversal, change: DisputeChange): Reversal | null {
-  const state = disputeState(change.status)!;
+/** A failed (or canceled) refund is recorded once by its id; its money comes back as far as a total counted it. */
+function withFailedRefund(before: Reversal, refund: RefundFailed): Reversal | null {
+  if (before.failedRefunds.some((r) => r.id === refund.refundId)) return null;
+  const failed = { id: refund.refundId, amountCents: refund.amountCents, createdAt: refund.createdAt, failedAt: refund.failedAt };
+  return { ...before, failedRefunds: [...before.failedRefunds, failed] };
+}
+
+/**
+ * A charge has one dispute: the first booked is the one followed, another id is refused (Stripe
+ * never opens two; booking both would take the money twice). Its state only moves forward.
+ */
+function withDispute(item: InvoiceItem, before: Reversal, change: DisputeChange): Reversal | null {
+  const state = disputeState(change)!;
   const known = before.disputes.find((d) => d.id === change.disputeId);
-  if (known && (known.status !== 'open' || state === 'open')) return null;
+  if (!known && before.disputes.length > 0) {
+    logger.warn('stripe dispute for a charge that already has one; not booked', {
+      invoiceId: item.invoiceId,
+      booked: before.disputes[0]!.id,
+    });
+    return null;
+  }
+  if (known && DISPUTE_RANK[known.status] >= DISPUTE_RANK[state]) return null;
   const dispute = { id: change.disputeId, amountCents: known?.amountCents ?? change.amountCents, status: state };
   return { ...before, disputes: [...before.disputes.filter((d) => d.id !== change.disputeId), dispute] };
 }
@@ -102,21 +148,34 @@ const bonusOf = (item: InvoiceItem): number =>
 export const bonusShare = (bonusCents: number, takenCents: number, topUpCents: number): number =>
   topUpCents <= 0 ? 0 : Math.floor((bonusCents * Math.min(takenCents, topUpCents)) / topUpCents);
 
-const takenOf = (reversal: Reversal): number => reversal.refundedCents + disputedCents(reversal.disputes);
+/** Cash taken back of the top-up: refunds plus what disputes hold (capped at the top-up). */
+const takenOf = (item: InvoiceItem, reversal: Reversal): number => {
+  const held = heldBack(item, reversal);
+  return held.refundedCents + held.disputedCents;
+};
 
-/** One transaction: the ledger entry (when money moves), the invoice's new state and its event. False when it lost a race. */
-async function book(item: InvoiceItem, before: Reversal, target: Reversal, event: ReversalEvent): Promise<boolean> {
-  const bonusReversedCents = bonusShare(bonusOf(item), takenOf(target), item.amountCents);
+/**
+ * One transaction: the ledger entry (when money moves), the invoice's new state and its event (when
+ * what it shows changed). False when it lost a race; `quiet` when nothing the invoice shows moved.
+ */
+async function book(item: InvoiceItem, before: Reversal, target: Reversal, event: ReversalEvent): Promise<'booked' | 'quiet' | false> {
+  const bonusReversedCents = bonusShare(bonusOf(item), takenOf(item, target), item.amountCents);
   const after: Reversal = { ...target, bonusReversedCents };
-  const cash = takenOf(after) - takenOf(before);
+  const cash = takenOf(item, after) - takenOf(item, before);
   const bonus = bonusReversedCents - before.bonusReversedCents;
   const { next, write } = invoiceReversalWrite(item, after);
-  const type = event.kind === 'refund' ? 'invoice.refunded' : 'invoice.disputed';
-  const extras = [write, eventWrite(item.accountId, type, toInvoiceView(next))];
+  const view = toInvoiceView(next);
+  const previous = toInvoiceView(item);
+  const visible =
+    view.status !== previous.status ||
+    view.refundedCents !== previous.refundedCents ||
+    view.disputedCents !== previous.disputedCents ||
+    event.kind === 'dispute';
+  const type = event.kind === 'dispute' ? 'invoice.disputed' : 'invoice.refunded';
+  const extras = visible ? [write, eventWrite(item.accountId, type, view)] : [write];
   const amountCents = -(cash + bonus);
-  const source = event.kind === 'refund' ? event.refund : event.dispute;
   if (amountCents === 0) {
-    // A dispute closed without moving money (lost once already taken, or won before it was ever taken).
+    // Nothing moves (a dispute lost once already taken, won before it was ever taken, a total restated later).
     try {
       await transact(extras);
     } catch (err) {
@@ -125,17 +184,16 @@ async function book(item: InvoiceItem, before: Reversal, target: Reversal, event
     }
   } else {
     const reference = { invoiceId: item.invoiceId, invoiceNumber: item.number, note: noteOf(event, cash, bonus) };
+    const eventGuard = `stripe-event:${event.kind === 'dispute' ? event.dispute.eventId : event.refund.eventId}`;
     const result = await appendLedger(
       item.accountId,
       [
         {
-          type: event.kind === 'refund' ? 'refund' : 'dispute',
+          type: event.kind === 'dispute' ? 'dispute' : 'refund',
           amountCents,
-          idempotencyKey:
-            event.kind === 'refund'
-              ? `refund:${item.invoiceId}:${after.refundedCents}`
-              : `dispute:${event.dispute.disputeId}:${after.disputes.find((d) => d.id === event.dispute.disputeId)!.status}`,
-          extraGuards: [`stripe-event:${source.eventId}`],
+          // One entry per revision of the invoice's reversal (the lock makes them a chain), and one per event.
+          idempotencyKey: `reversal:${item.invoiceId}:${next.reversalRev}`,
+          extraGuards: event.kind === 'refund_failed' ? [eventGuard, `refund-failed:${event.refund.refundId}`] : [eventGuard],
           reference,
         },
       ],
@@ -143,22 +201,24 @@ async function book(item: InvoiceItem, before: Reversal, target: Reversal, event
     );
     if (!result.applied) return false;
   }
+  if (!visible && amountCents === 0) return 'quiet';
   await recordSystemActivity({
     accountId: item.accountId,
     actor: 'stripe',
-    action: event.kind === 'refund' ? 'billing.refund' : 'billing.dispute',
+    action: event.kind === 'dispute' ? 'billing.dispute' : 'billing.refund',
     target: `invoice:${item.invoiceId}`,
     details: { invoiceNumber: item.number, ledgerCents: amountCents, cashCents: cash, bonusCents: bonus, status: next.status },
   });
-  // A debit may take the balance to zero or below (suspend); a won dispute may lift it again.
+  // A debit may take the balance to zero or below (suspend); money given back may lift it again.
   if (amountCents !== 0) await unsuspendAfterCredit(item.accountId, event.kind);
-  return true;
+  return 'booked';
 }
 
 function noteOf(event: ReversalEvent, cash: number, bonus: number): string {
   const bonusPart = bonus === 0 ? '' : `, bonus ${bonus > 0 ? 'taken back' : 'returned'} ${Math.abs(bonus)} ¢`;
-  if (event.kind === 'refund') return `Card refund ${cash} ¢${bonusPart}`;
-  return cash >= 0
-    ? `Dispute ${event.dispute.disputeId}: ${cash} ¢ taken back${bonusPart}`
-    : `Dispute ${event.dispute.disputeId} won: ${-cash} ¢ returned${bonusPart}`;
+  const moved = cash >= 0 ? `${cash} ¢ taken back` : `${-cash} ¢ returned`;
+  if (event.kind === 'refund') return `Card refund: ${moved}${bonusPart}`;
+  if (event.kind === 'refund_failed') return `Refund ${event.refund.refundId} failed: ${moved}${bonusPart}`;
+  const { disputeId, status } = event.dispute;
+  return `Dispute ${disputeId} (${event.dispute.type === 'charge.dispute.funds_reinstated' ? 'funds reinstated' : status}): ${moved}${bonusPart}`;
 }

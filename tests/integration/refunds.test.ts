@@ -1,4 +1,4 @@
-import { signedStripeEvent } from '../helpers/stripe-events.ts';
+import { signedStripeEvent, signedStripeFields } from '../helpers/stripe-events.ts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, expectEnvelope, type TestApi } from '../helpers/stack.ts';
 import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
@@ -76,7 +76,7 @@ const refunded = (p: Paid, amountRefunded: number, amount = 2000) =>
     metadata: {},
   });
 
-const dispute = (p: Paid, type: 'created' | 'closed', status: string, id = `dp_${p.charge}`, amount = 2000) =>
+const dispute = (p: Paid, type: 'created' | 'updated' | 'closed', status: string, id = `dp_${p.charge}`, amount = 2000) =>
   signed(`charge.dispute.${type}`, {
     id,
     object: 'dispute',
@@ -287,6 +287,214 @@ describe('disputes', () => {
   });
 });
 
+/**
+ * What Stripe's money did, booked as it moved. Each case is a state Stripe really reaches (a refund
+ * that fails after it was made, a dispute lost then won on appeal, a dispute prevented by a refund,
+ * a second dispute id on one charge), delivered in order, replayed, concurrently and out of order.
+ * Events carry explicit `created` times (seconds, as Stripe dates them): a refund fails days after
+ * it was made, and the charge's running total is placed against the failure by its date.
+ */
+describe('failed refunds and dispute outcomes', () => {
+  const T0 = Math.floor(Date.now() / 1000) - 86_400;
+  const at = (type: string, object: Record<string, unknown>, created: number) =>
+    signedStripeFields(
+      { type, created, data: { object } },
+      { secret: WEBHOOK_SECRET, id: `evt_${++n}_${Math.random().toString(36).slice(2)}` },
+    );
+  const totalAt = (p: Paid, amountRefunded: number, created: number) =>
+    at(
+      'charge.refunded',
+      { id: p.charge, object: 'charge', amount: 2000, amount_refunded: amountRefunded, currency: 'usd', payment_intent: p.paymentIntent },
+      created,
+    );
+  /** A Refund object event (refund.failed, charge.refund.updated): the refund made at `made`, reported at `created`. */
+  const refundObject = (p: Paid, type: string, id: string, amount: number, status: string, made: number, created: number) =>
+    at(
+      type,
+      {
+        id,
+        object: 'refund',
+        amount,
+        currency: 'usd',
+        status,
+        created: made,
+        charge: p.charge,
+        payment_intent: p.paymentIntent,
+        metadata: {},
+      },
+      created,
+    );
+  const sum = async (id: string) => (await reversals(id)).reduce((total, [, cents]) => total + Number(cents), 0);
+  const booked = (results: string[]) => results.filter((o) => o === 'refund_booked' || o === 'dispute_booked').length;
+
+  it('a refund that fails after it was booked gives its 840 ¢ back once, by either event, however often delivered', async () => {
+    const p = await paidTopUp('refund-fails@example.com');
+    expect((await deliver(totalAt(p, 800, T0))).body.outcome).toBe('refund_booked');
+    expect(await balance(p.id)).toBe(2600 - 840);
+    // Stripe reports the failure twice (charge.refund.updated and refund.failed); each is redelivered, concurrently.
+    const updated = refundObject(p, 'charge.refund.updated', 're_fails_1', 800, 'failed', T0, T0 + 3600);
+    const failed = refundObject(p, 'refund.failed', 're_fails_1', 800, 'failed', T0, T0 + 3601);
+    const results = await Promise.all(
+      [...Array(5).fill(updated), ...Array(5).fill(failed)].map(async (e) => (await deliver(e)).body.outcome),
+    );
+    expect(booked(results)).toBe(1);
+    expect(await balance(p.id)).toBe(2600);
+    expect(await reversals(p.id)).toEqual([
+      ['refund', -840],
+      ['refund', 840],
+    ]);
+    const credit = (await ledgerOf(p.id)).at(-1)!;
+    expect(credit.reference).toMatchObject({ invoiceId: p.invoiceId, note: expect.stringContaining('re_fails_1') });
+    expect(await invoice(p)).toMatchObject({ status: 'paid', refundedCents: 0, bonusReversedCents: 0 });
+    // The total stated before the failure, delivered late again, takes nothing.
+    expect((await deliver(totalAt(p, 800, T0))).body.outcome).toBe('already_booked');
+    expect(await balance(p.id)).toBe(2600);
+    // The admin refunds the same 800 ¢ again, and this one goes through: taken once more, then never again.
+    expect((await deliver(totalAt(p, 800, T0 + 7200))).body.outcome).toBe('refund_booked');
+    expect(await outcomes(failed, 3)).toEqual(Array(3).fill('already_booked'));
+    expect(await balance(p.id)).toBe(2600 - 840);
+    expect(await invoice(p)).toMatchObject({ status: 'partially_refunded', refundedCents: 800, bonusReversedCents: 40 });
+    // The operator's event says so: the last invoice.refunded shows 800 ¢, the one before it 0.
+    const events = (await api.call('GET', '/v1/events?type=invoice.refunded', { token: p.token })).body.data as {
+      data: { refundedCents: number };
+    }[];
+    expect(events.map((e) => e.data.refundedCents).sort()).toEqual([0, 800, 800]);
+  });
+
+  it('a refund that did not fail (succeeded, pending) books nothing by its refund object events', async () => {
+    const p = await paidTopUp('refund-object-ok@example.com');
+    expect((await deliver(refundObject(p, 'charge.refund.updated', 're_ok', 500, 'succeeded', T0, T0 + 60))).body.outcome).toBe('ignored');
+    expect((await deliver(refundObject(p, 'refund.updated', 're_ok', 500, 'pending', T0, T0 + 60))).body.outcome).toBe('ignored');
+    expect(await balance(p.id)).toBe(2600);
+    const malformed = at('refund.failed', { id: 're_bad', amount: 500, currency: 'usd', status: 'failed' }, T0);
+    expectEnvelope(await deliver(malformed), 400, 'validation_failed');
+  });
+
+  it('two refunds, the second failing: every delivery order books the same 525 ¢', async () => {
+    // 500 ¢ at T0+10 (total 500), 300 ¢ at T0+20 (total 800), the 300 ¢ fails at T0+30: 500 ¢ + 25 ¢ bonus stay taken.
+    const orders = [
+      [0, 1, 2],
+      [2, 1, 0],
+      [1, 2, 0],
+      [2, 0, 1],
+    ];
+    for (const [k, order] of orders.entries()) {
+      const p = await paidTopUp(`refund-fail-order-${k}@example.com`);
+      const events = [
+        totalAt(p, 500, T0 + 10),
+        totalAt(p, 800, T0 + 20),
+        refundObject(p, 'refund.failed', `re_b_${k}`, 300, 'failed', T0 + 20, T0 + 30),
+      ];
+      for (const i of order) await deliver(events[i]!);
+      await Promise.all(events.map(deliver)); // and every one again, at once
+      expect(await sum(p.id), `order ${order}`).toBe(-525);
+      expect(await balance(p.id)).toBe(2600 - 525);
+      expect(await invoice(p)).toMatchObject({ status: 'partially_refunded', refundedCents: 500, bonusReversedCents: 25 });
+    }
+  });
+
+  it('a dispute lost, then won on appeal, gives the money back once; replays and a late created change nothing', async () => {
+    const p = await paidTopUp('dispute-appeal@example.com');
+    const created = dispute(p, 'created', 'needs_response');
+    const withdrawn = signed('charge.dispute.funds_withdrawn', JSON.parse(created.body).data.object);
+    const lost = dispute(p, 'closed', 'lost');
+    const wonOnAppeal = dispute(p, 'updated', 'won');
+    const reinstated = signed('charge.dispute.funds_reinstated', JSON.parse(wonOnAppeal.body).data.object);
+    expect((await deliver(created)).body.outcome).toBe('dispute_booked');
+    expect(await outcomes(withdrawn, 3)).toEqual(Array(3).fill('already_booked'));
+    expect((await deliver(lost)).body.outcome).toBe('dispute_booked');
+    expect(await balance(p.id)).toBe(500);
+    expect(await invoice(p)).toMatchObject({ status: 'disputed', disputedCents: 2000 });
+    expect((await deliver(wonOnAppeal)).body.outcome).toBe('dispute_booked');
+    expect(await balance(p.id)).toBe(2600);
+    const replays = await Promise.all([created, withdrawn, lost, wonOnAppeal, reinstated].flatMap((e) => [deliver(e), deliver(e)]));
+    expect(replays.map((r) => r.body.outcome)).toEqual(Array(10).fill('already_booked'));
+    expect(await reversals(p.id)).toEqual([
+      ['dispute', -2100],
+      ['dispute', 2100],
+    ]);
+    expect(await invoice(p)).toMatchObject({ status: 'paid', disputedCents: 0, bonusReversedCents: 0 });
+    const last = (await api.call('GET', '/v1/events?type=invoice.disputed', { token: p.token })).body.data[0];
+    expect(last.data).toMatchObject({ id: p.invoiceId, status: 'paid', disputedCents: 0 });
+  });
+
+  it('a dispute won on appeal, delivered in any order or all at once, ends with nothing taken', async () => {
+    for (const mode of ['reversed', 'concurrent'] as const) {
+      const p = await paidTopUp(`dispute-appeal-${mode}@example.com`);
+      const events = [
+        dispute(p, 'created', 'needs_response'),
+        dispute(p, 'closed', 'lost'),
+        signed('charge.dispute.funds_reinstated', { ...JSON.parse(dispute(p, 'updated', 'won').body).data.object }),
+      ];
+      if (mode === 'reversed') for (const e of events.reverse()) await deliver(e);
+      else await Promise.all([...events, ...events].map(deliver));
+      expect(await sum(p.id), mode).toBe(0);
+      expect(await balance(p.id)).toBe(2600);
+      expect(await invoice(p)).toMatchObject({ status: 'paid', disputedCents: 0 });
+    }
+  });
+
+  it('a dispute prevented by a refund takes the 2,100 ¢ once, in either order', async () => {
+    const a = await paidTopUp('dispute-prevented-a@example.com');
+    // The dispute opens first (money held), then the charge is refunded instead and the dispute ends prevented.
+    expect((await deliver(dispute(a, 'created', 'needs_response'))).body.outcome).toBe('dispute_booked');
+    await deliver(refunded(a, 2000));
+    expect(await balance(a.id)).toBe(500); // the refund takes what the open dispute did not already hold
+    expect((await deliver(dispute(a, 'closed', 'prevented'))).body.outcome).toBe('dispute_booked');
+    expect(await sum(a.id)).toBe(-2100);
+    expect(await balance(a.id)).toBe(500);
+    expect(await invoice(a)).toMatchObject({ status: 'refunded', refundedCents: 2000, disputedCents: 0, bonusReversedCents: 100 });
+
+    const b = await paidTopUp('dispute-prevented-b@example.com');
+    // Refunded first, the dispute arrives prevented; then everything again.
+    expect((await deliver(refunded(b, 2000))).body.outcome).toBe('refund_booked');
+    await deliver(dispute(b, 'created', 'prevented'));
+    await Promise.all([refunded(b, 2000), dispute(b, 'created', 'needs_response'), dispute(b, 'closed', 'prevented')].map(deliver));
+    expect(await reversals(b.id)).toEqual([['refund', -2100]]);
+    expect(await balance(b.id)).toBe(500);
+    expect(await invoice(b)).toMatchObject({ status: 'refunded', refundedCents: 2000, disputedCents: 0 });
+  });
+
+  it('a dispute never takes more than the refunds left of the top-up', async () => {
+    const p = await paidTopUp('dispute-after-refund@example.com');
+    expect((await deliver(refunded(p, 1500))).body.outcome).toBe('refund_booked');
+    expect((await deliver(dispute(p, 'created', 'needs_response'))).body.outcome).toBe('dispute_booked');
+    expect(await reversals(p.id)).toEqual([
+      ['refund', -1575],
+      ['dispute', -525],
+    ]);
+    expect(await balance(p.id)).toBe(500);
+    expect(await invoice(p)).toMatchObject({ status: 'disputed', refundedCents: 1500, disputedCents: 500, bonusReversedCents: 100 });
+  });
+
+  it('two dispute ids on one charge: one is taken (2,100 ¢), however they arrive', async () => {
+    const p = await paidTopUp('two-disputes@example.com');
+    expect((await deliver(dispute(p, 'created', 'needs_response', 'dp_first'))).body.outcome).toBe('dispute_booked');
+    expect((await deliver(dispute(p, 'created', 'needs_response', 'dp_second'))).body.outcome).toBe('already_booked');
+    expect((await deliver(dispute(p, 'closed', 'won', 'dp_second'))).body.outcome).toBe('already_booked');
+    expect(await balance(p.id)).toBe(500);
+    expect(await reversals(p.id)).toEqual([['dispute', -2100]]);
+    expect((await deliver(dispute(p, 'closed', 'won', 'dp_first'))).body.outcome).toBe('dispute_booked');
+    expect(await balance(p.id)).toBe(2600);
+
+    const q = await paidTopUp('two-disputes-at-once@example.com');
+    await Promise.all(['dp_a', 'dp_b', 'dp_a', 'dp_b'].map((id) => deliver(dispute(q, 'created', 'needs_response', id))));
+    expect(await reversals(q.id)).toEqual([['dispute', -2100]]);
+    expect(await balance(q.id)).toBe(500);
+    expect(await invoice(q)).toMatchObject({ status: 'disputed', disputedCents: 2000 });
+  });
+
+  it('an inquiry closed as warning_closed takes nothing', async () => {
+    const p = await paidTopUp('inquiry-closed@example.com');
+    expect((await deliver(dispute(p, 'created', 'warning_needs_response'))).body.outcome).toBe('ignored');
+    expect((await deliver(dispute(p, 'updated', 'warning_under_review'))).body.outcome).toBe('ignored');
+    expect((await deliver(dispute(p, 'closed', 'warning_closed'))).body.outcome).toBe('ignored');
+    expect(await balance(p.id)).toBe(2600);
+    expect(await reversals(p.id)).toEqual([]);
+    expect(await invoice(p)).toMatchObject({ status: 'paid', disputedCents: 0 });
+  });
+});
+
 describe('POST /v1/admin/invoices/:id/refund', () => {
   const refund = (invoiceId: string, body: Record<string, unknown>, opts: { token?: string | null; key?: string } = {}) =>
     api.call('POST', `/v1/admin/invoices/${invoiceId}/refund`, {
@@ -316,6 +524,43 @@ describe('POST /v1/admin/invoices/:id/refund', () => {
     expect(await balance(p.id)).toBe(2600 - 525);
     const logs = (await api.call('GET', '/v1/admin/logs?limit=50')).body.data as { action: string; target: string }[];
     expect(logs.some((l) => l.action === 'invoices.refund' && l.target === `invoice:${p.invoiceId}`)).toBe(true);
+  });
+
+  it('an admin refund that Stripe later fails: the refund it made gives its 840 ¢ back once', async () => {
+    const p = await paidTopUp('admin-refund-fails@example.com');
+    const made = (await refund(p.invoiceId, { amountCents: 800, reason: 'goodwill' }, { key: 'refund-fails-1' })).body;
+    const stored = stripeFake.refunds.find((r) => r.id === made.refundId)!;
+    const madeAt = Math.floor(Date.now() / 1000) - 3600;
+    const total = signedStripeFields(
+      {
+        type: 'charge.refunded',
+        created: madeAt,
+        data: {
+          object: { id: p.charge, amount: 2000, amount_refunded: 800, currency: 'usd', payment_intent: p.paymentIntent, metadata: {} },
+        },
+      },
+      { secret: WEBHOOK_SECRET, id: `evt_admin_total_${++n}` },
+    );
+    expect((await deliver(total)).body.outcome).toBe('refund_booked');
+    expect(await balance(p.id)).toBe(2600 - 840);
+    // The bank returns it: Stripe's Refund (metadata as we sent it), once without its PaymentIntent (found by invoice_id).
+    const failedRefund = { ...stored, object: 'refund', currency: 'usd', status: 'failed', created: madeAt };
+    const failures = [
+      { type: 'refund.failed', object: { ...failedRefund, payment_intent: null } },
+      { type: 'charge.refund.updated', object: failedRefund },
+    ].map(({ type, object }) =>
+      signedStripeFields({ type, created: madeAt + 60, data: { object } }, { secret: WEBHOOK_SECRET, id: `evt_admin_fail_${++n}` }),
+    );
+    const results = await Promise.all([...failures, ...failures].map(async (e) => (await deliver(e)).body.outcome));
+    expect(results.filter((o) => o === 'refund_booked')).toHaveLength(1);
+    expect(await balance(p.id)).toBe(2600);
+    expect(await reversals(p.id)).toEqual([
+      ['refund', -840],
+      ['refund', 840],
+    ]);
+    // Nothing refunded any more: the whole top-up can be refunded again.
+    expect((await invoice(p)).refundedCents).toBe(0);
+    expect((await refund(p.invoiceId, { amountCents: 2000, reason: 'again' }, { key: 'refund-fails-2' })).status).toBe(200);
   });
 
   it('refuses more than is left, an unpaid invoice, a customer and a Stripe failure, changing nothing', async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { accrue } from '../../shared/ledger/index.ts';
 import { bonusFor } from '../../shared/payments/index.ts';
 import { bonusShare } from '../../shared/payments/refunds.ts';
+import { heldBack, type Reversal } from '../../shared/invoices/index.ts';
 import { runwayOf } from '../../shared/accounts/index.ts';
 import { hoursLeftInMonth, restOfMonthCents } from '../../shared/budgets/index.ts';
 import { centsUp } from '../../shared/pricing/index.ts';
@@ -20,6 +21,50 @@ describe('the top-up bonus', () => {
     expect(bonusFor(1999, 5)).toBe(99);
     expect(bonusFor(19, 5)).toBe(0);
     expect(bonusFor(5000, 0)).toBe(0);
+  });
+});
+
+describe('what refunds and disputes hold back of a 2,000 ¢ top-up (heldBack)', () => {
+  const top = { amountCents: 2000 };
+  const of = (r: Partial<Reversal>): Reversal => ({
+    refundTotal: { cents: 0, at: null },
+    failedRefunds: [],
+    disputes: [],
+    bonusReversedCents: 0,
+    ...r,
+  });
+  const failed = (amountCents: number, createdAt: number, failedAt: number) => ({
+    id: `re_${createdAt}`,
+    amountCents,
+    createdAt,
+    failedAt,
+  });
+
+  it('a refund that failed after the total counting it was stated comes back', () => {
+    expect(heldBack(top, of({ refundTotal: { cents: 800, at: 100 }, failedRefunds: [failed(800, 100, 200)] })).refundedCents).toBe(0);
+  });
+
+  it('a total stated after the failure already leaves it out, and a refund made after the total is not in it', () => {
+    // Failed at 200, total 500 stated at 300 (a later refund): the failure is not taken off again.
+    expect(heldBack(top, of({ refundTotal: { cents: 500, at: 300 }, failedRefunds: [failed(800, 100, 200)] })).refundedCents).toBe(500);
+    // The 300 ¢ refund made at 400 failed; the known total (stated at 300) never counted it.
+    expect(heldBack(top, of({ refundTotal: { cents: 500, at: 300 }, failedRefunds: [failed(300, 400, 500)] })).refundedCents).toBe(500);
+    // A failure known before any total: nothing is held, never less than nothing.
+    expect(heldBack(top, of({ failedRefunds: [failed(800, 100, 200)] })).refundedCents).toBe(0);
+  });
+
+  it('open and lost disputes hold their amount, up to what refunds left; won and prevented hold nothing', () => {
+    const dispute = (status: 'open' | 'lost' | 'won' | 'prevented') => [{ id: 'dp_1', amountCents: 2000, status }];
+    expect(heldBack(top, of({ disputes: dispute('open') }))).toEqual({ refundedCents: 0, disputedCents: 2000 });
+    expect(heldBack(top, of({ disputes: dispute('lost'), refundTotal: { cents: 1500, at: 1 } }))).toEqual({
+      refundedCents: 1500,
+      disputedCents: 500,
+    });
+    expect(heldBack(top, of({ disputes: dispute('won') })).disputedCents).toBe(0);
+    expect(heldBack(top, of({ disputes: dispute('prevented'), refundTotal: { cents: 2000, at: 1 } }))).toEqual({
+      refundedCents: 2000,
+      disputedCents: 0,
+    });
   });
 });
 

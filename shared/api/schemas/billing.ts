@@ -100,8 +100,12 @@ export const Invoice = z
     createdAt: Timestamp,
     paidAt: Timestamp.nullable(),
     voidedAt: Timestamp.nullable(),
-    refundedCents: Cents.meta({ description: 'What was refunded to the card so far (partial refunds add up).' }),
-    disputedCents: Cents.meta({ description: 'What open or lost disputes (chargebacks) took back; a won dispute returns it.' }),
+    refundedCents: Cents.meta({
+      description: 'What was refunded to the card so far (partial refunds add up; a refund that failed is not counted).',
+    }),
+    disputedCents: Cents.meta({
+      description: 'What an open or lost dispute (chargeback) took back, at most what refunds left; won or prevented: 0.',
+    }),
     bonusReversedCents: Cents.meta({
       description: 'The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).',
     }),
