@@ -3,10 +3,13 @@
  * the service calls, so the fake Stripe (tests/helpers/fake-stripe.ts) refuses an unknown one as
  * Stripe does (400 `parameter_unknown`).
  *
- * The source is Stripe's published API description (github.com/stripe/openapi, openapi/spec3.json).
- * Parameters Stripe added after that copy come from the installed stripe library's types (generated
- * from a newer copy of the same description; its version is in node_modules/stripe/OPENAPI_VERSION)
- * and are listed apart, so a reader sees which source said what.
+ * Two sources, both Stripe's published API description: github.com/stripe/openapi's
+ * openapi/spec3.json (the copy given on the command line), and the installed stripe library's
+ * types, generated from a newer spec (node_modules/stripe/OPENAPI_VERSION) for the API version the
+ * library sends as Stripe-Version, which is the version Stripe checks our requests against. So the
+ * accepted names are the library's; what differs from the spec copy is listed per endpoint
+ * (`addedSinceSpec`, `removedSinceSpec`: e.g. `payment_method_types`, which the library's version
+ * no longer accepts on PaymentIntents). Required: required in both.
  *
  *   git --git-dir=<stripe/openapi clone> show <commit>:openapi/spec3.json > /tmp/spec3.json
  *   node dev/stripe-params.ts /tmp/spec3.json <commit>
@@ -78,22 +81,24 @@ if (!specPath) {
 const root = new URL('..', import.meta.url);
 const spec = JSON.parse(readFileSync(specPath, 'utf8')) as { info: { version: string }; paths: Record<string, Record<string, Operation>> };
 const library = JSON.parse(readFileSync(new URL('node_modules/stripe/package.json', root), 'utf8')) as { version: string };
-const endpoints: Record<string, { params: string[]; required: string[]; addedSinceSpec: string[] }> = {};
+const apiVersion = /ApiVersion = '([^']+)'/.exec(readFileSync(new URL('node_modules/stripe/esm/apiVersion.js', root), 'utf8'))?.[1];
+const endpoints: Record<string, { params: string[]; required: string[]; addedSinceSpec: string[]; removedSinceSpec: string[] }> = {};
 for (const endpoint of ENDPOINTS) {
   const published = fromSpec(spec, endpoint);
   const typed = fromTypes(root.href, endpoint.types);
   const added = typed.names.filter((n) => !published.names.includes(n)).sort();
   endpoints[`${endpoint.method} ${endpoint.path}`] = {
-    params: [...new Set([...published.names, ...added])].sort(),
+    params: [...typed.names].sort(),
     // Required by both: Stripe has since relaxed some (Checkout's `cancel_url`).
     required: published.required.filter((n) => typed.required.includes(n)).sort(),
     addedSinceSpec: added,
+    removedSinceSpec: published.names.filter((n) => !typed.names.includes(n)).sort(),
   };
 }
 const out = {
   source: {
     openapi: `github.com/stripe/openapi openapi/spec3.json${commit ? ` at ${commit}` : ''} (API ${spec.info.version})`,
-    library: `stripe ${library.version} types (OPENAPI_VERSION ${readFileSync(new URL('node_modules/stripe/OPENAPI_VERSION', root), 'utf8').trim()})`,
+    library: `stripe ${library.version} types (OPENAPI_VERSION ${readFileSync(new URL('node_modules/stripe/OPENAPI_VERSION', root), 'utf8').trim()}, API ${apiVersion})`,
     script: 'dev/stripe-params.ts',
   },
   endpoints,

@@ -43,8 +43,9 @@ type Params = Record<string, unknown>;
 type StripeError = { type: string; code?: string; param?: string; message: string };
 
 /** The endpoint of stripe-params.json a request is for (`{id}` segments matched as ids). */
-function endpointOf(method: string, path: string): { params: string[]; required: string[] } | undefined {
-  const endpoints = stripeParams.endpoints as Record<string, { params: string[]; required: string[] }>;
+type Endpoint = { params: string[]; required: string[]; removedSinceSpec: string[] };
+function endpointOf(method: string, path: string): Endpoint | undefined {
+  const endpoints = stripeParams.endpoints as Record<string, Endpoint>;
   for (const [name, endpoint] of Object.entries(endpoints)) {
     const [m, pattern] = name.split(' ') as [string, string];
     const re = new RegExp(`^${pattern.replace(/\{[^}]+\}/g, '[^/]+')}$`);
@@ -58,6 +59,9 @@ function refusal(method: string, path: string, params: Params): StripeError | un
   const endpoint = endpointOf(method, path);
   if (!endpoint) return undefined;
   const unknown = Object.keys(params).find((name) => !endpoint.params.includes(name));
+  // The one removed parameter Stripe names apart (changelog 2026-09-30.endive); any other is just unknown.
+  if (unknown === 'payment_method_types' && endpoint.removedSinceSpec.includes(unknown))
+    return { type: 'invalid_request_error', code: 'payment_method_types_no_longer_supported', param: unknown, message: `Received unsupported parameter: ${unknown}` };
   if (unknown)
     return { type: 'invalid_request_error', code: 'parameter_unknown', param: unknown, message: `Received unknown parameter: ${unknown}` };
   const missing = endpoint.required.find((name) => params[name] === undefined);
@@ -68,8 +72,9 @@ function refusal(method: string, path: string, params: Params): StripeError | un
 }
 
 /**
- * Stripe's rule for a PaymentIntent confirmed at creation: without `payment_method_types` it takes the methods the
- * Dashboard enables, some of which redirect, so it needs a `return_url` unless redirects are turned off.
+ * Stripe's rule for a PaymentIntent confirmed at creation: without `payment_method_types` (older API versions) it takes
+ * the methods the Dashboard enables, some of which redirect, so it needs a `return_url` unless redirects are turned off.
+ * `allowed_payment_method_types` is not taken as an exemption: Stripe documents none for it, so the fake stays strict.
  */
 function returnUrlRefusal(p: Params): StripeError | undefined {
   const automatic = p.automatic_payment_methods as { allow_redirects?: string } | undefined;
