@@ -8,15 +8,7 @@ import { AUTO_TOPUP_SHARDS } from '../db/table.ts';
 import { isConditionFailed, type NamedWrite, transact, writeIfFirst } from '../db/write.ts';
 import { ApiError, notFound } from '../errors.ts';
 import type { AutoTopUp, AutoTopUpRule, PaymentMethod, PaymentMethodSetupRequest, WebhookOutcome } from '../api/schemas.ts';
-import {
-  attachSession,
-  findInvoiceItem,
-  type InvoiceView,
-  openInvoice,
-  toInvoiceView,
-  voidInvoice,
-  wasPaid,
-} from '../invoices/index.ts';
+import { attachSession, findInvoiceItem, type InvoiceView, openInvoice, toInvoiceView, voidInvoice, wasPaid } from '../invoices/index.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import { getSettings } from '../settings/index.ts';
 import { profileOf } from '../settings/limits.ts';
@@ -746,7 +738,10 @@ async function recordFailure(item: InvoiceItem, code: string, { endAttempt }: { 
           now,
         ),
         ...(disable
-          ? [disarmProfile(accountId), eventWrite(accountId, 'auto_topup.disabled', { reason, consecutiveFailures: failures, lastFailure }, now)]
+          ? [
+              disarmProfile(accountId),
+              eventWrite(accountId, 'auto_topup.disabled', { reason, consecutiveFailures: failures, lastFailure }, now),
+            ]
           : []),
       ]);
     } catch (err) {
@@ -787,7 +782,12 @@ async function pendingPaymentOf(rule: AutoTopUpItem, item: InvoiceItem): Promise
       await attachSession(invoice, item.accountId, sessionId, { successUrl: back.successUrl, cancelUrl: back.cancelUrl });
       return { invoiceId: invoice.id, url: `${back.apiBaseUrl}/dev/checkout/${invoice.id}`, expiresAt: expiresAt.toISOString() };
     }
-    const metadata = { invoice_id: invoice.id, invoice_number: invoice.number, account_id: item.accountId, purpose: 'auto_topup_authentication' };
+    const metadata = {
+      invoice_id: invoice.id,
+      invoice_number: invoice.number,
+      account_id: item.accountId,
+      purpose: 'auto_topup_authentication',
+    };
     const session = await (await stripe(config)).checkout.sessions.create(
       {
         mode: 'payment',
@@ -811,7 +811,11 @@ async function pendingPaymentOf(rule: AutoTopUpItem, item: InvoiceItem): Promise
     await attachSession(invoice, item.accountId, session.id);
     return { invoiceId: invoice.id, url: session.url, expiresAt: expiresAt.toISOString() };
   } catch (err) {
-    logger.error('auto top-up: no payment page for the customer', { accountId: item.accountId, invoiceId: invoice.id, ...errorFields(err) });
+    logger.error('auto top-up: no payment page for the customer', {
+      accountId: item.accountId,
+      invoiceId: invoice.id,
+      ...errorFields(err),
+    });
     return null;
   }
 }

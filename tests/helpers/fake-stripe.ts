@@ -61,7 +61,12 @@ function refusal(method: string, path: string, params: Params): StripeError | un
   const unknown = Object.keys(params).find((name) => !endpoint.params.includes(name));
   // The one removed parameter Stripe names apart (changelog 2026-09-30.endive); any other is just unknown.
   if (unknown === 'payment_method_types' && endpoint.removedSinceSpec.includes(unknown))
-    return { type: 'invalid_request_error', code: 'payment_method_types_no_longer_supported', param: unknown, message: `Received unsupported parameter: ${unknown}` };
+    return {
+      type: 'invalid_request_error',
+      code: 'payment_method_types_no_longer_supported',
+      param: unknown,
+      message: `Received unsupported parameter: ${unknown}`,
+    };
   if (unknown)
     return { type: 'invalid_request_error', code: 'parameter_unknown', param: unknown, message: `Received unknown parameter: ${unknown}` };
   const missing = endpoint.required.find((name) => params[name] === undefined);
