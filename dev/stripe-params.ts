@@ -12,7 +12,7 @@
  * no longer accepts on PaymentIntents). Required: required in both.
  *
  *   git --git-dir=<stripe/openapi clone> show <commit>:openapi/spec3.json > /tmp/spec3.json
- *   node dev/stripe-params.ts /tmp/spec3.json <commit>
+ *   node dev/stripe-params.ts /tmp/spec3.json <commit> && npx biome format --write tests/helpers/stripe-params.json
  *
  * Add an endpoint here when the service starts calling one (the fake answers 404 for others).
  */

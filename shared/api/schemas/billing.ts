@@ -181,7 +181,8 @@ export const AutoTopUp = AutoTopUpRule.extend({
     .object({
       invoiceId: Uuid,
       url: text(8192).meta({
-        description: "The payment provider's hosted page (Stripe Checkout) where the customer pays this invoice; in the local sandbox, its page.",
+        description:
+          "The payment provider's hosted page (Stripe Checkout) where the customer pays this invoice; in the local sandbox, its page.",
       }),
       expiresAt: Timestamp,
     })
