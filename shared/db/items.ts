@@ -643,6 +643,8 @@ export interface AutoTopUpItem extends Stored {
   /** Its Idempotency-Key, and the PaymentIntent Stripe answered with: a stale attempt is read back, never charged again. */
   inFlightKey?: string;
   inFlightPaymentIntentId?: string;
+  /** A loop reading a stale attempt back from Stripe holds it from this time (one at a time). */
+  resolvingAt?: string;
   /** The invoice whose failure was counted last: each attempt counts once, by its answer or by its webhook. */
   failureCountedFor?: string;
   consecutiveFailures: number;

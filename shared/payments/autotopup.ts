@@ -429,11 +429,12 @@ export async function attemptAutoTopUp(accountId: string, at = new Date()): Prom
     });
     return outcome;
   };
-  const config = await paymentsConfig();
-  const provider = config.provider!;
+  const provider = getConfig().payments.provider!;
   const stale = rule?.inFlightAt !== undefined && at.getTime() - Date.parse(rule.inFlightAt) > STALE_ATTEMPT_MS;
   // Stripe may have charged for it: what it says settles the attempt. (The sandbox answers at once, so it never has one pending.)
-  if (rule?.inFlightInvoiceId && stale && provider === 'stripe') return drop(await resolveStaleAttempt(rule, at));
+  if (rule?.inFlightInvoiceId && stale && provider === 'stripe') {
+    return drop((await claimResolution(rule, at)) ? await resolveStaleAttempt(rule, at) : 'taken');
+  }
   if (!rule?.enabled || !rule.paymentMethodId || !rule.customerId || Number(profile.balanceCents ?? 0) >= rule.belowCents) {
     return drop('not_due');
   }
@@ -508,10 +509,32 @@ const metadataOf = (accountId: string, invoice: Pick<InvoiceView, 'id' | 'number
  */
 async function chargeOffSession(rule: AutoTopUpItem, invoice: InvoiceView, idempotencyKey: string): Promise<void> {
   const { accountId } = rule;
+  const sent = await createIntent(rule, invoice, idempotencyKey);
+  if ('answer' in sent) {
+    await settle(accountId, invoice.id, sent.answer);
+    return;
+  }
+  const stripeError = sent.error as { type?: string; code?: string; statusCode?: number };
+  // No answer (network, Stripe's 5xx, a concurrent request under the key): it may have charged, so the attempt stays
+  // in flight for its webhook or resolveStaleAttempt. A refusal (4xx): nothing was charged, the attempt ends.
+  // Both count as a failure.
+  const unknownOutcome =
+    stripeError.type === 'StripeConnectionError' || (stripeError.statusCode ?? 500) >= 500 || stripeError.statusCode === 409;
+  const code = unknownOutcome ? 'provider_unreachable' : (stripeError.code ?? 'request_refused');
+  logger.error('auto top-up: Stripe failed', { accountId, invoiceId: invoice.id, code, ...errorFields(sent.error) });
+  const item = await findInvoiceItem(invoice.id);
+  if (item) await recordFailure(item, code, { endAttempt: !unknownOutcome });
+}
+
+/** The create request; a 402 (declined, authentication required) carries the PaymentIntent, which is its answer. */
+async function createIntent(
+  rule: AutoTopUpItem,
+  invoice: InvoiceView,
+  idempotencyKey: string,
+): Promise<{ answer: unknown } | { error: unknown }> {
   const client = await stripe(await paymentsConfig());
-  let answer: unknown;
   try {
-    answer = await client.paymentIntents.create(
+    const answer = await client.paymentIntents.create(
       {
         amount: invoice.amountCents,
         currency: 'usd',
@@ -522,27 +545,16 @@ async function chargeOffSession(rule: AutoTopUpItem, invoice: InvoiceView, idemp
         off_session: true,
         confirm: true,
         description: `Auto top-up ${invoice.number}`,
-        metadata: metadataOf(accountId, invoice),
+        metadata: metadataOf(rule.accountId, invoice),
       },
       { idempotencyKey },
     );
+    return { answer };
   } catch (err) {
-    const stripeError = err as { type?: string; code?: string; payment_intent?: unknown; statusCode?: number };
-    // Declined, or authentication required: a 402 whose error carries the PaymentIntent, booked as the webhook would.
-    if (stripeError.type === 'StripeCardError' && stripeError.payment_intent) {
-      answer = stripeError.payment_intent;
-    } else {
-      // No answer (network, Stripe's 5xx): it may have charged, so the attempt stays in flight for its webhook or
-      // resolveStaleAttempt. A refusal (4xx): nothing was charged, the attempt ends. Both count as a failure.
-      const unknownOutcome = stripeError.type === 'StripeConnectionError' || (stripeError.statusCode ?? 500) >= 500;
-      const code = unknownOutcome ? 'provider_unreachable' : (stripeError.code ?? 'request_refused');
-      logger.error('auto top-up: Stripe failed', { accountId, invoiceId: invoice.id, code, ...errorFields(err) });
-      const item = await findInvoiceItem(invoice.id);
-      if (item) await recordFailure(item, code, { endAttempt: !unknownOutcome });
-      return;
-    }
+    const stripeError = err as { type?: string; payment_intent?: unknown };
+    if (stripeError.type === 'StripeCardError' && stripeError.payment_intent) return { answer: stripeError.payment_intent };
+    return { error: err };
   }
-  await settle(accountId, invoice.id, answer);
 }
 
 /** Books a PaymentIntent read from Stripe (a create answer, a retrieve, a search) as its webhook would. */
@@ -561,6 +573,22 @@ async function settle(accountId: string, invoiceId: string, answer: unknown): Pr
   if (intent.status === 'requires_payment_method' || intent.status === 'canceled') return autoTopUpFailed(intent);
   // processing (and the like): Stripe's payment_intent.* event, or the next stale check, ends it.
   return 'pending';
+}
+
+/** One resolver per stale attempt at a time (runs overlap): it holds `resolvingAt` for STALE_ATTEMPT_MS. */
+async function claimResolution(rule: AutoTopUpItem, at: Date): Promise<boolean> {
+  return writeIfFirst({
+    Update: {
+      Key: keys.autoTopUp(rule.accountId),
+      UpdateExpression: 'SET resolvingAt = :at',
+      ConditionExpression: 'inFlightInvoiceId = :invoice AND (attribute_not_exists(resolvingAt) OR resolvingAt < :staleBefore)',
+      ExpressionAttributeValues: {
+        ':at': at.toISOString(),
+        ':invoice': rule.inFlightInvoiceId,
+        ':staleBefore': new Date(at.getTime() - STALE_ATTEMPT_MS).toISOString(),
+      },
+    },
+  });
 }
 
 /**
@@ -586,8 +614,13 @@ async function resolveStaleAttempt(rule: AutoTopUpItem, at: Date): Promise<Attem
     }
     const within = rule.inFlightKey && at.getTime() - Date.parse(rule.inFlightAt!) < IDEMPOTENCY_WINDOW_MS;
     if (within && item.status === 'open') {
-      await chargeOffSession(rule, toInvoiceView(item), rule.inFlightKey!);
-      return 'resolved';
+      const sent = await createIntent(rule, toInvoiceView(item), rule.inFlightKey!);
+      if ('answer' in sent) {
+        await settle(accountId, invoiceId, sent.answer);
+        return 'resolved';
+      }
+      // Another request now (the card replaced since: Stripe refuses the key with other parameters): the search below.
+      if ((sent.error as { type?: string }).type !== 'StripeIdempotencyError') throw sent.error;
     }
     const found = await client.paymentIntents.search({ query: `metadata['invoice_id']:'${invoiceId}'` });
     if (found.data[0]) {
