@@ -722,10 +722,13 @@ async function recordFailure(item: InvoiceItem, code: string, { endAttempt }: { 
   const inFlight = rule?.inFlightInvoiceId === invoiceId;
   const needsCustomer = code === 'authentication_required' && endAttempt && item.status === 'open';
   const pending = inFlight && needsCustomer && rule ? await pendingPaymentOf(rule, item) : null;
-  if (inFlight && rule && rule.failureCountedFor !== invoiceId) {
-    const failures = (rule.consecutiveFailures ?? 0) + 1;
-    const reason = pending ? 'authentication_required' : 'failures';
-    const disable = rule.enabled && (Boolean(pending) || failures >= (await getSettings()).autoTopUpMaxFailures);
+  // Counted already (no answer first): not counted again, but authentication required still stops the rule.
+  const counted = rule?.failureCountedFor === invoiceId;
+  if (inFlight && rule && (!counted || needsCustomer)) {
+    const failures = (rule.consecutiveFailures ?? 0) + (counted ? 0 : 1);
+    // Retrying off-session cannot pass an authentication: stopped at once, with or without a page to pay on.
+    const reason = needsCustomer ? 'authentication_required' : 'failures';
+    const disable = rule.enabled && (needsCustomer || failures >= (await getSettings()).autoTopUpMaxFailures);
     const now = new Date();
     const lastFailure = { at: now.toISOString(), code, invoiceId };
     const set = [
@@ -744,7 +747,8 @@ async function recordFailure(item: InvoiceItem, code: string, { endAttempt }: { 
             Key: keys.autoTopUp(accountId),
             UpdateExpression: `SET ${set.join(', ')}${endAttempt ? ' REMOVE inFlightInvoiceId, inFlightAt, inFlightKey, inFlightPaymentIntentId' : ''}`,
             ConditionExpression:
-              'inFlightInvoiceId = :invoice AND consecutiveFailures = :before AND (attribute_not_exists(failureCountedFor) OR failureCountedFor <> :invoice)',
+              'inFlightInvoiceId = :invoice AND consecutiveFailures = :before AND ' +
+              (counted ? 'failureCountedFor = :invoice' : '(attribute_not_exists(failureCountedFor) OR failureCountedFor <> :invoice)'),
             ExpressionAttributeValues: {
               ':failures': failures,
               ':last': lastFailure,
@@ -782,7 +786,7 @@ async function recordFailure(item: InvoiceItem, code: string, { endAttempt }: { 
       if (!isConditionFailed(err, 'rule')) throw err;
     }
   } else if (inFlight && endAttempt) {
-    // Counted already (no answer, then the webhook): the attempt ends here.
+    // Counted already (no answer, then the webhook or the read-back): the attempt ends here.
     await releaseAttempt(accountId, invoiceId, false);
   }
   if (!endAttempt) return `kept_${item.status}` as WebhookOutcome;

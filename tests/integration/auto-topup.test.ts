@@ -729,6 +729,32 @@ describe('auto top-up through Stripe (fake Stripe API, signed webhooks)', () => 
     expect(await ruleOf(a.token)).toMatchObject({ enabled: true, disabledReason: null, consecutiveFailures: 0, pendingPayment: null });
   });
 
+  it('no answer, then Stripe says authentication required: counted once, the rule stops with the link', async () => {
+    const a = await customer('stripe-sca-late@example.com');
+    await saveStripeCard(a.token, 'pm_card_authenticationRequired');
+    await setRule(a.token, rule({ belowCents: 480, amountCents: 500, maxPerDay: 10 }));
+    stripeFake.loseAnswers(3);
+    await debit(a.id, 50);
+    await runAutoTopUps();
+    expect(await ruleOf(a.token)).toMatchObject({ enabled: true, inFlight: true, consecutiveFailures: 1 });
+    expect((await deliver(intentEvent(intentsOf(a.id)[0]!))).body.outcome).toBe('kept_open');
+    const [invoice] = await invoicesOf(a.token);
+    const session = [...stripeFake.sessions.values()].find((s) => s.client_reference_id === invoice!.id)!;
+    expect(await ruleOf(a.token)).toMatchObject({
+      enabled: false,
+      inFlight: false,
+      consecutiveFailures: 1,
+      disabledReason: 'authentication_required',
+      pendingPayment: { invoiceId: invoice!.id, url: session.url },
+    });
+    expect((await eventsOf(a.token, 'auto_topup.failed')).map((e) => [e.data.code, e.data.consecutiveFailures, e.data.paymentUrl])).toEqual(
+      [
+        ['authentication_required', 1, session.url],
+        ['provider_unreachable', 1, null],
+      ],
+    );
+  });
+
   it('an event naming another account than its invoice’s credits nothing', async () => {
     const a = await customer('stripe-owner@example.com');
     const b = await customer('stripe-thief@example.com');
