@@ -2424,6 +2424,8 @@ export interface components {
         consecutiveFailures: number;
         /** @description This failure turned the rule off (`auto_topup.disabled` follows). */
         ruleDisabled: boolean;
+        /** @description Authentication required: where the customer completes this payment (Stripe Checkout); off-session charges stop until then. Null otherwise. */
+        paymentUrl: string | null;
       };
     };
     /** @description The body of a `auto_topup.disabled` delivery. */
@@ -2436,7 +2438,7 @@ export interface components {
       timestamp: string;
       data: {
         /** @enum {string} */
-        reason: 'failures';
+        reason: 'failures' | 'authentication_required';
         /** Format: int32 */
         consecutiveFailures: number;
         lastFailure: {
@@ -3453,6 +3455,8 @@ export interface components {
         consecutiveFailures: number;
         /** @description This failure turned the rule off (`auto_topup.disabled` follows). */
         ruleDisabled: boolean;
+        /** @description Authentication required: where the customer completes this payment (Stripe Checkout); off-session charges stop until then. Null otherwise. */
+        paymentUrl: string | null;
       };
     };
     /** @description A `auto_topup.disabled` event as GET /v1/events shows it. */
@@ -3468,7 +3472,7 @@ export interface components {
       createdAt: string;
       data: {
         /** @enum {string} */
-        reason: 'failures';
+        reason: 'failures' | 'authentication_required';
         /** Format: int32 */
         consecutiveFailures: number;
         lastFailure: {
@@ -4775,7 +4779,7 @@ export interface components {
        * @description Why the service turned the rule off; null when it is on or the account turned it off.
        * @enum {string|null}
        */
-      disabledReason: 'failures' | 'card_removed' | null;
+      disabledReason: 'failures' | 'card_removed' | 'authentication_required' | null;
       lastFailure: {
         /** Format: date-time */
         at: string;
@@ -4783,6 +4787,15 @@ export interface components {
         code: string;
         /** Format: uuid */
         invoiceId: string;
+      } | null;
+      /** @description The card asked for authentication (`authentication_required`): no more off-session charges until the customer pays this invoice at `url`, which turns the rule back on. */
+      pendingPayment: {
+        /** Format: uuid */
+        invoiceId: string;
+        /** @description The payment provider's hosted page (Stripe Checkout) where the customer pays this invoice; in the local sandbox, its page. */
+        url: string;
+        /** Format: date-time */
+        expiresAt: string;
       } | null;
     };
     AutoTopUpRule: {
@@ -21239,6 +21252,11 @@ export interface operations {
            *         "at": "2026-11-26T10:00:00.000Z",
            *         "code": "card_declined",
            *         "invoiceId": "0193a7e2-5b1c-7d4e-9f3a-000098523528"
+           *       },
+           *       "pendingPayment": {
+           *         "invoiceId": "0193a7e2-5b1c-7d4e-9f3a-000098523528",
+           *         "url": "example url",
+           *         "expiresAt": "2026-11-26T10:00:00.000Z"
            *       }
            *     }
            */
@@ -21374,6 +21392,11 @@ export interface operations {
            *         "at": "2026-11-26T10:00:00.000Z",
            *         "code": "card_declined",
            *         "invoiceId": "0193a7e2-5b1c-7d4e-9f3a-000098523528"
+           *       },
+           *       "pendingPayment": {
+           *         "invoiceId": "0193a7e2-5b1c-7d4e-9f3a-000098523528",
+           *         "url": "example url",
+           *         "expiresAt": "2026-11-26T10:00:00.000Z"
            *       }
            *     }
            */

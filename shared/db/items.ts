@@ -646,9 +646,20 @@ export interface AutoTopUpItem extends Stored {
   /** The attempt waiting for Stripe's answer: one at a time. */
   inFlightInvoiceId?: string;
   inFlightAt?: string;
+  /** Its Idempotency-Key, and the PaymentIntent Stripe answered with: a stale attempt is read back, never charged again. */
+  inFlightKey?: string;
+  inFlightPaymentIntentId?: string;
+  /** A loop reading a stale attempt back from Stripe holds it from this time (one at a time). */
+  resolvingAt?: string;
+  /** The invoice whose failure was counted last: each attempt counts once, by its answer or by its webhook. */
+  failureCountedFor?: string;
   consecutiveFailures: number;
-  /** Why the service turned the rule off (`failures`, `card_removed`); null when the account did. */
+  /** Why the service turned the rule off (`failures`, `card_removed`, `authentication_required`); null when the account did. */
   disabledReason?: string | null;
+  /** Authentication required: the open invoice the customer pays at `url` (hosted Checkout) to turn the rule back on. */
+  pendingPayment?: { invoiceId: string; url: string; expiresAt: string } | null;
+  /** Where the card page returned (kept at card setup): the pending payment's page returns there too. */
+  returnTo?: { successUrl: string; cancelUrl: string; apiBaseUrl: string };
   lastFailure?: { at: string; code: string; invoiceId: string } | null;
   updatedAt: string;
 }

@@ -11,6 +11,7 @@ const AutoTopUpEventType = z.enum(['payment_intent.succeeded', 'payment_intent.p
 
 const AutoTopUpIntent = z.object({
   id: z.string().min(1),
+  status: z.string().optional(),
   amount: z.number().int(),
   amount_received: z.number().int().nullable().optional(),
   currency: z.string(),
@@ -21,6 +22,9 @@ const AutoTopUpIntent = z.object({
     .optional(),
 });
 export type AutoTopUpIntent = z.infer<typeof AutoTopUpIntent>;
+
+/** A PaymentIntent as Stripe's API answers it (create, retrieve, search), read as its event's object is. */
+export const parseAutoTopUpIntent = (answer: unknown): AutoTopUpIntent => AutoTopUpIntent.parse(answer);
 
 const AutoTopUpEvent = z.object({ type: AutoTopUpEventType, data: z.object({ object: AutoTopUpIntent }) });
 export type AutoTopUpEvent = z.infer<typeof AutoTopUpEvent>;

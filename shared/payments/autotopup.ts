@@ -2,18 +2,18 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { getConfig } from '../config/env.ts';
 import { accessPatterns } from '../db/access-patterns.ts';
-import type { AccountItem, AutoTopUpItem } from '../db/items.ts';
+import type { AccountItem, AutoTopUpItem, InvoiceItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { AUTO_TOPUP_SHARDS } from '../db/table.ts';
 import { isConditionFailed, type NamedWrite, transact, writeIfFirst } from '../db/write.ts';
 import { ApiError, notFound } from '../errors.ts';
 import type { AutoTopUp, AutoTopUpRule, PaymentMethod, PaymentMethodSetupRequest, WebhookOutcome } from '../api/schemas.ts';
-import { findInvoiceItem, openInvoice, toInvoiceView, voidInvoice, wasPaid } from '../invoices/index.ts';
+import { attachSession, findInvoiceItem, type InvoiceView, openInvoice, toInvoiceView, voidInvoice, wasPaid } from '../invoices/index.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import { getSettings } from '../settings/index.ts';
 import { profileOf } from '../settings/limits.ts';
 import { eventWrite } from '../webhooks/events.ts';
-import type { AutoTopUpIntent } from './autotopup-event.ts';
+import { type AutoTopUpIntent, parseAutoTopUpIntent } from './autotopup-event.ts';
 import type { CheckoutSession } from './checkout-event.ts';
 import { creditInvoice, handleStripeEvent, paymentsConfig, returnUrls, stripe, verifyStripeEvent } from './index.ts';
 import { signedSandboxEvent } from './sandbox.ts';
@@ -66,6 +66,7 @@ async function viewOf(item: AutoTopUpItem | undefined, now = new Date()): Promis
   const rule = item ?? (await defaults());
   const today = item?.day === utcDay(now) ? (item.dayCount ?? 0) : 0;
   const reason = item?.disabledReason;
+  const pending = item?.pendingPayment;
   return {
     enabled: rule.enabled,
     belowCents: rule.belowCents,
@@ -75,8 +76,9 @@ async function viewOf(item: AutoTopUpItem | undefined, now = new Date()): Promis
     attemptsToday: Math.min(today, 10),
     inFlight: Boolean(item?.inFlightInvoiceId),
     consecutiveFailures: item?.consecutiveFailures ?? 0,
-    disabledReason: reason === 'failures' || reason === 'card_removed' ? reason : null,
+    disabledReason: reason === 'failures' || reason === 'card_removed' || reason === 'authentication_required' ? reason : null,
     lastFailure: item?.lastFailure ?? null,
+    pendingPayment: pending && Date.parse(pending.expiresAt) > now.getTime() ? pending : null,
   };
 }
 
@@ -155,7 +157,8 @@ export async function setAutoTopUp(
           Key: keys.autoTopUp(accountId),
           UpdateExpression:
             'SET kind = :kind, accountId = :account, enabled = :enabled, belowCents = :below, amountCents = :amount, maxPerDay = :max, ' +
-            'updatedAt = :now, disabledReason = :null, consecutiveFailures = :failures',
+            // Turned on by the account: the pending payment's page stays payable, but no longer turns the rule on.
+            `updatedAt = :now, disabledReason = :null, consecutiveFailures = :failures${rule.enabled ? ' REMOVE pendingPayment' : ''}`,
           ...(rule.enabled ? { ConditionExpression: 'attribute_exists(paymentMethodId)' } : {}),
           ExpressionAttributeValues: {
             ':kind': 'auto-topup',
@@ -250,8 +253,13 @@ export async function startCardSetup(
       name: 'rule',
       Update: {
         Key: keys.autoTopUp(accountId),
-        UpdateExpression: `SET ${created.expression}, customerId = :customer, pendingSetupSessionId = :session`,
-        ExpressionAttributeValues: { ...created.values, ':customer': customerId, ':session': session.id },
+        UpdateExpression: `SET ${created.expression}, customerId = :customer, pendingSetupSessionId = :session, returnTo = :returnTo`,
+        ExpressionAttributeValues: {
+          ...created.values,
+          ':customer': customerId,
+          ':session': session.id,
+          ':returnTo': { successUrl, cancelUrl, apiBaseUrl: baseUrl },
+        },
       },
     },
   ]);
@@ -398,13 +406,17 @@ const clearMark = (accountId: string, dueAt: string): NamedWrite => ({
   },
 });
 
-export type AttemptOutcome = 'attempted' | 'not_due' | 'daily_limit' | 'in_flight' | 'taken';
+export type AttemptOutcome = 'attempted' | 'resolved' | 'not_due' | 'daily_limit' | 'in_flight' | 'taken';
+
+/** Stripe keeps an Idempotency-Key's answer at least this long: sending the same request again is safe within it. */
+const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60_000;
 
 /**
  * One account's attempt. The claim is one transaction: the due mark comes off (conditional on the
  * mark read) and the rule records the attempt (conditional on no attempt in flight and the day's
  * count as read), so two loops, or a loop and a retry, make one attempt, and never more than
  * maxPerDay a day. Then the invoice, then the PaymentIntent under the attempt's idempotency key.
+ * An attempt in flight past STALE_ATTEMPT_MS is resolved by reading Stripe (resolveStaleAttempt).
  */
 export async function attemptAutoTopUp(accountId: string, at = new Date()): Promise<AttemptOutcome> {
   const [profile, rule] = await Promise.all([accessPatterns.accountById(accountId), accessPatterns.autoTopUpOf(accountId)]);
@@ -417,15 +429,21 @@ export async function attemptAutoTopUp(accountId: string, at = new Date()): Prom
     });
     return outcome;
   };
+  const provider = getConfig().payments.provider!;
+  const stale = rule?.inFlightAt !== undefined && at.getTime() - Date.parse(rule.inFlightAt) > STALE_ATTEMPT_MS;
+  // Stripe may have charged for it: what it says settles the attempt. (The sandbox answers at once, so it never has one pending.)
+  if (rule?.inFlightInvoiceId && stale && provider === 'stripe') {
+    return drop((await claimResolution(rule, at)) ? await resolveStaleAttempt(rule, at) : 'taken');
+  }
   if (!rule?.enabled || !rule.paymentMethodId || !rule.customerId || Number(profile.balanceCents ?? 0) >= rule.belowCents) {
     return drop('not_due');
   }
-  const stale = rule.inFlightAt !== undefined && at.getTime() - Date.parse(rule.inFlightAt) > STALE_ATTEMPT_MS;
   if (rule.inFlightInvoiceId && !stale) return drop('in_flight');
   const countToday = rule.day === day ? (rule.dayCount ?? 0) : 0;
   if (countToday >= rule.maxPerDay) return drop('daily_limit');
   const n = countToday + 1;
   const invoiceId = randomUUID();
+  const idempotencyKey = `autotopup:${accountId}:${day}:${n}`;
   try {
     await transact([
       clearMark(accountId, dueAt),
@@ -433,7 +451,8 @@ export async function attemptAutoTopUp(accountId: string, at = new Date()): Prom
         name: 'rule',
         Update: {
           Key: keys.autoTopUp(accountId),
-          UpdateExpression: 'SET #day = :day, dayCount = :n, inFlightInvoiceId = :invoice, inFlightAt = :at',
+          UpdateExpression:
+            'SET #day = :day, dayCount = :n, inFlightInvoiceId = :invoice, inFlightAt = :at, inFlightKey = :key REMOVE inFlightPaymentIntentId',
           ConditionExpression:
             'enabled = :on AND paymentMethodId = :pm AND ' +
             (rule.inFlightInvoiceId ? 'inFlightInvoiceId = :previous' : 'attribute_not_exists(inFlightInvoiceId)') +
@@ -444,6 +463,7 @@ export async function attemptAutoTopUp(accountId: string, at = new Date()): Prom
             ':n': n,
             ':invoice': invoiceId,
             ':at': at.toISOString(),
+            ':key': idempotencyKey,
             ':on': true,
             ':pm': rule.paymentMethodId,
             ...(rule.inFlightInvoiceId ? { ':previous': rule.inFlightInvoiceId } : {}),
@@ -456,8 +476,6 @@ export async function attemptAutoTopUp(accountId: string, at = new Date()): Prom
     if (isConditionFailed(err)) return 'taken';
     throw err;
   }
-  const config = await paymentsConfig();
-  const provider = config.provider!;
   const settings = await getSettings();
   const invoice = await openInvoice({
     accountId,
@@ -467,39 +485,156 @@ export async function attemptAutoTopUp(accountId: string, at = new Date()): Prom
     invoiceId,
     now: at,
   });
-  const metadata = { auto_topup: 'true', invoice_id: invoice.id, invoice_number: invoice.number, account_id: accountId };
   if (provider === 'sandbox') {
-    await sandboxCharge(rule, invoice.amountCents, metadata);
+    await sandboxCharge(rule, invoice.amountCents, metadataOf(accountId, invoice));
     return 'attempted';
   }
+  await chargeOffSession(rule, invoice, idempotencyKey);
+  return 'attempted';
+}
+
+const metadataOf = (accountId: string, invoice: Pick<InvoiceView, 'id' | 'number'>) => ({
+  auto_topup: 'true',
+  invoice_id: invoice.id,
+  invoice_number: invoice.number,
+  account_id: accountId,
+});
+
+/**
+ * The off-session charge, and what its answer books. It charges the saved card (`payment_method`),
+ * with redirects turned off, the escape Stripe's own `return_url` refusal names; the library's API
+ * version no longer takes `payment_method_types` on PaymentIntents (2026-09-30.endive). The
+ * parameters depend only on the invoice and the card, so sending them again under the same key
+ * is the same request (Stripe answers it from its store).
+ */
+async function chargeOffSession(rule: AutoTopUpItem, invoice: InvoiceView, idempotencyKey: string): Promise<void> {
+  const { accountId } = rule;
+  const sent = await createIntent(rule, invoice, idempotencyKey);
+  if ('answer' in sent) {
+    await settle(accountId, invoice.id, sent.answer);
+    return;
+  }
+  const stripeError = sent.error as { type?: string; code?: string; statusCode?: number };
+  // No answer (network, Stripe's 5xx, a concurrent request under the key): it may have charged, so the attempt stays
+  // in flight for its webhook or resolveStaleAttempt. A refusal (4xx): nothing was charged, the attempt ends.
+  // Both count as a failure.
+  const unknownOutcome =
+    stripeError.type === 'StripeConnectionError' || (stripeError.statusCode ?? 500) >= 500 || stripeError.statusCode === 409;
+  const code = unknownOutcome ? 'provider_unreachable' : (stripeError.code ?? 'request_refused');
+  logger.error('auto top-up: Stripe failed', { accountId, invoiceId: invoice.id, code, ...errorFields(sent.error) });
+  const item = await findInvoiceItem(invoice.id);
+  if (item) await recordFailure(item, code, { endAttempt: !unknownOutcome });
+}
+
+/** The create request; a 402 (declined, authentication required) carries the PaymentIntent, which is its answer. */
+async function createIntent(
+  rule: AutoTopUpItem,
+  invoice: InvoiceView,
+  idempotencyKey: string,
+): Promise<{ answer: unknown } | { error: unknown }> {
+  const client = await stripe(await paymentsConfig());
   try {
-    await (await stripe(config)).paymentIntents.create(
+    const answer = await client.paymentIntents.create(
       {
         amount: invoice.amountCents,
         currency: 'usd',
         customer: rule.customerId,
         payment_method: rule.paymentMethodId,
+        // Never a redirect: Stripe refuses a confirmed PaymentIntent that may redirect without a return_url.
+        automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
         off_session: true,
         confirm: true,
         description: `Auto top-up ${invoice.number}`,
-        metadata,
+        metadata: metadataOf(rule.accountId, invoice),
       },
-      // One PaymentIntent per attempt, however often this call is retried.
-      { idempotencyKey: `autotopup:${accountId}:${day}:${n}` },
+      { idempotencyKey },
     );
+    return { answer };
   } catch (err) {
-    // A declined card or one that needs authentication: Stripe sends payment_intent.payment_failed,
-    // which books it (autoTopUpFailed). Anything else: no charge was made; the attempt ends here.
-    if ((err as { type?: string }).type === 'StripeCardError') {
-      logger.warn('auto top-up declined; the webhook books it', { accountId, invoiceId, code: (err as { code?: string }).code });
-      return 'attempted';
-    }
-    logger.error('auto top-up: Stripe failed', { accountId, invoiceId, ...errorFields(err) });
-    await voidInvoice(invoice, accountId, 'payment provider error');
-    await releaseAttempt(accountId, invoiceId, false);
-    throw err;
+    const stripeError = err as { type?: string; payment_intent?: unknown };
+    if (stripeError.type === 'StripeCardError' && stripeError.payment_intent) return { answer: stripeError.payment_intent };
+    return { error: err };
   }
-  return 'attempted';
+}
+
+/** Books a PaymentIntent read from Stripe (a create answer, a retrieve, a search) as its webhook would. */
+async function settle(accountId: string, invoiceId: string, answer: unknown): Promise<WebhookOutcome | 'pending'> {
+  const intent = parseAutoTopUpIntent(answer);
+  // Kept first: should booking stop half-way, the stale attempt is read back by this id.
+  await writeIfFirst({
+    Update: {
+      Key: keys.autoTopUp(accountId),
+      UpdateExpression: 'SET inFlightPaymentIntentId = :pi',
+      ConditionExpression: 'inFlightInvoiceId = :invoice',
+      ExpressionAttributeValues: { ':pi': intent.id, ':invoice': invoiceId },
+    },
+  });
+  if (intent.status === 'succeeded') return autoTopUpPaid(intent);
+  if (intent.status === 'requires_payment_method' || intent.status === 'canceled') return autoTopUpFailed(intent);
+  // processing (and the like): Stripe's payment_intent.* event, or the next stale check, ends it.
+  return 'pending';
+}
+
+/** One resolver per stale attempt at a time (runs overlap): it holds `resolvingAt` for STALE_ATTEMPT_MS. */
+async function claimResolution(rule: AutoTopUpItem, at: Date): Promise<boolean> {
+  return writeIfFirst({
+    Update: {
+      Key: keys.autoTopUp(rule.accountId),
+      UpdateExpression: 'SET resolvingAt = :at',
+      ConditionExpression: 'inFlightInvoiceId = :invoice AND (attribute_not_exists(resolvingAt) OR resolvingAt < :staleBefore)',
+      ExpressionAttributeValues: {
+        ':at': at.toISOString(),
+        ':invoice': rule.inFlightInvoiceId,
+        ':staleBefore': new Date(at.getTime() - STALE_ATTEMPT_MS).toISOString(),
+      },
+    },
+  });
+}
+
+/**
+ * An attempt in flight past STALE_ATTEMPT_MS (its answer and its webhook both lost, or late). Stripe
+ * is asked what became of it — never charged anew: the PaymentIntent by the id its answer gave;
+ * without one, the same create request under the same Idempotency-Key (Stripe answers with the
+ * PaymentIntent it made, or makes the one this invoice was opened for) while Stripe keeps keys;
+ * after that, a search by the invoice in its metadata. Only when Stripe has none is the invoice void.
+ */
+async function resolveStaleAttempt(rule: AutoTopUpItem, at: Date): Promise<AttemptOutcome> {
+  const { accountId } = rule;
+  const invoiceId = rule.inFlightInvoiceId!;
+  const item = await findInvoiceItem(invoiceId);
+  if (!item || item.accountId !== accountId) {
+    await releaseAttempt(accountId, invoiceId, false);
+    return 'resolved';
+  }
+  const client = await stripe(await paymentsConfig());
+  try {
+    if (rule.inFlightPaymentIntentId) {
+      await settle(accountId, invoiceId, await client.paymentIntents.retrieve(rule.inFlightPaymentIntentId));
+      return 'resolved';
+    }
+    const within = rule.inFlightKey && at.getTime() - Date.parse(rule.inFlightAt!) < IDEMPOTENCY_WINDOW_MS;
+    if (within && item.status === 'open') {
+      const sent = await createIntent(rule, toInvoiceView(item), rule.inFlightKey!);
+      if ('answer' in sent) {
+        await settle(accountId, invoiceId, sent.answer);
+        return 'resolved';
+      }
+      // Another request now (the card replaced since: Stripe refuses the key with other parameters): the search below.
+      if ((sent.error as { type?: string }).type !== 'StripeIdempotencyError') throw sent.error;
+    }
+    const found = await client.paymentIntents.search({ query: `metadata['invoice_id']:'${invoiceId}'` });
+    if (found.data[0]) {
+      await settle(accountId, invoiceId, found.data[0]);
+      return 'resolved';
+    }
+  } catch (err) {
+    logger.warn('auto top-up: stale attempt not resolved yet', { accountId, invoiceId, ...errorFields(err) });
+    return 'in_flight';
+  }
+  logger.warn('auto top-up: Stripe has no payment for a stale attempt; void', { accountId, invoiceId });
+  await voidInvoice(toInvoiceView(item), accountId, 'auto top-up never reached the payment provider');
+  await releaseAttempt(accountId, invoiceId, false);
+  return 'resolved';
 }
 
 /** The sandbox answers as Stripe would for its test card: the signed PaymentIntent event, through the webhook code. */
@@ -528,14 +663,14 @@ async function releaseAttempt(accountId: string, invoiceId: string, succeeded: b
   await writeIfFirst({
     Update: {
       Key: keys.autoTopUp(accountId),
-      UpdateExpression: `${succeeded ? 'SET consecutiveFailures = :zero, lastFailure = :null ' : ''}REMOVE inFlightInvoiceId, inFlightAt`,
+      UpdateExpression: `${succeeded ? 'SET consecutiveFailures = :zero, lastFailure = :null ' : ''}REMOVE inFlightInvoiceId, inFlightAt, inFlightKey, inFlightPaymentIntentId`,
       ConditionExpression: 'inFlightInvoiceId = :invoice',
       ExpressionAttributeValues: { ':invoice': invoiceId, ...(succeeded ? { ':zero': 0, ':null': null } : {}) },
     },
   });
 }
 
-// ---- the webhook --------------------------------------------------------------------------------
+// ---- the webhook (and the create answer, booked the same way) -------------------------------------
 
 async function invoiceOfIntent(intent: AutoTopUpIntent) {
   const item = await findInvoiceItem(intent.metadata.invoice_id);
@@ -547,7 +682,7 @@ async function invoiceOfIntent(intent: AutoTopUpIntent) {
   return item;
 }
 
-/** `payment_intent.succeeded`: the invoice is credited exactly as a Checkout payment is. */
+/** `payment_intent.succeeded`, or the create answer saying so: the invoice is credited exactly as a Checkout payment is. */
 export async function autoTopUpPaid(intent: AutoTopUpIntent): Promise<WebhookOutcome> {
   const item = await invoiceOfIntent(intent);
   if (!item) return 'unknown_invoice';
@@ -562,39 +697,66 @@ export async function autoTopUpPaid(intent: AutoTopUpIntent): Promise<WebhookOut
   return outcome;
 }
 
-/**
- * `payment_intent.payment_failed` (declined, authentication required): the failure and its event
- * are recorded once — the write is conditional on this invoice's attempt being in flight — and
- * the invoice is voided (a void invoice stays void: a replay changes nothing). At the platform's
- * `autoTopUpMaxFailures` in a row the rule turns off, with its own event.
- */
+/** `payment_intent.payment_failed`, or the create answer's 402 (declined, authentication required). */
 export async function autoTopUpFailed(intent: AutoTopUpIntent): Promise<WebhookOutcome> {
   const item = await invoiceOfIntent(intent);
   if (!item) return 'unknown_invoice';
   if (wasPaid(item.status)) return 'kept_paid';
-  const { accountId, invoiceId } = item;
   const code = intent.last_payment_error?.code ?? intent.last_payment_error?.decline_code ?? 'payment_failed';
+  return recordFailure(item, code, { endAttempt: true });
+}
+
+/**
+ * A failed attempt of any kind (declined, authentication required, refused by Stripe, no answer).
+ * It is counted, with its `auto_topup.failed` event, once per invoice — whichever of the answer and
+ * the webhook comes first; the write is conditional on the attempt being in flight and not yet
+ * counted. At the platform's `autoTopUpMaxFailures` in a row the rule turns off. `endAttempt`
+ * false (no answer: Stripe may still have charged) counts it but keeps the attempt and its invoice
+ * open. `authentication_required` turns the rule off at once and keeps the invoice open for the
+ * customer to pay on Stripe's hosted Checkout page (the link is in the event and the rule's view);
+ * paying it turns the rule back on (resumeAfterPayment). Otherwise the invoice is voided.
+ */
+async function recordFailure(item: InvoiceItem, code: string, { endAttempt }: { endAttempt: boolean }): Promise<WebhookOutcome> {
+  const { accountId, invoiceId } = item;
   const rule = await accessPatterns.autoTopUpOf(accountId);
-  if (rule?.inFlightInvoiceId === invoiceId) {
-    const failures = (rule.consecutiveFailures ?? 0) + 1;
-    const disable = rule.enabled && failures >= (await getSettings()).autoTopUpMaxFailures;
+  const inFlight = rule?.inFlightInvoiceId === invoiceId;
+  const needsCustomer = code === 'authentication_required' && endAttempt && item.status === 'open';
+  const pending = inFlight && needsCustomer && rule ? await pendingPaymentOf(rule, item) : null;
+  // Counted already (no answer first): not counted again, but authentication required still stops the rule.
+  const counted = rule?.failureCountedFor === invoiceId;
+  if (inFlight && rule && (!counted || needsCustomer)) {
+    const failures = (rule.consecutiveFailures ?? 0) + (counted ? 0 : 1);
+    // Retrying off-session cannot pass an authentication: stopped at once, with or without a page to pay on.
+    const reason = needsCustomer ? 'authentication_required' : 'failures';
+    const disable = rule.enabled && (needsCustomer || failures >= (await getSettings()).autoTopUpMaxFailures);
     const now = new Date();
     const lastFailure = { at: now.toISOString(), code, invoiceId };
+    const set = [
+      'consecutiveFailures = :failures',
+      'lastFailure = :last',
+      'failureCountedFor = :invoice',
+      'updatedAt = :now',
+      ...(disable ? ['enabled = :off', 'disabledReason = :reason'] : []),
+      ...(pending ? ['pendingPayment = :pending'] : []),
+    ];
     try {
       await transact([
         {
           name: 'rule',
           Update: {
             Key: keys.autoTopUp(accountId),
-            UpdateExpression: `SET consecutiveFailures = :failures, lastFailure = :last, updatedAt = :now${disable ? ', enabled = :off, disabledReason = :reason' : ''} REMOVE inFlightInvoiceId, inFlightAt`,
-            ConditionExpression: 'inFlightInvoiceId = :invoice AND consecutiveFailures = :before',
+            UpdateExpression: `SET ${set.join(', ')}${endAttempt ? ' REMOVE inFlightInvoiceId, inFlightAt, inFlightKey, inFlightPaymentIntentId' : ''}`,
+            ConditionExpression:
+              'inFlightInvoiceId = :invoice AND consecutiveFailures = :before AND ' +
+              (counted ? 'failureCountedFor = :invoice' : '(attribute_not_exists(failureCountedFor) OR failureCountedFor <> :invoice)'),
             ExpressionAttributeValues: {
               ':failures': failures,
               ':last': lastFailure,
               ':now': now.toISOString(),
               ':invoice': invoiceId,
               ':before': rule.consecutiveFailures ?? 0,
-              ...(disable ? { ':off': false, ':reason': 'failures' } : {}),
+              ...(disable ? { ':off': false, ':reason': reason } : {}),
+              ...(pending ? { ':pending': pending } : {}),
             },
           },
         },
@@ -608,21 +770,123 @@ export async function autoTopUpFailed(intent: AutoTopUpIntent): Promise<WebhookO
             code,
             consecutiveFailures: failures,
             ruleDisabled: disable,
+            paymentUrl: pending?.url ?? null,
           },
           now,
         ),
         ...(disable
           ? [
               disarmProfile(accountId),
-              eventWrite(accountId, 'auto_topup.disabled', { reason: 'failures', consecutiveFailures: failures, lastFailure }, now),
+              eventWrite(accountId, 'auto_topup.disabled', { reason, consecutiveFailures: failures, lastFailure }, now),
             ]
           : []),
       ]);
     } catch (err) {
-      // Another delivery of this event recorded it first.
+      // Another delivery of this failure (the answer and the webhook) recorded it first.
       if (!isConditionFailed(err, 'rule')) throw err;
     }
+  } else if (inFlight && endAttempt) {
+    // Counted already (no answer, then the webhook or the read-back): the attempt ends here.
+    await releaseAttempt(accountId, invoiceId, false);
   }
+  if (!endAttempt) return `kept_${item.status}` as WebhookOutcome;
+  const current = (await accessPatterns.autoTopUpOf(accountId))?.pendingPayment;
+  // The invoice the customer is asked to pay stays open.
+  if (current?.invoiceId === invoiceId) return 'kept_open' as WebhookOutcome;
   const voided = await voidInvoice(toInvoiceView(item), accountId, `auto top-up failed: ${code}`);
   return voided ? 'voided' : (`kept_${item.status}` as WebhookOutcome);
+}
+
+/** Stripe keeps a Checkout Session open at most 24 hours. */
+const PENDING_PAYMENT_MS = 23 * 60 * 60_000;
+
+/**
+ * The page where the customer pays the invoice of an attempt that needs authentication: a Checkout
+ * Session in payment mode for that invoice (Stripe's hosted page runs 3-D Secure), fulfilled by the
+ * usual `checkout.session.completed`; one per invoice (idempotency key). The sandbox: its checkout page.
+ * Null when no page can be made (Stripe refused, or no return address is known): the rule still stops.
+ */
+async function pendingPaymentOf(rule: AutoTopUpItem, item: InvoiceItem): Promise<AutoTopUpItem['pendingPayment']> {
+  const config = await paymentsConfig();
+  const back = rule.returnTo ?? (config.successUrl ? { ...returnUrls(config, ''), apiBaseUrl: undefined } : undefined);
+  if (!back) return null;
+  const invoice = toInvoiceView(item);
+  const expiresAt = new Date(Date.now() + PENDING_PAYMENT_MS);
+  try {
+    if (config.provider === 'sandbox') {
+      if (!back.apiBaseUrl) return null;
+      const sessionId = `cs_sandbox_${invoice.id.replace(/-/g, '')}`;
+      await attachSession(invoice, item.accountId, sessionId, { successUrl: back.successUrl, cancelUrl: back.cancelUrl });
+      return { invoiceId: invoice.id, url: `${back.apiBaseUrl}/dev/checkout/${invoice.id}`, expiresAt: expiresAt.toISOString() };
+    }
+    const metadata = {
+      invoice_id: invoice.id,
+      invoice_number: invoice.number,
+      account_id: item.accountId,
+      purpose: 'auto_topup_authentication',
+    };
+    const session = await (await stripe(config)).checkout.sessions.create(
+      {
+        mode: 'payment',
+        customer: rule.customerId,
+        line_items: [
+          {
+            quantity: 1,
+            price_data: { currency: 'usd', unit_amount: invoice.amountCents, product_data: { name: `Auto top-up ${invoice.number}` } },
+          },
+        ],
+        client_reference_id: invoice.id,
+        metadata,
+        payment_intent_data: { metadata },
+        success_url: back.successUrl,
+        cancel_url: back.cancelUrl,
+        expires_at: Math.floor(expiresAt.getTime() / 1000),
+      },
+      { idempotencyKey: `autotopup-authentication:${invoice.id}` },
+    );
+    if (!session.url) return null;
+    await attachSession(invoice, item.accountId, session.id);
+    return { invoiceId: invoice.id, url: session.url, expiresAt: expiresAt.toISOString() };
+  } catch (err) {
+    logger.error('auto top-up: no payment page for the customer', {
+      accountId: item.accountId,
+      invoiceId: invoice.id,
+      ...errorFields(err),
+    });
+    return null;
+  }
+}
+
+/**
+ * The invoice of a pending payment paid (checkout.session.completed): the rule turns back on, its
+ * failure count afresh, unless the account changed it meanwhile (the condition).
+ */
+export async function resumeAfterPayment(accountId: string, invoiceId: string): Promise<void> {
+  const rule = await accessPatterns.autoTopUpOf(accountId);
+  if (rule?.pendingPayment?.invoiceId !== invoiceId) return;
+  try {
+    await transact([
+      {
+        name: 'rule',
+        Update: {
+          Key: keys.autoTopUp(accountId),
+          UpdateExpression:
+            'SET enabled = :on, disabledReason = :null, consecutiveFailures = :zero, lastFailure = :null, updatedAt = :now REMOVE pendingPayment',
+          ConditionExpression: 'pendingPayment.invoiceId = :invoice AND attribute_exists(paymentMethodId)',
+          ExpressionAttributeValues: { ':on': true, ':null': null, ':zero': 0, ':now': new Date().toISOString(), ':invoice': invoiceId },
+        },
+      },
+      {
+        name: 'profile',
+        Update: {
+          Key: keys.account(accountId),
+          UpdateExpression: 'SET autoTopUpBelowCents = :below',
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeValues: { ':below': rule.belowCents },
+        },
+      },
+    ]);
+  } catch (err) {
+    if (!isConditionFailed(err)) throw err;
+  }
 }

@@ -26,7 +26,7 @@ import { type CheckoutSession, readCheckoutEvent } from './checkout-event.ts';
 import { readReversalEvent } from './refund-event.ts';
 import { signedSandboxEvent } from './sandbox.ts';
 import { bookReversal } from './refunds.ts';
-import { autoTopUpFailed, autoTopUpPaid, saveCard } from './autotopup.ts';
+import { autoTopUpFailed, autoTopUpPaid, resumeAfterPayment, saveCard } from './autotopup.ts';
 import { readAutoTopUpEvent } from './autotopup-event.ts';
 import type { BillingConfig, CheckoutRequest } from '../api/schemas.ts';
 
@@ -286,13 +286,16 @@ async function fulfil(session: CheckoutSession): Promise<WebhookOutcome> {
   const item = await invoiceOf(session);
   if (!item) return 'unknown_invoice';
   const paymentIntent = typeof session.payment_intent === 'string' ? session.payment_intent : (session.payment_intent?.id ?? null);
-  return creditInvoice(item, {
+  const outcome = await creditInvoice(item, {
     amountCents: session.amount_total,
     currency: session.currency,
     sessionId: session.id,
     paymentIntentId: paymentIntent,
     note: 'Card top-up',
   });
+  // An auto top-up that needed the customer's authentication, paid on its page: the rule turns back on.
+  if (outcome === 'credited' || outcome === 'already_fulfilled') await resumeAfterPayment(item.accountId, item.invoiceId);
+  return outcome;
 }
 
 /**

@@ -97,6 +97,7 @@ export const EVENT_SAMPLES: { [T in EventType]: () => EventData<T> } = {
     code: 'card_declined',
     consecutiveFailures: 3,
     ruleDisabled: true,
+    paymentUrl: null,
   }),
   'auto_topup.disabled': () => ({
     reason: 'failures',

@@ -1,11 +1,17 @@
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import stripeParams from './stripe-params.json' with { type: 'json' };
 
 /**
  * A local stand-in for Stripe's API, for `STRIPE_API_URL` (stripe-node's `host`/`port`/`protocol` options): the Checkout Sessions
  * (payment and setup mode), Refunds, Customers, SetupIntents, PaymentIntents (off-session, answered by Stripe's test card
  * names) and PaymentMethod detach endpoints with form-encoded bracket parameters, `Idempotency-Key` replay, and failures on demand.
  * Only what our code calls; the webhook side needs no fake (Stripe's library signs test events).
+ *
+ * Strict as Stripe is (see `refusal` below): an unknown or missing top-level parameter is 400 `parameter_unknown` /
+ * `parameter_missing`, checked against the parameters of Stripe's published API description (stripe-params.json, written
+ * by dev/stripe-params.ts); an Idempotency-Key reused with other parameters is 400 `idempotency_error`; a confirmed
+ * PaymentIntent that may take redirect-based methods needs a `return_url`.
  */
 export interface FakeStripe {
   url: string;
@@ -26,8 +32,63 @@ export interface FakeStripe {
     metadata: Record<string, string>;
   }[];
   detached: string[];
-  failNext(status: number): void;
+  /** The next request answers `status` (Stripe's `error` object: `error`, else an api_error) and does nothing. */
+  failNext(status: number, error?: { type: string; code?: string; message: string }): void;
+  /** The next `count` requests are carried out, but their answers are lost (the connection drops). */
+  loseAnswers(count: number): void;
   close(): Promise<void>;
+}
+
+type Params = Record<string, unknown>;
+type StripeError = { type: string; code?: string; param?: string; message: string };
+
+/** The endpoint of stripe-params.json a request is for (`{id}` segments matched as ids). */
+type Endpoint = { params: string[]; required: string[]; removedSinceSpec: string[] };
+function endpointOf(method: string, path: string): Endpoint | undefined {
+  const endpoints = stripeParams.endpoints as Record<string, Endpoint>;
+  for (const [name, endpoint] of Object.entries(endpoints)) {
+    const [m, pattern] = name.split(' ') as [string, string];
+    const re = new RegExp(`^${pattern.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+    if (m === method && re.test(path) && !(pattern.includes('{') && path.endsWith('/search'))) return endpoint;
+  }
+  return undefined;
+}
+
+/** What Stripe refuses before it does anything, or undefined. */
+function refusal(method: string, path: string, params: Params): StripeError | undefined {
+  const endpoint = endpointOf(method, path);
+  if (!endpoint) return undefined;
+  const unknown = Object.keys(params).find((name) => !endpoint.params.includes(name));
+  // The one removed parameter Stripe names apart (changelog 2026-09-30.endive); any other is just unknown.
+  if (unknown === 'payment_method_types' && endpoint.removedSinceSpec.includes(unknown))
+    return {
+      type: 'invalid_request_error',
+      code: 'payment_method_types_no_longer_supported',
+      param: unknown,
+      message: `Received unsupported parameter: ${unknown}`,
+    };
+  if (unknown)
+    return { type: 'invalid_request_error', code: 'parameter_unknown', param: unknown, message: `Received unknown parameter: ${unknown}` };
+  const missing = endpoint.required.find((name) => params[name] === undefined);
+  if (missing)
+    return { type: 'invalid_request_error', code: 'parameter_missing', param: missing, message: `Missing required param: ${missing}.` };
+  if (method === 'POST' && path === '/v1/payment_intents') return returnUrlRefusal(params);
+  return undefined;
+}
+
+/**
+ * Stripe's rule for a PaymentIntent confirmed at creation: without `payment_method_types` (older API versions) it takes
+ * the methods the Dashboard enables, some of which redirect, so it needs a `return_url` unless redirects are turned off.
+ * `allowed_payment_method_types` is not taken as an exemption: Stripe documents none for it, so the fake stays strict.
+ */
+function returnUrlRefusal(p: Params): StripeError | undefined {
+  const automatic = p.automatic_payment_methods as { allow_redirects?: string } | undefined;
+  if (p.confirm !== 'true' || p.payment_method_types || automatic?.allow_redirects === 'never' || p.return_url) return undefined;
+  return {
+    type: 'invalid_request_error',
+    message:
+      'A `return_url` must be specified because this Payment Intent is configured to automatically accept the payment methods enabled in the Dashboard, some of which may require a full page redirect to succeed. If you do not want to accept redirect-based payment methods, set `automatic_payment_methods[enabled]` to `true` and `automatic_payment_methods[allow_redirects]` to `never` when creating Setup Intents and Payment Intents.',
+  };
 }
 
 /** `a[b][0][c]=1` → nested objects and arrays. */
@@ -64,19 +125,36 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   const detached: string[] = [];
   const replays = new Map<string, string>();
   const failedReplays = new Map<string, string>();
-  let failures: number[] = [];
+  /** The request each Idempotency-Key was first used with. */
+  const keyed = new Map<string, string>();
+  let failures: { status: number; error: StripeError }[] = [];
+  let answersToLose = 0;
   const server: Server = createServer(async (req, res) => {
     let body = '';
     for await (const chunk of req) body += chunk;
     const key = req.headers['idempotency-key'] as string | undefined;
-    const flat = Object.fromEntries(new URLSearchParams(body));
+    const [path = '', query = ''] = (req.url ?? '').split('?');
+    const flat = Object.fromEntries(new URLSearchParams(req.method === 'GET' ? query : body));
     requests.push({ path: req.url ?? '', params: flat, idempotencyKey: key, authorization: req.headers.authorization });
+    const lose = answersToLose > 0;
+    if (lose) answersToLose--;
     const send = (status: number, payload: unknown) => {
+      if (lose) return void res.destroy();
       res.writeHead(status, { 'content-type': 'application/json', 'stripe-should-retry': 'false' });
       res.end(typeof payload === 'string' ? payload : JSON.stringify(payload));
     };
     const failure = failures.shift();
-    if (failure) return send(failure, { error: { type: 'api_error', message: 'Injected failure' } });
+    if (failure) return send(failure.status, { error: failure.error });
+    const refused = refusal(req.method ?? '', path, parseForm(req.method === 'GET' ? query : body));
+    if (refused) return send(400, { error: refused });
+    if (key && req.method === 'POST') {
+      const request = `${path}?${body}`;
+      if ((keyed.get(key) ?? request) !== request) {
+        const message = `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`;
+        return send(400, { error: { type: 'idempotency_error', message } });
+      }
+      keyed.set(key, request);
+    }
     if (req.method === 'POST' && req.url === '/v1/checkout/sessions') {
       if (key && replays.has(key)) return send(200, replays.get(key)!);
       const p = parseForm(body) as {
@@ -178,6 +256,22 @@ export async function startFakeStripe(): Promise<FakeStripe> {
           : null,
       });
     }
+    if (req.method === 'GET' && path === '/v1/payment_intents/search') {
+      // Stripe's search query language, the one form our code asks: metadata['<key>']:'<value>'.
+      const [, name, value] = /^metadata\['([^']+)'\]:'([^']*)'$/.exec(flat.query ?? '') ?? [];
+      if (!name) return send(400, { error: { type: 'invalid_request_error', message: `Unsupported search query: ${flat.query}` } });
+      const data = paymentIntents.filter((pi) => pi.metadata[name] === value);
+      return send(200, { object: 'search_result', data, has_more: false, next_page: null, url: '/v1/payment_intents/search' });
+    }
+    const retrieveIntent = /^\/v1\/payment_intents\/([^/]+)$/.exec(path)?.[1];
+    if (req.method === 'GET' && retrieveIntent) {
+      const found = paymentIntents.find((pi) => pi.id === retrieveIntent);
+      if (!found)
+        return send(404, {
+          error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such payment_intent: '${retrieveIntent}'` },
+        });
+      return send(200, found);
+    }
     if (req.method === 'POST' && req.url === '/v1/payment_intents') {
       if (key && replays.has(key)) return send(200, replays.get(key)!);
       if (key && failedReplays.has(key)) return send(402, failedReplays.get(key)!);
@@ -234,13 +328,17 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     setupIntents,
     paymentIntents,
     detached,
-    failNext: (status: number) => {
+    failNext: (status, error = { type: 'api_error', message: 'Injected failure' }) => {
       // One failure: the answer carries `stripe-should-retry: false`, so the client does not retry.
-      failures.push(status);
+      failures.push({ status, error });
+    },
+    loseAnswers: (count) => {
+      answersToLose += count;
     },
     close: () =>
       new Promise<void>((resolve) => {
         failures = [];
+        answersToLose = 0;
         server.closeAllConnections();
         server.close(() => resolve());
       }),

@@ -402,16 +402,45 @@ describe('auto top-up in the sandbox', () => {
     });
   });
 
-  it('authentication required: the event says so, nothing is credited', async () => {
+  it('authentication required: off-session charges stop; the event and the view link the payment page; paying it turns the rule on', async () => {
     const a = await customer('topup-sca@example.com');
     await saveSandboxCard(a.token, 'pm_card_authenticationRequired');
-    await setRule(a.token, rule({ belowCents: 400, amountCents: 500 }));
+    await setRule(a.token, rule({ belowCents: 400, amountCents: 500, maxPerDay: 10 }));
     await debit(a.id, 200);
     await runAutoTopUps();
+    const [invoice] = await invoicesOf(a.token);
+    const url = `${api.baseUrl}/dev/checkout/${invoice!.id}`;
     const [failed] = await eventsOf(a.token, 'auto_topup.failed');
-    expect(failed!.data).toMatchObject({ code: 'authentication_required', consecutiveFailures: 1, ruleDisabled: false });
+    expect(failed!.data).toMatchObject({ code: 'authentication_required', consecutiveFailures: 1, ruleDisabled: true, paymentUrl: url });
+    expect((await eventsOf(a.token, 'auto_topup.disabled')).map((e) => e.data.reason)).toEqual(['authentication_required']);
+    // The invoice stays open for the customer to pay; nothing is credited.
+    expect(invoice!.status).toBe('open');
     expect(await balanceOf(a.id)).toBe(300);
-    expect((await invoicesOf(a.token))[0]!.status).toBe('void');
+    expect((await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body).toMatchObject({
+      enabled: false,
+      disabledReason: 'authentication_required',
+      pendingPayment: { invoiceId: invoice!.id, url, expiresAt: expect.any(String) },
+    });
+    // Stopped: later crossings charge nothing and open no invoice (no number used per retry).
+    for (let i = 0; i < 3; i++) {
+      await debit(a.id, 10);
+      await runAutoTopUps(new Date(Date.now() + (i + 1) * 3_600_000));
+    }
+    expect(await invoicesOf(a.token)).toHaveLength(1);
+    expect(await eventsOf(a.token, 'auto_topup.failed')).toHaveLength(1);
+
+    // The customer pays on the page (3-D Secure happens there): credited once, the rule on again.
+    expect((await fetch(url)).status).toBe(200);
+    const paid = await api.call('POST', `/dev/checkout/${invoice!.id}/complete`, { token: null, body: { outcome: 'paid' } });
+    expect(paid.body.outcome).toBe('credited');
+    expect(await balanceOf(a.id)).toBe(270 + 525);
+    expect((await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body).toMatchObject({
+      enabled: true,
+      disabledReason: null,
+      consecutiveFailures: 0,
+      pendingPayment: null,
+    });
+    expect((await profileOf(a.id)).autoTopUpBelowCents).toBe(400);
   });
 
   it('a success after failures resets the count', async () => {
@@ -485,64 +514,245 @@ describe('auto top-up through Stripe (fake Stripe API, signed webhooks)', () => 
     expect(stripeFake.detached).toContain('pm_card_visa');
   });
 
-  it('two loops at once: one off-session PaymentIntent under the attempt key; its webhook ×4 credits once', async () => {
+  const intentsOf = (accountId: string) => stripeFake.paymentIntents.filter((pi) => pi.metadata.account_id === accountId);
+  const createsOf = (accountId: string) =>
+    stripeFake.requests.filter((r) => r.path === '/v1/payment_intents' && r.params['metadata[account_id]'] === accountId);
+  const ruleOf = async (token: string) => (await api.call('GET', '/v1/billing/auto-topup', { token })).body;
+
+  it('refuses what Stripe refuses: an unknown or removed parameter, a confirmed PaymentIntent that may redirect without return_url', async () => {
+    const { default: Stripe } = await import('stripe');
+    const url = new URL(stripeFake.url);
+    const client = new Stripe('sk_test_fake_key_for_tests', {
+      host: url.hostname,
+      port: Number(url.port),
+      protocol: 'http',
+      maxNetworkRetries: 0,
+    });
+    const base = { amount: 500, currency: 'usd', customer: 'cus_x', payment_method: 'pm_card_visa', off_session: true, confirm: true };
+    const refusal = (params: Record<string, unknown>) =>
+      client.paymentIntents.create(params as never).then(
+        () => null,
+        (err: { statusCode?: number; code?: string; message: string }) => ({
+          status: err.statusCode,
+          code: err.code,
+          message: err.message,
+        }),
+      );
+    const before = stripeFake.paymentIntents.length;
+    expect(await refusal(base)).toMatchObject({ status: 400, message: expect.stringContaining('A `return_url` must be specified') });
+    expect(await refusal({ ...base, payment_method_types: ['card'] })).toMatchObject({
+      status: 400,
+      code: 'payment_method_types_no_longer_supported',
+    });
+    expect(await refusal({ ...base, automatic_payment_methods: { enabled: true }, surprise: 1 })).toMatchObject({
+      status: 400,
+      code: 'parameter_unknown',
+      message: 'Received unknown parameter: surprise',
+    });
+    expect(await refusal({ currency: 'usd' })).toMatchObject({ status: 400, code: 'parameter_missing' });
+    expect(stripeFake.paymentIntents.length).toBe(before);
+    // What the service sends passes: redirects off, or a return_url.
+    expect(await refusal({ ...base, automatic_payment_methods: { enabled: true, allow_redirects: 'never' } })).toBeNull();
+    expect(await refusal({ ...base, return_url: 'https://example.com/back' })).toBeNull();
+  });
+
+  it('two loops at once: one PaymentIntent, without redirects, booked from its answer; its webhook ×4 books nothing more', async () => {
     const a = await customer('stripe-topup@example.com');
     await saveStripeCard(a.token, 'pm_card_visa');
     await setRule(a.token, rule({ belowCents: 300, amountCents: 2000 }));
     await Promise.all(Array.from({ length: 5 }, () => debit(a.id, 50)));
     await Promise.all([runAutoTopUps(), runAutoTopUps()]);
-    const intents = stripeFake.paymentIntents.filter((pi) => pi.metadata.account_id === a.id);
+    const intents = intentsOf(a.id);
     expect(intents).toHaveLength(1);
-    const request = stripeFake.requests.find((r) => r.path === '/v1/payment_intents' && r.params['metadata[account_id]'] === a.id)!;
+    const [request] = createsOf(a.id);
     const day = new Date().toISOString().slice(0, 10);
-    expect(request.idempotencyKey).toBe(`autotopup:${a.id}:${day}:1`);
+    expect(request!.idempotencyKey).toBe(`autotopup:${a.id}:${day}:1`);
     const [invoice] = await invoicesOf(a.token);
-    expect(request.params).toMatchObject({
+    expect(request!.params).toMatchObject({
       amount: '2000',
       currency: 'usd',
       off_session: 'true',
       confirm: 'true',
       payment_method: 'pm_card_visa',
+      'automatic_payment_methods[enabled]': 'true',
+      'automatic_payment_methods[allow_redirects]': 'never',
       'metadata[invoice_id]': invoice!.id,
       'metadata[auto_topup]': 'true',
     });
-    expect(invoice).toMatchObject({ status: 'open', payment: { provider: 'stripe' } });
-    // Nothing is credited before Stripe says so.
-    expect(await balanceOf(a.id)).toBe(250);
+    // The answer said succeeded: credited now, not when (or whether) the webhook comes.
+    expect(invoice).toMatchObject({
+      status: 'paid',
+      creditedCents: 2100,
+      payment: { provider: 'stripe', paymentIntentId: intents[0]!.id },
+    });
+    expect(await balanceOf(a.id)).toBe(250 + 2100);
+    expect(await ruleOf(a.token)).toMatchObject({ inFlight: false, attemptsToday: 1, consecutiveFailures: 0 });
 
     const event = intentEvent(intents[0]!);
     const outcomes = await Promise.all(Array.from({ length: 4 }, () => deliver(event)));
-    expect(outcomes.map((r) => r.body.outcome).sort()).toEqual(['already_fulfilled', 'already_fulfilled', 'already_fulfilled', 'credited']);
+    expect(outcomes.map((r) => r.body.outcome)).toEqual(Array(4).fill('already_fulfilled'));
+    await runAutoTopUps();
     expect(await balanceOf(a.id)).toBe(250 + 2100);
-    expect((await api.call('GET', `/v1/invoices/${invoice!.id}`, { token: a.token })).body).toMatchObject({
-      status: 'paid',
-      creditedCents: 2100,
-      payment: { sessionId: null, paymentIntentId: intents[0]!.id },
-    });
-    expect((await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body).toMatchObject({ inFlight: false, attemptsToday: 1 });
+    expect((await ledgerOf(a.id)).filter((e) => e.type === 'topup')).toHaveLength(1);
+    expect(intentsOf(a.id)).toHaveLength(1);
   });
 
-  it('a declined card: Stripe answers 402, its payment_failed webhook voids the invoice and records the event, no credit', async () => {
+  it('a declined card: booked from the 402 answer, counted once with its event; after the limit the rule stops charging', async () => {
     const a = await customer('stripe-declined@example.com');
     await saveStripeCard(a.token, 'pm_card_chargeDeclined');
-    await setRule(a.token, rule({ belowCents: 400, amountCents: 500 }));
-    await debit(a.id, 200);
+    await setRule(a.token, rule({ belowCents: 480, amountCents: 500, maxPerDay: 10 }));
+    await debit(a.id, 50);
     await runAutoTopUps();
-    const [intent] = stripeFake.paymentIntents.filter((pi) => pi.metadata.account_id === a.id);
+    const [intent] = intentsOf(a.id);
     expect(intent).toMatchObject({ status: 'requires_payment_method' });
-    // In flight until Stripe's event arrives: a second run makes no second attempt.
-    await debit(a.id, 1);
-    await runAutoTopUps();
-    expect(stripeFake.paymentIntents.filter((pi) => pi.metadata.account_id === a.id)).toHaveLength(1);
-
-    const event = intentEvent(intent!);
-    expect((await deliver(event)).body.outcome).toBe('voided');
-    expect((await deliver(event)).body.outcome).toBe('kept_void');
-    const failed = await eventsOf(a.token, 'auto_topup.failed');
-    expect(failed.map((e) => e.data)).toEqual([expect.objectContaining({ code: 'card_declined', consecutiveFailures: 1 })]);
-    expect(await balanceOf(a.id)).toBe(299);
     expect((await invoicesOf(a.token))[0]!.status).toBe('void');
-    expect((await api.call('GET', '/v1/billing/auto-topup', { token: a.token })).body).toMatchObject({ inFlight: false, enabled: true });
+    expect(await ruleOf(a.token)).toMatchObject({ inFlight: false, enabled: true, consecutiveFailures: 1 });
+    // Stripe's event for the same failure, twice: nothing counted again.
+    const event = intentEvent(intent!);
+    expect((await deliver(event)).body.outcome).toBe('kept_void');
+    expect((await deliver(event)).body.outcome).toBe('kept_void');
+    expect((await eventsOf(a.token, 'auto_topup.failed')).map((e) => e.data)).toEqual([
+      expect.objectContaining({ code: 'card_declined', consecutiveFailures: 1, ruleDisabled: false, paymentUrl: null }),
+    ]);
+    for (let n = 2; n <= 4; n++) {
+      await debit(a.id, 10);
+      await runAutoTopUps();
+    }
+    // Three failures (the platform's limit), then no fourth charge.
+    expect(createsOf(a.id)).toHaveLength(3);
+    expect((await eventsOf(a.token, 'auto_topup.failed')).map((e) => e.data.consecutiveFailures)).toEqual([3, 2, 1]);
+    expect(await ruleOf(a.token)).toMatchObject({ enabled: false, disabledReason: 'failures', consecutiveFailures: 3 });
+    expect((await invoicesOf(a.token)).map((i) => i.status)).toEqual(['void', 'void', 'void']);
+    expect(await balanceOf(a.id)).toBe(500 - 80);
+  });
+
+  it('a charge Stripe refuses (4xx) and one without an answer count as failures too', async () => {
+    const a = await customer('stripe-refused@example.com');
+    await saveStripeCard(a.token, 'pm_card_visa');
+    await setRule(a.token, rule({ belowCents: 480, amountCents: 500, maxPerDay: 10 }));
+    stripeFake.failNext(400, { type: 'invalid_request_error', code: 'resource_missing', message: 'No such PaymentMethod' });
+    await debit(a.id, 50);
+    await runAutoTopUps();
+    expect(await eventsOf(a.token, 'auto_topup.failed')).toEqual([
+      expect.objectContaining({ data: expect.objectContaining({ code: 'resource_missing', consecutiveFailures: 1 }) }),
+    ]);
+    // Refused: nothing was charged, the attempt ends and its invoice is void.
+    expect(await ruleOf(a.token)).toMatchObject({ inFlight: false, consecutiveFailures: 1, enabled: true });
+    expect((await invoicesOf(a.token))[0]!.status).toBe('void');
+
+    // No answer at all (the client's two retries lost too): counted, but Stripe may have charged, so it stays in flight.
+    stripeFake.loseAnswers(3);
+    await debit(a.id, 10);
+    await runAutoTopUps();
+    expect((await eventsOf(a.token, 'auto_topup.failed'))[0]!.data).toMatchObject({ code: 'provider_unreachable', consecutiveFailures: 2 });
+    expect(await ruleOf(a.token)).toMatchObject({ inFlight: true, consecutiveFailures: 2 });
+    expect((await invoicesOf(a.token)).map((i) => i.status)).toEqual(['open', 'void']);
+  });
+
+  it('a stale attempt whose PaymentIntent succeeded is read back from Stripe and booked, never charged again', async () => {
+    const [a, b, c] = await Promise.all(
+      ['stripe-stale-a@example.com', 'stripe-stale-b@example.com', 'stripe-stale-c@example.com'].map(customer),
+    );
+    for (const x of [a!, b!, c!]) {
+      await saveStripeCard(x.token, 'pm_card_visa');
+      await setRule(x.token, rule({ belowCents: 480, amountCents: 500, maxPerDay: 10 }));
+      // Stripe charges, and every answer is lost (the create, and the client's two retries).
+      stripeFake.loseAnswers(3);
+      await debit(x.id, 50);
+      await runAutoTopUps();
+      expect(intentsOf(x.id)).toEqual([expect.objectContaining({ status: 'succeeded' })]);
+      expect(await balanceOf(x.id)).toBe(450);
+      expect(await ruleOf(x.token)).toMatchObject({ inFlight: true });
+    }
+    const later = (ms: number) => new Date(Date.now() + ms);
+    // Within Stripe's idempotency window: the same request under the same key gets the same PaymentIntent.
+    await debit(a!.id, 1);
+    // Two loops at once: one reads it back.
+    const atOnce = await Promise.all([attemptAutoTopUp(a!.id, later(31 * 60_000)), attemptAutoTopUp(a!.id, later(31 * 60_000))]);
+    expect(atOnce.sort()).toEqual(['resolved', 'taken']);
+    // Past it: a search by the invoice in the metadata.
+    await debit(b!.id, 1);
+    expect(await attemptAutoTopUp(b!.id, later(25 * 3_600_000))).toBe('resolved');
+    expect(stripeFake.requests.filter((r) => r.path.startsWith('/v1/payment_intents/search'))).toHaveLength(1);
+    // Its id was kept (the answer came, the booking did not finish): read back by id.
+    await setAttributes(keys.autoTopUp(c!.id), { inFlightPaymentIntentId: intentsOf(c!.id)[0]!.id });
+    await debit(c!.id, 1);
+    expect(await attemptAutoTopUp(c!.id, later(31 * 60_000))).toBe('resolved');
+    expect(stripeFake.requests.filter((r) => r.path === `/v1/payment_intents/${intentsOf(c!.id)[0]!.id}`)).toHaveLength(1);
+
+    for (const x of [a!, b!, c!]) {
+      expect(intentsOf(x.id)).toHaveLength(1); // one charge, however it was read back
+      expect(await balanceOf(x.id)).toBe(449 + 525);
+      expect((await invoicesOf(x.token)).map((i) => i.status)).toEqual(['paid']);
+      expect(await ruleOf(x.token)).toMatchObject({ inFlight: false, consecutiveFailures: 0 });
+      // Its webhook, late: nothing more.
+      expect((await deliver(intentEvent(intentsOf(x.id)[0]!))).body.outcome).toBe('already_fulfilled');
+    }
+    expect(createsOf(c!.id)).toHaveLength(3); // the first try and the client's two retries, never one after
+  });
+
+  it('authentication required: Stripe Checkout for the same invoice, linked in the event and the view; paid there, the rule is on again', async () => {
+    const a = await customer('stripe-sca@example.com');
+    await saveStripeCard(a.token, 'pm_card_authenticationRequired');
+    await setRule(a.token, rule({ belowCents: 480, amountCents: 500, maxPerDay: 10 }));
+    await debit(a.id, 50);
+    await runAutoTopUps();
+    const [invoice] = await invoicesOf(a.token);
+    const session = [...stripeFake.sessions.values()].find((s) => s.client_reference_id === invoice!.id)!;
+    expect(session).toMatchObject({ mode: 'payment', amount_total: 500, metadata: { purpose: 'auto_topup_authentication' } });
+    const [failed] = await eventsOf(a.token, 'auto_topup.failed');
+    expect(failed!.data).toMatchObject({ code: 'authentication_required', ruleDisabled: true, paymentUrl: session.url });
+    expect(await ruleOf(a.token)).toMatchObject({
+      enabled: false,
+      disabledReason: 'authentication_required',
+      pendingPayment: { invoiceId: invoice!.id, url: session.url },
+    });
+    expect(invoice!.status).toBe('open');
+    // Stripe's payment_failed event for it changes nothing: the invoice stays payable.
+    expect((await deliver(intentEvent(intentsOf(a.id)[0]!))).body.outcome).toBe('kept_open');
+    // No more off-session attempts, however often the balance crosses.
+    for (let i = 0; i < 3; i++) {
+      await debit(a.id, 10);
+      await runAutoTopUps(new Date(Date.now() + (i + 1) * 3_600_000));
+    }
+    expect(createsOf(a.id)).toHaveLength(1);
+    expect(await invoicesOf(a.token)).toHaveLength(1);
+
+    const paid = signed(
+      'checkout.session.completed',
+      { ...session, status: 'complete', payment_status: 'paid', payment_intent: 'pi_test_on_session' },
+      WEBHOOK_SECRET,
+    );
+    expect((await deliver(paid)).body.outcome).toBe('credited');
+    expect((await deliver(paid)).body.outcome).toBe('already_fulfilled');
+    expect(await balanceOf(a.id)).toBe(420 + 525);
+    expect(await ruleOf(a.token)).toMatchObject({ enabled: true, disabledReason: null, consecutiveFailures: 0, pendingPayment: null });
+  });
+
+  it('no answer, then Stripe says authentication required: counted once, the rule stops with the link', async () => {
+    const a = await customer('stripe-sca-late@example.com');
+    await saveStripeCard(a.token, 'pm_card_authenticationRequired');
+    await setRule(a.token, rule({ belowCents: 480, amountCents: 500, maxPerDay: 10 }));
+    stripeFake.loseAnswers(3);
+    await debit(a.id, 50);
+    await runAutoTopUps();
+    expect(await ruleOf(a.token)).toMatchObject({ enabled: true, inFlight: true, consecutiveFailures: 1 });
+    expect((await deliver(intentEvent(intentsOf(a.id)[0]!))).body.outcome).toBe('kept_open');
+    const [invoice] = await invoicesOf(a.token);
+    const session = [...stripeFake.sessions.values()].find((s) => s.client_reference_id === invoice!.id)!;
+    expect(await ruleOf(a.token)).toMatchObject({
+      enabled: false,
+      inFlight: false,
+      consecutiveFailures: 1,
+      disabledReason: 'authentication_required',
+      pendingPayment: { invoiceId: invoice!.id, url: session.url },
+    });
+    expect((await eventsOf(a.token, 'auto_topup.failed')).map((e) => [e.data.code, e.data.consecutiveFailures, e.data.paymentUrl])).toEqual(
+      [
+        ['authentication_required', 1, session.url],
+        ['provider_unreachable', 1, null],
+      ],
+    );
   });
 
   it('an event naming another account than its invoice’s credits nothing', async () => {
@@ -552,10 +762,10 @@ describe('auto top-up through Stripe (fake Stripe API, signed webhooks)', () => 
     await setRule(a.token, rule({ belowCents: 400, amountCents: 500 }));
     await debit(a.id, 200);
     await runAutoTopUps();
-    const [intent] = stripeFake.paymentIntents.filter((pi) => pi.metadata.account_id === a.id);
+    const [intent] = intentsOf(a.id);
     const forged = intentEvent({ ...intent!, metadata: { ...intent!.metadata, account_id: b.id } });
     expect((await deliver(forged)).body.outcome).toBe('unknown_invoice');
     expect(await balanceOf(b.id)).toBe(500);
-    expect(await balanceOf(a.id)).toBe(300);
+    expect(await balanceOf(a.id)).toBe(300 + 525); // its own, booked once from Stripe's answer
   });
 });

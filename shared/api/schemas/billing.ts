@@ -177,10 +177,24 @@ export const AutoTopUp = AutoTopUpRule.extend({
     description: 'Failed attempts since the last success; at the platform limit the rule turns off.',
   }),
   disabledReason: z
-    .enum(['failures', 'card_removed'])
+    .enum(['failures', 'card_removed', 'authentication_required'])
     .nullable()
     .meta({ description: 'Why the service turned the rule off; null when it is on or the account turned it off.' }),
   lastFailure: z.object({ at: Timestamp, code: text(64).meta({ example: 'card_declined' }), invoiceId: Uuid }).nullable(),
+  pendingPayment: z
+    .object({
+      invoiceId: Uuid,
+      url: text(8192).meta({
+        description:
+          "The payment provider's hosted page (Stripe Checkout) where the customer pays this invoice; in the local sandbox, its page.",
+      }),
+      expiresAt: Timestamp,
+    })
+    .nullable()
+    .meta({
+      description:
+        'The card asked for authentication (`authentication_required`): no more off-session charges until the customer pays this invoice at `url`, which turns the rule back on.',
+    }),
 })
   .strip()
   .meta({ id: 'AutoTopUp' });

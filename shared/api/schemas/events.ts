@@ -57,9 +57,13 @@ export const EVENT_DATA = {
     code: text(100).meta({ description: "The payment provider's failure code, e.g. `card_declined`, `authentication_required`." }),
     consecutiveFailures: Count,
     ruleDisabled: z.boolean().meta({ description: 'This failure turned the rule off (`auto_topup.disabled` follows).' }),
+    paymentUrl: text(8192).nullable().meta({
+      description:
+        'Authentication required: where the customer completes this payment (Stripe Checkout); off-session charges stop until then. Null otherwise.',
+    }),
   }),
   'auto_topup.disabled': z.object({
-    reason: z.literal('failures'),
+    reason: z.enum(['failures', 'authentication_required']),
     consecutiveFailures: Count,
     lastFailure: z.object({ at: Timestamp, code: text(100), invoiceId: Uuid }),
   }),

@@ -158,6 +158,7 @@ function RuleForm(props: { rule: Rule; config: Schema<'BillingConfig'>; onSaved:
           {rule.enabled ? <Badge tone="ok">on</Badge> : <Badge>off</Badge>}
           {rule.disabledReason === 'failures' ? ' — turned off after failed charges in a row; enable it again to retry.' : null}
           {rule.disabledReason === 'card_removed' ? ' — turned off because the card was removed.' : null}
+          {rule.disabledReason === 'authentication_required' ? ' — paused: your bank asked to confirm a charge.' : null}
           {rule.inFlight ? ' — a charge is waiting for the payment provider.' : null}
         </dd>
         <dt>Today</dt>
@@ -180,6 +181,15 @@ function RuleForm(props: { rule: Rule; config: Schema<'BillingConfig'>; onSaved:
           </>
         ) : null}
       </dl>
+      {rule.pendingPayment ? (
+        <Notice kind="warning">
+          <span data-testid="auto-topup-pending-payment">
+            Your bank asked you to confirm the last auto top-up: automatic charges are paused.{' '}
+            <a href={rule.pendingPayment.url}>Complete the payment</a> (until {dateTime(rule.pendingPayment.expiresAt)}) and auto top-up
+            turns back on.
+          </span>
+        </Notice>
+      ) : null}
       <form
         id="auto-topup-form"
         class="billing-form"
