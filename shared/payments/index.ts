@@ -22,7 +22,8 @@ import {
 } from '../invoices/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
 import { recordSystemActivity } from '../audit/index.ts';
-import { type CheckoutSession, readCheckoutEvent } from './checkout-event.ts';
+import { type CheckoutSession, EventEnvelope, parseEvent, readCheckoutEvent } from './checkout-event.ts';
+import { isHandledStripeEvent } from './stripe-events.ts';
 import { readReversalEvent } from './refund-event.ts';
 import { signedSandboxEvent } from './sandbox.ts';
 import { bookReversal } from './refunds.ts';
@@ -234,8 +235,14 @@ export function returnUrls(
   return { successUrl: input.successUrl ?? fallback, cancelUrl: input.cancelUrl ?? config.cancelUrl ?? fallback };
 }
 
-/** Acts on a verified event; a Checkout Session event it cannot read is 400 before anything changes. */
+/**
+ * Acts on a verified event (a webhook delivery, or one the reconciliation run listed from Stripe);
+ * an event of a listed type it cannot read is 400 before anything changes.
+ */
 export async function handleStripeEvent(event: unknown): Promise<WebhookOutcome> {
+  // Only the types of the one list (stripe-events.ts) are booked: a type handled below but not listed
+  // there would be missed by the endpoint's subscription and the reconciliation run alike.
+  if (!isHandledStripeEvent(parseEvent(EventEnvelope, event).type)) return 'ignored';
   const reversal = readReversalEvent(event);
   if (reversal) return bookReversal(reversal);
   // An auto top-up's off-session PaymentIntent (a Checkout payment's own PaymentIntent events are ignored).
