@@ -123,8 +123,11 @@ export const PANEL_KEY_ACCESS: Partial<Record<Group, 'read' | 'write'>> = {
   payments: 'read',
 };
 
-/** Checkout (billing) and the webhook (payments) use the Stripe keys; nothing else may read them. */
-const STRIPE_READERS: readonly Group[] = ['billing', 'payments'];
+/**
+ * Checkout (billing), the webhook (payments) and the admin health view (admin: it reads the webhook
+ * endpoint from Stripe) use the Stripe keys; nothing else may read them.
+ */
+const STRIPE_READERS: readonly Group[] = ['billing', 'payments', 'admin'];
 
 /** Token lifetimes of both app clients (the API's and the dashboard's). */
 const TOKEN_VALIDITY = {

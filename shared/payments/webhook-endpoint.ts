@@ -1,4 +1,8 @@
 import type Stripe from 'stripe';
+import type { z } from 'zod';
+import type { StripeWebhookHealth } from '../api/schemas/admin.ts';
+import { logger } from '../observability/logger.ts';
+import { paymentsConfig, stripe } from './index.ts';
 import { STRIPE_EVENT_TYPES } from './stripe-events.ts';
 
 /**
@@ -16,8 +20,12 @@ export interface EndpointSync {
 }
 
 /** Stripe lists endpoints 100 at a time; an account has at most 16 (Stripe's limit). */
-export async function findWebhookEndpoint(client: Stripe, url: string): Promise<Stripe.WebhookEndpoint | undefined> {
-  for await (const endpoint of client.webhookEndpoints.list({ limit: 100 })) if (endpoint.url === url) return endpoint;
+export async function findWebhookEndpoint(
+  client: Stripe,
+  url: string,
+  options: Stripe.RequestOptions = {},
+): Promise<Stripe.WebhookEndpoint | undefined> {
+  for await (const endpoint of client.webhookEndpoints.list({ limit: 100 }, options)) if (endpoint.url === url) return endpoint;
   return undefined;
 }
 
@@ -49,4 +57,53 @@ export async function syncWebhookEndpoint(client: Stripe, url: string, descripti
     return { endpointId: existing.id, action: 'unchanged', enabledEvents: existing.enabled_events };
   const updated = await client.webhookEndpoints.update(existing.id, { enabled_events: wanted, disabled: false });
   return { endpointId: updated.id, action: 'updated', enabledEvents: updated.enabled_events };
+}
+
+// ---- the admin health view ----------------------------------------------------------------------
+
+type Health = z.infer<typeof StripeWebhookHealth>;
+
+/** A health page is reloaded and polled: Stripe is asked at most once a minute per warm function. */
+export const HEALTH_CACHE_MS = 60_000;
+/** Fails fast instead of the 10 s × 3 of a money call: the page reports a slow Stripe, it does not wait it out. */
+const HEALTH_REQUEST: Stripe.RequestOptions = { timeout: 5_000, maxNetworkRetries: 0 };
+
+let cached: { url: string; at: number; health: Health } | undefined;
+
+/** Forgets the kept answer (tests; an operator's fix shows within HEALTH_CACHE_MS anyway). */
+export const forgetWebhookHealth = (): void => {
+  cached = undefined;
+};
+
+/** The endpoint at `url` (this API's webhook) as Stripe has it, and the listed events it misses. */
+export async function stripeWebhookHealth(url: string, now = Date.now()): Promise<Health> {
+  if (cached?.url === url && now - cached.at < HEALTH_CACHE_MS) return cached.health;
+  const health = await readWebhookHealth(url, new Date(now).toISOString());
+  cached = { url, at: now, health };
+  return health;
+}
+
+async function readWebhookHealth(url: string, checkedAt: string): Promise<Health> {
+  const report = (status: Health['status'], endpoint: Stripe.WebhookEndpoint | null = null, missing: string[] = []): Health => ({
+    status,
+    endpoint: endpoint && { id: endpoint.id, url: endpoint.url, status: endpoint.status },
+    expectedEvents: [...STRIPE_EVENT_TYPES],
+    missingEvents: missing,
+    checkedAt,
+  });
+  let endpoint: Stripe.WebhookEndpoint | undefined;
+  try {
+    const config = await paymentsConfig();
+    if (config.provider === null) return report('not_configured');
+    if (config.provider === 'sandbox') return report('sandbox');
+    endpoint = await findWebhookEndpoint(await stripe(config), url, HEALTH_REQUEST);
+  } catch (err) {
+    // The error's kind only: a Stripe message may quote part of the key.
+    logger.warn('admin health: Stripe did not answer', { error: (err as Error).name, type: (err as { type?: string }).type });
+    return report('unreachable');
+  }
+  if (!endpoint) return report('no_endpoint');
+  const missing = missingEvents(endpoint.enabled_events);
+  // A disabled endpoint receives nothing: that is the worse news, whatever it misses besides.
+  return report(endpoint.status !== 'enabled' ? 'endpoint_disabled' : missing.length ? 'missing_events' : 'ok', endpoint, missing);
 }

@@ -579,13 +579,13 @@ describe('least privilege: settings and the Stripe keys', () => {
     }
   });
 
-  it('sets STRIPE_SECRET_ARN on billing, payments and the every-minute billing-repairs (auto top-ups) only, and lets only their roles read the secret', () => {
+  it('sets STRIPE_SECRET_ARN on billing, payments, admin (the health view) and the every-minute billing-repairs (auto top-ups, the Stripe event reconciliation) only, and lets only their roles read the secret', () => {
     for (const { name, stack, template, fn } of allFunctions()) {
       const env = functionProps(stack, template, fn).Environment.Variables as Record<string, unknown>;
       const reads = statementsOf(stack, template, fn).filter(
         (s) => s.Effect === 'Allow' && JSON.stringify(s.Resource).includes(`:secret:${STRIPE_SECRET_NAME}`),
       );
-      if (name === 'billing' || name === 'payments' || name === 'billing-repairs') {
+      if (name === 'billing' || name === 'payments' || name === 'admin' || name === 'billing-repairs') {
         expect(JSON.stringify(env.STRIPE_SECRET_ARN), name).toContain(
           `:secretsmanager:eu-west-1:123456789012:secret:${STRIPE_SECRET_NAME}`,
         );
