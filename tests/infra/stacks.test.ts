@@ -548,6 +548,17 @@ describe('billing stack: the hourly pass (rule → scheduler → queue → worke
     expect(on('sqs:SendMessage')).toEqual([]);
     expect(on('secretsmanager:GetSecretValue').join()).toContain('secret:control-plane/instances/*');
     expect(on('secretsmanager:PutSecretValue')).toEqual([]);
+    // The Stripe event reconciliation (every five minutes in this entry): the Stripe key, and its cursor item.
+    expect(on('secretsmanager:GetSecretValue').join()).toContain(`secret:${STRIPE_SECRET_NAME}-??????`);
+    const cursorWrites = statements.filter(
+      (s) =>
+        s.Effect === 'Allow' &&
+        actionsOf(s).includes('dynamodb:UpdateItem') &&
+        (s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as string[] | undefined)?.includes(
+          keys.stripeEventsCursor().PK,
+        ),
+    );
+    expect(cursorWrites).toHaveLength(1);
   });
 
   it('outputs the queue and dead-letter queue URLs (for redrive and purge)', () => {
