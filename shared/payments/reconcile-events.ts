@@ -22,6 +22,8 @@ export const RECONCILE_EVERY_MS = 5 * 60_000;
 export const OVERLAP_S = 10 * 60;
 /** The first run looks back as far as Stripe keeps retrying a webhook (three days). */
 export const FIRST_LOOKBACK_S = 3 * 86_400;
+/** An event that has failed to book for this long holds the cursor: logged as an error (the alarm). */
+const STUCK_AFTER_S = 3_600;
 /** Listed newest first, so a run that stops early keeps its cursor (and the error alarm says so). */
 const MAX_EVENTS_PER_RUN = 2_000;
 
@@ -52,6 +54,8 @@ export async function reconcileStripeEvents(now: Date): Promise<StripeEventsSumm
   const from = (claimed.createdFrom ?? nowS - FIRST_LOOKBACK_S) - OVERLAP_S;
 
   const client = await stripe(config);
+  // Every event of the window, not only `delivery_success=false`: one whose delivery is still
+  // pending or retrying has not failed yet, and re-booking one the webhook booked changes nothing.
   const events: { id: string; type: string; created: number }[] = [];
   let complete = true;
   for await (const event of client.events.list({ types: STRIPE_EVENT_TYPES, created: { gte: from }, limit: 100 })) {
@@ -81,7 +85,9 @@ export async function reconcileStripeEvents(now: Date): Promise<StripeEventsSumm
       // A refund of an invoice not paid yet (409), a table error: the next run lists it again.
       summary.failed++;
       summary.createdFrom = Math.min(summary.createdFrom, event.created);
-      logger.warn('stripe event not booked; the next run retries it', { eventId: event.id, type: event.type, ...errorFields(err) });
+      // Still failing an hour on: an error, so the logged-errors alarm says the cursor is held.
+      const log = nowS - event.created > STUCK_AFTER_S ? logger.error : logger.warn;
+      log('stripe event not booked; the next run retries it', { eventId: event.id, type: event.type, ...errorFields(err) });
     }
   }
   if (!complete) {
