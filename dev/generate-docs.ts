@@ -3,13 +3,15 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_MEANING, ERROR_STATUS } from '../shared/errors.ts';
+import { STRIPE_EVENTS } from '../shared/payments/stripe-events.ts';
 
 /**
  * `npm run docs`: rewrites the generated blocks of README.md, docs/*.md and bench/README.md, so
  * facts the code holds are not restated by hand:
  *
  * - `<!-- generated:toc -->`: the file's table of contents, from its `##` and `###` headings;
- * - `<!-- generated:error-codes -->`: every error code with its status and meaning, from shared/errors.ts.
+ * - `<!-- generated:error-codes -->`: every error code with its status and meaning, from shared/errors.ts;
+ * - `<!-- generated:stripe-events -->`: the Stripe events the service books, from shared/payments/stripe-events.ts.
  *
  * A block ends at `<!-- /generated -->`. `--check` (part of `npm run check`, through
  * tests/unit/docs.test.ts) fails when a block is stale.
@@ -57,7 +59,16 @@ function errorCodes(): string {
   return ['| code | status | meaning |', '| --- | --- | --- |', ...rows].join('\n');
 }
 
-const BLOCKS: Record<string, (markdown: string) => string> = { toc, 'error-codes': () => errorCodes() };
+function stripeEvents(): string {
+  const rows = Object.entries(STRIPE_EVENTS).map(([type, books]) => `| \`${type}\` | ${books} |`);
+  return ['| event | books |', '| --- | --- |', ...rows].join('\n');
+}
+
+const BLOCKS: Record<string, (markdown: string) => string> = {
+  toc,
+  'error-codes': () => errorCodes(),
+  'stripe-events': () => stripeEvents(),
+};
 
 /** Biome's formatting of a Markdown file (tables padded), as `biome check` expects it. */
 function format(file: string, text: string): string {

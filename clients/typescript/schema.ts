@@ -1148,6 +1148,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/admin/health': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The deployment's outside connections: the Stripe webhook endpoint and the events it misses
+     * @description Reads this API's Stripe webhook endpoint from Stripe (kept for a minute) and reports the events of the service's list it is not subscribed to (`missingEvents`): such events are not delivered, only booked by the five-minute reconciliation run. A Stripe that does not answer is `status: unreachable`, not an error.
+     */
+    get: operations['adminHealth'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/admin/instances': {
     parameters: {
       query?: never;
@@ -4974,6 +4994,31 @@ export interface components {
       labels: components['schemas']['Labels'];
       /** Format: uuid */
       accountId: string;
+    };
+    AdminHealth: {
+      stripeWebhook: components['schemas']['StripeWebhookHealth'];
+    };
+    StripeWebhookHealth: {
+      /**
+       * @description `ok`: the endpoint is enabled and subscribed to every event the service books. `missing_events`: it misses those in `missingEvents` (run `npm run stripe:endpoint`, docs/deploy.md). `endpoint_disabled`: Stripe disabled it. `no_endpoint`: no endpoint at this API's webhook URL. `unreachable`: Stripe did not answer (or refused the key); nothing is known. `not_configured`: payments are off. `sandbox`: the local sandbox, no Stripe.
+       * @enum {string}
+       */
+      status: 'ok' | 'missing_events' | 'endpoint_disabled' | 'no_endpoint' | 'unreachable' | 'not_configured' | 'sandbox';
+      /** @description The Stripe webhook endpoint at this API's `/v1/webhooks/stripe` (never its signing secret). */
+      endpoint: {
+        id: string;
+        url: string;
+        status: string;
+      } | null;
+      /** @description The Stripe events the service books (one list in code). */
+      expectedEvents: string[];
+      /** @description Of `expectedEvents`, those the endpoint is not subscribed to. */
+      missingEvents: string[];
+      /**
+       * Format: date-time
+       * @description When Stripe was asked (answers are kept for a minute).
+       */
+      checkedAt: string;
     };
     InstanceList: {
       data: components['schemas']['Instance'][];
@@ -23185,6 +23230,138 @@ export interface operations {
               details?: unknown;
             };
           };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminHealth: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The deployment's outside connections: the Stripe webhook endpoint and the events it misses */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "stripeWebhook": {
+           *         "status": "ok",
+           *         "endpoint": {
+           *           "id": "example id",
+           *           "url": "example url",
+           *           "status": "example status"
+           *         },
+           *         "expectedEvents": [
+           *           "example expectedEvent"
+           *         ],
+           *         "missingEvents": [
+           *           "example missingEvent"
+           *         ],
+           *         "checkedAt": "2026-11-26T10:00:00.000Z"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['AdminHealth'];
         };
       };
       /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */

@@ -111,6 +111,15 @@ export const handler = createGroupHandler('admin', adminRoutes, {
     return result;
   },
 
+  adminHealth: async ({ baseUrl }) => {
+    // Loaded on first use, like a refund: the Stripe library stays out of the admin start chunk.
+    const [{ stripeWebhookHealth }, { paymentRoutes }] = await Promise.all([
+      import('../../shared/payments/webhook-endpoint.ts'),
+      import('../../shared/api/routes/payments.ts'),
+    ]);
+    return { stripeWebhook: await stripeWebhookHealth(`${baseUrl}${paymentRoutes.stripeWebhook.path}`) };
+  },
+
   adminListServers: async ({ principal, query }) => listAllServers({ ...query, boundTo: `admin-servers:${principal.accountId}` }),
 
   adminListInstances: async () => ({ data: await (await instances()).listInstancesWithCallBudget() }),

@@ -6,6 +6,7 @@ import { reconcileAll } from '../../shared/servers/reconcile.ts';
 import { type RepairSummary, runRepairs } from '../../shared/servers/repairs.ts';
 import type { AutoTopUpSummary } from '../../shared/payments/autotopup.ts';
 import type { InstallWatchSummary } from '../../shared/servers/install-watch.ts';
+import type { StripeEventsSummary } from '../../shared/payments/reconcile-events.ts';
 import { logger, errorFields } from '../../shared/observability/logger.ts';
 import { getConfig } from '../../shared/config/env.ts';
 
@@ -18,7 +19,8 @@ import { getConfig } from '../../shared/config/env.ts';
  * complete (shared/servers/repairs.ts), within minutes instead of at the next hourly pass, and
  * the auto top-ups the ledger marked due (shared/payments/autotopup.ts: Stripe is called here, never
  * on a customer's request or in the hourly pass), and the install watch (shared/servers/install-watch.ts:
- * servers still installing, checked once a minute, their end raised as an event).
+ * servers still installing, checked once a minute, their end raised as an event), and, every five
+ * minutes, the Stripe events the webhook did not deliver (shared/payments/reconcile-events.ts).
  */
 const queueUrl = getConfig().billingQueueUrl;
 const queue: { url: string; sqs?: import('@aws-sdk/client-sqs').SQSClient } | undefined = queueUrl ? { url: queueUrl } : undefined;
@@ -108,7 +110,11 @@ export async function worker(event: SQSEvent): Promise<SQSBatchResponse> {
  * event's `time`: a late invocation must not act in the past.
  */
 export async function repairs(): Promise<
-  RepairSummary & { autoTopUps: AutoTopUpSummary | null; installWatch: InstallWatchSummary | null }
+  RepairSummary & {
+    autoTopUps: AutoTopUpSummary | null;
+    installWatch: InstallWatchSummary | null;
+    stripeEvents: StripeEventsSummary | null;
+  }
 > {
   const summary = await runRepairs(new Date());
   // Apart: a failing auto top-up pass must not hide the repairs' summary, nor the other way round.
@@ -127,5 +133,12 @@ export async function repairs(): Promise<
       logger.error('install watch pass failed', errorFields(err));
       return null;
     });
-  return { ...summary, autoTopUps, installWatch };
+  // Loaded on use too; apart. Null as well between its five-minute runs and without Stripe.
+  const stripeEvents = await import('../../shared/payments/reconcile-events.ts')
+    .then(({ reconcileStripeEvents }) => reconcileStripeEvents(new Date()))
+    .catch((err: unknown) => {
+      logger.error('stripe event reconciliation failed', errorFields(err));
+      return null;
+    });
+  return { ...summary, autoTopUps, installWatch, stripeEvents };
 }

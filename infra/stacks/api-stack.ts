@@ -124,8 +124,8 @@ export const PANEL_KEY_ACCESS: Partial<Record<Group, 'read' | 'write'>> = {
 };
 
 /**
- * Checkout (billing), the webhook (payments) and refunds (admin, POST /v1/admin/invoices/:id/refund)
- * use the Stripe keys; nothing else may read them.
+ * Checkout (billing), the webhook (payments), refunds (admin, POST /v1/admin/invoices/:id/refund) and the
+ * admin health view (admin: it reads the webhook endpoint from Stripe) use the Stripe keys; nothing else may read them.
  */
 export const STRIPE_READERS: readonly Group[] = ['billing', 'payments', 'admin'];
 

@@ -365,6 +365,14 @@ export interface WatermarkItem extends Stored {
   lastCompletedHour?: string;
 }
 
+/** The Stripe event reconciliation (shared/payments/reconcile-events.ts): where the next listing starts, and the last run's claim. */
+export interface StripeEventsCursorItem extends Stored {
+  /** Stripe `created` (epoch seconds): every listed event older than it was booked. */
+  createdFrom?: number;
+  /** Epoch ms the last run claimed the item: runs are RECONCILE_EVERY_MS apart. */
+  runAt?: number;
+}
+
 /** What every shared copy of a panel read carries (shared/catalog/shared-copy.ts). */
 interface PanelCopy extends Stored {
   instanceId: string;

@@ -45,6 +45,7 @@ export const PARTITIONS = {
   paymentIntent: partitionPattern(keys.paymentIntent(SENTINEL).PK),
   invoiceCounter: partitionPattern(keys.invoiceCounter(N).PK),
   billingWatermark: partitionPattern(keys.billingWatermark().PK),
+  stripeEventsCursor: partitionPattern(keys.stripeEventsCursor().PK),
   billingPass: partitionPattern(keys.billingPass(SENTINEL).PK),
   settings: partitionPattern(keys.settings().PK),
   instances: partitionPattern(keys.instance(SENTINEL).PK),
@@ -151,7 +152,8 @@ const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
  * - billing-pass: charges (account, `TXN#` guards), watermark and pass record, suspension and the
  *   reconciler (panel work, server pointers), the listings of GSI1 (reconciler) and GSI2 (shards, and
  *   the pending repairs the every-minute `repairs` entry takes); that entry also opens the invoices
- *   of the due auto top-ups (invoice numbering); settings are read. No rate limits, API keys, subjects or idempotency records.
+ *   of the due auto top-ups (invoice numbering) and books the Stripe events the webhook missed
+ *   (as payments does; its cursor `STRIPE#EVENTS`); settings are read. No rate limits, API keys, subjects or idempotency records.
  * - webhooks: the dispatcher (functions/webhooks): reads the outbox and the retry queue (GSI2),
  *   events and endpoints (under the account), writes deliveries (`WHDLV#`), takes events out of
  *   the outbox, marks or disables a failing endpoint and records its `webhook_endpoint.disabled`
@@ -180,7 +182,7 @@ export const TABLE_ACCESS = {
   }),
   // The every-minute entry also runs the due auto top-ups: it opens their invoices (and, in the sandbox, books the payment).
   'billing-pass': {
-    write: ['account', 'ledgerGuard', 'billingWatermark', 'billingPass', ...PANEL_WORK, ...INVOICES],
+    write: ['account', 'ledgerGuard', 'billingWatermark', 'billingPass', 'stripeEventsCursor', ...PANEL_WORK, ...INVOICES],
     read: ['settings'],
     indexes: ['GSI1', 'GSI2'],
     // The reconciler's servers listing; the billable shards, pending repairs, due auto top-ups and watched installs.

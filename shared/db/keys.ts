@@ -80,6 +80,8 @@ export const keys = {
   billableShard: (shard: number): string => `BILLABLE#${shard}`,
   monthSpend: (accountId: string, month: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `SPEND#${month}` }),
   billingWatermark: (): ItemKey => ({ PK: 'BILLING#HOURLY', SK: 'CURSOR' }),
+  /** The Stripe event reconciliation's cursor and run claim (shared/payments/reconcile-events.ts). */
+  stripeEventsCursor: (): ItemKey => ({ PK: 'STRIPE#EVENTS', SK: 'CURSOR' }),
   /** A fanned-out pass's record (AWS): which shards are done for the hour it bills through (ISO time). */
   billingPass: (throughHour: string): ItemKey => ({ PK: 'BILLING#PASS', SK: throughHour }),
   invoice: (accountId: string, number: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `INVOICE#${number}` }),

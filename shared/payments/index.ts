@@ -22,7 +22,8 @@ import {
 } from '../invoices/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
 import { recordSystemActivity } from '../audit/index.ts';
-import { type CheckoutSession, readCheckoutEvent } from './checkout-event.ts';
+import { type CheckoutSession, EventEnvelope, parseEvent, readCheckoutEvent } from './checkout-event.ts';
+import { isHandledStripeEvent } from './stripe-events.ts';
 import { readReversalEvent } from './refund-event.ts';
 import { signedSandboxEvent } from './sandbox.ts';
 import { bookReversal } from './refunds.ts';
@@ -234,10 +235,14 @@ export function returnUrls(
   return { successUrl: input.successUrl ?? fallback, cancelUrl: input.cancelUrl ?? config.cancelUrl ?? fallback };
 }
 
-/** Acts on a verified event; a Checkout Session event it cannot read is 400 before anything changes. */
+/**
+ * Acts on a verified event (a webhook delivery, or one the reconciliation run listed from Stripe);
+ * an event of a listed type it cannot read is 400 before anything changes.
+ */
 export async function handleStripeEvent(event: unknown): Promise<WebhookOutcome> {
-  // Refunds and disputes: REFUND_EVENT_TYPES and DISPUTE_EVENT_TYPES (refund-event.ts) — charge.refunded,
-  // refund.failed, refund.updated, charge.refund.updated, charge.dispute.{created,updated,closed,funds_withdrawn,funds_reinstated}.
+  // Only the types of the one list (stripe-events.ts) are booked: a type handled below but not listed
+  // there would be missed by the endpoint's subscription and the reconciliation run alike.
+  if (!isHandledStripeEvent(parseEvent(EventEnvelope, event).type)) return 'ignored';
   const reversal = readReversalEvent(event);
   if (reversal === 'ignored') return 'ignored';
   if (reversal) return bookReversal(reversal);

@@ -12,6 +12,9 @@ import stripeParams from './stripe-params.json' with { type: 'json' };
  * `parameter_missing`, checked against the parameters of Stripe's published API description (stripe-params.json, written
  * by dev/stripe-params.ts); an Idempotency-Key reused with other parameters is 400 `idempotency_error`; a confirmed
  * PaymentIntent that may take redirect-based methods needs a `return_url`.
+ *
+ * Also the webhook endpoints (list, create with its signing secret shown once, update) and the events Stripe would send
+ * (`recordEvent`), listed by GET /v1/events as Stripe lists them (newest first, `types[]`, `created[gte]`, `limit`/`starting_after`).
  */
 export interface FakeStripe {
   url: string;
@@ -32,11 +35,40 @@ export interface FakeStripe {
     metadata: Record<string, string>;
   }[];
   detached: string[];
+  /** Webhook endpoints, with the signing secret Stripe keeps (and shows only in the create answer). */
+  webhookEndpoints: FakeWebhookEndpoint[];
+  /** Events Stripe would send, as GET /v1/events lists them; a test delivers one (signed) or never. */
+  events: FakeEvent[];
+  /** Records the event Stripe would send about `object` (created now, or at `created` seconds). */
+  recordEvent(type: string, object: Record<string, unknown>, options?: { created?: number }): FakeEvent;
   /** The next request answers `status` (Stripe's `error` object: `error`, else an api_error) and does nothing. */
   failNext(status: number, error?: { type: string; code?: string; message: string }): void;
   /** The next `count` requests are carried out, but their answers are lost (the connection drops). */
   loseAnswers(count: number): void;
   close(): Promise<void>;
+}
+
+export interface FakeWebhookEndpoint {
+  id: string;
+  object: 'webhook_endpoint';
+  url: string;
+  enabled_events: string[];
+  status: 'enabled' | 'disabled';
+  description: string | null;
+  api_version: string | null;
+  secret: string;
+}
+
+export interface FakeEvent {
+  id: string;
+  object: 'event';
+  type: string;
+  created: number;
+  livemode: false;
+  api_version: string;
+  pending_webhooks: number;
+  request: { id: null; idempotency_key: null };
+  data: { object: Record<string, unknown> };
 }
 
 type Params = Record<string, unknown>;
@@ -123,6 +155,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   const setupIntents: FakeStripe['setupIntents'] = new Map();
   const paymentIntents: FakeStripe['paymentIntents'] = [];
   const detached: string[] = [];
+  const webhookEndpoints: FakeWebhookEndpoint[] = [];
+  const events: FakeEvent[] = [];
   const replays = new Map<string, string>();
   const failedReplays = new Map<string, string>();
   /** The request each Idempotency-Key was first used with. */
@@ -315,6 +349,52 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       detached.push(detach);
       return send(200, { id: detach, object: 'payment_method', customer: null });
     }
+    const hidden = ({ secret: _secret, ...endpoint }: FakeWebhookEndpoint) => endpoint;
+    if (req.method === 'GET' && path === '/v1/webhook_endpoints') {
+      return send(200, { object: 'list', url: path, has_more: false, data: webhookEndpoints.map(hidden) });
+    }
+    if (req.method === 'POST' && path === '/v1/webhook_endpoints') {
+      const p = parseForm(body) as { url?: string; enabled_events?: string[]; description?: string; api_version?: string };
+      if (!p.url || !Array.isArray(p.enabled_events) || p.enabled_events.length === 0) {
+        return send(400, { error: { type: 'invalid_request_error', message: 'url and enabled_events are required' } });
+      }
+      const endpoint: FakeWebhookEndpoint = {
+        id: `we_test_${randomBytes(12).toString('hex')}`,
+        object: 'webhook_endpoint',
+        url: p.url,
+        enabled_events: p.enabled_events,
+        status: 'enabled',
+        description: p.description ?? null,
+        api_version: p.api_version ?? null,
+        secret: `whsec_${randomBytes(24).toString('hex')}`,
+      };
+      webhookEndpoints.push(endpoint);
+      // The only answer that carries the signing secret, as with Stripe.
+      return send(200, endpoint);
+    }
+    const endpointId = /^\/v1\/webhook_endpoints\/([^/]+)$/.exec(path)?.[1];
+    if (endpointId) {
+      const endpoint = webhookEndpoints.find((e) => e.id === endpointId);
+      if (!endpoint) return send(404, { error: { type: 'invalid_request_error', message: `No such webhook endpoint: '${endpointId}'` } });
+      if (req.method === 'POST') {
+        const p = parseForm(body) as { enabled_events?: string[]; disabled?: string };
+        if (p.enabled_events) endpoint.enabled_events = p.enabled_events;
+        if (p.disabled !== undefined) endpoint.status = p.disabled === 'true' ? 'disabled' : 'enabled';
+      }
+      return send(200, hidden(endpoint));
+    }
+    if (req.method === 'GET' && path === '/v1/events') {
+      const p = parseForm(query) as { types?: string[]; created?: { gte?: string }; limit?: string; starting_after?: string };
+      const newestFirst = events
+        .filter((e) => !p.types || p.types.includes(e.type))
+        .filter((e) => p.created?.gte === undefined || e.created >= Number(p.created.gte))
+        .reverse()
+        .sort((a, b) => b.created - a.created);
+      const from = p.starting_after ? newestFirst.findIndex((e) => e.id === p.starting_after) + 1 : 0;
+      const limit = Number(p.limit ?? 10);
+      const page = newestFirst.slice(from, from + limit);
+      return send(200, { object: 'list', url: path, has_more: from + limit < newestFirst.length, data: page });
+    }
     send(404, { error: { type: 'invalid_request_error', message: `No such route ${req.method} ${req.url}` } });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -328,6 +408,23 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     setupIntents,
     paymentIntents,
     detached,
+    webhookEndpoints,
+    events,
+    recordEvent: (type, object, options = {}) => {
+      const event: FakeEvent = {
+        id: `evt_test_${randomBytes(12).toString('hex')}`,
+        object: 'event',
+        type,
+        created: options.created ?? Math.floor(Date.now() / 1000),
+        livemode: false,
+        api_version: '2026-10-28.endive',
+        pending_webhooks: 1,
+        request: { id: null, idempotency_key: null },
+        data: { object },
+      };
+      events.push(event);
+      return event;
+    },
     failNext: (status, error = { type: 'api_error', message: 'Injected failure' }) => {
       // One failure: the answer carries `stripe-should-retry: false`, so the client does not retry.
       failures.push({ status, error });

@@ -40,7 +40,8 @@ export async function startTestApi(
     // The pending-repair pass runs as under npm start (every minute); a file may choose its interval or `false`.
     // Without the install watch: its server.installed events would join the event lists files assert
     // exactly (tests/integration/install-events.test.ts runs it).
-    repairs: { installWatch: false },
+    // Without the Stripe event reconciliation either: a file that records Stripe events runs it itself.
+    repairs: { installWatch: false, stripeEvents: false },
     ...options,
   });
   const call = async (method: string, path: string, opts: CallOptions = {}): Promise<ApiResponse> => {

@@ -575,6 +575,17 @@ describe('billing stack: the hourly pass (rule → scheduler → queue → worke
     expect(on('sqs:SendMessage')).toEqual([]);
     expect(on('secretsmanager:GetSecretValue').join()).toContain('secret:control-plane/instances/*');
     expect(on('secretsmanager:PutSecretValue')).toEqual([]);
+    // The Stripe event reconciliation (every five minutes in this entry): the Stripe key, and its cursor item.
+    expect(on('secretsmanager:GetSecretValue').join()).toContain(`secret:${STRIPE_SECRET_NAME}-??????`);
+    const cursorWrites = statements.filter(
+      (s) =>
+        s.Effect === 'Allow' &&
+        actionsOf(s).includes('dynamodb:UpdateItem') &&
+        (s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as string[] | undefined)?.includes(
+          keys.stripeEventsCursor().PK,
+        ),
+    );
+    expect(cursorWrites).toHaveLength(1);
   });
 
   it('outputs the queue and dead-letter queue URLs (for redrive and purge)', () => {
@@ -606,7 +617,7 @@ describe('least privilege: settings and the Stripe keys', () => {
     }
   });
 
-  it('sets STRIPE_SECRET_ARN on billing, payments, admin (refunds) and the every-minute billing-repairs (auto top-ups) only, and lets only their roles read the secret', () => {
+  it('sets STRIPE_SECRET_ARN on billing, payments, admin (refunds, the health view) and the every-minute billing-repairs (auto top-ups, the Stripe event reconciliation) only, and lets only their roles read the secret', () => {
     for (const { name, stack, template, fn } of allFunctions()) {
       const env = functionProps(stack, template, fn).Environment.Variables as Record<string, unknown>;
       const reads = statementsOf(stack, template, fn).filter(

@@ -48,6 +48,12 @@ describe('docs', () => {
     for (const [code, status] of Object.entries(ERROR_STATUS)) expect(api).toMatch(new RegExp(`\\| \`${code}\` +\\| ${status} +\\|`));
   });
 
+  it('the deploy guide lists the Stripe events from the code list (shared/payments/stripe-events.ts), in its generated block', async () => {
+    const { STRIPE_EVENT_TYPES } = await import('../../shared/payments/stripe-events.ts');
+    const block = /<!-- generated:stripe-events -->\n([\s\S]*?)<!-- \/generated -->/.exec(read('docs/deploy.md'))?.[1] ?? '';
+    expect([...block.matchAll(/^\| `([a-z_.]+)`/gm)].map((m) => m[1])).toEqual(STRIPE_EVENT_TYPES);
+  });
+
   it('ARCHITECTURE.md §3 has a row for the key of every item the key builders make', () => {
     const rows = read('ARCHITECTURE.md')
       .split('\n')

@@ -10,6 +10,7 @@ import {
   AdminAccountList,
   AdminCredit,
   AdminCreditResult,
+  AdminHealth,
   AdminRefund,
   AdminRefundResult,
   AdminServer,
@@ -123,6 +124,19 @@ export const adminRoutes = define({
     summary: 'All servers of all accounts, newest first, optionally filtered',
     query: AdminServerListQuery,
     response: AdminServerList,
+  },
+  adminHealth: {
+    method: 'GET',
+    path: '/v1/admin/health',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: "The deployment's outside connections: the Stripe webhook endpoint and the events it misses",
+    description:
+      "Reads this API's Stripe webhook endpoint from Stripe (kept for a minute) and reports the events of the service's list it is not subscribed to (`missingEvents`): such events are not delivered, only booked by the five-minute reconciliation run. A Stripe that does not answer is `status: unreachable`, not an error.",
+    response: AdminHealth,
   },
   adminListInstances: {
     method: 'GET',

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { Uuid, int32, Count, SignedCents, SafeText, listOf } from './common.ts';
+import { Uuid, int32, Count, SignedCents, SafeText, listOf, text, Timestamp } from './common.ts';
 import { Account } from './account.ts';
 import { Server, ServerListQuery } from './servers.ts';
 import { LedgerEntryView } from './money.ts';
@@ -93,3 +93,22 @@ export const AdminRefundResult = z
     invoice: Invoice,
   })
   .meta({ id: 'AdminRefundResult' });
+
+/** GET /v1/admin/health: what the deployment depends on outside AWS, as read now (or within the last minute). */
+export const StripeWebhookHealth = z
+  .object({
+    status: z.enum(['ok', 'missing_events', 'endpoint_disabled', 'no_endpoint', 'unreachable', 'not_configured', 'sandbox']).meta({
+      description:
+        "`ok`: the endpoint is enabled and subscribed to every event the service books. `missing_events`: it misses those in `missingEvents` (run `npm run stripe:endpoint`, docs/deploy.md). `endpoint_disabled`: Stripe disabled it. `no_endpoint`: no endpoint at this API's webhook URL. `unreachable`: Stripe did not answer (or refused the key); nothing is known. `not_configured`: payments are off. `sandbox`: the local sandbox, no Stripe.",
+    }),
+    endpoint: z
+      .object({ id: text(255), url: text(2048), status: text(32) })
+      .nullable()
+      .meta({ description: "The Stripe webhook endpoint at this API's `/v1/webhooks/stripe` (never its signing secret)." }),
+    expectedEvents: z.array(text(100)).max(100).meta({ description: 'The Stripe events the service books (one list in code).' }),
+    missingEvents: z.array(text(100)).max(100).meta({ description: 'Of `expectedEvents`, those the endpoint is not subscribed to.' }),
+    checkedAt: Timestamp.meta({ description: 'When Stripe was asked (answers are kept for a minute).' }),
+  })
+  .meta({ id: 'StripeWebhookHealth' });
+
+export const AdminHealth = z.object({ stripeWebhook: StripeWebhookHealth }).meta({ id: 'AdminHealth' });
