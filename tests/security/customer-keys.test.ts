@@ -23,7 +23,9 @@ const ROUNDS = 4;
 const rand = mulberry32(SEED);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
 
-const DANGEROUS = [...new Set([...Object.getOwnPropertyNames(Object.prototype), '__proto__', 'constructor', 'prototype', 'toJSON', 'then'])];
+const DANGEROUS = [
+  ...new Set([...Object.getOwnPropertyNames(Object.prototype), '__proto__', 'constructor', 'prototype', 'toJSON', 'then']),
+];
 /** The dangerous names the label rules accept (the rest start with `_`: not label keys). */
 const LABEL_KEYS = DANGEROUS.filter((k) => labelKeyProblem(k) === undefined);
 const NOT_LABEL_KEYS = DANGEROUS.filter((k) => labelKeyProblem(k) !== undefined && k !== '__proto__');
@@ -39,9 +41,12 @@ const labelKey = (): string => {
   const base = rand() < 0.6 ? pick(LABEL_KEYS) : name();
   return rand() < 0.25 ? `example.com/${base}` : base;
 };
-/** A map built by entries: a key is an own data property whatever it is called. */
-const labelsOf = (): Record<string, string> => {
-  const entries: [string, string][] = [];
+/**
+ * A map built by entries (a key is an own data property whatever it is called): random keys, and
+ * with `every`, each dangerous name the label rules accept, so each write meets all of them at least once.
+ */
+const labelsOf = (every = false): Record<string, string> => {
+  const entries: [string, string][] = every ? LABEL_KEYS.map((k) => [k, rand() < 0.2 ? '' : name()]) : [];
   const n = 1 + Math.floor(rand() * 8);
   for (let i = 0; i < n; i++) entries.push([labelKey(), rand() < 0.2 ? '' : rand() < 0.5 ? pick(LABEL_KEYS) : name()]);
   return Object.fromEntries(entries);
@@ -57,7 +62,7 @@ const expectOk = (res: ApiResponse) => {
   expect([200, 201], res.text).toContain(res.status);
 };
 
-/** The selector terms a map suggests, with the oracle's answer for each labelled object (own keys only, through a Map). */
+/** The selector terms the maps suggest (each key as k=v, k!=v, k and !k), and a few on dangerous names a map may lack. */
 function selectorsFor(maps: Record<string, string>[]): string[] {
   const terms: string[] = [];
   for (const m of maps) {
@@ -66,6 +71,8 @@ function selectorsFor(maps: Record<string, string>[]): string[] {
   terms.push(`${pick(LABEL_KEYS)}`, `!${pick(LABEL_KEYS)}`, `${pick(LABEL_KEYS)}=${name()}`);
   return [...new Set(terms)];
 }
+
+/** What a term says of one map, by own keys only (through a Map). */
 function oracle(term: string, labels: Record<string, string>): boolean {
   const own = new Map(Object.entries(labels));
   const ne = term.indexOf('!=');
@@ -97,7 +104,7 @@ describe(`customer keys are data (seed ${SEED})`, () => {
 
   it('deploy: labels round-trip on the answer, GET, the list, the server.created event and an idempotent replay', async () => {
     for (const i of [0, 1]) {
-      const labels = labelsOf();
+      const labels = labelsOf(i === 0);
       const headers = { 'idempotency-key': `keys-deploy-${SEED}-${i}` };
       const res = await api.call('POST', '/v1/servers', { token, body: { ...paper, labels }, headers });
       expectOk(res);
@@ -111,15 +118,17 @@ describe(`customer keys are data (seed ${SEED})`, () => {
     for (const s of servers) expectMap((await api.call('GET', `/v1/servers/${s.id}`, { token })).body.labels, s.labels, 'GET');
     const events = await api.call('GET', '/v1/events?limit=100', { token });
     for (const s of servers) {
-      const created = events.body.data.find((e: { type: string; data: { id: string } }) => e.type === 'server.created' && e.data.id === s.id);
+      const created = events.body.data.find(
+        (e: { type: string; data: { id: string } }) => e.type === 'server.created' && e.data.id === s.id,
+      );
       expectMap(created?.data.labels, s.labels, 'server.created event');
     }
   });
 
   for (let round = 0; round < ROUNDS; round++) {
     it(`round ${round}: server labels PATCH round-trips, selectors match as own keys, refused keys change nothing`, async () => {
-      for (const s of servers) {
-        const labels = labelsOf();
+      for (const [i, s] of servers.entries()) {
+        const labels = labelsOf(i === round % 2);
         const res = await api.call('PATCH', `/v1/servers/${s.id}`, { token, body: { labels } });
         expectOk(res);
         expectMap(res.body.labels, labels, 'PATCH answer');
@@ -130,7 +139,10 @@ describe(`customer keys are data (seed ${SEED})`, () => {
       expect(log.body.data[0].action).toBe('servers.labels');
       expectMap(log.body.data[0].details.labels.to, servers[1]!.labels, 'activity log');
 
-      const listed = (await api.call('GET', '/v1/servers?limit=100', { token })).body.data as { id: string; labels: Record<string, string> }[];
+      const listed = (await api.call('GET', '/v1/servers?limit=100', { token })).body.data as {
+        id: string;
+        labels: Record<string, string>;
+      }[];
       for (const s of servers) expectMap(listed.find((l) => l.id === s.id)?.labels, s.labels, 'list');
 
       for (const term of selectorsFor(servers.map((s) => s.labels))) {
@@ -152,22 +164,25 @@ describe(`customer keys are data (seed ${SEED})`, () => {
     });
 
     it(`round ${round}: API key and webhook endpoint labels round-trip at creation and by PATCH`, async () => {
-      const keyLabels = labelsOf();
+      const keyLabels = labelsOf(round === 0);
       const key = await api.call('POST', '/v1/keys', { token, body: { name: `key ${round}`, labels: keyLabels } });
       expectOk(key);
       expectMap(key.body.labels, keyLabels, 'key create answer');
-      const keyUpdate = labelsOf();
+      const keyUpdate = labelsOf(round === 1);
       const patched = await api.call('PATCH', `/v1/keys/${key.body.id}`, { token, body: { labels: keyUpdate } });
       expectOk(patched);
       expectMap(patched.body.labels, keyUpdate, 'key PATCH answer');
-      const keyList = (await api.call('GET', '/v1/keys?limit=100', { token })).body.data as { id: string; labels: Record<string, string> }[];
+      const keyList = (await api.call('GET', '/v1/keys?limit=100', { token })).body.data as {
+        id: string;
+        labels: Record<string, string>;
+      }[];
       expectMap(keyList.find((k) => k.id === key.body.id)?.labels, keyUpdate, 'key list');
 
-      const hookLabels = labelsOf();
+      const hookLabels = labelsOf(round === 0);
       const hook = await api.call('POST', '/v1/webhook-endpoints', { token, body: { url: HOOK, labels: hookLabels } });
       expectOk(hook);
       expectMap(hook.body.labels, hookLabels, 'endpoint create answer');
-      const hookUpdate = labelsOf();
+      const hookUpdate = labelsOf(round === 1);
       const hookPatched = await api.call('PATCH', `/v1/webhook-endpoints/${hook.body.id}`, { token, body: { labels: hookUpdate } });
       expectOk(hookPatched);
       expectMap(hookPatched.body.labels, hookUpdate, 'endpoint PATCH answer');
@@ -179,7 +194,7 @@ describe(`customer keys are data (seed ${SEED})`, () => {
   describe('egg variables named like Object.prototype members', () => {
     /** Every dangerous name the panel takes as a variable name (`\w{1,191}`); `__proto__` is refused at the body's parse. */
     const NAMES = DANGEROUS.filter((n) => /^\w{1,191}$/.test(n) && n !== '__proto__');
-    const valueOf = () => (rand() < 0.2 ? '' : name(20));
+    const someValue = () => (rand() < 0.2 ? '' : name(20));
     let server: { id: string; identifier: string };
 
     beforeAll(async () => {
@@ -205,7 +220,7 @@ describe(`customer keys are data (seed ${SEED})`, () => {
     });
 
     it('deploy sends each as its own variable; the panel holds every value', async () => {
-      const environment = Object.fromEntries(NAMES.map((n) => [n, valueOf()]));
+      const environment = Object.fromEntries(NAMES.map((n) => [n, someValue()]));
       const res = await api.call('POST', '/v1/servers', { token, body: { ...paper, name: 'env server', environment } });
       expectOk(res);
       server = { id: res.body.id, identifier: res.body.identifier };

@@ -134,8 +134,9 @@ export const CreateServer = z
     diskMb: DiskMb.meta({ description: 'At least 512.' }),
     instanceId: Uuid.optional().meta({ description: 'Auto-picked by placement when omitted (among instances that have this egg id).' }),
     region: z.string().trim().min(1).max(60).nullable().optional().meta({ description: 'Region tag; null or omitted means any.' }),
-    environment: EggVariables.optional()
-      .meta({ description: 'Egg variable name to value; omitted variables take the egg default. Only editable variables may be set.' }),
+    environment: EggVariables.optional().meta({
+      description: 'Egg variable name to value; omitted variables take the egg default. Only editable variables may be set.',
+    }),
     dockerImage: z
       .string()
       .trim()

@@ -34,11 +34,10 @@ export const UpdateStartup = z
   .object({
     // First: the access matrix and the fuzzer build a probe body from a schema's first property.
     dockerImage: z.string().trim().min(1).max(191).optional(),
-    variables: EggVariables.optional()
-      .meta({
-        description: 'Variable to new value; only editable ones; the others keep theirs.',
-        example: { SERVER_JARFILE: 'paper.jar' },
-      }),
+    variables: EggVariables.optional().meta({
+      description: 'Variable to new value; only editable ones; the others keep theirs.',
+      example: { SERVER_JARFILE: 'paper.jar' },
+    }),
   })
   .strict()
   .refine((v) => v.dockerImage !== undefined || Object.keys(v.variables ?? {}).length > 0, 'give variables or dockerImage')
