@@ -31,10 +31,28 @@ const isPlain = (v: unknown): v is Record<string, unknown> => {
   return proto === Object.prototype || proto === null;
 };
 
+/** `value` with `key` applied to every map key at every depth; what nothing changes in is returned as it is (no copy). */
 function mapKeys(value: unknown, key: (k: string) => string): unknown {
-  if (Array.isArray(value)) return value.map((v) => mapKeys(v, key));
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    value.forEach((v, i) => {
+      const mapped = mapKeys(v, key);
+      if (mapped !== v) (copy ??= [...value])[i] = mapped;
+    });
+    return copy ?? value;
+  }
   if (!isPlain(value)) return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [key(k), mapKeys(v, key)]));
+  const names = Object.keys(value);
+  let entries: [string, unknown][] | undefined;
+  names.forEach((k, i) => {
+    const v = value[k];
+    const name = key(k);
+    const mapped = mapKeys(v, key);
+    if (!entries && (name !== k || mapped !== v)) entries = names.slice(0, i).map((n) => [n, value[n]]);
+    entries?.push([name, mapped]);
+  });
+  // Object.fromEntries: a key is an own data property, `__proto__` included.
+  return entries ? Object.fromEntries(entries) : value;
 }
 
 /** A document (an item, a value) with every map key at every depth in its stored spelling. */
