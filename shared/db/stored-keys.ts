@@ -37,7 +37,9 @@ function mapKeys(value: unknown, key: (k: string) => string): unknown {
     let copy: unknown[] | undefined;
     value.forEach((v, i) => {
       const mapped = mapKeys(v, key);
-      if (mapped !== v) (copy ??= [...value])[i] = mapped;
+      if (mapped === v) return;
+      copy ??= [...value];
+      copy[i] = mapped;
     });
     return copy ?? value;
   }

@@ -18,6 +18,10 @@ import { expectEnvelope, startTestApi, type ApiResponse, type TestApi } from '..
  * label selectors match it as an own-key oracle does; a key the rules refuse is a 400 naming it,
  * and nothing changes. Nothing is mocked: DynamoDB Local and the panel simulator over HTTP.
  */
+// Hundreds of selector reads from one account in well under a minute: the request limits are lifted
+// (per credential here, per account in beforeAll); they are tested in http-conventions and rate-limit.
+process.env.RATE_LIMIT_PER_MINUTE = '1000000';
+
 const SEED = Number(process.env.CUSTOMER_KEYS_SEED ?? 20261129);
 const ROUNDS = 4;
 const rand = mulberry32(SEED);
@@ -89,6 +93,7 @@ let token: string;
 beforeAll(async () => {
   api = await startTestApi({ panel: { installMs: 50, transitionMs: 40 }, webhooks: false });
   sim = api.panel!.sim;
+  expect((await api.call('PUT', '/v1/admin/settings', { body: { accountRequestsPerMinute: 1_000_000 } })).status).toBe(200);
   ({ token } = await customer(api, 'keys@example.com', { grantCents: 100_000 }));
 });
 afterAll(async () => api?.stop());
