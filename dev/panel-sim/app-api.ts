@@ -92,7 +92,8 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
   /** VariableValidatorService at admin level: every egg variable, missing -> null. */
   const validateEggVariables = (eggId: number, fields: Record<string, unknown>): Map<number, string> => {
     const vars = state.variablesOfEgg(eggId);
-    const env: Record<string, unknown> = {};
+    // A PHP array: any name is a plain key (`__proto__` too), so no prototype to assign through.
+    const env: Record<string, unknown> = Object.create(null);
     const rules: Record<string, RuleSet> = {};
     const attributes: Record<string, string> = {};
     for (const v of vars) {

@@ -333,7 +333,8 @@ export class PanelState {
 
   /** Container environment (EnvironmentService). */
   environment(server: Server): Record<string, string | number | null> {
-    const env: Record<string, string | number | null> = {};
+    // A PHP array: any variable name is a plain key (`__proto__` too).
+    const env: Record<string, string | number | null> = Object.create(null);
     for (const v of this.variablesOfEgg(server.egg_id)) {
       const stored = server.variables.get(v.id);
       env[v.env_variable] = stored ?? v.default_value;

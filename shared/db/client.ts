@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { getConfig } from '../config/env.ts';
+import { escapeCommandInput, unescapeKeys } from './stored-keys.ts';
 
 let client: DynamoDBDocumentClient | undefined;
 
@@ -13,6 +14,14 @@ export function db(): DynamoDBDocumentClient {
       ...(dynamodbEndpoint ? { endpoint: dynamodbEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
     });
     client = DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
+    // Before the converter (serialize step) and after it on the way back: map keys as stored (stored-keys.ts).
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        const result = await next({ ...args, input: escapeCommandInput(args.input) as typeof args.input });
+        return { ...result, output: unescapeKeys(result.output) };
+      },
+      { step: 'initialize', priority: 'high', name: 'storedMapKeys' },
+    );
   }
   return client;
 }

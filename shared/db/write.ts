@@ -10,6 +10,7 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { unescapeKeys } from './stored-keys.ts';
 import { db, tableName } from './client.ts';
 import type { Item } from './items.ts';
 
@@ -87,7 +88,7 @@ function withTable(op: WriteOp): TransactItem {
 }
 
 /** The document client unmarshalls results, but not the items that errors carry: they come in wire form. */
-const fromWire = (item: Item): Item => unmarshall(item as Parameters<typeof unmarshall>[0]);
+const fromWire = (item: Item): Item => unescapeKeys(unmarshall(item as Parameters<typeof unmarshall>[0]));
 
 interface CancellationReason {
   Code?: string;

@@ -357,6 +357,13 @@ function parseJsonBody(event: Event): unknown {
   } catch (err) {
     const status = (err as { statusCode?: number }).statusCode;
     if (status === 415) throw new ApiError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json');
+    // The parser refuses a `__proto__` key at any depth (and a `constructor` holding a `prototype`): valid
+    // JSON, but never a key this API takes (zod would drop it unseen), so a 400 that names it.
+    const forbidden = (err as { cause?: { data?: unknown } }).cause?.data;
+    if (status === 422 && (forbidden === '__proto__' || forbidden === 'constructor')) {
+      const message = `\`${forbidden}\` is not accepted as a key${forbidden === 'constructor' ? ' of an object with a `prototype`' : ''}`;
+      throw new ApiError('validation_failed', `Invalid request: body ${message}`, { issues: [{ field: 'body', message }] });
+    }
     throw new ApiError('invalid_json', 'The request body is not valid JSON');
   }
   return (request.event as Event & { body: unknown }).body;

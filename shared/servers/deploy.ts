@@ -16,6 +16,7 @@ import {
 import { getConfig } from '../config/env.ts';
 import type { CachedEgg, PanelTopologyItem, ServerAddress, ServerItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
+import { assertStorable } from '../db/stored-keys.ts';
 import { backoffMs } from '../db/write.ts';
 import { type InstanceView, listInstances, panelClientFor, serviceUserIdOf } from '../instances/index.ts';
 import { errorFields, logger } from '../observability/logger.ts';
@@ -61,6 +62,8 @@ export async function deployServer(
   const { resources, settings, priceMillicents, price, snap, required, burnAfter } = await admitDeploy(principal.accountId, input);
   if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, burnAfter);
   if (snap.budgetCapCents !== null) await assertWithinBudget(principal.accountId, burnAfter);
+  // The caller's fields must be storable before the panel creates anything (see removeUnrecorded).
+  assertStorable({ name: input.name, labels: input.labels ?? {} });
 
   const placement = await placementFor(input, {
     ramMb: resources.ramMb,
@@ -175,15 +178,36 @@ export async function admitDeploy(accountId: string, input: z.infer<typeof Creat
   };
 }
 
-/** The panel has a server we could not record: remove it so nothing runs unbilled; then its allocation is free again. */
+/**
+ * The panel has a server we could not record: remove it so nothing runs unbilled; then its
+ * allocation is free again. The plain delete first: the panel removes the server on Wings, then
+ * its row. Only when the panel refuses that (Wings answered an error, or the node is unreachable)
+ * the forced delete, which removes the row whatever Wings says and may leave the server's files
+ * on the node. A delete with no answer is left to the reconciler (an orphan: a panel server whose
+ * external id no record claims).
+ */
 async function removeUnrecorded(instance: InstanceView, panelServer: PanelServer, claim: AllocationClaimed): Promise<void> {
+  const at = { instanceId: instance.id, panelServerId: panelServer.id };
   try {
-    await (await panelClientFor(instance)).deleteServer(panelServer.id, true);
+    const client = await panelClientFor(instance);
+    try {
+      await client.deleteServer(panelServer.id);
+      logger.warn('deploy: removed the unrecorded panel server', { ...at, forced: false });
+    } catch (err) {
+      if (!refusedByPanel(err)) throw err;
+      logger.warn('deploy: the panel refused the delete of the unrecorded server; forcing it', { ...at, ...errorFields(err) });
+      await client.deleteServer(panelServer.id, true);
+      logger.warn('deploy: removed the unrecorded panel server', { ...at, forced: true });
+    }
     await releaseClaim(instance, claim);
   } catch (err) {
-    logger.error('deploy: could not remove the unrecorded panel server', { panelServerId: panelServer.id, ...errorFields(err) });
+    logger.error('deploy: could not remove the unrecorded panel server', { ...at, ...errorFields(err) });
   }
 }
+
+/** The panel answered the delete with an error (not a lost answer, not its rate limit): what the forced delete is for. */
+const refusedByPanel = (err: unknown): boolean =>
+  err instanceof PanelRequestError && err.panelStatus !== undefined && err.panelStatus !== 429;
 
 /** An instance that offers the egg, with its copy of the topology and the create's egg fields. */
 interface Offer {

@@ -30,7 +30,8 @@ export function resolveEnvironment(
   for (const name of Object.keys(given)) {
     if (!known.has(name)) issues.push({ field: `body.environment.${name}`, message: 'is not a variable of this egg' });
   }
-  const environment: Record<string, string> = {};
+  // Entries, not assignments: a variable's name is data (`__proto__` would set the prototype of `{}`).
+  const environment: [string, string][] = [];
   for (const variable of variables) {
     const name = variable.env_variable;
     const provided = Object.hasOwn(given, name);
@@ -42,9 +43,9 @@ export function resolveEnvironment(
     const problem = checkRules(value, variable.rules);
     if (problem)
       issues.push({ field: `body.environment.${name}`, message: provided ? problem : `has no valid default (${problem}); give a value` });
-    environment[name] = value;
+    environment.push([name, value]);
   }
-  return { environment, issues };
+  return { environment: Object.fromEntries(environment), issues };
 }
 
 /**

@@ -65,14 +65,13 @@ describe('bad input changes nothing', () => {
       400,
       'invalid_json',
     );
-    expectEnvelope(
-      await api.call('POST', '/v1/keys', {
-        rawBody: '{"__proto__": {"x": 1}, "name": "a"}',
-        headers: { 'content-type': 'application/json' },
-      }),
-      400,
-      'invalid_json',
-    );
+    // Valid JSON, but a key no body takes: a 400 that names it, not "not valid JSON".
+    const proto = await api.call('POST', '/v1/keys', {
+      rawBody: '{"__proto__": {"x": 1}, "name": "a"}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expectEnvelope(proto, 400, 'validation_failed');
+    expect(proto.body.error.details.issues).toEqual([{ field: 'body', message: '`__proto__` is not accepted as a key' }]);
     expect(await keyCount()).toBe(before);
   });
 

@@ -30,11 +30,39 @@ const FIELDS: [string, string, (id: string) => string, (text: string) => unknown
     'body.name',
   ],
   ['instance name (update)', 'PATCH', (id) => `/v1/admin/instances/${id}`, (t) => ({ name: t }), 'body.name'],
+  [
+    'egg variable value (deploy)',
+    'POST',
+    () => '/v1/servers',
+    (t) => ({ name: 'ok name', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048, environment: { SERVER_JARFILE: t } }),
+    'body.environment.SERVER_JARFILE',
+  ],
+  [
+    'egg variable value (startup)',
+    'PUT',
+    (id) => `/v1/servers/${id}/startup`,
+    (t) => ({ variables: { SERVER_JARFILE: t } }),
+    'body.variables.SERVER_JARFILE',
+  ],
   ['admin credit note', 'POST', (id) => `/v1/admin/users/${id}/credits`, (t) => ({ amountCents: 100, note: t }), 'body.note'],
 ];
 
+/** C0 controls too for egg variable values (names refuse them as well; the table above is about the rarer ones). */
+const C0: [string, string][] = [
+  ['NUL', '\u0000'],
+  ['LF', '\n'],
+  ['CR', '\r'],
+];
+
 const TABLE = FIELDS.flatMap(([kind, method, path, body, field]) =>
-  CHARS.map(([label, c]) => ({ kind, label, method, path, body: body(`abc${c}def`), field })),
+  [...CHARS, ...(kind.startsWith('egg variable') ? C0 : [])].map(([label, c]) => ({
+    kind,
+    label,
+    method,
+    path,
+    body: body(`abc${c}def`),
+    field,
+  })),
 );
 
 describe('text rules over HTTP', () => {

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { AdminCredit, ConsoleCommand, CreateApiKey, CreateInstance, CreateServer, UpdateInstance } from '../../shared/api/schemas.ts';
+import {
+  AdminCredit,
+  ConsoleCommand,
+  CreateApiKey,
+  CreateInstance,
+  CreateServer,
+  UpdateInstance,
+  UpdateStartup,
+} from '../../shared/api/schemas.ts';
 
 /**
  * Text rules: every human-text field and the console command refuse the Unicode line and paragraph
@@ -42,6 +50,31 @@ describe('text rules', () => {
     expect(result.success).toBe(false);
     expect(result.error!.issues.map((i) => i.path.join('.'))).toContain('command');
   });
+
+  // Egg variable values go into the server's environment: text like any other, so NUL and newlines too.
+  const EGG_VALUES: [string, z.ZodType, (value: string) => unknown, string][] = [
+    [
+      'deploy environment',
+      CreateServer,
+      (v) => ({ ...server, name: 'ok name', environment: { SERVER_JARFILE: v } }),
+      'environment.SERVER_JARFILE',
+    ],
+    ['startup variables', UpdateStartup, (v) => ({ variables: { SERVER_JARFILE: v } }), 'variables.SERVER_JARFILE'],
+  ];
+  for (const [kind, schema, body, field] of EGG_VALUES) {
+    it(`${kind}: a plain value and an empty one pass`, () => {
+      expect(schema.safeParse(body('paper.jar')).success).toBe(true);
+      expect(schema.safeParse(body('')).success).toBe(true);
+    });
+    it.each(['\u0000', '\n', '\r', '\t', '\u001b', '\u007f', ...REFUSED, '\u202e'].map((c) => [hex(c), `a${c}b`] as const))(
+      `${kind}: refuses %s in a value`,
+      (_code, value) => {
+        const result = schema.safeParse(body(value));
+        expect(result.success).toBe(false);
+        expect(result.error!.issues.map((i) => i.path.join('.'))).toContain(field);
+      },
+    );
+  }
 
   it('a command keeps its own spaces', () => {
     expect(ConsoleCommand.parse({ command: ' say  hi ' })).toEqual({ command: ' say  hi ' });

@@ -78,6 +78,14 @@ export const listOf = <T extends z.ZodType>(item: T, id: string) =>
 /** `:id` of a path: a UUID. */
 export const IdParam = z.object({ id: Uuid });
 
+/**
+ * Egg variable name to value (deploy, startup changes): the value is text the panel hands to the
+ * server's environment, so it follows the text rules (no controls, NUL and newlines included).
+ */
+export const EggVariables = z
+  .record(z.string().min(1).max(191), SafeText.max(4096))
+  .refine((v) => Object.keys(v).length <= 100, 'at most 100 variables');
+
 /** Labels (shared/labels.ts has the rules): on servers, API keys and webhook endpoints. */
 export const Labels = z
   .record(z.string().max(317), z.string().max(63))

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { SftpAccess } from './sftp.ts';
-import { Uuid, text, int32, int64, Count, Cents, Timestamp, PanelId, SafeText, listOf, Labels, ListQuery } from './common.ts';
+import { Uuid, text, int32, int64, Count, Cents, Timestamp, PanelId, SafeText, listOf, Labels, ListQuery, EggVariables } from './common.ts';
 
 /** Servers, their control and their files (servers group). */
 
@@ -134,11 +134,9 @@ export const CreateServer = z
     diskMb: DiskMb.meta({ description: 'At least 512.' }),
     instanceId: Uuid.optional().meta({ description: 'Auto-picked by placement when omitted (among instances that have this egg id).' }),
     region: z.string().trim().min(1).max(60).nullable().optional().meta({ description: 'Region tag; null or omitted means any.' }),
-    environment: z
-      .record(z.string().min(1).max(191), z.string().max(4096))
-      .refine((v) => Object.keys(v).length <= 100, 'at most 100 variables')
-      .optional()
-      .meta({ description: 'Egg variable name to value; omitted variables take the egg default. Only editable variables may be set.' }),
+    environment: EggVariables.optional().meta({
+      description: 'Egg variable name to value; omitted variables take the egg default. Only editable variables may be set.',
+    }),
     dockerImage: z
       .string()
       .trim()

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { text } from './common.ts';
+import { EggVariables, text } from './common.ts';
 
 /** A server's startup settings: its egg variables as the customer may see them and its docker image (servers group). */
 
@@ -34,14 +34,10 @@ export const UpdateStartup = z
   .object({
     // First: the access matrix and the fuzzer build a probe body from a schema's first property.
     dockerImage: z.string().trim().min(1).max(191).optional(),
-    variables: z
-      .record(z.string().min(1).max(191), z.string().max(4096))
-      .refine((v) => Object.keys(v).length <= 100, 'at most 100 variables')
-      .optional()
-      .meta({
-        description: 'Variable to new value; only editable ones; the others keep theirs.',
-        example: { SERVER_JARFILE: 'paper.jar' },
-      }),
+    variables: EggVariables.optional().meta({
+      description: 'Variable to new value; only editable ones; the others keep theirs.',
+      example: { SERVER_JARFILE: 'paper.jar' },
+    }),
   })
   .strict()
   .refine((v) => v.dockerImage !== undefined || Object.keys(v.variables ?? {}).length > 0, 'give variables or dockerImage')
