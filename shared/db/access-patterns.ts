@@ -249,6 +249,11 @@ export const accessPatterns = {
   /** A panel's call-budget window (the admin view; spends read it back from their own writes). */
   panelCallBudget: async (budgetId: string, api: string) =>
     (await getItem(keys.panelCallBudget(budgetId, api), false)) as PanelCallBudgetItem | undefined,
+  /** One account's call counter of one class and minute (the newcomer check reads the previous minute's). */
+  panelCallBudgetAccount: async (budgetId: string, api: string, accountId: string, callClass: string, minuteStartMs: number) =>
+    (await getItem(keys.panelCallBudgetAccount(budgetId, api, accountId, callClass, minuteStartMs), false)) as
+      | { used?: number }
+      | undefined,
   /** The shared copies of a panel's reads (shared/catalog); eventually consistent unless a write is to be based on it. */
   panelTopology: async (instanceId: string, consistent = false) =>
     asKindOrUndefined(await getItem(keys.panelTopology(instanceId), consistent), 'panel-topology'),
