@@ -306,5 +306,14 @@ export const accessPatterns = {
   instanceById: async (instanceId: string) => asKindOrUndefined(await getItem(keys.instance(instanceId)), 'instance'),
   /** Instances are few (one per panel), so they share one partition and are read whole. */
   allInstances: async (): Promise<InstanceItem[]> =>
-    (await queryAll({ pk: keys.instancesPartition() })).map((item) => asKind(item, 'instance')),
+    (await queryAll({ pk: keys.instancePrefix().PK, skPrefix: keys.instancePrefix().SKPrefix })).map((item) => asKind(item, 'instance')),
+  /** Which instance registered the panel that has this node (consistent: a registration decides on it). */
+  panelNodeClaim: async (nodeUuid: string) => asKindOrUndefined(await getItem(keys.panelNodeClaim(nodeUuid)), 'panel-node-claim'),
+  /** The panel servers held for an admin's confirmation (few: each one is an anomaly). */
+  heldOrphans: async () =>
+    (await queryAll({ pk: keys.heldOrphanPrefix().PK, skPrefix: keys.heldOrphanPrefix().SKPrefix, consistent: true })).map((item) =>
+      asKind(item, 'held-orphan'),
+    ),
+  heldOrphan: async (instanceId: string, panelServerId: number) =>
+    asKindOrUndefined(await getItem(keys.heldOrphan(instanceId, panelServerId)), 'held-orphan'),
 };

@@ -85,6 +85,14 @@ export const Instance = z
     lastTest: InstanceLastTest.nullable().meta({ description: 'The last instance test with these keys; null before any.' }),
     serverCount: Count.meta({ description: 'Active and suspended servers on this instance.' }),
     panelRateLimits: PanelRateLimits,
+    panelNodeUuids: z.array(z.string().max(64)).max(50).nullable().meta({
+      description:
+        "The panel's node uuids this instance claims: what identifies the panel, whatever its URL (a second registration of a panel with one of them is refused). Null until the panel's nodes were read (at registration, or by the reconciler's next run).",
+    }),
+    duplicateOf: Uuid.nullable().meta({
+      description:
+        'Another instance claims nodes of this panel: the same panel registered twice (before registrations were refused). Its servers are never taken for orphans; delete the duplicate once it hosts none.',
+    }),
     callBudget: CallBudgetState.optional().meta({
       description: 'Admin list and instance test only: what the shared call budget has spent this minute.',
     }),
