@@ -5097,7 +5097,7 @@ export interface components {
           systemReserve: number;
           /**
            * Format: int32
-           * @description Only an account's first few calls of a minute may use it: accounts at their cap cannot keep a new one out.
+           * @description Only an account with at most 6 calls over this minute and the previous one may use it: accounts calling at their share cannot keep a new one out.
            */
           newcomerSlice: number;
           /**
@@ -5146,7 +5146,7 @@ export interface components {
           systemReserve: number;
           /**
            * Format: int32
-           * @description Only an account's first few calls of a minute may use it: accounts at their cap cannot keep a new one out.
+           * @description Only an account with at most 6 calls over this minute and the previous one may use it: accounts calling at their share cannot keep a new one out.
            */
           newcomerSlice: number;
           /**
@@ -5168,7 +5168,7 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     };
-    /** @description The panel's own per-minute request limits for the key owner. The control plane spends at most 98 % of them in any 62 s, shared by every process and by every instance registered with the same panel URL; the platform's own work keeps a reserve no account can use, each account's writes, reads and control calls have a cap a minute, and an account's first calls of a minute have a slice that accounts at their cap cannot use. */
+    /** @description The panel's own per-minute request limits for the key owner. The control plane spends at most 98 % of them in any 62 s, shared by every process and by every instance registered with the same panel URL (a second registration of a panel is refused); the platform's own work keeps a reserve no account can use, each account's writes, reads and control calls have a cap a minute, and an account with few calls over this minute and the previous one has a slice that accounts calling steadily cannot use. */
     PanelRateLimits: {
       /**
        * Format: int32
@@ -5334,7 +5334,7 @@ export interface components {
         systemReserve: number;
         /**
          * Format: int32
-         * @description Only an account's first few calls of a minute may use it: accounts at their cap cannot keep a new one out.
+         * @description Only an account with at most 6 calls over this minute and the previous one may use it: accounts calling at their share cannot keep a new one out.
          */
         newcomerSlice: number;
         /**
@@ -5383,7 +5383,7 @@ export interface components {
         systemReserve: number;
         /**
          * Format: int32
-         * @description Only an account's first few calls of a minute may use it: accounts at their cap cannot keep a new one out.
+         * @description Only an account with at most 6 calls over this minute and the previous one may use it: accounts calling at their share cannot keep a new one out.
          */
         newcomerSlice: number;
         /**
