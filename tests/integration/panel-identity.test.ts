@@ -105,6 +105,7 @@ describe('the reconciler with the same panel registered twice (before registrati
   it('deletes nothing a record on either instance claims, even with orphans not held; the duplicate is marked and counted', async () => {
     const { token, id: accountId } = await customer(api, 'claimed@example.com', FUNDED);
     const server = await installedServer(token);
+    const onDuplicate = await installedServer(token);
     // A duplicate as one was made before: written directly, under another spelling, with no node claims.
     const duplicateId = randomUUID();
     await secretStore().put(duplicateId, { appApiKey: sim.appKey, clientApiKey: sim.clientKey });
@@ -121,6 +122,8 @@ describe('the reconciler with the same panel registered twice (before registrati
       createdAt: now,
       updatedAt: now,
     });
+    // Each instance claims a server: the second server's record says it was deployed through the duplicate.
+    await setAttributes(keys.server(accountId, onDuplicate.id), { instanceId: duplicateId });
     forgetProcessState();
     // The worst case: orphans removed without an admin (as before this setting existed).
     await setHold(false);
@@ -131,16 +134,20 @@ describe('the reconciler with the same panel registered twice (before registrati
       const report = await reconcileAll();
       capture.stop();
       expect(report).toMatchObject({ orphansRemoved: 0, orphansHeld: 0, recordsClosed: 0, errors: 0 });
-      expect(report.claimedElsewhere).toBeGreaterThanOrEqual(1);
+      // Each instance's pass meets the other's server: two, at least, left alone.
+      expect(report.claimedElsewhere).toBeGreaterThanOrEqual(2);
       expect(sim.state.servers.size).toBe(panelBefore);
-      expect(sim.server(server.identifier)).toBeDefined();
-      expect(await getRaw(keys.server(accountId, server.id))).toMatchObject({ status: 'active' });
+      for (const s of [server, onDuplicate]) {
+        expect(sim.server(s.identifier)).toBeDefined();
+        expect(await getRaw(keys.server(accountId, s.id))).toMatchObject({ status: 'active' });
+      }
       expect(capture.named('ReconcilerRepairs')).toEqual([]);
       // The backfill claimed nothing for the duplicate: the first instance holds every node.
       expect((await instances()).find((i) => i.id === duplicateId)).toMatchObject({ duplicateOf: instanceId, panelNodeUuids: null });
       expect(capture.named('PanelRegisteredTwice').map((l) => [l.value, l.fields.Instance])).toEqual([[1, duplicateId]]);
     } finally {
       await setHold(true);
+      await setAttributes(keys.server(accountId, onDuplicate.id), { instanceId });
       expect((await api.call('DELETE', `/v1/admin/instances/${duplicateId}`)).status).toBe(200);
     }
   });
