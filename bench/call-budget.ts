@@ -57,7 +57,11 @@ const edgeBursts = (limit: number, start: number) =>
 /** Spends at the given (virtual) times, round robin over the processes; returns the times that were allowed and the writes made. */
 async function runBudget(id: string, limit: number, times: number[], caller?: (i: number) => string) {
   let now = 0;
-  const processes: ProcessState[] = Array.from({ length: PROCESSES }, () => ({ windows: new Map(), corrected: new Map() }));
+  const processes: ProcessState[] = Array.from({ length: PROCESSES }, () => ({
+    windows: new Map(),
+    corrected: new Map(),
+    previousMinutes: { minute: 0, counts: new Map() },
+  }));
   const budgets = processes.map((process) => {
     const options: CallBudgetOptions = { now: () => now, process };
     return dynamoCallBudget(id, { applicationPerMinute: limit, clientPerMinute: limit }, options);

@@ -17,6 +17,7 @@ export const ERROR_STATUS = {
   conflict: 409,
   idempotency_conflict: 409,
   operation_in_progress: 409,
+  panel_already_registered: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   limit_exceeded: 422,
@@ -47,6 +48,8 @@ export const ERROR_MEANING: Record<ErrorCode, string> = {
   conflict: 'The resource is not in a state that allows this (details in the message).',
   idempotency_conflict: 'This Idempotency-Key was used with a different request.',
   operation_in_progress: 'Another change to this server is running; retry after `Retry-After` seconds.',
+  panel_already_registered:
+    'This panel (the same nodes, whatever the URL) is registered already; `details.instanceId` names that instance.',
   payload_too_large: 'The request body is larger than 1 MiB.',
   unsupported_media_type: 'The body must be sent as JSON with `Content-Type: application/json`.',
   limit_exceeded: 'Above a limit the platform sets (server count, memory, CPU, disk or backups per server).',

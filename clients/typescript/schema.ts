@@ -1180,7 +1180,7 @@ export interface paths {
     put?: never;
     /**
      * Register a panel
-     * @description The keys go to the secret store (Secrets Manager in AWS), never to the table or a response.
+     * @description The keys go to the secret store (Secrets Manager in AWS), never to the table or a response. The panel's nodes are read with them: a panel registered already (the same normalised URL, or one of the same nodes under any URL) is refused with 409 `panel_already_registered`, naming that instance in `details.instanceId`.
      */
     post: operations['adminCreateInstance'];
     delete?: never;
@@ -1221,6 +1221,46 @@ export interface paths {
      * @description Failures of the panel are reported in `checks`, not as an error status. Caches the service user id on the instance.
      */
     post: operations['adminTestInstance'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/orphans': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Panel servers the reconciler holds for confirmation (no live record holds them)
+     * @description With the setting `holdOrphansForConfirmation` on (the default), the reconciler never deletes a panel server on its own: it lists it here.
+     */
+    get: operations['adminListHeldOrphans'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/orphans/{id}/confirm': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Confirm the removal of a held orphan: deleted from its panel
+     * @description Checked again first: a live record that holds the server now (on any instance) answers 409 and drops the hold; a server the panel no longer has is not an error (`removed: false`).
+     */
+    post: operations['adminConfirmOrphan'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2578,6 +2618,7 @@ export interface components {
         | 'conflict'
         | 'idempotency_conflict'
         | 'operation_in_progress'
+        | 'panel_already_registered'
         | 'payload_too_large'
         | 'unsupported_media_type'
         | 'limit_exceeded'
@@ -5070,6 +5111,13 @@ export interface components {
        */
       serverCount: number;
       panelRateLimits: components['schemas']['PanelRateLimits'];
+      /** @description The panel's node uuids this instance claims: what identifies the panel, whatever its URL (a second registration of a panel with one of them is refused). Null until the panel's nodes were read (at registration, or by the reconciler's next run). */
+      panelNodeUuids: string[] | null;
+      /**
+       * Format: uuid
+       * @description Another instance claims nodes of this panel: the same panel registered twice (before registrations were refused). Its servers are never taken for orphans; delete the duplicate once it hosts none.
+       */
+      duplicateOf: string | null;
       /** @description Admin list and instance test only: what the shared call budget has spent this minute. */
       callBudget?: {
         application: {
@@ -5107,7 +5155,7 @@ export interface components {
           systemReserve: number;
           /**
            * Format: int32
-           * @description Only an account's first few calls of a minute may use it: accounts at their cap cannot keep a new one out.
+           * @description Only an account with at most 6 calls over this minute and the previous one may use it: accounts calling at their share cannot keep a new one out.
            */
           newcomerSlice: number;
           /**
@@ -5156,7 +5204,7 @@ export interface components {
           systemReserve: number;
           /**
            * Format: int32
-           * @description Only an account's first few calls of a minute may use it: accounts at their cap cannot keep a new one out.
+           * @description Only an account with at most 6 calls over this minute and the previous one may use it: accounts calling at their share cannot keep a new one out.
            */
           newcomerSlice: number;
           /**
@@ -5178,7 +5226,7 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     };
-    /** @description The panel's own per-minute request limits for the key owner. The control plane spends at most 98 % of them in any 62 s, shared by every process and by every instance registered with the same panel URL; the platform's own work keeps a reserve no account can use, each account's writes, reads and control calls have a cap a minute, and an account's first calls of a minute have a slice that accounts at their cap cannot use. */
+    /** @description The panel's own per-minute request limits for the key owner. The control plane spends at most 98 % of them in any 62 s, shared by every process and by every instance registered with the same panel URL (a second registration of a panel is refused); the platform's own work keeps a reserve no account can use, each account's writes, reads and control calls have a cap a minute, and an account with few calls over this minute and the previous one has a slice that accounts calling steadily cannot use. */
     PanelRateLimits: {
       /**
        * Format: int32
@@ -5344,7 +5392,7 @@ export interface components {
         systemReserve: number;
         /**
          * Format: int32
-         * @description Only an account's first few calls of a minute may use it: accounts at their cap cannot keep a new one out.
+         * @description Only an account with at most 6 calls over this minute and the previous one may use it: accounts calling at their share cannot keep a new one out.
          */
         newcomerSlice: number;
         /**
@@ -5393,7 +5441,7 @@ export interface components {
         systemReserve: number;
         /**
          * Format: int32
-         * @description Only an account's first few calls of a minute may use it: accounts at their cap cannot keep a new one out.
+         * @description Only an account with at most 6 calls over this minute and the previous one may use it: accounts calling at their share cannot keep a new one out.
          */
         newcomerSlice: number;
         /**
@@ -5409,6 +5457,39 @@ export interface components {
       };
       /** @description Other instances registered with the same panel (URL compared normalised): they spend this same budget. */
       sharedWith: string[];
+    };
+    HeldOrphanList: {
+      data: components['schemas']['HeldOrphan'][];
+    };
+    /** @description A panel server whose external id is ours but that no live record on any instance holds, kept on the panel until an admin confirms its removal. */
+    HeldOrphan: {
+      /** @description The panel server's external id: a server id of ours that no live record holds. */
+      id: string;
+      /**
+       * Format: uuid
+       * @description The instance whose panel has the server.
+       */
+      instanceId: string;
+      /**
+       * Format: int64
+       * @description The server's id on that panel.
+       */
+      panelServerId: number;
+      /** @description The server's name on the panel. */
+      name: string;
+      /** @description When the panel created it. */
+      panelCreatedAt: string;
+      /**
+       * Format: date-time
+       * @description When the reconciler first held it.
+       */
+      heldAt: string;
+    };
+    ConfirmedOrphan: {
+      /** Format: uuid */
+      id: string;
+      /** @description Deleted from the panel now; false: the panel no longer had it (the hold is dropped either way). */
+      removed: boolean;
     };
     AdminAccountList: {
       data: components['schemas']['AdminAccount'][];
@@ -5570,6 +5651,8 @@ export interface components {
        * @description Backups per server: the panel's feature_limits.backups, set at deploy and resize; 0: none.
        */
       backupsPerServer: number;
+      /** @description When true (the default), a panel server the reconciler finds without a record is held for an admin to confirm (GET /v1/admin/orphans, POST /v1/admin/orphans/{id}/confirm) instead of deleted from the panel. */
+      holdOrphansForConfirmation: boolean;
     };
     /** @description Any subset of the settings, or all of them as GET returns them; omitted fields keep their value. */
     SettingsUpdate: {
@@ -5697,6 +5780,8 @@ export interface components {
        * @description Backups per server: the panel's feature_limits.backups, set at deploy and resize; 0: none.
        */
       backupsPerServer?: number;
+      /** @description When true (the default), a panel server the reconciler finds without a record is held for an admin to confirm (GET /v1/admin/orphans, POST /v1/admin/orphans/{id}/confirm) instead of deleted from the panel. */
+      holdOrphansForConfirmation?: boolean;
     };
     AdminUser: {
       account: components['schemas']['AdminAccount'];
@@ -23498,6 +23583,10 @@ export interface operations {
            *             "applicationPerMinute": 1,
            *             "clientPerMinute": 1
            *           },
+           *           "panelNodeUuids": [
+           *             "1a7ce997-259b-452e-8b4e-cecc464142ca"
+           *           ],
+           *           "duplicateOf": "0193a7e2-5b1c-7d4e-9f3a-0000e0c14042",
            *           "callBudget": {
            *             "application": {
            *               "limitPerMinute": 1,
@@ -23676,6 +23765,10 @@ export interface operations {
            *         "applicationPerMinute": 1,
            *         "clientPerMinute": 1
            *       },
+           *       "panelNodeUuids": [
+           *         "1a7ce997-259b-452e-8b4e-cecc464142ca"
+           *       ],
+           *       "duplicateOf": "0193a7e2-5b1c-7d4e-9f3a-0000e0c14042",
            *       "callBudget": {
            *         "application": {
            *           "limitPerMinute": 1,
@@ -23778,7 +23871,7 @@ export interface operations {
           };
         };
       };
-      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `idempotency_conflict` (This Idempotency-Key was used with a different request.) */
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `idempotency_conflict` (This Idempotency-Key was used with a different request.); `panel_already_registered` (This panel (the same nodes, whatever the URL) is registered already; `details.instanceId` names that instance.) */
       409: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -23791,7 +23884,7 @@ export interface operations {
           'application/json': {
             error: {
               /** @enum {string} */
-              code: 'conflict' | 'idempotency_conflict';
+              code: 'conflict' | 'idempotency_conflict' | 'panel_already_registered';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
@@ -24125,6 +24218,10 @@ export interface operations {
            *         "applicationPerMinute": 1,
            *         "clientPerMinute": 1
            *       },
+           *       "panelNodeUuids": [
+           *         "1a7ce997-259b-452e-8b4e-cecc464142ca"
+           *       ],
+           *       "duplicateOf": "0193a7e2-5b1c-7d4e-9f3a-0000e0c14042",
            *       "callBudget": {
            *         "application": {
            *           "limitPerMinute": 1,
@@ -24241,6 +24338,28 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `panel_already_registered` (This panel (the same nodes, whatever the URL) is registered already; `details.instanceId` names that instance.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_already_registered';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
@@ -24585,6 +24704,388 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminListHeldOrphans: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Panel servers the reconciler holds for confirmation (no live record holds them) */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "example id",
+           *           "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *           "panelServerId": 1,
+           *           "name": "survival",
+           *           "panelCreatedAt": "2026-11-26T10:00:00.000Z",
+           *           "heldAt": "2026-11-26T10:00:00.000Z"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['HeldOrphanList'];
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminConfirmOrphan: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Confirm the removal of a held orphan: deleted from its panel */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "removed": true
+           *     }
+           */
+          'application/json': components['schemas']['ConfirmedOrphan'];
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
@@ -24987,7 +25488,8 @@ export interface operations {
            *         "footer": "example footer"
            *       },
            *       "autoTopUpMaxFailures": 1,
-           *       "backupsPerServer": 1
+           *       "backupsPerServer": 1,
+           *       "holdOrphansForConfirmation": true
            *     }
            */
           'application/json': components['schemas']['Settings'];
@@ -25148,7 +25650,8 @@ export interface operations {
            *         "footer": "example footer"
            *       },
            *       "autoTopUpMaxFailures": 1,
-           *       "backupsPerServer": 1
+           *       "backupsPerServer": 1,
+           *       "holdOrphansForConfirmation": true
            *     }
            */
           'application/json': components['schemas']['Settings'];

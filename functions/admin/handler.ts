@@ -13,6 +13,7 @@ import { getBalanceAlerts, setLowBalanceThreshold } from '../../shared/ledger/al
  * the panel test, key storage, the catalog cache it clears) loads on first use, as does the payments
  * module for a refund, keeping the admin start chunk within its budget (tests/infra/stacks.test.ts).
  */
+const orphans = () => import('../../shared/servers/orphans.ts');
 const instances = async () => ({
   ...(await import('../../shared/instances/index.ts')),
   ...(await import('../../shared/instances/test.ts')),
@@ -146,6 +147,15 @@ export const handler = createGroupHandler('admin', adminRoutes, {
     await (await instances()).deleteInstance(params.id);
     (await instances()).clearCatalogCache();
     return { id: params.id, deleted: true as const };
+  },
+
+  adminListHeldOrphans: async () => ({ data: await (await orphans()).listHeldOrphans() }),
+
+  adminConfirmOrphan: async ({ params, principal, audit }) => {
+    audit.target = `server:${params.id}`;
+    const result = await (await orphans()).confirmOrphan(params.id, principal.accountId);
+    audit.details = { removed: result.removed };
+    return result;
   },
 
   adminTestInstance: async ({ params, audit }) => {

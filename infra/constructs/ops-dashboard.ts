@@ -170,7 +170,11 @@ export class OpsDashboard extends Construct {
       graph('Pending work: due items (max)', [this.metric('PendingWorkDepth', 'Maximum', MINUTE)]),
       graph('Pending work: oldest due (s, max)', [this.metric('PendingWorkOldestAge', 'Maximum', MINUTE)]),
       graph('Reconciler repairs by kind', [this.search('ReconcilerRepairs', ['Kind'], 'Sum', HOUR)]),
-      graph('Reconciler orphans', [this.metric('ReconcilerOrphans', 'Sum', HOUR)]),
+      graph('Reconciler orphans (found, held), panels registered twice', [
+        this.metric('ReconcilerOrphans', 'Sum', HOUR),
+        this.metric('ReconcilerOrphansHeld', 'Sum', HOUR),
+        this.metric('PanelRegisteredTwice', 'Sum', HOUR),
+      ]),
     );
   }
 

@@ -14,6 +14,7 @@ export * from './schemas/account.ts';
 export * from './schemas/keys.ts';
 export * from './schemas/settings.ts';
 export * from './schemas/instances.ts';
+export * from './schemas/orphans.ts';
 export * from './schemas/catalog.ts';
 export * from './schemas/servers.ts';
 export * from './schemas/startup.ts';

@@ -249,6 +249,11 @@ export const accessPatterns = {
   /** A panel's call-budget window (the admin view; spends read it back from their own writes). */
   panelCallBudget: async (budgetId: string, api: string) =>
     (await getItem(keys.panelCallBudget(budgetId, api), false)) as PanelCallBudgetItem | undefined,
+  /** One account's call counter of one class and minute (the newcomer check reads the previous minute's). */
+  panelCallBudgetAccount: async (budgetId: string, api: string, accountId: string, callClass: string, minuteStartMs: number) =>
+    (await getItem(keys.panelCallBudgetAccount(budgetId, api, accountId, callClass, minuteStartMs), false)) as
+      | { used?: number }
+      | undefined,
   /** The shared copies of a panel's reads (shared/catalog); eventually consistent unless a write is to be based on it. */
   panelTopology: async (instanceId: string, consistent = false) =>
     asKindOrUndefined(await getItem(keys.panelTopology(instanceId), consistent), 'panel-topology'),
@@ -301,5 +306,14 @@ export const accessPatterns = {
   instanceById: async (instanceId: string) => asKindOrUndefined(await getItem(keys.instance(instanceId)), 'instance'),
   /** Instances are few (one per panel), so they share one partition and are read whole. */
   allInstances: async (): Promise<InstanceItem[]> =>
-    (await queryAll({ pk: keys.instancesPartition() })).map((item) => asKind(item, 'instance')),
+    (await queryAll({ pk: keys.instancePrefix().PK, skPrefix: keys.instancePrefix().SKPrefix })).map((item) => asKind(item, 'instance')),
+  /** Which instance registered the panel that has this node (consistent: a registration decides on it). */
+  panelNodeClaim: async (nodeUuid: string) => asKindOrUndefined(await getItem(keys.panelNodeClaim(nodeUuid)), 'panel-node-claim'),
+  /** The panel servers held for an admin's confirmation (few: each one is an anomaly). */
+  heldOrphans: async () =>
+    (await queryAll({ pk: keys.heldOrphanPrefix().PK, skPrefix: keys.heldOrphanPrefix().SKPrefix, consistent: true })).map((item) =>
+      asKind(item, 'held-orphan'),
+    ),
+  heldOrphan: async (instanceId: string, panelServerId: number) =>
+    asKindOrUndefined(await getItem(keys.heldOrphan(instanceId, panelServerId)), 'held-orphan'),
 };

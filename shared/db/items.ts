@@ -206,8 +206,32 @@ export interface InstanceItem extends Stored {
   serverCount?: number;
   /** The panel's own request limits (shared/instances/call-budget.ts); absent means the panel's defaults. */
   panelRateLimits?: { applicationPerMinute: number; clientPerMinute: number };
+  /** The uuids of the panel's nodes this instance claims (`panel-node-claim` items); absent until read. */
+  panelNodeUuids?: string[];
+  /** Another instance claims this panel's nodes: the same panel registered twice (found by the reconciler). */
+  duplicateOf?: string;
   createdAt: string;
   updatedAt: string;
+}
+
+/** One node of a registered panel and the instance that registered it (shared/instances/identity.ts). */
+export interface PanelNodeClaimItem extends Stored {
+  kind: 'panel-node-claim';
+  nodeUuid: string;
+  instanceId: string;
+  claimedAt: string;
+}
+
+/** A panel server without a live record, held until an admin confirms its removal (shared/servers/orphans.ts). */
+export interface HeldOrphanItem extends Stored {
+  kind: 'held-orphan';
+  instanceId: string;
+  panelServerId: number;
+  /** The panel server's external id: a server id of ours that no live record holds. */
+  serverId: string;
+  name: string;
+  panelCreatedAt: string;
+  heldAt: string;
 }
 
 export interface LedgerItem extends Stored {
@@ -492,6 +516,8 @@ interface Kinds {
   'server-pointer': ServerPointerItem;
   'live-state': LiveStateItem;
   instance: InstanceItem;
+  'panel-node-claim': PanelNodeClaimItem;
+  'held-orphan': HeldOrphanItem;
   ledger: LedgerItem;
   'ledger-guard': LedgerGuardItem;
   invoice: InvoiceItem;

@@ -157,4 +157,13 @@ export const keys = {
   settings: (): ItemKey => ({ PK: 'SETTINGS', SK: 'PLATFORM' }),
   instancesPartition: (): string => 'INSTANCES',
   instance: (instanceId: string): ItemKey => ({ PK: 'INSTANCES', SK: `INSTANCE#${instanceId}` }),
+  instancePrefix: () => ({ PK: 'INSTANCES', SKPrefix: 'INSTANCE#' }),
+  /**
+   * One node of a registered panel, by the node's uuid (shared/instances/identity.ts): written with
+   * the instance that claims it, so one panel is registered once however its URL is spelled.
+   */
+  panelNodeClaim: (nodeUuid: string): ItemKey => ({ PK: 'INSTANCES', SK: `PANELNODE#${nodeUuid.toLowerCase()}` }),
+  /** A panel server the reconciler found without a record, held for an admin to confirm its removal. */
+  heldOrphan: (instanceId: string, panelServerId: number): ItemKey => ({ PK: 'INSTANCES', SK: `ORPHAN#${instanceId}#${panelServerId}` }),
+  heldOrphanPrefix: () => ({ PK: 'INSTANCES', SKPrefix: 'ORPHAN#' }),
 };

@@ -120,7 +120,7 @@ export function msUntilRoom(state: WindowState | undefined, now: number): number
 export const BUDGET_FRACTION = 0.98;
 /** The platform's own work (billing suspensions, reconciler, repairs) alone may use the last of it. */
 export const SYSTEM_RESERVE = 0.15;
-/** What only an account's first NEWCOMER_CALLS calls of the minute may use: accounts at their cap cannot. */
+/** What only a newcomer's calls may use (isNewcomer): accounts that call steadily cannot. */
 export const NEWCOMER_SLICE = 0.1;
 export const NEWCOMER_CALLS = 6;
 /** Application API: customer reads stop this much short of customer writes (create, build, delete). */
@@ -164,14 +164,28 @@ export function sharesOf(limitPerMinute: number, api: 'application' | 'client'):
   };
 }
 
+/** One account's calls of one class and API: this minute's (this call included) and the previous minute's. */
+export interface AccountCalls {
+  accountCalls: number;
+  previousMinuteCalls: number;
+}
+
+/**
+ * Whether a call may use the newcomer slice: the account's calls over this minute and the previous
+ * one are at most NEWCOMER_CALLS. The previous minute counts because an account calling steadily
+ * starts a new counter each minute: counted alone, its "first calls" would spend the slice every
+ * minute, and five accounts at their share kept a sixth one's first call out at 40 a minute.
+ */
+export const isNewcomer = (calls: AccountCalls): boolean => calls.accountCalls + calls.previousMinuteCalls <= NEWCOMER_CALLS;
+
 /**
  * The ceiling on the window's total for one call: the system's is the budget; a customer's stops
- * short of the system reserve, and, once the account is past its first NEWCOMER_CALLS calls of the
- * minute, short of the newcomer slice too (and, for Application reads, of the write slice).
+ * short of the system reserve, and, unless the call is a newcomer's (isNewcomer), short of the
+ * newcomer slice too (and, for Application reads, of the write slice).
  */
-export function ceilingFor(shares: Shares, who: 'system' | { accountCalls: number }, cls: CallClass): number {
+export function ceilingFor(shares: Shares, who: 'system' | AccountCalls, cls: CallClass): number {
   if (who === 'system') return shares.budgetPerMinute;
-  if (who.accountCalls <= NEWCOMER_CALLS) return shares.budgetPerMinute - shares.systemReserve;
+  if (isNewcomer(who)) return shares.budgetPerMinute - shares.systemReserve;
   return cls === 'write' ? shares.writeCeiling : shares.readCeiling;
 }
 

@@ -12,6 +12,7 @@ import {
   accountCapFor,
   ceilingFor,
   msUntilRoom,
+  NEWCOMER_CALLS,
   planSpend,
   SEND_WITHIN_MS,
   type Shares,
@@ -37,8 +38,9 @@ import {
  *   repairs) may fill the window to the budget; customers stop a system reserve
  *   short of it.
  * - Per-account caps: one account's writes, reads and control calls each have a cap a minute.
- * - Newcomers: an account's first NEWCOMER_CALLS calls of the minute may use a slice that
- *   accounts past them cannot, so no number of accounts at their cap keeps a new one out.
+ * - Newcomers: an account with at most NEWCOMER_CALLS calls over this minute and the previous one
+ *   may use a slice that others cannot, so no number of accounts calling at their share keeps a
+ *   new one out (budget-window.ts, isNewcomer).
  * - The panel's X-RateLimit-* headers correct the shared view (another user of the same key owner).
  * - A 429 from the panel pauses the budget's calls, in every process, until its Retry-After.
  *
@@ -102,12 +104,20 @@ interface Known {
   panelLimit?: number;
 }
 
-/** What one process remembers: the windows it last saw, and the bucket it last corrected each in. */
+/**
+ * What one process remembers: the windows it last saw, the bucket it last corrected each in, and
+ * the accounts' counts of the previous minute it has read.
+ */
 export interface ProcessState {
   windows: Map<string, Known>;
   corrected: Map<string, number>;
+  previousMinutes: { minute: number; counts: Map<string, number> };
 }
-const newProcessState = (): ProcessState => ({ windows: new Map(), corrected: new Map() });
+const newProcessState = (): ProcessState => ({
+  windows: new Map(),
+  corrected: new Map(),
+  previousMinutes: { minute: 0, counts: new Map() },
+});
 let processState = newProcessState();
 
 function toKnown(item: PanelCallBudgetItem | undefined): Known {
@@ -207,6 +217,25 @@ export function dynamoCallBudget(budgetId: string, limits: PanelRateLimits, opti
     }
   }
 
+  /**
+   * The account's count of the previous minute (its counter outlives it: COUNTER_TTL_S). A closed
+   * minute's count no longer moves, so a process reads it once per account, class and minute.
+   */
+  async function previousMinuteOf(account: string, api: PanelApi, cls: string, now: number): Promise<number> {
+    const previous = Math.floor(now / MINUTE_MS) * MINUTE_MS - MINUTE_MS;
+    const seen = proc().previousMinutes;
+    if (seen.minute !== previous) {
+      seen.minute = previous;
+      seen.counts.clear();
+    }
+    const cacheId = `${budgetId}:${api}:${account}:${cls}`;
+    const hit = seen.counts.get(cacheId);
+    if (hit !== undefined) return hit;
+    const count = Number((await accessPatterns.panelCallBudgetAccount(budgetId, api, account, cls, previous))?.used ?? 0);
+    seen.counts.set(cacheId, count);
+    return count;
+  }
+
   /** A call refused because a 429 paused the API, in this process or another. */
   function paused(until: number, now: number): PanelRequestError {
     putMetric('PanelPaused', 1, { Instance: instance });
@@ -248,10 +277,15 @@ export function dynamoCallBudget(budgetId: string, limits: PanelRateLimits, opti
       // The account's share first: an account over its share must not use up panel units that
       // every other account needs (a refused panel unit after a counted account unit only costs
       // that account one unit of its own share).
-      const ceiling =
-        account === PLATFORM_CALLER
-          ? ceilingFor(shares, 'system', cls)
-          : ceilingFor(shares, { accountCalls: await spendAccountShare(account, api, cls, clock(), accountCapFor(shares, cls)) }, cls);
+      let ceiling: number;
+      if (account === PLATFORM_CALLER) ceiling = ceilingFor(shares, 'system', cls);
+      else {
+        const now = clock();
+        const accountCalls = await spendAccountShare(account, api, cls, now, accountCapFor(shares, cls));
+        // Past NEWCOMER_CALLS this minute the previous one cannot make it a newcomer: not read.
+        const previousMinuteCalls = accountCalls > NEWCOMER_CALLS ? 0 : await previousMinuteOf(account, api, cls, now);
+        ceiling = ceilingFor(shares, { accountCalls, previousMinuteCalls }, cls);
+      }
       await spendWindow(api, ceiling, cls);
       const used = proc().windows.get(cacheKey(api))?.window?.total ?? 0;
       putMetric('PanelBudgetUsed', Math.round((1000 * used) / shares.budgetPerMinute) / 10, { Instance: instance, Api: api });

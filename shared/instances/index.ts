@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import { isConditionFailed, writeItem } from '../db/write.ts';
+import { isConditionFailed, transact, writeItem } from '../db/write.ts';
 import { keys } from '../db/keys.ts';
 import { accessPatterns } from '../db/access-patterns.ts';
 import { ApiError, notFound } from '../errors.ts';
@@ -10,6 +10,8 @@ import { PanelClient } from '../panel/client.ts';
 import type { CreateInstance, Instance, UpdateInstance } from '../api/schemas.ts';
 import { asKind, type InstanceItem } from '../db/items.ts';
 import { callBudgetState, DEFAULT_PANEL_RATE_LIMITS, dynamoCallBudget, panelBudgetId } from './call-budget.ts';
+import { alreadyRegistered, claimHolder, holderOfAny, nodeClaimWrites, panelNodeUuids, releaseWrites } from './identity.ts';
+import { logger, errorFields } from '../observability/logger.ts';
 
 /**
  * Instances: the registered Pterodactyl panels. The record (name, URL, priority, enabled, the
@@ -32,6 +34,8 @@ export function toInstanceView(item: InstanceItem): InstanceView {
     lastTest: item.lastTest ?? null,
     serverCount: Number(item.serverCount ?? 0),
     panelRateLimits: item.panelRateLimits ?? DEFAULT_PANEL_RATE_LIMITS,
+    panelNodeUuids: item.panelNodeUuids ?? null,
+    duplicateOf: item.duplicateOf ?? null,
     createdAt: item.createdAt,
     updatedAt: item.updatedAt,
   };
@@ -75,11 +79,32 @@ export async function countInstances(): Promise<{ total: number; enabled: number
   return { total: items.length, enabled: items.filter((i) => i.enabled !== false).length };
 }
 
+/**
+ * Registers a panel once (identity.ts): refused with `panel_already_registered` when an instance
+ * has the same normalised URL or claims one of the panel's nodes. The nodes are read with the new
+ * keys; a panel that does not answer is registered without them, and the reconciler claims them on
+ * its next run (an instance registered twice that way is marked `duplicateOf` there).
+ */
 export async function createInstance(input: z.infer<typeof CreateInstance>): Promise<InstanceView> {
+  const sameUrl = (await listInstances()).find((i) => panelBudgetId(i.baseUrl) === panelBudgetId(input.baseUrl));
+  if (sameUrl) throw alreadyRegistered(sameUrl.id);
   const instanceId = randomUUID();
   const now = new Date().toISOString();
   // Keys first: a record never points at keys that are not stored.
   await secretStore().put(instanceId, { appApiKey: input.appApiKey, ...(input.clientApiKey ? { clientApiKey: input.clientApiKey } : {}) });
+  let nodeUuids: string[] = [];
+  try {
+    nodeUuids = await panelNodeUuids(
+      await panelClientFor({ id: instanceId, baseUrl: input.baseUrl, panelRateLimits: input.panelRateLimits }),
+    );
+  } catch (err) {
+    logger.warn('instance: panel nodes not read at registration; the reconciler claims them', { instanceId, ...errorFields(err) });
+  }
+  const holder = await holderOfAny(nodeUuids);
+  if (holder) {
+    await forgetRegistration(instanceId);
+    throw alreadyRegistered(holder);
+  }
   const item: InstanceItem = {
     ...keys.instance(instanceId),
     kind: 'instance',
@@ -92,12 +117,30 @@ export async function createInstance(input: z.infer<typeof CreateInstance>): Pro
     hasClientKey: Boolean(input.clientApiKey),
     serverCount: 0,
     ...(input.panelRateLimits ? { panelRateLimits: input.panelRateLimits } : {}),
+    ...(nodeUuids.length ? { panelNodeUuids: nodeUuids } : {}),
     createdAt: now,
     updatedAt: now,
   };
-  await writeItem({ Put: { Item: item, ConditionExpression: 'attribute_not_exists(PK)' } });
+  try {
+    // The claims in the instance's transaction: two registrations of one panel at once, one wins.
+    await transact([
+      { name: 'instance', Put: { Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
+      ...nodeClaimWrites(instanceId, nodeUuids, now),
+    ]);
+  } catch (err) {
+    const claimedBy = isConditionFailed(err) && !err.has('instance') ? (claimHolder(err) ?? (await holderOfAny(nodeUuids))) : undefined;
+    await forgetRegistration(instanceId);
+    if (claimedBy) throw alreadyRegistered(claimedBy);
+    throw err;
+  }
   forgetClient(instanceId);
   return toInstanceView(item);
+}
+
+/** A registration refused after its keys were stored: they go (nothing else was written). */
+async function forgetRegistration(instanceId: string): Promise<void> {
+  forgetClient(instanceId);
+  await secretStore().delete(instanceId);
 }
 
 export async function updateInstance(
@@ -138,7 +181,10 @@ export async function updateInstance(
       remove.push('serviceUserId');
     }
   }
-  if (input.baseUrl !== undefined && input.baseUrl !== current.baseUrl) remove.push('serviceUserId');
+  const moved = input.baseUrl !== undefined && input.baseUrl !== current.baseUrl;
+  if (moved) remove.push('serviceUserId');
+  // Another URL may be another panel, or one registered already: read before anything is written.
+  const nodeUuids = moved ? await nodesAt(instanceId, input.baseUrl!, current) : undefined;
   // The last test said something about the old keys or panel only.
   if (changed.includes('appApiKey') || changed.includes('clientApiKey') || remove.includes('serviceUserId')) remove.push('lastTest');
   const names = Object.keys(set);
@@ -153,23 +199,79 @@ export async function updateInstance(
     },
   });
   forgetClient(instanceId);
-  return { view: toInstanceView(asKind(out!, 'instance')), changed };
+  const updated = asKind(out!, 'instance');
+  if (nodeUuids) return { view: toInstanceView(await moveClaims(updated, nodeUuids)), changed };
+  return { view: toInstanceView(updated), changed };
+}
+
+/**
+ * The nodes of the panel at a new URL (refused as a registration would be when another instance
+ * has that URL or those nodes); undefined when the panel does not answer (the reconciler claims them).
+ */
+async function nodesAt(instanceId: string, baseUrl: string, current: InstanceItem): Promise<string[] | undefined> {
+  const others = (await listInstances()).filter((i) => i.id !== instanceId);
+  const sameUrl = others.find((i) => panelBudgetId(i.baseUrl) === panelBudgetId(baseUrl));
+  if (sameUrl) throw alreadyRegistered(sameUrl.id);
+  try {
+    forgetClient(instanceId);
+    const nodes = await panelNodeUuids(await panelClientFor({ id: instanceId, baseUrl, panelRateLimits: current.panelRateLimits }));
+    const holder = await holderOfAny(nodes);
+    if (holder && holder !== instanceId) throw alreadyRegistered(holder);
+    return nodes;
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'panel_already_registered') throw err;
+    logger.warn('instance: panel nodes not read at the new URL; the reconciler claims them', { instanceId, ...errorFields(err) });
+    return undefined;
+  }
+}
+
+/** The instance now claims the nodes of its new panel, and no longer those of the old one. */
+async function moveClaims(item: InstanceItem, nodeUuids: string[]): Promise<InstanceItem> {
+  const keep = new Set(nodeUuids);
+  const released = { ...item, panelNodeUuids: (item.panelNodeUuids ?? []).filter((u) => !keep.has(u)) };
+  const added = nodeUuids.filter((u) => !(item.panelNodeUuids ?? []).includes(u));
+  try {
+    await transact([
+      {
+        name: 'instance',
+        Update: {
+          Key: keys.instance(item.instanceId),
+          UpdateExpression: nodeUuids.length ? 'SET panelNodeUuids = :nodes REMOVE duplicateOf' : 'REMOVE panelNodeUuids, duplicateOf',
+          ConditionExpression: 'attribute_exists(PK)',
+          ...(nodeUuids.length ? { ExpressionAttributeValues: { ':nodes': nodeUuids } } : {}),
+        },
+      },
+      ...releaseWrites(released),
+      ...nodeClaimWrites(item.instanceId, added, new Date().toISOString()),
+    ]);
+  } catch (err) {
+    const holder = isConditionFailed(err) ? (claimHolder(err) ?? (await holderOfAny(added))) : undefined;
+    if (holder) throw alreadyRegistered(holder);
+    throw err;
+  }
+  const { duplicateOf: _gone, ...rest } = item;
+  return { ...rest, ...(nodeUuids.length ? { panelNodeUuids: nodeUuids } : {}) } as InstanceItem;
 }
 
 export async function deleteInstance(instanceId: string): Promise<void> {
   const current = await accessPatterns.instanceById(instanceId);
   if (!current) throw notFound('Instance');
   try {
-    await writeItem({
-      Delete: {
-        Key: keys.instance(instanceId),
-        // The count is kept by the servers module in the same transactions that add and remove servers.
-        ConditionExpression: 'attribute_not_exists(serverCount) OR serverCount = :zero',
-        ExpressionAttributeValues: { ':zero': 0 },
+    // Its node claims go with it: the panel can be registered again.
+    await transact([
+      {
+        name: 'instance',
+        Delete: {
+          Key: keys.instance(instanceId),
+          // The count is kept by the servers module in the same transactions that add and remove servers.
+          ConditionExpression: 'attribute_not_exists(serverCount) OR serverCount = :zero',
+          ExpressionAttributeValues: { ':zero': 0 },
+        },
       },
-    });
+      ...releaseWrites(current),
+    ]);
   } catch (err) {
-    if (!isConditionFailed(err)) throw err;
+    if (!isConditionFailed(err, 'instance')) throw err;
     const count = Number((await accessPatterns.instanceById(instanceId))?.serverCount ?? 0);
     throw new ApiError('conflict', `The instance still hosts ${count} server(s); delete them or disable the instance instead`, {
       serverCount: count,

@@ -25,10 +25,14 @@ export const METRICS = {
   PanelBudgetUsed: { unit: 'Percent', sets: [[], ['Instance', 'Api']] },
   /** A panel that did not answer (connection refused, timeout, 5xx from a proxy). */
   PanelUnreachable: { unit: 'Count', sets: [[], ['Instance']] },
-  /** A server record and its panel disagreed and the reconciler or repair pass changed one, by kind. */
+  /** A server record and its panel disagreed and the reconciler, repair pass or an admin's confirmation changed one, by kind. */
   ReconcilerRepairs: { unit: 'Count', sets: [[], ['Kind']] },
-  /** A panel server with no record, 10 minutes old, found by the reconciler (which removes it). */
+  /** A panel server that no live record on any instance claims, 10 minutes old, found by the reconciler. */
   ReconcilerOrphans: { unit: 'Count', sets: [[]] },
+  /** An orphan held for an admin to confirm its removal (setting `holdOrphansForConfirmation`) instead of removed. */
+  ReconcilerOrphansHeld: { unit: 'Count', sets: [[]] },
+  /** An instance whose panel's nodes another instance claims: the same panel registered twice. */
+  PanelRegisteredTwice: { unit: 'Count', sets: [[], ['Instance']] },
   /** Items due in the pending-repair queue when the repair pass ran. */
   PendingWorkDepth: { unit: 'Count', sets: [[]] },
   /** Age in seconds of the oldest due item of the pending-repair queue. */

@@ -1,6 +1,9 @@
 import { accessPatterns } from '../db/access-patterns.ts';
 import type { ServerItem } from '../db/items.ts';
 import { listInstances, panelClientFor, toInstanceView, type InstanceView } from '../instances/index.ts';
+import { claimPanelNodes } from '../instances/identity.ts';
+import { getSettings } from '../settings/index.ts';
+import { dropStaleHolds, holdOrphan, removeOrphan } from './orphans.ts';
 import { recordSystemActivity } from '../audit/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
 import { putMetric } from '../observability/metrics.ts';
@@ -14,9 +17,14 @@ import { queueRepair } from './pending.ts';
  * The reconciler: makes each panel and our records agree, by the panel's `external_id` (our
  * server id). Runs every hour before the billing pass (AWS) and on demand (`POST /dev/reconcile`).
  *
- * - A panel server whose external id is one of ours but has no live record (a create whose answer
- *   was lost and never settled, a compensation that failed) runs unbilled: it is removed from the
- *   panel. Servers created in the last RECENT_MS are left alone (a deploy may still be recording).
+ * - A panel server whose external id is one of ours but that no live record holds, on this instance
+ *   or any other (a create whose answer was lost and never settled, a compensation that failed),
+ *   runs unbilled: an orphan. With the setting `holdOrphansForConfirmation` (on by default) it is
+ *   held for an admin to confirm (orphans.ts); off, it is removed from the panel. Servers created
+ *   in the last RECENT_MS are left alone (a deploy may still be recording). A server whose record
+ *   is on another instance is the same panel registered twice: never touched, only logged.
+ * - Each instance's panel nodes are claimed first (instances/identity.ts): the backfill of the
+ *   instances registered before panels had an identity, or while their panel did not answer.
  * - A live record whose server is gone from the panel (deleted by hand on the panel) is closed as
  *   deleted in the same pass, whatever its age, so billing stops at that hour and the instance's
  *   server count drops (an instance with no live server can be deleted). A record is written only
@@ -26,8 +34,9 @@ import { queueRepair } from './pending.ts';
  * Repairs are system work under the server's lease (lease.ts: they go before customers); one that
  * does not complete is queued for the pending-repair pass (pending.ts, every minute).
  * Panel servers without a uuid-shaped external id are not ours and are never touched. Metrics: each
- * orphan found (`ReconcilerOrphans`) and each change made (`ReconcilerRepairs` by Kind: `orphan`
- * removed, record `closed`, `limits` restored; the repair pass adds `suspension`). One walk
+ * orphan found (`ReconcilerOrphans`), each held (`ReconcilerOrphansHeld`) and each change made
+ * (`ReconcilerRepairs` by Kind: `orphan` removed, record `closed`, `limits` restored; the repair
+ * pass adds `suspension`). One walk
  * over the records serves every instance, so a run costs one panel listing per instance plus one
  * read of the server listing.
  */
@@ -38,19 +47,33 @@ export interface ReconcileReport {
   instances: number;
   panelServers: number;
   orphansRemoved: number;
+  /** Orphans held for an admin's confirmation (new or still held). */
+  orphansHeld: number;
+  /** Panel servers whose live record is on another instance (the same panel registered twice): left alone. */
+  claimedElsewhere: number;
   recordsClosed: number;
   limitsRestored: number;
   errors: number;
 }
 
 export async function reconcileAll(now = Date.now()): Promise<ReconcileReport> {
-  const report: ReconcileReport = { instances: 0, panelServers: 0, orphansRemoved: 0, recordsClosed: 0, limitsRestored: 0, errors: 0 };
+  const report: ReconcileReport = {
+    instances: 0,
+    panelServers: 0,
+    orphansRemoved: 0,
+    orphansHeld: 0,
+    claimedElsewhere: 0,
+    recordsClosed: 0,
+    limitsRestored: 0,
+    errors: 0,
+  };
+  const { holdOrphansForConfirmation } = await getSettings(true);
   // Panel side, instance by instance: orphans removed, lost resizes restored.
   const answered = new Map<string, { client: PanelClient; onPanel: Set<string> }>();
   for (const instance of await listInstances()) {
     report.instances++;
     try {
-      answered.set(instance.id, await reconcilePanel(instance, now, report));
+      answered.set(instance.id, await reconcilePanel(instance, now, report, holdOrphansForConfirmation));
     } catch (err) {
       // A panel that did not answer closes nothing: its servers are not known to be gone.
       report.errors++;
@@ -84,33 +107,63 @@ async function reconcilePanel(
   instance: InstanceView,
   now: number,
   report: ReconcileReport,
+  holdOrphans: boolean,
 ): Promise<{ client: PanelClient; onPanel: Set<string> }> {
   const client = await panelClientFor(instance);
+  try {
+    await claimPanelNodes(
+      { instanceId: instance.id, panelNodeUuids: instance.panelNodeUuids ?? undefined, duplicateOf: instance.duplicateOf ?? undefined },
+      client,
+    );
+  } catch (err) {
+    report.errors++;
+    logger.warn('reconcile: could not claim the panel nodes', { instanceId: instance.id, ...errorFields(err) });
+  }
   const panelServers = (await client.listServers()).filter((s) => s.external_id && UUID.test(s.external_id));
   report.panelServers += panelServers.length;
+  const orphans = new Set<number>();
   for (const panel of panelServers) {
+    // By external id, across every instance: a record anywhere claims the server.
     const record = await accessPatterns.serverById(panel.external_id!);
-    if (record && record.status !== 'deleted' && record.instanceId === instance.id) {
-      if (!hasResources(panel, record.resources) && (await orQueue(record, report, () => restoreLimits(client, record, panel.id))))
-        report.limitsRestored++;
+    if (record && record.status !== 'deleted') {
+      if (record.instanceId === instance.id) {
+        if (!hasResources(panel, record.resources) && (await orQueue(record, report, () => restoreLimits(client, record, panel.id))))
+          report.limitsRestored++;
+      } else {
+        report.claimedElsewhere++;
+        logger.warn('reconcile: a panel server held by a record on another instance (the same panel registered twice); left alone', {
+          instanceId: instance.id,
+          recordInstanceId: record.instanceId,
+          panelServerId: panel.id,
+          serverId: panel.external_id,
+        });
+      }
       continue;
     }
     if (now - Date.parse(panel.created_at) < RECENT_MS) continue;
     putMetric('ReconcilerOrphans', 1);
     try {
-      await client.deleteServer(panel.id, true);
+      if (holdOrphans) {
+        orphans.add(panel.id);
+        report.orphansHeld++;
+        if (await holdOrphan(instance.id, panel, now)) {
+          putMetric('ReconcilerOrphansHeld', 1);
+          logger.warn('reconcile: held a panel server without a live record for an admin to confirm', {
+            instanceId: instance.id,
+            panelServerId: panel.id,
+            serverId: panel.external_id,
+          });
+        }
+        continue;
+      }
+      await removeOrphan(client, instance.id, panel, 'reconciler');
       report.orphansRemoved++;
-      putMetric('ReconcilerRepairs', 1, { Kind: 'orphan' });
-      logger.warn('reconcile: removed a panel server without a live record', {
-        instanceId: instance.id,
-        panelServerId: panel.id,
-        serverId: panel.external_id,
-      });
     } catch (err) {
       report.errors++;
       logger.warn('reconcile: could not remove an orphan', { instanceId: instance.id, panelServerId: panel.id, ...errorFields(err) });
     }
   }
+  await dropStaleHolds(instance.id, orphans);
   return { client, onPanel: new Set(panelServers.map((s) => s.external_id!)) };
 }
 

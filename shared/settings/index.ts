@@ -31,6 +31,8 @@ export const DEFAULT_SETTINGS: SettingsValue = {
   autoTopUpMaxFailures: 3,
   // Backups take node disk outside the server's own disk limit (Wings' local adapter): a few per server.
   backupsPerServer: 3,
+  // A server the reconciler takes for an orphan is deleted only once an admin confirms it.
+  holdOrphansForConfirmation: true,
 };
 
 /** Settings change rarely: a process keeps them for a few seconds to spare a read per request. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PanelSim } from '../../dev/panel-sim/index.ts';
-import { type ApiResponse, startTestApi, type TestApi } from '../helpers/stack.ts';
+import { type ApiResponse, expectEnvelope, startTestApi, type TestApi } from '../helpers/stack.ts';
 import { customer } from '../helpers/customer.ts';
 
 /**
@@ -67,23 +67,15 @@ describe("one account cannot spend another's panel budget, nor the platform's", 
     expect(await throttledByPanel(), 'the panel never answered 429').toBe(0);
   }, 120_000);
 
-  it('a second registration of the same panel (URL spelled differently) shares its budget: the instance view shows it', async () => {
+  it('a second registration of the same panel (URL spelled differently) is refused: one panel, one budget', async () => {
     const [scheme, rest] = sim.url.split('://') as [string, string];
     const again = await api.call('POST', '/v1/admin/instances', {
       body: { name: 'Same panel again', baseUrl: `${scheme.toUpperCase()}://${rest}/`, appApiKey: sim.appKey, clientApiKey: sim.clientKey },
     });
-    expect(again.status, again.text).toBe(201);
-    const list = (await api.call('GET', '/v1/admin/instances')).body.data as {
-      id: string;
-      callBudget: { sharedWith: string[]; application: { usedThisMinute: number } };
-    }[];
-    const first = list.find((i) => i.id === instanceId)!;
-    const second = list.find((i) => i.id === again.body.id)!;
-    expect(first.callBudget.sharedWith).toEqual([second.id]);
-    expect(second.callBudget.sharedWith).toEqual([first.id]);
-    // One window, not two: what the first instance's calls spent, the second sees as spent.
-    expect(first.callBudget.application.usedThisMinute).toBeGreaterThan(0);
-    expect(second.callBudget.application.usedThisMinute).toBe(first.callBudget.application.usedThisMinute);
-    expect((await api.call('DELETE', `/v1/admin/instances/${second.id}`)).status).toBe(200);
+    expectEnvelope(again, 409, 'panel_already_registered');
+    expect(again.body.error.details).toEqual({ instanceId });
+    const list = (await api.call('GET', '/v1/admin/instances')).body.data as { id: string; callBudget: { sharedWith: string[] } }[];
+    expect(list.map((i) => i.id)).toEqual([instanceId]);
+    expect(list[0]!.callBudget.sharedWith).toEqual([]);
   });
 });

@@ -4,11 +4,11 @@ import type { PanelSim } from '../../dev/panel-sim/index.ts';
 import { accessPatterns } from '../../shared/db/access-patterns.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { sharesOf } from '../../shared/instances/call-budget-window.ts';
-import { dynamoCallBudget, forgetProcessState, liftPause } from '../../shared/instances/call-budget.ts';
+import { dynamoCallBudget, forgetProcessState, liftPause, panelBudgetId } from '../../shared/instances/call-budget.ts';
 import { PLATFORM_CALLER, runAsCaller } from '../../shared/instances/caller.ts';
 import { hourlyPriceCents } from '../../shared/pricing/index.ts';
 import { getSettings } from '../../shared/settings/index.ts';
-import { getRaw } from '../helpers/db.ts';
+import { getRaw, setAttributes } from '../helpers/db.ts';
 import { type ApiResponse, startTestApi, type TestApi } from '../helpers/stack.ts';
 import { customer } from '../helpers/customer.ts';
 
@@ -33,6 +33,7 @@ beforeEach(async () => {
 });
 
 const FUNDED = { grantCents: 1_000_000 };
+const DEFAULT_LIMITS = { applicationPerMinute: 240, clientPerMinute: 720 };
 
 async function deploy(token: string, name = 'boundary'): Promise<string> {
   const res = await api.call('POST', '/v1/servers', { token, body: { name, eggId: 1, ramMb: 256, cpuPercent: 25, diskMb: 512 } });
@@ -227,4 +228,57 @@ describe('the shared call budget', () => {
     expect(instance.callBudget.application.usedThisMinute).toBeGreaterThan(0);
     expect(instance.callBudget.application.pausedUntil).toBeNull();
   });
+});
+
+describe('the newcomer slice at a client limit of 40 a minute', () => {
+  it("five accounts calling at their share in this and the previous minute: a sixth account's first resources, power, console and files calls are served", async () => {
+    const limits = { applicationPerMinute: 240, clientPerMinute: 40 };
+    const established = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((a) => customer(api, `steady-${a}@example.com`, FUNDED)));
+    const newcomer = await customer(api, 'newcomer@example.com', FUNDED);
+    const servers = await Promise.all([...established, newcomer].map((c, i) => deploy(c.token, `slice-${i}`)));
+    const patched = await api.call('PATCH', `/v1/admin/instances/${instanceId}`, { body: { panelRateLimits: limits } });
+    expect(patched.status, patched.text).toBe(200);
+    try {
+      const { baseUrl } = (await accessPatterns.instanceById(instanceId))!;
+      const budgetId = panelBudgetId(baseUrl);
+      const shares = sharesOf(40, 'client');
+      // A client window of this test's own: the earlier tests' calls leave it (an old bucket empties it at the next spend).
+      await setAttributes(keys.panelCallBudget(budgetId, 'client'), { cur: 0, total: 0 });
+      forgetProcessState();
+      // The five called at their share in the previous minute (and, should this test cross into the next minute, this one).
+      const minute = Math.floor(Date.now() / 60_000) * 60_000;
+      for (const { id } of established)
+        for (const [start, used] of [
+          [minute - 60_000, shares.readsPerAccountPerMinute],
+          [minute, 0],
+        ] as const)
+          await setAttributes(keys.panelCallBudgetAccount(budgetId, 'client', id, 'control', start), {
+            used,
+            expiresAt: minute / 1000 + 600,
+          });
+
+      // Each of the five lists its files (one panel call each, never cached) past its share, all at once.
+      const steady = await Promise.all(
+        established.map(async ({ token }, i) => {
+          const answers: number[] = [];
+          for (let n = 0; n < shares.readsPerAccountPerMinute + 2; n++)
+            answers.push((await api.call('GET', `/v1/servers/${servers[i]}/files`, { token })).status);
+          return answers;
+        }),
+      );
+      expect(steady.flat().filter((s) => s === 503).length, 'the five reached their share').toBeGreaterThan(0);
+
+      const id = servers[5]!;
+      const { token } = newcomer;
+      const firsts = [
+        await api.call('GET', `/v1/servers/${id}/resources`, { token }),
+        await api.call('POST', `/v1/servers/${id}/power`, { token, body: { signal: 'start' } }),
+        await api.call('GET', `/v1/servers/${id}/console`, { token }),
+        await api.call('GET', `/v1/servers/${id}/files`, { token }),
+      ];
+      for (const res of firsts) expect(res.status, res.text).toBeLessThan(300);
+    } finally {
+      await api.call('PATCH', `/v1/admin/instances/${instanceId}`, { body: { panelRateLimits: DEFAULT_LIMITS } });
+    }
+  }, 90_000);
 });

@@ -29,6 +29,10 @@ beforeAll(async () => {
     panel: { installMs: 50, transitionMs: 20, resourcesCacheMs: 0, rateLimits: { application: 2400, client: 7200 } },
   });
   sim = api.panel!.sim;
+  // The reconciler removes orphans itself here (what the faults leave behind); holding them for an
+  // admin, the default, is tests/integration/panel-identity.test.ts's.
+  const hold = await api.call('PUT', '/v1/admin/settings', { body: { holdOrphansForConfirmation: false } });
+  if (hold.status !== 200) throw new Error(hold.text);
 });
 afterAll(async () => api?.stop());
 afterEach(async () => {

@@ -1,10 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import {
+  type AccountCalls,
+  accountCapFor,
   ARRIVAL_SLACK_MS,
   applySpend,
+  type CallClass,
+  ceilingFor,
+  NEWCOMER_CALLS,
   planSpend,
   SEND_WITHIN_MS,
   sharesOf,
+  slotOf,
   staleFor,
   type WindowState,
 } from '../../shared/instances/call-budget-window.ts';
@@ -254,5 +260,91 @@ describe('the call budget against the panel’s fixed first-hit window', () => {
         expect(s.newcomerSlice).toBeGreaterThan(0);
       }
     }
+  });
+});
+
+/**
+ * The newcomer slice, with the production decision (ceilingFor, isNewcomer) over the window's plan
+ * and apply: five accounts that called at their share in the previous minute go on calling at it,
+ * interleaved at random with a sixth account's first calls and with what the previous minute left
+ * in the trailing window. One bucket: every call is decided at the same instant.
+ */
+function newcomerMinute(options: {
+  limit: number;
+  api: 'application' | 'client';
+  cls: CallClass;
+  carried: number;
+  random: () => number;
+  /** The rule before the fix: only this minute's count made an account a newcomer. */
+  previousMinuteIgnored?: boolean;
+}): { newcomerServed: number; newcomerTried: number; systemServed: number } {
+  const shares = sharesOf(options.limit, options.api);
+  const cap = accountCapFor(shares, options.cls);
+  const now = 3 * MINUTE + 10_000;
+  // The previous minute's calls still in the trailing window (no more than established calls may hold).
+  let item: WindowState | undefined = { cur: now, total: options.carried, slots: { [slotOf(now - 20_000)]: options.carried } };
+  const counts = new Map<string, number>();
+  const spend = (who: 'system' | AccountCalls): boolean => {
+    const next = applySpend(item, planSpend(item, now, ceilingFor(shares, who, options.cls)), now);
+    if (next) item = next;
+    return !!next;
+  };
+  const accountSpend = (account: string, previousMinuteCalls: number): boolean => {
+    const used = counts.get(account) ?? 0;
+    if (used >= cap) return false; // the account's own counter refuses first
+    counts.set(account, used + 1);
+    return spend({ accountCalls: used + 1, previousMinuteCalls: options.previousMinuteIgnored ? 0 : previousMinuteCalls });
+  };
+  const newcomerTried = Math.min(NEWCOMER_CALLS, shares.newcomerSlice);
+  const calls = [
+    ...['a', 'b', 'c', 'd', 'e'].flatMap((a) => Array.from({ length: cap + 2 }, () => a)),
+    ...Array.from({ length: newcomerTried }, () => 'new'),
+  ];
+  for (let i = calls.length - 1; i > 0; i--) {
+    const j = Math.floor(options.random() * (i + 1));
+    [calls[i], calls[j]] = [calls[j]!, calls[i]!];
+  }
+  let newcomerServed = 0;
+  for (const who of calls) {
+    if (who === 'new') newcomerServed += accountSpend(who, 0) ? 1 : 0;
+    else accountSpend(who, cap);
+  }
+  let systemServed = 0;
+  while (spend('system')) systemServed++;
+  return { newcomerServed, newcomerTried, systemServed };
+}
+
+describe('the newcomer slice at every limit an operator may configure', () => {
+  const classes = [
+    ['application', 'read'],
+    ['application', 'write'],
+    ['client', 'control'],
+  ] as const;
+
+  it("40 to 720 a minute: a new account's first calls are served while five others call at their share; the system reserve stays whole", () => {
+    const random = rng(36);
+    for (let limit = 40; limit <= 720; limit++) {
+      for (const [api, cls] of classes) {
+        const shares = sharesOf(limit, api);
+        const established = ceilingFor(shares, { accountCalls: NEWCOMER_CALLS + 1, previousMinuteCalls: 0 }, cls);
+        for (let run = 0; run < 4; run++) {
+          const carried = Math.floor(random() * (established + 1));
+          const out = newcomerMinute({ limit, api, cls, carried, random });
+          const context = `limit ${limit}, ${api} ${cls}, run ${run}, ${carried} carried`;
+          // Resources, power, console and files: four first calls at the least.
+          expect(out.newcomerTried, context).toBeGreaterThanOrEqual(4);
+          expect(out.newcomerServed, context).toBe(out.newcomerTried);
+          expect(out.systemServed, context).toBeGreaterThanOrEqual(shares.systemReserve);
+        }
+      }
+    }
+  });
+
+  it('the harness catches the previous rule (only the minute counted): at 40 a minute the five spend the slice', () => {
+    const random = rng(40);
+    const refused = Array.from({ length: 20 }, () =>
+      newcomerMinute({ limit: 40, api: 'client', cls: 'control', carried: 29, random, previousMinuteIgnored: true }),
+    ).filter((out) => out.newcomerServed < out.newcomerTried);
+    expect(refused.length).toBeGreaterThan(0);
   });
 });

@@ -4,6 +4,7 @@ import { ActivityList } from '../schemas/account.ts';
 import { Settings, SettingsUpdate } from '../schemas/settings.ts';
 import { CreateInstance, DeletedInstance, Instance, InstanceList, InstanceTestReport, UpdateInstance } from '../schemas/instances.ts';
 import { BalanceAlerts, BalanceAlertsUpdate } from '../schemas/alerts.ts';
+import { ConfirmedOrphan, HeldOrphanList } from '../schemas/orphans.ts';
 import {
   AccountLimits,
   AccountLimitsUpdate,
@@ -158,12 +159,14 @@ export const adminRoutes = define({
     scope: 'admin',
     admin: true,
     summary: 'Register a panel',
-    description: 'The keys go to the secret store (Secrets Manager in AWS), never to the table or a response.',
+    description:
+      "The keys go to the secret store (Secrets Manager in AWS), never to the table or a response. The panel's nodes are read with them: a panel registered already (the same normalised URL, or one of the same nodes under any URL) is refused with 409 `panel_already_registered`, naming that instance in `details.instanceId`.",
     body: CreateInstance,
     status: 201,
     response: Instance,
     idempotent: true,
     audit: 'instances.create',
+    errors: ['panel_already_registered'],
   },
   adminUpdateInstance: {
     method: 'PATCH',
@@ -178,6 +181,7 @@ export const adminRoutes = define({
     body: UpdateInstance,
     response: Instance,
     audit: 'instances.update',
+    errors: ['panel_already_registered'],
   },
   adminDeleteInstance: {
     method: 'DELETE',
@@ -207,6 +211,35 @@ export const adminRoutes = define({
     response: InstanceTestReport,
     audit: 'instances.test',
     errors: ['panel_error'],
+  },
+  adminListHeldOrphans: {
+    method: 'GET',
+    path: '/v1/admin/orphans',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: 'Panel servers the reconciler holds for confirmation (no live record holds them)',
+    description:
+      'With the setting `holdOrphansForConfirmation` on (the default), the reconciler never deletes a panel server on its own: it lists it here.',
+    response: HeldOrphanList,
+  },
+  adminConfirmOrphan: {
+    method: 'POST',
+    path: '/v1/admin/orphans/:id/confirm',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: 'Confirm the removal of a held orphan: deleted from its panel',
+    description:
+      'Checked again first: a live record that holds the server now (on any instance) answers 409 and drops the hold; a server the panel no longer has is not an error (`removed: false`).',
+    params: IdParam,
+    response: ConfirmedOrphan,
+    audit: 'orphans.confirm',
+    errors: ['conflict', 'operation_in_progress', ...PANEL],
   },
   adminListUsers: {
     method: 'GET',

@@ -33,6 +33,11 @@ export const ReconcileReport = z
     instances: z.number().int(),
     panelServers: z.number().int(),
     orphansRemoved: z.number().int(),
+    orphansHeld: z.number().int().meta({ description: 'Orphans held for an admin to confirm (setting holdOrphansForConfirmation).' }),
+    claimedElsewhere: z
+      .number()
+      .int()
+      .meta({ description: 'Panel servers whose record is on another instance (the same panel registered twice): left alone.' }),
     recordsClosed: z.number().int(),
     limitsRestored: z.number().int(),
     errors: z.number().int(),

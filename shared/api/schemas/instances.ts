@@ -14,7 +14,7 @@ const PanelRateLimits = z
   .meta({
     id: 'PanelRateLimits',
     description:
-      "The panel's own per-minute request limits for the key owner. The control plane spends at most 98 % of them in any 62 s, shared by every process and by every instance registered with the same panel URL; the platform's own work keeps a reserve no account can use, each account's writes, reads and control calls have a cap a minute, and an account's first calls of a minute have a slice that accounts at their cap cannot use.",
+      "The panel's own per-minute request limits for the key owner. The control plane spends at most 98 % of them in any 62 s, shared by every process and by every instance registered with the same panel URL (a second registration of a panel is refused); the platform's own work keeps a reserve no account can use, each account's writes, reads and control calls have a cap a minute, and an account with few calls over this minute and the previous one has a slice that accounts calling steadily cannot use.",
   });
 
 const BudgetState = z.object({
@@ -35,7 +35,8 @@ const BudgetState = z.object({
     description: "Kept for the platform's own work (billing suspensions, reconciler, repairs): no account can use it.",
   }),
   newcomerSlice: Count.meta({
-    description: "Only an account's first few calls of a minute may use it: accounts at their cap cannot keep a new one out.",
+    description:
+      'Only an account with at most 6 calls over this minute and the previous one may use it: accounts calling at their share cannot keep a new one out.',
   }),
   usedThisMinute: Count.meta({ description: 'Calls counted in the trailing 62 s.' }),
   pausedUntil: Timestamp.nullable().meta({ description: 'Set after the panel answered 429: no call is sent before then.' }),
@@ -85,6 +86,14 @@ export const Instance = z
     lastTest: InstanceLastTest.nullable().meta({ description: 'The last instance test with these keys; null before any.' }),
     serverCount: Count.meta({ description: 'Active and suspended servers on this instance.' }),
     panelRateLimits: PanelRateLimits,
+    panelNodeUuids: z.array(z.string().max(64)).max(50).nullable().meta({
+      description:
+        "The panel's node uuids this instance claims: what identifies the panel, whatever its URL (a second registration of a panel with one of them is refused). Null until the panel's nodes were read (at registration, or by the reconciler's next run).",
+    }),
+    duplicateOf: Uuid.nullable().meta({
+      description:
+        'Another instance claims nodes of this panel: the same panel registered twice (before registrations were refused). Its servers are never taken for orphans; delete the duplicate once it hosts none.',
+    }),
     callBudget: CallBudgetState.optional().meta({
       description: 'Admin list and instance test only: what the shared call budget has spent this minute.',
     }),
