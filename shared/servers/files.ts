@@ -5,6 +5,7 @@ import { getConfig } from '../config/env.ts';
 import { keys } from '../db/keys.ts';
 import { isConditionFailed, writeIfFirst, writeItem } from '../db/write.ts';
 import { ApiError } from '../errors.ts';
+import { errorFields, logger } from '../observability/logger.ts';
 import { PanelRequestError } from '../panel/errors.ts';
 import type { Envelope, PanelFileObject } from '../panel/types.ts';
 import { controllable, onFiles, rooted } from './control.ts';
@@ -29,7 +30,7 @@ export interface RouteContext<Body = unknown, Query = unknown> {
 }
 
 const SIGNED_URL_SECONDS = 15 * 60;
-/** The panel waits on Wings for a compress or decompress this long (its Guzzle timeout for these two calls). */
+/** The panel waits on Wings this long for a compress or decompress; until then it may still be working on one. */
 const PANEL_ARCHIVE_WAIT_MS = 15 * 60_000;
 
 /** Paths inside a root, as the panel takes them: relative, without a leading slash. */
@@ -149,8 +150,11 @@ async function sentOnce<T>(
     if (!isConditionFailed(err)) throw err;
     throw stillRunning(err.current.get('item') ?? {}, what.kind, now);
   }
+  // Never throws: the panel's answer is the caller's; a record left behind only holds the same request until settlesAt.
   const done = () =>
-    writeIfFirst({ Delete: { Key: key, ConditionExpression: 'operationId = :id', ExpressionAttributeValues: { ':id': operationId } } });
+    writeIfFirst({
+      Delete: { Key: key, ConditionExpression: 'operationId = :id', ExpressionAttributeValues: { ':id': operationId } },
+    }).catch((err: unknown) => logger.warn('archive operation record not removed', { serverId, operationId, ...errorFields(err) }));
   try {
     const result = await send();
     await done();
