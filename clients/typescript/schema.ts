@@ -666,7 +666,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Pack files into archive-<time>.tar.gz in root */
+    /**
+     * Pack files into archive-<time>.tar.gz in root
+     * @description Sent to the panel once. If the panel (which waits up to 15 minutes on Wings) has not answered by the end of this request: 504 `panel_timeout`, the archive is still being made, and the same compress is 409 `operation_in_progress` until the panel is done with it; nothing is sent twice.
+     */
     post: operations['compressFiles'];
     delete?: never;
     options?: never;
@@ -683,7 +686,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Extract an archive into root */
+    /**
+     * Extract an archive into root
+     * @description Sent to the panel once. If the panel has not answered by the end of this request: 504 `panel_timeout`, the extraction goes on, and the same decompress is 409 `operation_in_progress` until the panel is done with it; nothing is sent twice.
+     */
     post: operations['decompressFile'];
     delete?: never;
     options?: never;
