@@ -666,7 +666,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Pack files into archive-<time>.tar.gz in root */
+    /**
+     * Pack files into archive-<time>.tar.gz in root
+     * @description Sent to the panel once. If the panel (which waits up to 15 minutes on Wings) has not answered by the end of this request: 504 `panel_timeout`, the archive is still being made, and the same compress is 409 `operation_in_progress` until the panel is done with it; nothing is sent twice.
+     */
     post: operations['compressFiles'];
     delete?: never;
     options?: never;
@@ -683,7 +686,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Extract an archive into root */
+    /**
+     * Extract an archive into root
+     * @description Sent to the panel once. If the panel has not answered by the end of this request: 504 `panel_timeout`, the extraction goes on, and the same decompress is 409 `operation_in_progress` until the panel is done with it; nothing is sent twice.
+     */
     post: operations['decompressFile'];
     delete?: never;
     options?: never;
@@ -4125,7 +4131,7 @@ export interface components {
       /** @enum {string} */
       signal: 'start' | 'stop' | 'restart' | 'kill';
     };
-    /** @description The panel's counters from the shared live-state copy, named as in `GET /v1/servers/{id}`'s `live` (until 26 November 2026 this answer used the panel's snake_case shape, `attributes.current_state` and `attributes.resources.memory_bytes`). */
+    /** @description The panel's counters from the shared live-state copy, twice: `attributes` as the panel's Client API shapes them (`attributes.current_state`, `attributes.resources.memory_bytes`, …; the specification's fields), and beside them the same values named as in `GET /v1/servers/{id}`'s `live` (`powerState`, `resources.memoryBytes`, …). */
     LiveUsage: {
       powerState: components['schemas']['PowerState'];
       suspendedOnPanel: boolean;
@@ -4135,9 +4141,29 @@ export interface components {
        * @description When the panel gave these counters. They come from the live-state copy every caller shares (as in GET /v1/servers/{id}), refreshed at most every 20 s (5 s while starting or stopping); the last known ones are shown, with their time, while the panel cannot be asked.
        */
       asOf: string;
+      attributes: components['schemas']['PanelStatsAttributes'];
     };
     /** @enum {string} */
     PowerState: 'offline' | 'starting' | 'running' | 'stopping';
+    PanelStatsAttributes: {
+      /**
+       * @description The power state Wings reports (the specification's `attributes.current_state`).
+       * @enum {string}
+       */
+      current_state: 'offline' | 'starting' | 'running' | 'stopping';
+      is_suspended: boolean;
+      /** @description The same counters as `resources`, named as the panel names them. */
+      resources: {
+        memory_bytes: number;
+        /** @description Percent, 100 = one core. */
+        cpu_absolute: number;
+        disk_bytes: number;
+        network_rx_bytes: number;
+        network_tx_bytes: number;
+        /** @description Milliseconds since the container started. */
+        uptime: number;
+      };
+    };
     CommandResult: {
       /** Format: uuid */
       id: string;
@@ -13141,7 +13167,19 @@ export interface operations {
            *         "networkTxBytes": 1048576,
            *         "uptimeMs": 1000
            *       },
-           *       "asOf": "2026-11-26T10:00:00.000Z"
+           *       "asOf": "2026-11-26T10:00:00.000Z",
+           *       "attributes": {
+           *         "current_state": "running",
+           *         "is_suspended": false,
+           *         "resources": {
+           *           "memory_bytes": 2048,
+           *           "cpu_absolute": 100,
+           *           "disk_bytes": 4096,
+           *           "network_rx_bytes": 1,
+           *           "network_tx_bytes": 1,
+           *           "uptime": 1
+           *         }
+           *       }
            *     }
            */
           'application/json': components['schemas']['LiveUsage'];

@@ -114,6 +114,43 @@ export function archiveName(now = new Date()): string {
     .replaceAll(':', '')}.tar.gz`;
 }
 
+/**
+ * Test control over Wings' time on an archive (a real one may take the panel's full 15 minutes):
+ * while held, every compress and decompress waits, as Wings working on it, until the test ends
+ * them (`endArchives()`, or `POST /__sim/archives/end`); it then runs, even if the caller has gone.
+ */
+export class ArchiveHolds {
+  held = false;
+  private waiting: Array<() => void> = [];
+
+  /** Resolves at once unless held. */
+  wait(): Promise<void> {
+    if (!this.held) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  /** How many archive operations are waiting now. */
+  get pending(): number {
+    return this.waiting.length;
+  }
+
+  /** Lets every waiting operation run (holding stays as set); answers how many there were. */
+  end(): number {
+    const ended = this.waiting.splice(0);
+    for (const resolve of ended) resolve();
+    return ended.length;
+  }
+}
+
+const holds = new WeakMap<Wings, ArchiveHolds>();
+export function archiveHoldsOf(wings: Wings): ArchiveHolds {
+  const known = holds.get(wings);
+  if (known) return known;
+  const made = new ArchiveHolds();
+  holds.set(wings, made);
+  return made;
+}
+
 /** Wings `POST /api/servers/{uuid}/files/compress`: the archive's path and entry (422 when no file is named). */
 export function compress(wings: Wings, server: Server, root: string, paths: string[]): { name: string; entry: FsEntry } {
   if (paths.length === 0) throw new WingsError(422, 'No files were passed through to be compressed.');

@@ -8,7 +8,7 @@ import type { RuleSet } from './rules.ts';
 import type { Server } from './state.ts';
 import { clientAccount, clientServer, isInstalled, userPermissions } from './transform.ts';
 import { WingsError, nodeConnectionAddress } from './wings.ts';
-import { compress, decompress } from './archives.ts';
+import { archiveHoldsOf, compress, decompress } from './archives.ts';
 import { backupRoutes } from './backups.ts';
 import type { FsEntry, PowerSignal } from './wings.ts';
 
@@ -340,10 +340,11 @@ export function clientRoutes(sim: SimContext): RouteDef[] {
       method: 'POST',
       path: `${S}/files/compress`,
       name: 'api:client:server.files.compress',
-      handler: (ctx) => {
+      handler: async (ctx) => {
         const s = bind(ctx);
         check(ctx.input, { root: 'sometimes|nullable|string', files: 'required|array', 'files.*': 'string' });
         const files = Object.values(ctx.input.files as Record<string, unknown>).map(phpString);
+        await archiveHoldsOf(wings).wait();
         const { name, entry } = wingsCall(() => compress(wings, s, String(ctx.input.root ?? '/'), files));
         // Wings answers the archive's stat with the mimetype it set (router_server_files.go postServerCompressFiles).
         const object = fileObject(name, entry) as { attributes: Record<string, unknown> };
@@ -355,9 +356,10 @@ export function clientRoutes(sim: SimContext): RouteDef[] {
       method: 'POST',
       path: `${S}/files/decompress`,
       name: 'api:client:server.files.decompress',
-      handler: (ctx) => {
+      handler: async (ctx) => {
         const s = bind(ctx);
         check(ctx.input, { root: 'sometimes|nullable|string', file: 'required|string' });
+        await archiveHoldsOf(wings).wait();
         wingsCall(() => decompress(wings, s, String(ctx.input.root ?? '/'), String(ctx.input.file)));
         return noContent();
       },

@@ -19,6 +19,7 @@ import { attachConsoleSockets } from './websocket.ts';
 import type { ApiKey, Server, User } from './state.ts';
 import { Wings, newRequestId, normalizePath, WingsError } from './wings.ts';
 import { backupsOf, downloadBackup } from './backups.ts';
+import { archiveHoldsOf } from './archives.ts';
 import type { PowerState } from './wings.ts';
 
 export interface PanelSimOptions {
@@ -141,6 +142,11 @@ export interface PanelSim {
   endInstall(ref: number | string): boolean;
   holdTransitions(on?: boolean): void;
   endTransition(ref: number | string): boolean;
+  /** Compress and decompress begun while held wait until endArchives(), which answers how many it let run. */
+  holdArchives(on?: boolean): void;
+  endArchives(): number;
+  /** Archive operations waiting now. */
+  heldArchives(): number;
   snapshot(): Record<string, unknown>;
   close(): Promise<void>;
 }
@@ -426,11 +432,17 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
       if (path === '/__sim/holds' && method === 'POST') {
         if (typeof obj.installs === 'boolean') wings.options.holdInstalls = obj.installs;
         if (typeof obj.transitions === 'boolean') wings.options.holdTransitions = obj.transitions;
+        if (typeof obj.archives === 'boolean') archiveHoldsOf(wings).held = obj.archives;
         return {
           status: 200,
-          body: { installs: wings.options.holdInstalls === true, transitions: wings.options.holdTransitions === true },
+          body: {
+            installs: wings.options.holdInstalls === true,
+            transitions: wings.options.holdTransitions === true,
+            archives: archiveHoldsOf(wings).held,
+          },
         };
       }
+      if (path === '/__sim/archives/end' && method === 'POST') return { status: 200, body: { ended: archiveHoldsOf(wings).end() } };
       const ending = /^\/__sim\/servers\/([^/]+)\/(end-install|end-transition)$/.exec(path);
       if (ending && method === 'POST') {
         const s = serverInPath(ending[1] ?? '');
@@ -847,12 +859,19 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
       const s = resolveServer(ref);
       return s ? wings.endTransition(s) : false;
     },
+    holdArchives: (on = true) => {
+      archiveHoldsOf(wings).held = on;
+    },
+    endArchives: () => archiveHoldsOf(wings).end(),
+    heldArchives: () => archiveHoldsOf(wings).pending,
     snapshot,
     close: async () => {
       if (closed) return;
       closed = true;
       wings.close();
       faults.release();
+      archiveHoldsOf(wings).held = false;
+      archiveHoldsOf(wings).end();
       consoleSockets.close();
       for (const res of hanging) res.destroy();
       hanging.clear();

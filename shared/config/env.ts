@@ -28,6 +28,11 @@ export interface Config {
   /** Panel call timeouts: every call, and server creation (which waits on Wings). */
   panelTimeoutMs: number;
   panelCreateTimeoutMs: number;
+  /**
+   * How long a compress or decompress is waited for (shared/servers/files.ts): the panel's own wait on
+   * Wings, 15 minutes; the request's deadline cuts it (tests set less to reach the timeout path).
+   */
+  panelArchiveWaitMs: number;
   /** How long the shared copy of a panel's topology and free allocations stays fresh (shared/catalog/topology.ts). */
   panelTopologyTtlMs: number;
   /** How long the shared copy of a panel's eggs and their variables stays fresh (shared/catalog/eggs.ts). */
@@ -167,6 +172,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     bundleFolder: env.LAMBDA_TASK_ROOT || undefined,
     panelTimeoutMs: Number(env.PANEL_TIMEOUT_MS ?? 10_000),
     panelCreateTimeoutMs: Number(env.PANEL_CREATE_TIMEOUT_MS ?? 20_000),
+    panelArchiveWaitMs: Number(env.PANEL_ARCHIVE_WAIT_MS ?? 15 * 60_000),
     panelTopologyTtlMs: Number(env.PANEL_TOPOLOGY_TTL_S ?? 60) * 1000,
     panelEggsTtlMs: Number(env.PANEL_EGGS_TTL_S ?? 300) * 1000,
     // The panel caches a server's resources for 20 s itself; asking more often returns the same numbers.

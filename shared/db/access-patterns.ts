@@ -296,6 +296,8 @@ export const accessPatterns = {
   dueRepairsOfShard: async (shard: number, nowIso: string, limit: number) =>
     (await queryIndexPage(keys.repairDueShard(shard), limit, ['<', `${nowIso}$`])).map((item) => asKind(item, 'server-repair')),
   /** The install watch (every minute): up to `limit` watched installs of one shard (GSI2 INSTALLDUE#<n>) due at `nowIso` or before. */
+  installWatchOfServer: async (accountId: string, serverId: string) =>
+    asKindOrUndefined(await getItem(keys.installWatch(accountId, serverId)), 'install-watch'),
   dueInstallWatchesOfShard: async (shard: number, nowIso: string, limit: number) =>
     (await queryIndexPage(keys.installWatchDueShard(shard), limit, ['<', `${nowIso}$`])).map((item) => asKind(item, 'install-watch')),
   autoTopUpOf: async (accountId: string) => asKindOrUndefined(await getItem(keys.autoTopUp(accountId)), 'auto-topup'),

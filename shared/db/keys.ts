@@ -103,6 +103,9 @@ export const keys = {
   }),
   /** A short lease on one server: one operation at a time changes it. */
   serverLease: (serverId: string): ItemKey => ({ PK: `LEASE#${serverId}`, SK: 'LEASE' }),
+  /** A compress or decompress sent to the panel and not known to have ended, by what it does (a hash): it is never sent twice. */
+  archiveOperation: (serverId: string, fingerprint: string): ItemKey => ({ PK: `LEASE#${serverId}`, SK: `ARCHIVE#${fingerprint}` }),
+  archiveOperationPrefix: (serverId: string) => ({ PK: `LEASE#${serverId}`, SKPrefix: 'ARCHIVE#' }),
   /** A suspension or repair of one server not yet completed: the pending-repair queue (shared/servers/pending.ts). */
   serverRepair: (serverId: string): ItemKey => ({ PK: `REPAIR#${serverId}`, SK: 'REPAIR' }),
   /** Sparse GSI2 entry of a pending repair due at `dueAt` (ISO). */

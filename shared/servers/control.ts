@@ -7,7 +7,7 @@ import { getOwnedServer } from './read.ts';
 import { toServerView, type ServerView } from './views.ts';
 import type { ConsoleCredentials, FileEntry, LiveUsage } from '../api/schemas.ts';
 import { assertCustomerMayHold, stateConflict, withServerLease } from './lease.ts';
-import { liveStateOf, usageFromLiveState } from './live.ts';
+import { usageOfServer } from './live.ts';
 
 /**
  * Server control: power, usage, console, files, all through the instance's client
@@ -76,7 +76,7 @@ export async function sendPower(accountId: string, serverId: string, signal: 'st
  */
 export async function liveUsage(accountId: string, serverId: string): Promise<z.infer<typeof LiveUsage>> {
   await controllable(accountId, serverId);
-  return usageFromLiveState(await liveStateOf(await getOwnedServer(accountId, serverId)));
+  return usageOfServer(await getOwnedServer(accountId, serverId));
 }
 
 export async function sendCommand(accountId: string, serverId: string, command: string) {

@@ -134,6 +134,19 @@ async function checkPanel(instanceId: string, watches: InstallWatchItem[], now: 
   }
 }
 
+/**
+ * Ends one watch now from the panel's server as just read (a reinstall's gate, reinstall.ts), the
+ * way a pass would: the same outcome and the same conditional end, so its event is raised once
+ * whoever ends it. True when the install has ended (the watch is gone, by this call or another).
+ */
+export async function endWatchFromPanel(watch: InstallWatchItem, panel: PanelServer | null): Promise<boolean> {
+  const now = Date.now();
+  const outcome = outcomeOf(watch, panel, now);
+  if (outcome.end === 'none') return false;
+  await end(watch, outcome, now);
+  return true;
+}
+
 /** `panel`: the panel's server, null when the listing did not have it, undefined when the panel was not asked. */
 function outcomeOf(watch: InstallWatchItem, panel: PanelServer | null | undefined, now: number): Outcome {
   const pastLimit = now >= Date.parse(watch.until);

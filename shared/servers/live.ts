@@ -10,6 +10,7 @@ import { writeIfFirst, writeItem } from '../db/write.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import { PanelRequestError } from '../panel/errors.ts';
 import type { PanelServer } from '../panel/types.ts';
+import { refuseOnFreshState } from './fresh-gate.ts';
 import { getOwnedServer } from './read.ts';
 import { type ServerView, toServerView } from './views.ts';
 
@@ -43,12 +44,16 @@ const leaseMs = (): number => 3 * getConfig().panelTimeoutMs;
 
 const NOTHING_KNOWN = { installStatus: null, powerState: null, suspendedOnPanel: null, resources: null } as const;
 
-export async function liveStateOf(server: ServerItem): Promise<LiveView> {
+/**
+ * `maxAgeMs` below the refresh interval asks for a fresher state than a plain read accepts: a gate
+ * about to refuse on the copy (fresh-gate.ts) reads again with it.
+ */
+export async function liveStateOf(server: ServerItem, options: { maxAgeMs?: number } = {}): Promise<LiveView> {
   if (server.status === 'deleted') return unavailable('deleted', undefined);
   const now = Date.now();
   const cached = await accessPatterns.liveStateOfServer(server.serverId);
   const last = lastKnown(cached, now);
-  if (last && last.ageMs < last.intervalMs) return shown(last);
+  if (last && last.ageMs < Math.min(last.intervalMs, options.maxAgeMs ?? Number.POSITIVE_INFINITY)) return shown(last);
   const leaseId = await takeRefreshLease(server.serverId, cached, now);
   if (!leaseId) return whileAnotherRefreshes(cached, last);
   return refresh(server, leaseId, last);
@@ -213,18 +218,64 @@ async function storeFailure(serverId: string, leaseId: string, reason: LiveRefre
   });
 }
 
+/** A copy this young counts as fresh for a refusal: it was read from the panel a moment ago, likely by this request. */
+const FRESH_FOR_REFUSAL_MS = 1_000;
+
 /**
- * GET /v1/servers/:id/resources from the live state, named like `live` of GET /v1/servers/:id,
- * with `asOf`. The last known usage is shown, with its time, even when the
- * latest refresh failed; with none known, the reason is the error: installing or suspended on the
- * panel is a conflict (the panel's own 409), a busy or unreachable panel 503 with Retry-After.
+ * GET /v1/servers/:id/resources from the live state, named like `live` of GET /v1/servers/:id, with
+ * `asOf`, and the panel's own stats object under `attributes` (the specification's
+ * `attributes.current_state` and `attributes.resources`). The last known usage is shown, with its
+ * time, even when the latest refresh failed. With none known, installing or suspended on the panel
+ * is a conflict (the panel's own 409), decided on fresh state (fresh-gate.ts: an install that just
+ * ended is not refused for the copy's interval); a busy or unreachable panel is 503 with Retry-After.
  */
-export function usageFromLiveState(live: LiveView): z.infer<typeof LiveUsage> {
-  if (live.resources && live.powerState && live.asOf)
-    return { powerState: live.powerState, suspendedOnPanel: live.suspendedOnPanel ?? false, resources: live.resources, asOf: live.asOf };
+export async function usageOfServer(server: ServerItem): Promise<z.infer<typeof LiveUsage>> {
+  const live = await refuseOnFreshState({
+    cached: await liveStateOf(server),
+    refusal: usageRefusal,
+    readFresh: async () => {
+      const fresh = await liveStateOf(server, { maxAgeMs: FRESH_FOR_REFUSAL_MS });
+      if (!fresh.available) throw new Error(`live state not read again: ${fresh.reason}`);
+      return fresh;
+    },
+  });
+  return usageFromLiveState(live);
+}
+
+/** Usage is refused on the server's state only while none is known: installing, or suspended on the panel. */
+function usageRefusal(live: LiveView): ApiError | undefined {
+  if (live.resources && live.powerState && live.asOf) return undefined;
   if (live.available && live.installStatus !== 'installed')
-    throw new ApiError('conflict', 'The server is still installing (or its install failed): it has no usage yet');
-  if (live.available && live.suspendedOnPanel) throw new ApiError('conflict', 'The server is suspended on the panel: it has no usage');
+    return new ApiError('conflict', 'The server is still installing (or its install failed): it has no usage yet');
+  if (live.available && live.suspendedOnPanel) return new ApiError('conflict', 'The server is suspended on the panel: it has no usage');
+  return undefined;
+}
+
+function usageFromLiveState(live: LiveView): z.infer<typeof LiveUsage> {
+  if (live.resources && live.powerState && live.asOf) {
+    const { resources: r, powerState } = live;
+    const suspendedOnPanel = live.suspendedOnPanel ?? false;
+    return {
+      powerState,
+      suspendedOnPanel,
+      resources: r,
+      asOf: live.asOf,
+      attributes: {
+        current_state: powerState,
+        is_suspended: suspendedOnPanel,
+        resources: {
+          memory_bytes: r.memoryBytes,
+          cpu_absolute: r.cpuAbsolute,
+          disk_bytes: r.diskBytes,
+          network_rx_bytes: r.networkRxBytes,
+          network_tx_bytes: r.networkTxBytes,
+          uptime: r.uptimeMs,
+        },
+      },
+    };
+  }
+  const refusal = usageRefusal(live);
+  if (refusal) throw refusal;
   if (live.available) throw new PanelRequestError('panel_error', 'The panel gave no usage for this server', undefined);
   if (live.reason === 'panel_error')
     throw new PanelRequestError('panel_error', 'The panel refused to give usage for this server', undefined);

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ReinstallResult } from '../api/schemas.ts';
+import { accessPatterns } from '../db/access-patterns.ts';
 import { keys } from '../db/keys.ts';
 import { isConditionFailed, writeIfFirst, writeItem } from '../db/write.ts';
 import { ApiError } from '../errors.ts';
@@ -7,6 +8,8 @@ import { getInstance, panelClientFor } from '../instances/index.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import type { PanelClient } from '../panel/client.ts';
 import { isAmbiguous } from '../panel/errors.ts';
+import { refuseOnFreshState } from './fresh-gate.ts';
+import { endWatchFromPanel } from './install-watch.ts';
 import { assertCustomerMayHold, stateConflict, withServerLease } from './lease.ts';
 import { getOwnedServer } from './read.ts';
 import { installWatchWrite } from './records.ts';
@@ -17,8 +20,10 @@ import { installWatchWrite } from './records.ts';
  * install watch (install-watch.ts) raises `server.reinstalled` or `server.install_failed` when it ends.
  *
  * Under the server's lease, after the customer checks power makes (lease.ts `assertCustomerMayHold`).
- * The watch is armed before the panel call, conditional on none being armed: a server whose install
- * (a deploy's or an earlier reinstall's) is still watched is 409 `conflict` with no panel call. It
+ * The watch is armed before the panel call, conditional on none being armed. A server whose install
+ * (a deploy's or an earlier reinstall's) is still watched is read once on the panel (fresh-gate.ts:
+ * the watch is checked once a minute, so an install may have ended since): still installing is 409
+ * `conflict`; ended, its watch is ended here with its event and the reinstall goes on. It
  * becomes due only once the panel accepted, so no pass can see the server still installed from
  * before and call the reinstall done. The
  * panel's Application API itself refuses nothing while a server installs (only Wings refuses while a
@@ -33,14 +38,18 @@ export async function reinstallServer(accountId: string, serverId: string): Prom
     const conflict = stateConflict(item);
     if (conflict) throw conflict;
     const client = await panelClientFor(await getInstance(item.instanceId));
-    const at = new Date();
-    const arm = installWatchWrite(item, 'reinstall', at, false);
+    const arm = installWatchWrite(item, 'reinstall', new Date(), false);
     const startedAt = arm.Put.Item.startedAt;
-    try {
-      await writeItem({ Put: arm.Put });
-    } catch (err) {
-      if (!isConditionFailed(err)) throw err;
-      throw new ApiError('conflict', 'The server is still installing; reinstall it once the install has ended');
+    if (!(await armed(arm.Put))) {
+      // The watch is the install state as of its last check, up to a minute old: refused only on the panel's word.
+      await refuseOnFreshState({
+        cached: false,
+        refusal: (ended) =>
+          ended ? undefined : new ApiError('conflict', 'The server is still installing; reinstall it once the install has ended'),
+        readFresh: () => installEndedOnPanel(client, accountId, serverId, item.panelServerId),
+      });
+      if (!(await armed(arm.Put)))
+        throw new ApiError('conflict', 'The server is still installing; reinstall it once the install has ended');
     }
     try {
       await client.reinstallServer(item.panelServerId);
@@ -53,6 +62,27 @@ export async function reinstallServer(accountId: string, serverId: string): Prom
     await makeDue(accountId, serverId, startedAt);
     return { id: serverId, installStatus: 'installing' as const, watchedUntil: arm.Put.Item.until };
   });
+}
+
+/** Arms the watch unless one is armed already (an install still watched). */
+async function armed(put: ReturnType<typeof installWatchWrite>['Put']): Promise<boolean> {
+  try {
+    await writeItem({ Put: put });
+    return true;
+  } catch (err) {
+    if (!isConditionFailed(err)) throw err;
+    return false;
+  }
+}
+
+/**
+ * One read of the server on the panel: when its install has ended, the watch is ended now as the
+ * every-minute pass would end it (its event raised once), so the reinstall can arm its own.
+ */
+async function installEndedOnPanel(client: PanelClient, accountId: string, serverId: string, panelServerId: number): Promise<boolean> {
+  const watch = await accessPatterns.installWatchOfServer(accountId, serverId);
+  if (!watch) return true;
+  return endWatchFromPanel(watch, await client.getServer(panelServerId));
 }
 
 /** After a lost answer: whether the panel shows the server installing (the reinstall went through). */

@@ -299,7 +299,7 @@ describe('force delete and reinstall', () => {
     const c = await customer(api, 'reinstall-me@example.com', { grantCents: 5_000 });
     const server = await deploy(c.token, 'reinstalled by support');
     await until(async () => (await serverOf(c, server.id)).live.installStatus === 'installed');
-    // The install watch (not running in this file) ends the deploy's watch: until then a reinstall is 409.
+    // The install watch (not running in this file) ends the deploy's watch; a reinstall before would read the panel once to end it.
     await runInstallWatch();
     const res = await api.call('POST', `/v1/admin/servers/${server.id}/reinstall`);
     expect(res.status, res.text).toBe(202);

@@ -129,7 +129,7 @@ describe('a deploy raises server.installed by itself', () => {
     expect(delta(before, after, `POST /api/application/servers/${server.panelId}/reinstall`)).toBe(1);
     expect(sim.server(server.identifier)?.status).toBe('installing');
     expect(sim.readFile(server.identifier, 'kept.txt')).toBe('mine');
-    // Another reinstall while it installs: 409, no panel call.
+    // Another reinstall while it installs: 409 (on the panel's word, fresh-gate.ts), no reinstall call.
     expectEnvelope(await api.call('POST', `/v1/servers/${server.id}/reinstall`, { token: owner.token }), 409, 'conflict');
     expect(delta(after, await requestCounts(), `POST /api/application/servers/${server.panelId}/reinstall`)).toBe(0);
     // The activity log.
@@ -192,6 +192,42 @@ describe('a deploy raises server.installed by itself', () => {
     await runInstallWatch();
     expect(await watchOf(owner.id, gone.id)).toBeUndefined();
     expect((await eventsOf(owner.token, 'server.installed')).map((e) => e.data.id)).not.toContain(gone.id);
+  });
+});
+
+describe('a reinstall right after an install ends (gates that refuse read fresh state)', () => {
+  it('still installing on the panel: 409 after one read of it, no reinstall call', async () => {
+    const c = await customer(api, 'install-fresh-1@example.com', { grantCents: 100_000 });
+    const server = await deploy(c.token, 'fresh gate installing');
+    const before = await requestCounts();
+    expectEnvelope(await api.call('POST', `/v1/servers/${server.id}/reinstall`, { token: c.token }), 409, 'conflict');
+    const after = await requestCounts();
+    expect(delta(before, after, `GET /api/application/servers/${server.panelId}`)).toBe(1);
+    expect(delta(before, after, `POST /api/application/servers/${server.panelId}/reinstall`)).toBe(0);
+    expect(await watchOf(c.id, server.id)).toBeDefined();
+    sim.endInstall(server.identifier);
+    await runInstallWatch();
+  });
+
+  it('ended on the panel, the watch not yet checked: accepted at once, server.installed raised once', async () => {
+    const c = await customer(api, 'install-fresh-2@example.com', { grantCents: 100_000 });
+    const server = await deploy(c.token, 'fresh gate ended');
+    expect(sim.endInstall(server.identifier)).toBe(true);
+    // The watch still says installing: no pass has run since the install ended.
+    expect(await watchOf(c.id, server.id)).toMatchObject({ installKind: 'deploy' });
+    const before = await requestCounts();
+    const res = await api.call('POST', `/v1/servers/${server.id}/reinstall`, { token: c.token });
+    expect(res.status, res.text).toBe(202);
+    const after = await requestCounts();
+    expect(delta(before, after, `GET /api/application/servers/${server.panelId}`)).toBe(1);
+    expect(delta(before, after, `POST /api/application/servers/${server.panelId}/reinstall`)).toBe(1);
+    expect(await watchOf(c.id, server.id)).toMatchObject({ installKind: 'reinstall' });
+    // The deploy's install ended with its event, raised by the gate; the next pass raises no second one.
+    expect((await eventsOf(c.token, 'server.installed')).map((e) => e.data.id)).toEqual([server.id]);
+    expect(sim.endInstall(server.identifier)).toBe(true);
+    await runInstallWatch(new Date(Date.now() + 60_000));
+    expect((await eventsOf(c.token, 'server.installed')).map((e) => e.data.id)).toEqual([server.id]);
+    expect((await eventsOf(c.token, 'server.reinstalled')).map((e) => e.data.id)).toEqual([server.id]);
   });
 });
 

@@ -4,7 +4,7 @@ import { keys } from '../../shared/db/keys.ts';
 import { liftPause } from '../../shared/instances/call-budget.ts';
 import { forgetLiveState } from '../../shared/servers/live.ts';
 import { getRaw, setAttributes } from '../helpers/db.ts';
-import { startTestApi, type TestApi } from '../helpers/stack.ts';
+import { expectEnvelope, startTestApi, type TestApi } from '../helpers/stack.ts';
 import { until } from '../helpers/until.ts';
 
 /**
@@ -242,6 +242,55 @@ describe('a panel in trouble', () => {
     } finally {
       await clearFaults();
     }
+  });
+});
+
+describe('GET /v1/servers/:id/resources', () => {
+  const usage = (server: Deployed) => api.call('GET', `/v1/servers/${server.id}/resources`, { token: server.token });
+
+  it("carries the specification's attributes.current_state and attributes.resources beside the fields named like `live`", async () => {
+    const server = await deployInstalled('usage shape');
+    const res = await usage(server);
+    expect(res.status, res.text).toBe(200);
+    const { attributes, powerState, suspendedOnPanel, resources } = res.body;
+    expect(attributes.current_state).toBe('offline');
+    expect(attributes.current_state).toBe(powerState);
+    expect(attributes.is_suspended).toBe(suspendedOnPanel);
+    expect(attributes.resources).toEqual({
+      memory_bytes: resources.memoryBytes,
+      cpu_absolute: resources.cpuAbsolute,
+      disk_bytes: resources.diskBytes,
+      network_rx_bytes: resources.networkRxBytes,
+      network_tx_bytes: resources.networkTxBytes,
+      uptime: resources.uptimeMs,
+    });
+    expect(res.body.asOf).toEqual(expect.any(String));
+  });
+
+  it('refused as installing only on fresh state: an install that just ended answers at once, one refresh later', async () => {
+    sim.holdInstalls();
+    let server: Deployed;
+    try {
+      server = await deploy('usage after install');
+    } finally {
+      sim.holdInstalls(false);
+    }
+    // The copy says installing, and stays current for the short interval (a minute here).
+    expect((await read(server)).body.live).toMatchObject({ available: true, installStatus: 'installing' });
+    await aged(server, 2_000);
+    // Still installing on the panel: refused after one fresh read of it.
+    const refused = await panelCallsDuring(server, async () => expectEnvelope(await usage(server), 409, 'conflict'));
+    expect(refused.application).toBe(1);
+    expect(sim.endInstall(server.identifier)).toBe(true);
+    await aged(server, 2_000);
+    // Ended on the panel, the copy still says installing: read again, and answered.
+    let res: Awaited<ReturnType<typeof usage>> | undefined;
+    const calls = await panelCallsDuring(server, async () => {
+      res = await usage(server);
+    });
+    expect(res!.status, res!.text).toBe(200);
+    expect(res!.body.attributes.current_state).toBe('offline');
+    expect(calls).toEqual({ application: 1, client: 1 });
   });
 });
 

@@ -828,12 +828,45 @@ describe('panel simulator: test controls that hold a state until the test ends i
       expect(sim.powerState(a.id)).toBe('running');
       // Holds off: the next install ends by its timer (the default 3 s) or early at endInstall.
       const holds = await fetch(`${sim.url}/__sim/holds`, { method: 'POST', body: JSON.stringify({ installs: false }) });
-      expect(await holds.json()).toEqual({ installs: false, transitions: true });
+      expect(await holds.json()).toEqual({ installs: false, transitions: true, archives: false });
       const b = await create(second);
       expect(sim.server(b.id)!.status).toBe('installing');
       expect(sim.endInstall(b.identifier)).toBe(true);
       expect(sim.server(b.id)!.status).toBeNull();
       expect(sim.endInstall(b.identifier)).toBe(false);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('held archives: a compress waits, as Wings on a long archive, until the test ends it (also over HTTP)', async () => {
+    const sim = await startPanelSim({ installMs: 20 });
+    try {
+      const free = await call(sim, sim.appKey, 'GET', '/api/application/nodes/1/allocations?filter[server_id]=false&per_page=1');
+      const allocation = free.json.data[0].attributes.id as number;
+      const created = (await call(sim, sim.appKey, 'POST', '/api/application/servers', paperBody({ allocation: { default: allocation } })))
+        .json.attributes as { identifier: string };
+      await until(() => sim.server(created.identifier)?.status === null, { what: 'the install' });
+      const files = `/api/client/servers/${created.identifier}/files`;
+      expect(
+        (await call(sim, sim.clientKey, 'POST', `${files}/write?file=a.txt`, 'hello', { headers: { 'Content-Type': 'text/plain' } }))
+          .status,
+      ).toBe(204);
+      const holds = await fetch(`${sim.url}/__sim/holds`, { method: 'POST', body: JSON.stringify({ archives: true }) });
+      expect(await holds.json()).toMatchObject({ archives: true });
+      let answered = false;
+      const pending = call(sim, sim.clientKey, 'POST', `${files}/compress`, { root: '/', files: ['a.txt'] }).then((r) => {
+        answered = true;
+        return r;
+      });
+      await until(() => sim.heldArchives() === 1, { what: 'the compress held' });
+      expect(answered).toBe(false);
+      expect(Object.keys(sim.files(created.identifier)).some((p) => p.endsWith('.tar.gz'))).toBe(false);
+      const ended = await fetch(`${sim.url}/__sim/archives/end`, { method: 'POST' });
+      expect(await ended.json()).toEqual({ ended: 1 });
+      const res = await pending;
+      expect(res.status).toBe(200);
+      expect(Object.keys(sim.files(created.identifier)).some((p) => p.endsWith('.tar.gz'))).toBe(true);
     } finally {
       await sim.close();
     }

@@ -5,6 +5,12 @@ import type { PanelSim } from '../../dev/panel-sim/index.ts';
 import { customer } from '../helpers/customer.ts';
 import { expectEnvelope, startTestApi, type TestApi } from '../helpers/stack.ts';
 import { until } from '../helpers/until.ts';
+import { keys } from '../../shared/db/keys.ts';
+import { queryPartition, setAttributes } from '../helpers/db.ts';
+
+// How long a compress or decompress is waited for: the panel's 15 minutes in production, short here
+// so that the "still running when the request gives up" path runs (the wait is the behaviour under test).
+process.env.PANEL_ARCHIVE_WAIT_MS = '3000';
 
 /**
  * The file operations beyond list/read/write/delete (shared/servers/files.ts) against the panel
@@ -245,6 +251,67 @@ describe('compress and decompress', () => {
     expectEnvelope(await call('POST', '/files/compress', { files: [] }), 400, 'validation_failed');
     expectEnvelope(await call('POST', '/files/decompress', {}), 400, 'validation_failed');
     expect(total(await requests())).toBe(before);
+  });
+});
+
+describe('long archives: sent to the panel once', () => {
+  const compressPath = () => `POST /api/client/servers/${identifier}/files/compress`;
+  const decompressPath = () => `POST /api/client/servers/${identifier}/files/decompress`;
+  const archivesInRoot = () => Object.keys(sim.files(identifier)).filter((p) => /^archive-[^/]*\.tar\.gz$/.test(p));
+  let archive: string;
+
+  it('a compress the panel is still on when the request gives up: 504 saying so, sent once', async () => {
+    const before = archivesInRoot().length;
+    sim.holdArchives();
+    const { result: res, calls } = await panelCalls(() => call('POST', '/files/compress', { files: ['world'] }));
+    expectEnvelope(res, 504, 'panel_timeout');
+    expect(res.body.error.message).toMatch(/still working on the compress; it was not sent again/);
+    expect(calls).toEqual({ [compressPath()]: 1 });
+    expect(sim.heldArchives()).toBe(1);
+    expect(archivesInRoot()).toHaveLength(before);
+  });
+
+  it('the same compress again while it runs is 409 naming the first, and nothing is sent', async () => {
+    const [running] = await queryPartition(keys.archiveOperationPrefix(serverId));
+    const { result: res, calls } = await panelCalls(() => call('POST', '/files/compress', { files: ['world'] }));
+    expectEnvelope(res, 409, 'operation_in_progress');
+    expect(res.body.error.details).toMatchObject({ operation: 'compress', operationId: running?.operationId });
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(calls).toEqual({});
+    expect(sim.heldArchives()).toBe(1);
+  });
+
+  it('the panel finishes it: one archive, from one panel call', async () => {
+    const before = archivesInRoot().length;
+    expect(sim.endArchives()).toBe(1);
+    await until(() => archivesInRoot().length === before + 1, { what: 'the archive' });
+    archive = archivesInRoot().at(-1)!;
+  });
+
+  it("once the panel's own wait is over, the same compress is a new one (sent)", async () => {
+    sim.holdArchives(false);
+    for (const item of await queryPartition(keys.archiveOperationPrefix(serverId))) {
+      await setAttributes({ PK: String(item.PK), SK: String(item.SK) }, { settlesAt: Date.now() - 1 });
+    }
+    const { result: res, calls } = await panelCalls(() => call('POST', '/files/compress', { files: ['world'] }));
+    expect(res.status, res.text).toBe(200);
+    expect(calls).toEqual({ [compressPath()]: 1 });
+    expect(await queryPartition(keys.archiveOperationPrefix(serverId))).toEqual([]);
+  });
+
+  it('a decompress the panel is still on is neither retried nor sent again', async () => {
+    expect((await call('POST', '/files/delete', { files: ['world/level.dat'] })).status).toBe(200);
+    sim.holdArchives();
+    const first = await panelCalls(() => call('POST', '/files/decompress', { file: archive }));
+    expectEnvelope(first.result, 504, 'panel_timeout');
+    expect(first.calls).toEqual({ [decompressPath()]: 1 });
+    const again = await panelCalls(() => call('POST', '/files/decompress', { file: archive }));
+    expectEnvelope(again.result, 409, 'operation_in_progress');
+    expect(again.calls).toEqual({});
+    sim.holdArchives(false);
+    expect(sim.readFile(identifier, 'world/level.dat')).toBeUndefined();
+    expect(sim.endArchives()).toBe(1);
+    await until(() => sim.readFile(identifier, 'world/level.dat') === 'the level', { what: 'the extraction' });
   });
 });
 

@@ -124,6 +124,17 @@ describe('the lifecycle: deploy → install → power → console → files → 
       cpuAbsolute: expect.any(Number),
       networkRxBytes: expect.any(Number),
     });
+    // The specification's shape: the power state at attributes.current_state, the panel's counters under attributes.resources.
+    expect(usage.body.attributes).toMatchObject({
+      current_state: 'running',
+      resources: {
+        memory_bytes: usage.body.resources.memoryBytes,
+        cpu_absolute: usage.body.resources.cpuAbsolute,
+        disk_bytes: usage.body.resources.diskBytes,
+        network_rx_bytes: usage.body.resources.networkRxBytes,
+        network_tx_bytes: usage.body.resources.networkTxBytes,
+      },
+    });
   });
 
   it('a command reaches the console; the console credentials name this server', async () => {

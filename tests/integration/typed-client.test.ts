@@ -106,7 +106,11 @@ describe('the customer journey through the typed client', () => {
     // Power.
     const power = await client.POST('/v1/servers/{id}/power', { ...byId, body: { signal: 'start' } });
     expect(power.data).toEqual({ id: server.id, signal: 'start', accepted: true });
-    await until(async () => (await client.GET('/v1/servers/{id}/resources', byId)).data?.powerState === 'running');
+    // Live usage: the specification's `attributes.current_state`, typed by the client, beside `powerState`.
+    await until(async () => (await client.GET('/v1/servers/{id}/resources', byId)).data?.attributes.current_state === 'running');
+    const usage = (await client.GET('/v1/servers/{id}/resources', byId)).data!;
+    expect(usage.powerState).toBe(usage.attributes.current_state);
+    expect(usage.attributes.resources.memory_bytes).toBe(usage.resources?.memoryBytes);
 
     // Files: write, list, read.
     const written = await client.POST('/v1/servers/{id}/files/write', { ...byId, body: { file: 'motd.txt', content: 'Welcome ✓' } });

@@ -109,3 +109,23 @@ describe('the contract of each operation (shared/api/contract.ts)', () => {
     ]);
   });
 });
+
+/** Rules of the specification that a rewrite of the API must keep (an outside acceptance run checks them). */
+describe("the specification's rules in the document", () => {
+  type Schema = { $ref?: string; properties?: Record<string, Schema>; required?: string[]; enum?: string[] };
+  const components = (doc as unknown as { components: { schemas: Record<string, Schema> } }).components.schemas;
+  const resolve = (schema: Schema | undefined): Schema =>
+    schema?.$ref ? resolve(components[schema.$ref.split('/').pop()!]) : (schema ?? {});
+  const field = (schema: Schema, name: string): Schema => {
+    expect(schema.required, `${name} is required`).toContain(name);
+    return resolve(schema.properties?.[name]);
+  };
+
+  it('live usage carries attributes.current_state (the power state) and the panel counters under attributes.resources', () => {
+    const usage = resolve(operation('serverResources').responses['200']!.content!['application/json']!.schema as Schema);
+    const attributes = field(usage, 'attributes');
+    expect(field(attributes, 'current_state').enum).toEqual(expect.arrayContaining(['running', 'offline']));
+    const counters = field(attributes, 'resources');
+    for (const name of ['cpu_absolute', 'memory_bytes', 'disk_bytes', 'network_rx_bytes', 'network_tx_bytes']) field(counters, name);
+  });
+});

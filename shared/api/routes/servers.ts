@@ -348,6 +348,8 @@ export const serverRoutes = define({
     path: '/v1/servers/:id/files/compress',
     scope: 'servers:write',
     summary: 'Pack files into archive-<time>.tar.gz in root',
+    description:
+      'Sent to the panel once. If the panel (which waits up to 15 minutes on Wings) has not answered by the end of this request: 504 `panel_timeout`, the archive is still being made, and the same compress is 409 `operation_in_progress` until the panel is done with it; nothing is sent twice.',
     params: IdParam,
     body: CompressFiles,
     response: FileEntry,
@@ -360,6 +362,8 @@ export const serverRoutes = define({
     path: '/v1/servers/:id/files/decompress',
     scope: 'servers:write',
     summary: 'Extract an archive into root',
+    description:
+      'Sent to the panel once. If the panel has not answered by the end of this request: 504 `panel_timeout`, the extraction goes on, and the same decompress is 409 `operation_in_progress` until the panel is done with it; nothing is sent twice.',
     params: IdParam,
     body: DecompressFile,
     response: DecompressResult,

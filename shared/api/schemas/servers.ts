@@ -210,6 +210,28 @@ export const ConsoleCommand = z
   .meta({ id: 'ConsoleCommand' });
 export const CommandResult = z.object({ id: Uuid, sent: z.literal(true) }).meta({ id: 'CommandResult' });
 
+/**
+ * The panel's own stats object (its Client API `GET /servers/{id}/resources`, `attributes`), carried as
+ * the specification names it: `attributes.current_state` and the counters under `attributes.resources`.
+ * These field names are the panel's snake_case, not our camelCase: the specification's shape wins here.
+ */
+export const PanelStatsAttributes = z
+  .object({
+    current_state: PowerState.meta({ description: "The power state Wings reports (the specification's `attributes.current_state`)." }),
+    is_suspended: z.boolean(),
+    resources: z
+      .object({
+        memory_bytes: z.number(),
+        cpu_absolute: z.number().meta({ description: 'Percent, 100 = one core.' }),
+        disk_bytes: z.number(),
+        network_rx_bytes: z.number(),
+        network_tx_bytes: z.number(),
+        uptime: z.number().meta({ description: 'Milliseconds since the container started.' }),
+      })
+      .meta({ description: 'The same counters as `resources`, named as the panel names them.' }),
+  })
+  .meta({ id: 'PanelStatsAttributes' });
+
 export const LiveUsage = z
   .object({
     powerState: PowerState,
@@ -219,11 +241,12 @@ export const LiveUsage = z
       description:
         'When the panel gave these counters. They come from the live-state copy every caller shares (as in GET /v1/servers/{id}), refreshed at most every 20 s (5 s while starting or stopping); the last known ones are shown, with their time, while the panel cannot be asked.',
     }),
+    attributes: PanelStatsAttributes,
   })
   .meta({
     id: 'LiveUsage',
     description:
-      "The panel's counters from the shared live-state copy, named as in `GET /v1/servers/{id}`'s `live` (until 26 November 2026 this answer used the panel's snake_case shape, `attributes.current_state` and `attributes.resources.memory_bytes`).",
+      "The panel's counters from the shared live-state copy, twice: `attributes` as the panel's Client API shapes them (`attributes.current_state`, `attributes.resources.memory_bytes`, …; the specification's fields), and beside them the same values named as in `GET /v1/servers/{id}`'s `live` (`powerState`, `resources.memoryBytes`, …).",
   });
 
 export const ConsoleCredentials = z

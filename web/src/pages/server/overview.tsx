@@ -136,7 +136,8 @@ function Usage(props: { serverId: string; ramMb: number; diskMb: number }) {
   }, [usage.reload]);
   const u = usage.data;
   if (!u) return usage.error ? <ErrorNotice error={usage.error} /> : <Spinner label="Reading live usage…" />;
-  const r = u.resources;
+  // The specification's shape of live usage: the panel's stats object (`attributes`), snake_case as the panel names it.
+  const r = u.attributes.resources;
   return (
     <>
       {usage.error ? <ErrorNotice error={usage.error} /> : null}
@@ -144,32 +145,32 @@ function Usage(props: { serverId: string; ramMb: number; diskMb: number }) {
         <div class="stat">
           <dt>State</dt>
           <dd>
-            <PowerWord state={u.powerState} />
+            <PowerWord state={u.attributes.current_state} />
           </dd>
         </div>
         <div class="stat">
           <dt>CPU</dt>
-          <dd>{r ? `${r.cpuAbsolute.toFixed(1)} %` : '—'}</dd>
+          <dd>{r ? `${r.cpu_absolute.toFixed(1)} %` : '—'}</dd>
         </div>
         <div class="stat">
           <dt>Memory</dt>
           <dd>
-            {r ? bytes(r.memoryBytes) : '—'} <span class="of">of {mb(props.ramMb)}</span>
+            {r ? bytes(r.memory_bytes) : '—'} <span class="of">of {mb(props.ramMb)}</span>
           </dd>
         </div>
         <div class="stat">
           <dt>Disk</dt>
           <dd>
-            {r ? bytes(r.diskBytes) : '—'} <span class="of">of {mb(props.diskMb)}</span>
+            {r ? bytes(r.disk_bytes) : '—'} <span class="of">of {mb(props.diskMb)}</span>
           </dd>
         </div>
         <div class="stat">
           <dt>Network in / out</dt>
-          <dd>{r ? `${bytes(r.networkRxBytes)} / ${bytes(r.networkTxBytes)}` : '—'}</dd>
+          <dd>{r ? `${bytes(r.network_rx_bytes)} / ${bytes(r.network_tx_bytes)}` : '—'}</dd>
         </div>
         <div class="stat">
           <dt>Uptime</dt>
-          <dd>{r && r.uptimeMs > 0 ? uptime(r.uptimeMs) : '—'}</dd>
+          <dd>{r && r.uptime > 0 ? uptime(r.uptime) : '—'}</dd>
         </div>
       </dl>
       <p class="muted">
