@@ -49,7 +49,8 @@ let api: TestApi;
 let work: string;
 
 beforeAll(async () => {
-  api = await startTestApi({ panel: { installMs: 50, transitionMs: 20 } });
+  // The simulator's own pace (installs in 3 s, power changes in 1 s), as a reader of the docs meets it.
+  api = await startTestApi({ panel: {} });
   work = mkdtempSync(join(tmpdir(), 'docs-examples-'));
 });
 
