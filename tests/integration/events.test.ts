@@ -291,6 +291,7 @@ describe('each change records its event', () => {
       invoiceNumber: voided.number,
       amountCents: 500,
       code: 'card_declined',
+      paymentUrl: null,
       consecutiveFailures: 1,
       ruleDisabled: true,
     });
