@@ -36,6 +36,16 @@ const ENDPOINTS: Endpoint[] = [
   { method: 'POST', path: '/v1/payment_methods/{payment_method}/detach', types: ['PaymentMethods.d.ts', 'PaymentMethodDetachParams'] },
   { method: 'POST', path: '/v1/refunds', types: ['Refunds.d.ts', 'RefundCreateParams'] },
   { method: 'GET', path: '/v1/setup_intents/{intent}', types: ['SetupIntents.d.ts', 'SetupIntentRetrieveParams'] },
+  // The deploy command's endpoint sync and the admin health view (shared/payments/webhook-endpoint.ts).
+  { method: 'GET', path: '/v1/webhook_endpoints', types: ['WebhookEndpoints.d.ts', 'WebhookEndpointListParams'] },
+  { method: 'POST', path: '/v1/webhook_endpoints', types: ['WebhookEndpoints.d.ts', 'WebhookEndpointCreateParams'] },
+  {
+    method: 'POST',
+    path: '/v1/webhook_endpoints/{webhook_endpoint}',
+    types: ['WebhookEndpoints.d.ts', 'WebhookEndpointUpdateParams'],
+  },
+  // The event reconciliation (shared/payments/reconcile-events.ts).
+  { method: 'GET', path: '/v1/events', types: ['Events.d.ts', 'EventListParams'] },
 ];
 
 interface Operation {
@@ -55,15 +65,20 @@ function fromSpec(spec: { paths: Record<string, Record<string, Operation>> }, en
   return { names: Object.keys(schema?.properties ?? {}), required: schema?.required ?? [] };
 }
 
-/** Top-level members of `interface <name> {` (inside a namespace for Checkout): one indent deeper, up to its `}`. */
+/**
+ * Top-level members of `interface <name> {` (inside a namespace for Checkout): one indent deeper, up to its `}`;
+ * with those of the interface it extends (a list's `PaginationParams`, in ../shared.d.ts).
+ */
 function fromTypes(root: string, [file, name]: [string, string]): { names: string[]; required: string[] } {
   const lines = readFileSync(new URL(`node_modules/stripe/esm/resources/${file}`, root), 'utf8').split('\n');
-  const start = lines.findIndex((line) => new RegExp(`^\\s*(export )?interface ${name} \\{$`).test(line));
+  const start = lines.findIndex((line) => new RegExp(`^\\s*(export )?interface ${name}( extends \\w+)? \\{$`).test(line));
   if (start < 0) throw new Error(`${name} is not in ${file}`);
   const indent = /^\s*/.exec(lines[start]!)![0];
   const member = new RegExp(`^${indent} {4}(\\w+)\\??:`);
-  const names: string[] = [];
-  const required: string[] = [];
+  const parent = / extends (\w+) \{$/.exec(lines[start]!)?.[1];
+  const inherited = parent ? fromTypes(root, ['../shared.d.ts', parent]) : { names: [], required: [] };
+  const names: string[] = [...inherited.names];
+  const required: string[] = [...inherited.required];
   for (const line of lines.slice(start + 1)) {
     if (line.startsWith(`${indent}}`)) break;
     const found = member.exec(line);

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Stack } from 'aws-cdk-lib';
 import type { APIGatewayProxyStructuredResultV2, SQSEvent } from 'aws-lambda';
+import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleDir } from '../../infra/bundle.ts';
 import { ensureTable } from '../../dev/dynamodb.ts';
@@ -11,9 +12,12 @@ import { ensureAccountForSubject } from '../../shared/accounts/index.ts';
 import { createApiKey } from '../../shared/api-keys/index.ts';
 import { scopesOfAccount } from '../../shared/api/scopes.ts';
 import { openApiDocument } from '../../shared/openapi/document.ts';
+import { STRIPE_EVENT_TYPES } from '../../shared/payments/stripe-events.ts';
+import { syncWebhookEndpoint } from '../../shared/payments/webhook-endpoint.ts';
 import { ASSETS_DIR, DOCUMENT_FILE, SWAGGER_UI_FILES } from '../../shared/openapi/bundle-files.ts';
 import { bundlesOfThisRun, withBuildLock } from '../helpers/build-lock.ts';
 import { startFakeSecretsManager, type FakeSecretsManager } from '../helpers/fake-secrets-manager.ts';
+import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
 import { allows, type Resolver, resolveValue, roleStatements, type Statement } from '../helpers/iam.ts';
 import {
   apiEvent,
@@ -32,7 +36,9 @@ import { functionsOf, removeSyntheses, synthesize, type Synth, TEST_ACCOUNT, TES
  * Every function as deployed: its built bundle copied to a folder with no node_modules above it,
  * loaded by path in a Node process of its own with the environment of its synthesized
  * AWS::Lambda::Function, and driven with the events API Gateway, EventBridge and SQS send, against
- * DynamoDB Local, the panel simulator and a Secrets Manager stand-in. Every AWS call a function
+ * DynamoDB Local, the panel simulator, a Secrets Manager stand-in and the strict Stripe fake
+ * (tests/helpers/fake-stripe.ts: Stripe is outside AWS, so no grant is involved; the fake answers
+ * the refund, the endpoint read and the event list). Every AWS call a function
  * makes is recorded on its way (tests/helpers/lambda-bundle.ts, startAwsRecorder) and checked
  * against that function's role in the template: a call its policy does not allow fails the run.
  */
@@ -43,6 +49,7 @@ const WEBHOOK_SECRET = 'whsec_bundle_test';
 let synth: Synth;
 let root: string;
 let sm: FakeSecretsManager;
+let stripeFake: FakeStripe;
 let sim: PanelSim;
 let adminKey: string;
 let customerKey: string;
@@ -92,6 +99,9 @@ beforeAll(async () => {
   // The stack's own secrets (the cursor key), under the name their ARN stands for (`physical`).
   for (const t of synth.templates.values())
     for (const [id, r] of Object.entries(t.Resources)) if (r.Type === 'AWS::SecretsManager::Secret') sm.secrets.set(id, `value of ${id}`);
+  // The Stripe secret as an operator stores it (docs/deploy.md); its keys reach the fake only.
+  sm.secrets.set(STRIPE_SECRET_NAME, JSON.stringify({ secretKey: 'sk_test_bundle', webhookSecret: WEBHOOK_SECRET }));
+  stripeFake = await startFakeStripe();
   sim = await startPanelSim({ seed: 'default', installMs: 50 });
   // The accounts and keys, written as a sign-in and POST /v1/keys would.
   adminKey = await keyFor(ADMIN_EMAIL, true);
@@ -105,6 +115,7 @@ afterAll(async () => {
   }
   await sim?.close();
   await sm?.close();
+  await stripeFake?.close();
   if (root) rmSync(root, { recursive: true, force: true });
   removeSyntheses();
 });
@@ -146,6 +157,9 @@ async function fn(name: string): Promise<Running> {
     DYNAMODB_ENDPOINT: recorder.url,
     AWS_ENDPOINT_URL_SECRETS_MANAGER: recorder.url,
     AWS_ENDPOINT_URL_SQS: recorder.url,
+    // Stripe's API host, as the local stack sets it (shared/config/env.ts); unset in AWS, so the
+    // template has no such variable and the functions with STRIPE_SECRET_ARN reach the fake.
+    STRIPE_API_URL: stripeFake.url,
     LOG_LEVEL: 'error',
   });
   const started = { stack, roleId: stack.getLogicalId(entry.fn.role.node.defaultChild as never), recorder, lambda };
@@ -168,6 +182,32 @@ async function call(name: string, method: string, path: string, options: { token
 }
 
 const json = (res: Answer) => JSON.parse(res.body) as any;
+
+/** Delivers a Stripe event to the payments function, signed with Stripe's own library. */
+async function deliverStripeEvent(type: string, object: Record<string, unknown>): Promise<Answer> {
+  const event = signedStripeEvent(type, object, { secret: WEBHOOK_SECRET });
+  const res = await (await fn('payments')).lambda.invoke<Answer>(
+    apiEvent('POST', '/v1/webhooks/stripe', {
+      headers: { 'content-type': 'application/json', 'stripe-signature': event.signature },
+      body: event.body,
+    }),
+  );
+  if (res.statusCode >= 500) res.body += `\n${(await fn('payments')).lambda.log()}`;
+  return res;
+}
+
+/** A top-up opened through the billing function (a Checkout Session at the fake), paid at Stripe. */
+async function paidCheckout(amountCents: number): Promise<{ invoiceId: string; session: Record<string, unknown> }> {
+  const started = await call('billing', 'POST', '/v1/billing/checkout', { token: customerKey, body: { amountCents } });
+  expect(started.statusCode, started.body).toBe(201);
+  const invoiceId = json(started).invoiceId as string;
+  const session = [...stripeFake.sessions.values()].find((s) => s.client_reference_id === invoiceId);
+  expect(session, 'the Checkout Session at Stripe').toBeDefined();
+  const paymentIntent = `pi_bundle_${invoiceId.replace(/-/g, '').slice(0, 16)}`;
+  return { invoiceId, session: { ...session, status: 'complete', payment_status: 'paid', payment_intent: paymentIntent } };
+}
+
+let instanceId: string;
 
 describe('each function bundle, loaded as Lambda loads it', () => {
   it('is copied where no node_modules is above it, and holds what it serves', () => {
@@ -215,6 +255,7 @@ describe('each function bundle, loaded as Lambda loads it', () => {
       body: { name: 'Simulator', baseUrl: sim.url, appApiKey: sim.appKey, clientApiKey: sim.clientKey },
     });
     expect(created.statusCode, created.body).toBe(201);
+    instanceId = json(created).id;
     expect([...sm.secrets.keys()].filter((k) => k.startsWith('control-plane/instances/'))).not.toEqual([]);
     const credited = await call('admin', 'POST', `/v1/admin/users/${customerId}/credits`, {
       token: adminKey,
@@ -223,6 +264,52 @@ describe('each function bundle, loaded as Lambda loads it', () => {
     expect(credited.statusCode, credited.body).toBe(200);
     const users = await call('admin', 'GET', '/v1/admin/users?limit=1', { token: adminKey });
     expect(users.statusCode, users.body).toBe(200);
+  });
+
+  it('admin: removes the panel and registers it again; keys set again within a recovery window restore the secret', async () => {
+    const removed = await call('admin', 'DELETE', `/v1/admin/instances/${instanceId}`, { token: adminKey });
+    expect(removed.statusCode, removed.body).toBe(200);
+    // DeleteSecret with a recovery window: Secrets Manager keeps the keys for seven days.
+    expect(sm.scheduledForDeletion.has(`control-plane/instances/${instanceId}`)).toBe(true);
+    const again = await call('admin', 'POST', '/v1/admin/instances', {
+      token: adminKey,
+      body: { name: 'Simulator', baseUrl: sim.url, appApiKey: sim.appKey, clientApiKey: sim.clientKey },
+    });
+    expect(again.statusCode, again.body).toBe(201);
+    expect(json(again).id).not.toBe(instanceId);
+    instanceId = json(again).id;
+    // A registration takes a new id, so its keys are a new secret: RestoreSecret is for keys set again
+    // on an instance whose secret is in its recovery window (deleted outside this API, in the
+    // console, or by a removal that raced the update). Stood up here as Secrets Manager holds it.
+    const name = `control-plane/instances/${instanceId}`;
+    sm.scheduledForDeletion.set(name, sm.secrets.get(name)!);
+    sm.secrets.delete(name);
+    const rekeyed = await call('admin', 'PATCH', `/v1/admin/instances/${instanceId}`, {
+      token: adminKey,
+      body: { appApiKey: sim.appKey, clientApiKey: sim.clientKey },
+    });
+    expect(rekeyed.statusCode, rekeyed.body).toBe(200);
+    expect(sm.scheduledForDeletion.has(name)).toBe(false);
+    expect(JSON.parse(sm.secrets.get(name)!)).toEqual({ appApiKey: sim.appKey, clientApiKey: sim.clientKey });
+    expect((await fn('admin')).recorder.calls.map((c) => c.action)).toContain('secretsmanager:RestoreSecret');
+  });
+
+  it('admin: the health view reads the Stripe webhook endpoint; the held orphans list', async () => {
+    // The endpoint as the deploy command (dev/stripe-endpoint.ts) leaves it, made with the same code.
+    const operator = new Stripe('sk_test_bundle', { host: '127.0.0.1', port: Number(new URL(stripeFake.url).port), protocol: 'http' });
+    const synced = await syncWebhookEndpoint(operator, 'https://api.example.com/v1/webhooks/stripe', 'bundle test');
+    expect(synced.action).toBe('created');
+    const health = await call('admin', 'GET', '/v1/admin/health', { token: adminKey });
+    expect(health.statusCode, health.body).toBe(200);
+    expect(json(health).stripeWebhook).toMatchObject({
+      status: 'ok',
+      endpoint: { id: synced.endpointId },
+      expectedEvents: [...STRIPE_EVENT_TYPES],
+      missingEvents: [],
+    });
+    const orphans = await call('admin', 'GET', '/v1/admin/orphans', { token: adminKey });
+    expect(orphans.statusCode, orphans.body).toBe(200);
+    expect(json(orphans)).toEqual({ data: [] });
   });
 
   it('authorizer: lets an admin key through, not a customer key', async () => {
@@ -274,20 +361,30 @@ describe('each function bundle, loaded as Lambda loads it', () => {
   });
 
   it('payments: a signed Stripe webhook, its secret read from Secrets Manager', async () => {
-    sm.secrets.set(STRIPE_SECRET_NAME, JSON.stringify({ secretKey: 'sk_test_bundle', webhookSecret: WEBHOOK_SECRET }));
-    const event = signedStripeEvent('customer.created', { id: 'cus_bundle', object: 'customer' }, { secret: WEBHOOK_SECRET });
-    const payments = (await fn('payments')).lambda;
-    const res = await payments.invoke<Answer>(
-      apiEvent('POST', '/v1/webhooks/stripe', {
-        headers: { 'content-type': 'application/json', 'stripe-signature': event.signature },
-        body: event.body,
-      }),
-    );
+    const res = await deliverStripeEvent('customer.created', { id: 'cus_bundle', object: 'customer' });
     expect(res.statusCode, res.body).toBe(200);
     expect(json(res)).toMatchObject({ received: true });
   });
 
+  it('billing, payments, admin: a top-up paid through Checkout, then refunded by an admin at Stripe', async () => {
+    const { invoiceId, session } = await paidCheckout(2000);
+    const paid = await deliverStripeEvent('checkout.session.completed', session);
+    expect(paid.statusCode, paid.body).toBe(200);
+    expect(json(paid).outcome).toBe('credited');
+    // The Admin function reads the Stripe secret (STRIPE_SECRET_ARN) and asks Stripe for the refund.
+    const refund = await call('admin', 'POST', `/v1/admin/invoices/${invoiceId}/refund`, {
+      token: adminKey,
+      body: { amountCents: 500, reason: 'bundle test' },
+    });
+    expect(refund.statusCode, refund.body).toBe(200);
+    expect(stripeFake.refunds).toEqual([expect.objectContaining({ amount: 500, payment_intent: session.payment_intent })]);
+    expect(json(refund)).toMatchObject({ refundId: stripeFake.refunds[0]!.id, amountCents: 500, invoice: { id: invoiceId } });
+  });
+
   it('billing pass: the scheduler queues the shards, the worker charges them, the repairs run', async () => {
+    // A top-up paid at Stripe whose webhook never came: the repairs' event reconciliation books it.
+    const lost = await paidCheckout(1500);
+    stripeFake.recordEvent('checkout.session.completed', lost.session);
     const scheduler = await fn('billing-scheduler');
     const out = await scheduler.lambda.invoke<{ queued: number }>({ time: new Date().toISOString() });
     expect(out.queued).toBeGreaterThan(0);
@@ -301,7 +398,12 @@ describe('each function bundle, loaded as Lambda loads it', () => {
       failed: 0,
       autoTopUps: expect.any(Object),
       installWatch: expect.any(Object),
+      // The first run of this table's cursor: it reads the Stripe secret, lists and books, writes STRIPE#EVENTS.
+      stripeEvents: { listed: 1, booked: 1, failed: 0, unreadable: 0 },
     });
+    const invoice = await call('billing', 'GET', `/v1/invoices/${lost.invoiceId}`, { token: customerKey });
+    expect(invoice.statusCode, invoice.body).toBe(200);
+    expect(json(invoice).status).toBe('paid');
   });
 
   it('webhooks: the dispatcher runs', async () => {
@@ -331,8 +433,20 @@ describe('least privilege, as called: every AWS call a function made is allowed 
     for (const [name, r] of running) expect(r.recorder.calls.length, name).toBeGreaterThan(0);
     // The calls that need more than the table: the panel keys, the cursor key, the Stripe secret, the queue.
     const all = [...running.values()].flatMap((r) => r.recorder.calls.map((c) => c.action));
-    for (const action of ['secretsmanager:CreateSecret', 'secretsmanager:GetSecretValue', 'sqs:SendMessage', 'dynamodb:Query'])
+    for (const action of [
+      'secretsmanager:CreateSecret',
+      'secretsmanager:GetSecretValue',
+      'secretsmanager:DeleteSecret',
+      'secretsmanager:RestoreSecret',
+      'secretsmanager:PutSecretValue',
+      'sqs:SendMessage',
+      'dynamodb:Query',
+    ])
       expect(all).toContain(action);
+    // The Stripe secret, read by each function that calls Stripe here (the refund, the health view, the reconciliation).
+    const stripeSecret = secretArnOf(STRIPE_SECRET_NAME);
+    for (const name of ['admin', 'billing', 'payments', 'billing-repairs'])
+      expect(running.get(name)!.recorder.calls, name).toContainEqual({ action: 'secretsmanager:GetSecretValue', resource: stripeSecret });
   });
 
   it('finds no call outside the synthesized policies', () => {
@@ -343,5 +457,21 @@ describe('least privilege, as called: every AWS call a function made is allowed 
     const withoutSecrets = (name: string, r: Running) =>
       statementsOf(name, r).filter((s) => ![s.Action].flat().some((a) => String(a).startsWith('secretsmanager:')));
     expect(missing(withoutSecrets)).toEqual(expect.arrayContaining([expect.stringMatching(/^admin: secretsmanager:CreateSecret /)]));
+  });
+
+  it('is live: the Admin role without its Stripe secret grant, or without RestoreSecret, is reported (control)', () => {
+    /** The Admin role with `edit` applied to each of its statements (the other roles as synthesized). */
+    const adminWith = (edit: (s: Statement) => Statement) => (name: string, r: Running) =>
+      statementsOf(name, r).map((s) => (name === 'admin' ? edit(s) : s));
+    // CDK merges the Stripe secret into one statement with the cursor secret: only its resource goes.
+    const withoutStripeRead = adminWith((s) => ({
+      ...s,
+      Resource: [s.Resource].flat().filter((res) => !JSON.stringify(res).includes(STRIPE_SECRET_NAME)),
+    }));
+    const withoutRestore = adminWith((s) => ({ ...s, Action: [s.Action].flat().filter((a) => a !== 'secretsmanager:RestoreSecret') }));
+    expect(missing(withoutStripeRead)).toEqual([`admin: secretsmanager:GetSecretValue ${secretArnOf(STRIPE_SECRET_NAME)}`]);
+    expect(missing(withoutRestore)).toEqual([
+      `admin: secretsmanager:RestoreSecret ${secretArnOf(`control-plane/instances/${instanceId}`)}`,
+    ]);
   });
 });
