@@ -3,9 +3,8 @@ import { devRoutes } from '../shared/api/routes/dev.ts';
 import { getConfig } from '../shared/config/env.ts';
 import { runPassInProcess } from '../shared/billing/pass.ts';
 import { reconcileAll } from '../shared/servers/reconcile.ts';
-import { returnUrls } from '../shared/payments/index.ts';
-import { sandboxEvent, sandboxSetupEvent } from './sandbox-events.ts';
-import { SANDBOX_CARDS, SANDBOX_CARD_NAMES } from '../shared/payments/autotopup.ts';
+import { returnUrls } from '../shared/payments/stripe-client.ts';
+import { SANDBOX_CARD_NAMES, SANDBOX_CARDS, sandboxEvent, sandboxSetupEvent } from './sandbox-events.ts';
 import { findInvoiceItem, toInvoiceView } from '../shared/invoices/index.ts';
 import type { InvoiceItem } from '../shared/db/items.ts';
 import { notFound } from '../shared/errors.ts';
@@ -103,7 +102,7 @@ function checkoutPage(item: InvoiceItem, baseUrl: string): string {
       };
     }
     if (i.status !== 'void') return undefined;
-    // The webhook records why (shared/payments: voidUnpaid).
+    // The webhook records why (shared/payments/checkout.ts: voidUnpaid).
     if (i.voidReason === 'payment session expired') {
       return { kind: 'expired', text: `The checkout session expired: nothing was charged. Invoice ${number} is void.` };
     }

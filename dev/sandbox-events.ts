@@ -1,13 +1,100 @@
 import { accessPatterns } from '../shared/db/access-patterns.ts';
 import { ApiError } from '../shared/errors.ts';
 import { findInvoiceItem, toInvoiceView } from '../shared/invoices/index.ts';
-import type { SandboxCard } from '../shared/payments/autotopup.ts';
-import { signedSandboxEvent } from '../shared/payments/sandbox.ts';
+import { handleStripeEvent } from '../shared/payments/event-router.ts';
+import { installSandbox, type SandboxProvider } from '../shared/payments/sandbox.ts';
+import { paymentsConfig, stripe, verifyStripeEvent } from '../shared/payments/stripe-client.ts';
 
 /**
- * What the local sandbox's pages send when the customer clicks (dev/handler.ts): the signed events
- * Stripe would send after a checkout or a card setup. Local only: never deployed.
+ * The local sandbox payment provider (no Stripe secret key). Local only, never deployed: the events
+ * Stripe would send, signed here with the webhook secret as Stripe signs them, for what the pages
+ * send when the customer clicks (dev/handler.ts), and for what the service asks of Stripe (the
+ * hook of shared/payments/sandbox.ts: a saved card, an off-session charge, a refund), which go
+ * through the same webhook code.
  */
+
+/** The sandbox's cards: Stripe's test PaymentMethods, and what an off-session charge of each does. */
+export const SANDBOX_CARDS = {
+  pm_card_visa: { brand: 'visa', last4: '4242', failure: null },
+  pm_card_chargeDeclined: { brand: 'visa', last4: '0002', failure: 'card_declined' },
+  pm_card_authenticationRequired: { brand: 'visa', last4: '3155', failure: 'authentication_required' },
+} as const;
+export type SandboxCard = keyof typeof SANDBOX_CARDS;
+export const SANDBOX_CARD_NAMES = Object.keys(SANDBOX_CARDS) as [SandboxCard, ...SandboxCard[]];
+
+/** An event as Stripe sends it: the envelope around what happened (`fields`: its `type` and `data`). */
+export function stripeEventBody(
+  fields: Record<string, unknown>,
+  id = `evt_sandbox_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`,
+): string {
+  return JSON.stringify({
+    id,
+    object: 'event',
+    api_version: '2025-01-27',
+    created: Math.floor(Date.now() / 1000),
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: null, idempotency_key: null },
+    ...fields,
+  });
+}
+
+/** An event body as Stripe would send it, signed with the webhook secret. */
+export async function signedSandboxEvent(type: string, object: Record<string, unknown>): Promise<{ body: string; signature: string }> {
+  const body = stripeEventBody({ type, data: { object } });
+  const config = await paymentsConfig();
+  const signature = (await stripe(config)).webhooks.generateTestHeaderString({ payload: body, secret: config.webhookSecret! });
+  return { body, signature };
+}
+
+/** Signed, then checked and booked by the webhook's own code, in this process. */
+async function book(type: string, object: Record<string, unknown>): Promise<void> {
+  const { body, signature } = await signedSandboxEvent(type, object);
+  await handleStripeEvent(await verifyStripeEvent(body, signature));
+}
+
+/** What the service asks of the sandbox in place of Stripe (shared/payments/sandbox.ts). */
+export const sandboxProvider: SandboxProvider = {
+  savedCard(setupIntentId) {
+    const name = setupIntentId.replace(/^seti_sandbox_/, '') as SandboxCard;
+    const card = SANDBOX_CARDS[name];
+    return card ? { paymentMethodId: name, brand: card.brand, last4: card.last4 } : null;
+  },
+
+  async charge({ customerId, paymentMethodId, amountCents, metadata }) {
+    const card = SANDBOX_CARDS[paymentMethodId as SandboxCard] ?? SANDBOX_CARDS.pm_card_chargeDeclined;
+    const failure = card.failure;
+    await book(failure ? 'payment_intent.payment_failed' : 'payment_intent.succeeded', {
+      id: `pi_sandbox_${metadata.invoice_id!.replace(/-/g, '').slice(0, 24)}`,
+      object: 'payment_intent',
+      amount: amountCents,
+      amount_received: failure ? 0 : amountCents,
+      currency: 'usd',
+      status: failure ? 'requires_payment_method' : 'succeeded',
+      customer: customerId,
+      payment_method: paymentMethodId,
+      metadata,
+      last_payment_error: failure
+        ? { code: failure, decline_code: failure === 'card_declined' ? 'generic_decline' : null, type: 'card_error' }
+        : null,
+    });
+  },
+
+  async refund({ paymentIntentId, amountCents, refundedCents, metadata }) {
+    await book('charge.refunded', {
+      id: `ch_sandbox_${paymentIntentId}`,
+      object: 'charge',
+      amount: amountCents,
+      amount_refunded: refundedCents,
+      currency: 'usd',
+      payment_intent: paymentIntentId,
+      metadata,
+    });
+  },
+};
+
+/** Called by the local stack (dev/stack.ts) as it starts. */
+export const installSandboxProvider = (): void => installSandbox(sandboxProvider);
 
 /** The event Stripe would send for this invoice, signed with the webhook secret. */
 export async function sandboxEvent(

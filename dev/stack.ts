@@ -21,6 +21,7 @@ import { startPanelSim, type PanelSim } from './panel-sim/index.ts';
 import { createInstance, listInstances, updateInstance } from '../shared/instances/index.ts';
 import { startWebhookLoop, type WebhookLoopOptions } from './webhook-loop.ts';
 import { startRepairLoop, type RepairLoopOptions } from './repair-loop.ts';
+import { installSandboxProvider } from './sandbox-events.ts';
 
 /**
  * The whole service on one machine: DynamoDB Local (or a given endpoint), the table, the API
@@ -127,6 +128,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   resetConfig();
   resetDbClient();
   clearSettingsCache();
+  // Without a Stripe key payments run in the sandbox, whose cards and signed events live in dev/.
+  installSandboxProvider();
 
   const adminEmail = adminEmails[0]!;
   const adminApiKey = await seedAdminKey(adminEmail, options.localAdminApiKey);

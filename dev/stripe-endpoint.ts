@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { PaymentsConfig } from '../shared/config/env.ts';
-import { stripe } from '../shared/payments/index.ts';
+import { stripe } from '../shared/payments/stripe-client.ts';
 import { syncWebhookEndpoint } from '../shared/payments/webhook-endpoint.ts';
 
 /**

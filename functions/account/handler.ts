@@ -3,8 +3,7 @@ import { accountRoutes } from '../../shared/api/routes/account.ts';
 import { getAccount } from '../../shared/accounts/index.ts';
 import { listActivity } from '../../shared/audit/index.ts';
 import { listLedger } from '../../shared/ledger/index.ts';
-import { getBudget } from '../../shared/budgets/index.ts';
-import { setBudget } from '../../shared/budgets/set.ts';
+import { getBudget, setBudget } from '../../shared/budgets/index.ts';
 import { getBalanceAlerts, setLowBalanceThreshold } from '../../shared/ledger/alerts.ts';
 import { getBillingProfile, putBillingProfile } from '../../shared/accounts/billing-profile.ts';
 
@@ -36,7 +35,12 @@ export const handler = createGroupHandler('account', accountRoutes, {
   putBudget: async ({ principal, body, audit }) => {
     audit.target = `account:${principal.accountId}`;
     audit.details = { monthlyCapCents: body.monthlyCapCents, action: body.action };
-    return setBudget(principal.accountId, body);
+    const budget = await setBudget(principal.accountId, body);
+    // A raised or cleared cap lifts a budget suspension now (a lowered one waits for the billing pass,
+    // which re-reads budget and balance). Loaded on use: the panel work stays out of the start chunk.
+    const { unsuspendAfterCredit } = await import('../../shared/servers/suspension.ts');
+    await unsuspendAfterCredit(principal.accountId, 'budget');
+    return budget;
   },
 
   getAlerts: async ({ principal }) => getBalanceAlerts(principal.accountId),

@@ -106,7 +106,7 @@ export const handler = createGroupHandler('admin', adminRoutes, {
     audit.target = `invoice:${params.id}`;
     audit.details = { amountCents: body.amountCents, reason: body.reason };
     // Loaded on first use: the payments module (and the Stripe library behind it) stays out of the admin start chunk.
-    const { refundInvoice } = await import('../../shared/payments/index.ts');
+    const { refundInvoice } = await import('../../shared/payments/refunds.ts');
     const result = await refundInvoice(params.id, body, headers['idempotency-key'] ?? requestId);
     audit.details = { ...audit.details, refundId: result.refundId, status: result.status };
     return result;

@@ -4,7 +4,7 @@ import { billingRoutes } from '../../shared/api/routes/billing.ts';
  * Checkout, the provider's settings, the card and auto top-up: loaded on first use, so the Stripe
  * event schemas (zod) they import stay out of the start chunk (invoices need neither).
  */
-const payments = () => import('../../shared/payments/index.ts');
+const payments = () => import('../../shared/payments/checkout.ts');
 const autoTopUp = () => import('../../shared/payments/autotopup.ts');
 import { getInvoice, listInvoices } from '../../shared/invoices/index.ts';
 import { invoicePdf } from '../../shared/invoices/document.ts';

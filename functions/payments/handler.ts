@@ -6,7 +6,10 @@ import { logger } from '../../shared/observability/logger.ts';
 export const handler = createGroupHandler('payments', paymentRoutes, {
   stripeWebhook: async ({ body, headers, requestId }) => {
     // Loaded with the first delivery: the Stripe event schemas (zod) stay out of the start chunk.
-    const { handleStripeEvent, verifyStripeEvent } = await import('../../shared/payments/index.ts');
+    const [{ verifyStripeEvent }, { handleStripeEvent }] = await Promise.all([
+      import('../../shared/payments/stripe-client.ts'),
+      import('../../shared/payments/event-router.ts'),
+    ]);
     const event = await verifyStripeEvent(body, headers['stripe-signature']);
     const outcome = await handleStripeEvent(event);
     logger.info('stripe webhook', { requestId, eventId: event.id, type: event.type, outcome });

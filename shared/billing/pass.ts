@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { keys } from '../db/keys.ts';
-import { BILLING_SHARDS } from '../db/table.ts';
-import { accessPatterns, BATCH_GET_MAX } from '../db/access-patterns.ts';
+import { accessPatterns } from '../db/access-patterns.ts';
+import { BATCH_GET_MAX, BILLING_SHARDS } from '../db/table.ts';
 import type { AccountItem, ServerItem } from '../db/items.ts';
 import { writeIfFirst, writeItem } from '../db/write.ts';
 import { appendLedger } from '../ledger/index.ts';

@@ -4,15 +4,15 @@ import { ApiError, notFound } from '../errors.ts';
 import { HOUR_MS, monthOf } from '../pricing/hours.ts';
 import { centsUp } from '../pricing/index.ts';
 import type { AccountItem } from '../db/items.ts';
-import type { Budget } from '../api/schemas.ts';
+import type { Budget, BudgetUpdate } from '../api/schemas.ts';
+import { keys } from '../db/keys.ts';
+import { writeItem } from '../db/write.ts';
 
 /**
  * Monthly budgets: an optional cap on the hourly charges of a UTC month. Spend is counted in a
  * `SPEND#<month>` item that every hourly charge moves in its own transaction, so the figure is
  * exact. At the cap, deploys and upsizes are refused (`limit_exceeded` 422); with the `suspend`
  * action the billing pass also suspends the running servers until the month ends or the cap rises.
- * Setting a budget is in set.ts: deploys read this module, and its lazy load of the suspension
- * module would otherwise be a chunk of every function that deploys (tests/infra/stacks.test.ts).
  */
 export type BudgetView = z.infer<typeof Budget>;
 
@@ -69,4 +69,20 @@ export async function assertWithinBudget(accountId: string, burnAfterMillicents:
       { monthlyCapCents: budget.monthlyCapCents, spentCents: budget.spentCents, projectedCents: projected },
     );
   }
+}
+
+/**
+ * Sets the monthly budget (PUT /v1/account/budget) and returns it. Lifting a budget suspension is
+ * the caller's next step (shared/servers/suspension.ts imports this module, not the other way).
+ */
+export async function setBudget(accountId: string, input: z.infer<typeof BudgetUpdate>): Promise<BudgetView> {
+  await writeItem({
+    Update: {
+      Key: keys.account(accountId),
+      UpdateExpression: 'SET budgetCapCents = :cap, budgetAction = :action',
+      ConditionExpression: 'attribute_exists(PK)',
+      ExpressionAttributeValues: { ':cap': input.monthlyCapCents, ':action': input.action },
+    },
+  });
+  return getBudget(accountId);
 }

@@ -52,7 +52,7 @@ export interface Config {
 }
 
 export interface PaymentsConfig {
-  /** In AWS: a Secrets Manager secret `{"secretKey", "webhookSecret"}` read at run time (payments/index.ts). */
+  /** In AWS: a Secrets Manager secret `{"secretKey", "webhookSecret"}` read at run time (payments/stripe-client.ts). */
   stripeSecretArn: string | undefined;
   /** `stripe` with a secret key; `sandbox` outside AWS without one; null: payments off. */
   provider: 'stripe' | 'sandbox' | null;

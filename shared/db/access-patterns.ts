@@ -1,7 +1,7 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.ts';
 import { keys, type ItemKey } from './keys.ts';
-import type { IndexName } from './table.ts';
+import { FILTERED_READ, type IndexName } from './table.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 
 /**
@@ -44,8 +44,6 @@ export async function getItem(key: ItemKey, consistent = true): Promise<Item | u
  * not turn one request into a walk of the whole partition. A page cut short by it carries a cursor.
  */
 const MAX_QUERIES_PER_PAGE = 10;
-/** Items a query under a filter on values reads: more than a page, since most may be filtered out. */
-export const FILTERED_READ = 100;
 
 /**
  * A FilterExpression over an item's attributes (placeholders `#f…` and `:f…`, so they cannot meet
@@ -168,9 +166,6 @@ async function queryAll(input: { IndexName?: IndexName; pk: string; skPrefix?: s
   } while (start);
   return items;
 }
-
-/** Items per BatchGetItem (DynamoDB's limit). */
-export const BATCH_GET_MAX = 100;
 
 export const accessPatterns = {
   accountById: async (accountId: string) => asKindOrUndefined(await getItem(keys.account(accountId)), 'account'),

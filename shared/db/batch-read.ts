@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { BATCH_GET_MAX } from './access-patterns.ts';
+import { BATCH_GET_MAX } from './table.ts';
 import { db, tableName } from './client.ts';
 import { type AccountItem, asKind, type Item } from './items.ts';
 import { keys, type ItemKey } from './keys.ts';

@@ -1,10 +1,11 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { accessPatterns, FILTERED_READ, type Item, type ItemFilter, type Page, type PageRequest } from './access-patterns.ts';
+import type { Item, ItemFilter, Page, PageRequest } from './access-patterns.ts';
+import { accountsByIds } from './batch-read.ts';
 import { type AccountItem, asKind } from './items.ts';
 import { keys } from './keys.ts';
 import { db, tableName } from './client.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
-import { LISTING_SHARDS, type IndexName } from './table.ts';
+import { FILTERED_READ, LISTING_SHARDS, type IndexName } from './table.ts';
 
 /**
  * A listing spread over LISTING_SHARDS partitions of a GSI, merged newest first. The cursor keeps
@@ -85,7 +86,7 @@ const pick = (item: Item, attrs: string[]): Item => Object.fromEntries(attrs.map
 export async function accountsListing(page: PageRequest, filter?: ItemFilter): Promise<Page<AccountItem>> {
   const rows = await queryShardedListing('GSI1', keys.accountsShard, page, filter);
   const ids = rows.data.filter((row) => row.kind === 'account-listing').map((row) => asKind(row, 'account-listing').accountId);
-  const profiles = ids.length ? await accessPatterns.accountsByIds(ids) : new Map<string, AccountItem>();
+  const profiles = ids.length ? await accountsByIds(ids) : new Map<string, AccountItem>();
   const data = rows.data
     .map((row) => (row.kind === 'account-listing' ? profiles.get(String(row.accountId)) : asKind(row, 'account')))
     .filter((profile): profile is AccountItem => profile !== undefined);

@@ -41,6 +41,12 @@ export const AUTO_TOPUP_SHARDS = 4;
 /** Shards of the install watch (GSI2 INSTALLDUE#<n>): the servers still installing, a handful at any time. */
 export const INSTALL_WATCH_SHARDS = 4;
 
+/** Items a query under a filter on values reads: more than a page, since most may be filtered out. */
+export const FILTERED_READ = 100;
+
+/** Items per BatchGetItem (DynamoDB's limit). */
+export const BATCH_GET_MAX = 100;
+
 /** The CreateTable input for DynamoDB Local (and for anything else that wants the raw shape). */
 export function createTableInput(tableName: string) {
   const attributes = new Set<string>([TABLE.partitionKey, TABLE.sortKey]);

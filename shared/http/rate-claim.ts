@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { writeItem } from '../db/write.ts';
 import { keys } from '../db/keys.ts';
-import { type AccountCeiling, type Allowance, MAX_CLAIM, WINDOW_SECONDS } from './rate-limit.ts';
+import type { AccountCeiling, Allowance } from './rate-limit.ts';
+import { MAX_CLAIM, WINDOW_SECONDS } from './rate-window.ts';
 
 /** Minutes per counter item: a sparse caller's claim covers the rest of its block. */
 export const BLOCK_MINUTES = 5;

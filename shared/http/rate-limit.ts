@@ -1,5 +1,6 @@
 import { getConfig } from '../config/env.ts';
 import { ApiError } from '../errors.ts';
+import { MAX_CLAIM, WINDOW_SECONDS } from './rate-window.ts';
 
 /**
  * Fixed one-minute windows counted in DynamoDB, so every Lambda instance (and every local process)
@@ -57,9 +58,6 @@ export interface AccountCeiling {
   accountId: string;
   limit: number | (() => Promise<number>);
 }
-
-export const WINDOW_SECONDS = 60;
-export const MAX_CLAIM = 8;
 
 /** Units granted for a later minute of the block, before that minute began. */
 export interface Ahead {

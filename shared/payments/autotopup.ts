@@ -15,8 +15,9 @@ import { profileOf } from '../settings/limits.ts';
 import { eventWrite } from '../webhooks/events.ts';
 import { type AutoTopUpIntent, parseAutoTopUpIntent } from './autotopup-event.ts';
 import type { CheckoutSession } from './checkout-event.ts';
-import { creditInvoice, handleStripeEvent, paymentsConfig, returnUrls, stripe, verifyStripeEvent } from './index.ts';
-import { signedSandboxEvent } from './sandbox.ts';
+import { creditInvoice } from './credit.ts';
+import { sandbox } from './sandbox.ts';
+import { paymentsConfig, returnUrls, stripe } from './stripe-client.ts';
 
 /**
  * Auto top-up with a saved card (README "Auto top-up", ARCHITECTURE.md "Money").
@@ -35,20 +36,11 @@ import { signedSandboxEvent } from './sandbox.ts';
  *   (the Checkout path: once, with the bonus); `payment_intent.payment_failed` records the failure
  *   and its event once (conditional on the attempt still in flight), voids the invoice, and turns
  *   the rule off after the platform's `autoTopUpMaxFailures` failures in a row.
- * The sandbox saves Stripe's test card names and answers each as Stripe would, through the same
- * signed webhook code.
+ * The sandbox (the local stack's hook, ./sandbox.ts) saves Stripe's test card names and answers
+ * each as Stripe would, through the same signed webhook code.
  */
 export type AutoTopUpView = z.infer<typeof AutoTopUp>;
 export type PaymentMethodView = z.infer<typeof PaymentMethod>;
-
-/** The sandbox's cards: Stripe's test PaymentMethods, and what an off-session charge of each does. */
-export const SANDBOX_CARDS = {
-  pm_card_visa: { brand: 'visa', last4: '4242', failure: null },
-  pm_card_chargeDeclined: { brand: 'visa', last4: '0002', failure: 'card_declined' },
-  pm_card_authenticationRequired: { brand: 'visa', last4: '3155', failure: 'authentication_required' },
-} as const;
-export type SandboxCard = keyof typeof SANDBOX_CARDS;
-export const SANDBOX_CARD_NAMES = Object.keys(SANDBOX_CARDS) as [SandboxCard, ...SandboxCard[]];
 
 /** An attempt in flight this long without Stripe's answer (a crash between claim and charge) may be claimed again. */
 export const STALE_ATTEMPT_MS = 30 * 60_000;
@@ -271,11 +263,7 @@ async function cardOfSetup(session: CheckoutSession): Promise<{ paymentMethodId:
   const setupIntent = typeof session.setup_intent === 'string' ? session.setup_intent : session.setup_intent?.id;
   if (!setupIntent) return null;
   const config = await paymentsConfig();
-  if (config.provider === 'sandbox') {
-    const name = setupIntent.replace(/^seti_sandbox_/, '') as SandboxCard;
-    const card = SANDBOX_CARDS[name];
-    return card ? { paymentMethodId: name, brand: card.brand, last4: card.last4 } : null;
-  }
+  if (config.provider === 'sandbox') return sandbox().savedCard(setupIntent);
   const intent = await (await stripe(config)).setupIntents.retrieve(setupIntent, { expand: ['payment_method'] });
   const pm = intent.payment_method;
   if (!pm) return null;
@@ -486,7 +474,13 @@ export async function attemptAutoTopUp(accountId: string, at = new Date()): Prom
     now: at,
   });
   if (provider === 'sandbox') {
-    await sandboxCharge(rule, invoice.amountCents, metadataOf(accountId, invoice));
+    // The sandbox answers as Stripe would for its test card: the signed PaymentIntent event, through the webhook code.
+    await sandbox().charge({
+      customerId: rule.customerId,
+      paymentMethodId: rule.paymentMethodId,
+      amountCents: invoice.amountCents,
+      metadata: metadataOf(accountId, invoice),
+    });
     return 'attempted';
   }
   await chargeOffSession(rule, invoice, idempotencyKey);
@@ -635,27 +629,6 @@ async function resolveStaleAttempt(rule: AutoTopUpItem, at: Date): Promise<Attem
   await voidInvoice(toInvoiceView(item), accountId, 'auto top-up never reached the payment provider');
   await releaseAttempt(accountId, invoiceId, false);
   return 'resolved';
-}
-
-/** The sandbox answers as Stripe would for its test card: the signed PaymentIntent event, through the webhook code. */
-async function sandboxCharge(rule: AutoTopUpItem, amountCents: number, metadata: Record<string, string>): Promise<void> {
-  const card = SANDBOX_CARDS[rule.paymentMethodId as SandboxCard] ?? SANDBOX_CARDS.pm_card_chargeDeclined;
-  const failure = card.failure;
-  const { body, signature } = await signedSandboxEvent(failure ? 'payment_intent.payment_failed' : 'payment_intent.succeeded', {
-    id: `pi_sandbox_${metadata.invoice_id!.replace(/-/g, '').slice(0, 24)}`,
-    object: 'payment_intent',
-    amount: amountCents,
-    amount_received: failure ? 0 : amountCents,
-    currency: 'usd',
-    status: failure ? 'requires_payment_method' : 'succeeded',
-    customer: rule.customerId,
-    payment_method: rule.paymentMethodId,
-    metadata,
-    last_payment_error: failure
-      ? { code: failure, decline_code: failure === 'card_declined' ? 'generic_decline' : null, type: 'card_error' }
-      : null,
-  });
-  await handleStripeEvent(await verifyStripeEvent(body, signature));
 }
 
 /** Ends the attempt of `invoiceId` (only that one): a success also clears the failure count. */

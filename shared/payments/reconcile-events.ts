@@ -3,7 +3,8 @@ import type { StripeEventsCursorItem } from '../db/items.ts';
 import { isConditionFailed, writeItem } from '../db/write.ts';
 import { ApiError } from '../errors.ts';
 import { errorFields, logger } from '../observability/logger.ts';
-import { handleStripeEvent, paymentsConfig, stripe } from './index.ts';
+import { handleStripeEvent } from './event-router.ts';
+import { paymentsConfig, stripe } from './stripe-client.ts';
 import { STRIPE_EVENT_TYPES } from './stripe-events.ts';
 
 /**

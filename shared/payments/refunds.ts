@@ -6,10 +6,21 @@ import type { WebhookOutcome } from '../api/schemas.ts';
 import { appendLedger } from '../ledger/index.ts';
 import { unsuspendAfterCredit } from '../servers/suspension.ts';
 import { eventWrite } from '../webhooks/events.ts';
-import { logger } from '../observability/logger.ts';
+import { errorFields, logger } from '../observability/logger.ts';
 import { recordSystemActivity } from '../audit/index.ts';
-import { findInvoiceItem, heldBack, invoiceReversalWrite, type Reversal, reversalOf, toInvoiceView, wasPaid } from '../invoices/index.ts';
+import {
+  findInvoiceItem,
+  heldBack,
+  type InvoiceView,
+  invoiceReversalWrite,
+  type Reversal,
+  reversalOf,
+  toInvoiceView,
+  wasPaid,
+} from '../invoices/index.ts';
 import type { ChargeRefunded, DisputeChange, RefundFailed, ReversalEvent } from './refund-event.ts';
+import { sandbox } from './sandbox.ts';
+import { paymentsConfig, stripe } from './stripe-client.ts';
 
 /**
  * Refunds and disputes of a paid top-up (ARCHITECTURE.md §7), booked as the money moves. Each
@@ -221,4 +232,57 @@ function noteOf(event: ReversalEvent, cash: number, bonus: number): string {
   if (event.kind === 'refund_failed') return `Refund ${event.refund.refundId} failed: ${moved}${bonusPart}`;
   const { disputeId, status } = event.dispute;
   return `Dispute ${disputeId} (${event.dispute.type === 'charge.dispute.funds_reinstated' ? 'funds reinstated' : status}): ${moved}${bonusPart}`;
+}
+
+// ---- an admin's refund --------------------------------------------------------------------------
+
+/**
+ * Asks the provider to refund part or all of a paid invoice. Nothing is booked here: the signed
+ * `charge.refunded` webhook books it (shared/payments/refunds.ts), exactly as for a refund made in
+ * Stripe's dashboard, so one path books every refund once. The sandbox, which has no Stripe,
+ * has the local stack's hook (./sandbox.ts) send the signed charge.refunded event Stripe would send.
+ */
+export async function refundInvoice(
+  invoiceId: string,
+  input: { amountCents: number; reason: string },
+  idempotencyKey: string,
+): Promise<{ refundId: string; amountCents: number; status: string; invoice: InvoiceView }> {
+  const config = await paymentsConfig();
+  if (!config.provider) throw new ApiError('payments_unavailable', 'Payments are not configured on this platform');
+  const item = await findInvoiceItem(invoiceId);
+  if (!item) throw new ApiError('not_found', 'Invoice not found');
+  if (!wasPaid(item.status) || !item.paymentIntentId) {
+    throw new ApiError('conflict', `Invoice ${item.number} is ${item.status}: there is no payment to refund`);
+  }
+  const left = item.amountCents - (item.refundedCents ?? 0);
+  if (input.amountCents > left) {
+    throw new ApiError('validation_failed', `amountCents must be at most ${left} (what is left unrefunded of ${item.number})`, {
+      issues: [{ field: 'body.amountCents', message: `must be at most ${left}` }],
+    });
+  }
+  const metadata = { invoice_id: item.invoiceId, invoice_number: item.number, reason: input.reason };
+  if (config.provider === 'sandbox') {
+    const refundId = `re_sandbox_${idempotencyKey.replace(/[^A-Za-z0-9]/g, '').slice(0, 24)}`;
+    await sandbox().refund({
+      paymentIntentId: item.paymentIntentId,
+      amountCents: item.amountCents,
+      refundedCents: (item.refundedCents ?? 0) + input.amountCents,
+      metadata,
+    });
+    return { refundId, amountCents: input.amountCents, status: 'succeeded', invoice: toInvoiceView((await findInvoiceItem(invoiceId))!) };
+  }
+  try {
+    const refund = await (await stripe(config)).refunds.create(
+      { payment_intent: item.paymentIntentId, amount: input.amountCents, metadata },
+      // The admin's Idempotency-Key (or the request id): a retried call is the same refund, not a second one.
+      { idempotencyKey: `refund:${item.invoiceId}:${idempotencyKey}` },
+    );
+    return { refundId: refund.id, amountCents: refund.amount, status: refund.status ?? 'pending', invoice: toInvoiceView(item) };
+  } catch (err) {
+    logger.error('refund: Stripe refused or failed', { invoiceId: item.invoiceId, ...errorFields(err) });
+    throw new ApiError(
+      'payment_provider_error',
+      'The payment provider did not refund; nothing was booked, check the payment and try again',
+    );
+  }
 }

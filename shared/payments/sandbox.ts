@@ -1,33 +1,29 @@
-import { paymentsConfig, stripe } from './index.ts';
-
 /**
- * The local sandbox provider (no Stripe secret key): events are signed here with the webhook
- * secret, as Stripe signs them, and go through the same webhook code. The pages and `/dev` routes
- * that drive it live in dev/ (dev/sandbox-events.ts); in AWS payments are off without a Stripe
- * secret, so this runs only locally.
+ * The local sandbox provider (no Stripe secret key), as a hook: the local stack installs it
+ * (dev/sandbox-events.ts), so that Stripe's test cards and the signing of the events Stripe would
+ * send live in dev/, never in a deployed bundle. In AWS payments are off without a Stripe secret.
  */
-
-/** An event as Stripe sends it: the envelope around what happened (`fields`: its `type` and `data`). */
-export function stripeEventBody(
-  fields: Record<string, unknown>,
-  id = `evt_sandbox_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`,
-): string {
-  return JSON.stringify({
-    id,
-    object: 'event',
-    api_version: '2025-01-27',
-    created: Math.floor(Date.now() / 1000),
-    livemode: false,
-    pending_webhooks: 1,
-    request: { id: null, idempotency_key: null },
-    ...fields,
-  });
+export interface SandboxProvider {
+  /** The card a sandbox setup session saved, named by its SetupIntent (`seti_sandbox_<card>`); null for an unknown card. */
+  savedCard(setupIntentId: string): { paymentMethodId: string; brand: string; last4: string } | null;
+  /** Charges the saved card off-session: the PaymentIntent event Stripe would send, signed, booked through the webhook code. */
+  charge(payment: {
+    customerId?: string | undefined;
+    paymentMethodId?: string | undefined;
+    amountCents: number;
+    metadata: Record<string, string>;
+  }): Promise<void>;
+  /** Refunds a charge: the `charge.refunded` event Stripe would send, signed, booked through the webhook code. */
+  refund(charge: { paymentIntentId: string; amountCents: number; refundedCents: number; metadata: Record<string, string> }): Promise<void>;
 }
 
-/** An event body as Stripe would send it, signed with the webhook secret (the sandbox only). */
-export async function signedSandboxEvent(type: string, object: Record<string, unknown>): Promise<{ body: string; signature: string }> {
-  const body = stripeEventBody({ type, data: { object } });
-  const config = await paymentsConfig();
-  const signature = (await stripe(config)).webhooks.generateTestHeaderString({ payload: body, secret: config.webhookSecret! });
-  return { body, signature };
+let installed: SandboxProvider | undefined;
+
+export function installSandbox(provider: SandboxProvider): void {
+  installed = provider;
+}
+
+export function sandbox(): SandboxProvider {
+  if (!installed) throw new Error('No sandbox payment provider: the local stack installs it (dev/sandbox-events.ts)');
+  return installed;
 }

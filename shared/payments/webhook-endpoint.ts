@@ -2,7 +2,7 @@ import type Stripe from 'stripe';
 import type { z } from 'zod';
 import type { StripeWebhookHealth } from '../api/schemas/admin.ts';
 import { logger } from '../observability/logger.ts';
-import { paymentsConfig, stripe } from './index.ts';
+import { paymentsConfig, stripe } from './stripe-client.ts';
 import { STRIPE_EVENT_TYPES } from './stripe-events.ts';
 
 /**

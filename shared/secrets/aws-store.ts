@@ -1,4 +1,4 @@
-import { SECRET_CACHE_MS, type InstanceKeys, type SecretStore } from './index.ts';
+import { type InstanceKeys, SECRET_CACHE_MS, type SecretStore } from './store.ts';
 
 /*
  * Panel keys in AWS Secrets Manager: one secret per instance, `<prefix>/instances/<id>`, cached per

@@ -1,25 +1,14 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { getConfig } from '../config/env.ts';
+import type { InstanceKeys, SecretStore } from './store.ts';
 
 /**
  * Panel keys, behind one interface: AWS Secrets Manager in AWS (one secret per instance, named
  * `<prefix>/instances/<id>`, cached per Lambda for SECRET_CACHE_MS), and for the local stack a JSON
  * file (mode 0600) under the data folder, or memory. Never the table, never a response or a log.
  */
-export interface InstanceKeys {
-  appApiKey: string;
-  clientApiKey?: string;
-}
-
-export interface SecretStore {
-  get(instanceId: string): Promise<InstanceKeys | undefined>;
-  put(instanceId: string, keys: InstanceKeys): Promise<void>;
-  delete(instanceId: string): Promise<void>;
-}
-
-/** How long a Lambda trusts its copy of a panel key: a rotated key is picked up within this. */
-export const SECRET_CACHE_MS = 5 * 60_000;
+export { type InstanceKeys, SECRET_CACHE_MS, type SecretStore } from './store.ts';
 
 class LocalSecretStore implements SecretStore {
   private readonly file: string | undefined;

@@ -1,5 +1,5 @@
 import Stripe from 'stripe';
-import { stripeEventBody } from '../../shared/payments/sandbox.ts';
+import { stripeEventBody } from '../../dev/sandbox-events.ts';
 
 /** Signs as Stripe does, with Stripe's own library (the key is never used to call Stripe). */
 const signer = new Stripe('sk_test_signer');

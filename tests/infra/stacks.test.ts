@@ -826,11 +826,11 @@ describe('alarms', () => {
   });
 
   it('key on log lines the code really writes (message, level and lagHours fields of the JSON logger)', () => {
-    // The callers: the scheduler logs the watermark lag, the payments module the rejections.
+    // The callers: the scheduler logs the watermark lag, the Stripe client the rejections.
     expect(readFileSync(join(ROOT, 'functions', 'billing-pass', 'handler.ts'), 'utf8')).toMatch(
       /logger\.info\('billing watermark', \{ lagHours/,
     );
-    expect(readFileSync(join(ROOT, 'shared', 'payments', 'index.ts'), 'utf8')).toContain("logger.warn('stripe webhook rejected'");
+    expect(readFileSync(join(ROOT, 'shared', 'payments', 'stripe-client.ts'), 'utf8')).toContain("logger.warn('stripe webhook rejected'");
     // The shape of a line: JSON with `level`, `message` and the fields at the top level.
     const lines: string[] = [];
     const level = process.env.LOG_LEVEL;

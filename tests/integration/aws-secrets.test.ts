@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeSecretsManager, type FakeSecretsManager } from '../helpers/fake-secrets-manager.ts';
 import { resetConfig } from '../../shared/config/env.ts';
 import { secretStore } from '../../shared/secrets/index.ts';
-import { billingConfig, verifyStripeEvent } from '../../shared/payments/index.ts';
+import { billingConfig } from '../../shared/payments/checkout.ts';
+import { verifyStripeEvent } from '../../shared/payments/stripe-client.ts';
 import Stripe from 'stripe';
 import { ensureTable } from '../../dev/dynamodb.ts';
 

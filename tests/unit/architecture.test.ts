@@ -1,90 +1,104 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, normalize, relative } from 'node:path';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { cycles, describeCycles, type Graph, graphOf, groupGraph, readSources } from '../helpers/import-graph.ts';
 
 /**
- * The layering rules of ARCHITECTURE.md, checked on the source itself: folders of shared/ form no
- * import cycle, and only the HTTP edge imports shared/http. The lint rules that hold the written
- * conventions (CONTRIBUTING.md, "Conventions") are exercised too, so removing one fails here.
+ * The layering rules of ARCHITECTURE.md, checked on the source itself as the bundler reads it
+ * (static imports and `import()`, tests/helpers/import-graph.ts): neither the folders nor the files
+ * of shared/ form an import cycle, and only the HTTP edge imports shared/http. The lint rules that
+ * hold the written conventions (CONTRIBUTING.md, "Conventions") are exercised too, so removing one
+ * fails here.
  */
 const root = normalize(join(import.meta.dirname, '../..'));
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
-  );
+/** The files of shared/ and their imports of one another. */
+function sharedFiles(): Graph {
+  const graph = graphOf(readSources(root, 'shared'));
+  for (const edges of graph.values()) for (const to of edges.keys()) if (!graph.has(to)) edges.delete(to);
+  return graph;
 }
 
 /** The shared/ folder a file belongs to (`errors` for shared/errors.ts). */
 const folderOf = (file: string): string => file.split('/')[1]!.replace(/\.ts$/, '');
 
-function folderGraph(): Map<string, Set<string>> {
-  const graph = new Map<string, Set<string>>();
-  for (const file of sourceFiles('shared')) {
-    const from = folderOf(file);
-    for (const match of readFileSync(join(root, file), 'utf8').matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+'(\.[^']+)'/gm)) {
-      const target = relative(root, join(root, dirname(file), match[1]!));
-      if (!target.startsWith('shared/')) continue;
-      const to = folderOf(target);
-      if (to !== from) graph.set(from, (graph.get(from) ?? new Set()).add(to));
-    }
-  }
-  return graph;
-}
-
-/** Strongly connected components with more than one folder (Tarjan). */
-function cycles(graph: Map<string, Set<string>>): string[][] {
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const stack: string[] = [];
-  const found: string[][] = [];
-  let next = 0;
-  const visit = (v: string) => {
-    index.set(v, next);
-    low.set(v, next++);
-    stack.push(v);
-    for (const w of graph.get(v) ?? []) {
-      if (!index.has(w)) {
-        visit(w);
-        low.set(v, Math.min(low.get(v)!, low.get(w)!));
-      } else if (stack.includes(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
-    }
-    if (low.get(v) === index.get(v)) {
-      const component: string[] = [];
-      let w: string;
-      do {
-        w = stack.pop()!;
-        component.push(w);
-      } while (w !== v);
-      if (component.length > 1) found.push(component.sort());
-    }
-  };
-  for (const v of graph.keys()) if (!index.has(v)) visit(v);
-  return found;
-}
-
 describe('architecture', () => {
-  it('the folders of shared/ import each other without cycles', () => {
-    const graph = folderGraph();
-    expect(graph.size).toBeGreaterThan(10);
-    expect(cycles(graph)).toEqual([]);
+  const files = sharedFiles();
+  const folders = groupGraph(files, folderOf);
+
+  it('the folders of shared/ import each other without cycles, import() included', () => {
+    expect(folders.size).toBeGreaterThan(10);
+    expect(describeCycles(folders)).toEqual([]);
   });
 
-  it('the cycle finder finds a cycle when there is one', () => {
-    const graph = new Map([
-      ['a', new Set(['b'])],
-      ['b', new Set(['c'])],
-      ['c', new Set(['a'])],
-      ['d', new Set(['a'])],
-    ]);
-    expect(cycles(graph)).toEqual([['a', 'b', 'c']]);
+  it('the files of shared/ import each other without cycles, import() included', () => {
+    expect(files.size).toBeGreaterThan(100);
+    expect([...files.values()].some((edges) => [...edges.values()].includes('dynamic'))).toBe(true);
+    expect(describeCycles(files)).toEqual([]);
   });
 
   it('only the HTTP edge imports shared/http', () => {
-    const graph = folderGraph();
-    const importers = [...graph].filter(([, to]) => to.has('http')).map(([from]) => from);
+    const importers = [...folders].filter(([, to]) => to.has('http')).map(([from]) => from);
     expect(importers.filter((from) => from !== 'openapi')).toEqual([]);
+  });
+
+  describe('the cycle check, on planted cycles', () => {
+    it('finds a cycle closed by import(), and names the file to move', () => {
+      const graph = graphOf(
+        new Map([
+          [
+            'shared/budgets/set.ts',
+            "import { keys } from '../db/keys.ts';\nexport const lift = async () => (await import('../servers/suspension.ts')).lift();\n",
+          ],
+          ['shared/servers/suspension.ts', "import { getBudget } from '../budgets/set.ts';\nexport const lift = () => getBudget;\n"],
+          ['shared/db/keys.ts', 'export const keys = {};\n'],
+        ]),
+      );
+      expect(cycles(graph)).toEqual([['shared/budgets/set.ts', 'shared/servers/suspension.ts']]);
+      expect(describeCycles(graph)).toEqual([
+        'shared/budgets/set.ts ⇢ import() shared/servers/suspension.ts → shared/budgets/set.ts: move what the others need out of shared/budgets/set.ts, or have its caller do the part that imports back',
+      ]);
+      // Between folders too: budgets ⇢ servers → budgets.
+      expect(describeCycles(groupGraph(graph, folderOf))).toEqual([
+        'budgets ⇢ import() servers → budgets: move what the others need out of budgets, or have its caller do the part that imports back',
+      ]);
+    });
+
+    it('finds a cycle of static imports between files of one folder, and names the file most of it runs through', () => {
+      const graph = graphOf(
+        new Map([
+          [
+            'shared/payments/index.ts',
+            "import { charge } from './autotopup.ts';\nexport { sign } from './sandbox.ts';\nexport const stripe = 1;\n",
+          ],
+          [
+            'shared/payments/autotopup.ts',
+            "import { stripe } from './index.ts';\nimport { sign } from './sandbox.ts';\nexport const charge = 1;\n",
+          ],
+          ['shared/payments/sandbox.ts', "import {\n  stripe,\n} from './index.ts';\nexport const sign = 1;\n"],
+          ['shared/payments/events.ts', "import type { charge } from './autotopup.ts';\nexport const events = 1;\n"],
+        ]),
+      );
+      expect(cycles(graph)).toEqual([['shared/payments/autotopup.ts', 'shared/payments/index.ts', 'shared/payments/sandbox.ts']]);
+      expect(describeCycles(graph)).toEqual([
+        'shared/payments/index.ts → shared/payments/autotopup.ts → shared/payments/index.ts (the cycle holds shared/payments/autotopup.ts, shared/payments/index.ts, shared/payments/sandbox.ts): move what the others need out of shared/payments/index.ts, or have its caller do the part that imports back',
+      ]);
+      // The folder graph has no edges inside a folder: this cycle is the file check's alone.
+      expect(cycles(groupGraph(graph, folderOf))).toEqual([]);
+    });
+
+    it('reads no cycle into type-only imports, which the bundler erases', () => {
+      const graph = graphOf(
+        new Map([
+          ['shared/a.ts', "import type { B } from './b.ts';\nexport type A = { b: B };\n"],
+          ['shared/b.ts', "import { a } from './c.ts';\nexport type B = typeof import('./a.ts');\nexport const b = a;\n"],
+          ['shared/c.ts', "export type { A } from './a.ts';\nexport const a = 1;\n"],
+        ]),
+      );
+      expect(graph.get('shared/b.ts')).toEqual(new Map([['shared/c.ts', 'static']]));
+      expect(cycles(graph)).toEqual([]);
+    });
   });
 
   /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { accrue } from '../../shared/ledger/index.ts';
-import { bonusFor } from '../../shared/payments/index.ts';
+import { bonusFor } from '../../shared/payments/credit.ts';
 import { bonusShare } from '../../shared/payments/refunds.ts';
 import { heldBack, type Reversal } from '../../shared/invoices/index.ts';
 import { runwayOf } from '../../shared/accounts/index.ts';

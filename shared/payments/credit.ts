@@ -1,0 +1,92 @@
+import type { WebhookOutcome } from '../api/schemas.ts';
+import { recordSystemActivity } from '../audit/index.ts';
+import type { InvoiceItem } from '../db/items.ts';
+import { type InvoiceView, invoicePaidEvent, invoicePaidWrite, paymentIntentPointer, toInvoiceView } from '../invoices/index.ts';
+import { appendLedger } from '../ledger/index.ts';
+import { logger } from '../observability/logger.ts';
+import { unsuspendAfterCredit } from '../servers/suspension.ts';
+
+/** The bonus of a top-up, in whole cents rounded down. */
+export const bonusFor = (amountCents: number, bonusPercent: number): number => Math.floor((amountCents * bonusPercent) / 100);
+
+/**
+ * Paid: the top-up and the bonus as two ledger entries, and the invoice turning paid, in one
+ * transaction whose guard keys (`topup:<invoice>`, `bonus:<invoice>`) make it happen once. The one
+ * path for every payment: a Checkout Session, and an auto top-up's PaymentIntent (autotopup.ts).
+ */
+export async function creditInvoice(
+  item: InvoiceItem,
+  paid: { amountCents: number | null; currency: string | null; sessionId: string | null; paymentIntentId: string | null; note: string },
+): Promise<WebhookOutcome> {
+  const invoice: InvoiceView = toInvoiceView(item);
+  if (paid.amountCents !== invoice.amountCents || (paid.currency ?? '').toLowerCase() !== invoice.currency) {
+    logger.error('stripe webhook amount does not match the invoice; not credited', {
+      invoiceId: invoice.id,
+      expected: invoice.amountCents,
+      got: paid.amountCents,
+      currency: paid.currency,
+    });
+    return 'amount_mismatch';
+  }
+  const accountId = item.accountId;
+  const bonus = bonusFor(invoice.amountCents, invoice.bonusPercent);
+  const reference = { invoiceId: invoice.id, invoiceNumber: invoice.number };
+  const paymentIntent = paid.paymentIntentId;
+  const result = await appendLedger(
+    accountId,
+    [
+      {
+        type: 'topup',
+        amountCents: invoice.amountCents,
+        idempotencyKey: `topup:${invoice.id}`,
+        reference: { ...reference, note: paid.note },
+      },
+      ...(bonus > 0
+        ? [
+            {
+              type: 'bonus' as const,
+              amountCents: bonus,
+              idempotencyKey: `bonus:${invoice.id}`,
+              reference: { ...reference, note: `Top-up bonus ${invoice.bonusPercent} %` },
+            },
+          ]
+        : []),
+    ],
+    {
+      extraItems: () => {
+        const payment = { paidAt: new Date().toISOString(), bonusCents: bonus, sessionId: paid.sessionId, paymentIntentId: paymentIntent };
+        // The invoice turns paid and its `invoice.paid` event is recorded with the credit, or neither.
+        return [
+          invoicePaidWrite(accountId, invoice, payment),
+          invoicePaidEvent(item, payment),
+          // Refunds and disputes name the PaymentIntent, not our invoice (shared/payments/refunds.ts).
+          ...(paymentIntent ? [paymentIntentPointer(paymentIntent, invoice.id, accountId)] : []),
+        ];
+      },
+    },
+  );
+  if (!result.applied) return 'already_fulfilled';
+  await paymentActivity(accountId, invoice, 'billing.payment', {
+    creditedCents: invoice.amountCents + bonus,
+    bonusCents: bonus,
+    ...(paid.sessionId ? { sessionId: paid.sessionId } : { paymentIntentId: paymentIntent }),
+  });
+  await unsuspendAfterCredit(accountId, 'top-up');
+  return 'credited';
+}
+
+/** The account's activity log shows what the payment provider did (the webhook has no caller to log). */
+export async function paymentActivity(
+  accountId: string,
+  invoice: InvoiceView,
+  action: string,
+  details: Record<string, unknown>,
+): Promise<void> {
+  await recordSystemActivity({
+    accountId,
+    actor: 'stripe',
+    action,
+    target: `invoice:${invoice.id}`,
+    details: { invoiceNumber: invoice.number, ...details },
+  });
+}
