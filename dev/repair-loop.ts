@@ -6,7 +6,7 @@ import { errorFields, logger } from '../shared/observability/logger.ts';
 
 /**
  * The local stand-in for the every-minute pending-repair function (functions/billing-pass
- * `repairs` in AWS): redoes the suspensions and repairs that did not complete (shared/servers/
+ * `minutePasses` in AWS): redoes the suspensions and repairs that did not complete (shared/servers/
  * repairs.ts), the due auto top-ups (shared/payments/autotopup.ts), the Stripe event reconciliation
  * (shared/payments/reconcile-events.ts, itself at most every five minutes) and the install watch
  * (shared/servers/install-watch.ts) every `intervalMs`. A pass starts only after the previous one ended, so passes never

@@ -409,7 +409,7 @@ export interface paths {
      * Rename, resize and/or relabel: limits applied on the panel at once, hourly price recomputed
      * @description A rename alone (`servers.rename` in the activity log) changes no price. A resize takes all three of ramMb, cpuPercent and diskMb. Labels alone: no panel call.
      */
-    patch: operations['resizeServer'];
+    patch: operations['updateServer'];
     trace?: never;
   };
   '/v1/servers/{id}/startup': {
@@ -4001,7 +4001,7 @@ export interface components {
       uptimeMs: number;
     } | null;
     /** @description `name` renames; ramMb, cpuPercent and diskMb (all three) resize; `labels` replaces the labels; at least one of them. */
-    ResizeServer: {
+    UpdateServer: {
       name?: string;
       /** Format: int32 */
       ramMb?: number;
@@ -11528,7 +11528,7 @@ export interface operations {
       };
     };
   };
-  resizeServer: {
+  updateServer: {
     parameters: {
       query?: never;
       header?: never;
@@ -11539,7 +11539,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': components['schemas']['ResizeServer'];
+        'application/json': components['schemas']['UpdateServer'];
       };
     };
     responses: {

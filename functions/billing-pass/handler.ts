@@ -15,12 +15,15 @@ import { getConfig } from '../../shared/config/env.ts';
  * with BILLING_QUEUE_URL it plans the pass and sends one message per shard; without it, it runs
  * the whole pass in this process. `worker` consumes the queue, one shard per message, reporting
  * failed messages so only those are retried (and land in the dead-letter queue in the end).
- * `repairs` is what the every-minute rule invokes: the suspensions and repairs that did not
- * complete (shared/servers/repairs.ts), within minutes instead of at the next hourly pass, and
- * the auto top-ups the ledger marked due (shared/payments/autotopup.ts: Stripe is called here, never
- * on a customer's request or in the hourly pass), and the install watch (shared/servers/install-watch.ts:
- * servers still installing, checked once a minute, their end raised as an event), and, every five
- * minutes, the Stripe events the webhook did not deliver (shared/payments/reconcile-events.ts).
+ * `minutePasses` is what the every-minute rule invokes (the function `BillingRepairs`): four passes,
+ * each on its own so one failing hides none of the others —
+ * - the suspensions and repairs that did not complete (shared/servers/repairs.ts), within minutes
+ *   instead of at the next hourly pass;
+ * - the auto top-ups the ledger marked due (shared/payments/autotopup.ts: Stripe is called here,
+ *   never on a customer's request or in the hourly pass);
+ * - the install watch (shared/servers/install-watch.ts: servers still installing, their end raised
+ *   as an event);
+ * - every five minutes, the Stripe events the webhook did not deliver (shared/payments/reconcile-events.ts).
  */
 const queueUrl = getConfig().billingQueueUrl;
 const queue: { url: string; sqs?: import('@aws-sdk/client-sqs').SQSClient } | undefined = queueUrl ? { url: queueUrl } : undefined;
@@ -105,11 +108,11 @@ export async function worker(event: SQSEvent): Promise<SQSBatchResponse> {
 }
 
 /**
- * The pending-repair pass, every minute. Runs may overlap (a slow panel): each item is claimed
- * under a condition first, so two runs never repair the same server at once. The clock, not the
- * event's `time`: a late invocation must not act in the past.
+ * The every-minute passes (above). Runs may overlap (a slow panel): each item is claimed under a
+ * condition first, so two runs never work on the same server at once. The clock, not the event's
+ * `time`: a late invocation must not act in the past.
  */
-export async function repairs(): Promise<
+export async function minutePasses(): Promise<
   RepairSummary & {
     autoTopUps: AutoTopUpSummary | null;
     installWatch: InstallWatchSummary | null;

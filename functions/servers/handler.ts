@@ -33,10 +33,10 @@ export const handler = createGroupHandler('servers', serverRoutes, {
 
   getServer: async ({ principal, params }) => getServerWithLive(principal.accountId, params.id),
 
-  resizeServer: async ({ principal, params, body, audit }) => {
+  updateServer: async ({ principal, params, body, audit }) => {
     audit.target = `server:${params.id}`;
     // Like deploy, the rename and resize path (topology copy, placement room, budgets) loads with the first of them.
-    const { resizeOf, updateServer } = await import('../../shared/servers/rename.ts');
+    const { resizeOf, updateServer } = await import('../../shared/servers/update.ts');
     const resize = resizeOf(body);
     if (!resize) audit.action = body.name === undefined ? 'servers.labels' : 'servers.rename';
     const { server, renamed, labels } = await updateServer(principal.accountId, params.id, body);

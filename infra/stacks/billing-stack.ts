@@ -72,7 +72,7 @@ export function billingWorkersFromContext(scope: Construct): number {
 }
 /** One full vCPU: the worker's time is its own CPU (the plan's measured 0.68 ms per server-hour). */
 export const WORKER_MEMORY_MB = 1769;
-/** The pending-repair pass (suspensions and repairs that did not complete): every minute, so they are retried within minutes. */
+/** The every-minute passes (functions/billing-pass `minutePasses`): pending repairs, due auto top-ups, the install watch, missed Stripe events. */
 export const REPAIRS_SCHEDULE = 'rate(1 minute)';
 /** Deliveries of one shard message before it goes to the dead-letter queue. */
 export const MAX_RECEIVE_COUNT = 5;
@@ -93,6 +93,7 @@ export const MAX_RECEIVE_COUNT = 5;
 export class BillingStack extends Stack {
   readonly scheduler: AppFunction;
   readonly worker: AppFunction;
+  /** `BillingRepairs`, the every-minute function: runs the bundle's `minutePasses` (named as deployed). */
   readonly repairs: AppFunction;
   readonly repairsRule: events.Rule;
   readonly queue: sqs.Queue;
@@ -152,10 +153,10 @@ export class BillingStack extends Stack {
     });
     this.repairs = new AppFunction(this, 'BillingRepairs', {
       group: BILLING_PASS_BUNDLE,
-      handler: 'index.repairs',
+      handler: 'index.minutePasses',
       ...egress,
       description:
-        'Control plane: pending suspensions and repairs, and due auto top-ups, every minute (shared/servers/repairs.ts, shared/payments/autotopup.ts)',
+        'Control plane: every minute, pending suspensions and repairs, due auto top-ups, the install watch and missed Stripe events (functions/billing-pass minutePasses)',
       // At most REPAIRS_PER_RUN servers, four at a time, each a bounded lease wait and panel calls with retries.
       timeout: Duration.minutes(5),
       environment,
@@ -201,9 +202,10 @@ export class BillingStack extends Stack {
       }),
     );
 
-    // ---- the every-minute pending-repair rule: a missed run is simply the next minute's work ----
+    // ---- the every-minute rule (ids kept from when it ran the repairs alone: a new id replaces the resource) ----
+    // A missed run is simply the next minute's work.
     this.repairsRule = new events.Rule(this, 'RepairsRule', {
-      description: 'Pending suspensions and repairs, every minute',
+      description: 'Every minute: pending repairs, due auto top-ups, the install watch, missed Stripe events',
       schedule: events.Schedule.expression(REPAIRS_SCHEDULE),
     });
     this.repairsRule.addTarget(new targets.LambdaFunction(this.repairs.fn, { retryAttempts: 0, maxEventAge: Duration.minutes(1) }));

@@ -6,7 +6,7 @@ import type { AccountItem, ServerItem } from '../db/items.ts';
 import { writeIfFirst, writeItem } from '../db/write.ts';
 import { appendLedger } from '../ledger/index.ts';
 import { reconcileAccount } from '../servers/suspension.ts';
-import { deleteServer } from '../servers/index.ts';
+import { deleteServer } from '../servers/delete.ts';
 import { recordFullyBilled } from '../servers/records.ts';
 import { getSettings } from '../settings/index.ts';
 import type { SettingsValue } from '../api/schemas.ts';

@@ -30,12 +30,13 @@ import {
 } from './idempotency.ts';
 
 /**
- * The one request pipeline every endpoint group shares (ARCHITECTURE.md, "Request pipeline"), in
- * named stages: route match (404/405) → `admitCaller`: credential, rate limit, scope (401/429/403)
- * → `parseInput`: JSON body and zod validation (400/413/415) → `claimIdempotency` (replay/409)
- * → the route's implementation → `answer`: the response, checked against its schema outside AWS,
- * completing the idempotency record → `settle`: contract note and activity log.
- * Every failure leaves as the error envelope; anything unexpected as `internal` 500 without internals.
+ * The one request pipeline every endpoint group shares, in named stages numbered as the steps of
+ * ARCHITECTURE.md §5: request id (1) → route match (2; 404/405) → `admitCaller`: credential, rate
+ * limit, scope (3–4; 401/429/403) → `parseInput`: JSON body and zod validation (5; 400/413/415)
+ * → `claimIdempotency` (6; replay/409) → the route's implementation (7) → `answer`: the response,
+ * checked against its schema outside AWS, completing the idempotency record (8) → `settle`:
+ * contract note and activity log (9). Every failure leaves as the error envelope (10); anything
+ * unexpected as `internal` 500 without internals.
  */
 export const MAX_BODY_BYTES = 1_048_576;
 
@@ -190,7 +191,7 @@ interface RequestState {
 }
 
 /**
- * Stage 1, credential and rate limit: who calls (401), within which limits (429), with which
+ * Steps 3–4, credential and rate limit: who calls (401), within which limits (429), with which
  * rights (403). The credential's own limit and its account's ceiling are counted in the account's
  * item by one write every few requests (shared/http/rate-limit.ts); a request without a credential,
  * or whose credential is refused, counts against its source IP, so guessing credentials is limited
@@ -234,7 +235,7 @@ async function admitCaller(
 }
 
 /**
- * Stage 3, the Idempotency-Key: a repeated request gets the stored answer (returned here, nothing
+ * Step 6, the Idempotency-Key: a repeated request gets the stored answer (returned here, nothing
  * else runs); a first one claims the key, completed with the answer or released on failure.
  */
 async function claimIdempotency(
@@ -265,7 +266,7 @@ function baseUrlOf(event: Event, headers: Record<string, string | undefined>): s
 }
 
 /**
- * Stage 5, the answer: a file or text as it is (bytes base64 for API Gateway), JSON checked
+ * Step 8, the answer: a file or text as it is (bytes base64 for API Gateway), JSON checked
  * against the route's schema outside AWS; the idempotency record gets the JSON answer without
  * secrets.
  */
@@ -327,7 +328,7 @@ export function rawResponse(raw: RawResponse, requestId: string, rate: RateLimit
 }
 
 /**
- * Stage 6, after the answer: the contract note (outside AWS: tests/setup.ts fails a test file that
+ * Step 9, after the answer: the contract note (outside AWS: tests/setup.ts fails a test file that
  * provoked an undocumented answer) and the activity log. A failed activity write is logged for the
  * alarm, never turned into an error: after a success the change is done, and a retry would repeat it.
  */
@@ -369,6 +370,7 @@ function parseJsonBody(event: Event): unknown {
   return (request.event as Event & { body: unknown }).body;
 }
 
+/** Step 5, body and validation: the path, query and body as the route's schemas parse them, every issue in one 400. */
 export function parseInput(def: RouteDef, params: Record<string, string>, event: Event) {
   let body: unknown;
   if (def.body) {
@@ -446,6 +448,7 @@ function json(
   };
 }
 
+/** Step 10, any failure as the error envelope; the caller releases the idempotency claim. */
 export function errorResponse(err: unknown, requestId: string, rate: RateLimitState | undefined): Response {
   if (isApiError(err)) {
     const error = { code: err.code, message: err.message, ...(err.details === undefined ? {} : { details: err.details }) };

@@ -8,30 +8,22 @@ import { MAX_CLAIM, WINDOW_SECONDS } from './rate-window.ts';
  * minutes (a block) live in one item, one attribute per minute (`h0`–`h4`), so one write can move
  * several minutes' counts.
  *
- * A process claims units of the shared counter in small batches and spends them from memory: the
- * first request of a client in a window claims 1, the next claims 2, then 4, then 8 (at most), so a
- * client that keeps calling costs one write per several requests instead of one each (a dashboard
- * polling every 5 s: 4 writes in its first minute for 12 requests, then 2 a minute, as each
- * window's first claim is sized by what the caller spent in the previous one; 240 requests in a
- * minute: 51 writes). A sparse caller (at most 2 requests a minute, this minute and the one
- * before) claims with the same write its units for the later minutes of the block as well (as many
- * a minute as it spent, 1 or 2): a caller making one request a minute pays one write per block of
- * five, not one a minute. Every admitted request is backed by a unit the counter granted below the
- * limit of its own minute, so all processes together never admit more than the limit in a window.
- * Concurrent requests of one process wait for one claim sized to all of them, instead of each
- * sending its own. Units a process claimed and did not spend lapse with their window; claims shrink
- * to 1 as the counter nears the limit (an eighth of what is left, at most 8), and a sparse caller
- * holds at most 2 ahead, so what can lapse is a few units per process and minute — but each process
- * judges "what is left" from the last count it saw, so a caller spread over many Lambda instances
- * may be refused somewhat before the limit (never after). Once the counter has passed the limit,
- * later requests of that window are refused without a write: the count never falls within a window.
+ * A process claims units of the shared counter in batches and spends them from memory: 1, then 2,
+ * 4, up to MAX_CLAIM, the first claim of a window sized by what the caller spent in the previous
+ * one, shrinking to 1 near the limit (an eighth of what is left). A sparse caller (at most 2
+ * requests a minute) claims the block's later minutes with the same write. Concurrent requests of
+ * one process wait for one claim sized to all of them. Every admitted request is backed by a unit
+ * granted under the limit of its own minute, so all processes together never admit more than the
+ * limit; unspent units lapse with their window, and a caller spread over many instances may be
+ * refused somewhat before the limit (each judges "what is left" from the last count it saw), never
+ * after. Past the limit, later requests of the window are refused without a write.
  *
  * An authenticated credential is also held to its account's ceiling (all its API keys and session
  * tokens together), or else an account could multiply the per-credential limit by making keys. Both
- * counts are in the account's item and move with the same write (`h<minute>` and the credential's
- * own attribute), so the ceiling adds no write, and a claim grants only units under both. The
- * ceiling itself (a profile read when the process's copy is old) is asked for only when a claim is
- * due: a request spending units already held needs neither a write nor a read.
+ * counts are in the account's item and move with the same write, so the ceiling adds no write; its
+ * value (a profile read) is asked for only when a claim is due.
+ *
+ * Writes and reads per request, measured: bench/results.md §7 (bench/cost.ts).
  */
 export interface RateLimitState {
   limit: number;

@@ -3,6 +3,7 @@ import { ApiError } from '../errors.ts';
 import { getInstance, panelClientFor } from '../instances/index.ts';
 import type { PanelClient } from '../panel/client.ts';
 import { PanelRequestError } from '../panel/errors.ts';
+import type { PanelFileObject } from '../panel/types.ts';
 import { getOwnedServer } from './read.ts';
 import { toServerView, type ServerView } from './views.ts';
 import type { ConsoleCredentials, FileEntry, LiveUsage } from '../api/schemas.ts';
@@ -129,16 +130,21 @@ export async function listFiles(
   const files = await onFiles('query.directory', () => client.listFiles(server.identifier, dir));
   return {
     directory: dir,
-    data: files.map((f) => ({
-      name: f.name,
-      mode: f.mode,
-      size: f.size,
-      isFile: f.is_file,
-      isSymlink: f.is_symlink,
-      mimetype: f.mimetype,
-      createdAt: f.created_at,
-      modifiedAt: f.modified_at,
-    })),
+    data: files.map(toFileEntry),
+  };
+}
+
+/** A panel file object as the API shows it (a listing's entries, an archive just made). */
+export function toFileEntry(f: PanelFileObject): z.infer<typeof FileEntry> {
+  return {
+    name: f.name,
+    mode: f.mode,
+    size: f.size,
+    isFile: f.is_file,
+    isSymlink: f.is_symlink,
+    mimetype: f.mimetype,
+    createdAt: f.created_at,
+    modifiedAt: f.modified_at,
   };
 }
 

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { CompressFiles, CreateFolder, DecompressFile, FileEntry, RenameFiles } from '../api/schemas/servers.ts';
+import type { CompressFiles, CreateFolder, DecompressFile, RenameFiles } from '../api/schemas/servers.ts';
 import { getConfig } from '../config/env.ts';
 import { keys } from '../db/keys.ts';
 import { isConditionFailed, writeIfFirst, writeItem } from '../db/write.ts';
@@ -8,7 +8,7 @@ import { ApiError } from '../errors.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import { PanelRequestError } from '../panel/errors.ts';
 import type { Envelope, PanelFileObject } from '../panel/types.ts';
-import { controllable, onFiles, rooted } from './control.ts';
+import { controllable, onFiles, rooted, toFileEntry } from './control.ts';
 import { assertCustomerMayHold, withServerLease } from './lease.ts';
 import { getOwnedServer } from './read.ts';
 
@@ -39,19 +39,6 @@ const relative = (path: string): string => path.replace(/^[\\/]+/, '');
 async function underLease<T>(accountId: string, serverId: string, fn: () => Promise<T>): Promise<T> {
   await assertCustomerMayHold(await getOwnedServer(accountId, serverId));
   return withServerLease(serverId, 'files', fn);
-}
-
-export function toFileEntry(f: PanelFileObject): z.infer<typeof FileEntry> {
-  return {
-    name: f.name,
-    mode: f.mode,
-    size: f.size,
-    isFile: f.is_file,
-    isSymlink: f.is_symlink,
-    mimetype: f.mimetype,
-    createdAt: f.created_at,
-    modifiedAt: f.modified_at,
-  };
 }
 
 /** POST create-folder; not retried (a second attempt answers "already exists" for the first one's folder). */

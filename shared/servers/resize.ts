@@ -10,7 +10,6 @@ import type { BuildBody, PanelServer } from '../panel/types.ts';
 import { freeCapacity } from '../placement/index.ts';
 import { centsUp, exactPriceOf, hourlyPriceMillicents, type Resources } from '../pricing/index.ts';
 import { getSettings } from '../settings/index.ts';
-import { assertCustomerMayHold, withServerLease } from './lease.ts';
 import { queueRepair } from './pending.ts';
 import { checkCaps, insufficientCredit, requiredBalance } from './limits.ts';
 import { getOwnedServer } from './read.ts';
@@ -18,7 +17,8 @@ import { profileSnapshot, recordResized } from './records.ts';
 import { type ServerView, toServerView } from './views.ts';
 
 /**
- * Resize, under the server's lease: the panel's build first, then the record.
+ * Resize, for a caller that holds the server's lease (update.ts: a PATCH that also renames holds it
+ * once for both): the panel's build first, then the record.
  *
  * - The record is read under the lease, so it is the committed state nobody else can change
  *   until we are done; a failure to record puts the panel back to exactly that state.
@@ -31,13 +31,6 @@ import { type ServerView, toServerView } from './views.ts';
  *   queued for the pending-repair pass (pending.ts), which puts the record's build back within
  *   minutes, and the caller gets the panel's error (504 `panel_timeout`, 503 `panel_unavailable`).
  */
-export async function resizeServer(accountId: string, serverId: string, resources: Resources): Promise<ServerView> {
-  // 404 for another account's server, then the account's state, before the lease (lease.ts).
-  await assertCustomerMayHold(await getOwnedServer(accountId, serverId));
-  return withServerLease(serverId, 'resize', () => resizeHeld(accountId, serverId, resources));
-}
-
-/** The resize itself, for a caller that holds the server's lease (a PATCH that also renames holds it once for both). */
 export async function resizeHeld(accountId: string, serverId: string, resources: Resources): Promise<ServerView> {
   const item = await getOwnedServer(accountId, serverId);
   const server = toServerView(item);

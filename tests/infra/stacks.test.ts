@@ -560,9 +560,12 @@ describe('billing stack: the hourly pass (rule → scheduler → queue → worke
     }
   });
 
-  it('runs the pending-repair pass (index.repairs, the billing-pass bundle) every minute, with the billing table access and panel keys', () => {
+  it('runs the every-minute passes (index.minutePasses, the billing-pass bundle) every minute, with the billing table access and panel keys', () => {
     const repairs = props(built.billingStack.repairs);
-    expect(repairs.Handler).toBe('index.repairs');
+    expect(repairs.Handler).toBe('index.minutePasses');
+    // The deployed names stay: a new logical id would replace the function, its role and its log group.
+    expect(id(built.billingStack.repairs.fn)).toMatch(/^BillingRepairsFunction[0-9A-F]{8}$/);
+    expect(id(built.billingStack.repairsRule)).toMatch(/^RepairsRule[0-9A-F]{8}$/);
     expect(repairs.Runtime).toBe('nodejs24.x');
     expect(repairs.Code).toEqual(props(built.billingStack.worker).Code);
     expect(repairs.Environment.Variables.BILLING_QUEUE_URL).toBeUndefined();

@@ -91,7 +91,7 @@ describe('billing through the queue', () => {
   });
 
   it('the every-minute entry runs the pending repairs, then the auto top-ups and the install watch (loaded on use)', async () => {
-    const summary = await handler.repairs();
+    const summary = await handler.minutePasses();
     // A failed auto top-up pass is reported as null beside the repairs' summary; here it ran.
     expect(summary.autoTopUps).toEqual({ due: 0, attempted: 0, skipped: 0, failed: 0 });
     // The server deployed above has installed: one listing call, one server.installed.

@@ -166,8 +166,8 @@ describe('Stripe event reconciliation', () => {
     const { invoiceId, session } = await paidCheckout(token, 800);
     stripeFake.recordEvent('checkout.session.completed', session);
     await setAttributes(keys.stripeEventsCursor(), { runAt: 0 });
-    const { repairs } = await import('../../functions/billing-pass/handler.ts');
-    const summary = await repairs();
+    const { minutePasses } = await import('../../functions/billing-pass/handler.ts');
+    const summary = await minutePasses();
     expect(summary.stripeEvents).toMatchObject({ booked: 1, failed: 0 });
     expect(await topUpsOf(id, invoiceId)).toEqual([
       ['topup', 800],

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import * as z from 'zod';
 import { describe, expect, it } from 'vitest';
@@ -81,5 +83,25 @@ describe('rawResponse (files and pages)', () => {
     expect(response.body).toBe('<p>hi</p>');
     expect(response.isBase64Encoded).toBeUndefined();
     expect(response.headers['cache-control']).toBe('public, max-age=300');
+  });
+});
+
+describe('stage numbers', () => {
+  // One numbering: each stage's doc comment in the code names the step of ARCHITECTURE.md §5 it is.
+  const read = (file: string) => readFileSync(join(import.meta.dirname, '../..', file), 'utf8');
+  const STAGES = ['admitCaller', 'parseInput', 'claimIdempotency', 'answer', 'settle', 'errorResponse'];
+
+  it('the code and the guide give each stage the same step', () => {
+    const inCode = new Map(
+      [
+        ...read('shared/http/handler.ts').matchAll(
+          /\/\*\*\s*(?:\*\s*)?Steps? (\d+(?:–\d+)?),[^*]*(?:\*(?!\/)[^*]*)*\*\/\s*(?:export\s+)?(?:async\s+)?function\s+(\w+)/g,
+        ),
+      ].map(([, step, name]) => [name!, step!]),
+    );
+    const pipeline = read('ARCHITECTURE.md').split('## 5. The request pipeline')[1]?.split('\n## ')[0] ?? '';
+    const inGuide = new Map([...pipeline.matchAll(/`(\w+)` \((?:steps? )?(\d+(?:–\d+)?)/g)].map(([, name, step]) => [name!, step!]));
+    for (const stage of STAGES) expect([stage, inCode.get(stage)]).toEqual([stage, inGuide.get(stage)]);
+    expect([...inCode.keys()].sort()).toEqual([...STAGES].sort());
   });
 });

@@ -18,7 +18,7 @@ import {
   PowerResult,
   PowerSignal,
   ReinstallResult,
-  ResizeServer,
+  UpdateServer,
   Server,
   ServerList,
   ServerListQuery,
@@ -111,7 +111,7 @@ export const serverRoutes = define({
     params: IdParam,
     response: ServerWithLive,
   },
-  resizeServer: {
+  updateServer: {
     method: 'PATCH',
     path: '/v1/servers/:id',
     group: 'servers',
@@ -122,7 +122,7 @@ export const serverRoutes = define({
     description:
       'A rename alone (`servers.rename` in the activity log) changes no price. A resize takes all three of ramMb, cpuPercent and diskMb. Labels alone: no panel call.',
     params: IdParam,
-    body: ResizeServer,
+    body: UpdateServer,
     response: Server,
     audit: 'servers.resize',
     errors: ['insufficient_credit', 'limit_exceeded', 'conflict', 'operation_in_progress', 'no_capacity', ...PANEL],

@@ -152,7 +152,7 @@ export const CreateServer = z
 const RESIZE = ['ramMb', 'cpuPercent', 'diskMb'] as const;
 
 /** PATCH /v1/servers/{id}: a rename, a resize (its three fields together, as the spec has them), or both. */
-export const ResizeServer = z
+export const UpdateServer = z
   .object({
     name: ServerName.optional(),
     ramMb: RamMb.optional(),
@@ -171,7 +171,7 @@ export const ResizeServer = z
     }
   })
   .meta({
-    id: 'ResizeServer',
+    id: 'UpdateServer',
     description: '`name` renames; ramMb, cpuPercent and diskMb (all three) resize; `labels` replaces the labels; at least one of them.',
     // The rule above, in the document: the three resize fields come together, and the body is never empty.
     minProperties: 1,

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ResizeServer } from '../api/schemas.ts';
+import type { UpdateServer } from '../api/schemas.ts';
 import type { ServerItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { writeIfFirst } from '../db/write.ts';
@@ -25,7 +25,7 @@ export interface ServerUpdate {
 }
 
 /** The resize fields of a PATCH, when it has them (the schema lets them come only all three together). */
-export function resizeOf(input: z.infer<typeof ResizeServer>): Resources | undefined {
+export function resizeOf(input: z.infer<typeof UpdateServer>): Resources | undefined {
   const { ramMb, cpuPercent, diskMb } = input;
   return ramMb !== undefined && cpuPercent !== undefined && diskMb !== undefined ? { ramMb, cpuPercent, diskMb } : undefined;
 }
@@ -36,7 +36,7 @@ export function resizeOf(input: z.infer<typeof ResizeServer>): Resources | undef
  * a rename that fails after it leaves the new size in place, and repeating the request is safe
  * (the resize to the same size changes nothing, then the rename is tried again).
  */
-export async function updateServer(accountId: string, serverId: string, input: z.infer<typeof ResizeServer>): Promise<ServerUpdate> {
+export async function updateServer(accountId: string, serverId: string, input: z.infer<typeof UpdateServer>): Promise<ServerUpdate> {
   const resources = resizeOf(input);
   // Labels only: one conditional write on the record, no lease, no panel call (the panel never sees labels).
   if (!resources && input.name === undefined) return setLabels(await getOwnedServer(accountId, serverId), input.labels ?? {});
