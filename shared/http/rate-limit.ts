@@ -1,3 +1,4 @@
+import { currentTime } from '../clock.ts';
 import { getConfig } from '../config/env.ts';
 import { ApiError } from '../errors.ts';
 import { MAX_CLAIM, WINDOW_SECONDS } from './rate-window.ts';
@@ -96,7 +97,7 @@ export function createRateLimiter() {
   const accounts = new Map<string, AccountCount>();
   let sweptWindow = -1;
 
-  return async function consume(client: string, now = Date.now(), ceiling?: AccountCeiling): Promise<RateLimitResult> {
+  return async function consume(client: string, now = currentTime(), ceiling?: AccountCeiling): Promise<RateLimitResult> {
     const limit = getConfig().rateLimitPerMinute;
     const windowStart = Math.floor(now / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS;
     const resetSeconds = Math.max(1, windowStart + WINDOW_SECONDS - Math.floor(now / 1000));

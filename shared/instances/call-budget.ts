@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { currentTime } from '../clock.ts';
 import { accessPatterns } from '../db/access-patterns.ts';
 import type { PanelCallBudgetItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
@@ -187,7 +188,7 @@ const classOf = (api: PanelApi, kind: PanelCallKind): 'read' | 'write' | 'contro
 
 export function dynamoCallBudget(budgetId: string, limits: PanelRateLimits, options: CallBudgetOptions = {}): CallBudget {
   const instance = options.instanceId ?? budgetId;
-  const clock = options.now ?? Date.now;
+  const clock = options.now ?? currentTime;
   const proc = () => options.process ?? processState;
   const configured = (api: PanelApi) => (api === 'application' ? limits.applicationPerMinute : limits.clientPerMinute);
   const cacheKey = (api: PanelApi) => `${budgetId}:${api}`;
@@ -394,7 +395,7 @@ export async function callBudgetState(
   limits: PanelRateLimits,
   sharedWith: string[],
 ): Promise<Record<PanelApi, BudgetState> & { sharedWith: string[] }> {
-  const now = Date.now();
+  const now = currentTime();
   const state = async (api: PanelApi): Promise<BudgetState> => {
     const item = await accessPatterns.panelCallBudget(budgetId, api);
     const configured = api === 'application' ? limits.applicationPerMinute : limits.clientPerMinute;

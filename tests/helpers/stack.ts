@@ -1,12 +1,15 @@
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../dev/stack.ts';
+import { installTestClock, type TestClock } from './clock.ts';
 
 /**
  * The local stack for one test file: the shared DynamoDB Local from global-setup, this file's own
- * table (tests/setup.ts), the API on a free port, and a small client for it.
+ * table (tests/setup.ts), the API on a free port, a small client for it, and the clock its rate
+ * limit and panel call budget count minutes by (tests/helpers/clock.ts).
  */
 export interface TestApi extends LocalStack {
   call(method: string, path: string, options?: CallOptions): Promise<ApiResponse>;
   session(email: string): Promise<string>;
+  clock: TestClock;
 }
 
 export interface CallOptions {
@@ -63,8 +66,14 @@ export async function startTestApi(
     }
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
+  const clock = installTestClock();
   return {
     ...stack,
+    clock,
+    stop: async () => {
+      clock.release();
+      await stack.stop();
+    },
     call,
     session: async (email: string) => {
       const res = await call('POST', '/dev/session', { token: null, body: { email } });

@@ -28,12 +28,6 @@ const PAID = { grantCents: 100, grantBy: 'admin' } as const;
 
 const createKey = (token: string, name: string) => api.call('POST', '/v1/keys', { token, body: { name } });
 
-/** Starts a burst in a minute of its own (the limits count fixed one-minute windows) with at least `seconds` of it left. */
-async function freshMinute(seconds = 30, always = false): Promise<void> {
-  const s = new Date().getUTCSeconds();
-  if (always || s > 60 - seconds) await new Promise((r) => setTimeout(r, (61 - s) * 1000));
-}
-
 const statuses = (results: ApiResponse[]) => {
   const counts: Record<number, number> = {};
   for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
@@ -169,54 +163,58 @@ describe('the per-account request ceiling', () => {
     const { token, id } = await customer(api, 'ceiling-keys@example.com', PAID);
     const secrets: string[] = [];
     for (let i = 0; i < 4; i++) secrets.push((await createKey(token, `amp ${i}`)).body.secret);
-    // A minute of its own, without the key creations above in it.
-    await freshMinute(60, true);
-    // 200 requests per key, in waves of 40 at a time across the keys.
-    const results: ApiResponse[] = [];
-    for (let wave = 0; wave < 20; wave++) {
-      results.push(
-        ...(await Promise.all(secrets.flatMap((key) => Array.from({ length: 10 }, () => api.call('GET', '/v1/account', { token: key }))))),
-      );
-    }
-    // The session token's earlier requests (the key creations) claimed a unit or two of this minute
-    // ahead (shared/http/rate-limit.ts: a sparse caller claims the rest of its block): those count
-    // against the account too, so the keys get 600 less what it holds, and it spends them.
-    const keysAdmitted = statuses(results)[200] ?? 0;
-    expect(keysAdmitted).toBeGreaterThanOrEqual(596);
-    expect(keysAdmitted + (statuses(results)[429] ?? 0)).toBe(800);
-    const byToken: ApiResponse[] = [];
-    for (let i = 0; i < 5; i++) byToken.push(await api.call('GET', '/v1/account', { token }));
-    const tokenAdmitted = byToken.filter((r) => r.status === 200).length;
-    expect(keysAdmitted + tokenAdmitted).toBe(600);
-    expect(byToken.at(-1)!.status).toBe(429);
-    const refused = results.find((r) => r.status === 429)!;
-    expectEnvelope(refused, 429, 'rate_limited');
-    expect(refused.body.error.details).toMatchObject({ limit: 600, scope: 'account' });
-    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect(refused.headers.get('ratelimit-limit')).toBe('600');
-    expect(refused.headers.get('ratelimit-remaining')).toBe('0');
-    // The account's session token is one more credential of the same account: refused too.
-    const session = await api.call('GET', '/v1/account', { token });
-    expectEnvelope(session, 429, 'rate_limited');
-    // Another account is not touched.
-    const other = await customer(api, 'ceiling-bystander@example.com', PAID);
-    expect((await api.call('GET', '/v1/account', { token: other.token })).status).toBe(200);
-    const { Key, minute } = rateCounterOf(`acct:${id}`, Math.floor(Date.now() / 60_000) * 60);
-    const counted = await getRaw(Key);
-    // Both counts in one item: `h<minute>` for the account (never more than the ceiling admitted + refused claims).
-    expect(Number(counted?.[`h${minute}`])).toBeGreaterThanOrEqual(600);
-  }, 120_000);
+    // A minute of its own, without the key creations above in it, from the burst to the count read at the end.
+    await api.clock.inFreshMinute(async () => {
+      // 200 requests per key, in waves of 40 at a time across the keys.
+      const results: ApiResponse[] = [];
+      for (let wave = 0; wave < 20; wave++) {
+        results.push(
+          ...(await Promise.all(
+            secrets.flatMap((key) => Array.from({ length: 10 }, () => api.call('GET', '/v1/account', { token: key }))),
+          )),
+        );
+      }
+      // The session token's earlier requests (the key creations) claimed a unit or two of this minute
+      // ahead (shared/http/rate-limit.ts: a sparse caller claims the rest of its block): those count
+      // against the account too, so the keys get 600 less what it holds, and it spends them.
+      const keysAdmitted = statuses(results)[200] ?? 0;
+      expect(keysAdmitted).toBeGreaterThanOrEqual(596);
+      expect(keysAdmitted + (statuses(results)[429] ?? 0)).toBe(800);
+      const byToken: ApiResponse[] = [];
+      for (let i = 0; i < 5; i++) byToken.push(await api.call('GET', '/v1/account', { token }));
+      const tokenAdmitted = byToken.filter((r) => r.status === 200).length;
+      expect(keysAdmitted + tokenAdmitted).toBe(600);
+      expect(byToken.at(-1)!.status).toBe(429);
+      const refused = results.find((r) => r.status === 429)!;
+      expectEnvelope(refused, 429, 'rate_limited');
+      expect(refused.body.error.details).toMatchObject({ limit: 600, scope: 'account' });
+      expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(refused.headers.get('ratelimit-limit')).toBe('600');
+      expect(refused.headers.get('ratelimit-remaining')).toBe('0');
+      // The account's session token is one more credential of the same account: refused too.
+      const session = await api.call('GET', '/v1/account', { token });
+      expectEnvelope(session, 429, 'rate_limited');
+      // Another account is not touched.
+      const other = await customer(api, 'ceiling-bystander@example.com', PAID);
+      expect((await api.call('GET', '/v1/account', { token: other.token })).status).toBe(200);
+      const { Key, minute } = rateCounterOf(`acct:${id}`, Math.floor(api.clock.now() / 60_000) * 60);
+      const counted = await getRaw(Key);
+      // Both counts in one item: `h<minute>` for the account (never more than the ceiling admitted + refused claims).
+      expect(Number(counted?.[`h${minute}`])).toBeGreaterThanOrEqual(600);
+    });
+  }, 60_000);
 
   it('RateLimit-* report the tighter limit: a fresh key of a busy account sees what is left of the account, not its own 240', async () => {
     const { token, id } = await customer(api, 'ceiling-headers@example.com', PAID);
     await api.call('PUT', `/v1/admin/users/${id}/limits`, { body: { requestsPerMinute: 300 } });
     const a = (await createKey(token, 'a')).body.secret;
     const b = (await createKey(token, 'b')).body.secret;
-    await freshMinute();
-    let last: ApiResponse | undefined;
-    for (let i = 0; i < 200; i++) last = await api.call('GET', '/v1/account', { token: a });
+    const { last, fresh } = await api.clock.inFreshMinute(async () => {
+      let last: ApiResponse | undefined;
+      for (let i = 0; i < 200; i++) last = await api.call('GET', '/v1/account', { token: a });
+      return { last, fresh: await api.call('GET', '/v1/account', { token: b }) };
+    });
     expect(last!.headers.get('ratelimit-limit')).toBe('240'); // its own 40 left is tighter than the account's 100
-    const fresh = await api.call('GET', '/v1/account', { token: b });
     expect(fresh.status).toBe(200);
     expect(fresh.headers.get('ratelimit-limit')).toBe('300');
     expect(Number(fresh.headers.get('ratelimit-remaining'))).toBeLessThanOrEqual(99);
@@ -227,13 +225,15 @@ describe('the per-account request ceiling', () => {
     expect(
       (await api.call('PUT', `/v1/admin/users/${id}/limits`, { body: { requestsPerMinute: 30 } })).body.effective.requestsPerMinute,
     ).toBe(30);
-    await freshMinute(60, true);
-    const results: ApiResponse[] = [];
-    for (let i = 0; i < 40; i++) results.push(await api.call('GET', '/v1/account', { token }));
+    const results = await api.clock.inFreshMinute(async () => {
+      const results: ApiResponse[] = [];
+      for (let i = 0; i < 40; i++) results.push(await api.call('GET', '/v1/account', { token }));
+      return results;
+    });
     expect(statuses(results)).toEqual({ 200: 30, 429: 10 });
     expect(results[29]!.headers.get('ratelimit-remaining')).toBe('0');
     expect(results[30]!.body.error.details).toMatchObject({ limit: 30, scope: 'account' });
-  }, 90_000);
+  });
 
   it('three processes, three keys of one account, 250 requests each at once: never more than 600 admitted, no extra writes', async () => {
     const processes = [createRateLimiter(), createRateLimiter(), createRateLimiter()];

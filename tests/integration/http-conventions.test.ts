@@ -159,17 +159,17 @@ describe('pagination', () => {
 describe('rate limit', () => {
   it('the 241st request of a minute from two concurrent clients sharing a key gets 429', async () => {
     const key = (await api.call('POST', '/v1/keys', { body: { name: 'busy' } })).body.secret;
-    // Stay inside one fixed window: start early in a minute.
-    const second = new Date().getUTCSeconds();
-    if (second > 40) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
     const client = async (n: number) => {
       const statuses: number[] = [];
       for (let i = 0; i < n; i++) statuses.push((await api.call('GET', '/v1/account', { token: key })).status);
       return statuses;
     };
-    const [a, b] = await Promise.all([client(120), client(120)]);
-    expect([...a!, ...b!].every((s) => s === 200)).toBe(true);
-    const last = await api.call('GET', '/v1/account', { token: key });
+    // Inside one fixed window: the stack's clock holds a fresh minute for the burst.
+    const [a, b, last] = await api.clock.inFreshMinute(async () => {
+      const [a, b] = await Promise.all([client(120), client(120)]);
+      return [a, b, await api.call('GET', '/v1/account', { token: key })] as const;
+    });
+    expect([...a, ...b].every((s) => s === 200)).toBe(true);
     expectEnvelope(last, 429, 'rate_limited');
     expect(Number(last.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(last.headers.get('ratelimit-remaining')).toBe('0');
@@ -178,7 +178,7 @@ describe('rate limit', () => {
     const other = await api.call('GET', '/v1/account');
     expect(other.status).toBe(200);
     expect(Number(other.headers.get('ratelimit-remaining'))).toBeGreaterThan(0);
-  }, 90_000);
+  });
 });
 
 describe('Idempotency-Key', () => {
@@ -252,20 +252,21 @@ describe('OpenAPI document and docs', () => {
 // Last: it spends this file's per-IP budget, which the public routes above share.
 describe('rate limit for requests without a valid credential', () => {
   it('missing and failed credentials count against the source IP: guessing is limited too', async () => {
-    const second = new Date().getUTCSeconds();
-    if (second > 40) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
-    const statuses: number[] = [];
-    for (let i = 0; i < 250; i++) {
-      // No credential, a malformed one, and a different made-up key every time.
-      const token = i % 3 === 0 ? null : i % 3 === 1 ? 'garbage' : `cp_test_${String(i).padStart(38, 'x')}`;
-      statuses.push((await api.call('GET', '/v1/account', { token })).status);
-    }
+    // Inside one fixed window: the stack's clock holds a fresh minute for the guesses.
+    const [statuses, limited] = await api.clock.inFreshMinute(async () => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 250; i++) {
+        // No credential, a malformed one, and a different made-up key every time.
+        const token = i % 3 === 0 ? null : i % 3 === 1 ? 'garbage' : `cp_test_${String(i).padStart(38, 'x')}`;
+        statuses.push((await api.call('GET', '/v1/account', { token })).status);
+      }
+      return [statuses, await api.call('GET', '/v1/account', { token: 'still-guessing' })] as const;
+    });
     expect(statuses.slice(0, 200).every((s) => s === 401)).toBe(true);
     expect(statuses.at(-1)).toBe(429);
-    const limited = await api.call('GET', '/v1/account', { token: 'still-guessing' });
     expectEnvelope(limited, 429, 'rate_limited');
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     // A valid credential has its own budget and still works.
     expect((await api.call('GET', '/v1/account')).status).toBe(200);
-  }, 90_000);
+  });
 });

@@ -194,29 +194,28 @@ describe('the shared call budget', () => {
     const budget = dynamoCallBudget('budget-probe', { applicationPerMinute: 40, clientPerMinute: 80 });
     const shares = sharesOf(40, 'application');
     expect(shares).toMatchObject({ budgetPerMinute: 39, systemReserve: 6, readsPerAccountPerMinute: 6 });
-    // Away from a minute boundary, so one minute holds every account's count.
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 45_000) await new Promise((r) => setTimeout(r, 61_000 - intoMinute));
+    // One minute holds every account's count: the stack's clock holds a fresh one.
+    await api.clock.inFreshMinute(async () => {
+      const spend = async (caller: string, kind: 'read' | 'write') =>
+        runAsCaller(caller, () => budget.spend('application', kind)).then(
+          () => 'ok',
+          (err: { code?: string }) => err.code,
+        );
+      const first = await Promise.all(Array.from({ length: 10 }, () => spend('account-a', 'read')));
+      expect(first.filter((r) => r === 'ok').length, 'one account: its share, no more').toBe(6);
+      expect(first.filter((r) => r === 'panel_unavailable').length).toBe(4);
 
-    const spend = async (caller: string, kind: 'read' | 'write') =>
-      runAsCaller(caller, () => budget.spend('application', kind)).then(
-        () => 'ok',
-        (err: { code?: string }) => err.code,
+      // Five more accounts, each within its share: together they stop at the system reserve.
+      const others = await Promise.all(
+        ['b', 'c', 'd', 'e', 'f'].flatMap((a) => Array.from({ length: 6 }, () => spend(`account-${a}`, 'read'))),
       );
-    const first = await Promise.all(Array.from({ length: 10 }, () => spend('account-a', 'read')));
-    expect(first.filter((r) => r === 'ok').length, 'one account: its share, no more').toBe(6);
-    expect(first.filter((r) => r === 'panel_unavailable').length).toBe(4);
+      expect(others.filter((r) => r === 'ok').length, 'customers stop short of the reserve').toBe(39 - 6 - 6);
 
-    // Five more accounts, each within its share: together they stop at the system reserve.
-    const others = await Promise.all(
-      ['b', 'c', 'd', 'e', 'f'].flatMap((a) => Array.from({ length: 6 }, () => spend(`account-${a}`, 'read'))),
-    );
-    expect(others.filter((r) => r === 'ok').length, 'customers stop short of the reserve').toBe(39 - 6 - 6);
-
-    const platform = await Promise.all(Array.from({ length: 10 }, () => spend(PLATFORM_CALLER, 'write')));
-    expect(platform.filter((r) => r === 'ok').length, "the reserve is the platform's").toBe(6);
-    expect(await spend(PLATFORM_CALLER, 'write')).toBe('panel_unavailable');
-  }, 90_000);
+      const platform = await Promise.all(Array.from({ length: 10 }, () => spend(PLATFORM_CALLER, 'write')));
+      expect(platform.filter((r) => r === 'ok').length, "the reserve is the platform's").toBe(6);
+      expect(await spend(PLATFORM_CALLER, 'write')).toBe('panel_unavailable');
+    });
+  });
 
   it('admins see the budget: its shape and what this minute has spent', async () => {
     const { token } = await customer(api, 'budget-view@example.com', FUNDED);
@@ -246,7 +245,7 @@ describe('the newcomer slice at a client limit of 40 a minute', () => {
       await setAttributes(keys.panelCallBudget(budgetId, 'client'), { cur: 0, total: 0 });
       forgetProcessState();
       // The five called at their share in the previous minute (and, should this test cross into the next minute, this one).
-      const minute = Math.floor(Date.now() / 60_000) * 60_000;
+      const minute = Math.floor(api.clock.now() / 60_000) * 60_000;
       for (const { id } of established)
         for (const [start, used] of [
           [minute - 60_000, shares.readsPerAccountPerMinute],

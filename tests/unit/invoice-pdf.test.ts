@@ -42,7 +42,9 @@ const noBuyer: InvoiceDocument['buyer'] = { name: null, company: null, address: 
 const render = async (doc: Partial<InvoiceDocument> & { invoice: InvoiceDocument['invoice'] }) =>
   pdfText(await renderInvoicePdf({ seller: nothing, buyer: noBuyer, ...doc }));
 
-describe('invoice PDF layout', () => {
+// A case renders whole documents (six for the statuses): about 0.4 s quiet, near vitest's 5 s on a busy
+// machine, and the renders are the point, so the cases get a timeout of their own rather than less work.
+describe('invoice PDF layout', { timeout: 30_000 }, () => {
   it('formats integer cents exactly, with thousands separators', () => {
     expect(formatCents(0)).toBe('0.00');
     expect(formatCents(5)).toBe('0.05');
