@@ -5,27 +5,35 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_MEANING, ERROR_STATUS } from '../shared/errors.ts';
 import { STRIPE_EVENTS } from '../shared/payments/stripe-events.ts';
+import { graphOf, groupGraph, readSources } from '../tests/helpers/import-graph.ts';
 
 /**
- * `npm run docs`: rewrites the generated blocks of README.md, docs/*.md and bench/README.md, so
- * facts the code holds are not restated by hand:
+ * `npm run docs`: rewrites the generated blocks of README.md, ARCHITECTURE.md, docs/*.md,
+ * docs/design/*.md and bench/README.md, so facts the code holds are not restated by hand:
  *
  * - `<!-- generated:toc -->`: the file's table of contents, from its `##` and `###` headings;
  * - `<!-- generated:error-codes -->`: every error code with its status and meaning, from shared/errors.ts;
- * - `<!-- generated:stripe-events -->`: the Stripe events the service books, from shared/payments/stripe-events.ts.
+ * - `<!-- generated:error-statuses -->`: the same codes, one line per status;
+ * - `<!-- generated:stripe-events -->`: the Stripe events the service books, from shared/payments/stripe-events.ts;
+ * - `<!-- generated:domain-arrows -->`: which shared/ folders each shared/ folder imports (static and
+ *   `import()`, as the bundler reads them: tests/helpers/import-graph.ts);
+ * - `<!-- generated:shared-modules -->`: every file of shared/ by folder, with its first doc-comment line.
  *
  * A block ends at `<!-- /generated -->`. `--check` (part of `npm run check`, through
  * tests/unit/docs.test.ts) fails when a block is stale.
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-export const DOC_FILES = [
-  'README.md',
-  ...readdirSync(join(root, 'docs'))
+const markdownIn = (dir: string): string[] =>
+  readdirSync(join(root, dir))
     .filter((f) => f.endsWith('.md'))
-    .map((f) => `docs/${f}`),
-  'bench/README.md',
-];
+    .sort()
+    .map((f) => `${dir}/${f}`);
+
+/** The design notes ARCHITECTURE.md links to, one per subsystem. */
+export const DESIGN_FILES = markdownIn('docs/design');
+
+export const DOC_FILES = ['README.md', 'ARCHITECTURE.md', ...markdownIn('docs'), ...DESIGN_FILES, 'bench/README.md'];
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
 export const anchorOf = (heading: string): string =>
@@ -65,10 +73,73 @@ function stripeEvents(): string {
   return ['| event | books |', '| --- | --- |', ...rows].join('\n');
 }
 
+function errorStatuses(): string {
+  const byStatus = new Map<number, string[]>();
+  for (const [code, status] of Object.entries(ERROR_STATUS)) byStatus.set(status, [...(byStatus.get(status) ?? []), `\`${code}\``]);
+  return [...byStatus]
+    .sort(([a], [b]) => a - b)
+    .map(([status, codes]) => `- ${status}: ${codes.join(', ')}`)
+    .join('\n');
+}
+
+/** The shared/ folder (or top-level file, without `.ts`) a path of shared/ belongs to. */
+const folderOf = (file: string): string => file.split('/')[1]!.replace(/\.ts$/, '');
+
+/** Words joined by ', ' into lines of at most `width` columns, continued with two spaces. */
+function wrap(head: string, words: string[], width = 120): string {
+  const lines = [head];
+  for (const [i, word] of words.entries()) {
+    const piece = i === words.length - 1 ? word : `${word},`;
+    if (`${lines.at(-1)} ${piece}`.length > width) lines.push(`  ${piece}`);
+    else lines[lines.length - 1] += ` ${piece}`;
+  }
+  return lines.join('\n');
+}
+
+function domainArrows(): string {
+  const files = readSources(root, 'shared');
+  const folders = groupGraph(graphOf(files), folderOf);
+  return [...folders]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([from, edges]) => {
+      const to = [...edges]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, kind]) => (kind === 'dynamic' ? `${name} (import())` : name));
+      return to.length ? wrap(`- \`${from}\` →`, to) : `- \`${from}\` imports no other folder`;
+    })
+    .join('\n');
+}
+
+/** The first line of a file's first doc comment (`/** …`), or '' when it has none. */
+export function firstDocLine(text: string): string {
+  const comment = /\/\*\*([\s\S]*?)\*\//.exec(text)?.[1] ?? '';
+  return (
+    comment
+      .split('\n')
+      .map((line) => line.replace(/^\s*\*\s?/, '').trim())
+      .find(Boolean) ?? ''
+  );
+}
+
+function sharedModules(): string {
+  const byFolder = new Map<string, string[]>();
+  for (const [file, text] of [...readSources(root, 'shared')].sort(([a], [b]) => a.localeCompare(b))) {
+    const inFolder = file.split('/').length > 2;
+    const folder = inFolder ? `shared/${folderOf(file)}/` : 'shared/';
+    const line = firstDocLine(text);
+    const entry = `  - \`${file.slice(folder.length)}\`${line ? `: ${line.replace(/\|/g, '\\|')}` : ''}`;
+    byFolder.set(folder, [...(byFolder.get(folder) ?? []), entry]);
+  }
+  return [...byFolder].map(([folder, entries]) => [`- \`${folder}\``, ...entries].join('\n')).join('\n');
+}
+
 const BLOCKS: Record<string, (markdown: string) => string> = {
   toc,
   'error-codes': () => errorCodes(),
+  'error-statuses': () => errorStatuses(),
   'stripe-events': () => stripeEvents(),
+  'domain-arrows': () => domainArrows(),
+  'shared-modules': () => sharedModules(),
 };
 
 /**

@@ -1,17 +1,19 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { anchorOf, DOC_FILES, headingsOf, regenerateEach } from '../../dev/generate-docs.ts';
+import { anchorOf, DESIGN_FILES, DOC_FILES, headingsOf, regenerateEach } from '../../dev/generate-docs.ts';
 import { KEY_SENTINEL } from '../../shared/db/key-prefixes.ts';
 import { keys } from '../../shared/db/keys.ts';
 
 /**
  * The docs stay true where the code can tell: generated blocks (tables of contents, the error
- * codes from shared/errors.ts) are fresh, every relative link reaches a file and every `#anchor`
- * a heading, and the README stays a page a newcomer reads (≤ 250 lines, the rest in docs/).
+ * codes from shared/errors.ts, the arrows between the folders of shared/ and its module list) are
+ * fresh, every relative link reaches a file and every `#anchor` a heading, the README stays a page a
+ * newcomer reads (≤ 250 lines, the rest in docs/) and ARCHITECTURE.md a guide (≤ 450 lines of
+ * ≤ 140 columns, the long explanations in docs/design/).
  */
 const ROOT = resolve(import.meta.dirname, '../..');
-const FILES = [...DOC_FILES, 'ARCHITECTURE.md', 'CONTRIBUTING.md'];
+const FILES = [...DOC_FILES, 'CONTRIBUTING.md'];
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 
 describe('docs', () => {
@@ -28,6 +30,19 @@ describe('docs', () => {
 
   it('README.md is at most 250 lines', () => {
     expect(read('README.md').split('\n').length).toBeLessThanOrEqual(250);
+  });
+
+  it('ARCHITECTURE.md is a guide: at most 450 lines, none wider than 140 columns', () => {
+    const lines = read('ARCHITECTURE.md').split('\n');
+    expect(lines.length).toBeLessThanOrEqual(450);
+    expect(lines.map((line, i) => [i + 1, [...line].length] as const).filter(([, width]) => width > 140)).toEqual([]);
+  });
+
+  it('the relationships the code holds are generated blocks, and every design note is linked from the guide', () => {
+    const guide = read('ARCHITECTURE.md');
+    for (const block of ['domain-arrows', 'error-statuses']) expect(guide).toContain(`<!-- generated:${block} -->`);
+    expect(read('docs/design/modules.md')).toContain('<!-- generated:shared-modules -->');
+    expect(DESIGN_FILES.filter((file) => !guide.includes(`](${file})`))).toEqual([]);
   });
 
   it.each(FILES)('%s: every relative link reaches a file, every anchor a heading', (file) => {
@@ -61,8 +76,8 @@ describe('docs', () => {
     expect([...block.matchAll(/^\| `([a-z_.]+)`/gm)].map((m) => m[1])).toEqual(STRIPE_EVENT_TYPES);
   });
 
-  it('ARCHITECTURE.md §3 has a row for the key of every item the key builders make', () => {
-    const rows = read('ARCHITECTURE.md')
+  it('docs/design/data-model.md has a row for the key of every item the key builders make', () => {
+    const rows = read('docs/design/data-model.md')
       .split('\n')
       .filter((line) => line.startsWith('| `'))
       .map((line) => line.split('|').map((cell) => cell.trim().replace(/`/g, '')));
