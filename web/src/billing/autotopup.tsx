@@ -207,44 +207,39 @@ function RuleForm(props: { rule: Rule; config: Schema<'BillingConfig'>; onSaved:
           </label>
           {!rule.cardSaved ? <small class="hint">Needs a saved card.</small> : null}
         </div>
-        <Field id="auto-topup-below" label="When the balance falls below (US dollars)">
-          <input
-            id="auto-topup-below"
-            type="text"
-            inputMode="decimal"
-            autoComplete="off"
-            value={below}
-            aria-invalid={belowCents === null ? 'true' : undefined}
-            onInput={(e) => setBelow(e.currentTarget.value)}
-          />
+        <Field id="auto-topup-below" label="When the balance falls below (US dollars)" invalid={belowCents === null}>
+          {(control) => (
+            <input
+              {...control}
+              type="text"
+              inputMode="decimal"
+              autoComplete="off"
+              value={below}
+              onInput={(e) => setBelow(e.currentTarget.value)}
+            />
+          )}
         </Field>
         <Field
           id="auto-topup-amount"
           label="Charge the card (US dollars)"
           hint={`Between ${cents(config.minimumTopUpCents)} and ${cents(config.maximumTopUpCents)}${config.bonusPercent > 0 ? `, with the ${config.bonusPercent} % bonus` : ''}.`}
+          invalid={!amountOk}
         >
-          <input
-            id="auto-topup-amount"
-            type="text"
-            inputMode="decimal"
-            autoComplete="off"
-            value={amount}
-            aria-invalid={amountOk ? undefined : 'true'}
-            aria-describedby="auto-topup-amount-hint"
-            onInput={(e) => setAmount(e.currentTarget.value)}
-          />
+          {(control) => (
+            <input
+              {...control}
+              type="text"
+              inputMode="decimal"
+              autoComplete="off"
+              value={amount}
+              onInput={(e) => setAmount(e.currentTarget.value)}
+            />
+          )}
         </Field>
         <Field id="auto-topup-per-day" label="At most this many times a day" hint="1 to 10.">
-          <input
-            id="auto-topup-per-day"
-            type="number"
-            min={1}
-            max={10}
-            step={1}
-            value={perDay}
-            aria-describedby="auto-topup-per-day-hint"
-            onInput={(e) => setPerDay(e.currentTarget.value)}
-          />
+          {(control) => (
+            <input {...control} type="number" min={1} max={10} step={1} value={perDay} onInput={(e) => setPerDay(e.currentTarget.value)} />
+          )}
         </Field>
         <Button type="submit" kind="primary" busy={save.busy} disabled={!valid}>
           Save auto top-up

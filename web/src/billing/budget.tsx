@@ -72,24 +72,30 @@ function BudgetBody(props: { budget: Schema<'Budget'>; onSaved: () => Promise<vo
           void save.run();
         }}
       >
-        <Field id="budget-cap-input" label="Monthly cap in US dollars" hint="Leave empty for no cap.">
-          <input
-            id="budget-cap-input"
-            type="text"
-            inputMode="decimal"
-            autoComplete="off"
-            value={cap}
-            aria-invalid={parsed.ok ? undefined : 'true'}
-            aria-describedby="budget-cap-input-hint"
-            onInput={(e) => setCap(e.currentTarget.value)}
-          />
-          {parsed.ok ? null : <small class="field-error">Enter an amount like 20 or 20.50, or leave it empty.</small>}
+        <Field
+          id="budget-cap-input"
+          label="Monthly cap in US dollars"
+          hint="Leave empty for no cap."
+          error={parsed.ok ? undefined : 'Enter an amount like 20 or 20.50, or leave it empty.'}
+        >
+          {(control) => (
+            <input
+              {...control}
+              type="text"
+              inputMode="decimal"
+              autoComplete="off"
+              value={cap}
+              onInput={(e) => setCap(e.currentTarget.value)}
+            />
+          )}
         </Field>
         <Field id="budget-action" label="At the cap">
-          <select id="budget-action" value={action} onChange={(e) => setAction(e.currentTarget.value as Schema<'Budget'>['action'])}>
-            <option value="refuse">Refuse new deploys and upsizes</option>
-            <option value="suspend">Also suspend running servers until the month ends</option>
-          </select>
+          {(control) => (
+            <select {...control} value={action} onChange={(e) => setAction(e.currentTarget.value as Schema<'Budget'>['action'])}>
+              <option value="refuse">Refuse new deploys and upsizes</option>
+              <option value="suspend">Also suspend running servers until the month ends</option>
+            </select>
+          )}
         </Field>
         <Button type="submit" kind="primary" busy={save.busy} disabled={!parsed.ok}>
           Save budget
@@ -147,18 +153,18 @@ function AlertsBody(props: { alerts: Schema<'BalanceAlerts'>; onSaved: () => Pro
           id="alerts-threshold"
           label="Warn below, in US dollars"
           hint={`Leave empty for the platform default (${cents(alerts.platformThresholdCents)}).`}
+          error={parsed.ok ? undefined : 'Enter an amount like 5 or 5.50, or leave it empty.'}
         >
-          <input
-            id="alerts-threshold"
-            type="text"
-            inputMode="decimal"
-            autoComplete="off"
-            value={text}
-            aria-invalid={parsed.ok ? undefined : 'true'}
-            aria-describedby="alerts-threshold-hint"
-            onInput={(e) => setText(e.currentTarget.value)}
-          />
-          {parsed.ok ? null : <small class="field-error">Enter an amount like 5 or 5.50, or leave it empty.</small>}
+          {(control) => (
+            <input
+              {...control}
+              type="text"
+              inputMode="decimal"
+              autoComplete="off"
+              value={text}
+              onInput={(e) => setText(e.currentTarget.value)}
+            />
+          )}
         </Field>
         <Button type="submit" kind="primary" busy={save.busy} disabled={!parsed.ok}>
           Save warning

@@ -63,23 +63,19 @@ export function TopUp(props: { config: Schema<'BillingConfig'> }) {
               {bonusPercent > 0 ? ` Every paid top-up earns a ${bonusPercent} % bonus credit (rounded down to the cent).` : ''}
             </>
           }
+          error={invalid ? `Enter an amount between ${cents(min)} and ${cents(max)}, like 25 or 25.50.` : undefined}
         >
-          <input
-            id="topup-amount"
-            name="amount"
-            type="text"
-            inputMode="decimal"
-            autoComplete="off"
-            value={text}
-            aria-invalid={invalid ? 'true' : undefined}
-            aria-describedby={invalid ? 'topup-amount-hint topup-amount-error' : 'topup-amount-hint'}
-            onInput={(e) => setText(e.currentTarget.value)}
-          />
-          {invalid ? (
-            <small id="topup-amount-error" class="field-error">
-              Enter an amount between {cents(min)} and {cents(max)}, like 25 or 25.50.
-            </small>
-          ) : null}
+          {(control) => (
+            <input
+              {...control}
+              name="amount"
+              type="text"
+              inputMode="decimal"
+              autoComplete="off"
+              value={text}
+              onInput={(e) => setText(e.currentTarget.value)}
+            />
+          )}
         </Field>
         <div class="actions">
           <Button type="submit" kind="primary" busy={checkout.busy || redirecting} disabled={invalid || !paymentsEnabled}>

@@ -2,7 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, fieldIssues, ok, type Schema } from '../api.ts';
 import { DeployProblem, QuotePanel, type QuoteStatus } from '../deploy-quote.tsx';
-import { changedEnvironment, EggSettings, IssueHint } from '../egg-variables.tsx';
+import { changedEnvironment, EggSettings } from '../egg-variables.tsx';
 import { mb } from '../format.ts';
 import { parseLabels } from '../labels.tsx';
 import { navigate } from '../router.ts';
@@ -134,7 +134,6 @@ function DeployForm(props: { catalogue: Catalogue }) {
     const next = eggs.data.find((e) => eggKey(e) === value);
     if (next && region && !regions.data.some((r) => r.region === region && r.instances.includes(next.instanceId))) setRegion('');
   };
-  const invalid = (field: string) => (issues[field] ? ('true' as const) : undefined);
 
   return (
     <div class="deploy">
@@ -148,62 +147,55 @@ function DeployForm(props: { catalogue: Catalogue }) {
       >
         <fieldset>
           <legend>Game</legend>
-          <Field id="deploy-egg" label="Game (egg)" hint={<IssueHint issue={issues.eggId}>{summary.description}</IssueHint>}>
-            <select id="deploy-egg" value={egg} onChange={(e) => chooseEgg(e.currentTarget.value)} aria-describedby="deploy-egg-hint">
-              {groupByNest(eggs.data, instances.size > 1).map(([group, list]) => (
-                <optgroup key={group} label={group}>
-                  {list.map((e) => (
-                    <option key={eggKey(e)} value={eggKey(e)}>
-                      {e.name}
-                    </option>
-                  ))}
-                </optgroup>
-              ))}
-            </select>
+          <Field id="deploy-egg" label="Game (egg)" hint={summary.description} error={issues.eggId}>
+            {(control) => (
+              <select {...control} value={egg} onChange={(e) => chooseEgg(e.currentTarget.value)}>
+                {groupByNest(eggs.data, instances.size > 1).map(([group, list]) => (
+                  <optgroup key={group} label={group}>
+                    {list.map((e) => (
+                      <option key={eggKey(e)} value={eggKey(e)}>
+                        {e.name}
+                      </option>
+                    ))}
+                  </optgroup>
+                ))}
+              </select>
+            )}
           </Field>
-          <Field
-            id="deploy-name"
-            label="Server name"
-            hint={<IssueHint issue={issues.name}>3 to 60 characters; you can rename it later.</IssueHint>}
-          >
-            <input
-              id="deploy-name"
-              value={name}
-              onInput={(e) => setName(e.currentTarget.value)}
-              required
-              minLength={3}
-              maxLength={60}
-              autoComplete="off"
-              aria-describedby="deploy-name-hint"
-              aria-invalid={invalid('name')}
-            />
+          <Field id="deploy-name" label="Server name" hint="3 to 60 characters; you can rename it later." error={issues.name}>
+            {(control) => (
+              <input
+                {...control}
+                value={name}
+                onInput={(e) => setName(e.currentTarget.value)}
+                required
+                minLength={3}
+                maxLength={60}
+                autoComplete="off"
+              />
+            )}
           </Field>
           <Field
             id="deploy-region"
             label="Region"
             hint={
-              <IssueHint issue={issues.region}>
-                {chosenRegion
-                  ? `${chosenRegion.nodes} node${chosenRegion.nodes === 1 ? '' : 's'}; room for up to ${mb(Math.max(0, chosenRegion.largestFreeMemoryMb))} of RAM on one node, ${mb(Math.max(0, chosenRegion.freeDiskMb))} of disk free.`
-                  : 'Any region: placed on the node with the most room.'}
-              </IssueHint>
+              chosenRegion
+                ? `${chosenRegion.nodes} node${chosenRegion.nodes === 1 ? '' : 's'}; room for up to ${mb(Math.max(0, chosenRegion.largestFreeMemoryMb))} of RAM on one node, ${mb(Math.max(0, chosenRegion.freeDiskMb))} of disk free.`
+                : 'Any region: placed on the node with the most room.'
             }
+            error={issues.region}
           >
-            <select
-              id="deploy-region"
-              value={region}
-              onChange={(e) => setRegion(e.currentTarget.value)}
-              aria-describedby="deploy-region-hint"
-              aria-invalid={invalid('region')}
-            >
-              <option value="">Any region</option>
-              {eggRegions.map((r) => (
-                <option key={r.region} value={r.region}>
-                  {r.name ? `${r.region} — ${r.name}` : r.region}
-                  {r.nodes === 0 || r.largestFreeMemoryMb < limits.ramMb.min ? ' (full)' : ` (up to ${mb(r.largestFreeMemoryMb)} free)`}
-                </option>
-              ))}
-            </select>
+            {(control) => (
+              <select {...control} value={region} onChange={(e) => setRegion(e.currentTarget.value)}>
+                <option value="">Any region</option>
+                {eggRegions.map((r) => (
+                  <option key={r.region} value={r.region}>
+                    {r.name ? `${r.region} — ${r.name}` : r.region}
+                    {r.nodes === 0 || r.largestFreeMemoryMb < limits.ramMb.min ? ' (full)' : ` (up to ${mb(r.largestFreeMemoryMb)} free)`}
+                  </option>
+                ))}
+              </select>
+            )}
           </Field>
         </fieldset>
 
@@ -285,19 +277,15 @@ function DeployForm(props: { catalogue: Catalogue }) {
             id="deploy-labels"
             label="Labels"
             hint={
-              <IssueHint issue={Object.entries(issues).find(([k]) => k.startsWith('labels'))?.[1]}>
+              <>
                 For your own sorting, e.g. <code>env=prod, team=blue</code>; filter the server list by them.
-              </IssueHint>
+              </>
             }
+            error={Object.entries(issues).find(([k]) => k.startsWith('labels'))?.[1]}
           >
-            <input
-              id="deploy-labels"
-              value={labels}
-              onInput={(e) => setLabels(e.currentTarget.value)}
-              spellcheck={false}
-              autoComplete="off"
-              aria-describedby="deploy-labels-hint"
-            />
+            {(control) => (
+              <input {...control} value={labels} onInput={(e) => setLabels(e.currentTarget.value)} spellcheck={false} autoComplete="off" />
+            )}
           </Field>
         </fieldset>
       </form>
@@ -335,24 +323,25 @@ function ResourceField(props: {
       id={props.id}
       label={props.label}
       hint={
-        <IssueHint issue={props.issue}>
+        <>
           {props.children} · {props.limits.min} to {props.limits.max}
-        </IssueHint>
+        </>
       }
+      error={props.issue}
     >
-      <input
-        id={props.id}
-        type="number"
-        inputMode="numeric"
-        min={props.limits.min}
-        max={props.limits.max}
-        step={props.step}
-        value={props.value}
-        onInput={props.onInput}
-        required
-        aria-describedby={`${props.id}-hint`}
-        aria-invalid={props.issue ? 'true' : undefined}
-      />
+      {(control) => (
+        <input
+          {...control}
+          type="number"
+          inputMode="numeric"
+          min={props.limits.min}
+          max={props.limits.max}
+          step={props.step}
+          value={props.value}
+          onInput={props.onInput}
+          required
+        />
+      )}
     </Field>
   );
 }

@@ -210,34 +210,24 @@ function CreateKey(props: { isAdmin: boolean; onCreated: (key: Schema<'ApiKeyWit
     >
       <h2 id="create-key-title">Create a key</h2>
       <Field id="key-name" label="Name" hint="To recognise it later, e.g. “deploy script”.">
-        <input
-          id="key-name"
-          name="name"
-          required
-          maxLength={100}
-          value={name}
-          aria-describedby="key-name-hint"
-          onInput={(e) => setName(e.currentTarget.value)}
-        />
+        {(control) => (
+          <input {...control} name="name" required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        )}
       </Field>
       <ScopeFieldset value={scopes} onChange={setScopes} isAdmin={props.isAdmin} />
       <Field id="key-expiry" label="Expires">
-        <select id="key-expiry" name="expiry" value={expiry} onChange={(e) => setExpiry(e.currentTarget.value)}>
-          {EXPIRY_CHOICES.map(([value, label]) => (
-            <option key={value} value={value}>
-              {label}
-            </option>
-          ))}
-        </select>
+        {(control) => (
+          <select {...control} name="expiry" value={expiry} onChange={(e) => setExpiry(e.currentTarget.value)}>
+            {EXPIRY_CHOICES.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        )}
       </Field>
       <Field id="key-labels" label="Labels (optional)" hint="key=value pairs separated by commas, e.g. env=prod, team=blue.">
-        <input
-          id="key-labels"
-          name="labels"
-          value={labels}
-          aria-describedby="key-labels-hint"
-          onInput={(e) => setLabels(e.currentTarget.value)}
-        />
+        {(control) => <input {...control} name="labels" value={labels} onInput={(e) => setLabels(e.currentTarget.value)} />}
       </Field>
       <ErrorNotice error={create.error} />
       <Button type="submit" kind="primary" busy={create.busy}>
@@ -274,12 +264,7 @@ function EditLabels(props: {
       }}
     >
       <Field id="edit-key-labels-text" label="Labels" hint="key=value pairs separated by commas; empty removes them all.">
-        <input
-          id="edit-key-labels-text"
-          value={edit?.text ?? ''}
-          aria-describedby="edit-key-labels-text-hint"
-          onInput={(e) => props.onChange(e.currentTarget.value)}
-        />
+        {(control) => <input {...control} value={edit?.text ?? ''} onInput={(e) => props.onChange(e.currentTarget.value)} />}
       </Field>
     </Dialog>
   );

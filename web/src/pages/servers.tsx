@@ -220,73 +220,72 @@ function FilterForm(props: { filters: Filters; regions: string[]; instances: Sch
   const nameIssue = issueFor(props.error, 'name_prefix');
   return (
     <form id="server-filters" class="card filters" aria-label="Filter servers" onSubmit={submit}>
-      <Field id="filter-name" label="Name starts with" hint={nameIssue}>
-        <input
-          id="filter-name"
-          name="name_prefix"
-          value={values.name_prefix ?? ''}
-          onInput={set('name_prefix')}
-          maxLength={60}
-          aria-invalid={nameIssue ? 'true' : undefined}
-          aria-describedby={nameIssue ? 'filter-name-hint' : undefined}
-        />
+      <Field id="filter-name" label="Name starts with" error={nameIssue}>
+        {(control) => (
+          <input {...control} name="name_prefix" value={values.name_prefix ?? ''} onInput={set('name_prefix')} maxLength={60} />
+        )}
       </Field>
       <Field id="filter-status" label="Status">
-        <select id="filter-status" name="status" value={values.status ?? ''} onChange={set('status')}>
-          <option value="">Any</option>
-          <option value="active">Active</option>
-          <option value="suspended">Suspended</option>
-          <option value="deleted">Deleted</option>
-        </select>
+        {(control) => (
+          <select {...control} name="status" value={values.status ?? ''} onChange={set('status')}>
+            <option value="">Any</option>
+            <option value="active">Active</option>
+            <option value="suspended">Suspended</option>
+            <option value="deleted">Deleted</option>
+          </select>
+        )}
       </Field>
       <Field id="filter-region" label="Region">
-        <select id="filter-region" name="region" value={values.region ?? ''} onChange={set('region')}>
-          <option value="">Any</option>
-          {regions.map((r) => (
-            <option key={r} value={r}>
-              {r}
-            </option>
-          ))}
-        </select>
+        {(control) => (
+          <select {...control} name="region" value={values.region ?? ''} onChange={set('region')}>
+            <option value="">Any</option>
+            {regions.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        )}
       </Field>
       {props.instances.length > 1 || props.filters.instanceId ? (
         <Field id="filter-instance" label="Panel">
-          <select id="filter-instance" name="instanceId" value={values.instanceId ?? ''} onChange={set('instanceId')}>
-            <option value="">Any</option>
-            {props.instances.map((i) => (
-              <option key={i.id} value={i.id}>
-                {i.name}
-              </option>
-            ))}
-            {props.filters.instanceId && !props.instances.some((i) => i.id === props.filters.instanceId) ? (
-              <option value={props.filters.instanceId}>{props.filters.instanceId}</option>
-            ) : null}
-          </select>
+          {(control) => (
+            <select {...control} name="instanceId" value={values.instanceId ?? ''} onChange={set('instanceId')}>
+              <option value="">Any</option>
+              {props.instances.map((i) => (
+                <option key={i.id} value={i.id}>
+                  {i.name}
+                </option>
+              ))}
+              {props.filters.instanceId && !props.instances.some((i) => i.id === props.filters.instanceId) ? (
+                <option value={props.filters.instanceId}>{props.filters.instanceId}</option>
+              ) : null}
+            </select>
+          )}
         </Field>
       ) : null}
       <Field
         id="filter-labels"
         label="Labels"
         hint={
-          selectorIssue ? (
-            <span class="field-error">{selectorIssue}</span>
-          ) : (
+          selectorIssue ? undefined : (
             <>
               For example <code>env=prod,!temp</code> (<code>k=v</code>, <code>k!=v</code>, <code>k</code>, <code>!k</code>)
             </>
           )
         }
+        error={selectorIssue}
       >
-        <input
-          id="filter-labels"
-          name="label_selector"
-          value={values.label_selector ?? ''}
-          onInput={set('label_selector')}
-          aria-describedby="filter-labels-hint"
-          aria-invalid={selectorIssue ? 'true' : undefined}
-          spellcheck={false}
-          autoComplete="off"
-        />
+        {(control) => (
+          <input
+            {...control}
+            name="label_selector"
+            value={values.label_selector ?? ''}
+            onInput={set('label_selector')}
+            spellcheck={false}
+            autoComplete="off"
+          />
+        )}
       </Field>
       <div class="actions filter-actions">
         <Button type="submit" kind="primary">

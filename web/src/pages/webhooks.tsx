@@ -237,26 +237,29 @@ function CreateEndpoint(props: { onCreated: (endpoint: Schema<'WebhookEndpointWi
     >
       <h2 id="create-endpoint-title">Add an endpoint</h2>
       <Field id="endpoint-url" label="URL" hint="https://… (locally also http on 127.0.0.1).">
-        <input
-          id="endpoint-url"
-          name="url"
-          type="url"
-          required
-          maxLength={2048}
-          placeholder="https://example.com/hooks"
-          value={url}
-          aria-describedby="endpoint-url-hint"
-          onInput={(e) => setUrl(e.currentTarget.value)}
-        />
+        {(control) => (
+          <input
+            {...control}
+            name="url"
+            type="url"
+            required
+            maxLength={2048}
+            placeholder="https://example.com/hooks"
+            value={url}
+            onInput={(e) => setUrl(e.currentTarget.value)}
+          />
+        )}
       </Field>
       <Field id="endpoint-description" label="Description (optional)">
-        <input
-          id="endpoint-description"
-          name="description"
-          maxLength={200}
-          value={description}
-          onInput={(e) => setDescription(e.currentTarget.value)}
-        />
+        {(control) => (
+          <input
+            {...control}
+            name="description"
+            maxLength={200}
+            value={description}
+            onInput={(e) => setDescription(e.currentTarget.value)}
+          />
+        )}
       </Field>
       <EventFieldset idPrefix="endpoint-events" value={events} onChange={setEvents} />
       <ErrorNotice error={create.error} />
@@ -304,22 +307,26 @@ function EditEndpoint(props: { edit: Edit | null; onChange: (edit: Edit | null) 
       }}
     >
       <Field id="edit-endpoint-url" label="URL">
-        <input
-          id="edit-endpoint-url"
-          type="url"
-          required
-          maxLength={2048}
-          value={edit?.url ?? ''}
-          onInput={(e) => set({ url: e.currentTarget.value })}
-        />
+        {(control) => (
+          <input
+            {...control}
+            type="url"
+            required
+            maxLength={2048}
+            value={edit?.url ?? ''}
+            onInput={(e) => set({ url: e.currentTarget.value })}
+          />
+        )}
       </Field>
       <Field id="edit-endpoint-description" label="Description (optional)">
-        <input
-          id="edit-endpoint-description"
-          maxLength={200}
-          value={edit?.description ?? ''}
-          onInput={(e) => set({ description: e.currentTarget.value })}
-        />
+        {(control) => (
+          <input
+            {...control}
+            maxLength={200}
+            value={edit?.description ?? ''}
+            onInput={(e) => set({ description: e.currentTarget.value })}
+          />
+        )}
       </Field>
       {edit ? <EventFieldset idPrefix="edit-endpoint-events" value={edit.events} onChange={(events) => set({ events })} /> : null}
     </Dialog>

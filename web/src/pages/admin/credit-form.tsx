@@ -68,29 +68,24 @@ export function CreditForm(props: {
         id="grant-amount"
         label="Amount in dollars"
         hint="A negative amount deducts (the balance may go below zero, which suspends servers at the next pass)."
+        invalid={Boolean(invalid) && parsed === null}
       >
-        <input
-          id="grant-amount"
-          name="amount"
-          inputMode="decimal"
-          autoComplete="off"
-          required
-          value={amount}
-          onInput={(e) => setAmount(e.currentTarget.value)}
-          aria-describedby="grant-amount-hint"
-          aria-invalid={invalid && parsed === null ? 'true' : undefined}
-        />
+        {(control) => (
+          <input
+            {...control}
+            name="amount"
+            inputMode="decimal"
+            autoComplete="off"
+            required
+            value={amount}
+            onInput={(e) => setAmount(e.currentTarget.value)}
+          />
+        )}
       </Field>
       <Field id="grant-note" label="Note" hint="Why: kept on the ledger entry and in the audit log.">
-        <input
-          id="grant-note"
-          name="note"
-          required
-          maxLength={500}
-          value={note}
-          onInput={(e) => setNote(e.currentTarget.value)}
-          aria-describedby="grant-note-hint"
-        />
+        {(control) => (
+          <input {...control} name="note" required maxLength={500} value={note} onInput={(e) => setNote(e.currentTarget.value)} />
+        )}
       </Field>
       <Button type="submit" kind={deducting ? 'danger' : 'primary'}>
         {deducting ? 'Deduct credit' : 'Grant credit'}

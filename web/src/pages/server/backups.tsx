@@ -119,7 +119,7 @@ export default function BackupsTab({ server, reload }: TabProps) {
         }}
       >
         <Field id="backup-name" label="Backup name (optional)">
-          <input id="backup-name" maxLength={191} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          {(control) => <input {...control} maxLength={191} value={name} onInput={(e) => setName(e.currentTarget.value)} />}
         </Field>
         <label class="check">
           <input id="backup-locked" type="checkbox" checked={locked} onChange={(e) => setLocked(e.currentTarget.checked)} /> Lock it (a

@@ -186,17 +186,18 @@ export default function ConsoleTab({ server, reload }: TabProps) {
           label="Command"
           hint="Enter sends it; ↑ and ↓ go through the commands sent. The server must be running."
         >
-          <input
-            id="console-command"
-            type="text"
-            autocomplete="off"
-            spellcheck={false}
-            maxLength={1024}
-            aria-describedby="console-command-hint"
-            value={command}
-            onInput={(e) => setCommand((e.target as HTMLInputElement).value)}
-            onKeyDown={browse}
-          />
+          {(control) => (
+            <input
+              {...control}
+              type="text"
+              autocomplete="off"
+              spellcheck={false}
+              maxLength={1024}
+              value={command}
+              onInput={(e) => setCommand((e.target as HTMLInputElement).value)}
+              onKeyDown={browse}
+            />
+          )}
         </Field>
         <Button type="submit" kind="primary" disabled={state !== 'connected'}>
           Send

@@ -51,17 +51,18 @@ export function FileEditor(props: { serverId: string; path: string; onClose: () 
                 </>
               }
             >
-              <textarea
-                id="file-editor"
-                class="file-editor"
-                spellcheck={false}
-                aria-describedby="file-editor-hint"
-                value={content}
-                onInput={(event) => {
-                  setText(event.currentTarget.value);
-                  setSaved(null);
-                }}
-              />
+              {(control) => (
+                <textarea
+                  {...control}
+                  class="file-editor"
+                  spellcheck={false}
+                  value={content}
+                  onInput={(event) => {
+                    setText(event.currentTarget.value);
+                    setSaved(null);
+                  }}
+                />
+              )}
             </Field>
             <ErrorNotice error={save.error} onDismiss={save.clearError} />
             {save.busy ? <p role="status">Saving {path}…</p> : null}

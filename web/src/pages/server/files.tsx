@@ -139,25 +139,26 @@ export default function FilesTab({ server }: TabProps) {
           }}
         >
           <Field id="new-folder-name" label="New folder name">
-            <input id="new-folder-name" value={newName} onInput={(e) => setNewName(e.currentTarget.value)} />
+            {(control) => <input {...control} value={newName} onInput={(e) => setNewName(e.currentTarget.value)} />}
           </Field>
           <Button type="submit" busy={mkdir.busy} disabled={!newName.trim()}>
             Create folder
           </Button>
         </form>
         <Field id="upload-input" label="Upload files" hint={`Into ${dir}; up to 100 MB each.`}>
-          <input
-            id="upload-input"
-            type="file"
-            multiple
-            disabled={upload.busy}
-            aria-describedby="upload-input-hint"
-            onChange={(event) => {
-              const input = event.currentTarget;
-              const files = [...(input.files ?? [])];
-              if (files.length) void upload.run(files).then(() => (input.value = ''));
-            }}
-          />
+          {(control) => (
+            <input
+              {...control}
+              type="file"
+              multiple
+              disabled={upload.busy}
+              onChange={(event) => {
+                const input = event.currentTarget;
+                const files = [...(input.files ?? [])];
+                if (files.length) void upload.run(files).then(() => (input.value = ''));
+              }}
+            />
+          )}
         </Field>
       </div>
       <ErrorNotice error={mkdir.error} onDismiss={mkdir.clearError} />
@@ -222,12 +223,7 @@ export default function FilesTab({ server }: TabProps) {
       >
         {pending?.kind === 'rename' ? (
           <Field id="rename-file-name" label="New name" hint="A name with a folder in it (logs/old.txt) moves the file there.">
-            <input
-              id="rename-file-name"
-              value={renameTo}
-              aria-describedby="rename-file-name-hint"
-              onInput={(e) => setRenameTo(e.currentTarget.value)}
-            />
+            {(control) => <input {...control} value={renameTo} onInput={(e) => setRenameTo(e.currentTarget.value)} />}
           </Field>
         ) : pending ? (
           <p>

@@ -102,43 +102,37 @@ export function ResizeForm(props: { server: Server; reload: () => Promise<void> 
         </p>
         <div class="resize-fields">
           <Field id="resize-ram" label="Memory (MB)" hint="At least 256.">
-            <input
-              id="resize-ram"
-              type="number"
-              inputMode="numeric"
-              min={256}
-              step={1}
-              required
-              value={form.ramMb}
-              aria-describedby="resize-ram-hint"
-              onInput={set('ramMb')}
-            />
+            {(control) => (
+              <input {...control} type="number" inputMode="numeric" min={256} step={1} required value={form.ramMb} onInput={set('ramMb')} />
+            )}
           </Field>
           <Field id="resize-cpu" label="CPU (%)" hint="100 = one core; at least 25.">
-            <input
-              id="resize-cpu"
-              type="number"
-              inputMode="numeric"
-              min={25}
-              step={1}
-              required
-              value={form.cpuPercent}
-              aria-describedby="resize-cpu-hint"
-              onInput={set('cpuPercent')}
-            />
+            {(control) => (
+              <input
+                {...control}
+                type="number"
+                inputMode="numeric"
+                min={25}
+                step={1}
+                required
+                value={form.cpuPercent}
+                onInput={set('cpuPercent')}
+              />
+            )}
           </Field>
           <Field id="resize-disk" label="Disk (MB)" hint="At least 512.">
-            <input
-              id="resize-disk"
-              type="number"
-              inputMode="numeric"
-              min={512}
-              step={1}
-              required
-              value={form.diskMb}
-              aria-describedby="resize-disk-hint"
-              onInput={set('diskMb')}
-            />
+            {(control) => (
+              <input
+                {...control}
+                type="number"
+                inputMode="numeric"
+                min={512}
+                step={1}
+                required
+                value={form.diskMb}
+                onInput={set('diskMb')}
+              />
+            )}
           </Field>
         </div>
         <div class="resize-price" aria-live="polite">
