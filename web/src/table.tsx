@@ -42,6 +42,10 @@ export interface DataTableProps<T> {
   detail?: (row: T) => { id: string; content: ComponentChildren } | null;
   /** Shown in place of the table when there is no row; without it an empty table is shown. */
   empty?: ComponentChildren;
+  /** Shown as a row of the table, spanning every column, when there is no row (a folder is empty). */
+  emptyRow?: ComponentChildren;
+  /** A row spanning every column before the items (a link to the parent folder). */
+  firstRow?: ComponentChildren;
   testid?: string;
 }
 
@@ -65,6 +69,18 @@ export function DataTable<T>(props: DataTableProps<T>) {
         </tr>
       </thead>
       <tbody>
+        {props.firstRow ? (
+          <tr>
+            <td colSpan={columns.length}>{props.firstRow}</td>
+          </tr>
+        ) : null}
+        {props.rows.length === 0 && props.emptyRow ? (
+          <tr>
+            <td colSpan={columns.length} class="muted">
+              {props.emptyRow}
+            </td>
+          </tr>
+        ) : null}
         {props.rows.map((row) => {
           const key = props.rowKey(row);
           const detail = props.detail?.(row);

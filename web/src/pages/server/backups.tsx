@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ControlPlaneError, api, ok, type Schema } from '../../api.ts';
 import { bytes, dateTime } from '../../format.ts';
-import { Badge, Button, Dialog, ErrorNotice, Field, Loading, Notice, useAction, useLoad, TableWrap } from '../../ui.tsx';
+import { type Column, DataTable } from '../../table.tsx';
+import { Badge, Button, Dialog, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
 import type { TabProps } from './tab.ts';
 
 type Backup = Schema<'Backup'>;
@@ -15,6 +16,20 @@ const STATUS: Record<Backup['status'], { label: string; tone: 'ok' | 'warn' | 'b
   in_progress: { label: 'In progress', tone: 'warn' },
   failed: { label: 'Failed', tone: 'bad' },
 };
+
+/** The columns before the actions. */
+const COLUMNS: Column<Backup>[] = [
+  { header: 'Name', cell: (b) => b.name },
+  {
+    header: 'Status',
+    cell: (b) => <Badge tone={STATUS[b.status].tone}>{STATUS[b.status].label}</Badge>,
+    cellProps: () => ({ 'data-testid': 'backup-status' }),
+  },
+  { header: 'Size', class: 'num', cell: (b) => (b.status === 'completed' ? bytes(b.sizeBytes) : '—') },
+  { header: 'Created', class: 'when', cell: (b) => dateTime(b.createdAt) },
+  { header: 'Completed', class: 'when', cell: (b) => dateTime(b.completedAt) },
+  { header: 'Lock', cell: (b) => (b.locked ? <Badge>Locked</Badge> : <span class="muted">Unlocked</span>) },
+];
 
 /**
  * The server's backups: list, create (then the list is polled until Wings has written it),
@@ -146,65 +161,41 @@ export default function BackupsTab({ server, reload }: TabProps) {
       ) : null}
       <Loading state={list} label="Reading the backups…">
         {(page) => (
-          <TableWrap label="Backups list">
-            <table class="tab-table">
-              <caption class="visually-hidden">Backups of {server.name}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Status</th>
-                  <th scope="col" class="num">
-                    Size
-                  </th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Completed</th>
-                  <th scope="col">Lock</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.length === 0 ? (
-                  <tr>
-                    <td colSpan={7} class="muted">
-                      No backups yet.
-                    </td>
-                  </tr>
-                ) : null}
-                {page.data.map((b) => (
-                  <tr key={b.id} data-testid="backup-row">
-                    <td>{b.name}</td>
-                    <td data-testid="backup-status">
-                      <Badge tone={STATUS[b.status].tone}>{STATUS[b.status].label}</Badge>
-                    </td>
-                    <td class="num">{b.status === 'completed' ? bytes(b.sizeBytes) : '—'}</td>
-                    <td class="when">{dateTime(b.createdAt)}</td>
-                    <td class="when">{dateTime(b.completedAt)}</td>
-                    <td>{b.locked ? <Badge>Locked</Badge> : <span class="muted">Unlocked</span>}</td>
-                    <td>
-                      <div class="actions">
-                        {b.status === 'completed' ? (
-                          <>
-                            <Button onClick={() => void link.run(b)} aria-label={`Download ${b.name}`}>
-                              Download
-                            </Button>
-                            <Button onClick={() => open({ kind: 'restore', backup: b })} aria-label={`Restore ${b.name}`}>
-                              Restore
-                            </Button>
-                          </>
-                        ) : null}
-                        <Button busy={lock.busy} onClick={() => void lock.run(b)} aria-label={`${b.locked ? 'Unlock' : 'Lock'} ${b.name}`}>
-                          {b.locked ? 'Unlock' : 'Lock'}
+          <DataTable
+            label="Backups list"
+            caption={`Backups of ${server.name}`}
+            class="tab-table"
+            rows={page.data}
+            rowKey={(b) => b.id}
+            rowProps={() => ({ 'data-testid': 'backup-row' })}
+            emptyRow="No backups yet."
+            columns={[
+              ...COLUMNS,
+              {
+                header: 'Actions',
+                cell: (b) => (
+                  <div class="actions">
+                    {b.status === 'completed' ? (
+                      <>
+                        <Button onClick={() => void link.run(b)} aria-label={`Download ${b.name}`}>
+                          Download
                         </Button>
-                        <Button kind="danger" onClick={() => open({ kind: 'delete', backup: b })} aria-label={`Delete ${b.name}`}>
-                          Delete
+                        <Button onClick={() => open({ kind: 'restore', backup: b })} aria-label={`Restore ${b.name}`}>
+                          Restore
                         </Button>
-                      </div>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+                      </>
+                    ) : null}
+                    <Button busy={lock.busy} onClick={() => void lock.run(b)} aria-label={`${b.locked ? 'Unlock' : 'Lock'} ${b.name}`}>
+                      {b.locked ? 'Unlock' : 'Lock'}
+                    </Button>
+                    <Button kind="danger" onClick={() => open({ kind: 'delete', backup: b })} aria-label={`Delete ${b.name}`}>
+                      Delete
+                    </Button>
+                  </div>
+                ),
+              },
+            ]}
+          />
         )}
       </Loading>
 

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
 import { bytes, dateTime } from '../../format.ts';
-import { Button, Dialog, ErrorNotice, Field, Loading, Notice, useAction, useLoad, TableWrap } from '../../ui.tsx';
+import { DataTable } from '../../table.tsx';
+import { Button, Dialog, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
 import { FileEditor } from './files-editor.tsx';
 import { uploadFiles } from './files-upload.ts';
 import type { TabProps } from './tab.ts';
@@ -248,65 +249,54 @@ function FileTable(props: {
   // Folders first, then files, each by name.
   const sorted = [...props.entries].sort((a, b) => Number(a.isFile) - Number(b.isFile) || a.name.localeCompare(b.name));
   return (
-    <TableWrap label={`Files in ${props.dir}`}>
-      <table class="tab-table">
-        <caption class="visually-hidden">Files in {props.dir}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col" class="num">
-              Size
-            </th>
-            <th scope="col">Modified</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.onUp ? (
-            <tr>
-              <td colSpan={4}>
-                <button type="button" class="link" onClick={props.onUp}>
-                  <span aria-hidden="true">↑ </span>Up to the parent folder
-                </button>
-              </td>
-            </tr>
-          ) : null}
-          {sorted.length === 0 ? (
-            <tr>
-              <td colSpan={4} class="muted">
-                This folder is empty.
-              </td>
-            </tr>
-          ) : null}
-          {sorted.map((e) => (
-            <tr key={e.name} data-testid="file-row">
-              <td>
-                <span class="file-kind">{e.isFile ? 'File' : 'Folder'}</span>{' '}
-                <button type="button" class="link" onClick={() => props.onOpen(e)}>
-                  {e.name}
-                </button>
-              </td>
-              <td class="num">{e.isFile ? bytes(e.size) : '—'}</td>
-              <td class="when">{dateTime(e.modifiedAt)}</td>
-              <td>
-                <div class="actions">
-                  {e.isFile ? (
-                    <Button onClick={() => props.onDownload(e)} aria-label={`Download ${e.name}`}>
-                      Download
-                    </Button>
-                  ) : null}
-                  <Button onClick={() => props.onRename(e)} aria-label={`Rename ${e.name}`}>
-                    Rename
-                  </Button>
-                  <Button kind="danger" onClick={() => props.onDelete(e)} aria-label={`Delete ${e.name}`}>
-                    Delete
-                  </Button>
-                </div>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </TableWrap>
+    <DataTable
+      label={`Files in ${props.dir}`}
+      caption={`Files in ${props.dir}`}
+      class="tab-table"
+      rows={sorted}
+      rowKey={(e) => e.name}
+      rowProps={() => ({ 'data-testid': 'file-row' })}
+      firstRow={
+        props.onUp ? (
+          <button type="button" class="link" onClick={props.onUp}>
+            <span aria-hidden="true">↑ </span>Up to the parent folder
+          </button>
+        ) : null
+      }
+      emptyRow="This folder is empty."
+      columns={[
+        {
+          header: 'Name',
+          cell: (e) => (
+            <>
+              <span class="file-kind">{e.isFile ? 'File' : 'Folder'}</span>{' '}
+              <button type="button" class="link" onClick={() => props.onOpen(e)}>
+                {e.name}
+              </button>
+            </>
+          ),
+        },
+        { header: 'Size', class: 'num', cell: (e) => (e.isFile ? bytes(e.size) : '—') },
+        { header: 'Modified', class: 'when', cell: (e) => dateTime(e.modifiedAt) },
+        {
+          header: 'Actions',
+          cell: (e) => (
+            <div class="actions">
+              {e.isFile ? (
+                <Button onClick={() => props.onDownload(e)} aria-label={`Download ${e.name}`}>
+                  Download
+                </Button>
+              ) : null}
+              <Button onClick={() => props.onRename(e)} aria-label={`Rename ${e.name}`}>
+                Rename
+              </Button>
+              <Button kind="danger" onClick={() => props.onDelete(e)} aria-label={`Delete ${e.name}`}>
+                Delete
+              </Button>
+            </div>
+          ),
+        },
+      ]}
+    />
   );
 }
