@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
-import { bytes, dateTime } from '../../format.ts';
-import { DataTable } from '../../table.tsx';
+import { bytes } from '../../format.ts';
 import { Button, Dialog, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
+import { Crumbs, FileTable, UploadProgress } from './file-browser.tsx';
 import { FileEditor } from './files-editor.tsx';
 import { uploadFiles } from './files-upload.ts';
 import type { TabProps } from './tab.ts';
@@ -103,33 +103,7 @@ export default function FilesTab({ server }: TabProps) {
   return (
     <section aria-labelledby="files-title">
       <h2 id="files-title">Files</h2>
-      <nav aria-label="Folder path" class="crumbs">
-        <ol>
-          <li>
-            {parts.length ? (
-              <button type="button" class="link" onClick={() => go('/')}>
-                Root folder
-              </button>
-            ) : (
-              <span aria-current="location">Root folder</span>
-            )}
-          </li>
-          {parts.map((part, i) => {
-            const to = `/${parts.slice(0, i + 1).join('/')}`;
-            return (
-              <li key={to}>
-                {i === parts.length - 1 ? (
-                  <span aria-current="location">{part}</span>
-                ) : (
-                  <button type="button" class="link" onClick={() => go(to)}>
-                    {part}
-                  </button>
-                )}
-              </li>
-            );
-          })}
-        </ol>
-      </nav>
+      <Crumbs parts={parts} onGo={go} />
 
       <div class="files-tools">
         <form
@@ -165,16 +139,7 @@ export default function FilesTab({ server }: TabProps) {
       <ErrorNotice error={mkdir.error} onDismiss={mkdir.clearError} />
       <ErrorNotice error={upload.error} onDismiss={upload.clearError} />
       <ErrorNotice error={fetchLink.error} onDismiss={fetchLink.clearError} />
-      {progress ? (
-        <div class="upload-progress" role="status">
-          <label for="upload-progress">
-            Uploading {progress.names}: {bytes(progress.loaded)} of {bytes(progress.total)}
-          </label>
-          <progress id="upload-progress" max={progress.total || 1} value={progress.loaded} />
-        </div>
-      ) : upload.busy ? (
-        <p role="status">Preparing the upload…</p>
-      ) : null}
+      {progress ? <UploadProgress {...progress} /> : upload.busy ? <p role="status">Preparing the upload…</p> : null}
       {notice ? <Notice kind="success">{notice}</Notice> : null}
       {tooLarge ? <Notice kind="warning">{tooLarge}</Notice> : null}
       {download ? (
@@ -234,69 +199,5 @@ export default function FilesTab({ server }: TabProps) {
         ) : null}
       </Dialog>
     </section>
-  );
-}
-
-function FileTable(props: {
-  entries: Entry[];
-  dir: string;
-  onOpen: (e: Entry) => void;
-  onDownload: (e: Entry) => void;
-  onRename: (e: Entry) => void;
-  onDelete: (e: Entry) => void;
-  onUp?: () => void;
-}) {
-  // Folders first, then files, each by name.
-  const sorted = [...props.entries].sort((a, b) => Number(a.isFile) - Number(b.isFile) || a.name.localeCompare(b.name));
-  return (
-    <DataTable
-      label={`Files in ${props.dir}`}
-      caption={`Files in ${props.dir}`}
-      class="tab-table"
-      rows={sorted}
-      rowKey={(e) => e.name}
-      rowProps={() => ({ 'data-testid': 'file-row' })}
-      firstRow={
-        props.onUp ? (
-          <button type="button" class="link" onClick={props.onUp}>
-            <span aria-hidden="true">↑ </span>Up to the parent folder
-          </button>
-        ) : null
-      }
-      emptyRow="This folder is empty."
-      columns={[
-        {
-          header: 'Name',
-          cell: (e) => (
-            <>
-              <span class="file-kind">{e.isFile ? 'File' : 'Folder'}</span>{' '}
-              <button type="button" class="link" onClick={() => props.onOpen(e)}>
-                {e.name}
-              </button>
-            </>
-          ),
-        },
-        { header: 'Size', class: 'num', cell: (e) => (e.isFile ? bytes(e.size) : '—') },
-        { header: 'Modified', class: 'when', cell: (e) => dateTime(e.modifiedAt) },
-        {
-          header: 'Actions',
-          cell: (e) => (
-            <div class="actions">
-              {e.isFile ? (
-                <Button onClick={() => props.onDownload(e)} aria-label={`Download ${e.name}`}>
-                  Download
-                </Button>
-              ) : null}
-              <Button onClick={() => props.onRename(e)} aria-label={`Rename ${e.name}`}>
-                Rename
-              </Button>
-              <Button kind="danger" onClick={() => props.onDelete(e)} aria-label={`Delete ${e.name}`}>
-                Delete
-              </Button>
-            </div>
-          ),
-        },
-      ]}
-    />
   );
 }
