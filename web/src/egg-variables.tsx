@@ -1,5 +1,5 @@
 import type { Schema } from './api.ts';
-import { Field } from './ui.tsx';
+import { Field } from './form.tsx';
 
 /**
  * An egg's settings at deploy (GET /v1/eggs/:instanceId/:eggId): each variable the customer may

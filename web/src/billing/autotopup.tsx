@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { cents, dateTime } from '../format.ts';
-import { Badge, Button, Confirm, ErrorNotice, Field, Loading, Notice, Spinner, useAction, useLoad, Section } from '../ui.tsx';
+import { DollarsField, Field } from '../form.tsx';
+import { Badge, Button, Confirm, ErrorNotice, Loading, Notice, Spinner, useAction, useLoad, Section } from '../ui.tsx';
 import { toCents, toDollars } from './common.tsx';
 import { returnUrl } from './topup.tsx';
 
@@ -207,35 +208,21 @@ function RuleForm(props: { rule: Rule; config: Schema<'BillingConfig'>; onSaved:
           </label>
           {!rule.cardSaved ? <small class="hint">Needs a saved card.</small> : null}
         </div>
-        <Field id="auto-topup-below" label="When the balance falls below (US dollars)" invalid={belowCents === null}>
-          {(control) => (
-            <input
-              {...control}
-              type="text"
-              inputMode="decimal"
-              autoComplete="off"
-              value={below}
-              onInput={(e) => setBelow(e.currentTarget.value)}
-            />
-          )}
-        </Field>
-        <Field
+        <DollarsField
+          id="auto-topup-below"
+          label="When the balance falls below (US dollars)"
+          invalid={belowCents === null}
+          value={below}
+          onInput={setBelow}
+        />
+        <DollarsField
           id="auto-topup-amount"
           label="Charge the card (US dollars)"
           hint={`Between ${cents(config.minimumTopUpCents)} and ${cents(config.maximumTopUpCents)}${config.bonusPercent > 0 ? `, with the ${config.bonusPercent} % bonus` : ''}.`}
           invalid={!amountOk}
-        >
-          {(control) => (
-            <input
-              {...control}
-              type="text"
-              inputMode="decimal"
-              autoComplete="off"
-              value={amount}
-              onInput={(e) => setAmount(e.currentTarget.value)}
-            />
-          )}
-        </Field>
+          value={amount}
+          onInput={setAmount}
+        />
         <Field id="auto-topup-per-day" label="At most this many times a day" hint="1 to 10.">
           {(control) => (
             <input {...control} type="number" min={1} max={10} step={1} value={perDay} onInput={(e) => setPerDay(e.currentTarget.value)} />

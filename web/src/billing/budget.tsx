@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { cents, millicents } from '../format.ts';
-import { Badge, Button, ErrorNotice, Field, Loading, Notice, useAction, useLoad, Section } from '../ui.tsx';
+import { DollarsField, Field } from '../form.tsx';
+import { Badge, Button, ErrorNotice, Loading, Notice, useAction, useLoad, Section } from '../ui.tsx';
 import { toCents, toDollars } from './common.tsx';
 
 /** Dollars typed into an optional amount field: '' is null (no value), else cents or an error. */
@@ -72,23 +73,14 @@ function BudgetBody(props: { budget: Schema<'Budget'>; onSaved: () => Promise<vo
           void save.run();
         }}
       >
-        <Field
+        <DollarsField
           id="budget-cap-input"
           label="Monthly cap in US dollars"
           hint="Leave empty for no cap."
           error={parsed.ok ? undefined : 'Enter an amount like 20 or 20.50, or leave it empty.'}
-        >
-          {(control) => (
-            <input
-              {...control}
-              type="text"
-              inputMode="decimal"
-              autoComplete="off"
-              value={cap}
-              onInput={(e) => setCap(e.currentTarget.value)}
-            />
-          )}
-        </Field>
+          value={cap}
+          onInput={setCap}
+        />
         <Field id="budget-action" label="At the cap">
           {(control) => (
             <select {...control} value={action} onChange={(e) => setAction(e.currentTarget.value as Schema<'Budget'>['action'])}>
@@ -149,23 +141,14 @@ function AlertsBody(props: { alerts: Schema<'BalanceAlerts'>; onSaved: () => Pro
           void save.run();
         }}
       >
-        <Field
+        <DollarsField
           id="alerts-threshold"
           label="Warn below, in US dollars"
           hint={`Leave empty for the platform default (${cents(alerts.platformThresholdCents)}).`}
           error={parsed.ok ? undefined : 'Enter an amount like 5 or 5.50, or leave it empty.'}
-        >
-          {(control) => (
-            <input
-              {...control}
-              type="text"
-              inputMode="decimal"
-              autoComplete="off"
-              value={text}
-              onInput={(e) => setText(e.currentTarget.value)}
-            />
-          )}
-        </Field>
+          value={text}
+          onInput={setText}
+        />
         <Button type="submit" kind="primary" busy={save.busy} disabled={!parsed.ok}>
           Save warning
         </Button>

@@ -1,7 +1,8 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { dateTime } from '../format.ts';
-import { Button, ErrorNotice, Field, Loading, Notice, useAction, useLoad, Section } from '../ui.tsx';
+import { Field } from '../form.tsx';
+import { Button, ErrorNotice, Loading, Notice, useAction, useLoad, Section } from '../ui.tsx';
 import { countryOptions } from './countries.ts';
 
 type Profile = Schema<'BillingProfile'>;

@@ -3,7 +3,8 @@ import { api, ok, type Schema } from '../api.ts';
 import { cents } from '../format.ts';
 import { href, navigate } from '../router.ts';
 import { useSession } from '../session.ts';
-import { Button, ErrorNotice, Field, Notice, Spinner, useAction, Section } from '../ui.tsx';
+import { DollarsField } from '../form.tsx';
+import { Button, ErrorNotice, Notice, Spinner, useAction, Section } from '../ui.tsx';
 import { toCents, toDollars } from './common.tsx';
 
 const PRESETS = [1000, 2500, 5000, 10000];
@@ -54,7 +55,7 @@ export function TopUp(props: { config: Schema<'BillingConfig'> }) {
             </Button>
           ))}
         </fieldset>
-        <Field
+        <DollarsField
           id="topup-amount"
           label="Amount in US dollars"
           hint={
@@ -64,19 +65,10 @@ export function TopUp(props: { config: Schema<'BillingConfig'> }) {
             </>
           }
           error={invalid ? `Enter an amount between ${cents(min)} and ${cents(max)}, like 25 or 25.50.` : undefined}
-        >
-          {(control) => (
-            <input
-              {...control}
-              name="amount"
-              type="text"
-              inputMode="decimal"
-              autoComplete="off"
-              value={text}
-              onInput={(e) => setText(e.currentTarget.value)}
-            />
-          )}
-        </Field>
+          name="amount"
+          value={text}
+          onInput={setText}
+        />
         <div class="actions">
           <Button type="submit" kind="primary" busy={checkout.busy || redirecting} disabled={invalid || !paymentsEnabled}>
             Pay with card

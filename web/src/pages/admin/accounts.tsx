@@ -3,7 +3,8 @@ import { api, ok, type Schema } from '../../api.ts';
 import { cents, dateTime, millicents } from '../../format.ts';
 import { href, navigate, useLocation } from '../../router.ts';
 import { type Columns, DataTable } from '../../table.tsx';
-import { Badge, Button, Field, Loading, Page } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Badge, Button, Loading, Page } from '../../ui.tsx';
 import { Pager, text, useCursorList } from './common.tsx';
 
 const COLUMNS: Columns<Schema<'AdminAccount'>> = [

@@ -3,7 +3,8 @@ import { api, ok, type Schema } from '../../api.ts';
 import { dateTime } from '../../format.ts';
 import { href } from '../../router.ts';
 import { type Columns, DataTable } from '../../table.tsx';
-import { Badge, Field, Loading, Page } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Badge, Loading, Page } from '../../ui.tsx';
 import { Pager, shortId, useCursorList } from './common.tsx';
 
 type Entry = Schema<'ActivityEntry'>;

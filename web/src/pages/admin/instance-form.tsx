@@ -1,6 +1,7 @@
 import type { InputHTMLAttributes } from 'preact';
 import { api, fieldIssues, ok, type Schema } from '../../api.ts';
-import { Button, ErrorNotice, Field, useAction } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Button, ErrorNotice, useAction } from '../../ui.tsx';
 import { text } from './common.tsx';
 
 type Instance = Schema<'Instance'>;

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, fieldIssues, ok, type Schema } from '../../api.ts';
-import { Badge, Button, ErrorNotice, Field, Notice, useAction } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Badge, Button, ErrorNotice, Notice, useAction } from '../../ui.tsx';
 
 type Limits = Schema<'AccountLimits'>;
 

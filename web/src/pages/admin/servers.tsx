@@ -1,6 +1,7 @@
 import { api, ok } from '../../api.ts';
 import { navigate, useLocation } from '../../router.ts';
-import { Button, Field, Loading, Page, useLoad } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Button, Loading, Page, useLoad } from '../../ui.tsx';
 import { Pager, text, useCursorList } from './common.tsx';
 import { ServerTable } from './server-table.tsx';
 

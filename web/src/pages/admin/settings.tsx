@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, fieldIssues, ok, type Schema } from '../../api.ts';
 import { cents, mb, millicents } from '../../format.ts';
-import { Button, ErrorNotice, Field, Loading, Notice, Page, useAction, useLoad } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Button, ErrorNotice, Loading, Notice, Page, useAction, useLoad } from '../../ui.tsx';
 import { getPath, SETTING_GROUPS, type SettingField, setPath } from './settings-fields.ts';
 
 type Settings = Schema<'Settings'>;

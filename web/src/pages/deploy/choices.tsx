@@ -1,6 +1,6 @@
 import type { Schema } from '../../api.ts';
 import { mb } from '../../format.ts';
-import { Field } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
 
 type Egg = Schema<'EggSummary'>;
 type Region = Schema<'RegionList'>['data'][number];

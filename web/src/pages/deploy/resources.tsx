@@ -1,6 +1,7 @@
 import type { Schema } from '../../api.ts';
 import { mb } from '../../format.ts';
-import { Button, Field } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Button } from '../../ui.tsx';
 
 export const PRESETS = [
   { name: 'Small', ramMb: 1024, cpuPercent: 50, diskMb: 5120 },

@@ -2,7 +2,8 @@ import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
 import { parseLabelsStrictly } from '../../labels.tsx';
 import { SCOPES, type Scope, ScopeFieldset } from '../../scopes.tsx';
-import { Button, Confirm, Dialog, ErrorNotice, Field, useAction } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Button, Confirm, Dialog, ErrorNotice, useAction } from '../../ui.tsx';
 
 type ApiKey = Schema<'ApiKey'>;
 

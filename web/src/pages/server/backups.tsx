@@ -2,7 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { ControlPlaneError, api, ok, type Schema } from '../../api.ts';
 import { bytes, dateTime } from '../../format.ts';
 import { type Column, DataTable } from '../../table.tsx';
-import { Badge, Button, Dialog, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Badge, Button, Dialog, ErrorNotice, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
 import type { TabProps } from './tab.ts';
 
 type Backup = Schema<'Backup'>;

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, ok } from '../../api.ts';
 import { bytes } from '../../format.ts';
-import { Button, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Button, ErrorNotice, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
 
 /** What files/write takes (docs/api.md): larger files are refused; SFTP has no limit. */
 const WRITE_LIMIT = 512 * 1024;

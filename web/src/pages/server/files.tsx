@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
 import { bytes } from '../../format.ts';
-import { Button, Dialog, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Button, Dialog, ErrorNotice, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
 import { Crumbs, FileTable, UploadProgress } from './file-browser.tsx';
 import { FileEditor } from './files-editor.tsx';
 import { uploadFiles } from './files-upload.ts';

@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
 import { cents, millicents, mb, signed } from '../../format.ts';
-import { Button, Dialog, ErrorNotice, Field, Notice, Spinner, useAction } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Button, Dialog, ErrorNotice, Notice, Spinner, useAction } from '../../ui.tsx';
 
 type Server = Schema<'ServerWithLive'>;
 type Size = { ramMb: number; cpuPercent: number; diskMb: number };

@@ -2,7 +2,8 @@ import { useState } from 'preact/hooks';
 import { api, ok } from '../../api.ts';
 import { dateTime } from '../../format.ts';
 import { navigate } from '../../router.ts';
-import { Button, Dialog, ErrorNotice, Field, Notice, useAction, Section } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Button, Dialog, ErrorNotice, Notice, useAction, Section } from '../../ui.tsx';
 import { ResizeForm } from './settings-resize.tsx';
 import type { TabProps } from './tab.ts';
 

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, fieldIssues, ok, type Schema } from '../../api.ts';
-import { Button, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Button, ErrorNotice, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
 import type { TabProps } from './tab.ts';
 
 /** The startup settings: the read-only command, the docker image and the egg's variables. */

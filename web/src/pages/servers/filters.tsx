@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { fieldIssues, type Schema } from '../../api.ts';
 import { href, navigate } from '../../router.ts';
-import { Button, Field } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Button } from '../../ui.tsx';
 
 const FILTERS = ['name_prefix', 'status', 'region', 'instanceId', 'label_selector'] as const;
 type FilterName = (typeof FILTERS)[number];

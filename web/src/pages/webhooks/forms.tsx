@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
 import { type EventChoice, EventFieldset, eventsOf } from '../../scopes.tsx';
-import { Button, Confirm, Dialog, ErrorNotice, Field, useAction } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Button, Confirm, Dialog, ErrorNotice, useAction } from '../../ui.tsx';
 
 type Endpoint = Schema<'WebhookEndpoint'>;
 
