@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ControlPlaneError, api, ok, type Schema } from '../../api.ts';
-import { bytes, dateTime } from '../../format.ts';
-import { type Column, DataTable } from '../../table.tsx';
+import { dateTime } from '../../format.ts';
 import { Field } from '../../form.tsx';
-import { Badge, Button, Dialog, ErrorNotice, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
+import { Button, Dialog, ErrorNotice, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
+import { BackupTable } from './backup-table.tsx';
 import type { TabProps } from './tab.ts';
 
 type Backup = Schema<'Backup'>;
@@ -11,26 +11,6 @@ type Pending = { kind: 'restore' | 'delete'; backup: Backup } | null;
 
 /** How often the list is read again while a backup is being written. */
 const POLL_MS = 2000;
-
-const STATUS: Record<Backup['status'], { label: string; tone: 'ok' | 'warn' | 'bad' }> = {
-  completed: { label: 'Completed', tone: 'ok' },
-  in_progress: { label: 'In progress', tone: 'warn' },
-  failed: { label: 'Failed', tone: 'bad' },
-};
-
-/** The columns before the actions. */
-const COLUMNS: Column<Backup>[] = [
-  { header: 'Name', cell: (b) => b.name },
-  {
-    header: 'Status',
-    cell: (b) => <Badge tone={STATUS[b.status].tone}>{STATUS[b.status].label}</Badge>,
-    cellProps: () => ({ 'data-testid': 'backup-status' }),
-  },
-  { header: 'Size', class: 'num', cell: (b) => (b.status === 'completed' ? bytes(b.sizeBytes) : '—') },
-  { header: 'Created', class: 'when', cell: (b) => dateTime(b.createdAt) },
-  { header: 'Completed', class: 'when', cell: (b) => dateTime(b.completedAt) },
-  { header: 'Lock', cell: (b) => (b.locked ? <Badge>Locked</Badge> : <span class="muted">Unlocked</span>) },
-];
 
 /**
  * The server's backups: list, create (then the list is polled until Wings has written it),
@@ -162,40 +142,14 @@ export default function BackupsTab({ server, reload }: TabProps) {
       ) : null}
       <Loading state={list} label="Reading the backups…">
         {(page) => (
-          <DataTable
-            label="Backups list"
-            caption={`Backups of ${server.name}`}
-            class="tab-table"
-            rows={page.data}
-            rowKey={(b) => b.id}
-            rowProps={() => ({ 'data-testid': 'backup-row' })}
-            emptyRow="No backups yet."
-            columns={[
-              ...COLUMNS,
-              {
-                header: 'Actions',
-                cell: (b) => (
-                  <div class="actions">
-                    {b.status === 'completed' ? (
-                      <>
-                        <Button onClick={() => void link.run(b)} aria-label={`Download ${b.name}`}>
-                          Download
-                        </Button>
-                        <Button onClick={() => open({ kind: 'restore', backup: b })} aria-label={`Restore ${b.name}`}>
-                          Restore
-                        </Button>
-                      </>
-                    ) : null}
-                    <Button busy={lock.busy} onClick={() => void lock.run(b)} aria-label={`${b.locked ? 'Unlock' : 'Lock'} ${b.name}`}>
-                      {b.locked ? 'Unlock' : 'Lock'}
-                    </Button>
-                    <Button kind="danger" onClick={() => open({ kind: 'delete', backup: b })} aria-label={`Delete ${b.name}`}>
-                      Delete
-                    </Button>
-                  </div>
-                ),
-              },
-            ]}
+          <BackupTable
+            backups={page.data}
+            serverName={server.name}
+            lockBusy={lock.busy}
+            onDownload={(b) => void link.run(b)}
+            onLock={(b) => void lock.run(b)}
+            onRestore={(b) => open({ kind: 'restore', backup: b })}
+            onDelete={(b) => open({ kind: 'delete', backup: b })}
           />
         )}
       </Loading>
