@@ -1,7 +1,6 @@
 import type { ComponentChildren, HTMLAttributes } from 'preact';
 import { dateTime, relative } from './format.ts';
 import { type Paged, PagedList } from './paged.tsx';
-import { TableWrap } from './ui.tsx';
 
 type CellAttributes = HTMLAttributes<HTMLTableCellElement> & Record<`data-${string}`, string | undefined>;
 type RowAttributes = HTMLAttributes<HTMLTableRowElement> & Record<`data-${string}`, string | undefined>;
@@ -136,5 +135,19 @@ export function Ago(props: { at: string }) {
     <time dateTime={props.at} title={dateTime(props.at)}>
       {relative(props.at)}
     </time>
+  );
+}
+
+/**
+ * A table's horizontal scroller (`.table-wrap`) as a region named for what it lists. It takes the
+ * focus so that the keyboard can scroll it at 375 px even when its rows hold no control (axe:
+ * scrollable-region-focusable).
+ */
+export function TableWrap(props: { label: string; children: ComponentChildren }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take the focus for the keyboard to scroll it (WCAG 2.1.1)
+    <section class="table-wrap" aria-label={props.label} tabIndex={0}>
+      {props.children}
+    </section>
   );
 }

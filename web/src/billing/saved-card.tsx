@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { dateTime } from '../format.ts';
-import { Button, Confirm, ErrorNotice, Spinner, useAction } from '../ui.tsx';
+import { Confirm } from '../dialog.tsx';
+import { Button, ErrorNotice, Spinner, useAction } from '../ui.tsx';
 import { returnUrl } from './topup.tsx';
 
 type Card = NonNullable<Schema<'PaymentMethod'>['card']>;

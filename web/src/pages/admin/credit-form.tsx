@@ -2,7 +2,8 @@ import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
 import { cents, parseDollars } from '../../format.ts';
 import { DollarsField, Field } from '../../form.tsx';
-import { Button, Confirm, ErrorNotice, Notice, useAction } from '../../ui.tsx';
+import { Confirm } from '../../dialog.tsx';
+import { Button, ErrorNotice, Notice, useAction } from '../../ui.tsx';
 
 /** The largest grant or deduction the API takes (AdminCredit.amountCents: ±10,000,000 cents). */
 const MAX_CREDIT_CENTS = 10_000_000;

@@ -3,7 +3,8 @@ import { api, ok, type Schema } from '../../api.ts';
 import { parseLabelsStrictly } from '../../labels.tsx';
 import { SCOPES, type Scope, ScopeFieldset } from '../../scopes.tsx';
 import { Field } from '../../form.tsx';
-import { Button, Confirm, Dialog, ErrorNotice, useAction } from '../../ui.tsx';
+import { Confirm, Dialog } from '../../dialog.tsx';
+import { Button, ErrorNotice, useAction } from '../../ui.tsx';
 
 type ApiKey = Schema<'ApiKey'>;
 

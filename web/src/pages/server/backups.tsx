@@ -2,7 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { ControlPlaneError, api, ok, type Schema } from '../../api.ts';
 import { dateTime } from '../../format.ts';
 import { Field } from '../../form.tsx';
-import { Button, Dialog, ErrorNotice, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
+import { Dialog } from '../../dialog.tsx';
+import { Button, ErrorNotice, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
 import { BackupTable } from './backup-table.tsx';
 import type { TabProps } from './tab.ts';
 

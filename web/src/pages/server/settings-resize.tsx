@@ -2,7 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
 import { cents, millicents, mb, signed } from '../../format.ts';
 import { Field } from '../../form.tsx';
-import { Button, Dialog, ErrorNotice, Notice, Spinner, useAction } from '../../ui.tsx';
+import { Dialog } from '../../dialog.tsx';
+import { Button, ErrorNotice, Notice, Spinner, useAction } from '../../ui.tsx';
 
 type Server = Schema<'ServerWithLive'>;
 type Size = { ramMb: number; cpuPercent: number; diskMb: number };

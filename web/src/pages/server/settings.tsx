@@ -3,7 +3,8 @@ import { api, ok } from '../../api.ts';
 import { dateTime } from '../../format.ts';
 import { navigate } from '../../router.ts';
 import { Field } from '../../form.tsx';
-import { Button, Dialog, ErrorNotice, Notice, useAction, Section } from '../../ui.tsx';
+import { Dialog } from '../../dialog.tsx';
+import { Button, ErrorNotice, Notice, useAction, Section } from '../../ui.tsx';
 import { ResizeForm } from './settings-resize.tsx';
 import type { TabProps } from './tab.ts';
 

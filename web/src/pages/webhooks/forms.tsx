@@ -2,7 +2,8 @@ import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
 import { type EventChoice, EventFieldset, eventsOf } from '../../scopes.tsx';
 import { Field } from '../../form.tsx';
-import { Button, Confirm, Dialog, ErrorNotice, useAction } from '../../ui.tsx';
+import { Confirm, Dialog } from '../../dialog.tsx';
+import { Button, ErrorNotice, useAction } from '../../ui.tsx';
 
 type Endpoint = Schema<'WebhookEndpoint'>;
 
