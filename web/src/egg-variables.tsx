@@ -1,6 +1,5 @@
-import type { ComponentChildren } from 'preact';
 import type { Schema } from './api.ts';
-import { Field } from './ui.tsx';
+import { Field } from './form.tsx';
 
 /**
  * An egg's settings at deploy (GET /v1/eggs/:instanceId/:eggId): each variable the customer may
@@ -32,25 +31,17 @@ export function EggSettings(props: {
   return (
     <>
       {images.length > 1 ? (
-        <Field
-          id="deploy-image"
-          label="Docker image"
-          hint={<IssueHint issue={props.issues.dockerImage}>The runtime the server starts in.</IssueHint>}
-        >
-          <select
-            id="deploy-image"
-            value={props.image || props.egg.defaultDockerImage}
-            onChange={(e) => props.onImage(e.currentTarget.value)}
-            aria-describedby="deploy-image-hint"
-            aria-invalid={props.issues.dockerImage ? 'true' : undefined}
-          >
-            {images.map(([label, image]) => (
-              <option key={image} value={image}>
-                {label}
-                {image === props.egg.defaultDockerImage ? ' (default)' : ''}
-              </option>
-            ))}
-          </select>
+        <Field id="deploy-image" label="Docker image" hint="The runtime the server starts in." error={props.issues.dockerImage}>
+          {(control) => (
+            <select {...control} value={props.image || props.egg.defaultDockerImage} onChange={(e) => props.onImage(e.currentTarget.value)}>
+              {images.map(([label, image]) => (
+                <option key={image} value={image}>
+                  {label}
+                  {image === props.egg.defaultDockerImage ? ' (default)' : ''}
+                </option>
+              ))}
+            </select>
+          )}
         </Field>
       ) : null}
       {editable.map((v) => {
@@ -59,7 +50,7 @@ export function EggSettings(props: {
         const issue = props.issues[`environment.${v.env}`];
         const options = choices(v.rules);
         const hint = (
-          <IssueHint issue={issue}>
+          <>
             {v.description}
             {v.default ? (
               <>
@@ -67,51 +58,34 @@ export function EggSettings(props: {
                 Default: <code>{v.default}</code>.
               </>
             ) : null}
-          </IssueHint>
+          </>
         );
-        const common = {
-          id,
-          name: v.env,
-          'aria-describedby': `${id}-hint`,
-          'aria-invalid': issue ? ('true' as const) : undefined,
-        };
         return (
-          <Field key={v.env} id={id} label={v.name} hint={hint}>
-            {options ? (
-              <select {...common} value={value} onChange={(e) => props.onValue(v.env, e.currentTarget.value)}>
-                {options.map((o) => (
-                  <option key={o} value={o}>
-                    {o}
-                  </option>
-                ))}
-              </select>
-            ) : (
-              <input
-                {...common}
-                value={value}
-                required={required(v)}
-                spellcheck={false}
-                autoComplete="off"
-                onInput={(e) => props.onValue(v.env, e.currentTarget.value)}
-              />
-            )}
+          <Field key={v.env} id={id} label={v.name} hint={hint} error={issue}>
+            {(control) =>
+              options ? (
+                <select {...control} name={v.env} value={value} onChange={(e) => props.onValue(v.env, e.currentTarget.value)}>
+                  {options.map((o) => (
+                    <option key={o} value={o}>
+                      {o}
+                    </option>
+                  ))}
+                </select>
+              ) : (
+                <input
+                  {...control}
+                  name={v.env}
+                  value={value}
+                  required={required(v)}
+                  spellcheck={false}
+                  autoComplete="off"
+                  onInput={(e) => props.onValue(v.env, e.currentTarget.value)}
+                />
+              )
+            }
           </Field>
         );
       })}
-    </>
-  );
-}
-
-/** A field's hint, led by the API's complaint about it when there is one. */
-export function IssueHint(props: { issue?: string | undefined; children?: ComponentChildren }) {
-  return (
-    <>
-      {props.issue ? (
-        <>
-          <span class="field-error">{props.issue}</span>{' '}
-        </>
-      ) : null}
-      {props.children}
     </>
   );
 }

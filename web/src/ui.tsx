@@ -1,5 +1,5 @@
 import type { ButtonHTMLAttributes, ComponentChildren } from 'preact';
-import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ControlPlaneError } from './api.ts';
 
 /**
@@ -178,95 +178,6 @@ export function Section(props: {
   );
 }
 
-/** A labelled form field: the label is tied to the control by id, the hint by aria-describedby. */
-export function Field(props: { id: string; label: string; hint?: ComponentChildren; children: ComponentChildren }) {
-  return (
-    <div class="field">
-      <label for={props.id}>{props.label}</label>
-      {props.children}
-      {props.hint ? (
-        <small id={`${props.id}-hint`} class="hint">
-          {props.hint}
-        </small>
-      ) : null}
-    </div>
-  );
-}
-
-export interface DialogProps {
-  open: boolean;
-  /** The <dialog>'s id (its heading is `${id}-title`); by default one of its own (useId). */
-  id?: string;
-  title: string;
-  children: ComponentChildren;
-  confirmLabel: string;
-  danger?: boolean;
-  busy?: boolean;
-  /** The confirm button is disabled (and Enter does nothing), e.g. until a name is typed. */
-  disabled?: boolean;
-  /** The action's error, shown inside the dialog above its buttons. */
-  error?: unknown;
-  onConfirm: () => void;
-  onCancel: () => void;
-}
-
-/**
- * A modal <dialog> (focus trapped, Escape → onCancel, natively) holding a <form>: Enter in a field
- * confirms. Its children are rendered only while it is open, so a form inside starts afresh.
- */
-export function Dialog(props: DialogProps) {
-  const ownId = useId();
-  const id = props.id ?? ownId;
-  const ref = useRef<HTMLDialogElement>(null);
-  const open = useRef(props.open);
-  open.current = props.open;
-  useEffect(() => {
-    const dialog = ref.current;
-    if (!dialog) return;
-    if (props.open && !dialog.open) dialog.showModal();
-    if (!props.open && dialog.open) dialog.close();
-  }, [props.open]);
-  return (
-    <dialog
-      ref={ref}
-      id={id}
-      aria-labelledby={`${id}-title`}
-      onCancel={(event) => {
-        event.preventDefault();
-        props.onCancel();
-      }}
-      onClose={() => {
-        // Closed by the browser itself (a repeated Escape): the page's state follows.
-        if (open.current) props.onCancel();
-      }}
-    >
-      <form
-        onSubmit={(event) => {
-          event.preventDefault();
-          // A dialog may sit inside a page's form: its submit is its own.
-          event.stopPropagation();
-          if (!props.disabled && !props.busy) props.onConfirm();
-        }}
-      >
-        <h2 id={`${id}-title`}>{props.title}</h2>
-        {props.open ? props.children : null}
-        <ErrorNotice error={props.error} />
-        <div class="actions">
-          <Button onClick={props.onCancel}>Cancel</Button>
-          <Button type="submit" kind={props.danger ? 'danger' : 'primary'} busy={props.busy} disabled={props.disabled}>
-            {props.confirmLabel}
-          </Button>
-        </div>
-      </form>
-    </dialog>
-  );
-}
-
-/** A confirmation: a Dialog whose body says what will happen. */
-export function Confirm(props: DialogProps) {
-  return <Dialog {...props} />;
-}
-
 /** A secret shown once, with a copy button and the warning that it will not be shown again. */
 export function SecretOnce(props: { label: string; value: string; testid?: string }) {
   const [copied, setCopied] = useState(false);
@@ -289,20 +200,6 @@ export function SecretOnce(props: { label: string; value: string; testid?: strin
         </Button>
       </p>
     </div>
-  );
-}
-
-/**
- * A table's horizontal scroller (`.table-wrap`) as a region named for what it lists. It takes the
- * focus so that the keyboard can scroll it at 375 px even when its rows hold no control (axe:
- * scrollable-region-focusable).
- */
-export function TableWrap(props: { label: string; children: ComponentChildren }) {
-  return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take the focus for the keyboard to scroll it (WCAG 2.1.1)
-    <section class="table-wrap" aria-label={props.label} tabIndex={0}>
-      {props.children}
-    </section>
   );
 }
 

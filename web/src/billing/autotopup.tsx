@@ -1,12 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { cents, dateTime } from '../format.ts';
-import { Badge, Button, Confirm, ErrorNotice, Field, Loading, Notice, Spinner, useAction, useLoad, Section } from '../ui.tsx';
+import { DollarsField, Field } from '../form.tsx';
+import { Badge, Button, ErrorNotice, Loading, Notice, Spinner, useAction, useLoad, Section } from '../ui.tsx';
 import { toCents, toDollars } from './common.tsx';
-import { returnUrl } from './topup.tsx';
+import { SavedCard } from './saved-card.tsx';
 
 type Rule = Schema<'AutoTopUp'>;
-type Card = NonNullable<Schema<'PaymentMethod'>['card']>;
 
 const FAILURE: Record<string, string> = {
   card_declined: 'the card was declined',
@@ -56,71 +56,6 @@ export function AutoTopUp(props: { config: Schema<'BillingConfig'>; cardReturn: 
         {(r) => <RuleForm rule={r} config={props.config} onSaved={reloadBoth} />}
       </Loading>
     </Section>
-  );
-}
-
-function SavedCard(props: { card: Card | null; onChanged: () => Promise<void> }) {
-  const [confirming, setConfirming] = useState(false);
-  const [redirecting, setRedirecting] = useState(false);
-  const add = useAction(async () => {
-    const setup = await ok(
-      api().POST('/v1/billing/payment-method/checkout', {
-        body: { successUrl: returnUrl('card=saved'), cancelUrl: returnUrl('card=cancelled') },
-      }),
-    );
-    setRedirecting(true);
-    location.assign(setup.url);
-  });
-  const remove = useAction(async (id: string) => {
-    await ok(api().DELETE('/v1/billing/payment-method/{id}', { params: { path: { id } } }));
-    setConfirming(false);
-    await props.onChanged();
-  });
-  const { card } = props;
-  return (
-    <div class="saved-card">
-      <p data-testid="saved-card">
-        {card ? (
-          <>
-            Saved card: <strong class="card-name">{card.brand}</strong> ending in <strong>{card.last4}</strong>{' '}
-            <span class="muted">(saved {dateTime(card.savedAt)})</span>
-          </>
-        ) : (
-          'No card saved: add one to turn auto top-up on. Nothing is charged when you add it.'
-        )}
-      </p>
-      <div class="actions">
-        <Button kind={card ? 'plain' : 'primary'} busy={add.busy || redirecting} onClick={() => void add.run()}>
-          {card ? 'Replace card' : 'Add a card'}
-        </Button>
-        {card ? (
-          <Button kind="danger" onClick={() => setConfirming(true)}>
-            Remove card
-          </Button>
-        ) : null}
-      </div>
-      {redirecting ? <Spinner label="Opening the card page…" /> : null}
-      <ErrorNotice error={add.error} onDismiss={add.clearError} />
-      {card ? (
-        <Confirm
-          open={confirming}
-          title="Remove the saved card?"
-          confirmLabel="Remove card"
-          danger
-          busy={remove.busy}
-          error={remove.error}
-          onConfirm={() => void remove.run(card.id)}
-          onCancel={() => {
-            setConfirming(false);
-            remove.clearError();
-          }}
-        >
-          <p>
-            The {card.brand} card ending in {card.last4} is forgotten and auto top-up turns off.
-          </p>
-        </Confirm>
-      ) : null}
-    </div>
   );
 }
 
@@ -207,44 +142,25 @@ function RuleForm(props: { rule: Rule; config: Schema<'BillingConfig'>; onSaved:
           </label>
           {!rule.cardSaved ? <small class="hint">Needs a saved card.</small> : null}
         </div>
-        <Field id="auto-topup-below" label="When the balance falls below (US dollars)">
-          <input
-            id="auto-topup-below"
-            type="text"
-            inputMode="decimal"
-            autoComplete="off"
-            value={below}
-            aria-invalid={belowCents === null ? 'true' : undefined}
-            onInput={(e) => setBelow(e.currentTarget.value)}
-          />
-        </Field>
-        <Field
+        <DollarsField
+          id="auto-topup-below"
+          label="When the balance falls below (US dollars)"
+          invalid={belowCents === null}
+          value={below}
+          onInput={setBelow}
+        />
+        <DollarsField
           id="auto-topup-amount"
           label="Charge the card (US dollars)"
           hint={`Between ${cents(config.minimumTopUpCents)} and ${cents(config.maximumTopUpCents)}${config.bonusPercent > 0 ? `, with the ${config.bonusPercent} % bonus` : ''}.`}
-        >
-          <input
-            id="auto-topup-amount"
-            type="text"
-            inputMode="decimal"
-            autoComplete="off"
-            value={amount}
-            aria-invalid={amountOk ? undefined : 'true'}
-            aria-describedby="auto-topup-amount-hint"
-            onInput={(e) => setAmount(e.currentTarget.value)}
-          />
-        </Field>
+          invalid={!amountOk}
+          value={amount}
+          onInput={setAmount}
+        />
         <Field id="auto-topup-per-day" label="At most this many times a day" hint="1 to 10.">
-          <input
-            id="auto-topup-per-day"
-            type="number"
-            min={1}
-            max={10}
-            step={1}
-            value={perDay}
-            aria-describedby="auto-topup-per-day-hint"
-            onInput={(e) => setPerDay(e.currentTarget.value)}
-          />
+          {(control) => (
+            <input {...control} type="number" min={1} max={10} step={1} value={perDay} onInput={(e) => setPerDay(e.currentTarget.value)} />
+          )}
         </Field>
         <Button type="submit" kind="primary" busy={save.busy} disabled={!valid}>
           Save auto top-up

@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { cents, millicents } from '../format.ts';
-import { Badge, Button, ErrorNotice, Field, Loading, Notice, useAction, useLoad, Section } from '../ui.tsx';
+import { DollarsField, Field } from '../form.tsx';
+import { Badge, Button, ErrorNotice, Loading, Notice, useAction, useLoad, Section } from '../ui.tsx';
 import { toCents, toDollars } from './common.tsx';
 
 /** Dollars typed into an optional amount field: '' is null (no value), else cents or an error. */
@@ -72,24 +73,21 @@ function BudgetBody(props: { budget: Schema<'Budget'>; onSaved: () => Promise<vo
           void save.run();
         }}
       >
-        <Field id="budget-cap-input" label="Monthly cap in US dollars" hint="Leave empty for no cap.">
-          <input
-            id="budget-cap-input"
-            type="text"
-            inputMode="decimal"
-            autoComplete="off"
-            value={cap}
-            aria-invalid={parsed.ok ? undefined : 'true'}
-            aria-describedby="budget-cap-input-hint"
-            onInput={(e) => setCap(e.currentTarget.value)}
-          />
-          {parsed.ok ? null : <small class="field-error">Enter an amount like 20 or 20.50, or leave it empty.</small>}
-        </Field>
+        <DollarsField
+          id="budget-cap-input"
+          label="Monthly cap in US dollars"
+          hint="Leave empty for no cap."
+          error={parsed.ok ? undefined : 'Enter an amount like 20 or 20.50, or leave it empty.'}
+          value={cap}
+          onInput={setCap}
+        />
         <Field id="budget-action" label="At the cap">
-          <select id="budget-action" value={action} onChange={(e) => setAction(e.currentTarget.value as Schema<'Budget'>['action'])}>
-            <option value="refuse">Refuse new deploys and upsizes</option>
-            <option value="suspend">Also suspend running servers until the month ends</option>
-          </select>
+          {(control) => (
+            <select {...control} value={action} onChange={(e) => setAction(e.currentTarget.value as Schema<'Budget'>['action'])}>
+              <option value="refuse">Refuse new deploys and upsizes</option>
+              <option value="suspend">Also suspend running servers until the month ends</option>
+            </select>
+          )}
         </Field>
         <Button type="submit" kind="primary" busy={save.busy} disabled={!parsed.ok}>
           Save budget
@@ -143,23 +141,14 @@ function AlertsBody(props: { alerts: Schema<'BalanceAlerts'>; onSaved: () => Pro
           void save.run();
         }}
       >
-        <Field
+        <DollarsField
           id="alerts-threshold"
           label="Warn below, in US dollars"
           hint={`Leave empty for the platform default (${cents(alerts.platformThresholdCents)}).`}
-        >
-          <input
-            id="alerts-threshold"
-            type="text"
-            inputMode="decimal"
-            autoComplete="off"
-            value={text}
-            aria-invalid={parsed.ok ? undefined : 'true'}
-            aria-describedby="alerts-threshold-hint"
-            onInput={(e) => setText(e.currentTarget.value)}
-          />
-          {parsed.ok ? null : <small class="field-error">Enter an amount like 5 or 5.50, or leave it empty.</small>}
-        </Field>
+          error={parsed.ok ? undefined : 'Enter an amount like 5 or 5.50, or leave it empty.'}
+          value={text}
+          onInput={setText}
+        />
         <Button type="submit" kind="primary" busy={save.busy} disabled={!parsed.ok}>
           Save warning
         </Button>

@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { cents, dateTime } from '../format.ts';
-import { Badge, Button, ErrorNotice, Section, TableWrap, type Tone, useAction } from '../ui.tsx';
-import { PagedList, usePaged } from '../paged.tsx';
+import { usePaged } from '../paged.tsx';
+import { type Columns, DataTable, PagedTable } from '../table.tsx';
+import { Badge, Button, ErrorNotice, Section, type Tone, useAction } from '../ui.tsx';
 
 type Invoice = Schema<'Invoice'>;
 
@@ -59,110 +60,69 @@ export function Invoices(props: { version: number }) {
   return (
     <Section id="invoices" class="billing-section" title="Invoices">
       <ErrorNotice error={pdf.error} onDismiss={pdf.clearError} />
-      <PagedList list={list} what="invoices" empty={<p class="muted">No invoices yet: each top-up makes one.</p>}>
-        {(items) => (
-          <TableWrap label="Invoice list">
-            <table>
-              <caption class="visually-hidden">Invoices, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Number</th>
-                  <th scope="col">Date</th>
-                  <th scope="col">Status</th>
-                  <th scope="col" class="num">
-                    Amount
-                  </th>
-                  <th scope="col" class="num">
-                    Credited
-                  </th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((invoice) => {
-                  const expanded = open.has(invoice.id);
-                  return [
-                    <tr key={invoice.id} data-testid="invoice-row" data-invoice={invoice.number} data-status={invoice.status}>
-                      <th scope="row" class="mono">
-                        {invoice.number}
-                      </th>
-                      <td>{dateTime(invoice.createdAt)}</td>
-                      <td>
-                        <InvoiceStatus status={invoice.status} />
-                      </td>
-                      <td class="num">{cents(invoice.totalCents)}</td>
-                      <td class="num">{cents(invoice.creditedCents)}</td>
-                      <td>
-                        <div class="row-actions">
-                          <Button
-                            aria-expanded={expanded ? 'true' : 'false'}
-                            aria-controls={`lines-${invoice.id}`}
-                            onClick={() => toggle(invoice.id)}
-                          >
-                            {expanded ? 'Hide lines' : 'Show lines'}
-                          </Button>
-                          <Button
-                            busy={pdfFor === invoice.id}
-                            disabled={pdf.busy}
-                            aria-label={`Download ${invoice.number} as PDF`}
-                            onClick={() => void pdf.run(invoice)}
-                          >
-                            PDF
-                          </Button>
-                        </div>
-                      </td>
-                    </tr>,
-                    expanded ? (
-                      <tr key={`${invoice.id}-lines`} id={`lines-${invoice.id}`} class="detail-row">
-                        <td colSpan={6}>
-                          <InvoiceLines invoice={invoice} />
-                        </td>
-                      </tr>
-                    ) : null,
-                  ];
-                })}
-              </tbody>
-            </table>
-          </TableWrap>
-        )}
-      </PagedList>
+      <PagedTable
+        list={list}
+        what="invoices"
+        empty={<p class="muted">No invoices yet: each top-up makes one.</p>}
+        label="Invoice list"
+        caption="Invoices, newest first"
+        rowKey={(invoice) => invoice.id}
+        rowProps={(invoice) => ({ 'data-testid': 'invoice-row', 'data-invoice': invoice.number, 'data-status': invoice.status })}
+        detail={(invoice) => (open.has(invoice.id) ? { id: `lines-${invoice.id}`, content: <InvoiceLines invoice={invoice} /> } : null)}
+        columns={[
+          { header: 'Number', rowHeader: true, class: 'mono', cell: (invoice) => invoice.number },
+          { header: 'Date', cell: (invoice) => dateTime(invoice.createdAt) },
+          { header: 'Status', cell: (invoice) => <InvoiceStatus status={invoice.status} /> },
+          { header: 'Amount', class: 'num', cell: (invoice) => cents(invoice.totalCents) },
+          { header: 'Credited', class: 'num', cell: (invoice) => cents(invoice.creditedCents) },
+          {
+            header: 'Actions',
+            hideHeader: true,
+            cell: (invoice) => (
+              <div class="row-actions">
+                <Button
+                  aria-expanded={open.has(invoice.id) ? 'true' : 'false'}
+                  aria-controls={`lines-${invoice.id}`}
+                  onClick={() => toggle(invoice.id)}
+                >
+                  {open.has(invoice.id) ? 'Hide lines' : 'Show lines'}
+                </Button>
+                <Button
+                  busy={pdfFor === invoice.id}
+                  disabled={pdf.busy}
+                  aria-label={`Download ${invoice.number} as PDF`}
+                  onClick={() => void pdf.run(invoice)}
+                >
+                  PDF
+                </Button>
+              </div>
+            ),
+          },
+        ]}
+      />
     </Section>
   );
 }
+
+const LINE_COLUMNS: Columns<Invoice['lineItems'][number]> = [
+  { header: 'Line', rowHeader: true, cell: (line) => line.description },
+  { header: 'Amount', class: 'num', cell: (line) => cents(line.amountCents) },
+  { header: 'Charged', class: 'num', cell: (line) => cents(line.chargedCents) },
+  { header: 'Credited', class: 'num', cell: (line) => cents(line.creditedCents) },
+];
 
 function InvoiceLines(props: { invoice: Invoice }) {
   const { invoice } = props;
   return (
     <>
-      <table class="lines" data-testid="invoice-lines">
-        <caption class="visually-hidden">Lines of {invoice.number}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Line</th>
-            <th scope="col" class="num">
-              Amount
-            </th>
-            <th scope="col" class="num">
-              Charged
-            </th>
-            <th scope="col" class="num">
-              Credited
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {invoice.lineItems.map((line, i) => (
-            <tr key={i}>
-              <th scope="row">{line.description}</th>
-              <td class="num">{cents(line.amountCents)}</td>
-              <td class="num">{cents(line.chargedCents)}</td>
-              <td class="num">{cents(line.creditedCents)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <DataTable
+        class="lines"
+        testid="invoice-lines"
+        caption={`Lines of ${invoice.number}`}
+        rows={invoice.lineItems}
+        rowKey={(line) => invoice.lineItems.indexOf(line)}
+        columns={LINE_COLUMNS}
+      />
       <dl class="props">
         <dt>Paid</dt>
         <dd>{invoice.paidAt ? dateTime(invoice.paidAt) : 'Not paid'}</dd>

@@ -1,7 +1,8 @@
 import { api, ok, type Schema } from '../api.ts';
 import { cents, dateTime, signed } from '../format.ts';
-import { PagedList, usePaged } from '../paged.tsx';
-import { TableWrap, Section } from '../ui.tsx';
+import { usePaged } from '../paged.tsx';
+import { type Columns, PagedTable } from '../table.tsx';
+import { Section } from '../ui.tsx';
 
 type Entry = Schema<'LedgerEntry'>;
 
@@ -40,6 +41,19 @@ function describe(entry: Entry): string {
   }
 }
 
+const COLUMNS: Columns<Entry> = [
+  { header: 'Date', class: 'nowrap', cell: (entry) => dateTime(entry.at) },
+  { header: 'Kind', cell: (entry) => KIND[entry.type] },
+  { header: 'Description', cell: describe },
+  {
+    header: 'Amount',
+    class: 'num',
+    cell: (entry) => signed(entry.amountCents, cents),
+    cellProps: (entry) => ({ class: entry.amountCents < 0 ? 'debit' : 'credit', 'data-testid': 'ledger-amount' }),
+  },
+  { header: 'Balance after', class: 'num', cell: (entry) => cents(entry.balanceAfterCents) },
+];
+
 /** The ledger, newest first: every change of the balance with the balance after it. */
 export function Ledger(props: { version: number }) {
   const list = usePaged(
@@ -48,41 +62,16 @@ export function Ledger(props: { version: number }) {
   );
   return (
     <Section id="ledger" class="billing-section" title="Ledger">
-      <PagedList list={list} what="entries" empty={<p class="muted">No balance changes yet.</p>}>
-        {(items) => (
-          <TableWrap label="Ledger entries">
-            <table>
-              <caption class="visually-hidden">Balance changes, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Date</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Description</th>
-                  <th scope="col" class="num">
-                    Amount
-                  </th>
-                  <th scope="col" class="num">
-                    Balance after
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((entry) => (
-                  <tr key={entry.seq} data-testid="ledger-row" data-kind={entry.type} data-granted={entry.granted ? 'true' : 'false'}>
-                    <td class="nowrap">{dateTime(entry.at)}</td>
-                    <td>{KIND[entry.type]}</td>
-                    <td>{describe(entry)}</td>
-                    <td class={`num ${entry.amountCents < 0 ? 'debit' : 'credit'}`} data-testid="ledger-amount">
-                      {signed(entry.amountCents, cents)}
-                    </td>
-                    <td class="num">{cents(entry.balanceAfterCents)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
-        )}
-      </PagedList>
+      <PagedTable
+        list={list}
+        what="entries"
+        empty={<p class="muted">No balance changes yet.</p>}
+        label="Ledger entries"
+        caption="Balance changes, newest first"
+        columns={COLUMNS}
+        rowKey={(entry) => entry.seq}
+        rowProps={(entry) => ({ 'data-testid': 'ledger-row', 'data-kind': entry.type, 'data-granted': entry.granted ? 'true' : 'false' })}
+      />
     </Section>
   );
 }

@@ -1,7 +1,8 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { dateTime } from '../format.ts';
-import { Button, ErrorNotice, Field, Loading, Notice, useAction, useLoad, Section } from '../ui.tsx';
+import { Field } from '../form.tsx';
+import { Button, ErrorNotice, Loading, Notice, useAction, useLoad, Section } from '../ui.tsx';
 import { countryOptions } from './countries.ts';
 
 type Profile = Schema<'BillingProfile'>;
@@ -96,37 +97,38 @@ function ProfileForm(props: { profile: Profile }) {
             label={label}
             hint={key === 'vatId' ? 'With its country prefix, like DE123456789.' : undefined}
           >
-            {key === 'country' ? (
-              <select
-                id="profile-country"
-                autoComplete="country"
-                value={values.country}
-                onChange={(e) => {
-                  const value = e.currentTarget.value;
-                  setValues((v) => ({ ...v, country: value }));
-                }}
-              >
-                <option value="">Not set</option>
-                {countries.map((c) => (
-                  <option key={c.code} value={c.code}>
-                    {c.name}
-                  </option>
-                ))}
-              </select>
-            ) : (
-              <input
-                id={`profile-${key}`}
-                type="text"
-                autoComplete={autocomplete}
-                maxLength={100}
-                value={values[key]}
-                aria-describedby={key === 'vatId' ? 'profile-vatId-hint' : undefined}
-                onInput={(e) => {
-                  const value = e.currentTarget.value;
-                  setValues((v) => ({ ...v, [key]: value }));
-                }}
-              />
-            )}
+            {(control) =>
+              key === 'country' ? (
+                <select
+                  {...control}
+                  autoComplete="country"
+                  value={values.country}
+                  onChange={(e) => {
+                    const value = e.currentTarget.value;
+                    setValues((v) => ({ ...v, country: value }));
+                  }}
+                >
+                  <option value="">Not set</option>
+                  {countries.map((c) => (
+                    <option key={c.code} value={c.code}>
+                      {c.name}
+                    </option>
+                  ))}
+                </select>
+              ) : (
+                <input
+                  {...control}
+                  type="text"
+                  autoComplete={autocomplete}
+                  maxLength={100}
+                  value={values[key]}
+                  onInput={(e) => {
+                    const value = e.currentTarget.value;
+                    setValues((v) => ({ ...v, [key]: value }));
+                  }}
+                />
+              )
+            }
           </Field>
         ))}
         <div class="actions profile-actions">

@@ -3,7 +3,8 @@ import { api, ok, type Schema } from '../api.ts';
 import { cents } from '../format.ts';
 import { href, navigate } from '../router.ts';
 import { useSession } from '../session.ts';
-import { Button, ErrorNotice, Field, Notice, Spinner, useAction, Section } from '../ui.tsx';
+import { DollarsField } from '../form.tsx';
+import { Button, ErrorNotice, Notice, Spinner, useAction, Section } from '../ui.tsx';
 import { toCents, toDollars } from './common.tsx';
 
 const PRESETS = [1000, 2500, 5000, 10000];
@@ -54,7 +55,7 @@ export function TopUp(props: { config: Schema<'BillingConfig'> }) {
             </Button>
           ))}
         </fieldset>
-        <Field
+        <DollarsField
           id="topup-amount"
           label="Amount in US dollars"
           hint={
@@ -63,24 +64,11 @@ export function TopUp(props: { config: Schema<'BillingConfig'> }) {
               {bonusPercent > 0 ? ` Every paid top-up earns a ${bonusPercent} % bonus credit (rounded down to the cent).` : ''}
             </>
           }
-        >
-          <input
-            id="topup-amount"
-            name="amount"
-            type="text"
-            inputMode="decimal"
-            autoComplete="off"
-            value={text}
-            aria-invalid={invalid ? 'true' : undefined}
-            aria-describedby={invalid ? 'topup-amount-hint topup-amount-error' : 'topup-amount-hint'}
-            onInput={(e) => setText(e.currentTarget.value)}
-          />
-          {invalid ? (
-            <small id="topup-amount-error" class="field-error">
-              Enter an amount between {cents(min)} and {cents(max)}, like 25 or 25.50.
-            </small>
-          ) : null}
-        </Field>
+          error={invalid ? `Enter an amount between ${cents(min)} and ${cents(max)}, like 25 or 25.50.` : undefined}
+          name="amount"
+          value={text}
+          onInput={setText}
+        />
         <div class="actions">
           <Button type="submit" kind="primary" busy={checkout.busy || redirecting} disabled={invalid || !paymentsEnabled}>
             Pay with card

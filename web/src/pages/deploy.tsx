@@ -1,13 +1,15 @@
-import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, fieldIssues, ok, type Schema } from '../api.ts';
-import { DeployProblem, QuotePanel, type QuoteStatus } from '../deploy-quote.tsx';
-import { changedEnvironment, EggSettings, IssueHint } from '../egg-variables.tsx';
-import { mb } from '../format.ts';
+import { DeployProblem, QuotePanel } from '../deploy-quote.tsx';
+import { changedEnvironment, EggSettings } from '../egg-variables.tsx';
 import { parseLabels } from '../labels.tsx';
 import { navigate } from '../router.ts';
 import { useSession } from '../session.ts';
-import { Button, ErrorNotice, Field, Loading, Notice, Page, Spinner, useAction, useLoad } from '../ui.tsx';
+import { Field } from '../form.tsx';
+import { Button, ErrorNotice, Loading, Notice, Page, Spinner, useAction, useLoad } from '../ui.tsx';
+import { EggField, eggKey, RegionField } from './deploy/choices.tsx';
+import { useQuote } from './deploy/quote.ts';
+import { PRESETS, presetValues, ResourcesFieldset } from './deploy/resources.tsx';
 
 /**
  * Deploy a server: the catalogue (GET /v1/eggs, /v1/regions, and /v1/pricing for the limits), the
@@ -49,17 +51,6 @@ export default function Deploy() {
   );
 }
 
-const PRESETS = [
-  { name: 'Small', ramMb: 1024, cpuPercent: 50, diskMb: 5120 },
-  { name: 'Medium', ramMb: 2048, cpuPercent: 100, diskMb: 10240 },
-  { name: 'Large', ramMb: 4096, cpuPercent: 200, diskMb: 20480 },
-] as const;
-
-type Limits = Schema<'Pricing'>['serverLimits'];
-type Resource = 'ramMb' | 'cpuPercent' | 'diskMb';
-const clamp = (limits: Limits, key: Resource, value: number) => Math.min(limits[key].max, Math.max(limits[key].min, value));
-const eggKey = (e: { instanceId: string; eggId: number }) => `${e.instanceId}/${e.eggId}`;
-
 function DeployForm(props: { catalogue: Catalogue }) {
   const { pricing, eggs, regions } = props.catalogue;
   const limits = pricing.serverLimits;
@@ -70,11 +61,7 @@ function DeployForm(props: { catalogue: Catalogue }) {
   const [egg, setEgg] = useState(eggKey(eggs.data[0]!));
   const [name, setName] = useState('');
   const [region, setRegion] = useState('');
-  const [resources, setResources] = useState<Record<Resource, string>>(() => ({
-    ramMb: String(clamp(limits, 'ramMb', PRESETS[1].ramMb)),
-    cpuPercent: String(clamp(limits, 'cpuPercent', PRESETS[1].cpuPercent)),
-    diskMb: String(clamp(limits, 'diskMb', PRESETS[1].diskMb)),
-  }));
+  const [resources, setResources] = useState(() => presetValues(limits, PRESETS[1]));
   const [env, setEnv] = useState<Record<string, string>>({});
   const [image, setImage] = useState('');
   const [labels, setLabels] = useState('');
@@ -86,7 +73,6 @@ function DeployForm(props: { catalogue: Catalogue }) {
   );
   const eggDetail = detail.data && eggKey(detail.data) === egg ? detail.data : undefined;
   const eggRegions = regions.data.filter((r) => r.instances.includes(summary.instanceId));
-  const chosenRegion = eggRegions.find((r) => r.region === region);
 
   // The body a deploy sends; the quote sends the same (a placeholder name until one is typed, so
   // the price shows before the name does).
@@ -122,10 +108,6 @@ function DeployForm(props: { catalogue: Catalogue }) {
   useEffect(() => deploy.clearError(), [bodyKey]);
 
   const issues = { ...fieldIssues(quote.error), ...fieldIssues(deploy.error) };
-  const setResource = (key: Resource) => (e: Event) => {
-    const value = (e.currentTarget as HTMLInputElement).value;
-    setResources((r) => ({ ...r, [key]: value }));
-  };
   const chooseEgg = (value: string) => {
     setEgg(value);
     setEnv({});
@@ -134,7 +116,6 @@ function DeployForm(props: { catalogue: Catalogue }) {
     const next = eggs.data.find((e) => eggKey(e) === value);
     if (next && region && !regions.data.some((r) => r.region === region && r.instances.includes(next.instanceId))) setRegion('');
   };
-  const invalid = (field: string) => (issues[field] ? ('true' as const) : undefined);
 
   return (
     <div class="deploy">
@@ -148,119 +129,31 @@ function DeployForm(props: { catalogue: Catalogue }) {
       >
         <fieldset>
           <legend>Game</legend>
-          <Field id="deploy-egg" label="Game (egg)" hint={<IssueHint issue={issues.eggId}>{summary.description}</IssueHint>}>
-            <select id="deploy-egg" value={egg} onChange={(e) => chooseEgg(e.currentTarget.value)} aria-describedby="deploy-egg-hint">
-              {groupByNest(eggs.data, instances.size > 1).map(([group, list]) => (
-                <optgroup key={group} label={group}>
-                  {list.map((e) => (
-                    <option key={eggKey(e)} value={eggKey(e)}>
-                      {e.name}
-                    </option>
-                  ))}
-                </optgroup>
-              ))}
-            </select>
+          <EggField
+            eggs={eggs.data}
+            value={egg}
+            hint={summary.description}
+            issue={issues.eggId}
+            withPanel={instances.size > 1}
+            onChange={chooseEgg}
+          />
+          <Field id="deploy-name" label="Server name" hint="3 to 60 characters; you can rename it later." error={issues.name}>
+            {(control) => (
+              <input
+                {...control}
+                value={name}
+                onInput={(e) => setName(e.currentTarget.value)}
+                required
+                minLength={3}
+                maxLength={60}
+                autoComplete="off"
+              />
+            )}
           </Field>
-          <Field
-            id="deploy-name"
-            label="Server name"
-            hint={<IssueHint issue={issues.name}>3 to 60 characters; you can rename it later.</IssueHint>}
-          >
-            <input
-              id="deploy-name"
-              value={name}
-              onInput={(e) => setName(e.currentTarget.value)}
-              required
-              minLength={3}
-              maxLength={60}
-              autoComplete="off"
-              aria-describedby="deploy-name-hint"
-              aria-invalid={invalid('name')}
-            />
-          </Field>
-          <Field
-            id="deploy-region"
-            label="Region"
-            hint={
-              <IssueHint issue={issues.region}>
-                {chosenRegion
-                  ? `${chosenRegion.nodes} node${chosenRegion.nodes === 1 ? '' : 's'}; room for up to ${mb(Math.max(0, chosenRegion.largestFreeMemoryMb))} of RAM on one node, ${mb(Math.max(0, chosenRegion.freeDiskMb))} of disk free.`
-                  : 'Any region: placed on the node with the most room.'}
-              </IssueHint>
-            }
-          >
-            <select
-              id="deploy-region"
-              value={region}
-              onChange={(e) => setRegion(e.currentTarget.value)}
-              aria-describedby="deploy-region-hint"
-              aria-invalid={invalid('region')}
-            >
-              <option value="">Any region</option>
-              {eggRegions.map((r) => (
-                <option key={r.region} value={r.region}>
-                  {r.name ? `${r.region} — ${r.name}` : r.region}
-                  {r.nodes === 0 || r.largestFreeMemoryMb < limits.ramMb.min ? ' (full)' : ` (up to ${mb(r.largestFreeMemoryMb)} free)`}
-                </option>
-              ))}
-            </select>
-          </Field>
+          <RegionField regions={eggRegions} value={region} minRamMb={limits.ramMb.min} issue={issues.region} onChange={setRegion} />
         </fieldset>
 
-        <fieldset>
-          <legend>Resources</legend>
-          <div class="actions presets">
-            {PRESETS.map((p) => {
-              const values = {
-                ramMb: String(clamp(limits, 'ramMb', p.ramMb)),
-                cpuPercent: String(clamp(limits, 'cpuPercent', p.cpuPercent)),
-                diskMb: String(clamp(limits, 'diskMb', p.diskMb)),
-              };
-              const pressed =
-                values.ramMb === resources.ramMb && values.cpuPercent === resources.cpuPercent && values.diskMb === resources.diskMb;
-              return (
-                <Button key={p.name} aria-pressed={pressed ? 'true' : 'false'} onClick={() => setResources(values)}>
-                  {p.name}: {mb(Number(values.ramMb))}, {Number(values.cpuPercent) / 100} CPU, {mb(Number(values.diskMb))} disk
-                </Button>
-              );
-            })}
-          </div>
-          <div class="resource-fields">
-            <ResourceField
-              id="deploy-ram"
-              label="RAM (MB)"
-              value={resources.ramMb}
-              limits={limits.ramMb}
-              step={256}
-              issue={issues.ramMb}
-              onInput={setResource('ramMb')}
-            >
-              {mb(Number(resources.ramMb || 0))}
-            </ResourceField>
-            <ResourceField
-              id="deploy-cpu"
-              label="CPU (%)"
-              value={resources.cpuPercent}
-              limits={limits.cpuPercent}
-              step={25}
-              issue={issues.cpuPercent}
-              onInput={setResource('cpuPercent')}
-            >
-              {Number(resources.cpuPercent || 0) / 100} core{resources.cpuPercent === '100' ? '' : 's'}
-            </ResourceField>
-            <ResourceField
-              id="deploy-disk"
-              label="Disk (MB)"
-              value={resources.diskMb}
-              limits={limits.diskMb}
-              step={512}
-              issue={issues.diskMb}
-              onInput={setResource('diskMb')}
-            >
-              {mb(Number(resources.diskMb || 0))}
-            </ResourceField>
-          </div>
-        </fieldset>
+        <ResourcesFieldset limits={limits} values={resources} issues={issues} onChange={setResources} />
 
         <fieldset>
           <legend>Game settings</legend>
@@ -285,19 +178,15 @@ function DeployForm(props: { catalogue: Catalogue }) {
             id="deploy-labels"
             label="Labels"
             hint={
-              <IssueHint issue={Object.entries(issues).find(([k]) => k.startsWith('labels'))?.[1]}>
+              <>
                 For your own sorting, e.g. <code>env=prod, team=blue</code>; filter the server list by them.
-              </IssueHint>
+              </>
             }
+            error={Object.entries(issues).find(([k]) => k.startsWith('labels'))?.[1]}
           >
-            <input
-              id="deploy-labels"
-              value={labels}
-              onInput={(e) => setLabels(e.currentTarget.value)}
-              spellcheck={false}
-              autoComplete="off"
-              aria-describedby="deploy-labels-hint"
-            />
+            {(control) => (
+              <input {...control} value={labels} onInput={(e) => setLabels(e.currentTarget.value)} spellcheck={false} autoComplete="off" />
+            )}
           </Field>
         </fieldset>
       </form>
@@ -318,77 +207,4 @@ function DeployForm(props: { catalogue: Catalogue }) {
       </section>
     </div>
   );
-}
-
-function ResourceField(props: {
-  id: string;
-  label: string;
-  value: string;
-  limits: { min: number; max: number };
-  step: number;
-  issue: string | undefined;
-  onInput: (e: Event) => void;
-  children: ComponentChildren;
-}) {
-  return (
-    <Field
-      id={props.id}
-      label={props.label}
-      hint={
-        <IssueHint issue={props.issue}>
-          {props.children} · {props.limits.min} to {props.limits.max}
-        </IssueHint>
-      }
-    >
-      <input
-        id={props.id}
-        type="number"
-        inputMode="numeric"
-        min={props.limits.min}
-        max={props.limits.max}
-        step={props.step}
-        value={props.value}
-        onInput={props.onInput}
-        required
-        aria-describedby={`${props.id}-hint`}
-        aria-invalid={props.issue ? 'true' : undefined}
-      />
-    </Field>
-  );
-}
-
-/** Eggs grouped by nest (and panel, when there are several), in the catalogue's order. */
-function groupByNest(eggs: Schema<'EggSummary'>[], withPanel: boolean): [string, Schema<'EggSummary'>[]][] {
-  const groups = new Map<string, Schema<'EggSummary'>[]>();
-  for (const e of eggs) {
-    const group = withPanel ? `${e.nestName} · ${e.instanceName}` : e.nestName;
-    groups.set(group, [...(groups.get(group) ?? []), e]);
-  }
-  return [...groups];
-}
-
-/**
- * The quote of a body, asked 400 ms after its last change; an answer to an older body is dropped.
- * `ready` only while the shown price is the current body's. (The egg's settings need not be loaded
- * first: until one is changed the body sends none, which is what the egg's defaults give.)
- */
-function useQuote(body: Schema<'CreateServer'>, key: string) {
-  const [state, setState] = useState<{ status: QuoteStatus; quote?: Schema<'Quote'>; error?: unknown }>({ status: 'waiting' });
-  const latest = useRef(0);
-  useEffect(() => {
-    const run = ++latest.current;
-    setState((s) => ({ ...s, status: 'updating' }));
-    const timer = setTimeout(() => {
-      ok(api().POST('/v1/servers/quote', { body })).then(
-        (quote) => {
-          if (run === latest.current) setState({ status: 'ready', quote });
-        },
-        (error) => {
-          if (run === latest.current) setState((s) => ({ ...s, status: 'error', error }));
-        },
-      );
-    }, 400);
-    return () => clearTimeout(timer);
-  }, [key]);
-  return state;
 }

@@ -1,10 +1,12 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, fieldIssues, ok, type Schema } from '../api.ts';
-import { dateTime, mb, millicents, relative } from '../format.ts';
+import { api, ok, type Schema } from '../api.ts';
+import { mb, millicents } from '../format.ts';
 import { LabelChips } from '../labels.tsx';
-import { href, navigate, useLocation } from '../router.ts';
+import { href, useLocation } from '../router.ts';
 import { StatusBadge } from '../server-status.tsx';
-import { Button, ErrorNotice, Field, Page, Spinner, useLoad, TableWrap } from '../ui.tsx';
+import { Ago, type Column, DataTable } from '../table.tsx';
+import { Button, ErrorNotice, Page, Spinner, useLoad } from '../ui.tsx';
+import { FilterForm, type Filters, filtersFrom } from './servers/filters.tsx';
 
 /**
  * Your servers (GET /v1/servers), newest first, filtered by the API's own query parameters. The
@@ -15,22 +17,9 @@ import { Button, ErrorNotice, Field, Page, Spinner, useLoad, TableWrap } from '.
 type Server = Schema<'Server'>;
 type Status = Schema<'ServerStatus'>;
 
-const FILTERS = ['name_prefix', 'status', 'region', 'instanceId', 'label_selector'] as const;
-type FilterName = (typeof FILTERS)[number];
-type Filters = Partial<Record<FilterName, string>>;
-
 const PAGE_SIZE = 25;
 /** Empty filtered pages followed in a row before asking the user ("Load more"). */
 const MAX_EMPTY_PAGES = 8;
-
-function filtersFrom(query: URLSearchParams): Filters {
-  const filters: Filters = {};
-  for (const name of FILTERS) {
-    const value = query.get(name)?.trim();
-    if (value) filters[name] = value;
-  }
-  return filters;
-}
 
 function listQuery(filters: Filters, cursor: string | null) {
   return {
@@ -43,6 +32,19 @@ function listQuery(filters: Filters, cursor: string | null) {
     ...(filters.label_selector ? { label_selector: filters.label_selector } : {}),
   };
 }
+
+const COLUMNS: Column<Server>[] = [
+  { header: 'RAM', class: 'num', cell: (s) => mb(s.resources.ramMb) },
+  { header: 'CPU', class: 'num', cell: (s) => `${s.resources.cpuPercent} %` },
+  { header: 'Disk', class: 'num', cell: (s) => mb(s.resources.diskMb) },
+  {
+    header: 'Price / hour',
+    class: 'num',
+    cell: (s) => (s.status === 'active' ? millicents(s.priceMillicentsPerHour) : <span class="muted">—</span>),
+  },
+  { header: 'Labels', cell: (s) => <LabelChips labels={s.labels} filterPath="/servers" /> },
+  { header: 'Created', cell: (s) => <Ago at={s.createdAt} /> },
+];
 
 /** The rows loaded so far under one set of filters, and the cursor to the next page. */
 function useServerPages(filters: Filters, key: string) {
@@ -76,9 +78,6 @@ function useServerPages(filters: Filters, key: string) {
   }, [key]);
   return { ...state, more: () => load(state.cursor, state.rows) };
 }
-
-/** The API's complaint about one query field (`query.label_selector`), shown next to it. */
-const issueFor = (error: unknown, field: string): string | undefined => fieldIssues(error)[`query.${field}`];
 
 export default function Servers() {
   const { query } = useLocation();
@@ -130,59 +129,21 @@ export default function Servers() {
           )}
         </div>
       ) : list.rows.length > 0 ? (
-        <TableWrap label="Servers table">
-          <table class="servers-table">
-            <caption class="visually-hidden">Your servers{filtered ? ' (filtered)' : ''}, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Status</th>
-                <th scope="col">Region</th>
-                {manyInstances ? <th scope="col">Panel</th> : null}
-                <th scope="col" class="num">
-                  RAM
-                </th>
-                <th scope="col" class="num">
-                  CPU
-                </th>
-                <th scope="col" class="num">
-                  Disk
-                </th>
-                <th scope="col" class="num">
-                  Price / hour
-                </th>
-                <th scope="col">Labels</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.rows.map((s) => (
-                <tr key={s.id} data-testid="server-row" data-server-id={s.id}>
-                  <th scope="row">
-                    <a href={href(`/servers/${s.id}`)}>{s.name}</a>
-                  </th>
-                  <td>
-                    <StatusBadge status={s.status} reason={s.suspendedReason} />
-                  </td>
-                  <td>{s.region ?? <span class="muted">—</span>}</td>
-                  {manyInstances ? <td>{instanceName(s.instanceId)}</td> : null}
-                  <td class="num">{mb(s.resources.ramMb)}</td>
-                  <td class="num">{s.resources.cpuPercent} %</td>
-                  <td class="num">{mb(s.resources.diskMb)}</td>
-                  <td class="num">{s.status === 'active' ? millicents(s.priceMillicentsPerHour) : <span class="muted">—</span>}</td>
-                  <td>
-                    <LabelChips labels={s.labels} filterPath="/servers" />
-                  </td>
-                  <td>
-                    <time dateTime={s.createdAt} title={dateTime(s.createdAt)}>
-                      {relative(s.createdAt)}
-                    </time>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <DataTable
+          label="Servers table"
+          caption={`Your servers${filtered ? ' (filtered)' : ''}, newest first`}
+          class="servers-table"
+          rows={list.rows}
+          rowKey={(s) => s.id}
+          rowProps={(s) => ({ 'data-testid': 'server-row', 'data-server-id': s.id })}
+          columns={[
+            { header: 'Name', rowHeader: true, cell: (s) => <a href={href(`/servers/${s.id}`)}>{s.name}</a> },
+            { header: 'Status', cell: (s) => <StatusBadge status={s.status} reason={s.suspendedReason} /> },
+            { header: 'Region', cell: (s) => s.region ?? <span class="muted">—</span> },
+            manyInstances && { header: 'Panel', cell: (s) => instanceName(s.instanceId) },
+            ...COLUMNS,
+          ]}
+        />
       ) : null}
       <div class="actions">
         <p class="muted" role="status" data-testid="servers-count">
@@ -197,107 +158,5 @@ export default function Servers() {
         ) : null}
       </div>
     </Page>
-  );
-}
-
-/** The filters as a form: submitting it puts them in the URL, which loads the list again. */
-function FilterForm(props: { filters: Filters; regions: string[]; instances: Schema<'PublicInstance'>[]; error: unknown }) {
-  const [values, setValues] = useState<Filters>(props.filters);
-  const set = (name: FilterName) => (event: Event) =>
-    setValues((v) => ({ ...v, [name]: (event.currentTarget as HTMLInputElement | HTMLSelectElement).value }));
-  const submit = (event: Event) => {
-    event.preventDefault();
-    const query = new URLSearchParams();
-    for (const name of FILTERS) {
-      const value = values[name]?.trim();
-      if (value) query.set(name, value);
-    }
-    const search = query.toString();
-    navigate(`/servers${search ? `?${search}` : ''}`);
-  };
-  const regions = [...new Set([...props.regions, ...(props.filters.region ? [props.filters.region] : [])])].sort();
-  const selectorIssue = issueFor(props.error, 'label_selector');
-  const nameIssue = issueFor(props.error, 'name_prefix');
-  return (
-    <form id="server-filters" class="card filters" aria-label="Filter servers" onSubmit={submit}>
-      <Field id="filter-name" label="Name starts with" hint={nameIssue}>
-        <input
-          id="filter-name"
-          name="name_prefix"
-          value={values.name_prefix ?? ''}
-          onInput={set('name_prefix')}
-          maxLength={60}
-          aria-invalid={nameIssue ? 'true' : undefined}
-          aria-describedby={nameIssue ? 'filter-name-hint' : undefined}
-        />
-      </Field>
-      <Field id="filter-status" label="Status">
-        <select id="filter-status" name="status" value={values.status ?? ''} onChange={set('status')}>
-          <option value="">Any</option>
-          <option value="active">Active</option>
-          <option value="suspended">Suspended</option>
-          <option value="deleted">Deleted</option>
-        </select>
-      </Field>
-      <Field id="filter-region" label="Region">
-        <select id="filter-region" name="region" value={values.region ?? ''} onChange={set('region')}>
-          <option value="">Any</option>
-          {regions.map((r) => (
-            <option key={r} value={r}>
-              {r}
-            </option>
-          ))}
-        </select>
-      </Field>
-      {props.instances.length > 1 || props.filters.instanceId ? (
-        <Field id="filter-instance" label="Panel">
-          <select id="filter-instance" name="instanceId" value={values.instanceId ?? ''} onChange={set('instanceId')}>
-            <option value="">Any</option>
-            {props.instances.map((i) => (
-              <option key={i.id} value={i.id}>
-                {i.name}
-              </option>
-            ))}
-            {props.filters.instanceId && !props.instances.some((i) => i.id === props.filters.instanceId) ? (
-              <option value={props.filters.instanceId}>{props.filters.instanceId}</option>
-            ) : null}
-          </select>
-        </Field>
-      ) : null}
-      <Field
-        id="filter-labels"
-        label="Labels"
-        hint={
-          selectorIssue ? (
-            <span class="field-error">{selectorIssue}</span>
-          ) : (
-            <>
-              For example <code>env=prod,!temp</code> (<code>k=v</code>, <code>k!=v</code>, <code>k</code>, <code>!k</code>)
-            </>
-          )
-        }
-      >
-        <input
-          id="filter-labels"
-          name="label_selector"
-          value={values.label_selector ?? ''}
-          onInput={set('label_selector')}
-          aria-describedby="filter-labels-hint"
-          aria-invalid={selectorIssue ? 'true' : undefined}
-          spellcheck={false}
-          autoComplete="off"
-        />
-      </Field>
-      <div class="actions filter-actions">
-        <Button type="submit" kind="primary">
-          Apply filters
-        </Button>
-        {Object.keys(props.filters).length > 0 ? (
-          <a class="btn" href={href('/servers')}>
-            Clear filters
-          </a>
-        ) : null}
-      </div>
-    </form>
   );
 }

@@ -1,9 +1,20 @@
 import { useEffect, useRef } from 'preact/hooks';
-import { api, ok } from '../../api.ts';
+import { api, ok, type Schema } from '../../api.ts';
 import { cents, dateTime, millicents } from '../../format.ts';
 import { href, navigate, useLocation } from '../../router.ts';
-import { Badge, Button, Field, Loading, Page, TableWrap } from '../../ui.tsx';
+import { type Columns, DataTable } from '../../table.tsx';
+import { Field } from '../../form.tsx';
+import { Badge, Button, Loading, Page } from '../../ui.tsx';
 import { Pager, text, useCursorList } from './common.tsx';
+
+const COLUMNS: Columns<Schema<'AdminAccount'>> = [
+  { header: 'E-mail', cell: (a) => <a href={href(`/admin/accounts/${a.id}`)}>{a.email}</a> },
+  { header: 'Balance', class: 'num', cell: (a) => cents(a.balanceCents) },
+  { header: 'Burn an hour', class: 'num', cell: (a) => millicents(a.burnMillicentsPerHour) },
+  { header: 'Servers', class: 'num', cell: (a) => a.serverCount },
+  { header: 'Kind', cell: (a) => (a.isAdmin ? <Badge tone="warn">admin</Badge> : 'customer') },
+  { header: 'Created', cell: (a) => dateTime(a.createdAt) },
+];
 
 /** What an account id looks like (a uuid): typed in the search, it finds that one account. */
 const ACCOUNT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -47,16 +58,9 @@ export default function Accounts() {
         }}
       >
         <Field id="accounts-search-q" label="Search accounts" hint="The start of an e-mail address, or an account id.">
-          <input
-            id="accounts-search-q"
-            ref={field}
-            name="q"
-            type="search"
-            defaultValue={searched}
-            maxLength={254}
-            autoComplete="off"
-            aria-describedby="accounts-search-q-hint"
-          />
+          {(control) => (
+            <input {...control} ref={field} name="q" type="search" defaultValue={searched} maxLength={254} autoComplete="off" />
+          )}
         </Field>
         <Button type="submit" kind="primary">
           Search
@@ -77,43 +81,14 @@ export default function Accounts() {
                       : `No account${list.page > 1 ? ' on this page' : ''} starts with “${email}”.`}
               </p>
             ) : (
-              <TableWrap label="Accounts table">
-                <table>
-                  <caption class="visually-hidden">
-                    {searched ? `Accounts matching “${searched}”, newest first` : 'Accounts, newest first'}
-                  </caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">E-mail</th>
-                      <th scope="col" class="num">
-                        Balance
-                      </th>
-                      <th scope="col" class="num">
-                        Burn an hour
-                      </th>
-                      <th scope="col" class="num">
-                        Servers
-                      </th>
-                      <th scope="col">Kind</th>
-                      <th scope="col">Created</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {page.data.map((a) => (
-                      <tr key={a.id} data-testid="account-row">
-                        <td>
-                          <a href={href(`/admin/accounts/${a.id}`)}>{a.email}</a>
-                        </td>
-                        <td class="num">{cents(a.balanceCents)}</td>
-                        <td class="num">{millicents(a.burnMillicentsPerHour)}</td>
-                        <td class="num">{a.serverCount}</td>
-                        <td>{a.isAdmin ? <Badge tone="warn">admin</Badge> : 'customer'}</td>
-                        <td>{dateTime(a.createdAt)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </TableWrap>
+              <DataTable
+                label="Accounts table"
+                caption={searched ? `Accounts matching “${searched}”, newest first` : 'Accounts, newest first'}
+                rows={page.data}
+                rowKey={(a) => a.id}
+                rowProps={() => ({ 'data-testid': 'account-row' })}
+                columns={COLUMNS}
+              />
             )}
           </div>
         )}

@@ -2,7 +2,9 @@ import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
 import { dateTime } from '../../format.ts';
 import { href } from '../../router.ts';
-import { Badge, Field, Loading, Page, TableWrap } from '../../ui.tsx';
+import { type Columns, DataTable } from '../../table.tsx';
+import { Field } from '../../form.tsx';
+import { Badge, Loading, Page } from '../../ui.tsx';
 import { Pager, shortId, useCursorList } from './common.tsx';
 
 type Entry = Schema<'ActivityEntry'>;
@@ -29,13 +31,7 @@ export default function Audit() {
           label="Filter this page"
           hint="Action, actor, target, account or request id. The API has no log search: this narrows only the page shown."
         >
-          <input
-            id="audit-filter"
-            type="search"
-            value={filter}
-            onInput={(e) => setFilter(e.currentTarget.value)}
-            aria-describedby="audit-filter-hint"
-          />
+          {(control) => <input {...control} type="search" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />}
         </Field>
         <div class="field check-field">
           <label>
@@ -48,26 +44,14 @@ export default function Audit() {
           const rows = page.data.filter(shown);
           return (
             <>
-              <TableWrap label="Audit log table">
-                <table>
-                  <caption class="visually-hidden">Audit log, newest first</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Time</th>
-                      <th scope="col">Actor</th>
-                      <th scope="col">Action</th>
-                      <th scope="col">Target</th>
-                      <th scope="col">Result</th>
-                      <th scope="col">Details</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {rows.map((e) => (
-                      <AuditRow key={e.id} entry={e} />
-                    ))}
-                  </tbody>
-                </table>
-              </TableWrap>
+              <DataTable
+                label="Audit log table"
+                caption="Audit log, newest first"
+                rows={rows}
+                rowKey={(e) => e.id}
+                rowProps={() => ({ 'data-testid': 'audit-row' })}
+                columns={COLUMNS}
+              />
               {rows.length === 0 ? <p>{page.data.length ? 'No entry on this page matches.' : 'No entries yet.'}</p> : null}
             </>
           );
@@ -78,11 +62,12 @@ export default function Audit() {
   );
 }
 
-function AuditRow({ entry: e }: { entry: Entry }) {
-  return (
-    <tr data-testid="audit-row">
-      <td class="nowrap">{dateTime(e.at)}</td>
-      <td>
+const COLUMNS: Columns<Entry> = [
+  { header: 'Time', class: 'nowrap', cell: (e) => dateTime(e.at) },
+  {
+    header: 'Actor',
+    cell: (e) => (
+      <>
         {e.actorEmail}
         <br />
         <span class="muted">
@@ -92,12 +77,15 @@ function AuditRow({ entry: e }: { entry: Entry }) {
             account {shortId(e.accountId)}
           </a>
         </span>
-      </td>
-      <td class="mono">{e.action}</td>
-      <td class="mono" title={e.target ?? undefined}>
-        {target(e.target)}
-      </td>
-      <td>
+      </>
+    ),
+  },
+  { header: 'Action', class: 'mono', cell: (e) => e.action },
+  { header: 'Target', class: 'mono', cell: (e) => target(e.target), cellProps: (e) => ({ title: e.target ?? undefined }) },
+  {
+    header: 'Result',
+    cell: (e) => (
+      <>
         <Badge tone={e.result === 'success' ? 'ok' : 'bad'}>{e.result}</Badge> <span class="muted">{e.status}</span>
         {e.errorCode ? (
           <>
@@ -105,22 +93,26 @@ function AuditRow({ entry: e }: { entry: Entry }) {
             <code>{e.errorCode}</code>
           </>
         ) : null}
-      </td>
-      <td class="audit-details">
-        <details>
-          <summary>Show details</summary>
-          <dl class="props">
-            <dt>Request id</dt>
-            <dd class="mono">{e.requestId}</dd>
-            <dt>Source IP</dt>
-            <dd class="mono">{e.sourceIp ?? '—'}</dd>
-          </dl>
-          {e.details && Object.keys(e.details).length > 0 ? <pre class="json">{JSON.stringify(e.details, null, 2)}</pre> : null}
-        </details>
-      </td>
-    </tr>
-  );
-}
+      </>
+    ),
+  },
+  {
+    header: 'Details',
+    class: 'audit-details',
+    cell: (e) => (
+      <details>
+        <summary>Show details</summary>
+        <dl class="props">
+          <dt>Request id</dt>
+          <dd class="mono">{e.requestId}</dd>
+          <dt>Source IP</dt>
+          <dd class="mono">{e.sourceIp ?? '—'}</dd>
+        </dl>
+        {e.details && Object.keys(e.details).length > 0 ? <pre class="json">{JSON.stringify(e.details, null, 2)}</pre> : null}
+      </details>
+    ),
+  },
+];
 
 /** `account:46632ee6-…` as `account:46632ee6` (linked to the account page); other targets as they are. */
 function target(value: string | null) {

@@ -1,6 +1,7 @@
+import type { ComponentChildren } from 'preact';
 import type { Schema } from '../../api.ts';
 import { dateTime, relative } from '../../format.ts';
-import { TableWrap } from '../../ui.tsx';
+import { DataTable } from '../../table.tsx';
 
 type Budget = Schema<'CallBudgetState'>;
 type Share = Budget['application'];
@@ -18,15 +19,28 @@ const ROWS: { key: keyof Omit<Share, 'pausedUntil'>; label: string; hint: string
   { key: 'newcomerSlice', label: 'Newcomer slice', hint: "an account's first calls of a minute" },
 ];
 
-/** The panel's shared call budget (Application and Client API side by side) and any pause. */
-export function CallBudget(props: { budget: Budget; names: Map<string, string>; caption: string }) {
-  const { application, client, sharedWith } = props.budget;
-  const paused = (share: Share) =>
+interface Figure {
+  label: string;
+  hint?: string;
+  value: (share: Share) => ComponentChildren;
+}
+
+const FIGURES: Figure[] = ROWS.map((row) => ({ label: row.label, hint: row.hint, value: (share) => share[row.key] }));
+
+/** A share's pause after a 429, with when it resumes. */
+const PAUSED: Figure = {
+  label: 'Paused after a 429',
+  value: (share) =>
     share.pausedUntil && new Date(share.pausedUntil).getTime() > Date.now() ? (
       <span title={dateTime(share.pausedUntil)}>paused, resumes {relative(share.pausedUntil)}</span>
     ) : (
       'no'
-    );
+    ),
+};
+
+/** The panel's shared call budget (Application and Client API side by side) and any pause. */
+export function CallBudget(props: { budget: Budget; names: Map<string, string>; caption: string }) {
+  const { application, client, sharedWith } = props.budget;
   const pausedNow = [application, client].some((s) => s.pausedUntil && new Date(s.pausedUntil).getTime() > Date.now());
   return (
     <details class="budget">
@@ -34,38 +48,28 @@ export function CallBudget(props: { budget: Budget; names: Map<string, string>; 
         {props.caption}: {application.usedThisMinute} of {application.budgetPerMinute} Application and {client.usedThisMinute} of{' '}
         {client.budgetPerMinute} Client calls used in the trailing minute{pausedNow ? ' (paused after a 429)' : ''}
       </summary>
-      <TableWrap label={props.caption}>
-        <table>
-          <caption class="visually-hidden">{props.caption}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Calls a minute</th>
-              <th scope="col" class="num">
-                Application API
-              </th>
-              <th scope="col" class="num">
-                Client API
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {ROWS.map((row) => (
-              <tr key={row.key}>
-                <th scope="row">
+      <DataTable
+        label={props.caption}
+        caption={props.caption}
+        rows={[...FIGURES, PAUSED]}
+        rowKey={(row) => row.label}
+        columns={[
+          {
+            header: 'Calls a minute',
+            rowHeader: true,
+            cell: (row) =>
+              row.hint ? (
+                <>
                   {row.label} <span class="muted">({row.hint})</span>
-                </th>
-                <td class="num">{application[row.key]}</td>
-                <td class="num">{client[row.key]}</td>
-              </tr>
-            ))}
-            <tr>
-              <th scope="row">Paused after a 429</th>
-              <td class="num">{paused(application)}</td>
-              <td class="num">{paused(client)}</td>
-            </tr>
-          </tbody>
-        </table>
-      </TableWrap>
+                </>
+              ) : (
+                row.label
+              ),
+          },
+          { header: 'Application API', class: 'num', cell: (row) => row.value(application) },
+          { header: 'Client API', class: 'num', cell: (row) => row.value(client) },
+        ]}
+      />
       {sharedWith.length > 0 ? (
         <p class="muted">Shared with {sharedWith.map((id) => props.names.get(id) ?? id).join(', ')} (same panel URL: one budget).</p>
       ) : null}

@@ -1,7 +1,9 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
 import { cents, parseDollars } from '../../format.ts';
-import { Button, Confirm, ErrorNotice, Field, Notice, useAction } from '../../ui.tsx';
+import { DollarsField, Field } from '../../form.tsx';
+import { Confirm } from '../../dialog.tsx';
+import { Button, ErrorNotice, Notice, useAction } from '../../ui.tsx';
 
 /** The largest grant or deduction the API takes (AdminCredit.amountCents: ±10,000,000 cents). */
 const MAX_CREDIT_CENTS = 10_000_000;
@@ -64,33 +66,20 @@ export function CreditForm(props: {
         </Notice>
       ) : null}
       {invalid ? <ErrorNotice error={new Error(invalid)} /> : null}
-      <Field
+      <DollarsField
         id="grant-amount"
         label="Amount in dollars"
         hint="A negative amount deducts (the balance may go below zero, which suspends servers at the next pass)."
-      >
-        <input
-          id="grant-amount"
-          name="amount"
-          inputMode="decimal"
-          autoComplete="off"
-          required
-          value={amount}
-          onInput={(e) => setAmount(e.currentTarget.value)}
-          aria-describedby="grant-amount-hint"
-          aria-invalid={invalid && parsed === null ? 'true' : undefined}
-        />
-      </Field>
+        invalid={Boolean(invalid) && parsed === null}
+        name="amount"
+        required
+        value={amount}
+        onInput={setAmount}
+      />
       <Field id="grant-note" label="Note" hint="Why: kept on the ledger entry and in the audit log.">
-        <input
-          id="grant-note"
-          name="note"
-          required
-          maxLength={500}
-          value={note}
-          onInput={(e) => setNote(e.currentTarget.value)}
-          aria-describedby="grant-note-hint"
-        />
+        {(control) => (
+          <input {...control} name="note" required maxLength={500} value={note} onInput={(e) => setNote(e.currentTarget.value)} />
+        )}
       </Field>
       <Button type="submit" kind={deducting ? 'danger' : 'primary'}>
         {deducting ? 'Deduct credit' : 'Grant credit'}

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
 import { dateTime, relative } from '../../format.ts';
-import { Badge, Button, Confirm, ErrorNotice, Spinner, useAction } from '../../ui.tsx';
+import { Confirm } from '../../dialog.tsx';
+import { Badge, Button, ErrorNotice, Spinner, useAction } from '../../ui.tsx';
 import { CallBudget } from './call-budget.tsx';
 import { InstanceForm } from './instance-form.tsx';
 import { TestReport } from './test-report.tsx';

@@ -1,6 +1,7 @@
-import type { ComponentChildren } from 'preact';
+import type { InputHTMLAttributes } from 'preact';
 import { api, fieldIssues, ok, type Schema } from '../../api.ts';
-import { Button, ErrorNotice, Field, useAction } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Button, ErrorNotice, useAction } from '../../ui.tsx';
 import { text } from './common.tsx';
 
 type Instance = Schema<'Instance'>;
@@ -22,21 +23,15 @@ export function InstanceForm(props: { instance?: Instance; onSaved: (instance: I
     props.onSaved(saved);
   });
   const issues = fieldIssues(save.error);
-  const field = (
-    name: string,
-    label: string,
-    control: (id: string, describedBy: string | undefined) => ComponentChildren,
-    hint?: string,
-  ) => {
-    const id = `${prefix}-${name}`;
-    const issue = issues[name] ?? issues[`panelRateLimits.${name}`];
-    const shown = issue ? `${issue}${hint ? ` — ${hint}` : ''}` : hint;
+  const field = (f: InputField) => {
+    const id = `${prefix}-${f.name}`;
     return (
-      <Field id={id} label={label} hint={shown}>
-        {control(id, shown ? `${id}-hint` : undefined)}
+      <Field key={f.name} id={id} label={f.label} hint={f.hint} error={issues[f.name] ?? issues[`panelRateLimits.${f.name}`]}>
+        {(control) => <input {...control} name={f.name} {...f.input} />}
       </Field>
     );
   };
+  const fields = inputFields(current);
   return (
     <form
       id={`${prefix}-form`}
@@ -48,71 +43,7 @@ export function InstanceForm(props: { instance?: Instance; onSaved: (instance: I
       }}
     >
       <ErrorNotice error={save.error} />
-      {field('name', 'Name', (id, d) => (
-        <input id={id} name="name" required maxLength={100} defaultValue={current?.name} aria-describedby={d} />
-      ))}
-      {field(
-        'baseUrl',
-        'Base URL',
-        (id, d) => (
-          <input
-            id={id}
-            name="baseUrl"
-            type="url"
-            required
-            maxLength={500}
-            defaultValue={current?.baseUrl}
-            placeholder="https://panel.example.com"
-            aria-describedby={d}
-          />
-        ),
-        'The panel as the control plane reaches it.',
-      )}
-      {field(
-        'wingsOrigin',
-        'Wings origin (optional)',
-        (id, d) => (
-          <input id={id} name="wingsOrigin" maxLength={500} defaultValue={current?.wingsOrigin ?? ''} aria-describedby={d} />
-        ),
-        "Wings' remote, when customers' browsers reach the panel at another address; empty: the base URL.",
-      )}
-      {field(
-        'appApiKey',
-        current ? 'New application key (optional)' : 'Application key',
-        (id, d) => (
-          <input
-            id={id}
-            name="appApiKey"
-            type="password"
-            autoComplete="new-password"
-            required={!current}
-            minLength={8}
-            maxLength={512}
-            aria-describedby={d}
-          />
-        ),
-        current
-          ? 'Empty keeps the stored key. Keys are never shown again.'
-          : 'ptla_… with read/write on users, nodes, allocations, servers and eggs. Never shown again.',
-      )}
-      {field(
-        'clientApiKey',
-        current ? 'New client key (optional)' : 'Client key (optional)',
-        (id, d) => (
-          <input
-            id={id}
-            name="clientApiKey"
-            type="password"
-            autoComplete="new-password"
-            minLength={8}
-            maxLength={512}
-            aria-describedby={d}
-          />
-        ),
-        current
-          ? `${current.hasClientKey ? 'A client key is stored; empty keeps it.' : 'No client key is stored.'} Power, console and files need one.`
-          : 'ptlc_… of a dedicated, non-admin service user. Power, console and files need it.',
-      )}
+      {fields.slice(0, 5).map(field)}
       {current?.hasClientKey ? (
         <div class="field check-field">
           <label>
@@ -120,60 +51,7 @@ export function InstanceForm(props: { instance?: Instance; onSaved: (instance: I
           </label>
         </div>
       ) : null}
-      {field(
-        'priority',
-        'Priority',
-        (id, d) => (
-          <input
-            id={id}
-            name="priority"
-            type="number"
-            min={0}
-            max={10000}
-            step={1}
-            required
-            defaultValue={String(current?.priority ?? 100)}
-            aria-describedby={d}
-          />
-        ),
-        'Lower is preferred by placement.',
-      )}
-      {field(
-        'applicationPerMinute',
-        'Application API limit a minute',
-        (id, d) => (
-          <input
-            id={id}
-            name="applicationPerMinute"
-            type="number"
-            min={1}
-            max={100000}
-            step={1}
-            required
-            defaultValue={String(current?.panelRateLimits.applicationPerMinute ?? 240)}
-            aria-describedby={d}
-          />
-        ),
-        "The panel's APP_API_APPLICATION_RATELIMIT (240 by default).",
-      )}
-      {field(
-        'clientPerMinute',
-        'Client API limit a minute',
-        (id, d) => (
-          <input
-            id={id}
-            name="clientPerMinute"
-            type="number"
-            min={1}
-            max={100000}
-            step={1}
-            required
-            defaultValue={String(current?.panelRateLimits.clientPerMinute ?? 720)}
-            aria-describedby={d}
-          />
-        ),
-        "The panel's APP_API_CLIENT_RATELIMIT (720 by default).",
-      )}
+      {fields.slice(5).map(field)}
       <div class="field check-field">
         <label>
           <input type="checkbox" name="enabled" defaultChecked={current?.enabled ?? true} /> Enabled (new servers may be placed here)
@@ -187,6 +65,70 @@ export function InstanceForm(props: { instance?: Instance; onSaved: (instance: I
       </div>
     </form>
   );
+}
+
+interface InputField {
+  name: string;
+  label: string;
+  hint?: string;
+  input: InputHTMLAttributes<HTMLInputElement>;
+}
+
+/** The form's inputs in order (the remove-client-key checkbox goes after the fifth). */
+function inputFields(current: Instance | undefined): InputField[] {
+  const key = { type: 'password', autoComplete: 'new-password', minLength: 8, maxLength: 512 } as const;
+  const count = (min: number, max: number, value: number): InputField['input'] => ({
+    type: 'number',
+    min,
+    max,
+    step: 1,
+    required: true,
+    defaultValue: String(value),
+  });
+  return [
+    { name: 'name', label: 'Name', input: { required: true, maxLength: 100, defaultValue: current?.name } },
+    {
+      name: 'baseUrl',
+      label: 'Base URL',
+      hint: 'The panel as the control plane reaches it.',
+      input: { type: 'url', required: true, maxLength: 500, defaultValue: current?.baseUrl, placeholder: 'https://panel.example.com' },
+    },
+    {
+      name: 'wingsOrigin',
+      label: 'Wings origin (optional)',
+      hint: "Wings' remote, when customers' browsers reach the panel at another address; empty: the base URL.",
+      input: { maxLength: 500, defaultValue: current?.wingsOrigin ?? '' },
+    },
+    {
+      name: 'appApiKey',
+      label: current ? 'New application key (optional)' : 'Application key',
+      hint: current
+        ? 'Empty keeps the stored key. Keys are never shown again.'
+        : 'ptla_… with read/write on users, nodes, allocations, servers and eggs. Never shown again.',
+      input: { ...key, required: !current },
+    },
+    {
+      name: 'clientApiKey',
+      label: current ? 'New client key (optional)' : 'Client key (optional)',
+      hint: current
+        ? `${current.hasClientKey ? 'A client key is stored; empty keeps it.' : 'No client key is stored.'} Power, console and files need one.`
+        : 'ptlc_… of a dedicated, non-admin service user. Power, console and files need it.',
+      input: key,
+    },
+    { name: 'priority', label: 'Priority', hint: 'Lower is preferred by placement.', input: count(0, 10000, current?.priority ?? 100) },
+    {
+      name: 'applicationPerMinute',
+      label: 'Application API limit a minute',
+      hint: "The panel's APP_API_APPLICATION_RATELIMIT (240 by default).",
+      input: count(1, 100000, current?.panelRateLimits.applicationPerMinute ?? 240),
+    },
+    {
+      name: 'clientPerMinute',
+      label: 'Client API limit a minute',
+      hint: "The panel's APP_API_CLIENT_RATELIMIT (720 by default).",
+      input: count(1, 100000, current?.panelRateLimits.clientPerMinute ?? 720),
+    },
+  ];
 }
 
 const int = (data: FormData, name: string) => Number(text(data, name));

@@ -1,11 +1,39 @@
 import { useState } from 'preact/hooks';
 import { api, fieldIssues, ok, type Schema } from '../../api.ts';
-import { Badge, Button, ErrorNotice, Field, Notice, useAction } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Badge, Button, ErrorNotice, Notice, useAction } from '../../ui.tsx';
 
 type Limits = Schema<'AccountLimits'>;
 
-/** A field's hint, or what the API said is wrong with it (in the error colour, read by the same id). */
-const hint = (issue: string | undefined, text: string) => (issue ? <span class="field-error">{issue}</span> : text);
+type Override = keyof Limits['overrides'];
+
+/** The override fields, in the form's order: each is a whole number, or empty for none. */
+const FIELDS: { name: Override; id: string; label: string; min: number; max: number; hint: string }[] = [
+  {
+    name: 'maxServers',
+    id: 'limits-max-servers',
+    label: 'Server limit override',
+    min: 0,
+    max: 10000,
+    hint: 'Empty: the platform setting maxServersPerAccount applies. Lowering it deletes nothing.',
+  },
+  {
+    name: 'maxApiKeys',
+    id: 'limits-max-keys',
+    label: 'API key limit override',
+    min: 0,
+    max: 1000,
+    hint: 'Empty: the platform setting (or the trial limit) applies. Lowering it revokes nothing.',
+  },
+  {
+    name: 'requestsPerMinute',
+    id: 'limits-rpm',
+    label: 'Requests a minute override',
+    min: 1,
+    max: 1000000,
+    hint: 'Empty: the platform setting accountRequestsPerMinute applies.',
+  },
+];
 
 /**
  * One account's limits (as GET /v1/admin/users/:id gives them; saved with PUT …/limits): the
@@ -15,9 +43,12 @@ const hint = (issue: string | undefined, text: string) => (issue ? <span class="
  */
 export function LimitsForm(props: { limits: Limits; serverCount: number; onSaved: (limits: Limits) => void }) {
   const { overrides, effective, apiKeyCount } = props.limits;
-  const [maxServers, setMaxServers] = useState(overrides.maxServers === null ? '' : String(overrides.maxServers));
-  const [maxKeys, setMaxKeys] = useState(overrides.maxApiKeys === null ? '' : String(overrides.maxApiKeys));
-  const [rpm, setRpm] = useState(overrides.requestsPerMinute === null ? '' : String(overrides.requestsPerMinute));
+  const [values, setValues] = useState(
+    Object.fromEntries(FIELDS.map((f) => [f.name, overrides[f.name] === null ? '' : String(overrides[f.name])])) as Record<
+      Override,
+      string
+    >,
+  );
   const [saved, setSaved] = useState(false);
   // A number field holding what is not a number reads as empty, which would remove the override.
   const [unreadable, setUnreadable] = useState<Record<string, string>>({});
@@ -26,13 +57,17 @@ export function LimitsForm(props: { limits: Limits; serverCount: number; onSaved
     const result = await ok(
       api().PUT('/v1/admin/users/{id}/limits', {
         params: { path: { id: props.limits.accountId } },
-        body: { maxServers: value(maxServers), maxApiKeys: value(maxKeys), requestsPerMinute: value(rpm) },
+        body: {
+          maxServers: value(values.maxServers),
+          maxApiKeys: value(values.maxApiKeys),
+          requestsPerMinute: value(values.requestsPerMinute),
+        },
       }),
     );
     setSaved(true);
     props.onSaved(result);
   });
-  const issues = { ...fieldIssues(save.error), ...unreadable };
+  const issues: Record<string, string | undefined> = { ...fieldIssues(save.error), ...unreadable };
   return (
     <form
       id="limits-form"
@@ -43,7 +78,7 @@ export function LimitsForm(props: { limits: Limits; serverCount: number; onSaved
         e.preventDefault();
         setSaved(false);
         const wrong: Record<string, string> = {};
-        for (const name of ['maxServers', 'maxApiKeys', 'requestsPerMinute']) {
+        for (const { name } of FIELDS) {
           const input = e.currentTarget.elements.namedItem(name) as HTMLInputElement | null;
           if (input?.validity.badInput) wrong[name] = 'Not a number: enter a whole number, or leave it empty.';
         }
@@ -69,60 +104,25 @@ export function LimitsForm(props: { limits: Limits; serverCount: number; onSaved
       </dl>
       {saved ? <Notice kind="success">Limits saved; every process applies them within a minute.</Notice> : null}
       <ErrorNotice error={save.error} />
-      <Field
-        id="limits-max-servers"
-        label="Server limit override"
-        hint={hint(issues.maxServers, 'Empty: the platform setting maxServersPerAccount applies. Lowering it deletes nothing.')}
-      >
-        <input
-          id="limits-max-servers"
-          name="maxServers"
-          type="number"
-          min={0}
-          max={10000}
-          step={1}
-          value={maxServers}
-          onInput={(e) => setMaxServers(e.currentTarget.value)}
-          aria-describedby="limits-max-servers-hint"
-          aria-invalid={issues.maxServers ? 'true' : undefined}
-        />
-      </Field>
-      <Field
-        id="limits-max-keys"
-        label="API key limit override"
-        hint={hint(issues.maxApiKeys, 'Empty: the platform setting (or the trial limit) applies. Lowering it revokes nothing.')}
-      >
-        <input
-          id="limits-max-keys"
-          name="maxApiKeys"
-          type="number"
-          min={0}
-          max={1000}
-          step={1}
-          value={maxKeys}
-          onInput={(e) => setMaxKeys(e.currentTarget.value)}
-          aria-describedby="limits-max-keys-hint"
-          aria-invalid={issues.maxApiKeys ? 'true' : undefined}
-        />
-      </Field>
-      <Field
-        id="limits-rpm"
-        label="Requests a minute override"
-        hint={hint(issues.requestsPerMinute, 'Empty: the platform setting accountRequestsPerMinute applies.')}
-      >
-        <input
-          id="limits-rpm"
-          name="requestsPerMinute"
-          type="number"
-          min={1}
-          max={1000000}
-          step={1}
-          value={rpm}
-          onInput={(e) => setRpm(e.currentTarget.value)}
-          aria-describedby="limits-rpm-hint"
-          aria-invalid={issues.requestsPerMinute ? 'true' : undefined}
-        />
-      </Field>
+      {FIELDS.map((f) => (
+        <Field key={f.name} id={f.id} label={f.label} hint={f.hint} error={issues[f.name]}>
+          {(control) => (
+            <input
+              {...control}
+              name={f.name}
+              type="number"
+              min={f.min}
+              max={f.max}
+              step={1}
+              value={values[f.name]}
+              onInput={(e) => {
+                const value = e.currentTarget.value;
+                setValues((v) => ({ ...v, [f.name]: value }));
+              }}
+            />
+          )}
+        </Field>
+      ))}
       <Button type="submit" kind="primary" busy={save.busy}>
         Save limits
       </Button>

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
-import { Button, Confirm, Notice, useAction } from '../../ui.tsx';
+import { Confirm } from '../../dialog.tsx';
+import { Button, Notice, useAction } from '../../ui.tsx';
 
 type AdminServer = Schema<'AdminServer'>;
 export type ServerAction = 'suspend' | 'unsuspend' | 'reinstall' | 'delete';

@@ -1,6 +1,7 @@
 import { api, ok } from '../../api.ts';
 import { navigate, useLocation } from '../../router.ts';
-import { Button, Field, Loading, Page, useLoad } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Button, Loading, Page, useLoad } from '../../ui.tsx';
 import { Pager, text, useCursorList } from './common.tsx';
 import { ServerTable } from './server-table.tsx';
 
@@ -52,41 +53,40 @@ export default function Servers() {
         }}
       >
         <Field id="filter-status" label="Status">
-          <select id="filter-status" name="status">
-            <option value="">Any</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s} selected={filters.status === s}>
-                {s}
-              </option>
-            ))}
-          </select>
+          {(control) => (
+            <select {...control} name="status">
+              <option value="">Any</option>
+              {STATUSES.map((s) => (
+                <option key={s} value={s} selected={filters.status === s}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          )}
         </Field>
         <Field id="filter-instance" label="Panel">
-          <select id="filter-instance" name="instanceId">
-            <option value="">Any</option>
-            {(instances.data?.data ?? []).map((i) => (
-              <option key={i.id} value={i.id} selected={filters.instanceId === i.id}>
-                {i.name}
-              </option>
-            ))}
-          </select>
+          {(control) => (
+            <select {...control} name="instanceId">
+              <option value="">Any</option>
+              {(instances.data?.data ?? []).map((i) => (
+                <option key={i.id} value={i.id} selected={filters.instanceId === i.id}>
+                  {i.name}
+                </option>
+              ))}
+            </select>
+          )}
         </Field>
         <Field id="filter-account" label="Account id">
-          <input id="filter-account" name="accountId" defaultValue={filters.accountId ?? ''} autoComplete="off" />
+          {(control) => <input {...control} name="accountId" defaultValue={filters.accountId ?? ''} autoComplete="off" />}
         </Field>
         <Field id="filter-region" label="Region tag">
-          <input id="filter-region" name="region" defaultValue={filters.region ?? ''} maxLength={60} />
+          {(control) => <input {...control} name="region" defaultValue={filters.region ?? ''} maxLength={60} />}
         </Field>
         <Field id="filter-name" label="Name starts with">
-          <input id="filter-name" name="name_prefix" defaultValue={filters.name_prefix ?? ''} maxLength={60} />
+          {(control) => <input {...control} name="name_prefix" defaultValue={filters.name_prefix ?? ''} maxLength={60} />}
         </Field>
         <Field id="filter-labels" label="Label selector" hint="Comma-joined terms, all must hold: k=v, k!=v, k, !k.">
-          <input
-            id="filter-labels"
-            name="label_selector"
-            defaultValue={filters.label_selector ?? ''}
-            aria-describedby="filter-labels-hint"
-          />
+          {(control) => <input {...control} name="label_selector" defaultValue={filters.label_selector ?? ''} />}
         </Field>
         <div class="actions">
           <Button type="submit" kind="primary">

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, fieldIssues, ok, type Schema } from '../../api.ts';
 import { cents, mb, millicents } from '../../format.ts';
-import { Button, ErrorNotice, Field, Loading, Notice, Page, useAction, useLoad } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Button, ErrorNotice, Loading, Notice, Page, useAction, useLoad } from '../../ui.tsx';
 import { getPath, SETTING_GROUPS, type SettingField, setPath } from './settings-fields.ts';
 
 type Settings = Schema<'Settings'>;
@@ -97,40 +98,36 @@ function SettingInput(props: { field: SettingField; value: string; issue?: strin
       label={f.label}
       hint={
         <>
-          {props.issue ? (
-            <strong class="field-error">{props.issue.length > 160 ? `${props.issue.slice(0, 160)}…` : props.issue}. </strong>
-          ) : null}
           {f.description} {numeric ? <span class="shown-as">{shownAs(f, props.value)}</span> : null}
         </>
       }
+      error={props.issue ? `${props.issue.length > 160 ? `${props.issue.slice(0, 160)}…` : props.issue}.` : undefined}
     >
-      {numeric ? (
-        <input
-          id={id}
-          name={f.path}
-          type="number"
-          min={f.min}
-          max={f.max}
-          step={1}
-          required={!f.nullable}
-          value={props.value}
-          onInput={(e) => props.onInput(e.currentTarget.value)}
-          aria-describedby={`${id}-hint`}
-          aria-invalid={props.issue ? 'true' : undefined}
-        />
-      ) : (
-        <input
-          id={id}
-          name={f.path}
-          type="text"
-          maxLength={f.unit === 'country' ? 2 : 1000}
-          pattern={f.unit === 'country' ? '[A-Za-z]{2}' : undefined}
-          value={props.value}
-          onInput={(e) => props.onInput(e.currentTarget.value)}
-          aria-describedby={`${id}-hint`}
-          aria-invalid={props.issue ? 'true' : undefined}
-        />
-      )}
+      {(control) =>
+        numeric ? (
+          <input
+            {...control}
+            name={f.path}
+            type="number"
+            min={f.min}
+            max={f.max}
+            step={1}
+            required={!f.nullable}
+            value={props.value}
+            onInput={(e) => props.onInput(e.currentTarget.value)}
+          />
+        ) : (
+          <input
+            {...control}
+            name={f.path}
+            type="text"
+            maxLength={f.unit === 'country' ? 2 : 1000}
+            pattern={f.unit === 'country' ? '[A-Za-z]{2}' : undefined}
+            value={props.value}
+            onInput={(e) => props.onInput(e.currentTarget.value)}
+          />
+        )
+      }
     </Field>
   );
 }

@@ -1,8 +1,25 @@
 import type { Schema } from '../../api.ts';
 import { mb } from '../../format.ts';
-import { Badge, Notice, TableWrap } from '../../ui.tsx';
+import { type Columns, DataTable } from '../../table.tsx';
+import { Badge, Notice } from '../../ui.tsx';
 
 const CHECK_NAMES: Record<string, string> = { application_api: 'Application API', client_api: 'Client API (service user)' };
+
+const NODE_COLUMNS: Columns<Schema<'InstanceTestReport'>['nodes'][number]> = [
+  {
+    header: 'Node',
+    cell: (n) => (
+      <>
+        {n.name} <span class="muted">#{n.id}</span>
+      </>
+    ),
+  },
+  { header: 'Region tag', cell: (n) => n.region ?? <span class="muted">none</span> },
+  { header: 'FQDN', class: 'mono', cell: (n) => n.fqdn },
+  { header: 'State', cell: (n) => (n.maintenance ? <Badge tone="warn">maintenance</Badge> : <Badge tone="ok">available</Badge>) },
+  { header: 'Memory used / total', class: 'num', cell: (n) => `${mb(n.allocatedMemoryMb)} / ${mb(n.memoryMb)}` },
+  { header: 'Disk used / total', class: 'num', cell: (n) => `${mb(n.allocatedDiskMb)} / ${mb(n.diskMb)}` },
+];
 
 /** An instance test's report: each check, the nodes with their region tags, the service user, warnings. */
 export function TestReport(props: { report: Schema<'InstanceTestReport'> }) {
@@ -42,43 +59,7 @@ export function TestReport(props: { report: Schema<'InstanceTestReport'> }) {
         <dd>{r.lastTest ? 'yes, as the last test' : 'no: the keys or URL changed while the test ran'}</dd>
       </dl>
       {r.nodes.length > 0 ? (
-        <TableWrap label="Nodes of the panel">
-          <table>
-            <caption>Nodes</caption>
-            <thead>
-              <tr>
-                <th scope="col">Node</th>
-                <th scope="col">Region tag</th>
-                <th scope="col">FQDN</th>
-                <th scope="col">State</th>
-                <th scope="col" class="num">
-                  Memory used / total
-                </th>
-                <th scope="col" class="num">
-                  Disk used / total
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {r.nodes.map((n) => (
-                <tr key={n.id}>
-                  <td>
-                    {n.name} <span class="muted">#{n.id}</span>
-                  </td>
-                  <td>{n.region ?? <span class="muted">none</span>}</td>
-                  <td class="mono">{n.fqdn}</td>
-                  <td>{n.maintenance ? <Badge tone="warn">maintenance</Badge> : <Badge tone="ok">available</Badge>}</td>
-                  <td class="num">
-                    {mb(n.allocatedMemoryMb)} / {mb(n.memoryMb)}
-                  </td>
-                  <td class="num">
-                    {mb(n.allocatedDiskMb)} / {mb(n.diskMb)}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <DataTable label="Nodes of the panel" caption="Nodes" showCaption rows={r.nodes} rowKey={(n) => n.id} columns={NODE_COLUMNS} />
       ) : (
         <p class="muted">The panel listed no nodes.</p>
       )}

@@ -1,7 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ControlPlaneError, api, ok, type Schema } from '../../api.ts';
-import { bytes, dateTime } from '../../format.ts';
-import { Badge, Button, Dialog, ErrorNotice, Field, Loading, Notice, useAction, useLoad, TableWrap } from '../../ui.tsx';
+import { dateTime } from '../../format.ts';
+import { Field } from '../../form.tsx';
+import { Dialog } from '../../dialog.tsx';
+import { Button, ErrorNotice, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
+import { BackupTable } from './backup-table.tsx';
 import type { TabProps } from './tab.ts';
 
 type Backup = Schema<'Backup'>;
@@ -9,12 +12,6 @@ type Pending = { kind: 'restore' | 'delete'; backup: Backup } | null;
 
 /** How often the list is read again while a backup is being written. */
 const POLL_MS = 2000;
-
-const STATUS: Record<Backup['status'], { label: string; tone: 'ok' | 'warn' | 'bad' }> = {
-  completed: { label: 'Completed', tone: 'ok' },
-  in_progress: { label: 'In progress', tone: 'warn' },
-  failed: { label: 'Failed', tone: 'bad' },
-};
 
 /**
  * The server's backups: list, create (then the list is polled until Wings has written it),
@@ -119,7 +116,7 @@ export default function BackupsTab({ server, reload }: TabProps) {
         }}
       >
         <Field id="backup-name" label="Backup name (optional)">
-          <input id="backup-name" maxLength={191} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          {(control) => <input {...control} maxLength={191} value={name} onInput={(e) => setName(e.currentTarget.value)} />}
         </Field>
         <label class="check">
           <input id="backup-locked" type="checkbox" checked={locked} onChange={(e) => setLocked(e.currentTarget.checked)} /> Lock it (a
@@ -146,65 +143,15 @@ export default function BackupsTab({ server, reload }: TabProps) {
       ) : null}
       <Loading state={list} label="Reading the backups…">
         {(page) => (
-          <TableWrap label="Backups list">
-            <table class="tab-table">
-              <caption class="visually-hidden">Backups of {server.name}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Status</th>
-                  <th scope="col" class="num">
-                    Size
-                  </th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Completed</th>
-                  <th scope="col">Lock</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.length === 0 ? (
-                  <tr>
-                    <td colSpan={7} class="muted">
-                      No backups yet.
-                    </td>
-                  </tr>
-                ) : null}
-                {page.data.map((b) => (
-                  <tr key={b.id} data-testid="backup-row">
-                    <td>{b.name}</td>
-                    <td data-testid="backup-status">
-                      <Badge tone={STATUS[b.status].tone}>{STATUS[b.status].label}</Badge>
-                    </td>
-                    <td class="num">{b.status === 'completed' ? bytes(b.sizeBytes) : '—'}</td>
-                    <td class="when">{dateTime(b.createdAt)}</td>
-                    <td class="when">{dateTime(b.completedAt)}</td>
-                    <td>{b.locked ? <Badge>Locked</Badge> : <span class="muted">Unlocked</span>}</td>
-                    <td>
-                      <div class="actions">
-                        {b.status === 'completed' ? (
-                          <>
-                            <Button onClick={() => void link.run(b)} aria-label={`Download ${b.name}`}>
-                              Download
-                            </Button>
-                            <Button onClick={() => open({ kind: 'restore', backup: b })} aria-label={`Restore ${b.name}`}>
-                              Restore
-                            </Button>
-                          </>
-                        ) : null}
-                        <Button busy={lock.busy} onClick={() => void lock.run(b)} aria-label={`${b.locked ? 'Unlock' : 'Lock'} ${b.name}`}>
-                          {b.locked ? 'Unlock' : 'Lock'}
-                        </Button>
-                        <Button kind="danger" onClick={() => open({ kind: 'delete', backup: b })} aria-label={`Delete ${b.name}`}>
-                          Delete
-                        </Button>
-                      </div>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          <BackupTable
+            backups={page.data}
+            serverName={server.name}
+            lockBusy={lock.busy}
+            onDownload={(b) => void link.run(b)}
+            onLock={(b) => void lock.run(b)}
+            onRestore={(b) => open({ kind: 'restore', backup: b })}
+            onDelete={(b) => open({ kind: 'delete', backup: b })}
+          />
         )}
       </Loading>
 

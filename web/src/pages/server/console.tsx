@@ -3,7 +3,8 @@ import { Terminal } from '@xterm/xterm';
 import '@xterm/xterm/css/xterm.css';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok } from '../../api.ts';
-import { Button, ErrorNotice, Field } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Button, ErrorNotice } from '../../ui.tsx';
 import { ConsoleSocket, type ConsoleState } from './console-socket.ts';
 import { PowerWord } from '../../server-status.tsx';
 import { PowerButtons } from './parts.tsx';
@@ -186,17 +187,18 @@ export default function ConsoleTab({ server, reload }: TabProps) {
           label="Command"
           hint="Enter sends it; ↑ and ↓ go through the commands sent. The server must be running."
         >
-          <input
-            id="console-command"
-            type="text"
-            autocomplete="off"
-            spellcheck={false}
-            maxLength={1024}
-            aria-describedby="console-command-hint"
-            value={command}
-            onInput={(e) => setCommand((e.target as HTMLInputElement).value)}
-            onKeyDown={browse}
-          />
+          {(control) => (
+            <input
+              {...control}
+              type="text"
+              autocomplete="off"
+              spellcheck={false}
+              maxLength={1024}
+              value={command}
+              onInput={(e) => setCommand((e.target as HTMLInputElement).value)}
+              onKeyDown={browse}
+            />
+          )}
         </Field>
         <Button type="submit" kind="primary" disabled={state !== 'connected'}>
           Send

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, ok } from '../../api.ts';
 import { bytes } from '../../format.ts';
-import { Button, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Button, ErrorNotice, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
 
 /** What files/write takes (docs/api.md): larger files are refused; SFTP has no limit. */
 const WRITE_LIMIT = 512 * 1024;
@@ -51,17 +52,18 @@ export function FileEditor(props: { serverId: string; path: string; onClose: () 
                 </>
               }
             >
-              <textarea
-                id="file-editor"
-                class="file-editor"
-                spellcheck={false}
-                aria-describedby="file-editor-hint"
-                value={content}
-                onInput={(event) => {
-                  setText(event.currentTarget.value);
-                  setSaved(null);
-                }}
-              />
+              {(control) => (
+                <textarea
+                  {...control}
+                  class="file-editor"
+                  spellcheck={false}
+                  value={content}
+                  onInput={(event) => {
+                    setText(event.currentTarget.value);
+                    setSaved(null);
+                  }}
+                />
+              )}
             </Field>
             <ErrorNotice error={save.error} onDismiss={save.clearError} />
             {save.busy ? <p role="status">Saving {path}…</p> : null}

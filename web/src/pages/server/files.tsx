@@ -1,7 +1,10 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
-import { bytes, dateTime } from '../../format.ts';
-import { Button, Dialog, ErrorNotice, Field, Loading, Notice, useAction, useLoad, TableWrap } from '../../ui.tsx';
+import { bytes } from '../../format.ts';
+import { Field } from '../../form.tsx';
+import { Dialog } from '../../dialog.tsx';
+import { Button, ErrorNotice, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
+import { Crumbs, FileTable, UploadProgress } from './file-browser.tsx';
 import { FileEditor } from './files-editor.tsx';
 import { uploadFiles } from './files-upload.ts';
 import type { TabProps } from './tab.ts';
@@ -102,33 +105,7 @@ export default function FilesTab({ server }: TabProps) {
   return (
     <section aria-labelledby="files-title">
       <h2 id="files-title">Files</h2>
-      <nav aria-label="Folder path" class="crumbs">
-        <ol>
-          <li>
-            {parts.length ? (
-              <button type="button" class="link" onClick={() => go('/')}>
-                Root folder
-              </button>
-            ) : (
-              <span aria-current="location">Root folder</span>
-            )}
-          </li>
-          {parts.map((part, i) => {
-            const to = `/${parts.slice(0, i + 1).join('/')}`;
-            return (
-              <li key={to}>
-                {i === parts.length - 1 ? (
-                  <span aria-current="location">{part}</span>
-                ) : (
-                  <button type="button" class="link" onClick={() => go(to)}>
-                    {part}
-                  </button>
-                )}
-              </li>
-            );
-          })}
-        </ol>
-      </nav>
+      <Crumbs parts={parts} onGo={go} />
 
       <div class="files-tools">
         <form
@@ -139,40 +116,32 @@ export default function FilesTab({ server }: TabProps) {
           }}
         >
           <Field id="new-folder-name" label="New folder name">
-            <input id="new-folder-name" value={newName} onInput={(e) => setNewName(e.currentTarget.value)} />
+            {(control) => <input {...control} value={newName} onInput={(e) => setNewName(e.currentTarget.value)} />}
           </Field>
           <Button type="submit" busy={mkdir.busy} disabled={!newName.trim()}>
             Create folder
           </Button>
         </form>
         <Field id="upload-input" label="Upload files" hint={`Into ${dir}; up to 100 MB each.`}>
-          <input
-            id="upload-input"
-            type="file"
-            multiple
-            disabled={upload.busy}
-            aria-describedby="upload-input-hint"
-            onChange={(event) => {
-              const input = event.currentTarget;
-              const files = [...(input.files ?? [])];
-              if (files.length) void upload.run(files).then(() => (input.value = ''));
-            }}
-          />
+          {(control) => (
+            <input
+              {...control}
+              type="file"
+              multiple
+              disabled={upload.busy}
+              onChange={(event) => {
+                const input = event.currentTarget;
+                const files = [...(input.files ?? [])];
+                if (files.length) void upload.run(files).then(() => (input.value = ''));
+              }}
+            />
+          )}
         </Field>
       </div>
       <ErrorNotice error={mkdir.error} onDismiss={mkdir.clearError} />
       <ErrorNotice error={upload.error} onDismiss={upload.clearError} />
       <ErrorNotice error={fetchLink.error} onDismiss={fetchLink.clearError} />
-      {progress ? (
-        <div class="upload-progress" role="status">
-          <label for="upload-progress">
-            Uploading {progress.names}: {bytes(progress.loaded)} of {bytes(progress.total)}
-          </label>
-          <progress id="upload-progress" max={progress.total || 1} value={progress.loaded} />
-        </div>
-      ) : upload.busy ? (
-        <p role="status">Preparing the upload…</p>
-      ) : null}
+      {progress ? <UploadProgress {...progress} /> : upload.busy ? <p role="status">Preparing the upload…</p> : null}
       {notice ? <Notice kind="success">{notice}</Notice> : null}
       {tooLarge ? <Notice kind="warning">{tooLarge}</Notice> : null}
       {download ? (
@@ -222,12 +191,7 @@ export default function FilesTab({ server }: TabProps) {
       >
         {pending?.kind === 'rename' ? (
           <Field id="rename-file-name" label="New name" hint="A name with a folder in it (logs/old.txt) moves the file there.">
-            <input
-              id="rename-file-name"
-              value={renameTo}
-              aria-describedby="rename-file-name-hint"
-              onInput={(e) => setRenameTo(e.currentTarget.value)}
-            />
+            {(control) => <input {...control} value={renameTo} onInput={(e) => setRenameTo(e.currentTarget.value)} />}
           </Field>
         ) : pending ? (
           <p>
@@ -237,80 +201,5 @@ export default function FilesTab({ server }: TabProps) {
         ) : null}
       </Dialog>
     </section>
-  );
-}
-
-function FileTable(props: {
-  entries: Entry[];
-  dir: string;
-  onOpen: (e: Entry) => void;
-  onDownload: (e: Entry) => void;
-  onRename: (e: Entry) => void;
-  onDelete: (e: Entry) => void;
-  onUp?: () => void;
-}) {
-  // Folders first, then files, each by name.
-  const sorted = [...props.entries].sort((a, b) => Number(a.isFile) - Number(b.isFile) || a.name.localeCompare(b.name));
-  return (
-    <TableWrap label={`Files in ${props.dir}`}>
-      <table class="tab-table">
-        <caption class="visually-hidden">Files in {props.dir}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col" class="num">
-              Size
-            </th>
-            <th scope="col">Modified</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.onUp ? (
-            <tr>
-              <td colSpan={4}>
-                <button type="button" class="link" onClick={props.onUp}>
-                  <span aria-hidden="true">↑ </span>Up to the parent folder
-                </button>
-              </td>
-            </tr>
-          ) : null}
-          {sorted.length === 0 ? (
-            <tr>
-              <td colSpan={4} class="muted">
-                This folder is empty.
-              </td>
-            </tr>
-          ) : null}
-          {sorted.map((e) => (
-            <tr key={e.name} data-testid="file-row">
-              <td>
-                <span class="file-kind">{e.isFile ? 'File' : 'Folder'}</span>{' '}
-                <button type="button" class="link" onClick={() => props.onOpen(e)}>
-                  {e.name}
-                </button>
-              </td>
-              <td class="num">{e.isFile ? bytes(e.size) : '—'}</td>
-              <td class="when">{dateTime(e.modifiedAt)}</td>
-              <td>
-                <div class="actions">
-                  {e.isFile ? (
-                    <Button onClick={() => props.onDownload(e)} aria-label={`Download ${e.name}`}>
-                      Download
-                    </Button>
-                  ) : null}
-                  <Button onClick={() => props.onRename(e)} aria-label={`Rename ${e.name}`}>
-                    Rename
-                  </Button>
-                  <Button kind="danger" onClick={() => props.onDelete(e)} aria-label={`Delete ${e.name}`}>
-                    Delete
-                  </Button>
-                </div>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </TableWrap>
   );
 }

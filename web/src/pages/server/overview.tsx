@@ -1,10 +1,10 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
-import { bytes, dateTime, mb, millicents } from '../../format.ts';
-import { Button, ErrorNotice, SecretOnce, Spinner, useAction, useLoad } from '../../ui.tsx';
-import { PowerWord } from '../../server-status.tsx';
-import { age, CopyButton, PowerButtons, uptime, useNow } from './parts.tsx';
+import { dateTime, mb, millicents } from '../../format.ts';
+import { Button, ErrorNotice, SecretOnce, useAction, useLoad } from '../../ui.tsx';
+import { CopyButton, PowerButtons } from './parts.tsx';
 import type { TabProps } from './tab.ts';
+import { Usage } from './usage.tsx';
 
 /**
  * Where to connect (game address, SFTP), what the server is (resources, price, labels, placement),
@@ -121,65 +121,6 @@ function Sftp({ server, reload }: TabProps) {
       </Button>
       <ErrorNotice error={set.error} onDismiss={set.clearError} />
     </section>
-  );
-}
-
-/** GET /v1/servers/:id/resources every 10 s while the page is visible. */
-function Usage(props: { serverId: string; ramMb: number; diskMb: number }) {
-  const usage = useLoad(() => ok(api().GET('/v1/servers/{id}/resources', { params: { path: { id: props.serverId } } })), [props.serverId]);
-  const now = useNow();
-  useEffect(() => {
-    const timer = setInterval(() => {
-      if (document.visibilityState === 'visible') void usage.reload();
-    }, 10_000);
-    return () => clearInterval(timer);
-  }, [usage.reload]);
-  const u = usage.data;
-  if (!u) return usage.error ? <ErrorNotice error={usage.error} /> : <Spinner label="Reading live usage…" />;
-  // The specification's shape of live usage: the panel's stats object (`attributes`), snake_case as the panel names it.
-  const r = u.attributes.resources;
-  return (
-    <>
-      {usage.error ? <ErrorNotice error={usage.error} /> : null}
-      <dl class="cards usage" data-testid="usage">
-        <div class="stat">
-          <dt>State</dt>
-          <dd>
-            <PowerWord state={u.attributes.current_state} />
-          </dd>
-        </div>
-        <div class="stat">
-          <dt>CPU</dt>
-          <dd>{r ? `${r.cpu_absolute.toFixed(1)} %` : '—'}</dd>
-        </div>
-        <div class="stat">
-          <dt>Memory</dt>
-          <dd>
-            {r ? bytes(r.memory_bytes) : '—'} <span class="of">of {mb(props.ramMb)}</span>
-          </dd>
-        </div>
-        <div class="stat">
-          <dt>Disk</dt>
-          <dd>
-            {r ? bytes(r.disk_bytes) : '—'} <span class="of">of {mb(props.diskMb)}</span>
-          </dd>
-        </div>
-        <div class="stat">
-          <dt>Network in / out</dt>
-          <dd>{r ? `${bytes(r.network_rx_bytes)} / ${bytes(r.network_tx_bytes)}` : '—'}</dd>
-        </div>
-        <div class="stat">
-          <dt>Uptime</dt>
-          <dd>{r && r.uptime > 0 ? uptime(r.uptime) : '—'}</dd>
-        </div>
-      </dl>
-      <p class="muted">
-        Usage as of {age(u.asOf, now)}; refreshed every 10 s.{' '}
-        <Button busy={usage.loading} onClick={() => void usage.reload()}>
-          Refresh usage
-        </Button>
-      </p>
-    </>
   );
 }
 

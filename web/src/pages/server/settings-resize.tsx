@@ -1,10 +1,19 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
 import { cents, millicents, mb, signed } from '../../format.ts';
-import { Button, Dialog, ErrorNotice, Field, Notice, Spinner, useAction } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Dialog } from '../../dialog.tsx';
+import { Button, ErrorNotice, Notice, Spinner, useAction } from '../../ui.tsx';
 
 type Server = Schema<'ServerWithLive'>;
 type Size = { ramMb: number; cpuPercent: number; diskMb: number };
+
+/** The resize form's fields, each with the smallest value the API takes. */
+const SIZE_FIELDS: { key: keyof Size; id: string; label: string; hint: string; min: number }[] = [
+  { key: 'ramMb', id: 'resize-ram', label: 'Memory (MB)', hint: 'At least 256.', min: 256 },
+  { key: 'cpuPercent', id: 'resize-cpu', label: 'CPU (%)', hint: '100 = one core; at least 25.', min: 25 },
+  { key: 'diskMb', id: 'resize-disk', label: 'Disk (MB)', hint: 'At least 512.', min: 512 },
+];
 
 /** "+$0.01234/h", "−$0.005/h" or "no change": a price difference in millicents per hour. */
 export function signedPerHour(diff: number): string {
@@ -101,45 +110,22 @@ export function ResizeForm(props: { server: Server; reload: () => Promise<void> 
           {millicents(server.priceMillicentsPerHour)}/h. Memory, CPU and disk change on the panel at once.
         </p>
         <div class="resize-fields">
-          <Field id="resize-ram" label="Memory (MB)" hint="At least 256.">
-            <input
-              id="resize-ram"
-              type="number"
-              inputMode="numeric"
-              min={256}
-              step={1}
-              required
-              value={form.ramMb}
-              aria-describedby="resize-ram-hint"
-              onInput={set('ramMb')}
-            />
-          </Field>
-          <Field id="resize-cpu" label="CPU (%)" hint="100 = one core; at least 25.">
-            <input
-              id="resize-cpu"
-              type="number"
-              inputMode="numeric"
-              min={25}
-              step={1}
-              required
-              value={form.cpuPercent}
-              aria-describedby="resize-cpu-hint"
-              onInput={set('cpuPercent')}
-            />
-          </Field>
-          <Field id="resize-disk" label="Disk (MB)" hint="At least 512.">
-            <input
-              id="resize-disk"
-              type="number"
-              inputMode="numeric"
-              min={512}
-              step={1}
-              required
-              value={form.diskMb}
-              aria-describedby="resize-disk-hint"
-              onInput={set('diskMb')}
-            />
-          </Field>
+          {SIZE_FIELDS.map((f) => (
+            <Field key={f.key} id={f.id} label={f.label} hint={f.hint}>
+              {(control) => (
+                <input
+                  {...control}
+                  type="number"
+                  inputMode="numeric"
+                  min={f.min}
+                  step={1}
+                  required
+                  value={form[f.key]}
+                  onInput={set(f.key)}
+                />
+              )}
+            </Field>
+          ))}
         </div>
         <div class="resize-price" aria-live="polite">
           {same ? (

@@ -2,7 +2,9 @@ import { useState } from 'preact/hooks';
 import { api, ok } from '../../api.ts';
 import { dateTime } from '../../format.ts';
 import { navigate } from '../../router.ts';
-import { Button, Dialog, ErrorNotice, Field, Notice, useAction, Section } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Dialog } from '../../dialog.tsx';
+import { Button, ErrorNotice, Notice, useAction, Section } from '../../ui.tsx';
 import { ResizeForm } from './settings-resize.tsx';
 import type { TabProps } from './tab.ts';
 
@@ -56,15 +58,9 @@ export default function SettingsTab({ server, reload }: TabProps) {
           }}
         >
           <Field id="rename-name" label="Server name" hint="3 to 60 characters.">
-            <input
-              id="rename-name"
-              required
-              minLength={3}
-              maxLength={60}
-              value={name}
-              aria-describedby="rename-name-hint"
-              onInput={(e) => setName(e.currentTarget.value)}
-            />
+            {(control) => (
+              <input {...control} required minLength={3} maxLength={60} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+            )}
           </Field>
           <Button type="submit" busy={rename.busy} disabled={name.trim() === server.name || name.trim().length < 3}>
             Rename
@@ -119,7 +115,7 @@ export default function SettingsTab({ server, reload }: TabProps) {
               <strong>{server.name}</strong> and all its files are removed for good.
             </p>
             <Field id="delete-confirm-name" label={`Type the server’s name, ${server.name}, to confirm`}>
-              <input id="delete-confirm-name" autoComplete="off" value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
+              {(control) => <input {...control} autoComplete="off" value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />}
             </Field>
           </>
         )}

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, fieldIssues, ok, type Schema } from '../../api.ts';
-import { Button, ErrorNotice, Field, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
+import { Field } from '../../form.tsx';
+import { Button, ErrorNotice, Loading, Notice, useAction, useLoad } from '../../ui.tsx';
 import type { TabProps } from './tab.ts';
 
 /** The startup settings: the read-only command, the docker image and the egg's variables. */
@@ -41,29 +42,19 @@ function StartupForm(props: { serverId: string; data: Schema<'ServerStartup'> })
       }}
     >
       <Field id="startup-command" label="Startup command" hint="Set by the server’s egg; {{VARIABLES}} are filled from the values below.">
-        <textarea
-          id="startup-command"
-          class="startup-command"
-          readOnly
-          rows={3}
-          aria-describedby="startup-command-hint"
-          value={data.startup}
-        />
+        {(control) => <textarea {...control} class="startup-command" readOnly rows={3} value={data.startup} />}
       </Field>
-      <Field id="startup-image" label="Docker image" hint={issues.dockerImage}>
-        <select
-          id="startup-image"
-          value={image}
-          onChange={(e) => setImage(e.currentTarget.value)}
-          aria-describedby={issues.dockerImage ? 'startup-image-hint' : undefined}
-        >
-          {images.length === 0 ? <option value={data.dockerImage}>{data.dockerImage}</option> : null}
-          {images.map(([label, value]) => (
-            <option key={value} value={value}>
-              {label} ({value})
-            </option>
-          ))}
-        </select>
+      <Field id="startup-image" label="Docker image" error={issues.dockerImage}>
+        {(control) => (
+          <select {...control} value={image} onChange={(e) => setImage(e.currentTarget.value)}>
+            {images.length === 0 ? <option value={data.dockerImage}>{data.dockerImage}</option> : null}
+            {images.map(([label, value]) => (
+              <option key={value} value={value}>
+                {label} ({value})
+              </option>
+            ))}
+          </select>
+        )}
       </Field>
       <h3>Variables</h3>
       {data.variables.length === 0 ? <p class="muted">This egg has no variables you can see.</p> : null}
@@ -78,12 +69,6 @@ function StartupForm(props: { serverId: string; data: Schema<'ServerStartup'> })
               label={v.name}
               hint={
                 <>
-                  {issue ? (
-                    <strong class="field-error">
-                      {issue}
-                      <br />
-                    </strong>
-                  ) : null}
                   {v.description} <span class="mono">{v.env}</span>
                   {v.editable ? (
                     <>
@@ -101,19 +86,20 @@ function StartupForm(props: { serverId: string; data: Schema<'ServerStartup'> })
                   )}
                 </>
               }
+              error={issue}
             >
-              <input
-                id={fieldId}
-                data-testid="startup-variable"
-                value={values[v.env] ?? ''}
-                readOnly={!v.editable}
-                aria-invalid={issue ? 'true' : undefined}
-                aria-describedby={`${fieldId}-hint`}
-                onInput={(e) => {
-                  const value = e.currentTarget.value;
-                  setValues((old) => ({ ...old, [v.env]: value }));
-                }}
-              />
+              {(control) => (
+                <input
+                  {...control}
+                  data-testid="startup-variable"
+                  value={values[v.env] ?? ''}
+                  readOnly={!v.editable}
+                  onInput={(e) => {
+                    const value = e.currentTarget.value;
+                    setValues((old) => ({ ...old, [v.env]: value }));
+                  }}
+                />
+              )}
             </Field>
           );
         })}
