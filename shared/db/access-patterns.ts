@@ -66,7 +66,7 @@ async function queryPrefix(
   oneOf?: { attribute: string; values: readonly string[] },
   filter?: ItemFilter,
 ): Promise<Page<Item>> {
-  let position = decodeCursor(page.cursor, page.boundTo);
+  let position = await decodeCursor(page.cursor, page.boundTo);
   const values: Record<string, unknown> = { ':pk': pk, ':prefix': skPrefix, ...filter?.values };
   const filters: string[] = filter ? [filter.expression] : [];
   const names: Record<string, string> = { ...filter?.names, ...(oneOf ? { '#oneOf': oneOf.attribute } : {}) };
@@ -111,7 +111,7 @@ async function queryPrefix(
     position = out.LastEvaluatedKey;
     if (!position || data.length >= page.limit) break;
   }
-  return { data, nextCursor: position ? encodeCursor(position, page.boundTo) : null };
+  return { data, nextCursor: position ? await encodeCursor(position, page.boundTo) : null };
 }
 
 /** The sharded GSI1 listings (admin lists, the reconciler) load on first use: no customer route reads them. */

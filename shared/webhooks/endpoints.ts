@@ -327,7 +327,7 @@ export async function rotateSecret(accountId: string, endpointId: string): Promi
 
 export async function listDeliveries(accountId: string, endpointId: string, page: PageRequest): Promise<Page<WebhookDeliveryView>> {
   // A bad cursor is refused before any read, as on every listing (400, not the endpoint's 404).
-  decodeCursor(page.cursor, page.boundTo);
+  await decodeCursor(page.cursor, page.boundTo);
   await getOwnedEndpoint(accountId, endpointId);
   const result = await accessPatterns.deliveriesOfEndpoint(endpointId, page);
   return { data: result.data.map(toDeliveryView), nextCursor: result.nextCursor };
