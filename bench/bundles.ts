@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build, type Metafile } from 'esbuild';
-import { buildLambda, bundleAll, chunkSizes, LAMBDA_BUILD_OPTIONS, lazyEntryModule, lazyRouteModule, ROOT } from '../infra/bundle.ts';
+import { buildLambda, bundleAll, chunkSizes, LAMBDA_BUILD_OPTIONS, ROOT } from '../infra/bundle.ts';
 import { kb, median, table } from './harness.ts';
 
 /**
@@ -268,22 +268,14 @@ const metaOf = async (group: string): Promise<Metafile> =>
 const startFileCount = (meta: Metafile): number => chunkSizes(meta).startFiles.length;
 
 /**
- * The chunks a function's first requests may load: for the route module its handler imports
- * (generated without schemas, infra/bundle.ts), the chunks esbuild wrote for the schema modules its
- * `requestSchemas` import, and the chunks of the modules the handler itself imports per route.
+ * The chunks a function's first requests may load: its schema chunk (every request and response
+ * schema of its routes, with zod; infra/bundle.ts), which a route's first validated request loads.
  * None for a function without routes.
  */
 async function firstRequestChunks(group: string, dir: string): Promise<string[]> {
   const meta = await metaOf(group);
-  const routeModule = Object.keys(meta.inputs).find((p) => p.startsWith('lazy-route-schemas:'));
-  if (!routeModule) return [];
-  const { requestFiles } = await lazyRouteModule(routeModule.slice('lazy-route-schemas:'.length));
-  const wanted = new Set(requestFiles.map((f) => f.slice(ROOT.length + 1)));
-  for (const i of meta.inputs[`functions/${group}/handler.ts`]?.imports ?? []) {
-    if (i.kind === 'dynamic-import') wanted.add(lazyEntryModule(i.path));
-  }
   return Object.entries(meta.outputs)
-    .filter(([path, o]) => path.endsWith('.mjs') && o.entryPoint !== undefined && wanted.has(lazyEntryModule(o.entryPoint)))
+    .filter(([path, o]) => path.endsWith('.mjs') && o.entryPoint === `function-schemas:${group}`)
     .map(([path]) => join(dir, path.slice(path.indexOf('/chunks/') + 1)));
 }
 

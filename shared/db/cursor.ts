@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { getConfig } from '../config/env.ts';
 import { ApiError } from '../errors.ts';
+import { loadSecretsManager, type SecretsManagerClient } from '../packages.ts';
 
 /**
  * Opaque, signed pagination cursors. A cursor carries the DynamoDB position and the identity of
@@ -21,10 +22,10 @@ const CURSOR_KEY_CACHE_MS = 5 * 60_000;
 let held: { value: string; at: number } | undefined;
 let reading: Promise<void> | undefined;
 let lastFailure: string | undefined;
-let smClient: import('@aws-sdk/client-secrets-manager').SecretsManagerClient | undefined;
+let smClient: SecretsManagerClient | undefined;
 
 async function readKeyFromSecretsManager(secretArn: string): Promise<string> {
-  const sm = await import('@aws-sdk/client-secrets-manager');
+  const sm = await loadSecretsManager();
   smClient ??= new sm.SecretsManagerClient({});
   const out = await smClient.send(new sm.GetSecretValueCommand({ SecretId: secretArn }));
   if (!out.SecretString) throw new Error('The cursor key secret has no string value');
@@ -61,7 +62,10 @@ async function cursorKey(): Promise<string> {
   throw new Error('No cursor key: set CURSOR_SECRET, or CURSOR_SECRET_ARN (read from Secrets Manager on first use)');
 }
 
-const sign = async (payload: string): Promise<string> => createHmac('sha256', await cursorKey()).update(payload).digest('base64url');
+const sign = async (payload: string): Promise<string> =>
+  createHmac('sha256', await cursorKey())
+    .update(payload)
+    .digest('base64url');
 
 export async function encodeCursor(position: Position, boundTo: string): Promise<string> {
   const payload = Buffer.from(JSON.stringify({ p: position, b: boundTo })).toString('base64url');

@@ -81,7 +81,7 @@ const pick = (item: Item, attrs: string[]): Item => Object.fromEntries(attrs.map
 /**
  * The accounts listing (admin): its rows are listing entries (shared/accounts/listing.ts), whose
  * profiles one BatchGetItem reads, or, for accounts not yet moved to an entry, the profiles themselves.
- * Here, not in access-patterns.ts: only the admin function reads it, and this module loads lazily.
+ * Here, not in access-patterns.ts: only the admin function reads it.
  */
 export async function accountsListing(page: PageRequest, filter?: ItemFilter): Promise<Page<AccountItem>> {
   const rows = await queryShardedListing('GSI1', keys.accountsShard, page, filter);

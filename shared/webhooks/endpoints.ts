@@ -19,6 +19,7 @@ import { WEBHOOK_DESCRIPTION_MAX, WEBHOOK_URL_MAX } from '../api/webhook-limits.
 import { type EventType, receivedTypes } from './events.ts';
 import { endpointLimitOf } from '../settings/limits.ts';
 import { newSigningSecret } from './signing.ts';
+import { redeliver } from './dispatch.ts';
 import { storedTargetUrl } from './targets.ts';
 
 /**
@@ -339,8 +340,6 @@ export async function redeliverDelivery(accountId: string, endpointId: string, d
   const delivery = await accessPatterns.deliveryOfEndpoint(endpointId, deliveryId);
   if (!delivery || delivery.accountId !== accountId) throw notFound('Webhook delivery');
   if (!endpoint.enabled) throw new ApiError('conflict', 'The endpoint is disabled; enable it before redelivering');
-  // Loaded on this path only: the rest of the account group never needs the dispatcher.
-  const { redeliver } = await import('./dispatch.ts');
   return toDeliveryView(await redeliver(delivery));
 }
 
