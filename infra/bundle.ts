@@ -207,13 +207,36 @@ const schemaModuleName = (file: string): string =>
     .replace(/[^a-zA-Z0-9]/g, '_');
 
 /** The schema modules the group's routes read (request and response), for its schema chunk. */
-export async function functionSchemaFiles(group: string | undefined): Promise<string[]> {
+async function functionSchemaFiles(group: string | undefined): Promise<string[]> {
   const routesDir = join(ROOT, 'shared', 'api', 'routes');
   const files = new Set<string>();
   for (const file of readdirSync(routesDir).filter((f) => f.endsWith('.ts'))) {
     for (const f of (await lazyRouteModule(join(routesDir, file), group)).schemaFiles) files.add(f);
   }
   return [...files].sort();
+}
+
+/**
+ * zod's error messages in English only. `import('zod')` (shared/packages.ts) keeps zod's whole
+ * namespace, and with it `z.locales`: ≈ 250 KB of messages in other languages, which the API never
+ * uses (zod sets English itself). Its `z.locales` holds `en` alone.
+ */
+function zodEnglishOnly(): Plugin {
+  return {
+    name: 'zod-english-only',
+    setup(b) {
+      b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
+        /\/node_modules\/zod\/v4\/(classic|core)\//.test(args.importer)
+          ? { path: resolve(args.resolveDir, '../locales/en.js'), namespace: 'zod-english-only' }
+          : undefined,
+      );
+      b.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, (args) => ({
+        contents: `export { default as en } from ${JSON.stringify(args.path)};\n`,
+        loader: 'js',
+        resolveDir: dirname(args.path),
+      }));
+    },
+  };
 }
 
 /**
@@ -246,13 +269,9 @@ const SCHEMA_FIELDS = ['params', 'query', 'body', 'response'] as const;
 
 /**
  * The generated stand-in for one route module (see `lazyRouteSchemas`) in the bundle of `group`,
- * and the schema modules its routes of that group read (`requestFiles`: what a first request may
- * validate with).
+ * and the schema modules its routes of that group read.
  */
-export async function lazyRouteModule(
-  routeFile: string,
-  group: string | undefined,
-): Promise<{ contents: string; schemaFiles: string[]; requestFiles: string[] }> {
+async function lazyRouteModule(routeFile: string, group: string | undefined): Promise<{ contents: string; schemaFiles: string[] }> {
   const isSchema = (v: unknown): boolean => typeof v === 'object' && v !== null && '_zod' in v;
   const where = await schemaExports();
   const mod = (await import(pathToFileURL(routeFile).href)) as Record<string, unknown>;
@@ -269,12 +288,10 @@ export async function lazyRouteModule(
     'const other = (method, path, group) => ({ method, path, group });',
   ];
   const schemaFiles = new Set<string>();
-  const requestFiles = new Set<string>();
   const pick = (exportName: string, id: string, def: Record<string, unknown>, field: string): string => {
     // A schema written inline in the route module (no export of its own): from the route module itself.
     const at = where.get(def[field]) ?? { file: routeFile, name: undefined };
     schemaFiles.add(at.file);
-    if (field !== 'response') requestFiles.add(at.file);
     const module = `s.${schemaModuleName(at.file)}`;
     return at.name ? `${module}[${JSON.stringify(at.name)}]` : `${module}[${JSON.stringify(exportName)}][${JSON.stringify(id)}].${field}`;
   };
@@ -306,7 +323,7 @@ export async function lazyRouteModule(
     }
     lines.push(`export const ${exportName} = { ${entries.join(', ')} };`);
   }
-  return { contents: `${lines.join('\n')}\n`, schemaFiles: [...schemaFiles].sort(), requestFiles: [...requestFiles].sort() };
+  return { contents: `${lines.join('\n')}\n`, schemaFiles: [...schemaFiles].sort() };
 }
 
 /** Where each exported schema of shared/api/schemas/ is defined: the module and the name to take. */
@@ -325,15 +342,16 @@ async function schemaExports(): Promise<Map<unknown, { file: string; name: strin
 }
 
 /**
- * The packages of shared/packages.ts, each built apart into one file of its own (`lazy/<name>.mjs`
- * in the asset folder, found through the folder's package.json `imports`), which the bundle
- * imports as an external: the AWS SDK clients among them share code with the DynamoDB client at
- * start, and inside the bundle that overlap would split the start into a chunk per set of
- * packages reaching it. Apart, a package repeats what it shares (its file is loaded only when its
- * path first runs) and the start stays index.mjs and, at most, the chunk it shares with the
- * schemas.
+ * The packages shared/packages.ts loads with `import()`, each built apart into one file of its own
+ * (`lazy/<name>.mjs` in the asset folder, found through the folder's package.json `imports`), which
+ * the bundle imports as an external: the AWS SDK clients among them share code with the DynamoDB
+ * client at start, and inside the bundle that overlap would split the start into a chunk per set
+ * of packages reaching it. Apart, a package repeats what it shares (its file is loaded only when
+ * its path first runs) and the start stays index.mjs and the chunk it shares with the schemas.
+ * (zod's static imports, the route schemas', stay in the bundle, tree-shaken into the schema chunk.)
  */
 export const PACKAGES_APART = [
+  'zod',
   'stripe',
   'pdf-lib',
   'jose',
@@ -352,12 +370,12 @@ function packagesApart(): Plugin {
   return {
     name: 'packages-apart',
     setup(b) {
-      // Our code's imports of a package (node_modules' own imports of it resolve as usual).
-      b.onResolve({ filter: /^[@a-z]/ }, (args) =>
-        names.has(args.path) && args.kind !== 'entry-point' && !args.importer.includes('/node_modules/')
-          ? { path: `${LAZY_PREFIX}${lazyFileName(args.path)}`, external: true }
-          : undefined,
-      );
+      // Our code's `import()` of a package (node_modules' own imports resolve as usual).
+      b.onResolve({ filter: /^[@a-z]/ }, (args) => {
+        if (args.kind !== 'dynamic-import' || args.namespace !== 'file' || args.importer.includes('/node_modules/')) return undefined;
+        if (!names.has(args.path)) return { errors: [{ text: `import('${args.path}'): add it to PACKAGES_APART (infra/bundle.ts)` }] };
+        return { path: `${LAZY_PREFIX}${lazyFileName(args.path)}`, external: true };
+      });
     },
   };
 }
@@ -374,7 +392,7 @@ async function buildPackages(dir: string, minify: boolean): Promise<void> {
         absWorkingDir: ROOT,
         minify,
         // The SDK clients' credential chain is the Lambda one here too, and itself a package apart.
-        plugins: [lambdaCredentials(), httpWithoutUndici(), packagesApart()],
+        plugins: [lambdaCredentials(), httpWithoutUndici(), packagesApart(), zodEnglishOnly()],
         metafile: false,
       }),
     ),
@@ -401,7 +419,7 @@ export const LAMBDA_BUILD_OPTIONS = {
   entryNames: 'index',
   chunkNames: 'chunks/[name]-[hash]',
   outExtension: { '.js': '.mjs' },
-  plugins: [lambdaCredentials(), httpWithoutUndici(), packagesApart(), lazyRouteSchemas(), documentFromAssetFolder()],
+  plugins: [lambdaCredentials(), httpWithoutUndici(), packagesApart(), lazyRouteSchemas(), documentFromAssetFolder(), zodEnglishOnly()],
   legalComments: 'none',
   logLevel: 'warning' as const,
   // CommonJS dependencies bundled into ESM still call require() for Node built-ins.

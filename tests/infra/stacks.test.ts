@@ -939,7 +939,7 @@ describe('bundles', () => {
         sizes.startFiles.reduce((sum, file) => sum + statSync(join(ROOT, file)).size, 0),
         b.group,
       ).toBe(b.startBytes);
-      // What a cold start loads stays within the budget bench/README.md states (350 KB; the floor is 218 KB).
+      // What a cold start loads stays within the budget bench/README.md states (350 KB; the floor is 184 KB).
       expect(sizes.start, `${b.group} loads ${sizes.start} bytes at start`).toBeLessThanOrEqual(350 * 1024);
       // In a handful of files: each costs the ESM loader ≈ 0.4 ms. index.mjs, what it shares with the
       // schema chunk, and what it shares with the SDK's own lazy imports (infra/bundle.ts).
