@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build, type Metafile } from 'esbuild';
-import { buildLambda, bundleAll, chunkSizes, LAMBDA_BUILD_OPTIONS, lazyEntryModule, lazyRouteModule, ROOT } from '../infra/bundle.ts';
+import { buildLambda, bundleAll, chunkSizes, LAMBDA_BUILD_OPTIONS, ROOT } from '../infra/bundle.ts';
 import { kb, median, table } from './harness.ts';
 
 /**
@@ -195,9 +195,9 @@ export async function benchBundles(): Promise<string> {
     return [
       '## 1. Bundles and cold start',
       '',
-      `Every function bundle as \`bundleAll()\` builds it for deployment (esbuild, minified ESM with chunks, linked source maps, the SDK's credential chain aliased to the environment variables Lambda sets, infra/bundle.ts), next to a floor bundle holding only \`@aws-sdk/client-dynamodb\` + \`@aws-sdk/lib-dynamodb\` and a handler that does nothing, built with the same options, and that floor built as every bundle was before (one file, the SDK's whole credential chain). \`index.mjs\` is the entry file; "at start" adds the chunks it imports statically (what a cold start loads); "lazy" is the chunks a dynamic \`import()\` loads when their path first runs (Stripe's library, the Secrets Manager client, the rest of the credential chain). Load time is \`await import()\` of \`index.mjs\` timed inside a fresh \`node\` process (STAGE=aws, TABLE_NAME, CURSOR_SECRET, AWS_REGION set), ${RUNS} runs per bundle and flag after one unrecorded run, interleaved across bundles; with and without \`--enable-source-maps\` (deployed with it). Node's own start-up is not included; the CPU column is the process's CPU time (user + system) over the same \`import()\`, which other work on a shared machine moves far less than wall time. The median is the headline figure; the minimum is shown too because on a busy machine noise only ever adds time, so the minimum is the steadier estimate of the load cost itself.`,
+      `Every function bundle as \`bundleAll()\` builds it for deployment (esbuild, minified ESM with chunks, linked source maps, the SDK's credential chain aliased to the environment variables Lambda sets, infra/bundle.ts), next to a floor bundle holding only \`@aws-sdk/client-dynamodb\` + \`@aws-sdk/lib-dynamodb\` and a handler that does nothing, built with the same options, and that floor built as every bundle was before (one file, the SDK's whole credential chain). \`index.mjs\` is the entry file; "at start" adds the chunks it imports statically (what a cold start loads); "lazy" is what loads when its path first runs: the schema chunk and the packages of shared/packages.ts (Stripe's library, the Secrets Manager client, the rest of the credential chain, …). Load time is \`await import()\` of \`index.mjs\` timed inside a fresh \`node\` process (STAGE=aws, TABLE_NAME, CURSOR_SECRET, AWS_REGION set), ${RUNS} runs per bundle and flag after one unrecorded run, interleaved across bundles; with and without \`--enable-source-maps\` (deployed with it). Node's own start-up is not included; the CPU column is the process's CPU time (user + system) over the same \`import()\`, which other work on a shared machine moves far less than wall time. The median is the headline figure; the minimum is shown too because on a busy machine noise only ever adds time, so the minimum is the steadier estimate of the load cost itself.`,
       '',
-      `"Files at start" counts \`index.mjs\` and the chunks it imports: one chunk holds the start's code and one the SDK code it shares with packages loaded lazily (infra/bundle.ts, \`oneStartChunk\`); each file costs the ESM loader ≈ 0.4 ms (bench/README.md, "Measured once"). "Load + every first request's code" is the same \`import()\` followed, in the same process, by every chunk the function's routes load on their first request: their request schemas (\`requestSchemas\` of infra/bundle.ts: zod and the schema modules of path parameters, query strings and bodies) and the modules its handler loads per route (\`import()\` in functions/<group>/handler.ts: the deploy path, webhook endpoints, key management, …). An upper bound of what first requests add, since one request loads only its own route's: GET /v1/account loads none, no zod at all.`,
+      `"Files at start" counts \`index.mjs\` and the chunks it imports: what it shares with the function's schema chunk and with the SDK's own \`import()\`s; the packages of shared/packages.ts are files of their own, loaded on first use (infra/bundle.ts, \`PACKAGES_APART\`); each file costs the ESM loader ≈ 0.4 ms (bench/README.md, "Measured once"). "Load + every first request's code" is the same \`import()\` followed, in the same process, by the function's schema chunk (zod and every request and response schema of its routes), which a route's first validated request loads; our own code is all at start. A package a route needs (Stripe for a checkout or the webhook, zod for the webhook's events, pdf-lib for an invoice PDF) is not counted: it loads with that route's first request. GET /v1/account loads no zod at all.`,
       '',
       goals,
       '',
@@ -268,22 +268,14 @@ const metaOf = async (group: string): Promise<Metafile> =>
 const startFileCount = (meta: Metafile): number => chunkSizes(meta).startFiles.length;
 
 /**
- * The chunks a function's first requests may load: for the route module its handler imports
- * (generated without schemas, infra/bundle.ts), the chunks esbuild wrote for the schema modules its
- * `requestSchemas` import, and the chunks of the modules the handler itself imports per route.
+ * The chunks a function's first requests may load: its schema chunk (every request and response
+ * schema of its routes, with zod; infra/bundle.ts), which a route's first validated request loads.
  * None for a function without routes.
  */
 async function firstRequestChunks(group: string, dir: string): Promise<string[]> {
   const meta = await metaOf(group);
-  const routeModule = Object.keys(meta.inputs).find((p) => p.startsWith('lazy-route-schemas:'));
-  if (!routeModule) return [];
-  const { requestFiles } = await lazyRouteModule(routeModule.slice('lazy-route-schemas:'.length));
-  const wanted = new Set(requestFiles.map((f) => f.slice(ROOT.length + 1)));
-  for (const i of meta.inputs[`functions/${group}/handler.ts`]?.imports ?? []) {
-    if (i.kind === 'dynamic-import') wanted.add(lazyEntryModule(i.path));
-  }
   return Object.entries(meta.outputs)
-    .filter(([path, o]) => path.endsWith('.mjs') && o.entryPoint !== undefined && wanted.has(lazyEntryModule(o.entryPoint)))
+    .filter(([path, o]) => path.endsWith('.mjs') && o.entryPoint === `function-schemas:${group}`)
     .map(([path]) => join(dir, path.slice(path.indexOf('/chunks/') + 1)));
 }
 

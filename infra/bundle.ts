@@ -1,7 +1,7 @@
-import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
 import { ASSETS_DIR, DOCUMENT_FILE, SERVER_URL_PLACEHOLDER, SWAGGER_UI_FILES } from '../shared/openapi/bundle-files.ts';
@@ -23,6 +23,8 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const FUNCTIONS_DIR = join(ROOT, 'functions');
 export const DIST_FUNCTIONS_DIR = join(ROOT, 'dist', 'functions');
 const META_DIR = join(ROOT, 'dist', 'meta');
+/** The packages built apart (`buildPackages`), copied from here into the asset folders that load them. */
+const PACKAGES_DIR = join(ROOT, 'dist', 'packages');
 
 /** Where the Lambda asset of a group lives. */
 export const bundleDir = (group: string): string => join(DIST_FUNCTIONS_DIR, group);
@@ -82,6 +84,7 @@ export async function bundleAll(options: BundleOptions = {}): Promise<BundleResu
     }
   }
 
+  await buildPackages(PACKAGES_DIR, minify);
   return Promise.all(groups.map((group) => bundleGroup(group, join(outRoot, group), minify)));
 }
 
@@ -92,11 +95,15 @@ export async function bundleAll(options: BundleOptions = {}): Promise<BundleResu
  */
 function lambdaCredentials(): Plugin {
   const shim = join(ROOT, 'infra', 'lambda-credentials.ts');
+  const packages = join(ROOT, 'shared', 'packages.ts');
   return {
     name: 'lambda-credentials',
     setup(b) {
-      // The shim's own import of the package resolves as usual (the lazily loaded full chain).
-      b.onResolve({ filter: /^@aws-sdk\/credential-provider-node$/ }, (args) => (args.importer === shim ? undefined : { path: shim }));
+      // The loader's import of the package (shared/packages.ts, which the shim calls) and the package
+      // built apart (`buildPackages`) resolve as usual.
+      b.onResolve({ filter: /^@aws-sdk\/credential-provider-node$/ }, (args) =>
+        args.kind === 'entry-point' || args.importer === packages || args.importer === shim ? undefined : { path: shim },
+      );
     },
   };
 }
@@ -139,101 +146,118 @@ function httpWithoutUndici(): Plugin {
 }
 
 /**
- * Request validation without building the group's schemas at load. zod builds a schema when its
- * module is evaluated: a group's route module (shared/api/routes/<group>.ts), with its schemas
- * and ≈ 100 KB of zod, was most of what a function loaded above the DynamoDB-only floor
- * (ARCHITECTURE.md, "Validation at cold start", has the options measured). A function's import of its route module is replaced, in the bundle only, by
- * one generated from it here: each route as it is defined, its schemas taken out, with
- * `requestSchemas` loading the route's params, query and body schemas (and `responseSchema`, used
- * outside AWS only) by dynamic `import()` of the schema modules that define them, on the route's
- * first request. A route with no request schema never loads zod. The route table stays the one
- * source: this reads it; the OpenAPI document and the tests use it as written.
+ * Request validation without building schemas at load. zod builds a schema when its module is
+ * evaluated: a group's route module (shared/api/routes/<group>.ts), with its schemas and ≈ 100 KB
+ * of zod, was most of what a function loaded above the DynamoDB-only floor (ARCHITECTURE.md,
+ * "Validation at cold start", has the options measured). Every route module is replaced, in the
+ * bundle only, by one generated from it here (`lazyRouteModule`): the function's own routes as
+ * they are defined, their schemas taken out, with `requestSchemas` (and `responseSchema`, used
+ * outside AWS only) taking them from the function's schema chunk on the first request that needs
+ * them; other groups' routes as method, path and group, all the 404/405 answer reads. The route
+ * table stays the one source: this reads it; the OpenAPI document and the tests use it as written.
  */
 function lazyRouteSchemas(): Plugin {
   const routesDir = join(ROOT, 'shared', 'api', 'routes');
   return {
     name: 'lazy-route-schemas',
     setup(b) {
-      b.onResolve({ filter: /\/api\/routes\/[a-z-]+\.ts$/ }, (args) => {
+      const group = groupOfEntry(b.initialOptions);
+      b.onResolve({ filter: /(^|\/)routes\/[a-z-]+\.ts$/ }, (args) => {
         const path = resolve(args.resolveDir, args.path);
-        // Only a handler's own import; the whole table (document, 404/405 fallback) stays as it is.
-        if (!args.importer.startsWith(FUNCTIONS_DIR) || dirname(path) !== routesDir) return undefined;
+        // The schema chunk's import of a route module is of the module as written (inline schemas).
+        if (dirname(path) !== routesDir || args.namespace === FUNCTION_SCHEMAS) return undefined;
         return { path, namespace: 'lazy-route-schemas' };
       });
       b.onLoad({ filter: /.*/, namespace: 'lazy-route-schemas' }, async (args) => ({
-        contents: (await lazyRouteModule(args.path)).contents,
+        contents: (await lazyRouteModule(args.path, group)).contents,
         loader: 'js',
         resolveDir: routesDir,
         watchFiles: [args.path],
+      }));
+      b.onResolve({ filter: new RegExp(`^${FUNCTION_SCHEMAS}$`) }, () => ({ path: group ?? 'none', namespace: FUNCTION_SCHEMAS }));
+      b.onLoad({ filter: /.*/, namespace: FUNCTION_SCHEMAS }, async () => {
+        const files = await functionSchemaFiles(group);
+        return {
+          contents: files.map((f) => `export * as ${schemaModuleName(f)} from ${JSON.stringify(f)};\n`).join(''),
+          loader: 'js',
+          resolveDir: ROOT,
+        };
+      });
+    },
+  };
+}
+
+/**
+ * The one dynamic-import target holding every schema of a function's routes (and zod): the
+ * function's second part, which esbuild writes to one chunk; what it shares with the start (a few
+ * constants) goes to one more chunk at start.
+ */
+const FUNCTION_SCHEMAS = 'function-schemas';
+
+/** The route group a function serves (`functions/<group>/handler.ts`), or undefined for another entry. */
+function groupOfEntry(options: BuildOptions): string | undefined {
+  const entries = options.entryPoints;
+  const entry = Array.isArray(entries) && typeof entries[0] === 'string' ? resolve(ROOT, entries[0]) : undefined;
+  return entry && dirname(dirname(entry)) === FUNCTIONS_DIR ? basename(dirname(entry)) : undefined;
+}
+
+const schemaModuleName = (file: string): string =>
+  relative(ROOT, file)
+    .replace(/\.ts$/, '')
+    .replace(/[^a-zA-Z0-9]/g, '_');
+
+/** The schema modules the group's routes read (request and response), for its schema chunk. */
+async function functionSchemaFiles(group: string | undefined): Promise<string[]> {
+  const routesDir = join(ROOT, 'shared', 'api', 'routes');
+  const files = new Set<string>();
+  for (const file of readdirSync(routesDir).filter((f) => f.endsWith('.ts'))) {
+    for (const f of (await lazyRouteModule(join(routesDir, file), group)).schemaFiles) files.add(f);
+  }
+  return [...files].sort();
+}
+
+/**
+ * zod's error messages in English only. `import('zod')` (shared/packages.ts) keeps zod's whole
+ * namespace, and with it `z.locales`: ≈ 250 KB of messages in other languages, which the API never
+ * uses (zod sets English itself). Its `z.locales` holds `en` alone.
+ */
+function zodEnglishOnly(): Plugin {
+  return {
+    name: 'zod-english-only',
+    setup(b) {
+      b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
+        /\/node_modules\/zod\/v4\/(classic|core)\//.test(args.importer)
+          ? { path: resolve(args.resolveDir, '../locales/en.js'), namespace: 'zod-english-only' }
+          : undefined,
+      );
+      b.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, (args) => ({
+        contents: `export { default as en } from ${JSON.stringify(args.path)};\n`,
+        loader: 'js',
+        resolveDir: dirname(args.path),
       }));
     },
   };
 }
 
-/** What a package loaded lazily re-exports instead of the entry (see the comment in `oneStartChunk`). */
-const SDK_ANCHOR = join(ROOT, 'shared', 'db', 'client.ts');
-/** The namespace of the wrappers `oneStartChunk` writes: a lazy entry of the metafile is named `<it>:<path>`. */
-const WRAP = 'one-start-chunk';
-
 /**
- * What a cold start loads in two chunks instead of 13–27. esbuild puts each piece of code in the
- * chunk of the set of entry points that reach it (the function's entry and every dynamic
- * `import()` target), so code shared by the start and different lazy paths fell into many small
- * files, and each costs the ESM loader ≈ 0.4 ms of resolving, reading and linking (bench/README.md,
- * "Measured once"). Here every dynamic-import target is wrapped in a module that also re-exports
- * the entry's namespace, so every lazy path reaches all of the start's code and esbuild writes it
- * to one chunk. A lazy chunk loads nothing more by it: the start is loaded before any `import()`.
+ * The OpenAPI document's generator (shared/openapi/document.ts: every schema, zod-to-openapi) left
+ * out of the bundle: a function reads the document written beside it (`writePublicFiles`), and
+ * builds it only outside Lambda (shared/openapi/docs-page.ts).
  */
-function oneStartChunk(): Plugin {
+function documentFromAssetFolder(): Plugin {
+  const document = join(ROOT, 'shared', 'openapi', 'document.ts');
   return {
-    name: WRAP,
+    name: 'document-from-asset-folder',
     setup(b) {
-      const entries = b.initialOptions.entryPoints;
-      const entry = Array.isArray(entries) && typeof entries[0] === 'string' ? resolve(ROOT, entries[0]) : undefined;
-      if (!entry) return;
-      b.onResolve({ filter: /.*/ }, async (args) => {
-        if (args.kind !== 'dynamic-import' || args.pluginData === WRAP) return undefined;
-        const target = await b.resolve(args.path, {
-          kind: args.kind,
-          importer: args.importer,
-          resolveDir: args.resolveDir,
-          pluginData: WRAP,
-        });
-        if (target.errors.length) return { errors: target.errors };
-        if (target.external) return undefined;
-        return {
-          path: target.path,
-          namespace: WRAP,
-          pluginData: { namespace: target.namespace, pkg: target.path.includes('/node_modules/') },
-        };
-      });
-      b.onLoad({ filter: /.*/, namespace: WRAP }, async (args) => {
-        const { namespace, pkg } = args.pluginData as { namespace: string; pkg: boolean };
-        const from = JSON.stringify(namespace === 'file' ? args.path : `${namespace}:${args.path}`);
-        // A package (the Secrets Manager client, the SDK's credential chain) reaches the DynamoDB
-        // client's code only, not the whole start: the cursor key is read through it while the start
-        // evaluates (a top-level await, shared/db/cursor.ts), and a chunk importing the start back
-        // would wait for that evaluation to end, and it for the chunk. So packages and the SDK
-        // code they share with the start make a second chunk, evaluated before the first.
-        const anchor = pkg ? SDK_ANCHOR : entry;
-        return {
-          contents: `export * from ${from};\n${(await hasDefaultExport(args.path)) ? `export { default } from ${from};\n` : ''}export * as __start from ${JSON.stringify(anchor)};\n`,
-          loader: 'js',
-          resolveDir: dirname(args.path),
-        };
-      });
+      b.onResolve({ filter: /\/document\.ts$/ }, (args) =>
+        resolve(args.resolveDir, args.path) === document ? { path: document, namespace: 'document-from-asset-folder' } : undefined,
+      );
+      b.onLoad({ filter: /.*/, namespace: 'document-from-asset-folder' }, () => ({
+        contents: `export const openApiDocument = () => { throw new Error('In Lambda the OpenAPI document is read from the asset folder'); };\n`,
+        loader: 'js',
+      }));
     },
   };
-}
-
-/** The module a dynamic-import entry of the metafile loads (`oneStartChunk` wraps each), relative to the root. */
-export const lazyEntryModule = (entryPoint: string): string => relative(ROOT, resolve(ROOT, entryPoint.replace(`${WRAP}:`, '')));
-
-/** An ES module with a default export (ours or a package's), or a CommonJS module (it always has one). */
-async function hasDefaultExport(path: string): Promise<boolean> {
-  const text = await readFile(path, 'utf8');
-  if (/\bexport\s+default\b|\bas\s+default\b/.test(text)) return true;
-  return /\.c?js$/.test(path) && !/^\s*(export|import)\s/m.test(text);
 }
 
 /**
@@ -244,21 +268,12 @@ const DOCUMENT_ONLY = new Set(['summary', 'description', 'tag', 'hidden', 'media
 const SCHEMA_FIELDS = ['params', 'query', 'body', 'response'] as const;
 
 /**
- * The generated stand-in for one route module (see `lazyRouteSchemas`), and the modules its
- * routes' request schemas load from (what a first request may load: bench/bundles.ts).
+ * The generated stand-in for one route module (see `lazyRouteSchemas`) in the bundle of `group`,
+ * and the schema modules its routes of that group read.
  */
-export async function lazyRouteModule(routeFile: string): Promise<{ contents: string; requestFiles: string[] }> {
+async function lazyRouteModule(routeFile: string, group: string | undefined): Promise<{ contents: string; schemaFiles: string[] }> {
   const isSchema = (v: unknown): boolean => typeof v === 'object' && v !== null && '_zod' in v;
-  // Where each exported schema is defined: the module to import and the name to take.
-  const schemaDir = join(ROOT, 'shared', 'api', 'schemas');
-  const where = new Map<unknown, { file: string; name: string }>();
-  for (const file of readdirSync(schemaDir)
-    .filter((f) => f.endsWith('.ts'))
-    .sort()) {
-    const mod = (await import(pathToFileURL(join(schemaDir, file)).href)) as Record<string, unknown>;
-    for (const [name, value] of Object.entries(mod))
-      if (isSchema(value) && !where.has(value)) where.set(value, { file: join(schemaDir, file), name });
-  }
+  const where = await schemaExports();
   const mod = (await import(pathToFileURL(routeFile).href)) as Record<string, unknown>;
   const tables = Object.entries(mod).filter(
     ([, v]) =>
@@ -268,32 +283,17 @@ export async function lazyRouteModule(routeFile: string): Promise<{ contents: st
   ) as [string, Record<string, Record<string, unknown>>][];
 
   const defined = new Map<unknown, string>();
-  const modules = new Map<string, string>();
-  const lines: string[] = [];
-  const requestFiles = new Set<string>();
-  const loader = (exportName: string, id: string, def: Record<string, unknown>, fields: readonly string[], single: boolean) => {
-    const present = fields.filter((f) => def[f] !== undefined);
-    if (!present.length) return undefined;
-    const files: string[] = [];
-    const picks = present.map((f) => {
-      // A schema written inline in the route module (no export of its own): from the route module itself.
-      const at = where.get(def[f]) ?? { file: routeFile, name: `${exportName}[${JSON.stringify(id)}][${JSON.stringify(f)}]` };
-      if (!files.includes(at.file)) files.push(at.file);
-      const access = at.file === routeFile && !where.has(def[f]) ? at.name : `[${JSON.stringify(at.name)}]`;
-      return `${f}: m${files.indexOf(at.file)}${access.startsWith('[') ? access : `.${access}`}`;
-    });
-    // One loader per schema module, shared by every route that reads it.
-    const imports = files.map((f) => {
-      if (!modules.has(f)) {
-        modules.set(f, `schemas${modules.size}`);
-        lines.push(`const ${modules.get(f)} = () => import(${JSON.stringify(f)});`);
-      }
-      return `${modules.get(f)}()`;
-    });
-    const value = single ? picks[0]!.slice(picks[0]!.indexOf(':') + 2) : `{ ${picks.join(', ')} }`;
-    return files.length === 1
-      ? `() => ${imports[0]}.then((m0) => (${value}))`
-      : `() => Promise.all([${imports.join(', ')}]).then(([${files.map((_, i) => `m${i}`).join(', ')}]) => (${value}))`;
+  const lines: string[] = [
+    `const schemas = () => import(${JSON.stringify(FUNCTION_SCHEMAS)});`,
+    'const other = (method, path, group) => ({ method, path, group });',
+  ];
+  const schemaFiles = new Set<string>();
+  const pick = (exportName: string, id: string, def: Record<string, unknown>, field: string): string => {
+    // A schema written inline in the route module (no export of its own): from the route module itself.
+    const at = where.get(def[field]) ?? { file: routeFile, name: undefined };
+    schemaFiles.add(at.file);
+    const module = `s.${schemaModuleName(at.file)}`;
+    return at.name ? `${module}[${JSON.stringify(at.name)}]` : `${module}[${JSON.stringify(exportName)}][${JSON.stringify(id)}].${field}`;
   };
   for (const [exportName, table] of tables) {
     const entries: string[] = [];
@@ -302,22 +302,101 @@ export async function lazyRouteModule(routeFile: string): Promise<{ contents: st
       if (!name) {
         name = `route${defined.size}`;
         defined.set(def, name);
-        const meta = Object.fromEntries(
-          Object.entries(def).filter(([k, v]) => !DOCUMENT_ONLY.has(k) && !SCHEMA_FIELDS.includes(k as never) && !isSchema(v)),
-        );
-        const request = loader(exportName, id, def, ['params', 'query', 'body'], false);
-        for (const f of ['params', 'query', 'body']) if (def[f] !== undefined) requestFiles.add(where.get(def[f])?.file ?? routeFile);
-        const response = loader(exportName, id, def, ['response'], true);
-        const json = JSON.stringify(meta).slice(0, -1);
-        lines.push(
-          `const ${name} = ${json}${request ? `, requestSchemas: ${request}` : ''}${response ? `, responseSchema: ${response}` : ''}};`,
-        );
+        if (def.group !== group) {
+          // Another group's route: matched only to answer 404 or 405 (shared/http/handler.ts).
+          lines.push(`const ${name} = other(${[def.method, def.path, def.group].map((v) => JSON.stringify(v)).join(', ')});`);
+        } else {
+          const meta = Object.fromEntries(
+            Object.entries(def).filter(([k, v]) => !DOCUMENT_ONLY.has(k) && !SCHEMA_FIELDS.includes(k as never) && !isSchema(v)),
+          );
+          const request = ['params', 'query', 'body']
+            .filter((f) => def[f] !== undefined)
+            .map((f) => `${f}: ${pick(exportName, id, def, f)}`);
+          const loaders = [
+            request.length ? `requestSchemas: () => schemas().then((s) => ({ ${request.join(', ')} }))` : '',
+            def.response !== undefined ? `responseSchema: () => schemas().then((s) => ${pick(exportName, id, def, 'response')})` : '',
+          ].filter(Boolean);
+          lines.push(`const ${name} = ${JSON.stringify(meta).slice(0, -1)}${loaders.map((l) => `, ${l}`).join('')}};`);
+        }
       }
       entries.push(`${JSON.stringify(id)}: ${name}`);
     }
     lines.push(`export const ${exportName} = { ${entries.join(', ')} };`);
   }
-  return { contents: `${lines.join('\n')}\n`, requestFiles: [...requestFiles].sort() };
+  return { contents: `${lines.join('\n')}\n`, schemaFiles: [...schemaFiles].sort() };
+}
+
+/** Where each exported schema of shared/api/schemas/ is defined: the module and the name to take. */
+async function schemaExports(): Promise<Map<unknown, { file: string; name: string }>> {
+  const isSchema = (v: unknown): boolean => typeof v === 'object' && v !== null && '_zod' in v;
+  const schemaDir = join(ROOT, 'shared', 'api', 'schemas');
+  const where = new Map<unknown, { file: string; name: string }>();
+  for (const file of readdirSync(schemaDir)
+    .filter((f) => f.endsWith('.ts'))
+    .sort()) {
+    const mod = (await import(pathToFileURL(join(schemaDir, file)).href)) as Record<string, unknown>;
+    for (const [name, value] of Object.entries(mod))
+      if (isSchema(value) && !where.has(value)) where.set(value, { file: join(schemaDir, file), name });
+  }
+  return where;
+}
+
+/**
+ * The packages shared/packages.ts loads with `import()`, each built apart into one file of its own
+ * (`lazy/<name>.mjs` in the asset folder, found through the folder's package.json `imports`), which
+ * the bundle imports as an external: the AWS SDK clients among them share code with the DynamoDB
+ * client at start, and inside the bundle that overlap would split the start into a chunk per set
+ * of packages reaching it. Apart, a package repeats what it shares (its file is loaded only when
+ * its path first runs) and the start stays index.mjs and the chunk it shares with the schemas.
+ * (zod's static imports, the route schemas', stay in the bundle, tree-shaken into the schema chunk.)
+ */
+export const PACKAGES_APART = [
+  'zod',
+  'stripe',
+  'pdf-lib',
+  'jose',
+  '@aws-sdk/client-secrets-manager',
+  '@aws-sdk/client-sqs',
+  '@aws-sdk/credential-provider-node',
+] as const;
+
+const LAZY_PREFIX = '#lazy/';
+const lazyFileName = (pkg: string): string => pkg.replace(/^@/, '').replace(/\//g, '-');
+/** What the asset folder's package.json maps `#lazy/<name>` to. */
+const LAZY_DIR = 'lazy';
+
+function packagesApart(): Plugin {
+  const names = new Set<string>(PACKAGES_APART);
+  return {
+    name: 'packages-apart',
+    setup(b) {
+      // Our code's `import()` of a package (node_modules' own imports resolve as usual).
+      b.onResolve({ filter: /^[@a-z]/ }, (args) => {
+        if (args.kind !== 'dynamic-import' || args.namespace !== 'file' || args.importer.includes('/node_modules/')) return undefined;
+        if (!names.has(args.path)) return { errors: [{ text: `import('${args.path}'): add it to PACKAGES_APART (infra/bundle.ts)` }] };
+        return { path: `${LAZY_PREFIX}${lazyFileName(args.path)}`, external: true };
+      });
+    },
+  };
+}
+
+/** Builds each package of PACKAGES_APART into `dir/<name>.mjs` (with its source map). */
+async function buildPackages(dir: string, minify: boolean): Promise<void> {
+  const { splitting: _, entryNames: __, chunkNames: ___, outExtension: ____, plugins: _____, ...options } = LAMBDA_BUILD_OPTIONS;
+  await Promise.all(
+    PACKAGES_APART.map((pkg) =>
+      build({
+        ...options,
+        entryPoints: [pkg],
+        outfile: join(dir, `${lazyFileName(pkg)}.mjs`),
+        absWorkingDir: ROOT,
+        minify,
+        // The SDK clients' credential chain is the Lambda one here too, and itself a package apart.
+        plugins: [lambdaCredentials(), httpWithoutUndici(), packagesApart(), zodEnglishOnly()],
+        metafile: false,
+      }),
+    ),
+  );
 }
 
 /** The esbuild options of every Lambda bundle (the benchmark's floor bundle uses them too, through `buildLambda`). */
@@ -332,15 +411,15 @@ export const LAMBDA_BUILD_OPTIONS = {
   sourcemap: 'linked' as const,
   sourcesContent: false,
   metafile: true,
-  // Code that only one path needs (Stripe's library in checkout and the webhook, the Secrets Manager
-  // client where a secret is read) is reached through a dynamic `import()`; with splitting esbuild
-  // writes it to chunks/ beside index.mjs, loaded when that path first runs instead of at every
-  // cold start. Code that both sides use goes to a chunk that index.mjs imports statically.
+  // The packages a cold start does not load (shared/packages.ts) and the route schemas are reached
+  // through a dynamic `import()`; with splitting esbuild writes them to chunks/ beside index.mjs,
+  // loaded when their path first runs. Code that both sides use goes to a chunk that index.mjs
+  // imports statically.
   splitting: true,
   entryNames: 'index',
   chunkNames: 'chunks/[name]-[hash]',
   outExtension: { '.js': '.mjs' },
-  plugins: [lambdaCredentials(), httpWithoutUndici(), lazyRouteSchemas(), oneStartChunk()],
+  plugins: [lambdaCredentials(), httpWithoutUndici(), packagesApart(), lazyRouteSchemas(), documentFromAssetFolder(), zodEnglishOnly()],
   legalComments: 'none',
   logLevel: 'warning' as const,
   // CommonJS dependencies bundled into ESM still call require() for Node built-ins.
@@ -391,9 +470,43 @@ async function bundleGroup(group: string, dir: string, minify: boolean): Promise
   await writeFile(join(META_DIR, `${group}.json`), JSON.stringify(metafile));
 
   if (group === 'public') await writePublicFiles(dir);
+  const packageBytes = await copyPackages(metafile, dir);
 
   const { start, lazy } = chunkSizes(metafile);
-  return { group, dir, bytes: (await stat(outfile)).size, startBytes: start, lazyBytes: lazy, folderBytes: await folderSize(dir) };
+  return {
+    group,
+    dir,
+    bytes: (await stat(outfile)).size,
+    startBytes: start,
+    lazyBytes: lazy + packageBytes,
+    folderBytes: await folderSize(dir),
+  };
+}
+
+/**
+ * Puts the packages the bundle imports (`#lazy/<name>`, see PACKAGES_APART) into its asset folder,
+ * with the package.json that maps those names to them; returns their bytes. A package may only be
+ * loaded on first use: a static import of one would load it at start, unseen by `chunkSizes`.
+ */
+async function copyPackages(meta: Metafile, dir: string): Promise<number> {
+  const names = new Set<string>();
+  for (const [file, output] of Object.entries(meta.outputs)) {
+    for (const i of output.imports) {
+      if (!i.path.startsWith(LAZY_PREFIX)) continue;
+      if (i.kind !== 'dynamic-import') throw new Error(`${file} imports ${i.path} statically: load it through shared/packages.ts`);
+      names.add(i.path.slice(LAZY_PREFIX.length));
+    }
+  }
+  if (!names.size) return 0;
+  await mkdir(join(dir, LAZY_DIR), { recursive: true });
+  let bytes = 0;
+  for (const name of [...names].sort()) {
+    for (const file of [`${name}.mjs`, `${name}.mjs.map`]) await copyFile(join(PACKAGES_DIR, file), join(dir, LAZY_DIR, file));
+    bytes += (await stat(join(dir, LAZY_DIR, `${name}.mjs`))).size;
+  }
+  const imports = { [`${LAZY_PREFIX}*`]: `./${LAZY_DIR}/*.mjs` };
+  await writeFile(join(dir, 'package.json'), `${JSON.stringify({ private: true, imports }, null, 2)}\n`);
+  return bytes;
 }
 
 /**

@@ -1,9 +1,6 @@
 import { labelKeyProblem, labelValueProblem, type Labels } from './labels.ts';
 
-/*
- * Label selectors (the `label_selector` filter of the server lists). Loaded with the first filtered
- * list, not at the servers function's start (its start chunk has a size budget).
- */
+/* Label selectors (the `label_selector` filter of the server lists). */
 
 /** One term of a label selector: `k=v` (has k with value v), `k!=v` (no k, or another value), `k` (has k), `!k` (no k). */
 export type SelectorTerm =

@@ -17,7 +17,7 @@ export function labelKeyProblem(key: string): string | undefined {
   const slash = key.indexOf('/');
   const prefix = slash < 0 ? undefined : key.slice(0, slash);
   const name = slash < 0 ? key : key.slice(slash + 1);
-  // Short messages: this module is in the servers function's start chunk; docs/api.md (Labels) has the rules.
+  // Short messages: this module is in the servers function's start; docs/api.md (Labels) has the rules.
   if (prefix !== undefined && !PREFIX.test(prefix)) return `\`${key}\`: the prefix is not a DNS name`;
   if (!NAME.test(name)) return `\`${key}\` is not a label key`;
   return undefined;

@@ -7,56 +7,50 @@ import { listAllServers } from '../../shared/servers/read.ts';
 import { adjustCredit } from '../../shared/accounts/credits.ts';
 import { getAccountLimits, setAccountLimits } from '../../shared/settings/limits.ts';
 import { getBalanceAlerts, setLowBalanceThreshold } from '../../shared/ledger/alerts.ts';
-
-/**
- * Panel registration is rare next to the listings and credits: the instances module (call budgets,
- * the panel test, key storage, the catalog cache it clears) loads on first use, as does the payments
- * module for a refund, keeping the admin start chunk within its budget (tests/infra/stacks.test.ts).
- */
-const orphans = () => import('../../shared/servers/orphans.ts');
-const instances = async () => ({
-  ...(await import('../../shared/instances/index.ts')),
-  ...(await import('../../shared/instances/test.ts')),
-  ...(await import('../../shared/catalog/index.ts')),
-});
-
-/** The admin tools for one account or server load on first use too (the start chunk's budget). */
-const users = () => import('../../shared/admin/users.ts');
-const servers = () => import('../../shared/admin/servers.ts');
+import { createInstance, deleteInstance, listInstancesWithCallBudget, updateInstance } from '../../shared/instances/index.ts';
+import { testInstance } from '../../shared/instances/test.ts';
+import { clearCatalogCache } from '../../shared/catalog/index.ts';
+import { confirmOrphan, listHeldOrphans } from '../../shared/servers/orphans.ts';
+import { accountDetail, searchAccounts } from '../../shared/admin/users.ts';
+import { adminDelete, adminReinstall, adminSuspend, adminUnsuspend } from '../../shared/admin/servers.ts';
+import { updateSettings } from '../../shared/settings/update.ts';
+import { refundInvoice } from '../../shared/payments/refunds.ts';
+import { stripeWebhookHealth } from '../../shared/payments/webhook-endpoint.ts';
+import { paymentRoutes } from '../../shared/api/routes/payments.ts';
 
 /** Admin group: everything under /v1/admin (admin accounts with the `admin` scope only). */
 export const handler = createGroupHandler('admin', adminRoutes, {
   adminListUsers: async ({ principal, query }) =>
     query.email || query.accountId
-      ? (await users()).searchAccounts({ ...query, boundTo: `admin-users:${principal.accountId}` })
+      ? searchAccounts({ ...query, boundTo: `admin-users:${principal.accountId}` })
       : listAccounts({ ...query, boundTo: `admin-users:${principal.accountId}` }),
 
-  adminGetUser: async ({ principal, params }) => (await users()).accountDetail(params.id, principal.accountId),
+  adminGetUser: async ({ principal, params }) => accountDetail(params.id, principal.accountId),
 
   adminSuspendServer: async ({ params, audit }) => {
     audit.target = `server:${params.id}`;
-    const view = await (await servers()).adminSuspend(params.id);
+    const view = await adminSuspend(params.id);
     audit.details = { accountId: view.accountId, reason: 'admin' };
     return view;
   },
 
   adminUnsuspendServer: async ({ params, audit }) => {
     audit.target = `server:${params.id}`;
-    const view = await (await servers()).adminUnsuspend(params.id);
+    const view = await adminUnsuspend(params.id);
     audit.details = { accountId: view.accountId, status: view.status, suspendedReason: view.suspendedReason };
     return view;
   },
 
   adminDeleteServer: async ({ params, audit }) => {
     audit.target = `server:${params.id}`;
-    const { accountId, ...result } = await (await servers()).adminDelete(params.id);
+    const { accountId, ...result } = await adminDelete(params.id);
     audit.details = { accountId, panel: result.panel };
     return result;
   },
 
   adminReinstallServer: async ({ params, audit }) => {
     audit.target = `server:${params.id}`;
-    const { accountId, ...result } = await (await servers()).adminReinstall(params.id);
+    const { accountId, ...result } = await adminReinstall(params.id);
     audit.details = { accountId };
     return result;
   },
@@ -66,8 +60,6 @@ export const handler = createGroupHandler('admin', adminRoutes, {
   adminGetSettings: async () => getSettings(true),
 
   adminUpdateSettings: async ({ principal, body, audit }) => {
-    // Loaded on first use: the settings schema (zod) stays out of the admin function's start chunk.
-    const { updateSettings } = await import('../../shared/settings/update.ts');
     const { before, after, changed } = await updateSettings(body, principal.accountId);
     audit.target = 'settings';
     audit.details = {
@@ -105,29 +97,22 @@ export const handler = createGroupHandler('admin', adminRoutes, {
   adminRefundInvoice: async ({ params, body, headers, requestId, audit }) => {
     audit.target = `invoice:${params.id}`;
     audit.details = { amountCents: body.amountCents, reason: body.reason };
-    // Loaded on first use: the payments module (and the Stripe library behind it) stays out of the admin start chunk.
-    const { refundInvoice } = await import('../../shared/payments/refunds.ts');
     const result = await refundInvoice(params.id, body, headers['idempotency-key'] ?? requestId);
     audit.details = { ...audit.details, refundId: result.refundId, status: result.status };
     return result;
   },
 
-  adminHealth: async ({ baseUrl }) => {
-    // Loaded on first use, like a refund: the Stripe library stays out of the admin start chunk.
-    const [{ stripeWebhookHealth }, { paymentRoutes }] = await Promise.all([
-      import('../../shared/payments/webhook-endpoint.ts'),
-      import('../../shared/api/routes/payments.ts'),
-    ]);
-    return { stripeWebhook: await stripeWebhookHealth(`${baseUrl}${paymentRoutes.stripeWebhook.path}`) };
-  },
+  adminHealth: async ({ baseUrl }) => ({
+    stripeWebhook: await stripeWebhookHealth(`${baseUrl}${paymentRoutes.stripeWebhook.path}`),
+  }),
 
   adminListServers: async ({ principal, query }) => listAllServers({ ...query, boundTo: `admin-servers:${principal.accountId}` }),
 
-  adminListInstances: async () => ({ data: await (await instances()).listInstancesWithCallBudget() }),
+  adminListInstances: async () => ({ data: await listInstancesWithCallBudget() }),
 
   adminCreateInstance: async ({ body, audit }) => {
-    const instance = await (await instances()).createInstance(body);
-    (await instances()).clearCatalogCache();
+    const instance = await createInstance(body);
+    clearCatalogCache();
     audit.target = `instance:${instance.id}`;
     audit.details = { name: instance.name, baseUrl: instance.baseUrl, priority: instance.priority, hasClientKey: instance.hasClientKey };
     return instance;
@@ -135,8 +120,8 @@ export const handler = createGroupHandler('admin', adminRoutes, {
 
   adminUpdateInstance: async ({ params, body, audit }) => {
     audit.target = `instance:${params.id}`;
-    const { view, changed } = await (await instances()).updateInstance(params.id, body);
-    (await instances()).clearCatalogCache();
+    const { view, changed } = await updateInstance(params.id, body);
+    clearCatalogCache();
     // Names of changed fields only: key values never reach the log.
     audit.details = { changed };
     return view;
@@ -144,23 +129,23 @@ export const handler = createGroupHandler('admin', adminRoutes, {
 
   adminDeleteInstance: async ({ params, audit }) => {
     audit.target = `instance:${params.id}`;
-    await (await instances()).deleteInstance(params.id);
-    (await instances()).clearCatalogCache();
+    await deleteInstance(params.id);
+    clearCatalogCache();
     return { id: params.id, deleted: true as const };
   },
 
-  adminListHeldOrphans: async () => ({ data: await (await orphans()).listHeldOrphans() }),
+  adminListHeldOrphans: async () => ({ data: await listHeldOrphans() }),
 
   adminConfirmOrphan: async ({ params, principal, audit }) => {
     audit.target = `server:${params.id}`;
-    const result = await (await orphans()).confirmOrphan(params.id, principal.accountId);
+    const result = await confirmOrphan(params.id, principal.accountId);
     audit.details = { removed: result.removed };
     return result;
   },
 
   adminTestInstance: async ({ params, audit }) => {
     audit.target = `instance:${params.id}`;
-    const report = await (await instances()).testInstance(params.id);
+    const report = await testInstance(params.id);
     audit.details = {
       ok: report.ok,
       nodes: report.nodes.length,

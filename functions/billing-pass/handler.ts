@@ -4,9 +4,10 @@ import { HOUR_MS, lastBillableHour } from '../../shared/pricing/hours.ts';
 import { markShardDone, openPassRecord } from '../../shared/billing/fanout.ts';
 import { reconcileAll } from '../../shared/servers/reconcile.ts';
 import { type RepairSummary, runRepairs } from '../../shared/servers/repairs.ts';
-import type { AutoTopUpSummary } from '../../shared/payments/autotopup.ts';
-import type { InstallWatchSummary } from '../../shared/servers/install-watch.ts';
-import type { StripeEventsSummary } from '../../shared/payments/reconcile-events.ts';
+import { type AutoTopUpSummary, runAutoTopUps } from '../../shared/payments/autotopup.ts';
+import { type InstallWatchSummary, runInstallWatch } from '../../shared/servers/install-watch.ts';
+import { reconcileStripeEvents, type StripeEventsSummary } from '../../shared/payments/reconcile-events.ts';
+import { loadSqs, type SQSClient } from '../../shared/packages.ts';
 import { logger, errorFields } from '../../shared/observability/logger.ts';
 import { getConfig } from '../../shared/config/env.ts';
 
@@ -26,7 +27,7 @@ import { getConfig } from '../../shared/config/env.ts';
  * - every five minutes, the Stripe events the webhook did not deliver (shared/payments/reconcile-events.ts).
  */
 const queueUrl = getConfig().billingQueueUrl;
-const queue: { url: string; sqs?: import('@aws-sdk/client-sqs').SQSClient } | undefined = queueUrl ? { url: queueUrl } : undefined;
+const queue: { url: string; sqs?: SQSClient } | undefined = queueUrl ? { url: queueUrl } : undefined;
 
 interface ShardMessage {
   at: string;
@@ -45,8 +46,7 @@ export async function scheduler(event: { time?: string; at?: string } = {}) {
   }
   const plan = await planPass(at);
   await openPassRecord(plan);
-  // Loaded by the scheduler only (23 KB): the shard workers and the repair runs share this bundle.
-  const { SendMessageBatchCommand, SQSClient } = await import('@aws-sdk/client-sqs');
+  const { SendMessageBatchCommand, SQSClient } = await loadSqs();
   queue.sqs ??= new SQSClient({});
   const messages: ShardMessage[] = plan.shards.map((shard) => ({
     at: plan.at,
@@ -121,27 +121,19 @@ export async function minutePasses(): Promise<
 > {
   const summary = await runRepairs(new Date());
   // Apart: a failing auto top-up pass must not hide the repairs' summary, nor the other way round.
-  // Loaded on use: the payments and invoice modules stay out of the start chunk the hourly
-  // scheduler and the shard workers load too (tests/infra/stacks.test.ts, the 350 KB budget).
-  const autoTopUps = await import('../../shared/payments/autotopup.ts')
-    .then(({ runAutoTopUps }) => runAutoTopUps(new Date()))
-    .catch((err: unknown) => {
-      logger.error('auto top-up pass failed', errorFields(err));
-      return null;
-    });
-  // Loaded on use too; apart, like the auto top-ups.
-  const installWatch = await import('../../shared/servers/install-watch.ts')
-    .then(({ runInstallWatch }) => runInstallWatch(new Date()))
-    .catch((err: unknown) => {
-      logger.error('install watch pass failed', errorFields(err));
-      return null;
-    });
-  // Loaded on use too; apart. Null as well between its five-minute runs and without Stripe.
-  const stripeEvents = await import('../../shared/payments/reconcile-events.ts')
-    .then(({ reconcileStripeEvents }) => reconcileStripeEvents(new Date()))
-    .catch((err: unknown) => {
-      logger.error('stripe event reconciliation failed', errorFields(err));
-      return null;
-    });
+  const autoTopUps = await runAutoTopUps(new Date()).catch((err: unknown) => {
+    logger.error('auto top-up pass failed', errorFields(err));
+    return null;
+  });
+  // Apart, like the auto top-ups.
+  const installWatch = await runInstallWatch(new Date()).catch((err: unknown) => {
+    logger.error('install watch pass failed', errorFields(err));
+    return null;
+  });
+  // Apart. Null as well between its five-minute runs and without Stripe.
+  const stripeEvents = await reconcileStripeEvents(new Date()).catch((err: unknown) => {
+    logger.error('stripe event reconciliation failed', errorFields(err));
+    return null;
+  });
   return { ...summary, autoTopUps, installWatch, stripeEvents };
 }

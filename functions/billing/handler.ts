@@ -1,20 +1,16 @@
 import { createGroupHandler } from '../../shared/http/handler.ts';
 import { billingRoutes } from '../../shared/api/routes/billing.ts';
-/**
- * Checkout, the provider's settings, the card and auto top-up: loaded on first use, so the Stripe
- * event schemas (zod) they import stay out of the start chunk (invoices need neither).
- */
-const payments = () => import('../../shared/payments/checkout.ts');
-const autoTopUp = () => import('../../shared/payments/autotopup.ts');
+import * as payments from '../../shared/payments/checkout.ts';
+import * as autoTopUp from '../../shared/payments/autotopup.ts';
 import { getInvoice, listInvoices } from '../../shared/invoices/index.ts';
 import { invoicePdf } from '../../shared/invoices/document.ts';
 
 /** Billing group: top-up rules, checkout, invoices. */
 export const handler = createGroupHandler('billing', billingRoutes, {
-  billingConfig: async () => (await payments()).billingConfig(),
+  billingConfig: async () => payments.billingConfig(),
 
   checkout: async ({ principal, body, baseUrl, audit }) => {
-    const result = await (await payments()).startCheckout(principal, body, baseUrl);
+    const result = await payments.startCheckout(principal, body, baseUrl);
     audit.target = `invoice:${result.invoiceId}`;
     audit.details = { invoiceNumber: result.invoiceNumber, amountCents: body.amountCents };
     return result;
@@ -29,24 +25,24 @@ export const handler = createGroupHandler('billing', billingRoutes, {
     return { contentType: 'application/pdf', body: bytes, filename };
   },
 
-  getPaymentMethod: async ({ principal }) => (await autoTopUp()).getPaymentMethod(principal.accountId),
+  getPaymentMethod: async ({ principal }) => autoTopUp.getPaymentMethod(principal.accountId),
 
   setupPaymentMethod: async ({ principal, body, baseUrl, audit }) => {
-    const result = await (await autoTopUp()).startCardSetup(principal, body, baseUrl);
+    const result = await autoTopUp.startCardSetup(principal, body, baseUrl);
     audit.details = { sessionId: result.sessionId };
     return result;
   },
 
   deletePaymentMethod: async ({ principal, params, audit }) => {
-    const { before, view } = await (await autoTopUp()).forgetCard(principal.accountId, params.id);
+    const { before, view } = await autoTopUp.forgetCard(principal.accountId, params.id);
     audit.details = { removed: before.card ? { brand: before.card.brand, last4: before.card.last4 } : null };
     return view;
   },
 
-  getAutoTopUp: async ({ principal }) => (await autoTopUp()).getAutoTopUp(principal.accountId),
+  getAutoTopUp: async ({ principal }) => autoTopUp.getAutoTopUp(principal.accountId),
 
   putAutoTopUp: async ({ principal, body, audit }) => {
-    const { before, view } = await (await autoTopUp()).setAutoTopUp(principal.accountId, body);
+    const { before, view } = await autoTopUp.setAutoTopUp(principal.accountId, body);
     audit.details = {
       before: { enabled: before.enabled, belowCents: before.belowCents, amountCents: before.amountCents, maxPerDay: before.maxPerDay },
       after: body,

@@ -3,6 +3,7 @@ import { accessPatterns } from '../db/access-patterns.ts';
 import { notFound } from '../errors.ts';
 import { appendLedger, toLedgerView } from '../ledger/index.ts';
 import type { AdminCredit, AdminCreditResult } from '../api/schemas.ts';
+import { unsuspendAfterCredit } from '../servers/suspension.ts';
 
 /**
  * Admin grants (positive) and deductions (negative), as ledger entries carrying the note and the
@@ -35,9 +36,6 @@ export async function adjustCredit(
     return { accountId, entry: toLedgerView(entry), balanceCents: profile?.balanceCents ?? 0 };
   }
   if (input.amountCents > 0) {
-    // Panel work (instances, call budgets, the panel client) loads only when a grant may lift a
-    // suspension: it stays out of the admin function's start chunk (tests/infra/stacks.test.ts).
-    const { unsuspendAfterCredit } = await import('../servers/suspension.ts');
     await unsuspendAfterCredit(accountId, 'admin grant');
   }
   const entry = (await accessPatterns.ledgerEntry(accountId, result.entries[0]!.seq))!;

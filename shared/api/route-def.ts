@@ -59,7 +59,7 @@ export interface RouteDef {
   /**
    * Set only in a Lambda bundle, whose route modules are generated without their schemas
    * (infra/bundle.ts, `lazyRouteSchemas`): loads the route's request schemas on its first
-   * request, and its response schema (checked outside AWS only), by dynamic `import()`.
+   * request, and its response schema (checked outside AWS only), from the schema modules' chunks.
    */
   requestSchemas?: () => Promise<Pick<RouteDef, 'params' | 'query' | 'body'>>;
   responseSchema?: () => Promise<z.ZodType>;

@@ -1,12 +1,10 @@
-import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose';
+import type { createRemoteJWKSet, JWTPayload, JWTVerifyOptions } from 'jose';
 import { errorFields, logger } from '../observability/logger.ts';
+import { loadJose } from '../packages.ts';
 
 /**
- * The part of session-token checking that needs `jose`, loaded by shared/auth/session.ts with the
- * first session token (a lazily loaded chunk of each bundle, infra/bundle.ts), so a cold start that
- * serves API keys does not load it.
- *
- * The issuer's keys: at the JWKS URL given (OIDC_JWKS_URL: Cognito's, the local stack's), else at
+ * The part of session-token checking that needs `jose` (loaded with the first session token,
+ * shared/packages.ts). The issuer's keys: at the JWKS URL given (OIDC_JWKS_URL: Cognito's, the local stack's), else at
  * the `jwks_uri` of the issuer's discovery document (`<issuer>/.well-known/openid-configuration`),
  * which Keycloak, Okta, Entra ID, Auth0 and Google serve at paths of their own. Discovery runs
  * with the first session token and its answer is kept for the life of the process, as is the key
@@ -57,8 +55,8 @@ async function discoverJwksUrl(issuer: string): Promise<URL> {
 function keySetOf(source: KeySource): Promise<KeySet> {
   const id = `${source.issuer}\n${source.jwksUrl ?? ''}`;
   if (cached?.source !== id) {
-    const keySet = (source.jwksUrl ? Promise.resolve(new URL(source.jwksUrl)) : discoverJwksUrl(source.issuer)).then((url) =>
-      createRemoteJWKSet(url, { cooldownDuration: 30_000, timeoutDuration: TIMEOUT_MS }),
+    const keySet = Promise.all([loadJose(), source.jwksUrl ? new URL(source.jwksUrl) : discoverJwksUrl(source.issuer)]).then(([j, url]) =>
+      j.createRemoteJWKSet(url, { cooldownDuration: 30_000, timeoutDuration: TIMEOUT_MS }),
     );
     // A failed discovery is not kept: the next session token tries again.
     keySet.catch(() => {
@@ -71,6 +69,7 @@ function keySetOf(source: KeySource): Promise<KeySet> {
 
 /** The verified payload, or `expired` / `invalid` for a token jose refuses; anything else throws. */
 export async function verifyJwt(token: string, source: KeySource, options: JWTVerifyOptions): Promise<JWTPayload | 'expired' | 'invalid'> {
+  const { errors, jwtVerify } = await loadJose();
   try {
     return (await jwtVerify(token, await keySetOf(source), options)).payload;
   } catch (err) {

@@ -1,11 +1,11 @@
 import type { JWTPayload } from 'jose';
 import type { OidcConfig } from '../config/env.ts';
 import { ApiError } from '../errors.ts';
+import { verifyJwt } from './jwt.ts';
 
 /**
  * Session tokens: OIDC JWTs from the identity provider (Cognito in AWS, the local provider in the
- * local stack). The signature and standard claims are checked by `jose` in ./jwt.ts, loaded with the
- * first session token (≈ 19 KB a cold start that serves API keys does not load).
+ * local stack). The signature and standard claims are checked by `jose` in ./jwt.ts.
  */
 export interface SessionClaims {
   issuer: string;
@@ -29,7 +29,6 @@ const unauthorized = (message: string) => new ApiError('unauthorized', message);
 
 export async function verifySessionToken(token: string, oidc: OidcConfig | undefined): Promise<SessionClaims> {
   if (!oidc) throw unauthorized('Session tokens are not accepted here: no identity provider is configured');
-  const { verifyJwt } = await import('./jwt.ts');
   const payload: JWTPayload | 'expired' | 'invalid' = await verifyJwt(token, oidc, {
     issuer: oidc.issuer,
     audience: oidc.audience,

@@ -103,13 +103,6 @@ export const metricSettings = (): { off: boolean; namespace: string | undefined;
   service: process.env.SERVICE_NAME,
 });
 
-/**
- * The cursor key's secret when shared/db/cursor.ts must read it while its module loads (a key
- * given as a value wins); read apart from the rest, which need not be complete at that moment.
- */
-export const cursorSecretArnAtLoad = (): string | undefined =>
-  process.env.CURSOR_SECRET ? undefined : process.env.CURSOR_SECRET_ARN || undefined;
-
 let cached: Config | undefined;
 
 export function getConfig(): Config {

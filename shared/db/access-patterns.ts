@@ -3,6 +3,8 @@ import { db, tableName } from './client.ts';
 import { keys, type ItemKey } from './keys.ts';
 import { FILTERED_READ, type IndexName } from './table.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
+import { accountsByIds } from './batch-read.ts';
+import { accountsListing, queryShardedListing } from './sharded-listing.ts';
 
 /**
  * Every way the service reads the table, by name. Writes live with their domain module, built
@@ -66,7 +68,7 @@ async function queryPrefix(
   oneOf?: { attribute: string; values: readonly string[] },
   filter?: ItemFilter,
 ): Promise<Page<Item>> {
-  let position = decodeCursor(page.cursor, page.boundTo);
+  let position = await decodeCursor(page.cursor, page.boundTo);
   const values: Record<string, unknown> = { ':pk': pk, ':prefix': skPrefix, ...filter?.values };
   const filters: string[] = filter ? [filter.expression] : [];
   const names: Record<string, string> = { ...filter?.names, ...(oneOf ? { '#oneOf': oneOf.attribute } : {}) };
@@ -111,11 +113,8 @@ async function queryPrefix(
     position = out.LastEvaluatedKey;
     if (!position || data.length >= page.limit) break;
   }
-  return { data, nextCursor: position ? encodeCursor(position, page.boundTo) : null };
+  return { data, nextCursor: position ? await encodeCursor(position, page.boundTo) : null };
 }
-
-/** The sharded GSI1 listings (admin lists, the reconciler) load on first use: no customer route reads them. */
-const sharded = () => import('./sharded-listing.ts');
 
 /** Reads a page of items as one kind. */
 const pageOf =
@@ -171,9 +170,7 @@ export const accessPatterns = {
   accountById: async (accountId: string) => asKindOrUndefined(await getItem(keys.account(accountId)), 'account'),
   billingProfile: async (accountId: string) => asKindOrUndefined(await getItem(keys.billingProfile(accountId)), 'billing-profile'),
   /** Profiles by id (at most BATCH_GET_MAX), consistently, in one BatchGetItem: the billing pass reads a shard's this way. */
-  // Loaded on first use (shared/db/batch-read.ts): no customer route reads profiles in batches.
-  accountsByIds: async (accountIds: string[]): Promise<Map<string, AccountItem>> =>
-    (await import('./batch-read.ts')).accountsByIds(accountIds),
+  accountsByIds: (accountIds: string[]): Promise<Map<string, AccountItem>> => accountsByIds(accountIds),
   accountBySubject: async (issuer: string, subject: string) => asKindOrUndefined(await getItem(keys.subject(issuer, subject)), 'subject'),
   apiKeyByHash: async (hash: string) => asKindOrUndefined(await getItem(keys.apiKeyHash(hash)), 'api-key-hash'),
   apiKeyById: async (accountId: string, keyId: string) => asKindOrUndefined(await getItem(keys.apiKey(accountId, keyId)), 'api-key'),
@@ -212,7 +209,7 @@ export const accessPatterns = {
     return (await queryAll({ pk: k.PK, skPrefix: k.SKPrefix, consistent: true })).map((item) => asKind(item, 'server'));
   },
   allServers: async (page: PageRequest, filter?: ItemFilter) =>
-    pageOf('server')((await sharded()).queryShardedListing('GSI1', keys.serversShard, page, filter)),
+    pageOf('server')(queryShardedListing('GSI1', keys.serversShard, page, filter)),
   /** The billing pass's work unit: every server in one shard of the sparse billable index (GSI2). */
   billableServersOfShard: async (shard: number): Promise<ServerItem[]> =>
     (await queryAll({ IndexName: 'GSI2', pk: keys.billableShard(shard) })).map((item) => asKind(item, 'server')),
@@ -236,9 +233,8 @@ export const accessPatterns = {
    * rows are listing entries (shared/accounts/listing.ts), whose profiles one BatchGetItem reads,
    * or, for accounts not yet moved to an entry, the profiles themselves.
    */
-  allAccounts: async (page: PageRequest, filter?: ItemFilter): Promise<Page<AccountItem>> =>
-    (await sharded()).accountsListing(page, filter),
-  platformAudit: async (page: PageRequest) => pageOf('activity')((await sharded()).queryShardedListing('GSI1', keys.auditShard, page)),
+  allAccounts: async (page: PageRequest, filter?: ItemFilter): Promise<Page<AccountItem>> => accountsListing(page, filter),
+  platformAudit: async (page: PageRequest) => pageOf('activity')(queryShardedListing('GSI1', keys.auditShard, page)),
   idempotencyRecord: async (accountId: string, key: string) =>
     asKindOrUndefined(await getItem(keys.idempotency(accountId, key)), 'idempotency'),
   /** A panel's call-budget window (the admin view; spends read it back from their own writes). */

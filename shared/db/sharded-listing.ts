@@ -25,7 +25,7 @@ export async function queryShardedListing(
 ): Promise<Page<Item>> {
   const pkAttr = `${index}PK`;
   const skAttr = `${index}SK`;
-  const positions = (decodeCursor(page.cursor, page.boundTo) as Record<string, Item | null> | undefined) ?? {};
+  const positions = ((await decodeCursor(page.cursor, page.boundTo)) as Record<string, Item | null> | undefined) ?? {};
   const shards = Array.from({ length: LISTING_SHARDS }, (_, shard) => shard).filter((s) => positions[s] !== null);
   const results = await Promise.all(
     shards.map(async (shard) => {
@@ -73,7 +73,7 @@ export async function queryShardedListing(
       else if (lastTaken) next[r.shard] = pick(lastTaken, ['PK', 'SK', pkAttr, skAttr]);
     }
   }
-  return { data: merged.map((m) => m.item), nextCursor: anyLeft ? encodeCursor(next, page.boundTo) : null };
+  return { data: merged.map((m) => m.item), nextCursor: anyLeft ? await encodeCursor(next, page.boundTo) : null };
 }
 
 const pick = (item: Item, attrs: string[]): Item => Object.fromEntries(attrs.map((a) => [a, item[a]]));
@@ -81,7 +81,7 @@ const pick = (item: Item, attrs: string[]): Item => Object.fromEntries(attrs.map
 /**
  * The accounts listing (admin): its rows are listing entries (shared/accounts/listing.ts), whose
  * profiles one BatchGetItem reads, or, for accounts not yet moved to an entry, the profiles themselves.
- * Here, not in access-patterns.ts: only the admin function reads it, and this module loads lazily.
+ * Here, not in access-patterns.ts: only the admin function reads it.
  */
 export async function accountsListing(page: PageRequest, filter?: ItemFilter): Promise<Page<AccountItem>> {
   const rows = await queryShardedListing('GSI1', keys.accountsShard, page, filter);

@@ -18,6 +18,7 @@ import { errorFields, logger } from '../observability/logger.ts';
 import { ApiError, isApiError, type ErrorCode } from '../errors.ts';
 import { noteResponse } from '../api/contract.ts';
 import { compileTable, type Matcher } from './match.ts';
+import { routerForGroups } from './router.ts';
 import { securityHeaders } from './security-headers.ts';
 import { assertWithinLimit, consumeRateLimit, rateLimitHeaders, type RateLimitState } from './rate-limit.ts';
 import type { ApiKeyHashItem } from '../db/items.ts';
@@ -90,24 +91,20 @@ type Response = APIGatewayProxyStructuredResultV2 & { statusCode: number; header
 /** A group's own routes, as its module defines them (`serverRoutes` in shared/api/routes/servers.ts). */
 export type GroupRoutes<G extends Group> = { [K in RoutesOfGroup<G>]: Routes[K] };
 
-/**
- * The handler of one group's function. It is given the group's own routes (its module in
- * shared/api/routes/), never the whole table: loading a route module builds its schemas, and a
- * function that imported the whole table would build every group's at each cold start.
- */
+/** The handler of one group's function, given the group's own routes (its module in shared/api/routes/). */
 export function createGroupHandler<G extends Group>(group: G, routes: GroupRoutes<G>, implementations: Implementations<G>) {
   const matchOwn = compileTable(routes as Record<string, RouteDef>);
   // A request outside the group's routes: in AWS only the public function gets those (API
   // Gateway's `$default` route), locally any function called directly. The whole table tells 405
-  // (a known path, another method; with Allow) from 404, so it is loaded with the first such
-  // request, not at every cold start; a route of another group answers 404.
+  // (a known path, another method; with Allow) from 404, compiled with the first such request;
+  // a route of another group answers 404. (In a bundle the table holds no schemas, infra/bundle.ts.)
   let matchAny: Matcher | undefined;
   const match = async (method: string, path: string) => {
     try {
       return matchOwn(method, path);
     } catch (err) {
       if (!isApiError(err)) throw err;
-      matchAny ??= (await import('./router.ts')).routerForGroups(GROUPS);
+      matchAny ??= routerForGroups(GROUPS);
       const route = matchAny(method, path);
       if (route.def.group !== group) throw new ApiError('not_found', `No route for ${method} ${path}`);
       return route;

@@ -17,8 +17,7 @@ export function rateCounterOf(who: string, windowStart: number): { Key: ReturnTy
 }
 
 /**
- * The write of the shared rate limit (./rate-limit.ts), loaded with a process's first claim so that
- * it is on no function's start path: claims what the waiting requests need, plus a speculative share
+ * The write of the shared rate limit (./rate-limit.ts): claims what the waiting requests need, plus a speculative share
  * that shrinks near the limits; for a sparse caller, units of the block's later minutes too, in the
  * same write.
  */

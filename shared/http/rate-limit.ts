@@ -1,6 +1,7 @@
 import { currentTime } from '../clock.ts';
 import { getConfig } from '../config/env.ts';
 import { ApiError } from '../errors.ts';
+import { claimUnits } from './rate-claim.ts';
 import { MAX_CLAIM, WINDOW_SECONDS } from './rate-window.ts';
 
 /**
@@ -175,12 +176,9 @@ export function createRateLimiter() {
           }
           if (account.counted >= allowance.ceilingLimit) return state('account');
         }
-        // The claim's code is loaded with the first claim: it is not on a function's start path.
-        allowance.claim ??= import('./rate-claim.ts')
-          .then(({ claimUnits }) => claimUnits(client, allowance, limit, ceiling))
-          .finally(() => {
-            allowance.claim = undefined;
-          });
+        allowance.claim ??= claimUnits(client, allowance, limit, ceiling).finally(() => {
+          allowance.claim = undefined;
+        });
         await allowance.claim;
       }
     } finally {

@@ -2,7 +2,7 @@ import { routeEntries, type Group } from '../api/routes.ts';
 import { compileTable, type Matcher } from './match.ts';
 
 /**
- * Matchers over the whole route table (every group's schemas load with it): the local API's
+ * Matchers over the whole route table: the local API's
  * dispatch to a group, and a function's answer to a request outside its own routes (404, or 405
  * with Allow for a path known with other methods), which in AWS only the public function gets,
  * through API Gateway's `$default` route.

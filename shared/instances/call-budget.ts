@@ -82,7 +82,7 @@ export const panelBudgetId = (baseUrl: string): string =>
 // ---- who is calling -------------------------------------------------------------------------------
 
 // Whose call it is comes from caller.ts: the HTTP pipeline sets it on every request, and importing
-// this module for it would put the whole budget in the start chunk of functions that never call a panel.
+// this module for it would load the whole budget in functions that never call a panel.
 
 // ---- the budget -----------------------------------------------------------------------------------
 

@@ -11,8 +11,7 @@ import { budgetOf, listInstances, panelClientFor, toInstanceView } from './index
 
 /**
  * The instance test (POST /v1/admin/instances/:id/test): the panel's nodes, the client key's user,
- * the outcome kept on the instance. Its own module, so the admin function loads it on first use
- * (functions/admin/handler.ts) and its start chunk stays within budget.
+ * the outcome kept on the instance.
  */
 export async function testInstance(instanceId: string): Promise<z.infer<typeof InstanceTestReport>> {
   const item = await accessPatterns.instanceById(instanceId);

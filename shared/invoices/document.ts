@@ -2,22 +2,19 @@ import { accessPatterns } from '../db/access-patterns.ts';
 import { getBillingProfile } from '../accounts/billing-profile.ts';
 import { getSettings } from '../settings/index.ts';
 import { getInvoice } from './index.ts';
-import type { InvoiceDocument } from './pdf.ts';
+import { type InvoiceDocument, renderInvoicePdf } from './pdf.ts';
 
 /**
  * GET /v1/invoices/:id/pdf: the caller's invoice (another account's is 404 like an unknown id),
  * with the seller (platform setting `invoiceIssuer`) and the buyer (the billing profile, and the
- * account's e-mail address) as they are now. The layout and pdf-lib load on the first call only
- * (`import()`): pdf-lib is about 500 KB and would otherwise push the billing function's start-up
- * code past its 350 KB budget for a route few requests take.
+ * account's e-mail address) as they are now.
  */
 export async function invoicePdf(accountId: string, invoiceId: string): Promise<{ filename: string; bytes: Uint8Array }> {
   const invoice = await getInvoice(accountId, invoiceId);
-  const [profile, account, settings, { renderInvoicePdf }] = await Promise.all([
+  const [profile, account, settings] = await Promise.all([
     getBillingProfile(accountId),
     accessPatterns.accountById(accountId),
     getSettings(),
-    import('./pdf.ts'),
   ]);
   const document: InvoiceDocument = {
     invoice,

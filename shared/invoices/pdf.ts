@@ -1,12 +1,12 @@
-import { PageSizes, PDFDocument, type PDFFont, type PDFPage, rgb, StandardFonts } from 'pdf-lib';
+import type { Color, PDFFont, PDFPage } from 'pdf-lib';
 import type { BillingProfileView } from '../accounts/billing-profile.ts';
 import type { SettingsValue } from '../api/schemas/settings.ts';
 import type { InvoiceView } from './index.ts';
+import { loadPdfLib } from '../packages.ts';
 
 /**
- * The invoice PDF's layout (pdf-lib, pure JavaScript: no browser, no font files). Loaded only by
- * `invoicePdf` (document.ts) through `import()`, so the billing function's start-up code does
- * not carry pdf-lib.
+ * The invoice PDF's layout (pdf-lib, pure JavaScript: no browser, no font files; loaded with the
+ * first PDF, shared/packages.ts).
  *
  * The PDF's standard fonts (Helvetica) encode Windows-1252 (WinAnsi) only, and pdf-lib throws on
  * any other character. Embedding a Unicode font would take a font file of megabytes per script
@@ -57,18 +57,20 @@ function addressLines(a: Address): string[] {
 const present = (lines: (string | null | undefined | false)[]): string[] => lines.filter((l): l is string => Boolean(l));
 
 const PAGE_MARGIN = 50;
-const INK = rgb(0.1, 0.1, 0.1);
-const MUTED = rgb(0.4, 0.4, 0.4);
 
 class Writer {
   y: number;
   readonly page: PDFPage;
   readonly regular: PDFFont;
   readonly bold: PDFFont;
+  readonly ink: Color;
+  readonly muted: Color;
   private readonly charset: Set<number>;
 
-  constructor(page: PDFPage, regular: PDFFont, bold: PDFFont) {
+  constructor(page: PDFPage, regular: PDFFont, bold: PDFFont, colors: { ink: Color; muted: Color }) {
     this.page = page;
+    this.ink = colors.ink;
+    this.muted = colors.muted;
     this.regular = regular;
     this.bold = bold;
     this.y = page.getHeight() - PAGE_MARGIN;
@@ -121,7 +123,7 @@ class Writer {
     lines.forEach((text, i) => {
       const font = opts.boldFirst && i === 0 ? this.bold : this.regular;
       for (const l of this.wrap(text, size, width, font)) {
-        this.page.drawText(l, { x, y, size, font, color: INK });
+        this.page.drawText(l, { x, y, size, font, color: this.ink });
         y -= size * 1.35;
       }
     });
@@ -129,20 +131,22 @@ class Writer {
   }
 
   label(text: string, x: number, y = this.y): void {
-    this.page.drawText(this.safe(text).toUpperCase(), { x, y, size: 8, font: this.bold, color: MUTED });
+    this.page.drawText(this.safe(text).toUpperCase(), { x, y, size: 8, font: this.bold, color: this.muted });
   }
 
   /** Right-aligned at `right`. */
   right(text: string, right: number, y: number, size = 10, font = this.regular): void {
     const t = this.safe(text);
-    this.page.drawText(t, { x: right - font.widthOfTextAtSize(t, size), y, size, font, color: INK });
+    this.page.drawText(t, { x: right - font.widthOfTextAtSize(t, size), y, size, font, color: this.ink });
   }
 }
 
 export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocument): Promise<Uint8Array> {
+  const { PageSizes, PDFDocument, rgb, StandardFonts } = await loadPdfLib();
   const pdf = await PDFDocument.create();
   const page = pdf.addPage(PageSizes.A4);
-  const w = new Writer(page, await pdf.embedFont(StandardFonts.Helvetica), await pdf.embedFont(StandardFonts.HelveticaBold));
+  const colors = { ink: rgb(0.1, 0.1, 0.1), muted: rgb(0.4, 0.4, 0.4) };
+  const w = new Writer(page, await pdf.embedFont(StandardFonts.Helvetica), await pdf.embedFont(StandardFonts.HelveticaBold), colors);
   const left = PAGE_MARGIN;
   const right = page.getWidth() - PAGE_MARGIN;
   const column = (right - left) / 2 - 10;
@@ -155,7 +159,7 @@ export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocume
   pdf.setCreationDate(new Date(invoice.createdAt));
 
   // Heading: the word, the number, the status.
-  page.drawText('Invoice', { x: left, y: w.y - 14, size: 22, font: w.bold, color: INK });
+  page.drawText('Invoice', { x: left, y: w.y - 14, size: 22, font: w.bold, color: w.ink });
   w.right(invoice.number, right, w.y - 6, 12, w.bold);
   w.right(STATUS_LABEL[invoice.status], right, w.y - 22, 10, w.bold);
   w.y -= 56;
@@ -186,8 +190,8 @@ export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocume
   if (invoice.voidedAt) facts.push(['Voided date', day(invoice.voidedAt)]);
   facts.push(['Currency', currency]);
   for (const [name, value] of facts) {
-    page.drawText(name, { x: left, y: w.y, size: 10, font: w.bold, color: INK });
-    page.drawText(w.safe(value), { x: left + 110, y: w.y, size: 10, font: w.regular, color: INK });
+    page.drawText(name, { x: left, y: w.y, size: 10, font: w.bold, color: w.ink });
+    page.drawText(w.safe(value), { x: left + 110, y: w.y, size: 10, font: w.regular, color: w.ink });
     w.y -= 14;
   }
   w.y -= 16;
@@ -198,7 +202,7 @@ export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocume
   w.label('Charged', chargedRight - w.bold.widthOfTextAtSize('CHARGED', 8));
   w.label('Credited', right - w.bold.widthOfTextAtSize('CREDITED', 8));
   w.y -= 6;
-  page.drawLine({ start: { x: left, y: w.y }, end: { x: right, y: w.y }, thickness: 0.5, color: MUTED });
+  page.drawLine({ start: { x: left, y: w.y }, end: { x: right, y: w.y }, thickness: 0.5, color: w.muted });
   w.y -= 14;
   for (const line of invoice.lineItems) {
     const below = w.block([line.description], left, chargedRight - left - 100);
@@ -206,7 +210,7 @@ export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocume
     w.right(money(line.creditedCents), right, w.y);
     w.y = below - 4;
   }
-  page.drawLine({ start: { x: left, y: w.y + 8 }, end: { x: right, y: w.y + 8 }, thickness: 0.5, color: MUTED });
+  page.drawLine({ start: { x: left, y: w.y + 8 }, end: { x: right, y: w.y + 8 }, thickness: 0.5, color: w.muted });
   w.y -= 8;
 
   // Totals, then what refunds and disputes took back.
@@ -233,7 +237,7 @@ export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocume
     const target = top + 8 < w.y - 12 ? page : pdf.addPage(PageSizes.A4);
     let y = top;
     for (const l of lines) {
-      target.drawText(l, { x: left, y, size: 8, font: w.regular, color: MUTED });
+      target.drawText(l, { x: left, y, size: 8, font: w.regular, color: w.muted });
       y -= 11;
     }
   }

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { notFound } from '../errors.ts';
 import type { RawResponse } from '../http/handler.ts';
 import { ASSETS_DIR, bundleFolder, DOCUMENT_FILE, SERVER_URL_PLACEHOLDER, withServerUrl } from './bundle-files.ts';
+import { openApiDocument } from './document.ts';
 
 /**
  * /docs: Swagger UI, served entirely by the service (no CDN), so the reference works offline.
@@ -59,13 +60,14 @@ let documentText: Promise<string> | undefined;
 
 /**
  * GET /openapi.json: in Lambda the document written at bundle time (≈ 1.2 MB; generating it took a
- * cold function ≈ 0.3–0.9 s of CPU), elsewhere built in process with the first request.
+ * cold function ≈ 0.3–0.9 s of CPU; the bundle holds no generator, infra/bundle.ts), elsewhere built
+ * in process with the first request.
  */
 export async function openApiText(serverUrl: string): Promise<RawResponse> {
   const folder = bundleFolder();
   documentText ??= folder
     ? readFile(join(folder, DOCUMENT_FILE), 'utf8')
-    : import('./document.ts').then((m) => JSON.stringify(m.openApiDocument(SERVER_URL_PLACEHOLDER)));
+    : Promise.resolve().then(() => JSON.stringify(openApiDocument(SERVER_URL_PLACEHOLDER)));
   // A failed read is not kept: the next request tries again.
   const text = await documentText.catch((err: unknown) => {
     documentText = undefined;

@@ -553,7 +553,7 @@ async function createIntent(
 
 /** Books a PaymentIntent read from Stripe (a create answer, a retrieve, a search) as its webhook would. */
 async function settle(accountId: string, invoiceId: string, answer: unknown): Promise<WebhookOutcome | 'pending'> {
-  const intent = parseAutoTopUpIntent(answer);
+  const intent = await parseAutoTopUpIntent(answer);
   // Kept first: should booking stop half-way, the stale attempt is read back by this id.
   await writeIfFirst({
     Update: {

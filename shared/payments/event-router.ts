@@ -1,7 +1,7 @@
 import type { WebhookOutcome } from '../api/schemas.ts';
 import { readAutoTopUpEvent } from './autotopup-event.ts';
 import { autoTopUpFailed, autoTopUpPaid, resumeAfterPayment, saveCard } from './autotopup.ts';
-import { type CheckoutSession, EventEnvelope, parseEvent, readCheckoutEvent } from './checkout-event.ts';
+import { type CheckoutSession, eventTypeOf, readCheckoutEvent } from './checkout-event.ts';
 import { creditCheckout, voidUnpaid } from './checkout.ts';
 import { readReversalEvent } from './refund-event.ts';
 import { bookReversal } from './refunds.ts';
@@ -19,15 +19,15 @@ import { isHandledStripeEvent } from './stripe-events.ts';
 export async function handleStripeEvent(event: unknown): Promise<WebhookOutcome> {
   // Only the types of the one list (stripe-events.ts) are booked: a type handled below but not listed
   // there would be missed by the endpoint's subscription and the reconciliation run alike.
-  if (!isHandledStripeEvent(parseEvent(EventEnvelope, event).type)) return 'ignored';
-  const reversal = readReversalEvent(event);
+  if (!isHandledStripeEvent(await eventTypeOf(event))) return 'ignored';
+  const reversal = await readReversalEvent(event);
   if (reversal === 'ignored') return 'ignored';
   if (reversal) return bookReversal(reversal);
   // An auto top-up's off-session PaymentIntent (a Checkout payment's own PaymentIntent events are ignored).
-  const autoTopUp = readAutoTopUpEvent(event);
+  const autoTopUp = await readAutoTopUpEvent(event);
   if (autoTopUp)
     return autoTopUp.type === 'payment_intent.succeeded' ? autoTopUpPaid(autoTopUp.data.object) : autoTopUpFailed(autoTopUp.data.object);
-  const checkout = readCheckoutEvent(event);
+  const checkout = await readCheckoutEvent(event);
   if (!checkout) return 'ignored';
   const session = checkout.data.object;
   // A card saved for auto top-up (Checkout in setup mode): nothing to credit.

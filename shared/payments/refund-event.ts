@@ -1,45 +1,12 @@
-import * as z from 'zod';
-import { EventEnvelope, parseEvent } from './checkout-event.ts';
+import type * as Zod from 'zod';
+import { loadZod } from '../packages.ts';
+import { eventTypeOf, parseEvent } from './checkout-event.ts';
 
 /**
  * The shapes of the refund and dispute events the webhook books, checked like the Checkout Session
  * events (checkout-event.ts): a signed event of one of these types without a usable object is a
  * 400 that changes nothing.
  */
-const ExpandableId = z.union([z.string().min(1), z.object({ id: z.string().min(1) })]);
-const idOf = (value: z.infer<typeof ExpandableId> | null | undefined): string | null =>
-  value == null ? null : typeof value === 'string' ? value : value.id;
-
-/** A Charge: `amount_refunded` is the running total of its refunds, so every delivery states the whole. */
-const Charge = z.object({
-  id: z.string().min(1),
-  amount: z.number().int().nonnegative(),
-  amount_refunded: z.number().int().nonnegative(),
-  currency: z.string(),
-  payment_intent: ExpandableId.nullable().optional(),
-  metadata: z.record(z.string(), z.string()).nullable().optional(),
-});
-
-/** A Refund (refund.* and charge.refund.updated): only a failed or canceled one changes the books. */
-const Refund = z.object({
-  id: z.string().min(1),
-  amount: z.number().int().nonnegative(),
-  currency: z.string(),
-  status: z.string().nullable(),
-  created: z.number().int(),
-  charge: ExpandableId.nullable().optional(),
-  payment_intent: ExpandableId.nullable().optional(),
-  metadata: z.record(z.string(), z.string()).nullable().optional(),
-});
-
-const Dispute = z.object({
-  id: z.string().min(1),
-  amount: z.number().int().nonnegative(),
-  currency: z.string(),
-  status: z.string().min(1),
-  charge: ExpandableId,
-  payment_intent: ExpandableId.nullable().optional(),
-});
 
 /**
  * The refund and dispute events this webhook books (merge into the one list of handled Stripe
@@ -54,23 +21,70 @@ export const DISPUTE_EVENT_TYPES = [
   'charge.dispute.funds_withdrawn',
   'charge.dispute.funds_reinstated',
 ] as const;
-const RefundObjectType = z.enum(['refund.failed', 'refund.updated', 'charge.refund.updated']);
-const DisputeType = z.enum(DISPUTE_EVENT_TYPES);
+const idOf = (value: string | { id: string } | null | undefined): string | null =>
+  value == null ? null : typeof value === 'string' ? value : value.id;
 
-/** `created` (seconds) dates the charge's running total: a refund that failed after it was counted in it. */
-const ChargeEvent = z.object({
-  id: z.string().min(1),
-  type: z.literal('charge.refunded'),
-  created: z.number().int(),
-  data: z.object({ object: Charge }),
-});
-const RefundObjectEvent = z.object({
-  id: z.string().min(1),
-  type: RefundObjectType,
-  created: z.number().int(),
-  data: z.object({ object: Refund }),
-});
-const DisputeEvent = z.object({ id: z.string().min(1), type: DisputeType, data: z.object({ object: Dispute }) });
+/** Built with the first event read, with zod (shared/packages.ts). */
+const schemasWith = (z: typeof Zod) => {
+  const ExpandableId = z.union([z.string().min(1), z.object({ id: z.string().min(1) })]);
+
+  /** A Charge: `amount_refunded` is the running total of its refunds, so every delivery states the whole. */
+  const Charge = z.object({
+    id: z.string().min(1),
+    amount: z.number().int().nonnegative(),
+    amount_refunded: z.number().int().nonnegative(),
+    currency: z.string(),
+    payment_intent: ExpandableId.nullable().optional(),
+    metadata: z.record(z.string(), z.string()).nullable().optional(),
+  });
+
+  /** A Refund (refund.* and charge.refund.updated): only a failed or canceled one changes the books. */
+  const Refund = z.object({
+    id: z.string().min(1),
+    amount: z.number().int().nonnegative(),
+    currency: z.string(),
+    status: z.string().nullable(),
+    created: z.number().int(),
+    charge: ExpandableId.nullable().optional(),
+    payment_intent: ExpandableId.nullable().optional(),
+    metadata: z.record(z.string(), z.string()).nullable().optional(),
+  });
+
+  const Dispute = z.object({
+    id: z.string().min(1),
+    amount: z.number().int().nonnegative(),
+    currency: z.string(),
+    status: z.string().min(1),
+    charge: ExpandableId,
+    payment_intent: ExpandableId.nullable().optional(),
+  });
+
+  const RefundObjectType = z.enum(['refund.failed', 'refund.updated', 'charge.refund.updated']);
+  const DisputeType = z.enum(DISPUTE_EVENT_TYPES);
+
+  /** `created` (seconds) dates the charge's running total: a refund that failed after it was counted in it. */
+  const ChargeEvent = z.object({
+    id: z.string().min(1),
+    type: z.literal('charge.refunded'),
+    created: z.number().int(),
+    data: z.object({ object: Charge }),
+  });
+  const RefundObjectEvent = z.object({
+    id: z.string().min(1),
+    type: RefundObjectType,
+    created: z.number().int(),
+    data: z.object({ object: Refund }),
+  });
+  const DisputeEvent = z.object({ id: z.string().min(1), type: DisputeType, data: z.object({ object: Dispute }) });
+  return { RefundObjectType, DisputeType, ChargeEvent, RefundObjectEvent, DisputeEvent };
+};
+
+type Schemas = ReturnType<typeof schemasWith>;
+let built: Schemas | undefined;
+const schemas = async (): Promise<Schemas> => {
+  built ??= schemasWith(await loadZod());
+  return built;
+};
 
 export interface ChargeRefunded {
   eventId: string;
@@ -98,7 +112,7 @@ export interface RefundFailed {
   currency: string;
 }
 
-export type DisputeType = z.infer<typeof DisputeType>;
+export type DisputeType = (typeof DISPUTE_EVENT_TYPES)[number];
 
 export interface DisputeChange {
   eventId: string;
@@ -120,8 +134,9 @@ export type ReversalEvent =
  * The refund or dispute of a verified delivery; `ignored` for a refund object that did not fail
  * (charge.refunded books refunds); null for a type this does not book.
  */
-export function readReversalEvent(event: unknown): ReversalEvent | 'ignored' | null {
-  const { type } = parseEvent(EventEnvelope, event);
+export async function readReversalEvent(event: unknown): Promise<ReversalEvent | 'ignored' | null> {
+  const { RefundObjectType, DisputeType, ChargeEvent, RefundObjectEvent, DisputeEvent } = await schemas();
+  const type = await eventTypeOf(event);
   if (type === 'charge.refunded') {
     const { id, created, data } = parseEvent(ChargeEvent, event);
     const charge = data.object;

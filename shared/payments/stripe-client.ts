@@ -2,6 +2,7 @@ import type Stripe from 'stripe';
 import { getConfig, type PaymentsConfig } from '../config/env.ts';
 import { ApiError } from '../errors.ts';
 import { logger } from '../observability/logger.ts';
+import { loadSecretsManager, loadStripe, type SecretsManagerClient } from '../packages.ts';
 import { SECRET_CACHE_MS } from '../secrets/index.ts';
 
 /**
@@ -12,16 +13,13 @@ import { SECRET_CACHE_MS } from '../secrets/index.ts';
  */
 let stripeClient: { key: string; client: Stripe } | undefined;
 
-/**
- * Stripe's library (≈ 240 KB) is loaded on the first checkout or webhook, not at every cold start
- * of the billing and payments functions (a lazily loaded chunk of their bundles, infra/bundle.ts).
- */
+/** Stripe's library is loaded on the first checkout or webhook (shared/packages.ts). */
 export async function stripe(config: PaymentsConfig): Promise<Stripe> {
   // The sandbox only signs and verifies webhooks; it never calls Stripe, so any key will do.
   const key = config.stripeSecretKey ?? 'sk_test_sandbox';
   const id = `${key}|${config.stripeApiUrl ?? ''}`;
   if (stripeClient?.key !== id) {
-    const { default: Stripe } = await import('stripe');
+    const { default: Stripe } = await loadStripe();
     const api = config.stripeApiUrl ? new URL(config.stripeApiUrl) : undefined;
     stripeClient = {
       key: id,
@@ -48,13 +46,13 @@ export async function stripe(config: PaymentsConfig): Promise<Stripe> {
  * rotated key is picked up without a deploy; elsewhere they come from the environment.
  */
 let stripeSecret: { arn: string; at: number; value: { secretKey: string; webhookSecret: string } } | undefined;
-let secretsClient: import('@aws-sdk/client-secrets-manager').SecretsManagerClient | undefined;
+let secretsClient: SecretsManagerClient | undefined;
 
 export async function paymentsConfig(): Promise<PaymentsConfig> {
   const config = getConfig().payments;
   if (!config.stripeSecretArn) return config;
   if (!stripeSecret || stripeSecret.arn !== config.stripeSecretArn || Date.now() - stripeSecret.at > SECRET_CACHE_MS) {
-    const sm = await import('@aws-sdk/client-secrets-manager');
+    const sm = await loadSecretsManager();
     secretsClient ??= new sm.SecretsManagerClient({});
     const out = await secretsClient.send(new sm.GetSecretValueCommand({ SecretId: config.stripeSecretArn }));
     const value = JSON.parse(out.SecretString ?? '{}') as { secretKey?: string; webhookSecret?: string };

@@ -2,6 +2,7 @@ import type Stripe from 'stripe';
 import type { z } from 'zod';
 import type { StripeWebhookHealth } from '../api/schemas/admin.ts';
 import { logger } from '../observability/logger.ts';
+import { loadStripe } from '../packages.ts';
 import { paymentsConfig, stripe } from './stripe-client.ts';
 import { STRIPE_EVENT_TYPES } from './stripe-events.ts';
 
@@ -48,7 +49,7 @@ export async function syncWebhookEndpoint(client: Stripe, url: string, descripti
       enabled_events: wanted,
       description,
       // Payloads in the version this code's Stripe library reads, whatever the account's default.
-      api_version: (await import('stripe')).default.API_VERSION,
+      api_version: (await loadStripe()).default.API_VERSION,
     });
     return { endpointId: created.id, action: 'created', enabledEvents: created.enabled_events, secret: created.secret };
   }

@@ -1,8 +1,9 @@
+import { loadSecretsManager, type SecretsManagerClient } from '../packages.ts';
 import { type InstanceKeys, SECRET_CACHE_MS, type SecretStore } from './store.ts';
 
 /*
  * Panel keys in AWS Secrets Manager: one secret per instance, `<prefix>/instances/<id>`, cached per
- * process for SECRET_CACHE_MS. Loaded lazily by ./index.ts.
+ * process for SECRET_CACHE_MS.
  *
  * For 7 days after DeleteSecret (its recovery window) Secrets Manager answers
  * InvalidRequestException "…marked for deletion" rather than ResourceNotFoundException: both mean
@@ -25,8 +26,7 @@ export class AwsSecretStore implements SecretStore {
   }
 
   private async sdk() {
-    // Loaded on first use so functions that never touch panel keys do not pay for the client.
-    const sm = await import('@aws-sdk/client-secrets-manager');
+    const sm = await loadSecretsManager();
     awsClient ??= new sm.SecretsManagerClient({});
     return { sm, client: awsClient };
   }
@@ -82,4 +82,4 @@ export class AwsSecretStore implements SecretStore {
   }
 }
 
-let awsClient: import('@aws-sdk/client-secrets-manager').SecretsManagerClient | undefined;
+let awsClient: SecretsManagerClient | undefined;

@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { getConfig } from '../config/env.ts';
+import { AwsSecretStore } from './aws-store.ts';
 import type { InstanceKeys, SecretStore } from './store.ts';
 
 /**
@@ -48,36 +49,6 @@ class LocalSecretStore implements SecretStore {
   }
 }
 
-/**
- * Secrets Manager's store (./aws-store.ts) is loaded on first use, so that a function's start
- * does not carry it; the instance, and so its cache, lives as long as the process.
- */
-class LazyStore implements SecretStore {
-  private readonly load: () => Promise<SecretStore>;
-  private impl: Promise<SecretStore> | undefined;
-
-  constructor(load: () => Promise<SecretStore>) {
-    this.load = load;
-  }
-
-  private store(): Promise<SecretStore> {
-    this.impl ??= this.load();
-    return this.impl;
-  }
-
-  async get(instanceId: string) {
-    return (await this.store()).get(instanceId);
-  }
-
-  async put(instanceId: string, keys: InstanceKeys) {
-    return (await this.store()).put(instanceId, keys);
-  }
-
-  async delete(instanceId: string) {
-    return (await this.store()).delete(instanceId);
-  }
-}
-
 let store: { key: string; store: SecretStore } | undefined;
 
 export function secretStore(): SecretStore {
@@ -86,10 +57,7 @@ export function secretStore(): SecretStore {
   if (store?.key !== key)
     store = {
       key,
-      store:
-        config.kind === 'aws'
-          ? new LazyStore(async () => new (await import('./aws-store.ts')).AwsSecretStore(config.prefix))
-          : new LocalSecretStore(config.file),
+      store: config.kind === 'aws' ? new AwsSecretStore(config.prefix) : new LocalSecretStore(config.file),
     };
   return store.store;
 }

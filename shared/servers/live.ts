@@ -12,6 +12,7 @@ import { PanelRequestError } from '../panel/errors.ts';
 import type { PanelServer } from '../panel/types.ts';
 import { refuseOnFreshState } from './fresh-gate.ts';
 import { getOwnedServer } from './read.ts';
+import { getInstance, panelClientFor } from '../instances/index.ts';
 import { type ServerView, toServerView } from './views.ts';
 
 /**
@@ -146,9 +147,6 @@ async function refresh(server: ServerItem, leaseId: string, last: LastKnown | un
 }
 
 async function askPanel(server: ServerItem): Promise<PanelLiveAnswer> {
-  // Loaded with the first refresh: most reads answer from the shared copy, and the panel client
-  // with its call budget is the largest part of the servers function's start (bench/results.md §1).
-  const { getInstance, panelClientFor } = await import('../instances/index.ts');
   const client = await panelClientFor(await getInstance(server.instanceId));
   const panel = await client.getServer(server.panelServerId);
   const answer: PanelLiveAnswer = {

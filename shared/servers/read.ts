@@ -1,7 +1,7 @@
 import { accessPatterns, type Page } from '../db/access-patterns.ts';
 import type { ServerItem } from '../db/items.ts';
 import { notFound } from '../errors.ts';
-import type { ListRequest } from './filters.ts';
+import { filteredPage, type ListRequest } from './filters.ts';
 import { type AdminServerView, type ServerView, toServerView } from './views.ts';
 
 /*
@@ -18,14 +18,14 @@ export async function getOwnedServer(accountId: string, serverId: string): Promi
 
 /** The account's servers, newest first; filters read the account's partition in bounded pages (a short page carries a cursor). */
 export async function listServers(accountId: string, page: ListRequest): Promise<Page<ServerView>> {
-  const { bound, filter } = await filtered(page);
+  const { bound, filter } = filteredPage(page);
   const result = await accessPatterns.serversOfAccount(accountId, bound, filter);
   return { data: result.data.map(toServerView), nextCursor: result.nextCursor };
 }
 
 /** Every account's servers (the sharded listing), or one account's (its own partition: cheaper) when `accountId` is given. */
 export async function listAllServers(page: ListRequest): Promise<Page<AdminServerView>> {
-  const { bound, filter } = await filtered(page);
+  const { bound, filter } = filteredPage(page);
   const result = page.accountId
     ? await accessPatterns.serversOfAccount(page.accountId, bound, filter)
     : await accessPatterns.allServers(bound, filter);
@@ -34,6 +34,3 @@ export async function listAllServers(page: ListRequest): Promise<Page<AdminServe
     nextCursor: result.nextCursor,
   };
 }
-
-/** The page and filter of a list request; the filter code loads with the first filtered list (the start chunk's budget). */
-const filtered = async (page: ListRequest) => (await import('./filters.ts')).filteredPage(page);

@@ -6,6 +6,7 @@ import { putMetric } from '../observability/metrics.ts';
 import { claimRepair, completeRepair, retryRepairLater } from './pending.ts';
 import { repairPanel } from './reconcile.ts';
 import { reconcileAccount } from './suspension.ts';
+import { grantSftp } from './sftp.ts';
 
 /**
  * The pending-repair pass (every minute: functions/billing-pass `repairs` in AWS, dev/repair-loop.ts
@@ -66,7 +67,7 @@ async function repairOne(item: ServerRepairItem, now: number): Promise<'repaired
         if (result.errors) throw Object.assign(new Error('The suspension state did not complete'), { code: 'suspension_failed' });
       }
       if (item.reasons.has('panel')) await repairPanel(record);
-      if (item.reasons.has('sftp')) await (await import('./sftp.ts')).grantSftp(record);
+      if (item.reasons.has('sftp')) await grantSftp(record);
     }
     await completeRepair(item);
     return 'repaired';

@@ -6,6 +6,7 @@ import type { ServerItem } from '../db/items.ts';
 import { toInstanceView, panelClientFor } from '../instances/index.ts';
 import { recordSystemActivity } from '../audit/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
+import { putMetric } from '../observability/metrics.ts';
 import { getBudget } from '../budgets/index.ts';
 import { withServerLease } from './lease.ts';
 import { queueRepair } from './pending.ts';
@@ -89,13 +90,11 @@ async function underLease(
  * `Suspensions` or `Unsuspensions` (CloudWatch EMF, shared/observability/metrics.ts), one line per
  * server the panel and the record both changed; Reason is the suspension's (`balance`, `budget`,
  * `admin`). A reason that changes while the server stays suspended (`setReason`) is neither: the
- * panel did not change. Loaded on use: the metric list stays out of the start chunk of the functions that
- * import this module only to suspend now and then (servers, account, payments). A metric never
- * fails the suspension.
+ * panel did not change. A metric never fails the suspension.
  */
-async function countSuspension(emit: (metrics: typeof import('../observability/metrics.ts')) => void): Promise<void> {
+function countSuspension(name: 'Suspensions' | 'Unsuspensions', reason: string): void {
   try {
-    emit(await import('../observability/metrics.ts'));
+    putMetric(name, 1, { Reason: reason });
   } catch (err) {
     logger.warn('suspension metric not written', errorFields(err));
   }
@@ -105,7 +104,7 @@ async function setSuspended(read: ServerItem, reason: SuspendReason): Promise<vo
   await underLease(read, 'suspend', 'active', async (item) => {
     await (await clientFor(item)).suspendServer(item.panelServerId);
     if (await recordSuspension(item, { status: 'suspended', reason })) {
-      await countSuspension((m) => m.putMetric('Suspensions', 1, { Reason: reason }));
+      countSuspension('Suspensions', reason);
       await suspendedActivity(item, reason);
     }
   });
@@ -128,7 +127,7 @@ async function setActive(read: ServerItem): Promise<void> {
     await (await clientFor(item)).unsuspendServer(item.panelServerId);
     if (await recordSuspension(item, { status: 'active' })) {
       // A record from before reasons were kept was suspended for its balance (desiredSuspension).
-      await countSuspension((m) => m.putMetric('Unsuspensions', 1, { Reason: item.suspendedReason ?? 'balance' }));
+      countSuspension('Unsuspensions', item.suspendedReason ?? 'balance');
       await unsuspendedActivity(item);
     }
   });
@@ -174,7 +173,7 @@ export async function suspendByAdmin(read: ServerItem): Promise<void> {
     if (item.status === 'active') {
       await (await clientFor(item)).suspendServer(item.panelServerId);
       if (!(await recordSuspension(item, { status: 'suspended', reason: 'admin' }))) throw changedMeanwhile();
-      await countSuspension((m) => m.putMetric('Suspensions', 1, { Reason: 'admin' }));
+      countSuspension('Suspensions', 'admin');
     } else if (item.suspendedReason !== 'admin') {
       if (!(await setReason(item, 'admin'))) throw changedMeanwhile();
     }
@@ -207,7 +206,7 @@ export async function unsuspendByAdmin(read: ServerItem): Promise<void> {
     await (await clientFor(item)).unsuspendServer(item.panelServerId);
     // The route's audit entry records who lifted it.
     if (!(await recordSuspension(item, { status: 'active' }))) throw changedMeanwhile();
-    await countSuspension((m) => m.putMetric('Unsuspensions', 1, { Reason: 'admin' }));
+    countSuspension('Unsuspensions', 'admin');
   });
 }
 

@@ -1,12 +1,17 @@
 import type { z } from 'zod';
-import { Settings, type SettingsUpdate, type SettingsValue } from '../api/schemas/settings.ts';
+import type { SettingsUpdate, SettingsValue } from '../api/schemas/settings.ts';
 import { keys } from '../db/keys.ts';
 import { accessPatterns } from '../db/access-patterns.ts';
 import { isConditionFailed, writeItem } from '../db/write.ts';
 import { ApiError } from '../errors.ts';
 import { getSettings, mergeIssuer, rememberSettings } from './index.ts';
 
-/** Saving the platform settings (admin group): checked against the schema here, so reading them needs none. */
+/**
+ * Saving the platform settings (admin group). Every part is checked before it gets here: the update
+ * by its route's schema (SettingsUpdate: each field as Settings has it, nested ones field by field),
+ * what is stored when it was saved; so the merge is valid Settings, and only the rule across fields
+ * is checked here. Neither reading nor saving builds the schema (the admin function's start).
+ */
 export interface SettingsChange {
   before: SettingsValue;
   after: SettingsValue;
@@ -17,13 +22,13 @@ export interface SettingsChange {
 export async function updateSettings(update: z.infer<typeof SettingsUpdate>, actorId: string): Promise<SettingsChange> {
   const item = await accessPatterns.settings();
   const before = await getSettings(true);
-  const after = Settings.parse({
+  const after: SettingsValue = {
     ...before,
     ...update,
     prices: { ...before.prices, ...update.prices },
     serverCaps: { ...before.serverCaps, ...update.serverCaps },
     invoiceIssuer: mergeIssuer(before.invoiceIssuer, update.invoiceIssuer),
-  });
+  };
   if (after.minimumTopUpCents > after.maximumTopUpCents) {
     throw new ApiError('validation_failed', 'minimumTopUpCents must not exceed maximumTopUpCents', {
       issues: [{ field: 'body.minimumTopUpCents', message: 'must not exceed maximumTopUpCents' }],

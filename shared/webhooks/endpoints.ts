@@ -19,6 +19,7 @@ import { WEBHOOK_DESCRIPTION_MAX, WEBHOOK_URL_MAX } from '../api/webhook-limits.
 import { type EventType, receivedTypes } from './events.ts';
 import { endpointLimitOf } from '../settings/limits.ts';
 import { newSigningSecret } from './signing.ts';
+import { redeliver } from './dispatch.ts';
 import { storedTargetUrl } from './targets.ts';
 
 /**
@@ -327,7 +328,7 @@ export async function rotateSecret(accountId: string, endpointId: string): Promi
 
 export async function listDeliveries(accountId: string, endpointId: string, page: PageRequest): Promise<Page<WebhookDeliveryView>> {
   // A bad cursor is refused before any read, as on every listing (400, not the endpoint's 404).
-  decodeCursor(page.cursor, page.boundTo);
+  await decodeCursor(page.cursor, page.boundTo);
   await getOwnedEndpoint(accountId, endpointId);
   const result = await accessPatterns.deliveriesOfEndpoint(endpointId, page);
   return { data: result.data.map(toDeliveryView), nextCursor: result.nextCursor };
@@ -339,8 +340,6 @@ export async function redeliverDelivery(accountId: string, endpointId: string, d
   const delivery = await accessPatterns.deliveryOfEndpoint(endpointId, deliveryId);
   if (!delivery || delivery.accountId !== accountId) throw notFound('Webhook delivery');
   if (!endpoint.enabled) throw new ApiError('conflict', 'The endpoint is disabled; enable it before redelivering');
-  // Loaded on this path only: the rest of the account group never needs the dispatcher.
-  const { redeliver } = await import('./dispatch.ts');
   return toDeliveryView(await redeliver(delivery));
 }
 

@@ -5,9 +5,9 @@ import { startFakeSecretsManager, type FakeSecretsManager } from '../helpers/fak
 
 /**
  * The cursor key in AWS (infra: CURSOR_SECRET_ARN, no CURSOR_SECRET): shared/db/cursor.ts reads it
- * from Secrets Manager when it loads, with the real AWS SDK against the local stand-in for Secrets
+ * from Secrets Manager on the first signature, with the real AWS SDK against the local stand-in for Secrets
  * Manager (tests/helpers/fake-secrets-manager.ts; Secrets Manager cannot run offline).
- * The module is imported only after the environment is set, so it loads as it would in Lambda.
+ * The module is imported only after the environment is set, as it would be in Lambda.
  */
 const ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:control-plane/cursor-AbCdEf';
 let fake: FakeSecretsManager;
@@ -34,27 +34,27 @@ afterAll(async () => {
 });
 
 describe('cursor key from Secrets Manager (CURSOR_SECRET_ARN)', () => {
-  it('is read once when the module loads, and signs with the stored key', async () => {
+  it('is read once, on the first signature (not when the module loads), and signs with the stored key', async () => {
     vi.resetModules();
     const { encodeCursor, decodeCursor } = await import('../../shared/db/cursor.ts');
+    expect(fake.calls).toEqual([]);
+    const cursor = await encodeCursor({ PK: 'ACCOUNT#a', SK: 'KEY#1' }, 'caller');
     expect(fake.calls).toEqual([{ action: 'GetSecretValue', secretId: 'control-plane/cursor' }]);
-    const cursor = encodeCursor({ PK: 'ACCOUNT#a', SK: 'KEY#1' }, 'caller');
     const [payload, signature] = cursor.split('.');
     expect(signature).toBe(createHmac('sha256', 'key-from-secrets-manager').update(payload!).digest('base64url'));
-    expect(decodeCursor(cursor, 'caller')).toEqual({ PK: 'ACCOUNT#a', SK: 'KEY#1' });
-    encodeCursor({ x: 1 }, 'caller');
+    expect(await decodeCursor(cursor, 'caller')).toEqual({ PK: 'ACCOUNT#a', SK: 'KEY#1' });
+    await encodeCursor({ x: 1 }, 'caller');
     expect(fake.calls).toHaveLength(1); // cached
   });
 
-  it('loads even when the first read fails; listings fail until a later read succeeds', async () => {
+  it('fails listings while the key cannot be read, and the next signature reads it again', async () => {
     fake.secrets.delete('control-plane/cursor');
     resetConfig();
     vi.resetModules();
     const { encodeCursor } = await import('../../shared/db/cursor.ts');
-    expect(() => encodeCursor({ x: 1 }, 'caller')).toThrow(/could not be read from Secrets Manager yet \(ResourceNotFoundException\)/);
+    await expect(encodeCursor({ x: 1 }, 'caller')).rejects.toThrow(/could not be read from Secrets Manager \(ResourceNotFoundException\)/);
     fake.secrets.set('control-plane/cursor', 'key-from-secrets-manager');
-    // The failed signature started another read in the background.
-    await vi.waitFor(() => expect(() => encodeCursor({ x: 1 }, 'caller')).not.toThrow());
+    await expect(encodeCursor({ x: 1 }, 'caller')).resolves.toMatch(/\./);
   });
 
   it('refuses to sign in AWS with neither the ARN nor CURSOR_SECRET (functions that never sign cursors)', async () => {
@@ -63,7 +63,7 @@ describe('cursor key from Secrets Manager (CURSOR_SECRET_ARN)', () => {
     vi.resetModules();
     const calls = fake.calls.length;
     const { encodeCursor } = await import('../../shared/db/cursor.ts');
+    await expect(encodeCursor({ x: 1 }, 'caller')).rejects.toThrow(/No cursor key/);
     expect(fake.calls).toHaveLength(calls);
-    expect(() => encodeCursor({ x: 1 }, 'caller')).toThrow(/No cursor key/);
   });
 });

@@ -939,10 +939,10 @@ describe('bundles', () => {
         sizes.startFiles.reduce((sum, file) => sum + statSync(join(ROOT, file)).size, 0),
         b.group,
       ).toBe(b.startBytes);
-      // What a cold start loads stays within the budget bench/README.md states (350 KB; the floor is 218 KB).
+      // What a cold start loads stays within the budget bench/README.md states (350 KB; the floor is 184 KB).
       expect(sizes.start, `${b.group} loads ${sizes.start} bytes at start`).toBeLessThanOrEqual(350 * 1024);
-      // In a handful of files: each costs the ESM loader ≈ 0.4 ms; the start's code in one chunk,
-      // the SDK code it shares with lazy packages in another (infra/bundle.ts, oneStartChunk). 13–27 without it.
+      // In a handful of files: each costs the ESM loader ≈ 0.4 ms. index.mjs, what it shares with the
+      // schema chunk, and what it shares with the SDK's own lazy imports (infra/bundle.ts).
       expect(sizes.startFiles.length, `${b.group} loads ${sizes.startFiles.join(', ')} at start`).toBeLessThanOrEqual(5);
       for (const file of [...sizes.startFiles, ...sizes.lazyFiles]) expect(existsSync(join(ROOT, file)), file).toBe(true);
       const startInputs = sizes.startFiles.flatMap((file) => Object.keys(meta.outputs[file]!.inputs));
@@ -963,17 +963,11 @@ describe('bundles', () => {
         sizes.startFiles.flatMap((file) => meta.outputs[file]!.imports.filter((i) => /^(node:)?http$/.test(i.path))),
         `${b.group} imports node:http as an ES module`,
       ).toEqual([]);
-      // A function builds only its own group's schemas at start: the whole table (routes.ts), the
-      // barrel of every schema (schemas.ts) and other groups' route modules load lazily if ever
-      // (the public function: the OpenAPI document, a request outside every function's routes).
+      // The route table at start is the generated one (infra/bundle.ts, lazyRouteSchemas): the route
+      // modules as written (their schemas) and the barrel of every schema are never at start.
       expect(
-        startInputs.filter(
-          (input) =>
-            input === 'shared/api/routes.ts' ||
-            input === 'shared/api/schemas.ts' ||
-            (input.startsWith('shared/api/routes/') && input !== `shared/api/routes/${b.group}.ts`),
-        ),
-        `${b.group} loads the route table of other groups at start`,
+        startInputs.filter((input) => input === 'shared/api/schemas.ts' || input.startsWith('shared/api/routes/')),
+        `${b.group} loads route modules with their schemas at start`,
       ).toEqual([]);
       // No zod and no schema at start: a route's request schemas load with its first request
       // (infra/bundle.ts, lazyRouteSchemas; the route module at start is the generated one).
@@ -982,50 +976,54 @@ describe('bundles', () => {
         `${b.group} loads zod or a schema at start`,
       ).toEqual([]);
     }
-    // Only a deploy needs the deploy path (placement, egg variables): a lazy chunk of the servers function, absent elsewhere.
-    for (const group of ['servers', 'admin', 'account', 'catalog']) {
+    // Only the servers function deploys: the deploy path (placement, egg variables) is in no other start.
+    for (const group of ['admin', 'account', 'catalog']) {
       const meta = JSON.parse(readFileSync(join(ROOT, 'dist', 'meta', `${group}.json`), 'utf8')) as Metafile;
       const startInputs = chunkSizes(meta).startFiles.flatMap((file) => Object.keys(meta.outputs[file]!.inputs));
       expect(startInputs, group).not.toContain('shared/servers/deploy.ts');
     }
+    // The packages of shared/packages.ts are files of their own (infra/bundle.ts, PACKAGES_APART),
+    // imported by name through the asset folder's package.json: only where a function loads them.
     const payments = JSON.parse(readFileSync(join(ROOT, 'dist', 'meta', 'payments.json'), 'utf8')) as Metafile;
-    const lazyInputs = chunkSizes(payments).lazyFiles.flatMap((file) => Object.keys(payments.outputs[file]!.inputs));
-    expect(lazyInputs.some((input) => input.includes('node_modules/stripe/'))).toBe(true);
-    // Each lazy target is wrapped (infra/bundle.ts, oneStartChunk): Stripe's chunk still gives
-    // `import('stripe')` its default export, the constructor shared/payments calls.
-    const [stripeChunk] = Object.entries(payments.outputs).find(([, o]) => o.entryPoint?.includes('node_modules/stripe/')) ?? [];
-    expect(stripeChunk).toBeDefined();
-    const script = `const m = await import(${JSON.stringify(pathToFileURL(join(ROOT, stripeChunk!)).href)}); console.log(typeof m.default, typeof m.Stripe);`;
+    const imported = Object.values(payments.outputs).flatMap((o) => o.imports.filter((i) => i.path.startsWith('#lazy/')));
+    expect(imported.map((i) => i.path)).toContain('#lazy/stripe');
+    expect(imported.every((i) => i.kind === 'dynamic-import')).toBe(true);
+    expect(existsSync(join(bundleDir('payments'), 'lazy', 'stripe.mjs'))).toBe(true);
+    expect(existsSync(join(bundleDir('webhooks'), 'lazy', 'stripe.mjs'))).toBe(false);
+    // `import('stripe')` gets its default export, the constructor shared/payments calls.
+    const script = `const m = await import('#lazy/stripe'); console.log(typeof m.default, typeof m.Stripe);`;
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: bundleDir('payments'),
       env: { PATH: process.env.PATH, STAGE: 'aws', TABLE_NAME: 'bundle-stripe-test', CURSOR_SECRET: 'x', AWS_REGION: 'eu-west-1' },
       encoding: 'utf8',
     });
     expect(out.trim()).toBe('function function');
   });
 
-  it('read a secret through their lazy chunks with the credentials Lambda sets, or else the whole default chain', async () => {
+  it('read a secret through their Secrets Manager file with the credentials Lambda sets, or else the whole default chain', async () => {
     const fake = await startFakeSecretsManager();
     const dir = mkdtempSync(join(tmpdir(), 'bundle-credentials-'));
     try {
       fake.secrets.set('control-plane/cursor', 'k');
-      const account = pathToFileURL(join(bundleDir('account'), 'index.mjs')).href;
+      const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:control-plane/cursor-AbCdEf';
       const base = {
         PATH: process.env.PATH,
         STAGE: 'aws',
         TABLE_NAME: 'bundle-chunk-test',
         AWS_REGION: 'eu-west-1',
-        CURSOR_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:control-plane/cursor-AbCdEf',
         AWS_ENDPOINT_URL_SECRETS_MANAGER: fake.url,
         AWS_EC2_METADATA_DISABLED: 'true',
         AWS_CONFIG_FILE: join(dir, 'config'),
         AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'),
       };
+      // The client as shared/packages.ts loads it in the account function (the cursor key's read).
+      const script = `const sm = await import('#lazy/aws-sdk-client-secrets-manager'); await new sm.SecretsManagerClient({}).send(new sm.GetSecretValueCommand({ SecretId: ${JSON.stringify(ARN)} }));`;
       const load = (env: Record<string, string | undefined>) =>
-        execFileAsync(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(account)});`], { env });
-      // As in Lambda: the role's credentials in the environment (the cursor key is read while the module loads).
+        execFileAsync(process.execPath, ['--input-type=module', '-e', script], { env, cwd: bundleDir('account') });
+      // As in Lambda: the role's credentials in the environment.
       await load({ ...base, AWS_ACCESS_KEY_ID: 'AKIDLAMBDA', AWS_SECRET_ACCESS_KEY: 's', AWS_SESSION_TOKEN: 't' });
       expect(fake.calls).toEqual([{ action: 'GetSecretValue', secretId: 'control-plane/cursor' }]);
-      // Elsewhere: the rest of the SDK's chain, loaded from its chunk (here the shared credentials file).
+      // Elsewhere: the rest of the SDK's chain, loaded from its own file (here the shared credentials file).
       writeFileSync(join(dir, 'credentials'), '[default]\naws_access_key_id = AKIDFILE\naws_secret_access_key = s\n');
       await load(base);
       expect(fake.calls).toHaveLength(2);

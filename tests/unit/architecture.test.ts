@@ -34,8 +34,18 @@ describe('architecture', () => {
 
   it('the files of shared/ import each other without cycles, import() included', () => {
     expect(files.size).toBeGreaterThan(100);
-    expect([...files.values()].some((edges) => [...edges.values()].includes('dynamic'))).toBe(true);
     expect(describeCycles(files)).toEqual([]);
+  });
+
+  it('import() only in shared/packages.ts, one loader per package: our own modules are imported statically', () => {
+    const sources = new Map([...readSources(root, 'shared'), ...readSources(root, 'functions')]);
+    expect(sources.get('shared/packages.ts')).toMatch(/import\('stripe'\)/);
+    const lazy = [...sources]
+      .filter(([file, text]) => file !== 'shared/packages.ts' && /\bimport\(/.test(text))
+      .map(([file]) => `${file}: import() is for the packages of shared/packages.ts; import our own modules statically`);
+    expect(lazy).toEqual([]);
+    const loaders = [...sources.get('shared/packages.ts')!.matchAll(/import\('([^']+)'\)/g)].map((m) => m[1]);
+    expect(new Set(loaders).size, 'one loader per package').toBe(loaders.length);
   });
 
   it('only the HTTP edge imports shared/http', () => {
