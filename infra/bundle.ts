@@ -148,9 +148,9 @@ function httpWithoutUndici(): Plugin {
 /**
  * Request validation without building schemas at load. zod builds a schema when its module is
  * evaluated: a group's route module (shared/api/routes/<group>.ts), with its schemas and ≈ 100 KB
- * of zod, was most of what a function loaded above the DynamoDB-only floor (ARCHITECTURE.md,
- * "Validation at cold start", has the options measured). Every route module is replaced, in the
- * bundle only, by one generated from it here (`lazyRouteModule`): the function's own routes as
+ * of zod, was most of what a function loaded above the DynamoDB-only floor (docs/design/cold-start.md
+ * has the options measured). Every route module is replaced, in the bundle only, by one generated
+ * from it here (`describeRouteModule` reads it into data, `renderRouteModule` writes that out): the function's own routes as
  * they are defined, their schemas taken out, with `requestSchemas` (and `responseSchema`, used
  * outside AWS only) taking them from the function's schema chunk on the first request that needs
  * them; other groups' routes as method, path and group, all the 404/405 answer reads. The route
@@ -267,11 +267,32 @@ function documentFromAssetFolder(): Plugin {
 const DOCUMENT_ONLY = new Set(['summary', 'description', 'tag', 'hidden', 'mediaType', 'errors']);
 const SCHEMA_FIELDS = ['params', 'query', 'body', 'response'] as const;
 
+/** Where a route's schema sits in the function's schema chunk: an export of a schema module, or a field of a route. */
+type SchemaRef = { module: string; name: string } | { module: string; table: string; id: string; field: string };
+
+/** One route of the generated module: its own group's (document-only fields and schemas left out) or another's. */
+type RouteStub =
+  | { kind: 'elsewhere'; name: string; method: string; path: string; group: string }
+  | { kind: 'own'; name: string; meta: Record<string, unknown>; request: [field: string, at: SchemaRef][]; response?: SchemaRef };
+
+/** The generated stand-in for one route module, as data: its routes and the tables that export them. */
+interface RouteModuleDescription {
+  routes: RouteStub[];
+  tables: { exportName: string; entries: [id: string, route: string][] }[];
+  /** The schema modules its own routes read. */
+  schemaFiles: string[];
+}
+
 /**
  * The generated stand-in for one route module (see `lazyRouteSchemas`) in the bundle of `group`,
  * and the schema modules its routes of that group read.
  */
 async function lazyRouteModule(routeFile: string, group: string | undefined): Promise<{ contents: string; schemaFiles: string[] }> {
+  const description = await describeRouteModule(routeFile, group);
+  return { contents: renderRouteModule(description), schemaFiles: description.schemaFiles };
+}
+
+async function describeRouteModule(routeFile: string, group: string | undefined): Promise<RouteModuleDescription> {
   const isSchema = (v: unknown): boolean => typeof v === 'object' && v !== null && '_zod' in v;
   const where = await schemaExports();
   const mod = (await import(pathToFileURL(routeFile).href)) as Record<string, unknown>;
@@ -282,48 +303,71 @@ async function lazyRouteModule(routeFile: string, group: string | undefined): Pr
       Object.values(v).every((r) => typeof r === 'object' && r !== null && 'method' in r && 'path' in r),
   ) as [string, Record<string, Record<string, unknown>>][];
 
-  const defined = new Map<unknown, string>();
-  const lines: string[] = [
-    `const schemas = () => import(${JSON.stringify(FUNCTION_SCHEMAS)});`,
-    'const other = (method, path, group) => ({ method, path, group });',
-  ];
+  const named = new Map<unknown, string>();
+  const routes: RouteStub[] = [];
   const schemaFiles = new Set<string>();
-  const pick = (exportName: string, id: string, def: Record<string, unknown>, field: string): string => {
+  const refTo = (table: string, id: string, def: Record<string, unknown>, field: string): SchemaRef => {
     // A schema written inline in the route module (no export of its own): from the route module itself.
     const at = where.get(def[field]) ?? { file: routeFile, name: undefined };
     schemaFiles.add(at.file);
-    const module = `s.${schemaModuleName(at.file)}`;
-    return at.name ? `${module}[${JSON.stringify(at.name)}]` : `${module}[${JSON.stringify(exportName)}][${JSON.stringify(id)}].${field}`;
+    const module = schemaModuleName(at.file);
+    return at.name ? { module, name: at.name } : { module, table, id, field };
   };
-  for (const [exportName, table] of tables) {
-    const entries: string[] = [];
-    for (const [id, def] of Object.entries(table)) {
-      let name = defined.get(def);
+  const describedTables = tables.map(([exportName, table]) => ({
+    exportName,
+    entries: Object.entries(table).map(([id, def]): [string, string] => {
+      let name = named.get(def);
       if (!name) {
-        name = `route${defined.size}`;
-        defined.set(def, name);
-        if (def.group !== group) {
+        name = `route${named.size}`;
+        named.set(def, name);
+        const [method, path, routeGroup] = [def.method, def.path, def.group] as string[];
+        if (routeGroup !== group) {
           // Another group's route: matched only to answer 404 or 405 (shared/http/handler.ts).
-          lines.push(`const ${name} = other(${[def.method, def.path, def.group].map((v) => JSON.stringify(v)).join(', ')});`);
+          routes.push({ kind: 'elsewhere', name, method: method!, path: path!, group: routeGroup! });
         } else {
           const meta = Object.fromEntries(
             Object.entries(def).filter(([k, v]) => !DOCUMENT_ONLY.has(k) && !SCHEMA_FIELDS.includes(k as never) && !isSchema(v)),
           );
-          const request = ['params', 'query', 'body']
+          const request = (['params', 'query', 'body'] as const)
             .filter((f) => def[f] !== undefined)
-            .map((f) => `${f}: ${pick(exportName, id, def, f)}`);
-          const loaders = [
-            request.length ? `requestSchemas: () => schemas().then((s) => ({ ${request.join(', ')} }))` : '',
-            def.response !== undefined ? `responseSchema: () => schemas().then((s) => ${pick(exportName, id, def, 'response')})` : '',
-          ].filter(Boolean);
-          lines.push(`const ${name} = ${JSON.stringify(meta).slice(0, -1)}${loaders.map((l) => `, ${l}`).join('')}};`);
+            .map((f): [string, SchemaRef] => [f, refTo(exportName, id, def, f)]);
+          const response = def.response !== undefined ? refTo(exportName, id, def, 'response') : undefined;
+          routes.push({ kind: 'own', name, meta, request, ...(response ? { response } : {}) });
         }
       }
-      entries.push(`${JSON.stringify(id)}: ${name}`);
+      return [id, name];
+    }),
+  }));
+  return { routes, tables: describedTables, schemaFiles: [...schemaFiles].sort() };
+}
+
+/** The description as the module esbuild bundles: schemas come from the function's schema chunk on first use. */
+function renderRouteModule({ routes, tables }: RouteModuleDescription): string {
+  const q = JSON.stringify;
+  const schemaAt = (at: SchemaRef): string =>
+    'name' in at ? `s.${at.module}[${q(at.name)}]` : `s.${at.module}[${q(at.table)}][${q(at.id)}][${q(at.field)}]`;
+  // `other` keeps each of the other groups' routes (most of the table) to one short call in the bundle.
+  const lines = [
+    `const schemas = () => import(${q(FUNCTION_SCHEMAS)});`,
+    'const other = (method, path, group) => ({ method, path, group });',
+  ];
+  for (const route of routes) {
+    if (route.kind === 'elsewhere') {
+      lines.push(`const ${route.name} = other(${q(route.method)}, ${q(route.path)}, ${q(route.group)});`);
+      continue;
     }
-    lines.push(`export const ${exportName} = { ${entries.join(', ')} };`);
+    const fields = Object.entries(route.meta).map(([key, value]) => `${q(key)}: ${q(value)}`);
+    if (route.request.length) {
+      const request = route.request.map(([field, at]) => `${field}: ${schemaAt(at)}`).join(', ');
+      fields.push(`requestSchemas: () => schemas().then((s) => ({ ${request} }))`);
+    }
+    if (route.response) fields.push(`responseSchema: () => schemas().then((s) => ${schemaAt(route.response)})`);
+    lines.push(`const ${route.name} = { ${fields.join(', ')} };`);
   }
-  return { contents: `${lines.join('\n')}\n`, schemaFiles: [...schemaFiles].sort() };
+  for (const { exportName, entries } of tables) {
+    lines.push(`export const ${exportName} = { ${entries.map(([id, route]) => `${q(id)}: ${route}`).join(', ')} };`);
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 /** Where each exported schema of shared/api/schemas/ is defined: the module and the name to take. */
