@@ -139,7 +139,8 @@ const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
 
 /**
  * Per deployed function (the route groups, `billing-pass` for the scheduler and the worker,
- * `webhooks` for the dispatcher, and the edge `authorizer`). Read from each group's code paths (ARCHITECTURE.md §2 and §3):
+ * `webhooks` for the dispatcher, and the edge `authorizer`). Read from each group's code paths
+ * (docs/design/data-model.md):
  * - public: health counts the instances; docs and the OpenAPI document read nothing.
  * - account: keys, ledger, logs, budget; a budget change may lift a suspension (panel work);
  *   webhook endpoints and events (under the account) and the endpoints' deliveries (`WHDLV#`).

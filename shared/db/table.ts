@@ -2,7 +2,7 @@
  * The one DynamoDB table, described once. infra/ builds the CDK table from it and dev/ creates
  * the DynamoDB Local table from it, so the two can never drift apart.
  *
- * Every kind of item, its keys, attributes, index entries and TTL: ARCHITECTURE.md §3 (a unit test,
+ * Every kind of item, its keys, attributes, index entries and TTL: docs/design/data-model.md (a unit test,
  * tests/unit/docs.test.ts, fails when a key builder of shared/db/keys.ts has no row there). GSI1
  * holds the sharded, newest-first listings for admins; GSI2 the sparse, sharded queues (billable
  * servers, the webhook outbox and retries, pending repairs, accounts with an auto top-up due, servers

@@ -4,7 +4,7 @@
  * against a model of the panel's limiter.
  *
  * The panel counts a fixed 60 s window that opens at its first hit, per limiter and key owner
- * (ARCHITECTURE.md §8, "Call budget"). So the budget bounds the calls of EVERY 60 s stretch, not of
+ * (docs/design/panel.md). So the budget bounds the calls of EVERY 60 s stretch, not of
  * clock minutes: one item per panel and API holds SLOTS buckets of BUCKET_MS each (the current one
  * and the 31 before it, 62–64 s) and their running `total`; a call is counted in the bucket `cur`
  * with the condition `total < ceiling`, so the sum over the trailing 62 s never passes the ceiling.

@@ -26,7 +26,7 @@ import {
 } from './call-budget-window.ts';
 
 /**
- * The panel's rate limit is a budget every process shares (ARCHITECTURE.md §8, "Call budget").
+ * The panel's rate limit is a budget every process shares (docs/design/panel.md).
  * A Pterodactyl panel allows, per key owner, 240 Application and 720 Client API requests in a
  * fixed 60 s window that opens at the first hit (configurable per instance); every customer,
  * deploy, billing pass and reconciler run spends the same two budgets. So every panel call first

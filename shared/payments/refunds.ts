@@ -23,7 +23,7 @@ import { sandbox } from './sandbox.ts';
 import { paymentsConfig, stripe } from './stripe-client.ts';
 
 /**
- * Refunds and disputes of a paid top-up (ARCHITECTURE.md §7), booked as the money moves. Each
+ * Refunds and disputes of a paid top-up (docs/design/payments.md), booked as the money moves. Each
  * delivery states a fact that only accumulates: the charge's running refund total as of the
  * event's time (the latest one counts), a refund that failed (once, by its id), where the charge's
  * one dispute stands (it only moves forward: open → lost → won, or prevented). The invoice keeps
