@@ -271,7 +271,12 @@ export interface InvoiceItem extends Stored {
   accountId: string;
   number: string;
   status: 'open' | 'paid' | 'void' | 'refunded' | 'partially_refunded' | 'disputed';
+  /** The credit bought (net of tax): what the top-up line credits to the balance. */
   amountCents: number;
+  /** ISO 4217, lower case, copied from the deployment's currency when the invoice opens; absent on invoices of before: 'usd'. */
+  currency?: string;
+  /** Tax charged on top of `amountCents` (shared/invoices/amounts.ts); absent: none. The card pays the sum. */
+  taxCents?: number;
   bonusPercent: number;
   lineItems: { type: 'topup' | 'bonus'; description: string; amountCents: number }[];
   provider: 'stripe' | 'sandbox';
