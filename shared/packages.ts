@@ -27,6 +27,8 @@ export const loadZod = /* @__PURE__ */ once(() => import('zod'));
 export const loadStripe = /* @__PURE__ */ once(() => import('stripe'));
 /** pdf-lib: the invoice PDF. */
 export const loadPdfLib = /* @__PURE__ */ once(() => import('pdf-lib'));
+/** fontkit (pdf-lib's build): reads and subsets the invoice PDF's embedded font (shared/invoices/fonts.ts). */
+export const loadFontkit = /* @__PURE__ */ once(() => import('@pdf-lib/fontkit'));
 /** jose: session tokens (OIDC JWTs); API keys never need it. */
 export const loadJose = /* @__PURE__ */ once(() => import('jose'));
 /** The Secrets Manager client: panel keys, the cursor key, the Stripe secrets. */

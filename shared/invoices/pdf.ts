@@ -1,17 +1,18 @@
-import type { Color, PDFFont, PDFPage } from 'pdf-lib';
+import type { Color, PDFDocument, PDFFont, PDFPage } from 'pdf-lib';
 import type { BillingProfileView } from '../accounts/billing-profile.ts';
 import type { SettingsValue } from '../api/schemas/settings.ts';
 import type { InvoiceView } from './index.ts';
-import { loadPdfLib } from '../packages.ts';
+import { loadFontkit, loadPdfLib } from '../packages.ts';
+import { loadInvoiceFonts } from './fonts.ts';
 
 /**
- * The invoice PDF's layout (pdf-lib, pure JavaScript: no browser, no font files; loaded with the
+ * The invoice PDF's layout (pdf-lib and fontkit, pure JavaScript: no browser; both loaded with the
  * first PDF, shared/packages.ts).
  *
- * The PDF's standard fonts (Helvetica) encode Windows-1252 (WinAnsi) only, and pdf-lib throws on
- * any other character. Embedding a Unicode font would take a font file of megabytes per script
- * and fontkit; instead a character outside the encoding prints as its base letter when it has one
- * (ő → o, Ł has none) or as `?`. The invoice's JSON and the stored profile keep the exact text.
+ * The text is set in DejaVu Sans (./fonts.ts), embedded as the subset of glyphs the document
+ * uses (≈ 15 KB a font): names and addresses in Latin (Ł, ő, ș), Greek and Cyrillic print as
+ * written and extract exactly. A character the font lacks (CJK, emoji) prints as its base letter
+ * when it has one or as `?`. The invoice's JSON and the stored profile keep the exact text.
  */
 export interface InvoiceDocument {
   invoice: InvoiceView;
@@ -58,6 +59,28 @@ const present = (lines: (string | null | undefined | false)[]): string[] => line
 
 const PAGE_MARGIN = 50;
 
+type Fontkit = Parameters<PDFDocument['registerFontkit']>[0];
+const parsed = new WeakMap<Uint8Array, ReturnType<Fontkit['create']>>();
+/**
+ * fontkit that parses each font file once per process: pdf-lib asks it for every document, and a
+ * parsed font keeps its glyphs and its layout tables read, which each document's text layout needs.
+ * A document's subset is its own (pdf-lib makes one per embedding).
+ */
+const parsedOnce = (fontkit: Fontkit): Fontkit => ({
+  create(bytes) {
+    const font = parsed.get(bytes) ?? fontkit.create(bytes);
+    parsed.set(bytes, font);
+    return font;
+  },
+});
+
+/** The characters both fonts draw, so either weight can set any safe text (the fonts are always the same two files). */
+let drawable: Set<number> | undefined;
+const bothDraw = (a: PDFFont, b: PDFFont): Set<number> => {
+  const inB = new Set(b.getCharacterSet());
+  return new Set(a.getCharacterSet().filter((c) => inB.has(c)));
+};
+
 class Writer {
   y: number;
   readonly page: PDFPage;
@@ -74,13 +97,20 @@ class Writer {
     this.regular = regular;
     this.bold = bold;
     this.y = page.getHeight() - PAGE_MARGIN;
-    this.charset = new Set(regular.getCharacterSet());
+    this.charset = drawable ??= bothDraw(regular, bold);
   }
 
-  /** Text the standard font can draw (see the module comment). */
+  /** The document's two fonts, embedded as subsets (see the module comment). */
+  static async fonts(pdf: PDFDocument): Promise<[regular: PDFFont, bold: PDFFont]> {
+    const [fontkit, files] = await Promise.all([loadFontkit(), loadInvoiceFonts()]);
+    pdf.registerFontkit(parsedOnce(fontkit.default));
+    return Promise.all([pdf.embedFont(files.regular, { subset: true }), pdf.embedFont(files.bold, { subset: true })]);
+  }
+
+  /** Text the fonts can draw (see the module comment); composed first, so `e` + U+0308 is the font's ë. */
   safe(text: string): string {
     let out = '';
-    for (const ch of text) {
+    for (const ch of text.normalize('NFC')) {
       if (this.charset.has(ch.codePointAt(0)!)) out += ch;
       else {
         const base = ch.normalize('NFKD').replace(/\p{M}/gu, '');
@@ -103,14 +133,20 @@ class Writer {
       }
       if (current) lines.push(current);
       current = '';
-      let rest = word;
-      while (!fits(rest)) {
-        let cut = rest.length - 1;
-        while (cut > 1 && !fits(rest.slice(0, cut))) cut--;
-        lines.push(rest.slice(0, cut));
-        rest = rest.slice(cut);
+      // Cut at the most characters that fit (whole code points), found by halving: each width is a
+      // text layout by fontkit, too slow to try every length of a long word.
+      let rest = [...word];
+      while (!fits(rest.join(''))) {
+        let [lo, hi] = [1, rest.length - 1];
+        while (lo < hi) {
+          const mid = Math.ceil((lo + hi) / 2);
+          if (fits(rest.slice(0, mid).join(''))) lo = mid;
+          else hi = mid - 1;
+        }
+        lines.push(rest.slice(0, lo).join(''));
+        rest = rest.slice(lo);
       }
-      current = rest;
+      current = rest.join('');
     }
     if (current) lines.push(current);
     return lines;
@@ -142,11 +178,11 @@ class Writer {
 }
 
 export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocument): Promise<Uint8Array> {
-  const { PageSizes, PDFDocument, rgb, StandardFonts } = await loadPdfLib();
+  const { PageSizes, PDFDocument, rgb } = await loadPdfLib();
   const pdf = await PDFDocument.create();
   const page = pdf.addPage(PageSizes.A4);
   const colors = { ink: rgb(0.1, 0.1, 0.1), muted: rgb(0.4, 0.4, 0.4) };
-  const w = new Writer(page, await pdf.embedFont(StandardFonts.Helvetica), await pdf.embedFont(StandardFonts.HelveticaBold), colors);
+  const w = new Writer(page, ...(await Writer.fonts(pdf)), colors);
   const left = PAGE_MARGIN;
   const right = page.getWidth() - PAGE_MARGIN;
   const column = (right - left) / 2 - 10;

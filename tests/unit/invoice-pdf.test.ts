@@ -8,7 +8,7 @@ import { pdfText } from '../helpers/pdf-text.ts';
 /**
  * The invoice PDF's layout in process (no DynamoDB): the amounts as exact integers, every status,
  * and the worst a tenant or an admin can put into it within the schemas' bounds — every field at
- * its longest, characters the standard fonts cannot encode — still makes a readable document.
+ * its longest, characters the embedded font lacks — still makes a readable document.
  */
 const paidItem = (over: Partial<InvoiceItem> = {}): InvoiceItem => ({
   PK: 'ACCOUNT#a',
@@ -85,7 +85,29 @@ describe('invoice PDF layout', { timeout: 30_000 }, () => {
     expect(text).not.toContain('Refunded');
   });
 
-  it('keeps every field at its longest, in characters the fonts cannot encode, without overlapping or throwing', async () => {
+  it('prints Latin Extended-A, Greek and Cyrillic exactly, from an embedded subset of the font', async () => {
+    const seller = { ...nothing, legalName: 'Σωκράτης Παπαδόπουλος Α.Ε.', address: { ...nothing.address, city: 'Şanlıurfa' } };
+    const buyer = {
+      ...noBuyer,
+      name: 'Zoë Łukasiewicz, Łódź',
+      company: 'Дмитрий Шостакович ООО',
+      // Decomposed (e + U+0308, as some keyboards send it) prints as the font's composed letters.
+      address: { ...nothing.address, line1: 'Zoe\u0308 Ko\u030bszeg', line2: '東京 🎮', country: 'PL' },
+    };
+    const bytes = await renderInvoicePdf({ invoice: toInvoiceView(paidItem()), seller, buyer });
+    const { lines } = await pdfText(bytes);
+    // Seller and buyer share lines: each pair is one line, the seller's first (the buyer's company, then name).
+    expect(lines).toContain('Σωκράτης Παπαδόπουλος Α.Ε. Дмитрий Шостакович ООО');
+    expect(lines).toContain('Şanlıurfa Zoë Łukasiewicz, Łódź');
+    expect(lines).toContain('Zoë Kőszeg');
+    // Outside the font (CJK, emoji): `?`, as before.
+    expect(lines).toContain('?? ?');
+    expect(lines).toContain('Poland');
+    // The glyphs used, not the 1.4 MB of font files: a typical invoice stays near 25 KB.
+    expect(bytes.length).toBeLessThan(40_000);
+  });
+
+  it('keeps every field at its longest, in characters the font lacks, without overlapping or throwing', async () => {
     const cjk = (n: number) => '漢'.repeat(n);
     // Through the schemas, so these are exactly the longest values the API accepts.
     const seller = InvoiceIssuer.parse({

@@ -74,7 +74,7 @@ export const billingRoutes = define({
     scope: 'billing:read',
     summary: 'The invoice as a PDF document',
     description:
-      'An A4 PDF (`Content-Disposition: attachment; filename="INV-2026-000001.pdf"`): the seller (platform settings), the buyer (your billing profile, else your e-mail address), the number, issue and payment dates, currency, each line with what it charged and credited, the totals, the status and any refunded or disputed amount. Built when asked, so it shows the invoice and the profile as they are now. Characters the PDF\'s standard fonts cannot draw (outside Windows-1252, e.g. CJK) print as `?`; the JSON invoice keeps them.',
+      'An A4 PDF (`Content-Disposition: attachment; filename="INV-2026-000001.pdf"`): the seller (platform settings), the buyer (your billing profile, else your e-mail address), the number, issue and payment dates, currency, each line with what it charged and credited, the totals, the status and any refunded or disputed amount. Built when asked, so it shows the invoice and the profile as they are now. Names and addresses in Latin, Greek and Cyrillic print as written (an embedded DejaVu Sans subset); a character the font lacks (e.g. CJK, emoji) prints as its base letter or `?`; the JSON invoice keeps it.',
     params: IdParam,
     raw: true,
     mediaType: 'application/pdf',
