@@ -15,6 +15,7 @@ import { openApiDocument } from '../../shared/openapi/document.ts';
 import { STRIPE_EVENT_TYPES } from '../../shared/payments/stripe-events.ts';
 import { syncWebhookEndpoint } from '../../shared/payments/webhook-endpoint.ts';
 import { ASSETS_DIR, DOCUMENT_FILE, SWAGGER_UI_FILES } from '../../shared/openapi/bundle-files.ts';
+import { FONTS_DIR, INVOICE_FONT_FILES } from '../../shared/invoices/fonts.ts';
 import { bundlesOfThisRun, withBuildLock } from '../helpers/build-lock.ts';
 import { startFakeSecretsManager, type FakeSecretsManager } from '../helpers/fake-secrets-manager.ts';
 import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
@@ -29,6 +30,7 @@ import {
   startAwsRecorder,
   startLambda,
 } from '../helpers/lambda-bundle.ts';
+import { pdfText } from '../helpers/pdf-text.ts';
 import { signedStripeEvent } from '../helpers/stripe-events.ts';
 import { functionsOf, removeSyntheses, synthesize, type Synth, TEST_ACCOUNT, TEST_REGION } from '../helpers/synth.ts';
 
@@ -214,6 +216,8 @@ describe('each function bundle, loaded as Lambda loads it', () => {
     expect(nodeModulesAbove(root)).toEqual([]);
     expect(JSON.parse(readFileSync(join(root, 'public', DOCUMENT_FILE), 'utf8')).openapi).toBe('3.1.0');
     for (const file of SWAGGER_UI_FILES) expect(readFileSync(join(root, 'public', ASSETS_DIR, file)).length).toBeGreaterThan(1000);
+    for (const file of Object.values(INVOICE_FONT_FILES))
+      expect(readFileSync(join(root, 'billing', FONTS_DIR, file)).length).toBeGreaterThan(100_000);
   });
 
   it('public: health, the prebuilt OpenAPI document, /docs and its assets, 404 for an unknown path', async () => {
@@ -379,6 +383,21 @@ describe('each function bundle, loaded as Lambda loads it', () => {
     expect(refund.statusCode, refund.body).toBe(200);
     expect(stripeFake.refunds).toEqual([expect.objectContaining({ amount: 500, payment_intent: session.payment_intent })]);
     expect(json(refund)).toMatchObject({ refundId: stripeFake.refunds[0]!.id, amountCents: 500, invoice: { id: invoiceId } });
+  });
+
+  it('billing, account: an invoice PDF prints Polish, Greek and Cyrillic names exactly, its font read from the asset folder', async () => {
+    const { invoiceId, session } = await paidCheckout(1000);
+    expect((await deliverStripeEvent('checkout.session.completed', session)).statusCode).toBe(200);
+    const profile = await call('account', 'PUT', '/v1/account/billing-profile', {
+      token: customerKey,
+      body: { name: 'Zoë Łukasiewicz, Łódź', company: 'Σωκράτης', address: { line1: 'Дмитрий', country: 'PL' } },
+    });
+    expect(profile.statusCode, profile.body).toBe(200);
+    const pdf = await call('billing', 'GET', `/v1/invoices/${invoiceId}/pdf`, { token: customerKey });
+    expect(pdf.statusCode, pdf.body.slice(-2000)).toBe(200);
+    expect(pdf.isBase64Encoded).toBe(true);
+    const { lines } = await pdfText(Buffer.from(pdf.body, 'base64'));
+    for (const line of ['Σωκράτης', 'Zoë Łukasiewicz, Łódź', 'Дмитрий', 'Poland']) expect(lines).toContain(line);
   });
 
   it('billing pass: the scheduler queues the shards, the worker charges them, the repairs run', async () => {
