@@ -20,6 +20,7 @@ import { KEY_SENTINEL, leadingKeyPatterns, PARTITIONS, TABLE_ACCESS, type TableA
 import { keys } from '../../shared/db/keys.ts';
 import { createTableInput, TABLE } from '../../shared/db/table.ts';
 import { readConfig } from '../../shared/config/env.ts';
+import { FONTS_DIR, INVOICE_FONT_FILES } from '../../shared/invoices/fonts.ts';
 import { AUTHORIZER_CACHE_SECONDS, cursorSigningGroups, isAdminRoutePath } from '../../infra/stacks/api-stack.ts';
 import { BATCH_READ_ACTIONS, READ_ACTIONS, WRITE_ACTIONS } from '../../infra/constructs/app-function.ts';
 import { logger } from '../../shared/observability/logger.ts';
@@ -916,6 +917,28 @@ describe('bundles', () => {
       const assets = existsSync(join(b.dir, 'assets')) ? readdirSync(join(b.dir, 'assets')).sort() : [];
       expect(assets, b.group).toEqual(b.group === 'public' ? ['swagger-ui-bundle.js', 'swagger-ui.css'] : []);
     }
+  });
+
+  it('ship the invoice PDF fonts where a bundle renders PDFs, and load fontkit only with the first PDF', () => {
+    const renders: string[] = [];
+    for (const b of bundles) {
+      const meta = JSON.parse(readFileSync(join(ROOT, 'dist', 'meta', `${b.group}.json`), 'utf8')) as Metafile;
+      const fonts = existsSync(join(b.dir, FONTS_DIR)) ? readdirSync(join(b.dir, FONTS_DIR)).sort() : [];
+      const holdsLoader = 'shared/invoices/fonts.ts' in meta.inputs;
+      expect(fonts, b.group).toEqual(holdsLoader ? [...Object.values(INVOICE_FONT_FILES), 'LICENSE'].sort() : []);
+      if (holdsLoader) renders.push(b.group);
+      // fontkit is a package apart: imported by name, dynamically, never part of a chunk.
+      const fontkit = Object.values(meta.outputs).flatMap((o) => o.imports.filter((i) => i.path === '#lazy/pdf-lib-fontkit'));
+      expect(
+        fontkit.map((i) => i.kind),
+        b.group,
+      ).toEqual(holdsLoader ? ['dynamic-import'] : []);
+      expect(
+        Object.keys(meta.inputs).filter((input) => input.includes('node_modules/@pdf-lib/fontkit/')),
+        b.group,
+      ).toEqual([]);
+    }
+    expect(renders).toContain('billing');
   });
 
   it('load as ES modules in a plain Node process and export their entry points', () => {
