@@ -11,7 +11,7 @@ import { type InvoiceDocument, renderInvoicePdf } from './pdf.ts';
  */
 export async function invoicePdf(accountId: string, invoiceId: string): Promise<{ filename: string; bytes: Uint8Array }> {
   const item = await getInvoiceItem(accountId, invoiceId);
-  const { parties } = await partiesOf(item);
+  const parties = await partiesOf(item);
   const invoice = toInvoiceView(item);
   const document: InvoiceDocument = { invoice, seller: parties.seller, buyer: parties.buyer };
   return { filename: `${invoice.number}.pdf`, bytes: await renderInvoicePdf(document) };

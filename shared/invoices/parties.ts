@@ -67,7 +67,7 @@ export async function currentParties(accountId: string): Promise<Omit<InvoicePar
 }
 
 /** The parties a document prints: the copy of a paid invoice, else (open, void, paid before copies were kept) the live ones. */
-export async function partiesOf(item: InvoiceItem): Promise<{ parties: Omit<InvoiceParties, 'copiedAt'>; frozen: boolean }> {
-  if (item.parties && item.status !== 'open' && item.status !== 'void') return { parties: item.parties, frozen: true };
-  return { parties: await currentParties(item.accountId), frozen: false };
+export async function partiesOf(item: InvoiceItem): Promise<Omit<InvoiceParties, 'copiedAt'>> {
+  if (item.parties && item.status !== 'open' && item.status !== 'void') return item.parties;
+  return currentParties(item.accountId);
 }
