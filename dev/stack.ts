@@ -6,7 +6,9 @@ import { createApiKey } from '../shared/api-keys/index.ts';
 import { hashApiKey } from '../shared/auth/api-key-format.ts';
 import { accessPatterns } from '../shared/db/access-patterns.ts';
 import { scopesOfAccount } from '../shared/api/scopes.ts';
-import { clearSettingsCache } from '../shared/settings/index.ts';
+import { clearSettingsCache, DEFAULT_SETTINGS, getSettings } from '../shared/settings/index.ts';
+import { updateSettings } from '../shared/settings/update.ts';
+import { EXAMPLE_SELLER } from '../shared/invoices/parties.ts';
 import { ensureTable, startDynamoLocal, type LocalDynamo } from './dynamodb.ts';
 import { createLocalApi, listen, loadGroupHandlers, type Preroute } from './local-api.ts';
 import { keepLocalIdpKeyIn, LOCAL_AUDIENCE, localIssuer as localIssuerUrl } from './local-idp.ts';
@@ -133,6 +135,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   const adminEmail = adminEmails[0]!;
   const adminApiKey = await seedAdminKey(adminEmail, options.localAdminApiKey);
+  await seedExampleSeller();
   // The dashboard's origin is the API's: Wings must accept it on the console websocket.
   const panel = options.panel ? await startAndRegisterPanel({ allowedOrigins: webDir ? [baseUrl] : [], ...options.panel }) : undefined;
   const schedule = options.billingSchedule ? scheduleBilling() : undefined;
@@ -158,6 +161,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       await dynamo?.stop();
     },
   };
+}
+
+/**
+ * A fictional seller while none is set, so top-ups work locally (checkout refuses to open an invoice
+ * without one) and every local invoice says plainly that its seller is made up. Seller details an
+ * admin saved are kept; cleared ones come back at the next start.
+ */
+async function seedExampleSeller(): Promise<void> {
+  const { invoiceIssuer } = await getSettings(true);
+  if (JSON.stringify(invoiceIssuer) !== JSON.stringify(DEFAULT_SETTINGS.invoiceIssuer)) return;
+  await updateSettings({ invoiceIssuer: EXAMPLE_SELLER }, 'local-stack');
 }
 
 /** The first admin's account (as if it had signed in) and an API key for it. */

@@ -1,6 +1,7 @@
 /**
  * The time the rate limit (shared/http/rate-limit.ts) and the panel call budget
- * (shared/instances/call-budget.ts) count their one-minute windows by. Production reads the system
+ * (shared/instances/call-budget.ts) count their one-minute windows by, and the date a payment is
+ * booked on (an invoice's tax point, shared/payments/credit.ts). Production reads the system
  * clock; the local stack in tests sets its own (tests/helpers/stack.ts), so a test moves to a fresh
  * minute instead of sleeping until one begins.
  */

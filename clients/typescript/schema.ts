@@ -894,7 +894,7 @@ export interface paths {
     put?: never;
     /**
      * Start a top-up: opens an invoice and a hosted payment page
-     * @description Redirect the customer to `url`. Only the payment provider's webhook credits the balance (amount plus the bonus), exactly once.
+     * @description Redirect the customer to `url`. Only the payment provider's webhook credits the balance (amount plus the bonus), exactly once. Refused with 503 `payments_unavailable` (`details.reason: invoice_issuer_missing`; no invoice number taken, nothing charged) while the platform's seller details (setting `invoiceIssuer`: legal name and address) are not set.
      */
     post: operations['checkout'];
     delete?: never;
@@ -946,7 +946,7 @@ export interface paths {
     };
     /**
      * The invoice as a PDF document
-     * @description An A4 PDF (`Content-Disposition: attachment; filename="INV-2026-000001.pdf"`): the seller (platform settings), the buyer (your billing profile, else your e-mail address), the number, issue and payment dates, currency, each line with what it charged and credited, the totals, the status and any refunded or disputed amount. Built when asked, so it shows the invoice and the profile as they are now. Names and addresses in Latin, Greek and Cyrillic print as written (an embedded DejaVu Sans subset); a character the font lacks (e.g. CJK, emoji) prints as its base letter or `?`; the JSON invoice keeps it.
+     * @description An A4 PDF (`Content-Disposition: attachment; filename="INV-2026-000001.pdf"`): the seller (platform settings), the buyer (your billing profile, else your e-mail address), the number, the invoice date (the payment date, its tax point) and when the checkout opened, currency, each line with what it charged and credited, the totals, the status and any refunded or disputed amount. A paid invoice (refunded or disputed since too) prints the seller and the buyer as they were when the payment was booked, so later changes to your billing profile or the seller never alter it (invoices paid before these copies were kept print them as they are now). An open invoice says it is not yet paid and not a tax invoice; a void one that it was cancelled and nothing was charged. Names and addresses in Latin, Greek and Cyrillic print as written (an embedded DejaVu Sans subset); a character the font lacks (e.g. CJK, emoji) prints as its base letter or `?`; the JSON invoice keeps it.
      */
     get: operations['getInvoicePdf'];
     put?: never;
@@ -1162,8 +1162,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * The deployment's outside connections: the Stripe webhook endpoint and the events it misses
-     * @description Reads this API's Stripe webhook endpoint from Stripe (kept for a minute) and reports the events of the service's list it is not subscribed to (`missingEvents`): such events are not delivered, only booked by the five-minute reconciliation run. A Stripe that does not answer is `status: unreachable`, not an error.
+     * The deployment's outside connections and set-up: the Stripe webhook endpoint, the events it misses, the invoice seller
+     * @description Reads this API's Stripe webhook endpoint from Stripe (kept for a minute) and reports the events of the service's list it is not subscribed to (`missingEvents`): such events are not delivered, only booked by the five-minute reconciliation run. A Stripe that does not answer is `status: unreachable`, not an error. `invoiceIssuer` warns while the seller printed on invoices (setting `invoiceIssuer`) lacks its legal name or address: until then top-ups are refused.
      */
     get: operations['adminHealth'];
     put?: never;
@@ -2252,6 +2252,11 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       paidAt: string | null;
+      /**
+       * Format: date-time
+       * @description The invoice's date and tax point: when its payment was booked (equal to paidAt), for a paid invoice and one refunded or disputed since. null while open (not yet a tax invoice) or void (cancelled, nothing charged). createdAt stays when the checkout opened and the number was taken.
+       */
+      issuedAt: string | null;
       /** Format: date-time */
       voidedAt: string | null;
       /**
@@ -2366,6 +2371,11 @@ export interface components {
         createdAt: string;
         /** Format: date-time */
         paidAt: string | null;
+        /**
+         * Format: date-time
+         * @description The invoice's date and tax point: when its payment was booked (equal to paidAt), for a paid invoice and one refunded or disputed since. null while open (not yet a tax invoice) or void (cancelled, nothing charged). createdAt stays when the checkout opened and the number was taken.
+         */
+        issuedAt: string | null;
         /** Format: date-time */
         voidedAt: string | null;
         /**
@@ -3433,6 +3443,11 @@ export interface components {
         createdAt: string;
         /** Format: date-time */
         paidAt: string | null;
+        /**
+         * Format: date-time
+         * @description The invoice's date and tax point: when its payment was booked (equal to paidAt), for a paid invoice and one refunded or disputed since. null while open (not yet a tax invoice) or void (cancelled, nothing charged). createdAt stays when the checkout opened and the number was taken.
+         */
+        issuedAt: string | null;
         /** Format: date-time */
         voidedAt: string | null;
         /**
@@ -5064,6 +5079,7 @@ export interface components {
     };
     AdminHealth: {
       stripeWebhook: components['schemas']['StripeWebhookHealth'];
+      invoiceIssuer: components['schemas']['InvoiceIssuerHealth'];
     };
     StripeWebhookHealth: {
       /**
@@ -5086,6 +5102,15 @@ export interface components {
        * @description When Stripe was asked (answers are kept for a minute).
        */
       checkedAt: string;
+    };
+    InvoiceIssuerHealth: {
+      /**
+       * @description `ok`: the seller's legal name and address are set. `missing`: some are not (`missingFields`): checkouts are refused (503 `payments_unavailable`) and auto top-ups wait, so no invoice goes out without a seller. `example`: the local stack's fictional seller; set the real one before charging anyone.
+       * @enum {string}
+       */
+      status: 'ok' | 'missing' | 'example';
+      /** @description The settings to set, e.g. `invoiceIssuer.legalName`. */
+      missingFields: string[];
     };
     InstanceList: {
       data: components['schemas']['Instance'][];
@@ -20346,6 +20371,7 @@ export interface operations {
            *           "creditedCents": 2500,
            *           "createdAt": "2026-11-26T10:00:00.000Z",
            *           "paidAt": "2026-11-26T10:00:00.000Z",
+           *           "issuedAt": "2026-11-26T10:00:00.000Z",
            *           "voidedAt": null,
            *           "refundedCents": 0,
            *           "disputedCents": 0,
@@ -20526,6 +20552,7 @@ export interface operations {
            *       "creditedCents": 2500,
            *       "createdAt": "2026-11-26T10:00:00.000Z",
            *       "paidAt": "2026-11-26T10:00:00.000Z",
+           *       "issuedAt": "2026-11-26T10:00:00.000Z",
            *       "voidedAt": null,
            *       "refundedCents": 0,
            *       "disputedCents": 0,
@@ -22200,6 +22227,7 @@ export interface operations {
            *         "creditedCents": 2500,
            *         "createdAt": "2026-11-26T10:00:00.000Z",
            *         "paidAt": "2026-11-26T10:00:00.000Z",
+           *         "issuedAt": "2026-11-26T10:00:00.000Z",
            *         "voidedAt": null,
            *         "refundedCents": 0,
            *         "disputedCents": 0,
@@ -23455,7 +23483,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The deployment's outside connections: the Stripe webhook endpoint and the events it misses */
+      /** @description The deployment's outside connections and set-up: the Stripe webhook endpoint, the events it misses, the invoice seller */
       200: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -23481,6 +23509,12 @@ export interface operations {
            *           "example missingEvent"
            *         ],
            *         "checkedAt": "2026-11-26T10:00:00.000Z"
+           *       },
+           *       "invoiceIssuer": {
+           *         "status": "ok",
+           *         "missingFields": [
+           *           "example missingField"
+           *         ]
            *       }
            *     }
            */

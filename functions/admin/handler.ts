@@ -17,6 +17,7 @@ import { updateSettings } from '../../shared/settings/update.ts';
 import { refundInvoice } from '../../shared/payments/refunds.ts';
 import { stripeWebhookHealth } from '../../shared/payments/webhook-endpoint.ts';
 import { paymentRoutes } from '../../shared/api/routes/payments.ts';
+import { sellerStatus } from '../../shared/invoices/parties.ts';
 
 /** Admin group: everything under /v1/admin (admin accounts with the `admin` scope only). */
 export const handler = createGroupHandler('admin', adminRoutes, {
@@ -104,6 +105,7 @@ export const handler = createGroupHandler('admin', adminRoutes, {
 
   adminHealth: async ({ baseUrl }) => ({
     stripeWebhook: await stripeWebhookHealth(`${baseUrl}${paymentRoutes.stripeWebhook.path}`),
+    invoiceIssuer: sellerStatus((await getSettings()).invoiceIssuer),
   }),
 
   adminListServers: async ({ principal, query }) => listAllServers({ ...query, boundTo: `admin-servers:${principal.accountId}` }),

@@ -288,6 +288,21 @@ export interface InvoiceItem extends Stored {
   paymentIntentId?: string | null;
   createdAt: string;
   paidAt?: string;
+  /**
+   * The seller and the buyer as they were when the payment was booked (shared/invoices/parties.ts):
+   * the paid invoice's document prints these. Absent on invoices paid before copies were kept.
+   */
+  parties?: {
+    seller: {
+      legalName: string | null;
+      address: Record<'line1' | 'line2' | 'postalCode' | 'city' | 'region' | 'country', string | null>;
+      taxId: string | null;
+      email: string | null;
+      footer: string | null;
+    };
+    buyer: BillingProfileItem['profile'] & { email: string | null };
+    copiedAt: string;
+  };
   voidedAt?: string;
   voidReason?: string;
   /** Refunds and disputes of the paid invoice (shared/payments/refunds.ts); `reversalRev` is their optimistic lock. */

@@ -1,25 +1,18 @@
-import { accessPatterns } from '../db/access-patterns.ts';
-import { getBillingProfile } from '../accounts/billing-profile.ts';
-import { getSettings } from '../settings/index.ts';
-import { getInvoice } from './index.ts';
+import { getInvoiceItem, toInvoiceView } from './index.ts';
+import { partiesOf } from './parties.ts';
 import { type InvoiceDocument, renderInvoicePdf } from './pdf.ts';
 
 /**
- * GET /v1/invoices/:id/pdf: the caller's invoice (another account's is 404 like an unknown id),
- * with the seller (platform setting `invoiceIssuer`) and the buyer (the billing profile, and the
- * account's e-mail address) as they are now.
+ * GET /v1/invoices/:id/pdf: the caller's invoice (another account's is 404 like an unknown id).
+ * A paid invoice (refunded or disputed since too) prints the seller and the buyer it copied when
+ * its payment was booked, so a later billing-profile or seller change never alters it. An open or
+ * void invoice, and one paid before copies were kept, prints them as they are now: the seller
+ * (platform setting `invoiceIssuer`) and the buyer (the billing profile, and the account's e-mail).
  */
 export async function invoicePdf(accountId: string, invoiceId: string): Promise<{ filename: string; bytes: Uint8Array }> {
-  const invoice = await getInvoice(accountId, invoiceId);
-  const [profile, account, settings] = await Promise.all([
-    getBillingProfile(accountId),
-    accessPatterns.accountById(accountId),
-    getSettings(),
-  ]);
-  const document: InvoiceDocument = {
-    invoice,
-    seller: settings.invoiceIssuer,
-    buyer: { ...profile, email: account?.email ?? null },
-  };
+  const item = await getInvoiceItem(accountId, invoiceId);
+  const parties = await partiesOf(item);
+  const invoice = toInvoiceView(item);
+  const document: InvoiceDocument = { invoice, seller: parties.seller, buyer: parties.buyer };
   return { filename: `${invoice.number}.pdf`, bytes: await renderInvoicePdf(document) };
 }

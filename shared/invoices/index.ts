@@ -92,6 +92,8 @@ export function toInvoiceView(item: InvoiceItem): InvoiceView {
     creditedCents: sum(lineItems.map((line) => line.creditedCents)),
     createdAt: item.createdAt,
     paidAt: item.paidAt ?? null,
+    // The invoice's date is its tax point: the payment's. An open or void invoice was never issued.
+    issuedAt: paid ? (item.paidAt ?? null) : null,
     voidedAt: item.voidedAt ?? null,
     ...heldBack(item, reversalOf(item)),
     bonusReversedCents: item.bonusReversedCents ?? 0,
@@ -181,13 +183,18 @@ export async function findInvoiceItem(invoiceId: string): Promise<InvoiceItem | 
   return accessPatterns.invoiceOfAccount(pointer.accountId, pointer.number);
 }
 
-/** The caller's invoice; another account's invoice is 404 exactly like an unknown id. */
-export async function getInvoice(accountId: string, invoiceId: string): Promise<InvoiceView> {
+/** The caller's invoice item; another account's invoice is 404 exactly like an unknown id. */
+export async function getInvoiceItem(accountId: string, invoiceId: string): Promise<InvoiceItem> {
   const pointer = await accessPatterns.invoicePointer(invoiceId);
   if (!pointer || pointer.accountId !== accountId) throw notFound('Invoice');
   const item = await accessPatterns.invoiceOfAccount(accountId, pointer.number);
   if (!item) throw notFound('Invoice');
-  return toInvoiceView(item);
+  return item;
+}
+
+/** The caller's invoice; another account's invoice is 404 exactly like an unknown id. */
+export async function getInvoice(accountId: string, invoiceId: string): Promise<InvoiceView> {
+  return toInvoiceView(await getInvoiceItem(accountId, invoiceId));
 }
 
 export async function listInvoices(accountId: string, page: PageRequest): Promise<Page<InvoiceView>> {
@@ -249,6 +256,8 @@ export interface Payment {
   /** The Checkout Session; null for an auto top-up (a PaymentIntent without a session). */
   sessionId: string | null;
   paymentIntentId: string | null;
+  /** The seller and the buyer as read just before booking (shared/invoices/parties.ts): the paid invoice keeps them. */
+  parties: NonNullable<InvoiceItem['parties']>;
 }
 
 /** Every line of a paid invoice: the top-up charged and credited, and the bonus credited on top when there is one. */
@@ -268,6 +277,7 @@ export function invoicePaidEvent(item: InvoiceItem, payment: Payment): NamedWrit
     ...unvoided,
     status: 'paid',
     paidAt: payment.paidAt,
+    parties: payment.parties,
     lineItems: paidLines(item, payment.bonusCents),
     sessionId: payment.sessionId ?? undefined,
     paymentIntentId: payment.paymentIntentId,
@@ -278,7 +288,8 @@ export function invoicePaidEvent(item: InvoiceItem, payment: Payment): NamedWrit
 /**
  * The invoice's move to paid, as a write for the transaction that credits the payment (the ledger
  * appends it): paid is final, so a second delivery fails its condition and credits nothing.
- * A void invoice still turns paid, because the money did arrive.
+ * A void invoice still turns paid, because the money did arrive. The seller and the buyer are
+ * copied in the same write: the issued document is printed from that copy from then on.
  */
 export function invoicePaidWrite(
   accountId: string,
@@ -291,7 +302,7 @@ export function invoicePaidWrite(
     Update: {
       Key: keys.invoice(accountId, invoice.number),
       UpdateExpression:
-        'SET #status = :paid, paidAt = :at, lineItems = :lines, creditedCents = :credited, sessionId = :session, paymentIntentId = :pi REMOVE voidedAt, voidReason',
+        'SET #status = :paid, paidAt = :at, lineItems = :lines, creditedCents = :credited, sessionId = :session, paymentIntentId = :pi, parties = :parties REMOVE voidedAt, voidReason',
       ConditionExpression: '#status <> :paid',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
@@ -302,6 +313,7 @@ export function invoicePaidWrite(
         ':credited': sum(lines.map((line) => line.amountCents)),
         ':session': payment.sessionId,
         ':pi': payment.paymentIntentId,
+        ':parties': payment.parties,
       },
     },
   };

@@ -25,7 +25,7 @@ type Address = InvoiceDocument['seller']['address'];
 const STATUS_LABEL: Record<InvoiceView['status'], string> = {
   open: 'Open (not paid)',
   paid: 'Paid',
-  void: 'Void (not paid)',
+  void: 'Void (cancelled)',
   refunded: 'Refunded',
   partially_refunded: 'Partially refunded',
   disputed: 'Disputed',
@@ -40,6 +40,19 @@ export function formatCents(cents: number): string {
 
 /** The calendar day (UTC) of a stored timestamp. */
 const day = (iso: string): string => iso.slice(0, 10);
+
+/**
+ * What an invoice that is not a paid one says of itself, under its heading: an open one is not yet
+ * a tax invoice, a void one keeps its number in the series but charged nothing.
+ */
+function standing(invoice: InvoiceView): string | null {
+  if (invoice.status === 'open') return 'Not yet paid. This is not a tax invoice: it becomes one, dated the day of payment, once paid.';
+  if (invoice.status === 'void') {
+    const on = invoice.voidedAt ? ` on ${day(invoice.voidedAt)}` : '';
+    return `Cancelled${on}: this invoice was never paid and nothing was charged. Its number stays in the series.`;
+  }
+  return null;
+}
 
 function countryName(code: string): string {
   try {
@@ -192,13 +205,19 @@ export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocume
 
   pdf.setTitle(`Invoice ${invoice.number}`);
   if (seller.legalName) pdf.setAuthor(w.safe(seller.legalName));
-  pdf.setCreationDate(new Date(invoice.createdAt));
+  // Both dates fixed, so the same invoice renders the same document whenever it is asked for.
+  const documentDate = new Date(invoice.issuedAt ?? invoice.createdAt);
+  pdf.setCreationDate(documentDate);
+  pdf.setModificationDate(documentDate);
+  const isVoid = invoice.status === 'void';
 
   // Heading: the word, the number, the status.
   page.drawText('Invoice', { x: left, y: w.y - 14, size: 22, font: w.bold, color: w.ink });
   w.right(invoice.number, right, w.y - 6, 12, w.bold);
   w.right(STATUS_LABEL[invoice.status], right, w.y - 22, 10, w.bold);
   w.y -= 56;
+  const notice = standing(invoice);
+  if (notice) w.y = w.block([notice], left, right - left, { boldFirst: true }) - 12;
 
   // Seller and buyer side by side; the buyer falls back to the account's e-mail address.
   w.label('From', left);
@@ -220,8 +239,10 @@ export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocume
   const facts: [string, string][] = [
     ['Invoice number', invoice.number],
     ['Status', STATUS_LABEL[invoice.status]],
-    ['Issue date', day(invoice.createdAt)],
   ];
+  // A paid invoice is dated by its payment (the tax point); its number was taken when the checkout opened.
+  if (invoice.issuedAt) facts.push(['Invoice date', day(invoice.issuedAt)]);
+  facts.push(['Checkout opened', day(invoice.createdAt)]);
   if (invoice.paidAt) facts.push(['Paid date', day(invoice.paidAt)]);
   if (invoice.voidedAt) facts.push(['Voided date', day(invoice.voidedAt)]);
   facts.push(['Currency', currency]);
@@ -242,7 +263,7 @@ export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocume
   w.y -= 14;
   for (const line of invoice.lineItems) {
     const below = w.block([line.description], left, chargedRight - left - 100);
-    w.right(money(line.chargedCents), chargedRight, w.y);
+    w.right(money(isVoid ? 0 : line.chargedCents), chargedRight, w.y);
     w.right(money(line.creditedCents), right, w.y);
     w.y = below - 4;
   }
@@ -250,11 +271,14 @@ export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocume
   w.y -= 8;
 
   // Totals, then what refunds and disputes took back.
-  const totals: [string, number][] = [
-    ['Total charged', invoice.totalCents],
-    ['Total credited to the balance', invoice.creditedCents],
-    ['Amount paid', invoice.paidCents],
-  ];
+  // A void invoice charged nothing (its lines say what the checkout was for); an open one is still due.
+  const totals: [string, number][] = isVoid
+    ? [['Total charged', 0]]
+    : [
+        [invoice.status === 'open' ? 'Total due' : 'Total charged', invoice.totalCents],
+        ['Total credited to the balance', invoice.creditedCents],
+        ['Amount paid', invoice.paidCents],
+      ];
   if (invoice.refundedCents > 0) totals.push(['Refunded', invoice.refundedCents]);
   if (invoice.disputedCents > 0) totals.push(['Disputed', invoice.disputedCents]);
   if (invoice.refundedCents > 0 || invoice.disputedCents > 0)

@@ -9,6 +9,7 @@ import { isConditionFailed, type NamedWrite, transact, writeIfFirst } from '../d
 import { ApiError, notFound } from '../errors.ts';
 import type { AutoTopUp, AutoTopUpRule, PaymentMethod, PaymentMethodSetupRequest, WebhookOutcome } from '../api/schemas.ts';
 import { attachSession, findInvoiceItem, type InvoiceView, openInvoice, toInvoiceView, voidInvoice, wasPaid } from '../invoices/index.ts';
+import { missingSellerFields } from '../invoices/parties.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import { getSettings } from '../settings/index.ts';
 import { profileOf } from '../settings/limits.ts';
@@ -394,7 +395,7 @@ const clearMark = (accountId: string, dueAt: string): NamedWrite => ({
   },
 });
 
-export type AttemptOutcome = 'attempted' | 'resolved' | 'not_due' | 'daily_limit' | 'in_flight' | 'taken';
+export type AttemptOutcome = 'attempted' | 'resolved' | 'not_due' | 'daily_limit' | 'in_flight' | 'taken' | 'no_seller';
 
 /** Stripe keeps an Idempotency-Key's answer at least this long: sending the same request again is safe within it. */
 const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60_000;
@@ -404,6 +405,7 @@ const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60_000;
  * mark read) and the rule records the attempt (conditional on no attempt in flight and the day's
  * count as read), so two loops, or a loop and a retry, make one attempt, and never more than
  * maxPerDay a day. Then the invoice, then the PaymentIntent under the attempt's idempotency key.
+ * While the seller details are not set nothing is claimed (`no_seller`) and the mark stays.
  * An attempt in flight past STALE_ATTEMPT_MS is resolved by reading Stripe (resolveStaleAttempt).
  */
 export async function attemptAutoTopUp(accountId: string, at = new Date()): Promise<AttemptOutcome> {
@@ -427,6 +429,12 @@ export async function attemptAutoTopUp(accountId: string, at = new Date()): Prom
     return drop('not_due');
   }
   if (rule.inFlightInvoiceId && !stale) return drop('in_flight');
+  // No invoice without a seller: nothing is charged and no number taken; the mark stays, so the
+  // top-up happens once an admin sets the seller (shared/invoices/parties.ts).
+  if (missingSellerFields((await getSettings()).invoiceIssuer).length) {
+    logger.warn('auto top-up waits: the seller details (setting invoiceIssuer) are not set', { accountId });
+    return 'no_seller';
+  }
   const countToday = rule.day === day ? (rule.dayCount ?? 0) : 0;
   if (countToday >= rule.maxPerDay) return drop('daily_limit');
   const n = countToday + 1;

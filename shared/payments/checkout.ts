@@ -6,6 +6,7 @@ import { ApiError } from '../errors.ts';
 import { attachSession, findInvoiceItem, openInvoice, toInvoiceView, voidInvoice, wasPaid } from '../invoices/index.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import { getSettings } from '../settings/index.ts';
+import { requireSeller } from '../invoices/parties.ts';
 import type { CheckoutSession } from './checkout-event.ts';
 import { creditInvoice, paymentActivity } from './credit.ts';
 import { paymentsConfig, returnUrls, stripe } from './stripe-client.ts';
@@ -43,6 +44,8 @@ export async function startCheckout(
       issues: [{ field: 'body.amountCents', message: `must be between ${settings.minimumTopUpCents} and ${settings.maximumTopUpCents}` }],
     });
   }
+  // Before the number is taken: an invoice never goes out without a seller.
+  await requireSeller();
   const invoice = await openInvoice({
     accountId: principal.accountId,
     amountCents: input.amountCents,

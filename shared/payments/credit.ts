@@ -2,6 +2,8 @@ import type { WebhookOutcome } from '../api/schemas.ts';
 import { recordSystemActivity } from '../audit/index.ts';
 import type { InvoiceItem } from '../db/items.ts';
 import { type InvoiceView, invoicePaidEvent, invoicePaidWrite, paymentIntentPointer, toInvoiceView } from '../invoices/index.ts';
+import { currentParties, missingSellerFields } from '../invoices/parties.ts';
+import { currentTime } from '../clock.ts';
 import { appendLedger } from '../ledger/index.ts';
 import { logger } from '../observability/logger.ts';
 import { unsuspendAfterCredit } from '../servers/suspension.ts';
@@ -32,6 +34,11 @@ export async function creditInvoice(
   const bonus = bonusFor(invoice.amountCents, invoice.bonusPercent);
   const reference = { invoiceId: invoice.id, invoiceNumber: invoice.number };
   const paymentIntent = paid.paymentIntentId;
+  // Read just before booking (they are not money: a profile change racing the payment lands on either side).
+  const parties = await currentParties(accountId);
+  // Checkout refuses to open without a seller; one cleared since cannot stop money that arrived.
+  if (missingSellerFields(parties.seller).length)
+    logger.error('invoice paid while the seller details are not set', { invoiceId: invoice.id });
   const result = await appendLedger(
     accountId,
     [
@@ -54,7 +61,15 @@ export async function creditInvoice(
     ],
     {
       extraItems: () => {
-        const payment = { paidAt: new Date().toISOString(), bonusCents: bonus, sessionId: paid.sessionId, paymentIntentId: paymentIntent };
+        // The payment date is the invoice's date (its tax point).
+        const paidAt = new Date(currentTime()).toISOString();
+        const payment = {
+          paidAt,
+          bonusCents: bonus,
+          sessionId: paid.sessionId,
+          paymentIntentId: paymentIntent,
+          parties: { ...parties, copiedAt: paidAt },
+        };
         // The invoice turns paid and its `invoice.paid` event is recorded with the credit, or neither.
         return [
           invoicePaidWrite(accountId, invoice, payment),

@@ -14,6 +14,8 @@ export interface TestClock {
    * shows, however long the work takes on a busy machine, then runs on from there.
    */
   inFreshMinute<T>(work: () => Promise<T>): Promise<T>;
+  /** Moves the clock `ms` forward (a payment booked a day after its checkout opened); it never moves back. */
+  advance(ms: number): void;
   /** Back to the system clock (the stack's stop). */
   release(): void;
 }
@@ -33,6 +35,11 @@ export function installTestClock(): TestClock {
         offset = frozen - Date.now();
         frozen = undefined;
       }
+    },
+    advance(ms) {
+      if (ms < 0) throw new Error('the test clock never moves back');
+      offset += ms;
+      if (frozen !== undefined) frozen += ms;
     },
     release() {
       setClock(undefined);

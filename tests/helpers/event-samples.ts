@@ -51,6 +51,7 @@ const invoice = (status: EventData<'invoice.paid'>['status']): EventData<'invoic
   creditedCents: 1000,
   createdAt: AT,
   paidAt: AT,
+  issuedAt: AT,
   voidedAt: null,
   refundedCents: 0,
   disputedCents: 0,

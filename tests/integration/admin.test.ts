@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, expectEnvelope, type TestApi } from '../helpers/stack.ts';
 import { DEFAULT_SETTINGS } from '../../shared/settings/index.ts';
+import { EXAMPLE_SELLER } from '../../shared/invoices/parties.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { getRaw, queryPartition, setAttributes } from '../helpers/db.ts';
 
@@ -21,10 +22,10 @@ describe('LOCAL_ADMIN_API_KEY', () => {
 });
 
 describe('platform settings', () => {
-  it('start from the documented defaults', async () => {
+  it('start from the documented defaults, with the fictional seller the local stack seeds', async () => {
     const res = await api.call('GET', '/v1/admin/settings');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual(DEFAULT_SETTINGS);
+    expect(res.body).toEqual({ ...DEFAULT_SETTINGS, invoiceIssuer: EXAMPLE_SELLER });
   });
 
   it('a partial update changes only what it names and is audit-logged with before and after', async () => {

@@ -4,6 +4,7 @@ import { pdfText } from '../helpers/pdf-text.ts';
 import { getRaw } from '../helpers/db.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { clearSettingsCache } from '../../shared/settings/index.ts';
+import { EXAMPLE_SELLER } from '../../shared/invoices/parties.ts';
 import { handler as billingHandler } from '../../functions/billing/handler.ts';
 
 /**
@@ -28,10 +29,11 @@ beforeAll(async () => {
 });
 afterAll(async () => api?.stop());
 
-/** A customer with one paid top-up of `amountCents` (5 % bonus by default). */
-async function paidTopUp(email: string, amountCents = 2000) {
+/** A customer with one paid top-up of `amountCents` (5 % bonus by default); `profile`: the billing profile set before paying. */
+async function paidTopUp(email: string, amountCents = 2000, profile?: unknown) {
   const token = await api.session(email);
   const { id } = (await api.call('GET', '/v1/account', { token })).body;
+  if (profile) expect((await api.call('PUT', '/v1/account/billing-profile', { token, body: profile })).status).toBe(200);
   const checkout = await api.call('POST', '/v1/billing/checkout', { token, body: { amountCents } });
   expect(checkout.status).toBe(201);
   const invoiceId = checkout.body.invoiceId as string;
@@ -79,14 +81,15 @@ const PROFILE = {
 };
 
 describe('GET /v1/invoices/:id/pdf', () => {
-  it('with nothing set prints what is known: the invoice, and the account e-mail as the buyer', async () => {
+  it("without a billing profile prints the account e-mail as the buyer, and the local stack's fictional seller", async () => {
     const c = await paidTopUp('pdf-bare@example.com');
     const invoice = await invoiceOf(c.invoiceId, c.token);
     const { text, lines } = await pdfOf(c.invoiceId, c.token);
     expect(text).toContain(invoice.number);
     expect(text).toContain('pdf-bare@example.com');
     expect(lines).toContain('Status Paid');
-    // No seller details set: the From column is empty, no placeholder or "Tax ID:" with nothing after it.
+    // The seller the local stack seeds says it is made up (dev/stack.ts); fields not set print nothing.
+    expect(text).toContain('Example Hosting Ltd (fictional seller');
     expect(text).not.toContain('Tax ID');
     expect(text).not.toContain('VAT ID');
   });
@@ -96,10 +99,8 @@ describe('GET /v1/invoices/:id/pdf', () => {
     expect(set.status).toBe(200);
     expect(set.body.invoiceIssuer).toEqual(SELLER);
     clearSettingsCache();
-    const c = await paidTopUp('pdf-full@example.com', 2000);
-    const put = await api.call('PUT', '/v1/account/billing-profile', { token: c.token, body: PROFILE });
-    expect(put.status).toBe(200);
-    expect(put.body).toMatchObject(PROFILE);
+    const c = await paidTopUp('pdf-full@example.com', 2000, PROFILE);
+    expect((await api.call('GET', '/v1/account/billing-profile', { token: c.token })).body).toMatchObject(PROFILE);
 
     const invoice = await invoiceOf(c.invoiceId, c.token);
     expect(invoice).toMatchObject({ status: 'paid', totalCents: 2000, creditedCents: 2100 });
@@ -129,7 +130,10 @@ describe('GET /v1/invoices/:id/pdf', () => {
     expect(text.replace(/\n/g, ' ')).toContain(SELLER.footer);
 
     expect(lines).toContain(`Invoice number ${invoice.number}`);
-    expect(lines).toContain(`Issue date ${invoice.createdAt.slice(0, 10)}`);
+    // Dated by the payment (the tax point); the number was taken when the checkout opened.
+    expect(invoice.issuedAt).toBe(invoice.paidAt);
+    expect(lines).toContain(`Invoice date ${invoice.paidAt.slice(0, 10)}`);
+    expect(lines).toContain(`Checkout opened ${invoice.createdAt.slice(0, 10)}`);
     expect(lines).toContain(`Paid date ${invoice.paidAt.slice(0, 10)}`);
     expect(lines).toContain('Currency USD');
     expect(lines).toContain('Status Paid');
@@ -162,24 +166,26 @@ describe('GET /v1/invoices/:id/pdf', () => {
     expect(lines).toContain('Net paid USD 0.00');
   });
 
-  it('prints an open invoice as not paid, without a paid date', async () => {
+  it('prints an open invoice as not paid and not a tax invoice, without an invoice or paid date', async () => {
     const token = await api.session('pdf-open@example.com');
     const checkout = await api.call('POST', '/v1/billing/checkout', { token, body: { amountCents: 1000 } });
+    expect((await invoiceOf(checkout.body.invoiceId, token)).issuedAt).toBeNull();
     const { lines, text } = await pdfOf(checkout.body.invoiceId, token);
     expect(lines).toContain('Status Open (not paid)');
+    expect(text.replace(/\n/g, ' ')).toContain('Not yet paid. This is not a tax invoice');
+    expect(lines).toContain('Total due USD 10.00');
     expect(lines).toContain('Amount paid USD 0.00');
+    expect(text).not.toContain('Total charged');
     expect(text).not.toContain('Paid date');
+    expect(text).not.toContain('Invoice date');
   });
 
   it('prints names in Latin, Greek and Cyrillic as written, a character the font lacks (CJK, emoji) as ?, never a 500', async () => {
-    const c = await paidTopUp('pdf-scripts@example.com', 1000);
-    const profile = {
+    const c = await paidTopUp('pdf-scripts@example.com', 1000, {
       name: 'Zoë Łukasiewicz, Łódź',
       company: 'Σωκράτης & Дмитрий Ørsted',
       address: { line1: '山田太郎 🎮', city: 'Zürich', country: 'CH' },
-    };
-    const put = await api.call('PUT', '/v1/account/billing-profile', { token: c.token, body: profile });
-    expect(put.status).toBe(200);
+    });
     // The stored profile keeps the exact text; only the PDF replaces what its font cannot draw.
     expect((await api.call('GET', '/v1/account/billing-profile', { token: c.token })).body.address.line1).toBe('山田太郎 🎮');
     const { text } = await pdfOf(c.invoiceId, c.token);
@@ -323,19 +329,9 @@ describe('seller details (platform setting invoiceIssuer)', () => {
       expectEnvelope(await api.call('PUT', '/v1/admin/settings', { body: { invoiceIssuer } }), 400, 'validation_failed');
     }
     expect((await api.call('GET', '/v1/admin/settings')).body).toEqual(before);
-    // Back to no seller details, so the order of the tests above does not matter to a re-run.
-    const cleared = await api.call('PUT', '/v1/admin/settings', {
-      body: {
-        invoiceIssuer: {
-          legalName: null,
-          taxId: null,
-          email: null,
-          footer: null,
-          address: { line1: null, line2: null, postalCode: null, city: null, region: null, country: null },
-        },
-      },
-    });
-    expect(cleared.status).toBe(200);
+    // Back to the seller the stack seeded, so the order of the tests above does not matter to a re-run.
+    const restored = await api.call('PUT', '/v1/admin/settings', { body: { invoiceIssuer: EXAMPLE_SELLER } });
+    expect(restored.status).toBe(200);
   });
 
   it('refuse a non-admin', async () => {

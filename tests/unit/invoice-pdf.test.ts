@@ -59,15 +59,16 @@ describe('invoice PDF layout', { timeout: 30_000 }, () => {
     expect(lines).toContain('Credit top-up USD 1,234,567.89 USD 1,234,567.89');
     expect(lines).toContain('Top-up bonus (5 %) USD 0.00 USD 61,728.39');
     expect(lines).toContain('Total credited to the balance USD 1,296,296.28');
-    // Dates are the UTC calendar days of the stored timestamps.
-    expect(lines).toContain('Issue date 2026-03-01');
+    // Dates are the UTC calendar days of the stored timestamps; a paid invoice is dated by its payment.
+    expect(lines).toContain('Invoice date 2026-03-02');
+    expect(lines).toContain('Checkout opened 2026-03-01');
     expect(lines).toContain('Paid date 2026-03-02');
     const labels: [InvoiceItem['status'], string][] = [
       ['paid', 'Paid'],
       ['refunded', 'Refunded'],
       ['partially_refunded', 'Partially refunded'],
       ['disputed', 'Disputed'],
-      ['void', 'Void (not paid)'],
+      ['void', 'Void (cancelled)'],
     ];
     for (const [status, label] of labels) {
       const { lines: l } = await render({ invoice: toInvoiceView(paidItem({ status })) });

@@ -134,9 +134,9 @@ export const adminRoutes = define({
     auth: 'bearer',
     scope: 'admin',
     admin: true,
-    summary: "The deployment's outside connections: the Stripe webhook endpoint and the events it misses",
+    summary: "The deployment's outside connections and set-up: the Stripe webhook endpoint, the events it misses, the invoice seller",
     description:
-      "Reads this API's Stripe webhook endpoint from Stripe (kept for a minute) and reports the events of the service's list it is not subscribed to (`missingEvents`): such events are not delivered, only booked by the five-minute reconciliation run. A Stripe that does not answer is `status: unreachable`, not an error.",
+      "Reads this API's Stripe webhook endpoint from Stripe (kept for a minute) and reports the events of the service's list it is not subscribed to (`missingEvents`): such events are not delivered, only booked by the five-minute reconciliation run. A Stripe that does not answer is `status: unreachable`, not an error. `invoiceIssuer` warns while the seller printed on invoices (setting `invoiceIssuer`) lacks its legal name or address: until then top-ups are refused.",
     response: AdminHealth,
   },
   adminListInstances: {

@@ -35,7 +35,7 @@ export const billingRoutes = define({
     scope: 'billing:write',
     summary: 'Start a top-up: opens an invoice and a hosted payment page',
     description:
-      "Redirect the customer to `url`. Only the payment provider's webhook credits the balance (amount plus the bonus), exactly once.",
+      "Redirect the customer to `url`. Only the payment provider's webhook credits the balance (amount plus the bonus), exactly once. Refused with 503 `payments_unavailable` (`details.reason: invoice_issuer_missing`; no invoice number taken, nothing charged) while the platform's seller details (setting `invoiceIssuer`: legal name and address) are not set.",
     body: CheckoutRequest,
     status: 201,
     response: CheckoutResponse,
@@ -74,7 +74,7 @@ export const billingRoutes = define({
     scope: 'billing:read',
     summary: 'The invoice as a PDF document',
     description:
-      'An A4 PDF (`Content-Disposition: attachment; filename="INV-2026-000001.pdf"`): the seller (platform settings), the buyer (your billing profile, else your e-mail address), the number, issue and payment dates, currency, each line with what it charged and credited, the totals, the status and any refunded or disputed amount. Built when asked, so it shows the invoice and the profile as they are now. Names and addresses in Latin, Greek and Cyrillic print as written (an embedded DejaVu Sans subset); a character the font lacks (e.g. CJK, emoji) prints as its base letter or `?`; the JSON invoice keeps it.',
+      'An A4 PDF (`Content-Disposition: attachment; filename="INV-2026-000001.pdf"`): the seller (platform settings), the buyer (your billing profile, else your e-mail address), the number, the invoice date (the payment date, its tax point) and when the checkout opened, currency, each line with what it charged and credited, the totals, the status and any refunded or disputed amount. A paid invoice (refunded or disputed since too) prints the seller and the buyer as they were when the payment was booked, so later changes to your billing profile or the seller never alter it (invoices paid before these copies were kept print them as they are now). An open invoice says it is not yet paid and not a tax invoice; a void one that it was cancelled and nothing was charged. Names and addresses in Latin, Greek and Cyrillic print as written (an embedded DejaVu Sans subset); a character the font lacks (e.g. CJK, emoji) prints as its base letter or `?`; the JSON invoice keeps it.',
     params: IdParam,
     raw: true,
     mediaType: 'application/pdf',

@@ -111,4 +111,15 @@ export const StripeWebhookHealth = z
   })
   .meta({ id: 'StripeWebhookHealth' });
 
-export const AdminHealth = z.object({ stripeWebhook: StripeWebhookHealth }).meta({ id: 'AdminHealth' });
+/** Whether invoices can name their seller (shared/invoices/parties.ts). */
+export const InvoiceIssuerHealth = z
+  .object({
+    status: z.enum(['ok', 'missing', 'example']).meta({
+      description:
+        "`ok`: the seller's legal name and address are set. `missing`: some are not (`missingFields`): checkouts are refused (503 `payments_unavailable`) and auto top-ups wait, so no invoice goes out without a seller. `example`: the local stack's fictional seller; set the real one before charging anyone.",
+    }),
+    missingFields: z.array(text(64)).max(10).meta({ description: 'The settings to set, e.g. `invoiceIssuer.legalName`.' }),
+  })
+  .meta({ id: 'InvoiceIssuerHealth' });
+
+export const AdminHealth = z.object({ stripeWebhook: StripeWebhookHealth, invoiceIssuer: InvoiceIssuerHealth }).meta({ id: 'AdminHealth' });

@@ -99,6 +99,10 @@ export const Invoice = z
     creditedCents: Cents.meta({ description: "The sum of the lines' creditedCents: top-up plus bonus (0 until paid)." }),
     createdAt: Timestamp,
     paidAt: Timestamp.nullable(),
+    issuedAt: Timestamp.nullable().meta({
+      description:
+        "The invoice's date and tax point: when its payment was booked (equal to paidAt), for a paid invoice and one refunded or disputed since. null while open (not yet a tax invoice) or void (cancelled, nothing charged). createdAt stays when the checkout opened and the number was taken.",
+    }),
     voidedAt: Timestamp.nullable(),
     refundedCents: Cents.meta({
       description: 'What was refunded to the card so far (partial refunds add up; a refund that failed is not counted).',

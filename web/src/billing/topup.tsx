@@ -46,6 +46,12 @@ export function TopUp(props: { config: Schema<'BillingConfig'> }) {
       {paymentsEnabled ? null : (
         <Notice kind="warning">Card payments are not set up on this platform yet; ask the operator for credit.</Notice>
       )}
+      {props.config.provider === 'sandbox' ? (
+        <Notice>
+          Local sandbox: no card is charged. Invoices made here name the fictional seller the local stack ships (Example Hosting Ltd) until
+          an admin sets the real one (Settings, Invoice issuer).
+        </Notice>
+      ) : null}
       <form id="topup-form" onSubmit={submit} noValidate>
         <fieldset class="presets">
           <legend>Choose an amount</legend>

@@ -14,12 +14,27 @@ type Settings = Schema<'Settings'>;
  */
 export default function SettingsPage() {
   const settings = useLoad(() => ok(api().GET('/v1/admin/settings')));
+  const health = useLoad(() => ok(api().GET('/v1/admin/health')));
   return (
     <Page title="Settings">
+      <SellerWarning issuer={health.data?.invoiceIssuer} />
       <Loading state={settings} label="Loading the settings…">
-        {(s) => <SettingsForm settings={s} />}
+        {(s) => <SettingsForm settings={s} onSaved={() => void health.reload()} />}
       </Loading>
     </Page>
+  );
+}
+
+/** Until the seller on invoices is set (GET /v1/admin/health), top-ups are refused: say so above the form. */
+function SellerWarning(props: { issuer: Schema<'InvoiceIssuerHealth'> | undefined }) {
+  const issuer = props.issuer;
+  if (!issuer || issuer.status === 'ok') return null;
+  return (
+    <Notice kind="warning">
+      {issuer.status === 'example'
+        ? 'Invoices name the fictional seller the local stack ships. Set your legal name and address under "Invoice issuer" before charging anyone.'
+        : `Top-ups are refused until the seller printed on invoices is set: ${issuer.missingFields.join(', ')} (under "Invoice issuer").`}
+    </Notice>
   );
 }
 
@@ -30,7 +45,7 @@ const initial = (s: Settings): Record<string, string> => {
 };
 
 /** The form over the settings last read or saved (`base`): what differs from them is what is sent. */
-function SettingsForm(props: { settings: Settings }) {
+function SettingsForm(props: { settings: Settings; onSaved: () => void }) {
   const [base, setBase] = useState(props.settings);
   const [values, setValues] = useState(() => initial(props.settings));
   const [saved, setSaved] = useState<string>('');
@@ -42,6 +57,7 @@ function SettingsForm(props: { settings: Settings }) {
     setBase(result);
     setValues(initial(result));
     setSaved(`Saved ${changed.length} setting${changed.length === 1 ? '' : 's'}: ${changed.map((f) => f.label).join(', ')}.`);
+    props.onSaved();
   });
   const issues = fieldIssues(save.error);
   return (
