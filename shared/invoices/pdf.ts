@@ -3,6 +3,7 @@ import type { BillingProfileView } from '../accounts/billing-profile.ts';
 import type { SettingsValue } from '../api/schemas/settings.ts';
 import type { InvoiceView } from './index.ts';
 import { loadPdfLib } from '../packages.ts';
+import { currencyWithSymbol } from '../currency.ts';
 
 /**
  * The invoice PDF's layout (pdf-lib, pure JavaScript: no browser, no font files; loaded with the
@@ -188,7 +189,7 @@ export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocume
   ];
   if (invoice.paidAt) facts.push(['Paid date', day(invoice.paidAt)]);
   if (invoice.voidedAt) facts.push(['Voided date', day(invoice.voidedAt)]);
-  facts.push(['Currency', currency]);
+  facts.push(['Currency', currencyWithSymbol(invoice.currency)]);
   for (const [name, value] of facts) {
     page.drawText(name, { x: left, y: w.y, size: 10, font: w.bold, color: w.ink });
     page.drawText(w.safe(value), { x: left + 110, y: w.y, size: 10, font: w.regular, color: w.ink });
