@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CURRENCIES, currencyWithSymbol, formatMoney, isCurrency, minorToDecimal, parseCurrency } from '../../shared/currency.ts';
+import { withDefaults } from '../../shared/settings/index.ts';
 import { cents, currency, millicents, setCurrency, signed } from '../../web/src/format.ts';
 
 /** The deployment's currency: which ones, and amounts shown from integer cents without a float. */
@@ -17,6 +18,25 @@ describe('the currencies a deployment may choose', () => {
   it('reads a set-up value in any case and refuses one it cannot charge in, naming where it came from', () => {
     expect(parseCurrency(' EUR ', 'CURRENCY')).toBe('eur');
     expect(() => parseCurrency('jpy', 'Context currency')).toThrow(/Context currency=jpy: not a currency this platform charges in/);
+  });
+});
+
+describe('the set-up currency (CURRENCY; context currency in AWS)', () => {
+  const before = process.env.CURRENCY;
+  afterEach(() => {
+    if (before === undefined) delete process.env.CURRENCY;
+    else process.env.CURRENCY = before;
+  });
+
+  it('is the currency of settings never saved; settings once saved keep theirs whatever the set-up says later', () => {
+    process.env.CURRENCY = 'EUR';
+    expect(withDefaults(undefined).currency).toBe('eur');
+    expect(withDefaults({ trialCreditCents: 7 }).currency).toBe('eur');
+    expect(withDefaults({ currency: 'usd' }).currency).toBe('usd');
+    delete process.env.CURRENCY;
+    expect(withDefaults(undefined).currency).toBe('usd');
+    process.env.CURRENCY = 'jpy';
+    expect(() => withDefaults(undefined)).toThrow(/CURRENCY=jpy/);
   });
 });
 
