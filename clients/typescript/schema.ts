@@ -2674,7 +2674,7 @@ export interface components {
        * @description Credit balance in cents (paid plus granted credit).
        */
       balanceCents: number;
-      /** @description The same balance in dollars. */
+      /** @description The same balance in whole units of the platform's currency: dollars, or euros on a platform in EUR (the name stays for compatibility). */
       balanceUsd: number;
       trialGranted: boolean;
       isAdmin: boolean;
@@ -5646,7 +5646,7 @@ export interface components {
        * @description Credit balance in cents (paid plus granted credit).
        */
       balanceCents: number;
-      /** @description The same balance in dollars. */
+      /** @description The same balance in whole units of the platform's currency: dollars, or euros on a platform in EUR (the name stays for compatibility). */
       balanceUsd: number;
       trialGranted: boolean;
       isAdmin: boolean;
