@@ -7,7 +7,7 @@ import { getSettings } from '../shared/settings/index.ts';
 /**
  * `npm start`: the whole service on this machine. Knobs (README "Local stack knobs"):
  * PORT, DATA_DIR, LOCAL_IN_MEMORY, DYNAMODB_ENDPOINT, ADMIN_EMAILS, LOCAL_ADMIN_API_KEY, WEBHOOK_INTERVAL_MS,
- * REPAIR_INTERVAL_MS, LOCAL_DASHBOARD, CURRENCY.
+ * REPAIR_INTERVAL_MS, LOCAL_DASHBOARD; CURRENCY (docs/local-stack.md).
  */
 const env = process.env;
 // A currency the platform cannot charge in stops the start here, not at the first checkout.
