@@ -6,6 +6,7 @@ import { reconcileAll } from '../shared/servers/reconcile.ts';
 import { returnUrls } from '../shared/payments/stripe-client.ts';
 import { SANDBOX_CARD_NAMES, SANDBOX_CARDS, sandboxEvent, sandboxSetupEvent } from './sandbox-events.ts';
 import { findInvoiceItem, toInvoiceView } from '../shared/invoices/index.ts';
+import { formatMoney } from '../shared/currency.ts';
 import type { InvoiceItem } from '../shared/db/items.ts';
 import { notFound } from '../shared/errors.ts';
 import type { WebhookOutcome } from '../shared/api/schemas.ts';
@@ -74,8 +75,8 @@ async function deliverSigned(baseUrl: string, event: { body: string; signature: 
  */
 function checkoutPage(item: InvoiceItem, baseUrl: string): string {
   const invoice = toInvoiceView(item);
-  const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
-  const amount = dollars(invoice.amountCents);
+  const money = (cents: number) => formatMoney(cents, invoice.currency);
+  const amount = money(invoice.amountCents);
   const closed = invoice.status !== 'open';
   const returnUrl = closed ? returnUrlOf(item, baseUrl) : '';
   const outcome = outcomeOf(item);
@@ -98,7 +99,7 @@ function checkoutPage(item: InvoiceItem, baseUrl: string): string {
     if (i.status === 'paid') {
       return {
         kind: 'paid',
-        text: `Payment complete: ${amount} paid, ${dollars(invoice.creditedCents)} credited. Invoice ${number} is paid.`,
+        text: `Payment complete: ${amount} paid, ${money(invoice.creditedCents)} credited. Invoice ${number} is paid.`,
       };
     }
     if (i.status !== 'void') return undefined;

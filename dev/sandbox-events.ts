@@ -1,5 +1,6 @@
 import { accessPatterns } from '../shared/db/access-patterns.ts';
 import { ApiError } from '../shared/errors.ts';
+import { currencyOf } from '../shared/invoices/amounts.ts';
 import { findInvoiceItem, toInvoiceView } from '../shared/invoices/index.ts';
 import { handleStripeEvent } from '../shared/payments/event-router.ts';
 import { installSandbox, type SandboxProvider } from '../shared/payments/sandbox.ts';
@@ -69,7 +70,7 @@ export const sandboxProvider: SandboxProvider = {
       object: 'payment_intent',
       amount: amountCents,
       amount_received: failure ? 0 : amountCents,
-      currency: 'usd',
+      currency: await currencyOfInvoice(metadata.invoice_id),
       status: failure ? 'requires_payment_method' : 'succeeded',
       customer: customerId,
       payment_method: paymentMethodId,
@@ -86,12 +87,18 @@ export const sandboxProvider: SandboxProvider = {
       object: 'charge',
       amount: amountCents,
       amount_refunded: refundedCents,
-      currency: 'usd',
+      currency: await currencyOfInvoice(metadata.invoice_id),
       payment_intent: paymentIntentId,
       metadata,
     });
   },
 };
+
+/** Stripe states every charge and refund in the currency of its payment: the invoice's. */
+async function currencyOfInvoice(invoiceId: string | undefined): Promise<string> {
+  const item = invoiceId ? await findInvoiceItem(invoiceId) : undefined;
+  return item ? currencyOf(item) : 'usd';
+}
 
 /** Called by the local stack (dev/stack.ts) as it starts. */
 export const installSandboxProvider = (): void => installSandbox(sandboxProvider);
@@ -117,7 +124,7 @@ export async function sandboxEvent(
     status: outcome === 'paid' ? 'complete' : outcome === 'expired' ? 'expired' : 'complete',
     payment_status: outcome === 'paid' ? 'paid' : 'unpaid',
     amount_total: invoice.amountCents,
-    currency: 'usd',
+    currency: invoice.currency,
     client_reference_id: invoice.id,
     metadata: { invoice_id: invoice.id, invoice_number: invoice.number },
     payment_intent: `pi_sandbox_${invoice.id.replace(/-/g, '').slice(0, 16)}`,

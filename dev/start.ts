@@ -1,13 +1,17 @@
 import { resolve } from 'node:path';
 import { startLocalStack } from './stack.ts';
 import { testInstance } from '../shared/instances/test.ts';
+import { setUpCurrency } from '../shared/config/env.ts';
+import { getSettings } from '../shared/settings/index.ts';
 
 /**
  * `npm start`: the whole service on this machine. Knobs (README "Local stack knobs"):
  * PORT, DATA_DIR, LOCAL_IN_MEMORY, DYNAMODB_ENDPOINT, ADMIN_EMAILS, LOCAL_ADMIN_API_KEY, WEBHOOK_INTERVAL_MS,
- * REPAIR_INTERVAL_MS, LOCAL_DASHBOARD.
+ * REPAIR_INTERVAL_MS, LOCAL_DASHBOARD; CURRENCY (docs/local-stack.md).
  */
 const env = process.env;
+// A currency the platform cannot charge in stops the start here, not at the first checkout.
+setUpCurrency();
 // Metric lines (CloudWatch EMF) are for CloudWatch; the local console shows them with METRICS=on.
 if (env.METRICS !== 'on') env.METRICS = 'off';
 const inMemory = env.LOCAL_IN_MEMORY === '1' || env.LOCAL_IN_MEMORY === 'true';
@@ -46,7 +50,7 @@ process.stdout.write(
     ` DynamoDB   ${stack.dynamodbEndpoint} (table ${stack.tableName}${inMemory ? ', in memory' : `, data in ${env.DATA_DIR ?? '.data'}`})`,
     ` Panel      ${stack.panel ? `${stack.panel.sim.url} (simulator, instance ${stack.panel.instanceId}, test ${panelTest?.ok ? 'ok' : 'failed'})` : 'off (LOCAL_PANEL=off)'}`,
     ` Billing    hourly pass at :02 past each hour; run one now: curl -X POST ${stack.baseUrl}/dev/billing/run -d '{}' -H 'content-type: application/json'`,
-    ` Payments   ${process.env.STRIPE_SECRET_KEY ? 'Stripe' : 'sandbox checkout (no STRIPE_SECRET_KEY)'}`,
+    ` Payments   ${process.env.STRIPE_SECRET_KEY ? 'Stripe' : 'sandbox checkout (no STRIPE_SECRET_KEY)'}, in ${(await getSettings(true)).currency.toUpperCase()}`,
     ` Webhooks   dispatcher in this process, a pass every ${env.WEBHOOK_INTERVAL_MS ?? 250} ms (outbox fan-out, then due attempts)`,
     ` Repairs    pending suspensions and repairs, and due auto top-ups, in this process every ${env.REPAIR_INTERVAL_MS ?? 60_000} ms`,
     ` Admin      ${stack.adminEmail}`,

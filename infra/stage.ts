@@ -1,5 +1,6 @@
 import type { Construct } from 'constructs';
 import { DEFAULT_METRICS_NAMESPACE } from '../shared/observability/metrics.ts';
+import { type CurrencyCode, DEFAULT_CURRENCY, parseCurrency } from '../shared/currency.ts';
 
 /**
  * The deployment stage (context `stage`, e.g. `-c stage=staging`): several deployments can share
@@ -43,4 +44,15 @@ export function panelSecretsPrefix(scope: Construct): string {
 export function metricsNamespace(scope: Construct): string {
   const stage = stageOf(scope);
   return stage ? `${DEFAULT_METRICS_NAMESPACE}/${stage}` : DEFAULT_METRICS_NAMESPACE;
+}
+
+/**
+ * The deployment's currency (context `currency`, e.g. `-c currency=eur`; docs/deploy.md): every
+ * function's `CURRENCY`, which the settings use until an admin saves them. Refused at synth when
+ * Stripe does not charge it with two decimals (shared/currency.ts); usd without it.
+ */
+export function currencyOf(scope: Construct): CurrencyCode {
+  const value: unknown = scope.node.tryGetContext('currency');
+  if (value === undefined || value === null || value === '') return DEFAULT_CURRENCY;
+  return parseCurrency(String(value), 'Context currency');
 }

@@ -1321,7 +1321,7 @@ export interface paths {
     get: operations['adminGetSettings'];
     /**
      * Change platform settings
-     * @description Any subset; omitted fields keep their value. Exactly what GET returns is accepted (read-only fields such as `currency` only unchanged). A PUT that changes nothing writes nothing. Each change is audit-logged with before and after.
+     * @description Any subset; omitted fields keep their value. Exactly what GET returns is accepted. A PUT that changes nothing writes nothing. Each change is audit-logged with before and after. `currency` changes only while no customer account exists (the operators' own accounts aside, while they moved no money beyond the trial credit); after that a different currency is refused with 409 `conflict` and nothing is changed.
      */
     put: operations['adminUpdateSettings'];
     post?: never;
@@ -2214,8 +2214,7 @@ export interface components {
        */
       number: string;
       status: components['schemas']['InvoiceStatus'];
-      /** @enum {string} */
-      currency: 'usd';
+      currency: components['schemas']['Currency'];
       /**
        * Format: int64
        * @description The top-up the customer pays.
@@ -2286,6 +2285,125 @@ export interface components {
      * @enum {string}
      */
     InvoiceStatus: 'open' | 'paid' | 'void' | 'refunded' | 'partially_refunded' | 'disputed';
+    /**
+     * @description ISO 4217, lower case: the platform's one currency, chosen at set-up. Amounts in cents are its hundredths (euro cents, pence, …).
+     * @example usd
+     * @enum {string}
+     */
+    Currency:
+      | 'usd'
+      | 'eur'
+      | 'gbp'
+      | 'aed'
+      | 'afn'
+      | 'all'
+      | 'amd'
+      | 'ang'
+      | 'aoa'
+      | 'ars'
+      | 'aud'
+      | 'awg'
+      | 'azn'
+      | 'bam'
+      | 'bbd'
+      | 'bdt'
+      | 'bgn'
+      | 'bmd'
+      | 'bnd'
+      | 'bob'
+      | 'brl'
+      | 'bsd'
+      | 'bwp'
+      | 'byn'
+      | 'bzd'
+      | 'cad'
+      | 'cdf'
+      | 'chf'
+      | 'cny'
+      | 'cop'
+      | 'crc'
+      | 'cve'
+      | 'czk'
+      | 'dkk'
+      | 'dop'
+      | 'dzd'
+      | 'egp'
+      | 'etb'
+      | 'fjd'
+      | 'fkp'
+      | 'gel'
+      | 'gip'
+      | 'gmd'
+      | 'gtq'
+      | 'gyd'
+      | 'hkd'
+      | 'hnl'
+      | 'htg'
+      | 'idr'
+      | 'ils'
+      | 'inr'
+      | 'jmd'
+      | 'kes'
+      | 'kgs'
+      | 'khr'
+      | 'kyd'
+      | 'kzt'
+      | 'lak'
+      | 'lbp'
+      | 'lkr'
+      | 'lrd'
+      | 'lsl'
+      | 'mad'
+      | 'mdl'
+      | 'mkd'
+      | 'mmk'
+      | 'mnt'
+      | 'mop'
+      | 'mur'
+      | 'mvr'
+      | 'mwk'
+      | 'mxn'
+      | 'myr'
+      | 'mzn'
+      | 'nad'
+      | 'ngn'
+      | 'nio'
+      | 'nok'
+      | 'npr'
+      | 'nzd'
+      | 'pab'
+      | 'pen'
+      | 'pgk'
+      | 'php'
+      | 'pkr'
+      | 'pln'
+      | 'qar'
+      | 'ron'
+      | 'rsd'
+      | 'sar'
+      | 'sbd'
+      | 'scr'
+      | 'sek'
+      | 'sgd'
+      | 'shp'
+      | 'sle'
+      | 'sos'
+      | 'srd'
+      | 'szl'
+      | 'thb'
+      | 'tjs'
+      | 'top'
+      | 'try'
+      | 'ttd'
+      | 'tzs'
+      | 'uah'
+      | 'uyu'
+      | 'uzs'
+      | 'wst'
+      | 'xcd'
+      | 'yer'
+      | 'zar'
+      | 'zmw';
     InvoiceLine: {
       /**
        * @description topup: the amount paid; bonus: the bonus rate applied to it (rounded down).
@@ -2333,8 +2451,7 @@ export interface components {
          */
         number: string;
         status: components['schemas']['InvoiceStatus'];
-        /** @enum {string} */
-        currency: 'usd';
+        currency: components['schemas']['Currency'];
         /**
          * Format: int64
          * @description The top-up the customer pays.
@@ -2567,7 +2684,7 @@ export interface components {
        * @description Credit balance in cents (paid plus granted credit).
        */
       balanceCents: number;
-      /** @description The same balance in dollars. */
+      /** @description The same balance in whole units of the platform's currency: dollars, or euros on a platform in EUR (the name stays for compatibility). */
       balanceUsd: number;
       trialGranted: boolean;
       isAdmin: boolean;
@@ -3405,8 +3522,7 @@ export interface components {
          */
         number: string;
         status: components['schemas']['InvoiceStatus'];
-        /** @enum {string} */
-        currency: 'usd';
+        currency: components['schemas']['Currency'];
         /**
          * Format: int64
          * @description The top-up the customer pays.
@@ -3704,8 +3820,7 @@ export interface components {
       rules: string;
     };
     Pricing: {
-      /** @enum {string} */
-      currency: 'usd';
+      currency: components['schemas']['Currency'];
       /** @enum {number} */
       hoursPerMonth: 730;
       resources: components['schemas']['ResourcePrice'][];
@@ -4765,8 +4880,7 @@ export interface components {
       vatId?: string | null;
     };
     BillingConfig: {
-      /** @enum {string} */
-      currency: 'usd';
+      currency: components['schemas']['Currency'];
       /** Format: int32 */
       minimumTopUpCents: number;
       /** Format: int32 */
@@ -5557,7 +5671,7 @@ export interface components {
        * @description Credit balance in cents (paid plus granted credit).
        */
       balanceCents: number;
-      /** @description The same balance in dollars. */
+      /** @description The same balance in whole units of the platform's currency: dollars, or euros on a platform in EUR (the name stays for compatibility). */
       balanceUsd: number;
       trialGranted: boolean;
       isAdmin: boolean;
@@ -5587,8 +5701,7 @@ export interface components {
       serverCount: number;
     };
     Settings: {
-      /** @enum {string} */
-      currency: 'usd';
+      currency: components['schemas']['Currency'];
       prices: {
         /**
          * Format: int32
@@ -5707,11 +5820,7 @@ export interface components {
     };
     /** @description Any subset of the settings, or all of them as GET returns them; omitted fields keep their value. */
     SettingsUpdate: {
-      /**
-       * @description Read-only: accepted only unchanged (400 otherwise).
-       * @enum {string}
-       */
-      currency?: 'usd';
+      currency?: components['schemas']['Currency'];
       prices?: {
         /**
          * Format: int32

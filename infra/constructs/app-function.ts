@@ -12,7 +12,7 @@ import { keys } from '../../shared/db/keys.ts';
 import { bundleDir } from '../bundle.ts';
 import { asNagString } from '../nag.ts';
 import type { FunctionEgress } from './egress.ts';
-import { metricsNamespace, panelSecretsPrefix } from '../stage.ts';
+import { currencyOf, metricsNamespace, panelSecretsPrefix } from '../stage.ts';
 
 /**
  * Panel keys live in Secrets Manager, one secret per instance: `<prefix>/instances/<instance id>`.
@@ -118,6 +118,7 @@ export class AppFunction extends Construct {
         SERVICE_NAME: `control-plane-${props.group}`,
         LOG_LEVEL: 'info',
         METRICS_NAMESPACE: metricsNamespace(this),
+        CURRENCY: currencyOf(this),
         ...props.environment,
       },
       ...(props.egress

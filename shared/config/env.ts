@@ -1,3 +1,5 @@
+import { type CurrencyCode, DEFAULT_CURRENCY, parseCurrency } from '../currency.ts';
+
 /**
  * Process configuration, read from the environment once and then cached. Functions in AWS get
  * these from the CDK stack; the local stack sets them in dev/start.ts; tests in tests/setup.ts.
@@ -102,6 +104,13 @@ export const metricSettings = (): { off: boolean; namespace: string | undefined;
   namespace: process.env.METRICS_NAMESPACE || undefined,
   service: process.env.SERVICE_NAME,
 });
+
+/**
+ * `CURRENCY` (context `currency` in AWS): the deployment's currency until an admin saves one with
+ * the settings (shared/settings/index.ts); an unsupported code fails loudly rather than charging in it.
+ */
+export const setUpCurrency = (): CurrencyCode =>
+  process.env.CURRENCY ? parseCurrency(process.env.CURRENCY, 'CURRENCY') : DEFAULT_CURRENCY;
 
 let cached: Config | undefined;
 

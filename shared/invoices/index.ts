@@ -7,6 +7,9 @@ import { accessPatterns, type Page, type PageRequest } from '../db/access-patter
 import { notFound } from '../errors.ts';
 import type { Invoice } from '../api/schemas.ts';
 import type { InvoiceItem } from '../db/items.ts';
+import { getSettings } from '../settings/index.ts';
+import type { CurrencyCode } from '../currency.ts';
+import { currencyOf } from './amounts.ts';
 
 /**
  * Invoices: every top-up is one. Numbers are `INV-<year>-<six digits>`, sequential and gapless
@@ -82,7 +85,7 @@ export function toInvoiceView(item: InvoiceItem): InvoiceView {
     id: item.invoiceId,
     number: item.number,
     status: item.status,
-    currency: 'usd',
+    currency: currencyOf(item) as CurrencyCode,
     amountCents: item.amountCents,
     bonusPercent: item.bonusPercent,
     lineItems,
@@ -118,6 +121,7 @@ export async function openInvoice(open: {
   const { accountId, amountCents, bonusPercent, provider, now = new Date() } = open;
   const year = now.getUTCFullYear();
   const invoiceId = open.invoiceId ?? randomUUID();
+  const { currency } = await getSettings();
   // Contention on the counter is expected (every checkout of the year takes it): many attempts.
   return retrying(
     async () => {
@@ -131,6 +135,8 @@ export async function openInvoice(open: {
         accountId,
         number,
         status: 'open',
+        // The deployment's currency as it is now: the invoice keeps it, whatever the settings say later.
+        currency,
         amountCents,
         bonusPercent,
         // The top-up line is known now; the bonus line is added when the payment arrives.

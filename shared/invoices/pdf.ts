@@ -4,6 +4,7 @@ import type { SettingsValue } from '../api/schemas/settings.ts';
 import type { InvoiceView } from './index.ts';
 import { loadFontkit, loadPdfLib } from '../packages.ts';
 import { loadInvoiceFonts } from './fonts.ts';
+import { currencyWithSymbol } from '../currency.ts';
 
 /**
  * The invoice PDF's layout (pdf-lib and fontkit, pure JavaScript: no browser; both loaded with the
@@ -245,7 +246,7 @@ export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocume
   facts.push(['Checkout opened', day(invoice.createdAt)]);
   if (invoice.paidAt) facts.push(['Paid date', day(invoice.paidAt)]);
   if (invoice.voidedAt) facts.push(['Voided date', day(invoice.voidedAt)]);
-  facts.push(['Currency', currency]);
+  facts.push(['Currency', currencyWithSymbol(invoice.currency)]);
   for (const [name, value] of facts) {
     page.drawText(name, { x: left, y: w.y, size: 10, font: w.bold, color: w.ink });
     page.drawText(w.safe(value), { x: left + 110, y: w.y, size: 10, font: w.regular, color: w.ink });

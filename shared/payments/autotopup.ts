@@ -224,7 +224,7 @@ export async function startCardSetup(
       ).id;
       const created = await client.checkout.sessions.create({
         mode: 'setup',
-        currency: 'usd',
+        currency: (await getSettings()).currency,
         customer: customerId,
         client_reference_id: accountId,
         metadata: { account_id: accountId, purpose: 'auto_topup_card' },
@@ -539,7 +539,7 @@ async function createIntent(
     const answer = await client.paymentIntents.create(
       {
         amount: invoice.amountCents,
-        currency: 'usd',
+        currency: invoice.currency,
         customer: rule.customerId,
         payment_method: rule.paymentMethodId,
         // Never a redirect: Stripe refuses a confirmed PaymentIntent that may redirect without a return_url.
@@ -813,7 +813,11 @@ async function pendingPaymentOf(rule: AutoTopUpItem, item: InvoiceItem): Promise
         line_items: [
           {
             quantity: 1,
-            price_data: { currency: 'usd', unit_amount: invoice.amountCents, product_data: { name: `Auto top-up ${invoice.number}` } },
+            price_data: {
+              currency: invoice.currency,
+              unit_amount: invoice.amountCents,
+              product_data: { name: `Auto top-up ${invoice.number}` },
+            },
           },
         ],
         client_reference_id: invoice.id,

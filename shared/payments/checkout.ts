@@ -21,7 +21,7 @@ export async function billingConfig(): Promise<z.infer<typeof BillingConfig>> {
   const settings = await getSettings();
   const { provider } = getConfig().payments;
   return {
-    currency: 'usd',
+    currency: settings.currency,
     minimumTopUpCents: settings.minimumTopUpCents,
     maximumTopUpCents: settings.maximumTopUpCents,
     bonusPercent: settings.topUpBonusPercent,
@@ -70,7 +70,11 @@ export async function startCheckout(
         line_items: [
           {
             quantity: 1,
-            price_data: { currency: 'usd', unit_amount: input.amountCents, product_data: { name: `Credit top-up ${invoice.number}` } },
+            price_data: {
+              currency: invoice.currency,
+              unit_amount: input.amountCents,
+              product_data: { name: `Credit top-up ${invoice.number}` },
+            },
           },
         ],
         client_reference_id: invoice.id,

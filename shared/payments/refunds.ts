@@ -1,5 +1,6 @@
 import { accessPatterns } from '../db/access-patterns.ts';
 import type { InvoiceItem } from '../db/items.ts';
+import { currencyOf } from '../invoices/amounts.ts';
 import { isConditionFailed, transact } from '../db/write.ts';
 import { ApiError } from '../errors.ts';
 import type { WebhookOutcome } from '../api/schemas.ts';
@@ -75,7 +76,7 @@ export async function bookReversal(event: ReversalEvent): Promise<WebhookOutcome
     if (!item) return 'unknown_invoice';
     // Stripe refunds only what was paid; before our credit arrived there is nothing to take back yet (409: Stripe retries).
     if (!wasPaid(item.status)) throw new ApiError('conflict', `Invoice ${item.number} is not paid yet; deliver this event again later`);
-    if (source.currency !== 'usd' || !amountFits(event, item)) {
+    if (source.currency !== currencyOf(item) || !amountFits(event, item)) {
       logger.error('stripe refund or dispute does not match the invoice; not booked', {
         invoiceId: item.invoiceId,
         invoiceCents: item.amountCents,

@@ -1,6 +1,8 @@
 import { accessPatterns } from '../db/access-patterns.ts';
 import type { SettingsValue } from '../api/schemas/settings.ts';
 import { EMPTY_ADDRESS } from '../api/empty-address.ts';
+import { setUpCurrency } from '../config/env.ts';
+import { DEFAULT_CURRENCY } from '../currency.ts';
 
 /**
  * Platform settings with their defaults. The defaults are priced like a budget game host so a
@@ -9,7 +11,8 @@ import { EMPTY_ADDRESS } from '../api/empty-address.ts';
  * (rounded up), about $21.90 for a 730-hour month.
  */
 export const DEFAULT_SETTINGS: SettingsValue = {
-  currency: 'usd',
+  // The set-up's choice (CURRENCY) takes its place until an admin saves the settings (withDefaults).
+  currency: DEFAULT_CURRENCY,
   prices: { ramMillicentsPerGbHour: 400, cpuMillicentsPerCoreHour: 300, diskMillicentsPerGbHour: 10 },
   trialCreditCents: 500,
   minimumBalanceCents: 100,
@@ -48,13 +51,15 @@ export async function getSettings(fresh = false): Promise<SettingsValue> {
 }
 
 /**
- * The stored settings over the defaults, keeping only the settings this code knows. What is stored
+ * The stored settings over the defaults, keeping only the settings this code knows; a currency never
+ * saved is the set-up's (CURRENCY), and saved settings keep theirs whatever the set-up says later. What is stored
  * was checked against the schema when it was saved (update.ts); reading does not load the schema,
  * so every function's cold start stays free of it (bench/README.md, bundle budget).
  */
 export function withDefaults(stored: Partial<SettingsValue> | undefined): SettingsValue {
   const merged = {
     ...DEFAULT_SETTINGS,
+    currency: setUpCurrency(),
     ...stored,
     prices: { ...DEFAULT_SETTINGS.prices, ...stored?.prices },
     serverCaps: { ...DEFAULT_SETTINGS.serverCaps, ...stored?.serverCaps },

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { SettingsUpdate, SettingsValue } from '../api/schemas/settings.ts';
 import { keys } from '../db/keys.ts';
 import { accessPatterns } from '../db/access-patterns.ts';
+import { getConfig } from '../config/env.ts';
 import { isConditionFailed, writeItem } from '../db/write.ts';
 import { ApiError } from '../errors.ts';
 import { getSettings, mergeIssuer, rememberSettings } from './index.ts';
@@ -33,6 +34,13 @@ export async function updateSettings(update: z.infer<typeof SettingsUpdate>, act
     throw new ApiError('validation_failed', 'minimumTopUpCents must not exceed maximumTopUpCents', {
       issues: [{ field: 'body.minimumTopUpCents', message: 'must not exceed maximumTopUpCents' }],
     });
+  }
+  if (after.currency !== before.currency && (await currencyIsFixed())) {
+    throw new ApiError(
+      'conflict',
+      `The currency is fixed once customer accounts exist: balances and invoices are in ${before.currency.toUpperCase()}. Nothing was changed.`,
+      { currency: before.currency },
+    );
   }
   const changed = diffPaths(before, after);
   // Sending back what GET returned changes nothing, so nothing is written: the version stays and
@@ -75,4 +83,18 @@ function diffPaths(a: Record<string, unknown>, b: Record<string, unknown>, prefi
     else if (x !== y) out.push(`${prefix}${key}`);
   }
   return out;
+}
+
+/**
+ * Whether the deployment's currency may no longer change: some account is a customer's (not an
+ * ADMIN_EMAILS one), or moved money beyond its first ledger entry (the trial credit). The operator's
+ * own account exists as soon as they sign in to set up, so it alone does not fix the currency.
+ * A customer signing up in the very moment of the change is not excluded; set-up happens before launch.
+ */
+async function currencyIsFixed(): Promise<boolean> {
+  const { adminEmails } = getConfig();
+  // One more than the operators' accounts: a page that does not hold them all holds a customer's.
+  const page = await accessPatterns.allAccounts({ limit: Math.min(100, adminEmails.size + 1), boundTo: 'settings:currency' });
+  if (page.nextCursor) return true;
+  return page.data.some((account) => !adminEmails.has(account.email.toLowerCase()) || Number(account.ledgerSeq ?? 0) > 1);
 }

@@ -209,7 +209,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
           status: 'open',
           payment_status: 'no_payment_required',
           amount_total: null,
-          currency: 'usd',
+          currency: (p as { currency?: string }).currency ?? 'usd',
           customer: (p as { customer?: string }).customer ?? null,
           client_reference_id: p.client_reference_id ?? null,
           metadata: p.metadata ?? {},

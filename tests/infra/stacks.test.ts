@@ -1257,8 +1257,25 @@ describe('deploy options: stage prefix, custom domain, SES', () => {
         domainName: 'api.example.com',
         certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/00000000-0000-0000-0000-000000000000',
         sesFromEmail: 'no-reply@example.com',
+        currency: 'EUR',
       },
     });
+  });
+
+  it('gives every function the deployment currency (context currency), usd without it; refuses one without cents', () => {
+    for (const [app, currency] of [
+      [staged, 'eur'],
+      [built, 'usd'],
+    ] as const) {
+      for (const stack of [app.apiStack, app.billingStack, app.webhooksStack]) {
+        const fns = resourcesOf(Template.fromStack(stack), 'AWS::Lambda::Function').filter(
+          ([, f]) => f.Properties.Environment?.Variables?.STAGE === 'aws',
+        );
+        expect(fns.length, stack.stackName).toBeGreaterThan(0);
+        for (const [id, f] of fns) expect(f.Properties.Environment.Variables.CURRENCY, id).toBe(currency);
+      }
+    }
+    expect(() => buildApp({ context: { currency: 'jpy' } })).toThrow(/Context currency=jpy/);
   });
 
   it('prefixes every fixed name with the stage (stacks, topic, API, panel-key secrets); none without a stage', () => {

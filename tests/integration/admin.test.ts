@@ -58,7 +58,7 @@ describe('platform settings', () => {
       [{ topUpBonusPercent: 101 }, 'body.topUpBonusPercent'],
       [{ serverCaps: { maxRamMb: 128 } }, 'body.serverCaps.maxRamMb'],
       [{ prices: { goldPerHour: 1 } }, 'body.prices'],
-      [{ currency: 'eur' }, 'body.currency'],
+      [{ currency: 'jpy' }, 'body.currency'], // no cents: not a currency the ledger can count in
       [{ minimumTopUpCents: 10 }, 'body.minimumTopUpCents'],
       [{}, 'body'],
     ];
@@ -83,15 +83,14 @@ describe('platform settings', () => {
     expect((await api.call('GET', '/v1/admin/settings')).body).toEqual(read.body);
   });
 
-  it("GET's body with a read-only field changed is 400 naming the field, and nothing changes", async () => {
+  it("GET's body with the currency changed once customers exist is 409, and nothing changes", async () => {
     const read = await api.call('GET', '/v1/admin/settings');
     const stored = await getRaw(keys.settings());
     const res = await api.call('PUT', '/v1/admin/settings', {
       body: { ...read.body, currency: 'eur', trialCreditCents: read.body.trialCreditCents + 1 },
     });
-    expectEnvelope(res, 400, 'validation_failed');
-    expect(res.body.error.message).toContain('body.currency is read-only');
-    expect(res.body.error.details.issues).toEqual([expect.objectContaining({ field: 'body.currency', message: 'is read-only' })]);
+    expectEnvelope(res, 409, 'conflict');
+    expect(res.body.error.message).toContain('The currency is fixed once customer accounts exist');
     expect(await getRaw(keys.settings())).toEqual(stored);
     expect((await api.call('GET', '/v1/admin/settings')).body).toEqual(read.body);
   });

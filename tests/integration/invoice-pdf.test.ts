@@ -135,7 +135,7 @@ describe('GET /v1/invoices/:id/pdf', () => {
     expect(lines).toContain(`Invoice date ${invoice.paidAt.slice(0, 10)}`);
     expect(lines).toContain(`Checkout opened ${invoice.createdAt.slice(0, 10)}`);
     expect(lines).toContain(`Paid date ${invoice.paidAt.slice(0, 10)}`);
-    expect(lines).toContain('Currency USD');
+    expect(lines).toContain('Currency USD ($)');
     expect(lines).toContain('Status Paid');
     // Each line with what it charged and what it credited (the bonus: charged 0, credited 5 %).
     expect(lines).toContain('Credit top-up USD 20.00 USD 20.00');

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, ok, type Schema } from './api.ts';
 import { currentUser, onUserChange, signIn, signOut } from './auth.ts';
-import { cents } from './format.ts';
+import { cents, setCurrency } from './format.ts';
 import { ROUTES, type AppRoute, type PageModule } from './routes.ts';
 import { href, match, useLocation } from './router.ts';
 import { type Session, SessionContext } from './session.ts';
@@ -88,7 +88,10 @@ export function App() {
   const [menuOpen, setMenuOpen] = useState(false);
   const refresh = async () => {
     try {
-      setAccount(await ok(api().GET('/v1/account')));
+      // The platform's currency once, with the first account read: every amount shown is in it.
+      const [next, billing] = await Promise.all([ok(api().GET('/v1/account')), account ? undefined : ok(api().GET('/v1/billing/config'))]);
+      if (billing) setCurrency(billing.currency);
+      setAccount(next);
       setError(undefined);
     } catch (e) {
       setError(e);

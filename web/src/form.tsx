@@ -49,7 +49,7 @@ export function Field(props: {
   );
 }
 
-/** An amount in US dollars typed as text ("20", "20.50"): a decimal keypad on phones, no autofill. */
+/** An amount in the platform's currency typed as text ("20", "20.50"): a decimal keypad on phones, no autofill. */
 export function DollarsField(props: {
   id: string;
   label: string;

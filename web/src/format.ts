@@ -1,21 +1,46 @@
 /** Money and time as a person reads them. Amounts stay integers until they are shown. */
-const usd = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
-
-/** Cents as dollars: 1234 → "$12.34". */
-export const cents = (value: number): string => usd.format(value / 100);
-
-/** Millicents (1/1000 of a cent) as dollars with up to 5 decimals: 1500 → "$0.015". */
-export const millicents = (value: number): string =>
-  new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', maximumFractionDigits: 5 }).format(value / 100_000);
 
 /**
- * Dollars typed by a person, as integer cents, exactly: the decimal string is split at its point
+ * The platform's one currency (GET /v1/billing/config), which every amount is in; the app sets it
+ * as it starts (app.tsx), before any amount is shown.
+ */
+let currencyCode = 'USD';
+let centsFormat = moneyFormat(2);
+let millicentsFormat = moneyFormat(5);
+
+function moneyFormat(maximumFractionDigits: number): Intl.NumberFormat {
+  return new Intl.NumberFormat('en-US', { style: 'currency', currency: currencyCode, minimumFractionDigits: 2, maximumFractionDigits });
+}
+
+export function setCurrency(code: string): void {
+  currencyCode = code.toUpperCase();
+  centsFormat = moneyFormat(2);
+  millicentsFormat = moneyFormat(5);
+}
+
+/** The currency's code as a label reads it: "EUR". */
+export const currency = (): string => currencyCode;
+
+/** An integer as an exact decimal string with `places` decimals: (-1234, 2) → "-12.34"; never a float on the way. */
+function decimal(value: number, places: number): `${number}` {
+  const digits = String(Math.abs(value)).padStart(places + 1, '0');
+  return `${value < 0 ? '-' : ''}${digits.slice(0, -places)}.${digits.slice(-places)}` as `${number}`;
+}
+
+/** Cents (hundredths) in the platform's currency: 1234 → "$12.34", "€12.34". */
+export const cents = (value: number): string => centsFormat.format(decimal(value, 2));
+
+/** Millicents (1/1000 of a cent) with up to 5 decimals: 1500 → "$0.015". */
+export const millicents = (value: number): string => millicentsFormat.format(decimal(value, 5));
+
+/**
+ * An amount typed by a person, as integer cents, exactly: the decimal string is split at its point
  * and the parts are read as integers, so "0.29" is 29 cents (never 0.29 × 100 = 28.999…).
- * Accepts an optional sign, an optional "$", thousands commas and at most two decimals:
- * "10", "-5.5", "$1,234.56", ".75". Answers null for anything else or past a safe integer.
+ * Accepts an optional sign, an optional currency sign ("$", "€", "£"), thousands commas and at most
+ * two decimals: "10", "-5.5", "$1,234.56", ".75". Answers null for anything else or past a safe integer.
  */
 export function parseDollars(text: string): number | null {
-  const m = /^\s*([+-])?\s*\$?\s*(\d{1,3}(?:,\d{3})+|\d*)(?:\.(\d{0,2}))?\s*$/.exec(text);
+  const m = /^\s*([+-])?\s*[$€£]?\s*(\d{1,3}(?:,\d{3})+|\d*)(?:\.(\d{0,2}))?\s*$/.exec(text);
   if (!m) return null;
   const [, sign, wholeText = '', fraction] = m;
   if (wholeText === '' && !fraction) return null;

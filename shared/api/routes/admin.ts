@@ -288,7 +288,7 @@ export const adminRoutes = define({
     admin: true,
     summary: 'Change platform settings',
     description:
-      'Any subset; omitted fields keep their value. Exactly what GET returns is accepted (read-only fields such as `currency` only unchanged). A PUT that changes nothing writes nothing. Each change is audit-logged with before and after.',
+      "Any subset; omitted fields keep their value. Exactly what GET returns is accepted. A PUT that changes nothing writes nothing. Each change is audit-logged with before and after. `currency` changes only while no customer account exists (the operators' own accounts aside, while they moved no money beyond the trial credit); after that a different currency is refused with 409 `conflict` and nothing is changed.",
     body: SettingsUpdate,
     response: Settings,
     audit: 'settings.update',

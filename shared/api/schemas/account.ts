@@ -11,7 +11,10 @@ export const Account = z
     id: Uuid,
     email: Email,
     balanceCents: cents('Credit balance in cents (paid plus granted credit).'),
-    balanceUsd: z.number().meta({ description: 'The same balance in dollars.' }),
+    balanceUsd: z.number().meta({
+      description:
+        "The same balance in whole units of the platform's currency: dollars, or euros on a platform in EUR (the name stays for compatibility).",
+    }),
     trialGranted: z.boolean(),
     isAdmin: z.boolean(),
     burnMillicentsPerHour: Cents.meta({ description: 'What the active servers cost an hour, exactly, in millicents (1/1000 cent).' }),

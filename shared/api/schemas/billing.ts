@@ -1,11 +1,11 @@
 import * as z from 'zod';
-import { Uuid, text, int32, Cents, Timestamp, listOf } from './common.ts';
+import { Uuid, text, int32, Cents, Currency, Timestamp, listOf } from './common.ts';
 
 /** Top-ups and invoices (billing group). */
 
 export const BillingConfig = z
   .object({
-    currency: z.literal('usd'),
+    currency: Currency,
     minimumTopUpCents: int32(50, 99_999_999),
     maximumTopUpCents: int32(50, 99_999_999),
     bonusPercent: int32(0, 100),
@@ -83,7 +83,7 @@ export const Invoice = z
     id: Uuid,
     number: text(32).meta({ description: 'Sequential and gapless per year.', example: 'INV-2026-000042' }),
     status: InvoiceStatus,
-    currency: z.literal('usd'),
+    currency: Currency,
     amountCents: Cents.meta({ description: 'The top-up the customer pays.' }),
     bonusPercent: int32(0, 100).meta({ description: 'Bonus rate fixed when the checkout started.' }),
     lineItems: z.array(InvoiceLine).min(1).max(2).meta({

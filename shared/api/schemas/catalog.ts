@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { Uuid, text, int32, int64, Count, INT32_MAX, PanelId, SignedMb } from './common.ts';
+import { Uuid, text, int32, int64, Count, Currency, INT32_MAX, PanelId, SignedMb } from './common.ts';
 
 /** The catalog (catalog group): deployable instances, regions, eggs. */
 
@@ -105,7 +105,7 @@ export const PricingRegion = z
 
 export const Pricing = z
   .object({
-    currency: z.literal('usd'),
+    currency: Currency,
     hoursPerMonth: z.literal(730),
     resources: z.array(ResourcePrice).max(3),
     formula: text(500).meta({

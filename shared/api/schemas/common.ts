@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { CURRENCIES } from '../../currency.ts';
 import { labelKeyProblem, labelValueProblem, MAX_LABELS } from '../../labels.ts';
 
 /** The building blocks the schema modules of every domain share. */
@@ -24,6 +25,13 @@ export const Count = int32(0, INT32_MAX);
 export const Cents = int64(0, Number.MAX_SAFE_INTEGER);
 /** Cents as the ledger sums them: signed (deductions and charges are negative, a balance may go below zero). */
 export const SignedCents = int64(-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+/** The deployment's currency (shared/currency.ts): every amount in cents is in its hundredths. */
+export const Currency = z.enum(CURRENCIES).meta({
+  id: 'Currency',
+  description:
+    "ISO 4217, lower case: the platform's one currency, chosen at set-up. Amounts in cents are its hundredths (euro cents, pence, …).",
+  example: 'usd',
+});
 /** A moment as the service writes it (`toISOString()`, 24 characters). */
 export const Timestamp = z.iso.datetime().max(32);
 /** Ids the panel gives (MySQL unsigned `increments`): eggs, nests, nodes, users. */

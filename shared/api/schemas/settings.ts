@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { int32 } from './common.ts';
+import { Currency, int32 } from './common.ts';
 import { InvoiceIssuer, PostalAddress } from './billing-profile.ts';
 
 /** Platform settings (admin group; shared/settings reads them through Settings). */
@@ -9,7 +9,7 @@ const nonNegative = int32(0, 10_000_000);
 
 export const Settings = z
   .object({
-    currency: z.literal('usd'),
+    currency: Currency,
     prices: z
       .object({
         ramMillicentsPerGbHour: nonNegative.meta({ description: 'Price of 1 GiB (1024 MB) of RAM for one hour, in 1/1000 cent.' }),
@@ -77,13 +77,10 @@ export type SettingsValue = z.infer<typeof Settings>;
 
 /**
  * PUT takes what GET returns, whole or in part, so a client can send back the object it read.
- * Read-only settings are accepted only with the value they have; `currency` is a literal, so its
- * one value is the value it has. Derived from Settings, so a new setting round-trips too.
+ * Derived from Settings, so a new setting round-trips too. A new `currency` is taken only while no
+ * customer account exists (shared/settings/update.ts answers 409 after).
  */
-const readOnly = 'is read-only';
-
 export const SettingsUpdate = Settings.extend({
-  currency: z.literal('usd', { error: readOnly }).meta({ description: 'Read-only: accepted only unchanged (400 otherwise).' }),
   prices: Settings.shape.prices.partial().strict(),
   serverCaps: Settings.shape.serverCaps.partial().strict(),
   invoiceIssuer: InvoiceIssuer.extend({ address: PostalAddress.partial().strict() }).partial().strict(),

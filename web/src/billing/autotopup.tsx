@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
-import { cents, dateTime } from '../format.ts';
+import { cents, currency, dateTime } from '../format.ts';
 import { DollarsField, Field } from '../form.tsx';
 import { Badge, Button, ErrorNotice, Loading, Notice, Spinner, useAction, useLoad, Section } from '../ui.tsx';
 import { toCents, toDollars } from './common.tsx';
@@ -144,14 +144,14 @@ function RuleForm(props: { rule: Rule; config: Schema<'BillingConfig'>; onSaved:
         </div>
         <DollarsField
           id="auto-topup-below"
-          label="When the balance falls below (US dollars)"
+          label={`When the balance falls below (${currency()})`}
           invalid={belowCents === null}
           value={below}
           onInput={setBelow}
         />
         <DollarsField
           id="auto-topup-amount"
-          label="Charge the card (US dollars)"
+          label={`Charge the card (${currency()})`}
           hint={`Between ${cents(config.minimumTopUpCents)} and ${cents(config.maximumTopUpCents)}${config.bonusPercent > 0 ? `, with the ${config.bonusPercent} % bonus` : ''}.`}
           invalid={!amountOk}
           value={amount}

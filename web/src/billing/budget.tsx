@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
-import { cents, millicents } from '../format.ts';
+import { cents, currency, millicents } from '../format.ts';
 import { DollarsField, Field } from '../form.tsx';
 import { Badge, Button, ErrorNotice, Loading, Notice, useAction, useLoad, Section } from '../ui.tsx';
 import { toCents, toDollars } from './common.tsx';
@@ -75,7 +75,7 @@ function BudgetBody(props: { budget: Schema<'Budget'>; onSaved: () => Promise<vo
       >
         <DollarsField
           id="budget-cap-input"
-          label="Monthly cap in US dollars"
+          label={`Monthly cap in ${currency()}`}
           hint="Leave empty for no cap."
           error={parsed.ok ? undefined : 'Enter an amount like 20 or 20.50, or leave it empty.'}
           value={cap}
@@ -143,7 +143,7 @@ function AlertsBody(props: { alerts: Schema<'BalanceAlerts'>; onSaved: () => Pro
       >
         <DollarsField
           id="alerts-threshold"
-          label="Warn below, in US dollars"
+          label={`Warn below, in ${currency()}`}
           hint={`Leave empty for the platform default (${cents(alerts.platformThresholdCents)}).`}
           error={parsed.ok ? undefined : 'Enter an amount like 5 or 5.50, or leave it empty.'}
           value={text}

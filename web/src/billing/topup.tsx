@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
-import { cents } from '../format.ts';
+import { cents, currency } from '../format.ts';
 import { href, navigate } from '../router.ts';
 import { useSession } from '../session.ts';
 import { DollarsField } from '../form.tsx';
@@ -63,7 +63,7 @@ export function TopUp(props: { config: Schema<'BillingConfig'> }) {
         </fieldset>
         <DollarsField
           id="topup-amount"
-          label="Amount in US dollars"
+          label={`Amount in ${currency()}`}
           hint={
             <>
               Between {cents(min)} and {cents(max)}.

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
-import { cents, parseDollars } from '../../format.ts';
+import { cents, currency, parseDollars } from '../../format.ts';
 import { DollarsField, Field } from '../../form.tsx';
 import { Confirm } from '../../dialog.tsx';
 import { Button, ErrorNotice, Notice, useAction } from '../../ui.tsx';
@@ -10,7 +10,7 @@ const MAX_CREDIT_CENTS = 10_000_000;
 
 /**
  * Grant (positive) or deduct (negative) credit: POST /v1/admin/users/:id/credits. The amount is
- * typed in dollars and read as integer cents from the decimal string; a note is required; a
+ * typed in the platform's currency and read as integer cents from the decimal string; a note is required; a
  * confirmation shows the amount and the balance it leads to before anything is sent.
  */
 export function CreditForm(props: {
@@ -39,7 +39,7 @@ export function CreditForm(props: {
   const submit = () => {
     setDone(undefined);
     grant.clearError();
-    if (parsed === null) return setInvalid('Enter an amount in dollars, such as 10 or -2.50 (at most two decimals).');
+    if (parsed === null) return setInvalid(`Enter an amount in ${currency()}, such as 10 or -2.50 (at most two decimals).`);
     if (parsed === 0) return setInvalid('Enter an amount other than zero.');
     if (Math.abs(parsed) > MAX_CREDIT_CENTS) return setInvalid(`At most ${cents(MAX_CREDIT_CENTS)} at a time.`);
     if (!note.trim()) return setInvalid('A note is required: it is kept on the ledger entry and in the audit log.');
@@ -68,7 +68,7 @@ export function CreditForm(props: {
       {invalid ? <ErrorNotice error={new Error(invalid)} /> : null}
       <DollarsField
         id="grant-amount"
-        label="Amount in dollars"
+        label={`Amount in ${currency()}`}
         hint="A negative amount deducts (the balance may go below zero, which suspends servers at the next pass)."
         invalid={Boolean(invalid) && parsed === null}
         name="amount"

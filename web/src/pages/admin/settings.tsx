@@ -72,7 +72,8 @@ function SettingsForm(props: { settings: Settings; onSaved: () => void }) {
     >
       {saved ? <Notice kind="success">{saved}</Notice> : null}
       <p class="muted">
-        Currency: <strong>{base.currency.toUpperCase()}</strong> (read-only). Every change is audit-logged with its before and after.
+        Currency: <strong>{base.currency.toUpperCase()}</strong> (chosen at set-up; fixed once customers exist). Every change is
+        audit-logged with its before and after.
       </p>
       {SETTING_GROUPS.map((group) => (
         <fieldset key={group.legend} class="card form-grid">
