@@ -43,6 +43,8 @@ const EVENT_SCOPES: Record<EventType, string> = {
   'invoice.refunded': 'billing:read',
   'invoice.disputed': 'billing:read',
   'ledger.entry': 'billing:read',
+  'account.debt': 'billing:read',
+  'account.debt_settled': 'billing:read',
   'auto_topup.failed': 'billing:read',
   'auto_topup.disabled': 'billing:read',
   'webhook_endpoint.disabled': 'webhooks:read',

@@ -12,6 +12,10 @@ export const Account = z
     email: Email,
     balanceCents: cents('Credit balance in cents (paid plus granted credit).'),
     balanceUsd: z.number().meta({ description: 'The same balance in dollars.' }),
+    debtCents: Cents.meta({
+      description:
+        'What the account owes: −balanceCents when the balance is below zero (a refund, dispute or deduction after the credit was spent), else 0. The next top-up pays it off first.',
+    }),
     trialGranted: z.boolean(),
     isAdmin: z.boolean(),
     burnMillicentsPerHour: Cents.meta({ description: 'What the active servers cost an hour, exactly, in millicents (1/1000 cent).' }),
