@@ -318,7 +318,8 @@ export function debtEventsOf(accountId: string, entries: LedgerEntry[], before: 
     if (before < 0 && entries.every((e) => e.type === 'charge')) return [];
     const cause = entries.find((e) => e.amountCents < 0 && e.balanceAfterCents < 0)!;
     // Only these entry types are ever negative; any other debit is credit taken away, a deduction.
-    const type: EventData<'account.debt'>['cause'] = cause.type === 'refund' || cause.type === 'dispute' || cause.type === 'charge' ? cause.type : 'deduction';
+    const type: EventData<'account.debt'>['cause'] =
+      cause.type === 'refund' || cause.type === 'dispute' || cause.type === 'charge' ? cause.type : 'deduction';
     const data = { debtCents: -after, previousDebtCents: Math.max(0, -before), balanceCents: after, cause: type, ...causeOf(cause) };
     return [eventWrite(accountId, 'account.debt', data, now)];
   }

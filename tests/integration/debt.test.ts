@@ -51,7 +51,12 @@ async function checkout(token: string, amountCents: number) {
   const invoiceId = res.body.invoiceId as string;
   const session = [...stripeFake.sessions.values()].find((s) => s.client_reference_id === invoiceId)!;
   const paymentIntent = `pi_${invoiceId.replace(/-/g, '').slice(0, 20)}`;
-  const paid = signed('checkout.session.completed', { ...session, status: 'complete', payment_status: 'paid', payment_intent: paymentIntent });
+  const paid = signed('checkout.session.completed', {
+    ...session,
+    status: 'complete',
+    payment_status: 'paid',
+    payment_intent: paymentIntent,
+  });
   return { invoiceId, invoiceNumber: res.body.invoiceNumber as string, paymentIntent, charge: `ch_${paymentIntent.slice(3)}`, paid };
 }
 
@@ -148,7 +153,14 @@ describe('a refund after the credit was spent', () => {
     const entries = (await api.call('GET', '/v1/events?type=ledger.entry&limit=5', { token: state.token })).body.data;
     expect(entries.find((e: { data: { seq: number } }) => e.data.seq === topup.seq).data.reference.settlesDebtCents).toBe(850);
     expect(await events(state.token, 'account.debt_settled')).toEqual([
-      { settledCents: 850, balanceCents: 1250, cause: 'topup', entrySeq: topup.seq, invoiceId: next.invoiceId, invoiceNumber: next.invoiceNumber },
+      {
+        settledCents: 850,
+        balanceCents: 1250,
+        cause: 'topup',
+        entrySeq: topup.seq,
+        invoiceId: next.invoiceId,
+        invoiceNumber: next.invoiceNumber,
+      },
     ]);
     // Replayed later, one by one: still credited once, still one event.
     for (let i = 0; i < 3; i++) expect((await deliver(next.paid)).body.outcome).toBe('already_fulfilled');
@@ -172,7 +184,12 @@ describe('other ways into debt and out of it', () => {
     ]);
     // Deeper: a second deduction is a debt that grew.
     await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: -200, note: 'Another fee' } });
-    expect((await events(token, 'account.debt')).map((e: { debtCents: number; previousDebtCents: number }) => [e.previousDebtCents, e.debtCents])).toEqual([
+    expect(
+      (await events(token, 'account.debt')).map((e: { debtCents: number; previousDebtCents: number }) => [
+        e.previousDebtCents,
+        e.debtCents,
+      ]),
+    ).toEqual([
       [0, 300],
       [300, 500],
     ]);
@@ -191,7 +208,9 @@ describe('other ways into debt and out of it', () => {
     await spend(id, 480); // 20 ¢
     await spend(id, 30); // −10 ¢: crossed
     await spend(id, 30); // −40 ¢: deeper, no new event
-    expect(await events(token, 'account.debt')).toEqual([expect.objectContaining({ debtCents: 10, previousDebtCents: 0, cause: 'charge' })]);
+    expect(await events(token, 'account.debt')).toEqual([
+      expect.objectContaining({ debtCents: 10, previousDebtCents: 0, cause: 'charge' }),
+    ]);
     expect(await account(token)).toMatchObject({ balanceCents: -40, debtCents: 40 });
   });
 });

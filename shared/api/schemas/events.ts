@@ -61,7 +61,9 @@ export const EVENT_DATA = {
     debtCents: Cents.meta({ description: 'What the account owes now (−balanceCents).' }),
     previousDebtCents: Cents.meta({ description: 'What it owed before this booking (0: it just went below zero).' }),
     balanceCents: SignedCents,
-    cause: z.enum(['refund', 'dispute', 'deduction', 'charge']).meta({ description: 'The kind of ledger entry that took the balance there.' }),
+    cause: z
+      .enum(['refund', 'dispute', 'deduction', 'charge'])
+      .meta({ description: 'The kind of ledger entry that took the balance there.' }),
     ...DebtCause,
   }),
   'account.debt_settled': z.object({
