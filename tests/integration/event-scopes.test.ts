@@ -108,6 +108,11 @@ async function accountWithEvents(email: string) {
     eventWrite(c.id, 'auto_topup.failed', { ...EVENT_SAMPLES['auto_topup.failed'](), invoiceId: voided }),
     eventWrite(c.id, 'auto_topup.disabled', EVENT_SAMPLES['auto_topup.disabled']()),
   ]);
+  // The debt events with their own writer too (the real ones: tests/integration/debt.test.ts).
+  await transact([
+    eventWrite(c.id, 'account.debt', { ...EVENT_SAMPLES['account.debt'](), invoiceId: paid }),
+    eventWrite(c.id, 'account.debt_settled', { ...EVENT_SAMPLES['account.debt_settled'](), invoiceId: voided }),
+  ]);
   await grant(1);
   const all = await eventsOf(c.token, 100);
   // The session holds every scope: it sees every event, and the fixture has each billing type.
