@@ -15,7 +15,7 @@ export function DebtNotice(props: { debtCents: number; onBilling?: boolean }) {
       <Notice kind="warning">
         <p>
           <strong>You owe {owed}.</strong> Credit that had already been spent was taken back (a card refund, a card dispute or a deduction
-          by the operator), or charges ran past zero, so your balance is below zero and your servers stay suspended.
+          by the operator), or charges ran past zero, so your balance is below zero; servers stay suspended until it is above zero.
         </p>
         <p>
           Your next top-up pays the debt off first and the rest becomes credit; a smaller top-up reduces the debt.{' '}
