@@ -474,7 +474,8 @@ describe('auto top-up in the sandbox', () => {
     expect((await runAutoTopUps()).due).toBe(0);
     const [topup, bonus] = (await ledgerOf(a.id)).slice(-2);
     expect(topup).toMatchObject({ type: 'topup', amountCents: 1000, balanceAfterCents: 700, reference: { settlesDebtCents: 300 } });
-    expect(bonus!.reference?.settlesDebtCents).toBeUndefined();
+    expect(bonus).toMatchObject({ type: 'bonus', amountCents: 50, balanceAfterCents: 750 });
+    expect(bonus!.reference).not.toHaveProperty('settlesDebtCents');
     expect((await eventsOf(a.token, 'account.debt_settled')).map((e) => e.data)).toEqual([
       expect.objectContaining({ settledCents: 300, balanceCents: 750, cause: 'topup', entrySeq: topup!.seq }),
     ]);

@@ -167,7 +167,8 @@ describe('a refund after the credit was spent', () => {
     expect(await events(state.token, 'account.debt_settled')).toHaveLength(1);
     expect(await account(state.token)).toMatchObject({ balanceCents: 1250, debtCents: 0 });
     // What the debt entries add up to: every cent owed was paid off once.
-    const settled = (await ledgerOf(state.id)).reduce((sum, e) => sum + (e.reference?.settlesDebtCents ?? 0), 0);
+    const booked = (await ledgerOf(state.id)) as { reference?: { settlesDebtCents?: number } }[];
+    const settled = booked.reduce((sum, e) => sum + (e.reference?.settlesDebtCents ?? 0), 0);
     expect(settled).toBe(1900);
   });
 });
