@@ -1659,6 +1659,40 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'account.debt': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on account.debt (billing:read reads it) */
+    post: operations['webhook:account.debt'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'account.debt_settled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on account.debt_settled (billing:read reads it) */
+    post: operations['webhook:account.debt_settled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'auto_topup.failed': {
     parameters: {
       query?: never;
@@ -2593,9 +2627,87 @@ export interface components {
          * @description Hourly charges: what is below a cent after it, carried to the next hour. amountCents = −floor((before + Σ lines) / 1000).
          */
         accruedAfterMillicents: number | null;
+        /**
+         * Format: int64
+         * @description Credits that landed on a negative balance: the part of amountCents that paid the debt off first (the rest is credit); null otherwise.
+         */
+        settlesDebtCents: number | null;
       };
       /** Format: date-time */
       at: string;
+    };
+    /** @description The body of a `account.debt` delivery. */
+    AccountDebtWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'account.debt';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /**
+         * Format: int64
+         * @description What the account owes now (−balanceCents).
+         */
+        debtCents: number;
+        /**
+         * Format: int64
+         * @description What it owed before this booking (0: it just went below zero).
+         */
+        previousDebtCents: number;
+        /** Format: int64 */
+        balanceCents: number;
+        /**
+         * @description The kind of ledger entry that took the balance there.
+         * @enum {string}
+         */
+        cause: 'refund' | 'dispute' | 'deduction' | 'charge';
+        /**
+         * Format: int32
+         * @description The ledger entry (its `seq`).
+         */
+        entrySeq: number;
+        /**
+         * Format: uuid
+         * @description The invoice the entry is about (a refund, a dispute, a top-up); null otherwise.
+         */
+        invoiceId: string | null;
+        invoiceNumber: string | null;
+      };
+    };
+    /** @description The body of a `account.debt_settled` delivery. */
+    AccountDebtSettledWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'account.debt_settled';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /**
+         * Format: int64
+         * @description The debt this credit paid off (all of it: the balance is back at zero or above).
+         */
+        settledCents: number;
+        /** Format: int64 */
+        balanceCents: number;
+        /**
+         * @description The kind of ledger entry that brought the balance back (a top-up, a grant, a failed refund, a won dispute).
+         * @enum {string}
+         */
+        cause: 'topup' | 'bonus' | 'grant' | 'refund' | 'dispute';
+        /**
+         * Format: int32
+         * @description The ledger entry (its `seq`).
+         */
+        entrySeq: number;
+        /**
+         * Format: uuid
+         * @description The invoice the entry is about (a refund, a dispute, a top-up); null otherwise.
+         */
+        invoiceId: string | null;
+        invoiceNumber: string | null;
+      };
     };
     /** @description The body of a `auto_topup.failed` delivery. */
     AutoTopupFailedWebhook: {
@@ -2686,6 +2798,11 @@ export interface components {
       balanceCents: number;
       /** @description The same balance in whole units of the platform's currency: dollars, or euros on a platform in EUR (the name stays for compatibility). */
       balanceUsd: number;
+      /**
+       * Format: int64
+       * @description What the account owes: −balanceCents when the balance is below zero (a refund, dispute or deduction after the credit was spent), else 0. The next top-up pays it off first.
+       */
+      debtCents: number;
       trialGranted: boolean;
       isAdmin: boolean;
       /**
@@ -2882,7 +2999,7 @@ export interface components {
       url: string;
       /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
-      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `account.debt` billing:read, `account.debt_settled` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
       receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
@@ -2920,6 +3037,8 @@ export interface components {
       | 'invoice.refunded'
       | 'invoice.disputed'
       | 'ledger.entry'
+      | 'account.debt'
+      | 'account.debt_settled'
       | 'auto_topup.failed'
       | 'auto_topup.disabled'
       | 'webhook_endpoint.disabled';
@@ -2929,7 +3048,7 @@ export interface components {
       url: string;
       /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
-      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `account.debt` billing:read, `account.debt_settled` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
       receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
@@ -3071,6 +3190,8 @@ export interface components {
       | components['schemas']['InvoiceRefundedEvent']
       | components['schemas']['InvoiceDisputedEvent']
       | components['schemas']['LedgerEntryEvent']
+      | components['schemas']['AccountDebtEvent']
+      | components['schemas']['AccountDebtSettledEvent']
       | components['schemas']['AutoTopupFailedEvent']
       | components['schemas']['AutoTopupDisabledEvent']
       | components['schemas']['WebhookEndpointDisabledEvent'];
@@ -3629,6 +3750,85 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
       data: components['schemas']['LedgerEntry'];
+    };
+    /** @description A `account.debt` event as GET /v1/events shows it. */
+    AccountDebtEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'account.debt';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /**
+         * Format: int64
+         * @description What the account owes now (−balanceCents).
+         */
+        debtCents: number;
+        /**
+         * Format: int64
+         * @description What it owed before this booking (0: it just went below zero).
+         */
+        previousDebtCents: number;
+        /** Format: int64 */
+        balanceCents: number;
+        /**
+         * @description The kind of ledger entry that took the balance there.
+         * @enum {string}
+         */
+        cause: 'refund' | 'dispute' | 'deduction' | 'charge';
+        /**
+         * Format: int32
+         * @description The ledger entry (its `seq`).
+         */
+        entrySeq: number;
+        /**
+         * Format: uuid
+         * @description The invoice the entry is about (a refund, a dispute, a top-up); null otherwise.
+         */
+        invoiceId: string | null;
+        invoiceNumber: string | null;
+      };
+    };
+    /** @description A `account.debt_settled` event as GET /v1/events shows it. */
+    AccountDebtSettledEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'account.debt_settled';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /**
+         * Format: int64
+         * @description The debt this credit paid off (all of it: the balance is back at zero or above).
+         */
+        settledCents: number;
+        /** Format: int64 */
+        balanceCents: number;
+        /**
+         * @description The kind of ledger entry that brought the balance back (a top-up, a grant, a failed refund, a won dispute).
+         * @enum {string}
+         */
+        cause: 'topup' | 'bonus' | 'grant' | 'refund' | 'dispute';
+        /**
+         * Format: int32
+         * @description The ledger entry (its `seq`).
+         */
+        entrySeq: number;
+        /**
+         * Format: uuid
+         * @description The invoice the entry is about (a refund, a dispute, a top-up); null otherwise.
+         */
+        invoiceId: string | null;
+        invoiceNumber: string | null;
+      };
     };
     /** @description A `auto_topup.failed` event as GET /v1/events shows it. */
     AutoTopupFailedEvent: {
@@ -5673,6 +5873,11 @@ export interface components {
       balanceCents: number;
       /** @description The same balance in whole units of the platform's currency: dollars, or euros on a platform in EUR (the name stays for compatibility). */
       balanceUsd: number;
+      /**
+       * Format: int64
+       * @description What the account owes: −balanceCents when the balance is below zero (a refund, dispute or deduction after the credit was spent), else 0. The next top-up pays it off first.
+       */
+      debtCents: number;
       trialGranted: boolean;
       isAdmin: boolean;
       /**
@@ -6117,6 +6322,7 @@ export interface operations {
            *       "email": "ann@example.com",
            *       "balanceCents": 2500,
            *       "balanceUsd": 25,
+           *       "debtCents": 2500,
            *       "trialGranted": true,
            *       "isAdmin": true,
            *       "burnMillicentsPerHour": 2700,
@@ -8823,6 +9029,8 @@ export interface operations {
           | 'invoice.refunded'
           | 'invoice.disputed'
           | 'ledger.entry'
+          | 'account.debt'
+          | 'account.debt_settled'
           | 'auto_topup.failed'
           | 'auto_topup.disabled'
           | 'webhook_endpoint.disabled';
@@ -18932,7 +19140,8 @@ export interface operations {
            *               }
            *             ],
            *             "accruedBeforeMillicents": 450,
-           *             "accruedAfterMillicents": 450
+           *             "accruedAfterMillicents": 450,
+           *             "settlesDebtCents": 2500
            *           },
            *           "at": "2026-11-26T10:00:00.000Z"
            *         }
@@ -22063,7 +22272,8 @@ export interface operations {
            *             }
            *           ],
            *           "accruedBeforeMillicents": 450,
-           *           "accruedAfterMillicents": 450
+           *           "accruedAfterMillicents": 450,
+           *           "settlesDebtCents": 2500
            *         },
            *         "at": "2026-11-26T10:00:00.000Z"
            *       },
@@ -25313,6 +25523,7 @@ export interface operations {
            *           "email": "ann@example.com",
            *           "balanceCents": 2500,
            *           "balanceUsd": 25,
+           *           "debtCents": 2500,
            *           "trialGranted": true,
            *           "isAdmin": true,
            *           "burnMillicentsPerHour": 2700,
@@ -26045,6 +26256,7 @@ export interface operations {
            *         "email": "ann@example.com",
            *         "balanceCents": 2500,
            *         "balanceUsd": 25,
+           *         "debtCents": 2500,
            *         "trialGranted": true,
            *         "isAdmin": true,
            *         "burnMillicentsPerHour": 2700,
@@ -27792,6 +28004,64 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['LedgerEntryWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:account.debt': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AccountDebtWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:account.debt_settled': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AccountDebtSettledWebhook'];
       };
     };
     responses: {

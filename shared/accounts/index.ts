@@ -24,6 +24,7 @@ export function toAccountView(item: AccountItem, now = Date.now()): AccountView 
     email: item.email,
     balanceCents,
     balanceUsd: balanceCents / 100,
+    debtCents: Math.max(0, -balanceCents),
     trialGranted: Boolean(item.trialGranted),
     isAdmin: isAdminEmail(item.email),
     burnMillicentsPerHour: runway.burnMillicentsPerHour,

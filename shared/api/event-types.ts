@@ -23,6 +23,9 @@ export const EVENT_SCOPES = {
   'invoice.refunded': 'billing:read',
   'invoice.disputed': 'billing:read',
   'ledger.entry': 'billing:read',
+  // Debt: a booking took the balance below zero (or deeper), and a credit brought it back to zero or above.
+  'account.debt': 'billing:read',
+  'account.debt_settled': 'billing:read',
   // Auto top-up: a saved card's off-session charge failed (no credit), and the rule turned off after repeated failures.
   'auto_topup.failed': 'billing:read',
   'auto_topup.disabled': 'billing:read',

@@ -287,8 +287,8 @@ const chunked = (hour: number, lines: ChargeLine[]): HourCharge[] =>
 /** DynamoDB's limit on the items of one transaction. */
 const MAX_TRANSACTION_ITEMS = 100;
 
-/** A transaction's items besides the charges': the profile, and a `balance.low` event when one fires. */
-const FIXED_ITEMS = 2;
+/** A transaction's items besides the charges': the profile, and the `balance.low` and `account.debt` events when they fire. */
+const FIXED_ITEMS = 3;
 
 /**
  * Consecutive charges packed into transactions: each charge takes its entry, the entry's guard and

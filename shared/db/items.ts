@@ -254,6 +254,8 @@ export interface LedgerItem extends Stored {
     /** Hourly charges: what was below a cent before and after this entry. */
     accruedBeforeMillicents?: number;
     accruedAfterMillicents?: number;
+    /** Credits landing on a negative balance: the part of this entry that paid the debt off (shared/ledger). */
+    settlesDebtCents?: number;
   };
   actorId?: string;
   at: string;

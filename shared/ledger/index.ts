@@ -3,6 +3,7 @@ import { keys } from '../db/keys.ts';
 import { accessPatterns, type Page, type PageRequest } from '../db/access-patterns.ts';
 import { isConditionFailed, type NamedWrite, retrying, transact } from '../db/write.ts';
 import type { LedgerEntryView } from '../api/schemas.ts';
+import type { EventData } from '../api/schemas/events.ts';
 import { type AccountItem, asKind, type LedgerItem } from '../db/items.ts';
 import { eventWrite } from '../webhooks/events.ts';
 import { getSettings } from '../settings/index.ts';
@@ -184,7 +185,8 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
               });
         const accrual = accruals?.at(-1);
         const toApply = accruals ? withAccruals(changes, accruals) : changes;
-        toApply.forEach((change, i) => {
+        toApply.forEach((applied, i) => {
+          const change = withDebtSettled(applied, balance);
           balance += change.amountCents;
           items.push(...ledgerEntryItems({ accountId, seq: seq0 + i + 1, balanceAfterCents: balance, change, at }));
           const { extraGuards: _extra, ...rest } = change;
@@ -192,7 +194,10 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
         });
         const extras = (options.extraItems?.(entries) ?? []).map((w) => ({ ...w, name: `${EXTRA}${w.name}` }));
         const low = await lowBalanceStep(profile, unchangedBalance, balance);
-        const events = eventsOf(accountId, entries, low.fire ? { balanceCents: balance, thresholdCents: low.thresholdCents } : null, at);
+        const events = [
+          ...eventsOf(accountId, entries, low.fire ? { balanceCents: balance, thresholdCents: low.thresholdCents } : null, at),
+          ...debtEventsOf(accountId, entries, unchangedBalance, at),
+        ];
         const mark = autoTopUpMark(profile, unchangedBalance, balance, at);
         const markSet = mark ? ', autoTopUpDue = :dueAt, GSI2PK = :duePk, GSI2SK = :dueSk' : '';
         const lowFlag =
@@ -282,6 +287,53 @@ function eventsOf(
   return writes;
 }
 
+/**
+ * Debt (docs/api.md "Debt"): a balance below zero is owed. A credit that lands on it pays the debt
+ * off first, and its entry says how much (`reference.settlesDebtCents`, at most the entry's amount),
+ * so the ledger shows where each top-up went; the balance arithmetic is unchanged.
+ */
+export function withDebtSettled(change: LedgerChange, balanceBefore: number): LedgerChange {
+  const settles = change.amountCents > 0 && balanceBefore < 0 ? Math.min(change.amountCents, -balanceBefore) : 0;
+  return settles === 0 ? change : { ...change, reference: { ...change.reference, settlesDebtCents: settles } };
+}
+
+/**
+ * `account.debt` when an append leaves the balance below zero and lower than it was (an hourly
+ * charge only when it crosses zero: one per account-hour would bury the rest), and
+ * `account.debt_settled` when one brings a negative balance back to zero or above. Both go in the
+ * append's transaction, so its guard keys make them happen once with the booking. The cause is
+ * the entry that crossed zero (or, deeper in debt, the debit that took it there).
+ */
+export function debtEventsOf(accountId: string, entries: LedgerEntry[], before: number, at: string): NamedWrite[] {
+  const last = entries.at(-1);
+  if (!last) return [];
+  const after = last.balanceAfterCents;
+  const now = new Date(at);
+  const causeOf = (entry: LedgerEntry) => ({
+    entrySeq: entry.seq,
+    invoiceId: entry.reference?.invoiceId ?? null,
+    invoiceNumber: entry.reference?.invoiceNumber ?? null,
+  });
+  if (after < 0 && after < before) {
+    if (before < 0 && entries.every((e) => e.type === 'charge')) return [];
+    const cause = entries.find((e) => e.amountCents < 0 && e.balanceAfterCents < 0)!;
+    // Only these entry types are ever negative; any other debit is credit taken away, a deduction.
+    const type: EventData<'account.debt'>['cause'] =
+      cause.type === 'refund' || cause.type === 'dispute' || cause.type === 'charge' ? cause.type : 'deduction';
+    const data = { debtCents: -after, previousDebtCents: Math.max(0, -before), balanceCents: after, cause: type, ...causeOf(cause) };
+    return [eventWrite(accountId, 'account.debt', data, now)];
+  }
+  if (before < 0 && after >= 0) {
+    const cause = entries.find((e) => e.balanceAfterCents >= 0)!;
+    // A new account's trial is never a settlement (its balance starts at zero): only these credit a debt.
+    const type: EventData<'account.debt_settled'>['cause'] =
+      cause.type === 'topup' || cause.type === 'bonus' || cause.type === 'refund' || cause.type === 'dispute' ? cause.type : 'grant';
+    const data = { settledCents: -before, balanceCents: after, cause: type, ...causeOf(cause) };
+    return [eventWrite(accountId, 'account.debt_settled', data, now)];
+  }
+  return [];
+}
+
 export interface Accrual {
   before: number;
   after: number;
@@ -325,6 +377,7 @@ export function toLedgerView(item: LedgerItem): z.infer<typeof LedgerEntryView> 
       lines: (reference.lines ?? []).map((l) => ({ serverId: l.serverId, millicents: l.millicents ?? (l.cents ?? 0) * 1000 })),
       accruedBeforeMillicents: reference.accruedBeforeMillicents ?? null,
       accruedAfterMillicents: reference.accruedAfterMillicents ?? null,
+      settlesDebtCents: reference.settlesDebtCents ?? null,
     },
     at: item.at,
   };

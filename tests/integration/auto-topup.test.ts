@@ -460,6 +460,27 @@ describe('auto top-up in the sandbox', () => {
     });
     expect(await balanceOf(a.id)).toBe(500 - 201 + 525);
   });
+
+  it('an auto top-up on a debt pays it off first: its entry says how much, account.debt_settled once', async () => {
+    const a = await customer('topup-debt@example.com');
+    await saveSandboxCard(a.token, 'pm_card_visa');
+    await setRule(a.token, rule({ belowCents: 300, amountCents: 1000 }));
+    await debit(a.id, 800); // 500 → −300: a debt (docs/api.md "Debt")
+    expect((await api.call('GET', '/v1/account', { token: a.token })).body).toMatchObject({ balanceCents: -300, debtCents: 300 });
+    expect((await eventsOf(a.token, 'account.debt')).map((e) => e.data)).toEqual([
+      expect.objectContaining({ debtCents: 300, cause: 'deduction' }),
+    ]);
+    expect((await runAutoTopUps()).attempted).toBe(1);
+    expect((await runAutoTopUps()).due).toBe(0);
+    const [topup, bonus] = (await ledgerOf(a.id)).slice(-2);
+    expect(topup).toMatchObject({ type: 'topup', amountCents: 1000, balanceAfterCents: 700, reference: { settlesDebtCents: 300 } });
+    expect(bonus).toMatchObject({ type: 'bonus', amountCents: 50, balanceAfterCents: 750 });
+    expect(bonus!.reference).not.toHaveProperty('settlesDebtCents');
+    expect((await eventsOf(a.token, 'account.debt_settled')).map((e) => e.data)).toEqual([
+      expect.objectContaining({ settledCents: 300, balanceCents: 750, cause: 'topup', entrySeq: topup!.seq }),
+    ]);
+    expect((await api.call('GET', '/v1/account', { token: a.token })).body).toMatchObject({ balanceCents: 750, debtCents: 0 });
+  });
 });
 
 describe('auto top-up through Stripe (fake Stripe API, signed webhooks)', () => {

@@ -43,6 +43,8 @@ const EVENT_SCOPES: Record<EventType, string> = {
   'invoice.refunded': 'billing:read',
   'invoice.disputed': 'billing:read',
   'ledger.entry': 'billing:read',
+  'account.debt': 'billing:read',
+  'account.debt_settled': 'billing:read',
   'auto_topup.failed': 'billing:read',
   'auto_topup.disabled': 'billing:read',
   'webhook_endpoint.disabled': 'webhooks:read',
@@ -105,6 +107,11 @@ async function accountWithEvents(email: string) {
   await transact([
     eventWrite(c.id, 'auto_topup.failed', { ...EVENT_SAMPLES['auto_topup.failed'](), invoiceId: voided }),
     eventWrite(c.id, 'auto_topup.disabled', EVENT_SAMPLES['auto_topup.disabled']()),
+  ]);
+  // The debt events with their own writer too (the real ones: tests/integration/debt.test.ts).
+  await transact([
+    eventWrite(c.id, 'account.debt', { ...EVENT_SAMPLES['account.debt'](), invoiceId: paid }),
+    eventWrite(c.id, 'account.debt_settled', { ...EVENT_SAMPLES['account.debt_settled'](), invoiceId: voided }),
   ]);
   await grant(1);
   const all = await eventsOf(c.token, 100);

@@ -355,6 +355,29 @@ describe('a change that does not happen records no event', () => {
   });
 });
 
+describe('debt', () => {
+  it('a deduction below zero records account.debt; the credit that pays it off records account.debt_settled', async () => {
+    const { token, id } = await customer('ev-debt@example.com');
+    const credit = (amountCents: number) => api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents, note: 'debt' } });
+    const deducted = (await credit(-600)).body.entry; // the 500-cent trial: 100 cents owed
+    const granted = (await credit(300)).body.entry;
+    expect((await eventsOf(token, 'account.debt')).map((e) => e.data)).toEqual([
+      {
+        debtCents: 100,
+        previousDebtCents: 0,
+        balanceCents: -100,
+        cause: 'deduction',
+        entrySeq: deducted.seq,
+        invoiceId: null,
+        invoiceNumber: null,
+      },
+    ]);
+    expect((await eventsOf(token, 'account.debt_settled')).map((e) => e.data)).toEqual([
+      { settledCents: 100, balanceCents: 200, cause: 'grant', entrySeq: granted.seq, invoiceId: null, invoiceNumber: null },
+    ]);
+  });
+});
+
 describe('delivery of every event type', () => {
   it('each type the tests above caused reached its account’s receiver, signed so that standardwebhooks verifies it', async () => {
     // webhook_endpoint.disabled needs 3 days of failures: tests/integration/webhook-delivery.test.ts;

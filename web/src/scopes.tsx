@@ -37,6 +37,8 @@ const EVENT_GROUP: Record<EventType, string> = {
   'invoice.refunded': 'Billing',
   'invoice.disputed': 'Billing',
   'ledger.entry': 'Billing',
+  'account.debt': 'Billing',
+  'account.debt_settled': 'Billing',
   'auto_topup.failed': 'Billing',
   'auto_topup.disabled': 'Billing',
   'webhook_endpoint.disabled': 'Webhooks',

@@ -15,6 +15,10 @@ export const Account = z
       description:
         "The same balance in whole units of the platform's currency: dollars, or euros on a platform in EUR (the name stays for compatibility).",
     }),
+    debtCents: Cents.meta({
+      description:
+        'What the account owes: −balanceCents when the balance is below zero (a refund, dispute or deduction after the credit was spent), else 0. The next top-up pays it off first.',
+    }),
     trialGranted: z.boolean(),
     isAdmin: z.boolean(),
     burnMillicentsPerHour: Cents.meta({ description: 'What the active servers cost an hour, exactly, in millicents (1/1000 cent).' }),

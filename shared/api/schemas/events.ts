@@ -22,6 +22,13 @@ const Install = z.object({
   endedAt: Timestamp,
 });
 
+/** Which ledger entry moved the balance across zero (or deeper below it): GET /v1/account/transactions shows it. */
+const DebtCause = {
+  entrySeq: Count.meta({ description: 'The ledger entry (its `seq`).' }),
+  invoiceId: Uuid.nullable().meta({ description: 'The invoice the entry is about (a refund, a dispute, a top-up); null otherwise.' }),
+  invoiceNumber: text(32).nullable(),
+};
+
 export const EVENT_DATA = {
   'server.created': Server,
   'server.resized': Server.extend({ previousResources: ResourcesSchema }),
@@ -50,6 +57,23 @@ export const EVENT_DATA = {
   'invoice.refunded': Invoice,
   'invoice.disputed': Invoice,
   'ledger.entry': LedgerEntryView,
+  'account.debt': z.object({
+    debtCents: Cents.meta({ description: 'What the account owes now (−balanceCents).' }),
+    previousDebtCents: Cents.meta({ description: 'What it owed before this booking (0: it just went below zero).' }),
+    balanceCents: SignedCents,
+    cause: z
+      .enum(['refund', 'dispute', 'deduction', 'charge'])
+      .meta({ description: 'The kind of ledger entry that took the balance there.' }),
+    ...DebtCause,
+  }),
+  'account.debt_settled': z.object({
+    settledCents: Cents.meta({ description: 'The debt this credit paid off (all of it: the balance is back at zero or above).' }),
+    balanceCents: SignedCents,
+    cause: z
+      .enum(['topup', 'bonus', 'grant', 'refund', 'dispute'])
+      .meta({ description: 'The kind of ledger entry that brought the balance back (a top-up, a grant, a failed refund, a won dispute).' }),
+    ...DebtCause,
+  }),
   'auto_topup.failed': z.object({
     invoiceId: Uuid,
     invoiceNumber: text(32),

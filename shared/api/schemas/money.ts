@@ -27,6 +27,10 @@ export const LedgerEntryView = z
         description:
           'Hourly charges: what is below a cent after it, carried to the next hour. amountCents = −floor((before + Σ lines) / 1000).',
       }),
+      settlesDebtCents: Cents.nullable().meta({
+        description:
+          'Credits that landed on a negative balance: the part of amountCents that paid the debt off first (the rest is credit); null otherwise.',
+      }),
     }),
     at: Timestamp,
   })

@@ -41,10 +41,16 @@ function describe(entry: Entry): string {
   }
 }
 
+/** A credit that landed on a negative balance says how much of it paid the debt off. */
+function describeWithDebt(entry: Entry): string {
+  const settled = entry.reference.settlesDebtCents;
+  return settled ? `${describe(entry)} — ${cents(settled)} of it paid off the debt` : describe(entry);
+}
+
 const COLUMNS: Columns<Entry> = [
   { header: 'Date', class: 'nowrap', cell: (entry) => dateTime(entry.at) },
   { header: 'Kind', cell: (entry) => KIND[entry.type] },
-  { header: 'Description', cell: describe },
+  { header: 'Description', cell: describeWithDebt },
   {
     header: 'Amount',
     class: 'num',

@@ -20,7 +20,10 @@ export const returnUrl = (query: string): string => `${location.origin}${href('/
 export function TopUp(props: { config: Schema<'BillingConfig'> }) {
   const { minimumTopUpCents: min, maximumTopUpCents: max, bonusPercent, paymentsEnabled } = props.config;
   const presets = PRESETS.filter((p) => p >= min && p <= max);
-  const [text, setText] = useState(toDollars(presets[1] ?? presets[0] ?? min));
+  // In debt: the smallest preset that clears it (the top-up pays the debt first), else the debt itself within the bounds.
+  const debt = useSession().account.debtCents;
+  const start = debt > 0 ? (presets.find((p) => p > debt) ?? Math.min(max, Math.max(min, debt))) : (presets[1] ?? presets[0] ?? min);
+  const [text, setText] = useState(toDollars(start));
   const [redirecting, setRedirecting] = useState(false);
   const amount = toCents(text);
   const invalid = amount === null || amount < min || amount > max;
@@ -79,7 +82,16 @@ export function TopUp(props: { config: Schema<'BillingConfig'> }) {
           <Button type="submit" kind="primary" busy={checkout.busy || redirecting} disabled={invalid || !paymentsEnabled}>
             Pay with card
           </Button>
-          {amount !== null && !invalid ? <span class="muted">You pay {cents(amount)}.</span> : null}
+          {amount !== null && !invalid ? (
+            <span class="muted" data-testid="topup-split">
+              You pay {cents(amount)}.
+              {debt > 0
+                ? amount > debt
+                  ? ` ${cents(debt)} pays off what you owe; ${cents(amount - debt)} becomes credit.`
+                  : ` All of it pays off what you owe (${cents(debt - amount)} left to pay).`
+                : ''}
+            </span>
+          ) : null}
         </div>
       </form>
       {redirecting ? <Spinner label="Opening the payment page…" /> : null}

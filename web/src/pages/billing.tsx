@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ok } from '../api.ts';
 import { AutoTopUp } from '../billing/autotopup.tsx';
 import { Alerts, Budget } from '../billing/budget.tsx';
+import { DebtNotice } from '../billing/debt.tsx';
 import { Invoices } from '../billing/invoices.tsx';
 import { Ledger } from '../billing/ledger.tsx';
 import { BillingProfile } from '../billing/profile.tsx';
@@ -33,11 +34,18 @@ export default function Billing() {
   return (
     <Page title="Billing">
       {back.checkout ? <CheckoutReturn outcome={back.checkout} session={back.session} onSettled={() => setVersion((v) => v + 1)} /> : null}
+      <DebtNotice debtCents={account.debtCents} onBilling />
       <dl class="cards">
         <div class="stat">
           <dt>Balance</dt>
           <dd data-testid="billing-balance">{cents(account.balanceCents)}</dd>
         </div>
+        {account.debtCents > 0 ? (
+          <div class="stat">
+            <dt>Owed</dt>
+            <dd data-testid="billing-debt">{cents(account.debtCents)}</dd>
+          </div>
+        ) : null}
         <div class="stat">
           <dt>Funded until</dt>
           <dd>{account.fundedUntil ? dateTime(account.fundedUntil) : 'No running costs'}</dd>

@@ -2,6 +2,7 @@ import { api, ok } from '../api.ts';
 import { cents, dateTime, millicents, relative } from '../format.ts';
 import { href } from '../router.ts';
 import { useSession } from '../session.ts';
+import { DebtNotice } from '../billing/debt.tsx';
 import { Loading, Notice, Page, useLoad } from '../ui.tsx';
 
 /** Balance, burn, runway and funded-until, the low-balance warning, and the servers at a glance. */
@@ -25,7 +26,9 @@ export default function Overview() {
         </>
       }
     >
-      {account.balanceCents <= 0 ? (
+      {account.debtCents > 0 ? (
+        <DebtNotice debtCents={account.debtCents} />
+      ) : account.balanceCents <= 0 ? (
         <Notice kind="warning">
           Your balance is {cents(account.balanceCents)}: servers are suspended until you <a href={href('/billing')}>top up</a>.
         </Notice>

@@ -32,6 +32,12 @@ export default function Account(props: { params: Record<string, string> }) {
                 <dt>Balance</dt>
                 <dd data-testid="account-balance">{cents(account.balanceCents)}</dd>
               </div>
+              {account.debtCents > 0 ? (
+                <div class="stat">
+                  <dt>Owed (debt)</dt>
+                  <dd data-testid="account-debt">{cents(account.debtCents)}</dd>
+                </div>
+              ) : null}
               <div class="stat">
                 <dt>Burn an hour</dt>
                 <dd>{millicents(account.burnMillicentsPerHour)}</dd>
