@@ -3,6 +3,7 @@ import { publicRoutes } from './routes/public.ts';
 import { accountCoreRoutes, accountMoneyRoutes } from './routes/account.ts';
 import { catalogRoutes } from './routes/catalog.ts';
 import { serverRoutes } from './routes/servers.ts';
+import { serverToolRoutes } from './routes/server-tools.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { paymentRoutes } from './routes/payments.ts';
 import { adminRoutes } from './routes/admin.ts';
@@ -23,6 +24,7 @@ export const routes = {
   ...accountCoreRoutes,
   ...catalogRoutes,
   ...serverRoutes,
+  ...serverToolRoutes,
   // The account's ledger and budget (the account function) are tagged Billing, and sit with the billing group's routes.
   ...accountMoneyRoutes,
   ...billingRoutes,
