@@ -1,4 +1,4 @@
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import { getBillingProfile } from '../accounts/billing-profile.ts';
 import { getSettings } from '../settings/index.ts';
 import { getInvoice } from './index.ts';
