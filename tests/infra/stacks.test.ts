@@ -1001,6 +1001,14 @@ describe('bundles', () => {
     };
     for (const group of ['admin', 'account', 'catalog', 'server-tools'])
       expect(startInputsOf(group), group).not.toContain('shared/servers/deploy.ts');
+    // The whole route table (other groups' routes, for 404 and 405) only in the public function, which
+    // API Gateway's `$default` route sends every request no route takes; the others hold their own.
+    const routeModulesAt = (group: string) =>
+      startInputsOf(group)
+        .filter((input) => input.startsWith('lazy-route-schemas:'))
+        .map((input) => input.replace(/^.*\/routes\/|\.ts$/g, ''));
+    expect(routeModulesAt('public').sort()).toEqual([...GROUPS].sort());
+    for (const group of ['account', 'catalog', 'servers', 'server-tools', 'billing']) expect(routeModulesAt(group), group).toEqual([group]);
     // A server's startup settings, files and backups are the server-tools function's: none of it in the servers start.
     for (const module of ['shared/servers/startup.ts', 'shared/servers/files.ts', 'shared/servers/backups.ts']) {
       expect(startInputsOf('servers'), module).not.toContain(module);
