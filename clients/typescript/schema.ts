@@ -412,6 +412,24 @@ export interface paths {
     patch: operations['updateServer'];
     trace?: never;
   };
+  '/v1/servers/{id}/startup': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Startup settings: the egg variables you may see, the docker image and its choices */
+    get: operations['serverStartup'];
+    /** Change variables (by the egg's rules) and/or the docker image; applies at the next start */
+    put: operations['updateServerStartup'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/servers/{id}/reinstall': {
     parameters: {
       query?: never;
@@ -496,24 +514,6 @@ export interface paths {
      */
     get: operations['serverConsole'];
     put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/v1/servers/{id}/startup': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** Startup settings: the egg variables you may see, the docker image and its choices */
-    get: operations['serverStartup'];
-    /** Change variables (by the egg's rules) and/or the docker image; applies at the next start */
-    put: operations['updateServerStartup'];
     post?: never;
     delete?: never;
     options?: never;
@@ -4020,6 +4020,85 @@ export interface components {
         [key: string]: string;
       };
     };
+    ServerStartup: {
+      /** @description The egg's variables the panel lets users see. */
+      variables: components['schemas']['StartupVariable'][];
+      dockerImage: string;
+      /**
+       * @description The egg's images (display name to image): the choices.
+       * @example {
+       *       "Java 21": "ghcr.io/pterodactyl/yolks:java_21",
+       *       "Java 17": "ghcr.io/pterodactyl/yolks:java_17"
+       *     }
+       */
+      dockerImages: {
+        [key: string]: string;
+      };
+      /** @description The startup command ({{VAR}} placeholders); read-only. */
+      startup: string;
+    };
+    StartupVariable: {
+      /** @example SERVER_JARFILE */
+      env: string;
+      /** @example Server Jar File */
+      name: string;
+      /** @example The name of the server jarfile to run the server with. */
+      description: string;
+      /**
+       * @description The value the server starts with (its own, else the default).
+       * @example server.jar
+       */
+      value: string;
+      /** @example server.jar */
+      default: string | null;
+      /**
+       * @description Laravel validation rules a new value must pass.
+       * @example required|regex:/^([\w\d._-]+)(\.jar)$/
+       */
+      rules: string;
+      editable: boolean;
+    };
+    StartupUpdated: {
+      /** @description The egg's variables the panel lets users see. */
+      variables: components['schemas']['StartupVariable'][];
+      dockerImage: string;
+      /**
+       * @description The egg's images (display name to image): the choices.
+       * @example {
+       *       "Java 21": "ghcr.io/pterodactyl/yolks:java_21",
+       *       "Java 17": "ghcr.io/pterodactyl/yolks:java_17"
+       *     }
+       */
+      dockerImages: {
+        [key: string]: string;
+      };
+      /** @description The startup command ({{VAR}} placeholders); read-only. */
+      startup: string;
+      /**
+       * @description Variables whose value changed, and `dockerImage` if it did.
+       * @example [
+       *       "SERVER_JARFILE"
+       *     ]
+       */
+      changed: string[];
+      /**
+       * @description Wings reads the new settings when the server next starts.
+       * @enum {string}
+       */
+      appliesAt: 'next_start';
+    };
+    UpdateStartup: {
+      dockerImage?: string;
+      /**
+       * @description Variable to new value; only editable ones; the others keep theirs.
+       * @example {
+       *       "SERVER_JARFILE": "paper.jar"
+       *     }
+       */
+      variables?: {
+        [key: string]: string;
+      };
+    };
     DeletedServer: {
       /** Format: uuid */
       id: string;
@@ -4126,85 +4205,6 @@ export interface components {
        * @description About 600 (kept for older clients; prefer `expiresAt`).
        */
       expiresInSeconds: number;
-    };
-    ServerStartup: {
-      /** @description The egg's variables the panel lets users see. */
-      variables: components['schemas']['StartupVariable'][];
-      dockerImage: string;
-      /**
-       * @description The egg's images (display name to image): the choices.
-       * @example {
-       *       "Java 21": "ghcr.io/pterodactyl/yolks:java_21",
-       *       "Java 17": "ghcr.io/pterodactyl/yolks:java_17"
-       *     }
-       */
-      dockerImages: {
-        [key: string]: string;
-      };
-      /** @description The startup command ({{VAR}} placeholders); read-only. */
-      startup: string;
-    };
-    StartupVariable: {
-      /** @example SERVER_JARFILE */
-      env: string;
-      /** @example Server Jar File */
-      name: string;
-      /** @example The name of the server jarfile to run the server with. */
-      description: string;
-      /**
-       * @description The value the server starts with (its own, else the default).
-       * @example server.jar
-       */
-      value: string;
-      /** @example server.jar */
-      default: string | null;
-      /**
-       * @description Laravel validation rules a new value must pass.
-       * @example required|regex:/^([\w\d._-]+)(\.jar)$/
-       */
-      rules: string;
-      editable: boolean;
-    };
-    StartupUpdated: {
-      /** @description The egg's variables the panel lets users see. */
-      variables: components['schemas']['StartupVariable'][];
-      dockerImage: string;
-      /**
-       * @description The egg's images (display name to image): the choices.
-       * @example {
-       *       "Java 21": "ghcr.io/pterodactyl/yolks:java_21",
-       *       "Java 17": "ghcr.io/pterodactyl/yolks:java_17"
-       *     }
-       */
-      dockerImages: {
-        [key: string]: string;
-      };
-      /** @description The startup command ({{VAR}} placeholders); read-only. */
-      startup: string;
-      /**
-       * @description Variables whose value changed, and `dockerImage` if it did.
-       * @example [
-       *       "SERVER_JARFILE"
-       *     ]
-       */
-      changed: string[];
-      /**
-       * @description Wings reads the new settings when the server next starts.
-       * @enum {string}
-       */
-      appliesAt: 'next_start';
-    };
-    UpdateStartup: {
-      dockerImage?: string;
-      /**
-       * @description Variable to new value; only editable ones; the others keep theirs.
-       * @example {
-       *       "SERVER_JARFILE": "paper.jar"
-       *     }
-       */
-      variables?: {
-        [key: string]: string;
-      };
     };
     FileList: {
       directory: string;
@@ -11917,6 +11917,619 @@ export interface operations {
       };
     };
   };
+  serverStartup: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Startup settings: the egg variables you may see, the docker image and its choices */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "variables": [
+           *         {
+           *           "env": "SERVER_JARFILE",
+           *           "name": "Server Jar File",
+           *           "description": "The name of the server jarfile to run the server with.",
+           *           "value": "server.jar",
+           *           "default": "server.jar",
+           *           "rules": "required|regex:/^([\\w\\d._-]+)(\\.jar)$/",
+           *           "editable": true
+           *         }
+           *       ],
+           *       "dockerImage": "ghcr.io/pterodactyl/yolks:java_21",
+           *       "dockerImages": {
+           *         "Java 21": "ghcr.io/pterodactyl/yolks:java_21",
+           *         "Java 17": "ghcr.io/pterodactyl/yolks:java_17"
+           *       },
+           *       "startup": "java -Xms128M -Xmx{{SERVER_MEMORY}}M -jar {{SERVER_JARFILE}}"
+           *     }
+           */
+          'application/json': components['schemas']['ServerStartup'];
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  updateServerStartup: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateStartup'];
+      };
+    };
+    responses: {
+      /** @description Change variables (by the egg's rules) and/or the docker image; applies at the next start */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "variables": [
+           *         {
+           *           "env": "SERVER_JARFILE",
+           *           "name": "Server Jar File",
+           *           "description": "The name of the server jarfile to run the server with.",
+           *           "value": "server.jar",
+           *           "default": "server.jar",
+           *           "rules": "required|regex:/^([\\w\\d._-]+)(\\.jar)$/",
+           *           "editable": true
+           *         }
+           *       ],
+           *       "dockerImage": "ghcr.io/pterodactyl/yolks:java_21",
+           *       "dockerImages": {
+           *         "Java 21": "ghcr.io/pterodactyl/yolks:java_21",
+           *         "Java 17": "ghcr.io/pterodactyl/yolks:java_17"
+           *       },
+           *       "startup": "java -Xms128M -Xmx{{SERVER_MEMORY}}M -jar {{SERVER_JARFILE}}",
+           *       "changed": [
+           *         "SERVER_JARFILE"
+           *       ],
+           *       "appliesAt": "next_start"
+           *     }
+           */
+          'application/json': components['schemas']['StartupUpdated'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
+      402: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
   reinstallServer: {
     parameters: {
       query?: never;
@@ -13237,619 +13850,6 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'conflict';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
-      429: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'rate_limited';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
-      500: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'internal';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
-      502: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'panel_error';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
-      503: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'panel_unavailable';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
-      504: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'panel_timeout';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-    };
-  };
-  serverStartup: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Startup settings: the egg variables you may see, the docker image and its choices */
-      200: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "variables": [
-           *         {
-           *           "env": "SERVER_JARFILE",
-           *           "name": "Server Jar File",
-           *           "description": "The name of the server jarfile to run the server with.",
-           *           "value": "server.jar",
-           *           "default": "server.jar",
-           *           "rules": "required|regex:/^([\\w\\d._-]+)(\\.jar)$/",
-           *           "editable": true
-           *         }
-           *       ],
-           *       "dockerImage": "ghcr.io/pterodactyl/yolks:java_21",
-           *       "dockerImages": {
-           *         "Java 21": "ghcr.io/pterodactyl/yolks:java_21",
-           *         "Java 17": "ghcr.io/pterodactyl/yolks:java_17"
-           *       },
-           *       "startup": "java -Xms128M -Xmx{{SERVER_MEMORY}}M -jar {{SERVER_JARFILE}}"
-           *     }
-           */
-          'application/json': components['schemas']['ServerStartup'];
-        };
-      };
-      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
-      400: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'validation_failed';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
-      401: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'unauthorized';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
-      403: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'forbidden';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
-      404: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'not_found';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
-      409: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'conflict';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
-      429: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'rate_limited';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
-      500: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'internal';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
-      502: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'panel_error';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
-      503: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'panel_unavailable';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
-      504: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'panel_timeout';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-    };
-  };
-  updateServerStartup: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['UpdateStartup'];
-      };
-    };
-    responses: {
-      /** @description Change variables (by the egg's rules) and/or the docker image; applies at the next start */
-      200: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "variables": [
-           *         {
-           *           "env": "SERVER_JARFILE",
-           *           "name": "Server Jar File",
-           *           "description": "The name of the server jarfile to run the server with.",
-           *           "value": "server.jar",
-           *           "default": "server.jar",
-           *           "rules": "required|regex:/^([\\w\\d._-]+)(\\.jar)$/",
-           *           "editable": true
-           *         }
-           *       ],
-           *       "dockerImage": "ghcr.io/pterodactyl/yolks:java_21",
-           *       "dockerImages": {
-           *         "Java 21": "ghcr.io/pterodactyl/yolks:java_21",
-           *         "Java 17": "ghcr.io/pterodactyl/yolks:java_17"
-           *       },
-           *       "startup": "java -Xms128M -Xmx{{SERVER_MEMORY}}M -jar {{SERVER_JARFILE}}",
-           *       "changed": [
-           *         "SERVER_JARFILE"
-           *       ],
-           *       "appliesAt": "next_start"
-           *     }
-           */
-          'application/json': components['schemas']['StartupUpdated'];
-        };
-      };
-      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
-      400: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'invalid_json' | 'validation_failed';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
-      401: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'unauthorized';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
-      402: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'insufficient_credit';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
-      403: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'forbidden';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
-      404: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'not_found';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
-      409: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'conflict' | 'operation_in_progress';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
-      413: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'payload_too_large';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
-      415: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'unsupported_media_type';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */

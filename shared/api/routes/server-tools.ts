@@ -44,7 +44,7 @@ const LEASED = [...CONTROL, 'insufficient_credit', 'operation_in_progress'] as c
  * Under /v1/servers/:id like the servers group's routes, in a function of its own so that neither
  * function's cold start carries the other's code.
  */
-export const serverToolRoutes = define({
+export const serverStartupRoutes = define({
   serverStartup: {
     method: 'GET',
     path: '/v1/servers/:id/startup',
@@ -71,6 +71,10 @@ export const serverToolRoutes = define({
     audit: 'servers.startup',
     errors: ['insufficient_credit', 'conflict', 'operation_in_progress', ...PANEL],
   },
+});
+
+/** A server's files and backups. */
+export const serverStorageRoutes = define({
   listFiles: {
     method: 'GET',
     path: '/v1/servers/:id/files',
@@ -273,3 +277,6 @@ export const serverToolRoutes = define({
     errors: LEASED,
   },
 });
+
+/** Every route of the server-tools function. */
+export const serverToolRoutes = { ...serverStartupRoutes, ...serverStorageRoutes };

@@ -22,7 +22,7 @@ import {
  * The servers group: /v1/servers, each server, its power, usage and console.
  * A server's startup settings, files and backups are the server-tools group's (routes/server-tools.ts).
  */
-export const serverRoutes = define({
+export const serverCoreRoutes = define({
   listServers: {
     method: 'GET',
     path: '/v1/servers',
@@ -92,6 +92,10 @@ export const serverRoutes = define({
     audit: 'servers.resize',
     errors: ['insufficient_credit', 'limit_exceeded', 'conflict', 'operation_in_progress', 'no_capacity', ...PANEL],
   },
+});
+
+/** What is done to a server: delete, reinstall, power, usage, console. The whole table (routes.ts) lists them after its startup settings. */
+export const serverActionRoutes = define({
   deleteServer: {
     method: 'DELETE',
     path: '/v1/servers/:id',
@@ -179,3 +183,6 @@ export const serverRoutes = define({
     errors: CONTROL,
   },
 });
+
+/** Every route of the servers function. */
+export const serverRoutes = { ...serverCoreRoutes, ...serverActionRoutes };
