@@ -21,6 +21,7 @@ export async function loadGroupHandlers(groups: readonly Group[] = GROUPS): Prom
     dev: () => import('./handler.ts'),
     catalog: () => import('../functions/catalog/handler.ts'),
     servers: () => import('../functions/servers/handler.ts'),
+    'server-tools': () => import('../functions/server-tools/handler.ts'),
     billing: () => import('../functions/billing/handler.ts'),
     payments: () => import('../functions/payments/handler.ts'),
   };

@@ -1,4 +1,4 @@
-import { accessPatterns } from '../shared/db/access-patterns.ts';
+import * as accessPatterns from '../shared/db/access-patterns.ts';
 import { ApiError } from '../shared/errors.ts';
 import { currencyOf } from '../shared/invoices/amounts.ts';
 import { findInvoiceItem, toInvoiceView } from '../shared/invoices/index.ts';

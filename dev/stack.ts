@@ -4,7 +4,7 @@ import { resetDbClient } from '../shared/db/client.ts';
 import { ensureAccountForSubject } from '../shared/accounts/index.ts';
 import { createApiKey } from '../shared/api-keys/index.ts';
 import { hashApiKey } from '../shared/auth/api-key-format.ts';
-import { accessPatterns } from '../shared/db/access-patterns.ts';
+import * as accessPatterns from '../shared/db/access-patterns.ts';
 import { scopesOfAccount } from '../shared/api/scopes.ts';
 import { clearSettingsCache, DEFAULT_SETTINGS, getSettings } from '../shared/settings/index.ts';
 import { updateSettings } from '../shared/settings/update.ts';

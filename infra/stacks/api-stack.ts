@@ -101,6 +101,8 @@ export function cursorSigningGroups(): Group[] {
  */
 const FUNCTION_SETTINGS: Partial<Record<Group, { memorySize?: number; timeout?: Duration }>> = {
   servers: { timeout: Duration.seconds(29) },
+  // Files and backups wait on Wings through the panel (a compress, a restore) as the servers function did.
+  'server-tools': { timeout: Duration.seconds(29) },
   catalog: { timeout: Duration.seconds(20) },
   admin: { timeout: Duration.seconds(20) },
   // Stripe calls time out after 10 s and are retried twice (shared/payments); the webhook also
@@ -119,6 +121,7 @@ export const PANEL_KEY_ACCESS: Partial<Record<Group, 'read' | 'write'>> = {
   admin: 'write',
   catalog: 'read',
   servers: 'read',
+  'server-tools': 'read',
   account: 'read',
   payments: 'read',
 };

@@ -2,7 +2,7 @@ import type * as z from 'zod';
 import type { BillingProfile, BillingProfileUpdate } from '../api/schemas/billing-profile.ts';
 import { EMPTY_ADDRESS } from '../api/empty-address.ts';
 import type { BillingProfileItem } from '../db/items.ts';
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import { keys } from '../db/keys.ts';
 import { writeItem } from '../db/write.ts';
 

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import { notFound } from '../errors.ts';
 import { appendLedger, toLedgerView } from '../ledger/index.ts';
 import type { AdminCredit, AdminCreditResult } from '../api/schemas.ts';

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import { accessPatterns, type ItemFilter, type Page } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
+import type { ItemFilter, Page } from '../db/access-patterns.ts';
 import { toAccountView } from '../accounts/index.ts';
 import { getAccountLimits, isTrialAccount, profileOf } from '../settings/limits.ts';
 import { listAllServers } from '../servers/read.ts';

@@ -7,7 +7,7 @@ import type { ErrorCode } from '../errors.ts';
  * define their entries in, and the error sets they share. Types and constants only, so that a
  * module can name a route's shape without loading a schema.
  */
-export const GROUPS = ['public', 'account', 'catalog', 'servers', 'billing', 'payments', 'admin', 'dev'] as const;
+export const GROUPS = ['public', 'account', 'catalog', 'servers', 'server-tools', 'billing', 'payments', 'admin', 'dev'] as const;
 export type Group = (typeof GROUPS)[number];
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

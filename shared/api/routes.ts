@@ -2,7 +2,8 @@ import type { Group, RouteDef } from './route-def.ts';
 import { publicRoutes } from './routes/public.ts';
 import { accountCoreRoutes, accountMoneyRoutes } from './routes/account.ts';
 import { catalogRoutes } from './routes/catalog.ts';
-import { serverRoutes } from './routes/servers.ts';
+import { serverActionRoutes, serverCoreRoutes } from './routes/servers.ts';
+import { serverStartupRoutes, serverStorageRoutes } from './routes/server-tools.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { paymentRoutes } from './routes/payments.ts';
 import { adminRoutes } from './routes/admin.ts';
@@ -22,7 +23,12 @@ export const routes = {
   ...publicRoutes,
   ...accountCoreRoutes,
   ...catalogRoutes,
-  ...serverRoutes,
+  // Two functions' routes under /v1/servers, in the document's order: a server's startup settings
+  // (server-tools) next to the server itself, its files and backups after its actions.
+  ...serverCoreRoutes,
+  ...serverStartupRoutes,
+  ...serverActionRoutes,
+  ...serverStorageRoutes,
   // The account's ledger and budget (the account function) are tagged Billing, and sit with the billing group's routes.
   ...accountMoneyRoutes,
   ...billingRoutes,

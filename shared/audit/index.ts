@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import { writeItem } from '../db/write.ts';
 import { keys } from '../db/keys.ts';
-import { accessPatterns, type Item, type Page, type PageRequest } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
+import type { Item, Page, PageRequest } from '../db/access-patterns.ts';
 import type { ActivityEntry } from '../api/schemas.ts';
 import { newId } from '../ids.ts';
 

@@ -1,6 +1,6 @@
 import { getConfig } from '../config/env.ts';
 import { scopesOfAccount } from '../api/scopes.ts';
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import type { ApiKeyHashItem } from '../db/items.ts';
 import { ApiError } from '../errors.ts';
 import { checksumValid, hashApiKey, hasOurPrefix } from './api-key-format.ts';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { keys } from '../db/keys.ts';
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import { BATCH_GET_MAX, BILLING_SHARDS } from '../db/table.ts';
 import type { AccountItem, ServerItem } from '../db/items.ts';
 import { writeIfFirst, writeItem } from '../db/write.ts';

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { HOUR_MS, monthOf } from '../pricing/hours.ts';
 import { centsUp } from '../pricing/index.ts';

@@ -1,5 +1,5 @@
 import { getConfig } from '../config/env.ts';
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import type { CachedEgg, PanelEggsItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { writeItem } from '../db/write.ts';

@@ -1,5 +1,5 @@
 import { getConfig } from '../config/env.ts';
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import { asKind, type CachedAllocationAddress, type Item, type PanelTopologyItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { type ConditionFailedError, DEFAULT_ATTEMPTS, isConditionFailed, retrying, writeIfFirst, writeItem } from '../db/write.ts';

@@ -3,12 +3,14 @@ import { db, tableName } from './client.ts';
 import { keys, type ItemKey } from './keys.ts';
 import { FILTERED_READ, type IndexName } from './table.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
-import { accountsByIds } from './batch-read.ts';
+import { accountsByIds as readAccountsByIds } from './batch-read.ts';
 import { accountsListing, queryShardedListing } from './sharded-listing.ts';
 
 /**
  * Every way the service reads the table, by name. Writes live with their domain module, built
  * from shared/db/keys.ts; reads come through here so the access patterns are listed in one place.
+ * Each pattern is an export of its own, read as `import * as accessPatterns`: a bundle keeps only
+ * the patterns its code calls (an object of them all was whole in every function's start).
  */
 export type { Item } from './items.ts';
 import {
@@ -166,147 +168,202 @@ async function queryAll(input: { IndexName?: IndexName; pk: string; skPrefix?: s
   return items;
 }
 
-export const accessPatterns = {
-  accountById: async (accountId: string) => asKindOrUndefined(await getItem(keys.account(accountId)), 'account'),
-  billingProfile: async (accountId: string) => asKindOrUndefined(await getItem(keys.billingProfile(accountId)), 'billing-profile'),
-  /** Profiles by id (at most BATCH_GET_MAX), consistently, in one BatchGetItem: the billing pass reads a shard's this way. */
-  accountsByIds: (accountIds: string[]): Promise<Map<string, AccountItem>> => accountsByIds(accountIds),
-  accountBySubject: async (issuer: string, subject: string) => asKindOrUndefined(await getItem(keys.subject(issuer, subject)), 'subject'),
-  apiKeyByHash: async (hash: string) => asKindOrUndefined(await getItem(keys.apiKeyHash(hash)), 'api-key-hash'),
-  apiKeyById: async (accountId: string, keyId: string) => asKindOrUndefined(await getItem(keys.apiKey(accountId, keyId)), 'api-key'),
-  apiKeysOfAccount: (accountId: string, page: PageRequest) => {
-    const k = keys.apiKeyPrefix(accountId);
-    return pageOf('api-key')(queryPrefix(k.PK, k.SKPrefix, page));
-  },
-  ledgerOfAccount: (accountId: string, page: PageRequest) => {
-    const k = keys.ledgerPrefix(accountId);
-    return pageOf('ledger')(queryPrefix(k.PK, k.SKPrefix, page));
-  },
-  ledgerEntry: async (accountId: string, seq: number) => asKindOrUndefined(await getItem(keys.ledgerEntry(accountId, seq)), 'ledger'),
-  /** Which entry a ledger idempotency key produced. */
-  ledgerGuard: async (idempotencyKey: string) => asKindOrUndefined(await getItem(keys.ledgerGuard(idempotencyKey)), 'ledger-guard'),
-  activityOfAccount: (accountId: string, page: PageRequest) => {
-    const k = keys.activityPrefix(accountId);
-    return pageOf('activity')(queryPrefix(k.PK, k.SKPrefix, page, true));
-  },
-  serverOfAccount: async (accountId: string, serverId: string) =>
-    asKindOrUndefined(await getItem(keys.server(accountId, serverId)), 'server'),
-  /** Any account's server by id (the reconciler's way from a panel's external id to the record). */
-  serverById: async (serverId: string): Promise<ServerItem | undefined> => {
-    const pointer = asKindOrUndefined(await getItem(keys.serverPointer(serverId)), 'server-pointer');
-    return pointer ? accessPatterns.serverOfAccount(pointer.accountId, serverId) : undefined;
-  },
-  /** Consistent, so a state dropped after our own change (shared/servers/live.ts) is not read back. */
-  liveStateOfServer: async (serverId: string) => asKindOrUndefined(await getItem(keys.liveState(serverId)), 'live-state'),
-  /** `filter`: only the servers it holds for (shared/servers/filters.ts), read in bounded pages. */
-  serversOfAccount: (accountId: string, page: PageRequest, filter?: ItemFilter) => {
-    const k = keys.serverPrefix(accountId);
-    return pageOf('server')(queryPrefix(k.PK, k.SKPrefix, page, false, undefined, filter));
-  },
-  /** Every server of an account (bounded by the per-account server limit), for runway and budgets. */
-  allServersOfAccount: async (accountId: string): Promise<ServerItem[]> => {
-    const k = keys.serverPrefix(accountId);
-    return (await queryAll({ pk: k.PK, skPrefix: k.SKPrefix, consistent: true })).map((item) => asKind(item, 'server'));
-  },
-  allServers: async (page: PageRequest, filter?: ItemFilter) =>
-    pageOf('server')(queryShardedListing('GSI1', keys.serversShard, page, filter)),
-  /** The billing pass's work unit: every server in one shard of the sparse billable index (GSI2). */
-  billableServersOfShard: async (shard: number): Promise<ServerItem[]> =>
-    (await queryAll({ IndexName: 'GSI2', pk: keys.billableShard(shard) })).map((item) => asKind(item, 'server')),
-  billingWatermark: async () => (await getItem(keys.billingWatermark())) as WatermarkItem | undefined,
-  monthSpendOfAccount: async (accountId: string, month: string) =>
-    asKindOrUndefined(await getItem(keys.monthSpend(accountId, month)), 'month-spend'),
-  invoicesOfAccount: (accountId: string, page: PageRequest) => {
-    const k = keys.invoicePrefix(accountId);
-    return pageOf('invoice')(queryPrefix(k.PK, k.SKPrefix, page));
-  },
-  invoiceOfAccount: async (accountId: string, number: string) =>
-    asKindOrUndefined(await getItem(keys.invoice(accountId, number)), 'invoice'),
-  /** Invoice id → account and number (the webhook knows only the id). */
-  invoicePointer: async (invoiceId: string) => asKindOrUndefined(await getItem(keys.invoicePointer(invoiceId)), 'invoice-pointer'),
-  /** Stripe PaymentIntent → invoice (refunds and disputes name only the payment). */
-  invoiceByPaymentIntent: async (paymentIntentId: string) =>
-    asKindOrUndefined(await getItem(keys.paymentIntent(paymentIntentId)), 'payment-intent'),
-  invoiceCounter: async (year: number) => (await getItem(keys.invoiceCounter(year))) as InvoiceCounterItem | undefined,
-  /**
-   * `filter`: e.g. an e-mail prefix (shared/admin/users.ts), applied to the bounded shard reads. The
-   * rows are listing entries (shared/accounts/listing.ts), whose profiles one BatchGetItem reads,
-   * or, for accounts not yet moved to an entry, the profiles themselves.
-   */
-  allAccounts: async (page: PageRequest, filter?: ItemFilter): Promise<Page<AccountItem>> => accountsListing(page, filter),
-  platformAudit: async (page: PageRequest) => pageOf('activity')(queryShardedListing('GSI1', keys.auditShard, page)),
-  idempotencyRecord: async (accountId: string, key: string) =>
-    asKindOrUndefined(await getItem(keys.idempotency(accountId, key)), 'idempotency'),
-  /** A panel's call-budget window (the admin view; spends read it back from their own writes). */
-  panelCallBudget: async (budgetId: string, api: string) =>
-    (await getItem(keys.panelCallBudget(budgetId, api), false)) as PanelCallBudgetItem | undefined,
-  /** One account's call counter of one class and minute (the newcomer check reads the previous minute's). */
-  panelCallBudgetAccount: async (budgetId: string, api: string, accountId: string, callClass: string, minuteStartMs: number) =>
-    (await getItem(keys.panelCallBudgetAccount(budgetId, api, accountId, callClass, minuteStartMs), false)) as
-      | { used?: number }
-      | undefined,
-  /** The shared copies of a panel's reads (shared/catalog); eventually consistent unless a write is to be based on it. */
-  panelTopology: async (instanceId: string, consistent = false) =>
-    asKindOrUndefined(await getItem(keys.panelTopology(instanceId), consistent), 'panel-topology'),
-  panelEggs: async (instanceId: string) => asKindOrUndefined(await getItem(keys.panelEggs(instanceId), false), 'panel-eggs'),
-  /** Outbound webhooks (shared/webhooks): an account's endpoints (at most 10), its events (30 days), an endpoint's deliveries. */
-  webhookEndpointsOfAccount: (accountId: string, page: PageRequest) => {
-    const k = keys.webhookEndpointPrefix(accountId);
-    return pageOf('webhookEndpoint')(queryPrefix(k.PK, k.SKPrefix, page));
-  },
-  webhookEndpointOfAccount: async (accountId: string, endpointId: string) =>
-    asKindOrUndefined(await getItem(keys.webhookEndpoint(accountId, endpointId)), 'webhookEndpoint'),
-  /** `types`: only events of these types (a type filter, or the types a credential may read); undefined: every type. */
-  eventsOfAccount: (accountId: string, page: PageRequest, types?: readonly string[]) => {
-    const k = keys.eventPrefix(accountId);
-    return pageOf('event')(queryPrefix(k.PK, k.SKPrefix, page, true, types ? { attribute: 'type', values: types } : undefined));
-  },
-  eventOfAccount: async (accountId: string, eventId: string) => asKindOrUndefined(await getItem(keys.event(accountId, eventId)), 'event'),
-  deliveriesOfEndpoint: (endpointId: string, page: PageRequest) => {
-    const k = keys.webhookDeliveryPrefix(endpointId);
-    return pageOf('webhookDelivery')(queryPrefix(k.PK, k.SKPrefix, page, true));
-  },
-  deliveryOfEndpoint: async (endpointId: string, deliveryId: string) =>
-    asKindOrUndefined(await getItem(keys.webhookDelivery(endpointId, deliveryId)), 'webhookDelivery'),
-  /** Every delivery of an endpoint still waiting for an attempt (its deletion stops them). */
-  pendingDeliveriesOf: async (endpointId: string) => {
-    const k = keys.webhookDeliveryPrefix(endpointId);
-    return (await queryAll({ pk: k.PK, skPrefix: k.SKPrefix, consistent: true }))
-      .map((item) => asKind(item, 'webhookDelivery'))
-      .filter((d) => d.status === 'pending');
-  },
-  /** The dispatcher's fan-out work: up to `limit` events of one shard of the outbox (sparse GSI2 OUTBOX#<n>), oldest first. */
-  /** The dispatcher's fan-out: up to `limit` events of one outbox shard (GSI2 OUTBOX#<n>), oldest first, after the event id `after`. */
-  outboxOfShard: async (shard: number, limit: number, after?: string) =>
-    (await queryIndexPage(keys.outboxShard(shard), limit, after ? ['>', after] : undefined)).map((item) => asKind(item, 'event')),
-  /** The dispatcher's attempts: up to `limit` deliveries of one shard of the retry queue (GSI2 WHDUE#<n>) due at `nowIso` or before, oldest first, after the delivery `after` (one read before). */
-  dueDeliveriesOfShard: async (shard: number, nowIso: string, limit: number, after?: IndexedKey) =>
-    // `$` sorts right after `#`: every `<dueAt>#<id>` with dueAt ≤ now, and none later.
-    (await queryIndexPage(keys.deliveryDueShard(shard), limit, ['<', `${nowIso}$`], after)).map((item) => asKind(item, 'webhookDelivery')),
-  /** The pending-repair pass: up to `limit` repairs of one shard (GSI2 REPAIRDUE#<n>) due at `nowIso` or before. */
-  dueRepairsOfShard: async (shard: number, nowIso: string, limit: number) =>
-    (await queryIndexPage(keys.repairDueShard(shard), limit, ['<', `${nowIso}$`])).map((item) => asKind(item, 'server-repair')),
-  /** The install watch (every minute): up to `limit` watched installs of one shard (GSI2 INSTALLDUE#<n>) due at `nowIso` or before. */
-  installWatchOfServer: async (accountId: string, serverId: string) =>
-    asKindOrUndefined(await getItem(keys.installWatch(accountId, serverId)), 'install-watch'),
-  dueInstallWatchesOfShard: async (shard: number, nowIso: string, limit: number) =>
-    (await queryIndexPage(keys.installWatchDueShard(shard), limit, ['<', `${nowIso}$`])).map((item) => asKind(item, 'install-watch')),
-  autoTopUpOf: async (accountId: string) => asKindOrUndefined(await getItem(keys.autoTopUp(accountId)), 'auto-topup'),
-  /** Profiles marked due by the ledger at or before `nowIso`, oldest first. */
-  dueAutoTopUpsOfShard: async (shard: number, nowIso: string, limit: number) =>
-    (await queryIndexPage(keys.autoTopUpDueShard(shard), limit, ['<', `${nowIso}$`])).map((item) => asKind(item, 'account')),
-  settings: async () => asKindOrUndefined(await getItem(keys.settings()), 'settings'),
-  instanceById: async (instanceId: string) => asKindOrUndefined(await getItem(keys.instance(instanceId)), 'instance'),
-  /** Instances are few (one per panel), so they share one partition and are read whole. */
-  allInstances: async (): Promise<InstanceItem[]> =>
-    (await queryAll({ pk: keys.instancePrefix().PK, skPrefix: keys.instancePrefix().SKPrefix })).map((item) => asKind(item, 'instance')),
-  /** Which instance registered the panel that has this node (consistent: a registration decides on it). */
-  panelNodeClaim: async (nodeUuid: string) => asKindOrUndefined(await getItem(keys.panelNodeClaim(nodeUuid)), 'panel-node-claim'),
-  /** The panel servers held for an admin's confirmation (few: each one is an anomaly). */
-  heldOrphans: async () =>
-    (await queryAll({ pk: keys.heldOrphanPrefix().PK, skPrefix: keys.heldOrphanPrefix().SKPrefix, consistent: true })).map((item) =>
-      asKind(item, 'held-orphan'),
-    ),
-  heldOrphan: async (instanceId: string, panelServerId: number) =>
-    asKindOrUndefined(await getItem(keys.heldOrphan(instanceId, panelServerId)), 'held-orphan'),
+export const accountById = async (accountId: string) => asKindOrUndefined(await getItem(keys.account(accountId)), 'account');
+
+export const billingProfile = async (accountId: string) =>
+  asKindOrUndefined(await getItem(keys.billingProfile(accountId)), 'billing-profile');
+
+/** Profiles by id (at most BATCH_GET_MAX), consistently, in one BatchGetItem: the billing pass reads a shard's this way. */
+export const accountsByIds = (accountIds: string[]): Promise<Map<string, AccountItem>> => readAccountsByIds(accountIds);
+
+export const accountBySubject = async (issuer: string, subject: string) =>
+  asKindOrUndefined(await getItem(keys.subject(issuer, subject)), 'subject');
+
+export const apiKeyByHash = async (hash: string) => asKindOrUndefined(await getItem(keys.apiKeyHash(hash)), 'api-key-hash');
+
+export const apiKeyById = async (accountId: string, keyId: string) =>
+  asKindOrUndefined(await getItem(keys.apiKey(accountId, keyId)), 'api-key');
+
+export const apiKeysOfAccount = (accountId: string, page: PageRequest) => {
+  const k = keys.apiKeyPrefix(accountId);
+  return pageOf('api-key')(queryPrefix(k.PK, k.SKPrefix, page));
 };
+
+export const ledgerOfAccount = (accountId: string, page: PageRequest) => {
+  const k = keys.ledgerPrefix(accountId);
+  return pageOf('ledger')(queryPrefix(k.PK, k.SKPrefix, page));
+};
+
+export const ledgerEntry = async (accountId: string, seq: number) =>
+  asKindOrUndefined(await getItem(keys.ledgerEntry(accountId, seq)), 'ledger');
+
+/** Which entry a ledger idempotency key produced. */
+export const ledgerGuard = async (idempotencyKey: string) =>
+  asKindOrUndefined(await getItem(keys.ledgerGuard(idempotencyKey)), 'ledger-guard');
+
+export const activityOfAccount = (accountId: string, page: PageRequest) => {
+  const k = keys.activityPrefix(accountId);
+  return pageOf('activity')(queryPrefix(k.PK, k.SKPrefix, page, true));
+};
+
+export const serverOfAccount = async (accountId: string, serverId: string) =>
+  asKindOrUndefined(await getItem(keys.server(accountId, serverId)), 'server');
+
+/** Any account's server by id (the reconciler's way from a panel's external id to the record). */
+export const serverById = async (serverId: string): Promise<ServerItem | undefined> => {
+  const pointer = asKindOrUndefined(await getItem(keys.serverPointer(serverId)), 'server-pointer');
+  return pointer ? serverOfAccount(pointer.accountId, serverId) : undefined;
+};
+
+/** Consistent, so a state dropped after our own change (shared/servers/live.ts) is not read back. */
+export const liveStateOfServer = async (serverId: string) => asKindOrUndefined(await getItem(keys.liveState(serverId)), 'live-state');
+
+/** `filter`: only the servers it holds for (shared/servers/filters.ts), read in bounded pages. */
+export const serversOfAccount = (accountId: string, page: PageRequest, filter?: ItemFilter) => {
+  const k = keys.serverPrefix(accountId);
+  return pageOf('server')(queryPrefix(k.PK, k.SKPrefix, page, false, undefined, filter));
+};
+
+/** Every server of an account (bounded by the per-account server limit), for runway and budgets. */
+export const allServersOfAccount = async (accountId: string): Promise<ServerItem[]> => {
+  const k = keys.serverPrefix(accountId);
+  return (await queryAll({ pk: k.PK, skPrefix: k.SKPrefix, consistent: true })).map((item) => asKind(item, 'server'));
+};
+
+export const allServers = async (page: PageRequest, filter?: ItemFilter) =>
+  pageOf('server')(queryShardedListing('GSI1', keys.serversShard, page, filter));
+
+/** The billing pass's work unit: every server in one shard of the sparse billable index (GSI2). */
+export const billableServersOfShard = async (shard: number): Promise<ServerItem[]> =>
+  (await queryAll({ IndexName: 'GSI2', pk: keys.billableShard(shard) })).map((item) => asKind(item, 'server'));
+
+export const billingWatermark = async () => (await getItem(keys.billingWatermark())) as WatermarkItem | undefined;
+
+export const monthSpendOfAccount = async (accountId: string, month: string) =>
+  asKindOrUndefined(await getItem(keys.monthSpend(accountId, month)), 'month-spend');
+
+export const invoicesOfAccount = (accountId: string, page: PageRequest) => {
+  const k = keys.invoicePrefix(accountId);
+  return pageOf('invoice')(queryPrefix(k.PK, k.SKPrefix, page));
+};
+
+export const invoiceOfAccount = async (accountId: string, number: string) =>
+  asKindOrUndefined(await getItem(keys.invoice(accountId, number)), 'invoice');
+
+/** Invoice id → account and number (the webhook knows only the id). */
+export const invoicePointer = async (invoiceId: string) =>
+  asKindOrUndefined(await getItem(keys.invoicePointer(invoiceId)), 'invoice-pointer');
+
+/** Stripe PaymentIntent → invoice (refunds and disputes name only the payment). */
+export const invoiceByPaymentIntent = async (paymentIntentId: string) =>
+  asKindOrUndefined(await getItem(keys.paymentIntent(paymentIntentId)), 'payment-intent');
+
+export const invoiceCounter = async (year: number) => (await getItem(keys.invoiceCounter(year))) as InvoiceCounterItem | undefined;
+
+/**
+ * `filter`: e.g. an e-mail prefix (shared/admin/users.ts), applied to the bounded shard reads. The
+ * rows are listing entries (shared/accounts/listing.ts), whose profiles one BatchGetItem reads,
+ * or, for accounts not yet moved to an entry, the profiles themselves.
+ */
+export const allAccounts = async (page: PageRequest, filter?: ItemFilter): Promise<Page<AccountItem>> => accountsListing(page, filter);
+
+export const platformAudit = async (page: PageRequest) => pageOf('activity')(queryShardedListing('GSI1', keys.auditShard, page));
+
+export const idempotencyRecord = async (accountId: string, key: string) =>
+  asKindOrUndefined(await getItem(keys.idempotency(accountId, key)), 'idempotency');
+
+/** A panel's call-budget window (the admin view; spends read it back from their own writes). */
+export const panelCallBudget = async (budgetId: string, api: string) =>
+  (await getItem(keys.panelCallBudget(budgetId, api), false)) as PanelCallBudgetItem | undefined;
+
+/** One account's call counter of one class and minute (the newcomer check reads the previous minute's). */
+export const panelCallBudgetAccount = async (budgetId: string, api: string, accountId: string, callClass: string, minuteStartMs: number) =>
+  (await getItem(keys.panelCallBudgetAccount(budgetId, api, accountId, callClass, minuteStartMs), false)) as { used?: number } | undefined;
+
+/** The shared copies of a panel's reads (shared/catalog); eventually consistent unless a write is to be based on it. */
+export const panelTopology = async (instanceId: string, consistent = false) =>
+  asKindOrUndefined(await getItem(keys.panelTopology(instanceId), consistent), 'panel-topology');
+
+export const panelEggs = async (instanceId: string) => asKindOrUndefined(await getItem(keys.panelEggs(instanceId), false), 'panel-eggs');
+
+/** Outbound webhooks (shared/webhooks): an account's endpoints (at most 10), its events (30 days), an endpoint's deliveries. */
+export const webhookEndpointsOfAccount = (accountId: string, page: PageRequest) => {
+  const k = keys.webhookEndpointPrefix(accountId);
+  return pageOf('webhookEndpoint')(queryPrefix(k.PK, k.SKPrefix, page));
+};
+
+export const webhookEndpointOfAccount = async (accountId: string, endpointId: string) =>
+  asKindOrUndefined(await getItem(keys.webhookEndpoint(accountId, endpointId)), 'webhookEndpoint');
+
+/** `types`: only events of these types (a type filter, or the types a credential may read); undefined: every type. */
+export const eventsOfAccount = (accountId: string, page: PageRequest, types?: readonly string[]) => {
+  const k = keys.eventPrefix(accountId);
+  return pageOf('event')(queryPrefix(k.PK, k.SKPrefix, page, true, types ? { attribute: 'type', values: types } : undefined));
+};
+
+export const eventOfAccount = async (accountId: string, eventId: string) =>
+  asKindOrUndefined(await getItem(keys.event(accountId, eventId)), 'event');
+
+export const deliveriesOfEndpoint = (endpointId: string, page: PageRequest) => {
+  const k = keys.webhookDeliveryPrefix(endpointId);
+  return pageOf('webhookDelivery')(queryPrefix(k.PK, k.SKPrefix, page, true));
+};
+
+export const deliveryOfEndpoint = async (endpointId: string, deliveryId: string) =>
+  asKindOrUndefined(await getItem(keys.webhookDelivery(endpointId, deliveryId)), 'webhookDelivery');
+
+/** Every delivery of an endpoint still waiting for an attempt (its deletion stops them). */
+export const pendingDeliveriesOf = async (endpointId: string) => {
+  const k = keys.webhookDeliveryPrefix(endpointId);
+  return (await queryAll({ pk: k.PK, skPrefix: k.SKPrefix, consistent: true }))
+    .map((item) => asKind(item, 'webhookDelivery'))
+    .filter((d) => d.status === 'pending');
+};
+
+/** The dispatcher's fan-out work: up to `limit` events of one shard of the outbox (sparse GSI2 OUTBOX#<n>), oldest first. */
+/** The dispatcher's fan-out: up to `limit` events of one outbox shard (GSI2 OUTBOX#<n>), oldest first, after the event id `after`. */
+export const outboxOfShard = async (shard: number, limit: number, after?: string) =>
+  (await queryIndexPage(keys.outboxShard(shard), limit, after ? ['>', after] : undefined)).map((item) => asKind(item, 'event'));
+
+/** The dispatcher's attempts: up to `limit` deliveries of one shard of the retry queue (GSI2 WHDUE#<n>) due at `nowIso` or before, oldest first, after the delivery `after` (one read before). */
+export const dueDeliveriesOfShard = async (shard: number, nowIso: string, limit: number, after?: IndexedKey) =>
+  // `$` sorts right after `#`: every `<dueAt>#<id>` with dueAt ≤ now, and none later.
+  (await queryIndexPage(keys.deliveryDueShard(shard), limit, ['<', `${nowIso}$`], after)).map((item) => asKind(item, 'webhookDelivery'));
+
+/** The pending-repair pass: up to `limit` repairs of one shard (GSI2 REPAIRDUE#<n>) due at `nowIso` or before. */
+export const dueRepairsOfShard = async (shard: number, nowIso: string, limit: number) =>
+  (await queryIndexPage(keys.repairDueShard(shard), limit, ['<', `${nowIso}$`])).map((item) => asKind(item, 'server-repair'));
+
+/** The install watch (every minute): up to `limit` watched installs of one shard (GSI2 INSTALLDUE#<n>) due at `nowIso` or before. */
+export const installWatchOfServer = async (accountId: string, serverId: string) =>
+  asKindOrUndefined(await getItem(keys.installWatch(accountId, serverId)), 'install-watch');
+
+export const dueInstallWatchesOfShard = async (shard: number, nowIso: string, limit: number) =>
+  (await queryIndexPage(keys.installWatchDueShard(shard), limit, ['<', `${nowIso}$`])).map((item) => asKind(item, 'install-watch'));
+
+export const autoTopUpOf = async (accountId: string) => asKindOrUndefined(await getItem(keys.autoTopUp(accountId)), 'auto-topup');
+
+/** Profiles marked due by the ledger at or before `nowIso`, oldest first. */
+export const dueAutoTopUpsOfShard = async (shard: number, nowIso: string, limit: number) =>
+  (await queryIndexPage(keys.autoTopUpDueShard(shard), limit, ['<', `${nowIso}$`])).map((item) => asKind(item, 'account'));
+
+export const settings = async () => asKindOrUndefined(await getItem(keys.settings()), 'settings');
+
+export const instanceById = async (instanceId: string) => asKindOrUndefined(await getItem(keys.instance(instanceId)), 'instance');
+
+/** Instances are few (one per panel), so they share one partition and are read whole. */
+export const allInstances = async (): Promise<InstanceItem[]> =>
+  (await queryAll({ pk: keys.instancePrefix().PK, skPrefix: keys.instancePrefix().SKPrefix })).map((item) => asKind(item, 'instance'));
+
+/** Which instance registered the panel that has this node (consistent: a registration decides on it). */
+export const panelNodeClaim = async (nodeUuid: string) =>
+  asKindOrUndefined(await getItem(keys.panelNodeClaim(nodeUuid)), 'panel-node-claim');
+
+/** The panel servers held for an admin's confirmation (few: each one is an anomaly). */
+export const heldOrphans = async () =>
+  (await queryAll({ pk: keys.heldOrphanPrefix().PK, skPrefix: keys.heldOrphanPrefix().SKPrefix, consistent: true })).map((item) =>
+    asKind(item, 'held-orphan'),
+  );
+
+export const heldOrphan = async (instanceId: string, panelServerId: number) =>
+  asKindOrUndefined(await getItem(keys.heldOrphan(instanceId, panelServerId)), 'held-orphan');

@@ -146,6 +146,7 @@ const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
  *   webhook endpoints and events (under the account) and the endpoints' deliveries (`WHDLV#`).
  * - catalog: instance records, the panels' copies and call budgets.
  * - servers: every server change, panel work, budgets (`SPEND#` sits under the account).
+ * - server-tools: startup settings, files and backups: server records, leases, panel work.
  * - billing: checkout opens invoices; listings and reads of invoices.
  * - payments: the webhook credits (ledger), moves invoices, lifts suspensions (panel work).
  * - admin: settings, instances and their keys, credits (which may lift a suspension: panel work),
@@ -169,6 +170,7 @@ export const TABLE_ACCESS = {
   account: withPipeline({ write: [...PANEL_WORK, 'webhookDelivery'] }),
   catalog: withPipeline({ write: ['instances', 'panelCopies', 'panelCallBudget'] }),
   servers: withPipeline({ write: PANEL_WORK }),
+  'server-tools': withPipeline({ write: PANEL_WORK }),
   billing: withPipeline({ write: INVOICES }),
   payments: withPipeline({ write: [...INVOICES, ...PANEL_WORK] }),
   // A refund reads its invoice (pointer, then the item under the account) and, in the sandbox, books

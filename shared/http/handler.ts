@@ -4,7 +4,7 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type * as z from 'zod';
-import { GROUPS, type Group, type RouteDef } from '../api/route-def.ts';
+import type { Group, RouteDef } from '../api/route-def.ts';
 import type { Routes, RoutesOfGroup, RouteId } from '../api/routes.ts';
 import type { Principal } from '../auth/principal.ts';
 import { authenticate, bearerToken } from '../auth/authenticate.ts';
@@ -18,7 +18,6 @@ import { errorFields, logger } from '../observability/logger.ts';
 import { ApiError, isApiError, type ErrorCode } from '../errors.ts';
 import { noteResponse } from '../api/contract.ts';
 import { compileTable, type Matcher } from './match.ts';
-import { routerForGroups } from './router.ts';
 import { securityHeaders } from './security-headers.ts';
 import { assertWithinLimit, consumeRateLimit, rateLimitHeaders, type RateLimitState } from './rate-limit.ts';
 import type { ApiKeyHashItem } from '../db/items.ts';
@@ -91,20 +90,33 @@ type Response = APIGatewayProxyStructuredResultV2 & { statusCode: number; header
 /** A group's own routes, as its module defines them (`serverRoutes` in shared/api/routes/servers.ts). */
 export type GroupRoutes<G extends Group> = { [K in RoutesOfGroup<G>]: Routes[K] };
 
+export interface GroupHandlerOptions {
+  /**
+   * The whole route table's matcher, for requests outside the group's routes: in AWS only the
+   * public function gets those (API Gateway's `$default` route, as the local API sends them), and
+   * only it passes this (shared/http/router.ts). The whole table tells 405 (a known path, another
+   * method; with Allow) from 404; a route of another group answers 404. Without it, the group's own
+   * table answers (404, or 405 on its own paths), and the table of every group stays out of the bundle.
+   */
+  unrouted?: () => Matcher;
+}
+
 /** The handler of one group's function, given the group's own routes (its module in shared/api/routes/). */
-export function createGroupHandler<G extends Group>(group: G, routes: GroupRoutes<G>, implementations: Implementations<G>) {
+export function createGroupHandler<G extends Group>(
+  group: G,
+  routes: GroupRoutes<G>,
+  implementations: Implementations<G>,
+  options: GroupHandlerOptions = {},
+) {
   const matchOwn = compileTable(routes as Record<string, RouteDef>);
-  // A request outside the group's routes: in AWS only the public function gets those (API
-  // Gateway's `$default` route), locally any function called directly. The whole table tells 405
-  // (a known path, another method; with Allow) from 404, compiled with the first such request;
-  // a route of another group answers 404. (In a bundle the table holds no schemas, infra/bundle.ts.)
+  // Compiled with the first request outside the group's routes. (In a bundle the table holds no schemas, infra/bundle.ts.)
   let matchAny: Matcher | undefined;
   const match = async (method: string, path: string) => {
     try {
       return matchOwn(method, path);
     } catch (err) {
-      if (!isApiError(err)) throw err;
-      matchAny ??= routerForGroups(GROUPS);
+      if (!isApiError(err) || !options.unrouted) throw err;
+      matchAny ??= options.unrouted();
       const route = matchAny(method, path);
       if (route.def.group !== group) throw new ApiError('not_found', `No route for ${method} ${path}`);
       return route;

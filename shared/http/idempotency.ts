@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isConditionFailed, writeItem } from '../db/write.ts';
 import { keys } from '../db/keys.ts';
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import { ApiError } from '../errors.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { currentTime } from '../clock.ts';
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import type { PanelCallBudgetItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { isConditionFailed, writeItem } from '../db/write.ts';

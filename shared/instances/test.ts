@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { isConditionFailed, writeItem } from '../db/write.ts';
 import { keys } from '../db/keys.ts';
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { PanelRequestError } from '../panel/errors.ts';
 import type { InstanceTestReport } from '../api/schemas.ts';

@@ -1,6 +1,6 @@
 import { getBillingProfile } from '../accounts/billing-profile.ts';
 import type { SettingsValue } from '../api/schemas/settings.ts';
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import type { InvoiceItem } from '../db/items.ts';
 import { ApiError } from '../errors.ts';
 import { getSettings } from '../settings/index.ts';

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { keys } from '../db/keys.ts';
-import { accessPatterns, type Page, type PageRequest } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
+import type { Page, PageRequest } from '../db/access-patterns.ts';
 import { isConditionFailed, type NamedWrite, retrying, transact } from '../db/write.ts';
 import type { LedgerEntryView } from '../api/schemas.ts';
 import type { EventData } from '../api/schemas/events.ts';

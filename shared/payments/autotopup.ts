@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { getConfig } from '../config/env.ts';
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import type { AccountItem, AutoTopUpItem, InvoiceItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { AUTO_TOPUP_SHARDS } from '../db/table.ts';

@@ -1,4 +1,4 @@
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import type { InvoiceItem } from '../db/items.ts';
 import { currencyOf } from '../invoices/amounts.ts';
 import { isConditionFailed, transact } from '../db/write.ts';

@@ -1,4 +1,4 @@
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import { panelClientFor, toInstanceView } from '../instances/index.ts';
 import { withServerLease } from './lease.ts';
 import { getOwnedServer } from './read.ts';

@@ -1,4 +1,4 @@
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import type { InstallWatchItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { INSTALL_WATCH_SHARDS } from '../db/table.ts';

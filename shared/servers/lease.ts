@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import type { ServerItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { isConditionFailed, writeIfFirst, writeItem } from '../db/write.ts';

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { LiveState, LiveUsage } from '../api/schemas.ts';
 import { ApiError } from '../errors.ts';
 import { getConfig } from '../config/env.ts';
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import type { LiveRefreshFailure, LiveStateItem, PanelLiveAnswer, ServerItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { writeIfFirst, writeItem } from '../db/write.ts';

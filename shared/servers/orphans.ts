@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { HeldOrphan } from '../api/schemas/orphans.ts';
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import type { HeldOrphanItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { writeIfFirst, writeItem } from '../db/write.ts';

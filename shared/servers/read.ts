@@ -1,4 +1,5 @@
-import { accessPatterns, type Page } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
+import type { Page } from '../db/access-patterns.ts';
 import type { ServerItem } from '../db/items.ts';
 import { notFound } from '../errors.ts';
 import { filteredPage, type ListRequest } from './filters.ts';

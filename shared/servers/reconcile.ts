@@ -1,4 +1,4 @@
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import type { ServerItem } from '../db/items.ts';
 import { listInstances, panelClientFor, toInstanceView, type InstanceView } from '../instances/index.ts';
 import { claimPanelNodes } from '../instances/identity.ts';

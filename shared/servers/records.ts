@@ -1,4 +1,4 @@
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import type { InstallKind, InstallWatchItem, ServerItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { type ConditionFailedError, isConditionFailed, type NamedWrite, retrying, transact, writeIfFirst } from '../db/write.ts';

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { ReinstallResult } from '../api/schemas.ts';
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import { keys } from '../db/keys.ts';
 import { isConditionFailed, writeIfFirst, writeItem } from '../db/write.ts';
 import { ApiError } from '../errors.ts';

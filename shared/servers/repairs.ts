@@ -1,4 +1,4 @@
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import type { ServerRepairItem } from '../db/items.ts';
 import { REPAIR_SHARDS } from '../db/table.ts';
 import { errorFields, logger } from '../observability/logger.ts';

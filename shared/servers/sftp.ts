@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import type { SftpPassword } from '../api/schemas/sftp.ts';
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import type { ServerItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { writeItem } from '../db/write.ts';

@@ -1,4 +1,4 @@
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import { keys } from '../db/keys.ts';
 import { writeIfFirst } from '../db/write.ts';
 import { ApiError } from '../errors.ts';

@@ -1,4 +1,4 @@
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import type { SettingsValue } from '../api/schemas/settings.ts';
 import { EMPTY_ADDRESS } from '../api/empty-address.ts';
 import { setUpCurrency } from '../config/env.ts';

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { SettingsUpdate, SettingsValue } from '../api/schemas/settings.ts';
 import { keys } from '../db/keys.ts';
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import { getConfig } from '../config/env.ts';
 import { isConditionFailed, writeItem } from '../db/write.ts';
 import { ApiError } from '../errors.ts';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { accessPatterns } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
 import { asKind, type EventItem, type WebhookDeliveryItem, type WebhookEndpointItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { WEBHOOK_SHARDS } from '../db/table.ts';

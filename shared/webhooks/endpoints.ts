@@ -7,7 +7,8 @@ import type {
   WebhookEndpoint,
   WebhookSecretRotation,
 } from '../api/schemas.ts';
-import { accessPatterns, type Page, type PageRequest } from '../db/access-patterns.ts';
+import * as accessPatterns from '../db/access-patterns.ts';
+import type { Page, PageRequest } from '../db/access-patterns.ts';
 import { decodeCursor } from '../db/cursor.ts';
 import type { EventItem, WebhookDeliveryItem, WebhookEndpointItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';

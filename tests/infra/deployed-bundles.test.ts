@@ -346,7 +346,7 @@ describe('each function bundle, loaded as Lambda loads it', () => {
     expect(json(eggs).data.length).toBeGreaterThan(0);
   });
 
-  it('servers: deploys a server on the panel and lists it', async () => {
+  it('servers, server-tools: deploys a server on the panel, lists it, reads its startup settings', async () => {
     const created = await call('servers', 'POST', '/v1/servers', {
       token: customerKey,
       body: { name: 'bundle server', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048 },
@@ -355,6 +355,10 @@ describe('each function bundle, loaded as Lambda loads it', () => {
     const list = await call('servers', 'GET', '/v1/servers', { token: customerKey });
     expect(list.statusCode, list.body).toBe(200);
     expect(json(list).data.map((s: { id: string }) => s.id)).toContain(json(created).id);
+    // The server's own tools are another function's: its startup settings, read from the panel.
+    const startup = await call('server-tools', 'GET', `/v1/servers/${json(created).id}/startup`, { token: customerKey });
+    expect(startup.statusCode, startup.body).toBe(200);
+    expect(json(startup).dockerImage).toEqual(expect.any(String));
   });
 
   it('billing: its configuration and the invoice list', async () => {

@@ -29,11 +29,21 @@ const RESTORED = 'control-plane-restored-2026-11-26';
 
 /**
  * The functions that call panels, by what their code does: the API groups that read panel keys
- * (the servers, catalog and admin endpoints; account and payments lift suspensions) and all three
+ * (the servers, server-tools, catalog and admin endpoints; account and payments lift suspensions) and all three
  * billing-pass entries (the scheduler reconciles panels, the worker suspends and unsuspends, the
  * repairs pass retries both). Not public, billing (checkout), the authorizer, the webhook dispatcher.
  */
-const PANEL_CALLERS = ['account', 'admin', 'billing-repairs', 'billing-scheduler', 'billing-worker', 'catalog', 'payments', 'servers'];
+const PANEL_CALLERS = [
+  'account',
+  'admin',
+  'billing-repairs',
+  'billing-scheduler',
+  'billing-worker',
+  'catalog',
+  'payments',
+  'server-tools',
+  'servers',
+];
 
 const logicalId = (stack: Stack, construct: { node: { defaultChild?: unknown } }): string =>
   stack.getLogicalId(construct.node.defaultChild as CfnElement);

@@ -185,7 +185,7 @@ describe('api stack: routes come from the route table', () => {
     return logicalId(built.apiStack, fn!.fn);
   };
 
-  it('deploys a function for every route group but dev (public, account, catalog, servers, billing, payments, admin)', () => {
+  it('deploys a function for every route group but dev (public, account, catalog, servers, server-tools, billing, payments, admin)', () => {
     expect([...deployed].sort()).toEqual(GROUPS.filter((g) => g !== 'dev').sort());
     expect([...built.apiStack.functions.keys()].sort()).toEqual([...deployed].sort());
   });
@@ -232,6 +232,22 @@ describe('api stack: routes come from the route table', () => {
     expect(targets.get('POST /v1/webhooks/stripe')).toBe(functionIdOf('payments'));
     expect(targets.get('POST /v1/billing/checkout')).toBe(functionIdOf('billing'));
     expect(targets.get('POST /v1/servers')).toBe(functionIdOf('servers'));
+  });
+
+  it("routes a server's startup, files and backups to the server-tools function, the server itself to servers", () => {
+    const targets = routeTargets();
+    expect(functionIdOf('server-tools')).not.toBe(functionIdOf('servers'));
+    for (const key of ['GET /v1/servers/{id}', 'PATCH /v1/servers/{id}', 'DELETE /v1/servers/{id}', 'POST /v1/servers/{id}/power'])
+      expect(targets.get(key), key).toBe(functionIdOf('servers'));
+    for (const key of [
+      'GET /v1/servers/{id}/startup',
+      'PUT /v1/servers/{id}/startup',
+      'GET /v1/servers/{id}/files',
+      'POST /v1/servers/{id}/files/write',
+      'GET /v1/servers/{id}/backups',
+      'DELETE /v1/servers/{id}/backups/{backupId}',
+    ])
+      expect(targets.get(key), key).toBe(functionIdOf('server-tools'));
   });
 
   it('has no CORS configuration (API-first: programs, not browsers on other origins)', () => {
@@ -328,6 +344,7 @@ describe('api stack: functions carry the house defaults', () => {
         .Timeout;
     };
     expect(timeoutOf('servers')).toBe(29);
+    expect(timeoutOf('server-tools')).toBe(29);
     expect(timeoutOf('account')).toBe(10);
   });
 
@@ -350,7 +367,7 @@ describe('api stack: functions carry the house defaults', () => {
     expect(onPanelKeys.flatMap(actionsOf).sort()).toEqual(called);
     // Readers call panels: the catalog and servers, and account (budget change) and payments
     // (top-up) lift a suspension on the panel at once (shared/servers/suspension.ts).
-    for (const group of ['catalog', 'servers', 'account', 'payments']) {
+    for (const group of ['catalog', 'servers', 'server-tools', 'account', 'payments']) {
       const doc = docOf(group);
       expect(doc, group).toContain('secretsmanager:GetSecretValue');
       expect(doc, group).toContain('secret:control-plane/instances/*');
@@ -708,6 +725,7 @@ describe('alarms', () => {
         'account',
         'catalog',
         'servers',
+        'server-tools',
         'billing',
         'payments',
         'admin',
@@ -1000,10 +1018,24 @@ describe('bundles', () => {
       ).toEqual([]);
     }
     // Only the servers function deploys: the deploy path (placement, egg variables) is in no other start.
-    for (const group of ['admin', 'account', 'catalog']) {
+    const startInputsOf = (group: string) => {
       const meta = JSON.parse(readFileSync(join(ROOT, 'dist', 'meta', `${group}.json`), 'utf8')) as Metafile;
-      const startInputs = chunkSizes(meta).startFiles.flatMap((file) => Object.keys(meta.outputs[file]!.inputs));
-      expect(startInputs, group).not.toContain('shared/servers/deploy.ts');
+      return chunkSizes(meta).startFiles.flatMap((file) => Object.keys(meta.outputs[file]!.inputs));
+    };
+    for (const group of ['admin', 'account', 'catalog', 'server-tools'])
+      expect(startInputsOf(group), group).not.toContain('shared/servers/deploy.ts');
+    // The whole route table (other groups' routes, for 404 and 405) only in the public function, which
+    // API Gateway's `$default` route sends every request no route takes; the others hold their own.
+    const routeModulesAt = (group: string) =>
+      startInputsOf(group)
+        .filter((input) => input.startsWith('lazy-route-schemas:'))
+        .map((input) => input.replace(/^.*\/routes\/|\.ts$/g, ''));
+    expect(routeModulesAt('public').sort()).toEqual([...GROUPS].sort());
+    for (const group of ['account', 'catalog', 'servers', 'server-tools', 'billing']) expect(routeModulesAt(group), group).toEqual([group]);
+    // A server's startup settings, files and backups are the server-tools function's: none of it in the servers start.
+    for (const module of ['shared/servers/startup.ts', 'shared/servers/files.ts', 'shared/servers/backups.ts']) {
+      expect(startInputsOf('servers'), module).not.toContain(module);
+      expect(startInputsOf('server-tools'), module).toContain(module);
     }
     // The packages of shared/packages.ts are files of their own (infra/bundle.ts, PACKAGES_APART),
     // imported by name through the asset folder's package.json: only where a function loads them.

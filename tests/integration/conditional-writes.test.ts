@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accessPatterns } from '../../shared/db/access-patterns.ts';
+import * as accessPatterns from '../../shared/db/access-patterns.ts';
 import { keys } from '../../shared/db/keys.ts';
 import {
   ConditionFailedError,

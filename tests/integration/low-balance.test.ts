@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, expectEnvelope, type TestApi } from '../helpers/stack.ts';
 import { appendLedger } from '../../shared/ledger/index.ts';
-import { accessPatterns } from '../../shared/db/access-patterns.ts';
+import * as accessPatterns from '../../shared/db/access-patterns.ts';
 
 /**
  * balance.low (docs/api.md "Low-balance warning"): the threshold is a platform setting with a

@@ -1,7 +1,7 @@
 process.env.PANEL_TIMEOUT_MS = '1500';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PanelSim } from '../../dev/panel-sim/index.ts';
-import { accessPatterns } from '../../shared/db/access-patterns.ts';
+import * as accessPatterns from '../../shared/db/access-patterns.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { sharesOf } from '../../shared/instances/call-budget-window.ts';
 import { dynamoCallBudget, forgetProcessState, liftPause, panelBudgetId } from '../../shared/instances/call-budget.ts';

@@ -8,6 +8,7 @@ import { publicRoutes } from '../../shared/api/routes/public.ts';
 import { accountRoutes } from '../../shared/api/routes/account.ts';
 import { catalogRoutes } from '../../shared/api/routes/catalog.ts';
 import { serverRoutes } from '../../shared/api/routes/servers.ts';
+import { serverToolRoutes } from '../../shared/api/routes/server-tools.ts';
 import { billingRoutes } from '../../shared/api/routes/billing.ts';
 import { paymentRoutes } from '../../shared/api/routes/payments.ts';
 import { adminRoutes } from '../../shared/api/routes/admin.ts';
@@ -19,6 +20,7 @@ const GROUP_TABLES: Record<(typeof GROUPS)[number], Record<string, RouteDef>> = 
   account: accountRoutes,
   catalog: catalogRoutes,
   servers: serverRoutes,
+  'server-tools': serverToolRoutes,
   billing: billingRoutes,
   payments: paymentRoutes,
   admin: adminRoutes,

@@ -1,0 +1,55 @@
+import { createGroupHandler } from '../../shared/http/handler.ts';
+import { serverToolRoutes } from '../../shared/api/routes/server-tools.ts';
+import * as control from '../../shared/servers/control.ts';
+import * as files from '../../shared/servers/files.ts';
+import * as backups from '../../shared/servers/backups.ts';
+import { getStartup, updateStartup } from '../../shared/servers/startup.ts';
+
+/** Server-tools group: what a player uses inside a server (startup settings, files, backups). */
+export const handler = createGroupHandler('server-tools', serverToolRoutes, {
+  serverStartup: async ({ principal, params }) => getStartup(principal.accountId, params.id),
+
+  updateServerStartup: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    // Names only: a value may be a secret (an RCON password).
+    audit.details = { variables: Object.keys(body.variables ?? {}), ...(body.dockerImage ? { dockerImage: body.dockerImage } : {}) };
+    const result = await updateStartup(principal.accountId, params.id, body);
+    audit.details = {
+      variables: result.changed.filter((c) => c !== 'dockerImage'),
+      ...(result.changed.includes('dockerImage') ? { dockerImage: result.dockerImage } : {}),
+    };
+    return result;
+  },
+
+  listFiles: async ({ principal, params, query }) => control.listFiles(principal.accountId, params.id, query.directory),
+
+  fileContents: async ({ principal, params, query }) => control.readFile(principal.accountId, params.id, query.file),
+
+  writeFile: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    audit.details = { file: body.file, bytes: Buffer.byteLength(body.content) };
+    return control.writeFile(principal.accountId, params.id, body.file, body.content);
+  },
+
+  downloadFile: async ({ principal, params, query }) => control.downloadLink(principal.accountId, params.id, query.file),
+
+  deleteFiles: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    audit.details = { root: body.root ?? '/', files: body.files };
+    return control.deleteFiles(principal.accountId, params.id, body.root, body.files);
+  },
+
+  // Files beyond list/read/write/delete, and backups: their modules name the activity entry
+  // themselves (shared/servers/files.ts, backups.ts).
+  createFolder: async (ctx) => files.createFolder(ctx),
+  renameFiles: async (ctx) => files.renameFiles(ctx),
+  uploadFiles: async (ctx) => files.uploadLink(ctx),
+  compressFiles: async (ctx) => files.compressFiles(ctx),
+  decompressFile: async (ctx) => files.decompressFile(ctx),
+  listBackups: async (ctx) => backups.listBackups(ctx),
+  createBackup: async (ctx) => backups.createBackup(ctx),
+  downloadBackup: async (ctx) => backups.backupDownloadLink(ctx),
+  restoreBackup: async (ctx) => backups.restoreBackup(ctx),
+  lockBackup: async (ctx) => backups.lockBackup(ctx),
+  deleteBackup: async (ctx) => backups.deleteBackup(ctx),
+});
