@@ -116,7 +116,10 @@ export async function sandboxEvent(
     mode: 'payment',
     status: outcome === 'paid' ? 'complete' : outcome === 'expired' ? 'expired' : 'complete',
     payment_status: outcome === 'paid' ? 'paid' : 'unpaid',
-    amount_total: invoice.amountCents,
+    // As Stripe states a session: the subtotal (net), the tax on top, the total the card pays.
+    amount_subtotal: invoice.tax.netCents,
+    amount_total: invoice.tax.grossCents,
+    total_details: { amount_discount: 0, amount_shipping: 0, amount_tax: invoice.tax.taxCents },
     currency: 'usd',
     client_reference_id: invoice.id,
     metadata: { invoice_id: invoice.id, invoice_number: invoice.number },

@@ -3,6 +3,7 @@ import type { BillingProfileView } from '../accounts/billing-profile.ts';
 import type { SettingsValue } from '../api/schemas/settings.ts';
 import type { InvoiceView } from './index.ts';
 import { loadPdfLib } from '../packages.ts';
+import { formatRate } from './tax.ts';
 
 /**
  * The invoice PDF's layout (pdf-lib, pure JavaScript: no browser, no font files; loaded with the
@@ -16,7 +17,7 @@ import { loadPdfLib } from '../packages.ts';
 export interface InvoiceDocument {
   invoice: InvoiceView;
   seller: SettingsValue['invoiceIssuer'];
-  buyer: Omit<BillingProfileView, 'updatedAt'> & { email: string | null };
+  buyer: Omit<BillingProfileView, 'updatedAt' | 'vatCheck'> & { email: string | null };
 }
 
 type Address = InvoiceDocument['seller']['address'];
@@ -213,12 +214,17 @@ export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocume
   page.drawLine({ start: { x: left, y: w.y + 8 }, end: { x: right, y: w.y + 8 }, thickness: 0.5, color: w.muted });
   w.y -= 8;
 
-  // Totals, then what refunds and disputes took back.
-  const totals: [string, number][] = [
-    ['Total charged', invoice.totalCents],
-    ['Total credited to the balance', invoice.creditedCents],
-    ['Amount paid', invoice.paidCents],
-  ];
+  // Totals (net, tax at its rate and gross when a tax treatment applies), then what refunds and disputes took back.
+  const { tax } = invoice;
+  const taxed = tax.treatment !== 'none' || tax.taxCents > 0;
+  const totals: [string, number][] = taxed
+    ? [
+        ['Net amount', tax.netCents],
+        [`${tax.label} ${formatRate(tax.rateBasisPoints)}${tax.reverseCharge ? ' (reverse charge)' : ''}`, tax.taxCents],
+        ['Total charged (gross)', invoice.totalCents],
+      ]
+    : [['Total charged', invoice.totalCents]];
+  totals.push(['Total credited to the balance', invoice.creditedCents], ['Amount paid', invoice.paidCents]);
   if (invoice.refundedCents > 0) totals.push(['Refunded', invoice.refundedCents]);
   if (invoice.disputedCents > 0) totals.push(['Disputed', invoice.disputedCents]);
   if (invoice.refundedCents > 0 || invoice.disputedCents > 0)
@@ -227,6 +233,11 @@ export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocume
     w.right(name, chargedRight, w.y, 10, w.bold);
     w.right(money(cents), right, w.y, 10, w.bold);
     w.y -= 15;
+  }
+  // Why no tax was charged: the reverse-charge statement, or the operator's reason.
+  if (tax.reason) {
+    w.y -= 6;
+    w.y = w.block([tax.reason], left, right - left, { size: 9 });
   }
 
   // The seller's footer (terms, registration), at the foot of the page; on a page of its own when

@@ -9,6 +9,7 @@ import { getSettings } from '../settings/index.ts';
 import type { CheckoutSession } from './checkout-event.ts';
 import { creditInvoice, paymentActivity } from './credit.ts';
 import { paymentsConfig, returnUrls, stripe } from './stripe-client.ts';
+import { checkoutLines, topUpTax } from './topup-tax.ts';
 
 /**
  * Top-ups through Stripe Checkout (ARCHITECTURE.md, "Money"). Checkout opens the invoice and a
@@ -48,6 +49,7 @@ export async function startCheckout(
     amountCents: input.amountCents,
     bonusPercent: settings.topUpBonusPercent,
     provider: config.provider,
+    ...(await topUpTax(principal.accountId, input.amountCents, settings.tax)),
   });
 
   const { successUrl, cancelUrl } = returnUrls(config, baseUrl, input);
@@ -64,12 +66,7 @@ export async function startCheckout(
     const session = await (await stripe(config)).checkout.sessions.create(
       {
         mode: 'payment',
-        line_items: [
-          {
-            quantity: 1,
-            price_data: { currency: 'usd', unit_amount: input.amountCents, product_data: { name: `Credit top-up ${invoice.number}` } },
-          },
-        ],
+        line_items: checkoutLines(invoice, `Credit top-up ${invoice.number}`),
         client_reference_id: invoice.id,
         customer_email: principal.email,
         metadata,

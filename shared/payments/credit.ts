@@ -2,6 +2,7 @@ import type { WebhookOutcome } from '../api/schemas.ts';
 import { recordSystemActivity } from '../audit/index.ts';
 import type { InvoiceItem } from '../db/items.ts';
 import { type InvoiceView, invoicePaidEvent, invoicePaidWrite, paymentIntentPointer, toInvoiceView } from '../invoices/index.ts';
+import { grossOf } from '../invoices/amounts.ts';
 import { appendLedger } from '../ledger/index.ts';
 import { logger } from '../observability/logger.ts';
 import { unsuspendAfterCredit } from '../servers/suspension.ts';
@@ -19,10 +20,11 @@ export async function creditInvoice(
   paid: { amountCents: number | null; currency: string | null; sessionId: string | null; paymentIntentId: string | null; note: string },
 ): Promise<WebhookOutcome> {
   const invoice: InvoiceView = toInvoiceView(item);
-  if (paid.amountCents !== invoice.amountCents || (paid.currency ?? '').toLowerCase() !== invoice.currency) {
+  // The card pays the gross (net plus tax); the ledger credits the net.
+  if (paid.amountCents !== grossOf(item) || (paid.currency ?? '').toLowerCase() !== invoice.currency) {
     logger.error('stripe webhook amount does not match the invoice; not credited', {
       invoiceId: invoice.id,
-      expected: invoice.amountCents,
+      expected: grossOf(item),
       got: paid.amountCents,
       currency: paid.currency,
     });
@@ -57,7 +59,7 @@ export async function creditInvoice(
         const payment = { paidAt: new Date().toISOString(), bonusCents: bonus, sessionId: paid.sessionId, paymentIntentId: paymentIntent };
         // The invoice turns paid and its `invoice.paid` event is recorded with the credit, or neither.
         return [
-          invoicePaidWrite(accountId, invoice, payment),
+          invoicePaidWrite(accountId, item, payment),
           invoicePaidEvent(item, payment),
           // Refunds and disputes name the PaymentIntent, not our invoice (shared/payments/refunds.ts).
           ...(paymentIntent ? [paymentIntentPointer(paymentIntent, invoice.id, accountId)] : []),
