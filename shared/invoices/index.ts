@@ -313,8 +313,9 @@ export function invoicePaidWrite(accountId: string, invoice: InvoiceItem, paymen
     name: 'invoice-paid',
     Update: {
       Key: keys.invoice(accountId, invoice.number),
+      // taxCents and tax: Stripe Tax states them at payment; otherwise as the invoice opened.
       UpdateExpression:
-        'SET #status = :paid, paidAt = :at, lineItems = :lines, creditedCents = :credited, sessionId = :session, paymentIntentId = :pi REMOVE voidedAt, voidReason',
+        'SET #status = :paid, paidAt = :at, lineItems = :lines, creditedCents = :credited, sessionId = :session, paymentIntentId = :pi, taxCents = :tax, tax = :taxSummary REMOVE voidedAt, voidReason',
       ConditionExpression: '#status <> :paid',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
@@ -325,6 +326,8 @@ export function invoicePaidWrite(accountId: string, invoice: InvoiceItem, paymen
         ':credited': sum(lines.filter((line) => line.type !== 'tax').map((line) => line.amountCents)),
         ':session': payment.sessionId,
         ':pi': payment.paymentIntentId,
+        ':tax': taxOf(invoice),
+        ':taxSummary': invoice.tax ?? NO_TAX,
       },
     },
   };

@@ -16,9 +16,22 @@ export const bonusFor = (amountCents: number, bonusPercent: number): number => M
  * path for every payment: a Checkout Session, and an auto top-up's PaymentIntent (autotopup.ts).
  */
 export async function creditInvoice(
-  item: InvoiceItem,
-  paid: { amountCents: number | null; currency: string | null; sessionId: string | null; paymentIntentId: string | null; note: string },
+  opened: InvoiceItem,
+  paid: {
+    amountCents: number | null;
+    currency: string | null;
+    sessionId: string | null;
+    paymentIntentId: string | null;
+    note: string;
+    /** Stripe Tax: what it computed at payment (the invoice opened without it). */
+    stripeTax?: { netCents: number | null; taxCents: number; country: string | null };
+  },
 ): Promise<WebhookOutcome> {
+  if (paid.stripeTax && paid.stripeTax.netCents !== opened.amountCents) {
+    logger.error('stripe tax: the taxed subtotal is not the top-up; not credited', { invoiceId: opened.invoiceId });
+    return 'amount_mismatch';
+  }
+  const item = paid.stripeTax ? withStripeTax(opened, paid.stripeTax) : opened;
   const invoice: InvoiceView = toInvoiceView(item);
   // The card pays the gross (net plus tax); the ledger credits the net.
   if (paid.amountCents !== grossOf(item) || (paid.currency ?? '').toLowerCase() !== invoice.currency) {
@@ -75,6 +88,23 @@ export async function creditInvoice(
   });
   await unsuspendAfterCredit(accountId, 'top-up');
   return 'credited';
+}
+
+/**
+ * The invoice with the tax Stripe Tax stated: its cents, and as rate the one they make of the net
+ * (Stripe's own rate is per tax line; this is what the invoice charged), rounded down.
+ */
+function withStripeTax(item: InvoiceItem, stated: { taxCents: number; country: string | null }): InvoiceItem {
+  const tax = item.tax!;
+  return {
+    ...item,
+    taxCents: stated.taxCents,
+    tax: {
+      ...tax,
+      country: stated.country,
+      rateBasisPoints: item.amountCents > 0 ? Math.floor((stated.taxCents * 10_000) / item.amountCents) : 0,
+    },
+  };
 }
 
 /** The account's activity log shows what the payment provider did (the webhook has no caller to log). */

@@ -2,6 +2,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
 import { pdfText } from '../helpers/pdf-text.ts';
 import { REVERSE_CHARGE_STATEMENT } from '../../shared/invoices/tax.ts';
+import { resetConfig } from '../../shared/config/env.ts';
+import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
+import { signedStripeEvent } from '../helpers/stripe-events.ts';
 
 /**
  * Tax on top-ups, the operator's treatment (setting `tax`), end to end over HTTP through the local
@@ -9,7 +12,9 @@ import { REVERSE_CHARGE_STATEMENT } from '../../shared/invoices/tax.ts';
  * register's answers from a fixture of fictional VAT ids, nothing outside this machine called).
  * The rate table: a German consumer pays VAT at the configured rate, rounded down; an EU business
  * whose VAT id VIES confirms gets the reverse charge stated; an id VIES refuses (or cannot check)
- * does not. The ledger credits the net; the card pays (and gets back) the gross.
+ * does not. The ledger credits the net; the card pays (and gets back) the gross. Stripe Tax: the
+ * fake Stripe (tests/helpers/fake-stripe.ts, its fixed rates standing in for Stripe Tax's
+ * calculation, which no real part can give offline) and the sandbox's own fixed rates.
  */
 let api: TestApi;
 
@@ -228,5 +233,80 @@ describe('no tax', () => {
     });
     expect(bad.status).toBe(400);
     expect((await api.call('GET', '/v1/admin/settings')).body.tax).toEqual(before);
+  });
+});
+
+describe('Stripe Tax', () => {
+  it('in the sandbox: the tax Stripe Tax states at payment is recorded; the ledger credits the net', async () => {
+    await setTax({ treatment: 'stripe' });
+    const c = await customer('tax-stripe-sandbox@example.com', { country: 'DE' });
+    const before = await balanceOf(c.token);
+    const { invoiceId, invoice } = await paidTopUp(c.token, 2000);
+    expect(invoice).toMatchObject({
+      totalCents: 2380,
+      tax: { treatment: 'stripe', country: 'DE', rateBasisPoints: 1900, netCents: 2000, taxCents: 380, grossCents: 2380 },
+    });
+    expect(invoice.lineItems.find((l: { type: string }) => l.type === 'tax')).toMatchObject({ chargedCents: 380, creditedCents: 0 });
+    expect((await balanceOf(c.token)) - before).toBe(2100);
+    expect(await pdfLines(invoiceId, c.token)).toContain('Total charged (gross) USD 23.80');
+  });
+
+  describe('with Stripe', () => {
+    const WEBHOOK_SECRET = 'whsec_test_tax_0123456789';
+    let stripeFake: FakeStripe;
+    beforeAll(async () => {
+      stripeFake = await startFakeStripe();
+      Object.assign(process.env, {
+        STRIPE_SECRET_KEY: 'sk_test_fake_key_for_tests',
+        STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+        STRIPE_API_URL: stripeFake.url,
+      });
+      resetConfig();
+    });
+    afterAll(async () => {
+      delete process.env.STRIPE_SECRET_KEY;
+      delete process.env.STRIPE_WEBHOOK_SECRET;
+      delete process.env.STRIPE_API_URL;
+      resetConfig();
+      await stripeFake?.close();
+    });
+    const deliver = (session: Record<string, unknown>) => {
+      const event = signedStripeEvent('checkout.session.completed', session, { secret: WEBHOOK_SECRET });
+      return api.call('POST', '/v1/webhooks/stripe', {
+        token: null,
+        rawBody: event.body,
+        headers: { 'content-type': 'application/json', 'stripe-signature': event.signature },
+      });
+    };
+
+    it('asks Checkout for automatic tax, the address and the tax id; books the tax it states, crediting the net', async () => {
+      await setTax({ treatment: 'stripe' });
+      const c = await customer('tax-stripe@example.com');
+      const before = await balanceOf(c.token);
+      const res = await api.call('POST', '/v1/billing/checkout', { token: c.token, body: { amountCents: 2000 } });
+      expect(res.status, res.text).toBe(201);
+      const request = stripeFake.requests.filter((r) => r.path === '/v1/checkout/sessions').at(-1)!;
+      expect(request.params).toMatchObject({
+        'automatic_tax[enabled]': 'true',
+        billing_address_collection: 'required',
+        'tax_id_collection[enabled]': 'true',
+        'line_items[0][price_data][unit_amount]': '2000',
+        'line_items[0][price_data][tax_behavior]': 'exclusive',
+      });
+      const session = [...stripeFake.sessions.values()].find((s) => s.client_reference_id === res.body.invoiceId)!;
+      // The customer gave a French address: Stripe Tax adds 20 %.
+      const paid = stripeFake.paidWithStripeTax(session.id as string, 'FR');
+      // A session whose taxed subtotal is not the top-up credits nothing.
+      expect((await deliver({ ...paid, amount_subtotal: 1000 })).body.outcome).toBe('amount_mismatch');
+      expect((await deliver(paid)).body.outcome).toBe('credited');
+      expect((await deliver(paid)).body.outcome).toBe('already_fulfilled');
+      const invoice = (await api.call('GET', `/v1/invoices/${res.body.invoiceId}`, { token: c.token })).body;
+      expect(invoice).toMatchObject({
+        status: 'paid',
+        totalCents: 2400,
+        tax: { treatment: 'stripe', country: 'FR', rateBasisPoints: 2000, netCents: 2000, taxCents: 400, grossCents: 2400 },
+      });
+      expect((await balanceOf(c.token)) - before).toBe(2100);
+    });
   });
 });
