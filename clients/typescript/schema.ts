@@ -2313,261 +2313,7 @@ export interface components {
       treatment: 'none' | 'rates' | 'stripe';
       /** @description An EU business buyer (VAT id valid in VIES) in another EU country than the seller: no tax, the buyer accounts for it. */
       reverseCharge: boolean;
-      /**
-       * @description The country whose rate applied; null: none.
-       * @enum {string|null}
-       */
-      country:
-        | 'AD'
-        | 'AE'
-        | 'AF'
-        | 'AG'
-        | 'AI'
-        | 'AL'
-        | 'AM'
-        | 'AO'
-        | 'AQ'
-        | 'AR'
-        | 'AS'
-        | 'AT'
-        | 'AU'
-        | 'AW'
-        | 'AX'
-        | 'AZ'
-        | 'BA'
-        | 'BB'
-        | 'BD'
-        | 'BE'
-        | 'BF'
-        | 'BG'
-        | 'BH'
-        | 'BI'
-        | 'BJ'
-        | 'BL'
-        | 'BM'
-        | 'BN'
-        | 'BO'
-        | 'BQ'
-        | 'BR'
-        | 'BS'
-        | 'BT'
-        | 'BV'
-        | 'BW'
-        | 'BY'
-        | 'BZ'
-        | 'CA'
-        | 'CC'
-        | 'CD'
-        | 'CF'
-        | 'CG'
-        | 'CH'
-        | 'CI'
-        | 'CK'
-        | 'CL'
-        | 'CM'
-        | 'CN'
-        | 'CO'
-        | 'CR'
-        | 'CU'
-        | 'CV'
-        | 'CW'
-        | 'CX'
-        | 'CY'
-        | 'CZ'
-        | 'DE'
-        | 'DJ'
-        | 'DK'
-        | 'DM'
-        | 'DO'
-        | 'DZ'
-        | 'EC'
-        | 'EE'
-        | 'EG'
-        | 'EH'
-        | 'ER'
-        | 'ES'
-        | 'ET'
-        | 'FI'
-        | 'FJ'
-        | 'FK'
-        | 'FM'
-        | 'FO'
-        | 'FR'
-        | 'GA'
-        | 'GB'
-        | 'GD'
-        | 'GE'
-        | 'GF'
-        | 'GG'
-        | 'GH'
-        | 'GI'
-        | 'GL'
-        | 'GM'
-        | 'GN'
-        | 'GP'
-        | 'GQ'
-        | 'GR'
-        | 'GS'
-        | 'GT'
-        | 'GU'
-        | 'GW'
-        | 'GY'
-        | 'HK'
-        | 'HM'
-        | 'HN'
-        | 'HR'
-        | 'HT'
-        | 'HU'
-        | 'ID'
-        | 'IE'
-        | 'IL'
-        | 'IM'
-        | 'IN'
-        | 'IO'
-        | 'IQ'
-        | 'IR'
-        | 'IS'
-        | 'IT'
-        | 'JE'
-        | 'JM'
-        | 'JO'
-        | 'JP'
-        | 'KE'
-        | 'KG'
-        | 'KH'
-        | 'KI'
-        | 'KM'
-        | 'KN'
-        | 'KP'
-        | 'KR'
-        | 'KW'
-        | 'KY'
-        | 'KZ'
-        | 'LA'
-        | 'LB'
-        | 'LC'
-        | 'LI'
-        | 'LK'
-        | 'LR'
-        | 'LS'
-        | 'LT'
-        | 'LU'
-        | 'LV'
-        | 'LY'
-        | 'MA'
-        | 'MC'
-        | 'MD'
-        | 'ME'
-        | 'MF'
-        | 'MG'
-        | 'MH'
-        | 'MK'
-        | 'ML'
-        | 'MM'
-        | 'MN'
-        | 'MO'
-        | 'MP'
-        | 'MQ'
-        | 'MR'
-        | 'MS'
-        | 'MT'
-        | 'MU'
-        | 'MV'
-        | 'MW'
-        | 'MX'
-        | 'MY'
-        | 'MZ'
-        | 'NA'
-        | 'NC'
-        | 'NE'
-        | 'NF'
-        | 'NG'
-        | 'NI'
-        | 'NL'
-        | 'NO'
-        | 'NP'
-        | 'NR'
-        | 'NU'
-        | 'NZ'
-        | 'OM'
-        | 'PA'
-        | 'PE'
-        | 'PF'
-        | 'PG'
-        | 'PH'
-        | 'PK'
-        | 'PL'
-        | 'PM'
-        | 'PN'
-        | 'PR'
-        | 'PS'
-        | 'PT'
-        | 'PW'
-        | 'PY'
-        | 'QA'
-        | 'RE'
-        | 'RO'
-        | 'RS'
-        | 'RU'
-        | 'RW'
-        | 'SA'
-        | 'SB'
-        | 'SC'
-        | 'SD'
-        | 'SE'
-        | 'SG'
-        | 'SH'
-        | 'SI'
-        | 'SJ'
-        | 'SK'
-        | 'SL'
-        | 'SM'
-        | 'SN'
-        | 'SO'
-        | 'SR'
-        | 'SS'
-        | 'ST'
-        | 'SV'
-        | 'SX'
-        | 'SY'
-        | 'SZ'
-        | 'TC'
-        | 'TD'
-        | 'TF'
-        | 'TG'
-        | 'TH'
-        | 'TJ'
-        | 'TK'
-        | 'TL'
-        | 'TM'
-        | 'TN'
-        | 'TO'
-        | 'TR'
-        | 'TT'
-        | 'TV'
-        | 'TW'
-        | 'TZ'
-        | 'UA'
-        | 'UG'
-        | 'UM'
-        | 'US'
-        | 'UY'
-        | 'UZ'
-        | 'VA'
-        | 'VC'
-        | 'VE'
-        | 'VG'
-        | 'VI'
-        | 'VN'
-        | 'VU'
-        | 'WF'
-        | 'WS'
-        | 'YE'
-        | 'YT'
-        | 'ZA'
-        | 'ZM'
-        | 'ZW'
-        | null;
+      country: components['schemas']['CountryCode'];
       /**
        * Format: int32
        * @description The rate applied, in basis points (1900 = 19 %).
@@ -2593,6 +2339,261 @@ export interface components {
        */
       grossCents: number;
     };
+    /**
+     * @description ISO 3166-1 alpha-2, upper case.
+     * @enum {string|null}
+     */
+    CountryCode:
+      | 'AD'
+      | 'AE'
+      | 'AF'
+      | 'AG'
+      | 'AI'
+      | 'AL'
+      | 'AM'
+      | 'AO'
+      | 'AQ'
+      | 'AR'
+      | 'AS'
+      | 'AT'
+      | 'AU'
+      | 'AW'
+      | 'AX'
+      | 'AZ'
+      | 'BA'
+      | 'BB'
+      | 'BD'
+      | 'BE'
+      | 'BF'
+      | 'BG'
+      | 'BH'
+      | 'BI'
+      | 'BJ'
+      | 'BL'
+      | 'BM'
+      | 'BN'
+      | 'BO'
+      | 'BQ'
+      | 'BR'
+      | 'BS'
+      | 'BT'
+      | 'BV'
+      | 'BW'
+      | 'BY'
+      | 'BZ'
+      | 'CA'
+      | 'CC'
+      | 'CD'
+      | 'CF'
+      | 'CG'
+      | 'CH'
+      | 'CI'
+      | 'CK'
+      | 'CL'
+      | 'CM'
+      | 'CN'
+      | 'CO'
+      | 'CR'
+      | 'CU'
+      | 'CV'
+      | 'CW'
+      | 'CX'
+      | 'CY'
+      | 'CZ'
+      | 'DE'
+      | 'DJ'
+      | 'DK'
+      | 'DM'
+      | 'DO'
+      | 'DZ'
+      | 'EC'
+      | 'EE'
+      | 'EG'
+      | 'EH'
+      | 'ER'
+      | 'ES'
+      | 'ET'
+      | 'FI'
+      | 'FJ'
+      | 'FK'
+      | 'FM'
+      | 'FO'
+      | 'FR'
+      | 'GA'
+      | 'GB'
+      | 'GD'
+      | 'GE'
+      | 'GF'
+      | 'GG'
+      | 'GH'
+      | 'GI'
+      | 'GL'
+      | 'GM'
+      | 'GN'
+      | 'GP'
+      | 'GQ'
+      | 'GR'
+      | 'GS'
+      | 'GT'
+      | 'GU'
+      | 'GW'
+      | 'GY'
+      | 'HK'
+      | 'HM'
+      | 'HN'
+      | 'HR'
+      | 'HT'
+      | 'HU'
+      | 'ID'
+      | 'IE'
+      | 'IL'
+      | 'IM'
+      | 'IN'
+      | 'IO'
+      | 'IQ'
+      | 'IR'
+      | 'IS'
+      | 'IT'
+      | 'JE'
+      | 'JM'
+      | 'JO'
+      | 'JP'
+      | 'KE'
+      | 'KG'
+      | 'KH'
+      | 'KI'
+      | 'KM'
+      | 'KN'
+      | 'KP'
+      | 'KR'
+      | 'KW'
+      | 'KY'
+      | 'KZ'
+      | 'LA'
+      | 'LB'
+      | 'LC'
+      | 'LI'
+      | 'LK'
+      | 'LR'
+      | 'LS'
+      | 'LT'
+      | 'LU'
+      | 'LV'
+      | 'LY'
+      | 'MA'
+      | 'MC'
+      | 'MD'
+      | 'ME'
+      | 'MF'
+      | 'MG'
+      | 'MH'
+      | 'MK'
+      | 'ML'
+      | 'MM'
+      | 'MN'
+      | 'MO'
+      | 'MP'
+      | 'MQ'
+      | 'MR'
+      | 'MS'
+      | 'MT'
+      | 'MU'
+      | 'MV'
+      | 'MW'
+      | 'MX'
+      | 'MY'
+      | 'MZ'
+      | 'NA'
+      | 'NC'
+      | 'NE'
+      | 'NF'
+      | 'NG'
+      | 'NI'
+      | 'NL'
+      | 'NO'
+      | 'NP'
+      | 'NR'
+      | 'NU'
+      | 'NZ'
+      | 'OM'
+      | 'PA'
+      | 'PE'
+      | 'PF'
+      | 'PG'
+      | 'PH'
+      | 'PK'
+      | 'PL'
+      | 'PM'
+      | 'PN'
+      | 'PR'
+      | 'PS'
+      | 'PT'
+      | 'PW'
+      | 'PY'
+      | 'QA'
+      | 'RE'
+      | 'RO'
+      | 'RS'
+      | 'RU'
+      | 'RW'
+      | 'SA'
+      | 'SB'
+      | 'SC'
+      | 'SD'
+      | 'SE'
+      | 'SG'
+      | 'SH'
+      | 'SI'
+      | 'SJ'
+      | 'SK'
+      | 'SL'
+      | 'SM'
+      | 'SN'
+      | 'SO'
+      | 'SR'
+      | 'SS'
+      | 'ST'
+      | 'SV'
+      | 'SX'
+      | 'SY'
+      | 'SZ'
+      | 'TC'
+      | 'TD'
+      | 'TF'
+      | 'TG'
+      | 'TH'
+      | 'TJ'
+      | 'TK'
+      | 'TL'
+      | 'TM'
+      | 'TN'
+      | 'TO'
+      | 'TR'
+      | 'TT'
+      | 'TV'
+      | 'TW'
+      | 'TZ'
+      | 'UA'
+      | 'UG'
+      | 'UM'
+      | 'US'
+      | 'UY'
+      | 'UZ'
+      | 'VA'
+      | 'VC'
+      | 'VE'
+      | 'VG'
+      | 'VI'
+      | 'VN'
+      | 'VU'
+      | 'WF'
+      | 'WS'
+      | 'YE'
+      | 'YT'
+      | 'ZA'
+      | 'ZM'
+      | 'ZW'
+      | null;
     InvoiceCredit: {
       /** @enum {string} */
       type: 'topup' | 'bonus';
@@ -4772,261 +4773,6 @@ export interface components {
       region: string | null;
       country: components['schemas']['CountryCode'];
     };
-    /**
-     * @description ISO 3166-1 alpha-2, upper case.
-     * @enum {string|null}
-     */
-    CountryCode:
-      | 'AD'
-      | 'AE'
-      | 'AF'
-      | 'AG'
-      | 'AI'
-      | 'AL'
-      | 'AM'
-      | 'AO'
-      | 'AQ'
-      | 'AR'
-      | 'AS'
-      | 'AT'
-      | 'AU'
-      | 'AW'
-      | 'AX'
-      | 'AZ'
-      | 'BA'
-      | 'BB'
-      | 'BD'
-      | 'BE'
-      | 'BF'
-      | 'BG'
-      | 'BH'
-      | 'BI'
-      | 'BJ'
-      | 'BL'
-      | 'BM'
-      | 'BN'
-      | 'BO'
-      | 'BQ'
-      | 'BR'
-      | 'BS'
-      | 'BT'
-      | 'BV'
-      | 'BW'
-      | 'BY'
-      | 'BZ'
-      | 'CA'
-      | 'CC'
-      | 'CD'
-      | 'CF'
-      | 'CG'
-      | 'CH'
-      | 'CI'
-      | 'CK'
-      | 'CL'
-      | 'CM'
-      | 'CN'
-      | 'CO'
-      | 'CR'
-      | 'CU'
-      | 'CV'
-      | 'CW'
-      | 'CX'
-      | 'CY'
-      | 'CZ'
-      | 'DE'
-      | 'DJ'
-      | 'DK'
-      | 'DM'
-      | 'DO'
-      | 'DZ'
-      | 'EC'
-      | 'EE'
-      | 'EG'
-      | 'EH'
-      | 'ER'
-      | 'ES'
-      | 'ET'
-      | 'FI'
-      | 'FJ'
-      | 'FK'
-      | 'FM'
-      | 'FO'
-      | 'FR'
-      | 'GA'
-      | 'GB'
-      | 'GD'
-      | 'GE'
-      | 'GF'
-      | 'GG'
-      | 'GH'
-      | 'GI'
-      | 'GL'
-      | 'GM'
-      | 'GN'
-      | 'GP'
-      | 'GQ'
-      | 'GR'
-      | 'GS'
-      | 'GT'
-      | 'GU'
-      | 'GW'
-      | 'GY'
-      | 'HK'
-      | 'HM'
-      | 'HN'
-      | 'HR'
-      | 'HT'
-      | 'HU'
-      | 'ID'
-      | 'IE'
-      | 'IL'
-      | 'IM'
-      | 'IN'
-      | 'IO'
-      | 'IQ'
-      | 'IR'
-      | 'IS'
-      | 'IT'
-      | 'JE'
-      | 'JM'
-      | 'JO'
-      | 'JP'
-      | 'KE'
-      | 'KG'
-      | 'KH'
-      | 'KI'
-      | 'KM'
-      | 'KN'
-      | 'KP'
-      | 'KR'
-      | 'KW'
-      | 'KY'
-      | 'KZ'
-      | 'LA'
-      | 'LB'
-      | 'LC'
-      | 'LI'
-      | 'LK'
-      | 'LR'
-      | 'LS'
-      | 'LT'
-      | 'LU'
-      | 'LV'
-      | 'LY'
-      | 'MA'
-      | 'MC'
-      | 'MD'
-      | 'ME'
-      | 'MF'
-      | 'MG'
-      | 'MH'
-      | 'MK'
-      | 'ML'
-      | 'MM'
-      | 'MN'
-      | 'MO'
-      | 'MP'
-      | 'MQ'
-      | 'MR'
-      | 'MS'
-      | 'MT'
-      | 'MU'
-      | 'MV'
-      | 'MW'
-      | 'MX'
-      | 'MY'
-      | 'MZ'
-      | 'NA'
-      | 'NC'
-      | 'NE'
-      | 'NF'
-      | 'NG'
-      | 'NI'
-      | 'NL'
-      | 'NO'
-      | 'NP'
-      | 'NR'
-      | 'NU'
-      | 'NZ'
-      | 'OM'
-      | 'PA'
-      | 'PE'
-      | 'PF'
-      | 'PG'
-      | 'PH'
-      | 'PK'
-      | 'PL'
-      | 'PM'
-      | 'PN'
-      | 'PR'
-      | 'PS'
-      | 'PT'
-      | 'PW'
-      | 'PY'
-      | 'QA'
-      | 'RE'
-      | 'RO'
-      | 'RS'
-      | 'RU'
-      | 'RW'
-      | 'SA'
-      | 'SB'
-      | 'SC'
-      | 'SD'
-      | 'SE'
-      | 'SG'
-      | 'SH'
-      | 'SI'
-      | 'SJ'
-      | 'SK'
-      | 'SL'
-      | 'SM'
-      | 'SN'
-      | 'SO'
-      | 'SR'
-      | 'SS'
-      | 'ST'
-      | 'SV'
-      | 'SX'
-      | 'SY'
-      | 'SZ'
-      | 'TC'
-      | 'TD'
-      | 'TF'
-      | 'TG'
-      | 'TH'
-      | 'TJ'
-      | 'TK'
-      | 'TL'
-      | 'TM'
-      | 'TN'
-      | 'TO'
-      | 'TR'
-      | 'TT'
-      | 'TV'
-      | 'TW'
-      | 'TZ'
-      | 'UA'
-      | 'UG'
-      | 'UM'
-      | 'US'
-      | 'UY'
-      | 'UZ'
-      | 'VA'
-      | 'VC'
-      | 'VE'
-      | 'VG'
-      | 'VI'
-      | 'VN'
-      | 'VU'
-      | 'WF'
-      | 'WS'
-      | 'YE'
-      | 'YT'
-      | 'ZA'
-      | 'ZM'
-      | 'ZW'
-      | null;
     /** @description The whole profile: omitted fields (and an omitted or null address) are cleared. */
     BillingProfileUpdate: {
       /** @description The person the invoice is addressed to. */
@@ -5992,760 +5738,10 @@ export interface components {
           treatment: 'rates';
           /** @description The name of the tax on the invoice, e.g. VAT, GST, Sales tax. */
           label: string;
-          /**
-           * @description The seller's country: buyers without a country are taxed at its rate.
-           * @enum {string}
-           */
-          sellerCountry:
-            | 'AD'
-            | 'AE'
-            | 'AF'
-            | 'AG'
-            | 'AI'
-            | 'AL'
-            | 'AM'
-            | 'AO'
-            | 'AQ'
-            | 'AR'
-            | 'AS'
-            | 'AT'
-            | 'AU'
-            | 'AW'
-            | 'AX'
-            | 'AZ'
-            | 'BA'
-            | 'BB'
-            | 'BD'
-            | 'BE'
-            | 'BF'
-            | 'BG'
-            | 'BH'
-            | 'BI'
-            | 'BJ'
-            | 'BL'
-            | 'BM'
-            | 'BN'
-            | 'BO'
-            | 'BQ'
-            | 'BR'
-            | 'BS'
-            | 'BT'
-            | 'BV'
-            | 'BW'
-            | 'BY'
-            | 'BZ'
-            | 'CA'
-            | 'CC'
-            | 'CD'
-            | 'CF'
-            | 'CG'
-            | 'CH'
-            | 'CI'
-            | 'CK'
-            | 'CL'
-            | 'CM'
-            | 'CN'
-            | 'CO'
-            | 'CR'
-            | 'CU'
-            | 'CV'
-            | 'CW'
-            | 'CX'
-            | 'CY'
-            | 'CZ'
-            | 'DE'
-            | 'DJ'
-            | 'DK'
-            | 'DM'
-            | 'DO'
-            | 'DZ'
-            | 'EC'
-            | 'EE'
-            | 'EG'
-            | 'EH'
-            | 'ER'
-            | 'ES'
-            | 'ET'
-            | 'FI'
-            | 'FJ'
-            | 'FK'
-            | 'FM'
-            | 'FO'
-            | 'FR'
-            | 'GA'
-            | 'GB'
-            | 'GD'
-            | 'GE'
-            | 'GF'
-            | 'GG'
-            | 'GH'
-            | 'GI'
-            | 'GL'
-            | 'GM'
-            | 'GN'
-            | 'GP'
-            | 'GQ'
-            | 'GR'
-            | 'GS'
-            | 'GT'
-            | 'GU'
-            | 'GW'
-            | 'GY'
-            | 'HK'
-            | 'HM'
-            | 'HN'
-            | 'HR'
-            | 'HT'
-            | 'HU'
-            | 'ID'
-            | 'IE'
-            | 'IL'
-            | 'IM'
-            | 'IN'
-            | 'IO'
-            | 'IQ'
-            | 'IR'
-            | 'IS'
-            | 'IT'
-            | 'JE'
-            | 'JM'
-            | 'JO'
-            | 'JP'
-            | 'KE'
-            | 'KG'
-            | 'KH'
-            | 'KI'
-            | 'KM'
-            | 'KN'
-            | 'KP'
-            | 'KR'
-            | 'KW'
-            | 'KY'
-            | 'KZ'
-            | 'LA'
-            | 'LB'
-            | 'LC'
-            | 'LI'
-            | 'LK'
-            | 'LR'
-            | 'LS'
-            | 'LT'
-            | 'LU'
-            | 'LV'
-            | 'LY'
-            | 'MA'
-            | 'MC'
-            | 'MD'
-            | 'ME'
-            | 'MF'
-            | 'MG'
-            | 'MH'
-            | 'MK'
-            | 'ML'
-            | 'MM'
-            | 'MN'
-            | 'MO'
-            | 'MP'
-            | 'MQ'
-            | 'MR'
-            | 'MS'
-            | 'MT'
-            | 'MU'
-            | 'MV'
-            | 'MW'
-            | 'MX'
-            | 'MY'
-            | 'MZ'
-            | 'NA'
-            | 'NC'
-            | 'NE'
-            | 'NF'
-            | 'NG'
-            | 'NI'
-            | 'NL'
-            | 'NO'
-            | 'NP'
-            | 'NR'
-            | 'NU'
-            | 'NZ'
-            | 'OM'
-            | 'PA'
-            | 'PE'
-            | 'PF'
-            | 'PG'
-            | 'PH'
-            | 'PK'
-            | 'PL'
-            | 'PM'
-            | 'PN'
-            | 'PR'
-            | 'PS'
-            | 'PT'
-            | 'PW'
-            | 'PY'
-            | 'QA'
-            | 'RE'
-            | 'RO'
-            | 'RS'
-            | 'RU'
-            | 'RW'
-            | 'SA'
-            | 'SB'
-            | 'SC'
-            | 'SD'
-            | 'SE'
-            | 'SG'
-            | 'SH'
-            | 'SI'
-            | 'SJ'
-            | 'SK'
-            | 'SL'
-            | 'SM'
-            | 'SN'
-            | 'SO'
-            | 'SR'
-            | 'SS'
-            | 'ST'
-            | 'SV'
-            | 'SX'
-            | 'SY'
-            | 'SZ'
-            | 'TC'
-            | 'TD'
-            | 'TF'
-            | 'TG'
-            | 'TH'
-            | 'TJ'
-            | 'TK'
-            | 'TL'
-            | 'TM'
-            | 'TN'
-            | 'TO'
-            | 'TR'
-            | 'TT'
-            | 'TV'
-            | 'TW'
-            | 'TZ'
-            | 'UA'
-            | 'UG'
-            | 'UM'
-            | 'US'
-            | 'UY'
-            | 'UZ'
-            | 'VA'
-            | 'VC'
-            | 'VE'
-            | 'VG'
-            | 'VI'
-            | 'VN'
-            | 'VU'
-            | 'WF'
-            | 'WS'
-            | 'YE'
-            | 'YT'
-            | 'ZA'
-            | 'ZM'
-            | 'ZW';
-          /** @description Rate per buyer country in basis points (1900 = 19 %); the buyer's country is the billing profile's. */
+          sellerCountry: components['schemas']['CountryCode'];
+          /** @description Rate per buyer country (ISO 3166-1 alpha-2) in basis points (1900 = 19 %); the buyer's country is the billing profile's, else sellerCountry. */
           rates: {
-            /** Format: int32 */
-            AD?: number;
-            /** Format: int32 */
-            AE?: number;
-            /** Format: int32 */
-            AF?: number;
-            /** Format: int32 */
-            AG?: number;
-            /** Format: int32 */
-            AI?: number;
-            /** Format: int32 */
-            AL?: number;
-            /** Format: int32 */
-            AM?: number;
-            /** Format: int32 */
-            AO?: number;
-            /** Format: int32 */
-            AQ?: number;
-            /** Format: int32 */
-            AR?: number;
-            /** Format: int32 */
-            AS?: number;
-            /** Format: int32 */
-            AT?: number;
-            /** Format: int32 */
-            AU?: number;
-            /** Format: int32 */
-            AW?: number;
-            /** Format: int32 */
-            AX?: number;
-            /** Format: int32 */
-            AZ?: number;
-            /** Format: int32 */
-            BA?: number;
-            /** Format: int32 */
-            BB?: number;
-            /** Format: int32 */
-            BD?: number;
-            /** Format: int32 */
-            BE?: number;
-            /** Format: int32 */
-            BF?: number;
-            /** Format: int32 */
-            BG?: number;
-            /** Format: int32 */
-            BH?: number;
-            /** Format: int32 */
-            BI?: number;
-            /** Format: int32 */
-            BJ?: number;
-            /** Format: int32 */
-            BL?: number;
-            /** Format: int32 */
-            BM?: number;
-            /** Format: int32 */
-            BN?: number;
-            /** Format: int32 */
-            BO?: number;
-            /** Format: int32 */
-            BQ?: number;
-            /** Format: int32 */
-            BR?: number;
-            /** Format: int32 */
-            BS?: number;
-            /** Format: int32 */
-            BT?: number;
-            /** Format: int32 */
-            BV?: number;
-            /** Format: int32 */
-            BW?: number;
-            /** Format: int32 */
-            BY?: number;
-            /** Format: int32 */
-            BZ?: number;
-            /** Format: int32 */
-            CA?: number;
-            /** Format: int32 */
-            CC?: number;
-            /** Format: int32 */
-            CD?: number;
-            /** Format: int32 */
-            CF?: number;
-            /** Format: int32 */
-            CG?: number;
-            /** Format: int32 */
-            CH?: number;
-            /** Format: int32 */
-            CI?: number;
-            /** Format: int32 */
-            CK?: number;
-            /** Format: int32 */
-            CL?: number;
-            /** Format: int32 */
-            CM?: number;
-            /** Format: int32 */
-            CN?: number;
-            /** Format: int32 */
-            CO?: number;
-            /** Format: int32 */
-            CR?: number;
-            /** Format: int32 */
-            CU?: number;
-            /** Format: int32 */
-            CV?: number;
-            /** Format: int32 */
-            CW?: number;
-            /** Format: int32 */
-            CX?: number;
-            /** Format: int32 */
-            CY?: number;
-            /** Format: int32 */
-            CZ?: number;
-            /** Format: int32 */
-            DE?: number;
-            /** Format: int32 */
-            DJ?: number;
-            /** Format: int32 */
-            DK?: number;
-            /** Format: int32 */
-            DM?: number;
-            /** Format: int32 */
-            DO?: number;
-            /** Format: int32 */
-            DZ?: number;
-            /** Format: int32 */
-            EC?: number;
-            /** Format: int32 */
-            EE?: number;
-            /** Format: int32 */
-            EG?: number;
-            /** Format: int32 */
-            EH?: number;
-            /** Format: int32 */
-            ER?: number;
-            /** Format: int32 */
-            ES?: number;
-            /** Format: int32 */
-            ET?: number;
-            /** Format: int32 */
-            FI?: number;
-            /** Format: int32 */
-            FJ?: number;
-            /** Format: int32 */
-            FK?: number;
-            /** Format: int32 */
-            FM?: number;
-            /** Format: int32 */
-            FO?: number;
-            /** Format: int32 */
-            FR?: number;
-            /** Format: int32 */
-            GA?: number;
-            /** Format: int32 */
-            GB?: number;
-            /** Format: int32 */
-            GD?: number;
-            /** Format: int32 */
-            GE?: number;
-            /** Format: int32 */
-            GF?: number;
-            /** Format: int32 */
-            GG?: number;
-            /** Format: int32 */
-            GH?: number;
-            /** Format: int32 */
-            GI?: number;
-            /** Format: int32 */
-            GL?: number;
-            /** Format: int32 */
-            GM?: number;
-            /** Format: int32 */
-            GN?: number;
-            /** Format: int32 */
-            GP?: number;
-            /** Format: int32 */
-            GQ?: number;
-            /** Format: int32 */
-            GR?: number;
-            /** Format: int32 */
-            GS?: number;
-            /** Format: int32 */
-            GT?: number;
-            /** Format: int32 */
-            GU?: number;
-            /** Format: int32 */
-            GW?: number;
-            /** Format: int32 */
-            GY?: number;
-            /** Format: int32 */
-            HK?: number;
-            /** Format: int32 */
-            HM?: number;
-            /** Format: int32 */
-            HN?: number;
-            /** Format: int32 */
-            HR?: number;
-            /** Format: int32 */
-            HT?: number;
-            /** Format: int32 */
-            HU?: number;
-            /** Format: int32 */
-            ID?: number;
-            /** Format: int32 */
-            IE?: number;
-            /** Format: int32 */
-            IL?: number;
-            /** Format: int32 */
-            IM?: number;
-            /** Format: int32 */
-            IN?: number;
-            /** Format: int32 */
-            IO?: number;
-            /** Format: int32 */
-            IQ?: number;
-            /** Format: int32 */
-            IR?: number;
-            /** Format: int32 */
-            IS?: number;
-            /** Format: int32 */
-            IT?: number;
-            /** Format: int32 */
-            JE?: number;
-            /** Format: int32 */
-            JM?: number;
-            /** Format: int32 */
-            JO?: number;
-            /** Format: int32 */
-            JP?: number;
-            /** Format: int32 */
-            KE?: number;
-            /** Format: int32 */
-            KG?: number;
-            /** Format: int32 */
-            KH?: number;
-            /** Format: int32 */
-            KI?: number;
-            /** Format: int32 */
-            KM?: number;
-            /** Format: int32 */
-            KN?: number;
-            /** Format: int32 */
-            KP?: number;
-            /** Format: int32 */
-            KR?: number;
-            /** Format: int32 */
-            KW?: number;
-            /** Format: int32 */
-            KY?: number;
-            /** Format: int32 */
-            KZ?: number;
-            /** Format: int32 */
-            LA?: number;
-            /** Format: int32 */
-            LB?: number;
-            /** Format: int32 */
-            LC?: number;
-            /** Format: int32 */
-            LI?: number;
-            /** Format: int32 */
-            LK?: number;
-            /** Format: int32 */
-            LR?: number;
-            /** Format: int32 */
-            LS?: number;
-            /** Format: int32 */
-            LT?: number;
-            /** Format: int32 */
-            LU?: number;
-            /** Format: int32 */
-            LV?: number;
-            /** Format: int32 */
-            LY?: number;
-            /** Format: int32 */
-            MA?: number;
-            /** Format: int32 */
-            MC?: number;
-            /** Format: int32 */
-            MD?: number;
-            /** Format: int32 */
-            ME?: number;
-            /** Format: int32 */
-            MF?: number;
-            /** Format: int32 */
-            MG?: number;
-            /** Format: int32 */
-            MH?: number;
-            /** Format: int32 */
-            MK?: number;
-            /** Format: int32 */
-            ML?: number;
-            /** Format: int32 */
-            MM?: number;
-            /** Format: int32 */
-            MN?: number;
-            /** Format: int32 */
-            MO?: number;
-            /** Format: int32 */
-            MP?: number;
-            /** Format: int32 */
-            MQ?: number;
-            /** Format: int32 */
-            MR?: number;
-            /** Format: int32 */
-            MS?: number;
-            /** Format: int32 */
-            MT?: number;
-            /** Format: int32 */
-            MU?: number;
-            /** Format: int32 */
-            MV?: number;
-            /** Format: int32 */
-            MW?: number;
-            /** Format: int32 */
-            MX?: number;
-            /** Format: int32 */
-            MY?: number;
-            /** Format: int32 */
-            MZ?: number;
-            /** Format: int32 */
-            NA?: number;
-            /** Format: int32 */
-            NC?: number;
-            /** Format: int32 */
-            NE?: number;
-            /** Format: int32 */
-            NF?: number;
-            /** Format: int32 */
-            NG?: number;
-            /** Format: int32 */
-            NI?: number;
-            /** Format: int32 */
-            NL?: number;
-            /** Format: int32 */
-            NO?: number;
-            /** Format: int32 */
-            NP?: number;
-            /** Format: int32 */
-            NR?: number;
-            /** Format: int32 */
-            NU?: number;
-            /** Format: int32 */
-            NZ?: number;
-            /** Format: int32 */
-            OM?: number;
-            /** Format: int32 */
-            PA?: number;
-            /** Format: int32 */
-            PE?: number;
-            /** Format: int32 */
-            PF?: number;
-            /** Format: int32 */
-            PG?: number;
-            /** Format: int32 */
-            PH?: number;
-            /** Format: int32 */
-            PK?: number;
-            /** Format: int32 */
-            PL?: number;
-            /** Format: int32 */
-            PM?: number;
-            /** Format: int32 */
-            PN?: number;
-            /** Format: int32 */
-            PR?: number;
-            /** Format: int32 */
-            PS?: number;
-            /** Format: int32 */
-            PT?: number;
-            /** Format: int32 */
-            PW?: number;
-            /** Format: int32 */
-            PY?: number;
-            /** Format: int32 */
-            QA?: number;
-            /** Format: int32 */
-            RE?: number;
-            /** Format: int32 */
-            RO?: number;
-            /** Format: int32 */
-            RS?: number;
-            /** Format: int32 */
-            RU?: number;
-            /** Format: int32 */
-            RW?: number;
-            /** Format: int32 */
-            SA?: number;
-            /** Format: int32 */
-            SB?: number;
-            /** Format: int32 */
-            SC?: number;
-            /** Format: int32 */
-            SD?: number;
-            /** Format: int32 */
-            SE?: number;
-            /** Format: int32 */
-            SG?: number;
-            /** Format: int32 */
-            SH?: number;
-            /** Format: int32 */
-            SI?: number;
-            /** Format: int32 */
-            SJ?: number;
-            /** Format: int32 */
-            SK?: number;
-            /** Format: int32 */
-            SL?: number;
-            /** Format: int32 */
-            SM?: number;
-            /** Format: int32 */
-            SN?: number;
-            /** Format: int32 */
-            SO?: number;
-            /** Format: int32 */
-            SR?: number;
-            /** Format: int32 */
-            SS?: number;
-            /** Format: int32 */
-            ST?: number;
-            /** Format: int32 */
-            SV?: number;
-            /** Format: int32 */
-            SX?: number;
-            /** Format: int32 */
-            SY?: number;
-            /** Format: int32 */
-            SZ?: number;
-            /** Format: int32 */
-            TC?: number;
-            /** Format: int32 */
-            TD?: number;
-            /** Format: int32 */
-            TF?: number;
-            /** Format: int32 */
-            TG?: number;
-            /** Format: int32 */
-            TH?: number;
-            /** Format: int32 */
-            TJ?: number;
-            /** Format: int32 */
-            TK?: number;
-            /** Format: int32 */
-            TL?: number;
-            /** Format: int32 */
-            TM?: number;
-            /** Format: int32 */
-            TN?: number;
-            /** Format: int32 */
-            TO?: number;
-            /** Format: int32 */
-            TR?: number;
-            /** Format: int32 */
-            TT?: number;
-            /** Format: int32 */
-            TV?: number;
-            /** Format: int32 */
-            TW?: number;
-            /** Format: int32 */
-            TZ?: number;
-            /** Format: int32 */
-            UA?: number;
-            /** Format: int32 */
-            UG?: number;
-            /** Format: int32 */
-            UM?: number;
-            /** Format: int32 */
-            US?: number;
-            /** Format: int32 */
-            UY?: number;
-            /** Format: int32 */
-            UZ?: number;
-            /** Format: int32 */
-            VA?: number;
-            /** Format: int32 */
-            VC?: number;
-            /** Format: int32 */
-            VE?: number;
-            /** Format: int32 */
-            VG?: number;
-            /** Format: int32 */
-            VI?: number;
-            /** Format: int32 */
-            VN?: number;
-            /** Format: int32 */
-            VU?: number;
-            /** Format: int32 */
-            WF?: number;
-            /** Format: int32 */
-            WS?: number;
-            /** Format: int32 */
-            YE?: number;
-            /** Format: int32 */
-            YT?: number;
-            /** Format: int32 */
-            ZA?: number;
-            /** Format: int32 */
-            ZM?: number;
-            /** Format: int32 */
-            ZW?: number;
+            [key: string]: number;
           };
           /** @description Printed on invoices of buyers whose country has no rate (no tax is charged), e.g. "Export of services". */
           otherCountriesReason: string | null;

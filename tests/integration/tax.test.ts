@@ -5,6 +5,7 @@ import { REVERSE_CHARGE_STATEMENT } from '../../shared/invoices/tax.ts';
 import { resetConfig } from '../../shared/config/env.ts';
 import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
 import { signedStripeEvent } from '../helpers/stripe-events.ts';
+import { runAutoTopUps } from '../../shared/payments/autotopup.ts';
 
 /**
  * Tax on top-ups, the operator's treatment (setting `tax`), end to end over HTTP through the local
@@ -187,6 +188,25 @@ describe('the rate table', () => {
     const { invoiceId, invoice } = await paidTopUp(c.token, 1000);
     expect(invoice.tax).toMatchObject({ country: 'US', taxCents: 0, reason: 'Export of services: outside the scope of EU VAT' });
     expect((await pdfLines(invoiceId, c.token)).join(' ')).toContain('Export of services: outside the scope of EU VAT');
+  });
+
+  it('charges an auto top-up the gross (the PaymentIntent amount) and credits the net', async () => {
+    const c = await customer('tax-auto@example.com', { country: 'DE' });
+    const setup = await api.call('POST', '/v1/billing/payment-method/checkout', { token: c.token, body: {} });
+    expect(setup.status, setup.text).toBe(201);
+    await api.call('POST', `/dev/payment-method/${setup.body.sessionId}/complete`, { token: null, body: { card: 'pm_card_visa' } });
+    const rule = await api.call('PUT', '/v1/billing/auto-topup', {
+      token: c.token,
+      body: { enabled: true, belowCents: 300, amountCents: 1000, maxPerDay: 3 },
+    });
+    expect(rule.status, rule.text).toBe(200);
+    await api.call('POST', `/v1/admin/users/${c.id}/credits`, { body: { amountCents: -300, note: 'below the threshold' } });
+    const before = await balanceOf(c.token);
+    await runAutoTopUps();
+    const [invoice] = (await api.call('GET', '/v1/invoices?limit=10', { token: c.token })).body.data;
+    // The sandbox's PaymentIntent carried the gross; had it been the net, the payment would not match and nothing would be credited.
+    expect(invoice).toMatchObject({ status: 'paid', totalCents: 1190, tax: { country: 'DE', taxCents: 190, grossCents: 1190 } });
+    expect((await balanceOf(c.token)) - before).toBe(1050);
   });
 
   it('takes back the net share of a partial refund of a taxed invoice (Stripe refunds gross card money)', async () => {

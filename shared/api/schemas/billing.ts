@@ -93,7 +93,8 @@ const InvoiceTax = z
     reverseCharge: z.boolean().meta({
       description: 'An EU business buyer (VAT id valid in VIES) in another EU country than the seller: no tax, the buyer accounts for it.',
     }),
-    country: CountryCode.nullable().meta({ description: 'The country whose rate applied; null: none.' }),
+    // The country whose rate applied; null: none.
+    country: CountryCode.nullable(),
     rateBasisPoints: int32(0, 10_000).meta({ description: 'The rate applied, in basis points (1900 = 19 %).' }),
     label: text(20).meta({ description: 'The name of the tax (VAT, GST, …).' }),
     reason: text(300)

@@ -26,10 +26,17 @@ export const TaxSettings = z
       .object({
         treatment: z.literal('rates'),
         label: printed(20).meta({ description: 'The name of the tax on the invoice, e.g. VAT, GST, Sales tax.' }),
-        sellerCountry: CountryCode.meta({ description: "The seller's country: buyers without a country are taxed at its rate." }),
-        rates: z.partialRecord(CountryCode, int32(0, 10_000)).meta({
-          description: "Rate per buyer country in basis points (1900 = 19 %); the buyer's country is the billing profile's.",
-        }),
+        // The seller's country: buyers without a country are taxed at its rate (CountryCode kept whole: a $ref in the document).
+        sellerCountry: CountryCode,
+        rates: z
+          .record(z.string().regex(/^[A-Z]{2}$/), int32(0, 10_000))
+          .refine((rates) => Object.keys(rates).every((code) => CountryCode.safeParse(code).success), {
+            message: 'keys must be ISO 3166-1 alpha-2 country codes, upper case',
+          })
+          .meta({
+            description:
+              "Rate per buyer country (ISO 3166-1 alpha-2) in basis points (1900 = 19 %); the buyer's country is the billing profile's, else sellerCountry.",
+          }),
         otherCountriesReason: printed(300)
           .nullable()
           .meta({ description: 'Printed on invoices of buyers whose country has no rate (no tax is charged), e.g. "Export of services".' }),
