@@ -2267,7 +2267,7 @@ export interface components {
       disputedCents: number;
       /**
        * Format: int64
-       * @description The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).
+       * @description The bonus taken back with refunds and disputes: floor(bonus × netTaken / amountCents), netTaken being the net share of the card money refunded and disputed (floor((refunded + disputed) × net / gross)).
        */
       bonusReversedCents: number;
       payment: {
@@ -2671,7 +2671,7 @@ export interface components {
         disputedCents: number;
         /**
          * Format: int64
-         * @description The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).
+         * @description The bonus taken back with refunds and disputes: floor(bonus × netTaken / amountCents), netTaken being the net share of the card money refunded and disputed (floor((refunded + disputed) × net / gross)).
          */
         bonusReversedCents: number;
         payment: {
@@ -3739,7 +3739,7 @@ export interface components {
         disputedCents: number;
         /**
          * Format: int64
-         * @description The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).
+         * @description The bonus taken back with refunds and disputes: floor(bonus × netTaken / amountCents), netTaken being the net share of the card money refunded and disputed (floor((refunded + disputed) × net / gross)).
          */
         bonusReversedCents: number;
         payment: {
@@ -4995,7 +4995,7 @@ export interface components {
     AdminRefund: {
       /**
        * Format: int32
-       * @description What to refund to the card; at most what is left unrefunded of the invoice.
+       * @description What to refund to the card, tax included; at most what is left unrefunded of the gross paid.
        */
       amountCents: number;
       reason: string;

@@ -137,7 +137,8 @@ export const Invoice = z
       description: 'What an open or lost dispute (chargeback) took back, at most what refunds left; won or prevented: 0.',
     }),
     bonusReversedCents: Cents.meta({
-      description: 'The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).',
+      description:
+        'The bonus taken back with refunds and disputes: floor(bonus × netTaken / amountCents), netTaken being the net share of the card money refunded and disputed (floor((refunded + disputed) × net / gross)).',
     }),
     payment: z.object({
       provider: z.enum(['stripe', 'sandbox']),
