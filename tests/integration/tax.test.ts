@@ -299,6 +299,28 @@ describe('Stripe Tax', () => {
       });
     };
 
+    it('with the rate table, gives Checkout a net line and a tax line: the session totals the gross', async () => {
+      await setTax(RATES);
+      const c = await customer('tax-rates-stripe@example.com', { country: 'DE' });
+      const before = await balanceOf(c.token);
+      const res = await api.call('POST', '/v1/billing/checkout', { token: c.token, body: { amountCents: 2000 } });
+      expect(res.status, res.text).toBe(201);
+      const request = stripeFake.requests.filter((r) => r.path === '/v1/checkout/sessions').at(-1)!;
+      expect(request.params).toMatchObject({
+        'line_items[0][price_data][unit_amount]': '2000',
+        'line_items[1][price_data][unit_amount]': '380',
+        'line_items[1][price_data][product_data][name]': 'VAT 19 % (DE)',
+      });
+      expect(request.params['automatic_tax[enabled]']).toBeUndefined();
+      const session = [...stripeFake.sessions.values()].find((s) => s.client_reference_id === res.body.invoiceId)!;
+      expect(session.amount_total).toBe(2380);
+      const paid = { ...session, status: 'complete', payment_status: 'paid', payment_intent: 'pi_test_rates_tax' };
+      // The net alone is not what the invoice asked the card for.
+      expect((await deliver({ ...paid, amount_total: 2000 })).body.outcome).toBe('amount_mismatch');
+      expect((await deliver(paid)).body.outcome).toBe('credited');
+      expect((await balanceOf(c.token)) - before).toBe(2100);
+    });
+
     it('asks Checkout for automatic tax, the address and the tax id; books the tax it states, crediting the net', async () => {
       await setTax({ treatment: 'stripe' });
       const c = await customer('tax-stripe@example.com');
