@@ -1,3 +1,4 @@
+import { getBillingProfile } from '../shared/accounts/billing-profile.ts';
 import * as accessPatterns from '../shared/db/access-patterns.ts';
 import { ApiError } from '../shared/errors.ts';
 import { currencyOf } from '../shared/invoices/amounts.ts';
@@ -103,6 +104,13 @@ async function currencyOfInvoice(invoiceId: string | undefined): Promise<string>
 /** Called by the local stack (dev/stack.ts) as it starts. */
 export const installSandboxProvider = (): void => installSandbox(sandboxProvider);
 
+/**
+ * The sandbox's Stripe Tax (setting `tax` treatment `stripe`): fixed rates in basis points by the
+ * country of the buyer's billing profile (Checkout would collect the address), rounded half up as
+ * Stripe rounds; any other country, or none, 0.
+ */
+export const SANDBOX_STRIPE_TAX_RATES: Record<string, number> = { DE: 1900, FR: 2000, NL: 2100, GB: 2000 };
+
 /** The event Stripe would send for this invoice, signed with the webhook secret. */
 export async function sandboxEvent(
   invoiceId: string,
@@ -117,13 +125,20 @@ export async function sandboxEvent(
       : outcome === 'expired'
         ? 'checkout.session.expired'
         : 'checkout.session.async_payment_failed';
+  // Stripe Tax states its tax when the session is paid; the rate table and no tax fixed it at opening.
+  const country = invoice.tax.treatment === 'stripe' ? (await getBillingProfile(item.accountId)).address.country : null;
+  const stripeTax = country ? Math.round((invoice.tax.netCents * (SANDBOX_STRIPE_TAX_RATES[country] ?? 0)) / 10_000) : 0;
   return signedSandboxEvent(type, {
     id: invoice.payment.sessionId,
     object: 'checkout.session',
     mode: 'payment',
     status: outcome === 'paid' ? 'complete' : outcome === 'expired' ? 'expired' : 'complete',
     payment_status: outcome === 'paid' ? 'paid' : 'unpaid',
-    amount_total: invoice.amountCents,
+    // As Stripe states a session: the subtotal (net), the tax on top, the total the card pays.
+    amount_subtotal: invoice.tax.netCents,
+    amount_total: invoice.tax.grossCents + stripeTax,
+    total_details: { amount_discount: 0, amount_shipping: 0, amount_tax: invoice.tax.taxCents + stripeTax },
+    customer_details: country ? { address: { country } } : null,
     currency: invoice.currency,
     client_reference_id: invoice.id,
     metadata: { invoice_id: invoice.id, invoice_number: invoice.number },

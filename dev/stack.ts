@@ -24,6 +24,7 @@ import { createInstance, listInstances, updateInstance } from '../shared/instanc
 import { startWebhookLoop, type WebhookLoopOptions } from './webhook-loop.ts';
 import { startRepairLoop, type RepairLoopOptions } from './repair-loop.ts';
 import { installSandboxProvider } from './sandbox-events.ts';
+import { startViesStandIn, type ViesStandIn } from './vies-stand-in.ts';
 
 /**
  * The whole service on one machine: DynamoDB Local (or a given endpoint), the table, the API
@@ -92,6 +93,8 @@ export interface LocalStack {
   panel?: { sim: PanelSim; instanceId: string };
   /** The dashboard's URL, when served. */
   dashboardUrl?: string;
+  /** The VIES stand-in VAT ids are checked against (LOCAL_VIES=off: the real VIES, none here). */
+  vies?: ViesStandIn;
   stop(): Promise<void>;
 }
 
@@ -114,6 +117,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const server: Server = createLocalApi(handlers, () => (req, res) => Boolean(oidc?.(req, res) || web?.(req, res)));
   const baseUrl = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
   oidc = localOidc({ baseUrl, issuer: LOCAL_ISSUER, clientId: LOCAL_AUDIENCE });
+  // VAT ids are checked against a stand-in with VIES's answers, offline (LOCAL_VIES=off: the real VIES).
+  const vies = process.env.LOCAL_VIES === 'off' ? undefined : await startViesStandIn();
   if (webDir) web = serveDashboard({ dir: webDir, config: { oidc: { authority: localIssuerUrl(baseUrl), clientId: LOCAL_AUDIENCE } } });
 
   Object.assign(process.env, {
@@ -126,6 +131,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     OIDC_AUDIENCE: LOCAL_AUDIENCE,
     OIDC_TOKEN_USE: 'id',
     LOCAL_SECRETS_FILE: options.secretsFile ?? '',
+    ...(vies ? { VIES_API_URL: vies.url } : {}),
   });
   resetConfig();
   resetDbClient();
@@ -151,11 +157,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     adminApiKey,
     panel,
     ...(webDir ? { dashboardUrl: `${baseUrl}${DASHBOARD_PATH}` } : {}),
+    ...(vies ? { vies } : {}),
     stop: async () => {
       schedule?.stop();
       await webhookLoop?.stop();
       await repairLoop?.stop();
       await panel?.sim.close();
+      await vies?.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await dynamo?.stop();

@@ -2251,7 +2251,7 @@ export interface components {
       currency: components['schemas']['Currency'];
       /**
        * Format: int64
-       * @description The top-up the customer pays.
+       * @description The top-up: the net credit bought (the card pays it plus tax.taxCents).
        */
       amountCents: number;
       /**
@@ -2259,8 +2259,9 @@ export interface components {
        * @description Bonus rate fixed when the checkout started.
        */
       bonusPercent: number;
-      /** @description The top-up, and once paid the bonus when it is above 0. Their chargedCents sum to totalCents, their creditedCents to creditedCents. */
+      /** @description The top-up, its tax when above 0, and once paid the bonus when it is above 0. Their chargedCents sum to totalCents, their creditedCents to creditedCents. */
       lineItems: components['schemas']['InvoiceLine'][];
+      tax: components['schemas']['InvoiceTax'];
       /**
        * Format: int64
        * @description The sum of the lines' chargedCents: the amount charged to the card.
@@ -2294,7 +2295,7 @@ export interface components {
       voidedAt: string | null;
       /**
        * Format: int64
-       * @description What was refunded to the card so far (partial refunds add up; a refund that failed is not counted).
+       * @description What was refunded to the card so far, tax included (partial refunds add up; a refund that failed is not counted). The balance gives back its net share.
        */
       refundedCents: number;
       /**
@@ -2304,7 +2305,7 @@ export interface components {
       disputedCents: number;
       /**
        * Format: int64
-       * @description The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).
+       * @description The bonus taken back with refunds and disputes: floor(bonus × netTaken / amountCents), netTaken being the net share of the card money refunded and disputed (floor((refunded + disputed) × net / gross)).
        */
       bonusReversedCents: number;
       payment: {
@@ -2440,10 +2441,10 @@ export interface components {
       | 'zmw';
     InvoiceLine: {
       /**
-       * @description topup: the amount paid; bonus: the bonus rate applied to it (rounded down).
+       * @description topup: the net credit bought; tax: the tax charged on top of it (credits nothing); bonus: the bonus rate applied to the top-up (rounded down).
        * @enum {string}
        */
-      type: 'topup' | 'bonus';
+      type: 'topup' | 'bonus' | 'tax';
       description: string;
       /**
        * Format: int64
@@ -2452,15 +2453,304 @@ export interface components {
       amountCents: number;
       /**
        * Format: int64
-       * @description What the card is charged for this line: the top-up its amount, the bonus 0.
+       * @description What the card is charged for this line: the top-up and the tax their amount, the bonus 0.
        */
       chargedCents: number;
       /**
        * Format: int64
-       * @description What this line credited to the balance: its amount once paid, 0 while open or void.
+       * @description What this line credited to the balance: its amount once paid (the tax line 0), 0 while open or void.
        */
       creditedCents: number;
     };
+    InvoiceTax: {
+      /**
+       * @description The operator's treatment when the invoice opened (setting `tax`).
+       * @enum {string}
+       */
+      treatment: 'none' | 'rates' | 'stripe';
+      /** @description An EU business buyer (VAT id valid in VIES) in another EU country than the seller: no tax, the buyer accounts for it. */
+      reverseCharge: boolean;
+      country: components['schemas']['CountryCode'];
+      /**
+       * Format: int32
+       * @description The rate applied, in basis points (1900 = 19 %).
+       */
+      rateBasisPoints: number;
+      /** @description The name of the tax (VAT, GST, …). */
+      label: string;
+      /** @description Why no tax is charged (the operator's reason, or the reverse-charge statement); null when taxed. */
+      reason: string | null;
+      /**
+       * Format: int64
+       * @description The credit bought: amountCents.
+       */
+      netCents: number;
+      /**
+       * Format: int64
+       * @description The tax charged on top of the net, rounded down to the cent.
+       */
+      taxCents: number;
+      /**
+       * Format: int64
+       * @description What the card pays: net plus tax (totalCents).
+       */
+      grossCents: number;
+    };
+    /**
+     * @description ISO 3166-1 alpha-2, upper case.
+     * @enum {string|null}
+     */
+    CountryCode:
+      | 'AD'
+      | 'AE'
+      | 'AF'
+      | 'AG'
+      | 'AI'
+      | 'AL'
+      | 'AM'
+      | 'AO'
+      | 'AQ'
+      | 'AR'
+      | 'AS'
+      | 'AT'
+      | 'AU'
+      | 'AW'
+      | 'AX'
+      | 'AZ'
+      | 'BA'
+      | 'BB'
+      | 'BD'
+      | 'BE'
+      | 'BF'
+      | 'BG'
+      | 'BH'
+      | 'BI'
+      | 'BJ'
+      | 'BL'
+      | 'BM'
+      | 'BN'
+      | 'BO'
+      | 'BQ'
+      | 'BR'
+      | 'BS'
+      | 'BT'
+      | 'BV'
+      | 'BW'
+      | 'BY'
+      | 'BZ'
+      | 'CA'
+      | 'CC'
+      | 'CD'
+      | 'CF'
+      | 'CG'
+      | 'CH'
+      | 'CI'
+      | 'CK'
+      | 'CL'
+      | 'CM'
+      | 'CN'
+      | 'CO'
+      | 'CR'
+      | 'CU'
+      | 'CV'
+      | 'CW'
+      | 'CX'
+      | 'CY'
+      | 'CZ'
+      | 'DE'
+      | 'DJ'
+      | 'DK'
+      | 'DM'
+      | 'DO'
+      | 'DZ'
+      | 'EC'
+      | 'EE'
+      | 'EG'
+      | 'EH'
+      | 'ER'
+      | 'ES'
+      | 'ET'
+      | 'FI'
+      | 'FJ'
+      | 'FK'
+      | 'FM'
+      | 'FO'
+      | 'FR'
+      | 'GA'
+      | 'GB'
+      | 'GD'
+      | 'GE'
+      | 'GF'
+      | 'GG'
+      | 'GH'
+      | 'GI'
+      | 'GL'
+      | 'GM'
+      | 'GN'
+      | 'GP'
+      | 'GQ'
+      | 'GR'
+      | 'GS'
+      | 'GT'
+      | 'GU'
+      | 'GW'
+      | 'GY'
+      | 'HK'
+      | 'HM'
+      | 'HN'
+      | 'HR'
+      | 'HT'
+      | 'HU'
+      | 'ID'
+      | 'IE'
+      | 'IL'
+      | 'IM'
+      | 'IN'
+      | 'IO'
+      | 'IQ'
+      | 'IR'
+      | 'IS'
+      | 'IT'
+      | 'JE'
+      | 'JM'
+      | 'JO'
+      | 'JP'
+      | 'KE'
+      | 'KG'
+      | 'KH'
+      | 'KI'
+      | 'KM'
+      | 'KN'
+      | 'KP'
+      | 'KR'
+      | 'KW'
+      | 'KY'
+      | 'KZ'
+      | 'LA'
+      | 'LB'
+      | 'LC'
+      | 'LI'
+      | 'LK'
+      | 'LR'
+      | 'LS'
+      | 'LT'
+      | 'LU'
+      | 'LV'
+      | 'LY'
+      | 'MA'
+      | 'MC'
+      | 'MD'
+      | 'ME'
+      | 'MF'
+      | 'MG'
+      | 'MH'
+      | 'MK'
+      | 'ML'
+      | 'MM'
+      | 'MN'
+      | 'MO'
+      | 'MP'
+      | 'MQ'
+      | 'MR'
+      | 'MS'
+      | 'MT'
+      | 'MU'
+      | 'MV'
+      | 'MW'
+      | 'MX'
+      | 'MY'
+      | 'MZ'
+      | 'NA'
+      | 'NC'
+      | 'NE'
+      | 'NF'
+      | 'NG'
+      | 'NI'
+      | 'NL'
+      | 'NO'
+      | 'NP'
+      | 'NR'
+      | 'NU'
+      | 'NZ'
+      | 'OM'
+      | 'PA'
+      | 'PE'
+      | 'PF'
+      | 'PG'
+      | 'PH'
+      | 'PK'
+      | 'PL'
+      | 'PM'
+      | 'PN'
+      | 'PR'
+      | 'PS'
+      | 'PT'
+      | 'PW'
+      | 'PY'
+      | 'QA'
+      | 'RE'
+      | 'RO'
+      | 'RS'
+      | 'RU'
+      | 'RW'
+      | 'SA'
+      | 'SB'
+      | 'SC'
+      | 'SD'
+      | 'SE'
+      | 'SG'
+      | 'SH'
+      | 'SI'
+      | 'SJ'
+      | 'SK'
+      | 'SL'
+      | 'SM'
+      | 'SN'
+      | 'SO'
+      | 'SR'
+      | 'SS'
+      | 'ST'
+      | 'SV'
+      | 'SX'
+      | 'SY'
+      | 'SZ'
+      | 'TC'
+      | 'TD'
+      | 'TF'
+      | 'TG'
+      | 'TH'
+      | 'TJ'
+      | 'TK'
+      | 'TL'
+      | 'TM'
+      | 'TN'
+      | 'TO'
+      | 'TR'
+      | 'TT'
+      | 'TV'
+      | 'TW'
+      | 'TZ'
+      | 'UA'
+      | 'UG'
+      | 'UM'
+      | 'US'
+      | 'UY'
+      | 'UZ'
+      | 'VA'
+      | 'VC'
+      | 'VE'
+      | 'VG'
+      | 'VI'
+      | 'VN'
+      | 'VU'
+      | 'WF'
+      | 'WS'
+      | 'YE'
+      | 'YT'
+      | 'ZA'
+      | 'ZM'
+      | 'ZW'
+      | null;
     InvoiceCredit: {
       /** @enum {string} */
       type: 'topup' | 'bonus';
@@ -2488,7 +2778,7 @@ export interface components {
         currency: components['schemas']['Currency'];
         /**
          * Format: int64
-         * @description The top-up the customer pays.
+         * @description The top-up: the net credit bought (the card pays it plus tax.taxCents).
          */
         amountCents: number;
         /**
@@ -2496,8 +2786,9 @@ export interface components {
          * @description Bonus rate fixed when the checkout started.
          */
         bonusPercent: number;
-        /** @description The top-up, and once paid the bonus when it is above 0. Their chargedCents sum to totalCents, their creditedCents to creditedCents. */
+        /** @description The top-up, its tax when above 0, and once paid the bonus when it is above 0. Their chargedCents sum to totalCents, their creditedCents to creditedCents. */
         lineItems: components['schemas']['InvoiceLine'][];
+        tax: components['schemas']['InvoiceTax'];
         /**
          * Format: int64
          * @description The sum of the lines' chargedCents: the amount charged to the card.
@@ -2531,7 +2822,7 @@ export interface components {
         voidedAt: string | null;
         /**
          * Format: int64
-         * @description What was refunded to the card so far (partial refunds add up; a refund that failed is not counted).
+         * @description What was refunded to the card so far, tax included (partial refunds add up; a refund that failed is not counted). The balance gives back its net share.
          */
         refundedCents: number;
         /**
@@ -2541,7 +2832,7 @@ export interface components {
         disputedCents: number;
         /**
          * Format: int64
-         * @description The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).
+         * @description The bonus taken back with refunds and disputes: floor(bonus × netTaken / amountCents), netTaken being the net share of the card money refunded and disputed (floor((refunded + disputed) × net / gross)).
          */
         bonusReversedCents: number;
         payment: {
@@ -3646,7 +3937,7 @@ export interface components {
         currency: components['schemas']['Currency'];
         /**
          * Format: int64
-         * @description The top-up the customer pays.
+         * @description The top-up: the net credit bought (the card pays it plus tax.taxCents).
          */
         amountCents: number;
         /**
@@ -3654,8 +3945,9 @@ export interface components {
          * @description Bonus rate fixed when the checkout started.
          */
         bonusPercent: number;
-        /** @description The top-up, and once paid the bonus when it is above 0. Their chargedCents sum to totalCents, their creditedCents to creditedCents. */
+        /** @description The top-up, its tax when above 0, and once paid the bonus when it is above 0. Their chargedCents sum to totalCents, their creditedCents to creditedCents. */
         lineItems: components['schemas']['InvoiceLine'][];
+        tax: components['schemas']['InvoiceTax'];
         /**
          * Format: int64
          * @description The sum of the lines' chargedCents: the amount charged to the card.
@@ -3689,7 +3981,7 @@ export interface components {
         voidedAt: string | null;
         /**
          * Format: int64
-         * @description What was refunded to the card so far (partial refunds add up; a refund that failed is not counted).
+         * @description What was refunded to the card so far, tax included (partial refunds add up; a refund that failed is not counted). The balance gives back its net share.
          */
         refundedCents: number;
         /**
@@ -3699,7 +3991,7 @@ export interface components {
         disputedCents: number;
         /**
          * Format: int64
-         * @description The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).
+         * @description The bonus taken back with refunds and disputes: floor(bonus × netTaken / amountCents), netTaken being the net share of the card money refunded and disputed (floor((refunded + disputed) × net / gross)).
          */
         bonusReversedCents: number;
         payment: {
@@ -4789,6 +5081,13 @@ export interface components {
        * @example DE123456789
        */
       vatId: string | null;
+      /** @description The VAT id checked against VIES (the EU register) when saved: only a valid id earns the reverse charge. null: no VAT id, or not an EU one. */
+      vatCheck: {
+        /** @description What VIES said; null: VIES could not answer (checked again at the next top-up). */
+        valid: boolean | null;
+        /** Format: date-time */
+        checkedAt: string;
+      } | null;
       /**
        * Format: date-time
        * @description null: never set (every field null).
@@ -4804,261 +5103,6 @@ export interface components {
       region: string | null;
       country: components['schemas']['CountryCode'];
     };
-    /**
-     * @description ISO 3166-1 alpha-2, upper case.
-     * @enum {string|null}
-     */
-    CountryCode:
-      | 'AD'
-      | 'AE'
-      | 'AF'
-      | 'AG'
-      | 'AI'
-      | 'AL'
-      | 'AM'
-      | 'AO'
-      | 'AQ'
-      | 'AR'
-      | 'AS'
-      | 'AT'
-      | 'AU'
-      | 'AW'
-      | 'AX'
-      | 'AZ'
-      | 'BA'
-      | 'BB'
-      | 'BD'
-      | 'BE'
-      | 'BF'
-      | 'BG'
-      | 'BH'
-      | 'BI'
-      | 'BJ'
-      | 'BL'
-      | 'BM'
-      | 'BN'
-      | 'BO'
-      | 'BQ'
-      | 'BR'
-      | 'BS'
-      | 'BT'
-      | 'BV'
-      | 'BW'
-      | 'BY'
-      | 'BZ'
-      | 'CA'
-      | 'CC'
-      | 'CD'
-      | 'CF'
-      | 'CG'
-      | 'CH'
-      | 'CI'
-      | 'CK'
-      | 'CL'
-      | 'CM'
-      | 'CN'
-      | 'CO'
-      | 'CR'
-      | 'CU'
-      | 'CV'
-      | 'CW'
-      | 'CX'
-      | 'CY'
-      | 'CZ'
-      | 'DE'
-      | 'DJ'
-      | 'DK'
-      | 'DM'
-      | 'DO'
-      | 'DZ'
-      | 'EC'
-      | 'EE'
-      | 'EG'
-      | 'EH'
-      | 'ER'
-      | 'ES'
-      | 'ET'
-      | 'FI'
-      | 'FJ'
-      | 'FK'
-      | 'FM'
-      | 'FO'
-      | 'FR'
-      | 'GA'
-      | 'GB'
-      | 'GD'
-      | 'GE'
-      | 'GF'
-      | 'GG'
-      | 'GH'
-      | 'GI'
-      | 'GL'
-      | 'GM'
-      | 'GN'
-      | 'GP'
-      | 'GQ'
-      | 'GR'
-      | 'GS'
-      | 'GT'
-      | 'GU'
-      | 'GW'
-      | 'GY'
-      | 'HK'
-      | 'HM'
-      | 'HN'
-      | 'HR'
-      | 'HT'
-      | 'HU'
-      | 'ID'
-      | 'IE'
-      | 'IL'
-      | 'IM'
-      | 'IN'
-      | 'IO'
-      | 'IQ'
-      | 'IR'
-      | 'IS'
-      | 'IT'
-      | 'JE'
-      | 'JM'
-      | 'JO'
-      | 'JP'
-      | 'KE'
-      | 'KG'
-      | 'KH'
-      | 'KI'
-      | 'KM'
-      | 'KN'
-      | 'KP'
-      | 'KR'
-      | 'KW'
-      | 'KY'
-      | 'KZ'
-      | 'LA'
-      | 'LB'
-      | 'LC'
-      | 'LI'
-      | 'LK'
-      | 'LR'
-      | 'LS'
-      | 'LT'
-      | 'LU'
-      | 'LV'
-      | 'LY'
-      | 'MA'
-      | 'MC'
-      | 'MD'
-      | 'ME'
-      | 'MF'
-      | 'MG'
-      | 'MH'
-      | 'MK'
-      | 'ML'
-      | 'MM'
-      | 'MN'
-      | 'MO'
-      | 'MP'
-      | 'MQ'
-      | 'MR'
-      | 'MS'
-      | 'MT'
-      | 'MU'
-      | 'MV'
-      | 'MW'
-      | 'MX'
-      | 'MY'
-      | 'MZ'
-      | 'NA'
-      | 'NC'
-      | 'NE'
-      | 'NF'
-      | 'NG'
-      | 'NI'
-      | 'NL'
-      | 'NO'
-      | 'NP'
-      | 'NR'
-      | 'NU'
-      | 'NZ'
-      | 'OM'
-      | 'PA'
-      | 'PE'
-      | 'PF'
-      | 'PG'
-      | 'PH'
-      | 'PK'
-      | 'PL'
-      | 'PM'
-      | 'PN'
-      | 'PR'
-      | 'PS'
-      | 'PT'
-      | 'PW'
-      | 'PY'
-      | 'QA'
-      | 'RE'
-      | 'RO'
-      | 'RS'
-      | 'RU'
-      | 'RW'
-      | 'SA'
-      | 'SB'
-      | 'SC'
-      | 'SD'
-      | 'SE'
-      | 'SG'
-      | 'SH'
-      | 'SI'
-      | 'SJ'
-      | 'SK'
-      | 'SL'
-      | 'SM'
-      | 'SN'
-      | 'SO'
-      | 'SR'
-      | 'SS'
-      | 'ST'
-      | 'SV'
-      | 'SX'
-      | 'SY'
-      | 'SZ'
-      | 'TC'
-      | 'TD'
-      | 'TF'
-      | 'TG'
-      | 'TH'
-      | 'TJ'
-      | 'TK'
-      | 'TL'
-      | 'TM'
-      | 'TN'
-      | 'TO'
-      | 'TR'
-      | 'TT'
-      | 'TV'
-      | 'TW'
-      | 'TZ'
-      | 'UA'
-      | 'UG'
-      | 'UM'
-      | 'US'
-      | 'UY'
-      | 'UZ'
-      | 'VA'
-      | 'VC'
-      | 'VE'
-      | 'VG'
-      | 'VI'
-      | 'VN'
-      | 'VU'
-      | 'WF'
-      | 'WS'
-      | 'YE'
-      | 'YT'
-      | 'ZA'
-      | 'ZM'
-      | 'ZW'
-      | null;
     /** @description The whole profile: omitted fields (and an omitted or null address) are cleared. */
     BillingProfileUpdate: {
       /** @description The person the invoice is addressed to. */
@@ -5280,7 +5324,7 @@ export interface components {
     AdminRefund: {
       /**
        * Format: int32
-       * @description What to refund to the card; at most what is left unrefunded of the invoice.
+       * @description What to refund to the card, tax included; at most what is left unrefunded of the gross paid.
        */
       amountCents: number;
       reason: string;
@@ -6010,6 +6054,7 @@ export interface components {
         /** @description Printed at the foot of every invoice (payment terms, registration). */
         footer: string | null;
       };
+      tax: components['schemas']['TaxSettings'];
       /**
        * Format: int32
        * @description Consecutive failed auto top-ups (declined, authentication required) after which the rule is turned off.
@@ -6023,6 +6068,31 @@ export interface components {
       /** @description When true (the default), a panel server the reconciler finds without a record is held for an admin to confirm (GET /v1/admin/orphans, POST /v1/admin/orphans/{id}/confirm) instead of deleted from the panel. */
       holdOrphansForConfirmation: boolean;
     };
+    /** @description How top-ups are taxed; the invoice shows net, tax rate, tax and gross, or the reason for none. */
+    TaxSettings:
+      | {
+          /** @enum {string} */
+          treatment: 'none';
+          /** @description Why no tax is charged, printed on every invoice (e.g. "Not subject to VAT: small business exemption"). */
+          reason: string | null;
+        }
+      | {
+          /** @enum {string} */
+          treatment: 'rates';
+          /** @description The name of the tax on the invoice, e.g. VAT, GST, Sales tax. */
+          label: string;
+          sellerCountry: components['schemas']['CountryCode'];
+          /** @description Rate per buyer country (ISO 3166-1 alpha-2) in basis points (1900 = 19 %); the buyer's country is the billing profile's, else sellerCountry. */
+          rates: {
+            [key: string]: number;
+          };
+          /** @description Printed on invoices of buyers whose country has no rate (no tax is charged), e.g. "Export of services". */
+          otherCountriesReason: string | null;
+        }
+      | {
+          /** @enum {string} */
+          treatment: 'stripe';
+        };
     /** @description Any subset of the settings, or all of them as GET returns them; omitted fields keep their value. */
     SettingsUpdate: {
       currency?: components['schemas']['Currency'];
@@ -6135,6 +6205,7 @@ export interface components {
         /** @description Printed at the foot of every invoice (payment terms, registration). */
         footer?: string | null;
       };
+      tax?: components['schemas']['TaxSettings'];
       /**
        * Format: int32
        * @description Consecutive failed auto top-ups (declined, authentication required) after which the rule is turned off.
@@ -19955,6 +20026,10 @@ export interface operations {
            *         "country": "AD"
            *       },
            *       "vatId": "DE123456789",
+           *       "vatCheck": {
+           *         "valid": true,
+           *         "checkedAt": "2026-11-26T10:00:00.000Z"
+           *       },
            *       "updatedAt": "2026-11-26T10:00:00.000Z"
            *     }
            */
@@ -20088,6 +20163,10 @@ export interface operations {
            *         "country": "AD"
            *       },
            *       "vatId": "DE123456789",
+           *       "vatCheck": {
+           *         "valid": true,
+           *         "checkedAt": "2026-11-26T10:00:00.000Z"
+           *       },
            *       "updatedAt": "2026-11-26T10:00:00.000Z"
            *     }
            */
@@ -20677,6 +20756,17 @@ export interface operations {
            *               "creditedCents": 2500
            *             }
            *           ],
+           *           "tax": {
+           *             "treatment": "none",
+           *             "reverseCharge": true,
+           *             "country": "AD",
+           *             "rateBasisPoints": 1,
+           *             "label": "example label",
+           *             "reason": null,
+           *             "netCents": 2500,
+           *             "taxCents": 2500,
+           *             "grossCents": 2500
+           *           },
            *           "totalCents": 2500,
            *           "paidCents": 2500,
            *           "credits": [
@@ -20858,6 +20948,17 @@ export interface operations {
            *           "creditedCents": 2500
            *         }
            *       ],
+           *       "tax": {
+           *         "treatment": "none",
+           *         "reverseCharge": true,
+           *         "country": "AD",
+           *         "rateBasisPoints": 1,
+           *         "label": "example label",
+           *         "reason": null,
+           *         "netCents": 2500,
+           *         "taxCents": 2500,
+           *         "grossCents": 2500
+           *       },
            *       "totalCents": 2500,
            *       "paidCents": 2500,
            *       "credits": [
@@ -22534,6 +22635,17 @@ export interface operations {
            *             "creditedCents": 2500
            *           }
            *         ],
+           *         "tax": {
+           *           "treatment": "none",
+           *           "reverseCharge": true,
+           *           "country": "AD",
+           *           "rateBasisPoints": 1,
+           *           "label": "example label",
+           *           "reason": null,
+           *           "netCents": 2500,
+           *           "taxCents": 2500,
+           *           "grossCents": 2500
+           *         },
            *         "totalCents": 2500,
            *         "paidCents": 2500,
            *         "credits": [
@@ -25879,6 +25991,10 @@ export interface operations {
            *         "email": "ann@example.com",
            *         "footer": "example footer"
            *       },
+           *       "tax": {
+           *         "treatment": "none",
+           *         "reason": null
+           *       },
            *       "autoTopUpMaxFailures": 1,
            *       "backupsPerServer": 1,
            *       "holdOrphansForConfirmation": true
@@ -26040,6 +26156,10 @@ export interface operations {
            *         "taxId": "0193a7e2-5b1c-7d4e-9f3a-000006908a26",
            *         "email": "ann@example.com",
            *         "footer": "example footer"
+           *       },
+           *       "tax": {
+           *         "treatment": "none",
+           *         "reason": null
            *       },
            *       "autoTopUpMaxFailures": 1,
            *       "backupsPerServer": 1,

@@ -44,6 +44,8 @@ export interface Config {
   /** The same while it installs, starts or stops, so a customer watching sees the change promptly. */
   liveStateTransitionTtlMs: number;
   payments: PaymentsConfig;
+  /** `VIES_API_URL`: the EU's VIES REST API (VAT id checks, shared/accounts/vies.ts); the local stack points it at its stand-in. */
+  viesApiUrl: string;
   /** `BILLING_QUEUE_URL`: with it the hourly scheduler queues one message per shard, without it it runs the pass in one process. */
   billingQueueUrl: string | undefined;
   /**
@@ -170,6 +172,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
       successUrl: env.CHECKOUT_SUCCESS_URL || undefined,
       cancelUrl: env.CHECKOUT_CANCEL_URL || undefined,
     },
+    viesApiUrl: env.VIES_API_URL || 'https://ec.europa.eu/taxation_customs/vies/rest-api',
     billingQueueUrl: env.BILLING_QUEUE_URL || undefined,
     bundleFolder: env.LAMBDA_TASK_ROOT || undefined,
     panelTimeoutMs: Number(env.PANEL_TIMEOUT_MS ?? 10_000),

@@ -87,6 +87,8 @@ export interface BillingProfileItem extends Stored {
     address: Record<'line1' | 'line2' | 'postalCode' | 'city' | 'region' | 'country', string | null>;
     vatId: string | null;
   };
+  /** VIES's answer for `vatId` (shared/accounts/vies.ts); valid null: VIES could not say. Absent: never checked. */
+  vatCheck?: { vatId: string; valid: boolean | null; checkedAt: string };
   updatedAt: string;
 }
 
@@ -280,7 +282,10 @@ export interface InvoiceItem extends Stored {
   /** Tax charged on top of `amountCents` (shared/invoices/amounts.ts); absent: none. The card pays the sum. */
   taxCents?: number;
   bonusPercent: number;
-  lineItems: { type: 'topup' | 'bonus'; description: string; amountCents: number }[];
+  /** The tax line (type `tax`, its amount `taxCents`) is charged to the card and credits nothing. */
+  lineItems: { type: 'topup' | 'bonus' | 'tax'; description: string; amountCents: number }[];
+  /** How the top-up was taxed (shared/invoices/tax.ts), fixed when it opened; absent on invoices of before: none, no reason. */
+  tax?: InvoiceTax;
   provider: 'stripe' | 'sandbox';
   creditedCents?: number;
   sessionId?: string;
@@ -318,6 +323,20 @@ export interface InvoiceItem extends Stored {
   disputes?: { id: string; amountCents: number; status: 'open' | 'won' | 'lost' | 'prevented' }[];
   bonusReversedCents?: number;
   reversalRev?: number;
+}
+
+/** An invoice's tax as decided when it opened (shared/invoices/tax.ts); Stripe Tax states its figure at payment. */
+export interface InvoiceTax {
+  treatment: 'none' | 'rates' | 'stripe';
+  /** The buyer accounts for the tax (an EU business with a valid VAT id in another EU country): 0 charged. */
+  reverseCharge: boolean;
+  /** The country whose rate applied (ISO 3166-1 alpha-2); null: none. */
+  country: string | null;
+  rateBasisPoints: number;
+  /** The tax's name on the invoice (VAT, GST, …). */
+  label: string;
+  /** Printed when no tax is charged: the operator's reason, or the reverse-charge statement. */
+  reason: string | null;
 }
 
 export interface InvoicePointerItem extends Stored {

@@ -7,10 +7,11 @@ import * as accessPatterns from '../db/access-patterns.ts';
 import type { Page, PageRequest } from '../db/access-patterns.ts';
 import { notFound } from '../errors.ts';
 import type { Invoice } from '../api/schemas.ts';
-import type { InvoiceItem } from '../db/items.ts';
+import type { InvoiceItem, InvoiceTax } from '../db/items.ts';
 import { getSettings } from '../settings/index.ts';
 import type { CurrencyCode } from '../currency.ts';
-import { currencyOf } from './amounts.ts';
+import { currencyOf, grossOf, taxOf } from './amounts.ts';
+import { taxLine } from './tax.ts';
 
 /**
  * Invoices: every top-up is one. Numbers are `INV-<year>-<six digits>`, sequential and gapless
@@ -39,15 +40,20 @@ export const wasPaid = (status: InvoiceItem['status']): boolean => status !== 'o
  * ones (a won one returned its money, a prevented one never took it), never more than what refunds
  * left of the top-up — so a dispute refunded instead (prevented + refund) takes nothing twice.
  */
-export function heldBack(item: Pick<InvoiceItem, 'amountCents'>, reversal: Reversal): { refundedCents: number; disputedCents: number } {
+export function heldBack(
+  item: Pick<InvoiceItem, 'amountCents' | 'taxCents'>,
+  reversal: Reversal,
+): { refundedCents: number; disputedCents: number } {
   const { refundTotal, failedRefunds } = reversal;
   const failedSince = failedRefunds
     // Counted in the total (made before it was stated) and failed after it was stated; a total with no date counts all.
     .filter((r) => refundTotal.at === null || (r.createdAt <= refundTotal.at && r.failedAt >= refundTotal.at))
     .reduce((total, r) => total + r.amountCents, 0);
-  const refundedCents = Math.min(item.amountCents, Math.max(0, refundTotal.cents - failedSince));
+  // Card money: the gross the card paid (net plus tax) is the most it can get back.
+  const gross = grossOf(item);
+  const refundedCents = Math.min(gross, Math.max(0, refundTotal.cents - failedSince));
   const held = reversal.disputes.filter((d) => d.status === 'open' || d.status === 'lost').reduce((total, d) => total + d.amountCents, 0);
-  return { refundedCents, disputedCents: Math.min(held, item.amountCents - refundedCents) };
+  return { refundedCents, disputedCents: Math.min(held, gross - refundedCents) };
 }
 
 export const formatNumber = (year: number, n: number): string => `INV-${year}-${String(n).padStart(6, '0')}`;
@@ -55,6 +61,13 @@ export const formatNumber = (year: number, n: number): string => `INV-${year}-${
 const sum = (values: number[]): number => values.reduce((total, v) => total + v, 0);
 
 const topUpLine = (amountCents: number): StoredLine => ({ type: 'topup', description: 'Credit top-up', amountCents });
+
+/** Invoices of before the tax setting: no tax, no reason given. */
+const NO_TAX: InvoiceTax = { treatment: 'none', reverseCharge: false, country: null, rateBasisPoints: 0, label: 'Tax', reason: null };
+
+/** The lines known when an invoice opens: the top-up, and its tax when there is one. */
+const openLines = (amountCents: number, tax: InvoiceTax, taxCents: number): StoredLine[] =>
+  taxCents > 0 ? [topUpLine(amountCents), taxLine(tax, taxCents)] : [topUpLine(amountCents)];
 
 /**
  * A stored line as the API shows it. The item stores each line with its amount only, as it always
@@ -66,8 +79,9 @@ const lineOf = (line: StoredLine, paid: boolean): Line => ({
   type: line.type,
   description: line.description,
   amountCents: line.amountCents,
-  chargedCents: line.type === 'topup' ? line.amountCents : 0,
-  creditedCents: paid ? line.amountCents : 0,
+  chargedCents: line.type === 'bonus' ? 0 : line.amountCents,
+  // Tax is money for the tax office, never credit.
+  creditedCents: paid && line.type !== 'tax' ? line.amountCents : 0,
 });
 
 /**
@@ -79,8 +93,9 @@ export function toInvoiceView(item: InvoiceItem): InvoiceView {
   const paid = wasPaid(item.status);
   const lineItems = item.lineItems.map((line) => lineOf(line, paid));
   const credits: Credit[] = lineItems
-    .filter((line) => line.creditedCents > 0)
-    .map(({ type, description, creditedCents }) => ({ type, description, amountCents: creditedCents }));
+    .filter((line) => line.creditedCents > 0 && line.type !== 'tax')
+    .map(({ type, description, creditedCents }) => ({ type: type as Credit['type'], description, amountCents: creditedCents }));
+  const tax = item.tax ?? NO_TAX;
   const totalCents = sum(lineItems.map((line) => line.chargedCents));
   return {
     id: item.invoiceId,
@@ -90,6 +105,12 @@ export function toInvoiceView(item: InvoiceItem): InvoiceView {
     amountCents: item.amountCents,
     bonusPercent: item.bonusPercent,
     lineItems,
+    tax: {
+      ...tax,
+      netCents: item.amountCents,
+      taxCents: taxOf(item),
+      grossCents: grossOf(item),
+    },
     totalCents,
     paidCents: paid ? totalCents : 0,
     credits,
@@ -118,6 +139,9 @@ export async function openInvoice(open: {
   now?: Date;
   /** Chosen by the caller when it must name the invoice before opening it (an auto top-up's claim). */
   invoiceId?: string;
+  /** The tax on top of the top-up (shared/invoices/tax.ts); absent: none. */
+  taxCents?: number;
+  tax?: InvoiceTax;
 }): Promise<InvoiceView> {
   const { accountId, amountCents, bonusPercent, provider, now = new Date() } = open;
   const year = now.getUTCFullYear();
@@ -139,9 +163,11 @@ export async function openInvoice(open: {
         // The deployment's currency as it is now: the invoice keeps it, whatever the settings say later.
         currency,
         amountCents,
+        ...(open.taxCents ? { taxCents: open.taxCents } : {}),
+        ...(open.tax ? { tax: open.tax } : {}),
         bonusPercent,
-        // The top-up line is known now; the bonus line is added when the payment arrives.
-        lineItems: [topUpLine(amountCents)],
+        // The top-up and tax lines are known now; the bonus line is added when the payment arrives.
+        lineItems: openLines(amountCents, open.tax ?? NO_TAX, open.taxCents ?? 0),
         provider,
         createdAt: now.toISOString(),
       };
@@ -267,11 +293,11 @@ export interface Payment {
   parties: NonNullable<InvoiceItem['parties']>;
 }
 
-/** Every line of a paid invoice: the top-up charged and credited, and the bonus credited on top when there is one. */
-function paidLines(invoice: Pick<InvoiceView, 'amountCents' | 'bonusPercent'>, bonusCents: number): StoredLine[] {
+/** Every line of a paid invoice: the top-up charged and credited, its tax charged, and the bonus credited on top when there is one. */
+function paidLines(item: Pick<InvoiceItem, 'amountCents' | 'bonusPercent' | 'taxCents' | 'tax'>, bonusCents: number): StoredLine[] {
   const bonus: StoredLine[] =
-    bonusCents > 0 ? [{ type: 'bonus', description: `Top-up bonus (${invoice.bonusPercent} %)`, amountCents: bonusCents }] : [];
-  return [topUpLine(invoice.amountCents), ...bonus];
+    bonusCents > 0 ? [{ type: 'bonus', description: `Top-up bonus (${item.bonusPercent} %)`, amountCents: bonusCents }] : [];
+  return [...openLines(item.amountCents, item.tax ?? NO_TAX, taxOf(item)), ...bonus];
 }
 
 /**
@@ -298,18 +324,15 @@ export function invoicePaidEvent(item: InvoiceItem, payment: Payment): NamedWrit
  * A void invoice still turns paid, because the money did arrive. The seller and the buyer are
  * copied in the same write: the issued document is printed from that copy from then on.
  */
-export function invoicePaidWrite(
-  accountId: string,
-  invoice: Pick<InvoiceView, 'number' | 'amountCents' | 'bonusPercent'>,
-  payment: Payment,
-): NamedWrite {
+export function invoicePaidWrite(accountId: string, invoice: InvoiceItem, payment: Payment): NamedWrite {
   const lines = paidLines(invoice, payment.bonusCents);
   return {
     name: 'invoice-paid',
     Update: {
       Key: keys.invoice(accountId, invoice.number),
+      // taxCents and tax: Stripe Tax states them at payment; otherwise as the invoice opened.
       UpdateExpression:
-        'SET #status = :paid, paidAt = :at, lineItems = :lines, creditedCents = :credited, sessionId = :session, paymentIntentId = :pi, parties = :parties REMOVE voidedAt, voidReason',
+        'SET #status = :paid, paidAt = :at, lineItems = :lines, creditedCents = :credited, sessionId = :session, paymentIntentId = :pi, parties = :parties, taxCents = :tax, tax = :taxSummary REMOVE voidedAt, voidReason',
       ConditionExpression: '#status <> :paid',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
@@ -317,10 +340,12 @@ export function invoicePaidWrite(
         ':at': payment.paidAt,
         ':lines': lines,
         // Kept on the item for audits of the raw table; the view sums the lines itself.
-        ':credited': sum(lines.map((line) => line.amountCents)),
+        ':credited': sum(lines.filter((line) => line.type !== 'tax').map((line) => line.amountCents)),
         ':session': payment.sessionId,
         ':pi': payment.paymentIntentId,
         ':parties': payment.parties,
+        ':tax': taxOf(invoice),
+        ':taxSummary': invoice.tax ?? NO_TAX,
       },
     },
   };
@@ -345,10 +370,10 @@ export const reversalOf = (item: InvoiceItem): Reversal => ({
 });
 
 /** A dispute holding money shows first; then whether the card got all or part of the money back. */
-export function reversalStatus(item: Pick<InvoiceItem, 'amountCents'>, reversal: Reversal): InvoiceItem['status'] {
+export function reversalStatus(item: Pick<InvoiceItem, 'amountCents' | 'taxCents'>, reversal: Reversal): InvoiceItem['status'] {
   const { refundedCents, disputedCents } = heldBack(item, reversal);
   if (disputedCents > 0) return 'disputed';
-  if (refundedCents >= item.amountCents) return 'refunded';
+  if (refundedCents >= grossOf(item)) return 'refunded';
   return refundedCents > 0 ? 'partially_refunded' : 'paid';
 }
 

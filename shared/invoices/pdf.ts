@@ -5,6 +5,7 @@ import type { InvoiceView } from './index.ts';
 import { loadFontkit, loadPdfLib } from '../packages.ts';
 import { loadInvoiceFonts } from './fonts.ts';
 import { currencyWithSymbol } from '../currency.ts';
+import { formatRate } from './tax.ts';
 
 /**
  * The invoice PDF's layout (pdf-lib and fontkit, pure JavaScript: no browser; both loaded with the
@@ -18,7 +19,7 @@ import { currencyWithSymbol } from '../currency.ts';
 export interface InvoiceDocument {
   invoice: InvoiceView;
   seller: SettingsValue['invoiceIssuer'];
-  buyer: Omit<BillingProfileView, 'updatedAt'> & { email: string | null };
+  buyer: Omit<BillingProfileView, 'updatedAt' | 'vatCheck'> & { email: string | null };
 }
 
 type Address = InvoiceDocument['seller']['address'];
@@ -271,15 +272,21 @@ export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocume
   page.drawLine({ start: { x: left, y: w.y + 8 }, end: { x: right, y: w.y + 8 }, thickness: 0.5, color: w.muted });
   w.y -= 8;
 
-  // Totals, then what refunds and disputes took back.
+  // Totals (net, tax at its rate and gross when a tax treatment applies), then what refunds and disputes took back.
   // A void invoice charged nothing (its lines say what the checkout was for); an open one is still due.
+  const { tax } = invoice;
+  const taxed = tax.treatment !== 'none' || tax.taxCents > 0;
+  const charged = invoice.status === 'open' ? 'Total due' : 'Total charged';
+  const gross: [string, number][] = taxed
+    ? [
+        ['Net amount', tax.netCents],
+        [`${tax.label} ${formatRate(tax.rateBasisPoints)}${tax.reverseCharge ? ' (reverse charge)' : ''}`, tax.taxCents],
+        [`${charged} (gross)`, invoice.totalCents],
+      ]
+    : [[charged, invoice.totalCents]];
   const totals: [string, number][] = isVoid
     ? [['Total charged', 0]]
-    : [
-        [invoice.status === 'open' ? 'Total due' : 'Total charged', invoice.totalCents],
-        ['Total credited to the balance', invoice.creditedCents],
-        ['Amount paid', invoice.paidCents],
-      ];
+    : [...gross, ['Total credited to the balance', invoice.creditedCents], ['Amount paid', invoice.paidCents]];
   if (invoice.refundedCents > 0) totals.push(['Refunded', invoice.refundedCents]);
   if (invoice.disputedCents > 0) totals.push(['Disputed', invoice.disputedCents]);
   if (invoice.refundedCents > 0 || invoice.disputedCents > 0)
@@ -288,6 +295,11 @@ export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocume
     w.right(name, chargedRight, w.y, 10, w.bold);
     w.right(money(cents), right, w.y, 10, w.bold);
     w.y -= 15;
+  }
+  // Why no tax was charged: the reverse-charge statement, or the operator's reason.
+  if (tax.reason) {
+    w.y -= 6;
+    w.y = w.block([tax.reason], left, right - left, { size: 9 });
   }
 
   // The seller's footer (terms, registration), at the foot of the page; on a page of its own when

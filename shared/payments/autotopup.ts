@@ -17,6 +17,7 @@ import { eventWrite } from '../webhooks/events.ts';
 import { type AutoTopUpIntent, parseAutoTopUpIntent } from './autotopup-event.ts';
 import type { CheckoutSession } from './checkout-event.ts';
 import { creditInvoice } from './credit.ts';
+import { checkoutLines, topUpTax } from './topup-tax.ts';
 import { sandbox } from './sandbox.ts';
 import { paymentsConfig, returnUrls, stripe } from './stripe-client.ts';
 
@@ -480,13 +481,15 @@ export async function attemptAutoTopUp(accountId: string, at = new Date()): Prom
     provider,
     invoiceId,
     now: at,
+    ...(await topUpTax(accountId, rule.amountCents, settings.tax)),
   });
   if (provider === 'sandbox') {
     // The sandbox answers as Stripe would for its test card: the signed PaymentIntent event, through the webhook code.
     await sandbox().charge({
       customerId: rule.customerId,
       paymentMethodId: rule.paymentMethodId,
-      amountCents: invoice.amountCents,
+      // The card pays the gross: the top-up and its tax.
+      amountCents: invoice.totalCents,
       metadata: metadataOf(accountId, invoice),
     });
     return 'attempted';
@@ -538,7 +541,8 @@ async function createIntent(
   try {
     const answer = await client.paymentIntents.create(
       {
-        amount: invoice.amountCents,
+        // The card pays the gross: the top-up and its tax.
+        amount: invoice.totalCents,
         currency: invoice.currency,
         customer: rule.customerId,
         payment_method: rule.paymentMethodId,
@@ -810,16 +814,7 @@ async function pendingPaymentOf(rule: AutoTopUpItem, item: InvoiceItem): Promise
       {
         mode: 'payment',
         customer: rule.customerId,
-        line_items: [
-          {
-            quantity: 1,
-            price_data: {
-              currency: invoice.currency,
-              unit_amount: invoice.amountCents,
-              product_data: { name: `Auto top-up ${invoice.number}` },
-            },
-          },
-        ],
+        line_items: checkoutLines(invoice, `Auto top-up ${invoice.number}`),
         client_reference_id: invoice.id,
         metadata,
         payment_intent_data: { metadata },

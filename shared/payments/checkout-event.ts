@@ -23,6 +23,13 @@ const schemasWith = (z: typeof Zod) => {
     id: z.string().min(1),
     payment_status: z.string(),
     amount_total: z.number().int().nullable(),
+    /** With Stripe Tax: the net (the lines before tax) and the tax Stripe added (shared/payments/credit.ts). */
+    amount_subtotal: z.number().int().nullable().optional(),
+    total_details: z.object({ amount_tax: z.number().int().nonnegative() }).nullable().optional(),
+    customer_details: z
+      .object({ address: z.object({ country: z.string().nullable().optional() }).nullable().optional() })
+      .nullable()
+      .optional(),
     currency: z.string().nullable(),
     client_reference_id: z.string().nullable().optional(),
     metadata: z.record(z.string(), z.string()).nullable().optional(),

@@ -10,6 +10,7 @@ import { requireSeller } from '../invoices/parties.ts';
 import type { CheckoutSession } from './checkout-event.ts';
 import { creditInvoice, paymentActivity } from './credit.ts';
 import { paymentsConfig, returnUrls, stripe } from './stripe-client.ts';
+import { checkoutLines, stripeTaxParams, topUpTax } from './topup-tax.ts';
 
 /**
  * Top-ups through Stripe Checkout (ARCHITECTURE.md, "Money"). Checkout opens the invoice and a
@@ -51,6 +52,7 @@ export async function startCheckout(
     amountCents: input.amountCents,
     bonusPercent: settings.topUpBonusPercent,
     provider: config.provider,
+    ...(await topUpTax(principal.accountId, input.amountCents, settings.tax)),
   });
 
   const { successUrl, cancelUrl } = returnUrls(config, baseUrl, input);
@@ -67,16 +69,8 @@ export async function startCheckout(
     const session = await (await stripe(config)).checkout.sessions.create(
       {
         mode: 'payment',
-        line_items: [
-          {
-            quantity: 1,
-            price_data: {
-              currency: invoice.currency,
-              unit_amount: input.amountCents,
-              product_data: { name: `Credit top-up ${invoice.number}` },
-            },
-          },
-        ],
+        line_items: checkoutLines(invoice, `Credit top-up ${invoice.number}`),
+        ...stripeTaxParams(invoice),
         client_reference_id: invoice.id,
         customer_email: principal.email,
         metadata,
@@ -114,6 +108,13 @@ export async function voidUnpaid(session: CheckoutSession, eventType: string, re
   return 'voided';
 }
 
+/** The tax Stripe Tax added to a paid session: the net it taxed, the tax, and the buyer's country. */
+const stripeTaxOf = (session: CheckoutSession) => ({
+  netCents: session.amount_subtotal ?? null,
+  taxCents: session.total_details?.amount_tax ?? 0,
+  country: session.customer_details?.address?.country ?? null,
+});
+
 async function invoiceOf(session: CheckoutSession) {
   const invoiceId = session.client_reference_id ?? session.metadata?.invoice_id;
   if (!invoiceId) return undefined;
@@ -133,6 +134,7 @@ export async function creditCheckout(session: CheckoutSession): Promise<{ outcom
     sessionId: session.id,
     paymentIntentId: paymentIntent,
     note: 'Card top-up',
+    ...(item.tax?.treatment === 'stripe' ? { stripeTax: stripeTaxOf(session) } : {}),
   });
   return { outcome, item };
 }

@@ -4,6 +4,7 @@ import type { InvoiceItem } from '../db/items.ts';
 import { type InvoiceView, invoicePaidEvent, invoicePaidWrite, paymentIntentPointer, toInvoiceView } from '../invoices/index.ts';
 import { currentParties, missingSellerFields } from '../invoices/parties.ts';
 import { currentTime } from '../clock.ts';
+import { grossOf } from '../invoices/amounts.ts';
 import { appendLedger } from '../ledger/index.ts';
 import { logger } from '../observability/logger.ts';
 import { unsuspendAfterCredit } from '../servers/suspension.ts';
@@ -17,14 +18,28 @@ export const bonusFor = (amountCents: number, bonusPercent: number): number => M
  * path for every payment: a Checkout Session, and an auto top-up's PaymentIntent (autotopup.ts).
  */
 export async function creditInvoice(
-  item: InvoiceItem,
-  paid: { amountCents: number | null; currency: string | null; sessionId: string | null; paymentIntentId: string | null; note: string },
+  opened: InvoiceItem,
+  paid: {
+    amountCents: number | null;
+    currency: string | null;
+    sessionId: string | null;
+    paymentIntentId: string | null;
+    note: string;
+    /** Stripe Tax: what it computed at payment (the invoice opened without it). */
+    stripeTax?: { netCents: number | null; taxCents: number; country: string | null };
+  },
 ): Promise<WebhookOutcome> {
+  if (paid.stripeTax && paid.stripeTax.netCents !== opened.amountCents) {
+    logger.error('stripe tax: the taxed subtotal is not the top-up; not credited', { invoiceId: opened.invoiceId });
+    return 'amount_mismatch';
+  }
+  const item = paid.stripeTax ? withStripeTax(opened, paid.stripeTax) : opened;
   const invoice: InvoiceView = toInvoiceView(item);
-  if (paid.amountCents !== invoice.amountCents || (paid.currency ?? '').toLowerCase() !== invoice.currency) {
+  // The card pays the gross (net plus tax); the ledger credits the net.
+  if (paid.amountCents !== grossOf(item) || (paid.currency ?? '').toLowerCase() !== invoice.currency) {
     logger.error('stripe webhook amount does not match the invoice; not credited', {
       invoiceId: invoice.id,
-      expected: invoice.amountCents,
+      expected: grossOf(item),
       got: paid.amountCents,
       currency: paid.currency,
     });
@@ -72,7 +87,7 @@ export async function creditInvoice(
         };
         // The invoice turns paid and its `invoice.paid` event is recorded with the credit, or neither.
         return [
-          invoicePaidWrite(accountId, invoice, payment),
+          invoicePaidWrite(accountId, item, payment),
           invoicePaidEvent(item, payment),
           // Refunds and disputes name the PaymentIntent, not our invoice (shared/payments/refunds.ts).
           ...(paymentIntent ? [paymentIntentPointer(paymentIntent, invoice.id, accountId)] : []),
@@ -88,6 +103,23 @@ export async function creditInvoice(
   });
   await unsuspendAfterCredit(accountId, 'top-up');
   return 'credited';
+}
+
+/**
+ * The invoice with the tax Stripe Tax stated: its cents, and as rate the one they make of the net
+ * (Stripe's own rate is per tax line; this is what the invoice charged), rounded down.
+ */
+function withStripeTax(item: InvoiceItem, stated: { taxCents: number; country: string | null }): InvoiceItem {
+  const tax = item.tax!;
+  return {
+    ...item,
+    taxCents: stated.taxCents,
+    tax: {
+      ...tax,
+      country: stated.country,
+      rateBasisPoints: item.amountCents > 0 ? Math.floor((stated.taxCents * 10_000) / item.amountCents) : 0,
+    },
+  };
 }
 
 /** The account's activity log shows what the payment provider did (the webhook has no caller to log). */

@@ -4,6 +4,7 @@ import { currencyOf } from '../invoices/amounts.ts';
 import { isConditionFailed, transact } from '../db/write.ts';
 import { ApiError } from '../errors.ts';
 import type { WebhookOutcome } from '../api/schemas.ts';
+import { grossOf, splitGross } from '../invoices/amounts.ts';
 import { appendLedger } from '../ledger/index.ts';
 import { unsuspendAfterCredit } from '../servers/suspension.ts';
 import { eventWrite } from '../webhooks/events.ts';
@@ -79,7 +80,7 @@ export async function bookReversal(event: ReversalEvent): Promise<WebhookOutcome
     if (source.currency !== currencyOf(item) || !amountFits(event, item)) {
       logger.error('stripe refund or dispute does not match the invoice; not booked', {
         invoiceId: item.invoiceId,
-        invoiceCents: item.amountCents,
+        invoiceCents: grossOf(item),
       });
       return 'amount_mismatch';
     }
@@ -105,10 +106,12 @@ async function invoiceOfPayment(paymentIntentId: string | null, invoiceId: strin
   return id ? findInvoiceItem(id) : undefined;
 }
 
+/** Stripe states card money: the charge is the gross (net plus tax), and nothing comes back beyond it. */
 function amountFits(event: ReversalEvent, item: InvoiceItem): boolean {
-  if (event.kind === 'refund') return event.refund.amountCents === item.amountCents && event.refund.refundedCents <= item.amountCents;
-  if (event.kind === 'refund_failed') return event.refund.amountCents <= item.amountCents;
-  return event.dispute.amountCents <= item.amountCents;
+  const gross = grossOf(item);
+  if (event.kind === 'refund') return event.refund.amountCents === gross && event.refund.refundedCents <= gross;
+  if (event.kind === 'refund_failed') return event.refund.amountCents <= gross;
+  return event.dispute.amountCents <= gross;
 }
 
 /**
@@ -160,10 +163,14 @@ const bonusOf = (item: InvoiceItem): number =>
 export const bonusShare = (bonusCents: number, takenCents: number, topUpCents: number): number =>
   topUpCents <= 0 ? 0 : Math.floor((bonusCents * Math.min(takenCents, topUpCents)) / topUpCents);
 
-/** Cash taken back of the top-up: refunds plus what disputes hold (capped at the top-up). */
+/**
+ * Credit taken back of the top-up: the net share (splitGross) of the card money refunds and
+ * disputes hold, on their running total so partial refunds never round twice; the tax share is
+ * the tax office's, never credit.
+ */
 const takenOf = (item: InvoiceItem, reversal: Reversal): number => {
   const held = heldBack(item, reversal);
-  return held.refundedCents + held.disputedCents;
+  return splitGross(item, held.refundedCents + held.disputedCents).netCents;
 };
 
 /**
@@ -173,7 +180,7 @@ const takenOf = (item: InvoiceItem, reversal: Reversal): number => {
 async function book(item: InvoiceItem, before: Reversal, target: Reversal, event: ReversalEvent): Promise<'booked' | 'quiet' | false> {
   const bonusReversedCents = bonusShare(bonusOf(item), takenOf(item, target), item.amountCents);
   const after: Reversal = { ...target, bonusReversedCents };
-  const cash = takenOf(item, after) - takenOf(item, before);
+  const net = takenOf(item, after) - takenOf(item, before);
   const bonus = bonusReversedCents - before.bonusReversedCents;
   const { next, write } = invoiceReversalWrite(item, after);
   const view = toInvoiceView(next);
@@ -185,7 +192,7 @@ async function book(item: InvoiceItem, before: Reversal, target: Reversal, event
     event.kind === 'dispute';
   const type = event.kind === 'dispute' ? 'invoice.disputed' : 'invoice.refunded';
   const extras = visible ? [write, eventWrite(item.accountId, type, view)] : [write];
-  const amountCents = -(cash + bonus);
+  const amountCents = -(net + bonus);
   if (amountCents === 0) {
     // Nothing moves (a dispute lost once already taken, won before it was ever taken, a total restated later).
     try {
@@ -195,7 +202,7 @@ async function book(item: InvoiceItem, before: Reversal, target: Reversal, event
       throw err;
     }
   } else {
-    const reference = { invoiceId: item.invoiceId, invoiceNumber: item.number, note: noteOf(event, cash, bonus) };
+    const reference = { invoiceId: item.invoiceId, invoiceNumber: item.number, note: noteOf(event, net, bonus) };
     const eventGuard = `stripe-event:${event.kind === 'dispute' ? event.dispute.eventId : event.refund.eventId}`;
     const result = await appendLedger(
       item.accountId,
@@ -219,16 +226,16 @@ async function book(item: InvoiceItem, before: Reversal, target: Reversal, event
     actor: 'stripe',
     action: event.kind === 'dispute' ? 'billing.dispute' : 'billing.refund',
     target: `invoice:${item.invoiceId}`,
-    details: { invoiceNumber: item.number, ledgerCents: amountCents, cashCents: cash, bonusCents: bonus, status: next.status },
+    details: { invoiceNumber: item.number, ledgerCents: amountCents, netCents: net, bonusCents: bonus, status: next.status },
   });
   // A debit may take the balance to zero or below (suspend); money given back may lift it again.
   if (amountCents !== 0) await unsuspendAfterCredit(item.accountId, event.kind);
   return 'booked';
 }
 
-function noteOf(event: ReversalEvent, cash: number, bonus: number): string {
+function noteOf(event: ReversalEvent, net: number, bonus: number): string {
   const bonusPart = bonus === 0 ? '' : `, bonus ${bonus > 0 ? 'taken back' : 'returned'} ${Math.abs(bonus)} ¢`;
-  const moved = cash >= 0 ? `${cash} ¢ taken back` : `${-cash} ¢ returned`;
+  const moved = net >= 0 ? `${net} ¢ taken back` : `${-net} ¢ returned`;
   if (event.kind === 'refund') return `Card refund: ${moved}${bonusPart}`;
   if (event.kind === 'refund_failed') return `Refund ${event.refund.refundId} failed: ${moved}${bonusPart}`;
   const { disputeId, status } = event.dispute;
@@ -255,7 +262,8 @@ export async function refundInvoice(
   if (!wasPaid(item.status) || !item.paymentIntentId) {
     throw new ApiError('conflict', `Invoice ${item.number} is ${item.status}: there is no payment to refund`);
   }
-  const left = item.amountCents - (item.refundedCents ?? 0);
+  // Card money: the gross paid, less what refunds gave back.
+  const left = grossOf(item) - (item.refundedCents ?? 0);
   if (input.amountCents > left) {
     throw new ApiError('validation_failed', `amountCents must be at most ${left} (what is left unrefunded of ${item.number})`, {
       issues: [{ field: 'body.amountCents', message: `must be at most ${left}` }],
@@ -266,7 +274,7 @@ export async function refundInvoice(
     const refundId = `re_sandbox_${idempotencyKey.replace(/[^A-Za-z0-9]/g, '').slice(0, 24)}`;
     await sandbox().refund({
       paymentIntentId: item.paymentIntentId,
-      amountCents: item.amountCents,
+      amountCents: grossOf(item),
       refundedCents: (item.refundedCents ?? 0) + input.amountCents,
       metadata,
     });

@@ -31,6 +31,8 @@ export const DEFAULT_SETTINGS: SettingsValue = {
   monthlyCapHours: null,
   // No seller details until an admin sets them: the invoice PDF prints what is set.
   invoiceIssuer: { legalName: null, address: EMPTY_ADDRESS, taxId: null, email: null, footer: null },
+  // No tax and no reason until the operator chooses (docs/operations.md "Tax").
+  tax: { treatment: 'none', reason: null },
   autoTopUpMaxFailures: 3,
   // Backups take node disk outside the server's own disk limit (Wings' local adapter): a few per server.
   backupsPerServer: 3,

@@ -20,6 +20,11 @@ export interface FakeStripe {
   url: string;
   requests: { path: string; params: Record<string, string>; idempotencyKey: string | undefined; authorization: string | undefined }[];
   sessions: Map<string, Record<string, unknown>>;
+  /**
+   * A payment-mode session as the customer paid it with Stripe Tax on (`automatic_tax`): the billing address in
+   * `country`, the tax at the fixed rates of FAKE_STRIPE_TAX_RATES (rounded half up, as Stripe rounds), added to the net.
+   */
+  paidWithStripeTax(sessionId: string, country: string): Record<string, unknown>;
   /** Refunds created through POST /v1/refunds (each once per idempotency key). */
   refunds: { id: string; amount: number; payment_intent: string; status: string; metadata: Record<string, string> }[];
   customers: { id: string; email: string; metadata: Record<string, string> }[];
@@ -70,6 +75,9 @@ export interface FakeEvent {
   request: { id: null; idempotency_key: null };
   data: { object: Record<string, unknown> };
 }
+
+/** The fake's Stripe Tax: fixed rates in basis points by the buyer's country; any other country 0. */
+export const FAKE_STRIPE_TAX_RATES: Record<string, number> = { DE: 1900, FR: 2000, NL: 2100, GB: 2000 };
 
 type Params = Record<string, unknown>;
 type StripeError = { type: string; code?: string; param?: string; message: string };
@@ -224,13 +232,20 @@ export async function startFakeStripe(): Promise<FakeStripe> {
         return send(200, text);
       }
       const item = p.line_items[0]!;
+      const subtotal = p.line_items.reduce((total, line) => total + Number(line.price_data.unit_amount) * Number(line.quantity), 0);
+      const automaticTax = (p as { automatic_tax?: { enabled?: string } }).automatic_tax?.enabled === 'true';
       const session = {
         id,
         object: 'checkout.session',
         mode: 'payment',
         status: 'open',
         payment_status: 'unpaid',
-        amount_total: Number(item.price_data.unit_amount) * Number(item.quantity),
+        amount_subtotal: subtotal,
+        // Until the customer gives an address Stripe Tax has no figure: the total is the subtotal.
+        amount_total: subtotal,
+        total_details: { amount_discount: 0, amount_shipping: 0, amount_tax: 0 },
+        automatic_tax: { enabled: automaticTax, status: automaticTax ? 'requires_location_inputs' : null, liability: null, provider: null },
+        customer_details: null,
         currency: item.price_data.currency,
         client_reference_id: p.client_reference_id ?? null,
         metadata: p.metadata ?? {},
@@ -399,7 +414,25 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.address() as { port: number };
+  const paidWithStripeTax = (sessionId: string, country: string): Record<string, unknown> => {
+    const session = sessions.get(sessionId);
+    if (!session) throw new Error(`no session ${sessionId}`);
+    if (!(session.automatic_tax as { enabled: boolean }).enabled) throw new Error(`session ${sessionId} has no automatic_tax`);
+    const net = session.amount_subtotal as number;
+    const tax = Math.round((net * (FAKE_STRIPE_TAX_RATES[country] ?? 0)) / 10_000);
+    return {
+      ...session,
+      status: 'complete',
+      payment_status: 'paid',
+      amount_total: net + tax,
+      total_details: { amount_discount: 0, amount_shipping: 0, amount_tax: tax },
+      automatic_tax: { ...(session.automatic_tax as object), status: 'complete' },
+      customer_details: { address: { country, line1: 'Somewhere 1', city: 'Somewhere', postal_code: '12345' }, tax_exempt: 'none' },
+      payment_intent: `pi_test_${randomBytes(12).toString('hex')}`,
+    };
+  };
   return {
+    paidWithStripeTax,
     url: `http://127.0.0.1:${port}`,
     requests,
     sessions,

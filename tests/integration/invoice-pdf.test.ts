@@ -261,11 +261,14 @@ describe('billing profile (GET/PUT /v1/account/billing-profile)', () => {
       company: null,
       address: { line1: null, line2: null, postalCode: null, city: null, region: null, country: null },
       vatId: null,
+      vatCheck: null,
       updatedAt: null,
     });
     expect((await api.call('PUT', '/v1/account/billing-profile', { token, body: PROFILE })).status).toBe(200);
     const replaced = await api.call('PUT', '/v1/account/billing-profile', { token, body: { company: 'Other Co', vatId: 'de 123456789' } });
     expect(replaced.body).toMatchObject({ name: null, company: 'Other Co', address: empty.body.address, vatId: 'DE 123456789' });
+    // Checked against VIES (the local stand-in's register) as it is saved.
+    expect(replaced.body.vatCheck).toMatchObject({ valid: true });
     expect((await api.call('GET', '/v1/account/billing-profile', { token })).body).toEqual(replaced.body);
   });
 

@@ -78,7 +78,9 @@ export const AccountLimits = z
 
 export const AdminRefund = z
   .object({
-    amountCents: int32(1, 10_000_000).meta({ description: 'What to refund to the card; at most what is left unrefunded of the invoice.' }),
+    amountCents: int32(1, 10_000_000).meta({
+      description: 'What to refund to the card, tax included; at most what is left unrefunded of the gross paid.',
+    }),
     reason: SafeText.trim().min(1).max(500),
   })
   .strict()

@@ -58,6 +58,19 @@ const profileFields = {
 export const BillingProfile = z
   .object({
     ...profileFields,
+    vatCheck: z
+      .object({
+        valid: z
+          .boolean()
+          .nullable()
+          .meta({ description: 'What VIES said; null: VIES could not answer (checked again at the next top-up).' }),
+        checkedAt: Timestamp,
+      })
+      .nullable()
+      .meta({
+        description:
+          'The VAT id checked against VIES (the EU register) when saved: only a valid id earns the reverse charge. null: no VAT id, or not an EU one.',
+      }),
     updatedAt: Timestamp.nullable().meta({ description: 'null: never set (every field null).' }),
   })
   .meta({

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { Uuid, text, int32, Cents, Currency, Timestamp, listOf } from './common.ts';
+import { CountryCode } from './billing-profile.ts';
 
 /** Top-ups and invoices (billing group). */
 
@@ -59,14 +60,19 @@ export const InvoiceStatus = z.enum(['open', 'paid', 'void', 'refunded', 'partia
  */
 const InvoiceLine = z
   .object({
-    type: z.enum(['topup', 'bonus']).meta({ description: 'topup: the amount paid; bonus: the bonus rate applied to it (rounded down).' }),
+    type: z.enum(['topup', 'bonus', 'tax']).meta({
+      description:
+        'topup: the net credit bought; tax: the tax charged on top of it (credits nothing); bonus: the bonus rate applied to the top-up (rounded down).',
+    }),
     description: text(500),
     amountCents: Cents.meta({
       description:
         "The line's amount: the top-up, or the bonus. Sum chargedCents for what the card pays, creditedCents for what the balance received.",
     }),
-    chargedCents: Cents.meta({ description: 'What the card is charged for this line: the top-up its amount, the bonus 0.' }),
-    creditedCents: Cents.meta({ description: 'What this line credited to the balance: its amount once paid, 0 while open or void.' }),
+    chargedCents: Cents.meta({ description: 'What the card is charged for this line: the top-up and the tax their amount, the bonus 0.' }),
+    creditedCents: Cents.meta({
+      description: 'What this line credited to the balance: its amount once paid (the tax line 0), 0 while open or void.',
+    }),
   })
   .meta({ id: 'InvoiceLine' });
 
@@ -78,18 +84,41 @@ const InvoiceCredit = z
   })
   .meta({ id: 'InvoiceCredit' });
 
+/** How the invoice was taxed, and its three amounts (shared/invoices/tax.ts). */
+const InvoiceTax = z
+  .object({
+    treatment: z
+      .enum(['none', 'rates', 'stripe'])
+      .meta({ description: "The operator's treatment when the invoice opened (setting `tax`)." }),
+    reverseCharge: z.boolean().meta({
+      description: 'An EU business buyer (VAT id valid in VIES) in another EU country than the seller: no tax, the buyer accounts for it.',
+    }),
+    // The country whose rate applied; null: none.
+    country: CountryCode.nullable(),
+    rateBasisPoints: int32(0, 10_000).meta({ description: 'The rate applied, in basis points (1900 = 19 %).' }),
+    label: text(20).meta({ description: 'The name of the tax (VAT, GST, …).' }),
+    reason: text(300)
+      .nullable()
+      .meta({ description: "Why no tax is charged (the operator's reason, or the reverse-charge statement); null when taxed." }),
+    netCents: Cents.meta({ description: 'The credit bought: amountCents.' }),
+    taxCents: Cents.meta({ description: 'The tax charged on top of the net, rounded down to the cent.' }),
+    grossCents: Cents.meta({ description: 'What the card pays: net plus tax (totalCents).' }),
+  })
+  .meta({ id: 'InvoiceTax' });
+
 export const Invoice = z
   .object({
     id: Uuid,
     number: text(32).meta({ description: 'Sequential and gapless per year.', example: 'INV-2026-000042' }),
     status: InvoiceStatus,
     currency: Currency,
-    amountCents: Cents.meta({ description: 'The top-up the customer pays.' }),
+    amountCents: Cents.meta({ description: 'The top-up: the net credit bought (the card pays it plus tax.taxCents).' }),
     bonusPercent: int32(0, 100).meta({ description: 'Bonus rate fixed when the checkout started.' }),
-    lineItems: z.array(InvoiceLine).min(1).max(2).meta({
+    lineItems: z.array(InvoiceLine).min(1).max(3).meta({
       description:
-        'The top-up, and once paid the bonus when it is above 0. Their chargedCents sum to totalCents, their creditedCents to creditedCents.',
+        'The top-up, its tax when above 0, and once paid the bonus when it is above 0. Their chargedCents sum to totalCents, their creditedCents to creditedCents.',
     }),
+    tax: InvoiceTax,
     totalCents: Cents.meta({ description: "The sum of the lines' chargedCents: the amount charged to the card." }),
     paidCents: Cents.meta({ description: 'What the card paid: totalCents once paid, 0 while open or void.' }),
     credits: z.array(InvoiceCredit).max(2).meta({
@@ -105,13 +134,15 @@ export const Invoice = z
     }),
     voidedAt: Timestamp.nullable(),
     refundedCents: Cents.meta({
-      description: 'What was refunded to the card so far (partial refunds add up; a refund that failed is not counted).',
+      description:
+        'What was refunded to the card so far, tax included (partial refunds add up; a refund that failed is not counted). The balance gives back its net share.',
     }),
     disputedCents: Cents.meta({
       description: 'What an open or lost dispute (chargeback) took back, at most what refunds left; won or prevented: 0.',
     }),
     bonusReversedCents: Cents.meta({
-      description: 'The bonus taken back with refunds and disputes: floor(bonus × (refunded + disputed) / amountCents).',
+      description:
+        'The bonus taken back with refunds and disputes: floor(bonus × netTaken / amountCents), netTaken being the net share of the card money refunded and disputed (floor((refunded + disputed) × net / gross)).',
     }),
     payment: z.object({
       provider: z.enum(['stripe', 'sandbox']),

@@ -1,8 +1,64 @@
 import * as z from 'zod';
-import { Currency, int32 } from './common.ts';
-import { InvoiceIssuer, PostalAddress } from './billing-profile.ts';
+import { Currency, int32, SafeText } from './common.ts';
+import { CountryCode, InvoiceIssuer, PostalAddress } from './billing-profile.ts';
 
 /** Platform settings (admin group; shared/settings reads them through Settings). */
+
+/** A reason or label printed on the invoice: one line, trimmed, not empty. */
+const printed = (max: number) => SafeText.trim().min(1).max(max);
+
+/**
+ * How top-ups are taxed (shared/invoices/tax.ts, docs/operations.md "Tax"): the operator's choice,
+ * printed on every invoice. Rates are basis points (1900 = 19 %); tax is rounded down to the cent.
+ */
+export const TaxSettings = z
+  .discriminatedUnion('treatment', [
+    z
+      .object({
+        treatment: z.literal('none'),
+        reason: printed(300)
+          .nullable()
+          .meta({ description: 'Why no tax is charged, printed on every invoice (e.g. "Not subject to VAT: small business exemption").' }),
+      })
+      .strict()
+      .meta({ title: 'No tax' }),
+    z
+      .object({
+        treatment: z.literal('rates'),
+        label: printed(20).meta({ description: 'The name of the tax on the invoice, e.g. VAT, GST, Sales tax.' }),
+        // The seller's country: buyers without a country are taxed at its rate (CountryCode kept whole: a $ref in the document).
+        sellerCountry: CountryCode,
+        rates: z
+          .record(z.string().regex(/^[A-Z]{2}$/), int32(0, 10_000))
+          .refine((rates) => Object.keys(rates).every((code) => CountryCode.safeParse(code).success), {
+            message: 'keys must be ISO 3166-1 alpha-2 country codes, upper case',
+          })
+          .meta({
+            description:
+              "Rate per buyer country (ISO 3166-1 alpha-2) in basis points (1900 = 19 %); the buyer's country is the billing profile's, else sellerCountry.",
+          }),
+        otherCountriesReason: printed(300)
+          .nullable()
+          .meta({ description: 'Printed on invoices of buyers whose country has no rate (no tax is charged), e.g. "Export of services".' }),
+      })
+      .strict()
+      .meta({
+        title: 'Rate table',
+        description:
+          'An EU business buyer whose VAT id VIES confirms, in another EU country than the seller, pays no tax and the invoice states the reverse charge.',
+      }),
+    z
+      .object({ treatment: z.literal('stripe') })
+      .strict()
+      .meta({
+        title: 'Stripe Tax',
+        description: "Stripe Tax computes the tax from the buyer's address and tax id, which Checkout collects.",
+      }),
+  ])
+  .meta({
+    id: 'TaxSettings',
+    description: 'How top-ups are taxed; the invoice shows net, tax rate, tax and gross, or the reason for none.',
+  });
 
 /** Settings are integers with bounds, so no setting can push a ledger sum past the safe-integer range. */
 const nonNegative = int32(0, 10_000_000);
@@ -59,6 +115,7 @@ export const Settings = z
     invoiceIssuer: InvoiceIssuer.meta({
       description: 'The seller printed on every invoice PDF (GET /v1/invoices/:id/pdf); null fields are left out.',
     }),
+    tax: TaxSettings,
     autoTopUpMaxFailures: int32(1, 20).meta({
       description: 'Consecutive failed auto top-ups (declined, authentication required) after which the rule is turned off.',
     }),

@@ -95,7 +95,7 @@ function ProfileForm(props: { profile: Profile }) {
             key={key}
             id={`profile-${key}`}
             label={label}
-            hint={key === 'vatId' ? 'With its country prefix, like DE123456789.' : undefined}
+            hint={key === 'vatId' ? `With its country prefix, like DE123456789.${vatCheckText(profile.vatCheck)}` : undefined}
           >
             {(control) =>
               key === 'country' ? (
@@ -139,4 +139,13 @@ function ProfileForm(props: { profile: Profile }) {
       </form>
     </>
   );
+}
+
+/** What VIES said of the saved VAT id: only a valid one earns the EU reverse charge. */
+function vatCheckText(check: Profile['vatCheck']): string {
+  if (!check) return '';
+  const when = ` (checked with VIES ${dateTime(check.checkedAt)})`;
+  if (check.valid === true) return ` Valid${when}.`;
+  if (check.valid === false) return ` Not valid${when}: VAT is charged.`;
+  return ` VIES could not check it${when}; it is checked again at your next top-up.`;
 }

@@ -3,7 +3,8 @@
  * its label, what it means (the OpenAPI document's descriptions, shortened) and its unit, grouped.
  * Bounds are the document's; the API checks them again and names any bad field.
  */
-export type Unit = 'millicents' | 'cents' | 'count' | 'percent' | 'mb' | 'cpu' | 'days' | 'hours' | 'text' | 'country';
+/** `json`: a setting with a shape of its own (the tax treatment), edited as its JSON. */
+export type Unit = 'millicents' | 'cents' | 'count' | 'percent' | 'mb' | 'cpu' | 'days' | 'hours' | 'text' | 'country' | 'json';
 
 export interface SettingField {
   path: string;
@@ -252,6 +253,18 @@ export const SETTING_GROUPS: { legend: string; fields: SettingField[] }[] = [
         description: 'Printed at the foot of every invoice (payment terms, registration).',
         unit: 'text',
         nullable: true,
+      },
+    ],
+  },
+  {
+    legend: 'Tax (printed on every invoice)',
+    fields: [
+      {
+        path: 'tax',
+        label: 'Tax treatment',
+        description:
+          'One of: {"treatment": "none", "reason": "Not subject to VAT: small business exemption"}; {"treatment": "rates", "label": "VAT", "sellerCountry": "DE", "rates": {"DE": 1900, "FR": 2000}, "otherCountriesReason": null} (basis points: 1900 = 19 %; reverse charge for EU businesses with a valid VAT id); {"treatment": "stripe"} (Stripe Tax). See the API guide, Money: Tax.',
+        unit: 'json',
       },
     ],
   },

@@ -37,10 +37,15 @@ function SellerWarning(props: { issuer: Schema<'InvoiceIssuerHealth'> | undefine
     </Notice>
   );
 }
+/** A setting's value as the form's text: a shaped one (the tax treatment) as its JSON. */
+const textOf = (f: SettingField, s: Settings): string => {
+  const value = getPath(s, f.path);
+  return f.unit === 'json' ? JSON.stringify(value, null, 2) : String(value ?? '');
+};
 
 const initial = (s: Settings): Record<string, string> => {
   const values: Record<string, string> = {};
-  for (const group of SETTING_GROUPS) for (const f of group.fields) values[f.path] = String(getPath(s, f.path) ?? '');
+  for (const group of SETTING_GROUPS) for (const f of group.fields) values[f.path] = textOf(f, s);
   return values;
 };
 
@@ -49,7 +54,7 @@ function SettingsForm(props: { settings: Settings; onSaved: () => void }) {
   const [base, setBase] = useState(props.settings);
   const [values, setValues] = useState(() => initial(props.settings));
   const [saved, setSaved] = useState<string>('');
-  const changed = SETTING_GROUPS.flatMap((g) => g.fields).filter((f) => values[f.path] !== String(getPath(base, f.path) ?? ''));
+  const changed = SETTING_GROUPS.flatMap((g) => g.fields).filter((f) => values[f.path] !== textOf(f, base));
   const save = useAction(async () => {
     const body: Record<string, unknown> = {};
     for (const f of changed) setPath(body, f.path, parse(f, values[f.path] ?? ''));
@@ -108,7 +113,7 @@ function SettingsForm(props: { settings: Settings; onSaved: () => void }) {
 function SettingInput(props: { field: SettingField; value: string; issue?: string; onInput: (value: string) => void }) {
   const f = props.field;
   const id = `setting-${f.path.replace(/\./g, '-')}`;
-  const numeric = f.unit !== 'text' && f.unit !== 'country';
+  const numeric = f.unit !== 'text' && f.unit !== 'country' && f.unit !== 'json';
   return (
     <Field
       id={id}
@@ -121,7 +126,16 @@ function SettingInput(props: { field: SettingField; value: string; issue?: strin
       error={props.issue ? `${props.issue.length > 160 ? `${props.issue.slice(0, 160)}…` : props.issue}.` : undefined}
     >
       {(control) =>
-        numeric ? (
+        f.unit === 'json' ? (
+          <textarea
+            {...control}
+            name={f.path}
+            rows={6}
+            spellcheck={false}
+            value={props.value}
+            onInput={(e) => props.onInput(e.currentTarget.value)}
+          />
+        ) : numeric ? (
           <input
             {...control}
             name={f.path}
@@ -174,5 +188,13 @@ function parse(f: SettingField, value: string): unknown {
   if (v === '') return f.nullable ? null : v;
   if (f.unit === 'text') return v;
   if (f.unit === 'country') return v.toUpperCase();
+  if (f.unit === 'json') {
+    try {
+      return JSON.parse(v);
+    } catch {
+      // Sent as typed: the API names the field it cannot read.
+      return v;
+    }
+  }
   return Number(v);
 }
