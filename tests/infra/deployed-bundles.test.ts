@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import type { Stack } from 'aws-cdk-lib';
 import type { APIGatewayProxyStructuredResultV2, SQSEvent } from 'aws-lambda';
 import Stripe from 'stripe';
+import { EXAMPLE_SELLER } from '../../shared/invoices/parties.ts';
+import { updateSettings } from '../../shared/settings/update.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleDir } from '../../infra/bundle.ts';
 import { ensureTable } from '../../dev/dynamodb.ts';
@@ -108,6 +110,8 @@ beforeAll(async () => {
   // The accounts and keys, written as a sign-in and POST /v1/keys would.
   adminKey = await keyFor(ADMIN_EMAIL, true);
   customerKey = await keyFor('bundle-customer@example.com', false);
+  // The seller every invoice names, set before anyone tops up (docs/deploy.md, step 4).
+  await updateSettings({ invoiceIssuer: EXAMPLE_SELLER }, 'bundle-test');
 }, 600_000);
 
 afterAll(async () => {
