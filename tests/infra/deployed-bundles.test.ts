@@ -394,13 +394,14 @@ describe('each function bundle, loaded as Lambda loads it', () => {
   });
 
   it('billing, account: an invoice PDF prints Polish, Greek and Cyrillic names exactly, its font read from the asset folder', async () => {
-    const { invoiceId, session } = await paidCheckout(1000);
-    expect((await deliverStripeEvent('checkout.session.completed', session)).statusCode).toBe(200);
+    // The profile before the payment: a paid invoice prints the buyer as it was when it was paid.
     const profile = await call('account', 'PUT', '/v1/account/billing-profile', {
       token: customerKey,
       body: { name: 'Zoë Łukasiewicz, Łódź', company: 'Σωκράτης', address: { line1: 'Дмитрий', country: 'PL' } },
     });
     expect(profile.statusCode, profile.body).toBe(200);
+    const { invoiceId, session } = await paidCheckout(1000);
+    expect((await deliverStripeEvent('checkout.session.completed', session)).statusCode).toBe(200);
     const pdf = await call('billing', 'GET', `/v1/invoices/${invoiceId}/pdf`, { token: customerKey });
     expect(pdf.statusCode, pdf.body.slice(-2000)).toBe(200);
     expect(pdf.isBase64Encoded).toBe(true);
