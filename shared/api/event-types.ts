@@ -22,6 +22,8 @@ export const EVENT_SCOPES = {
   'invoice.void': 'billing:read',
   'invoice.refunded': 'billing:read',
   'invoice.disputed': 'billing:read',
+  // A credit note (or its reversal) issued against a paid invoice, as GET /v1/credit-notes/:id shows it.
+  'credit_note.issued': 'billing:read',
   'ledger.entry': 'billing:read',
   // Auto top-up: a saved card's off-session charge failed (no credit), and the rule turned off after repeated failures.
   'auto_topup.failed': 'billing:read',

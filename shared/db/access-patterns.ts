@@ -228,6 +228,16 @@ export const accessPatterns = {
   invoiceByPaymentIntent: async (paymentIntentId: string) =>
     asKindOrUndefined(await getItem(keys.paymentIntent(paymentIntentId)), 'payment-intent'),
   invoiceCounter: async (year: number) => (await getItem(keys.invoiceCounter(year))) as InvoiceCounterItem | undefined,
+  creditNotesOfAccount: (accountId: string, page: PageRequest) => {
+    const k = keys.creditNotePrefix(accountId);
+    return pageOf('credit-note')(queryPrefix(k.PK, k.SKPrefix, page));
+  },
+  creditNoteOfAccount: async (accountId: string, number: string) =>
+    asKindOrUndefined(await getItem(keys.creditNote(accountId, number)), 'credit-note'),
+  /** Credit note id → account and number. */
+  creditNotePointer: async (creditNoteId: string) =>
+    asKindOrUndefined(await getItem(keys.creditNotePointer(creditNoteId)), 'credit-note-pointer'),
+  creditNoteCounter: async (year: number) => (await getItem(keys.creditNoteCounter(year))) as InvoiceCounterItem | undefined,
   /**
    * `filter`: e.g. an e-mail prefix (shared/admin/users.ts), applied to the bounded shard reads. The
    * rows are listing entries (shared/accounts/listing.ts), whose profiles one BatchGetItem reads,

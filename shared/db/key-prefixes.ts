@@ -44,6 +44,8 @@ export const PARTITIONS = {
   /** `PAYMENTINTENT#<pi>` → invoice: how a Stripe refund or dispute finds what it reverses. */
   paymentIntent: partitionPattern(keys.paymentIntent(SENTINEL).PK),
   invoiceCounter: partitionPattern(keys.invoiceCounter(N).PK),
+  creditNotePointer: partitionPattern(keys.creditNotePointer(SENTINEL).PK),
+  creditNoteCounter: partitionPattern(keys.creditNoteCounter(N).PK),
   billingWatermark: partitionPattern(keys.billingWatermark().PK),
   stripeEventsCursor: partitionPattern(keys.stripeEventsCursor().PK),
   billingPass: partitionPattern(keys.billingPass(SENTINEL).PK),
@@ -126,8 +128,15 @@ const PANEL_WORK: readonly Partition[] = [
   'panelCopies',
   'panelCallBudget',
 ];
-/** Invoice numbering and lookup (shared/invoices). */
-const INVOICES: readonly Partition[] = ['invoicePointer', 'invoiceNumber', 'invoiceCounter', 'paymentIntent'];
+/** Invoice and credit-note numbering and lookup (shared/invoices, shared/credit-notes). */
+const INVOICES: readonly Partition[] = [
+  'invoicePointer',
+  'invoiceNumber',
+  'invoiceCounter',
+  'paymentIntent',
+  'creditNotePointer',
+  'creditNoteCounter',
+];
 
 const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
   write: [...PIPELINE.write, ...(extra.write ?? [])],

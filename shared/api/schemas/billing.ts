@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { Uuid, text, int32, Cents, Timestamp, listOf } from './common.ts';
+import { InvoiceCreditNotes } from './credit-notes.ts';
 
 /** Top-ups and invoices (billing group). */
 
@@ -113,6 +114,9 @@ export const Invoice = z
       provider: z.enum(['stripe', 'sandbox']),
       sessionId: text(255).nullable(),
       paymentIntentId: text(255).nullable(),
+    }),
+    creditNotes: InvoiceCreditNotes.meta({
+      description: 'The credit notes issued against it (refunds, lost disputes, admin deductions, and their reversals), oldest first.',
     }),
   })
   .meta({

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import type { EventType } from '../event-types.ts';
 import { Cents, Count, SignedCents, Timestamp, Uuid, text } from './common.ts';
 import { Invoice } from './billing.ts';
+import { CreditNote } from './credit-notes.ts';
 import { LedgerEntryView } from './money.ts';
 import { ResourcesSchema, Server } from './servers.ts';
 
@@ -49,6 +50,7 @@ export const EVENT_DATA = {
   }),
   'invoice.refunded': Invoice,
   'invoice.disputed': Invoice,
+  'credit_note.issued': CreditNote,
   'ledger.entry': LedgerEntryView,
   'auto_topup.failed': z.object({
     invoiceId: Uuid,
