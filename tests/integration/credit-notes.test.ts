@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { signedStripeEvent } from '../helpers/stripe-events.ts';
+import { signedStripeEvent, signedStripeFields } from '../helpers/stripe-events.ts';
 import { expectEnvelope, startTestApi, type TestApi } from '../helpers/stack.ts';
 import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
 import { expectLedgerInvariant, ledgerOf } from '../helpers/money.ts';
@@ -232,6 +232,47 @@ describe('credit notes', () => {
     await deliver(dispute(p, 'closed', 'won'));
     expect(await takenBack(p)).toBe(0);
     expect(await notesOf(p)).toEqual([]);
+  });
+
+  it('a refund that fails after its note issues one reversal of it, by either failure event, however often delivered', async () => {
+    const p = await customer('cn-refund-fails@example.com');
+    const T0 = Math.floor(Date.now() / 1000) - 86_400;
+    const at = (type: string, object: Record<string, unknown>, created: number) =>
+      signedStripeFields({ type, created, data: { object } }, { secret: WEBHOOK_SECRET, id: `evt_cn_${++n}` });
+    const total = at(
+      'charge.refunded',
+      { id: p.charge, object: 'charge', amount: 2000, amount_refunded: 800, currency: 'usd', payment_intent: p.paymentIntent },
+      T0,
+    );
+    const failure = (type: string, created: number) =>
+      at(
+        type,
+        {
+          id: 're_cn_1',
+          object: 'refund',
+          amount: 800,
+          currency: 'usd',
+          status: 'failed',
+          created: T0,
+          charge: p.charge,
+          payment_intent: p.paymentIntent,
+        },
+        created,
+      );
+    expect((await deliver(total)).body.outcome).toBe('refund_booked');
+    const events = [failure('charge.refund.updated', T0 + 3600), failure('refund.failed', T0 + 3601)];
+    await Promise.all([...events, ...events, ...events].map(deliver));
+    const [note, reversal] = await notesOf(p);
+    expect(note).toMatchObject({ type: 'credit_note', reason: 'refund', totalCents: 800, debitedCents: 840 });
+    expect(reversal).toMatchObject({
+      type: 'reversal',
+      reason: 'refund_failed',
+      reverses: { id: note!.id, number: note!.number },
+      totalCents: 800,
+      debitedCents: 840,
+    });
+    expect(await notesOf(p)).toHaveLength(2);
+    expect(await takenBack(p)).toBe(0);
   });
 
   it('the PDF states the note, the invoice it corrects and the amounts, and stays as issued after a profile change', async () => {
