@@ -90,7 +90,7 @@ export const handler = createGroupHandler('admin', adminRoutes, {
 
   adminCredit: async ({ principal, params, body, headers, requestId, audit }) => {
     audit.target = `account:${params.id}`;
-    audit.details = { amountCents: body.amountCents, note: body.note };
+    audit.details = { amountCents: body.amountCents, note: body.note, invoiceId: body.invoiceId ?? null };
     return adjustCredit(params.id, body, principal.accountId, headers['idempotency-key'] ?? requestId);
   },
 

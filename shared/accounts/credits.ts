@@ -1,14 +1,16 @@
 import type { z } from 'zod';
 import { accessPatterns } from '../db/access-patterns.ts';
-import { notFound } from '../errors.ts';
+import { ApiError, notFound } from '../errors.ts';
 import { appendLedger, toLedgerView } from '../ledger/index.ts';
 import type { AdminCredit, AdminCreditResult } from '../api/schemas.ts';
 import { unsuspendAfterCredit } from '../servers/suspension.ts';
+import { deductPaidCredit } from '../credit-notes/deductions.ts';
 
 /**
  * Admin grants (positive) and deductions (negative), as ledger entries carrying the note and the
  * admin's account id. A deduction may take the balance below zero; the next billing pass then
- * suspends. A grant that brings the balance above zero unsuspends at once.
+ * suspends. A grant that brings the balance above zero unsuspends at once. A deduction naming the
+ * paid invoice whose credit it takes back issues a credit note with it (shared/credit-notes/deductions.ts).
  */
 export async function adjustCredit(
   accountId: string,
@@ -18,15 +20,23 @@ export async function adjustCredit(
 ): Promise<z.infer<typeof AdminCreditResult>> {
   if (!(await accessPatterns.accountById(accountId))) throw notFound('Account');
   const type = input.amountCents > 0 ? 'grant' : 'deduction';
-  const result = await appendLedger(accountId, [
-    {
-      type,
-      amountCents: input.amountCents,
-      idempotencyKey: `admin:${adminId}:${requestKey}`,
-      reference: { note: input.note },
-      actorId: adminId,
-    },
-  ]);
+  if (input.invoiceId && type === 'grant') {
+    throw new ApiError(
+      'validation_failed',
+      'invoiceId names the paid invoice a deduction takes credit back from: only with a negative amountCents',
+      {
+        issues: [{ field: 'body.invoiceId', message: 'only with a negative amountCents' }],
+      },
+    );
+  }
+  const change = {
+    type,
+    amountCents: input.amountCents,
+    idempotencyKey: `admin:${adminId}:${requestKey}`,
+    reference: { note: input.note },
+    actorId: adminId,
+  } as const;
+  const result = input.invoiceId ? await deductPaidCredit(accountId, input.invoiceId, change) : await appendLedger(accountId, [change]);
   if (!result.applied) {
     // The same request again (a retry with the same Idempotency-Key): answer with what it did.
     const guard = await accessPatterns.ledgerGuard(`admin:${adminId}:${requestKey}`);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { CreditNote } from '../api/schemas/credit-notes.ts';
-import { getBillingProfile } from '../accounts/billing-profile.ts';
+import { EMPTY_ADDRESS } from '../api/empty-address.ts';
 import { accessPatterns, type Page, type PageRequest } from '../db/access-patterns.ts';
 import type { CreditNoteItem, InvoiceItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
@@ -135,7 +135,8 @@ export async function prepareCreditNote(input: {
   const [counter, settings, profile, account] = await Promise.all([
     accessPatterns.creditNoteCounter(year),
     getSettings(),
-    getBillingProfile(invoice.accountId),
+    // The stored profile, read here (not through shared/accounts, which imports this module for deductions).
+    accessPatterns.billingProfile(invoice.accountId),
     accessPatterns.accountById(invoice.accountId),
   ]);
   const last = Number(counter?.last ?? 0);
@@ -143,7 +144,13 @@ export async function prepareCreditNote(input: {
   const creditNoteId = randomUUID();
   const lineItems = linesOf(draft, invoice.number);
   const latest = (invoice.creditNotes ?? []).filter((n) => n.type === 'credit_note').at(-1);
-  const { updatedAt: _updatedAt, ...buyer } = profile;
+  const buyer: CreditNoteItem['buyer'] = {
+    name: profile?.profile.name ?? null,
+    company: profile?.profile.company ?? null,
+    address: { ...EMPTY_ADDRESS, ...profile?.profile.address },
+    vatId: profile?.profile.vatId ?? null,
+    email: account?.email ?? null,
+  };
   const item: CreditNoteItem = {
     ...keys.creditNote(invoice.accountId, number),
     kind: 'credit-note',
@@ -163,7 +170,7 @@ export async function prepareCreditNote(input: {
     debitedCents: lineItems.reduce((total, line) => total + line.debitedCents, 0),
     issuedAt: now.toISOString(),
     seller: settings.invoiceIssuer,
-    buyer: { ...buyer, email: account?.email ?? null },
+    buyer,
   };
   const writes: NamedWrite[] = [
     {
@@ -180,7 +187,7 @@ export async function prepareCreditNote(input: {
     {
       name: 'credit-note-pointer',
       Put: {
-        Item: { ...keys.creditNotePointer(creditNoteId), kind: 'credit-note-pointer', accountId: invoice.accountId, number },
+        Item: { ...keys.creditNotePointer(creditNoteId), kind: 'credit-note-id', accountId: invoice.accountId, number },
         ConditionExpression: 'attribute_not_exists(PK)',
       },
     },

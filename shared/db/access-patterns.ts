@@ -236,7 +236,7 @@ export const accessPatterns = {
     asKindOrUndefined(await getItem(keys.creditNote(accountId, number)), 'credit-note'),
   /** Credit note id → account and number. */
   creditNotePointer: async (creditNoteId: string) =>
-    asKindOrUndefined(await getItem(keys.creditNotePointer(creditNoteId)), 'credit-note-pointer'),
+    asKindOrUndefined(await getItem(keys.creditNotePointer(creditNoteId)), 'credit-note-id'),
   creditNoteCounter: async (year: number) => (await getItem(keys.creditNoteCounter(year))) as InvoiceCounterItem | undefined,
   /**
    * `filter`: e.g. an e-mail prefix (shared/admin/users.ts), applied to the bounded shard reads. The

@@ -302,6 +302,8 @@ export interface InvoiceItem extends Stored {
   disputes?: { id: string; amountCents: number; status: 'open' | 'won' | 'lost' | 'prevented' }[];
   bonusReversedCents?: number;
   reversalRev?: number;
+  /** Paid credit an admin deducted against this invoice (net), each deduction with its credit note (shared/credit-notes/deductions.ts). */
+  deductedCents?: number;
   /** The credit notes issued against this invoice, oldest first (written with each note, shared/credit-notes). */
   creditNotes?: { id: string; number: string; type: CreditNoteItem['type'] }[];
 }
@@ -337,7 +339,7 @@ export interface CreditNoteItem extends Stored {
 }
 
 export interface CreditNotePointerItem extends Stored {
-  kind: 'credit-note-pointer';
+  kind: 'credit-note-id';
   accountId: string;
   number: string;
 }
@@ -568,7 +570,7 @@ interface Kinds {
   'invoice-pointer': InvoicePointerItem;
   'payment-intent': PaymentIntentPointerItem;
   'credit-note': CreditNoteItem;
-  'credit-note-pointer': CreditNotePointerItem;
+  'credit-note-id': CreditNotePointerItem;
   'api-key': ApiKeyItem;
   'api-key-hash': ApiKeyHashItem;
   idempotency: IdempotencyItem;

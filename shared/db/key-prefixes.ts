@@ -183,7 +183,8 @@ export const TABLE_ACCESS = {
   // A refund reads its invoice (pointer, then the item under the account) and, in the sandbox, books
   // the signed event in-process: the payment-intent pointer is read like the payments function does.
   admin: withPipeline({
-    write: [...PANEL_WORK, 'settings'],
+    // A deduction of paid credit issues a credit note (its counter and id pointer).
+    write: [...PANEL_WORK, 'settings', 'creditNotePointer', 'creditNoteCounter'],
     read: ['invoicePointer', 'paymentIntent'],
     indexes: ['GSI1'],
     indexPartitions: ['accountsListing', 'auditListing', 'serversListing'],

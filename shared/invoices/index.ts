@@ -385,6 +385,38 @@ export function invoiceReversalWrite(
   };
 }
 
+/**
+ * An admin's deduction of the invoice's paid credit (shared/credit-notes/deductions.ts), for the
+ * transaction that books it: under the same revision lock as refunds and disputes, so the note's
+ * running total and theirs never race.
+ */
+export function invoiceDeductionWrite(
+  item: InvoiceItem,
+  deductedCents: number,
+  creditNote: NonNullable<InvoiceItem['creditNotes']>[number],
+): NamedWrite {
+  const rev = item.reversalRev ?? 0;
+  return {
+    name: 'invoice-deduction',
+    Update: {
+      Key: keys.invoice(item.accountId, item.number),
+      UpdateExpression: 'SET deductedCents = :deducted, creditNotes = :notes, reversalRev = :rev',
+      ConditionExpression: `${rev === 0 ? 'attribute_not_exists(reversalRev)' : 'reversalRev = :rev0'} AND #status IN (:paid, :partial, :full, :disputed)`,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':deducted': deductedCents,
+        ':notes': [...(item.creditNotes ?? []), creditNote],
+        ':rev': rev + 1,
+        ...(rev === 0 ? {} : { ':rev0': rev }),
+        ':paid': 'paid',
+        ':partial': 'partially_refunded',
+        ':full': 'refunded',
+        ':disputed': 'disputed',
+      },
+    },
+  };
+}
+
 /** PaymentIntent → invoice, written with the credit: refunds and disputes name only the payment. */
 export function paymentIntentPointer(paymentIntentId: string, invoiceId: string, accountId: string): NamedWrite {
   return {

@@ -275,6 +275,57 @@ describe('credit notes', () => {
     expect(await takenBack(p)).toBe(0);
   });
 
+  it('an admin deduction of paid credit names its invoice and issues one note, however often the request is retried (its key)', async () => {
+    const p = await customer('cn-deduction@example.com');
+    const deduct = (body: Record<string, unknown>, key: string) =>
+      api.call('POST', `/v1/admin/users/${p.id}/credits`, { token: api.adminApiKey, body, headers: { 'idempotency-key': key } });
+    const body = { amountCents: -500, note: 'credit paid back by bank transfer', invoiceId: p.invoiceId };
+    // Retried with its Idempotency-Key (one after another: the API answers a retry still in flight 409).
+    const results = [];
+    for (let i = 0; i < 4; i++) results.push(await deduct(body, 'deduct-1'));
+    expect(results.map((r) => r.status)).toEqual(Array(4).fill(200));
+    expect(new Set(results.map((r) => r.body.entry.seq)).size).toBe(1);
+    const notes = await notesOf(p);
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatchObject({
+      type: 'credit_note',
+      reason: 'admin_deduction',
+      invoice: { id: p.invoiceId },
+      netCents: 500,
+      taxCents: 0,
+      totalCents: 500,
+      debitedCents: 500,
+      lineItems: [{ type: 'topup', amountCents: 500 }],
+    });
+    const entries = (await ledgerOf(p.id)).filter((e) => e.type === 'deduction');
+    expect(entries.map((e) => e.amountCents)).toEqual([-500]);
+    // More than the invoice's paid credit left (2,000 − 500): refused, nothing changed.
+    expectEnvelope(await deduct({ ...body, amountCents: -1501 }, 'deduct-2'), 400, 'validation_failed');
+    // Free credit (no invoice): a deduction without a note. A grant cannot name an invoice.
+    expect((await deduct({ amountCents: -100, note: 'bonus taken back' }, 'deduct-3')).status).toBe(200);
+    expectEnvelope(await deduct({ ...body, amountCents: 100 }, 'deduct-4'), 400, 'validation_failed');
+    // Another account's or an unknown invoice: 404.
+    const other = await paidTopUp('cn-deduction-other@example.com');
+    expectEnvelope(await deduct({ ...body, invoiceId: other.invoiceId }, 'deduct-5'), 404, 'not_found');
+    expect(await notesOf(p)).toHaveLength(1);
+    expect((await ledgerOf(p.id)).filter((e) => e.type === 'deduction').map((e) => e.amountCents)).toEqual([-500, -100]);
+    // What is left can be deducted, and no more.
+    expect((await deduct({ ...body, amountCents: -1500 }, 'deduct-6')).status).toBe(200);
+    expect((await notesOf(p)).map((x) => x.netCents)).toEqual([500, 1500]);
+    expectEnvelope(await deduct({ ...body, amountCents: -1 }, 'deduct-7'), 400, 'validation_failed');
+  });
+
+  it('an admin deduction against an invoice not paid is 409: it credited nothing', async () => {
+    const token = await api.session('cn-deduction-open@example.com');
+    const { id } = (await api.call('GET', '/v1/account', { token })).body;
+    const { invoiceId } = (await api.call('POST', '/v1/billing/checkout', { token, body: { amountCents: 2000 } })).body;
+    const res = await api.call('POST', `/v1/admin/users/${id}/credits`, {
+      token: api.adminApiKey,
+      body: { amountCents: -100, note: 'nothing to take', invoiceId },
+    });
+    expectEnvelope(res, 409, 'conflict');
+  });
+
   it('the PDF states the note, the invoice it corrects and the amounts, and stays as issued after a profile change', async () => {
     const p = await customer('cn-pdf@example.com');
     await api.call('PUT', '/v1/account/billing-profile', {
