@@ -984,7 +984,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One credit note with its lines */
+    /**
+     * One credit note with its lines
+     * @description Another account's credit note is 404 like an unknown id.
+     */
     get: operations['getCreditNote'];
     put?: never;
     post?: never;

@@ -102,6 +102,7 @@ export const billingRoutes = define({
     auth: 'bearer',
     scope: 'billing:read',
     summary: 'One credit note with its lines',
+    description: "Another account's credit note is 404 like an unknown id.",
     params: IdParam,
     response: CreditNote,
   },
