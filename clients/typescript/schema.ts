@@ -957,6 +957,66 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/credit-notes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Your credit notes, newest first
+     * @description One per refund, lost dispute or deduction of paid credit that took money or credit back from a paid invoice, and a reversal when a won dispute or a failed refund gave it back. Numbered `CN-<year>-<six digits>`, a gapless series of their own; each invoice lists its notes in `creditNotes`.
+     */
+    get: operations['listCreditNotes'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/credit-notes/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One credit note with its lines
+     * @description Another account's credit note is 404 like an unknown id.
+     */
+    get: operations['getCreditNote'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/credit-notes/{id}/pdf': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The credit note as a PDF document
+     * @description An A4 PDF (`Content-Disposition: attachment; filename="CN-2026-000001.pdf"`): the seller and the buyer as they were when it was issued, the number, the invoice it corrects, the reason, each line with the money it returns and the credit it takes back, net, tax and total.
+     */
+    get: operations['getCreditNotePdf'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/billing/payment-method': {
     parameters: {
       query?: never;
@@ -1066,7 +1126,7 @@ export interface paths {
     put?: never;
     /**
      * Grant (positive) or deduct (negative) credit
-     * @description A deduction may take the balance below zero; the next billing pass then suspends the servers. A grant that brings the balance above zero unsuspends them at once.
+     * @description A deduction may take the balance below zero; the next billing pass then suspends the servers. A grant that brings the balance above zero unsuspends them at once. A deduction of paid credit names its invoice (`invoiceId`, paid: else 409) and issues a credit note in the same transaction.
      */
     post: operations['adminCredit'];
     delete?: never;
@@ -1636,6 +1696,23 @@ export interface webhooks {
     put?: never;
     /** Delivered on invoice.disputed (billing:read reads it) */
     post: operations['webhook:invoice.disputed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'credit_note.issued': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on credit_note.issued (billing:read reads it) */
+    post: operations['webhook:credit_note.issued'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2314,6 +2391,13 @@ export interface components {
         sessionId: string | null;
         paymentIntentId: string | null;
       };
+      /** @description The credit notes issued against it (refunds, lost disputes, admin deductions, and their reversals), oldest first. */
+      creditNotes: {
+        /** Format: uuid */
+        id: string;
+        /** @example CN-2026-000007 */
+        number: string;
+      }[];
     };
     /**
      * @description open → paid or void. A paid invoice turns partially_refunded or refunded as the card is refunded, and disputed while a chargeback is open or once it is lost (a won dispute returns it to its refund state).
@@ -2841,6 +2925,13 @@ export interface components {
           sessionId: string | null;
           paymentIntentId: string | null;
         };
+        /** @description The credit notes issued against it (refunds, lost disputes, admin deductions, and their reversals), oldest first. */
+        creditNotes: {
+          /** Format: uuid */
+          id: string;
+          /** @example CN-2026-000007 */
+          number: string;
+        }[];
         /** @description Why: the checkout expired or failed, the payment page could not be opened, an auto top-up failed. */
         reason: string;
       };
@@ -2864,6 +2955,93 @@ export interface components {
       /** Format: date-time */
       timestamp: string;
       data: components['schemas']['Invoice'];
+    };
+    /** @description The body of a `credit_note.issued` delivery. */
+    CreditNoteIssuedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'credit_note.issued';
+      /** Format: date-time */
+      timestamp: string;
+      data: components['schemas']['CreditNote'];
+    };
+    /** @description Issued in the same transaction as the ledger entry that books what it states: never twice, never a number skipped. */
+    CreditNote: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description Its own series, sequential and gapless per year.
+       * @example CN-2026-000007
+       */
+      number: string;
+      /**
+       * @description credit_note: money and credit taken back from the invoice. reversal: a won dispute or a failed refund gave back what an earlier credit note took; its amounts go the other way.
+       * @enum {string}
+       */
+      type: 'credit_note' | 'reversal';
+      /** @enum {string} */
+      reason: 'refund' | 'dispute_lost' | 'admin_deduction' | 'dispute_won' | 'refund_failed';
+      /** @description The invoice it corrects. */
+      invoice: {
+        /** Format: uuid */
+        id: string;
+        number: string;
+      };
+      /** @description A reversal: the invoice's latest credit note it answers; else null. */
+      reverses: {
+        /** Format: uuid */
+        id: string;
+        number: string;
+      } | null;
+      /**
+       * @description ISO 4217, lower case: the invoice’s.
+       * @example usd
+       */
+      currency: string;
+      lineItems: components['schemas']['CreditNoteLine'][];
+      /**
+       * Format: int64
+       * @description The sum of the lines' returnedCents: the net amount.
+       */
+      netCents: number;
+      /**
+       * Format: int64
+       * @description The tax reversed with it, in proportion to the invoice.
+       */
+      taxCents: number;
+      /**
+       * Format: int64
+       * @description netCents + taxCents: the money returned to the card (a reversal: taken again).
+       */
+      totalCents: number;
+      /**
+       * Format: int64
+       * @description The sum of the lines' debitedCents: credit taken off the balance (a reversal: given back).
+       */
+      debitedCents: number;
+      /** Format: date-time */
+      issuedAt: string;
+    };
+    CreditNoteLine: {
+      /**
+       * @description topup: the credit bought, net of tax; bonus: its bonus share (credit only).
+       * @enum {string}
+       */
+      type: 'topup' | 'bonus';
+      description: string;
+      /** Format: int64 */
+      amountCents: number;
+      /**
+       * Format: int64
+       * @description Money this line returns to the card, before tax (a reversal: charged again). The bonus line returns 0.
+       */
+      returnedCents: number;
+      /**
+       * Format: int64
+       * @description Credit this line takes off the balance (a reversal: gives back).
+       */
+      debitedCents: number;
     };
     /** @description The body of a `ledger.entry` delivery. */
     LedgerEntryWebhook: {
@@ -3290,7 +3468,7 @@ export interface components {
       url: string;
       /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
-      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `account.debt` billing:read, `account.debt_settled` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `credit_note.issued` billing:read, `ledger.entry` billing:read, `account.debt` billing:read, `account.debt_settled` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
       receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
@@ -3327,6 +3505,7 @@ export interface components {
       | 'invoice.void'
       | 'invoice.refunded'
       | 'invoice.disputed'
+      | 'credit_note.issued'
       | 'ledger.entry'
       | 'account.debt'
       | 'account.debt_settled'
@@ -3339,7 +3518,7 @@ export interface components {
       url: string;
       /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
-      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `ledger.entry` billing:read, `account.debt` billing:read, `account.debt_settled` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `credit_note.issued` billing:read, `ledger.entry` billing:read, `account.debt` billing:read, `account.debt_settled` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
       receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
@@ -3480,6 +3659,7 @@ export interface components {
       | components['schemas']['InvoiceVoidEvent']
       | components['schemas']['InvoiceRefundedEvent']
       | components['schemas']['InvoiceDisputedEvent']
+      | components['schemas']['CreditNoteIssuedEvent']
       | components['schemas']['LedgerEntryEvent']
       | components['schemas']['AccountDebtEvent']
       | components['schemas']['AccountDebtSettledEvent']
@@ -4000,6 +4180,13 @@ export interface components {
           sessionId: string | null;
           paymentIntentId: string | null;
         };
+        /** @description The credit notes issued against it (refunds, lost disputes, admin deductions, and their reversals), oldest first. */
+        creditNotes: {
+          /** Format: uuid */
+          id: string;
+          /** @example CN-2026-000007 */
+          number: string;
+        }[];
         /** @description Why: the checkout expired or failed, the payment page could not be opened, an auto top-up failed. */
         reason: string;
       };
@@ -4029,6 +4216,19 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
       data: components['schemas']['Invoice'];
+    };
+    /** @description A `credit_note.issued` event as GET /v1/events shows it. */
+    CreditNoteIssuedEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'credit_note.issued';
+      /** Format: date-time */
+      createdAt: string;
+      data: components['schemas']['CreditNote'];
     };
     /** @description A `ledger.entry` event as GET /v1/events shows it. */
     LedgerEntryEvent: {
@@ -5169,6 +5369,11 @@ export interface components {
       /** @description Pass as `cursor` for the next page; null on the last page. */
       nextCursor: string | null;
     };
+    CreditNoteList: {
+      data: components['schemas']['CreditNote'][];
+      /** @description Pass as `cursor` for the next page; null on the last page. */
+      nextCursor: string | null;
+    };
     PaymentMethod: {
       /** @description The saved card as the payment provider shows it (no card data is kept here); null when none is saved. */
       card: {
@@ -5311,6 +5516,11 @@ export interface components {
        */
       amountCents: number;
       note: string;
+      /**
+       * Format: uuid
+       * @description A deduction of paid credit: the account's paid invoice it takes back from (at most what refunds, disputes and earlier deductions left). Issues a credit note (GET /v1/credit-notes). Leave out for free or bonus credit: no note.
+       */
+      invoiceId?: string;
     };
     AdminRefundResult: {
       /** @description The payment provider's refund id. */
@@ -9099,6 +9309,7 @@ export interface operations {
           | 'invoice.void'
           | 'invoice.refunded'
           | 'invoice.disputed'
+          | 'credit_note.issued'
           | 'ledger.entry'
           | 'account.debt'
           | 'account.debt_settled'
@@ -20788,7 +20999,13 @@ export interface operations {
            *             "provider": "stripe",
            *             "sessionId": "cs_test_a1ExampleSession",
            *             "paymentIntentId": "pi_3QyExampleIntent"
-           *           }
+           *           },
+           *           "creditNotes": [
+           *             {
+           *               "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *               "number": "CN-2026-000007"
+           *             }
+           *           ]
            *         }
            *       ],
            *       "nextCursor": "example nextCursor"
@@ -20980,7 +21197,13 @@ export interface operations {
            *         "provider": "stripe",
            *         "sessionId": "cs_test_a1ExampleSession",
            *         "paymentIntentId": "pi_3QyExampleIntent"
-           *       }
+           *       },
+           *       "creditNotes": [
+           *         {
+           *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *           "number": "CN-2026-000007"
+           *         }
+           *       ]
            *     }
            */
           'application/json': components['schemas']['Invoice'];
@@ -21133,6 +21356,532 @@ export interface operations {
     requestBody?: never;
     responses: {
       /** @description The invoice as a PDF document */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Content-Disposition': components['headers']['ContentDisposition'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/pdf': string;
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  listCreditNotes: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1 to 100 (default 25). */
+        limit?: number;
+        /** @description The `nextCursor` of the previous page. */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Your credit notes, newest first */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *           "number": "CN-2026-000007",
+           *           "type": "credit_note",
+           *           "reason": "refund",
+           *           "invoice": {
+           *             "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *             "number": "INV-2026-000001"
+           *           },
+           *           "reverses": {
+           *             "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *             "number": "INV-2026-000001"
+           *           },
+           *           "currency": "usd",
+           *           "lineItems": [
+           *             {
+           *               "type": "topup",
+           *               "description": "Credit top-up",
+           *               "amountCents": 2500,
+           *               "returnedCents": 2500,
+           *               "debitedCents": 2500
+           *             }
+           *           ],
+           *           "netCents": 2500,
+           *           "taxCents": 2500,
+           *           "totalCents": 2500,
+           *           "debitedCents": 2500,
+           *           "issuedAt": "2026-11-26T10:00:00.000Z"
+           *         }
+           *       ],
+           *       "nextCursor": "example nextCursor"
+           *     }
+           */
+          'application/json': components['schemas']['CreditNoteList'];
+        };
+      };
+      /** @description Bad request: `invalid_cursor` (The cursor is not valid for this listing (tampered with, or from another listing or caller).); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_cursor' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getCreditNote: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One credit note with its lines */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "number": "CN-2026-000007",
+           *       "type": "credit_note",
+           *       "reason": "refund",
+           *       "invoice": {
+           *         "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *         "number": "INV-2026-000001"
+           *       },
+           *       "reverses": {
+           *         "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *         "number": "INV-2026-000001"
+           *       },
+           *       "currency": "usd",
+           *       "lineItems": [
+           *         {
+           *           "type": "topup",
+           *           "description": "Credit top-up",
+           *           "amountCents": 2500,
+           *           "returnedCents": 2500,
+           *           "debitedCents": 2500
+           *         }
+           *       ],
+           *       "netCents": 2500,
+           *       "taxCents": 2500,
+           *       "totalCents": 2500,
+           *       "debitedCents": 2500,
+           *       "issuedAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['CreditNote'];
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getCreditNotePdf: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The credit note as a PDF document */
       200: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -22667,7 +23416,13 @@ export interface operations {
            *           "provider": "stripe",
            *           "sessionId": "cs_test_a1ExampleSession",
            *           "paymentIntentId": "pi_3QyExampleIntent"
-           *         }
+           *         },
+           *         "creditNotes": [
+           *           {
+           *             "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *             "number": "CN-2026-000007"
+           *           }
+           *         ]
            *       }
            *     }
            */
@@ -28095,6 +28850,35 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['InvoiceDisputedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:credit_note.issued': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreditNoteIssuedWebhook'];
       };
     };
     responses: {

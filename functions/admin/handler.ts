@@ -5,6 +5,8 @@ import { listPlatformAudit } from '../../shared/audit/index.ts';
 import { getSettings } from '../../shared/settings/index.ts';
 import { listAllServers } from '../../shared/servers/read.ts';
 import { adjustCredit } from '../../shared/accounts/credits.ts';
+import { deductPaidCredit } from '../../shared/credit-notes/deductions.ts';
+import type { LedgerChange } from '../../shared/ledger/index.ts';
 import { getAccountLimits, setAccountLimits } from '../../shared/settings/limits.ts';
 import { getBalanceAlerts, setLowBalanceThreshold } from '../../shared/ledger/alerts.ts';
 import { createInstance, deleteInstance, listInstancesWithCallBudget, updateInstance } from '../../shared/instances/index.ts';
@@ -91,8 +93,11 @@ export const handler = createGroupHandler('admin', adminRoutes, {
 
   adminCredit: async ({ principal, params, body, headers, requestId, audit }) => {
     audit.target = `account:${params.id}`;
-    audit.details = { amountCents: body.amountCents, note: body.note };
-    return adjustCredit(params.id, body, principal.accountId, headers['idempotency-key'] ?? requestId);
+    audit.details = { amountCents: body.amountCents, note: body.note, invoiceId: body.invoiceId ?? null };
+    const { invoiceId } = body;
+    // A deduction of paid credit books its credit note in the same transaction.
+    const withNote = invoiceId ? (change: LedgerChange) => deductPaidCredit(params.id, invoiceId, change) : undefined;
+    return adjustCredit(params.id, body, principal.accountId, headers['idempotency-key'] ?? requestId, withNote);
   },
 
   adminRefundInvoice: async ({ params, body, headers, requestId, audit }) => {

@@ -4,6 +4,8 @@ import * as payments from '../../shared/payments/checkout.ts';
 import * as autoTopUp from '../../shared/payments/autotopup.ts';
 import { getInvoice, listInvoices } from '../../shared/invoices/index.ts';
 import { invoicePdf } from '../../shared/invoices/document.ts';
+import { getCreditNote, listCreditNotes } from '../../shared/credit-notes/index.ts';
+import { creditNotePdf } from '../../shared/credit-notes/document.ts';
 
 /** Billing group: top-up rules, checkout, invoices. */
 export const handler = createGroupHandler('billing', billingRoutes, {
@@ -22,6 +24,16 @@ export const handler = createGroupHandler('billing', billingRoutes, {
 
   getInvoicePdf: async ({ principal, params }) => {
     const { filename, bytes } = await invoicePdf(principal.accountId, params.id);
+    return { contentType: 'application/pdf', body: bytes, filename };
+  },
+
+  listCreditNotes: async ({ principal, query }) =>
+    listCreditNotes(principal.accountId, { ...query, boundTo: `credit-notes:${principal.accountId}` }),
+
+  getCreditNote: async ({ principal, params }) => getCreditNote(principal.accountId, params.id),
+
+  getCreditNotePdf: async ({ principal, params }) => {
+    const { filename, bytes } = await creditNotePdf(principal.accountId, params.id);
     return { contentType: 'application/pdf', body: bytes, filename };
   },
 

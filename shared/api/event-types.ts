@@ -22,6 +22,8 @@ export const EVENT_SCOPES = {
   'invoice.void': 'billing:read',
   'invoice.refunded': 'billing:read',
   'invoice.disputed': 'billing:read',
+  // A credit note (or its reversal) issued against a paid invoice, as GET /v1/credit-notes/:id shows it.
+  'credit_note.issued': 'billing:read',
   'ledger.entry': 'billing:read',
   // Debt: a booking took the balance below zero (or deeper), and a credit brought it back to zero or above.
   'account.debt': 'billing:read',

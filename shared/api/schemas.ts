@@ -23,6 +23,7 @@ export * from './schemas/money.ts';
 export * from './schemas/alerts.ts';
 export * from './schemas/billing-profile.ts';
 export * from './schemas/billing.ts';
+export * from './schemas/credit-notes.ts';
 export * from './schemas/admin.ts';
 export * from './schemas/payments.ts';
 export * from './schemas/dev.ts';

@@ -260,6 +260,20 @@ export const invoiceByPaymentIntent = async (paymentIntentId: string) =>
 
 export const invoiceCounter = async (year: number) => (await getItem(keys.invoiceCounter(year))) as InvoiceCounterItem | undefined;
 
+export const creditNotesOfAccount = (accountId: string, page: PageRequest) => {
+  const k = keys.creditNotePrefix(accountId);
+  return pageOf('credit-note')(queryPrefix(k.PK, k.SKPrefix, page));
+};
+
+export const creditNoteOfAccount = async (accountId: string, number: string) =>
+  asKindOrUndefined(await getItem(keys.creditNote(accountId, number)), 'credit-note');
+
+/** Credit note id → account and number. */
+export const creditNotePointer = async (creditNoteId: string) =>
+  asKindOrUndefined(await getItem(keys.creditNotePointer(creditNoteId)), 'credit-note-id');
+
+export const creditNoteCounter = async (year: number) => (await getItem(keys.creditNoteCounter(year))) as InvoiceCounterItem | undefined;
+
 /**
  * `filter`: e.g. an e-mail prefix (shared/admin/users.ts), applied to the bounded shard reads. The
  * rows are listing entries (shared/accounts/listing.ts), whose profiles one BatchGetItem reads,

@@ -5,6 +5,7 @@
  */
 import type { Scope } from '../api/scopes.ts';
 import type { PowerState } from '../panel/types.ts';
+import type { SettingsValue } from '../api/schemas/settings.ts';
 
 export type Item = Record<string, unknown>;
 
@@ -323,6 +324,46 @@ export interface InvoiceItem extends Stored {
   disputes?: { id: string; amountCents: number; status: 'open' | 'won' | 'lost' | 'prevented' }[];
   bonusReversedCents?: number;
   reversalRev?: number;
+  /** Paid credit an admin deducted against this invoice (net), each deduction with its credit note (shared/credit-notes/deductions.ts). */
+  deductedCents?: number;
+  /** The credit notes issued against this invoice, oldest first (written with each note, shared/credit-notes). */
+  creditNotes?: { id: string; number: string; type: CreditNoteItem['type'] }[];
+}
+
+/**
+ * A credit note (shared/credit-notes): what a refund, a lost dispute or an admin deduction took
+ * back of a paid invoice, or (`reversal`) what a won dispute or a failed refund gave back of an
+ * earlier note. Amounts are never negative; the type says which way they go. Seller and buyer are
+ * copied when it is issued, so the document never changes.
+ */
+export interface CreditNoteItem extends Stored {
+  kind: 'credit-note';
+  creditNoteId: string;
+  accountId: string;
+  number: string;
+  type: 'credit_note' | 'reversal';
+  reason: 'refund' | 'dispute_lost' | 'admin_deduction' | 'dispute_won' | 'refund_failed';
+  invoiceId: string;
+  invoiceNumber: string;
+  /** A reversal: the invoice's latest credit note it answers. */
+  reverses?: { id: string; number: string };
+  currency: string;
+  lineItems: { type: 'topup' | 'bonus'; description: string; amountCents: number; returnedCents: number; debitedCents: number }[];
+  netCents: number;
+  taxCents: number;
+  /** Net plus tax: the money returned (or, for a reversal, taken again). */
+  totalCents: number;
+  /** Credit taken off the balance (net plus the bonus share); given back by a reversal. */
+  debitedCents: number;
+  issuedAt: string;
+  seller: SettingsValue['invoiceIssuer'];
+  buyer: BillingProfileItem['profile'] & { email: string | null };
+}
+
+export interface CreditNotePointerItem extends Stored {
+  kind: 'credit-note-id';
+  accountId: string;
+  number: string;
 }
 
 /** An invoice's tax as decided when it opened (shared/invoices/tax.ts); Stripe Tax states its figure at payment. */
@@ -409,7 +450,7 @@ export interface ActivityItem extends Stored {
   [field: string]: unknown;
 }
 
-/** Counters and cursors written without a kind: the invoice counter and the billing watermark. */
+/** Counters and cursors written without a kind: the invoice and credit-note counters and the billing watermark. */
 export interface InvoiceCounterItem extends Stored {
   last: number;
 }
@@ -564,6 +605,8 @@ interface Kinds {
   invoice: InvoiceItem;
   'invoice-pointer': InvoicePointerItem;
   'payment-intent': PaymentIntentPointerItem;
+  'credit-note': CreditNoteItem;
+  'credit-note-id': CreditNotePointerItem;
   'api-key': ApiKeyItem;
   'api-key-hash': ApiKeyHashItem;
   idempotency: IdempotencyItem;

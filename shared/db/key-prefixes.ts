@@ -44,6 +44,8 @@ export const PARTITIONS = {
   /** `PAYMENTINTENT#<pi>` → invoice: how a Stripe refund or dispute finds what it reverses. */
   paymentIntent: partitionPattern(keys.paymentIntent(SENTINEL).PK),
   invoiceCounter: partitionPattern(keys.invoiceCounter(N).PK),
+  creditNotePointer: partitionPattern(keys.creditNotePointer(SENTINEL).PK),
+  creditNoteCounter: partitionPattern(keys.creditNoteCounter(N).PK),
   billingWatermark: partitionPattern(keys.billingWatermark().PK),
   stripeEventsCursor: partitionPattern(keys.stripeEventsCursor().PK),
   billingPass: partitionPattern(keys.billingPass(SENTINEL).PK),
@@ -126,8 +128,15 @@ const PANEL_WORK: readonly Partition[] = [
   'panelCopies',
   'panelCallBudget',
 ];
-/** Invoice numbering and lookup (shared/invoices). */
-const INVOICES: readonly Partition[] = ['invoicePointer', 'invoiceNumber', 'invoiceCounter', 'paymentIntent'];
+/** Invoice and credit-note numbering and lookup (shared/invoices, shared/credit-notes). */
+const INVOICES: readonly Partition[] = [
+  'invoicePointer',
+  'invoiceNumber',
+  'invoiceCounter',
+  'paymentIntent',
+  'creditNotePointer',
+  'creditNoteCounter',
+];
 
 const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
   write: [...PIPELINE.write, ...(extra.write ?? [])],
@@ -176,7 +185,8 @@ export const TABLE_ACCESS = {
   // A refund reads its invoice (pointer, then the item under the account) and, in the sandbox, books
   // the signed event in-process: the payment-intent pointer is read like the payments function does.
   admin: withPipeline({
-    write: [...PANEL_WORK, 'settings'],
+    // A deduction of paid credit issues a credit note (its counter and id pointer).
+    write: [...PANEL_WORK, 'settings', 'creditNotePointer', 'creditNoteCounter'],
     read: ['invoicePointer', 'paymentIntent'],
     indexes: ['GSI1'],
     indexPartitions: ['accountsListing', 'auditListing', 'serversListing'],

@@ -89,6 +89,11 @@ export const keys = {
   invoicePointer: (invoiceId: string): ItemKey => ({ PK: `INVOICEID#${invoiceId}`, SK: 'INVOICEID' }),
   invoiceNumber: (number: string): ItemKey => ({ PK: `INVOICENO#${number}`, SK: 'INVOICENO' }),
   invoiceCounter: (year: number): ItemKey => ({ PK: `COUNTER#INVOICE#${year}`, SK: 'COUNTER' }),
+  /** Credit notes (shared/credit-notes): under the account by number, an id → number pointer, their own yearly counter. */
+  creditNote: (accountId: string, number: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `CREDITNOTE#${number}` }),
+  creditNotePrefix: (accountId: string) => ({ PK: `ACCOUNT#${accountId}`, SKPrefix: 'CREDITNOTE#' }),
+  creditNotePointer: (creditNoteId: string): ItemKey => ({ PK: `CREDITNOTEID#${creditNoteId}`, SK: 'CREDITNOTEID' }),
+  creditNoteCounter: (year: number): ItemKey => ({ PK: `COUNTER#CREDITNOTE#${year}`, SK: 'COUNTER' }),
   /** Stripe PaymentIntent id → invoice: refunds and disputes name the payment, not our invoice. */
   paymentIntent: (paymentIntentId: string): ItemKey => ({ PK: `PAYMENTINTENT#${paymentIntentId}`, SK: 'PAYMENTINTENT' }),
 

@@ -127,6 +127,7 @@ export function toInvoiceView(item: InvoiceItem): InvoiceView {
       sessionId: item.sessionId ?? null,
       paymentIntentId: item.paymentIntentId ?? null,
     },
+    creditNotes: (item.creditNotes ?? []).map(({ id, number }) => ({ id, number })),
   };
 }
 
@@ -382,18 +383,29 @@ export function reversalStatus(item: Pick<InvoiceItem, 'amountCents' | 'taxCents
  * ledger entry: conditional on the reversal revision read (a concurrent delivery makes the caller
  * read again) and on the invoice having been paid.
  */
-export function invoiceReversalWrite(item: InvoiceItem, reversal: Reversal): { next: InvoiceItem; write: NamedWrite } {
+export function invoiceReversalWrite(
+  item: InvoiceItem,
+  reversal: Reversal,
+  creditNote?: NonNullable<InvoiceItem['creditNotes']>[number],
+): { next: InvoiceItem; write: NamedWrite } {
   const rev = item.reversalRev ?? 0;
   const { refundedCents } = heldBack(item, reversal);
-  const next: InvoiceItem = { ...item, ...reversal, refundedCents, status: reversalStatus(item, reversal), reversalRev: rev + 1 };
+  const creditNotes = creditNote ? [...(item.creditNotes ?? []), creditNote] : item.creditNotes;
+  const next: InvoiceItem = {
+    ...item,
+    ...reversal,
+    refundedCents,
+    status: reversalStatus(item, reversal),
+    reversalRev: rev + 1,
+    ...(creditNotes ? { creditNotes } : {}),
+  };
   return {
     next,
     write: {
       name: 'invoice-reversal',
       Update: {
         Key: keys.invoice(item.accountId, item.number),
-        UpdateExpression:
-          'SET #status = :status, refundedCents = :refundedCents, refundTotal = :refundTotal, failedRefunds = :failed, disputes = :disputes, bonusReversedCents = :bonus, reversalRev = :rev',
+        UpdateExpression: `SET #status = :status, refundedCents = :refundedCents, refundTotal = :refundTotal, failedRefunds = :failed, disputes = :disputes, bonusReversedCents = :bonus, reversalRev = :rev${creditNote ? ', creditNotes = :notes' : ''}`,
         ConditionExpression: `${rev === 0 ? 'attribute_not_exists(reversalRev)' : 'reversalRev = :rev0'} AND #status IN (:paid, :partial, :full, :disputed)`,
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
@@ -405,11 +417,45 @@ export function invoiceReversalWrite(item: InvoiceItem, reversal: Reversal): { n
           ':bonus': reversal.bonusReversedCents,
           ':rev': rev + 1,
           ...(rev === 0 ? {} : { ':rev0': rev }),
+          // The whole list, safe under the revision lock: the note is issued in the same transaction.
+          ...(creditNote ? { ':notes': creditNotes } : {}),
           ':paid': 'paid',
           ':partial': 'partially_refunded',
           ':full': 'refunded',
           ':disputed': 'disputed',
         },
+      },
+    },
+  };
+}
+
+/**
+ * An admin's deduction of the invoice's paid credit (shared/credit-notes/deductions.ts), for the
+ * transaction that books it: under the same revision lock as refunds and disputes, so the note's
+ * running total and theirs never race.
+ */
+export function invoiceDeductionWrite(
+  item: InvoiceItem,
+  deductedCents: number,
+  creditNote: NonNullable<InvoiceItem['creditNotes']>[number],
+): NamedWrite {
+  const rev = item.reversalRev ?? 0;
+  return {
+    name: 'invoice-deduction',
+    Update: {
+      Key: keys.invoice(item.accountId, item.number),
+      UpdateExpression: 'SET deductedCents = :deducted, creditNotes = :notes, reversalRev = :rev',
+      ConditionExpression: `${rev === 0 ? 'attribute_not_exists(reversalRev)' : 'reversalRev = :rev0'} AND #status IN (:paid, :partial, :full, :disputed)`,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':deducted': deductedCents,
+        ':notes': [...(item.creditNotes ?? []), creditNote],
+        ':rev': rev + 1,
+        ...(rev === 0 ? {} : { ':rev0': rev }),
+        ':paid': 'paid',
+        ':partial': 'partially_refunded',
+        ':full': 'refunded',
+        ':disputed': 'disputed',
       },
     },
   };

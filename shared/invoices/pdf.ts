@@ -41,7 +41,7 @@ export function formatCents(cents: number): string {
 }
 
 /** The calendar day (UTC) of a stored timestamp. */
-const day = (iso: string): string => iso.slice(0, 10);
+export const day = (iso: string): string => iso.slice(0, 10);
 
 /**
  * What an invoice that is not a paid one says of itself, under its heading: an open one is not yet
@@ -65,14 +65,14 @@ function countryName(code: string): string {
 }
 
 /** The address as lines: street lines, postal code and city, region, country; empty fields left out. */
-function addressLines(a: Address): string[] {
+export function addressLines(a: Address): string[] {
   const cityLine = [a.postalCode, a.city].filter(Boolean).join(' ');
   return [a.line1, a.line2, cityLine, a.region, a.country ? countryName(a.country) : null].filter((l): l is string => Boolean(l));
 }
 
-const present = (lines: (string | null | undefined | false)[]): string[] => lines.filter((l): l is string => Boolean(l));
+export const present = (lines: (string | null | undefined | false)[]): string[] => lines.filter((l): l is string => Boolean(l));
 
-const PAGE_MARGIN = 50;
+export const PAGE_MARGIN = 50;
 
 type Fontkit = Parameters<PDFDocument['registerFontkit']>[0];
 const parsed = new WeakMap<Uint8Array, ReturnType<Fontkit['create']>>();
@@ -96,7 +96,8 @@ const bothDraw = (a: PDFFont, b: PDFFont): Set<number> => {
   return new Set(a.getCharacterSet().filter((c) => inB.has(c)));
 };
 
-class Writer {
+/** The page writer both documents use (shared/credit-notes/pdf.ts too). */
+export class Writer {
   y: number;
   readonly page: PDFPage;
   readonly regular: PDFFont;

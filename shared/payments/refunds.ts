@@ -1,7 +1,7 @@
 import * as accessPatterns from '../db/access-patterns.ts';
 import type { InvoiceItem } from '../db/items.ts';
 import { currencyOf } from '../invoices/amounts.ts';
-import { isConditionFailed, transact } from '../db/write.ts';
+import { backoffMs, isConditionFailed, transact, WriteConflictError } from '../db/write.ts';
 import { ApiError } from '../errors.ts';
 import type { WebhookOutcome } from '../api/schemas.ts';
 import { grossOf, splitGross } from '../invoices/amounts.ts';
@@ -10,6 +10,7 @@ import { unsuspendAfterCredit } from '../servers/suspension.ts';
 import { eventWrite } from '../webhooks/events.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import { recordSystemActivity } from '../audit/index.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   findInvoiceItem,
   heldBack,
@@ -22,6 +23,7 @@ import {
 } from '../invoices/index.ts';
 import type { ChargeRefunded, DisputeChange, RefundFailed, ReversalEvent } from './refund-event.ts';
 import { sandbox } from './sandbox.ts';
+import { CREDIT_NOTE_COUNTER, creditNoteDraft, type CreditNoteDraft, type Documented, prepareCreditNote } from '../credit-notes/index.ts';
 import { paymentsConfig, stripe } from './stripe-client.ts';
 
 /**
@@ -37,8 +39,13 @@ import { paymentsConfig, stripe } from './stripe-client.ts';
  * The bonus rule: with the top-up T and its bonus B, having taken back X of T by refunds and by
  * open or lost disputes, the bonus taken back is floor(B × X / T) in total — so a full refund takes
  * all of B, partial refunds never take more than B together, and a won dispute returns its share.
+ *
+ * Credit notes (shared/credit-notes) are issued in the same transaction, for what is taken back
+ * definitively: refunds and lost disputes. An open dispute only holds money (the ledger takes it
+ * at once, the note waits for the outcome); a won dispute or a failed refund after a note issues
+ * its reversal. The year's note counter is shared by every account, so a lost race on it retries.
  */
-const ATTEMPTS = 10;
+const ATTEMPTS = 20;
 
 type DisputeState = NonNullable<InvoiceItem['disputes']>[number]['status'];
 
@@ -73,6 +80,8 @@ export async function bookReversal(event: ReversalEvent): Promise<WebhookOutcome
     return 'unknown_invoice';
   }
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    // Racers (on the invoice, or on the credit-note counter) spread apart before reading again.
+    if (attempt > 0) await sleep(backoffMs(Math.min(attempt, 5)));
     const item = attempt === 0 ? found : await findInvoiceItem(found.invoiceId);
     if (!item) return 'unknown_invoice';
     // Stripe refunds only what was paid; before our credit arrived there is nothing to take back yet (409: Stripe retries).
@@ -159,6 +168,9 @@ function withDispute(item: InvoiceItem, before: Reversal, change: DisputeChange)
 const bonusOf = (item: InvoiceItem): number =>
   item.lineItems.filter((line) => line.type === 'bonus').reduce((sum, line) => sum + line.amountCents, 0);
 
+/** The bonus taken with `takenCents` of the top-up: the one rule for the ledger and the credit notes. */
+const bonusTakenOf = (item: InvoiceItem, takenCents: number): number => bonusShare(bonusOf(item), takenCents, item.amountCents);
+
 /** floor(B × X / T), X capped at T: the bonus share of what has been taken back. */
 export const bonusShare = (bonusCents: number, takenCents: number, topUpCents: number): number =>
   topUpCents <= 0 ? 0 : Math.floor((bonusCents * Math.min(takenCents, topUpCents)) / topUpCents);
@@ -173,16 +185,34 @@ const takenOf = (item: InvoiceItem, reversal: Reversal): number => {
   return splitGross(item, held.refundedCents + held.disputedCents).netCents;
 };
 
+/** What credit notes document: refunds and lost disputes (an open one only holds the money), and the bonus share taken with them. */
+function documentedOf(item: InvoiceItem, reversal: Reversal): Documented {
+  const { refundedCents, disputedCents } = heldBack(item, reversal);
+  const lost = reversal.disputes.some((d) => d.status === 'lost');
+  const grossCents = refundedCents + (lost ? disputedCents : 0);
+  // The bonus follows the credit taken back (the net share), as in the ledger.
+  return { grossCents, bonusCents: bonusTakenOf(item, splitGross(item, grossCents).netCents) };
+}
+
+function noteReason(event: ReversalEvent, draft: CreditNoteDraft) {
+  const back = draft.type === 'credit_note';
+  if (event.kind === 'dispute') return back ? 'dispute_lost' : 'dispute_won';
+  return back ? 'refund' : 'refund_failed';
+}
+
 /**
  * One transaction: the ledger entry (when money moves), the invoice's new state and its event (when
- * what it shows changed). False when it lost a race; `quiet` when nothing the invoice shows moved.
+ * what it shows changed), the credit note (when what is documented moved). False when it lost a
+ * race; `quiet` when nothing the invoice shows moved.
  */
 async function book(item: InvoiceItem, before: Reversal, target: Reversal, event: ReversalEvent): Promise<'booked' | 'quiet' | false> {
-  const bonusReversedCents = bonusShare(bonusOf(item), takenOf(item, target), item.amountCents);
+  const bonusReversedCents = bonusTakenOf(item, takenOf(item, target));
   const after: Reversal = { ...target, bonusReversedCents };
   const net = takenOf(item, after) - takenOf(item, before);
   const bonus = bonusReversedCents - before.bonusReversedCents;
-  const { next, write } = invoiceReversalWrite(item, after);
+  const draft = creditNoteDraft(item, documentedOf(item, before), documentedOf(item, after));
+  const note = draft ? await prepareCreditNote({ invoice: item, draft, reason: noteReason(event, draft) }) : null;
+  const { next, write } = invoiceReversalWrite(item, after, note?.link);
   const view = toInvoiceView(next);
   const previous = toInvoiceView(item);
   const visible =
@@ -191,14 +221,15 @@ async function book(item: InvoiceItem, before: Reversal, target: Reversal, event
     view.disputedCents !== previous.disputedCents ||
     event.kind === 'dispute';
   const type = event.kind === 'dispute' ? 'invoice.disputed' : 'invoice.refunded';
-  const extras = visible ? [write, eventWrite(item.accountId, type, view)] : [write];
+  const extras = [...(visible ? [write, eventWrite(item.accountId, type, view)] : [write]), ...(note?.writes ?? [])];
   const amountCents = -(net + bonus);
   if (amountCents === 0) {
     // Nothing moves (a dispute lost once already taken, won before it was ever taken, a total restated later).
     try {
       await transact(extras);
     } catch (err) {
-      if (isConditionFailed(err, 'invoice-reversal')) return false;
+      if (isConditionFailed(err, 'invoice-reversal') || isConditionFailed(err, CREDIT_NOTE_COUNTER)) return false;
+      if (err instanceof WriteConflictError) return false;
       throw err;
     }
   } else {
@@ -220,13 +251,20 @@ async function book(item: InvoiceItem, before: Reversal, target: Reversal, event
     );
     if (!result.applied) return false;
   }
-  if (!visible && amountCents === 0) return 'quiet';
+  if (!visible && amountCents === 0 && !note) return 'quiet';
   await recordSystemActivity({
     accountId: item.accountId,
     actor: 'stripe',
     action: event.kind === 'dispute' ? 'billing.dispute' : 'billing.refund',
     target: `invoice:${item.invoiceId}`,
-    details: { invoiceNumber: item.number, ledgerCents: amountCents, netCents: net, bonusCents: bonus, status: next.status },
+    details: {
+      invoiceNumber: item.number,
+      ledgerCents: amountCents,
+      netCents: net,
+      bonusCents: bonus,
+      status: next.status,
+      creditNote: note?.item.number ?? null,
+    },
   });
   // A debit may take the balance to zero or below (suspend); money given back may lift it again.
   if (amountCents !== 0) await unsuspendAfterCredit(item.accountId, event.kind);

@@ -68,6 +68,7 @@ const invoice = (status: EventData<'invoice.paid'>['status']): EventData<'invoic
   disputedCents: 0,
   bonusReversedCents: 0,
   payment: { provider: 'sandbox', sessionId: null, paymentIntentId: null },
+  creditNotes: [],
 });
 
 export const EVENT_SAMPLES: { [T in EventType]: () => EventData<T> } = {
@@ -84,6 +85,29 @@ export const EVENT_SAMPLES: { [T in EventType]: () => EventData<T> } = {
   'invoice.void': () => ({ ...invoice('void'), paidAt: null, voidedAt: AT, reason: 'checkout expired' }),
   'invoice.refunded': () => ({ ...invoice('refunded'), refundedCents: 1000 }),
   'invoice.disputed': () => ({ ...invoice('disputed'), disputedCents: 1000 }),
+  'credit_note.issued': () => ({
+    id: randomUUID(),
+    number: 'CN-2026-000001',
+    type: 'credit_note',
+    reason: 'refund',
+    invoice: { id: randomUUID(), number: 'INV-2026-000001' },
+    reverses: null,
+    currency: 'usd',
+    lineItems: [
+      {
+        type: 'topup',
+        description: 'Credit top-up (INV-2026-000001) taken back',
+        amountCents: 1000,
+        returnedCents: 1000,
+        debitedCents: 1000,
+      },
+    ],
+    netCents: 1000,
+    taxCents: 0,
+    totalCents: 1000,
+    debitedCents: 1000,
+    issuedAt: AT,
+  }),
   'ledger.entry': () => ({
     seq: 1,
     type: 'grant',

@@ -42,6 +42,7 @@ const EVENT_SCOPES: Record<EventType, string> = {
   'invoice.void': 'billing:read',
   'invoice.refunded': 'billing:read',
   'invoice.disputed': 'billing:read',
+  'credit_note.issued': 'billing:read',
   'ledger.entry': 'billing:read',
   'account.debt': 'billing:read',
   'account.debt_settled': 'billing:read',

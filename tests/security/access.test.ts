@@ -4,6 +4,9 @@ import { setAttributes } from '../helpers/db.ts';
 import { routeEntries, type RouteDef, type RouteId } from '../../shared/api/routes.ts';
 import { SCOPES, type Scope } from '../../shared/api/scopes.ts';
 import { keys } from '../../shared/db/keys.ts';
+import { prepareCreditNote } from '../../shared/credit-notes/index.ts';
+import { findInvoiceItem } from '../../shared/invoices/index.ts';
+import { transact } from '../../shared/db/write.ts';
 import { generateApiKey, hashApiKey } from '../../shared/auth/api-key-format.ts';
 import {
   businessItems,
@@ -42,7 +45,7 @@ process.env.PANEL_TIMEOUT_MS = '3000';
 process.env.PANEL_CREATE_TIMEOUT_MS = '5000';
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
-const OWNED = /^\/v1\/(servers|keys|invoices|webhook-endpoints|events)\/:id(\/|$)/;
+const OWNED = /^\/v1\/(servers|keys|invoices|credit-notes|webhook-endpoints|events)\/:id(\/|$)/;
 
 let api: TestApi;
 const fx = {} as {
@@ -55,6 +58,7 @@ const fx = {} as {
   serverIdentifier: string;
   keyId: string;
   invoiceId: string;
+  creditNoteId: string;
   webhookEndpointId: string;
   eventId: string;
   instanceId: string;
@@ -106,6 +110,14 @@ beforeAll(async () => {
   await must('POST', `/v1/servers/${server.id}/files/write`, a, { file: 'hello.txt', content: 'hello from A' });
   fx.keyId = (await must('POST', '/v1/keys', a, { name: 'a key' })).id;
   fx.invoiceId = (await must('POST', '/v1/billing/checkout', a, { amountCents: 1000 })).invoiceId;
+  // A credit note of A's, issued by the domain code a refund runs (this file runs no Stripe to refund through).
+  const note = await prepareCreditNote({
+    invoice: (await findInvoiceItem(fx.invoiceId))!,
+    draft: { type: 'credit_note', netCents: 100, taxCents: 0, bonusCents: 0 },
+    reason: 'refund',
+  });
+  await transact(note.writes);
+  fx.creditNoteId = note.item.creditNoteId;
   fx.webhookEndpointId = (await must('POST', '/v1/webhook-endpoints', a, { url: 'http://127.0.0.1:9/hook' })).id;
   fx.eventId = (await must('GET', '/v1/events?limit=1', a)).data[0].id;
 
@@ -152,6 +164,7 @@ function param(def: RouteDef, name: string, mode: 'real' | 'unknown'): string {
     if (def.path.startsWith('/v1/servers/')) return fx.serverId;
     if (def.path.startsWith('/v1/keys/')) return fx.keyId;
     if (def.path.startsWith('/v1/invoices/')) return fx.invoiceId;
+    if (def.path.startsWith('/v1/credit-notes/')) return fx.creditNoteId;
     if (def.path.startsWith('/v1/webhook-endpoints/')) return fx.webhookEndpointId;
     if (def.path.startsWith('/v1/events/')) return fx.eventId;
     if (def.path.startsWith('/v1/admin/instances/')) return fx.instanceId;
@@ -319,7 +332,7 @@ describe('the access matrix', () => {
     const owned = routeEntries().filter(([, d]) => d.group !== 'dev' && OWNED.test(d.path));
     // Every kind of account-owned resource the table has is covered.
     expect(new Set(owned.map(([, d]) => d.path.split('/')[2]))).toEqual(
-      new Set(['servers', 'keys', 'invoices', 'webhook-endpoints', 'events']),
+      new Set(['servers', 'keys', 'invoices', 'credit-notes', 'webhook-endpoints', 'events']),
     );
     const before = await businessItems();
     const failures: string[] = [];

@@ -36,6 +36,7 @@ const EVENT_GROUP: Record<EventType, string> = {
   'invoice.void': 'Billing',
   'invoice.refunded': 'Billing',
   'invoice.disputed': 'Billing',
+  'credit_note.issued': 'Billing',
   'ledger.entry': 'Billing',
   'account.debt': 'Billing',
   'account.debt_settled': 'Billing',

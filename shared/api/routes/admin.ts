@@ -33,12 +33,13 @@ export const adminRoutes = define({
     admin: true,
     summary: 'Grant (positive) or deduct (negative) credit',
     description:
-      'A deduction may take the balance below zero; the next billing pass then suspends the servers. A grant that brings the balance above zero unsuspends them at once.',
+      'A deduction may take the balance below zero; the next billing pass then suspends the servers. A grant that brings the balance above zero unsuspends them at once. A deduction of paid credit names its invoice (`invoiceId`, paid: else 409) and issues a credit note in the same transaction.',
     params: IdParam,
     body: AdminCredit,
     response: AdminCreditResult,
     idempotent: true,
     audit: 'credits.adjust',
+    errors: ['conflict'],
   },
   adminRefundInvoice: {
     method: 'POST',

@@ -13,6 +13,7 @@ import {
   PaymentMethodSetupRequest,
   PaymentMethodSetupResponse,
 } from '../schemas/billing.ts';
+import { CreditNote, CreditNoteList } from '../schemas/credit-notes.ts';
 
 /** The billing group: top-up rules, checkout, invoices. */
 export const billingRoutes = define({
@@ -75,6 +76,46 @@ export const billingRoutes = define({
     summary: 'The invoice as a PDF document',
     description:
       'An A4 PDF (`Content-Disposition: attachment; filename="INV-2026-000001.pdf"`): the seller (platform settings), the buyer (your billing profile, else your e-mail address), the number, the invoice date (the payment date, its tax point) and when the checkout opened, currency, each line with what it charged and credited, the totals, the status and any refunded or disputed amount. A paid invoice (refunded or disputed since too) prints the seller and the buyer as they were when the payment was booked, so later changes to your billing profile or the seller never alter it (invoices paid before these copies were kept print them as they are now). An open invoice says it is not yet paid and not a tax invoice; a void one that it was cancelled and nothing was charged. Names and addresses in Latin, Greek and Cyrillic print as written (an embedded DejaVu Sans subset); a character the font lacks (e.g. CJK, emoji) prints as its base letter or `?`; the JSON invoice keeps it.',
+    params: IdParam,
+    raw: true,
+    mediaType: 'application/pdf',
+    response: InvoicePdf,
+  },
+  listCreditNotes: {
+    method: 'GET',
+    path: '/v1/credit-notes',
+    group: 'billing',
+    tag: 'Billing',
+    auth: 'bearer',
+    scope: 'billing:read',
+    summary: 'Your credit notes, newest first',
+    description:
+      'One per refund, lost dispute or deduction of paid credit that took money or credit back from a paid invoice, and a reversal when a won dispute or a failed refund gave it back. Numbered `CN-<year>-<six digits>`, a gapless series of their own; each invoice lists its notes in `creditNotes`.',
+    query: ListQuery,
+    response: CreditNoteList,
+  },
+  getCreditNote: {
+    method: 'GET',
+    path: '/v1/credit-notes/:id',
+    group: 'billing',
+    tag: 'Billing',
+    auth: 'bearer',
+    scope: 'billing:read',
+    summary: 'One credit note with its lines',
+    description: "Another account's credit note is 404 like an unknown id.",
+    params: IdParam,
+    response: CreditNote,
+  },
+  getCreditNotePdf: {
+    method: 'GET',
+    path: '/v1/credit-notes/:id/pdf',
+    group: 'billing',
+    tag: 'Billing',
+    auth: 'bearer',
+    scope: 'billing:read',
+    summary: 'The credit note as a PDF document',
+    description:
+      'An A4 PDF (`Content-Disposition: attachment; filename="CN-2026-000001.pdf"`): the seller and the buyer as they were when it was issued, the number, the invoice it corrects, the reason, each line with the money it returns and the credit it takes back, net, tax and total.',
     params: IdParam,
     raw: true,
     mediaType: 'application/pdf',

@@ -29,6 +29,10 @@ export const AdminCredit = z
       .refine((v) => v !== 0, 'must not be 0')
       .meta({ description: 'Positive grants, negative deducts (the balance may go below zero).' }),
     note: SafeText.trim().min(1).max(500),
+    invoiceId: Uuid.optional().meta({
+      description:
+        "A deduction of paid credit: the account's paid invoice it takes back from (at most what refunds, disputes and earlier deductions left). Issues a credit note (GET /v1/credit-notes). Leave out for free or bonus credit: no note.",
+    }),
   })
   .strict()
   .meta({ id: 'AdminCredit' });

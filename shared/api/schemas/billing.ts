@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { Uuid, text, int32, Cents, Currency, Timestamp, listOf } from './common.ts';
 import { CountryCode } from './billing-profile.ts';
+import { InvoiceCreditNotes } from './credit-notes.ts';
 
 /** Top-ups and invoices (billing group). */
 
@@ -148,6 +149,9 @@ export const Invoice = z
       provider: z.enum(['stripe', 'sandbox']),
       sessionId: text(255).nullable(),
       paymentIntentId: text(255).nullable(),
+    }),
+    creditNotes: InvoiceCreditNotes.meta({
+      description: 'The credit notes issued against it (refunds, lost disputes, admin deductions, and their reversals), oldest first.',
     }),
   })
   .meta({

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import type { EventType } from '../event-types.ts';
 import { Cents, Count, SignedCents, Timestamp, Uuid, text } from './common.ts';
 import { Invoice } from './billing.ts';
+import { CreditNote } from './credit-notes.ts';
 import { LedgerEntryView } from './money.ts';
 import { ResourcesSchema, Server } from './servers.ts';
 
@@ -56,6 +57,7 @@ export const EVENT_DATA = {
   }),
   'invoice.refunded': Invoice,
   'invoice.disputed': Invoice,
+  'credit_note.issued': CreditNote,
   'ledger.entry': LedgerEntryView,
   'account.debt': z.object({
     debtCents: Cents.meta({ description: 'What the account owes now (−balanceCents).' }),

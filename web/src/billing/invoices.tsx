@@ -4,6 +4,7 @@ import { cents, dateTime } from '../format.ts';
 import { usePaged } from '../paged.tsx';
 import { type Columns, DataTable, PagedTable } from '../table.tsx';
 import { Badge, Button, ErrorNotice, Section, type Tone, useAction } from '../ui.tsx';
+import { creditNoteAnchor } from './credit-notes.tsx';
 
 type Invoice = Schema<'Invoice'>;
 
@@ -148,6 +149,21 @@ function InvoiceLines(props: { invoice: Invoice }) {
           <>
             <dt>Bonus taken back</dt>
             <dd>{cents(invoice.bonusReversedCents)}</dd>
+          </>
+        ) : null}
+        {invoice.creditNotes.length > 0 ? (
+          <>
+            <dt>Credit notes</dt>
+            <dd>
+              {invoice.creditNotes.map((note, i) => (
+                <>
+                  {i > 0 ? ', ' : null}
+                  <a key={note.id} href={`#${creditNoteAnchor(note.number)}`} class="mono">
+                    {note.number}
+                  </a>
+                </>
+              ))}
+            </dd>
           </>
         ) : null}
       </dl>

@@ -3,6 +3,7 @@ import { api, ok } from '../api.ts';
 import { AutoTopUp } from '../billing/autotopup.tsx';
 import { Alerts, Budget } from '../billing/budget.tsx';
 import { DebtNotice } from '../billing/debt.tsx';
+import { CreditNotes } from '../billing/credit-notes.tsx';
 import { Invoices } from '../billing/invoices.tsx';
 import { Ledger } from '../billing/ledger.tsx';
 import { BillingProfile } from '../billing/profile.tsx';
@@ -13,7 +14,7 @@ import { useSession } from '../session.ts';
 import { Loading, Page, useLoad } from '../ui.tsx';
 
 /**
- * Billing: the balance and a top-up (Stripe Checkout and back), invoices with their PDF, the
+ * Billing: the balance and a top-up (Stripe Checkout and back), invoices and credit notes with their PDF, the
  * ledger, auto top-up with the saved card, the monthly budget, the low-balance warning and the
  * billing profile printed on invoices. Each section loads on its own, so one failing leaves the rest.
  */
@@ -55,6 +56,7 @@ export default function Billing() {
         {(c) => <TopUp config={c} />}
       </Loading>
       <Invoices version={version} />
+      <CreditNotes version={version} />
       <Ledger version={version} />
       {config.data ? <AutoTopUp config={config.data} cardReturn={back.card} /> : null}
       <div class="billing-pair">
