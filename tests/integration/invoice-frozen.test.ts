@@ -115,6 +115,8 @@ describe('a paid invoice is frozen', () => {
         ...PROFILE_BEFORE,
         address: { line2: null, region: null, ...PROFILE_BEFORE.address },
         email: 'frozen@example.com',
+        // The VAT id's VIES check as it stood (a GB id is not an EU one: not asked).
+        vatCheck: { valid: null, checkedAt: expect.any(String) },
       },
       copiedAt: invoice.paidAt,
     });
