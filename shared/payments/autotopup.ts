@@ -35,6 +35,8 @@ import { paymentsConfig, returnUrls, stripe } from './stripe-client.ts';
  *   read and below maxPerDay), opens the invoice and creates the off-session PaymentIntent with the
  *   idempotency key `autotopup:<account>:<UTC day>:<n>`. No customer request and no billing pass
  *   ever waits for Stripe.
+ * - Under Stripe Tax a Tax Calculation comes before the PaymentIntent (./stripe-tax.ts): the card pays
+ *   its gross; without one (no address Stripe Tax can place) the attempt fails, nothing charged.
  * - Only the webhook books: `payment_intent.succeeded` credits the invoice through creditInvoice
  *   (the Checkout path: once, with the bonus); `payment_intent.payment_failed` records the failure
  *   and its event once (conditional on the attempt still in flight), voids the invoice, and turns
