@@ -261,6 +261,37 @@ describe('with Stripe', () => {
       expect((await pdfLines(invoice.id, c.token)).join(' ')).toContain('Reverse charge: VAT to be accounted for by the recipient');
     });
 
+    it('paid on its page after an authentication: Checkout charges the calculated gross, credited, the sale recorded once', async () => {
+      const c = await withStripeCard('stax-auto-3ds@example.com', { country: 'DE' });
+      await api.call('PUT', '/v1/billing/auto-topup', {
+        token: c.token,
+        body: { enabled: false, belowCents: 300, amountCents: 1000, maxPerDay: 3 },
+      });
+      // The card saved is one that asks for authentication.
+      const setup = await api.call('POST', '/v1/billing/payment-method/checkout', { token: c.token, body: {} });
+      const setupSession = stripeFake.sessions.get(setup.body.sessionId)!;
+      stripeFake.setupIntents.get(setupSession.setup_intent as string)!.payment_method = 'pm_card_authenticationRequired';
+      expect((await deliver('checkout.session.completed', { ...setupSession, status: 'complete' })).body.outcome).toBe('card_saved');
+      await enableAutoTopUp(c);
+      await dropBelowThreshold(c);
+      const before = await balanceOf(c.token);
+      await runAutoTopUps();
+      const [invoice] = await invoicesOf(c.token);
+      expect(invoice).toMatchObject({ status: 'open', totalCents: 1190 });
+      // The page: the net and its tax as two lines, the gross in all; no second calculation.
+      const page = [...stripeFake.sessions.values()].find((s) => s.client_reference_id === invoice.id)!;
+      expect(page.amount_total).toBe(1190);
+      const paid = { ...page, status: 'complete', payment_status: 'paid', payment_intent: 'pi_test_stax_3ds' };
+      expect((await deliver('checkout.session.completed', paid)).body.outcome).toBe('credited');
+      expect((await deliver('checkout.session.completed', paid)).body.outcome).toBe('already_fulfilled');
+      expect((await api.call('GET', `/v1/invoices/${invoice.id}`, { token: c.token })).body).toMatchObject({
+        status: 'paid',
+        tax: { treatment: 'stripe', country: 'DE', netCents: 1000, taxCents: 190, grossCents: 1190 },
+      });
+      expect((await balanceOf(c.token)) - before).toBe(1050);
+      expect(stripeFake.taxTransactions.filter((t) => t.reference === invoice.number)).toHaveLength(1);
+    });
+
     it('fails without an address Stripe Tax can place: nothing charged, the reason recorded, the invoice void', async () => {
       // No profile at all (asked nothing: Stripe needs a country), and a US address without its ZIP code (Stripe refuses).
       const none = await withStripeCard('stax-auto-noaddress@example.com');
