@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { getBillingProfile } from '../shared/accounts/billing-profile.ts';
+import { EU_COUNTRIES } from '../shared/invoices/tax.ts';
+import { getSettings } from '../shared/settings/index.ts';
 import * as accessPatterns from '../shared/db/access-patterns.ts';
 import { ApiError } from '../shared/errors.ts';
 import { currencyOf } from '../shared/invoices/amounts.ts';
@@ -82,6 +85,25 @@ export const sandboxProvider: SandboxProvider = {
     });
   },
 
+  async calculateTax(params) {
+    const country = params.customer_details?.address?.country;
+    if (!country) {
+      throw Object.assign(new Error('Stripe Tax cannot determine the customer’s tax location'), {
+        statusCode: 400,
+        code: 'customer_tax_location_invalid',
+      });
+    }
+    const net = params.line_items.reduce((total, line) => total + line.amount, 0);
+    const origin = (await getSettings()).invoiceIssuer.address.country ?? '';
+    const { taxCents, taxabilityReason } = sandboxStripeTax(net, country, origin, Boolean(params.customer_details?.tax_ids?.length));
+    return {
+      id: `taxcalc_sandbox_${randomUUID().replace(/-/g, '')}`,
+      amount_total: net + taxCents,
+      customer_details: { address: { country } },
+      tax_breakdown: [{ amount: taxCents, taxability_reason: taxabilityReason, tax_rate_details: { country } }],
+    };
+  },
+
   async refund({ paymentIntentId, amountCents, refundedCents, metadata }) {
     await book('charge.refunded', {
       id: `ch_sandbox_${paymentIntentId}`,
@@ -111,6 +133,19 @@ export const installSandboxProvider = (): void => installSandbox(sandboxProvider
  */
 export const SANDBOX_STRIPE_TAX_RATES: Record<string, number> = { DE: 1900, FR: 2000, NL: 2100, GB: 2000 };
 
+/**
+ * The sandbox's Stripe Tax on `net` for a buyer in `country`, the seller in `origin`: an EU business
+ * (a VAT id given) in another EU country is a reverse charge; a country without a rate, not collected.
+ */
+export function sandboxStripeTax(net: number, country: string, origin: string, business: boolean) {
+  if (business && EU_COUNTRIES.has(country) && EU_COUNTRIES.has(origin) && country !== origin) {
+    return { taxCents: 0, taxabilityReason: 'reverse_charge' };
+  }
+  const rate = SANDBOX_STRIPE_TAX_RATES[country];
+  if (rate === undefined) return { taxCents: 0, taxabilityReason: 'not_collecting' };
+  return { taxCents: Math.round((net * rate) / 10_000), taxabilityReason: 'standard_rated' };
+}
+
 /** The event Stripe would send for this invoice, signed with the webhook secret. */
 export async function sandboxEvent(
   invoiceId: string,
@@ -126,8 +161,12 @@ export async function sandboxEvent(
         ? 'checkout.session.expired'
         : 'checkout.session.async_payment_failed';
   // Stripe Tax states its tax when the session is paid; the rate table and no tax fixed it at opening.
-  const country = invoice.tax.treatment === 'stripe' ? (await getBillingProfile(item.accountId)).address.country : null;
-  const stripeTax = country ? Math.round((invoice.tax.netCents * (SANDBOX_STRIPE_TAX_RATES[country] ?? 0)) / 10_000) : 0;
+  const profile = invoice.tax.treatment === 'stripe' ? await getBillingProfile(item.accountId) : null;
+  const country = profile?.address.country ?? null;
+  const origin = (await getSettings()).invoiceIssuer.address.country ?? '';
+  const business = Boolean(profile?.vatId && profile.vatCheck?.valid);
+  const computed = country ? sandboxStripeTax(invoice.tax.netCents, country, origin, business) : null;
+  const stripeTax = computed?.taxCents ?? 0;
   return signedSandboxEvent(type, {
     id: invoice.payment.sessionId,
     object: 'checkout.session',
@@ -137,7 +176,13 @@ export async function sandboxEvent(
     // As Stripe states a session: the subtotal (net), the tax on top, the total the card pays.
     amount_subtotal: invoice.tax.netCents,
     amount_total: invoice.tax.grossCents + stripeTax,
-    total_details: { amount_discount: 0, amount_shipping: 0, amount_tax: invoice.tax.taxCents + stripeTax },
+    total_details: {
+      amount_discount: 0,
+      amount_shipping: 0,
+      amount_tax: invoice.tax.taxCents + stripeTax,
+      // As a session read back with `expand: ['total_details.breakdown']` shows it: why Stripe Tax charged what it did.
+      ...(computed ? { breakdown: { taxes: [{ amount: stripeTax, taxability_reason: computed.taxabilityReason }] } } : {}),
+    },
     customer_details: country ? { address: { country } } : null,
     currency: invoice.currency,
     client_reference_id: invoice.id,

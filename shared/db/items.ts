@@ -287,6 +287,10 @@ export interface InvoiceItem extends Stored {
   lineItems: { type: 'topup' | 'bonus' | 'tax'; description: string; amountCents: number }[];
   /** How the top-up was taxed (shared/invoices/tax.ts), fixed when it opened; absent on invoices of before: none, no reason. */
   tax?: InvoiceTax;
+  /** Stripe Tax on an auto top-up: the Tax Calculation its tax came from (shared/payments/stripe-tax.ts). */
+  taxCalculationId?: string;
+  /** ... and the Tax Transaction recorded from it once the payment was booked. */
+  taxTransactionId?: string;
   provider: 'stripe' | 'sandbox';
   creditedCents?: number;
   sessionId?: string;

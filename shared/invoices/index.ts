@@ -143,6 +143,8 @@ export async function openInvoice(open: {
   /** The tax on top of the top-up (shared/invoices/tax.ts); absent: none. */
   taxCents?: number;
   tax?: InvoiceTax;
+  /** Stripe Tax's calculation of that tax (an auto top-up's). */
+  taxCalculationId?: string;
 }): Promise<InvoiceView> {
   const { accountId, amountCents, bonusPercent, provider, now = new Date() } = open;
   const year = now.getUTCFullYear();
@@ -166,6 +168,7 @@ export async function openInvoice(open: {
         amountCents,
         ...(open.taxCents ? { taxCents: open.taxCents } : {}),
         ...(open.tax ? { tax: open.tax } : {}),
+        ...(open.taxCalculationId ? { taxCalculationId: open.taxCalculationId } : {}),
         bonusPercent,
         // The top-up and tax lines are known now; the bonus line is added when the payment arrives.
         lineItems: openLines(amountCents, open.tax ?? NO_TAX, open.taxCents ?? 0),

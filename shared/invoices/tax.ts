@@ -19,6 +19,34 @@ export const EU_COUNTRIES: ReadonlySet<string> = new Set(
 export const REVERSE_CHARGE_STATEMENT =
   'Reverse charge: VAT to be accounted for by the recipient (Article 196, Council Directive 2006/112/EC).';
 
+/**
+ * What the invoice states when Stripe Tax charged nothing, by the `taxability_reason` Stripe gives
+ * (a Checkout Session's tax breakdown, a Tax Calculation's): a reverse charge is stated as the rate
+ * table states it.
+ */
+const STRIPE_TAX_STATEMENTS: Record<string, string> = {
+  reverse_charge: REVERSE_CHARGE_STATEMENT,
+  customer_exempt: 'No tax charged: the customer is exempt from tax.',
+  not_collecting: "No tax charged: the seller is not registered to collect tax in the customer's location.",
+  not_subject_to_tax: "No tax charged: not subject to tax in the customer's location.",
+  not_supported: "No tax charged: no tax is calculated for the customer's location.",
+  product_exempt: "No tax charged: the service is exempt from tax in the customer's location.",
+  product_exempt_holiday: "No tax charged: the service is exempt from tax in the customer's location.",
+  zero_rated: 'Zero-rated supply: tax at 0 %.',
+};
+
+/** The reason an invoice Stripe Tax charged nothing prints (null when tax was charged); an unknown reason, a plain one. */
+export function stripeTaxReason(
+  taxCents: number,
+  taxabilityReason: string | null | undefined,
+): { reason: string | null; reverseCharge: boolean } {
+  if (taxCents > 0) return { reason: null, reverseCharge: false };
+  return {
+    reason: (taxabilityReason && STRIPE_TAX_STATEMENTS[taxabilityReason]) || 'No tax charged.',
+    reverseCharge: taxabilityReason === 'reverse_charge',
+  };
+}
+
 type Buyer = Pick<BillingProfileView, 'address' | 'vatId' | 'vatCheck'>;
 
 /** The tax of a top-up of `netCents`: its cents (charged on top) and what the invoice says of it. */

@@ -17,6 +17,7 @@ import { eventWrite } from '../webhooks/events.ts';
 import { type AutoTopUpIntent, parseAutoTopUpIntent } from './autotopup-event.ts';
 import type { CheckoutSession } from './checkout-event.ts';
 import { creditInvoice } from './credit.ts';
+import { calculateAutoTopUpTax, recordTaxTransaction } from './stripe-tax.ts';
 import { checkoutLines, topUpTax } from './topup-tax.ts';
 import { sandbox } from './sandbox.ts';
 import { paymentsConfig, returnUrls, stripe } from './stripe-client.ts';
@@ -34,6 +35,8 @@ import { paymentsConfig, returnUrls, stripe } from './stripe-client.ts';
  *   read and below maxPerDay), opens the invoice and creates the off-session PaymentIntent with the
  *   idempotency key `autotopup:<account>:<UTC day>:<n>`. No customer request and no billing pass
  *   ever waits for Stripe.
+ * - Under Stripe Tax a Tax Calculation comes before the PaymentIntent (./stripe-tax.ts): the card pays
+ *   its gross; without one (no address Stripe Tax can place) the attempt fails, nothing charged.
  * - Only the webhook books: `payment_intent.succeeded` credits the invoice through creditInvoice
  *   (the Checkout path: once, with the bonus); `payment_intent.payment_failed` records the failure
  *   and its event once (conditional on the attempt still in flight), voids the invoice, and turns
@@ -474,6 +477,9 @@ export async function attemptAutoTopUp(accountId: string, at = new Date()): Prom
     throw err;
   }
   const settings = await getSettings();
+  // Stripe Tax: calculated before the charge (no Checkout Session computes it here); without a calculation nothing is charged.
+  const stripeTax =
+    settings.tax.treatment === 'stripe' ? await calculateAutoTopUpTax(accountId, rule.amountCents, settings.currency, provider) : null;
   const invoice = await openInvoice({
     accountId,
     amountCents: rule.amountCents,
@@ -481,8 +487,15 @@ export async function attemptAutoTopUp(accountId: string, at = new Date()): Prom
     provider,
     invoiceId,
     now: at,
-    ...(await topUpTax(accountId, rule.amountCents, settings.tax)),
+    ...(stripeTax?.calculated ? stripeTax : await topUpTax(accountId, rule.amountCents, settings.tax)),
   });
+  if (stripeTax && !stripeTax.calculated) {
+    // Recorded as a decline is (the rule's lastFailure, `auto_topup.failed`), the invoice void: nothing was asked of the card.
+    const item = await findInvoiceItem(invoice.id);
+    if (item) await recordFailure(item, stripeTax.code, { endAttempt: true });
+    return 'attempted';
+  }
+  const taxCalculationId = stripeTax?.calculated ? stripeTax.taxCalculationId : undefined;
   if (provider === 'sandbox') {
     // The sandbox answers as Stripe would for its test card: the signed PaymentIntent event, through the webhook code.
     await sandbox().charge({
@@ -490,19 +503,21 @@ export async function attemptAutoTopUp(accountId: string, at = new Date()): Prom
       paymentMethodId: rule.paymentMethodId,
       // The card pays the gross: the top-up and its tax.
       amountCents: invoice.totalCents,
-      metadata: metadataOf(accountId, invoice),
+      metadata: metadataOf(accountId, invoice, taxCalculationId),
     });
     return 'attempted';
   }
-  await chargeOffSession(rule, invoice, idempotencyKey);
+  await chargeOffSession(rule, invoice, idempotencyKey, taxCalculationId);
   return 'attempted';
 }
 
-const metadataOf = (accountId: string, invoice: Pick<InvoiceView, 'id' | 'number'>) => ({
+const metadataOf = (accountId: string, invoice: Pick<InvoiceView, 'id' | 'number'>, taxCalculationId: string | undefined) => ({
   auto_topup: 'true',
   invoice_id: invoice.id,
   invoice_number: invoice.number,
   account_id: accountId,
+  // Stripe Tax: the calculation the amount came from (its Tax Transaction is recorded from it once paid).
+  ...(taxCalculationId ? { tax_calculation: taxCalculationId } : {}),
 });
 
 /**
@@ -512,9 +527,14 @@ const metadataOf = (accountId: string, invoice: Pick<InvoiceView, 'id' | 'number
  * parameters depend only on the invoice and the card, so sending them again under the same key
  * is the same request (Stripe answers it from its store).
  */
-async function chargeOffSession(rule: AutoTopUpItem, invoice: InvoiceView, idempotencyKey: string): Promise<void> {
+async function chargeOffSession(
+  rule: AutoTopUpItem,
+  invoice: InvoiceView,
+  idempotencyKey: string,
+  taxCalculationId: string | undefined,
+): Promise<void> {
   const { accountId } = rule;
-  const sent = await createIntent(rule, invoice, idempotencyKey);
+  const sent = await createIntent(rule, invoice, idempotencyKey, taxCalculationId);
   if ('answer' in sent) {
     await settle(accountId, invoice.id, sent.answer);
     return;
@@ -536,6 +556,7 @@ async function createIntent(
   rule: AutoTopUpItem,
   invoice: InvoiceView,
   idempotencyKey: string,
+  taxCalculationId: string | undefined,
 ): Promise<{ answer: unknown } | { error: unknown }> {
   const client = await stripe(await paymentsConfig());
   try {
@@ -551,7 +572,7 @@ async function createIntent(
         off_session: true,
         confirm: true,
         description: `Auto top-up ${invoice.number}`,
-        metadata: metadataOf(rule.accountId, invoice),
+        metadata: metadataOf(rule.accountId, invoice, taxCalculationId),
       },
       { idempotencyKey },
     );
@@ -620,7 +641,7 @@ async function resolveStaleAttempt(rule: AutoTopUpItem, at: Date): Promise<Attem
     }
     const within = rule.inFlightKey && at.getTime() - Date.parse(rule.inFlightAt!) < IDEMPOTENCY_WINDOW_MS;
     if (within && item.status === 'open') {
-      const sent = await createIntent(rule, toInvoiceView(item), rule.inFlightKey!);
+      const sent = await createIntent(rule, toInvoiceView(item), rule.inFlightKey!, item.taxCalculationId);
       if ('answer' in sent) {
         await settle(accountId, invoiceId, sent.answer);
         return 'resolved';
@@ -678,7 +699,11 @@ export async function autoTopUpPaid(intent: AutoTopUpIntent): Promise<WebhookOut
     paymentIntentId: intent.id,
     note: 'Auto top-up',
   });
-  if (outcome === 'credited' || outcome === 'already_fulfilled') await releaseAttempt(item.accountId, item.invoiceId, true);
+  if (outcome === 'credited' || outcome === 'already_fulfilled') {
+    await releaseAttempt(item.accountId, item.invoiceId, true);
+    // Stripe Tax: the sale recorded once (a replay finds it recorded; Stripe unreachable, the next delivery records it).
+    await recordTaxTransaction(item);
+  }
   return outcome;
 }
 

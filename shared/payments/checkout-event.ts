@@ -25,7 +25,17 @@ const schemasWith = (z: typeof Zod) => {
     amount_total: z.number().int().nullable(),
     /** With Stripe Tax: the net (the lines before tax) and the tax Stripe added (shared/payments/credit.ts). */
     amount_subtotal: z.number().int().nullable().optional(),
-    total_details: z.object({ amount_tax: z.number().int().nonnegative() }).nullable().optional(),
+    total_details: z
+      .object({
+        amount_tax: z.number().int().nonnegative(),
+        /** Only in a session read back expanded (or the sandbox's): why Stripe Tax charged what it did (shared/payments/stripe-tax.ts). */
+        breakdown: z
+          .object({ taxes: z.array(z.object({ amount: z.number().int(), taxability_reason: z.string().nullable().optional() })) })
+          .nullable()
+          .optional(),
+      })
+      .nullable()
+      .optional(),
     customer_details: z
       .object({ address: z.object({ country: z.string().nullable().optional() }).nullable().optional() })
       .nullable()

@@ -10,7 +10,9 @@ import { requireSeller } from '../invoices/parties.ts';
 import type { CheckoutSession } from './checkout-event.ts';
 import { creditInvoice, paymentActivity } from './credit.ts';
 import { paymentsConfig, returnUrls, stripe } from './stripe-client.ts';
+import { checkoutTaxabilityReason, recordTaxTransaction } from './stripe-tax.ts';
 import { checkoutLines, stripeTaxParams, topUpTax } from './topup-tax.ts';
+import { stripeTaxReason } from '../invoices/tax.ts';
 
 /**
  * Top-ups through Stripe Checkout (ARCHITECTURE.md, "Money"). Checkout opens the invoice and a
@@ -108,12 +110,20 @@ export async function voidUnpaid(session: CheckoutSession, eventType: string, re
   return 'voided';
 }
 
-/** The tax Stripe Tax added to a paid session: the net it taxed, the tax, and the buyer's country. */
-const stripeTaxOf = (session: CheckoutSession) => ({
-  netCents: session.amount_subtotal ?? null,
-  taxCents: session.total_details?.amount_tax ?? 0,
-  country: session.customer_details?.address?.country ?? null,
-});
+/**
+ * The tax Stripe Tax added to a paid session: the net it taxed, the tax, the buyer's country, and
+ * with none charged the reason Stripe gives (read once: a paid invoice keeps what it states).
+ */
+async function stripeTaxOf(session: CheckoutSession, item: InvoiceItem) {
+  const taxCents = session.total_details?.amount_tax ?? 0;
+  const why = taxCents === 0 && !wasPaid(item.status) ? await checkoutTaxabilityReason(session, item.provider) : null;
+  return {
+    netCents: session.amount_subtotal ?? null,
+    taxCents,
+    country: session.customer_details?.address?.country ?? null,
+    ...stripeTaxReason(taxCents, why),
+  };
+}
 
 async function invoiceOf(session: CheckoutSession) {
   const invoiceId = session.client_reference_id ?? session.metadata?.invoice_id;
@@ -128,13 +138,16 @@ export async function creditCheckout(session: CheckoutSession): Promise<{ outcom
   const item = await invoiceOf(session);
   if (!item) return { outcome: 'unknown_invoice' };
   const paymentIntent = typeof session.payment_intent === 'string' ? session.payment_intent : (session.payment_intent?.id ?? null);
+  // An auto top-up paid on its page (authentication required) was taxed by its calculation when it opened.
+  const statedAtPayment = item.tax?.treatment === 'stripe' && !item.taxCalculationId;
   const outcome = await creditInvoice(item, {
     amountCents: session.amount_total,
     currency: session.currency,
     sessionId: session.id,
     paymentIntentId: paymentIntent,
     note: 'Card top-up',
-    ...(item.tax?.treatment === 'stripe' ? { stripeTax: stripeTaxOf(session) } : {}),
+    ...(statedAtPayment ? { stripeTax: await stripeTaxOf(session, item) } : {}),
   });
+  if (outcome === 'credited' || outcome === 'already_fulfilled') await recordTaxTransaction(item);
   return { outcome, item };
 }

@@ -26,7 +26,7 @@ export async function creditInvoice(
     paymentIntentId: string | null;
     note: string;
     /** Stripe Tax: what it computed at payment (the invoice opened without it). */
-    stripeTax?: { netCents: number | null; taxCents: number; country: string | null };
+    stripeTax?: { netCents: number | null; taxCents: number; country: string | null; reason: string | null; reverseCharge: boolean };
   },
 ): Promise<WebhookOutcome> {
   if (paid.stripeTax && paid.stripeTax.netCents !== opened.amountCents) {
@@ -107,9 +107,13 @@ export async function creditInvoice(
 
 /**
  * The invoice with the tax Stripe Tax stated: its cents, and as rate the one they make of the net
- * (Stripe's own rate is per tax line; this is what the invoice charged), rounded down.
+ * (Stripe's own rate is per tax line; this is what the invoice charged), rounded down; with none
+ * charged, why not (shared/invoices/tax.ts stripeTaxReason).
  */
-function withStripeTax(item: InvoiceItem, stated: { taxCents: number; country: string | null }): InvoiceItem {
+function withStripeTax(
+  item: InvoiceItem,
+  stated: { taxCents: number; country: string | null; reason: string | null; reverseCharge: boolean },
+): InvoiceItem {
   const tax = item.tax!;
   return {
     ...item,
@@ -117,6 +121,8 @@ function withStripeTax(item: InvoiceItem, stated: { taxCents: number; country: s
     tax: {
       ...tax,
       country: stated.country,
+      reason: stated.reason,
+      reverseCharge: stated.reverseCharge,
       rateBasisPoints: item.amountCents > 0 ? Math.floor((stated.taxCents * 10_000) / item.amountCents) : 0,
     },
   };

@@ -3,6 +3,9 @@
  * (dev/sandbox-events.ts), so that Stripe's test cards and the signing of the events Stripe would
  * send live in dev/, never in a deployed bundle. In AWS payments are off without a Stripe secret.
  */
+import type Stripe from 'stripe';
+import type { TaxCalculation } from './stripe-tax.ts';
+
 export interface SandboxProvider {
   /** The card a sandbox setup session saved, named by its SetupIntent (`seti_sandbox_<card>`); null for an unknown card. */
   savedCard(setupIntentId: string): { paymentMethodId: string; brand: string; last4: string } | null;
@@ -13,6 +16,8 @@ export interface SandboxProvider {
     amountCents: number;
     metadata: Record<string, string>;
   }): Promise<void>;
+  /** Stripe Tax's calculation of an auto top-up (./stripe-tax.ts); an address it cannot place throws as Stripe answers (400). */
+  calculateTax(params: Stripe.Tax.CalculationCreateParams): Promise<TaxCalculation>;
   /** Refunds a charge: the `charge.refunded` event Stripe would send, signed, booked through the webhook code. */
   refund(charge: { paymentIntentId: string; amountCents: number; refundedCents: number; metadata: Record<string, string> }): Promise<void>;
 }

@@ -5,7 +5,8 @@ import stripeParams from './stripe-params.json' with { type: 'json' };
 /**
  * A local stand-in for Stripe's API, for `STRIPE_API_URL` (stripe-node's `host`/`port`/`protocol` options): the Checkout Sessions
  * (payment and setup mode), Refunds, Customers, SetupIntents, PaymentIntents (off-session, answered by Stripe's test card
- * names) and PaymentMethod detach endpoints with form-encoded bracket parameters, `Idempotency-Key` replay, and failures on demand.
+ * names) and PaymentMethod detach endpoints, Stripe Tax's calculations and transactions (fakeStripeTax's fixed rates), with
+ * form-encoded bracket parameters, `Idempotency-Key` replay, and failures on demand.
  * Only what our code calls; the webhook side needs no fake (Stripe's library signs test events).
  *
  * Strict as Stripe is (see `refusal` below): an unknown or missing top-level parameter is 400 `parameter_unknown` /
@@ -22,9 +23,14 @@ export interface FakeStripe {
   sessions: Map<string, Record<string, unknown>>;
   /**
    * A payment-mode session as the customer paid it with Stripe Tax on (`automatic_tax`): the billing address in
-   * `country`, the tax at the fixed rates of FAKE_STRIPE_TAX_RATES (rounded half up, as Stripe rounds), added to the net.
+   * `country`, the tax of fakeStripeTax added to the net; `vatId` given in Checkout's tax id field. The event's object:
+   * the breakdown (with its `taxability_reason`) only in the session read back with `expand[]=total_details.breakdown`.
    */
-  paidWithStripeTax(sessionId: string, country: string): Record<string, unknown>;
+  paidWithStripeTax(sessionId: string, country: string, options?: { vatId?: string }): Record<string, unknown>;
+  /** Tax Calculations created (POST /v1/tax/calculations), by id. */
+  taxCalculations: Map<string, Record<string, unknown>>;
+  /** Tax Transactions created from a calculation (each reference once, as Stripe requires). */
+  taxTransactions: { id: string; calculation: string; reference: string }[];
   /** Refunds created through POST /v1/refunds (each once per idempotency key). */
   refunds: { id: string; amount: number; payment_intent: string; status: string; metadata: Record<string, string> }[];
   customers: { id: string; email: string; metadata: Record<string, string> }[];
@@ -46,8 +52,11 @@ export interface FakeStripe {
   events: FakeEvent[];
   /** Records the event Stripe would send about `object` (created now, or at `created` seconds). */
   recordEvent(type: string, object: Record<string, unknown>, options?: { created?: number }): FakeEvent;
-  /** The next request answers `status` (Stripe's `error` object: `error`, else an api_error) and does nothing. */
-  failNext(status: number, error?: { type: string; code?: string; message: string }): void;
+  /**
+   * The next request (to `path` only, when given) answers `status` (Stripe's `error` object: `error`, else an api_error)
+   * and does nothing.
+   */
+  failNext(status: number, error?: { type: string; code?: string; message: string }, path?: string): void;
   /** The next `count` requests are carried out, but their answers are lost (the connection drops). */
   loseAnswers(count: number): void;
   close(): Promise<void>;
@@ -76,11 +85,34 @@ export interface FakeEvent {
   data: { object: Record<string, unknown> };
 }
 
-/** The fake's Stripe Tax: fixed rates in basis points by the buyer's country; any other country 0. */
-export const FAKE_STRIPE_TAX_RATES: Record<string, number> = { DE: 1900, FR: 2000, NL: 2100, GB: 2000 };
-
 type Params = Record<string, unknown>;
 type StripeError = { type: string; code?: string; param?: string; message: string };
+
+/** The fake's Stripe Tax: fixed rates in basis points by the buyer's country; any other country 0. */
+export const FAKE_STRIPE_TAX_RATES: Record<string, number> = { DE: 1900, FR: 2000, NL: 2100, GB: 2000 };
+/** The fake account's origin address (Stripe Tax settings, head office). */
+export const FAKE_STRIPE_TAX_ORIGIN = 'DE';
+const EU = new Set('AT BE BG CY CZ DE DK EE ES FI FR GR HR HU IE IT LT LU LV MT NL PL PT RO SE SI SK'.split(' '));
+
+/**
+ * The fake's Stripe Tax on `net` for a buyer in `country`, shared by Checkout's `automatic_tax` and Tax Calculations:
+ * an EU business (a tax id given) in another EU country than the origin is a reverse charge; a country without a rate
+ * is not collected (the account is not registered there); else the rate, rounded half up as Stripe rounds.
+ */
+export function fakeStripeTax(net: number, country: string, business: boolean): { tax: number; rate: number; reason: string } {
+  if (business && EU.has(country) && country !== FAKE_STRIPE_TAX_ORIGIN) return { tax: 0, rate: 0, reason: 'reverse_charge' };
+  const rate = FAKE_STRIPE_TAX_RATES[country];
+  if (rate === undefined) return { tax: 0, rate: 0, reason: 'not_collecting' };
+  return { tax: Math.round((net * rate) / 10_000), rate, reason: 'standard_rated' };
+}
+
+/** Stripe's answer to a tax location it cannot determine (a calculation without a usable address). */
+const TAX_LOCATION_INVALID: StripeError = {
+  type: 'invalid_request_error',
+  code: 'customer_tax_location_invalid',
+  param: 'customer_details[address]',
+  message: "We could not determine the customer's tax location based on the provided customer address.",
+};
 
 /** The endpoint of stripe-params.json a request is for (`{id}` segments matched as ids). */
 type Endpoint = { params: string[]; required: string[]; removedSinceSpec: string[] };
@@ -165,11 +197,13 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   const detached: string[] = [];
   const webhookEndpoints: FakeWebhookEndpoint[] = [];
   const events: FakeEvent[] = [];
+  const taxCalculations = new Map<string, Record<string, unknown>>();
+  const taxTransactions: FakeStripe['taxTransactions'] = [];
   const replays = new Map<string, string>();
   const failedReplays = new Map<string, string>();
   /** The request each Idempotency-Key was first used with. */
   const keyed = new Map<string, string>();
-  let failures: { status: number; error: StripeError }[] = [];
+  let failures: { status: number; error: StripeError; path: string | undefined }[] = [];
   let answersToLose = 0;
   const server: Server = createServer(async (req, res) => {
     let body = '';
@@ -185,7 +219,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       res.writeHead(status, { 'content-type': 'application/json', 'stripe-should-retry': 'false' });
       res.end(typeof payload === 'string' ? payload : JSON.stringify(payload));
     };
-    const failure = failures.shift();
+    const failing = failures.findIndex((f) => f.path === undefined || f.path === path);
+    const failure = failing < 0 ? undefined : failures.splice(failing, 1)[0];
     if (failure) return send(failure.status, { error: failure.error });
     const refused = refusal(req.method ?? '', path, parseForm(req.method === 'GET' ? query : body));
     if (refused) return send(400, { error: refused });
@@ -256,6 +291,107 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       };
       sessions.set(id, session);
       const text = JSON.stringify(session);
+      if (key) replays.set(key, text);
+      return send(200, text);
+    }
+    const sessionId = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path)?.[1];
+    if (req.method === 'GET' && sessionId) {
+      const found = sessions.get(sessionId);
+      if (!found) return send(404, { error: { type: 'invalid_request_error', message: `No such checkout.session: '${sessionId}'` } });
+      // `total_details.breakdown` is includable: only in an answer that asks for it.
+      const expanded = (parseForm(query) as { expand?: string[] }).expand?.includes('total_details.breakdown');
+      const { breakdown, ...details } = (found.total_details ?? {}) as { breakdown?: unknown };
+      return send(200, { ...found, total_details: found.total_details ? { ...details, ...(expanded ? { breakdown } : {}) } : null });
+    }
+    if (req.method === 'POST' && path === '/v1/tax/calculations') {
+      if (key && replays.has(key)) return send(200, replays.get(key)!);
+      const p = parseForm(body) as {
+        currency: string;
+        line_items: { amount: string; reference?: string; tax_behavior?: string }[];
+        customer?: string;
+        customer_details?: { address?: { country?: string; postal_code?: string }; tax_ids?: { type: string; value: string }[] };
+      };
+      // The fake's Customers have no address; a US address needs its ZIP code.
+      const address = p.customer_details?.address;
+      if (!address?.country || (address.country === 'US' && !address.postal_code)) return send(400, { error: TAX_LOCATION_INVALID });
+      const net = p.line_items.reduce((total, line) => total + Number(line.amount), 0);
+      const taxed = fakeStripeTax(net, address.country, Boolean(p.customer_details?.tax_ids?.length));
+      const calculation = {
+        id: `taxcalc_test_${randomBytes(12).toString('hex')}`,
+        object: 'tax.calculation',
+        amount_total: net + taxed.tax,
+        currency: p.currency,
+        customer: p.customer ?? null,
+        customer_details: {
+          address: { city: null, line1: null, line2: null, postal_code: null, state: null, ...address },
+          address_source: 'billing',
+          ip_address: null,
+          tax_ids: p.customer_details?.tax_ids ?? [],
+          taxability_override: 'none',
+        },
+        expires_at: Math.floor(Date.now() / 1000) + 90 * 86_400,
+        livemode: false,
+        ship_from_details: null,
+        shipping_cost: null,
+        tax_amount_exclusive: taxed.tax,
+        tax_amount_inclusive: 0,
+        tax_breakdown: [
+          {
+            amount: taxed.tax,
+            inclusive: false,
+            tax_rate_details: {
+              country: address.country,
+              flat_amount: null,
+              percentage_decimal: (taxed.rate / 100).toFixed(4),
+              rate_type: 'percentage',
+              state: null,
+              tax_type: 'vat',
+            },
+            taxability_reason: taxed.reason,
+            taxable_amount: taxed.reason === 'standard_rated' ? net : 0,
+          },
+        ],
+        tax_date: Math.floor(Date.now() / 1000),
+      };
+      taxCalculations.set(calculation.id, calculation);
+      const text = JSON.stringify(calculation);
+      if (key) replays.set(key, text);
+      return send(200, text);
+    }
+    if (req.method === 'POST' && path === '/v1/tax/transactions/create_from_calculation') {
+      if (key && replays.has(key)) return send(200, replays.get(key)!);
+      const p = parseForm(body) as { calculation: string; reference: string };
+      const calculation = taxCalculations.get(p.calculation);
+      if (!calculation)
+        return send(400, {
+          error: {
+            type: 'invalid_request_error',
+            code: 'resource_missing',
+            param: 'calculation',
+            message: `No such tax calculation: '${p.calculation}'`,
+          },
+        });
+      // Stripe: a reference is unique across all transactions.
+      if (taxTransactions.some((t) => t.reference === p.reference))
+        return send(400, {
+          error: {
+            type: 'invalid_request_error',
+            param: 'reference',
+            message: `A transaction with reference ${p.reference} already exists.`,
+          },
+        });
+      const transaction = { id: `tax_test_${randomBytes(12).toString('hex')}`, calculation: p.calculation, reference: p.reference };
+      taxTransactions.push(transaction);
+      const text = JSON.stringify({
+        ...transaction,
+        object: 'tax.transaction',
+        created: Math.floor(Date.now() / 1000),
+        currency: calculation.currency,
+        customer: calculation.customer,
+        customer_details: calculation.customer_details,
+        livemode: false,
+        type: 'transaction',
+      });
       if (key) replays.set(key, text);
       return send(200, text);
     }
@@ -414,25 +550,45 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.address() as { port: number };
-  const paidWithStripeTax = (sessionId: string, country: string): Record<string, unknown> => {
+  const paidWithStripeTax: FakeStripe['paidWithStripeTax'] = (sessionId, country, options = {}) => {
     const session = sessions.get(sessionId);
     if (!session) throw new Error(`no session ${sessionId}`);
     if (!(session.automatic_tax as { enabled: boolean }).enabled) throw new Error(`session ${sessionId} has no automatic_tax`);
     const net = session.amount_subtotal as number;
-    const tax = Math.round((net * (FAKE_STRIPE_TAX_RATES[country] ?? 0)) / 10_000);
-    return {
+    const { tax, rate, reason } = fakeStripeTax(net, country, Boolean(options.vatId));
+    const totals = { amount_discount: 0, amount_shipping: 0, amount_tax: tax };
+    const paid = {
       ...session,
       status: 'complete',
       payment_status: 'paid',
       amount_total: net + tax,
-      total_details: { amount_discount: 0, amount_shipping: 0, amount_tax: tax },
+      total_details: totals,
       automatic_tax: { ...(session.automatic_tax as object), status: 'complete' },
-      customer_details: { address: { country, line1: 'Somewhere 1', city: 'Somewhere', postal_code: '12345' }, tax_exempt: 'none' },
+      customer_details: {
+        address: { country, line1: 'Somewhere 1', city: 'Somewhere', postal_code: '12345' },
+        tax_exempt: 'none',
+        tax_ids: options.vatId ? [{ type: 'eu_vat', value: options.vatId }] : [],
+      },
       payment_intent: `pi_test_${randomBytes(12).toString('hex')}`,
     };
+    const breakdown = {
+      discounts: [],
+      taxes: [
+        {
+          amount: tax,
+          rate: { object: 'tax_rate', country, percentage: rate / 100 },
+          taxability_reason: reason,
+          taxable_amount: tax ? net : 0,
+        },
+      ],
+    };
+    sessions.set(sessionId, { ...paid, total_details: { ...totals, breakdown } });
+    return paid;
   };
   return {
     paidWithStripeTax,
+    taxCalculations,
+    taxTransactions,
     url: `http://127.0.0.1:${port}`,
     requests,
     sessions,
@@ -458,9 +614,9 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       events.push(event);
       return event;
     },
-    failNext: (status, error = { type: 'api_error', message: 'Injected failure' }) => {
+    failNext: (status, error = { type: 'api_error', message: 'Injected failure' }, path = undefined) => {
       // One failure: the answer carries `stripe-should-retry: false`, so the client does not retry.
-      failures.push({ status, error });
+      failures.push({ status, error, path });
     },
     loseAnswers: (count) => {
       answersToLose += count;
