@@ -14,6 +14,8 @@ import type { z } from 'zod';
  * of its content hash, so each upload is a new URL and no cache ever serves an old logo.
  */
 export const MAX_LOGO_BYTES = 262_144;
+/** The key prefix (and URL path) of logos: infra grants the admin function this prefix only. */
+export const BRAND_PREFIX = 'brand/';
 export const LOGO_SIDE = { min: 16, max: 1024 } as const;
 
 type Image = { contentType: z.infer<typeof BrandLogo>['contentType']; width: number; height: number };
@@ -65,16 +67,25 @@ export async function uploadLogo(dataBase64: string, baseUrl: string, actorId: s
     throw refuse(`it is ${width}×${height} pixels; each side must be ${LOGO_SIDE.min} to ${LOGO_SIDE.max}`);
   }
   const sha256 = createHash('sha256').update(bytes).digest('hex');
-  const key = `brand/logo-${sha256.slice(0, 16)}.${image.contentType === 'image/png' ? 'png' : 'jpg'}`;
+  const key = `${BRAND_PREFIX}logo-${sha256.slice(0, 16)}.${image.contentType === 'image/png' ? 'png' : 'jpg'}`;
   const assets = getConfig().brandAssets;
   if (assets.bucket) {
     // Immutable: the name changes with the content.
-    await putObject({ bucket: assets.bucket, key, body: bytes, contentType: image.contentType, cacheControl: 'public, max-age=31536000, immutable' });
+    await putObject({
+      bucket: assets.bucket,
+      key,
+      body: bytes,
+      contentType: image.contentType,
+      cacheControl: 'public, max-age=31536000, immutable',
+    });
   } else if (assets.dir) {
     await mkdir(assets.dir, { recursive: true });
-    await writeFile(join(assets.dir, key.slice('brand/'.length)), bytes);
+    await writeFile(join(assets.dir, key.slice(BRAND_PREFIX.length)), bytes);
   } else {
-    throw new ApiError('conflict', 'This deployment has no place for the logo (no dashboard bucket): deploy the dashboard first. Nothing was changed.');
+    throw new ApiError(
+      'conflict',
+      'This deployment has no place for the logo (no dashboard bucket): deploy the dashboard first. Nothing was changed.',
+    );
   }
   const logo = { url: `${assets.baseUrl ?? baseUrl}/${key}`, sha256, ...image, bytes: bytes.length };
   const { after } = await updateSettings({ brand: { logo } }, actorId, { logoUpload: true });

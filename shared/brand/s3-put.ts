@@ -6,7 +6,13 @@ import { awsEnvironment } from '../config/env.ts';
  * AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN). The project has no S3 client
  * package and this is its only S3 call; `AWS_ENDPOINT_URL_S3` points it elsewhere (path style).
  */
-export async function putObject(input: { bucket: string; key: string; body: Uint8Array; contentType: string; cacheControl: string }): Promise<void> {
+export async function putObject(input: {
+  bucket: string;
+  key: string;
+  body: Uint8Array;
+  contentType: string;
+  cacheControl: string;
+}): Promise<void> {
   const { accessKeyId: keyId, secretAccessKey: secret, sessionToken: token, region, s3Endpoint: endpoint } = awsEnvironment();
   if (!keyId || !secret) throw new Error('S3 upload: no AWS credentials in the environment');
   const url = endpoint
@@ -26,7 +32,15 @@ export async function putObject(input: { bucket: string; key: string; body: Uint
   };
   const names = Object.keys(headers).sort();
   const signedHeaders = names.join(';');
-  const canonical = ['PUT', url.pathname, '', ...names.map((n) => `${n}:${headers[n]}`), '', signedHeaders, headers['x-amz-content-sha256']].join('\n');
+  const canonical = [
+    'PUT',
+    url.pathname,
+    '',
+    ...names.map((n) => `${n}:${headers[n]}`),
+    '',
+    signedHeaders,
+    headers['x-amz-content-sha256'],
+  ].join('\n');
   const scope = `${day}/${region}/s3/aws4_request`;
   const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonical)].join('\n');
   const signingKey = hmac(hmac(hmac(hmac(`AWS4${secret}`, day), region), 's3'), 'aws4_request');
@@ -35,7 +49,10 @@ export async function putObject(input: { bucket: string; key: string; body: Uint
   const response = await fetch(url, {
     method: 'PUT',
     body: input.body,
-    headers: { ...sent, authorization: `AWS4-HMAC-SHA256 Credential=${keyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}` },
+    headers: {
+      ...sent,
+      authorization: `AWS4-HMAC-SHA256 Credential=${keyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`,
+    },
   });
   if (!response.ok) throw new Error(`S3 upload of ${input.key} failed: HTTP ${response.status}`);
 }

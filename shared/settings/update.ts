@@ -38,9 +38,13 @@ export async function updateSettings(
   };
   // The logo is the upload's (PUT /v1/admin/brand/logo): sent back unchanged, or null to remove it.
   if (!options.logoUpload && update.brand?.logo && update.brand.logo.sha256 !== before.brand.logo?.sha256) {
-    throw new ApiError('validation_failed', 'brand.logo is set by uploading the file (PUT /v1/admin/brand/logo); send it unchanged or null', {
-      issues: [{ field: 'body.brand.logo', message: 'upload the file with PUT /v1/admin/brand/logo; here only unchanged or null' }],
-    });
+    throw new ApiError(
+      'validation_failed',
+      'brand.logo is set by uploading the file (PUT /v1/admin/brand/logo); send it unchanged or null',
+      {
+        issues: [{ field: 'body.brand.logo', message: 'upload the file with PUT /v1/admin/brand/logo; here only unchanged or null' }],
+      },
+    );
   }
   if (!options.logoUpload && update.brand?.logo) after.brand.logo = before.brand.logo;
   if (after.minimumTopUpCents > after.maximumTopUpCents) {

@@ -1,7 +1,7 @@
-import { deflateSync, crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, expectEnvelope, type TestApi } from '../helpers/stack.ts';
 import { pdfText } from '../helpers/pdf-text.ts';
+import { png } from '../helpers/png.ts';
 import { contrastRatio, relativeLuminance } from '../../shared/colour/contrast.ts';
 import { inspectImage } from '../../shared/brand/logo.ts';
 
@@ -21,30 +21,6 @@ beforeAll(async () => {
   api = await startTestApi();
 });
 afterAll(async () => api?.stop());
-
-/** A real PNG (RGB, 8 bits, one colour) of the given size, built by the PNG spec: signature, IHDR, IDAT, IEND. */
-function png(width: number, height: number, padTo = 0): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const out = Buffer.alloc(12 + data.length);
-    out.writeUInt32BE(data.length, 0);
-    body.copy(out, 4);
-    out.writeUInt32BE(crc32(body), 8 + data.length);
-    return out;
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8);
-  const row = Buffer.concat([Buffer.from([0]), Buffer.alloc(width * 3, 0x33)]);
-  const raw = Buffer.concat(Array.from({ length: height }, () => row));
-  const parts = [Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw))];
-  // A text chunk makes a file as large as asked while staying a valid PNG.
-  const size = parts.reduce((n, p) => n + p.length, 0) + 12;
-  if (padTo > size) parts.push(chunk('tEXt', Buffer.alloc(padTo - size - 12, 0x61)));
-  parts.push(chunk('IEND', Buffer.alloc(0)));
-  return Buffer.concat(parts);
-}
 
 const brand = async () => (await api.call('GET', '/v1/brand', { token: null })).body;
 const upload = (bytes: Buffer) => api.call('PUT', '/v1/admin/brand/logo', { body: { dataBase64: bytes.toString('base64') } });
@@ -185,7 +161,9 @@ describe('PUT /v1/admin/brand/logo', () => {
 
   it('reads the size of a JPEG from its frame header', () => {
     // SOI, an APP0 segment, then SOF0 (precision 8, height 40, width 120).
-    const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x04, 0x00, 0x00, 0xff, 0xc0, 0x00, 0x0b, 0x08, 0x00, 0x28, 0x00, 0x78, 0x01, 0x01, 0x11, 0x00]);
+    const jpeg = Buffer.from([
+      0xff, 0xd8, 0xff, 0xe0, 0x00, 0x04, 0x00, 0x00, 0xff, 0xc0, 0x00, 0x0b, 0x08, 0x00, 0x28, 0x00, 0x78, 0x01, 0x01, 0x11, 0x00,
+    ]);
     expect(inspectImage(jpeg)).toEqual({ contentType: 'image/jpeg', width: 120, height: 40 });
   });
 });

@@ -34,15 +34,24 @@ export const PrimaryColour = z
 
 export const BrandLogo = z
   .object({
-    url: z.string().max(2048).meta({ description: 'Where the logo is served: the dashboard origin, `/brand/logo-<hash>.<ext>` (a new file for each upload, so caches never serve an old one).' }),
-    sha256: z.string().regex(/^[0-9a-f]{64}$/).meta({ description: "SHA-256 of the file's bytes, hex." }),
+    url: z.string().max(2048).meta({
+      description:
+        'Where the logo is served: the dashboard origin, `/brand/logo-<hash>.<ext>` (a new file for each upload, so caches never serve an old one).',
+    }),
+    sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .meta({ description: "SHA-256 of the file's bytes, hex." }),
     contentType: z.enum(['image/png', 'image/jpeg']),
     width: int32(1, 4096),
     height: int32(1, 4096),
     bytes: int32(1, 262_144),
   })
   .strict()
-  .meta({ id: 'BrandLogo', description: 'Set by PUT /v1/admin/brand/logo, not by PUT /v1/admin/settings (which may send it back unchanged, or null to remove it).' });
+  .meta({
+    id: 'BrandLogo',
+    description: 'Set by PUT /v1/admin/brand/logo, not by PUT /v1/admin/settings (which may send it back unchanged, or null to remove it).',
+  });
 
 export const Brand = z
   .object({
@@ -52,11 +61,9 @@ export const Brand = z
     supportUrl: Link.nullable(),
     termsUrl: Link.nullable(),
     privacyUrl: Link.nullable(),
-    legalFooter: SafeText.trim()
-      .min(1)
-      .max(600)
-      .nullable()
-      .meta({ description: 'One paragraph at the foot of the invoice and credit-note PDFs and of e-mails (company registration, address).' }),
+    legalFooter: SafeText.trim().min(1).max(600).nullable().meta({
+      description: 'One paragraph at the foot of the invoice and credit-note PDFs and of e-mails (company registration, address).',
+    }),
     logo: BrandLogo.nullable(),
   })
   .strict()
