@@ -71,7 +71,7 @@ describe.skipIf(!browserPath)("the operator's brand in the dashboard", () => {
       const footer = page.getByTestId('brand-footer');
       expect(await footer.getByRole('link', { name: 'Terms' }).getAttribute('href')).toBe('https://blockhost.example/terms');
       expect(await footer.getByRole('link', { name: 'help@blockhost.example' }).getAttribute('href')).toBe('mailto:help@blockhost.example');
-      expect(await page.title()).toBe('Blockhost');
+      expect(await page.title()).toBe('Overview · Blockhost');
       const { blocking } = await runAxe(page);
       expect(blocking, describeViolations(blocking)).toEqual([]);
       expect(problems.errors).toEqual([]);

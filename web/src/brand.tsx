@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schema } from './api.ts';
+import { setSiteName } from './brand-context.ts';
 
 export type Brand = Schema<'Brand'>;
 
@@ -9,7 +10,7 @@ export type Brand = Schema<'Brand'>;
  */
 export function applyBrand(brand: Brand): void {
   document.documentElement.style.setProperty('--brand', brand.primaryColor);
-  document.title = brand.name;
+  setSiteName(brand.name);
 }
 
 /** The brand, read once per load; null until it arrives (the default look meanwhile), and if it cannot be read. */
