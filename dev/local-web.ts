@@ -68,3 +68,30 @@ export function serveDashboard(options: LocalWebOptions): (req: IncomingMessage,
     return true;
   };
 }
+
+/** Where the local stack serves the brand's logo (as CloudFront serves it from the dashboard bucket in AWS). */
+export const BRAND_PATH = '/brand/';
+const LOGO_FILE = /^logo-[0-9a-f]{16}\.(png|jpg)$/;
+
+/** Answers `/brand/logo-<hash>.<png|jpg>` from `dir` (shared/brand/logo.ts writes there); false for other paths. */
+export function serveBrandFiles(dir: string): (req: IncomingMessage, res: ServerResponse) => boolean {
+  return (req, res) => {
+    const path = (req.url ?? '/').split(/[?#]/, 1)[0]!;
+    if (!path.startsWith(BRAND_PATH)) return false;
+    const name = path.slice(BRAND_PATH.length);
+    const file = join(dir, name);
+    // Only the names the upload writes: nothing else of the folder is reachable.
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || !LOGO_FILE.test(name) || !existsSync(file)) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
+      return true;
+    }
+    res.writeHead(200, {
+      'content-type': name.endsWith('.png') ? 'image/png' : 'image/jpeg',
+      'cache-control': 'public, max-age=31536000, immutable',
+      'x-content-type-options': 'nosniff',
+    });
+    if (req.method === 'HEAD') res.end();
+    else createReadStream(file).pipe(res);
+    return true;
+  };
+}

@@ -1,4 +1,7 @@
+import { mkdtempSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { resetConfig } from '../shared/config/env.ts';
 import { resetDbClient } from '../shared/db/client.ts';
 import { ensureAccountForSubject } from '../shared/accounts/index.ts';
@@ -12,7 +15,7 @@ import { EXAMPLE_SELLER } from '../shared/invoices/parties.ts';
 import { ensureTable, startDynamoLocal, type LocalDynamo } from './dynamodb.ts';
 import { createLocalApi, listen, loadGroupHandlers, type Preroute } from './local-api.ts';
 import { keepLocalIdpKeyIn, LOCAL_AUDIENCE, localIssuer as localIssuerUrl } from './local-idp.ts';
-import { DASHBOARD_PATH, serveDashboard } from './local-web.ts';
+import { DASHBOARD_PATH, serveBrandFiles, serveDashboard } from './local-web.ts';
 import { localOidc } from './local-oidc.ts';
 import { buildDashboard } from '../web/build.ts';
 import { GRACE_MS, runPassInProcess } from '../shared/billing/pass.ts';
@@ -114,7 +117,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let web: Preroute | undefined;
   let oidc: Preroute | undefined;
   // The identity provider's sign-in (always on: tests use it without the dashboard), then the dashboard.
-  const server: Server = createLocalApi(handlers, () => (req, res) => Boolean(oidc?.(req, res) || web?.(req, res)));
+  // The brand's logo: in the data folder, or a temporary one for a stack in memory (tests).
+  const brandDir = options.dataDir ? join(options.dataDir, 'brand') : mkdtempSync(join(tmpdir(), 'control-plane-brand-'));
+  const brandFiles = serveBrandFiles(brandDir);
+  const server: Server = createLocalApi(handlers, () => (req, res) => Boolean(oidc?.(req, res) || brandFiles(req, res) || web?.(req, res)));
   const baseUrl = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
   oidc = localOidc({ baseUrl, issuer: LOCAL_ISSUER, clientId: LOCAL_AUDIENCE });
   // VAT ids are checked against a stand-in with VIES's answers, offline (LOCAL_VIES=off: the real VIES).
@@ -131,6 +137,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     OIDC_AUDIENCE: LOCAL_AUDIENCE,
     OIDC_TOKEN_USE: 'id',
     LOCAL_SECRETS_FILE: options.secretsFile ?? '',
+    BRAND_DIR: brandDir,
     ...(vies ? { VIES_API_URL: vies.url } : {}),
   });
   resetConfig();

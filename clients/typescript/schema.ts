@@ -346,6 +346,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/brand': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The operator's brand: name, colour, logo, support and legal links (no credential)
+     * @description What the dashboard shows in its header and footer, set by an admin (the setting `brand`, PUT /v1/admin/brand/logo). Read afresh on every load: a change shows at the next page load.
+     */
+    get: operations['getBrand'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/servers': {
     parameters: {
       query?: never;
@@ -1384,6 +1404,26 @@ export interface paths {
      * @description Any subset; omitted fields keep their value. Exactly what GET returns is accepted. A PUT that changes nothing writes nothing. Each change is audit-logged with before and after. `currency` changes only while no customer account exists (the operators' own accounts aside, while they moved no money beyond the trial credit); after that a different currency is refused with 409 `conflict` and nothing is changed.
      */
     put: operations['adminUpdateSettings'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/brand/logo': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Upload the operator's logo (PNG or JPEG)
+     * @description The file as base64: PNG or JPEG by its content (SVG and other formats are refused), at most 256 KB, 16 to 1024 pixels a side. Stored in the dashboard's bucket (the local stack: its data folder) under a name of its hash and served at `/brand/logo-<hash>.<png|jpg>`; the setting `brand.logo` keeps its URL and hash. Answers the brand. A refused file changes nothing.
+     */
+    put: operations['adminUploadBrandLogo'];
     post?: never;
     delete?: never;
     options?: never;
@@ -4613,6 +4653,42 @@ export interface components {
       /** @description At least one node there can take the smallest server now (from the cached topology). */
       available: boolean;
     };
+    /** @description The operator's brand, shown to customers; public (GET /v1/brand). */
+    Brand: {
+      /** @description The operator name: dashboard header, page titles, PDFs, Checkout, e-mail. */
+      name: string;
+      /**
+       * @description The primary colour as #rrggbb: the dashboard header and buttons (white text on it), links, the Checkout button. Refused unless it has a WCAG AA contrast of 4.5:1 against white and against the dashboard background #f6f7f9.
+       * @example #2f5fd0
+       */
+      primaryColor: string;
+      /** @description Where customers write for help (dashboard footer, e-mail). */
+      supportEmail: string | null;
+      /** Format: uri */
+      supportUrl: string | null;
+      /** Format: uri */
+      termsUrl: string | null;
+      /** Format: uri */
+      privacyUrl: string | null;
+      /** @description One paragraph at the foot of the invoice and credit-note PDFs and of e-mails (company registration, address). */
+      legalFooter: string | null;
+      logo: components['schemas']['BrandLogo'];
+    };
+    /** @description Set by PUT /v1/admin/brand/logo, not by PUT /v1/admin/settings (which may send it back unchanged, or null to remove it). */
+    BrandLogo: {
+      /** @description Where the logo is served: the dashboard origin, `/brand/logo-<hash>.<ext>` (a new file for each upload, so caches never serve an old one). */
+      url: string;
+      /** @description SHA-256 of the file's bytes, hex. */
+      sha256: string;
+      /** @enum {string} */
+      contentType: 'image/png' | 'image/jpeg';
+      /** Format: int32 */
+      width: number;
+      /** Format: int32 */
+      height: number;
+      /** Format: int32 */
+      bytes: number;
+    } | null;
     ServerList: {
       data: components['schemas']['Server'][];
       /** @description Pass as `cursor` for the next page; null on the last page. */
@@ -6277,6 +6353,7 @@ export interface components {
       backupsPerServer: number;
       /** @description When true (the default), a panel server the reconciler finds without a record is held for an admin to confirm (GET /v1/admin/orphans, POST /v1/admin/orphans/{id}/confirm) instead of deleted from the panel. */
       holdOrphansForConfirmation: boolean;
+      brand: components['schemas']['Brand'];
     };
     /** @description How top-ups are taxed; the invoice shows net, tax rate, tax and gross, or the reason for none. */
     TaxSettings:
@@ -6428,6 +6505,30 @@ export interface components {
       backupsPerServer?: number;
       /** @description When true (the default), a panel server the reconciler finds without a record is held for an admin to confirm (GET /v1/admin/orphans, POST /v1/admin/orphans/{id}/confirm) instead of deleted from the panel. */
       holdOrphansForConfirmation?: boolean;
+      brand?: {
+        /** @description The operator name: dashboard header, page titles, PDFs, Checkout, e-mail. */
+        name?: string;
+        /**
+         * @description The primary colour as #rrggbb: the dashboard header and buttons (white text on it), links, the Checkout button. Refused unless it has a WCAG AA contrast of 4.5:1 against white and against the dashboard background #f6f7f9.
+         * @example #2f5fd0
+         */
+        primaryColor?: string;
+        /** @description Where customers write for help (dashboard footer, e-mail). */
+        supportEmail?: string | null;
+        /** Format: uri */
+        supportUrl?: string | null;
+        /** Format: uri */
+        termsUrl?: string | null;
+        /** Format: uri */
+        privacyUrl?: string | null;
+        /** @description One paragraph at the foot of the invoice and credit-note PDFs and of e-mails (company registration, address). */
+        legalFooter?: string | null;
+        logo?: components['schemas']['BrandLogo'];
+      };
+    };
+    LogoUpload: {
+      /** @description The PNG or JPEG file, base64; at most 256 KB decoded, 16 to 1024 pixels a side. */
+      dataBase64: string;
     };
     AdminUser: {
       account: components['schemas']['AdminAccount'];
@@ -10743,6 +10844,94 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getBrand: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The operator's brand: name, colour, logo, support and legal links (no credential) */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "name": "survival",
+           *       "primaryColor": "#2f5fd0",
+           *       "supportEmail": "ann@example.com",
+           *       "supportUrl": "https://hooks.example.com/control-plane",
+           *       "termsUrl": "https://hooks.example.com/control-plane",
+           *       "privacyUrl": "https://hooks.example.com/control-plane",
+           *       "legalFooter": "example legalFooter",
+           *       "logo": {
+           *         "url": "example url",
+           *         "sha256": "example sha256",
+           *         "contentType": "image/png",
+           *         "width": 1,
+           *         "height": 1,
+           *         "bytes": 1
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Brand'];
+        };
       };
       /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
       429: {
@@ -26752,7 +26941,24 @@ export interface operations {
            *       },
            *       "autoTopUpMaxFailures": 1,
            *       "backupsPerServer": 1,
-           *       "holdOrphansForConfirmation": true
+           *       "holdOrphansForConfirmation": true,
+           *       "brand": {
+           *         "name": "survival",
+           *         "primaryColor": "#2f5fd0",
+           *         "supportEmail": "ann@example.com",
+           *         "supportUrl": "https://hooks.example.com/control-plane",
+           *         "termsUrl": "https://hooks.example.com/control-plane",
+           *         "privacyUrl": "https://hooks.example.com/control-plane",
+           *         "legalFooter": "example legalFooter",
+           *         "logo": {
+           *           "url": "example url",
+           *           "sha256": "example sha256",
+           *           "contentType": "image/png",
+           *           "width": 1,
+           *           "height": 1,
+           *           "bytes": 1
+           *         }
+           *       }
            *     }
            */
           'application/json': components['schemas']['Settings'];
@@ -26918,10 +27124,251 @@ export interface operations {
            *       },
            *       "autoTopUpMaxFailures": 1,
            *       "backupsPerServer": 1,
-           *       "holdOrphansForConfirmation": true
+           *       "holdOrphansForConfirmation": true,
+           *       "brand": {
+           *         "name": "survival",
+           *         "primaryColor": "#2f5fd0",
+           *         "supportEmail": "ann@example.com",
+           *         "supportUrl": "https://hooks.example.com/control-plane",
+           *         "termsUrl": "https://hooks.example.com/control-plane",
+           *         "privacyUrl": "https://hooks.example.com/control-plane",
+           *         "legalFooter": "example legalFooter",
+           *         "logo": {
+           *           "url": "example url",
+           *           "sha256": "example sha256",
+           *           "contentType": "image/png",
+           *           "width": 1,
+           *           "height": 1,
+           *           "bytes": 1
+           *         }
+           *       }
            *     }
            */
           'application/json': components['schemas']['Settings'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminUploadBrandLogo: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LogoUpload'];
+      };
+    };
+    responses: {
+      /** @description Upload the operator's logo (PNG or JPEG) */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "name": "survival",
+           *       "primaryColor": "#2f5fd0",
+           *       "supportEmail": "ann@example.com",
+           *       "supportUrl": "https://hooks.example.com/control-plane",
+           *       "termsUrl": "https://hooks.example.com/control-plane",
+           *       "privacyUrl": "https://hooks.example.com/control-plane",
+           *       "legalFooter": "example legalFooter",
+           *       "logo": {
+           *         "url": "example url",
+           *         "sha256": "example sha256",
+           *         "contentType": "image/png",
+           *         "width": 1,
+           *         "height": 1,
+           *         "bytes": 1
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Brand'];
         };
       };
       /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */

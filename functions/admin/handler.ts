@@ -16,6 +16,7 @@ import { confirmOrphan, listHeldOrphans } from '../../shared/servers/orphans.ts'
 import { accountDetail, searchAccounts } from '../../shared/admin/users.ts';
 import { adminDelete, adminReinstall, adminSuspend, adminUnsuspend } from '../../shared/admin/servers.ts';
 import { updateSettings } from '../../shared/settings/update.ts';
+import { uploadLogo } from '../../shared/brand/logo.ts';
 import { refundInvoice } from '../../shared/payments/refunds.ts';
 import { stripeWebhookHealth } from '../../shared/payments/webhook-endpoint.ts';
 import { paymentRoutes } from '../../shared/api/routes/payments.ts';
@@ -71,6 +72,13 @@ export const handler = createGroupHandler('admin', adminRoutes, {
       after: Object.fromEntries(changed.map((path) => [path, valueAt(after, path)])),
     };
     return after;
+  },
+
+  adminUploadBrandLogo: async ({ principal, body, baseUrl, audit }) => {
+    const brand = await uploadLogo(body.dataBase64, baseUrl, principal.accountId);
+    audit.target = 'settings';
+    audit.details = { logo: brand.logo };
+    return brand;
   },
 
   adminGetLimits: async ({ params }) => getAccountLimits(params.id),

@@ -3,6 +3,7 @@ import { catalogRoutes } from '../../shared/api/routes/catalog.ts';
 import { listInstances } from '../../shared/instances/index.ts';
 import { getEgg, listEggs, listRegions } from '../../shared/catalog/index.ts';
 import { publicPricing } from '../../shared/catalog/pricing.ts';
+import { getSettings } from '../../shared/settings/index.ts';
 
 /** Catalog group: what can be deployed, and where. */
 export const handler = createGroupHandler('catalog', catalogRoutes, {
@@ -15,4 +16,5 @@ export const handler = createGroupHandler('catalog', catalogRoutes, {
   listEggs: async () => listEggs(),
   getEgg: async ({ params }) => getEgg(params.instanceId, params.eggId),
   pricing: async () => publicPricing(),
+  getBrand: async () => (await getSettings()).brand,
 });

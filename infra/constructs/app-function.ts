@@ -6,11 +6,13 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { indexPatterns, leadingKeyPatterns, type TableAccess } from '../../shared/db/key-prefixes.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { bundleDir } from '../bundle.ts';
 import { asNagString } from '../nag.ts';
+import { BRAND_PREFIX } from '../../shared/brand/logo.ts';
 import type { FunctionEgress } from './egress.ts';
 import { currencyOf, metricsNamespace, panelSecretsPrefix } from '../stage.ts';
 
@@ -232,6 +234,23 @@ export class AppFunction extends Construct {
    * Panel keys (`control-plane/instances/<id>`): `read` for functions that call panels, `write` for
    * the admin function, which registers, rotates and removes them.
    */
+  /**
+   * Lets the function put the brand's logo (shared/brand/logo.ts) under `brand/` of the dashboard's
+   * bucket, and nothing else of it: no read, no delete, no other prefix. BRAND_BASE_URL: where CloudFront serves it.
+   */
+  grantBrandAssets(bucket: s3.IBucket, publicUrl: string): this {
+    const resource = bucket.arnForObjects(`${BRAND_PREFIX}*`);
+    this.fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [resource] }));
+    this.fn.addEnvironment('BRAND_BUCKET', bucket.bucketName);
+    this.fn.addEnvironment('BRAND_BASE_URL', publicUrl);
+    Validations.of(this).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${asNagString(Stack.of(this), resource)}]`,
+      reason:
+        "Each logo upload is a new object named by its content hash (cache busting), so the names are not known at deploy time; the grant is PutObject only, under the bucket's brand/ prefix.",
+    });
+    return this;
+  }
+
   grantPanelKeys(access: 'read' | 'write'): this {
     const stack = Stack.of(this);
     const actions =

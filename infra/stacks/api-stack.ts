@@ -513,6 +513,9 @@ export class ApiStack extends Stack {
       } else {
         this.dashboardClient = undefined;
       }
+      // The brand's logo (shared/brand/logo.ts): the admin function alone puts it, under brand/ of
+      // the dashboard's bucket, and CloudFront serves it at /brand/… (the bucket behaviour).
+      functions.get('admin')?.grantBrandAssets(dashboard.bucket, dashboard.url);
       dashboard.deploy({
         authority: dashboardIdentity.authority,
         clientId: clientId!,

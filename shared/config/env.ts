@@ -53,6 +53,11 @@ export interface Config {
    * wrote beside the bundle (shared/openapi/bundle-files.ts). Undefined outside Lambda.
    */
   bundleFolder: string | undefined;
+  /**
+   * Where the brand's logo is kept (shared/brand/logo.ts): in AWS `BRAND_BUCKET`, the dashboard's bucket,
+   * served by its CloudFront at `BRAND_BASE_URL`; elsewhere the folder `BRAND_DIR`, served by the local stack.
+   */
+  brandAssets: { bucket: string | undefined; baseUrl: string | undefined; dir: string | undefined };
 }
 
 export interface PaymentsConfig {
@@ -132,6 +137,18 @@ function required(env: NodeJS.ProcessEnv, name: string): string {
   return value;
 }
 
+/**
+ * The function's own AWS credentials and region as Lambda sets them, for the one request signed by
+ * hand (shared/brand/s3-put.ts); read at the call, since Lambda may renew them. `AWS_ENDPOINT_URL_S3` points S3 elsewhere.
+ */
+export const awsEnvironment = (env: NodeJS.ProcessEnv = process.env) => ({
+  accessKeyId: env.AWS_ACCESS_KEY_ID,
+  secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
+  sessionToken: env.AWS_SESSION_TOKEN,
+  region: env.AWS_REGION ?? 'us-east-1',
+  s3Endpoint: env.AWS_ENDPOINT_URL_S3,
+});
+
 export function readConfig(env: NodeJS.ProcessEnv): Config {
   const stage = (env.STAGE ?? (env.AWS_LAMBDA_FUNCTION_NAME ? 'aws' : 'local')) as Config['stage'];
   const issuer = env.OIDC_ISSUER;
@@ -175,6 +192,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     viesApiUrl: env.VIES_API_URL || 'https://ec.europa.eu/taxation_customs/vies/rest-api',
     billingQueueUrl: env.BILLING_QUEUE_URL || undefined,
     bundleFolder: env.LAMBDA_TASK_ROOT || undefined,
+    brandAssets: { bucket: env.BRAND_BUCKET || undefined, baseUrl: env.BRAND_BASE_URL || undefined, dir: env.BRAND_DIR || undefined },
     panelTimeoutMs: Number(env.PANEL_TIMEOUT_MS ?? 10_000),
     panelCreateTimeoutMs: Number(env.PANEL_CREATE_TIMEOUT_MS ?? 20_000),
     panelArchiveWaitMs: Number(env.PANEL_ARCHIVE_WAIT_MS ?? 15 * 60_000),

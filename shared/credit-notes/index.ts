@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { printedBrand } from '../brand/printed.ts';
 import type { z } from 'zod';
 import type { CreditNote } from '../api/schemas/credit-notes.ts';
 import { EMPTY_ADDRESS } from '../api/empty-address.ts';
@@ -172,6 +173,7 @@ export async function prepareCreditNote(input: {
     issuedAt: now.toISOString(),
     seller: settings.invoiceIssuer,
     buyer,
+    brand: printedBrand(settings.brand),
   };
   const writes: NamedWrite[] = [
     {

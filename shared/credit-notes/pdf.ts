@@ -36,6 +36,7 @@ export async function renderCreditNotePdf(note: CreditNoteItem): Promise<Uint8Ar
   if (seller.legalName) pdf.setAuthor(w.safe(seller.legalName));
   pdf.setCreationDate(new Date(note.issuedAt));
 
+  w.brandLine(note.brand);
   page.drawText(TITLE[note.type], { x: left, y: w.y - 14, size: 22, font: w.bold, color: w.ink });
   w.right(note.number, right, w.y - 6, 12, w.bold);
   w.right(`For invoice ${note.invoiceNumber}`, right, w.y - 22, 10, w.bold);
@@ -101,16 +102,7 @@ export async function renderCreditNotePdf(note: CreditNoteItem): Promise<Uint8Ar
     w.y -= 15;
   }
 
-  if (seller.footer) {
-    const lines = w.wrap(seller.footer, 8, right - left);
-    const top = PAGE_MARGIN + (lines.length - 1) * 11;
-    const target = top + 8 < w.y - 12 ? page : pdf.addPage(PageSizes.A4);
-    let y = top;
-    for (const l of lines) {
-      target.drawText(l, { x: left, y, size: 8, font: w.regular, color: w.muted });
-      y -= 11;
-    }
-  }
+  await w.footer(pdf, [seller.footer, note.brand?.legalFooter]);
 
   return pdf.save();
 }

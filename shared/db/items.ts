@@ -4,6 +4,7 @@
  * and hand out the typed item, so domain code reads fields, not `item.x as T` casts.
  */
 import type { Scope } from '../api/scopes.ts';
+import type { PrintedBrand } from '../brand/printed.ts';
 import type { PowerState } from '../panel/types.ts';
 import type { SettingsValue } from '../api/schemas/settings.ts';
 
@@ -313,6 +314,8 @@ export interface InvoiceItem extends Stored {
       footer: string | null;
     };
     buyer: BillingProfileItem['profile'] & { email: string | null };
+    /** The operator's brand as printed (shared/brand/printed.ts); absent on copies kept before brands. */
+    brand?: PrintedBrand;
     copiedAt: string;
   };
   voidedAt?: string;
@@ -362,6 +365,8 @@ export interface CreditNoteItem extends Stored {
   issuedAt: string;
   seller: SettingsValue['invoiceIssuer'];
   buyer: BillingProfileItem['profile'] & { email: string | null };
+  /** The operator's brand as printed, copied when the note was made (absent on notes made before brands). */
+  brand?: PrintedBrand;
 }
 
 export interface CreditNotePointerItem extends Stored {

@@ -13,6 +13,6 @@ export async function invoicePdf(accountId: string, invoiceId: string): Promise<
   const item = await getInvoiceItem(accountId, invoiceId);
   const parties = await partiesOf(item);
   const invoice = toInvoiceView(item);
-  const document: InvoiceDocument = { invoice, seller: parties.seller, buyer: parties.buyer };
+  const document: InvoiceDocument = { invoice, seller: parties.seller, buyer: parties.buyer, brand: parties.brand };
   return { filename: `${invoice.number}.pdf`, bytes: await renderInvoicePdf(document) };
 }

@@ -4,9 +4,10 @@ import * as accessPatterns from '../db/access-patterns.ts';
 import type { InvoiceItem } from '../db/items.ts';
 import { ApiError } from '../errors.ts';
 import { getSettings } from '../settings/index.ts';
+import { printedBrand } from '../brand/printed.ts';
 
 /**
- * Who an invoice is from and to. A paid invoice keeps a copy of both, taken when its payment is
+ * Who an invoice is from and to, and the operator's brand it prints. A paid invoice keeps a copy of them, taken when its payment is
  * booked (creditInvoice), so its document never changes with a later profile or seller change;
  * an open or void invoice, and one paid before the copy was kept, is printed from live data.
  */
@@ -55,7 +56,7 @@ export async function requireSeller(): Promise<void> {
   );
 }
 
-/** The seller (settings, read afresh) and the buyer (billing profile and the account's e-mail address) as they are now. */
+/** The seller and the brand (settings, read afresh) and the buyer (billing profile and the account's e-mail address) as they are now. */
 export async function currentParties(accountId: string): Promise<Omit<InvoiceParties, 'copiedAt'>> {
   const [profile, account, settings] = await Promise.all([
     getBillingProfile(accountId),
@@ -63,7 +64,7 @@ export async function currentParties(accountId: string): Promise<Omit<InvoicePar
     getSettings(true),
   ]);
   const { updatedAt: _updatedAt, ...buyer } = profile;
-  return { seller: settings.invoiceIssuer, buyer: { ...buyer, email: account?.email ?? null } };
+  return { seller: settings.invoiceIssuer, buyer: { ...buyer, email: account?.email ?? null }, brand: printedBrand(settings.brand) };
 }
 
 /** The parties a document prints: the copy of a paid invoice, else (open, void, paid before copies were kept) the live ones. */

@@ -6,6 +6,7 @@ import { loadFontkit, loadPdfLib } from '../packages.ts';
 import { loadInvoiceFonts } from './fonts.ts';
 import { currencyWithSymbol } from '../currency.ts';
 import { formatRate } from './tax.ts';
+import type { PrintedBrand } from '../brand/printed.ts';
 
 /**
  * The invoice PDF's layout (pdf-lib and fontkit, pure JavaScript: no browser; both loaded with the
@@ -20,6 +21,8 @@ export interface InvoiceDocument {
   invoice: InvoiceView;
   seller: SettingsValue['invoiceIssuer'];
   buyer: Omit<BillingProfileView, 'updatedAt' | 'vatCheck'> & { email: string | null };
+  /** Absent: a paid invoice copied before brands were kept prints none. */
+  brand?: PrintedBrand;
 }
 
 type Address = InvoiceDocument['seller']['address'];
@@ -186,6 +189,34 @@ export class Writer {
     this.page.drawText(this.safe(text).toUpperCase(), { x, y, size: 8, font: this.bold, color: this.muted });
   }
 
+  /** The operator's name above the heading, when the brand sets one. */
+  brandLine(brand: PrintedBrand | undefined): void {
+    if (!brand?.name) return;
+    for (const l of this.wrap(brand.name, 14, this.page.getWidth() - 2 * PAGE_MARGIN, this.bold).slice(0, 2)) {
+      this.page.drawText(l, { x: PAGE_MARGIN, y: this.y - 10, size: 14, font: this.bold, color: this.ink });
+      this.y -= 20;
+    }
+    this.y -= 6;
+  }
+
+  /**
+   * Paragraphs at the foot of the page (the seller's footer, the brand's legal footer); on a page of
+   * their own when the fields above (each within its bounds, all at their longest) leave no room.
+   */
+  async footer(pdf: PDFDocument, paragraphs: (string | null | undefined)[]): Promise<void> {
+    const width = this.page.getWidth() - 2 * PAGE_MARGIN;
+    const lines = present(paragraphs).flatMap((p) => this.wrap(p, 8, width));
+    if (lines.length === 0) return;
+    const top = PAGE_MARGIN + (lines.length - 1) * 11;
+    const { PageSizes } = await loadPdfLib();
+    const target = top + 8 < this.y - 12 ? this.page : pdf.addPage(PageSizes.A4);
+    let y = top;
+    for (const l of lines) {
+      target.drawText(l, { x: PAGE_MARGIN, y, size: 8, font: this.regular, color: this.muted });
+      y -= 11;
+    }
+  }
+
   /** Right-aligned at `right`. */
   right(text: string, right: number, y: number, size = 10, font = this.regular): void {
     const t = this.safe(text);
@@ -193,7 +224,7 @@ export class Writer {
   }
 }
 
-export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocument): Promise<Uint8Array> {
+export async function renderInvoicePdf({ invoice, seller, buyer, brand }: InvoiceDocument): Promise<Uint8Array> {
   const { PageSizes, PDFDocument, rgb } = await loadPdfLib();
   const pdf = await PDFDocument.create();
   const page = pdf.addPage(PageSizes.A4);
@@ -214,7 +245,8 @@ export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocume
   pdf.setModificationDate(documentDate);
   const isVoid = invoice.status === 'void';
 
-  // Heading: the word, the number, the status.
+  // Heading: the operator's name, then the word, the number, the status.
+  w.brandLine(brand);
   page.drawText('Invoice', { x: left, y: w.y - 14, size: 22, font: w.bold, color: w.ink });
   w.right(invoice.number, right, w.y - 6, 12, w.bold);
   w.right(STATUS_LABEL[invoice.status], right, w.y - 22, 10, w.bold);
@@ -303,18 +335,8 @@ export async function renderInvoicePdf({ invoice, seller, buyer }: InvoiceDocume
     w.y = w.block([tax.reason], left, right - left, { size: 9 });
   }
 
-  // The seller's footer (terms, registration), at the foot of the page; on a page of its own when
-  // the fields above (each within its bounds, all at their longest) leave no room for it.
-  if (seller.footer) {
-    const lines = w.wrap(seller.footer, 8, right - left);
-    const top = PAGE_MARGIN + (lines.length - 1) * 11;
-    const target = top + 8 < w.y - 12 ? page : pdf.addPage(PageSizes.A4);
-    let y = top;
-    for (const l of lines) {
-      target.drawText(l, { x: left, y, size: 8, font: w.regular, color: w.muted });
-      y -= 11;
-    }
-  }
+  // The seller's footer (terms, registration) and the brand's legal footer, at the foot of the page.
+  await w.footer(pdf, [seller.footer, brand?.legalFooter]);
 
   return pdf.save();
 }

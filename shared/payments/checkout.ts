@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { checkoutBranding } from '../brand/checkout.ts';
 import type { BillingConfig, CheckoutRequest, WebhookOutcome } from '../api/schemas.ts';
 import { getConfig } from '../config/env.ts';
 import type { InvoiceItem } from '../db/items.ts';
@@ -73,6 +74,7 @@ export async function startCheckout(
         mode: 'payment',
         line_items: checkoutLines(invoice, `Credit top-up ${invoice.number}`),
         ...stripeTaxParams(invoice),
+        branding_settings: checkoutBranding(settings.brand),
         client_reference_id: invoice.id,
         customer_email: principal.email,
         metadata,

@@ -3,6 +3,7 @@ import type { SettingsValue } from '../api/schemas/settings.ts';
 import { EMPTY_ADDRESS } from '../api/empty-address.ts';
 import { setUpCurrency } from '../config/env.ts';
 import { DEFAULT_CURRENCY } from '../currency.ts';
+import type { BrandValue } from '../api/schemas/brand.ts';
 
 /**
  * Platform settings with their defaults. The defaults are priced like a budget game host so a
@@ -10,6 +11,18 @@ import { DEFAULT_CURRENCY } from '../currency.ts';
  * A 4 GiB / 200 % CPU / 20 GiB server costs 4×400 + 2×300 + 20×10 = 2,400 millicents = 3 cents an hour
  * (rounded up), about $21.90 for a 730-hour month.
  */
+/** The brand before the operator sets one: the name the dashboard always showed and its accent colour. */
+export const DEFAULT_BRAND: BrandValue = {
+  name: 'Control panel',
+  primaryColor: '#2f5fd0',
+  supportEmail: null,
+  supportUrl: null,
+  termsUrl: null,
+  privacyUrl: null,
+  legalFooter: null,
+  logo: null,
+};
+
 export const DEFAULT_SETTINGS: SettingsValue = {
   // The set-up's choice (CURRENCY) takes its place until an admin saves the settings (withDefaults).
   currency: DEFAULT_CURRENCY,
@@ -38,6 +51,8 @@ export const DEFAULT_SETTINGS: SettingsValue = {
   backupsPerServer: 3,
   // A server the reconciler takes for an orphan is deleted only once an admin confirms it.
   holdOrphansForConfirmation: true,
+  // White text on the default colour: 5.72:1 (WCAG AA).
+  brand: DEFAULT_BRAND,
 };
 
 /** Settings change rarely: a process keeps them for a few seconds to spare a read per request. */
@@ -66,6 +81,7 @@ export function withDefaults(stored: Partial<SettingsValue> | undefined): Settin
     prices: { ...DEFAULT_SETTINGS.prices, ...stored?.prices },
     serverCaps: { ...DEFAULT_SETTINGS.serverCaps, ...stored?.serverCaps },
     invoiceIssuer: mergeIssuer(DEFAULT_SETTINGS.invoiceIssuer, stored?.invoiceIssuer),
+    brand: { ...DEFAULT_SETTINGS.brand, ...stored?.brand },
   };
   return Object.fromEntries(Object.keys(DEFAULT_SETTINGS).map((k) => [k, merged[k as keyof SettingsValue]])) as unknown as SettingsValue;
 }

@@ -20,7 +20,12 @@ export interface SettingsChange {
 }
 
 /** Applies a partial (or whole) update under the version read; an update that changes nothing is not written. */
-export async function updateSettings(update: z.infer<typeof SettingsUpdate>, actorId: string): Promise<SettingsChange> {
+export async function updateSettings(
+  update: z.infer<typeof SettingsUpdate>,
+  actorId: string,
+  // Only the logo upload (shared/brand/logo.ts) sets a new brand.logo.
+  options: { logoUpload?: boolean } = {},
+): Promise<SettingsChange> {
   const item = await accessPatterns.settings();
   const before = await getSettings(true);
   const after: SettingsValue = {
@@ -29,7 +34,19 @@ export async function updateSettings(update: z.infer<typeof SettingsUpdate>, act
     prices: { ...before.prices, ...update.prices },
     serverCaps: { ...before.serverCaps, ...update.serverCaps },
     invoiceIssuer: mergeIssuer(before.invoiceIssuer, update.invoiceIssuer),
+    brand: { ...before.brand, ...update.brand },
   };
+  // The logo is the upload's (PUT /v1/admin/brand/logo): sent back unchanged, or null to remove it.
+  if (!options.logoUpload && update.brand?.logo && update.brand.logo.sha256 !== before.brand.logo?.sha256) {
+    throw new ApiError(
+      'validation_failed',
+      'brand.logo is set by uploading the file (PUT /v1/admin/brand/logo); send it unchanged or null',
+      {
+        issues: [{ field: 'body.brand.logo', message: 'upload the file with PUT /v1/admin/brand/logo; here only unchanged or null' }],
+      },
+    );
+  }
+  if (!options.logoUpload && update.brand?.logo) after.brand.logo = before.brand.logo;
   if (after.minimumTopUpCents > after.maximumTopUpCents) {
     throw new ApiError('validation_failed', 'minimumTopUpCents must not exceed maximumTopUpCents', {
       issues: [{ field: 'body.minimumTopUpCents', message: 'must not exceed maximumTopUpCents' }],

@@ -377,6 +377,22 @@ describe('api stack: functions carry the house defaults', () => {
     for (const group of ['public', 'billing']) expect(docOf(group), group).not.toContain('control-plane/instances');
   });
 
+  it("lets only the admin function put the brand's logo, under brand/ of the dashboard bucket; no other function touches the bucket", () => {
+    const bucketId = logicalId(built.apiStack, built.apiStack.dashboard!.bucket);
+    const admin = built.apiStack.functions.get('admin')!;
+    const onBucket = statementsOf(built.apiStack, apiTemplate, admin).filter((s) => JSON.stringify(s.Resource).includes(bucketId));
+    expect(onBucket).toEqual([
+      { Effect: 'Allow', Action: 's3:PutObject', Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/brand/*']] } },
+    ]);
+    const env = functionProps(built.apiStack, apiTemplate, admin).Environment.Variables;
+    expect(env.BRAND_BUCKET).toEqual({ Ref: bucketId });
+    expect(JSON.stringify(env.BRAND_BASE_URL)).toContain('DomainName');
+    for (const { name, stack, template, fn } of allFunctions().filter((f) => f.fn !== admin)) {
+      expect(JSON.stringify(statementsOf(stack, template, fn)), name).not.toContain(bucketId);
+      expect(functionProps(stack, template, fn).Environment?.Variables?.BRAND_BUCKET, name).toBeUndefined();
+    }
+  });
+
   it('trusts an external issuer instead of Cognito when oidcIssuer and oidcAudience are given', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cdk-test-oidc-'));
     try {

@@ -6,6 +6,8 @@ import { ROUTES, type AppRoute, type PageModule } from './routes.ts';
 import { href, match, useLocation } from './router.ts';
 import { type Session, SessionContext } from './session.ts';
 import { Button, ErrorNotice, Spinner } from './ui.tsx';
+import { BrandContext } from './brand-context.ts';
+import { BrandFooter, BrandMark, useBrand } from './brand.tsx';
 
 const loaded = new Map<AppRoute, PageModule>();
 
@@ -86,6 +88,7 @@ export function App() {
   const [account, setAccount] = useState<Schema<'Account'>>();
   const [error, setError] = useState<unknown>();
   const [menuOpen, setMenuOpen] = useState(false);
+  const [brand, setBrand] = useBrand();
   const refresh = async () => {
     try {
       // The platform's currency once, with the first account read: every amount shown is in it.
@@ -114,38 +117,39 @@ export function App() {
   }
   return (
     <SessionContext.Provider value={session}>
-      <a class="skip" href="#main">
-        Skip to content
-      </a>
-      <header class="top">
-        <a class="brand" href={href('/')}>
-          Control panel
+      <BrandContext.Provider value={{ brand, setBrand }}>
+        <a class="skip" href="#main">
+          Skip to content
         </a>
-        <button
-          type="button"
-          class="btn plain menu"
-          aria-expanded={menuOpen}
-          aria-controls="sidebar"
-          onClick={() => setMenuOpen((o) => !o)}
-        >
-          Menu
-        </button>
-        <p class="who">
-          <span class="balance" data-testid="header-balance">
-            {cents(session.account.balanceCents)}
-          </span>{' '}
-          <span class="email">{currentUser()?.profile.email ?? session.account.email}</span>
-        </p>
-        <Button onClick={() => void signOut()}>Sign out</Button>
-      </header>
-      <div class="layout">
-        <aside id="sidebar" class={menuOpen ? 'open' : ''}>
-          <Nav isAdmin={session.account.isAdmin} path={path} />
-        </aside>
-        <main id="main">
-          <Outlet isAdmin={session.account.isAdmin} />
-        </main>
-      </div>
+        <header class="top">
+          <BrandMark brand={brand} href={href('/')} />
+          <button
+            type="button"
+            class="btn plain menu"
+            aria-expanded={menuOpen}
+            aria-controls="sidebar"
+            onClick={() => setMenuOpen((o) => !o)}
+          >
+            Menu
+          </button>
+          <p class="who">
+            <span class="balance" data-testid="header-balance">
+              {cents(session.account.balanceCents)}
+            </span>{' '}
+            <span class="email">{currentUser()?.profile.email ?? session.account.email}</span>
+          </p>
+          <Button onClick={() => void signOut()}>Sign out</Button>
+        </header>
+        <div class="layout">
+          <aside id="sidebar" class={menuOpen ? 'open' : ''}>
+            <Nav isAdmin={session.account.isAdmin} path={path} />
+          </aside>
+          <main id="main">
+            <Outlet isAdmin={session.account.isAdmin} />
+          </main>
+        </div>
+        <BrandFooter brand={brand} />
+      </BrandContext.Provider>
     </SessionContext.Provider>
   );
 }

@@ -1,4 +1,5 @@
 import type { ButtonHTMLAttributes, ComponentChildren } from 'preact';
+import { siteName } from './brand-context.ts';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ControlPlaneError } from './api.ts';
 
@@ -11,7 +12,7 @@ import { ControlPlaneError } from './api.ts';
 export function Page(props: { title: string; actions?: ComponentChildren; children: ComponentChildren }) {
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
-    document.title = `${props.title} · Control panel`;
+    document.title = `${props.title} · ${siteName()}`;
   }, [props.title]);
   return (
     <section class="page" aria-labelledby="page-title">

@@ -2,6 +2,7 @@ import { define, PANEL } from '../route-def.ts';
 import { IdParam, ListQuery } from '../schemas/common.ts';
 import { ActivityList } from '../schemas/account.ts';
 import { Settings, SettingsUpdate } from '../schemas/settings.ts';
+import { Brand, LogoUpload } from '../schemas/brand.ts';
 import { CreateInstance, DeletedInstance, Instance, InstanceList, InstanceTestReport, UpdateInstance } from '../schemas/instances.ts';
 import { BalanceAlerts, BalanceAlertsUpdate } from '../schemas/alerts.ts';
 import { ConfirmedOrphan, HeldOrphanList } from '../schemas/orphans.ts';
@@ -293,6 +294,22 @@ export const adminRoutes = define({
     body: SettingsUpdate,
     response: Settings,
     audit: 'settings.update',
+    errors: ['conflict'],
+  },
+  adminUploadBrandLogo: {
+    method: 'PUT',
+    path: '/v1/admin/brand/logo',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: "Upload the operator's logo (PNG or JPEG)",
+    description:
+      "The file as base64: PNG or JPEG by its content (SVG and other formats are refused), at most 256 KB, 16 to 1024 pixels a side. Stored in the dashboard's bucket (the local stack: its data folder) under a name of its hash and served at `/brand/logo-<hash>.<png|jpg>`; the setting `brand.logo` keeps its URL and hash. Answers the brand. A refused file changes nothing.",
+    body: LogoUpload,
+    response: Brand,
+    audit: 'settings.brand_logo',
     errors: ['conflict'],
   },
   adminGetUser: {

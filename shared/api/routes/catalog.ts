@@ -1,4 +1,5 @@
 import { define, PANEL } from '../route-def.ts';
+import { Brand } from '../schemas/brand.ts';
 import { EggDetail, EggList, EggParams, Pricing, PublicInstanceList, RegionList } from '../schemas/catalog.ts';
 
 /** The catalog group: instances, regions, eggs. */
@@ -58,5 +59,16 @@ export const catalogRoutes = define({
       'What a server costs per resource (exact, per hour and per 730-hour month), the smallest server, the limits a deploy must respect, top-up rules and which regions can take a server now. The same for every caller: cacheable for 60 seconds, with an `ETag` (send `If-None-Match` for a 304). `POST /v1/servers/quote` prices one exact deploy body.',
     response: Pricing,
     cacheSeconds: 60,
+  },
+  getBrand: {
+    method: 'GET',
+    path: '/v1/brand',
+    group: 'catalog',
+    tag: 'Catalog',
+    auth: 'none',
+    summary: "The operator's brand: name, colour, logo, support and legal links (no credential)",
+    description:
+      'What the dashboard shows in its header and footer, set by an admin (the setting `brand`, PUT /v1/admin/brand/logo). Read afresh on every load: a change shows at the next page load.',
+    response: Brand,
   },
 });

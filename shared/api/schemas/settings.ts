@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { Currency, int32, SafeText } from './common.ts';
 import { CountryCode, InvoiceIssuer, PostalAddress } from './billing-profile.ts';
+import { Brand } from './brand.ts';
 
 /** Platform settings (admin group; shared/settings reads them through Settings). */
 
@@ -126,6 +127,7 @@ export const Settings = z
       description:
         'When true (the default), a panel server the reconciler finds without a record is held for an admin to confirm (GET /v1/admin/orphans, POST /v1/admin/orphans/{id}/confirm) instead of deleted from the panel.',
     }),
+    brand: Brand,
   })
   .strict()
   .meta({ id: 'Settings' });
@@ -141,6 +143,7 @@ export const SettingsUpdate = Settings.extend({
   prices: Settings.shape.prices.partial().strict(),
   serverCaps: Settings.shape.serverCaps.partial().strict(),
   invoiceIssuer: InvoiceIssuer.extend({ address: PostalAddress.partial().strict() }).partial().strict(),
+  brand: Brand.partial().strict(),
 })
   .partial()
   .strict()
