@@ -46,6 +46,7 @@ const EVENT_SCOPES: Record<EventType, string> = {
   'ledger.entry': 'billing:read',
   'account.debt': 'billing:read',
   'account.debt_settled': 'billing:read',
+  'balance.runway_warning': 'billing:read',
   'auto_topup.failed': 'billing:read',
   'auto_topup.disabled': 'billing:read',
   'webhook_endpoint.disabled': 'webhooks:read',
