@@ -18,7 +18,7 @@ export type AccountView = z.infer<typeof Account>;
 
 export const isAdminEmail = (email: string): boolean => getConfig().adminEmails.has(email.toLowerCase());
 
-/** The account as the API shows it; `graceMinutes` is the platform's suspension grace (settings). */
+// `graceMinutes`: the platform's suspension grace (settings), for `suspendAt`.
 export function toAccountView(item: AccountItem, graceMinutes: number, now = currentTime()): AccountView {
   const balanceCents = Number(item.balanceCents ?? 0);
   const runway = runwayOf(item, now);
