@@ -136,7 +136,7 @@ describe('a grace of 2 hours', () => {
     expect(logs.filter((e: { action: string }) => e.action === 'servers.suspend')).toHaveLength(1);
   }, 120_000);
 
-  it('a credit during the grace that lifts the balance above zero ends it: nothing is suspended', async () => {
+  it('a top-up during the grace that lifts the balance above zero ends it: nothing is suspended, and the next episode has its own grace', async () => {
     await settings({ suspensionGraceMinutes: 120 });
     const { token, id, server, hour } = await runningAt60('grace-topup@example.com');
     await passAt(hour(25)); // the last cent: the grace starts, to end at hour 27
@@ -144,11 +144,14 @@ describe('a grace of 2 hours', () => {
     await passAt(hour(26));
     expect(await account(token)).toMatchObject({ balanceCents: -2, debtCents: 2 });
 
-    const credit = (amountCents: number) => api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents, note: 'credit' } });
-    expect((await credit(100)).status).toBe(200);
-    // 98 cents: credit for 40 h 40 min (98,000 − 400 carried millicents), and a whole grace after it.
+    // A top-up of 500 cents, paid through the sandbox checkout (the local stack's Stripe stand-in), with its 5 % bonus.
+    const checkout = await api.call('POST', '/v1/billing/checkout', { token, body: { amountCents: 500 } });
+    expect(checkout.status, checkout.text).toBe(201);
+    const paid = await api.call('POST', `/dev/checkout/${checkout.body.invoiceId}/complete`, { token: null, body: { outcome: 'paid' } });
+    expect(paid.status, paid.text).toBe(200);
+    // 523 cents, and a whole grace after the credit runs out.
     const after = await account(token);
-    expect(after).toMatchObject({ balanceCents: 98, debtCents: 0 });
+    expect(after).toMatchObject({ balanceCents: 523, debtCents: 0 });
     expect(Date.parse(after.suspendAt) - Date.parse(after.fundedUntil)).toBe(2 * HOUR_MS);
 
     // The old grace's end passes: nothing is suspended.
@@ -156,16 +159,23 @@ describe('a grace of 2 hours', () => {
     expect(await status(token, server.id)).toBe('active');
     expect(sim.server(server.identifier)!.status).not.toBe('suspended');
     expect(await events(token, 'server.suspended')).toEqual([]);
-    expect((await account(token)).balanceCents).toBe(98 - 5); // hours 27 and 28: 4,800 millicents on 400 carried
+    expect((await account(token)).balanceCents).toBe(523 - 5); // hours 27 and 28: 4,800 millicents on 400 carried
 
     // Back at zero later, a new grace of its own begins (not the old one's end).
-    expect((await credit(-93)).status).toBe(200);
+    const deducted = await api.call('POST', `/v1/admin/users/${id}/credits`, { body: { amountCents: -518, note: 'back to zero' } });
+    expect(deducted.status, deducted.text).toBe(200);
     await passAt(hour(29));
     expect(await account(token)).toMatchObject({ balanceCents: -2, suspendAt: iso(hour(31)) });
     await passAt(hour(30));
     expect(await status(token, server.id)).toBe('active');
     await passAt(hour(31));
     expect(await status(token, server.id)).toBe('suspended');
+    // Hour 25 reached both horizons at once: only the nearest was sent. The top-up re-armed it; the new episode sent it again.
+    const warnings = await events(token, 'balance.runway_warning');
+    expect(warnings.map((w: { horizonHours: number; suspendAt: string }) => [w.horizonHours, w.suspendAt])).toEqual([
+      [2, iso(hour(27))],
+      [2, iso(hour(31))],
+    ]);
   }, 120_000);
 
   it('a credit that leaves the balance at or below zero does not end it: the suspension comes when the grace ends', async () => {
