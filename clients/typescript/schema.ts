@@ -1810,6 +1810,23 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'balance.runway_warning': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on balance.runway_warning (billing:read reads it) */
+    post: operations['webhook:balance.runway_warning'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'auto_topup.failed': {
     parameters: {
       query?: never;
@@ -3218,6 +3235,41 @@ export interface components {
         invoiceNumber: string | null;
       };
     };
+    /** @description The body of a `balance.runway_warning` delivery. */
+    BalanceRunwayWarningWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'balance.runway_warning';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /**
+         * Format: int32
+         * @description The warning horizon reached (setting `runwayWarningHours`).
+         */
+        horizonHours: number;
+        /** @description Hours until the servers would be suspended at the current burn, the grace included (one decimal). */
+        hoursLeft: number;
+        /**
+         * Format: date-time
+         * @description When the servers would be suspended (as `suspendAt` of GET /v1/account).
+         */
+        suspendAt: string;
+        /** Format: int64 */
+        balanceCents: number;
+        /**
+         * Format: int32
+         * @description What the running servers cost an hour, in millicents.
+         */
+        burnMillicentsPerHour: number;
+        /**
+         * Format: int32
+         * @description The grace in force (setting `suspensionGraceMinutes`), counted from the balance reaching zero.
+         */
+        graceMinutes: number;
+      };
+    };
     /** @description The body of a `auto_topup.failed` delivery. */
     AutoTopupFailedWebhook: {
       /** Format: uuid */
@@ -3331,6 +3383,11 @@ export interface components {
        * @description When the balance reaches zero at the current burn; null with no burn.
        */
       fundedUntil: string | null;
+      /**
+       * Format: date-time
+       * @description When the running servers would be suspended for the balance at the current burn: when it reaches zero plus the grace (setting `suspensionGraceMinutes`); once at or below zero, the grace counted from then. Null with no burn.
+       */
+      suspendAt: string | null;
       /** Format: date-time */
       createdAt: string;
     };
@@ -3508,7 +3565,7 @@ export interface components {
       url: string;
       /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
-      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `credit_note.issued` billing:read, `ledger.entry` billing:read, `account.debt` billing:read, `account.debt_settled` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `credit_note.issued` billing:read, `ledger.entry` billing:read, `account.debt` billing:read, `account.debt_settled` billing:read, `balance.runway_warning` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
       receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
@@ -3549,6 +3606,7 @@ export interface components {
       | 'ledger.entry'
       | 'account.debt'
       | 'account.debt_settled'
+      | 'balance.runway_warning'
       | 'auto_topup.failed'
       | 'auto_topup.disabled'
       | 'webhook_endpoint.disabled';
@@ -3558,7 +3616,7 @@ export interface components {
       url: string;
       /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
-      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `credit_note.issued` billing:read, `ledger.entry` billing:read, `account.debt` billing:read, `account.debt_settled` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `credit_note.issued` billing:read, `ledger.entry` billing:read, `account.debt` billing:read, `account.debt_settled` billing:read, `balance.runway_warning` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
       receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
@@ -3703,6 +3761,7 @@ export interface components {
       | components['schemas']['LedgerEntryEvent']
       | components['schemas']['AccountDebtEvent']
       | components['schemas']['AccountDebtSettledEvent']
+      | components['schemas']['BalanceRunwayWarningEvent']
       | components['schemas']['AutoTopupFailedEvent']
       | components['schemas']['AutoTopupDisabledEvent']
       | components['schemas']['WebhookEndpointDisabledEvent'];
@@ -4360,6 +4419,44 @@ export interface components {
          */
         invoiceId: string | null;
         invoiceNumber: string | null;
+      };
+    };
+    /** @description A `balance.runway_warning` event as GET /v1/events shows it. */
+    BalanceRunwayWarningEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'balance.runway_warning';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /**
+         * Format: int32
+         * @description The warning horizon reached (setting `runwayWarningHours`).
+         */
+        horizonHours: number;
+        /** @description Hours until the servers would be suspended at the current burn, the grace included (one decimal). */
+        hoursLeft: number;
+        /**
+         * Format: date-time
+         * @description When the servers would be suspended (as `suspendAt` of GET /v1/account).
+         */
+        suspendAt: string;
+        /** Format: int64 */
+        balanceCents: number;
+        /**
+         * Format: int32
+         * @description What the running servers cost an hour, in millicents.
+         */
+        burnMillicentsPerHour: number;
+        /**
+         * Format: int32
+         * @description The grace in force (setting `suspensionGraceMinutes`), counted from the balance reaching zero.
+         */
+        graceMinutes: number;
       };
     };
     /** @description A `auto_topup.failed` event as GET /v1/events shows it. */
@@ -6227,6 +6324,11 @@ export interface components {
        * @description When the balance reaches zero at the current burn; null with no burn.
        */
       fundedUntil: string | null;
+      /**
+       * Format: date-time
+       * @description When the running servers would be suspended for the balance at the current burn: when it reaches zero plus the grace (setting `suspensionGraceMinutes`); once at or below zero, the grace counted from then. Null with no burn.
+       */
+      suspendAt: string | null;
       /** Format: date-time */
       createdAt: string;
       /**
@@ -6323,6 +6425,13 @@ export interface components {
        * @description Delete servers suspended for this many days; null keeps them forever.
        */
       suspendedRetentionDays: number | null;
+      /**
+       * Format: int32
+       * @description How long servers keep running (and are charged) once the balance is at or below zero, before the billing pass suspends them; the balance goes below zero meanwhile (debtCents). 0 (the default) suspends at once; at most 10,080 (7 days). A credit that brings the balance above zero ends the grace.
+       */
+      suspensionGraceMinutes: number;
+      /** @description Horizons of the `balance.runway_warning` event, in hours before the servers would be suspended (the credit running out at the current burn, plus the grace): one event per horizon as the time left falls to it, again only after credit lifted it above. Default [24, 2]; [] sends none. */
+      runwayWarningHours: number[];
       /**
        * Format: int32
        * @description Optional monthly cap per server: in a calendar month (UTC) a server never pays more than this many hours of its hourly price (each hour capped at its own price); null (the default) charges every hour. E.g. 672 with a 1.5 ¢ server: at most 1,008 ¢ a month, so a full 31-day month (744 h) costs 1,008 ¢, not 1,116 ¢.
@@ -6468,6 +6577,13 @@ export interface components {
        * @description Delete servers suspended for this many days; null keeps them forever.
        */
       suspendedRetentionDays?: number | null;
+      /**
+       * Format: int32
+       * @description How long servers keep running (and are charged) once the balance is at or below zero, before the billing pass suspends them; the balance goes below zero meanwhile (debtCents). 0 (the default) suspends at once; at most 10,080 (7 days). A credit that brings the balance above zero ends the grace.
+       */
+      suspensionGraceMinutes?: number;
+      /** @description Horizons of the `balance.runway_warning` event, in hours before the servers would be suspended (the credit running out at the current burn, plus the grace): one event per horizon as the time left falls to it, again only after credit lifted it above. Default [24, 2]; [] sends none. */
+      runwayWarningHours?: number[];
       /**
        * Format: int32
        * @description Optional monthly cap per server: in a calendar month (UTC) a server never pays more than this many hours of its hourly price (each hour capped at its own price); null (the default) charges every hour. E.g. 672 with a 1.5 ¢ server: at most 1,008 ¢ a month, so a full 31-day month (744 h) costs 1,008 ¢, not 1,116 ¢.
@@ -6711,6 +6827,7 @@ export interface operations {
            *       "accruedMillicents": 450,
            *       "runwayHours": 720,
            *       "fundedUntil": "2026-11-26T10:00:00.000Z",
+           *       "suspendAt": "2026-11-26T10:00:00.000Z",
            *       "createdAt": "2026-11-26T10:00:00.000Z"
            *     }
            */
@@ -9414,6 +9531,7 @@ export interface operations {
           | 'ledger.entry'
           | 'account.debt'
           | 'account.debt_settled'
+          | 'balance.runway_warning'
           | 'auto_topup.failed'
           | 'auto_topup.disabled'
           | 'webhook_endpoint.disabled';
@@ -26586,6 +26704,7 @@ export interface operations {
            *           "accruedMillicents": 450,
            *           "runwayHours": 720,
            *           "fundedUntil": "2026-11-26T10:00:00.000Z",
+           *           "suspendAt": "2026-11-26T10:00:00.000Z",
            *           "createdAt": "2026-11-26T10:00:00.000Z",
            *           "serverCount": 1
            *         }
@@ -26920,6 +27039,10 @@ export interface operations {
            *       "minimumTopUpCents": 2500,
            *       "maximumTopUpCents": 2500,
            *       "suspendedRetentionDays": null,
+           *       "suspensionGraceMinutes": 1,
+           *       "runwayWarningHours": [
+           *         1
+           *       ],
            *       "monthlyCapHours": 720,
            *       "invoiceIssuer": {
            *         "legalName": "example legalName",
@@ -27103,6 +27226,10 @@ export interface operations {
            *       "minimumTopUpCents": 2500,
            *       "maximumTopUpCents": 2500,
            *       "suspendedRetentionDays": null,
+           *       "suspensionGraceMinutes": 1,
+           *       "runwayWarningHours": [
+           *         1
+           *       ],
            *       "monthlyCapHours": 720,
            *       "invoiceIssuer": {
            *         "legalName": "example legalName",
@@ -27585,6 +27712,7 @@ export interface operations {
            *         "accruedMillicents": 450,
            *         "runwayHours": 720,
            *         "fundedUntil": "2026-11-26T10:00:00.000Z",
+           *         "suspendAt": "2026-11-26T10:00:00.000Z",
            *         "createdAt": "2026-11-26T10:00:00.000Z",
            *         "serverCount": 1
            *       },
@@ -29413,6 +29541,35 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['AccountDebtSettledWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:balance.runway_warning': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['BalanceRunwayWarningWebhook'];
       };
     };
     responses: {

@@ -10,6 +10,7 @@ import { getSettings } from '../settings/index.ts';
 import { exactBurnOf } from '../budgets/index.ts';
 import { HOUR_MS } from '../pricing/hours.ts';
 import { notFound } from '../errors.ts';
+import { currentTime } from '../clock.ts';
 import type { Account, AdminAccount } from '../api/schemas.ts';
 import type { AccountItem } from '../db/items.ts';
 
@@ -17,7 +18,8 @@ export type AccountView = z.infer<typeof Account>;
 
 export const isAdminEmail = (email: string): boolean => getConfig().adminEmails.has(email.toLowerCase());
 
-export function toAccountView(item: AccountItem, now = Date.now()): AccountView {
+// `graceMinutes`: the platform's suspension grace (settings), for `suspendAt`.
+export function toAccountView(item: AccountItem, graceMinutes: number, now = currentTime()): AccountView {
   const balanceCents = Number(item.balanceCents ?? 0);
   const runway = runwayOf(item, now);
   return {
@@ -32,6 +34,7 @@ export function toAccountView(item: AccountItem, now = Date.now()): AccountView 
     accruedMillicents: item.accruedMillicents ?? 0,
     runwayHours: runway.hours === null ? null : Math.floor(runway.hours * 10) / 10,
     fundedUntil: runway.fundedUntil,
+    suspendAt: suspendAtOf(item, graceMinutes, now),
     createdAt: item.createdAt,
   };
 }
@@ -51,10 +54,34 @@ export function runwayOf(
   return { burnMillicentsPerHour: burn, hours, fundedUntil: new Date(now + Math.floor(hours * HOUR_MS)).toISOString() };
 }
 
+/**
+ * When the running servers would be suspended for the balance (ms), or null with no burn: the moment
+ * the balance reaches zero at the current burn plus the grace; once it is at or below zero, the
+ * grace counted from when the billing first saw that (`graceStartedAt`; not yet seen: from now).
+ * Never before `now`: a grace already over ends at the next billing pass.
+ */
+export function suspendAtMs(
+  item: Pick<AccountItem, 'balanceCents' | 'accruedMillicents' | 'burnMillicentsPerHour' | 'burnCentsPerHour' | 'graceStartedAt'>,
+  graceMinutes: number,
+  now: number,
+): number | null {
+  const runway = runwayOf(item, now);
+  if (runway.hours === null) return null;
+  const graceMs = graceMinutes * 60_000;
+  if (Number(item.balanceCents ?? 0) > 0) return now + Math.floor(runway.hours * HOUR_MS) + graceMs;
+  const started = graceMinutes > 0 && item.graceStartedAt ? Date.parse(item.graceStartedAt) : now;
+  return Math.max(now, started + graceMs);
+}
+
+export function suspendAtOf(item: Parameters<typeof suspendAtMs>[0], graceMinutes: number, now: number): string | null {
+  const at = suspendAtMs(item, graceMinutes, now);
+  return at === null ? null : new Date(at).toISOString();
+}
+
 export async function getAccount(accountId: string): Promise<AccountView> {
-  const item = await accessPatterns.accountById(accountId);
+  const [item, settings] = await Promise.all([accessPatterns.accountById(accountId), getSettings()]);
   if (!item) throw notFound('Account');
-  return toAccountView(item);
+  return toAccountView(item, settings.suspensionGraceMinutes);
 }
 
 /**
@@ -144,9 +171,12 @@ export async function ensureAccountForSubject(
 }
 
 export async function listAccounts(page: PageRequest): Promise<Page<z.infer<typeof AdminAccount>>> {
-  const result = await accessPatterns.allAccounts(page);
+  const [result, settings] = await Promise.all([accessPatterns.allAccounts(page), getSettings()]);
   return {
-    data: result.data.map((item) => ({ ...toAccountView(item), serverCount: Number(item.serverCount ?? 0) })),
+    data: result.data.map((item) => ({
+      ...toAccountView(item, settings.suspensionGraceMinutes),
+      serverCount: Number(item.serverCount ?? 0),
+    })),
     nextCursor: result.nextCursor,
   };
 }

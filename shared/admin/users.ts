@@ -6,10 +6,14 @@ import { getAccountLimits, isTrialAccount, profileOf } from '../settings/limits.
 import { listAllServers } from '../servers/read.ts';
 import type { AdminAccount } from '../api/schemas/admin.ts';
 import type { AccountItem } from '../db/items.ts';
+import { getSettings } from '../settings/index.ts';
 
 type AdminAccountView = z.infer<typeof AdminAccount>;
 
-const adminView = (item: AccountItem): AdminAccountView => ({ ...toAccountView(item), serverCount: Number(item.serverCount ?? 0) });
+const adminView = (item: AccountItem, graceMinutes: number): AdminAccountView => ({
+  ...toAccountView(item, graceMinutes),
+  serverCount: Number(item.serverCount ?? 0),
+});
 
 /**
  * GET /v1/admin/users with `email` (a prefix) or `accountId`. Accounts store their e-mail in lower
@@ -26,32 +30,36 @@ export async function searchAccounts(query: {
   boundTo: string;
 }): Promise<Page<AdminAccountView>> {
   if (query.accountId) {
-    const item = await accessPatterns.accountById(query.accountId);
+    const [item, { suspensionGraceMinutes }] = await Promise.all([accessPatterns.accountById(query.accountId), getSettings()]);
     const matches = item && (!query.email || item.email.startsWith(query.email));
-    return { data: matches ? [adminView(item)] : [], nextCursor: null };
+    return { data: matches ? [adminView(item, suspensionGraceMinutes)] : [], nextCursor: null };
   }
   const filter: ItemFilter | undefined = query.email
     ? { expression: 'begins_with(#email, :emailPrefix)', names: { '#email': 'email' }, values: { ':emailPrefix': query.email } }
     : undefined;
   // The cursor is bound to the prefix too: replayed under another one it is 400 invalid_cursor.
   const boundTo = query.email ? `${query.boundTo}:email=${query.email}` : query.boundTo;
-  const result = await accessPatterns.allAccounts({ limit: query.limit, cursor: query.cursor, boundTo }, filter);
-  return { data: result.data.map(adminView), nextCursor: result.nextCursor };
+  const [result, { suspensionGraceMinutes }] = await Promise.all([
+    accessPatterns.allAccounts({ limit: query.limit, cursor: query.cursor, boundTo }, filter),
+    getSettings(),
+  ]);
+  return { data: result.data.map((item) => adminView(item, suspensionGraceMinutes)), nextCursor: result.nextCursor };
 }
 
 /** GET /v1/admin/users/:id: the account, its limits, trial state and newest servers; 404 for an unknown id. */
 export async function accountDetail(accountId: string, adminId: string) {
   const profile = await profileOf(accountId); // 404 for an unknown id
-  const [limits, trialActive, servers] = await Promise.all([
+  const [limits, trialActive, servers, { suspensionGraceMinutes }] = await Promise.all([
     getAccountLimits(accountId),
     isTrialAccount(profile),
     // Bound as GET /v1/admin/servers?accountId=<id> binds it, so the cursor continues there.
     listAllServers({ accountId, limit: 10, boundTo: `admin-servers:${adminId}` }),
+    getSettings(),
   ]);
   // isTrialAccount records paidAt when it first finds the payment: read it back only then.
   const paidAt = profile.paidAt ?? (trialActive ? null : ((await accessPatterns.accountById(accountId))?.paidAt ?? null));
   return {
-    account: adminView(profile),
+    account: adminView(profile, suspensionGraceMinutes),
     limits,
     trial: { granted: Boolean(profile.trialGranted), active: trialActive, paidAt },
     servers: { count: Number(profile.serverCount ?? 0), data: servers.data, nextCursor: servers.nextCursor },

@@ -29,6 +29,8 @@ export const EVENT_SCOPES = {
   'account.debt': 'billing:read',
   'account.debt_settled': 'billing:read',
   // Auto top-up: a saved card's off-session charge failed (no credit), and the rule turned off after repeated failures.
+  // The time left before the servers would be suspended (the credit's runway plus the grace) fell to a warning horizon.
+  'balance.runway_warning': 'billing:read',
   'auto_topup.failed': 'billing:read',
   'auto_topup.disabled': 'billing:read',
   'webhook_endpoint.disabled': 'webhooks:read',

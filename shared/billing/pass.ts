@@ -27,6 +27,7 @@ import {
 } from '../pricing/hours.ts';
 import { runwayOf } from '../accounts/index.ts';
 import { moveListingOffProfile } from '../accounts/listing.ts';
+import { type RunwayWarningSettings, warnRunway } from './runway-warnings.ts';
 import { centsUp } from '../pricing/index.ts';
 
 /**
@@ -67,6 +68,8 @@ export interface ShardSummary {
   unsuspended: number;
   deletedByRetention: number;
   lowBalanceWarnings: number;
+  /** `balance.runway_warning` events recorded. */
+  runwayWarnings: number;
   /** Accounts whose charging failed (retried by the next pass; the watermark waits for them). */
   errors: number;
   /** Panel calls (suspend, unsuspend, retention delete) that failed; retried by the next pass. */
@@ -82,6 +85,7 @@ export const emptySummary = (): ShardSummary => ({
   unsuspended: 0,
   deletedByRetention: 0,
   lowBalanceWarnings: 0,
+  runwayWarnings: 0,
   errors: 0,
   panelErrors: 0,
 });
@@ -193,7 +197,7 @@ async function chargeAccount(
   accountId: string,
   servers: ServerItem[],
   plan: Pick<PassPlan, 'at' | 'throughHour' | 'fromWatermark'>,
-  settings: Pick<SettingsValue, 'monthlyCapHours' | 'suspendedRetentionDays'>,
+  settings: Pick<SettingsValue, 'monthlyCapHours' | 'suspendedRetentionDays'> & RunwayWarningSettings,
   /** The profile as the shard's batch read it (undefined: read it when needed). */
   read?: AccountItem,
 ): Promise<ShardSummary> {
@@ -251,16 +255,22 @@ async function chargeAccount(
   const anyActive = servers.some((s) => s.status === 'active');
   const anySuspended = servers.some((s) => s.status === 'suspended');
   const budgetMaySuspend = profile.budgetCapCents !== undefined && profile.budgetCapCents !== null && profile.budgetAction === 'suspend';
+  const now = Date.parse(plan.at);
+  let suspendedNow = false;
   if ((balance <= 0 && anyActive) || (balance > 0 && anySuspended) || budgetMaySuspend) {
-    // Suspend at or below zero (or at a suspending budget cap), unsuspend once paid.
+    // Suspend at or below zero once the grace (if any) is over, or at a suspending budget cap; unsuspend once paid.
     const fresh = (await Promise.all(servers.map((s) => accessPatterns.serverOfAccount(accountId, s.serverId)))).filter(
       (s): s is ServerItem => Boolean(s),
     );
-    const reconciled = await reconcileAccount(accountId, fresh);
+    const reconciled = await reconcileAccount(accountId, fresh, now);
     summary.suspended += reconciled.suspended;
     summary.unsuspended += reconciled.unsuspended;
     summary.panelErrors += reconciled.errors;
+    suspendedNow = reconciled.suspended > 0;
+    if (reconciled.graceStartedAt) profile = { ...profile, graceStartedAt: reconciled.graceStartedAt };
   }
+  // The profile's burn is as charged: after a suspension it is stale, and no warning is due then anyway.
+  if (!suspendedNow) summary.runwayWarnings += await warnRunway(accountId, profile, settings, now);
   summary.lowBalanceWarnings += await warnLowBalance(accountId, profile);
   if (anySuspended) summary.deletedByRetention += await applyRetention(accountId, servers, settings.suspendedRetentionDays);
   await dropFullyBilled(servers, plan.throughHour);

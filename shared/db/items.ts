@@ -41,6 +41,10 @@ export interface AccountItem extends Stored {
   lowBalanceThresholdCents?: number;
   /** balance.low was recorded and the balance has not been back at or above the threshold since. */
   balanceLowFired?: boolean;
+  /** When the balance was first seen at or below zero with servers running: the suspension grace counts from it (shared/servers/suspension.ts); a credit that lifts the balance above zero removes it. */
+  graceStartedAt?: string;
+  /** The smallest runway-warning horizon sent since the time left was last above it (shared/billing/runway-warnings.ts). */
+  runwayWarnedHours?: number;
   /** The account's SFTP panel user by instance id (shared/servers/sftp.ts): there it has a password and is a subuser of the account's servers. */
   sftpUsers?: Record<string, number>;
   /** Webhook endpoints the account has (shared/webhooks/endpoints.ts): the limit of 10 is a condition on it. */

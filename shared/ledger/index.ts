@@ -201,15 +201,19 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
         ];
         const mark = autoTopUpMark(profile, unchangedBalance, balance, at);
         const markSet = mark ? ', autoTopUpDue = :dueAt, GSI2PK = :duePk, GSI2SK = :dueSk' : '';
-        const lowFlag =
-          low.fired === Boolean(profile.balanceLowFired) ? '' : low.fired ? ', balanceLowFired = :fired' : ' REMOVE balanceLowFired';
+        const lowFlag = low.fired === Boolean(profile.balanceLowFired) ? '' : low.fired ? ', balanceLowFired = :fired' : '';
+        const removes = [
+          ...(!low.fired && profile.balanceLowFired ? ['balanceLowFired'] : []),
+          // A credit that lifts the balance above zero ends the suspension grace (shared/servers/suspension.ts).
+          ...(balance > 0 && (unchangedBalance <= 0 || profile.graceStartedAt) ? ['graceStartedAt'] : []),
+        ];
         try {
           await transact([
             {
               name: 'profile',
               Update: {
                 Key: keys.account(accountId),
-                UpdateExpression: `SET balanceCents = :balance, ledgerSeq = :seq${accrual ? ', accruedMillicents = :accrued' : ''}${markSet}${lowFlag}`,
+                UpdateExpression: `SET balanceCents = :balance, ledgerSeq = :seq${accrual ? ', accruedMillicents = :accrued' : ''}${markSet}${lowFlag}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
                 ConditionExpression: 'ledgerSeq = :seq0',
                 ExpressionAttributeValues: {
                   ':balance': balance,
@@ -240,6 +244,7 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
           balanceLowFired: low.fired || undefined,
           ...(mark ?? {}),
         };
+        if (removes.includes('graceStartedAt')) delete after.graceStartedAt;
         return { applied: true, balanceCents: balance, entries, alreadyApplied: [], profile: after };
       },
       {

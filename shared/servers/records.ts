@@ -30,6 +30,8 @@ const RECORD_ATTEMPTS = 12;
 
 export interface ProfileSnapshot {
   balanceCents: number;
+  /** The balance's suspension grace, since when (shared/servers/suspension.ts). */
+  graceStartedAt: string | undefined;
   serverCount: number;
   /** Sum of the active servers' exact prices. */
   burnMillicentsPerHour: number;
@@ -46,6 +48,7 @@ export async function profileSnapshot(accountId: string): Promise<ProfileSnapsho
   if (!profile) throw notFound('Account');
   return {
     balanceCents: Number(profile.balanceCents ?? 0),
+    graceStartedAt: profile.graceStartedAt,
     serverCount: Number(profile.serverCount ?? 0),
     // Accounts from before exact prices have only the rounded burn: taken as exact once, then kept exact.
     burnMillicentsPerHour: exactBurnOf(profile),

@@ -8,6 +8,8 @@ import { recordSystemActivity } from '../audit/index.ts';
 import { logger, errorFields } from '../observability/logger.ts';
 import { putMetric } from '../observability/metrics.ts';
 import { getBudget } from '../budgets/index.ts';
+import { getSettings } from '../settings/index.ts';
+import { currentTime } from '../clock.ts';
 import { withServerLease } from './lease.ts';
 import { queueRepair } from './pending.ts';
 import { profileSnapshot, recordSuspension, type SuspendReason } from './records.ts';
@@ -28,28 +30,84 @@ export interface ReconcileResult {
   suspended: number;
   unsuspended: number;
   errors: number;
+  /** The balance's grace in force (its start), when the balance is at or below zero and a grace runs or ran. */
+  graceStartedAt?: string;
 }
 
-export async function desiredSuspension(accountId: string): Promise<SuspendReason | null> {
+interface SuspensionState {
+  reason: SuspendReason | null;
+  /** At or below zero, the grace still running: nothing is suspended for the balance, and nothing unsuspended either. */
+  inGrace: boolean;
+  graceStartedAt?: string;
+}
+
+/**
+ * What the account's balance and budget call for at `now`. At or below zero that is `balance`,
+ * unless the operator's grace (setting `suspensionGraceMinutes`) still runs: it starts the first
+ * time servers are found running at or below zero (`running`), recorded on the profile once
+ * (conditional, so concurrent passes agree on one start), and a credit that lifts the balance above
+ * zero ends it (the ledger removes the mark, shared/ledger). Servers already stopped start no grace.
+ */
+async function suspensionState(accountId: string, now: number, running: boolean): Promise<SuspensionState> {
   const snap = await profileSnapshot(accountId);
-  if (snap.balanceCents <= 0) return 'balance';
+  if (snap.balanceCents <= 0) {
+    const { suspensionGraceMinutes } = await getSettings();
+    if (suspensionGraceMinutes === 0) return { reason: 'balance', inGrace: false };
+    const started = snap.graceStartedAt ?? (running ? await startGrace(accountId, now) : undefined);
+    if (!started) return { reason: 'balance', inGrace: false };
+    if (now >= Date.parse(started) + suspensionGraceMinutes * 60_000) return { reason: 'balance', inGrace: false, graceStartedAt: started };
+    const budget = await getBudget(accountId, now);
+    return { reason: budget.capReached && budget.action === 'suspend' ? 'budget' : null, inGrace: true, graceStartedAt: started };
+  }
   const budget = await getBudget(accountId);
-  if (budget.capReached && budget.action === 'suspend') return 'budget';
-  return null;
+  return { reason: budget.capReached && budget.action === 'suspend' ? 'budget' : null, inGrace: false };
 }
 
-/** Brings every server of the account to the state its balance and budget call for. */
-export async function reconcileAccount(accountId: string, servers?: ServerItem[]): Promise<ReconcileResult> {
+/** Records the grace's start, once: a concurrent pass that recorded it first wins, and its start is used. */
+async function startGrace(accountId: string, now: number): Promise<string | undefined> {
+  const at = new Date(now).toISOString();
+  const won = await writeIfFirst({
+    Update: {
+      Key: keys.account(accountId),
+      UpdateExpression: 'SET graceStartedAt = :at',
+      // Only while the balance is still at or below zero: a top-up in between ends the episode.
+      ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(graceStartedAt) AND balanceCents <= :zero',
+      ExpressionAttributeValues: { ':at': at, ':zero': 0 },
+    },
+  });
+  if (won) {
+    logger.info('suspension grace started', { accountId, graceStartedAt: at });
+    return at;
+  }
+  const profile = await accessPatterns.accountById(accountId);
+  return Number(profile?.balanceCents ?? 0) <= 0 ? profile?.graceStartedAt : undefined;
+}
+
+/** What the balance and budget call for (an operator's unsuspension: it starts no grace). */
+export async function desiredSuspension(accountId: string, now = currentTime()): Promise<SuspendReason | null> {
+  return (await suspensionState(accountId, now, false)).reason;
+}
+
+/**
+ * Brings every server of the account to the state its balance and budget call for at `now` (the
+ * billing pass's time; else the clock): suspends, or unsuspends once the balance is above zero.
+ */
+export async function reconcileAccount(accountId: string, servers?: ServerItem[], now: number = currentTime()): Promise<ReconcileResult> {
   const result: ReconcileResult = { suspended: 0, unsuspended: 0, errors: 0 };
-  const reason = await desiredSuspension(accountId);
   const all = servers ?? (await accessPatterns.allServersOfAccount(accountId));
+  const state = await suspensionState(
+    accountId,
+    now,
+    all.some((s) => s.status === 'active'),
+  );
+  const reason = state.reason;
+  if (state.graceStartedAt) result.graceStartedAt = state.graceStartedAt;
   for (const item of all) {
     const status = item.status;
     try {
       if (reason && status === 'active') {
-        await setSuspended(item, reason);
-        result.suspended++;
-      } else if (!reason && status === 'suspended' && item.suspendedReason !== 'admin') {
+        if (await setSuspended(item, reason)) result.suspended++;
+      } else if (!reason && !state.inGrace && status === 'suspended' && item.suspendedReason !== 'admin') {
         // An operator's suspension is not the balance's to lift (suspendByAdmin below).
         await setActive(item);
         result.unsuspended++;
@@ -101,14 +159,18 @@ function countSuspension(emit: () => void): void {
   }
 }
 
-async function setSuspended(read: ServerItem, reason: SuspendReason): Promise<void> {
+/** True when this call suspended it (a concurrent pass that did it first leaves false). */
+async function setSuspended(read: ServerItem, reason: SuspendReason): Promise<boolean> {
+  let done = false;
   await underLease(read, 'suspend', 'active', async (item) => {
     await (await clientFor(item)).suspendServer(item.panelServerId);
     if (await recordSuspension(item, { status: 'suspended', reason })) {
+      done = true;
       countSuspension(() => putMetric('Suspensions', 1, { Reason: reason }));
       await suspendedActivity(item, reason);
     }
   });
+  return done;
 }
 
 async function suspendedActivity(item: ServerItem, reason: SuspendReason): Promise<void> {

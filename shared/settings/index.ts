@@ -42,6 +42,9 @@ export const DEFAULT_SETTINGS: SettingsValue = {
   maximumTopUpCents: 100_000,
   suspendedRetentionDays: null,
   monthlyCapHours: null,
+  // Today's rule unless the operator chooses a grace: suspended as soon as the balance is at or below zero.
+  suspensionGraceMinutes: 0,
+  runwayWarningHours: [24, 2],
   // No seller details until an admin sets them: the invoice PDF prints what is set.
   invoiceIssuer: { legalName: null, address: EMPTY_ADDRESS, taxId: null, email: null, footer: null },
   // No tax and no reason until the operator chooses (docs/operations.md "Tax").

@@ -144,6 +144,14 @@ export const EVENT_SAMPLES: { [T in EventType]: () => EventData<T> } = {
     invoiceId: randomUUID(),
     invoiceNumber: 'INV-2026-000002',
   }),
+  'balance.runway_warning': () => ({
+    horizonHours: 24,
+    hoursLeft: 23.5,
+    suspendAt: AT,
+    balanceCents: 60,
+    burnMillicentsPerHour: 2400,
+    graceMinutes: 120,
+  }),
   'auto_topup.failed': () => ({
     invoiceId: randomUUID(),
     invoiceNumber: 'INV-2026-000002',

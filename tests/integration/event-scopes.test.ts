@@ -46,6 +46,7 @@ const EVENT_SCOPES: Record<EventType, string> = {
   'ledger.entry': 'billing:read',
   'account.debt': 'billing:read',
   'account.debt_settled': 'billing:read',
+  'balance.runway_warning': 'billing:read',
   'auto_topup.failed': 'billing:read',
   'auto_topup.disabled': 'billing:read',
   'webhook_endpoint.disabled': 'webhooks:read',
@@ -114,6 +115,8 @@ async function accountWithEvents(email: string) {
     eventWrite(c.id, 'account.debt', { ...EVENT_SAMPLES['account.debt'](), invoiceId: paid }),
     eventWrite(c.id, 'account.debt_settled', { ...EVENT_SAMPLES['account.debt_settled'](), invoiceId: voided }),
   ]);
+  // The runway warning with its own writer (the real one: tests/integration/grace-period.test.ts).
+  await transact([eventWrite(c.id, 'balance.runway_warning', EVENT_SAMPLES['balance.runway_warning']())]);
   await grant(1);
   const all = await eventsOf(c.token, 100);
   // The session holds every scope: it sees every event, and the fixture has each billing type.

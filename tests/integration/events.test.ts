@@ -311,6 +311,27 @@ describe('each change records its event', () => {
     expect(events[0]!.data).toEqual({ balanceCents: 99, thresholdCents: 100 });
   });
 
+  it('a pass that finds the time left under a horizon records balance.runway_warning once, however often it runs', async () => {
+    const { token, id } = await customer('ev-runway@example.com');
+    await deployedHoursAgo(token, id, 3);
+    // 15 cents at 720 millicents an hour: after 3 hours 13 cents are left (160 millicents carried), about 17.8 h.
+    await appendLedger(id, [{ type: 'deduction', amountCents: -485, idempotencyKey: `ev-runway:${id}` }]);
+    const at = hourStart(Date.now()) + 5 * 60_000;
+    expect((await pass(at)).runwayWarnings).toBe(1);
+    await pass(at);
+    const warnings = await eventsOf(token, 'balance.runway_warning');
+    expect(warnings.map((e) => e.data)).toEqual([
+      {
+        horizonHours: 24,
+        hoursLeft: 17.8,
+        suspendAt: new Date(at + Math.floor((12_840 / 720) * HOUR_MS)).toISOString(),
+        balanceCents: 13,
+        burnMillicentsPerHour: 720,
+        graceMinutes: 0,
+      },
+    ]);
+  });
+
   it('a pass that finds no balance suspends with server.suspended (its reason); a credit unsuspends with server.unsuspended', async () => {
     const { token, id } = await customer('ev-suspend@example.com');
     const server = await deployedHoursAgo(token, id, 3);

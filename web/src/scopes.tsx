@@ -40,6 +40,7 @@ const EVENT_GROUP: Record<EventType, string> = {
   'ledger.entry': 'Billing',
   'account.debt': 'Billing',
   'account.debt_settled': 'Billing',
+  'balance.runway_warning': 'Billing',
   'auto_topup.failed': 'Billing',
   'auto_topup.disabled': 'Billing',
   'webhook_endpoint.disabled': 'Webhooks',

@@ -31,6 +31,10 @@ export const Account = z
       .nullable()
       .meta({ description: 'Hours until the balance reaches zero at the current burn (one decimal); null with no burn.' }),
     fundedUntil: Timestamp.nullable().meta({ description: 'When the balance reaches zero at the current burn; null with no burn.' }),
+    suspendAt: Timestamp.nullable().meta({
+      description:
+        'When the running servers would be suspended for the balance at the current burn: when it reaches zero plus the grace (setting `suspensionGraceMinutes`); once at or below zero, the grace counted from then. Null with no burn.',
+    }),
     createdAt: Timestamp,
   })
   .meta({ id: 'Account' });

@@ -76,6 +76,18 @@ export const EVENT_DATA = {
       .meta({ description: 'The kind of ledger entry that brought the balance back (a top-up, a grant, a failed refund, a won dispute).' }),
     ...DebtCause,
   }),
+  'balance.runway_warning': z.object({
+    horizonHours: Count.meta({ description: 'The warning horizon reached (setting `runwayWarningHours`).' }),
+    hoursLeft: z.number().meta({
+      description: 'Hours until the servers would be suspended at the current burn, the grace included (one decimal).',
+    }),
+    suspendAt: Timestamp.meta({ description: 'When the servers would be suspended (as `suspendAt` of GET /v1/account).' }),
+    balanceCents: SignedCents,
+    burnMillicentsPerHour: Count.meta({ description: 'What the running servers cost an hour, in millicents.' }),
+    graceMinutes: Count.meta({
+      description: 'The grace in force (setting `suspensionGraceMinutes`), counted from the balance reaching zero.',
+    }),
+  }),
   'auto_topup.failed': z.object({
     invoiceId: Uuid,
     invoiceNumber: text(32),

@@ -109,6 +109,18 @@ export const Settings = z
     suspendedRetentionDays: int32(1, 3650)
       .nullable()
       .meta({ description: 'Delete servers suspended for this many days; null keeps them forever.' }),
+    suspensionGraceMinutes: int32(0, 10_080).meta({
+      description:
+        'How long servers keep running (and are charged) once the balance is at or below zero, before the billing pass suspends them; the balance goes below zero meanwhile (debtCents). 0 (the default) suspends at once; at most 10,080 (7 days). A credit that brings the balance above zero ends the grace.',
+    }),
+    runwayWarningHours: z
+      .array(int32(1, 720))
+      .max(5)
+      .refine((hours) => new Set(hours).size === hours.length, { message: 'Each horizon once' })
+      .meta({
+        description:
+          'Horizons of the `balance.runway_warning` event, in hours before the servers would be suspended (the credit running out at the current burn, plus the grace): one event per horizon as the time left falls to it, again only after credit lifted it above. Default [24, 2]; [] sends none.',
+      }),
     monthlyCapHours: int32(1, 744).nullable().meta({
       description:
         'Optional monthly cap per server: in a calendar month (UTC) a server never pays more than this many hours of its hourly price (each hour capped at its own price); null (the default) charges every hour. E.g. 672 with a 1.5 ¢ server: at most 1,008 ¢ a month, so a full 31-day month (744 h) costs 1,008 ¢, not 1,116 ¢.',

@@ -51,6 +51,10 @@ export default function Billing() {
           <dt>Funded until</dt>
           <dd>{account.fundedUntil ? dateTime(account.fundedUntil) : 'No running costs'}</dd>
         </div>
+        <div class="stat">
+          <dt>Servers suspended at</dt>
+          <dd data-testid="billing-suspend-at">{account.suspendAt ? dateTime(account.suspendAt) : '—'}</dd>
+        </div>
       </dl>
       <Loading state={config} label="Loading the top-up rules…">
         {(c) => <TopUp config={c} />}

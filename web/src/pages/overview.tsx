@@ -5,7 +5,7 @@ import { useSession } from '../session.ts';
 import { DebtNotice } from '../billing/debt.tsx';
 import { Loading, Notice, Page, useLoad } from '../ui.tsx';
 
-/** Balance, burn, runway and funded-until, the low-balance warning, and the servers at a glance. */
+/** Balance, burn, runway, funded-until and when suspension would come, the warnings, and the servers at a glance. */
 export default function Overview() {
   const { account } = useSession();
   const servers = useLoad(() => ok(api().GET('/v1/servers', { params: { query: { limit: 5 } } })));
@@ -26,16 +26,28 @@ export default function Overview() {
         </>
       }
     >
+      {account.balanceCents <= 0 && account.suspendAt ? (
+        // The operator's grace: servers still run at or below zero, until suspendAt.
+        <Notice kind="warning">
+          Your credit has run out: your servers keep running until {dateTime(account.suspendAt)} ({relative(account.suspendAt)}), then they
+          are suspended. <a href={href('/billing')}>Top up</a> to keep them running.
+        </Notice>
+      ) : null}
       {account.debtCents > 0 ? (
         <DebtNotice debtCents={account.debtCents} />
       ) : account.balanceCents <= 0 ? (
-        <Notice kind="warning">
-          Your balance is {cents(account.balanceCents)}: servers are suspended until you <a href={href('/billing')}>top up</a>.
-        </Notice>
+        account.suspendAt ? null : (
+          <Notice kind="warning">
+            Your balance is {cents(account.balanceCents)}: servers are suspended until you <a href={href('/billing')}>top up</a>.
+          </Notice>
+        )
       ) : low ? (
         <Notice kind="warning">
-          Low balance: at the current rate your credit runs out {relative(account.fundedUntil)}. <a href={href('/billing')}>Top up</a> to
-          keep your servers running.
+          Low balance: at the current rate your credit runs out {relative(account.fundedUntil)}
+          {account.suspendAt && account.suspendAt !== account.fundedUntil
+            ? ` and your servers are suspended ${relative(account.suspendAt)}`
+            : ''}
+          . <a href={href('/billing')}>Top up</a> to keep your servers running.
         </Notice>
       ) : null}
       <dl class="cards">
@@ -54,6 +66,10 @@ export default function Overview() {
         <div class="stat">
           <dt>Funded until</dt>
           <dd>{account.fundedUntil ? dateTime(account.fundedUntil) : '—'}</dd>
+        </div>
+        <div class="stat">
+          <dt>Servers suspended at</dt>
+          <dd data-testid="suspend-at">{account.suspendAt ? dateTime(account.suspendAt) : '—'}</dd>
         </div>
       </dl>
       <h2>Servers</h2>

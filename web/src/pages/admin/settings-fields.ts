@@ -4,7 +4,7 @@
  * Bounds are the document's; the API checks them again and names any bad field.
  */
 /** `json`: a setting with a shape of its own (the tax treatment), edited as its JSON. */
-export type Unit = 'millicents' | 'cents' | 'count' | 'percent' | 'mb' | 'cpu' | 'days' | 'hours' | 'text' | 'country' | 'json';
+export type Unit = 'millicents' | 'cents' | 'count' | 'percent' | 'mb' | 'cpu' | 'minutes' | 'days' | 'hours' | 'text' | 'country' | 'json';
 
 export interface SettingField {
   path: string;
@@ -175,6 +175,21 @@ export const SETTING_GROUPS: { legend: string; fields: SettingField[] }[] = [
         min: 1,
         max: 3650,
         nullable: true,
+      },
+      {
+        path: 'suspensionGraceMinutes',
+        label: 'Grace before suspension (minutes)',
+        description:
+          'Servers keep running, and are charged into debt, this long once the balance is at or below zero; then they are suspended. 0 suspends at once; at most 10,080 (7 days).',
+        unit: 'minutes',
+        min: 0,
+        max: 10_080,
+      },
+      {
+        path: 'runwayWarningHours',
+        label: 'Runway warnings (hours before suspension)',
+        description: 'The balance.runway_warning horizons, as a JSON list of whole hours (1–720, at most 5), e.g. [24, 2]; [] sends none.',
+        unit: 'json',
       },
     ],
   },
