@@ -118,6 +118,8 @@ describe('a paid invoice is frozen', () => {
         // The VAT id's VIES check as it stood (a GB id is not an EU one: not asked).
         vatCheck: { valid: null, checkedAt: expect.any(String) },
       },
+      // The default brand prints nothing of its own.
+      brand: { name: null, legalFooter: null },
       copiedAt: invoice.paidAt,
     });
     const { text } = await pdfOf(state.first, c.token);
