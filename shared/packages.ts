@@ -7,6 +7,7 @@
  */
 export type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 export type { SQSClient } from '@aws-sdk/client-sqs';
+export type { SESv2Client } from '@aws-sdk/client-sesv2';
 
 /** `load` once; every later call shares its promise. */
 const once = <T>(load: () => Promise<T>): (() => Promise<T>) => {
@@ -35,6 +36,8 @@ export const loadJose = /* @__PURE__ */ once(() => import('jose'));
 export const loadSecretsManager = /* @__PURE__ */ once(() => import('@aws-sdk/client-secrets-manager'));
 /** The SQS client: the billing scheduler's queue. */
 export const loadSqs = /* @__PURE__ */ once(() => import('@aws-sdk/client-sqs'));
+/** The SES v2 client: the mail sender in AWS (shared/mail/transport.ts); the SMTP path never loads it. */
+export const loadSesV2 = /* @__PURE__ */ once(() => import('@aws-sdk/client-sesv2'));
 /**
  * The SDK's whole default credential chain, which the Lambda bundles load only without the
  * credentials Lambda sets in the environment (infra/lambda-credentials.ts).
