@@ -66,6 +66,12 @@ describe('mail templates', () => {
     });
   }
 
+  it('a value in the body is escaped too', () => {
+    const { html } = TEMPLATES.receipt({ ...invoice, number: 'INV-<i>1</i>' }, context);
+    expect(html).toContain('INV-&lt;i&gt;1&lt;/i&gt;');
+    expect(html).not.toContain('<i>');
+  });
+
   it('a subject stays one line whatever the data holds', () => {
     const rendered = TEMPLATES.receipt({ ...invoice, number: 'INV-1\r\nBcc: someone@example.com' }, context);
     expect(rendered.subject).not.toMatch(/[\r\n]/);
