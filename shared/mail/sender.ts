@@ -91,6 +91,7 @@ export class MailSender {
       if (outcome === 'skipped') return;
       this.summary[outcome]++;
       putMetric('MailMessages', 1, { Outcome: OUTCOME_METRIC[outcome] });
+      if (outcome === 'retrying' || outcome === 'failed') putMetric('MailSendFailures', 1);
     } catch (err) {
       // One message's trouble (a throttled write) must not stop the others; its claim expires and it is tried again.
       logger.error('mail attempt failed', { mailId: item.mailId, ...errorFields(err) });

@@ -87,11 +87,10 @@ async function paidTopUp(email: string, amountCents = 2000) {
 
 describe('a paid top-up', () => {
   let paid: Awaited<ReturnType<typeof paidTopUp>>;
-  let receipt: ParsedMail;
 
   it('sends one receipt to the account with both parts, the link to billing and the invoice PDF', async () => {
     paid = await paidTopUp('mail-receipt@example.com');
-    [receipt] = await arrived('mail-receipt@example.com');
+    const [receipt] = await arrived('mail-receipt@example.com');
     expect(receipt!.subject).toBe(`Receipt for your top-up: invoice ${paid.invoiceNumber}`);
     expect(receipt!.from?.value[0]?.address).toBe(process.env.MAIL_FROM);
     expect(receipt!.headers.get('x-message-type')).toBe('receipt');
