@@ -405,6 +405,7 @@ export const PACKAGES_APART = [
   '@aws-sdk/client-secrets-manager',
   '@aws-sdk/client-sqs',
   '@aws-sdk/client-sesv2',
+  'nodemailer',
   '@aws-sdk/credential-provider-node',
 ] as const;
 

@@ -1,4 +1,4 @@
-import MailComposer from 'nodemailer/lib/mail-composer/index.js';
+import { loadNodemailer } from '../packages.ts';
 import type { MessageType } from './templates.ts';
 
 /**
@@ -30,12 +30,15 @@ export interface MailSender {
 }
 
 /**
- * The message as standard MIME (nodemailer's MailComposer): multipart/alternative text and HTML
- * parts, in multipart/mixed with the attachments; headers encoded as RFC 2047 asks.
+ * The message as standard MIME, built by nodemailer's MailComposer (through its buffering stream
+ * transport, which returns the bytes and sends nothing): multipart/alternative text and HTML
+ * parts, in multipart/mixed with the attachments; headers encoded as RFC 2047 asks; CRLF lines.
  */
 export async function buildMime(message: MailMessage, from: MailSender): Promise<Buffer> {
   const domain = from.address.slice(from.address.lastIndexOf('@') + 1) || 'localhost';
-  const composer = new MailComposer({
+  const { createTransport } = await loadNodemailer();
+  const composer = createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
+  const built = await composer.sendMail({
     from: { name: from.name, address: from.address },
     to: message.to,
     subject: message.subject,
@@ -46,5 +49,5 @@ export async function buildMime(message: MailMessage, from: MailSender): Promise
     headers: { 'X-Message-Type': message.type },
     attachments: message.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: Buffer.from(a.content) })),
   });
-  return composer.compile().build();
+  return built.message as Buffer;
 }

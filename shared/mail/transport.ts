@@ -1,6 +1,5 @@
-import { createTransport } from 'nodemailer';
 import { getConfig } from '../config/env.ts';
-import { loadSesV2, type SESv2Client } from '../packages.ts';
+import { loadNodemailer, loadSesV2, type SESv2Client } from '../packages.ts';
 
 /**
  * Where a built message goes, chosen by the configuration (shared/config/env.ts `mail`): SES v2
@@ -51,11 +50,18 @@ function sesTransport(configurationSet: string | undefined): MailTransport {
 
 function smtpTransport(url: string): MailTransport {
   const { hostname, port } = new URL(url);
-  // The local server speaks plain SMTP on the loopback: no TLS, no authentication.
-  const transporter = createTransport({ host: hostname, port: Number(port), secure: false, ignoreTLS: true, connectionTimeout: 5_000 });
+  let transporter: import('nodemailer').Transporter | undefined;
   return {
     kind: 'smtp',
     send: async (raw, envelope) => {
+      // The local server speaks plain SMTP on the loopback: no TLS, no authentication.
+      transporter ??= (await loadNodemailer()).createTransport({
+        host: hostname,
+        port: Number(port),
+        secure: false,
+        ignoreTLS: true,
+        connectionTimeout: 5_000,
+      });
       const info = await transporter.sendMail({ envelope, raw });
       return info.messageId ?? '';
     },
