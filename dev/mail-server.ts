@@ -104,8 +104,14 @@ export function mailPage(dir: string): Preroute {
             const mail = await simpleParser(readFileSync(join(dir, file)));
             const time = (mail.date ?? statSync(join(dir, file)).mtime).toISOString();
             rows.push(
-              `<tr><td>${esc(time)}</td><td>${esc(mail.to ? [mail.to].flat().map((t) => t.text).join(', ') : '')}</td>` +
-                `<td><a href="/dev/mail/${encodeURIComponent(file)}">${esc(mail.subject ?? '(no subject)')}</a></td></tr>`,
+              `<tr><td>${esc(time)}</td><td>${esc(
+                mail.to
+                  ? [mail.to]
+                      .flat()
+                      .map((t) => t.text)
+                      .join(', ')
+                  : '',
+              )}</td>` + `<td><a href="/dev/mail/${encodeURIComponent(file)}">${esc(mail.subject ?? '(no subject)')}</a></td></tr>`,
             );
           }
           send(
@@ -119,10 +125,18 @@ export function mailPage(dir: string): Preroute {
           return;
         }
         const file = decodeURIComponent(url.pathname.slice('/dev/mail/'.length));
-        if (!/^[\w.-]+\.eml$/.test(file) || !storedMessages(dir).includes(file)) return send(404, page('Not found', '<p>No such message.</p>'));
+        if (!/^[\w.-]+\.eml$/.test(file) || !storedMessages(dir).includes(file))
+          return send(404, page('Not found', '<p>No such message.</p>'));
         const mail = await simpleParser(readFileSync(join(dir, file)));
-        const to = mail.to ? [mail.to].flat().map((t) => t.text).join(', ') : '';
-        const attachments = mail.attachments.map((a) => `<li>${esc(a.filename ?? 'attachment')} (${esc(a.contentType)}, ${a.size} bytes)</li>`);
+        const to = mail.to
+          ? [mail.to]
+              .flat()
+              .map((t) => t.text)
+              .join(', ')
+          : '';
+        const attachments = mail.attachments.map(
+          (a) => `<li>${esc(a.filename ?? 'attachment')} (${esc(a.contentType)}, ${a.size} bytes)</li>`,
+        );
         send(
           200,
           page(

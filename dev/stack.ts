@@ -130,7 +130,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let oidc: Preroute | undefined;
   let mailRoute: Preroute | undefined;
   // The identity provider's sign-in (always on: tests use it without the dashboard), the mail page, then the dashboard.
-  const server: Server = createLocalApi(handlers, () => (req, res) => Boolean(oidc?.(req, res) || mailRoute?.(req, res) || web?.(req, res)));
+  const server: Server = createLocalApi(
+    handlers,
+    () => (req, res) => Boolean(oidc?.(req, res) || mailRoute?.(req, res) || web?.(req, res)),
+  );
   const baseUrl = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
   oidc = localOidc({ baseUrl, issuer: LOCAL_ISSUER, clientId: LOCAL_AUDIENCE });
   // VAT ids are checked against a stand-in with VIES's answers, offline (LOCAL_VIES=off: the real VIES).
@@ -156,7 +159,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     LOCAL_SECRETS_FILE: options.secretsFile ?? '',
     ...(vies ? { VIES_API_URL: vies.url } : {}),
     ...(mailServer
-      ? { SMTP_URL: mailServer.url, MAIL_FROM: process.env.MAIL_FROM || 'billing@control-plane.localhost', DASHBOARD_URL: `${baseUrl}${DASHBOARD_PATH}` }
+      ? {
+          SMTP_URL: mailServer.url,
+          MAIL_FROM: process.env.MAIL_FROM || 'billing@control-plane.localhost',
+          DASHBOARD_URL: `${baseUrl}${DASHBOARD_PATH}`,
+        }
       : {}),
   });
   resetConfig();

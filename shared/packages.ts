@@ -8,6 +8,7 @@
 export type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 export type { SQSClient } from '@aws-sdk/client-sqs';
 export type { SESv2Client } from '@aws-sdk/client-sesv2';
+export type { Transporter } from 'nodemailer';
 
 /** `load` once; every later call shares its promise. */
 const once = <T>(load: () => Promise<T>): (() => Promise<T>) => {

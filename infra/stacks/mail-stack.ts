@@ -99,7 +99,12 @@ export class MailStack extends Stack {
       new iam.PolicyStatement({
         actions: [...SEND_ACTIONS],
         resources: [
-          this.formatArn({ service: 'ses', resource: 'identity', resourceName: props.mailDomain, arnFormat: ArnFormat.SLASH_RESOURCE_NAME }),
+          this.formatArn({
+            service: 'ses',
+            resource: 'identity',
+            resourceName: props.mailDomain,
+            arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+          }),
           this.formatArn({
             service: 'ses',
             resource: 'configuration-set',

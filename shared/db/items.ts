@@ -785,7 +785,7 @@ export interface AutoTopUpItem extends Stored {
 }
 
 /**
- * One message to send (shared/mail/queue.ts): made by the webhook fan-out for an event that calls
+ * One message to send (shared/webhooks/mail-queue.ts): made by the webhook fan-out for an event that calls
  * for mail, at most once per (event, message type); the mail sender claims, sends and closes it.
  * What it says is rendered from the event at send time; the recipient is the account's e-mail then.
  */

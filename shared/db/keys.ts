@@ -1,5 +1,13 @@
 import { createHash } from 'node:crypto';
-import { AUTO_TOPUP_SHARDS, BILLING_SHARDS, INSTALL_WATCH_SHARDS, LISTING_SHARDS, MAIL_SHARDS, REPAIR_SHARDS, WEBHOOK_SHARDS } from './table.ts';
+import {
+  AUTO_TOPUP_SHARDS,
+  BILLING_SHARDS,
+  INSTALL_WATCH_SHARDS,
+  LISTING_SHARDS,
+  MAIL_SHARDS,
+  REPAIR_SHARDS,
+  WEBHOOK_SHARDS,
+} from './table.ts';
 import { isTimeOrderedId } from '../ids.ts';
 
 /**

@@ -12,7 +12,13 @@ import { putMetric } from '../observability/metrics.ts';
  */
 export async function suppressAddress(email: string, reason: MailSuppressionItem['reason'], now = new Date()): Promise<boolean> {
   const address = email.trim().toLowerCase();
-  const item: MailSuppressionItem = { ...keys.mailSuppression(address), kind: 'mail-suppression', email: address, reason, at: now.toISOString() };
+  const item: MailSuppressionItem = {
+    ...keys.mailSuppression(address),
+    kind: 'mail-suppression',
+    email: address,
+    reason,
+    at: now.toISOString(),
+  };
   // The first reason stays: a later notification for the same address changes nothing.
   const added = await writeIfFirst({ Put: { Item: item, ConditionExpression: 'attribute_not_exists(PK)' } });
   if (added) putMetric('MailSuppressions', 1, { Reason: reason });

@@ -38,7 +38,10 @@ const oneLine = (value: string): string => value.replace(/[\r\n\t]+/g, ' ').trim
 const link = (context: MailContext, path: string): string => new URL(path, context.dashboardUrl).toString();
 
 /** A message's two parts from the same paragraphs, so they never say different things. */
-function layout(context: MailContext, input: { subject: string; paragraphs: string[]; action?: { label: string; url: string } }): RenderedMail {
+function layout(
+  context: MailContext,
+  input: { subject: string; paragraphs: string[]; action?: { label: string; url: string } },
+): RenderedMail {
   const { brand } = context;
   const subject = oneLine(input.subject);
   const text = [

@@ -1,5 +1,5 @@
 import { getConfig } from '../config/env.ts';
-import { loadNodemailer, loadSesV2, type SESv2Client } from '../packages.ts';
+import { loadNodemailer, loadSesV2, type SESv2Client, type Transporter } from '../packages.ts';
 
 /**
  * Where a built message goes, chosen by the configuration (shared/config/env.ts `mail`): SES v2
@@ -50,7 +50,7 @@ function sesTransport(configurationSet: string | undefined): MailTransport {
 
 function smtpTransport(url: string): MailTransport {
   const { hostname, port } = new URL(url);
-  let transporter: import('nodemailer').Transporter | undefined;
+  let transporter: Transporter | undefined;
   return {
     kind: 'smtp',
     send: async (raw, envelope) => {

@@ -676,7 +676,7 @@ describe('webhook dispatcher (ControlPlaneWebhooks)', () => {
 
   it('may query GSI2 and touch only ACCOUNT#* and WHDLV#* (least privilege)', () => {
     expect(TABLE_ACCESS.webhooks).toEqual({
-      // MAIL#: the fan-out queues the mail an event calls for (shared/mail/queue.ts).
+      // MAIL#: the fan-out queues the mail an event calls for (shared/webhooks/mail-queue.ts).
       write: ['account', 'webhookDelivery', 'mail'],
       read: [],
       indexes: ['GSI2'],
@@ -895,7 +895,9 @@ describe('alarms', () => {
 });
 
 describe('customer mail (ControlPlaneMail, context mailDomain)', () => {
-  const arnOfIn = (stack: Stack, construct: { node: { defaultChild?: unknown } }) => ({ 'Fn::GetAtt': [logicalId(stack, construct), 'Arn'] });
+  const arnOfIn = (stack: Stack, construct: { node: { defaultChild?: unknown } }) => ({
+    'Fn::GetAtt': [logicalId(stack, construct), 'Arn'],
+  });
   const MAIL_DOMAIN = 'mail.example.com';
   let mailApp: BuiltApp;
   let mailTemplate: Template;
@@ -923,7 +925,9 @@ describe('customer mail (ControlPlaneMail, context mailDomain)', () => {
 
   it('is left out without the context: no stack, and the dispatcher queues no mail', () => {
     expect(built.mailStack).toBeUndefined();
-    expect(functionProps(built.webhooksStack, webhooksTemplate, built.webhooksStack.dispatcher).Environment.Variables.MAIL_FROM).toBeUndefined();
+    expect(
+      functionProps(built.webhooksStack, webhooksTemplate, built.webhooksStack.dispatcher).Environment.Variables.MAIL_FROM,
+    ).toBeUndefined();
     for (const { name, stack, template, fn } of allFunctions()) {
       const sends = statementsOf(stack, template, fn).filter((s) => actionsOf(s).some((a) => a.startsWith('ses:')));
       expect(sends, name).toEqual([]);

@@ -4,7 +4,7 @@ import { type ParsedMail, simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '../../shared/db/keys.ts';
 import { appendLedger } from '../../shared/ledger/index.ts';
-import { mailIdOf } from '../../shared/mail/queue.ts';
+import { mailIdOf } from '../../shared/webhooks/mail-queue.ts';
 import { bounces } from '../../functions/mail/handler.ts';
 import { drainOutbox } from '../../shared/webhooks/dispatch.ts';
 import { sendDueMail } from '../../shared/mail/sender.ts';
@@ -55,7 +55,11 @@ async function messagesTo(email: string): Promise<ParsedMail[]> {
   return all.filter((m) => [m.to ?? []].flat().some((to) => to.value.some((v) => v.address === email)));
 }
 /** Waits until `count` messages of `email` are in the folder (the sender runs in the stack). */
-const arrived = (email: string, count = 1) => waitFor(() => messagesTo(email), (list) => list.length >= count);
+const arrived = (email: string, count = 1) =>
+  waitFor(
+    () => messagesTo(email),
+    (list) => list.length >= count,
+  );
 
 /** The mail item of an event's message, once the sender has closed it. */
 const closedMail = (eventId: string, type: string) =>
@@ -80,7 +84,12 @@ async function paidTopUp(email: string, amountCents = 2000) {
   const invoiceId = res.body.invoiceId as string;
   const session = [...stripeFake.sessions.values()].find((s) => s.client_reference_id === invoiceId)!;
   const paymentIntent = `pi_${invoiceId.replace(/-/g, '').slice(0, 20)}`;
-  const completed = signed('checkout.session.completed', { ...session, status: 'complete', payment_status: 'paid', payment_intent: paymentIntent });
+  const completed = signed('checkout.session.completed', {
+    ...session,
+    status: 'complete',
+    payment_status: 'paid',
+    payment_intent: paymentIntent,
+  });
   expect((await deliver(completed)).body.outcome).toBe('credited');
   return { token, id: id as string, invoiceId, invoiceNumber: res.body.invoiceNumber as string, paymentIntent, completed };
 }
@@ -177,7 +186,10 @@ describe('low balance', () => {
 describe('bounces and complaints', () => {
   it('an address SES reported as a permanent bounce gets no mail; the message is closed as suppressed', async () => {
     const email = 'mail-bounced@example.com';
-    const notification = { eventType: 'Bounce', bounce: { bounceType: 'Permanent', bouncedRecipients: [{ emailAddress: email.toUpperCase() }] } };
+    const notification = {
+      eventType: 'Bounce',
+      bounce: { bounceType: 'Permanent', bouncedRecipients: [{ emailAddress: email.toUpperCase() }] },
+    };
     expect(await bounces({ Records: [{ Sns: { Message: JSON.stringify(notification) } }] })).toEqual({ suppressed: 1 });
     const paidBounced = await paidTopUp(email);
     const event = await eventOf(paidBounced.token, 'invoice.paid');
@@ -187,7 +199,10 @@ describe('bounces and complaints', () => {
   });
 
   it('a transient bounce suppresses nothing; a complaint does', async () => {
-    const transient = { eventType: 'Bounce', bounce: { bounceType: 'Transient', bouncedRecipients: [{ emailAddress: 'full@example.com' }] } };
+    const transient = {
+      eventType: 'Bounce',
+      bounce: { bounceType: 'Transient', bouncedRecipients: [{ emailAddress: 'full@example.com' }] },
+    };
     const complaint = { eventType: 'Complaint', complaint: { complainedRecipients: [{ emailAddress: 'angry@example.com' }] } };
     expect(await bounces({ Records: [{ Sns: { Message: JSON.stringify(transient) } }] })).toEqual({ suppressed: 0 });
     expect(await bounces({ Records: [{ Sns: { Message: JSON.stringify(complaint) } }, { Sns: { Message: 'not json' } }] })).toEqual({

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mailBrand } from '../../shared/mail/brand.ts';
 import { buildMime } from '../../shared/mail/message.ts';
-import { messageTypesFor } from '../../shared/mail/queue.ts';
+import { messageTypesFor } from '../../shared/webhooks/mail-queue.ts';
 import { type MailContext, MESSAGE_TYPES, type RenderedMail, TEMPLATES } from '../../shared/mail/templates.ts';
 import type { CreditNoteView } from '../../shared/credit-notes/index.ts';
 import type { InvoiceView } from '../../shared/invoices/index.ts';

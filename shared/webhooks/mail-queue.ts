@@ -3,12 +3,14 @@ import { getConfig } from '../config/env.ts';
 import type { EventItem, MailItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { writeIfFirst } from '../db/write.ts';
-import { EVENT_RETENTION_DAYS } from '../webhooks/events.ts';
-import type { MessageType } from './templates.ts';
+import type { MessageType } from '../mail/templates.ts';
+import { EVENT_RETENTION_DAYS } from './events.ts';
 
 /**
- * Mail is a subscriber of the account's events (shared/webhooks/events.ts): when the webhook
- * fan-out takes an event out of the outbox it first queues the messages the event calls for here.
+ * Mail is a subscriber of the account's events (events.ts): when the fan-out (dispatch.ts) takes
+ * an event out of the outbox it first queues the messages the event calls for here, for the mail
+ * sender (shared/mail/sender.ts). Here, not in shared/mail, because the fan-out calls it and
+ * shared/mail renders documents whose modules record events (the folders would import each other).
  * Each message's id is derived from (event, message type) and put only if absent, so a fan-out
  * run twice, or an event put back in the outbox, never queues a second message. Table writes only:
  * the sending happens in the mail sender (shared/mail/sender.ts), apart from the customers' webhooks.
