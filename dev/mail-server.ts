@@ -20,6 +20,9 @@ export interface LocalMailServer {
   close(): Promise<void>;
 }
 
+/** Recipients at this domain are refused with 550 (`.invalid` is reserved: no real address has it). */
+export const REFUSED_DOMAIN = 'refused.invalid';
+
 /** The largest message kept (a receipt with its PDF is well under 1 MB). */
 const MAX_BYTES = 10 * 1024 * 1024;
 
@@ -31,6 +34,12 @@ export async function startMailServer(options: { dir: string; port?: number; hos
     size: MAX_BYTES,
     banner: 'control-plane local mail',
     logger: false,
+    onRcptTo(address, _session, callback) {
+      if (address.address.toLowerCase().endsWith(`@${REFUSED_DOMAIN}`)) {
+        return callback(Object.assign(new Error('mailbox unavailable'), { responseCode: 550 }));
+      }
+      callback();
+    },
     onData(stream, _session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -8,7 +8,8 @@ import { mailIdOf } from '../../shared/webhooks/mail-queue.ts';
 import { bounces } from '../../functions/mail/handler.ts';
 import { drainOutbox } from '../../shared/webhooks/dispatch.ts';
 import { sendDueMail } from '../../shared/mail/sender.ts';
-import { storedMessages } from '../../dev/mail-server.ts';
+import { REFUSED_DOMAIN, storedMessages } from '../../dev/mail-server.ts';
+import { MAIL_RETRY_DELAYS_MS } from '../../shared/mail/sender.ts';
 import { getRaw, setAttributes } from '../helpers/db.ts';
 import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
 import { pdfText } from '../helpers/pdf-text.ts';
@@ -180,6 +181,41 @@ describe('low balance', () => {
     await drainOutbox();
     await sendDueMail();
     expect(await messagesTo('mail-low@example.com')).toHaveLength(1);
+  });
+});
+
+describe('a mailbox the server refuses', () => {
+  it('is retried with backoff while another account’s message goes out', async () => {
+    const refusedEmail = `mail-refused@${REFUSED_DOMAIN}`;
+    const low = async (email: string) => {
+      const token = await api.session(email);
+      const { id, balanceCents } = (await api.call('GET', '/v1/account', { token })).body;
+      expect((await api.call('PUT', '/v1/account/alerts', { token, body: { lowBalanceThresholdCents: balanceCents + 500 } })).status).toBe(
+        200,
+      );
+      await appendLedger(id, [{ type: 'charge', amountCents: -1, idempotencyKey: `mail-test:${id}:refused` }]);
+      return (await eventOf(token, 'balance.low')).id;
+    };
+    const refused = await low(refusedEmail);
+    const fine = await low('mail-fine@example.com');
+    await arrived('mail-fine@example.com');
+    const first = await waitFor(
+      () => getRaw(keys.mail(mailIdOf(refused, 'low-balance'))),
+      (item) => (item?.attempts as unknown[] | undefined)?.length === 1,
+    );
+    expect(first).toMatchObject({ status: 'pending', attempts: [{ error: expect.stringContaining('550') }] });
+    const firstAt = Date.parse((first!.attempts as { at: string }[])[0]!.at);
+    expect(Date.parse(first!.nextAttemptAt as string) - firstAt).toBe(MAIL_RETRY_DELAYS_MS[0]);
+    // Not due before its time; due after it, refused again, and the next wait is longer.
+    expect(await sendDueMail(new Date(firstAt + MAIL_RETRY_DELAYS_MS[0] - 1_000))).toMatchObject({ retrying: 0 });
+    expect(await sendDueMail(new Date(firstAt + MAIL_RETRY_DELAYS_MS[0] + 1_000))).toMatchObject({ retrying: 1, sent: 0 });
+    const second = await getRaw(keys.mail(mailIdOf(refused, 'low-balance')));
+    expect(second!.attempts).toHaveLength(2);
+    expect(Date.parse(second!.nextAttemptAt as string) - Date.parse((second!.attempts as { at: string }[])[1]!.at)).toBe(
+      MAIL_RETRY_DELAYS_MS[1],
+    );
+    expect((await getRaw(keys.mail(mailIdOf(fine, 'low-balance'))))!.status).toBe('sent');
+    expect(await messagesTo(refusedEmail)).toEqual([]);
   });
 });
 
