@@ -7,7 +7,7 @@ import { getSettings } from '../shared/settings/index.ts';
 /**
  * `npm start`: the whole service on this machine. Knobs (README "Local stack knobs"):
  * PORT, DATA_DIR, LOCAL_IN_MEMORY, DYNAMODB_ENDPOINT, ADMIN_EMAILS, LOCAL_ADMIN_API_KEY, WEBHOOK_INTERVAL_MS,
- * REPAIR_INTERVAL_MS, LOCAL_DASHBOARD, SMTP_PORT, MAIL_FROM; CURRENCY (docs/local-stack.md).
+ * REPAIR_INTERVAL_MS, LOCAL_DASHBOARD; CURRENCY, SMTP_PORT, MAIL_FROM (docs/local-stack.md).
  */
 const env = process.env;
 // A currency the platform cannot charge in stops the start here, not at the first checkout.
