@@ -28,6 +28,9 @@ import { startWebhookLoop, type WebhookLoopOptions } from './webhook-loop.ts';
 import { startRepairLoop, type RepairLoopOptions } from './repair-loop.ts';
 import { installSandboxProvider } from './sandbox-events.ts';
 import { startViesStandIn, type ViesStandIn } from './vies-stand-in.ts';
+import { mailPage, startMailServer, type LocalMailServer } from './mail-server.ts';
+import { startMailLoop } from './mail-loop.ts';
+import { resetMailTransport } from '../shared/mail/transport.ts';
 
 /**
  * The whole service on one machine: DynamoDB Local (or a given endpoint), the table, the API
@@ -72,6 +75,13 @@ export interface LocalStackOptions {
    * against the local identity provider. `npm start` and the browser tests turn it on.
    */
   dashboard?: boolean;
+  /**
+   * Customer mail (docs/mail.md): a real SMTP server (dev/mail-server.ts) keeping every message as
+   * an .eml file in `dir` (default: `mail/` of `dataDir`, else a temporary folder), the page that
+   * shows them (GET /dev/mail), and the mail sender in this process every `intervalMs` (250 ms).
+   * Off when omitted or `false`: `npm start` and `startTestApi` turn it on.
+   */
+  mail?: false | { dir?: string; port?: number; intervalMs?: number };
 }
 
 export interface PanelOptions {
@@ -98,6 +108,8 @@ export interface LocalStack {
   dashboardUrl?: string;
   /** The VIES stand-in VAT ids are checked against (LOCAL_VIES=off: the real VIES, none here). */
   vies?: ViesStandIn;
+  /** The local mail server and its page, when started. */
+  mail?: LocalMailServer & { pageUrl: string };
   stop(): Promise<void>;
 }
 
@@ -116,15 +128,26 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const webDir = options.dashboard ? await buildDashboard() : undefined;
   let web: Preroute | undefined;
   let oidc: Preroute | undefined;
-  // The identity provider's sign-in (always on: tests use it without the dashboard), then the dashboard.
+  let mailRoute: Preroute | undefined;
+  // The identity provider's sign-in (always on: tests use it without the dashboard), the brand's logo, the mail page, then the dashboard.
   // The brand's logo: in the data folder, or a temporary one for a stack in memory (tests).
   const brandDir = options.dataDir ? join(options.dataDir, 'brand') : mkdtempSync(join(tmpdir(), 'control-plane-brand-'));
   const brandFiles = serveBrandFiles(brandDir);
-  const server: Server = createLocalApi(handlers, () => (req, res) => Boolean(oidc?.(req, res) || brandFiles(req, res) || web?.(req, res)));
+  const server: Server = createLocalApi(
+    handlers,
+    () => (req, res) => Boolean(oidc?.(req, res) || brandFiles(req, res) || mailRoute?.(req, res) || web?.(req, res)),
+  );
   const baseUrl = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
   oidc = localOidc({ baseUrl, issuer: LOCAL_ISSUER, clientId: LOCAL_AUDIENCE });
   // VAT ids are checked against a stand-in with VIES's answers, offline (LOCAL_VIES=off: the real VIES).
   const vies = process.env.LOCAL_VIES === 'off' ? undefined : await startViesStandIn();
+  const mailServer = options.mail
+    ? await startMailServer({
+        dir: options.mail.dir ?? (options.dataDir ? join(options.dataDir, 'mail') : mkdtempSync(join(tmpdir(), 'control-plane-mail-'))),
+        port: options.mail.port,
+      })
+    : undefined;
+  if (mailServer) mailRoute = mailPage(mailServer.dir);
   if (webDir) web = serveDashboard({ dir: webDir, config: { oidc: { authority: localIssuerUrl(baseUrl), clientId: LOCAL_AUDIENCE } } });
 
   Object.assign(process.env, {
@@ -139,8 +162,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     LOCAL_SECRETS_FILE: options.secretsFile ?? '',
     BRAND_DIR: brandDir,
     ...(vies ? { VIES_API_URL: vies.url } : {}),
+    ...(mailServer
+      ? {
+          SMTP_URL: mailServer.url,
+          MAIL_FROM: process.env.MAIL_FROM || 'billing@control-plane.localhost',
+          DASHBOARD_URL: `${baseUrl}${DASHBOARD_PATH}`,
+        }
+      : {}),
   });
   resetConfig();
+  resetMailTransport();
   resetDbClient();
   clearSettingsCache();
   // Without a Stripe key payments run in the sandbox, whose cards and signed events live in dev/.
@@ -154,6 +185,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const schedule = options.billingSchedule ? scheduleBilling() : undefined;
   const webhookLoop = options.webhooks ? startWebhookLoop(options.webhooks) : undefined;
   const repairLoop = options.repairs ? startRepairLoop(options.repairs) : undefined;
+  const mailLoop = options.mail ? startMailLoop(options.mail.intervalMs) : undefined;
 
   return {
     baseUrl,
@@ -165,7 +197,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     panel,
     ...(webDir ? { dashboardUrl: `${baseUrl}${DASHBOARD_PATH}` } : {}),
     ...(vies ? { vies } : {}),
+    ...(mailServer ? { mail: { ...mailServer, pageUrl: `${baseUrl}/dev/mail` } } : {}),
     stop: async () => {
+      await mailLoop?.stop();
+      await mailServer?.close();
       schedule?.stop();
       await webhookLoop?.stop();
       await repairLoop?.stop();

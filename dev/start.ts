@@ -7,7 +7,7 @@ import { getSettings } from '../shared/settings/index.ts';
 /**
  * `npm start`: the whole service on this machine. Knobs (README "Local stack knobs"):
  * PORT, DATA_DIR, LOCAL_IN_MEMORY, DYNAMODB_ENDPOINT, ADMIN_EMAILS, LOCAL_ADMIN_API_KEY, WEBHOOK_INTERVAL_MS,
- * REPAIR_INTERVAL_MS, LOCAL_DASHBOARD; CURRENCY (docs/local-stack.md).
+ * REPAIR_INTERVAL_MS, LOCAL_DASHBOARD; CURRENCY, SMTP_PORT, MAIL_FROM (docs/local-stack.md).
  */
 const env = process.env;
 // A currency the platform cannot charge in stops the start here, not at the first checkout.
@@ -32,6 +32,7 @@ const stack = await startLocalStack({
   webhooks: { intervalMs: env.WEBHOOK_INTERVAL_MS ? Number(env.WEBHOOK_INTERVAL_MS) : undefined },
   repairs: { intervalMs: env.REPAIR_INTERVAL_MS ? Number(env.REPAIR_INTERVAL_MS) : undefined },
   dashboard: env.LOCAL_DASHBOARD !== 'off',
+  mail: { port: env.SMTP_PORT ? Number(env.SMTP_PORT) : undefined },
 });
 // What an operator does after registering a panel: the instance test, which the catalog's
 // `controlAvailable` reflects (false until a test resolved the client key).
@@ -52,6 +53,7 @@ process.stdout.write(
     ` Billing    hourly pass at :02 past each hour; run one now: curl -X POST ${stack.baseUrl}/dev/billing/run -d '{}' -H 'content-type: application/json'`,
     ` Payments   ${process.env.STRIPE_SECRET_KEY ? 'Stripe' : 'sandbox checkout (no STRIPE_SECRET_KEY)'}, in ${(await getSettings(true)).currency.toUpperCase()}`,
     ` Webhooks   dispatcher in this process, a pass every ${env.WEBHOOK_INTERVAL_MS ?? 250} ms (outbox fan-out, then due attempts)`,
+    ` Mail       ${stack.mail ? `${stack.mail.pageUrl} (SMTP ${stack.mail.url}, messages kept in ${stack.mail.dir})` : 'off'}`,
     ` Repairs    pending suspensions and repairs, and due auto top-ups, in this process every ${env.REPAIR_INTERVAL_MS ?? 60_000} ms`,
     ` Admin      ${stack.adminEmail}`,
     ` Admin key  ${stack.adminApiKey}`,

@@ -12,6 +12,8 @@ import { DataStack, importTable } from './stacks/data-stack.ts';
 import { fixedEgressFromContext } from './constructs/egress.ts';
 import { NetworkStack } from './stacks/network-stack.ts';
 import { WebhooksStack } from './stacks/webhooks-stack.ts';
+import { MailStack } from './stacks/mail-stack.ts';
+import { DASHBOARD_BASE } from './constructs/dashboard.ts';
 import { stageName } from './stage.ts';
 
 /**
@@ -55,6 +57,8 @@ export interface BuiltApp {
   apiStack: ApiStack;
   billingStack: BillingStack;
   webhooksStack: WebhooksStack;
+  /** Customer mail through SES; present only with context `mailDomain` (docs/mail.md). */
+  mailStack: MailStack | undefined;
   /** The VPC, NAT gateway and address of the panel-calling functions; present only with context `fixedEgress=true`. */
   networkStack: NetworkStack | undefined;
   /** The cdk-nag pack registered on the app (tests call `nag.validateScope(stack)`). */
@@ -129,9 +133,27 @@ export function buildApp(options: BuildAppOptions = {}): BuiltApp {
     alarmTopic: apiStack.alarms.topic,
   });
 
+  // Context `mailDomain` (and optionally `mailFrom`): customer mail through SES; without it no mail is queued or sent.
+  const mailDomain = contextString(app.node.tryGetContext('mailDomain'));
+  const mailFrom = contextString(app.node.tryGetContext('mailFrom')) ?? (mailDomain ? `billing@${mailDomain}` : undefined);
+  const mailStack = mailDomain
+    ? new MailStack(app, 'ControlPlaneMail', {
+        env,
+        stackName: stageName(app, 'ControlPlaneMail'),
+        description: 'Hosting control plane: customer mail (SES identity, configuration set, sender, bounces)',
+        table,
+        alarmTopic: apiStack.alarms.topic,
+        mailDomain,
+        mailFrom: mailFrom!,
+        dashboardUrl: apiStack.dashboard ? `${apiStack.dashboard.url}${DASHBOARD_BASE}` : `${apiStack.api.apiEndpoint}/`,
+      })
+    : undefined;
+  // The dispatcher's fan-out queues the mail only when there is a sender.
+  if (mailFrom && mailStack) webhooksStack.dispatcher.addEnvironment('MAIL_FROM', mailFrom);
+
   const nag = new AwsSolutionsChecks(app, { verbose: true });
   Validations.of(app).addPlugins(nag);
-  return { app, dataStack, table, apiStack, billingStack, webhooksStack, networkStack, nag };
+  return { app, dataStack, table, apiStack, billingStack, webhooksStack, mailStack, networkStack, nag };
 }
 
 /** A context value that is a non-empty string (cdk.json keeps unset ones as ""), else undefined. */

@@ -404,6 +404,8 @@ export const PACKAGES_APART = [
   'jose',
   '@aws-sdk/client-secrets-manager',
   '@aws-sdk/client-sqs',
+  '@aws-sdk/client-sesv2',
+  'nodemailer',
   '@aws-sdk/credential-provider-node',
 ] as const;
 

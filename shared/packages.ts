@@ -7,6 +7,8 @@
  */
 export type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 export type { SQSClient } from '@aws-sdk/client-sqs';
+export type { SESv2Client } from '@aws-sdk/client-sesv2';
+export type { Transporter } from 'nodemailer';
 
 /** `load` once; every later call shares its promise. */
 const once = <T>(load: () => Promise<T>): (() => Promise<T>) => {
@@ -35,6 +37,10 @@ export const loadJose = /* @__PURE__ */ once(() => import('jose'));
 export const loadSecretsManager = /* @__PURE__ */ once(() => import('@aws-sdk/client-secrets-manager'));
 /** The SQS client: the billing scheduler's queue. */
 export const loadSqs = /* @__PURE__ */ once(() => import('@aws-sdk/client-sqs'));
+/** nodemailer: builds each message's MIME, and talks SMTP to the local mail server (shared/mail). */
+export const loadNodemailer = /* @__PURE__ */ once(() => import('nodemailer'));
+/** The SES v2 client: the mail sender in AWS (shared/mail/transport.ts); the SMTP path never loads it. */
+export const loadSesV2 = /* @__PURE__ */ once(() => import('@aws-sdk/client-sesv2'));
 /**
  * The SDK's whole default credential chain, which the Lambda bundles load only without the
  * credentials Lambda sets in the environment (infra/lambda-credentials.ts).

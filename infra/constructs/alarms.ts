@@ -15,6 +15,9 @@ import type { AppFunction } from './app-function.ts';
 import { metricsNamespace, stageName } from '../stage.ts';
 
 /** Metrics the log metric filters below make out of log lines (not in `METRICS`: no `putMetric` writes them). */
+/** Failed mail send attempts in 15 minutes that raise the MailSendFailures alarm. */
+export const MAIL_FAILURES_PER_15_MINUTES = 5;
+
 export const LOG_FILTER_METRICS = [
   'ApiLoggedErrors',
   'BillingLoggedErrors',
@@ -261,6 +264,18 @@ export class Alarms extends Construct {
       threshold: WEBHOOK_BACKLOG_SECONDS,
       comparison: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       description: `The oldest due webhook delivery has waited more than ${WEBHOOK_BACKLOG_SECONDS / 60} minutes. Dashboard row "Webhooks"; runbook: docs/operations.md, "Runbook".`,
+    });
+  }
+
+  /**
+   * Customer mail: MAIL_FAILURES_PER_15_MINUTES failed send attempts (SES refused, SMTP down) in 15
+   * minutes; each is retried, so one flaky attempt does not page. Missing data (no sends) is not breaching.
+   */
+  mailFailures(): void {
+    this.add('MailSendFailures', {
+      metric: this.metric('MailSendFailures', 'Sum', Duration.minutes(15)),
+      threshold: MAIL_FAILURES_PER_15_MINUTES,
+      description: `At least ${MAIL_FAILURES_PER_15_MINUTES} customer messages failed to send in 15 minutes (they are retried). The MailSender log group says why; runbook: docs/mail.md.`,
     });
   }
 

@@ -128,13 +128,19 @@ export class OpsDashboard extends Construct {
     );
 
     // ---- webhooks ----
-    this.dashboard.addWidgets(header('## Webhooks (outbound deliveries)'));
+    this.dashboard.addWidgets(header('## Webhooks (outbound deliveries) and customer mail'));
     this.dashboard.addWidgets(
       graph('Deliveries by outcome', [this.search('WebhookDeliveries', ['Outcome'], 'Sum', FIVE_MINUTES)], {
         width: 8,
       }),
       graph('Oldest due delivery (s, max)', [this.metric('WebhookBacklogOldestAge', 'Maximum', MINUTE)], { width: 8 }),
       graph('Endpoints disabled', [this.metric('WebhookEndpointsDisabled', 'Sum', HOUR)], { width: 8 }),
+    );
+    // Customer mail (docs/mail.md): empty without context `mailDomain`.
+    this.dashboard.addWidgets(
+      graph('Mail by outcome', [this.search('MailMessages', ['Outcome'], 'Sum', FIVE_MINUTES)], { width: 8 }),
+      graph('Mail send failures', [this.metric('MailSendFailures', 'Sum', FIVE_MINUTES)], { width: 8 }),
+      graph('Addresses suppressed', [this.search('MailSuppressions', ['Reason'], 'Sum', HOUR)], { width: 8 }),
     );
 
     // ---- DynamoDB ----

@@ -58,6 +58,23 @@ export interface Config {
    * served by its CloudFront at `BRAND_BASE_URL`; elsewhere the folder `BRAND_DIR`, served by the local stack.
    */
   brandAssets: { bucket: string | undefined; baseUrl: string | undefined; dir: string | undefined };
+  mail: MailConfig;
+}
+
+/**
+ * Customer mail (shared/mail, docs/mail.md): on when `MAIL_FROM` is set. AWS sends through SES
+ * (`MAIL_CONFIGURATION_SET`); elsewhere to the SMTP server at `SMTP_URL` (the local stack's).
+ */
+export interface MailConfig {
+  /** `MAIL_FROM`: the sending address; undefined: mail is off (no message is queued). */
+  from: string | undefined;
+  transport: 'ses' | 'smtp' | null;
+  /** `SMTP_URL`, `smtp://host:port`. */
+  smtpUrl: string | undefined;
+  /** `MAIL_CONFIGURATION_SET`: the SES configuration set (bounces, complaints, suppression). */
+  configurationSet: string | undefined;
+  /** `DASHBOARD_URL`: where the messages' links point (ends with `/`). */
+  dashboardUrl: string;
 }
 
 export interface PaymentsConfig {
@@ -193,6 +210,13 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     billingQueueUrl: env.BILLING_QUEUE_URL || undefined,
     bundleFolder: env.LAMBDA_TASK_ROOT || undefined,
     brandAssets: { bucket: env.BRAND_BUCKET || undefined, baseUrl: env.BRAND_BASE_URL || undefined, dir: env.BRAND_DIR || undefined },
+    mail: {
+      from: env.MAIL_FROM || undefined,
+      transport: !env.MAIL_FROM ? null : stage === 'aws' ? 'ses' : env.SMTP_URL ? 'smtp' : null,
+      smtpUrl: env.SMTP_URL || undefined,
+      configurationSet: env.MAIL_CONFIGURATION_SET || undefined,
+      dashboardUrl: (env.DASHBOARD_URL || 'http://127.0.0.1:3000/app/').replace(/\/?$/, '/'),
+    },
     panelTimeoutMs: Number(env.PANEL_TIMEOUT_MS ?? 10_000),
     panelCreateTimeoutMs: Number(env.PANEL_CREATE_TIMEOUT_MS ?? 20_000),
     panelArchiveWaitMs: Number(env.PANEL_ARCHIVE_WAIT_MS ?? 15 * 60_000),

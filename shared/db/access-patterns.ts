@@ -381,3 +381,13 @@ export const heldOrphans = async () =>
 
 export const heldOrphan = async (instanceId: string, panelServerId: number) =>
   asKindOrUndefined(await getItem(keys.heldOrphan(instanceId, panelServerId)), 'held-orphan');
+
+/** The mail sender (shared/mail/sender.ts): up to `limit` messages of one shard of the mail queue (GSI2 MAILDUE#<n>) due at `nowIso` or before, oldest first. */
+export const dueMailOfShard = async (shard: number, nowIso: string, limit: number) =>
+  (await queryIndexPage(keys.mailDueShard(shard), limit, ['<', `${nowIso}$`])).map((item) => asKind(item, 'mail'));
+
+export const mailById = async (mailId: string) => asKindOrUndefined(await getItem(keys.mail(mailId)), 'mail');
+
+/** Whether an address is on the suppression list (eventually consistent: a bounce a second ago may still get one more). */
+export const mailSuppression = async (email: string) =>
+  asKindOrUndefined(await getItem(keys.mailSuppression(email), false), 'mail-suppression');

@@ -631,6 +631,8 @@ interface Kinds {
   webhookEndpoint: WebhookEndpointItem;
   event: EventItem;
   webhookDelivery: WebhookDeliveryItem;
+  mail: MailItem;
+  'mail-suppression': MailSuppressionItem;
   'server-repair': ServerRepairItem;
   'auto-topup': AutoTopUpItem;
   'install-watch': InstallWatchItem;
@@ -793,4 +795,43 @@ export interface AutoTopUpItem extends Stored {
   returnTo?: { successUrl: string; cancelUrl: string; apiBaseUrl: string };
   lastFailure?: { at: string; code: string; invoiceId: string } | null;
   updatedAt: string;
+}
+
+/**
+ * One message to send (shared/webhooks/mail-queue.ts): made by the webhook fan-out for an event that calls
+ * for mail, at most once per (event, message type); the mail sender claims, sends and closes it.
+ * What it says is rendered from the event at send time; the recipient is the account's e-mail then.
+ */
+export interface MailItem extends Stored {
+  kind: 'mail';
+  mailId: string;
+  /** A message type of shared/mail/templates.ts. */
+  messageType: string;
+  accountId: string;
+  eventId: string;
+  /** The event's data as it was recorded: the message says what happened then. */
+  data: Record<string, unknown>;
+  /** `sent` (handed to SES or the SMTP server), `suppressed` (the address bounced or complained), `failed` (given up). */
+  status: 'pending' | 'sent' | 'suppressed' | 'failed';
+  attempts: { at: string; error: string | null }[];
+  /** Where it went, once sent (or would have gone, suppressed). */
+  recipient?: string;
+  /** The transport's id of the sent message (SES's MessageId, the SMTP Message-ID). */
+  messageId?: string;
+  nextAttemptAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  /** TTL (epoch seconds): kept 30 days like the events. */
+  expiresAt: number;
+  /** Present (sparse GSI2 MAILDUE#<n>) while an attempt is due. */
+  GSI2PK?: string;
+  GSI2SK?: string;
+}
+
+/** An address no mail goes to: it bounced for good or its owner complained (SES's notification, functions/mail-events). */
+export interface MailSuppressionItem extends Stored {
+  kind: 'mail-suppression';
+  email: string;
+  reason: 'bounce' | 'complaint';
+  at: string;
 }

@@ -53,6 +53,9 @@ export const PARTITIONS = {
   instances: partitionPattern(keys.instance(SENTINEL).PK),
   /** An endpoint's webhook deliveries (`WHDLV#<endpoint>`); endpoints and events sit under the account. */
   webhookDelivery: partitionPattern(keys.webhookDelivery(SENTINEL, SENTINEL).PK),
+  /** A message to send (`MAIL#<id>`); `MAILSUPPRESS#` does not match it (`S` ≠ `#`). */
+  mail: partitionPattern(keys.mail(SENTINEL).PK),
+  mailSuppression: partitionPattern(keys.mailSuppression(SENTINEL).PK),
 } as const;
 
 export type Partition = keyof typeof PARTITIONS;
@@ -75,6 +78,7 @@ export const INDEX_PARTITIONS = {
   repairDue: { index: 'GSI2', pattern: partitionPattern(keys.repairDueShard(N)) },
   autoTopUpDue: { index: 'GSI2', pattern: partitionPattern(keys.autoTopUpDueShard(N)) },
   installWatchDue: { index: 'GSI2', pattern: partitionPattern(keys.installWatchDueShard(N)) },
+  mailDue: { index: 'GSI2', pattern: partitionPattern(keys.mailDueShard(N)) },
 } as const satisfies Record<string, { index: IndexName; pattern: string }>;
 
 export type IndexPartition = keyof typeof INDEX_PARTITIONS;
@@ -168,7 +172,11 @@ const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
  * - webhooks: the dispatcher (functions/webhooks): reads the outbox and the retry queue (GSI2),
  *   events and endpoints (under the account), writes deliveries (`WHDLV#`), takes events out of
  *   the outbox, marks or disables a failing endpoint and records its `webhook_endpoint.disabled`
- *   event (under the account). Nothing else: no settings, no pipeline, no panel work.
+ *   event (under the account); its fan-out also queues the mail an event calls for (`MAIL#`).
+ *   Nothing else: no settings, no pipeline, no panel work.
+ * - mail: the mail sender (functions/mail): reads the mail queue (GSI2), the account, the invoice
+ *   or credit note a message carries (and their pointers, the seller in the settings), writes the
+ *   message's state; the suppression list is read there and written by the bounce handler (`mail-events`).
  * - authorizer: `authenticate` only: the key hash read, the subject and, on first sight of a
  *   session, the account it creates (as the pipeline would), settings read; a refused credential
  *   counts against the caller's `ip:` rate-limit window.
@@ -202,7 +210,14 @@ export const TABLE_ACCESS = {
     indexPartitions: ['serversListing', 'billable', 'repairDue', 'autoTopUpDue', 'installWatchDue'],
     batchRead: ['account'],
   },
-  webhooks: { write: ['account', 'webhookDelivery'], read: [], indexes: ['GSI2'], indexPartitions: ['outbox', 'deliveryDue'] },
+  webhooks: { write: ['account', 'webhookDelivery', 'mail'], read: [], indexes: ['GSI2'], indexPartitions: ['outbox', 'deliveryDue'] },
+  mail: {
+    write: ['mail'],
+    read: ['account', 'invoicePointer', 'creditNotePointer', 'settings', 'mailSuppression'],
+    indexes: ['GSI2'],
+    indexPartitions: ['mailDue'],
+  },
+  'mail-events': { write: ['mailSuppression'], read: [], indexes: [], indexPartitions: [] },
   authorizer: {
     write: ['subject', 'account', 'ledgerGuard', 'rateWindow'],
     read: ['apiKeyHash', 'settings'],

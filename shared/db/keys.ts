@@ -1,5 +1,13 @@
 import { createHash } from 'node:crypto';
-import { AUTO_TOPUP_SHARDS, BILLING_SHARDS, INSTALL_WATCH_SHARDS, LISTING_SHARDS, REPAIR_SHARDS, WEBHOOK_SHARDS } from './table.ts';
+import {
+  AUTO_TOPUP_SHARDS,
+  BILLING_SHARDS,
+  INSTALL_WATCH_SHARDS,
+  LISTING_SHARDS,
+  MAIL_SHARDS,
+  REPAIR_SHARDS,
+  WEBHOOK_SHARDS,
+} from './table.ts';
 import { isTimeOrderedId } from '../ids.ts';
 
 /**
@@ -143,6 +151,17 @@ export const keys = {
   deliveryDueShard: (shard: number): string => `WHDUE#${shard}`,
   /** When a `deliveryDue` entry is due (its GSI2SK's ISO time). */
   deliveryDueAt: (gsi2sk: string): string => gsi2sk.slice(0, gsi2sk.indexOf('#')),
+
+  /** One message to send (shared/mail): its id is derived from (event, message type), so it is made once. */
+  mail: (mailId: string): ItemKey => ({ PK: `MAIL#${mailId}`, SK: 'MAIL' }),
+  /** Sparse GSI2 entry of a message whose next attempt is due at `dueAt` (ISO): the mail queue. */
+  mailDue: (mailId: string, dueAt: string) => ({
+    GSI2PK: keys.mailDueShard(shardOf(mailId, MAIL_SHARDS)),
+    GSI2SK: `${dueAt}#${mailId}`,
+  }),
+  mailDueShard: (shard: number): string => `MAILDUE#${shard}`,
+  /** An address mail is no longer sent to (a hard bounce or a complaint), by its lower-cased form. */
+  mailSuppression: (email: string): ItemKey => ({ PK: `MAILSUPPRESS#${email.trim().toLowerCase()}`, SK: 'SUPPRESSED' }),
 
   /** An account's auto top-up: its rule, saved card and attempt counters (shared/payments/autotopup.ts). */
   autoTopUp: (accountId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: 'AUTOTOPUP' }),

@@ -32,6 +32,9 @@ export const BILLING_SHARDS = 16;
 /** Shards of the webhook outbox and retry queue (GSI2 OUTBOX#<n>, WHDUE#<n>): few writes, spread anyway. */
 export const WEBHOOK_SHARDS = 4;
 
+/** Shards of the mail queue (GSI2 MAILDUE#<n>): a few messages at a time, spread anyway. */
+export const MAIL_SHARDS = 4;
+
 /** Shards of the pending-repair queue (GSI2 REPAIRDUE#<n>): a handful of items at any time, spread anyway. */
 export const REPAIR_SHARDS = 4;
 

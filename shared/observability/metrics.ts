@@ -43,6 +43,12 @@ export const METRICS = {
   WebhookDeliveries: { unit: 'Count', sets: [[], ['Outcome']] },
   /** A webhook endpoint disabled after failing for too long. */
   WebhookEndpointsDisabled: { unit: 'Count', sets: [[]] },
+  /** A customer message's send attempt, by outcome (sent, failed: retried later, given-up, suppressed: the address bounced or complained). */
+  MailMessages: { unit: 'Count', sets: [[], ['Outcome']] },
+  /** A customer message's send attempt that failed (retried, or given up): what the MailSendFailures alarm counts. */
+  MailSendFailures: { unit: 'Count', sets: [[]] },
+  /** An address put on the suppression list after a bounce or a complaint (SES's notification). */
+  MailSuppressions: { unit: 'Count', sets: [[], ['Reason']] },
   /** A server suspended, by reason (balance, budget, admin). */
   Suspensions: { unit: 'Count', sets: [[], ['Reason']] },
   /** A server unsuspended, by the reason it had been suspended for. */

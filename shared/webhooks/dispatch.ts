@@ -8,6 +8,7 @@ import { errorFields, logger } from '../observability/logger.ts';
 import { putMetric } from '../observability/metrics.ts';
 import { EVENT_RETENTION_DAYS, eventWrite, receivesType } from './events.ts';
 import { FairPool } from './fair-pool.ts';
+import { queueMailFor } from './mail-queue.ts';
 import { sendWebhook, type SendResult } from './send.ts';
 import { signedHeaders } from './signing.ts';
 import { checkDeliveryTarget, TargetRefusedError } from './targets.ts';
@@ -159,6 +160,8 @@ async function fanOut(event: EventItem, endpoints: WebhookEndpointItem[], now: D
     };
     if (await writeIfFirst({ Put: { Item: item, ConditionExpression: 'attribute_not_exists(PK)' } })) made++;
   }
+  // Mail subscribes to the same events (mail-queue.ts): queued before the event leaves the outbox, once.
+  await queueMailFor(event, now);
   // Out of the outbox only once every delivery exists: a crash before this line means a re-run, not a loss.
   await writeIfFirst({
     Update: {

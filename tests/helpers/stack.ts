@@ -28,7 +28,7 @@ export interface ApiResponse {
 }
 
 export async function startTestApi(
-  options: Pick<LocalStackOptions, 'localAdminApiKey' | 'panel' | 'webhooks' | 'repairs'> = {},
+  options: Pick<LocalStackOptions, 'localAdminApiKey' | 'panel' | 'webhooks' | 'repairs' | 'mail'> = {},
 ): Promise<TestApi> {
   // Lowered for tests: the simulators install in well under a second and tests poll
   // GET /v1/servers/:id until `installed` for a few seconds; the production 5 s interval for a
@@ -45,6 +45,8 @@ export async function startTestApi(
     // exactly (tests/integration/install-events.test.ts runs it).
     // Without the Stripe event reconciliation either: a file that records Stripe events runs it itself.
     repairs: { installWatch: false, stripeEvents: false },
+    // The local SMTP server on a free port, its messages in a temporary folder (`stack.mail.dir`), and the sender.
+    mail: {},
     ...options,
   });
   const call = async (method: string, path: string, opts: CallOptions = {}): Promise<ApiResponse> => {

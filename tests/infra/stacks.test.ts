@@ -692,12 +692,13 @@ describe('webhook dispatcher (ControlPlaneWebhooks)', () => {
 
   it('may query GSI2 and touch only ACCOUNT#* and WHDLV#* (least privilege)', () => {
     expect(TABLE_ACCESS.webhooks).toEqual({
-      write: ['account', 'webhookDelivery'],
+      // MAIL#: the fan-out queues the mail an event calls for (shared/webhooks/mail-queue.ts).
+      write: ['account', 'webhookDelivery', 'mail'],
       read: [],
       indexes: ['GSI2'],
       indexPartitions: ['outbox', 'deliveryDue'],
     });
-    expect(leadingKeyPatterns(TABLE_ACCESS.webhooks).write.sort()).toEqual(['ACCOUNT#*', 'WHDLV#*']);
+    expect(leadingKeyPatterns(TABLE_ACCESS.webhooks).write.sort()).toEqual(['ACCOUNT#*', 'MAIL#*', 'WHDLV#*']);
   });
 });
 
@@ -906,6 +907,122 @@ describe('alarms', () => {
     expect(alarmsOf(webhooksTemplate)).toHaveLength(2 + 1 + 1);
     const names = allAlarms().map((a) => a.AlarmName);
     expect(new Set(names).size).toBe(names.length);
+  });
+});
+
+describe('customer mail (ControlPlaneMail, context mailDomain)', () => {
+  const arnOfIn = (stack: Stack, construct: { node: { defaultChild?: unknown } }) => ({
+    'Fn::GetAtt': [logicalId(stack, construct), 'Arn'],
+  });
+  const MAIL_DOMAIN = 'mail.example.com';
+  let mailApp: BuiltApp;
+  let mailTemplate: Template;
+  let mailWebhooksTemplate: Template;
+  let mailSynthError: unknown;
+
+  beforeAll(async () => {
+    await withBuildLock(async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'cdk-mail-test-'));
+      try {
+        mailApp = buildApp({ outdir: dir, account: '123456789012', region: 'eu-west-1', context: { mailDomain: MAIL_DOMAIN } });
+        try {
+          mailApp.app.synth();
+        } catch (err) {
+          mailSynthError = err;
+        }
+        const written = (stack: Stack) => Template.fromJSON(JSON.parse(readFileSync(join(dir, stack.templateFile), 'utf8')));
+        mailTemplate = written(mailApp.mailStack!);
+        mailWebhooksTemplate = written(mailApp.webhooksStack);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }, 600_000);
+
+  it('is left out without the context: no stack, and the dispatcher queues no mail', () => {
+    expect(built.mailStack).toBeUndefined();
+    expect(
+      functionProps(built.webhooksStack, webhooksTemplate, built.webhooksStack.dispatcher).Environment.Variables.MAIL_FROM,
+    ).toBeUndefined();
+    for (const { name, stack, template, fn } of allFunctions()) {
+      const sends = statementsOf(stack, template, fn).filter((s) => actionsOf(s).some((a) => a.startsWith('ses:')));
+      expect(sends, name).toEqual([]);
+    }
+  });
+
+  it('holds the domain identity with Easy DKIM (2048-bit) in a configuration set that suppresses bounces and complaints', () => {
+    const identities = resourcesOf(mailTemplate, 'AWS::SES::EmailIdentity');
+    expect(identities).toHaveLength(1);
+    const identity = identities[0];
+    expect(identity![1].Properties).toMatchObject({
+      EmailIdentity: MAIL_DOMAIN,
+      DkimAttributes: { SigningEnabled: true },
+      DkimSigningAttributes: { NextSigningKeyLength: 'RSA_2048_BIT' },
+      ConfigurationSetAttributes: { ConfigurationSetName: { Ref: expect.any(String) } },
+    });
+    const sets = resourcesOf(mailTemplate, 'AWS::SES::ConfigurationSet');
+    expect(sets).toHaveLength(1);
+    expect(sets[0]![1].Properties).toMatchObject({
+      SuppressionOptions: { SuppressedReasons: ['BOUNCE', 'COMPLAINT'] },
+      DeliveryOptions: { TlsPolicy: 'REQUIRE' },
+    });
+    expect(Object.keys(mailTemplate.toJSON().Outputs ?? {})).toContain('MailDkimRecords');
+  });
+
+  it('sends bounces and complaints to an SNS topic that feeds the bounces function', () => {
+    const destinations = resourcesOf(mailTemplate, 'AWS::SES::ConfigurationSetEventDestination');
+    expect(destinations).toHaveLength(1);
+    const destination = destinations[0];
+    expect(destination![1].Properties.EventDestination).toMatchObject({
+      Enabled: true,
+      MatchingEventTypes: ['bounce', 'complaint'],
+      SnsDestination: { TopicARN: { Ref: logicalId(mailApp.mailStack!, mailApp.mailStack!.notifications as never) } },
+    });
+    const subscriptions = resourcesOf(mailTemplate, 'AWS::SNS::Subscription');
+    expect(subscriptions).toHaveLength(1);
+    expect(subscriptions[0]![1].Properties).toMatchObject({
+      Protocol: 'lambda',
+      Endpoint: arnOfIn(mailApp.mailStack!, mailApp.mailStack!.bounceHandler.fn),
+    });
+    expect(functionProps(mailApp.mailStack!, mailTemplate, mailApp.mailStack!.bounceHandler).Handler).toBe('index.bounces');
+  });
+
+  it('lets only the sender send, from its address through the identity and the configuration set', () => {
+    const mail = mailApp.mailStack!;
+    const sendersOf = (stack: Stack, template: Template, fn: AppFunction) =>
+      statementsOf(stack, template, fn).filter((s) => s.Effect === 'Allow' && actionsOf(s).some((a) => a.startsWith('ses:')));
+    const [send, ...more] = sendersOf(mail, mailTemplate, mail.sender);
+    expect(more).toEqual([]);
+    expect(actionsOf(send!).sort()).toEqual(['ses:SendEmail', 'ses:SendRawEmail']);
+    const resources = JSON.stringify(send!.Resource);
+    expect(resources).toContain(`:identity/${MAIL_DOMAIN}`);
+    expect(resources).toContain(':configuration-set/');
+    expect(resources).not.toContain('*');
+    expect(send!.Condition).toEqual({ StringLike: { 'ses:FromAddress': [`billing@${MAIL_DOMAIN}`] } });
+    expect(sendersOf(mail, mailTemplate, mail.bounceHandler)).toEqual([]);
+    expect(sendersOf(mailApp.webhooksStack, mailWebhooksTemplate, mailApp.webhooksStack.dispatcher)).toEqual([]);
+    const env = functionProps(mail, mailTemplate, mail.sender).Environment.Variables;
+    expect(env).toMatchObject({ MAIL_FROM: `billing@${MAIL_DOMAIN}`, MAIL_CONFIGURATION_SET: { Ref: expect.any(String) } });
+    // The dispatcher queues mail once there is a sender.
+    expect(
+      functionProps(mailApp.webhooksStack, mailWebhooksTemplate, mailApp.webhooksStack.dispatcher).Environment.Variables.MAIL_FROM,
+    ).toBe(`billing@${MAIL_DOMAIN}`);
+  });
+
+  it('gives the sender and the bounces function only their partitions, and alarms on failed sends', () => {
+    expect(leadingKeyPatterns(TABLE_ACCESS.mail).write).toEqual(['MAIL#*']);
+    expect(leadingKeyPatterns(TABLE_ACCESS['mail-events']).write).toEqual(['MAILSUPPRESS#*']);
+    expect(leadingKeyPatterns(TABLE_ACCESS['mail-events']).read).toEqual(['MAILSUPPRESS#*']);
+    const alarms = resourcesOf(mailTemplate, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+    expect(alarms.find((a) => a.MetricName === 'MailSendFailures')).toMatchObject({ Statistic: 'Sum', Period: 900, Threshold: 5 });
+    const rules = resourcesOf(mailTemplate, 'AWS::Events::Rule');
+    expect(rules.map(([, r]) => r.Properties.ScheduleExpression)).toEqual(['rate(1 minute)']);
+  });
+
+  it('passes cdk-nag', () => {
+    const report = mailApp.nag.validateScope(mailApp.mailStack!);
+    expect(report.violations.map((v) => `${v.ruleName} @ ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+    expect(mailSynthError).toBeUndefined();
   });
 });
 
