@@ -404,6 +404,7 @@ export const PACKAGES_APART = [
   'jose',
   '@aws-sdk/client-secrets-manager',
   '@aws-sdk/client-sqs',
+  '@aws-sdk/client-s3',
   '@aws-sdk/credential-provider-node',
 ] as const;
 

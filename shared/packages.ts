@@ -5,6 +5,7 @@
  * of the start: bench/README.md, "Packages loaded on first use". A package joins this list only
  * with such a measurement; our own modules never do.
  */
+export type { S3Client } from '@aws-sdk/client-s3';
 export type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 export type { SQSClient } from '@aws-sdk/client-sqs';
 
@@ -35,6 +36,8 @@ export const loadJose = /* @__PURE__ */ once(() => import('jose'));
 export const loadSecretsManager = /* @__PURE__ */ once(() => import('@aws-sdk/client-secrets-manager'));
 /** The SQS client: the billing scheduler's queue. */
 export const loadSqs = /* @__PURE__ */ once(() => import('@aws-sdk/client-sqs'));
+/** The S3 client: the brand's logo, put in the dashboard's bucket (admin function only). */
+export const loadS3 = /* @__PURE__ */ once(() => import('@aws-sdk/client-s3'));
 /**
  * The SDK's whole default credential chain, which the Lambda bundles load only without the
  * credentials Lambda sets in the environment (infra/lambda-credentials.ts).
