@@ -362,6 +362,27 @@ describe('each function bundle, loaded as Lambda loads it', () => {
     expect(readFileSync(join(root, 'admin', 'lazy', 'aws-sdk-client-s3.mjs')).length).toBeGreaterThan(10_000);
   });
 
+  it("admin, billing, payments: a checkout after the brand is set shows it on Stripe's page (branding_settings)", async () => {
+    const set = await call('admin', 'PUT', '/v1/admin/settings', {
+      token: adminKey,
+      body: { brand: { name: 'Blockhost', primaryColor: '#1d4ed8' } },
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    // The logo uploaded above: its public https URL is one Stripe can fetch.
+    const logoUrl = json(set).brand.logo.url as string;
+    expect(logoUrl).toMatch(new RegExp(`^https://${DASHBOARD_DOMAIN}/brand/logo-[0-9a-f]{16}\\.png$`));
+    const { invoiceId, session } = await paidCheckout(1000);
+    const sent = stripeFake.requests.find((r) => r.path === '/v1/checkout/sessions' && r.params.client_reference_id === invoiceId);
+    expect(Object.fromEntries(Object.entries(sent!.params).filter(([name]) => name.startsWith('branding_settings')))).toEqual({
+      'branding_settings[display_name]': 'Blockhost',
+      'branding_settings[button_color]': '#1d4ed8',
+      'branding_settings[logo][type]': 'url',
+      'branding_settings[logo][url]': logoUrl,
+    });
+    const paid = await deliverStripeEvent('checkout.session.completed', session);
+    expect(json(paid).outcome, paid.body).toBe('credited');
+  });
+
   it('authorizer: lets an admin key through, not a customer key', async () => {
     const authorizer = (await fn('authorizer')).lambda;
     const event = (token: string) => ({
