@@ -406,6 +406,7 @@ export const PACKAGES_APART = [
   '@aws-sdk/client-sqs',
   '@aws-sdk/client-sesv2',
   'nodemailer',
+  '@aws-sdk/client-s3',
   '@aws-sdk/credential-provider-node',
 ] as const;
 

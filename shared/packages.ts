@@ -5,6 +5,7 @@
  * of the start: bench/README.md, "Packages loaded on first use". A package joins this list only
  * with such a measurement; our own modules never do.
  */
+export type { S3Client } from '@aws-sdk/client-s3';
 export type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 export type { SQSClient } from '@aws-sdk/client-sqs';
 export type { SESv2Client } from '@aws-sdk/client-sesv2';
@@ -41,6 +42,8 @@ export const loadSqs = /* @__PURE__ */ once(() => import('@aws-sdk/client-sqs'))
 export const loadNodemailer = /* @__PURE__ */ once(() => import('nodemailer'));
 /** The SES v2 client: the mail sender in AWS (shared/mail/transport.ts); the SMTP path never loads it. */
 export const loadSesV2 = /* @__PURE__ */ once(() => import('@aws-sdk/client-sesv2'));
+/** The S3 client: the brand's logo, put in the dashboard's bucket (admin function only). */
+export const loadS3 = /* @__PURE__ */ once(() => import('@aws-sdk/client-s3'));
 /**
  * The SDK's whole default credential chain, which the Lambda bundles load only without the
  * credentials Lambda sets in the environment (infra/lambda-credentials.ts).

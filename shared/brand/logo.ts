@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import type { BrandLogo, BrandValue } from '../api/schemas/brand.ts';
 import { getConfig } from '../config/env.ts';
 import { ApiError } from '../errors.ts';
+import { loadS3, type S3Client } from '../packages.ts';
 import { updateSettings } from '../settings/update.ts';
-import { putObject } from './s3-put.ts';
 import type { z } from 'zod';
 
 /**
@@ -51,6 +51,9 @@ export function inspectImage(bytes: Uint8Array): Image | null {
   return null;
 }
 
+/** Made on the first upload: the admin function's other routes never load the S3 client. */
+let s3: S3Client | undefined;
+
 const refuse = (message: string) =>
   new ApiError('validation_failed', `The logo was not taken: ${message}. Nothing was changed.`, {
     issues: [{ field: 'body.dataBase64', message }],
@@ -70,14 +73,19 @@ export async function uploadLogo(dataBase64: string, baseUrl: string, actorId: s
   const key = `${BRAND_PREFIX}logo-${sha256.slice(0, 16)}.${image.contentType === 'image/png' ? 'png' : 'jpg'}`;
   const assets = getConfig().brandAssets;
   if (assets.bucket) {
-    // Immutable: the name changes with the content.
-    await putObject({
-      bucket: assets.bucket,
-      key,
-      body: bytes,
-      contentType: image.contentType,
-      cacheControl: 'public, max-age=31536000, immutable',
-    });
+    const { PutObjectCommand, S3Client } = await loadS3();
+    // Region, credentials and any endpoint (AWS_ENDPOINT_URL_S3) from the environment, as Lambda sets them.
+    s3 ??= new S3Client({});
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: assets.bucket,
+        Key: key,
+        Body: bytes,
+        ContentType: image.contentType,
+        // Immutable: the name changes with the content.
+        CacheControl: 'public, max-age=31536000, immutable',
+      }),
+    );
   } else if (assets.dir) {
     await mkdir(assets.dir, { recursive: true });
     await writeFile(join(assets.dir, key.slice(BRAND_PREFIX.length)), bytes);

@@ -154,18 +154,6 @@ function required(env: NodeJS.ProcessEnv, name: string): string {
   return value;
 }
 
-/**
- * The function's own AWS credentials and region as Lambda sets them, for the one request signed by
- * hand (shared/brand/s3-put.ts); read at the call, since Lambda may renew them. `AWS_ENDPOINT_URL_S3` points S3 elsewhere.
- */
-export const awsEnvironment = (env: NodeJS.ProcessEnv = process.env) => ({
-  accessKeyId: env.AWS_ACCESS_KEY_ID,
-  secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
-  sessionToken: env.AWS_SESSION_TOKEN,
-  region: env.AWS_REGION ?? 'us-east-1',
-  s3Endpoint: env.AWS_ENDPOINT_URL_S3,
-});
-
 export function readConfig(env: NodeJS.ProcessEnv): Config {
   const stage = (env.STAGE ?? (env.AWS_LAMBDA_FUNCTION_NAME ? 'aws' : 'local')) as Config['stage'];
   const issuer = env.OIDC_ISSUER;

@@ -14,8 +14,12 @@ export interface Statement {
   Condition?: unknown;
 }
 
-/** What a resource of a template stands for in the test: its Ref value and its ARN (by logical id). */
-export type Physical = (stack: string, logicalId: string, type: string) => { ref: string; arn: string } | undefined;
+/** What a resource of a template stands for in the test: its Ref value, its ARN and any other attribute it is read by (by logical id). */
+export type Physical = (
+  stack: string,
+  logicalId: string,
+  type: string,
+) => { ref: string; arn: string; attributes?: Record<string, string> } | undefined;
 
 export interface Resolver {
   templates: Map<string, Template>;
@@ -44,7 +48,7 @@ export function resolveValue(value: unknown, stack: string, r: Resolver): string
     const [id, attr] = v['Fn::GetAtt'] as [string, string];
     const type = r.templates.get(stack)?.Resources[id]?.Type ?? '';
     if (attr === 'Arn') return r.physical(stack, id, type)?.arn ?? `unresolved:${stack}/${id}.Arn`;
-    return `unresolved:${stack}/${id}.${attr}`;
+    return r.physical(stack, id, type)?.attributes?.[attr] ?? `unresolved:${stack}/${id}.${attr}`;
   }
   if ('Fn::Join' in v) {
     const [sep, parts] = v['Fn::Join'] as [string, unknown[]];

@@ -1,9 +1,10 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { cpSync, existsSync, writeFileSync } from 'node:fs';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import { dirname, join, parse } from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { s3Address, s3Operation, signedForS3 } from './fake-s3.ts';
 import { closeServer, listenLocal } from './local-server.ts';
 
 /**
@@ -177,17 +178,33 @@ function dynamodbCalls(operation: string, body: Record<string, any>): AwsCall[] 
 
 /**
  * The AWS endpoint of one function: DynamoDB requests go on to DynamoDB Local, Secrets Manager
- * requests to `secretsManager` (tests/helpers/fake-secrets-manager.ts), SQS is answered here. Each
- * request is recorded as the IAM action and resource it needs (`calls`), read from its
- * X-Amz-Target and body: what the function really asked of AWS, with no code of its own involved.
+ * requests to `secretsManager` (tests/helpers/fake-secrets-manager.ts), S3 requests to `s3`
+ * (tests/helpers/fake-s3.ts), SQS is answered here. Each request is recorded as the IAM action and
+ * resource it needs (`calls`), read from its X-Amz-Target and body (S3: the signing scope, method,
+ * bucket and key): what the function really asked of AWS, with no code of its own involved.
  */
-export async function startAwsRecorder(targets: { dynamodb: string; secretsManager: string }): Promise<AwsRecorder> {
+export async function startAwsRecorder(targets: { dynamodb: string; secretsManager: string; s3: string }): Promise<AwsRecorder> {
   const calls: AwsCall[] = [];
   const sqsMessages: string[] = [];
+  const forward = (req: IncomingMessage, res: ServerResponse, raw: Buffer, upstream: string) => {
+    const sent = request(new URL(req.url ?? '/', upstream), { method: req.method, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      up.pipe(res);
+    });
+    sent.on('error', () => res.writeHead(502).end());
+    sent.end(raw);
+  };
   const server: Server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks);
+    // S3 is a REST API (no X-Amz-Target, any body): told by the service its request is signed for.
+    if (signedForS3(req)) {
+      const { bucket, key } = s3Address(req);
+      calls.push({ action: `s3:${s3Operation(req)}`, resource: `arn:aws:s3:::${bucket}${key ? `/${key}` : ''}` });
+      forward(req, res, raw, targets.s3);
+      return;
+    }
     const target = String(req.headers['x-amz-target'] ?? '');
     const [prefix = '', operation = ''] = target.split('.');
     const body = JSON.parse(raw.toString() || '{}') as Record<string, any>;
@@ -224,12 +241,7 @@ export async function startAwsRecorder(targets: { dynamodb: string; secretsManag
       res.writeHead(400).end();
       return;
     }
-    const forward = request(new URL(req.url ?? '/', upstream), { method: req.method, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
-    forward.on('error', () => res.writeHead(502).end());
-    forward.end(raw);
+    forward(req, res, raw, upstream);
   });
   const port = await listenLocal(server);
   return { url: `http://127.0.0.1:${port}`, calls, sqsMessages, close: () => closeServer(server) };

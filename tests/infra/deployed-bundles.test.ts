@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,9 +20,10 @@ import { syncWebhookEndpoint } from '../../shared/payments/webhook-endpoint.ts';
 import { ASSETS_DIR, DOCUMENT_FILE, SWAGGER_UI_FILES } from '../../shared/openapi/bundle-files.ts';
 import { FONTS_DIR, INVOICE_FONT_FILES } from '../../shared/invoices/fonts.ts';
 import { bundlesOfThisRun, withBuildLock } from '../helpers/build-lock.ts';
+import { startFakeS3, type FakeS3 } from '../helpers/fake-s3.ts';
 import { startFakeSecretsManager, type FakeSecretsManager } from '../helpers/fake-secrets-manager.ts';
 import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
-import { allows, type Resolver, resolveValue, roleStatements, type Statement } from '../helpers/iam.ts';
+import { allows, type Physical, type Resolver, resolveValue, roleStatements, type Statement } from '../helpers/iam.ts';
 import {
   apiEvent,
   type AwsRecorder,
@@ -33,6 +35,7 @@ import {
   startLambda,
 } from '../helpers/lambda-bundle.ts';
 import { pdfText } from '../helpers/pdf-text.ts';
+import { png } from '../helpers/png.ts';
 import { signedStripeEvent } from '../helpers/stripe-events.ts';
 import { functionsOf, removeSyntheses, synthesize, type Synth, TEST_ACCOUNT, TEST_REGION } from '../helpers/synth.ts';
 
@@ -40,7 +43,7 @@ import { functionsOf, removeSyntheses, synthesize, type Synth, TEST_ACCOUNT, TES
  * Every function as deployed: its built bundle copied to a folder with no node_modules above it,
  * loaded by path in a Node process of its own with the environment of its synthesized
  * AWS::Lambda::Function, and driven with the events API Gateway, EventBridge and SQS send, against
- * DynamoDB Local, the panel simulator, a Secrets Manager stand-in and the strict Stripe fake
+ * DynamoDB Local, the panel simulator, Secrets Manager and S3 stand-ins and the strict Stripe fake
  * (tests/helpers/fake-stripe.ts: Stripe is outside AWS, so no grant is involved; the fake answers
  * the refund, the endpoint read and the event list). Every AWS call a function
  * makes is recorded on its way (tests/helpers/lambda-bundle.ts, startAwsRecorder) and checked
@@ -49,10 +52,14 @@ import { functionsOf, removeSyntheses, synthesize, type Synth, TEST_ACCOUNT, TES
 const ADMIN_EMAIL = 'admin@localhost';
 const STRIPE_SECRET_NAME = 'control-plane/stripe';
 const WEBHOOK_SECRET = 'whsec_bundle_test';
+/** The dashboard's bucket and CloudFront domain, as the test names them (`physical`). */
+const DASHBOARD_BUCKET = 'controlplane-dashboard-bucket';
+const DASHBOARD_DOMAIN = 'd111111abcdef8.cloudfront.net';
 
 let synth: Synth;
 let root: string;
 let sm: FakeSecretsManager;
+let s3: FakeS3;
 let stripeFake: FakeStripe;
 let sim: PanelSim;
 let adminKey: string;
@@ -69,7 +76,7 @@ interface Running {
 const running = new Map<string, Running>();
 
 /** The resources the functions reach, as the test stands them up (by logical id and type). */
-function physical(_stack: string, id: string, type: string): { ref: string; arn: string } | undefined {
+function physical(_stack: string, id: string, type: string): ReturnType<Physical> {
   const region = TEST_REGION;
   const account = TEST_ACCOUNT;
   if (type === 'AWS::DynamoDB::Table') {
@@ -82,6 +89,11 @@ function physical(_stack: string, id: string, type: string): { ref: string; arn:
     // The function's own recorder answers SQS (the queue URL names its host, as AWS_ENDPOINT_URL_SQS does).
     return { ref: `{recorder}/${account}/${id}`, arn: `arn:aws:sqs:${region}:${account}:${id}` };
   }
+  // The dashboard's bucket (the admin function puts the brand's logo in it) and the CloudFront domain serving it.
+  const dashboard = synth.built.apiStack.dashboard;
+  if (type === 'AWS::S3::Bucket' && dashboard && id === synth.built.apiStack.getLogicalId(dashboard.bucket.node.defaultChild as never))
+    return { ref: DASHBOARD_BUCKET, arn: `arn:aws:s3:::${DASHBOARD_BUCKET}` };
+  if (type === 'AWS::CloudFront::Distribution') return { ref: id, arn: '', attributes: { DomainName: DASHBOARD_DOMAIN } };
   // Configuration only (the OIDC issuer and audiences): the tests sign in with API keys.
   if (type === 'AWS::Cognito::UserPool') return { ref: `${region}_${id}`, arn: `arn:aws:cognito-idp:${region}:${account}:userpool/${id}` };
   if (type === 'AWS::Cognito::UserPoolClient') return { ref: `client-${id}`, arn: '' };
@@ -100,6 +112,7 @@ beforeAll(async () => {
 
   await ensureTable(process.env.DYNAMODB_ENDPOINT!, process.env.TABLE_NAME!);
   sm = await startFakeSecretsManager();
+  s3 = await startFakeS3();
   // The stack's own secrets (the cursor key), under the name their ARN stands for (`physical`).
   for (const t of synth.templates.values())
     for (const [id, r] of Object.entries(t.Resources)) if (r.Type === 'AWS::SecretsManager::Secret') sm.secrets.set(id, `value of ${id}`);
@@ -121,6 +134,7 @@ afterAll(async () => {
   }
   await sim?.close();
   await sm?.close();
+  await s3?.close();
   await stripeFake?.close();
   if (root) rmSync(root, { recursive: true, force: true });
   removeSyntheses();
@@ -145,7 +159,7 @@ async function fn(name: string): Promise<Running> {
   const stack = entry.stack;
   const template = synth.templates.get(stack.stackName)!;
   const props = template.Resources[stack.getLogicalId(entry.fn.fn.node.defaultChild as never)]!.Properties;
-  const recorder = await startAwsRecorder({ dynamodb: process.env.DYNAMODB_ENDPOINT!, secretsManager: sm.url });
+  const recorder = await startAwsRecorder({ dynamodb: process.env.DYNAMODB_ENDPOINT!, secretsManager: sm.url, s3: s3.url });
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries((props.Environment?.Variables ?? {}) as Record<string, unknown>)) {
     env[key] = resolveValue(value, stack.stackName, resolver).replace('{recorder}', recorder.url);
@@ -163,6 +177,7 @@ async function fn(name: string): Promise<Running> {
     DYNAMODB_ENDPOINT: recorder.url,
     AWS_ENDPOINT_URL_SECRETS_MANAGER: recorder.url,
     AWS_ENDPOINT_URL_SQS: recorder.url,
+    AWS_ENDPOINT_URL_S3: recorder.url,
     // Stripe's API host, as the local stack sets it (shared/config/env.ts); unset in AWS, so the
     // template has no such variable and the functions with STRIPE_SECRET_ARN reach the fake.
     STRIPE_API_URL: stripeFake.url,
@@ -320,6 +335,54 @@ describe('each function bundle, loaded as Lambda loads it', () => {
     expect(json(orphans)).toEqual({ data: [] });
   });
 
+  it("admin: uploads the brand's logo into the dashboard's bucket with the S3 client, loaded from its own file", async () => {
+    const file = png(64, 32);
+    const res = await call('admin', 'PUT', '/v1/admin/brand/logo', { token: adminKey, body: { dataBase64: file.toString('base64') } });
+    expect(res.statusCode, res.body).toBe(200);
+    const sha256 = createHash('sha256').update(file).digest('hex');
+    const key = `brand/logo-${sha256.slice(0, 16)}.png`;
+    // The bytes, under their hash's name, in the bucket of BRAND_BUCKET, with the headers CloudFront serves.
+    expect([...s3.objects.keys()]).toEqual([`${DASHBOARD_BUCKET}/${key}`]);
+    const stored = s3.objects.get(`${DASHBOARD_BUCKET}/${key}`)!;
+    expect(stored.body.equals(file)).toBe(true);
+    expect(stored).toMatchObject({ contentType: 'image/png', cacheControl: 'public, max-age=31536000, immutable' });
+    expect(json(res).logo).toEqual({
+      url: `https://${DASHBOARD_DOMAIN}/${key}`,
+      sha256,
+      contentType: 'image/png',
+      width: 64,
+      height: 32,
+      bytes: file.length,
+    });
+    const admin = await fn('admin');
+    expect(admin.recorder.calls.filter((c) => c.action.startsWith('s3:'))).toEqual([
+      { action: 's3:PutObject', resource: `arn:aws:s3:::${DASHBOARD_BUCKET}/${key}` },
+    ]);
+    // The client is a package apart (infra/bundle.ts): in the admin function's asset folder only.
+    expect(readFileSync(join(root, 'admin', 'lazy', 'aws-sdk-client-s3.mjs')).length).toBeGreaterThan(10_000);
+  });
+
+  it("admin, billing, payments: a checkout after the brand is set shows it on Stripe's page (branding_settings)", async () => {
+    const set = await call('admin', 'PUT', '/v1/admin/settings', {
+      token: adminKey,
+      body: { brand: { name: 'Blockhost', primaryColor: '#1d4ed8' } },
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    // The logo uploaded above: its public https URL is one Stripe can fetch.
+    const logoUrl = json(set).brand.logo.url as string;
+    expect(logoUrl).toMatch(new RegExp(`^https://${DASHBOARD_DOMAIN}/brand/logo-[0-9a-f]{16}\\.png$`));
+    const { invoiceId, session } = await paidCheckout(1000);
+    const sent = stripeFake.requests.find((r) => r.path === '/v1/checkout/sessions' && r.params.client_reference_id === invoiceId);
+    expect(Object.fromEntries(Object.entries(sent!.params).filter(([name]) => name.startsWith('branding_settings')))).toEqual({
+      'branding_settings[display_name]': 'Blockhost',
+      'branding_settings[button_color]': '#1d4ed8',
+      'branding_settings[logo][type]': 'url',
+      'branding_settings[logo][url]': logoUrl,
+    });
+    const paid = await deliverStripeEvent('checkout.session.completed', session);
+    expect(json(paid).outcome, paid.body).toBe('credited');
+  });
+
   it('authorizer: lets an admin key through, not a customer key', async () => {
     const authorizer = (await fn('authorizer')).lambda;
     const event = (token: string) => ({
@@ -469,6 +532,7 @@ describe('least privilege, as called: every AWS call a function made is allowed 
       'secretsmanager:RestoreSecret',
       'secretsmanager:PutSecretValue',
       'sqs:SendMessage',
+      's3:PutObject',
       'dynamodb:Query',
     ])
       expect(all).toContain(action);
@@ -486,6 +550,28 @@ describe('least privilege, as called: every AWS call a function made is allowed 
     const withoutSecrets = (name: string, r: Running) =>
       statementsOf(name, r).filter((s) => ![s.Action].flat().some((a) => String(a).startsWith('secretsmanager:')));
     expect(missing(withoutSecrets)).toEqual(expect.arrayContaining([expect.stringMatching(/^admin: secretsmanager:CreateSecret /)]));
+  });
+
+  it("is live: the Admin role without its bucket grant is reported; the grant holds brand/ of the dashboard's bucket only (control)", () => {
+    const withoutBucket = (name: string, r: Running) =>
+      statementsOf(name, r).filter((s) => name !== 'admin' || ![s.Action].flat().includes('s3:PutObject'));
+    const logoPuts = running.get('admin')!.recorder.calls.filter((c) => c.action === 's3:PutObject');
+    expect(logoPuts).toHaveLength(1);
+    expect(missing(withoutBucket)).toEqual([`admin: s3:PutObject ${logoPuts[0]!.resource}`]);
+    const admin = running.get('admin')!;
+    const adminAllows = (resource: string) =>
+      allows(statementsOf('admin', admin), 's3:PutObject', resource, admin.stack.stackName, resolver);
+    expect(adminAllows(`arn:aws:s3:::${DASHBOARD_BUCKET}/brand/logo-0123456789abcdef.png`)).toBe(true);
+    expect(adminAllows(`arn:aws:s3:::${DASHBOARD_BUCKET}/index.html`)).toBe(false);
+    expect(adminAllows(`arn:aws:s3:::${DASHBOARD_BUCKET}/assets/brand/logo.png`)).toBe(false);
+    expect(adminAllows(`arn:aws:s3:::another-bucket/brand/logo-0123456789abcdef.png`)).toBe(false);
+    // No other function may put anything in the bucket.
+    for (const [name, r] of running)
+      if (name !== 'admin')
+        expect(
+          allows(statementsOf(name, r), 's3:PutObject', `arn:aws:s3:::${DASHBOARD_BUCKET}/brand/x.png`, r.stack.stackName, resolver),
+          name,
+        ).toBe(false);
   });
 
   it('is live: the Admin role without its Stripe secret grant, or without RestoreSecret, is reported (control)', () => {
