@@ -11040,7 +11040,7 @@ export interface operations {
            *       "legalFooter": "example legalFooter",
            *       "logo": {
            *         "url": "example url",
-           *         "sha256": "example sha256",
+           *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
            *         "contentType": "image/png",
            *         "width": 1,
            *         "height": 1,
@@ -27075,7 +27075,7 @@ export interface operations {
            *         "legalFooter": "example legalFooter",
            *         "logo": {
            *           "url": "example url",
-           *           "sha256": "example sha256",
+           *           "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
            *           "contentType": "image/png",
            *           "width": 1,
            *           "height": 1,
@@ -27262,7 +27262,7 @@ export interface operations {
            *         "legalFooter": "example legalFooter",
            *         "logo": {
            *           "url": "example url",
-           *           "sha256": "example sha256",
+           *           "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
            *           "contentType": "image/png",
            *           "width": 1,
            *           "height": 1,
@@ -27487,7 +27487,7 @@ export interface operations {
            *       "legalFooter": "example legalFooter",
            *       "logo": {
            *         "url": "example url",
-           *         "sha256": "example sha256",
+           *         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
            *         "contentType": "image/png",
            *         "width": 1,
            *         "height": 1,

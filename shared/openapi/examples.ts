@@ -45,6 +45,7 @@ const PREFERRED = ['active', 'paid', 'running', 'installed', 'succeeded', 'deliv
 /** Values for string fields by name; the first pattern that matches the property name wins. */
 const STRINGS: [RegExp, string][] = [
   [/email/i, 'ann@example.com'],
+  [/sha256/i, '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'],
   [/paymentIntentId/, 'pi_3QyExampleIntent'],
   [/sessionId/, 'cs_test_a1ExampleSession'],
   [/chargeId/, 'ch_3QyExampleCharge'],
