@@ -6,6 +6,7 @@ import { listLedger } from '../../shared/ledger/index.ts';
 import { getBudget, setBudget } from '../../shared/budgets/index.ts';
 import { getBalanceAlerts, setLowBalanceThreshold } from '../../shared/ledger/alerts.ts';
 import { getBillingProfile, putBillingProfile } from '../../shared/accounts/billing-profile.ts';
+import { getMailPreferences, setMailPreferences } from '../../shared/mail/preferences.ts';
 
 import * as apiKeys from '../../shared/api-keys/index.ts';
 import * as webhooks from '../../shared/webhooks/endpoints.ts';
@@ -48,6 +49,14 @@ export const handler = createGroupHandler('account', accountRoutes, {
     const { before, view } = await setLowBalanceThreshold(principal.accountId, body.lowBalanceThresholdCents);
     audit.details = { before, after: view.override };
     return view;
+  },
+
+  getMailPreferences: async ({ principal }) => getMailPreferences(principal.accountId),
+
+  putMailPreferences: async ({ principal, body, audit }) => {
+    audit.target = `account:${principal.accountId}`;
+    audit.details = { preferences: body.preferences };
+    return setMailPreferences(principal.accountId, body.preferences);
   },
 
   getBillingProfile: async ({ principal }) => getBillingProfile(principal.accountId),

@@ -5,6 +5,7 @@ import { publicRoutes } from '../../shared/api/routes/public.ts';
 import { countInstances } from '../../shared/instances/index.ts';
 import { API_VERSION } from '../../shared/openapi/version.ts';
 import { DOCS_HTML, docsAsset, openApiText } from '../../shared/openapi/docs-page.ts';
+import { readUnsubscribeToken, unsubscribe, unsubscribePage } from '../../shared/mail/unsubscribe.ts';
 
 /**
  * Public group: health, the OpenAPI document and the interactive reference. No credential. It also
@@ -19,6 +20,12 @@ export const handler = createGroupHandler(
     openapi: async ({ baseUrl }) => openApiText(baseUrl),
     docs: async () => ({ contentType: 'text/html; charset=utf-8', body: DOCS_HTML, cacheSeconds: 300 }),
     docsAsset: async ({ params }) => docsAsset(params.file),
+    mailUnsubscribe: async ({ query }) => ({ unsubscribed: true as const, ...(await unsubscribe(query.token)) }),
+    // The token is checked before the page is shown: a forged link gets the 400, not a button.
+    mailUnsubscribePage: async ({ query }) => {
+      await readUnsubscribeToken(query.token);
+      return { contentType: 'text/html; charset=utf-8', body: await unsubscribePage(query.token) };
+    },
   },
   { unrouted: () => routerForGroups(GROUPS) },
 );

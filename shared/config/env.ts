@@ -75,6 +75,8 @@ export interface MailConfig {
   configurationSet: string | undefined;
   /** `DASHBOARD_URL`: where the messages' links point (ends with `/`). */
   dashboardUrl: string;
+  /** `API_URL`: the API's public address (ends with `/`), for the unsubscribe links; default: the dashboard's origin (the local stack serves both). */
+  apiUrl: string;
 }
 
 export interface PaymentsConfig {
@@ -204,6 +206,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
       smtpUrl: env.SMTP_URL || undefined,
       configurationSet: env.MAIL_CONFIGURATION_SET || undefined,
       dashboardUrl: (env.DASHBOARD_URL || 'http://127.0.0.1:3000/app/').replace(/\/?$/, '/'),
+      apiUrl: (env.API_URL || new URL('/', env.DASHBOARD_URL || 'http://127.0.0.1:3000/').toString()).replace(/\/?$/, '/'),
     },
     panelTimeoutMs: Number(env.PANEL_TIMEOUT_MS ?? 10_000),
     panelCreateTimeoutMs: Number(env.PANEL_CREATE_TIMEOUT_MS ?? 20_000),

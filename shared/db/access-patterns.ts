@@ -170,6 +170,9 @@ async function queryAll(input: { IndexName?: IndexName; pk: string; skPrefix?: s
 
 export const accountById = async (accountId: string) => asKindOrUndefined(await getItem(keys.account(accountId)), 'account');
 
+export const mailPreferences = async (accountId: string) =>
+  asKindOrUndefined(await getItem(keys.mailPreferences(accountId)), 'mail-preferences');
+
 export const billingProfile = async (accountId: string) =>
   asKindOrUndefined(await getItem(keys.billingProfile(accountId)), 'billing-profile');
 

@@ -50,7 +50,8 @@ function refreshKey(secretArn: string): Promise<void> {
   return reading;
 }
 
-async function cursorKey(): Promise<string> {
+/** The service's HMAC key: signs cursors, and (with a purpose of its own) mail unsubscribe links (shared/mail/unsubscribe.ts). */
+export async function cursorKey(): Promise<string> {
   const config = getConfig();
   if (config.cursorSecret) return config.cursorSecret;
   if (config.cursorSecretArn) {

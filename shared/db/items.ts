@@ -82,6 +82,15 @@ export interface AccountListingItem extends Stored {
   GSI1SK: string;
 }
 
+/** The message types an account turned off (shared/mail/preferences.ts); no item: every type on. */
+export interface MailPreferencesItem extends Stored {
+  kind: 'mail-preferences';
+  accountId: string;
+  /** Optional message types turned off (a string set: one-click unsubscribes add to it atomically); absent when none. */
+  off?: Set<string>;
+  updatedAt: string;
+}
+
 /** The account's billing profile (shared/accounts/billing-profile.ts): printed as the buyer on invoice PDFs. */
 export interface BillingProfileItem extends Stored {
   kind: 'billing-profile';
@@ -633,6 +642,7 @@ interface Kinds {
   webhookDelivery: WebhookDeliveryItem;
   mail: MailItem;
   'mail-suppression': MailSuppressionItem;
+  'mail-preferences': MailPreferencesItem;
   'server-repair': ServerRepairItem;
   'auto-topup': AutoTopUpItem;
   'install-watch': InstallWatchItem;
@@ -811,8 +821,8 @@ export interface MailItem extends Stored {
   eventId: string;
   /** The event's data as it was recorded: the message says what happened then. */
   data: Record<string, unknown>;
-  /** `sent` (handed to SES or the SMTP server), `suppressed` (the address bounced or complained), `failed` (given up). */
-  status: 'pending' | 'sent' | 'suppressed' | 'failed';
+  /** `sent` (handed to SES or the SMTP server), `suppressed` (the address bounced or complained), `skipped` (the account turned this type off), `failed` (given up). */
+  status: 'pending' | 'sent' | 'suppressed' | 'skipped' | 'failed';
   attempts: { at: string; error: string | null }[];
   /** Where it went, once sent (or would have gone, suppressed). */
   recipient?: string;

@@ -35,6 +35,8 @@ export function shardOf(id: string, shards = LISTING_SHARDS): number {
 
 export const keys = {
   account: (accountId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: 'PROFILE' }),
+  /** The message types the account turned off (shared/mail/preferences.ts). */
+  mailPreferences: (accountId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: 'MAIL_PREFERENCES' }),
   /** Who the account's invoices are addressed to (shared/accounts/billing-profile.ts): apart from the profile every request reads. */
   billingProfile: (accountId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: 'BILLING_PROFILE' }),
   /**

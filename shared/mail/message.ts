@@ -15,6 +15,8 @@ export interface MailMessage {
   attachments: MailAttachment[];
   /** The mail item's id: the same on every attempt, and the Message-ID's local part. */
   idempotencyKey: string;
+  /** The one-click unsubscribe link (RFC 8058), on optional messages only (shared/mail/classes.ts). */
+  unsubscribeUrl?: string;
 }
 
 export interface MailAttachment {
@@ -46,7 +48,13 @@ export async function buildMime(message: MailMessage, from: MailSender): Promise
     html: message.html,
     // One id per message: a receiver that sees it twice (an attempt retried after a lost answer) can tell.
     messageId: `<${message.idempotencyKey}@${domain}>`,
-    headers: { 'X-Message-Type': message.type },
+    headers: {
+      'X-Message-Type': message.type,
+      // RFC 8058: the link alone (no mailto), and the POST that acts on it without a page in between.
+      ...(message.unsubscribeUrl
+        ? { 'List-Unsubscribe': `<${message.unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' }
+        : {}),
+    },
     attachments: message.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: Buffer.from(a.content) })),
   });
   return built.message as Buffer;

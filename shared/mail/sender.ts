@@ -12,6 +12,9 @@ import { buildMime } from './message.ts';
 import { renderMail } from './render.ts';
 import { getSettings } from '../settings/index.ts';
 import { mailTransport } from './transport.ts';
+import { isOptionalMessageType } from './classes.ts';
+import { isMessageTypeOff } from './preferences.ts';
+import { unsubscribeUrl } from './unsubscribe.ts';
 
 /**
  * The mail sender (docs/mail.md): every queued message whose attempt is due (sparse GSI2
@@ -40,6 +43,8 @@ const OVERALL = 8;
 export interface MailSummary {
   sent: number;
   suppressed: number;
+  /** Closed unsent: the account turned the message type off. */
+  optedOut: number;
   /** Failed attempts that will be retried. */
   retrying: number;
   /** Messages given up (retry window over, account gone). */
@@ -48,11 +53,11 @@ export interface MailSummary {
 
 type Outcome = keyof MailSummary | 'skipped';
 /** `MailMessages` by Outcome, one line per attempt. */
-const OUTCOME_METRIC = { sent: 'sent', suppressed: 'suppressed', retrying: 'failed', failed: 'given-up' } as const;
+const OUTCOME_METRIC = { sent: 'sent', suppressed: 'suppressed', optedOut: 'opted-out', retrying: 'failed', failed: 'given-up' } as const;
 
 /** The mail work of one process: polls of the due index feed a pool fair across accounts. */
 export class MailSender {
-  readonly summary: MailSummary = { sent: 0, suppressed: 0, retrying: 0, failed: 0 };
+  readonly summary: MailSummary = { sent: 0, suppressed: 0, optedOut: 0, retrying: 0, failed: 0 };
   private readonly pool = new FairPool<{ item: MailItem; now: Date }>((task) => this.run(task), PER_ACCOUNT, OVERALL);
   private readonly held = new Set<string>();
 
@@ -134,9 +139,15 @@ async function attempt(seen: MailItem, now: Date): Promise<Outcome> {
   const account = await accessPatterns.accountById(seen.accountId);
   if (!account) return finish(seen, leasedSk, now, { outcome: 'failed', error: 'account_deleted' });
   const to = account.email;
+  // Read at send time: a type turned off after the message was queued is not sent either.
+  if (await isMessageTypeOff(seen.accountId, seen.messageType)) return finish(seen, leasedSk, now, { outcome: 'optedOut', error: null });
   if (await accessPatterns.mailSuppression(to)) return finish(seen, leasedSk, now, { outcome: 'suppressed', error: null, recipient: to });
   try {
-    const message = await renderMail(seen, to, mail.dashboardUrl);
+    const type = seen.messageType;
+    const message = {
+      ...(await renderMail(seen, to, mail.dashboardUrl)),
+      ...(isOptionalMessageType(type) ? { unsubscribeUrl: await unsubscribeUrl(mail.apiUrl, seen.accountId, type) } : {}),
+    };
     const raw = await buildMime(message, { name: mailBrand(await getSettings()).name, address: mail.from });
     const messageId = await transport.send(raw, { from: mail.from, to });
     return finish(seen, leasedSk, now, { outcome: 'sent', error: null, recipient: to, messageId });
@@ -179,7 +190,7 @@ export function nextMailAttemptAfter(item: Pick<MailItem, 'attempts'>, now: Date
 }
 
 interface Result {
-  outcome: 'sent' | 'suppressed' | 'retrying' | 'failed';
+  outcome: 'sent' | 'suppressed' | 'optedOut' | 'retrying' | 'failed';
   error: string | null;
   recipient?: string;
   messageId?: string;
@@ -194,7 +205,7 @@ async function finish(item: MailItem, leasedSk: string, now: Date, result: Resul
   const outcome = result.outcome === 'retrying' && !next ? 'failed' : result.outcome;
   const values: Record<string, unknown> = {
     ':attempts': attempts,
-    ':status': outcome === 'retrying' ? 'pending' : outcome,
+    ':status': outcome === 'retrying' ? 'pending' : outcome === 'optedOut' ? 'skipped' : outcome,
     ':next': next ? next.toISOString() : null,
     ':at': at,
     ':leased': leasedSk,

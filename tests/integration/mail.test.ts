@@ -104,6 +104,9 @@ describe('a paid top-up', () => {
     expect(receipt!.subject).toBe(`Receipt for your top-up: invoice ${paid.invoiceNumber}`);
     expect(receipt!.from?.value[0]?.address).toBe(process.env.MAIL_FROM);
     expect(receipt!.headers.get('x-message-type')).toBe('receipt');
+    // Transactional: no unsubscribe (docs/mail.md; optional mail's headers: mail-preferences.test.ts).
+    expect(receipt!.headerLines.map((h) => h.key)).not.toContain('list-unsubscribe');
+    expect(receipt!.headerLines.map((h) => h.key)).not.toContain('list-unsubscribe-post');
     expect(receipt!.text).toContain(`Invoice ${paid.invoiceNumber} is attached`);
     expect(receipt!.text).toContain(`${api.baseUrl}/app/billing`);
     expect(receipt!.html).toContain(`href="${api.baseUrl}/app/billing"`);
@@ -156,6 +159,7 @@ describe('a paid top-up', () => {
     expect(credit.text).toContain(`${api.baseUrl}/app/billing`);
     expect(credit.html).toContain(note.number);
     expect(credit.attachments.map((a) => a.filename)).toEqual([`${note.number}.pdf`]);
+    expect(credit.headerLines.map((h) => h.key)).not.toContain('list-unsubscribe');
     expect((await pdfText(new Uint8Array(credit.attachments[0]!.content))).text).toContain(note.number);
     // Replayed: booked once, so one note and one message.
     expect((await deliver(refund)).body.outcome).not.toBe('refund_booked');

@@ -5,6 +5,7 @@ import { ApiKey, ApiKeyList, ApiKeyWithSecret, CreateApiKey, RevokedKey, UpdateA
 import { Budget, BudgetUpdate, LedgerList } from '../schemas/money.ts';
 import { BalanceAlerts, BalanceAlertsUpdate } from '../schemas/alerts.ts';
 import { BillingProfile, BillingProfileUpdate } from '../schemas/billing-profile.ts';
+import { MailPreferences, MailPreferencesUpdate } from '../schemas/mail.ts';
 import { SftpPassword, SftpPasswordRequest } from '../schemas/sftp.ts';
 import {
   CreateWebhookEndpoint,
@@ -309,6 +310,31 @@ export const accountMoneyRoutes = define({
     body: BalanceAlertsUpdate,
     response: BalanceAlerts,
     audit: 'alerts.update',
+  },
+  getMailPreferences: {
+    method: 'GET',
+    path: '/v1/account/mail-preferences',
+    group: 'account',
+    tag: 'Account',
+    auth: 'bearer',
+    scope: 'account:read',
+    summary: 'Which e-mails the account receives: each optional message type on or off',
+    description:
+      'Every optional type is on until turned off. Transactional mail (receipts, credit notes, warnings before a server stops, security notices) is always sent.',
+    response: MailPreferences,
+  },
+  putMailPreferences: {
+    method: 'PUT',
+    path: '/v1/account/mail-preferences',
+    group: 'account',
+    tag: 'Account',
+    auth: 'bearer',
+    scope: 'billing:write',
+    summary: 'Turn optional message types on or off (types left out keep their value)',
+    description: 'Setting a transactional type off is refused with 400 naming it, and nothing changes.',
+    body: MailPreferencesUpdate,
+    response: MailPreferences,
+    audit: 'mail-preferences.update',
   },
   getBillingProfile: {
     method: 'GET',

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { define } from '../route-def.ts';
 import { Health } from '../schemas/health.ts';
+import { Unsubscribed, UnsubscribeQuery } from '../schemas/mail.ts';
 
 /** The public group: health, the OpenAPI document and its reference page (no credential). */
 export const publicRoutes = define({
@@ -46,6 +47,32 @@ export const publicRoutes = define({
     raw: true,
     summary: 'Assets of the API reference (served by the service itself, no CDN)',
     params: z.object({ file: z.string().max(64) }),
+    response: z.string(),
+  },
+  // RFC 8058: mail clients POST the List-Unsubscribe link with no credential; a GET (a person
+  // opening the link) only shows a page with the button, so link scanners change nothing.
+  mailUnsubscribe: {
+    method: 'POST',
+    path: '/v1/mail/unsubscribe',
+    group: 'public',
+    tag: 'Account',
+    auth: 'none',
+    summary: 'One-click unsubscribe: turns off the message type the signed token names',
+    description:
+      'The link of a message’s List-Unsubscribe header (RFC 8058). The body (`List-Unsubscribe=One-Click`) is not read. A token that is not the service’s own is 400 and changes nothing.',
+    query: UnsubscribeQuery,
+    response: Unsubscribed,
+  },
+  mailUnsubscribePage: {
+    method: 'GET',
+    path: '/v1/mail/unsubscribe',
+    group: 'public',
+    tag: 'Account',
+    auth: 'none',
+    raw: true,
+    mediaType: 'text/html',
+    summary: 'The unsubscribe link opened in a browser: a page with a button that posts it',
+    query: UnsubscribeQuery,
     response: z.string(),
   },
 });
