@@ -146,6 +146,8 @@ export function buildApp(options: BuildAppOptions = {}): BuiltApp {
         mailDomain,
         mailFrom: mailFrom!,
         dashboardUrl: apiStack.dashboard ? `${apiStack.dashboard.url}${DASHBOARD_BASE}` : `${apiStack.api.apiEndpoint}/`,
+        apiUrl: `${apiStack.api.apiEndpoint}/`,
+        cursorSecret: apiStack.cursorSecret,
       })
     : undefined;
   // The dispatcher's fan-out queues the mail only when there is a sender.

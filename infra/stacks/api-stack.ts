@@ -95,6 +95,12 @@ export function cursorSigningGroups(): Group[] {
 }
 
 /**
+ * Groups that check HMACs made with the cursor key without signing cursors: the public group
+ * verifies the mail unsubscribe tokens (shared/mail/unsubscribe.ts). They get its ARN and read access too.
+ */
+export const CURSOR_KEY_VERIFIERS: readonly Group[] = ['public'];
+
+/**
  * Per-group overrides of the house defaults (AppFunction: 256 MB, 10 s). Functions that call the
  * panels wait on them: a server create may take the panel 20 s (it waits on Wings), so the servers
  * function gets the 29 s API Gateway allows; the catalog and admin read several panels at once.
@@ -368,7 +374,7 @@ export class ApiStack extends Stack {
       const fn = new AppFunction(this, pascal(group), { group, ...FUNCTION_SETTINGS[group], environment: sharedEnv, ...egress });
       // Only the partitions and actions the group's code uses (shared/db/key-prefixes.ts).
       fn.bindTable(props.table, TABLE_ACCESS[group]);
-      if (cursorSigners.includes(group)) {
+      if (cursorSigners.includes(group) || CURSOR_KEY_VERIFIERS.includes(group)) {
         fn.addEnvironment('CURSOR_SECRET_ARN', this.cursorSecret.secretArn);
         this.cursorSecret.grantRead(fn.role);
       }

@@ -1,5 +1,6 @@
 import { ArnFormat, CfnOutput, Duration, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -21,6 +22,10 @@ export interface MailStackProps extends StackProps {
   mailFrom: string;
   /** Where the messages' links point: the dashboard (ends with `/`). */
   dashboardUrl: string;
+  /** The API's address (ends with `/`): the unsubscribe links of optional mail point at it. */
+  apiUrl: string;
+  /** The API stack's cursor key: it signs the unsubscribe tokens (shared/mail/unsubscribe.ts), read at run time. */
+  cursorSecret: secretsmanager.ISecret;
 }
 
 /** Bundle of the mail functions (functions/mail/handler.ts): `handler` sends, `bounces` keeps the suppression list. */
@@ -91,8 +96,11 @@ export class MailStack extends Stack {
         MAIL_FROM: props.mailFrom,
         MAIL_CONFIGURATION_SET: this.configurationSet.configurationSetName,
         DASHBOARD_URL: props.dashboardUrl,
+        API_URL: props.apiUrl,
+        CURSOR_SECRET_ARN: props.cursorSecret.secretArn,
       },
     });
+    props.cursorSecret.grantRead(this.sender.role);
     this.sender.bindTable(props.table, TABLE_ACCESS.mail);
     this.sender.denyPartitionWrites(props.table, [SETTINGS_PARTITION]);
     this.sender.fn.addToRolePolicy(

@@ -21,7 +21,7 @@ import { keys } from '../../shared/db/keys.ts';
 import { createTableInput, TABLE } from '../../shared/db/table.ts';
 import { readConfig } from '../../shared/config/env.ts';
 import { FONTS_DIR, INVOICE_FONT_FILES } from '../../shared/invoices/fonts.ts';
-import { AUTHORIZER_CACHE_SECONDS, cursorSigningGroups, isAdminRoutePath } from '../../infra/stacks/api-stack.ts';
+import { AUTHORIZER_CACHE_SECONDS, CURSOR_KEY_VERIFIERS, cursorSigningGroups, isAdminRoutePath } from '../../infra/stacks/api-stack.ts';
 import { BATCH_READ_ACTIONS, READ_ACTIONS, WRITE_ACTIONS } from '../../infra/constructs/app-function.ts';
 import { logger } from '../../shared/observability/logger.ts';
 
@@ -1003,6 +1003,9 @@ describe('customer mail (ControlPlaneMail, context mailDomain)', () => {
     expect(sendersOf(mailApp.webhooksStack, mailWebhooksTemplate, mailApp.webhooksStack.dispatcher)).toEqual([]);
     const env = functionProps(mail, mailTemplate, mail.sender).Environment.Variables;
     expect(env).toMatchObject({ MAIL_FROM: `billing@${MAIL_DOMAIN}`, MAIL_CONFIGURATION_SET: { Ref: expect.any(String) } });
+    // It signs the unsubscribe links with the cursor key, read at run time (never in the environment).
+    expect(env.CURSOR_SECRET_ARN).toBeDefined();
+    expect(env.API_URL).toBeDefined();
     // The dispatcher queues mail once there is a sender.
     expect(
       functionProps(mailApp.webhooksStack, mailWebhooksTemplate, mailApp.webhooksStack.dispatcher).Environment.Variables.MAIL_FROM,
@@ -1361,7 +1364,9 @@ describe('no secret in a function environment: the cursor key is read at run tim
 
   it('gives CURSOR_SECRET_ARN and read access to the cursor key only to the functions that sign cursors', () => {
     expect(cursorSigningGroups()).toEqual(['account', 'admin', 'billing', 'servers']);
-    const signers = new Set([...cursorSigningGroups(), 'billing-scheduler']);
+    // The public group verifies mail unsubscribe tokens, made with the same key (shared/mail/unsubscribe.ts).
+    expect(CURSOR_KEY_VERIFIERS).toEqual(['public']);
+    const signers = new Set([...cursorSigningGroups(), ...CURSOR_KEY_VERIFIERS, 'billing-scheduler']);
     for (const { name, stack, template, fn } of allFunctions()) {
       const env = functionProps(stack, template, fn).Environment.Variables as Record<string, unknown>;
       const reads = statementsOf(stack, template, fn).filter(
