@@ -6970,9 +6970,6 @@ export interface operations {
       200: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
@@ -6989,9 +6986,6 @@ export interface operations {
       400: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
@@ -7007,36 +7001,10 @@ export interface operations {
           };
         };
       };
-      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
-      429: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'rate_limited';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
       /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
       500: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {

@@ -62,6 +62,9 @@ export const publicRoutes = define({
       'The link of a message’s List-Unsubscribe header (RFC 8058). The body (`List-Unsubscribe=One-Click`) is not read. A token that is not the service’s own is 400 and changes nothing.',
     query: UnsubscribeQuery,
     response: Unsubscribed,
+    // Mailbox providers post their users' unsubscribes from a few addresses: a per-IP limit would
+    // refuse them. A forged token costs one HMAC and no read.
+    unlimited: true,
   },
   mailUnsubscribePage: {
     method: 'GET',
