@@ -59,7 +59,18 @@ export default {
     // The panel's egg id: an entry of the public catalog every customer reads, not an object anyone owns.
     'owasp:api1:2023-no-numeric-ids': except('owasp:api1:2023-no-numeric-ids', [operation('/v1/eggs/{instanceId}/{eggId}', 'get')]),
     // Stripe's deliveries are exempt from the rate limit, so their responses carry no RateLimit headers.
-    'owasp:api4:2023-rate-limit': except('owasp:api4:2023-rate-limit', [operation('/v1/webhooks/stripe', 'post')]),
+    'owasp:api4:2023-rate-limit': except('owasp:api4:2023-rate-limit', [
+      operation('/v1/webhooks/stripe', 'post'),
+      // Mailbox providers post their users' one-click unsubscribes from a few addresses: exempt too.
+      operation('/v1/mail/unsubscribe', 'post'),
+    ]),
+    // RFC 8058 one-click unsubscribe: the mailbox provider posts the List-Unsubscribe URL as it is, with
+    // no credential; the signed token in it is the whole authority, and it can only turn off one optional message type.
+    'owasp:api2:2023-write-restricted': except('owasp:api2:2023-write-restricted', [operation('/v1/mail/unsubscribe', 'post')]),
+    'owasp:api2:2023-no-credentials-in-url': except('owasp:api2:2023-no-credentials-in-url', [
+      operation('/v1/mail/unsubscribe', 'post'),
+      operation('/v1/mail/unsubscribe', 'get'),
+    ]),
     // The health check is public on purpose (load balancers, uptime monitors); it tells nothing about any account.
     'owasp:api2:2023-read-restricted': except('owasp:api2:2023-read-restricted', [operation('/v1/health', 'get')]),
   },

@@ -76,6 +76,6 @@ export const publicRoutes = define({
     mediaType: 'text/html',
     summary: 'The unsubscribe link opened in a browser: a page with a button that posts it',
     query: UnsubscribeQuery,
-    response: z.string(),
+    response: z.string().max(20_000),
   },
 });

@@ -20,6 +20,7 @@ const Link = z
 
 export const PrimaryColour = z
   .string()
+  .max(7)
   .regex(HEX_COLOUR, 'must be a colour as #rrggbb')
   .superRefine((hex, ctx) => {
     if (!HEX_COLOUR.test(hex)) return;
@@ -40,6 +41,7 @@ export const BrandLogo = z
     }),
     sha256: z
       .string()
+      .length(64)
       .regex(/^[0-9a-f]{64}$/)
       .meta({ description: "SHA-256 of the file's bytes, hex." }),
     contentType: z.enum(['image/png', 'image/jpeg']),

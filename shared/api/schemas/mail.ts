@@ -9,9 +9,12 @@ export const MailPreferences = z
     preferences: z
       .object(optionalShape())
       .meta({ description: 'Each message type that can be turned off: true when it is sent (the default).' }),
-    transactional: z.array(z.string()).meta({
-      description: `Message types always sent, whatever the preferences: ${TRANSACTIONAL_MESSAGE_TYPES.join(', ')}.`,
-    }),
+    transactional: z
+      .array(z.string().max(64))
+      .max(64)
+      .meta({
+        description: `Message types always sent, whatever the preferences: ${TRANSACTIONAL_MESSAGE_TYPES.join(', ')}.`,
+      }),
   })
   .meta({ id: 'MailPreferences' });
 
@@ -34,4 +37,4 @@ export const UnsubscribeQuery = z.object({
   token: z.string().min(1).max(512).meta({ description: 'The token of the List-Unsubscribe link.' }),
 });
 
-export const Unsubscribed = z.object({ unsubscribed: z.literal(true), messageType: z.string() }).meta({ id: 'Unsubscribed' });
+export const Unsubscribed = z.object({ unsubscribed: z.literal(true), messageType: z.string().max(64) }).meta({ id: 'Unsubscribed' });
