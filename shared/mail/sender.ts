@@ -12,7 +12,7 @@ import { buildMime } from './message.ts';
 import { renderMail } from './render.ts';
 import { getSettings } from '../settings/index.ts';
 import { mailTransport } from './transport.ts';
-import { isOptionalMessageType } from './classes.ts';
+import { isOptionalMessageType } from '../api/mail-classes.ts';
 import { isMessageTypeOff } from './preferences.ts';
 import { unsubscribeUrl } from './unsubscribe.ts';
 

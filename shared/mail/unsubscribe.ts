@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import * as accessPatterns from '../db/access-patterns.ts';
 import { cursorKey } from '../db/cursor.ts';
 import { ApiError } from '../errors.ts';
-import { isOptionalMessageType, type OptionalMessageType } from './classes.ts';
+import { isOptionalMessageType, type OptionalMessageType } from '../api/mail-classes.ts';
 import { turnOff } from './preferences.ts';
 import { escapeHtml } from './templates.ts';
 

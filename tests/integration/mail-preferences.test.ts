@@ -14,7 +14,7 @@ import { waitFor } from '../helpers/until.ts';
  * The customer's choices (docs/mail.md): per-account preferences for optional mail, refused for
  * transactional mail, and the one-click unsubscribe (RFC 8058) of the messages' headers, read back
  * from the test stack's real SMTP server with mailparser. `low-balance` is the optional type
- * (shared/mail/classes.ts); the receipts' lack of the headers is asserted in mail.test.ts.
+ * (shared/api/mail-classes.ts); the receipts' lack of the headers is asserted in mail.test.ts.
  */
 let api: TestApi;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import * as z from 'zod';
-import { OPTIONAL_MESSAGE_TYPES, TRANSACTIONAL_MESSAGE_TYPES } from '../../mail/classes.ts';
+import { OPTIONAL_MESSAGE_TYPES, TRANSACTIONAL_MESSAGE_TYPES } from '../mail-classes.ts';
 
-/** Mail preferences and the one-click unsubscribe (docs/mail.md). The message types come from shared/mail/classes.ts. */
+/** Mail preferences and the one-click unsubscribe (docs/mail.md). The message types come from shared/api/mail-classes.ts. */
 const optionalShape = () => Object.fromEntries(OPTIONAL_MESSAGE_TYPES.map((t) => [t, z.boolean()])) as Record<string, z.ZodBoolean>;
 
 export const MailPreferences = z

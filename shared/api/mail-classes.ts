@@ -1,4 +1,4 @@
-import type { MessageType } from './templates.ts';
+import type { MessageType } from '../mail/templates.ts';
 
 /**
  * Which messages a customer may turn off (docs/mail.md): the one place each message type is
