@@ -141,6 +141,7 @@ describe('a prepaid server running out of credit', () => {
     expect(back.subject).toBe('Your server Mail world runs again');
     expect(back.html).toContain(`href="${api.baseUrl}/app/servers/${server.id}"`);
     await expectOnlyOne(email, 'server-unsuspended');
+    await arrived(email, 'receipt');
     await expectOnlyOne(email, 'receipt');
   }, 60_000);
 });
