@@ -8,6 +8,7 @@ import { getSettings } from '../settings/index.ts';
 import { mailBrand } from './brand.ts';
 import type { MailAttachment, MailMessage } from './message.ts';
 import {
+  type ApiKeyCreatedData,
   type AutoTopUpFailedData,
   type MailContext,
   type MessageType,
@@ -80,6 +81,15 @@ export async function renderMail(item: MailItem, to: string, dashboardUrl: strin
     }
     case 'webhook-endpoint-disabled':
       rendered = TEMPLATES['webhook-endpoint-disabled'](item.data as unknown as WebhookEndpointDisabledData, context);
+      break;
+    case 'api-key-created':
+      rendered = TEMPLATES['api-key-created'](item.data as unknown as ApiKeyCreatedData, context);
+      break;
+    case 'sftp-password-set':
+      rendered = TEMPLATES['sftp-password-set'](
+        { serverIds: (item.data as { serverIds: string[] }).serverIds, at: item.createdAt },
+        context,
+      );
       break;
     default:
       throw new Error(`unknown message type ${String(item.messageType)}`);

@@ -77,6 +77,21 @@ export interface WebhookEndpointDisabledData {
   failingSince: string;
 }
 
+export interface ApiKeyCreatedData {
+  name: string;
+  prefix: string;
+  last4: string;
+  scopes: string[];
+  createdAt: string;
+  expiresAt: string | null;
+}
+
+export interface SftpPasswordSetData {
+  serverIds: string[];
+  /** When the password was set (the message was queued moments after the event). */
+  at: string;
+}
+
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /** Text as HTML: the five characters that could open markup or leave an attribute, escaped. */
@@ -271,6 +286,29 @@ export const TEMPLATES = {
         'No events are sent to it until you enable it again. If you did not set up this endpoint, check your API keys and endpoints now.',
       ],
       action: { label: 'View your webhooks', url: link(context, 'webhooks') },
+    }),
+
+  /** api_key.created (security notice): never the secret, only what identifies the key. */
+  'api-key-created': (data: ApiKeyCreatedData, context: MailContext): RenderedMail =>
+    layout(context, {
+      subject: `A new API key was created for your account: ${data.name}`,
+      paragraphs: [
+        `An API key named "${data.name}" (${data.prefix}…${data.last4}) was created for your account at ${formatMoment(data.createdAt)}.`,
+        `It may: ${data.scopes.join(', ') || 'nothing'}.${data.expiresAt ? ` It expires at ${formatMoment(data.expiresAt)}.` : ' It does not expire.'}`,
+        'If you did not create it, revoke it now and check your account.',
+      ],
+      action: { label: 'View your API keys', url: link(context, 'keys') },
+    }),
+
+  /** account.sftp_password_set (security notice): never the password. */
+  'sftp-password-set': (data: SftpPasswordSetData, context: MailContext): RenderedMail =>
+    layout(context, {
+      subject: 'A new SFTP password was set for your servers',
+      paragraphs: [
+        `A new SFTP password was set for your account at ${formatMoment(data.at)}: it opens ${data.serverIds.length === 1 ? '1 server' : `${data.serverIds.length} servers`}, and the previous one no longer works.`,
+        'If you did not set it, set a new one now and check your API keys.',
+      ],
+      action: { label: 'View your servers', url: link(context, 'servers') },
     }),
 } as const satisfies Record<string, (data: never, context: MailContext) => RenderedMail>;
 

@@ -41,6 +41,10 @@ export function messageTypesFor(event: Pick<EventItem, 'type' | 'data'>): Messag
       return ['server-install-failed'];
     case 'webhook_endpoint.disabled':
       return ['webhook-endpoint-disabled'];
+    case 'api_key.created':
+      return ['api-key-created'];
+    case 'account.sftp_password_set':
+      return ['sftp-password-set'];
     default:
       return [];
   }

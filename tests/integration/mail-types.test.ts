@@ -207,3 +207,27 @@ describe('a deploy', () => {
     await expectOnlyOne(email, 'server-installed');
   }, 60_000);
 });
+
+describe('security notices', () => {
+  it('a new API key and a new SFTP password: one message each, naming the key, never a secret', async () => {
+    const email = 'mail-security@example.com';
+    const owner = await customer(api, email, { grantCents: 10_000 });
+    const created = await api.call('POST', '/v1/keys', { token: owner.token, body: { name: 'ci bot', scopes: ['servers:read'] } });
+    expect(created.status, created.text).toBe(201);
+    const notice = await arrived(email, 'api-key-created');
+    expect(notice.subject).toBe('A new API key was created for your account: ci bot');
+    expect(notice.text).toContain(`(${created.body.prefix}…${created.body.last4})`);
+    expect(notice.text).toContain(`View your API keys: ${api.baseUrl}/app/keys`);
+    expect(`${notice.text}${notice.html}`).not.toContain(created.body.secret);
+    await expectOnlyOne(email, 'api-key-created');
+
+    expect((await api.call('POST', '/v1/servers', { token: owner.token, body: { ...medium, name: 'Files' } })).status).toBe(201);
+    const set = await api.call('POST', '/v1/account/sftp-password', { token: owner.token, body: {} });
+    expect(set.status, set.text).toBe(200);
+    const sftp = await arrived(email, 'sftp-password-set');
+    expect(sftp.subject).toBe('A new SFTP password was set for your servers');
+    expect(sftp.html).toContain(`href="${api.baseUrl}/app/servers"`);
+    expect(`${sftp.text}${sftp.html}`).not.toContain(set.body.password);
+    await expectOnlyOne(email, 'sftp-password-set');
+  }, 60_000);
+});

@@ -97,6 +97,25 @@ const SAMPLES: Record<(typeof MESSAGE_TYPES)[number], [() => RenderedMail, strin
       ),
     'https://panel.example.com/app/webhooks',
   ],
+  'api-key-created': [
+    () =>
+      TEMPLATES['api-key-created'](
+        {
+          name: 'deploy <bot>',
+          prefix: 'cp_live_ab12',
+          last4: 'wxyz',
+          scopes: ['servers:read', 'servers:write'],
+          createdAt: '2026-11-29T09:00:00.000Z',
+          expiresAt: null,
+        },
+        context,
+      ),
+    'https://panel.example.com/app/keys',
+  ],
+  'sftp-password-set': [
+    () => TEMPLATES['sftp-password-set']({ serverIds: [server.id, server.id], at: '2026-11-29T09:00:00.000Z' }, context),
+    'https://panel.example.com/app/servers',
+  ],
 };
 
 describe('mail templates', () => {
@@ -189,6 +208,8 @@ describe('mail templates', () => {
       'server.installed': ['server-installed'],
       'server.install_failed': ['server-install-failed'],
       'webhook_endpoint.disabled': ['webhook-endpoint-disabled'],
+      'api_key.created': ['api-key-created'],
+      'account.sftp_password_set': ['sftp-password-set'],
       'server.reinstalled': [],
       'auto_topup.disabled': [],
       'server.created': [],
