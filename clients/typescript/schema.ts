@@ -1923,6 +1923,40 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'api_key.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on api_key.created (account:read reads it) */
+    post: operations['webhook:api_key.created'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'account.sftp_password_set': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on account.sftp_password_set (servers:read reads it) */
+    post: operations['webhook:account.sftp_password_set'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -3379,6 +3413,66 @@ export interface components {
         failingSince: string;
       };
     };
+    /** @description The body of a `api_key.created` delivery. */
+    ApiKeyCreatedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'api_key.created';
+      /** Format: date-time */
+      timestamp: string;
+      data: components['schemas']['ApiKey'];
+    };
+    ApiKey: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+      /**
+       * @description The first characters of the secret, to recognise the key.
+       * @example cp_live_4Fz
+       */
+      prefix: string;
+      last4: string;
+      scopes: components['schemas']['Scope'][];
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      expiresAt: string | null;
+      /**
+       * Format: date-time
+       * @description Updated at most every 5 minutes.
+       */
+      lastUsedAt: string | null;
+      /** Format: date-time */
+      revokedAt: string | null;
+      /** @enum {string} */
+      status: 'active' | 'expired' | 'revoked';
+      labels: components['schemas']['Labels'];
+    };
+    /** @enum {string} */
+    Scope:
+      | 'account:read'
+      | 'keys:write'
+      | 'servers:read'
+      | 'servers:write'
+      | 'billing:read'
+      | 'billing:write'
+      | 'webhooks:read'
+      | 'webhooks:write'
+      | 'admin';
+    /** @description The body of a `account.sftp_password_set` delivery. */
+    AccountSftpPasswordSetWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'account.sftp_password_set';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /** @description The servers the new password opens now (a server installing or suspended joins at the next set). */
+        serverIds: string[];
+      };
+    };
     Health: {
       /** @enum {string} */
       status: 'ok';
@@ -3508,43 +3602,6 @@ export interface components {
       /** @description Pass as `cursor` for the next page; null on the last page. */
       nextCursor: string | null;
     };
-    ApiKey: {
-      /** Format: uuid */
-      id: string;
-      name: string;
-      /**
-       * @description The first characters of the secret, to recognise the key.
-       * @example cp_live_4Fz
-       */
-      prefix: string;
-      last4: string;
-      scopes: components['schemas']['Scope'][];
-      /** Format: date-time */
-      createdAt: string;
-      /** Format: date-time */
-      expiresAt: string | null;
-      /**
-       * Format: date-time
-       * @description Updated at most every 5 minutes.
-       */
-      lastUsedAt: string | null;
-      /** Format: date-time */
-      revokedAt: string | null;
-      /** @enum {string} */
-      status: 'active' | 'expired' | 'revoked';
-      labels: components['schemas']['Labels'];
-    };
-    /** @enum {string} */
-    Scope:
-      | 'account:read'
-      | 'keys:write'
-      | 'servers:read'
-      | 'servers:write'
-      | 'billing:read'
-      | 'billing:write'
-      | 'webhooks:read'
-      | 'webhooks:write'
-      | 'admin';
     ApiKeyWithSecret: {
       /** Format: uuid */
       id: string;
@@ -3615,7 +3672,7 @@ export interface components {
       url: string;
       /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
-      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `credit_note.issued` billing:read, `ledger.entry` billing:read, `account.debt` billing:read, `account.debt_settled` billing:read, `balance.runway_warning` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `credit_note.issued` billing:read, `ledger.entry` billing:read, `account.debt` billing:read, `account.debt_settled` billing:read, `balance.runway_warning` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read, `api_key.created` account:read, `account.sftp_password_set` servers:read). */
       receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
@@ -3659,14 +3716,16 @@ export interface components {
       | 'balance.runway_warning'
       | 'auto_topup.failed'
       | 'auto_topup.disabled'
-      | 'webhook_endpoint.disabled';
+      | 'webhook_endpoint.disabled'
+      | 'api_key.created'
+      | 'account.sftp_password_set';
     WebhookEndpointWithSecret: {
       /** Format: uuid */
       id: string;
       url: string;
       /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
-      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `credit_note.issued` billing:read, `ledger.entry` billing:read, `account.debt` billing:read, `account.debt_settled` billing:read, `balance.runway_warning` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read). */
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `credit_note.issued` billing:read, `ledger.entry` billing:read, `account.debt` billing:read, `account.debt_settled` billing:read, `balance.runway_warning` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read, `api_key.created` account:read, `account.sftp_password_set` servers:read). */
       receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
@@ -3814,7 +3873,9 @@ export interface components {
       | components['schemas']['BalanceRunwayWarningEvent']
       | components['schemas']['AutoTopupFailedEvent']
       | components['schemas']['AutoTopupDisabledEvent']
-      | components['schemas']['WebhookEndpointDisabledEvent'];
+      | components['schemas']['WebhookEndpointDisabledEvent']
+      | components['schemas']['ApiKeyCreatedEvent']
+      | components['schemas']['AccountSftpPasswordSetEvent'];
     /** @description A `server.created` event as GET /v1/events shows it. */
     ServerCreatedEvent: {
       /** Format: uuid */
@@ -4580,6 +4641,35 @@ export interface components {
         disabledReason: 'failing';
         /** Format: date-time */
         failingSince: string;
+      };
+    };
+    /** @description A `api_key.created` event as GET /v1/events shows it. */
+    ApiKeyCreatedEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'api_key.created';
+      /** Format: date-time */
+      createdAt: string;
+      data: components['schemas']['ApiKey'];
+    };
+    /** @description A `account.sftp_password_set` event as GET /v1/events shows it. */
+    AccountSftpPasswordSetEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'account.sftp_password_set';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /** @description The servers the new password opens now (a server installing or suspended joins at the next set). */
+        serverIds: string[];
       };
     };
     SftpPassword: {
@@ -5497,8 +5587,9 @@ export interface components {
       /** @description Each message type that can be turned off: true when it is sent (the default). */
       preferences: {
         'low-balance': boolean;
+        'server-installed': boolean;
       };
-      /** @description Message types always sent, whatever the preferences: receipt, credit-note. */
+      /** @description Message types always sent, whatever the preferences: receipt, credit-note, auto-topup-failed, server-suspended, server-unsuspended, server-install-failed, runway-warning, webhook-endpoint-disabled, api-key-created, sftp-password-set. */
       transactional: string[];
     };
     MailPreferencesUpdate: {
@@ -9761,7 +9852,9 @@ export interface operations {
           | 'balance.runway_warning'
           | 'auto_topup.failed'
           | 'auto_topup.disabled'
-          | 'webhook_endpoint.disabled';
+          | 'webhook_endpoint.disabled'
+          | 'api_key.created'
+          | 'account.sftp_password_set';
       };
       header?: never;
       path?: never;
@@ -20761,7 +20854,8 @@ export interface operations {
           /**
            * @example {
            *       "preferences": {
-           *         "low-balance": true
+           *         "low-balance": true,
+           *         "server-installed": true
            *       },
            *       "transactional": [
            *         "servers.create"
@@ -20888,7 +20982,8 @@ export interface operations {
           /**
            * @example {
            *       "preferences": {
-           *         "low-balance": true
+           *         "low-balance": true,
+           *         "server-installed": true
            *       },
            *       "transactional": [
            *         "servers.create"
@@ -30200,6 +30295,64 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['WebhookEndpointDisabledWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:api_key.created': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ApiKeyCreatedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:account.sftp_password_set': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AccountSftpPasswordSetWebhook'];
       };
     };
     responses: {

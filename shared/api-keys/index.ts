@@ -11,6 +11,7 @@ import type { Principal } from '../auth/principal.ts';
 import { displayPrefix, generateApiKey, hashApiKey, lastFour } from '../auth/api-key-format.ts';
 import type { ApiKeyItem } from '../db/items.ts';
 import { newId } from '../ids.ts';
+import { eventWrite } from '../webhooks/events.ts';
 
 export type ApiKeyView = z.infer<typeof ApiKey>;
 
@@ -92,6 +93,8 @@ export async function createApiKey(
         ConditionExpression: 'attribute_not_exists(PK)',
       },
     },
+    // A security notice with the key (never its secret): the owner is told by mail (docs/mail.md).
+    eventWrite(principal.accountId, 'api_key.created', toView(record, now.getTime()), now),
   ];
   await withKeySlot(principal.accountId, principal.scopes.has('admin'), items);
   return { key: toView(record), secret: token };

@@ -34,6 +34,9 @@ export const EVENT_SCOPES = {
   'auto_topup.failed': 'billing:read',
   'auto_topup.disabled': 'billing:read',
   'webhook_endpoint.disabled': 'webhooks:read',
+  // Security notices: a credential or a login to the servers was made (the owner is told by mail too, docs/mail.md).
+  'api_key.created': 'account:read',
+  'account.sftp_password_set': 'servers:read',
 } as const satisfies Record<string, Scope>;
 
 export type EventType = keyof typeof EVENT_SCOPES;

@@ -11,8 +11,19 @@ import type { MessageType } from '../mail/templates.ts';
 export const MAIL_CLASSES = {
   receipt: 'transactional',
   'credit-note': 'transactional',
+  'auto-topup-failed': 'transactional',
+  'server-suspended': 'transactional',
+  'server-unsuspended': 'transactional',
+  'server-install-failed': 'transactional',
+  // The warning before suspension, and the security notices: always sent.
+  'runway-warning': 'transactional',
+  'webhook-endpoint-disabled': 'transactional',
+  'api-key-created': 'transactional',
+  'sftp-password-set': 'transactional',
   // The account's own threshold, not the warning before suspension (that is the runway warning's).
   'low-balance': 'optional',
+  // The customer started the deploy and watches it.
+  'server-installed': 'optional',
 } as const satisfies Record<MessageType, 'transactional' | 'optional'>;
 
 export type OptionalMessageType = {

@@ -61,7 +61,10 @@ export async function unsubscribe(token: string): Promise<{ messageType: Optiona
   return { messageType };
 }
 
-const TYPE_NAMES: Record<OptionalMessageType, string> = { 'low-balance': 'low balance warnings' };
+const TYPE_NAMES: Record<OptionalMessageType, string> = {
+  'low-balance': 'low balance warnings',
+  'server-installed': 'notices that a server finished installing',
+};
 
 /** What GET on the link shows: what the link turns off and the button that posts it (a GET changes nothing). */
 export async function unsubscribePage(token: string): Promise<string> {

@@ -4,7 +4,7 @@ import type { SftpPassword } from '../api/schemas/sftp.ts';
 import * as accessPatterns from '../db/access-patterns.ts';
 import type { ServerItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
-import { writeItem } from '../db/write.ts';
+import { transact } from '../db/write.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { getInstance, panelClientFor } from '../instances/index.ts';
 import { logger } from '../observability/logger.ts';
@@ -13,6 +13,7 @@ import { PanelRequestError } from '../panel/errors.ts';
 import { panelUserOf } from './panel-user.ts';
 import { recordSftpGranted } from './records.ts';
 import { sftpOfServer } from './views.ts';
+import { eventWrite } from '../webhooks/events.ts';
 
 /**
  * SFTP without breaking isolation. Wings asks the panel whether `<panel username>.<server identifier>`
@@ -76,7 +77,7 @@ export async function setSftpPassword(accountId: string): Promise<SftpPasswordVi
     }
   }
 
-  await rememberUsers(accountId, { ...known, ...users });
+  await rememberUsers(accountId, { ...known, ...users }, [...granted]);
   const at = new Date().toISOString();
   await Promise.all(
     servers.filter((s) => granted.has(s.serverId) && !s.sftpGrantedAt).map((s) => recordSftpGranted(accountId, s.serverId, at)),
@@ -140,16 +141,23 @@ async function addSubuser(client: PanelClient, accountId: string, server: Server
   }
 }
 
-/** The panel user's id per instance on the profile: the next set is one call per panel, and a deploy knows SFTP is set up. */
-async function rememberUsers(accountId: string, users: Record<string, number>): Promise<void> {
-  await writeItem({
-    Update: {
-      Key: keys.account(accountId),
-      UpdateExpression: 'SET sftpUsers = :users',
-      ConditionExpression: 'attribute_exists(PK)',
-      ExpressionAttributeValues: { ':users': users },
+/**
+ * The panel user's id per instance on the profile: the next set is one call per panel, and a deploy
+ * knows SFTP is set up. With it the security notice that a password was set (never the password).
+ */
+async function rememberUsers(accountId: string, users: Record<string, number>, serverIds: string[]): Promise<void> {
+  await transact([
+    {
+      name: 'profile',
+      Update: {
+        Key: keys.account(accountId),
+        UpdateExpression: 'SET sftpUsers = :users',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':users': users },
+      },
     },
-  });
+    eventWrite(accountId, 'account.sftp_password_set', { serverIds }),
+  ]);
 }
 
 /**

@@ -26,6 +26,25 @@ export function messageTypesFor(event: Pick<EventItem, 'type' | 'data'>): Messag
       return (event.data as { type?: string }).type === 'credit_note' ? ['credit-note'] : [];
     case 'balance.low':
       return ['low-balance'];
+    case 'balance.runway_warning':
+      return ['runway-warning'];
+    case 'auto_topup.failed':
+      return ['auto-topup-failed'];
+    case 'server.suspended':
+      return ['server-suspended'];
+    case 'server.unsuspended':
+      return ['server-unsuspended'];
+    // A reinstall the customer asked for (server.reinstalled) sends nothing: they watch it on the server's page.
+    case 'server.installed':
+      return ['server-installed'];
+    case 'server.install_failed':
+      return ['server-install-failed'];
+    case 'webhook_endpoint.disabled':
+      return ['webhook-endpoint-disabled'];
+    case 'api_key.created':
+      return ['api-key-created'];
+    case 'account.sftp_password_set':
+      return ['sftp-password-set'];
     default:
       return [];
   }

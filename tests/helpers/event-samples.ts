@@ -172,4 +172,18 @@ export const EVENT_SAMPLES: { [T in EventType]: () => EventData<T> } = {
     disabledReason: 'failing',
     failingSince: AT,
   }),
+  'api_key.created': () => ({
+    id: randomUUID(),
+    name: 'deploy bot',
+    prefix: 'cp_live_ab12',
+    last4: 'wxyz',
+    scopes: ['servers:read'],
+    createdAt: AT,
+    expiresAt: null,
+    lastUsedAt: null,
+    revokedAt: null,
+    status: 'active',
+    labels: {},
+  }),
+  'account.sftp_password_set': () => ({ serverIds: [randomUUID()] }),
 };

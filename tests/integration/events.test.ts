@@ -348,6 +348,25 @@ describe('each change records its event', () => {
     expect(typesOf(events).slice(0, 2)).toEqual(['server.unsuspended', 'ledger.entry']);
     expect(events[0]!.data).toMatchObject({ id: server.id, status: 'active', suspendedAt: null, suspendedReason: null });
   });
+
+  it('security notices: a new API key records api_key.created (never its secret); a new SFTP password records account.sftp_password_set (never the password)', async () => {
+    const { token, id } = await customer('ev-security@example.com');
+    const created = await api.call('POST', '/v1/keys', { token, body: { name: 'ci bot', scopes: ['servers:read'] } });
+    expect(created.status, created.text).toBe(201);
+    const [keyEvent] = await eventsOf(token, 'api_key.created');
+    const { secret, ...key } = created.body;
+    expect(keyEvent!.data).toEqual(key);
+    expect(JSON.stringify(keyEvent)).not.toContain(secret);
+
+    const server = await deployedHoursAgo(token, id, 1);
+    const set = await api.call('POST', '/v1/account/sftp-password', { token, body: {} });
+    expect(set.status, set.text).toBe(200);
+    const [sftpEvent] = await eventsOf(token, 'account.sftp_password_set');
+    const granted = set.body.servers.filter((s: { enabled: boolean }) => s.enabled).map((s: { serverId: string }) => s.serverId);
+    expect(sftpEvent!.data).toEqual({ serverIds: granted });
+    expect(set.body.servers.map((s: { serverId: string }) => s.serverId)).toEqual([server.id]);
+    expect(JSON.stringify(sftpEvent)).not.toContain(set.body.password);
+  });
 });
 
 describe('a change that does not happen records no event', () => {

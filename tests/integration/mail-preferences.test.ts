@@ -65,7 +65,21 @@ describe('mail preferences', () => {
     const { token } = await account('prefs-default@example.com');
     const res = await api.call('GET', '/v1/account/mail-preferences', { token });
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toEqual({ preferences: { 'low-balance': true }, transactional: ['receipt', 'credit-note'] });
+    expect(res.body).toEqual({
+      preferences: { 'low-balance': true, 'server-installed': true },
+      transactional: [
+        'receipt',
+        'credit-note',
+        'auto-topup-failed',
+        'server-suspended',
+        'server-unsuspended',
+        'server-install-failed',
+        'runway-warning',
+        'webhook-endpoint-disabled',
+        'api-key-created',
+        'sftp-password-set',
+      ],
+    });
   });
 
   it('refuses to turn off transactional mail with a 400 naming it, and changes nothing', async () => {
@@ -78,7 +92,10 @@ describe('mail preferences', () => {
     expect(res.body.error.message).toContain('receipt, credit-note');
     const unknown = await api.call('PUT', '/v1/account/mail-preferences', { token, body: { preferences: { 'no-such-mail': false } } });
     expectEnvelope(unknown, 400, 'validation_failed');
-    expect((await api.call('GET', '/v1/account/mail-preferences', { token })).body.preferences).toEqual({ 'low-balance': true });
+    expect((await api.call('GET', '/v1/account/mail-preferences', { token })).body.preferences).toEqual({
+      'low-balance': true,
+      'server-installed': true,
+    });
   });
 
   it('an optional type turned off is not sent: the message is closed as skipped', async () => {
@@ -86,7 +103,7 @@ describe('mail preferences', () => {
     const { token, lowBalance } = await account(email);
     const off = await api.call('PUT', '/v1/account/mail-preferences', { token, body: { preferences: { 'low-balance': false } } });
     expect(off.status, off.text).toBe(200);
-    expect(off.body.preferences).toEqual({ 'low-balance': false });
+    expect(off.body.preferences).toEqual({ 'low-balance': false, 'server-installed': true });
     const eventId = await lowBalance();
     expect(await closedMail(eventId, 'low-balance')).toMatchObject({ status: 'skipped' });
     expect(await messagesTo(email)).toEqual([]);
@@ -118,6 +135,7 @@ describe('one-click unsubscribe (RFC 8058)', () => {
     expect(page.text).toContain('<form method="post"');
     expect((await api.call('GET', '/v1/account/mail-preferences', { token: user.token })).body.preferences).toEqual({
       'low-balance': true,
+      'server-installed': true,
     });
   });
 
@@ -143,6 +161,7 @@ describe('one-click unsubscribe (RFC 8058)', () => {
     }
     expect((await api.call('GET', '/v1/account/mail-preferences', { token: user.token })).body.preferences).toEqual({
       'low-balance': true,
+      'server-installed': true,
     });
   });
 
@@ -156,6 +175,7 @@ describe('one-click unsubscribe (RFC 8058)', () => {
     expect(res.body).toEqual({ unsubscribed: true, messageType: 'low-balance' });
     expect((await api.call('GET', '/v1/account/mail-preferences', { token: user.token })).body.preferences).toEqual({
       'low-balance': false,
+      'server-installed': true,
     });
   });
 });

@@ -44,16 +44,84 @@ const note = {
   debitedCents: 2100,
 } as CreditNoteView;
 
-const SAMPLES: Record<(typeof MESSAGE_TYPES)[number], () => RenderedMail> = {
-  receipt: () => TEMPLATES.receipt(invoice, context),
-  'credit-note': () => TEMPLATES['credit-note'](note, context),
-  'low-balance': () => TEMPLATES['low-balance']({ balanceCents: 95, thresholdCents: 100, currency: 'usd' }, context),
+const server = { id: '0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a2d', name: 'Survival <world>' };
+const serverPage = `https://panel.example.com/app/servers/${server.id}`;
+
+/** Each type's sample, and the link its action points to. */
+const SAMPLES: Record<(typeof MESSAGE_TYPES)[number], [() => RenderedMail, string]> = {
+  receipt: [() => TEMPLATES.receipt(invoice, context), 'https://panel.example.com/app/billing'],
+  'credit-note': [() => TEMPLATES['credit-note'](note, context), 'https://panel.example.com/app/billing'],
+  'low-balance': [
+    () => TEMPLATES['low-balance']({ balanceCents: 95, thresholdCents: 100, currency: 'usd' }, context),
+    'https://panel.example.com/app/billing',
+  ],
+  'runway-warning': [
+    () =>
+      TEMPLATES['runway-warning'](
+        { horizonHours: 24, hoursLeft: 23.9, suspendAt: '2026-11-30T14:05:00.000Z', balanceCents: 53, graceMinutes: 120, currency: 'eur' },
+        context,
+      ),
+    'https://panel.example.com/app/billing',
+  ],
+  'auto-topup-failed': [
+    () =>
+      TEMPLATES['auto-topup-failed'](
+        {
+          invoiceNumber: 'INV-2026-000043',
+          amountCents: 1000,
+          code: 'authentication_required',
+          ruleDisabled: true,
+          paymentUrl: 'https://checkout.example.com/c/pay/cs_test_1',
+          currency: 'eur',
+        },
+        context,
+      ),
+    'https://checkout.example.com/c/pay/cs_test_1',
+  ],
+  'server-suspended': [
+    () =>
+      TEMPLATES['server-suspended']({ ...server, reason: 'balance', balanceCents: -4, amountNeededCents: 500, currency: 'eur' }, context),
+    'https://panel.example.com/app/billing',
+  ],
+  'server-unsuspended': [() => TEMPLATES['server-unsuspended'](server, context), serverPage],
+  'server-installed': [
+    () => TEMPLATES['server-installed']({ ...server, address: { host: 'de1.example.com', port: 25565 } }, context),
+    serverPage,
+  ],
+  'server-install-failed': [() => TEMPLATES['server-install-failed']({ ...server, reason: 'failed' }, context), serverPage],
+  'webhook-endpoint-disabled': [
+    () =>
+      TEMPLATES['webhook-endpoint-disabled'](
+        { id: '0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a2e', url: 'https://hooks.example.com/in', failingSince: '2026-11-26T09:00:00.000Z' },
+        context,
+      ),
+    'https://panel.example.com/app/webhooks',
+  ],
+  'api-key-created': [
+    () =>
+      TEMPLATES['api-key-created'](
+        {
+          name: 'deploy <bot>',
+          prefix: 'cp_live_ab12',
+          last4: 'wxyz',
+          scopes: ['servers:read', 'servers:write'],
+          createdAt: '2026-11-29T09:00:00.000Z',
+          expiresAt: null,
+        },
+        context,
+      ),
+    'https://panel.example.com/app/keys',
+  ],
+  'sftp-password-set': [
+    () => TEMPLATES['sftp-password-set']({ serverIds: [server.id, server.id], at: '2026-11-29T09:00:00.000Z' }, context),
+    'https://panel.example.com/app/servers',
+  ],
 };
 
 describe('mail templates', () => {
   for (const type of MESSAGE_TYPES) {
     it(`${type}: subject and text as the golden file`, () => {
-      const rendered = SAMPLES[type]();
+      const rendered = SAMPLES[type][0]();
       const actual = `Subject: ${rendered.subject}\n\n${rendered.text}`;
       const file = join(GOLDEN, `${type}.txt`);
       if (process.env.UPDATE_GOLDEN === '1') writeFileSync(file, actual);
@@ -62,10 +130,13 @@ describe('mail templates', () => {
     });
 
     it(`${type}: every interpolated value is escaped in the HTML`, () => {
-      const { html } = SAMPLES[type]();
+      const [sample, href] = SAMPLES[type];
+      const { html, text } = sample();
       expect(html).toContain('Blocky Hosting &lt;Ltd&gt; &amp; &quot;Co&quot;');
       expect(html).not.toContain('<Ltd>');
-      expect(html).toContain('href="https://panel.example.com/app/billing"');
+      expect(html).not.toContain('<world>');
+      expect(html).toContain(`href="${href}"`);
+      expect(text).toContain(href);
     });
   }
 
@@ -109,6 +180,43 @@ describe('mail templates', () => {
     expect(messageTypesFor({ type: 'ledger.entry', data: {} })).toEqual([]);
   });
 
+  it('an auto top-up that failed for another reason links billing, not a payment page', () => {
+    const rendered = TEMPLATES['auto-topup-failed'](
+      {
+        invoiceNumber: 'INV-2026-000044',
+        amountCents: 1000,
+        code: 'card_declined',
+        ruleDisabled: false,
+        paymentUrl: null,
+        currency: 'usd',
+      },
+      context,
+    );
+    expect(rendered.subject).toBe('Your automatic top-up of $10.00 failed');
+    expect(rendered.text).toContain('the card was declined');
+    expect(rendered.text).toContain('Check your billing: https://panel.example.com/app/billing');
+  });
+
+  it('each event calls for its one message; a reinstall and most events for none', () => {
+    const expected: Record<string, string[]> = {
+      'invoice.paid': ['receipt'],
+      'balance.low': ['low-balance'],
+      'balance.runway_warning': ['runway-warning'],
+      'auto_topup.failed': ['auto-topup-failed'],
+      'server.suspended': ['server-suspended'],
+      'server.unsuspended': ['server-unsuspended'],
+      'server.installed': ['server-installed'],
+      'server.install_failed': ['server-install-failed'],
+      'webhook_endpoint.disabled': ['webhook-endpoint-disabled'],
+      'api_key.created': ['api-key-created'],
+      'account.sftp_password_set': ['sftp-password-set'],
+      'server.reinstalled': [],
+      'auto_topup.disabled': [],
+      'server.created': [],
+    };
+    for (const [type, types] of Object.entries(expected)) expect(messageTypesFor({ type: type as never, data: {} }), type).toEqual(types);
+  });
+
   it('builds standard MIME: text and HTML alternatives, the attachment, a Message-ID from the idempotency key', async () => {
     const raw = (
       await buildMime(
@@ -116,7 +224,7 @@ describe('mail templates', () => {
           type: 'receipt',
           accountId: 'a',
           to: 'player@example.com',
-          ...SAMPLES.receipt(),
+          ...SAMPLES.receipt[0](),
           attachments: [{ filename: 'INV-2026-000042.pdf', contentType: 'application/pdf', content: new Uint8Array([37, 80, 68, 70]) }],
           idempotencyKey: 'mail-1',
         },

@@ -44,6 +44,8 @@ const EVENT_GROUP: Record<EventType, string> = {
   'auto_topup.failed': 'Billing',
   'auto_topup.disabled': 'Billing',
   'webhook_endpoint.disabled': 'Webhooks',
+  'api_key.created': 'Security',
+  'account.sftp_password_set': 'Security',
 };
 export const EVENT_TYPES = Object.keys(EVENT_GROUP) as EventType[];
 

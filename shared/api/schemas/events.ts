@@ -3,6 +3,7 @@ import type { EventType } from '../event-types.ts';
 import { Cents, Count, SignedCents, Timestamp, Uuid, text } from './common.ts';
 import { Invoice } from './billing.ts';
 import { CreditNote } from './credit-notes.ts';
+import { ApiKey } from './keys.ts';
 import { LedgerEntryView } from './money.ts';
 import { ResourcesSchema, Server } from './servers.ts';
 
@@ -110,6 +111,13 @@ export const EVENT_DATA = {
     url: text(4096),
     disabledReason: z.literal('failing'),
     failingSince: Timestamp,
+  }),
+  'api_key.created': ApiKey,
+  'account.sftp_password_set': z.object({
+    serverIds: z
+      .array(Uuid)
+      .max(1000)
+      .meta({ description: 'The servers the new password opens now (a server installing or suspended joins at the next set).' }),
   }),
 } as const satisfies Record<EventType, z.ZodObject>;
 
