@@ -2,7 +2,12 @@ import * as accessPatterns from '../db/access-patterns.ts';
 import { keys } from '../db/keys.ts';
 import { writeItem } from '../db/write.ts';
 import { ApiError } from '../errors.ts';
-import { isOptionalMessageType, OPTIONAL_MESSAGE_TYPES, type OptionalMessageType, TRANSACTIONAL_MESSAGE_TYPES } from '../api/mail-classes.ts';
+import {
+  isOptionalMessageType,
+  OPTIONAL_MESSAGE_TYPES,
+  type OptionalMessageType,
+  TRANSACTIONAL_MESSAGE_TYPES,
+} from '../api/mail-classes.ts';
 
 /**
  * The account's mail preferences (docs/mail.md): each optional message type on or off, on by
