@@ -198,8 +198,10 @@ function probe(def: RouteDef): { path: string; body?: string; headers: Record<st
     /:\w+/.test(def.path) &&
     def.params &&
     Object.values(jsonSchema(def.params).properties ?? {}).some((p) => (p as Schema).format === 'uuid');
-  if (!hasUuid && !def.body)
-    throw new Error(`${def.method} ${def.path} has neither an id nor a body: the matrix cannot probe it without acting`);
+  // A required query (the one-click unsubscribe's signed token) filled with an example cannot act either.
+  const hasQuery = Boolean(def.query && (jsonSchema(def.query).required ?? []).length > 0);
+  if (!hasUuid && !def.body && !hasQuery)
+    throw new Error(`${def.method} ${def.path} has neither an id, a body nor a required query: the matrix cannot probe it without acting`);
   const body = def.body ? (def.rawBody ? 'matrix probe' : JSON.stringify({ __matrix_probe__: true })) : undefined;
   return {
     path: pathOf(def, 'unknown'),
