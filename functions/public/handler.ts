@@ -6,7 +6,8 @@ import { countInstances } from '../../shared/instances/index.ts';
 import { API_VERSION } from '../../shared/openapi/version.ts';
 import { DOCS_HTML, docsAsset, openApiText } from '../../shared/openapi/docs-page.ts';
 import { readUnsubscribeToken, unsubscribe, unsubscribePage } from '../../shared/mail/unsubscribe.ts';
-import { confirmationPage, confirmEmailChange } from '../../shared/accounts/email-change.ts';
+import { confirmEmailChange } from '../../shared/accounts/email-change.ts';
+import { confirmationPage } from '../../shared/mail/email-confirm.ts';
 
 /**
  * Public group: health, the OpenAPI document and the interactive reference. No credential. It also

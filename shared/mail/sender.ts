@@ -15,7 +15,7 @@ import { mailTransport } from './transport.ts';
 import { isOptionalMessageType } from '../api/mail-classes.ts';
 import { isMessageTypeOff } from './preferences.ts';
 import { unsubscribeUrl } from './unsubscribe.ts';
-import { recipientOf } from '../accounts/email-change.ts';
+import { recipientOf } from './email-confirm.ts';
 
 /**
  * The mail sender (docs/mail.md): every queued message whose attempt is due (sparse GSI2

@@ -138,7 +138,10 @@ const SAMPLES: Record<(typeof MESSAGE_TYPES)[number], [() => RenderedMail, strin
   ],
   'email-changed': [
     () =>
-      TEMPLATES['email-changed']({ email: 'new<x>@example.com', previousEmail: 'old@example.com', at: '2026-11-29T10:00:00.000Z' }, context),
+      TEMPLATES['email-changed'](
+        { email: 'new<x>@example.com', previousEmail: 'old@example.com', at: '2026-11-29T10:00:00.000Z' },
+        context,
+      ),
     'https://panel.example.com/app/',
   ],
 };

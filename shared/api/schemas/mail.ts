@@ -58,6 +58,4 @@ export const EmailConfirmQuery = z.object({
   token: z.string().min(1).max(256).meta({ description: 'The token of the confirmation link.' }),
 });
 
-export const EmailConfirmed = z
-  .object({ confirmed: z.literal(true), email: Email, previousEmail: Email })
-  .meta({ id: 'EmailConfirmed' });
+export const EmailConfirmed = z.object({ confirmed: z.literal(true), email: Email, previousEmail: Email }).meta({ id: 'EmailConfirmed' });
