@@ -40,6 +40,27 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/account/email/confirm': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The confirmation link opened in a browser: a page with a button that posts it */
+    get: operations['confirmEmailPage'];
+    put?: never;
+    /**
+     * Confirm a new account e-mail with the token of its confirmation link
+     * @description Mail goes to the new address from then on. Posting the same link again answers the same and changes nothing. A token that is forged, expired (24 hours) or replaced by a newer request is 400 and changes nothing.
+     */
+    post: operations['confirmEmail'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/account': {
     parameters: {
       query?: never;
@@ -900,6 +921,26 @@ export interface paths {
      * @description Setting a transactional type off is refused with 400 naming it, and nothing changes.
      */
     put: operations['putMailPreferences'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/account/email': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Change the e-mail the account receives mail at; used once confirmed from the new address
+     * @description Sends a confirmation link (valid 24 hours) to the new address and a notice to the current one; until the link is posted, all mail keeps going to the current address. A newer request replaces the pending one (its link stops working). Sign-in is unchanged: the identity provider’s account stays the same.
+     */
+    put: operations['putEmail'];
     post?: never;
     delete?: never;
     options?: never;
@@ -1951,6 +1992,40 @@ export interface webhooks {
     put?: never;
     /** Delivered on account.sftp_password_set (servers:read reads it) */
     post: operations['webhook:account.sftp_password_set'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'account.email_change_requested': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on account.email_change_requested (account:read reads it) */
+    post: operations['webhook:account.email_change_requested'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'account.email_changed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delivered on account.email_changed (account:read reads it) */
+    post: operations['webhook:account.email_changed'];
     delete?: never;
     options?: never;
     head?: never;
@@ -3473,6 +3548,44 @@ export interface components {
         serverIds: string[];
       };
     };
+    /** @description The body of a `account.email_change_requested` delivery. */
+    AccountEmailChangeRequestedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'account.email_change_requested';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /**
+         * Format: uuid
+         * @description This request; a newer one replaces it (its link stops working).
+         */
+        requestId: string;
+        /** @description The new address, not in use until confirmed from it (never the token). */
+        email: string;
+        /** @description The address mail goes to until then. */
+        previousEmail: string;
+        /** Format: date-time */
+        tokenExpiresAt: string;
+      };
+    };
+    /** @description The body of a `account.email_changed` delivery. */
+    AccountEmailChangedWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'account.email_changed';
+      /** Format: date-time */
+      timestamp: string;
+      data: {
+        /** Format: uuid */
+        requestId: string;
+        /** @description The account’s e-mail from now on. */
+        email: string;
+        previousEmail: string;
+      };
+    };
     Health: {
       /** @enum {string} */
       status: 'ok';
@@ -3490,6 +3603,14 @@ export interface components {
       /** @enum {boolean} */
       unsubscribed: true;
       messageType: string;
+    };
+    EmailConfirmed: {
+      /** @enum {boolean} */
+      confirmed: true;
+      /** @description An e-mail address as the identity provider hands it out (`name@host`). */
+      email: string;
+      /** @description An e-mail address as the identity provider hands it out (`name@host`). */
+      previousEmail: string;
     };
     Account: {
       /** Format: uuid */
@@ -3672,7 +3793,7 @@ export interface components {
       url: string;
       /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
-      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `credit_note.issued` billing:read, `ledger.entry` billing:read, `account.debt` billing:read, `account.debt_settled` billing:read, `balance.runway_warning` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read, `api_key.created` account:read, `account.sftp_password_set` servers:read). */
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `credit_note.issued` billing:read, `ledger.entry` billing:read, `account.debt` billing:read, `account.debt_settled` billing:read, `balance.runway_warning` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read, `api_key.created` account:read, `account.sftp_password_set` servers:read, `account.email_change_requested` account:read, `account.email_changed` account:read). */
       receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
@@ -3718,14 +3839,16 @@ export interface components {
       | 'auto_topup.disabled'
       | 'webhook_endpoint.disabled'
       | 'api_key.created'
-      | 'account.sftp_password_set';
+      | 'account.sftp_password_set'
+      | 'account.email_change_requested'
+      | 'account.email_changed';
     WebhookEndpointWithSecret: {
       /** Format: uuid */
       id: string;
       url: string;
       /** @description The event types it subscribes to; empty: every type the credential that set it could read. */
       events: components['schemas']['EventType'][];
-      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `credit_note.issued` billing:read, `ledger.entry` billing:read, `account.debt` billing:read, `account.debt_settled` billing:read, `balance.runway_warning` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read, `api_key.created` account:read, `account.sftp_password_set` servers:read). */
+      /** @description The event types sent to it: `events` (every type when empty) cut to those the credential that last set its url or events could read (`server.created` servers:read, `server.resized` servers:read, `server.suspended` servers:read, `server.unsuspended` servers:read, `server.deleted` servers:read, `server.installed` servers:read, `server.reinstalled` servers:read, `server.install_failed` servers:read, `balance.low` billing:read, `invoice.paid` billing:read, `invoice.void` billing:read, `invoice.refunded` billing:read, `invoice.disputed` billing:read, `credit_note.issued` billing:read, `ledger.entry` billing:read, `account.debt` billing:read, `account.debt_settled` billing:read, `balance.runway_warning` billing:read, `auto_topup.failed` billing:read, `auto_topup.disabled` billing:read, `webhook_endpoint.disabled` webhooks:read, `api_key.created` account:read, `account.sftp_password_set` servers:read, `account.email_change_requested` account:read, `account.email_changed` account:read). */
       receivedTypes: components['schemas']['EventType'][];
       description: string | null;
       enabled: boolean;
@@ -3875,7 +3998,9 @@ export interface components {
       | components['schemas']['AutoTopupDisabledEvent']
       | components['schemas']['WebhookEndpointDisabledEvent']
       | components['schemas']['ApiKeyCreatedEvent']
-      | components['schemas']['AccountSftpPasswordSetEvent'];
+      | components['schemas']['AccountSftpPasswordSetEvent']
+      | components['schemas']['AccountEmailChangeRequestedEvent']
+      | components['schemas']['AccountEmailChangedEvent'];
     /** @description A `server.created` event as GET /v1/events shows it. */
     ServerCreatedEvent: {
       /** Format: uuid */
@@ -4670,6 +4795,50 @@ export interface components {
       data: {
         /** @description The servers the new password opens now (a server installing or suspended joins at the next set). */
         serverIds: string[];
+      };
+    };
+    /** @description A `account.email_change_requested` event as GET /v1/events shows it. */
+    AccountEmailChangeRequestedEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'account.email_change_requested';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /**
+         * Format: uuid
+         * @description This request; a newer one replaces it (its link stops working).
+         */
+        requestId: string;
+        /** @description The new address, not in use until confirmed from it (never the token). */
+        email: string;
+        /** @description The address mail goes to until then. */
+        previousEmail: string;
+        /** Format: date-time */
+        tokenExpiresAt: string;
+      };
+    };
+    /** @description A `account.email_changed` event as GET /v1/events shows it. */
+    AccountEmailChangedEvent: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'account.email_changed';
+      /** Format: date-time */
+      createdAt: string;
+      data: {
+        /** Format: uuid */
+        requestId: string;
+        /** @description The account’s e-mail from now on. */
+        email: string;
+        previousEmail: string;
       };
     };
     SftpPassword: {
@@ -5589,7 +5758,7 @@ export interface components {
         'low-balance': boolean;
         'server-installed': boolean;
       };
-      /** @description Message types always sent, whatever the preferences: receipt, credit-note, auto-topup-failed, server-suspended, server-unsuspended, server-install-failed, runway-warning, webhook-endpoint-disabled, api-key-created, sftp-password-set. */
+      /** @description Message types always sent, whatever the preferences: receipt, credit-note, auto-topup-failed, server-suspended, server-unsuspended, server-install-failed, runway-warning, webhook-endpoint-disabled, api-key-created, sftp-password-set, email-confirm, email-change-notice, email-changed. */
       transactional: string[];
     };
     MailPreferencesUpdate: {
@@ -5597,6 +5766,21 @@ export interface components {
       preferences: {
         [key: string]: boolean;
       };
+    };
+    EmailChange: {
+      /** @description The address mail goes to now. */
+      email: string;
+      /** @description The address waiting for its confirmation. */
+      pendingEmail: string | null;
+      /**
+       * Format: date-time
+       * @description When the confirmation link stops working.
+       */
+      tokenExpiresAt: string | null;
+    };
+    EmailChangeRequest: {
+      /** @description The new address: mail goes to it once confirmed from it. */
+      email: string;
     };
     /** @description Who invoices are addressed to; every field may be null and the invoice prints what is set. */
     BillingProfile: {
@@ -7096,6 +7280,202 @@ export interface operations {
       500: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  confirmEmailPage: {
+    parameters: {
+      query: {
+        /** @description The token of the confirmation link. */
+        token: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The confirmation link opened in a browser: a page with a button that posts it */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Content-Disposition': components['headers']['ContentDisposition'];
+          [name: string]: unknown;
+        };
+        content: {
+          'text/html': string;
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  confirmEmail: {
+    parameters: {
+      query: {
+        /** @description The token of the confirmation link. */
+        token: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Confirm a new account e-mail with the token of its confirmation link */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "confirmed": true,
+           *       "email": "ann@example.com",
+           *       "previousEmail": "ann@example.com"
+           *     }
+           */
+          'application/json': components['schemas']['EmailConfirmed'];
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
           [name: string]: unknown;
         };
         content: {
@@ -9854,7 +10234,9 @@ export interface operations {
           | 'auto_topup.disabled'
           | 'webhook_endpoint.disabled'
           | 'api_key.created'
-          | 'account.sftp_password_set';
+          | 'account.sftp_password_set'
+          | 'account.email_change_requested'
+          | 'account.email_changed';
       };
       header?: never;
       path?: never;
@@ -21150,6 +21532,196 @@ export interface operations {
       };
     };
   };
+  putEmail: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['EmailChangeRequest'];
+      };
+    };
+    responses: {
+      /** @description Change the e-mail the account receives mail at; used once confirmed from the new address */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "email": "ann@example.com",
+           *       "pendingEmail": "ann@example.com",
+           *       "tokenExpiresAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['EmailChange'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
   getBillingProfile: {
     parameters: {
       query?: never;
@@ -30353,6 +30925,64 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['AccountSftpPasswordSetWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:account.email_change_requested': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AccountEmailChangeRequestedWebhook'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx within 5 seconds acknowledges the delivery; anything else is retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  'webhook:account.email_changed': {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry and endpoint; deduplicate on it. */
+        'webhook-id': string;
+        /** @description Epoch seconds of this attempt. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AccountEmailChangedWebhook'];
       };
     };
     responses: {

@@ -7,6 +7,7 @@ import { getBudget, setBudget } from '../../shared/budgets/index.ts';
 import { getBalanceAlerts, setLowBalanceThreshold } from '../../shared/ledger/alerts.ts';
 import { getBillingProfile, putBillingProfile } from '../../shared/accounts/billing-profile.ts';
 import { getMailPreferences, setMailPreferences } from '../../shared/mail/preferences.ts';
+import { requestEmailChange } from '../../shared/accounts/email-change.ts';
 
 import * as apiKeys from '../../shared/api-keys/index.ts';
 import * as webhooks from '../../shared/webhooks/endpoints.ts';
@@ -57,6 +58,12 @@ export const handler = createGroupHandler('account', accountRoutes, {
     audit.target = `account:${principal.accountId}`;
     audit.details = { preferences: body.preferences };
     return setMailPreferences(principal.accountId, body.preferences);
+  },
+
+  putEmail: async ({ principal, body, audit }) => {
+    audit.target = `account:${principal.accountId}`;
+    // Not the addresses: the activity log keeps no personal data (the events carry them).
+    return requestEmailChange(principal.accountId, body.email);
   },
 
   getBillingProfile: async ({ principal }) => getBillingProfile(principal.accountId),

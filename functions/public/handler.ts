@@ -6,6 +6,8 @@ import { countInstances } from '../../shared/instances/index.ts';
 import { API_VERSION } from '../../shared/openapi/version.ts';
 import { DOCS_HTML, docsAsset, openApiText } from '../../shared/openapi/docs-page.ts';
 import { readUnsubscribeToken, unsubscribe, unsubscribePage } from '../../shared/mail/unsubscribe.ts';
+import { confirmEmailChange } from '../../shared/accounts/email-change.ts';
+import { confirmationPage } from '../../shared/mail/email-confirm.ts';
 
 /**
  * Public group: health, the OpenAPI document and the interactive reference. No credential. It also
@@ -26,6 +28,9 @@ export const handler = createGroupHandler(
       await readUnsubscribeToken(query.token);
       return { contentType: 'text/html; charset=utf-8', body: await unsubscribePage(query.token) };
     },
+    confirmEmail: async ({ query }) => ({ confirmed: true as const, ...(await confirmEmailChange(query.token)) }),
+    // A forged or expired link gets the 400, not a button.
+    confirmEmailPage: async ({ query }) => ({ contentType: 'text/html; charset=utf-8', body: await confirmationPage(query.token) }),
   },
   { unrouted: () => routerForGroups(GROUPS) },
 );

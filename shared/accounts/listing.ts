@@ -4,8 +4,8 @@ import { isConditionFailed, transact, WriteConflictError } from '../db/write.ts'
 
 /**
  * The account's row in the admin listing (GSI1 `ACCOUNTS#<n>`): an item of its own next to the
- * profile, holding what the listing sorts and filters on (creation time, e-mail), none of which
- * ever changes. The profile carries no GSI1 keys, so the balance changes of the hourly charges
+ * profile, holding what the listing sorts and filters on (creation time, e-mail; the e-mail changes
+ * only with a confirmed change, shared/accounts/email-change.ts). The profile carries no GSI1 keys, so the balance changes of the hourly charges
  * write no index copy; the listing reads a page's profiles from the table (one BatchGetItem).
  */
 export const listingEntry = (accountId: string, email: string, createdAt: string): AccountListingItem => ({

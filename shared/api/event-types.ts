@@ -37,6 +37,9 @@ export const EVENT_SCOPES = {
   // Security notices: a credential or a login to the servers was made (the owner is told by mail too, docs/mail.md).
   'api_key.created': 'account:read',
   'account.sftp_password_set': 'servers:read',
+  // The account's e-mail (GET /v1/account): a change asked for, and confirmed from the new address.
+  'account.email_change_requested': 'account:read',
+  'account.email_changed': 'account:read',
 } as const satisfies Record<string, Scope>;
 
 export type EventType = keyof typeof EVENT_SCOPES;

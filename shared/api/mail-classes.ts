@@ -20,6 +20,10 @@ export const MAIL_CLASSES = {
   'webhook-endpoint-disabled': 'transactional',
   'api-key-created': 'transactional',
   'sftp-password-set': 'transactional',
+  // The e-mail change: the confirmation (to the new address) and the notices to the previous one.
+  'email-confirm': 'transactional',
+  'email-change-notice': 'transactional',
+  'email-changed': 'transactional',
   // The account's own threshold, not the warning before suspension (that is the runway warning's).
   'low-balance': 'optional',
   // The customer started the deploy and watches it.

@@ -173,6 +173,8 @@ export const accountById = async (accountId: string) => asKindOrUndefined(await 
 export const mailPreferences = async (accountId: string) =>
   asKindOrUndefined(await getItem(keys.mailPreferences(accountId)), 'mail-preferences');
 
+export const emailChange = async (accountId: string) => asKindOrUndefined(await getItem(keys.emailChange(accountId)), 'email-change');
+
 export const billingProfile = async (accountId: string) =>
   asKindOrUndefined(await getItem(keys.billingProfile(accountId)), 'billing-profile');
 

@@ -91,6 +91,28 @@ export interface MailPreferencesItem extends Stored {
   updatedAt: string;
 }
 
+/**
+ * An e-mail change waiting for (or done by) its confirmation (shared/accounts/email-change.ts).
+ * The token is never stored: `tokenHash` is what a confirmation is compared with; `nonce` lets the
+ * mail sender derive the token again with the service's key for the confirmation message.
+ */
+export interface EmailChangeItem extends Stored {
+  kind: 'email-change';
+  accountId: string;
+  /** Names this request in its events (data of account.email_change_requested); not a secret. */
+  requestId: string;
+  email: string;
+  previousEmail: string;
+  nonce: string;
+  tokenHash: string;
+  requestedAt: string;
+  /** The token works until then (24 h after the request). */
+  tokenExpiresAt: string;
+  confirmedAt?: string;
+  /** DynamoDB TTL (epoch seconds): the item goes a while after the token expired. */
+  expiresAt: number;
+}
+
 /** The account's billing profile (shared/accounts/billing-profile.ts): printed as the buyer on invoice PDFs. */
 export interface BillingProfileItem extends Stored {
   kind: 'billing-profile';
@@ -643,6 +665,7 @@ interface Kinds {
   mail: MailItem;
   'mail-suppression': MailSuppressionItem;
   'mail-preferences': MailPreferencesItem;
+  'email-change': EmailChangeItem;
   'server-repair': ServerRepairItem;
   'auto-topup': AutoTopUpItem;
   'install-watch': InstallWatchItem;

@@ -37,6 +37,8 @@ export const keys = {
   account: (accountId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: 'PROFILE' }),
   /** The message types the account turned off (shared/mail/preferences.ts). */
   mailPreferences: (accountId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: 'MAIL_PREFERENCES' }),
+  /** The account's latest e-mail change request (shared/accounts/email-change.ts): one at a time, a new one replaces it. */
+  emailChange: (accountId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: 'EMAIL_CHANGE' }),
   /** Who the account's invoices are addressed to (shared/accounts/billing-profile.ts): apart from the profile every request reads. */
   billingProfile: (accountId: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: 'BILLING_PROFILE' }),
   /**

@@ -10,6 +10,7 @@ import type { MailAttachment, MailMessage } from './message.ts';
 import {
   type ApiKeyCreatedData,
   type AutoTopUpFailedData,
+  type EmailChangeNoticeData,
   type MailContext,
   type MessageType,
   type RenderedMail,
@@ -25,7 +26,7 @@ import {
  * A queued message as it is sent: its template rendered from the event's data, with the document
  * it carries (the invoice or credit note PDF, rendered as GET …/pdf serves it).
  */
-export async function renderMail(item: MailItem, to: string, dashboardUrl: string): Promise<MailMessage> {
+export async function renderMail(item: MailItem, to: string, dashboardUrl: string, confirmUrl?: string): Promise<MailMessage> {
   const settings = await getSettings();
   const context: MailContext = { brand: mailBrand(settings), dashboardUrl };
   const type = item.messageType as MessageType;
@@ -91,6 +92,18 @@ export async function renderMail(item: MailItem, to: string, dashboardUrl: strin
         context,
       );
       break;
+    case 'email-confirm': {
+      const data = item.data as { email: string; tokenExpiresAt: string };
+      if (!confirmUrl) throw new Error('email-confirm without its link');
+      rendered = TEMPLATES['email-confirm']({ email: data.email, tokenExpiresAt: data.tokenExpiresAt, confirmUrl }, context);
+      break;
+    }
+    case 'email-change-notice':
+    case 'email-changed': {
+      const { email, previousEmail } = item.data as unknown as EmailChangeNoticeData;
+      rendered = TEMPLATES[type]({ email, previousEmail, at: item.createdAt }, context);
+      break;
+    }
     default:
       throw new Error(`unknown message type ${String(item.messageType)}`);
   }

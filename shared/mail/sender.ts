@@ -15,6 +15,7 @@ import { mailTransport } from './transport.ts';
 import { isOptionalMessageType } from '../api/mail-classes.ts';
 import { isMessageTypeOff } from './preferences.ts';
 import { unsubscribeUrl } from './unsubscribe.ts';
+import { recipientOf } from './email-confirm.ts';
 
 /**
  * The mail sender (docs/mail.md): every queued message whose attempt is due (sparse GSI2
@@ -138,14 +139,17 @@ async function attempt(seen: MailItem, now: Date): Promise<Outcome> {
   if (!leasedSk) return 'skipped';
   const account = await accessPatterns.accountById(seen.accountId);
   if (!account) return finish(seen, leasedSk, now, { outcome: 'failed', error: 'account_deleted' });
-  const to = account.email;
+  const recipient = await recipientOf(seen, account.email, mail.apiUrl);
+  // A confirmation whose request was replaced, confirmed or expired: its link would not work. Closed unsent.
+  if (!recipient) return finish(seen, leasedSk, now, { outcome: 'optedOut', error: 'superseded' });
+  const { to } = recipient;
   // Read at send time: a type turned off after the message was queued is not sent either.
   if (await isMessageTypeOff(seen.accountId, seen.messageType)) return finish(seen, leasedSk, now, { outcome: 'optedOut', error: null });
   if (await accessPatterns.mailSuppression(to)) return finish(seen, leasedSk, now, { outcome: 'suppressed', error: null, recipient: to });
   try {
     const type = seen.messageType;
     const message = {
-      ...(await renderMail(seen, to, mail.dashboardUrl)),
+      ...(await renderMail(seen, to, mail.dashboardUrl, recipient.confirmUrl)),
       ...(isOptionalMessageType(type) ? { unsubscribeUrl: await unsubscribeUrl(mail.apiUrl, seen.accountId, type) } : {}),
     };
     const raw = await buildMime(message, { name: mailBrand(await getSettings()).name, address: mail.from });

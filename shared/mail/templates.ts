@@ -92,6 +92,20 @@ export interface SftpPasswordSetData {
   at: string;
 }
 
+/** account.email_change_requested, to the NEW address: the link that confirms it. */
+export interface EmailConfirmData {
+  email: string;
+  confirmUrl: string;
+  tokenExpiresAt: string;
+}
+
+/** The security notices to the previous address: a change asked for (`at` the request), or done (`at` the confirmation). */
+export interface EmailChangeNoticeData {
+  email: string;
+  previousEmail: string;
+  at: string;
+}
+
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /** Text as HTML: the five characters that could open markup or leave an attribute, escaped. */
@@ -309,6 +323,39 @@ export const TEMPLATES = {
         'If you did not set it, set a new one now and check your API keys.',
       ],
       action: { label: 'View your servers', url: link(context, 'servers') },
+    }),
+
+  /** account.email_change_requested, sent to the new address only (never to the account's): the link that confirms it. */
+  'email-confirm': (data: EmailConfirmData, context: MailContext): RenderedMail =>
+    layout(context, {
+      subject: 'Confirm your new e-mail address',
+      paragraphs: [
+        `You asked to receive your account's mail at ${data.email}. Confirm this address to start using it; until then, mail goes to your current address.`,
+        `The link works until ${formatMoment(data.tokenExpiresAt)}. If you did not ask for this, ignore this message: nothing changes.`,
+      ],
+      action: { label: 'Confirm this address', url: data.confirmUrl },
+    }),
+
+  /** account.email_change_requested, to the current address (security notice): a change was asked for. */
+  'email-change-notice': (data: EmailChangeNoticeData, context: MailContext): RenderedMail =>
+    layout(context, {
+      subject: 'A change of your account e-mail was requested',
+      paragraphs: [
+        `At ${formatMoment(data.at)} someone signed in to your account asked to send its mail to ${data.email} instead of ${data.previousEmail}. It changes only once confirmed from the new address.`,
+        'If this was not you, your account may be used by someone else: revoke your API keys and change your sign-in password now.',
+      ],
+      action: { label: 'View your API keys', url: link(context, 'keys') },
+    }),
+
+  /** account.email_changed, to the previous address (security notice): the change was confirmed. */
+  'email-changed': (data: EmailChangeNoticeData, context: MailContext): RenderedMail =>
+    layout(context, {
+      subject: 'Your account e-mail was changed',
+      paragraphs: [
+        `At ${formatMoment(data.at)} your account's e-mail changed from ${data.previousEmail} to ${data.email}: its mail goes there from now on, and this is the last message to this address.`,
+        'Signing in does not change. If this was not you, contact support now.',
+      ],
+      action: { label: 'Open your dashboard', url: link(context, '') },
     }),
 } as const satisfies Record<string, (data: never, context: MailContext) => RenderedMail>;
 

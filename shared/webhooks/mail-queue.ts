@@ -45,6 +45,10 @@ export function messageTypesFor(event: Pick<EventItem, 'type' | 'data'>): Messag
       return ['api-key-created'];
     case 'account.sftp_password_set':
       return ['sftp-password-set'];
+    case 'account.email_change_requested':
+      return ['email-confirm', 'email-change-notice'];
+    case 'account.email_changed':
+      return ['email-changed'];
     default:
       return [];
   }

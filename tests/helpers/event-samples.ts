@@ -186,4 +186,11 @@ export const EVENT_SAMPLES: { [T in EventType]: () => EventData<T> } = {
     labels: {},
   }),
   'account.sftp_password_set': () => ({ serverIds: [randomUUID()] }),
+  'account.email_change_requested': () => ({
+    requestId: randomUUID(),
+    email: 'new@example.com',
+    previousEmail: 'old@example.com',
+    tokenExpiresAt: new Date().toISOString(),
+  }),
+  'account.email_changed': () => ({ requestId: randomUUID(), email: 'new@example.com', previousEmail: 'old@example.com' }),
 };

@@ -52,6 +52,8 @@ const EVENT_SCOPES: Record<EventType, string> = {
   'webhook_endpoint.disabled': 'webhooks:read',
   'api_key.created': 'account:read',
   'account.sftp_password_set': 'servers:read',
+  'account.email_change_requested': 'account:read',
+  'account.email_changed': 'account:read',
 };
 /** What the endpoint-writing keys below read besides webhooks: not billing, not account (api_key.created). */
 const WRITER_READS = ['webhooks:read', 'servers:read'];

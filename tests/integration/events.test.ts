@@ -15,6 +15,8 @@ import { runAutoTopUps } from '../../shared/payments/autotopup.ts';
 import Stripe from 'stripe';
 import { SANDBOX_WEBHOOK_SECRET } from '../../shared/config/env.ts';
 import { customer as newCustomer } from '../helpers/customer.ts';
+import { confirmationToken } from '../../shared/accounts/email-change.ts';
+import { emailChange } from '../../shared/db/access-patterns.ts';
 
 /**
  * Events: each is produced by the real change through the API (or the billing pass), in the same
@@ -366,6 +368,30 @@ describe('each change records its event', () => {
     expect(sftpEvent!.data).toEqual({ serverIds: granted });
     expect(set.body.servers.map((s: { serverId: string }) => s.serverId)).toEqual([server.id]);
     expect(JSON.stringify(sftpEvent)).not.toContain(set.body.password);
+  });
+
+  it('an e-mail change records account.email_change_requested (never the token), its confirmation account.email_changed', async () => {
+    const { token, id } = await customer('ev-email@example.com');
+    const put = await api.call('PUT', '/v1/account/email', { token, body: { email: 'ev-email-new@example.com' } });
+    expect(put.status, put.text).toBe(200);
+    const [requested] = await eventsOf(token, 'account.email_change_requested');
+    const change = (await emailChange(id))!;
+    expect(requested!.data).toEqual({
+      requestId: change.requestId,
+      email: 'ev-email-new@example.com',
+      previousEmail: 'ev-email@example.com',
+      tokenExpiresAt: put.body.tokenExpiresAt,
+    });
+    const confirmToken = await confirmationToken(change);
+    expect(JSON.stringify(requested)).not.toContain(confirmToken);
+    const confirmed = await api.call('POST', `/v1/account/email/confirm?token=${encodeURIComponent(confirmToken)}`, { token: null });
+    expect(confirmed.status, confirmed.text).toBe(200);
+    const [changed] = await eventsOf(token, 'account.email_changed');
+    expect(changed!.data).toEqual({
+      requestId: change.requestId,
+      email: 'ev-email-new@example.com',
+      previousEmail: 'ev-email@example.com',
+    });
   });
 });
 

@@ -116,6 +116,34 @@ const SAMPLES: Record<(typeof MESSAGE_TYPES)[number], [() => RenderedMail, strin
     () => TEMPLATES['sftp-password-set']({ serverIds: [server.id, server.id], at: '2026-11-29T09:00:00.000Z' }, context),
     'https://panel.example.com/app/servers',
   ],
+  'email-confirm': [
+    () =>
+      TEMPLATES['email-confirm'](
+        {
+          email: 'new<x>@example.com',
+          confirmUrl: 'https://api.example.com/v1/account/email/confirm?token=abc.def',
+          tokenExpiresAt: '2026-11-30T09:00:00.000Z',
+        },
+        context,
+      ),
+    'https://api.example.com/v1/account/email/confirm?token=abc.def',
+  ],
+  'email-change-notice': [
+    () =>
+      TEMPLATES['email-change-notice'](
+        { email: 'new<x>@example.com', previousEmail: 'old@example.com', at: '2026-11-29T09:00:00.000Z' },
+        context,
+      ),
+    'https://panel.example.com/app/keys',
+  ],
+  'email-changed': [
+    () =>
+      TEMPLATES['email-changed'](
+        { email: 'new<x>@example.com', previousEmail: 'old@example.com', at: '2026-11-29T10:00:00.000Z' },
+        context,
+      ),
+    'https://panel.example.com/app/',
+  ],
 };
 
 describe('mail templates', () => {
@@ -210,6 +238,8 @@ describe('mail templates', () => {
       'webhook_endpoint.disabled': ['webhook-endpoint-disabled'],
       'api_key.created': ['api-key-created'],
       'account.sftp_password_set': ['sftp-password-set'],
+      'account.email_change_requested': ['email-confirm', 'email-change-notice'],
+      'account.email_changed': ['email-changed'],
       'server.reinstalled': [],
       'auto_topup.disabled': [],
       'server.created': [],

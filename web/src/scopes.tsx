@@ -46,6 +46,8 @@ const EVENT_GROUP: Record<EventType, string> = {
   'webhook_endpoint.disabled': 'Webhooks',
   'api_key.created': 'Security',
   'account.sftp_password_set': 'Security',
+  'account.email_change_requested': 'Security',
+  'account.email_changed': 'Security',
 };
 export const EVENT_TYPES = Object.keys(EVENT_GROUP) as EventType[];
 

@@ -5,7 +5,7 @@ import { ApiKey, ApiKeyList, ApiKeyWithSecret, CreateApiKey, RevokedKey, UpdateA
 import { Budget, BudgetUpdate, LedgerList } from '../schemas/money.ts';
 import { BalanceAlerts, BalanceAlertsUpdate } from '../schemas/alerts.ts';
 import { BillingProfile, BillingProfileUpdate } from '../schemas/billing-profile.ts';
-import { MailPreferences, MailPreferencesUpdate } from '../schemas/mail.ts';
+import { EmailChange, EmailChangeRequest, MailPreferences, MailPreferencesUpdate } from '../schemas/mail.ts';
 import { SftpPassword, SftpPasswordRequest } from '../schemas/sftp.ts';
 import {
   CreateWebhookEndpoint,
@@ -335,6 +335,20 @@ export const accountMoneyRoutes = define({
     body: MailPreferencesUpdate,
     response: MailPreferences,
     audit: 'mail-preferences.update',
+  },
+  putEmail: {
+    method: 'PUT',
+    path: '/v1/account/email',
+    group: 'account',
+    tag: 'Account',
+    auth: 'bearer',
+    scope: 'billing:write',
+    summary: 'Change the e-mail the account receives mail at; used once confirmed from the new address',
+    description:
+      'Sends a confirmation link (valid 24 hours) to the new address and a notice to the current one; until the link is posted, all mail keeps going to the current address. A newer request replaces the pending one (its link stops working). Sign-in is unchanged: the identity provider’s account stays the same.',
+    body: EmailChangeRequest,
+    response: EmailChange,
+    audit: 'account.email',
   },
   getBillingProfile: {
     method: 'GET',

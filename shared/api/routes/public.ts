@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { define } from '../route-def.ts';
 import { Health } from '../schemas/health.ts';
-import { Unsubscribed, UnsubscribeQuery } from '../schemas/mail.ts';
+import { EmailConfirmed, EmailConfirmQuery, Unsubscribed, UnsubscribeQuery } from '../schemas/mail.ts';
 
 /** The public group: health, the OpenAPI document and its reference page (no credential). */
 export const publicRoutes = define({
@@ -76,6 +76,32 @@ export const publicRoutes = define({
     mediaType: 'text/html',
     summary: 'The unsubscribe link opened in a browser: a page with a button that posts it',
     query: UnsubscribeQuery,
+    response: z.string().max(20_000),
+  },
+  // The link of the e-mail confirmation message: a POST confirms, a GET only shows the button
+  // (link scanners open links). The token is the credential.
+  confirmEmail: {
+    method: 'POST',
+    path: '/v1/account/email/confirm',
+    group: 'public',
+    tag: 'Account',
+    auth: 'none',
+    summary: 'Confirm a new account e-mail with the token of its confirmation link',
+    description:
+      'Mail goes to the new address from then on. Posting the same link again answers the same and changes nothing. A token that is forged, expired (24 hours) or replaced by a newer request is 400 and changes nothing.',
+    query: EmailConfirmQuery,
+    response: EmailConfirmed,
+  },
+  confirmEmailPage: {
+    method: 'GET',
+    path: '/v1/account/email/confirm',
+    group: 'public',
+    tag: 'Account',
+    auth: 'none',
+    raw: true,
+    mediaType: 'text/html',
+    summary: 'The confirmation link opened in a browser: a page with a button that posts it',
+    query: EmailConfirmQuery,
     response: z.string().max(20_000),
   },
 });

@@ -119,6 +119,17 @@ export const EVENT_DATA = {
       .max(1000)
       .meta({ description: 'The servers the new password opens now (a server installing or suspended joins at the next set).' }),
   }),
+  'account.email_change_requested': z.object({
+    requestId: Uuid.meta({ description: 'This request; a newer one replaces it (its link stops working).' }),
+    email: text(254).meta({ description: 'The new address, not in use until confirmed from it (never the token).' }),
+    previousEmail: text(254).meta({ description: 'The address mail goes to until then.' }),
+    tokenExpiresAt: Timestamp,
+  }),
+  'account.email_changed': z.object({
+    requestId: Uuid,
+    email: text(254).meta({ description: 'The account’s e-mail from now on.' }),
+    previousEmail: text(254),
+  }),
 } as const satisfies Record<EventType, z.ZodObject>;
 
 /** What an event of `type` carries: the writers (shared/webhooks/events.ts) are held to it by the compiler. */

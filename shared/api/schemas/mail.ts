@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { Email, Timestamp } from './common.ts';
 import { OPTIONAL_MESSAGE_TYPES, TRANSACTIONAL_MESSAGE_TYPES } from '../mail-classes.ts';
 
 /** Mail preferences and the one-click unsubscribe (docs/mail.md). The message types come from shared/api/mail-classes.ts. */
@@ -38,3 +39,23 @@ export const UnsubscribeQuery = z.object({
 });
 
 export const Unsubscribed = z.object({ unsubscribed: z.literal(true), messageType: z.string().max(64) }).meta({ id: 'Unsubscribed' });
+
+/** A change of the account's e-mail (docs/mail.md, "A changed e-mail"). */
+export const EmailChangeRequest = z
+  .object({ email: Email.meta({ description: 'The new address: mail goes to it once confirmed from it.' }) })
+  .strict()
+  .meta({ id: 'EmailChangeRequest' });
+
+export const EmailChange = z
+  .object({
+    email: Email.meta({ description: 'The address mail goes to now.' }),
+    pendingEmail: Email.nullable().meta({ description: 'The address waiting for its confirmation.' }),
+    tokenExpiresAt: Timestamp.nullable().meta({ description: 'When the confirmation link stops working.' }),
+  })
+  .meta({ id: 'EmailChange' });
+
+export const EmailConfirmQuery = z.object({
+  token: z.string().min(1).max(256).meta({ description: 'The token of the confirmation link.' }),
+});
+
+export const EmailConfirmed = z.object({ confirmed: z.literal(true), email: Email, previousEmail: Email }).meta({ id: 'EmailConfirmed' });
