@@ -37,12 +37,7 @@ const addressOf = (from: string): string => /<([^>]+)>/.exec(from)?.[1] ?? from.
  * The IAM action and resources one SES v2 request is authorized on: SendEmail on the identity the
  * From address belongs to (its domain) and on the configuration set it names.
  */
-export function sesCalls(
-  req: IncomingMessage,
-  raw: Buffer,
-  region: string,
-  account: string,
-): { action: string; resource: string }[] {
+export function sesCalls(req: IncomingMessage, raw: Buffer, region: string, account: string): { action: string; resource: string }[] {
   const path = new URL(req.url ?? '/', 'http://ses').pathname;
   if (req.method !== 'POST' || path !== SEND_EMAIL_PATH) return [{ action: `ses:${req.method} ${path}`, resource: '*' }];
   const body = JSON.parse(raw.toString() || '{}') as { FromEmailAddress?: string; ConfigurationSetName?: string };

@@ -186,7 +186,12 @@ function dynamodbCalls(operation: string, body: Record<string, any>): AwsCall[] 
  * the From address's identity and the configuration set): what the function really asked of AWS,
  * with no code of its own involved.
  */
-export async function startAwsRecorder(targets: { dynamodb: string; secretsManager: string; s3: string; ses?: string }): Promise<AwsRecorder> {
+export async function startAwsRecorder(targets: {
+  dynamodb: string;
+  secretsManager: string;
+  s3: string;
+  ses?: string;
+}): Promise<AwsRecorder> {
   const calls: AwsCall[] = [];
   const sqsMessages: string[] = [];
   const forward = (req: IncomingMessage, res: ServerResponse, raw: Buffer, upstream: string) => {

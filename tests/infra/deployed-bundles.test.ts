@@ -670,13 +670,14 @@ describe('least privilege, as called: every AWS call a function made is allowed 
     const sender = running.get('mail')!;
     const arn = (resource: string) => `arn:aws:ses:${TEST_REGION}:${TEST_ACCOUNT}:${resource}`;
     const sends = [`identity/${MAIL_DOMAIN}`, `configuration-set/${mailConfigurationSet()}`].map(arn);
-    expect([...new Set(sender.recorder.calls.filter((c) => c.action.startsWith('ses:')).map((c) => `${c.action} ${c.resource}`))].sort()).toEqual(
-      sends.map((resource) => `ses:SendEmail ${resource}`).sort(),
-    );
+    expect(
+      [...new Set(sender.recorder.calls.filter((c) => c.action.startsWith('ses:')).map((c) => `${c.action} ${c.resource}`))].sort(),
+    ).toEqual(sends.map((resource) => `ses:SendEmail ${resource}`).sort());
     const withoutSend = (name: string, r: Running) =>
       statementsOf(name, r).filter((s) => name !== 'mail' || ![s.Action].flat().some((a) => String(a).startsWith('ses:')));
     expect(missing(withoutSend).sort()).toEqual(sends.map((resource) => `mail: ses:SendEmail ${resource}`).sort());
-    const senderAllows = (resource: string) => allows(statementsOf('mail', sender), 'ses:SendEmail', resource, sender.stack.stackName, resolver);
+    const senderAllows = (resource: string) =>
+      allows(statementsOf('mail', sender), 'ses:SendEmail', resource, sender.stack.stackName, resolver);
     expect(senderAllows(arn('identity/other.example'))).toBe(false);
     expect(senderAllows(arn('configuration-set/another-set'))).toBe(false);
     // The From condition (allows() does not evaluate conditions): the address every send used.
@@ -686,7 +687,8 @@ describe('least privilege, as called: every AWS call a function made is allowed 
     // No other function may send.
     for (const [name, r] of running)
       if (name !== 'mail')
-        for (const resource of sends) expect(allows(statementsOf(name, r), 'ses:SendEmail', resource, r.stack.stackName, resolver), name).toBe(false);
+        for (const resource of sends)
+          expect(allows(statementsOf(name, r), 'ses:SendEmail', resource, r.stack.stackName, resolver), name).toBe(false);
   });
 
   it('is live: the Admin role without its Stripe secret grant, or without RestoreSecret, is reported (control)', () => {
