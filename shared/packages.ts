@@ -38,8 +38,12 @@ export const loadJose = /* @__PURE__ */ once(() => import('jose'));
 export const loadSecretsManager = /* @__PURE__ */ once(() => import('@aws-sdk/client-secrets-manager'));
 /** The SQS client: the billing scheduler's queue. */
 export const loadSqs = /* @__PURE__ */ once(() => import('@aws-sdk/client-sqs'));
-/** nodemailer: builds each message's MIME, and talks SMTP to the local mail server (shared/mail). */
-export const loadNodemailer = /* @__PURE__ */ once(() => import('nodemailer'));
+/**
+ * nodemailer: builds each message's MIME, and talks SMTP to the local mail server (shared/mail).
+ * CommonJS only: its bundled chunk exports `module.exports` as `default` and no named exports
+ * (Node's own loader adds them, so only a bundle shows it), hence the object under `default`.
+ */
+export const loadNodemailer = /* @__PURE__ */ once(async () => (await import('nodemailer')).default);
 /** The SES v2 client: the mail sender in AWS (shared/mail/transport.ts); the SMTP path never loads it. */
 export const loadSesV2 = /* @__PURE__ */ once(() => import('@aws-sdk/client-sesv2'));
 /** The S3 client: the brand's logo, put in the dashboard's bucket (admin function only). */

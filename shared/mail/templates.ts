@@ -147,8 +147,10 @@ function layout(
     '<html lang="en"><head><meta charset="utf-8">',
     `<title>${escapeHtml(subject)}</title></head>`,
     '<body style="font-family:Arial,Helvetica,sans-serif;color:#1f2933;line-height:1.5">',
-    '<main style="max-width:560px;margin:0 auto;padding:24px">',
-    `<p style="font-weight:bold;font-size:18px">${escapeHtml(brand.name)}</p>`,
+    // Who it is from, then what it is about as the one heading (screen readers jump to it).
+    `<header style="max-width:560px;margin:0 auto;padding:24px 24px 0"><p style="font-weight:bold;font-size:18px;margin:0">${escapeHtml(brand.name)}</p></header>`,
+    '<main style="max-width:560px;margin:0 auto;padding:0 24px 24px">',
+    `<h1 style="font-size:20px;line-height:1.3">${escapeHtml(subject)}</h1>`,
     ...input.paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`),
     ...(input.action
       ? [

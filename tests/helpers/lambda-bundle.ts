@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, request, type Server, type ServerRe
 import { dirname, join, parse } from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { s3Address, s3Operation, signedForS3 } from './fake-s3.ts';
+import { sesCalls, signedForSes } from './fake-ses.ts';
 import { closeServer, listenLocal } from './local-server.ts';
 
 /**
@@ -179,11 +180,18 @@ function dynamodbCalls(operation: string, body: Record<string, any>): AwsCall[] 
 /**
  * The AWS endpoint of one function: DynamoDB requests go on to DynamoDB Local, Secrets Manager
  * requests to `secretsManager` (tests/helpers/fake-secrets-manager.ts), S3 requests to `s3`
- * (tests/helpers/fake-s3.ts), SQS is answered here. Each request is recorded as the IAM action and
- * resource it needs (`calls`), read from its X-Amz-Target and body (S3: the signing scope, method,
- * bucket and key): what the function really asked of AWS, with no code of its own involved.
+ * (tests/helpers/fake-s3.ts), SES v2 requests to `ses` (tests/helpers/fake-ses.ts), SQS is answered
+ * here. Each request is recorded as the IAM action and resource it needs (`calls`), read from its
+ * X-Amz-Target and body (S3: the signing scope, method, bucket and key; SES: the signing scope,
+ * the From address's identity and the configuration set): what the function really asked of AWS,
+ * with no code of its own involved.
  */
-export async function startAwsRecorder(targets: { dynamodb: string; secretsManager: string; s3: string }): Promise<AwsRecorder> {
+export async function startAwsRecorder(targets: {
+  dynamodb: string;
+  secretsManager: string;
+  s3: string;
+  ses?: string;
+}): Promise<AwsRecorder> {
   const calls: AwsCall[] = [];
   const sqsMessages: string[] = [];
   const forward = (req: IncomingMessage, res: ServerResponse, raw: Buffer, upstream: string) => {
@@ -203,6 +211,13 @@ export async function startAwsRecorder(targets: { dynamodb: string; secretsManag
       const { bucket, key } = s3Address(req);
       calls.push({ action: `s3:${s3Operation(req)}`, resource: `arn:aws:s3:::${bucket}${key ? `/${key}` : ''}` });
       forward(req, res, raw, targets.s3);
+      return;
+    }
+    // SES v2 is a REST API with JSON bodies, told apart the same way.
+    if (signedForSes(req)) {
+      calls.push(...sesCalls(req, raw, REGION, ACCOUNT));
+      if (targets.ses) forward(req, res, raw, targets.ses);
+      else res.writeHead(501).end();
       return;
     }
     const target = String(req.headers['x-amz-target'] ?? '');

@@ -22,9 +22,9 @@ export interface Synth {
 
 const made: Synth[] = [];
 
-/** The app's stacks, the optional ones (network, data) only when built. */
+/** The app's stacks, the optional ones (network, data, mail) only when built. */
 export const stacksOf = (built: BuiltApp): Stack[] =>
-  [built.networkStack, built.dataStack, built.apiStack, built.billingStack, built.webhooksStack].filter(
+  [built.networkStack, built.dataStack, built.apiStack, built.billingStack, built.webhooksStack, built.mailStack].filter(
     (s): s is NonNullable<typeof s> => s !== undefined,
   );
 
@@ -66,4 +66,11 @@ export const functionsOf = ({ built }: Synth): { name: string; stack: Stack; fn:
   { name: 'billing-worker', stack: built.billingStack, fn: built.billingStack.worker },
   { name: 'billing-repairs', stack: built.billingStack, fn: built.billingStack.repairs },
   { name: 'webhooks', stack: built.webhooksStack, fn: built.webhooksStack.dispatcher },
+  // Customer mail, only with context mailDomain: the sender and the bounce handler share the `mail` bundle.
+  ...(built.mailStack
+    ? [
+        { name: 'mail', stack: built.mailStack as Stack, fn: built.mailStack.sender },
+        { name: 'mail-bounces', stack: built.mailStack as Stack, fn: built.mailStack.bounceHandler },
+      ]
+    : []),
 ];

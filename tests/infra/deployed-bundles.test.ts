@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Stack } from 'aws-cdk-lib';
 import type { APIGatewayProxyStructuredResultV2, SQSEvent } from 'aws-lambda';
+import { simpleParser } from 'mailparser';
 import Stripe from 'stripe';
 import { EXAMPLE_SELLER } from '../../shared/invoices/parties.ts';
 import { updateSettings } from '../../shared/settings/update.ts';
@@ -12,6 +13,7 @@ import { bundleDir } from '../../infra/bundle.ts';
 import { ensureTable } from '../../dev/dynamodb.ts';
 import { startPanelSim, type PanelSim } from '../../dev/panel-sim/index.ts';
 import { ensureAccountForSubject } from '../../shared/accounts/index.ts';
+import { mailSuppression } from '../../shared/db/access-patterns.ts';
 import { createApiKey } from '../../shared/api-keys/index.ts';
 import { scopesOfAccount } from '../../shared/api/scopes.ts';
 import { openApiDocument } from '../../shared/openapi/document.ts';
@@ -21,6 +23,7 @@ import { ASSETS_DIR, DOCUMENT_FILE, SWAGGER_UI_FILES } from '../../shared/openap
 import { FONTS_DIR, INVOICE_FONT_FILES } from '../../shared/invoices/fonts.ts';
 import { bundlesOfThisRun, withBuildLock } from '../helpers/build-lock.ts';
 import { startFakeS3, type FakeS3 } from '../helpers/fake-s3.ts';
+import { startFakeSes, type FakeSes } from '../helpers/fake-ses.ts';
 import { startFakeSecretsManager, type FakeSecretsManager } from '../helpers/fake-secrets-manager.ts';
 import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
 import { allows, type Physical, type Resolver, resolveValue, roleStatements, type Statement } from '../helpers/iam.ts';
@@ -43,7 +46,7 @@ import { functionsOf, removeSyntheses, synthesize, type Synth, TEST_ACCOUNT, TES
  * Every function as deployed: its built bundle copied to a folder with no node_modules above it,
  * loaded by path in a Node process of its own with the environment of its synthesized
  * AWS::Lambda::Function, and driven with the events API Gateway, EventBridge and SQS send, against
- * DynamoDB Local, the panel simulator, Secrets Manager and S3 stand-ins and the strict Stripe fake
+ * DynamoDB Local, the panel simulator, Secrets Manager, S3 and SES stand-ins and the strict Stripe fake
  * (tests/helpers/fake-stripe.ts: Stripe is outside AWS, so no grant is involved; the fake answers
  * the refund, the endpoint read and the event list). Every AWS call a function
  * makes is recorded on its way (tests/helpers/lambda-bundle.ts, startAwsRecorder) and checked
@@ -55,11 +58,16 @@ const WEBHOOK_SECRET = 'whsec_bundle_test';
 /** The dashboard's bucket and CloudFront domain, as the test names them (`physical`). */
 const DASHBOARD_BUCKET = 'controlplane-dashboard-bucket';
 const DASHBOARD_DOMAIN = 'd111111abcdef8.cloudfront.net';
+/** Context `mailDomain`: the mail stack exists, so its two functions run here too. */
+const MAIL_DOMAIN = 'mail.bundle.example';
+const MAIL_FROM = `billing@${MAIL_DOMAIN}`;
+const CUSTOMER_EMAIL = 'bundle-customer@example.com';
 
 let synth: Synth;
 let root: string;
 let sm: FakeSecretsManager;
 let s3: FakeS3;
+let ses: FakeSes;
 let stripeFake: FakeStripe;
 let sim: PanelSim;
 let adminKey: string;
@@ -76,7 +84,7 @@ interface Running {
 const running = new Map<string, Running>();
 
 /** The resources the functions reach, as the test stands them up (by logical id and type). */
-function physical(_stack: string, id: string, type: string): ReturnType<Physical> {
+function physical(stack: string, id: string, type: string): ReturnType<Physical> {
   const region = TEST_REGION;
   const account = TEST_ACCOUNT;
   if (type === 'AWS::DynamoDB::Table') {
@@ -94,6 +102,13 @@ function physical(_stack: string, id: string, type: string): ReturnType<Physical
   if (type === 'AWS::S3::Bucket' && dashboard && id === synth.built.apiStack.getLogicalId(dashboard.bucket.node.defaultChild as never))
     return { ref: DASHBOARD_BUCKET, arn: `arn:aws:s3:::${DASHBOARD_BUCKET}` };
   if (type === 'AWS::CloudFront::Distribution') return { ref: id, arn: '', attributes: { DomainName: DASHBOARD_DOMAIN } };
+  // The HTTP API's address (the mail sender's unsubscribe links point at it).
+  if (type === 'AWS::ApiGatewayV2::Api') return { ref: id, arn: '', attributes: { ApiEndpoint: 'https://api.example.com' } };
+  // A configuration set's Ref is its name (as the template names it).
+  if (type === 'AWS::SES::ConfigurationSet') {
+    const name = String(synth.templates.get(stack)?.Resources[id]?.Properties.Name ?? id);
+    return { ref: name, arn: `arn:aws:ses:${region}:${account}:configuration-set/${name}` };
+  }
   // Configuration only (the OIDC issuer and audiences): the tests sign in with API keys.
   if (type === 'AWS::Cognito::UserPool') return { ref: `${region}_${id}`, arn: `arn:aws:cognito-idp:${region}:${account}:userpool/${id}` };
   if (type === 'AWS::Cognito::UserPoolClient') return { ref: `client-${id}`, arn: '' };
@@ -104,7 +119,12 @@ beforeAll(async () => {
   await bundlesOfThisRun();
   root = mkdtempSync(join(tmpdir(), 'lambda-tasks-'));
   await withBuildLock(async () => {
-    synth = synthesize({ stripeSecretName: STRIPE_SECRET_NAME, alarmEmail: 'ops@example.com', adminEmails: ADMIN_EMAIL });
+    synth = synthesize({
+      stripeSecretName: STRIPE_SECRET_NAME,
+      alarmEmail: 'ops@example.com',
+      adminEmails: ADMIN_EMAIL,
+      mailDomain: MAIL_DOMAIN,
+    });
     // Copied under the lock: no other file's build empties dist/functions meanwhile.
     for (const group of new Set(functionsOf(synth).map((f) => bundleOf(f.name)))) copyBundle(bundleDir(group), join(root, group));
   });
@@ -113,6 +133,7 @@ beforeAll(async () => {
   await ensureTable(process.env.DYNAMODB_ENDPOINT!, process.env.TABLE_NAME!);
   sm = await startFakeSecretsManager();
   s3 = await startFakeS3();
+  ses = await startFakeSes();
   // The stack's own secrets (the cursor key), under the name their ARN stands for (`physical`).
   for (const t of synth.templates.values())
     for (const [id, r] of Object.entries(t.Resources)) if (r.Type === 'AWS::SecretsManager::Secret') sm.secrets.set(id, `value of ${id}`);
@@ -122,7 +143,7 @@ beforeAll(async () => {
   sim = await startPanelSim({ seed: 'default', installMs: 50 });
   // The accounts and keys, written as a sign-in and POST /v1/keys would.
   adminKey = await keyFor(ADMIN_EMAIL, true);
-  customerKey = await keyFor('bundle-customer@example.com', false);
+  customerKey = await keyFor(CUSTOMER_EMAIL, false);
   // The seller every invoice names, set before anyone tops up (docs/deploy.md, step 4).
   await updateSettings({ invoiceIssuer: EXAMPLE_SELLER }, 'bundle-test');
 }, 600_000);
@@ -135,6 +156,7 @@ afterAll(async () => {
   await sim?.close();
   await sm?.close();
   await s3?.close();
+  await ses?.close();
   await stripeFake?.close();
   if (root) rmSync(root, { recursive: true, force: true });
   removeSyntheses();
@@ -147,8 +169,9 @@ async function keyFor(email: string, admin: boolean): Promise<string> {
   return (await createApiKey(principal, { name: `${email} (bundle test)` })).secret;
 }
 
-/** The bundle a function runs (the billing functions share the billing-pass bundle). */
-const bundleOf = (name: string): string => (name.startsWith('billing-') && name !== 'billing' ? 'billing-pass' : name);
+/** The bundle a function runs (the billing functions share the billing-pass bundle, the mail functions the mail bundle). */
+const bundleOf = (name: string): string =>
+  name.startsWith('billing-') && name !== 'billing' ? 'billing-pass' : name.startsWith('mail-') ? 'mail' : name;
 
 /** Starts a function as Lambda would: its bundle, the handler and environment of its template resource. */
 async function fn(name: string): Promise<Running> {
@@ -159,7 +182,7 @@ async function fn(name: string): Promise<Running> {
   const stack = entry.stack;
   const template = synth.templates.get(stack.stackName)!;
   const props = template.Resources[stack.getLogicalId(entry.fn.fn.node.defaultChild as never)]!.Properties;
-  const recorder = await startAwsRecorder({ dynamodb: process.env.DYNAMODB_ENDPOINT!, secretsManager: sm.url, s3: s3.url });
+  const recorder = await startAwsRecorder({ dynamodb: process.env.DYNAMODB_ENDPOINT!, secretsManager: sm.url, s3: s3.url, ses: ses.url });
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries((props.Environment?.Variables ?? {}) as Record<string, unknown>)) {
     env[key] = resolveValue(value, stack.stackName, resolver).replace('{recorder}', recorder.url);
@@ -178,10 +201,12 @@ async function fn(name: string): Promise<Running> {
     AWS_ENDPOINT_URL_SECRETS_MANAGER: recorder.url,
     AWS_ENDPOINT_URL_SQS: recorder.url,
     AWS_ENDPOINT_URL_S3: recorder.url,
+    AWS_ENDPOINT_URL_SESV2: recorder.url,
     // Stripe's API host, as the local stack sets it (shared/config/env.ts); unset in AWS, so the
     // template has no such variable and the functions with STRIPE_SECRET_ARN reach the fake.
     STRIPE_API_URL: stripeFake.url,
-    LOG_LEVEL: 'error',
+    // The mail sender's warnings say why a message was not sent (its test shows them on failure).
+    LOG_LEVEL: name === 'mail' ? 'warn' : 'error',
   });
   const started = { stack, roleId: stack.getLogicalId(entry.fn.role.node.defaultChild as never), recorder, lambda };
   running.set(name, started);
@@ -503,7 +528,73 @@ describe('each function bundle, loaded as Lambda loads it', () => {
     expect(Object.values(summary).length).toBeGreaterThan(0);
     for (const count of Object.values(summary)) expect(count).toEqual(expect.any(Number));
   });
+
+  it('billing, payments, webhooks, mail: a paid top-up queues its receipt; the sender sends it through SES as raw MIME', async () => {
+    const { invoiceId, session } = await paidCheckout(1200);
+    expect(json(await deliverStripeEvent('checkout.session.completed', session)).outcome).toBe('credited');
+    const invoice = json(await call('billing', 'GET', `/v1/invoices/${invoiceId}`, { token: customerKey }));
+    // The dispatcher's fan-out queues the mail (it has MAIL_FROM in an app with the mail stack).
+    await (await fn('webhooks')).lambda.invoke({});
+    const before = ses.sent.length;
+    const mail = await fn('mail');
+    const summary = await mail.lambda.invoke<Record<string, number>>({});
+    expect(summary, mail.lambda.log()).toMatchObject({ retrying: 0, failed: 0 });
+    expect(summary.sent).toBeGreaterThan(0);
+    expect(ses.sent.length - before).toBe(summary.sent);
+    // Every message the file's events called for went out; the receipt of this top-up once.
+    const parsed = await Promise.all(ses.sent.map(async (sent) => ({ sent, message: await simpleParser(sent.raw) })));
+    const receipts = parsed.filter((p) => p.message.subject === `Receipt for your top-up: invoice ${invoice.number}`);
+    expect(receipts).toHaveLength(1);
+    const { sent, message } = receipts[0]!;
+    expect(sent).toMatchObject({ from: MAIL_FROM, to: [CUSTOMER_EMAIL], configurationSet: mailConfigurationSet() });
+    expect([message.to].flat().flatMap((a) => a!.value.map((v) => v.address))).toEqual([CUSTOMER_EMAIL]);
+    expect(message.from!.value.map((v) => v.address)).toEqual([MAIL_FROM]);
+    expect(message.text).toContain(invoice.number);
+    expect(message.html).toEqual(expect.stringContaining(invoice.number));
+    expect(message.attachments.map((a) => [a.filename, a.contentType])).toEqual([[`${invoice.number}.pdf`, 'application/pdf']]);
+    expect((await pdfText(new Uint8Array(message.attachments[0]!.content))).text).toContain(invoice.number);
+    // Sent once: a second run finds nothing due.
+    expect(await mail.lambda.invoke<Record<string, number>>({})).toMatchObject({ sent: 0 });
+    expect(ses.sent.length - before).toBe(summary.sent);
+  }, 120_000);
+
+  it('mail-bounces: an SES bounce notification through SNS puts the address on the suppression list', async () => {
+    const notification = {
+      eventType: 'Bounce',
+      bounce: { bounceType: 'Permanent', bounceSubType: 'General', bouncedRecipients: [{ emailAddress: 'Gone@Bounced.example' }] },
+      mail: { timestamp: new Date().toISOString(), source: MAIL_FROM, destination: ['Gone@Bounced.example'] },
+    };
+    // The event Lambda gets from an SNS subscription.
+    const event = {
+      Records: [
+        {
+          EventSource: 'aws:sns',
+          EventVersion: '1.0',
+          EventSubscriptionArn: `arn:aws:sns:${TEST_REGION}:${TEST_ACCOUNT}:mail-notifications:1`,
+          Sns: {
+            Type: 'Notification',
+            MessageId: 'sns-bounce-1',
+            TopicArn: `arn:aws:sns:${TEST_REGION}:${TEST_ACCOUNT}:mail-notifications`,
+            Message: JSON.stringify(notification),
+            Timestamp: new Date().toISOString(),
+          },
+        },
+      ],
+    };
+    const bounces = (await fn('mail-bounces')).lambda;
+    expect(await bounces.invoke(event)).toEqual({ suppressed: 1 });
+    expect(await mailSuppression('gone@bounced.example')).toMatchObject({ email: 'gone@bounced.example', reason: 'bounce' });
+    // SNS delivers at least once: the same notification again adds nothing.
+    expect(await bounces.invoke(event)).toEqual({ suppressed: 0 });
+  });
 });
+
+/** The configuration set's name, as the mail stack's template gives it. */
+function mailConfigurationSet(): string {
+  const template = synth.templates.get(synth.built.mailStack!.stackName)!;
+  const set = Object.values(template.Resources).find((r) => r.Type === 'AWS::SES::ConfigurationSet')!;
+  return String(set.Properties.Name);
+}
 
 describe('least privilege, as called: every AWS call a function made is allowed by its role', () => {
   /** The calls of each function that its role's policy does not allow. */
@@ -533,6 +624,7 @@ describe('least privilege, as called: every AWS call a function made is allowed 
       'secretsmanager:PutSecretValue',
       'sqs:SendMessage',
       's3:PutObject',
+      'ses:SendEmail',
       'dynamodb:Query',
     ])
       expect(all).toContain(action);
@@ -572,6 +664,31 @@ describe('least privilege, as called: every AWS call a function made is allowed 
           allows(statementsOf(name, r), 's3:PutObject', `arn:aws:s3:::${DASHBOARD_BUCKET}/brand/x.png`, r.stack.stackName, resolver),
           name,
         ).toBe(false);
+  });
+
+  it("is live: only the mail sender's role may send, from its identity in its configuration set; without that grant its sends are reported (control)", () => {
+    const sender = running.get('mail')!;
+    const arn = (resource: string) => `arn:aws:ses:${TEST_REGION}:${TEST_ACCOUNT}:${resource}`;
+    const sends = [`identity/${MAIL_DOMAIN}`, `configuration-set/${mailConfigurationSet()}`].map(arn);
+    expect(
+      [...new Set(sender.recorder.calls.filter((c) => c.action.startsWith('ses:')).map((c) => `${c.action} ${c.resource}`))].sort(),
+    ).toEqual(sends.map((resource) => `ses:SendEmail ${resource}`).sort());
+    const withoutSend = (name: string, r: Running) =>
+      statementsOf(name, r).filter((s) => name !== 'mail' || ![s.Action].flat().some((a) => String(a).startsWith('ses:')));
+    expect(missing(withoutSend).sort()).toEqual(sends.map((resource) => `mail: ses:SendEmail ${resource}`).sort());
+    const senderAllows = (resource: string) =>
+      allows(statementsOf('mail', sender), 'ses:SendEmail', resource, sender.stack.stackName, resolver);
+    expect(senderAllows(arn('identity/other.example'))).toBe(false);
+    expect(senderAllows(arn('configuration-set/another-set'))).toBe(false);
+    // The From condition (allows() does not evaluate conditions): the address every send used.
+    const grant = statementsOf('mail', sender).find((s) => [s.Action].flat().includes('ses:SendEmail'))!;
+    expect(grant.Condition).toEqual({ StringLike: { 'ses:FromAddress': [MAIL_FROM] } });
+    expect(new Set(ses.sent.map((m) => m.from))).toEqual(new Set([MAIL_FROM]));
+    // No other function may send.
+    for (const [name, r] of running)
+      if (name !== 'mail')
+        for (const resource of sends)
+          expect(allows(statementsOf(name, r), 'ses:SendEmail', resource, r.stack.stackName, resolver), name).toBe(false);
   });
 
   it('is live: the Admin role without its Stripe secret grant, or without RestoreSecret, is reported (control)', () => {
