@@ -66,10 +66,16 @@ export default {
     ]),
     // RFC 8058 one-click unsubscribe: the mailbox provider posts the List-Unsubscribe URL as it is, with
     // no credential; the signed token in it is the whole authority, and it can only turn off one optional message type.
-    'owasp:api2:2023-write-restricted': except('owasp:api2:2023-write-restricted', [operation('/v1/mail/unsubscribe', 'post')]),
+    // The e-mail confirmation link works the same way: opened from the new mailbox, its token the authority.
+    'owasp:api2:2023-write-restricted': except('owasp:api2:2023-write-restricted', [
+      operation('/v1/mail/unsubscribe', 'post'),
+      operation('/v1/account/email/confirm', 'post'),
+    ]),
     'owasp:api2:2023-no-credentials-in-url': except('owasp:api2:2023-no-credentials-in-url', [
       operation('/v1/mail/unsubscribe', 'post'),
       operation('/v1/mail/unsubscribe', 'get'),
+      operation('/v1/account/email/confirm', 'post'),
+      operation('/v1/account/email/confirm', 'get'),
     ]),
     // The health check is public on purpose (load balancers, uptime monitors); it tells nothing about any account.
     'owasp:api2:2023-read-restricted': except('owasp:api2:2023-read-restricted', [operation('/v1/health', 'get')]),
