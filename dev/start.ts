@@ -3,6 +3,7 @@ import { startLocalStack } from './stack.ts';
 import { testInstance } from '../shared/instances/test.ts';
 import { setUpCurrency } from '../shared/config/env.ts';
 import { getSettings } from '../shared/settings/index.ts';
+import { type Seller, sellerStatus } from '../shared/invoices/parties.ts';
 
 /**
  * `npm start`: the whole service on this machine. Knobs (README "Local stack knobs"):
@@ -52,6 +53,7 @@ process.stdout.write(
     ` Panel      ${stack.panel ? `${stack.panel.sim.url} (simulator, instance ${stack.panel.instanceId}, test ${panelTest?.ok ? 'ok' : 'failed'})` : 'off (LOCAL_PANEL=off)'}`,
     ` Billing    hourly pass at :02 past each hour; run one now: curl -X POST ${stack.baseUrl}/dev/billing/run -d '{}' -H 'content-type: application/json'`,
     ` Payments   ${process.env.STRIPE_SECRET_KEY ? 'Stripe' : 'sandbox checkout (no STRIPE_SECRET_KEY)'}, in ${(await getSettings(true)).currency.toUpperCase()}`,
+    ` Seller     ${sellerLine((await getSettings(true)).invoiceIssuer)}`,
     ` Webhooks   dispatcher in this process, a pass every ${env.WEBHOOK_INTERVAL_MS ?? 250} ms (outbox fan-out, then due attempts)`,
     ` Mail       ${stack.mail ? `${stack.mail.pageUrl} (SMTP ${stack.mail.url}, messages kept in ${stack.mail.dir})` : 'off'}`,
     ` Repairs    pending suspensions and repairs, and due auto top-ups, in this process every ${env.REPAIR_INTERVAL_MS ?? 60_000} ms`,
@@ -70,3 +72,11 @@ const shutdown = async () => {
 };
 process.once('SIGINT', shutdown);
 process.once('SIGTERM', shutdown);
+
+/** What the invoices name as the seller: the fictional one the local stack seeds says so. */
+function sellerLine(seller: Seller): string {
+  const { status, missingFields } = sellerStatus(seller);
+  if (status === 'example') return `${seller.legalName}, on every invoice until you set yours`;
+  if (status === 'missing') return `not set (${missingFields.join(', ')}): checkouts are refused until it is`;
+  return `${seller.legalName}`;
+}
