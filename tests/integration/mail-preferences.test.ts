@@ -78,6 +78,9 @@ describe('mail preferences', () => {
         'webhook-endpoint-disabled',
         'api-key-created',
         'sftp-password-set',
+        'email-confirm',
+        'email-change-notice',
+        'email-changed',
       ],
     });
   });
