@@ -93,6 +93,10 @@ export interface PanelOptions {
   rateLimits?: { application?: number; client?: number };
   /** Wings' `allowed_origins` on the console websocket. */
   allowedOrigins?: string[];
+  /** Run due schedules at each wall-clock minute (`npm start`); tests make a minute pass with the simulator's control. */
+  scheduleTick?: boolean;
+  /** Schedule tasks' time offsets scaled (0: no waits). */
+  scheduleOffsetScale?: number;
 }
 
 export interface LocalStack {

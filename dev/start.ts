@@ -28,7 +28,7 @@ const stack = await startLocalStack({
     .map((e) => e.trim())
     .filter(Boolean),
   localAdminApiKey: env.LOCAL_ADMIN_API_KEY || undefined,
-  panel: env.LOCAL_PANEL === 'off' ? false : { port: Number(env.PANEL_SIM_PORT ?? 8081) },
+  panel: env.LOCAL_PANEL === 'off' ? false : { port: Number(env.PANEL_SIM_PORT ?? 8081), scheduleTick: true },
   billingSchedule: true,
   webhooks: { intervalMs: env.WEBHOOK_INTERVAL_MS ? Number(env.WEBHOOK_INTERVAL_MS) : undefined },
   repairs: { intervalMs: env.REPAIR_INTERVAL_MS ? Number(env.REPAIR_INTERVAL_MS) : undefined },

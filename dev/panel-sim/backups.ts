@@ -109,6 +109,82 @@ function transform(b: SimBackup): ReturnType<typeof item> {
 
 const bool = (v: unknown): boolean => v === true || v === 1 || v === '1' || v === 'true';
 
+/**
+ * InitiateBackupService::handle: the throttle (429), then the limit over non-failed backups (400
+ * TooManyBackupsException); with `override` (a scheduled backup) a server at its limit loses its
+ * oldest unlocked backup instead. The backup starts in Wings and completes in the background.
+ */
+export function initiateBackup(
+  sim: SimContext,
+  s: Server,
+  input: { name: string | null; ignored: string[]; locked: boolean },
+  override = false,
+): SimBackup {
+  const { state, wings } = sim;
+  const store = backupsOf(wings);
+  const { limit, periodSeconds } = store.options.throttle;
+  if (periodSeconds > 0) {
+    const since = Date.now() - periodSeconds * 1000;
+    const recent = store.all.filter((b) => b.serverId === s.id && b.createdAt.getTime() >= since);
+    if (recent.length >= limit) {
+      const last = recent[recent.length - 1]!;
+      const retry = Math.max(0, Math.ceil((last.createdAt.getTime() + periodSeconds * 1000 - Date.now()) / 1000));
+      throw new PanelError(
+        429,
+        'TooManyRequestsHttpException',
+        `Only ${limit} backups may be generated within a ${periodSeconds} second span of time.`,
+        { 'retry-after': String(retry) },
+      );
+    }
+  }
+  const nonFailed = store.of(s).filter((b) => b.completedAt === null || b.successful);
+  const max = s.backup_limit ?? 0;
+  if (!max || nonFailed.length >= max) {
+    const oldest =
+      override && max > 0 ? nonFailed.filter((b) => !b.locked).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())[0] : undefined;
+    if (!oldest) {
+      throw new PanelError(
+        400,
+        'TooManyBackupsException',
+        `Cannot create a new backup, this server has reached its limit of ${max} backups.`,
+        {},
+        'back',
+      );
+    }
+    oldest.deletedAt = new Date();
+    oldest.archive = null;
+  }
+  const now = new Date();
+  const name = input.name?.trim() ?? '';
+  const b: SimBackup = {
+    uuid: randomUUID(),
+    serverId: s.id,
+    name: name || `Backup at ${now.toISOString().slice(0, 19).replace('T', ' ')}`,
+    ignored: input.ignored,
+    locked: input.locked,
+    successful: false,
+    checksum: null,
+    bytes: 0,
+    createdAt: now,
+    completedAt: null,
+    deletedAt: null,
+    archive: null,
+  };
+  store.all.push(b);
+  store.later(s, () => {
+    const current = state.servers.get(s.id);
+    if (current && b.deletedAt === null) {
+      const archive = snapshotArchive(wings, current, b.ignored);
+      b.archive = archive;
+      b.successful = true;
+      b.bytes = archive.length;
+      b.checksum = `sha1:${createHash('sha1').update(archive).digest('hex')}`;
+      b.completedAt = new Date();
+    }
+  });
+  return b;
+}
+
 export function backupRoutes(sim: SimContext, bind: (ctx: Ctx) => Server): RouteDef[] {
   const { state, wings } = sim;
   const store = backupsOf(wings);
@@ -123,15 +199,6 @@ export function backupRoutes(sim: SimContext, bind: (ctx: Ctx) => Server): Route
     const b = store.of(s).find((x) => x.uuid === ctx.params.backup);
     if (!b) throw notFound();
     return b;
-  };
-
-  const finish = (s: Server, b: SimBackup) => {
-    const archive = snapshotArchive(wings, s, b.ignored);
-    b.archive = archive;
-    b.successful = true;
-    b.bytes = archive.length;
-    b.checksum = `sha1:${createHash('sha1').update(archive).digest('hex')}`;
-    b.completedAt = new Date();
   };
 
   return [
@@ -156,54 +223,12 @@ export function backupRoutes(sim: SimContext, bind: (ctx: Ctx) => Server): Route
       handler: (ctx) => {
         const s = bind(ctx);
         check(ctx, { name: 'nullable|string|max:191', is_locked: 'nullable|boolean', ignored: 'nullable|string' });
-        const { limit, periodSeconds } = store.options.throttle;
-        if (periodSeconds > 0) {
-          const since = Date.now() - periodSeconds * 1000;
-          const recent = store.all.filter((b) => b.serverId === s.id && b.createdAt.getTime() >= since);
-          if (recent.length >= limit) {
-            const last = recent[recent.length - 1]!;
-            const retry = Math.max(0, Math.ceil((last.createdAt.getTime() + periodSeconds * 1000 - Date.now()) / 1000));
-            throw new PanelError(
-              429,
-              'TooManyRequestsHttpException',
-              `Only ${limit} backups may be generated within a ${periodSeconds} second span of time.`,
-              { 'retry-after': String(retry) },
-            );
-          }
-        }
-        const nonFailed = store.of(s).filter((b) => b.completedAt === null || b.successful).length;
-        const max = s.backup_limit ?? 0;
-        if (!max || nonFailed >= max) {
-          throw new PanelError(
-            400,
-            'TooManyBackupsException',
-            `Cannot create a new backup, this server has reached its limit of ${max} backups.`,
-            {},
-            'back',
-          );
-        }
-        const now = new Date();
-        const name = typeof ctx.input.name === 'string' ? ctx.input.name.trim() : '';
-        const b: SimBackup = {
-          uuid: randomUUID(),
-          serverId: s.id,
-          name: name || `Backup at ${now.toISOString().slice(0, 19).replace('T', ' ')}`,
+        const b = initiateBackup(sim, s, {
+          name: typeof ctx.input.name === 'string' ? ctx.input.name : null,
           ignored: String(ctx.input.ignored ?? '')
             .split('\n')
             .filter((l) => l.length > 0),
           locked: bool(ctx.input.is_locked),
-          successful: false,
-          checksum: null,
-          bytes: 0,
-          createdAt: now,
-          completedAt: null,
-          deletedAt: null,
-          archive: null,
-        };
-        store.all.push(b);
-        store.later(s, () => {
-          const current = state.servers.get(s.id);
-          if (current && b.deletedAt === null) finish(current, b);
         });
         return { status: 200, body: transform(b) };
       },

@@ -16,6 +16,7 @@ const opts: Parameters<typeof startPanelSim>[0] = {
   port: num('PANEL_SIM_PORT') ?? 8081,
   host: process.env.PANEL_SIM_HOST ?? '127.0.0.1',
   seed,
+  scheduleTick: true,
 };
 const installMs = num('PANEL_SIM_INSTALL_MS');
 const transitionMs = num('PANEL_SIM_TRANSITION_MS');

@@ -97,6 +97,7 @@ const MESSAGES: Record<string, string | Record<'numeric' | 'string' | 'array', s
   regex: 'The :attribute format is invalid.',
   required: 'The :attribute field is required.',
   required_with: 'The :attribute field is required when :values is present.',
+  required_unless: 'The :attribute field is required unless :other is in :values.',
   required_with_all: 'The :attribute field is required when :values is present.',
   required_without: 'The :attribute field is required when :values is not present.',
   required_without_all: 'The :attribute field is required when none of :values are present.',
@@ -371,6 +372,11 @@ export function validate(
         return p.every((o) => passesRequired(dataGet(data, o))) ? passesRequired(value) : true;
       case 'required_without':
         return p.some((o) => !passesRequired(dataGet(data, o))) ? passesRequired(value) : true;
+      case 'required_unless': {
+        // required_unless:other,v1,v2: required unless `other` is one of the values.
+        const other = phpString(dataGet(data, p[0] ?? ''));
+        return p.slice(1).includes(other) ? true : passesRequired(value);
+      }
       case 'required_without_all':
         return p.every((o) => !passesRequired(dataGet(data, o))) ? passesRequired(value) : true;
       case 'accepted':
@@ -453,7 +459,15 @@ export function validate(
     const p = rule.params;
     return tpl
       .replace(/:attribute/g, display(attr))
-      .replace(/:values/g, rule.name.startsWith('required_') ? p.map(display).join(' / ') : p.join(', '))
+      .replace(/:other/g, display(p[0] ?? ''))
+      .replace(
+        /:values/g,
+        rule.name === 'required_unless'
+          ? p.slice(1).join(', ')
+          : rule.name.startsWith('required_')
+            ? p.map(display).join(' / ')
+            : p.join(', '),
+      )
       .replace(/:min/g, p[0] ?? '')
       .replace(/:max/g, rule.name === 'max' ? (p[0] ?? '') : (p[1] ?? ''))
       .replace(/:size/g, p[0] ?? '')

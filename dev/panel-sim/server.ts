@@ -20,6 +20,7 @@ import type { ApiKey, Server, User } from './state.ts';
 import { Wings, newRequestId, normalizePath, WingsError } from './wings.ts';
 import { backupsOf, downloadBackup } from './backups.ts';
 import { archiveHoldsOf } from './archives.ts';
+import { schedulesOf } from './schedules.ts';
 import type { PowerState } from './wings.ts';
 
 export interface PanelSimOptions {
@@ -68,6 +69,13 @@ export interface PanelSimOptions {
   backupMs?: number | 'held';
   /** the panel's backup throttle (config/backups.php); default 2 per 600 s per server */
   backupThrottle?: { limit: number; periodSeconds: number };
+  /**
+   * Run due schedules at each wall-clock minute, as the panel's cron does (default false: a test
+   * makes a minute pass with `POST /__sim/schedules/run-due`, dev/panel-sim/schedules.ts).
+   */
+  scheduleTick?: boolean;
+  /** multiplies schedule tasks' time offsets (default 1; 0: each task right after the one before) */
+  scheduleOffsetScale?: number;
 }
 
 export interface SimServerView {
@@ -259,6 +267,9 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     ...(options.backupMs !== undefined ? { backupMs: options.backupMs } : {}),
     ...(options.backupThrottle ? { throttle: options.backupThrottle } : {}),
   });
+  const schedules = schedulesOf(wings);
+  if (options.scheduleOffsetScale !== undefined) schedules.options.offsetScale = options.scheduleOffsetScale;
+  if (options.scheduleTick) schedules.startTicker();
 
   const routes: CompiledRoute[] = [
     ...applicationRoutes(sim).map((r) => compile(r, 'application')),
@@ -443,6 +454,14 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
         };
       }
       if (path === '/__sim/archives/end' && method === 'POST') return { status: 200, body: { ended: archiveHoldsOf(wings).end() } };
+      // The panel's cron at the minute `at` (default now): runs the schedules due then and waits for their tasks.
+      if (path === '/__sim/schedules/run-due' && method === 'POST') {
+        const at = typeof obj.at === 'string' ? new Date(obj.at) : new Date();
+        if (Number.isNaN(at.getTime())) return { status: 400, body: { error: 'at: not a date' } };
+        const started = schedules.runDue(at);
+        await schedules.settled();
+        return { status: 200, body: { started } };
+      }
       const ending = /^\/__sim\/servers\/([^/]+)\/(end-install|end-transition)$/.exec(path);
       if (ending && method === 'POST') {
         const s = serverInPath(ending[1] ?? '');
@@ -868,6 +887,7 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     close: async () => {
       if (closed) return;
       closed = true;
+      schedules.stopTicker();
       wings.close();
       faults.release();
       archiveHoldsOf(wings).held = false;

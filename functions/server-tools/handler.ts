@@ -3,6 +3,7 @@ import { serverToolRoutes } from '../../shared/api/routes/server-tools.ts';
 import * as control from '../../shared/servers/control.ts';
 import * as files from '../../shared/servers/files.ts';
 import * as backups from '../../shared/servers/backups.ts';
+import * as schedules from '../../shared/servers/schedules.ts';
 import { getStartup, updateStartup } from '../../shared/servers/startup.ts';
 
 /** Server-tools group: what a player uses inside a server (startup settings, files, backups). */
@@ -52,4 +53,10 @@ export const handler = createGroupHandler('server-tools', serverToolRoutes, {
   restoreBackup: async (ctx) => backups.restoreBackup(ctx),
   lockBackup: async (ctx) => backups.lockBackup(ctx),
   deleteBackup: async (ctx) => backups.deleteBackup(ctx),
+  listSchedules: async (ctx) => schedules.listSchedules(ctx),
+  createSchedule: async (ctx) => schedules.createSchedule(ctx),
+  getSchedule: async (ctx) => schedules.getSchedule(ctx),
+  updateSchedule: async (ctx) => schedules.updateSchedule(ctx),
+  deleteSchedule: async (ctx) => schedules.deleteSchedule(ctx),
+  runSchedule: async (ctx) => schedules.runSchedule(ctx),
 });

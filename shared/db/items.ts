@@ -173,6 +173,8 @@ export interface ServerItem extends Stored {
   billedThrough?: string;
   /** The caller's labels (shared/labels.ts); absent on servers recorded before labels existed (shown as `{}`). */
   labels?: Record<string, string>;
+  /** The panel ids of the server's schedules (shared/servers/schedules.ts), for the `schedulesPerServer` limit; absent: none made yet. */
+  scheduleIds?: number[];
 }
 
 /** The primary allocation of a server: `host` is what a player types (the alias, else the node's FQDN, else the IP). */

@@ -34,7 +34,7 @@ const POLL_MS = 100;
 
 export type CustomerOperation = 'resize' | 'delete' | 'power' | 'rename' | 'startup' | 'reinstall' | FileOperation;
 /** File and backup changes (files.ts, backups.ts): one or two panel calls each, under the request's deadline. */
-export type FileOperation = 'files' | 'backups';
+export type FileOperation = 'files' | 'backups' | 'schedules';
 export type SystemOperation = 'suspend' | 'unsuspend' | 'reconcile';
 export type LeasedOperation = CustomerOperation | SystemOperation;
 

@@ -52,6 +52,8 @@ export const DEFAULT_SETTINGS: SettingsValue = {
   autoTopUpMaxFailures: 3,
   // Backups take node disk outside the server's own disk limit (Wings' local adapter): a few per server.
   backupsPerServer: 3,
+  // The panel has no schedule limit of its own; ten covers a restart, a backup and a few announcements.
+  schedulesPerServer: 10,
   // A server the reconciler takes for an orphan is deleted only once an admin confirms it.
   holdOrphansForConfirmation: true,
   // White text on the default colour: 5.72:1 (WCAG AA).

@@ -32,6 +32,15 @@ import {
   RestoreBackup,
   RestoreResult,
 } from '../schemas/backups.ts';
+import {
+  CreateSchedule,
+  DeletedSchedule,
+  Schedule,
+  ScheduleList,
+  ScheduleParams,
+  ScheduleRun,
+  UpdateSchedule,
+} from '../schemas/schedules.ts';
 
 // The frame the file and backup routes share.
 const FILES = { group: 'server-tools', tag: 'Server files', auth: 'bearer' } as const;
@@ -278,5 +287,82 @@ export const serverStorageRoutes = define({
   },
 });
 
+const SCHEDULES = { group: 'server-tools', tag: 'Server schedules', auth: 'bearer' } as const;
+
+/** A server's schedules (shared/servers/schedules.ts): the panel runs them at their minute (UTC). */
+export const serverScheduleRoutes = define({
+  listSchedules: {
+    ...SCHEDULES,
+    method: 'GET',
+    path: '/v1/servers/:id/schedules',
+    scope: 'servers:read',
+    summary: "The server's schedules with their tasks",
+    params: IdParam,
+    response: ScheduleList,
+    errors: CONTROL,
+  },
+  createSchedule: {
+    ...SCHEDULES,
+    method: 'POST',
+    path: '/v1/servers/:id/schedules',
+    scope: 'servers:write',
+    summary: 'Create a schedule and its tasks (1 + one panel call per task)',
+    description:
+      'Cron fields and tasks are checked as the panel checks them (400 naming the field). At most `schedulesPerServer` schedules per server (422 `limit_exceeded`), at most 10 tasks each. A task the panel refuses removes the schedule again: nothing is left behind.',
+    params: IdParam,
+    body: CreateSchedule,
+    status: 201,
+    response: Schedule,
+    idempotent: true,
+    audit: 'servers.schedules.create',
+    errors: [...LEASED, 'limit_exceeded'],
+  },
+  getSchedule: {
+    ...SCHEDULES,
+    method: 'GET',
+    path: '/v1/servers/:id/schedules/:scheduleId',
+    scope: 'servers:read',
+    summary: 'One schedule with its tasks',
+    params: ScheduleParams,
+    response: Schedule,
+    errors: CONTROL,
+  },
+  updateSchedule: {
+    ...SCHEDULES,
+    method: 'PATCH',
+    path: '/v1/servers/:id/schedules/:scheduleId',
+    scope: 'servers:write',
+    summary: 'Change a schedule; `tasks`, when given, replaces its task list',
+    params: ScheduleParams,
+    body: UpdateSchedule,
+    response: Schedule,
+    audit: 'servers.schedules.update',
+    errors: [...LEASED, 'limit_exceeded'],
+  },
+  deleteSchedule: {
+    ...SCHEDULES,
+    method: 'DELETE',
+    path: '/v1/servers/:id/schedules/:scheduleId',
+    scope: 'servers:write',
+    summary: 'Delete a schedule and its tasks',
+    params: ScheduleParams,
+    response: DeletedSchedule,
+    audit: 'servers.schedules.delete',
+    errors: LEASED,
+  },
+  runSchedule: {
+    ...SCHEDULES,
+    method: 'POST',
+    path: '/v1/servers/:id/schedules/:scheduleId/run',
+    scope: 'servers:write',
+    summary: 'Run a schedule now (active or not); 409 when it has no tasks',
+    params: ScheduleParams,
+    status: 202,
+    response: ScheduleRun,
+    audit: 'servers.schedules.run',
+    errors: LEASED,
+  },
+});
+
 /** Every route of the server-tools function. */
-export const serverToolRoutes = { ...serverStartupRoutes, ...serverStorageRoutes };
+export const serverToolRoutes = { ...serverStartupRoutes, ...serverStorageRoutes, ...serverScheduleRoutes };

@@ -135,6 +135,9 @@ export const Settings = z
     backupsPerServer: int32(0, 100).meta({
       description: "Backups per server: the panel's feature_limits.backups, set at deploy and resize; 0: none.",
     }),
+    schedulesPerServer: int32(0, 100).meta({
+      description: 'Schedules per server (the panel has no limit of its own; we enforce this one); 0: none. Default 10.',
+    }),
     holdOrphansForConfirmation: z.boolean().meta({
       description:
         'When true (the default), a panel server the reconciler finds without a record is held for an admin to confirm (GET /v1/admin/orphans, POST /v1/admin/orphans/{id}/confirm) instead of deleted from the panel.',
