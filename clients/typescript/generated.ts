@@ -14,5 +14,6 @@ export const IDEMPOTENT_OPERATIONS: readonly string[] = [
   'POST /v1/keys',
   'POST /v1/servers',
   'POST /v1/servers/{id}/backups',
+  'POST /v1/servers/{id}/schedules',
   'POST /v1/webhook-endpoints',
 ];

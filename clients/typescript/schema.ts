@@ -845,6 +845,63 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/servers/{id}/schedules': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The server's schedules with their tasks */
+    get: operations['listSchedules'];
+    put?: never;
+    /**
+     * Create a schedule and its tasks (1 + one panel call per task)
+     * @description Cron fields and tasks are checked as the panel checks them (400 naming the field). At most `schedulesPerServer` schedules per server (422 `limit_exceeded`), at most 10 tasks each. A task the panel refuses removes the schedule again: nothing is left behind.
+     */
+    post: operations['createSchedule'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/servers/{id}/schedules/{scheduleId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One schedule with its tasks */
+    get: operations['getSchedule'];
+    put?: never;
+    post?: never;
+    /** Delete a schedule and its tasks */
+    delete: operations['deleteSchedule'];
+    options?: never;
+    head?: never;
+    /** Change a schedule; `tasks`, when given, replaces its task list */
+    patch: operations['updateSchedule'];
+    trace?: never;
+  };
+  '/v1/servers/{id}/schedules/{scheduleId}/run': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Run a schedule now (active or not); 409 when it has no tasks */
+    post: operations['runSchedule'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/account/transactions': {
     parameters: {
       query?: never;
@@ -5673,6 +5730,102 @@ export interface components {
       /** @enum {boolean} */
       deleted: true;
     };
+    ScheduleList: {
+      data: components['schemas']['Schedule'][];
+      /**
+       * Format: int32
+       * @description Schedules this server may hold (the setting `schedulesPerServer`).
+       */
+      limit: number;
+    };
+    Schedule: {
+      id: string;
+      name: string;
+      cron: components['schemas']['CronFields'];
+      active: boolean;
+      onlyWhenOnline: boolean;
+      processing: boolean;
+      /** Format: date-time */
+      nextRunAt: string | null;
+      /** Format: date-time */
+      lastRunAt: string | null;
+      /** Format: date-time */
+      createdAt: string;
+      tasks: components['schemas']['ScheduleTask'][];
+    };
+    CronFields: {
+      minute: string;
+      hour: string;
+      dayOfMonth: string;
+      month: string;
+      dayOfWeek: string;
+    };
+    ScheduleTask: {
+      id: string;
+      /** Format: int32 */
+      sequence: number;
+      /** @enum {string} */
+      action: 'power' | 'command' | 'backup';
+      payload: string;
+      /** Format: int32 */
+      timeOffsetSeconds: number;
+      continueOnFailure: boolean;
+      queued: boolean;
+    };
+    CreateSchedule: {
+      name: string;
+      cron: components['schemas']['Cron'];
+      /** @description Default true. */
+      active?: boolean;
+      /** @description Run only while the server is starting or running (default false). */
+      onlyWhenOnline?: boolean;
+      /** @description In order, at most 10. */
+      tasks?: components['schemas']['ScheduleTaskInput'][];
+    };
+    /** @description Five cron fields, UTC. */
+    Cron: {
+      /** @description 0-59, e.g. `0`, `*\/15`, `0,30`. */
+      minute: string;
+      /** @description 0-23. */
+      hour: string;
+      /** @description 1-31 (`*` any). */
+      dayOfMonth: string;
+      /** @description 1-12 or JAN-DEC. */
+      month: string;
+      /** @description 0-7 (0 and 7: Sunday) or SUN-SAT. */
+      dayOfWeek: string;
+    };
+    ScheduleTaskInput: {
+      /** @enum {string} */
+      action: 'power' | 'command' | 'backup';
+      /** @description command: the console line; power: start|stop|restart|kill; backup: paths left out, one per line (optional). */
+      payload?: string;
+      /**
+       * Format: int32
+       * @description Wait after the task before (0-900 s, default 0).
+       */
+      timeOffsetSeconds?: number;
+      /** @description Go on with the next task when this one fails (default false). */
+      continueOnFailure?: boolean;
+    };
+    UpdateSchedule: {
+      name?: string;
+      cron?: components['schemas']['Cron'];
+      active?: boolean;
+      onlyWhenOnline?: boolean;
+      /** @description Replaces the task list when given. */
+      tasks?: components['schemas']['ScheduleTaskInput'][];
+    };
+    DeletedSchedule: {
+      id: string;
+      /** @enum {boolean} */
+      deleted: true;
+    };
+    ScheduleRun: {
+      id: string;
+      /** @enum {boolean} */
+      started: true;
+    };
     LedgerList: {
       data: components['schemas']['LedgerEntry'][];
       /** @description Pass as `cursor` for the next page; null on the last page. */
@@ -6799,6 +6952,11 @@ export interface components {
        * @description Backups per server: the panel's feature_limits.backups, set at deploy and resize; 0: none.
        */
       backupsPerServer: number;
+      /**
+       * Format: int32
+       * @description Schedules per server (the panel has no limit of its own; we enforce this one); 0: none. Default 10.
+       */
+      schedulesPerServer: number;
       /** @description When true (the default), a panel server the reconciler finds without a record is held for an admin to confirm (GET /v1/admin/orphans, POST /v1/admin/orphans/{id}/confirm) instead of deleted from the panel. */
       holdOrphansForConfirmation: boolean;
       brand: components['schemas']['Brand'];
@@ -6958,6 +7116,11 @@ export interface components {
        * @description Backups per server: the panel's feature_limits.backups, set at deploy and resize; 0: none.
        */
       backupsPerServer?: number;
+      /**
+       * Format: int32
+       * @description Schedules per server (the panel has no limit of its own; we enforce this one); 0: none. Default 10.
+       */
+      schedulesPerServer?: number;
       /** @description When true (the default), a panel server the reconciler finds without a record is held for an admin to confirm (GET /v1/admin/orphans, POST /v1/admin/orphans/{id}/confirm) instead of deleted from the panel. */
       holdOrphansForConfirmation?: boolean;
       brand?: {
@@ -20385,6 +20548,1871 @@ export interface operations {
       };
     };
   };
+  listSchedules: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The server's schedules with their tasks */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "example id",
+           *           "name": "survival",
+           *           "cron": {
+           *             "minute": "example minute",
+           *             "hour": "example hour",
+           *             "dayOfMonth": "example dayOfMonth",
+           *             "month": "example month",
+           *             "dayOfWeek": "example dayOfWeek"
+           *           },
+           *           "active": true,
+           *           "onlyWhenOnline": true,
+           *           "processing": true,
+           *           "nextRunAt": "2026-11-26T10:00:00.000Z",
+           *           "lastRunAt": "2026-11-26T10:00:00.000Z",
+           *           "createdAt": "2026-11-26T10:00:00.000Z",
+           *           "tasks": [
+           *             {
+           *               "id": "example id",
+           *               "sequence": 1,
+           *               "action": "power",
+           *               "payload": "example payload",
+           *               "timeOffsetSeconds": 60,
+           *               "continueOnFailure": true,
+           *               "queued": true
+           *             }
+           *           ]
+           *         }
+           *       ],
+           *       "limit": 25
+           *     }
+           */
+          'application/json': components['schemas']['ScheduleList'];
+        };
+      };
+      /** @description Bad request: `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  createSchedule: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Replays the first response for a repeated request (24 hours). */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateSchedule'];
+      };
+    };
+    responses: {
+      /** @description Create a schedule and its tasks (1 + one panel call per task) */
+      201: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Idempotent-Replayed': components['headers']['IdempotentReplayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "example id",
+           *       "name": "survival",
+           *       "cron": {
+           *         "minute": "example minute",
+           *         "hour": "example hour",
+           *         "dayOfMonth": "example dayOfMonth",
+           *         "month": "example month",
+           *         "dayOfWeek": "example dayOfWeek"
+           *       },
+           *       "active": true,
+           *       "onlyWhenOnline": true,
+           *       "processing": true,
+           *       "nextRunAt": "2026-11-26T10:00:00.000Z",
+           *       "lastRunAt": "2026-11-26T10:00:00.000Z",
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "tasks": [
+           *         {
+           *           "id": "example id",
+           *           "sequence": 1,
+           *           "action": "power",
+           *           "payload": "example payload",
+           *           "timeOffsetSeconds": 60,
+           *           "continueOnFailure": true,
+           *           "queued": true
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['Schedule'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
+      402: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `idempotency_conflict` (This Idempotency-Key was used with a different request.); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'idempotency_conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU, disk or backups per server).) */
+      422: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'limit_exceeded';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getSchedule: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        scheduleId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One schedule with its tasks */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "example id",
+           *       "name": "survival",
+           *       "cron": {
+           *         "minute": "example minute",
+           *         "hour": "example hour",
+           *         "dayOfMonth": "example dayOfMonth",
+           *         "month": "example month",
+           *         "dayOfWeek": "example dayOfWeek"
+           *       },
+           *       "active": true,
+           *       "onlyWhenOnline": true,
+           *       "processing": true,
+           *       "nextRunAt": "2026-11-26T10:00:00.000Z",
+           *       "lastRunAt": "2026-11-26T10:00:00.000Z",
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "tasks": [
+           *         {
+           *           "id": "example id",
+           *           "sequence": 1,
+           *           "action": "power",
+           *           "payload": "example payload",
+           *           "timeOffsetSeconds": 60,
+           *           "continueOnFailure": true,
+           *           "queued": true
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['Schedule'];
+        };
+      };
+      /** @description Bad request: `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  deleteSchedule: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        scheduleId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Delete a schedule and its tasks */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "example id",
+           *       "deleted": true
+           *     }
+           */
+          'application/json': components['schemas']['DeletedSchedule'];
+        };
+      };
+      /** @description Bad request: `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
+      402: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  updateSchedule: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        scheduleId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateSchedule'];
+      };
+    };
+    responses: {
+      /** @description Change a schedule; `tasks`, when given, replaces its task list */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "example id",
+           *       "name": "survival",
+           *       "cron": {
+           *         "minute": "example minute",
+           *         "hour": "example hour",
+           *         "dayOfMonth": "example dayOfMonth",
+           *         "month": "example month",
+           *         "dayOfWeek": "example dayOfWeek"
+           *       },
+           *       "active": true,
+           *       "onlyWhenOnline": true,
+           *       "processing": true,
+           *       "nextRunAt": "2026-11-26T10:00:00.000Z",
+           *       "lastRunAt": "2026-11-26T10:00:00.000Z",
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "tasks": [
+           *         {
+           *           "id": "example id",
+           *           "sequence": 1,
+           *           "action": "power",
+           *           "payload": "example payload",
+           *           "timeOffsetSeconds": 60,
+           *           "continueOnFailure": true,
+           *           "queued": true
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['Schedule'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
+      402: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU, disk or backups per server).) */
+      422: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'limit_exceeded';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  runSchedule: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        scheduleId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Run a schedule now (active or not); 409 when it has no tasks */
+      202: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "example id",
+           *       "started": true
+           *     }
+           */
+          'application/json': components['schemas']['ScheduleRun'];
+        };
+      };
+      /** @description Bad request: `no_client_key` (The server's instance has no client key, so power, console, files and live usage are unavailable.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'no_client_key' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
+      402: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
   listTransactions: {
     parameters: {
       query?: {
@@ -28274,6 +30302,7 @@ export interface operations {
            *       },
            *       "autoTopUpMaxFailures": 1,
            *       "backupsPerServer": 1,
+           *       "schedulesPerServer": 1,
            *       "holdOrphansForConfirmation": true,
            *       "brand": {
            *         "name": "survival",
@@ -28461,6 +30490,7 @@ export interface operations {
            *       },
            *       "autoTopUpMaxFailures": 1,
            *       "backupsPerServer": 1,
+           *       "schedulesPerServer": 1,
            *       "holdOrphansForConfirmation": true,
            *       "brand": {
            *         "name": "survival",

@@ -1,11 +1,11 @@
 import * as z from 'zod';
-import { checkCron } from '../../servers/cron.ts';
+import { checkCron } from '../cron.ts';
 import { SafeText, Timestamp, Uuid, int32, text } from './common.ts';
 
 /**
  * Server schedules through the panel (shared/servers/schedules.ts). The panel's rules are checked
  * here so bad input is our 400 naming the field, never a panel refusal: the cron fields as the panel
- * parses them (shared/servers/cron.ts), at most 10 tasks (the panel's per_schedule_task_limit), each
+ * parses them (shared/api/cron.ts), at most 10 tasks (the panel's per_schedule_task_limit), each
  * an action power|command|backup with a payload unless backup, and a time offset of 0 to 900 s.
  * A schedule's id is the panel's (digits).
  */
