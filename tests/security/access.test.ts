@@ -154,6 +154,12 @@ const VALID_VALUES = {
   root: '/',
   amountCents: 1000,
   note: 'matrix',
+  // A schedule's cron fields (the example generator's text is not a cron field).
+  minute: '0',
+  hour: '4',
+  dayOfMonth: '*',
+  month: '*',
+  dayOfWeek: '*',
 };
 
 /** A path parameter: A's real resources, or for `unknown` an id nothing has. */
@@ -173,6 +179,8 @@ function param(def: RouteDef, name: string, mode: 'real' | 'unknown'): string {
   if (name === 'instanceId') return fx.instanceId;
   if (name === 'invoiceId') return fx.invoiceId;
   if (name === 'eggId') return '1';
+  // A schedule id no server has: the owner's probe is the panel's 404.
+  if (name === 'scheduleId') return '999999';
   if (name === 'file') return 'swagger-ui.css';
   // A parameter added later: a value its schema accepts.
   return String(example(schema, {}, {}));
