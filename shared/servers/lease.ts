@@ -33,7 +33,7 @@ export const SYSTEM_WAIT_MS = 20_000;
 const POLL_MS = 100;
 
 export type CustomerOperation = 'resize' | 'delete' | 'power' | 'rename' | 'startup' | 'reinstall' | FileOperation;
-/** File and backup changes (files.ts, backups.ts): one or two panel calls each, under the request's deadline. */
+/** File, backup and schedule changes (files.ts, backups.ts, schedules.ts): a few panel calls each, under the request's deadline. */
 export type FileOperation = 'files' | 'backups' | 'schedules';
 export type SystemOperation = 'suspend' | 'unsuspend' | 'reconcile';
 export type LeasedOperation = CustomerOperation | SystemOperation;
