@@ -105,7 +105,7 @@ describe.skipIf(!browserPath)('the Schedules tab', () => {
   it('runs now and deletes from the list', async () => {
     await tab('Schedules').click();
     await page.getByTestId('schedule-row').first().waitFor();
-    await page.getByRole('button', { name: 'Run Morning announcement now' }).click();
+    await page.getByRole('button', { name: 'Run now: Morning announcement' }).click();
     await page.getByText('Schedule Morning announcement started.').waitFor();
     // The second time the command reached the server: the run at its minute, then this one.
     const sent = () => stack.panel!.sim.commands(serverIdentifier()).filter((c) => c === 'say good morning from a schedule').length;

@@ -131,7 +131,7 @@ export default function SchedulesTab({ server }: TabProps) {
                       busy={run.busy}
                       disabled={s.tasks.length === 0}
                       onClick={() => void run.run(s)}
-                      aria-label={`Run ${s.name} now`}
+                      aria-label={`Run now: ${s.name}`}
                     >
                       Run now
                     </Button>
