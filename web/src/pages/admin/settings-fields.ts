@@ -168,6 +168,14 @@ export const SETTING_GROUPS: { legend: string; fields: SettingField[] }[] = [
         max: 100,
       },
       {
+        path: 'schedulesPerServer',
+        label: 'Schedules per server',
+        description: 'Ours (the panel has no limit); 0: none.',
+        unit: 'count',
+        min: 0,
+        max: 100,
+      },
+      {
         path: 'suspendedRetentionDays',
         label: 'Delete suspended servers after (days)',
         description: 'Servers suspended this many days are deleted. Empty keeps them forever.',
