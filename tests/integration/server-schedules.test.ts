@@ -238,6 +238,22 @@ describe('the limit per server (schedulesPerServer)', () => {
     await deleteAll();
     expect((await api.call('PUT', '/v1/admin/settings', { body: { schedulesPerServer: 10 } })).status).toBe(200);
   });
+
+  it("counts from the server's record, which the next list puts right when the panel's set differs", async () => {
+    expect((await api.call('PUT', '/v1/admin/settings', { body: { schedulesPerServer: 1 } })).status).toBe(200);
+    const made = await api.call('POST', path(), { token, body: { name: 'only one', cron: daily } });
+    expect(made.status, made.text).toBe(201);
+    // Gone from the panel behind our back (an operator in the panel's admin area): the record still counts it.
+    const store = schedulesOf(sim.wings);
+    store.schedules = store.schedules.filter((s) => s.id !== Number(made.body.id));
+    const { result: refused, calls } = await panelCalls(() => api.call('POST', path(), { token, body: { name: 'second', cron: daily } }));
+    expectEnvelope(refused, 422, 'limit_exceeded');
+    expect(calls).toEqual({});
+    expect((await api.call('GET', path(), { token })).body.data).toEqual([]);
+    expect((await api.call('POST', path(), { token, body: { name: 'second', cron: daily } })).status).toBe(201);
+    await deleteAll();
+    expect((await api.call('PUT', '/v1/admin/settings', { body: { schedulesPerServer: 10 } })).status).toBe(200);
+  });
 });
 
 describe('running', () => {
