@@ -173,6 +173,8 @@ export interface ServerItem extends Stored {
   billedThrough?: string;
   /** The caller's labels (shared/labels.ts); absent on servers recorded before labels existed (shown as `{}`). */
   labels?: Record<string, string>;
+  /** Extras bought beyond what the settings include (shared/servers/addons.ts); absent: none. */
+  addons?: { backups: number; databases: number; ports: number };
 }
 
 /** The primary allocation of a server: `host` is what a player types (the alias, else the node's FQDN, else the IP). */

@@ -52,6 +52,18 @@ export const DEFAULT_SETTINGS: SettingsValue = {
   autoTopUpMaxFailures: 3,
   // Backups take node disk outside the server's own disk limit (Wings' local adapter): a few per server.
   backupsPerServer: 3,
+  // Databases and extra ports are add-ons; the primary port is included.
+  databasesPerServer: 0,
+  portsPerServer: 1,
+  // Budget-host prices: a backup slot or a port about 51 ¢ for a 730-hour month, a database about $1.02.
+  addons: {
+    backupMillicentsPerHour: 70,
+    databaseMillicentsPerHour: 140,
+    portMillicentsPerHour: 70,
+    maxBackups: 20,
+    maxDatabases: 10,
+    maxPorts: 10,
+  },
   // A server the reconciler takes for an orphan is deleted only once an admin confirms it.
   holdOrphansForConfirmation: true,
   // White text on the default colour: 5.72:1 (WCAG AA).
@@ -83,6 +95,7 @@ export function withDefaults(stored: Partial<SettingsValue> | undefined): Settin
     ...stored,
     prices: { ...DEFAULT_SETTINGS.prices, ...stored?.prices },
     serverCaps: { ...DEFAULT_SETTINGS.serverCaps, ...stored?.serverCaps },
+    addons: { ...DEFAULT_SETTINGS.addons, ...stored?.addons },
     invoiceIssuer: mergeIssuer(DEFAULT_SETTINGS.invoiceIssuer, stored?.invoiceIssuer),
     brand: { ...DEFAULT_SETTINGS.brand, ...stored?.brand },
   };
