@@ -133,7 +133,12 @@ const sameLimits = (a: BuildBody['feature_limits'], b: BuildBody['feature_limits
   a.databases === b.databases && a.allocations === b.allocations && a.backups === b.backups;
 
 /** One build PATCH with the panel's build as it is and the new feature limits; a lost answer is settled by reading back. */
-async function applyLimits(client: PanelClient, onPanel: PanelServer, limits: BuildBody['feature_limits'], serverId: string): Promise<void> {
+async function applyLimits(
+  client: PanelClient,
+  onPanel: PanelServer,
+  limits: BuildBody['feature_limits'],
+  serverId: string,
+): Promise<void> {
   const resources = { ramMb: onPanel.limits.memory, cpuPercent: onPanel.limits.cpu, diskMb: onPanel.limits.disk };
   try {
     await client.updateBuild(onPanel.id, buildWith(onPanel, resources, limits));

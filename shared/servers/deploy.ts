@@ -59,10 +59,7 @@ export async function deployServer(
   principal: { accountId: string; email: string },
   input: z.infer<typeof CreateServer>,
 ): Promise<ServerView> {
-  const { resources, addons, settings, priceMillicents, price, snap, required, burnAfter } = await admitDeploy(
-    principal.accountId,
-    input,
-  );
+  const { resources, addons, settings, priceMillicents, price, snap, required, burnAfter } = await admitDeploy(principal.accountId, input);
   if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, burnAfter);
   if (snap.budgetCapCents !== null) await assertWithinBudget(principal.accountId, burnAfter);
   // The caller's fields must be storable before the panel creates anything (see removeUnrecorded).

@@ -68,7 +68,11 @@ function quoteLines(
   prices: Awaited<ReturnType<typeof admitDeploy>>['settings']['addons'],
   totalMillicents: number,
 ): z.infer<typeof Quote>['lines'] {
-  const unit = { backups: prices.backupMillicentsPerHour, databases: prices.databaseMillicentsPerHour, ports: prices.portMillicentsPerHour };
+  const unit = {
+    backups: prices.backupMillicentsPerHour,
+    databases: prices.databaseMillicentsPerHour,
+    ports: prices.portMillicentsPerHour,
+  };
   const extras = (['backups', 'databases', 'ports'] as const)
     .filter((k) => addons[k] > 0)
     .map((k) => ({ item: k, quantity: addons[k], unitMillicentsPerHour: unit[k], millicentsPerHour: addons[k] * unit[k] }));

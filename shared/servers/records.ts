@@ -429,7 +429,10 @@ export async function recordAddons(change: AddonsChange): Promise<void> {
         ]);
       } catch (err) {
         if (isConditionFailed(err, 'server')) {
-          throw new ApiError('conflict', 'The server changed while its add-ons were changed (a resize, a suspension or a deletion); read it and try again');
+          throw new ApiError(
+            'conflict',
+            'The server changed while its add-ons were changed (a resize, a suspension or a deletion); read it and try again',
+          );
         }
         if (isConditionFailed(err, 'budget') && !err.has('profile')) throw overBudget(snap.budgetCapCents!);
         throw err;

@@ -91,7 +91,10 @@ describe('deploy with add-ons', () => {
 
   it('above the maximum: 422 limit_exceeded naming the field, nothing deployed', async () => {
     const { token } = await customer(api, 'addons-max@example.com', { grantCents: 5_000 });
-    const res = await api.call('POST', '/v1/servers', { token, body: { ...small, name: 'too many', addons: { backups: 0, databases: 11, ports: 0 } } });
+    const res = await api.call('POST', '/v1/servers', {
+      token,
+      body: { ...small, name: 'too many', addons: { backups: 0, databases: 11, ports: 0 } },
+    });
     expectEnvelope(res, 422, 'limit_exceeded');
     expect(res.body.error.details.issues).toEqual([{ field: 'body.addons.databases', message: 'must be at most 10' }]);
     expect((await api.call('GET', '/v1/servers', { token })).body.data).toEqual([]);
@@ -168,7 +171,12 @@ describe('PUT /v1/servers/:id/addons', () => {
     const over = await api.call('PUT', `/v1/servers/${server.id}/addons`, { token, body: { backups: 21, databases: 0, ports: 0 } });
     expectEnvelope(over, 422, 'limit_exceeded');
     expect(over.body.error.details.issues).toEqual([{ field: 'body.backups', message: 'must be at most 20' }]);
-    for (const body of [{ backups: 1 }, { backups: -1, databases: 0, ports: 0 }, { backups: 1.5, databases: 0, ports: 0 }, { backups: 0, databases: 0, ports: 0, x: 1 }]) {
+    for (const body of [
+      { backups: 1 },
+      { backups: -1, databases: 0, ports: 0 },
+      { backups: 1.5, databases: 0, ports: 0 },
+      { backups: 0, databases: 0, ports: 0, x: 1 },
+    ]) {
       expectEnvelope(await api.call('PUT', `/v1/servers/${server.id}/addons`, { token, body }), 400, 'validation_failed');
     }
     expect(limitsOnPanel(server.identifier)).toEqual({ databases: 0, allocations: 1, backups: 3 });
@@ -230,9 +238,18 @@ describe('PUT /v1/servers/:id/addons', () => {
     const server = await deploy(token, 'raced');
     const settings = (await api.call('GET', '/v1/admin/settings')).body;
     for (const [a, b] of [
-      [{ backups: 1, databases: 0, ports: 2 }, { backups: 4, databases: 3, ports: 0 }],
-      [{ backups: 0, databases: 1, ports: 1 }, { backups: 2, databases: 0, ports: 3 }],
-      [{ backups: 5, databases: 5, ports: 5 }, { backups: 0, databases: 0, ports: 0 }],
+      [
+        { backups: 1, databases: 0, ports: 2 },
+        { backups: 4, databases: 3, ports: 0 },
+      ],
+      [
+        { backups: 0, databases: 1, ports: 1 },
+        { backups: 2, databases: 0, ports: 3 },
+      ],
+      [
+        { backups: 5, databases: 5, ports: 5 },
+        { backups: 0, databases: 0, ports: 0 },
+      ],
     ]) {
       const results = await Promise.all([a, b].map((body) => api.call('PUT', `/v1/servers/${server.id}/addons`, { token, body })));
       for (const r of results) expect([200, 409], r.text).toContain(r.status);

@@ -95,7 +95,9 @@ const ResourcePrice = z
 
 const AddonPrice = z
   .object({
-    addon: z.enum(['backups', 'databases', 'ports']).meta({ description: 'The `addons` field of a deploy or PUT /v1/servers/{id}/addons.' }),
+    addon: z
+      .enum(['backups', 'databases', 'ports'])
+      .meta({ description: 'The `addons` field of a deploy or PUT /v1/servers/{id}/addons.' }),
     included: int32(0, 100).meta({ description: 'How many every server has without buying any.' }),
     max: int32(0, 100).meta({ description: 'The most extras one server may buy (0: not sold).' }),
     millicentsPerUnitHour: Millicents.meta({ description: 'The exact price of one extra for one hour, in 1/1000 cent.' }),
