@@ -165,6 +165,26 @@ describe('PUT /v1/servers/:id/addons', () => {
     }
   });
 
+  it('a monthly budget bounds add-ons as it bounds resources: 422 limit_exceeded, nothing changed', async () => {
+    const { token, id } = await customer(api, 'addons-budget@example.com', { grantCents: 5_000 });
+    const server = await deploy(token, 'budgeted', { backups: 0, databases: 1, ports: 0 });
+    const budget = (await api.call('GET', '/v1/account/budget', { token })).body;
+    // Room for the server as it is to the end of the month, not for ten databases more.
+    const set = await api.call('PUT', '/v1/account/budget', {
+      token,
+      body: { monthlyCapCents: budget.projectedCents + 1, action: 'refuse' },
+    });
+    expect(set.status, set.text).toBe(200);
+    const res = await api.call('PUT', `/v1/servers/${server.id}/addons`, { token, body: { backups: 0, databases: 10, ports: 0 } });
+    expectEnvelope(res, 422, 'limit_exceeded');
+    expect(limitsOnPanel(server.identifier).databases).toBe(1);
+    expect((await getRaw(keys.server(id, server.id)))!.priceMillicentsPerHour).toBe(RESOURCES_MC + D);
+    // Removing never needs room in the budget.
+    const cheaper = await api.call('PUT', `/v1/servers/${server.id}/addons`, { token, body: { backups: 0, databases: 0, ports: 0 } });
+    expect(cheaper.status, cheaper.text).toBe(200);
+    expect(cheaper.body.priceMillicentsPerHour).toBe(RESOURCES_MC);
+  });
+
   it('above the maxima: 422 naming the field; bad bodies 400', async () => {
     const { token } = await customer(api, 'addons-bad@example.com', { grantCents: 5_000 });
     const server = await deploy(token, 'bounded');
