@@ -474,6 +474,26 @@ export interface paths {
     patch: operations['updateServer'];
     trace?: never;
   };
+  '/v1/servers/{id}/addons': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Set the add-ons (extra backup slots, databases, ports): feature limits on the panel at once, hourly price recomputed
+     * @description The extras the server has from now on (all three). Each is priced per hour (GET /v1/pricing `addons`) and added to the server's hourly price from this moment, billed by the hourly pass like resources; a removed one is no longer charged after the current hour. A higher price needs the 24-hour runway and fits the budget as an upsize does. Lowering below what the server holds (its backups, databases or ports) is 409 `conflict` naming the count. Owner only.
+     */
+    put: operations['setServerAddons'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/servers/{id}/startup': {
     parameters: {
       query?: never;
@@ -2153,6 +2173,24 @@ export interface components {
       /** Format: date-time */
       deletedAt: string | null;
       labels: components['schemas']['Labels'];
+      /** @description Extras bought beyond what every server includes (zeros when none); part of the hourly price. */
+      addons: {
+        /**
+         * Format: int32
+         * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        backups: number;
+        /**
+         * Format: int32
+         * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        databases: number;
+        /**
+         * Format: int32
+         * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        ports: number;
+      };
     };
     ServerAddress: {
       /** @description Alias, else node FQDN, else ip. */
@@ -2254,6 +2292,24 @@ export interface components {
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
+        /** @description Extras bought beyond what every server includes (zeros when none); part of the hourly price. */
+        addons: {
+          /**
+           * Format: int32
+           * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          backups: number;
+          /**
+           * Format: int32
+           * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          databases: number;
+          /**
+           * Format: int32
+           * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          ports: number;
+        };
         previousResources: components['schemas']['Resources'];
       };
     };
@@ -2316,6 +2372,24 @@ export interface components {
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
+        /** @description Extras bought beyond what every server includes (zeros when none); part of the hourly price. */
+        addons: {
+          /**
+           * Format: int32
+           * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          backups: number;
+          /**
+           * Format: int32
+           * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          databases: number;
+          /**
+           * Format: int32
+           * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          ports: number;
+        };
         /**
          * @description Why the platform suspended it (as `suspendedReason`).
          * @enum {string}
@@ -2402,6 +2476,24 @@ export interface components {
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
+        /** @description Extras bought beyond what every server includes (zeros when none); part of the hourly price. */
+        addons: {
+          /**
+           * Format: int32
+           * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          backups: number;
+          /**
+           * Format: int32
+           * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          databases: number;
+          /**
+           * Format: int32
+           * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          ports: number;
+        };
         install: {
           /** @enum {string} */
           kind: 'deploy' | 'reinstall';
@@ -2471,6 +2563,24 @@ export interface components {
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
+        /** @description Extras bought beyond what every server includes (zeros when none); part of the hourly price. */
+        addons: {
+          /**
+           * Format: int32
+           * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          backups: number;
+          /**
+           * Format: int32
+           * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          databases: number;
+          /**
+           * Format: int32
+           * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          ports: number;
+        };
         install: {
           /** @enum {string} */
           kind: 'deploy' | 'reinstall';
@@ -2540,6 +2650,24 @@ export interface components {
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
+        /** @description Extras bought beyond what every server includes (zeros when none); part of the hourly price. */
+        addons: {
+          /**
+           * Format: int32
+           * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          backups: number;
+          /**
+           * Format: int32
+           * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          databases: number;
+          /**
+           * Format: int32
+           * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          ports: number;
+        };
         install: {
           /** @enum {string} */
           kind: 'deploy' | 'reinstall';
@@ -4133,6 +4261,24 @@ export interface components {
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
+        /** @description Extras bought beyond what every server includes (zeros when none); part of the hourly price. */
+        addons: {
+          /**
+           * Format: int32
+           * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          backups: number;
+          /**
+           * Format: int32
+           * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          databases: number;
+          /**
+           * Format: int32
+           * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          ports: number;
+        };
         previousResources: components['schemas']['Resources'];
       };
     };
@@ -4198,6 +4344,24 @@ export interface components {
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
+        /** @description Extras bought beyond what every server includes (zeros when none); part of the hourly price. */
+        addons: {
+          /**
+           * Format: int32
+           * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          backups: number;
+          /**
+           * Format: int32
+           * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          databases: number;
+          /**
+           * Format: int32
+           * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          ports: number;
+        };
         /**
          * @description Why the platform suspended it (as `suspendedReason`).
          * @enum {string}
@@ -4293,6 +4457,24 @@ export interface components {
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
+        /** @description Extras bought beyond what every server includes (zeros when none); part of the hourly price. */
+        addons: {
+          /**
+           * Format: int32
+           * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          backups: number;
+          /**
+           * Format: int32
+           * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          databases: number;
+          /**
+           * Format: int32
+           * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          ports: number;
+        };
         install: {
           /** @enum {string} */
           kind: 'deploy' | 'reinstall';
@@ -4365,6 +4547,24 @@ export interface components {
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
+        /** @description Extras bought beyond what every server includes (zeros when none); part of the hourly price. */
+        addons: {
+          /**
+           * Format: int32
+           * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          backups: number;
+          /**
+           * Format: int32
+           * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          databases: number;
+          /**
+           * Format: int32
+           * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          ports: number;
+        };
         install: {
           /** @enum {string} */
           kind: 'deploy' | 'reinstall';
@@ -4437,6 +4637,24 @@ export interface components {
         /** Format: date-time */
         deletedAt: string | null;
         labels: components['schemas']['Labels'];
+        /** @description Extras bought beyond what every server includes (zeros when none); part of the hourly price. */
+        addons: {
+          /**
+           * Format: int32
+           * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          backups: number;
+          /**
+           * Format: int32
+           * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          databases: number;
+          /**
+           * Format: int32
+           * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+           */
+          ports: number;
+        };
         install: {
           /** @enum {string} */
           kind: 'deploy' | 'reinstall';
@@ -5019,6 +5237,8 @@ export interface components {
       /** @enum {number} */
       hoursPerMonth: 730;
       resources: components['schemas']['ResourcePrice'][];
+      /** @description Extras a server may buy beyond what it includes, each added to the server's hourly price (no rounding of its own). */
+      addons: components['schemas']['AddonPrice'][];
       /** @description How a server's hourly price follows from its resources; the exact price is rounded down once, to a whole millicent. */
       formula: string;
       /** @description The smallest deployable server and what it costs. */
@@ -5110,6 +5330,33 @@ export interface components {
        */
       millicentsPerUnitMonth: number;
     };
+    AddonPrice: {
+      /**
+       * @description The `addons` field of a deploy or PUT /v1/servers/{id}/addons.
+       * @enum {string}
+       */
+      addon: 'backups' | 'databases' | 'ports';
+      /**
+       * Format: int32
+       * @description How many every server has without buying any.
+       */
+      included: number;
+      /**
+       * Format: int32
+       * @description The most extras one server may buy (0: not sold).
+       */
+      max: number;
+      /**
+       * Format: int64
+       * @description The exact price of one extra for one hour, in 1/1000 cent.
+       */
+      millicentsPerUnitHour: number;
+      /**
+       * Format: int64
+       * @description The same for a 730-hour month (× 730).
+       */
+      millicentsPerUnitMonth: number;
+    };
     PricingRegion: {
       region: string;
       name: string | null;
@@ -5190,11 +5437,32 @@ export interface components {
       /** @description One of the egg's docker images; the egg default when omitted. */
       dockerImage?: string;
       labels?: components['schemas']['Labels'];
+      /** @description Extra backup slots, databases and ports, priced per hour and added to the hourly price; none when omitted. */
+      addons?: {
+        /**
+         * Format: int32
+         * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        backups: number;
+        /**
+         * Format: int32
+         * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        databases: number;
+        /**
+         * Format: int32
+         * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        ports: number;
+      };
     };
     Quote: {
       /** @description The deploy would succeed now: the runway and budget pass and a node can take it. */
       deployable: boolean;
       resources: components['schemas']['Resources'];
+      addons: components['schemas']['Addons'];
+      /** @description The hourly price itemised: the resources, then each add-on bought. */
+      lines: components['schemas']['QuoteLine'][];
       /**
        * Format: int64
        * @description The exact hourly price the deploy would charge (as `Server.priceMillicentsPerHour`).
@@ -5275,6 +5543,43 @@ export interface components {
         unansweredInstances: string[];
       };
     };
+    /** @description Extras bought for a server, each priced per hour (settings.addons) and added to its hourly price. The panel's feature limits are what the settings include plus these. */
+    Addons: {
+      /**
+       * Format: int32
+       * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+       */
+      backups: number;
+      /**
+       * Format: int32
+       * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+       */
+      databases: number;
+      /**
+       * Format: int32
+       * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+       */
+      ports: number;
+    };
+    QuoteLine: {
+      /** @enum {string} */
+      item: 'resources' | 'backups' | 'databases' | 'ports';
+      /**
+       * Format: int32
+       * @description Extras bought (1 for resources).
+       */
+      quantity: number;
+      /**
+       * Format: int64
+       * @description One extra for one hour (resources: their price).
+       */
+      unitMillicentsPerHour: number;
+      /**
+       * Format: int64
+       * @description quantity × unit; the lines add up to `priceMillicentsPerHour`.
+       */
+      millicentsPerHour: number;
+    };
     ServerWithLive: {
       /** Format: uuid */
       id: string;
@@ -5326,6 +5631,24 @@ export interface components {
       /** Format: date-time */
       deletedAt: string | null;
       labels: components['schemas']['Labels'];
+      /** @description Extras bought beyond what every server includes (zeros when none); part of the hourly price. */
+      addons: {
+        /**
+         * Format: int32
+         * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        backups: number;
+        /**
+         * Format: int32
+         * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        databases: number;
+        /**
+         * Format: int32
+         * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        ports: number;
+      };
       live: components['schemas']['LiveState'];
     };
     LiveState: {
@@ -5380,6 +5703,24 @@ export interface components {
       labels?: {
         [key: string]: string;
       };
+    };
+    /** @description Extras bought for a server, each priced per hour (settings.addons) and added to its hourly price. The panel's feature limits are what the settings include plus these. */
+    AddonsUpdate: {
+      /**
+       * Format: int32
+       * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+       */
+      backups: number;
+      /**
+       * Format: int32
+       * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+       */
+      databases: number;
+      /**
+       * Format: int32
+       * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+       */
+      ports: number;
     };
     ServerStartup: {
       /** @description The egg's variables the panel lets users see. */
@@ -6307,6 +6648,24 @@ export interface components {
       /** Format: date-time */
       deletedAt: string | null;
       labels: components['schemas']['Labels'];
+      /** @description Extras bought beyond what every server includes (zeros when none); part of the hourly price. */
+      addons: {
+        /**
+         * Format: int32
+         * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        backups: number;
+        /**
+         * Format: int32
+         * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        databases: number;
+        /**
+         * Format: int32
+         * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        ports: number;
+      };
       /** Format: uuid */
       accountId: string;
     };
@@ -6949,7 +7308,7 @@ export interface components {
       autoTopUpMaxFailures: number;
       /**
        * Format: int32
-       * @description Backups per server: the panel's feature_limits.backups, set at deploy and resize; 0: none.
+       * @description Backups every server includes: with the backup slots bought as add-ons, the panel's feature_limits.backups, set at deploy, resize and add-on changes; 0: none.
        */
       backupsPerServer: number;
       /**
@@ -6957,6 +7316,49 @@ export interface components {
        * @description Schedules per server (the panel has no limit of its own; we enforce this one); 0: none. Default 10.
        */
       schedulesPerServer: number;
+      /**
+       * Format: int32
+       * @description Databases every server includes: with the databases bought as add-ons, the panel's feature_limits.databases.
+       */
+      databasesPerServer: number;
+      /**
+       * Format: int32
+       * @description Ports (allocations) every server includes, the primary one counted: with the ports bought as add-ons, the panel's feature_limits.allocations.
+       */
+      portsPerServer: number;
+      /** @description Add-ons bought per server beyond what it includes (backupsPerServer, databasesPerServer, portsPerServer): priced per hour like resources, added to the server's hourly price. */
+      addons: {
+        /**
+         * Format: int32
+         * @description Price of one extra backup slot for one hour, in 1/1000 cent.
+         */
+        backupMillicentsPerHour: number;
+        /**
+         * Format: int32
+         * @description Price of one extra database for one hour, in 1/1000 cent.
+         */
+        databaseMillicentsPerHour: number;
+        /**
+         * Format: int32
+         * @description Price of one extra port (allocation) for one hour, in 1/1000 cent.
+         */
+        portMillicentsPerHour: number;
+        /**
+         * Format: int32
+         * @description Extra backup slots one server may buy; 0: not sold.
+         */
+        maxBackups: number;
+        /**
+         * Format: int32
+         * @description Extra databases one server may buy; 0: not sold.
+         */
+        maxDatabases: number;
+        /**
+         * Format: int32
+         * @description Extra ports one server may buy; 0: not sold.
+         */
+        maxPorts: number;
+      };
       /** @description When true (the default), a panel server the reconciler finds without a record is held for an admin to confirm (GET /v1/admin/orphans, POST /v1/admin/orphans/{id}/confirm) instead of deleted from the panel. */
       holdOrphansForConfirmation: boolean;
       brand: components['schemas']['Brand'];
@@ -7113,7 +7515,7 @@ export interface components {
       autoTopUpMaxFailures?: number;
       /**
        * Format: int32
-       * @description Backups per server: the panel's feature_limits.backups, set at deploy and resize; 0: none.
+       * @description Backups every server includes: with the backup slots bought as add-ons, the panel's feature_limits.backups, set at deploy, resize and add-on changes; 0: none.
        */
       backupsPerServer?: number;
       /**
@@ -7121,6 +7523,48 @@ export interface components {
        * @description Schedules per server (the panel has no limit of its own; we enforce this one); 0: none. Default 10.
        */
       schedulesPerServer?: number;
+      /**
+       * Format: int32
+       * @description Databases every server includes: with the databases bought as add-ons, the panel's feature_limits.databases.
+       */
+      databasesPerServer?: number;
+      /**
+       * Format: int32
+       * @description Ports (allocations) every server includes, the primary one counted: with the ports bought as add-ons, the panel's feature_limits.allocations.
+       */
+      portsPerServer?: number;
+      addons?: {
+        /**
+         * Format: int32
+         * @description Price of one extra backup slot for one hour, in 1/1000 cent.
+         */
+        backupMillicentsPerHour?: number;
+        /**
+         * Format: int32
+         * @description Price of one extra database for one hour, in 1/1000 cent.
+         */
+        databaseMillicentsPerHour?: number;
+        /**
+         * Format: int32
+         * @description Price of one extra port (allocation) for one hour, in 1/1000 cent.
+         */
+        portMillicentsPerHour?: number;
+        /**
+         * Format: int32
+         * @description Extra backup slots one server may buy; 0: not sold.
+         */
+        maxBackups?: number;
+        /**
+         * Format: int32
+         * @description Extra databases one server may buy; 0: not sold.
+         */
+        maxDatabases?: number;
+        /**
+         * Format: int32
+         * @description Extra ports one server may buy; 0: not sold.
+         */
+        maxPorts?: number;
+      };
       /** @description When true (the default), a panel server the reconciler finds without a record is held for an admin to confirm (GET /v1/admin/orphans, POST /v1/admin/orphans/{id}/confirm) instead of deleted from the panel. */
       holdOrphansForConfirmation?: boolean;
       brand?: {
@@ -10468,6 +10912,11 @@ export interface operations {
            *             "labels": {
            *               "env": "prod",
            *               "example.com/team": "blue"
+           *             },
+           *             "addons": {
+           *               "backups": 1,
+           *               "databases": 1,
+           *               "ports": 100
            *             }
            *           }
            *         }
@@ -10661,6 +11110,11 @@ export interface operations {
            *         "labels": {
            *           "env": "prod",
            *           "example.com/team": "blue"
+           *         },
+           *         "addons": {
+           *           "backups": 1,
+           *           "databases": 1,
+           *           "ports": 100
            *         }
            *       }
            *     }
@@ -11770,6 +12224,15 @@ export interface operations {
            *           "millicentsPerUnitMonth": 1
            *         }
            *       ],
+           *       "addons": [
+           *         {
+           *           "addon": "backups",
+           *           "included": 1,
+           *           "max": 1,
+           *           "millicentsPerUnitHour": 1,
+           *           "millicentsPerUnitMonth": 1
+           *         }
+           *       ],
            *       "formula": "example formula",
            *       "smallestServer": {
            *         "ramMb": 2048,
@@ -12040,6 +12503,11 @@ export interface operations {
            *           "labels": {
            *             "env": "prod",
            *             "example.com/team": "blue"
+           *           },
+           *           "addons": {
+           *             "backups": 1,
+           *             "databases": 1,
+           *             "ports": 100
            *           }
            *         }
            *       ],
@@ -12234,6 +12702,11 @@ export interface operations {
            *       "labels": {
            *         "env": "prod",
            *         "example.com/team": "blue"
+           *       },
+           *       "addons": {
+           *         "backups": 1,
+           *         "databases": 1,
+           *         "ports": 100
            *       }
            *     }
            */
@@ -12561,6 +13034,19 @@ export interface operations {
            *         "cpuPercent": 100,
            *         "diskMb": 4096
            *       },
+           *       "addons": {
+           *         "backups": 1,
+           *         "databases": 1,
+           *         "ports": 100
+           *       },
+           *       "lines": [
+           *         {
+           *           "item": "resources",
+           *           "quantity": 1,
+           *           "unitMillicentsPerHour": 2700,
+           *           "millicentsPerHour": 1
+           *         }
+           *       ],
            *       "priceMillicentsPerHour": 2700,
            *       "priceCentsPerHour": 3,
            *       "monthly": {
@@ -12911,6 +13397,11 @@ export interface operations {
            *       "labels": {
            *         "env": "prod",
            *         "example.com/team": "blue"
+           *       },
+           *       "addons": {
+           *         "backups": 1,
+           *         "databases": 1,
+           *         "ports": 100
            *       },
            *       "live": {
            *         "available": true,
@@ -13394,6 +13885,11 @@ export interface operations {
            *       "labels": {
            *         "env": "prod",
            *         "example.com/team": "blue"
+           *       },
+           *       "addons": {
+           *         "backups": 1,
+           *         "databases": 1,
+           *         "ports": 100
            *       }
            *     }
            */
@@ -13681,6 +14177,400 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'no_capacity' | 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  setServerAddons: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AddonsUpdate'];
+      };
+    };
+    responses: {
+      /** @description Set the add-ons (extra backup slots, databases, ports): feature limits on the panel at once, hourly price recomputed */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *       "identifier": "1a7ce997",
+           *       "uuid": "1a7ce997-259b-452e-8b4e-cecc464142ca",
+           *       "name": "survival",
+           *       "eggId": 1,
+           *       "region": "eu-central",
+           *       "address": {
+           *         "host": "example host",
+           *         "ip": "203.0.113.10",
+           *         "alias": "example alias",
+           *         "port": 25565
+           *       },
+           *       "ports": [
+           *         {
+           *           "host": "example host",
+           *           "ip": "203.0.113.10",
+           *           "alias": "example alias",
+           *           "port": 25565
+           *         }
+           *       ],
+           *       "sftp": {
+           *         "host": "example host",
+           *         "port": 25565,
+           *         "username": "example username",
+           *         "enabled": true
+           *       },
+           *       "resources": {
+           *         "ramMb": 2048,
+           *         "cpuPercent": 100,
+           *         "diskMb": 4096
+           *       },
+           *       "priceCentsPerHour": 3,
+           *       "priceMillicentsPerHour": 2700,
+           *       "status": "active",
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "updatedAt": "2026-11-26T10:00:00.000Z",
+           *       "suspendedAt": null,
+           *       "suspendedReason": null,
+           *       "deletedAt": null,
+           *       "labels": {
+           *         "env": "prod",
+           *         "example.com/team": "blue"
+           *       },
+           *       "addons": {
+           *         "backups": 1,
+           *         "databases": 1,
+           *         "ports": 100
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Server'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
+      402: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU, disk or backups per server).) */
+      422: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'limit_exceeded';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
@@ -28083,6 +28973,11 @@ export interface operations {
            *             "env": "prod",
            *             "example.com/team": "blue"
            *           },
+           *           "addons": {
+           *             "backups": 1,
+           *             "databases": 1,
+           *             "ports": 100
+           *           },
            *           "accountId": "0193a7e2-5b1c-7d4e-9f3a-00009319bc28"
            *         }
            *       ],
@@ -30303,6 +31198,16 @@ export interface operations {
            *       "autoTopUpMaxFailures": 1,
            *       "backupsPerServer": 1,
            *       "schedulesPerServer": 1,
+           *       "databasesPerServer": 1,
+           *       "portsPerServer": 100,
+           *       "addons": {
+           *         "backupMillicentsPerHour": 2700,
+           *         "databaseMillicentsPerHour": 2700,
+           *         "portMillicentsPerHour": 2700,
+           *         "maxBackups": 1,
+           *         "maxDatabases": 1,
+           *         "maxPorts": 100
+           *       },
            *       "holdOrphansForConfirmation": true,
            *       "brand": {
            *         "name": "survival",
@@ -30491,6 +31396,16 @@ export interface operations {
            *       "autoTopUpMaxFailures": 1,
            *       "backupsPerServer": 1,
            *       "schedulesPerServer": 1,
+           *       "databasesPerServer": 1,
+           *       "portsPerServer": 100,
+           *       "addons": {
+           *         "backupMillicentsPerHour": 2700,
+           *         "databaseMillicentsPerHour": 2700,
+           *         "portMillicentsPerHour": 2700,
+           *         "maxBackups": 1,
+           *         "maxDatabases": 1,
+           *         "maxPorts": 100
+           *       },
            *       "holdOrphansForConfirmation": true,
            *       "brand": {
            *         "name": "survival",
@@ -31024,6 +31939,11 @@ export interface operations {
            *               "env": "prod",
            *               "example.com/team": "blue"
            *             },
+           *             "addons": {
+           *               "backups": 1,
+           *               "databases": 1,
+           *               "ports": 100
+           *             },
            *             "accountId": "0193a7e2-5b1c-7d4e-9f3a-00009319bc28"
            *           }
            *         ],
@@ -31235,6 +32155,11 @@ export interface operations {
            *       "labels": {
            *         "env": "prod",
            *         "example.com/team": "blue"
+           *       },
+           *       "addons": {
+           *         "backups": 1,
+           *         "databases": 1,
+           *         "ports": 100
            *       },
            *       "accountId": "0193a7e2-5b1c-7d4e-9f3a-00009319bc28"
            *     }
@@ -31533,6 +32458,11 @@ export interface operations {
            *       "labels": {
            *         "env": "prod",
            *         "example.com/team": "blue"
+           *       },
+           *       "addons": {
+           *         "backups": 1,
+           *         "databases": 1,
+           *         "ports": 100
            *       },
            *       "accountId": "0193a7e2-5b1c-7d4e-9f3a-00009319bc28"
            *     }

@@ -9,6 +9,7 @@ import { quoteDeploy } from '../../shared/servers/quote.ts';
 import { resizeOf, updateServer } from '../../shared/servers/update.ts';
 import { deleteServer } from '../../shared/servers/delete.ts';
 import { reinstallServer } from '../../shared/servers/reinstall.ts';
+import { setAddons } from '../../shared/servers/addons.ts';
 
 /** Servers group: /v1/servers, and a server's own routes (its startup, files and backups: functions/server-tools). */
 export const handler = createGroupHandler('servers', serverRoutes, {
@@ -42,6 +43,13 @@ export const handler = createGroupHandler('servers', serverRoutes, {
       ...(renamed ? { name: renamed } : {}),
       ...(labels ? { labels } : {}),
     };
+    return server;
+  },
+
+  setServerAddons: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    const server = await setAddons(principal.accountId, params.id, body);
+    audit.details = { addons: server.addons, priceMillicentsPerHour: server.priceMillicentsPerHour };
     return server;
   },
 

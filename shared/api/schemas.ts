@@ -32,3 +32,4 @@ export * from './schemas/backups.ts';
 export * from './schemas/schedules.ts';
 export * from './schemas/events.ts';
 export * from './schemas/quote.ts';
+export * from './schemas/addons.ts';

@@ -30,6 +30,13 @@ export async function publicPricing(): Promise<z.infer<typeof Pricing>> {
     millicentsPerUnitHour: millicents,
     millicentsPerUnitMonth: millicents * HOURS_PER_MONTH,
   });
+  const perAddon = (addon: 'backups' | 'databases' | 'ports', included: number, max: number, millicents: number) => ({
+    addon,
+    included,
+    max,
+    millicentsPerUnitHour: millicents,
+    millicentsPerUnitMonth: millicents * HOURS_PER_MONTH,
+  });
   const smallest = hourlyPriceMillicents(SMALLEST_SERVER, prices);
   return {
     currency: settings.currency,
@@ -39,8 +46,13 @@ export async function publicPricing(): Promise<z.infer<typeof Pricing>> {
       perUnit('cpu', 'core', prices.cpuMillicentsPerCoreHour),
       perUnit('disk', 'GiB', prices.diskMillicentsPerGbHour),
     ],
+    addons: [
+      perAddon('backups', settings.backupsPerServer, settings.addons.maxBackups, settings.addons.backupMillicentsPerHour),
+      perAddon('databases', settings.databasesPerServer, settings.addons.maxDatabases, settings.addons.databaseMillicentsPerHour),
+      perAddon('ports', settings.portsPerServer, settings.addons.maxPorts, settings.addons.portMillicentsPerHour),
+    ],
     formula:
-      'millicents per hour = max(1, floor((ramMb × ram + cpuPercent × cpu × 1024 / 100 + diskMb × disk) / 1024)); shown as whole cents rounded up',
+      'millicents per hour = max(1, floor((ramMb × ram + cpuPercent × cpu × 1024 / 100 + diskMb × disk) / 1024) + extra backups × backup + extra databases × database + extra ports × port); shown as whole cents rounded up',
     smallestServer: {
       ...SMALLEST_SERVER,
       priceMillicentsPerHour: smallest,

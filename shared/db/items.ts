@@ -175,6 +175,8 @@ export interface ServerItem extends Stored {
   labels?: Record<string, string>;
   /** The panel ids of the server's schedules (shared/servers/schedules.ts), for the `schedulesPerServer` limit; absent: none made yet. */
   scheduleIds?: number[];
+  /** Extras bought beyond what the settings include (shared/servers/addons.ts); absent: none. */
+  addons?: { backups: number; databases: number; ports: number };
 }
 
 /** The primary allocation of a server: `host` is what a player types (the alias, else the node's FQDN, else the IP). */

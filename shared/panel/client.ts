@@ -232,6 +232,22 @@ export class PanelClient {
     return (await this.app<Envelope<PanelServer>>('GET', `/servers/${serverId}`)).attributes;
   }
 
+  /**
+   * The server with how many allocations and databases it holds (the Application API's
+   * `include=allocations,databases`): one call, for changes of its feature limits (shared/servers/addons.ts).
+   */
+  async getServerWithUsage(serverId: number): Promise<{ server: PanelServer; allocations: number; databases: number }> {
+    const envelope = await this.app<
+      Envelope<PanelServer & { relationships?: { allocations?: { data: unknown[] }; databases?: { data: unknown[] } } }>
+    >('GET', `/servers/${serverId}`, { query: { include: 'allocations,databases' } });
+    const { relationships, ...server } = envelope.attributes;
+    return {
+      server,
+      allocations: relationships?.allocations?.data.length ?? 0,
+      databases: relationships?.databases?.data.length ?? 0,
+    };
+  }
+
   /** Exact lookup by our id (the external route; `filter[external_id]` is a substring match). */
   async getServerByExternalId(externalId: string): Promise<PanelServer | null> {
     return this.orNull(

@@ -25,14 +25,59 @@ export interface Resources {
 
 const DENOMINATOR = 1024 * 100;
 
-export function hourlyPriceMillicents(resources: Resources, prices: SettingsValue['prices']): number {
+/** Extra backup slots, databases and ports bought beyond what the settings include (ServerItem.addons). */
+export interface Addons {
+  backups: number;
+  databases: number;
+  ports: number;
+}
+
+export const NO_ADDONS: Addons = { backups: 0, databases: 0, ports: 0 };
+
+/** What the add-ons cost an hour, in whole millicents (their prices are whole millicents: nothing to round). */
+export function addonsMillicents(addons: Addons, prices: SettingsValue['addons']): number {
+  return (
+    addons.backups * prices.backupMillicentsPerHour +
+    addons.databases * prices.databaseMillicentsPerHour +
+    addons.ports * prices.portMillicentsPerHour
+  );
+}
+
+/**
+ * A server's exact hourly price: its resources and, when given, its add-ons, in one numerator
+ * rounded down once (the add-ons are whole millicents, so the sum is the resources' price plus
+ * theirs, exactly).
+ */
+export function hourlyPriceMillicents(
+  resources: Resources,
+  prices: SettingsValue['prices'],
+  addons?: { bought: Addons; prices: SettingsValue['addons'] },
+): number {
   const numerator =
     resources.ramMb * prices.ramMillicentsPerGbHour * 100 +
     resources.cpuPercent * prices.cpuMillicentsPerCoreHour * 1024 +
-    resources.diskMb * prices.diskMillicentsPerGbHour * 100;
+    resources.diskMb * prices.diskMillicentsPerGbHour * 100 +
+    (addons ? addonsMillicents(addons.bought, addons.prices) * DENOMINATOR : 0);
   if (!Number.isSafeInteger(numerator) || numerator < 0) throw new Error('Price out of range');
   return Math.max(1, Math.floor(numerator / DENOMINATOR));
 }
+
+/** The hourly price of a server with its add-ons, at the settings' prices. */
+export const serverPriceMillicents = (
+  resources: Resources,
+  addons: Addons | undefined,
+  settings: Pick<SettingsValue, 'prices' | 'addons'>,
+): number => hourlyPriceMillicents(resources, settings.prices, { bought: addons ?? NO_ADDONS, prices: settings.addons });
+
+/** The panel's feature limits of a server: what every server includes plus the add-ons bought. */
+export const featureLimitsOf = (
+  addons: Addons | undefined,
+  settings: Pick<SettingsValue, 'backupsPerServer' | 'databasesPerServer' | 'portsPerServer'>,
+): { databases: number; allocations: number; backups: number } => ({
+  databases: settings.databasesPerServer + (addons?.databases ?? 0),
+  allocations: settings.portsPerServer + (addons?.ports ?? 0),
+  backups: settings.backupsPerServer + (addons?.backups ?? 0),
+});
 
 /** The exact hourly price of a server or history entry: those from before exact prices carry only whole cents. */
 export const exactPriceOf = (priced: { priceCentsPerHour: number; priceMillicentsPerHour?: number | undefined }): number =>

@@ -32,10 +32,10 @@ import {
   type Unanswered,
   unansweredOf,
 } from '../placement/index.ts';
-import { hourlyPriceCents, hourlyPriceMillicents, type Resources } from '../pricing/index.ts';
+import { type Addons, centsUp, featureLimitsOf, NO_ADDONS, type Resources, serverPriceMillicents } from '../pricing/index.ts';
 import { getSettings } from '../settings/index.ts';
 import { resolveEnvironment, type VariableIssue } from './egg-variables.ts';
-import { checkCaps, insufficientCredit, invalidRequest, limitExceeded, requiredBalance } from './limits.ts';
+import { checkAddonMaxima, checkCaps, insufficientCredit, invalidRequest, limitExceeded, requiredBalance } from './limits.ts';
 import { panelUserOf } from './panel-user.ts';
 import { queueRepair } from './pending.ts';
 import { profileSnapshot, recordCreated } from './records.ts';
@@ -59,7 +59,7 @@ export async function deployServer(
   principal: { accountId: string; email: string },
   input: z.infer<typeof CreateServer>,
 ): Promise<ServerView> {
-  const { resources, settings, priceMillicents, price, snap, required, burnAfter } = await admitDeploy(principal.accountId, input);
+  const { resources, addons, settings, priceMillicents, price, snap, required, burnAfter } = await admitDeploy(principal.accountId, input);
   if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, burnAfter);
   if (snap.budgetCapCents !== null) await assertWithinBudget(principal.accountId, burnAfter);
   // The caller's fields must be storable before the panel creates anything (see removeUnrecorded).
@@ -87,7 +87,8 @@ export async function deployServer(
         startup: egg.startup,
         environment,
         limits: { memory: resources.ramMb, swap: 0, disk: resources.diskMb, io: 500, cpu: resources.cpuPercent, threads: null },
-        feature_limits: { databases: 0, allocations: 1, backups: settings.backupsPerServer },
+        // What every server includes plus the add-ons bought (shared/servers/addons.ts changes them later).
+        feature_limits: featureLimitsOf(addons, settings),
         allocation: { default: allocationId },
         start_on_completion: false,
       });
@@ -126,6 +127,7 @@ export async function deployServer(
     createdAt: now,
     updatedAt: now,
     labels: input.labels ?? {},
+    addons,
   };
   try {
     await recordCreated({
@@ -159,16 +161,19 @@ function sftpOf(topology: PanelTopologyItem, nodeId: number): { sftp?: { host: s
  */
 export async function admitDeploy(accountId: string, input: z.infer<typeof CreateServer>) {
   const resources: Resources = { ramMb: input.ramMb, cpuPercent: input.cpuPercent, diskMb: input.diskMb };
+  const addons: Addons = input.addons ?? { ...NO_ADDONS };
   const settings = await getSettings();
   await checkCaps(resources);
-  const priceMillicents = hourlyPriceMillicents(resources, settings.prices);
-  const price = hourlyPriceCents(resources, settings.prices);
+  checkAddonMaxima(addons, settings, 'body.addons');
+  const priceMillicents = serverPriceMillicents(resources, addons, settings);
+  const price = Math.max(1, centsUp(priceMillicents));
   const snap = await profileSnapshot(accountId);
   const maxServers = snap.maxServers ?? settings.maxServersPerAccount;
   if (snap.serverCount >= maxServers) throw limitExceeded(snap.serverCount, maxServers);
   const burnAfter = snap.burnMillicentsPerHour + priceMillicents;
   return {
     resources,
+    addons,
     settings,
     priceMillicents,
     price,

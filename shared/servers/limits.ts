@@ -1,5 +1,6 @@
 import { ApiError } from '../errors.ts';
-import { centsUp, RUNWAY_HOURS, type Resources } from '../pricing/index.ts';
+import { type Addons, centsUp, RUNWAY_HOURS, type Resources } from '../pricing/index.ts';
+import type { SettingsValue } from '../api/schemas/settings.ts';
 import { getSettings } from '../settings/index.ts';
 import type { VariableIssue } from './egg-variables.ts';
 
@@ -15,6 +16,19 @@ export async function checkCaps(resources: Resources): Promise<void> {
   if (resources.diskMb > serverCaps.maxDiskMb) over.push({ field: 'body.diskMb', message: `must be at most ${serverCaps.maxDiskMb}` });
   if (over.length) {
     throw new ApiError('limit_exceeded', `Above the platform limits: ${over.map((o) => `${o.field} ${o.message}`).join('; ')}`, {
+      issues: over,
+    });
+  }
+}
+
+/** The add-on maxima (settings.addons.max*): 422 `limit_exceeded` naming the field (`prefix` is where the body holds them). */
+export function checkAddonMaxima(addons: Addons, settings: Pick<SettingsValue, 'addons'>, prefix: string): void {
+  const max = { backups: settings.addons.maxBackups, databases: settings.addons.maxDatabases, ports: settings.addons.maxPorts };
+  const over: VariableIssue[] = (['backups', 'databases', 'ports'] as const)
+    .filter((k) => addons[k] > max[k])
+    .map((k) => ({ field: `${prefix}.${k}`, message: `must be at most ${max[k]}` }));
+  if (over.length) {
+    throw new ApiError('limit_exceeded', `Above the add-on limits: ${over.map((o) => `${o.field} ${o.message}`).join('; ')}`, {
       issues: over,
     });
   }

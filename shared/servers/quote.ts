@@ -4,7 +4,7 @@ import type { Quote } from '../api/schemas/quote.ts';
 import { assertWithinBudget } from '../budgets/index.ts';
 import { isApiError } from '../errors.ts';
 import { HOURS_PER_MONTH } from '../catalog/pricing.ts';
-import { centsUp } from '../pricing/index.ts';
+import { addonsMillicents, centsUp } from '../pricing/index.ts';
 import { admitDeploy, placementFor } from './deploy.ts';
 
 /**
@@ -16,7 +16,7 @@ import { admitDeploy, placementFor } from './deploy.ts';
  * budget, or a region with room.
  */
 export async function quoteDeploy(accountId: string, input: z.infer<typeof CreateServer>): Promise<z.infer<typeof Quote>> {
-  const { resources, settings, priceMillicents, price, snap, required, burnAfter } = await admitDeploy(accountId, input);
+  const { resources, addons, settings, priceMillicents, price, snap, required, burnAfter } = await admitDeploy(accountId, input);
   const placement = await placementFor(input, {
     ramMb: resources.ramMb,
     diskMb: resources.diskMb,
@@ -40,6 +40,8 @@ export async function quoteDeploy(accountId: string, input: z.infer<typeof Creat
   return {
     deployable: runwayPasses && budgetMessage === null && best !== undefined,
     resources,
+    addons,
+    lines: quoteLines(addons, settings.addons, priceMillicents),
     priceMillicentsPerHour: priceMillicents,
     priceCentsPerHour: price,
     monthly: { hours, estimateCents: centsUp(priceMillicents * hours), capHours: settings.monthlyCapHours },
@@ -58,4 +60,22 @@ export async function quoteDeploy(accountId: string, input: z.infer<typeof Creat
       unansweredInstances: placement.unanswered.map((u) => u.instanceId),
     },
   };
+}
+
+/** The price itemised: the resources line is the total less the add-ons (whole millicents), so the lines add up exactly. */
+function quoteLines(
+  addons: z.infer<typeof Quote>['addons'],
+  prices: Awaited<ReturnType<typeof admitDeploy>>['settings']['addons'],
+  totalMillicents: number,
+): z.infer<typeof Quote>['lines'] {
+  const unit = {
+    backups: prices.backupMillicentsPerHour,
+    databases: prices.databaseMillicentsPerHour,
+    ports: prices.portMillicentsPerHour,
+  };
+  const extras = (['backups', 'databases', 'ports'] as const)
+    .filter((k) => addons[k] > 0)
+    .map((k) => ({ item: k, quantity: addons[k], unitMillicentsPerHour: unit[k], millicentsPerHour: addons[k] * unit[k] }));
+  const resources = totalMillicents - addonsMillicents(addons, prices);
+  return [{ item: 'resources', quantity: 1, unitMillicentsPerHour: resources, millicentsPerHour: resources }, ...extras];
 }

@@ -354,6 +354,98 @@ export async function recordResized(change: ResizedChange): Promise<void> {
   );
 }
 
+// ---- add-ons --------------------------------------------------------------------------------------
+
+export interface AddonsChange {
+  accountId: string;
+  serverId: string;
+  /** The record as read under the lease. */
+  previous: ServerItem;
+  addons: { backups: number; databases: number; ports: number };
+  /** The server's exact hourly price with the new add-ons. */
+  priceMillicents: number;
+  at: string;
+  minimumBalanceCents: number;
+  snapshot: ProfileSnapshot;
+}
+
+/**
+ * New add-ons, after the panel took their feature limits: priced like a resize. The server's price,
+ * its add-ons and a history entry (billing charges each hour at the highest price in it, so the
+ * change is charged from this moment, a removal stops being charged after this hour) move with the
+ * account's burn in one transaction, on the price and the add-ons as read; a higher price needs the
+ * runway and the budget, as an upsize does.
+ */
+export async function recordAddons(change: AddonsChange): Promise<void> {
+  const { accountId, serverId, priceMillicents, at } = change;
+  const previousMillicents = exactPriceOf(change.previous);
+  const grows = priceMillicents > previousMillicents;
+  const had = change.previous.addons;
+  await retrying(
+    async (attempt) => {
+      const snap = attempt === 0 ? change.snapshot : await profileSnapshot(accountId);
+      const burnAfter = snap.burnMillicentsPerHour - previousMillicents + priceMillicents;
+      const required = grows ? requiredBalance(burnAfter, change.minimumBalanceCents) : Number.MIN_SAFE_INTEGER;
+      if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, burnAfter);
+      const cap = capUnchanged(snap);
+      const cond = burnUnchanged(snap, ['balanceCents >= :required', cap.clause]);
+      try {
+        await transact([
+          {
+            name: 'server',
+            Update: {
+              Key: keys.server(accountId, serverId),
+              UpdateExpression:
+                'SET addons = :a, priceCentsPerHour = :p, priceMillicentsPerHour = :pm, updatedAt = :now, history = list_append(history, :h)',
+              ConditionExpression: [
+                '#status = :active',
+                '(priceMillicentsPerHour = :oldMc OR (attribute_not_exists(priceMillicentsPerHour) AND priceCentsPerHour = :oldCents))',
+                had === undefined ? 'attribute_not_exists(addons)' : 'addons = :had',
+              ].join(' AND '),
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: {
+                ':a': change.addons,
+                ':p': Math.max(1, centsUp(priceMillicents)),
+                ':pm': priceMillicents,
+                ':now': at,
+                ':h': historyEntry(at, 'active', priceMillicents),
+                ':active': 'active',
+                ':oldMc': previousMillicents,
+                ':oldCents': change.previous.priceCentsPerHour,
+                ...(had === undefined ? {} : { ':had': had }),
+              },
+            },
+          },
+          {
+            name: 'profile',
+            Update: {
+              Key: keys.account(accountId),
+              UpdateExpression: `SET ${SET_BURN}`,
+              ConditionExpression: cond.ConditionExpression,
+              ExpressionAttributeValues: { ...cond.values, ...cap.values, ':required': required, ...burnValues(burnAfter) },
+            },
+          },
+          ...(grows ? budgetGuard(accountId, snap, burnAfter) : []),
+        ]);
+      } catch (err) {
+        if (isConditionFailed(err, 'server')) {
+          throw new ApiError(
+            'conflict',
+            'The server changed while its add-ons were changed (a resize, a suspension or a deletion); read it and try again',
+          );
+        }
+        if (isConditionFailed(err, 'budget') && !err.has('profile')) throw overBudget(snap.budgetCapCents!);
+        throw err;
+      }
+    },
+    {
+      attempts: RECORD_ATTEMPTS,
+      ...profileMoved,
+      exhausted: () => new ApiError('conflict', 'The account changed too often while changing add-ons; try again'),
+    },
+  );
+}
+
 // ---- renamed, new docker image -------------------------------------------------------------------
 
 /**

@@ -8,7 +8,7 @@ import type { PanelClient } from '../panel/client.ts';
 import { isAmbiguous } from '../panel/errors.ts';
 import type { BuildBody, PanelServer } from '../panel/types.ts';
 import { freeCapacity } from '../placement/index.ts';
-import { centsUp, exactPriceOf, hourlyPriceMillicents, type Resources } from '../pricing/index.ts';
+import { centsUp, exactPriceOf, featureLimitsOf, type Resources, serverPriceMillicents } from '../pricing/index.ts';
 import { getSettings } from '../settings/index.ts';
 import { queueRepair } from './pending.ts';
 import { checkCaps, insufficientCredit, requiredBalance } from './limits.ts';
@@ -22,9 +22,9 @@ import { type ServerView, toServerView } from './views.ts';
  *
  * - The record is read under the lease, so it is the committed state nobody else can change
  *   until we are done; a failure to record puts the panel back to exactly that state.
- * - Only memory, cpu and disk change: swap, io, threads, the OOM setting and the feature limits
- *   are whatever the panel has (an admin may have set them there), but for the backup limit, which
- *   follows the platform setting `backupsPerServer`.
+ * - Only memory, cpu and disk change: swap, io, threads and the OOM setting are whatever the panel
+ *   has (an admin may have set them there); the feature limits follow the settings' included
+ *   counts plus the server's add-ons (shared/servers/addons.ts).
  * - A build change whose answer was lost (timeout, 5xx) is settled by reading the panel back,
  *   as deploy settles a lost create by its external id, so panel and record agree when the
  *   request ends. When the read-back is lost too, the panel may hold either build: the server is
@@ -37,7 +37,8 @@ export async function resizeHeld(accountId: string, serverId: string, resources:
   if (server.status !== 'active') throw new ApiError('conflict', `The server is ${server.status}; only active servers can be resized`);
   await checkCaps(resources);
   const settings = await getSettings();
-  const priceMillicents = hourlyPriceMillicents(resources, settings.prices);
+  // The add-ons stay as bought: the new price is the new resources' plus theirs.
+  const priceMillicents = serverPriceMillicents(resources, item.addons, settings);
   const snap = await profileSnapshot(accountId);
   const burnAfter = snap.burnMillicentsPerHour - exactPriceOf(item) + priceMillicents;
   // Downsizing is always allowed; anything that raises the price needs the runway.
@@ -50,8 +51,8 @@ export async function resizeHeld(accountId: string, serverId: string, resources:
   const client = await panelClientFor(await getInstance(server.instanceId));
   await assertNodeCanGrow(client, item, resources);
   const onPanel = await client.getServer(item.panelServerId);
-  // The backup limit follows the platform setting as it is now (docs/api.md, backups).
-  await applyBuild(client, onPanel, resources, serverId, settings.backupsPerServer).catch(async (err: unknown) => {
+  // The feature limits follow the settings as they are now plus the add-ons (docs/api.md, add-ons).
+  await applyBuild(client, onPanel, resources, serverId, featureLimitsOf(item.addons, settings)).catch(async (err: unknown) => {
     // The panel did not confirm either build: the repair pass makes it the record's.
     if (isAmbiguous(err)) await queueRepair(item, 'panel', err);
     throw err;
@@ -105,13 +106,13 @@ async function assertNodeCanGrow(client: PanelClient, item: ServerItem, resource
   }
 }
 
-/** The panel's current build with only memory, cpu and disk changed (and the backup limit, when given). */
-export function buildWith(onPanel: PanelServer, resources: Resources, backups?: number): BuildBody {
+/** The panel's current build with only memory, cpu and disk changed (and the feature limits, when given). */
+export function buildWith(onPanel: PanelServer, resources: Resources, featureLimits?: BuildBody['feature_limits']): BuildBody {
   const { oom_disabled: _top, ...limits } = onPanel.limits;
   return {
     allocation: onPanel.allocation,
     limits: { ...limits, memory: resources.ramMb, cpu: resources.cpuPercent, disk: resources.diskMb },
-    feature_limits: backups === undefined ? onPanel.feature_limits : { ...onPanel.feature_limits, backups },
+    feature_limits: featureLimits ?? onPanel.feature_limits,
     ...(onPanel.limits.oom_disabled !== undefined ? { oom_disabled: onPanel.limits.oom_disabled } : {}),
   };
 }
@@ -128,10 +129,10 @@ async function applyBuild(
   onPanel: PanelServer,
   resources: Resources,
   serverId: string,
-  backups?: number,
+  featureLimits?: BuildBody['feature_limits'],
 ): Promise<void> {
   try {
-    await client.updateBuild(onPanel.id, buildWith(onPanel, resources, backups));
+    await client.updateBuild(onPanel.id, buildWith(onPanel, resources, featureLimits));
   } catch (err) {
     if (!isAmbiguous(err)) throw err;
     const now = await client.getServer(onPanel.id).catch(() => undefined);

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { AdminServer, Server } from '../api/schemas.ts';
 import type { ServerItem } from '../db/items.ts';
-import { exactPriceOf } from '../pricing/index.ts';
+import { exactPriceOf, NO_ADDONS } from '../pricing/index.ts';
 import { panelUserOf } from './panel-user.ts';
 
 export type ServerView = z.infer<typeof Server>;
@@ -30,6 +30,7 @@ export function toServerView(item: ServerItem): ServerView {
     suspendedReason: item.status === 'suspended' ? (item.suspendedReason ?? null) : null,
     deletedAt: item.deletedAt ?? null,
     labels: item.labels ?? {},
+    addons: item.addons ?? { ...NO_ADDONS },
   };
 }
 

@@ -54,6 +54,18 @@ export const DEFAULT_SETTINGS: SettingsValue = {
   backupsPerServer: 3,
   // The panel has no schedule limit of its own; ten covers a restart, a backup and a few announcements.
   schedulesPerServer: 10,
+  // Databases and extra ports are add-ons; the primary port is included.
+  databasesPerServer: 0,
+  portsPerServer: 1,
+  // Budget-host prices: a backup slot or a port about 51 ¢ for a 730-hour month, a database about $1.02.
+  addons: {
+    backupMillicentsPerHour: 70,
+    databaseMillicentsPerHour: 140,
+    portMillicentsPerHour: 70,
+    maxBackups: 20,
+    maxDatabases: 10,
+    maxPorts: 10,
+  },
   // A server the reconciler takes for an orphan is deleted only once an admin confirms it.
   holdOrphansForConfirmation: true,
   // White text on the default colour: 5.72:1 (WCAG AA).
@@ -85,6 +97,7 @@ export function withDefaults(stored: Partial<SettingsValue> | undefined): Settin
     ...stored,
     prices: { ...DEFAULT_SETTINGS.prices, ...stored?.prices },
     serverCaps: { ...DEFAULT_SETTINGS.serverCaps, ...stored?.serverCaps },
+    addons: { ...DEFAULT_SETTINGS.addons, ...stored?.addons },
     invoiceIssuer: mergeIssuer(DEFAULT_SETTINGS.invoiceIssuer, stored?.invoiceIssuer),
     brand: { ...DEFAULT_SETTINGS.brand, ...stored?.brand },
   };

@@ -33,6 +33,7 @@ export async function updateSettings(
     ...update,
     prices: { ...before.prices, ...update.prices },
     serverCaps: { ...before.serverCaps, ...update.serverCaps },
+    addons: { ...before.addons, ...update.addons },
     invoiceIssuer: mergeIssuer(before.invoiceIssuer, update.invoiceIssuer),
     brand: { ...before.brand, ...update.brand },
   };

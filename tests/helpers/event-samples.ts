@@ -32,6 +32,7 @@ export function sampleServer(overrides: { [K in keyof ServerData]?: ServerData[K
     suspendedReason: null,
     deletedAt: null,
     labels: { team: 'blue' },
+    addons: { backups: 0, databases: 0, ports: 0 },
     sftp: { host: 'node1.example.net', port: 2022, username: 'cp0123456789abcdef.1a7ce997', enabled: false },
   };
   return Object.assign(server, overrides);

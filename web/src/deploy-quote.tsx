@@ -26,6 +26,15 @@ const REASONS: Record<Rejection['reason'], string> = {
   no_free_allocation: 'no free port',
 };
 
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+/** How each line of the itemised price reads. */
+const LINE_NAMES: Record<Quote['lines'][number]['item'], (quantity: number) => string> = {
+  resources: () => 'Resources',
+  backups: (n) => plural(n, 'extra backup slot', 'extra backup slots'),
+  databases: (n) => plural(n, 'extra database', 'extra databases'),
+  ports: (n) => plural(n, 'extra port', 'extra ports'),
+};
+
 /** The nodes that could not take the server, and why (from a quote or a `no_capacity` error). */
 function Rejections(props: { rejected: { nodeName: string; region: string | null; reason: Rejection['reason'] }[] }) {
   if (props.rejected.length === 0) return <p>No node is available for this egg.</p>;
@@ -85,6 +94,20 @@ export function QuotePanel(props: { status: QuoteStatus; quote: Quote | undefine
                 {millicents(quote.priceMillicentsPerHour)}
               </strong>
             </dd>
+            {quote.lines.length > 1 ? (
+              <>
+                <dt>Made of</dt>
+                <dd>
+                  <ul class="quote-lines" data-testid="quote-lines">
+                    {quote.lines.map((line) => (
+                      <li key={line.item}>
+                        {LINE_NAMES[line.item](line.quantity)}: {millicents(line.millicentsPerHour)}
+                      </li>
+                    ))}
+                  </ul>
+                </dd>
+              </>
+            ) : null}
             <dt>Per month</dt>
             <dd>
               <span data-testid="quote-monthly">{cents(quote.monthly.estimateCents)}</span>{' '}

@@ -1,6 +1,7 @@
 import { define, PANEL, CONTROL } from '../route-def.ts';
 import { IdParam } from '../schemas/common.ts';
 import { Quote } from '../schemas/quote.ts';
+import { AddonsUpdate } from '../schemas/addons.ts';
 import {
   CommandResult,
   ConsoleCommand,
@@ -91,6 +92,22 @@ export const serverCoreRoutes = define({
     response: Server,
     audit: 'servers.resize',
     errors: ['insufficient_credit', 'limit_exceeded', 'conflict', 'operation_in_progress', 'no_capacity', ...PANEL],
+  },
+  setServerAddons: {
+    method: 'PUT',
+    path: '/v1/servers/:id/addons',
+    group: 'servers',
+    tag: 'Servers',
+    auth: 'bearer',
+    scope: 'servers:write',
+    summary: 'Set the add-ons (extra backup slots, databases, ports): feature limits on the panel at once, hourly price recomputed',
+    description:
+      "The extras the server has from now on (all three). Each is priced per hour (GET /v1/pricing `addons`) and added to the server's hourly price from this moment, billed by the hourly pass like resources; a removed one is no longer charged after the current hour. A higher price needs the 24-hour runway and fits the budget as an upsize does. Lowering below what the server holds (its backups, databases or ports) is 409 `conflict` naming the count. Owner only.",
+    params: IdParam,
+    body: AddonsUpdate,
+    response: Server,
+    audit: 'servers.addons',
+    errors: ['insufficient_credit', 'limit_exceeded', 'conflict', 'operation_in_progress', ...PANEL],
   },
 });
 

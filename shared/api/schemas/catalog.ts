@@ -93,6 +93,18 @@ const ResourcePrice = z
   })
   .meta({ id: 'ResourcePrice' });
 
+const AddonPrice = z
+  .object({
+    addon: z
+      .enum(['backups', 'databases', 'ports'])
+      .meta({ description: 'The `addons` field of a deploy or PUT /v1/servers/{id}/addons.' }),
+    included: int32(0, 100).meta({ description: 'How many every server has without buying any.' }),
+    max: int32(0, 100).meta({ description: 'The most extras one server may buy (0: not sold).' }),
+    millicentsPerUnitHour: Millicents.meta({ description: 'The exact price of one extra for one hour, in 1/1000 cent.' }),
+    millicentsPerUnitMonth: Millicents.meta({ description: 'The same for a 730-hour month (× 730).' }),
+  })
+  .meta({ id: 'AddonPrice' });
+
 const Range = (min: number, max: number) => z.object({ min: int32(min, max), max: int32(min, max) });
 
 export const PricingRegion = z
@@ -108,6 +120,9 @@ export const Pricing = z
     currency: Currency,
     hoursPerMonth: z.literal(730),
     resources: z.array(ResourcePrice).max(3),
+    addons: z.array(AddonPrice).max(3).meta({
+      description: "Extras a server may buy beyond what it includes, each added to the server's hourly price (no rounding of its own).",
+    }),
     formula: text(500).meta({
       description: "How a server's hourly price follows from its resources; the exact price is rounded down once, to a whole millicent.",
     }),

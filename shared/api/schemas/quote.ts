@@ -1,8 +1,18 @@
 import * as z from 'zod';
 import { Cents, int32, SignedCents, text, Uuid } from './common.ts';
 import { ResourcesSchema } from './servers.ts';
+import { Addons } from './addons.ts';
 
 /** The dry run of a deploy (servers group): what `POST /v1/servers` with the same body would do. */
+const QuoteLine = z
+  .object({
+    item: z.enum(['resources', 'backups', 'databases', 'ports']),
+    quantity: int32(0, 100).meta({ description: 'Extras bought (1 for resources).' }),
+    unitMillicentsPerHour: Cents.meta({ description: 'One extra for one hour (resources: their price).' }),
+    millicentsPerHour: Cents.meta({ description: 'quantity × unit; the lines add up to `priceMillicentsPerHour`.' }),
+  })
+  .meta({ id: 'QuoteLine' });
+
 const Rejected = z.object({
   instanceId: Uuid,
   nodeName: text(191),
@@ -23,6 +33,8 @@ export const Quote = z
   .object({
     deployable: z.boolean().meta({ description: 'The deploy would succeed now: the runway and budget pass and a node can take it.' }),
     resources: ResourcesSchema,
+    addons: Addons,
+    lines: z.array(QuoteLine).max(4).meta({ description: 'The hourly price itemised: the resources, then each add-on bought.' }),
     priceMillicentsPerHour: Cents.meta({
       description: 'The exact hourly price the deploy would charge (as `Server.priceMillicentsPerHour`).',
     }),

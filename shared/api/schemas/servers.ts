@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { SftpAccess } from './sftp.ts';
+import { Addons } from './addons.ts';
 import { Uuid, text, int32, int64, Count, Cents, Timestamp, PanelId, SafeText, listOf, Labels, ListQuery, EggVariables } from './common.ts';
 
 /** Servers, their control and their files (servers group). */
@@ -51,6 +52,7 @@ export const Server = z
     }),
     deletedAt: Timestamp.nullable(),
     labels: Labels,
+    addons: Addons.meta({ description: 'Extras bought beyond what every server includes (zeros when none); part of the hourly price.' }),
   })
   .meta({ id: 'Server' });
 
@@ -145,6 +147,9 @@ export const CreateServer = z
       .optional()
       .meta({ description: "One of the egg's docker images; the egg default when omitted." }),
     labels: Labels.optional(),
+    addons: Addons.optional().meta({
+      description: 'Extra backup slots, databases and ports, priced per hour and added to the hourly price; none when omitted.',
+    }),
   })
   .strict()
   .meta({ id: 'CreateServer' });

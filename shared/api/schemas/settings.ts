@@ -133,11 +133,33 @@ export const Settings = z
       description: 'Consecutive failed auto top-ups (declined, authentication required) after which the rule is turned off.',
     }),
     backupsPerServer: int32(0, 100).meta({
-      description: "Backups per server: the panel's feature_limits.backups, set at deploy and resize; 0: none.",
+      description:
+        "Backups every server includes: with the backup slots bought as add-ons, the panel's feature_limits.backups, set at deploy, resize and add-on changes; 0: none.",
     }),
     schedulesPerServer: int32(0, 100).meta({
       description: 'Schedules per server (the panel has no limit of its own; we enforce this one); 0: none. Default 10.',
     }),
+    databasesPerServer: int32(0, 100).meta({
+      description: "Databases every server includes: with the databases bought as add-ons, the panel's feature_limits.databases.",
+    }),
+    portsPerServer: int32(1, 100).meta({
+      description:
+        "Ports (allocations) every server includes, the primary one counted: with the ports bought as add-ons, the panel's feature_limits.allocations.",
+    }),
+    addons: z
+      .object({
+        backupMillicentsPerHour: nonNegative.meta({ description: 'Price of one extra backup slot for one hour, in 1/1000 cent.' }),
+        databaseMillicentsPerHour: nonNegative.meta({ description: 'Price of one extra database for one hour, in 1/1000 cent.' }),
+        portMillicentsPerHour: nonNegative.meta({ description: 'Price of one extra port (allocation) for one hour, in 1/1000 cent.' }),
+        maxBackups: int32(0, 100).meta({ description: 'Extra backup slots one server may buy; 0: not sold.' }),
+        maxDatabases: int32(0, 100).meta({ description: 'Extra databases one server may buy; 0: not sold.' }),
+        maxPorts: int32(0, 100).meta({ description: 'Extra ports one server may buy; 0: not sold.' }),
+      })
+      .strict()
+      .meta({
+        description:
+          "Add-ons bought per server beyond what it includes (backupsPerServer, databasesPerServer, portsPerServer): priced per hour like resources, added to the server's hourly price.",
+      }),
     holdOrphansForConfirmation: z.boolean().meta({
       description:
         'When true (the default), a panel server the reconciler finds without a record is held for an admin to confirm (GET /v1/admin/orphans, POST /v1/admin/orphans/{id}/confirm) instead of deleted from the panel.',
@@ -157,6 +179,7 @@ export type SettingsValue = z.infer<typeof Settings>;
 export const SettingsUpdate = Settings.extend({
   prices: Settings.shape.prices.partial().strict(),
   serverCaps: Settings.shape.serverCaps.partial().strict(),
+  addons: Settings.shape.addons.partial().strict(),
   invoiceIssuer: InvoiceIssuer.extend({ address: PostalAddress.partial().strict() }).partial().strict(),
   brand: Brand.partial().strict(),
 })

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, fieldIssues, ok, type Schema } from '../api.ts';
+import { AddonFields, type AddonValues, parseAddons } from '../addons.tsx';
 import { DeployProblem, QuotePanel } from '../deploy-quote.tsx';
 import { changedEnvironment, EggSettings } from '../egg-variables.tsx';
 import { parseLabels } from '../labels.tsx';
@@ -65,6 +66,7 @@ function DeployForm(props: { catalogue: Catalogue }) {
   const [env, setEnv] = useState<Record<string, string>>({});
   const [image, setImage] = useState('');
   const [labels, setLabels] = useState('');
+  const [addons, setAddons] = useState<AddonValues>({ backups: '0', databases: '0', ports: '0' });
 
   const summary = eggs.data.find((e) => eggKey(e) === egg) ?? eggs.data[0]!;
   const detail = useLoad(
@@ -78,6 +80,7 @@ function DeployForm(props: { catalogue: Catalogue }) {
   // the price shows before the name does).
   const environment = changedEnvironment(eggDetail, env);
   const labelMap = parseLabels(labels);
+  const addonCounts = parseAddons(addons);
   const body: Schema<'CreateServer'> = {
     name: name.trim(),
     eggId: summary.eggId,
@@ -89,6 +92,8 @@ function DeployForm(props: { catalogue: Catalogue }) {
     ...(Object.keys(environment).length ? { environment } : {}),
     ...(image && eggDetail && image !== eggDetail.defaultDockerImage ? { dockerImage: image } : {}),
     ...(Object.keys(labelMap).length ? { labels: labelMap } : {}),
+    // Sent only when something is bought: the body stays as before otherwise.
+    ...(addonCounts && Object.values(addonCounts).some((n) => n > 0) ? { addons: addonCounts } : {}),
   };
   const quoteBody = { ...body, name: body.name || 'New server' };
   const quoteKey = JSON.stringify(quoteBody);
@@ -154,6 +159,20 @@ function DeployForm(props: { catalogue: Catalogue }) {
         </fieldset>
 
         <ResourcesFieldset limits={limits} values={resources} issues={issues} onChange={setResources} />
+
+        {pricing.addons.some((a) => a.max > 0) ? (
+          <fieldset>
+            <legend>Add-ons (optional)</legend>
+            <p class="muted">Each is added to the hourly price; change them later in the server’s settings.</p>
+            <AddonFields
+              idPrefix="deploy-addon"
+              prices={pricing.addons}
+              values={addons}
+              issues={{ backups: issues['addons.backups'], databases: issues['addons.databases'], ports: issues['addons.ports'] }}
+              onChange={setAddons}
+            />
+          </fieldset>
+        ) : null}
 
         <fieldset>
           <legend>Game settings</legend>

@@ -64,7 +64,15 @@ export function ResizeForm(props: { server: Server; reload: () => Promise<void> 
     const timer = setTimeout(() => {
       ok(
         api().POST('/v1/servers/quote', {
-          body: { name: server.name, eggId: server.eggId, instanceId: server.instanceId, region: server.region, ...size },
+          // The add-ons stay: priced with the new size so the difference is the resize's alone.
+          body: {
+            name: server.name,
+            eggId: server.eggId,
+            instanceId: server.instanceId,
+            region: server.region,
+            ...size,
+            addons: server.addons,
+          },
         }),
       ).then(
         (data) => live && setQuote({ data, loading: false }),

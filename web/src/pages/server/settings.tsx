@@ -6,9 +6,10 @@ import { Field } from '../../form.tsx';
 import { Dialog } from '../../dialog.tsx';
 import { Button, ErrorNotice, Notice, useAction, Section } from '../../ui.tsx';
 import { ResizeForm } from './settings-resize.tsx';
+import { AddonsForm } from './settings-addons.tsx';
 import type { TabProps } from './tab.ts';
 
-/** Rename, resize, reinstall and delete. */
+/** Rename, resize, add-ons, reinstall and delete. */
 export default function SettingsTab({ server, reload }: TabProps) {
   const [name, setName] = useState(server.name);
   const [renamed, setRenamed] = useState<string | null>(null);
@@ -72,6 +73,10 @@ export default function SettingsTab({ server, reload }: TabProps) {
 
       <Section id="resize" title="Size">
         <ResizeForm server={server} reload={reload} />
+      </Section>
+
+      <Section id="addons" title="Add-ons">
+        <AddonsForm server={server} reload={reload} />
       </Section>
 
       <Section id="reinstall" title="Reinstall">
