@@ -29,5 +29,6 @@ export * from './schemas/payments.ts';
 export * from './schemas/dev.ts';
 export * from './schemas/webhooks.ts';
 export * from './schemas/backups.ts';
+export * from './schemas/network.ts';
 export * from './schemas/events.ts';
 export * from './schemas/quote.ts';
