@@ -30,8 +30,8 @@ export const ServerAllocation = z
 export const AllocationList = z
   .object({
     data: z.array(ServerAllocation).max(100).meta({ description: 'Primary first, then by port.' }),
-    limit: z.number().int().min(0).max(100).nullable().meta({
-      description: "How many allocations the server may hold, the primary included (the panel's `feature_limits.allocations`); null when not read.",
+    limit: int32(0, 2_147_483_647).meta({
+      description: "How many allocations the server may hold, the primary included (the panel's `feature_limits.allocations`).",
     }),
   })
   .meta({ id: 'AllocationList' });
