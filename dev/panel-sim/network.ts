@@ -63,14 +63,18 @@ export function networkRoutes(sim: SimContext, bind: (ctx: Ctx) => Server): Rout
 
   const findAssignable = (s: Server): Allocation => {
     const feature = clientAllocationsOf(state);
-    if (!feature.enabled) throw displayException('Server auto-allocation is not enabled for this instance.', 'AutoAllocationNotEnabledException');
+    if (!feature.enabled)
+      throw displayException('Server auto-allocation is not enabled for this instance.', 'AutoAllocationNotEnabledException');
     const primary = state.allocations.get(s.allocation_id);
     const onIp = state.allocationsOfNode(s.node_id).filter((a) => a.ip === primary?.ip);
     const free = onIp.filter((a) => a.server_id === null);
     let chosen = free[Math.floor(Math.random() * free.length)];
     if (!chosen) {
       const noSpace = () =>
-        displayException('Cannot assign additional allocation: no more space available on node.', 'NoAutoAllocationSpaceAvailableException');
+        displayException(
+          'Cannot assign additional allocation: no more space available on node.',
+          'NoAutoAllocationSpaceAvailableException',
+        );
       if (!feature.rangeStart || !feature.rangeEnd || !primary) throw noSpace();
       const taken = new Set(onIp.map((a) => a.port));
       const available: number[] = [];

@@ -64,7 +64,11 @@ export async function onPrimaryChanged(_before: ServerItem, _primary: ServerAllo
 const fqdnOf = (item: ServerItem): string | undefined =>
   item.sftp?.host ?? (item.address && item.address.alias === null && item.address.host !== item.address.ip ? item.address.host : undefined);
 
-const toStored = (a: { id: number; ip: string; port: number; notes: string | null }, alias: string | null, fqdn: string | undefined): ServerAllocation => ({
+const toStored = (
+  a: { id: number; ip: string; port: number; notes: string | null },
+  alias: string | null,
+  fqdn: string | undefined,
+): ServerAllocation => ({
   id: a.id,
   host: alias ?? fqdn ?? a.ip,
   ip: a.ip,
@@ -121,7 +125,11 @@ export async function listAllocations({ principal, params }: NetworkRoute): Prom
   if (conflict) throw conflict;
   const { client } = await appClientOf(item);
   const onPanel = await client.getServerWithAllocations(item.panelServerId);
-  const data = viewsOf({ allocationId: onPanel.allocation, address: item.address, allocations: fromApp(allocationsOf(onPanel), fqdnOf(item)) });
+  const data = viewsOf({
+    allocationId: onPanel.allocation,
+    address: item.address,
+    allocations: fromApp(allocationsOf(onPanel), fqdnOf(item)),
+  });
   return { data, limit: onPanel.feature_limits.allocations ?? 0 };
 }
 
@@ -197,10 +205,19 @@ function pick(topology: PanelTopologyItem, nodeId: number, ip: string | undefine
 }
 
 /** PATCH: a note (one call) and/or make it the primary (one call). */
-export async function updateAllocation({ principal, params, body, audit }: NetworkRoute<z.infer<typeof UpdateAllocation>>): Promise<AllocationView> {
+export async function updateAllocation({
+  principal,
+  params,
+  body,
+  audit,
+}: NetworkRoute<z.infer<typeof UpdateAllocation>>): Promise<AllocationView> {
   const allocationId = params.allocationId ?? 0;
   audit.target = `server:${params.id}`;
-  audit.details = { allocationId, ...(body.notes !== undefined ? { notes: body.notes ? 'set' : 'cleared' } : {}), ...(body.primary ? { primary: true } : {}) };
+  audit.details = {
+    allocationId,
+    ...(body.notes !== undefined ? { notes: body.notes ? 'set' : 'cleared' } : {}),
+    ...(body.primary ? { primary: true } : {}),
+  };
   return underLease(principal.accountId, params.id, async (item) => {
     const { server, client } = await controllable(principal.accountId, params.id);
     const path = `/network/allocations/${allocationId}`;
@@ -209,14 +226,21 @@ export async function updateAllocation({ principal, params, body, audit }: Netwo
       const notes = body.notes === '' ? null : body.notes;
       answered = (
         await onNetwork(() =>
-          client.serverCall<Envelope<PanelClientAllocation>>(server.identifier, 'POST', path, { json: { notes }, idempotent: true, expect: 'json' }),
+          client.serverCall<Envelope<PanelClientAllocation>>(server.identifier, 'POST', path, {
+            json: { notes },
+            idempotent: true,
+            expect: 'json',
+          }),
         )
       ).attributes;
     }
     if (body.primary) {
       answered = (
         await onNetwork(() =>
-          client.serverCall<Envelope<PanelClientAllocation>>(server.identifier, 'POST', `${path}/primary`, { idempotent: true, expect: 'json' }),
+          client.serverCall<Envelope<PanelClientAllocation>>(server.identifier, 'POST', `${path}/primary`, {
+            idempotent: true,
+            expect: 'json',
+          }),
         )
       ).attributes;
     }
@@ -226,7 +250,9 @@ export async function updateAllocation({ principal, params, body, audit }: Netwo
     const primaryMoved = body.primary === true && item.allocationId !== changed.id;
     await recordAllocations(item, { allocations, ...(body.primary ? { primary: changed } : {}) }, new Date().toISOString());
     if (primaryMoved) await onPrimaryChanged(item, changed);
-    return viewsOf({ allocationId: body.primary ? changed.id : item.allocationId, address: item.address, allocations }).find((a) => a.id === changed.id)!;
+    return viewsOf({ allocationId: body.primary ? changed.id : item.allocationId, address: item.address, allocations }).find(
+      (a) => a.id === changed.id,
+    )!;
   });
 }
 

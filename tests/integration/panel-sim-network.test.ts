@@ -13,7 +13,11 @@ let sim: PanelSim;
 async function call(key: string, method: string, path: string, body?: unknown) {
   const r = await fetch(`${sim.url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${key}`, accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `Bearer ${key}`,
+      accept: 'application/json',
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   const text = await r.text();

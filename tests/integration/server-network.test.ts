@@ -109,7 +109,11 @@ describe('one server: list, add within the limit, note, primary, remove', () => 
     expect(s.memory).toBe(1024);
     expect(s.allocation_id).toBe(primaryId);
     const [entry] = await activity('servers.network.add');
-    expect(entry).toMatchObject({ target: `server:${server.id}`, result: 'success', details: { allocationId: addedId, port: onPanel.port } });
+    expect(entry).toMatchObject({
+      target: `server:${server.id}`,
+      result: 'success',
+      details: { allocationId: addedId, port: onPanel.port },
+    });
   });
 
   it('the server view lists both addresses, the primary first; address stays the primary', async () => {
@@ -187,7 +191,15 @@ describe('the copy lags behind the panel', () => {
     // Every free allocation the copy knows is taken behind our back; one new one is created on the panel.
     const taken = sim.state.allocationsOfNode(s.node_id).filter((a) => a.server_id === null);
     for (const a of taken) a.server_id = 424_242;
-    const fresh = { id: sim.state.nextId('allocations'), node_id: s.node_id, ip: taken[0]!.ip, ip_alias: null, port: 30_001, server_id: null, notes: null };
+    const fresh = {
+      id: sim.state.nextId('allocations'),
+      node_id: s.node_id,
+      ip: taken[0]!.ip,
+      ip_alias: null,
+      port: 30_001,
+      server_id: null,
+      notes: null,
+    };
     sim.state.allocations.set(fresh.id, fresh);
     try {
       const { result: res, calls } = await panelCalls(() => api.call('POST', `/v1/servers/${server.id}/allocations`, { token, body: {} }));
@@ -220,7 +232,10 @@ describe('concurrent adds', () => {
       const ids = (await api.call('GET', `/v1/servers/${s.id}`, { token })).body.addresses.map((x: { id: number }) => x.id);
       expect(ids).toHaveLength(3);
     }
-    const all = [...sim.state.allocationsOfServer(simServer(a.identifier).id), ...sim.state.allocationsOfServer(simServer(b.identifier).id)];
+    const all = [
+      ...sim.state.allocationsOfServer(simServer(a.identifier).id),
+      ...sim.state.allocationsOfServer(simServer(b.identifier).id),
+    ];
     expect(new Set(all.map((x) => x.id)).size).toBe(6);
   });
 });

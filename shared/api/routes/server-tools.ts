@@ -32,7 +32,14 @@ import {
   RestoreBackup,
   RestoreResult,
 } from '../schemas/backups.ts';
-import { AllocationList, AllocationParams, CreateAllocation, DeletedAllocation, ServerAllocation, UpdateAllocation } from '../schemas/network.ts';
+import {
+  AllocationList,
+  AllocationParams,
+  CreateAllocation,
+  DeletedAllocation,
+  ServerAllocation,
+  UpdateAllocation,
+} from '../schemas/network.ts';
 
 // The frame the file and backup routes share.
 const FILES = { group: 'server-tools', tag: 'Server files', auth: 'bearer' } as const;
@@ -315,7 +322,8 @@ export const serverNetworkRoutes = define({
     path: '/v1/servers/:id/allocations/:allocationId',
     scope: 'servers:write',
     summary: 'Set the note of an allocation and/or make it the primary',
-    description: "Making an allocation primary moves the server's `address` to it (after the next start for players); SFTP stays as it is (per node).",
+    description:
+      "Making an allocation primary moves the server's `address` to it (after the next start for players); SFTP stays as it is (per node).",
     params: AllocationParams,
     body: UpdateAllocation,
     response: ServerAllocation,

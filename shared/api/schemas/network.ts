@@ -41,7 +41,10 @@ export const CreateAllocation = z.object({}).strict().meta({ id: 'CreateAllocati
 export const UpdateAllocation = z
   .object({
     notes: SafeText.max(255).nullable().optional().meta({ description: 'A note for the port (null or "" clears it).' }),
-    primary: z.literal(true).optional().meta({ description: 'Make this the primary allocation (there is no un-making: make another one primary).' }),
+    primary: z
+      .literal(true)
+      .optional()
+      .meta({ description: 'Make this the primary allocation (there is no un-making: make another one primary).' }),
   })
   .strict()
   .refine((b) => b.notes !== undefined || b.primary !== undefined, { message: 'Give notes or primary' })
