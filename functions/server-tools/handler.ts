@@ -3,8 +3,9 @@ import { serverToolRoutes } from '../../shared/api/routes/server-tools.ts';
 import * as control from '../../shared/servers/control.ts';
 import * as files from '../../shared/servers/files.ts';
 import * as backups from '../../shared/servers/backups.ts';
-import * as network from '../../shared/servers/network.ts';
 import { getStartup, updateStartup } from '../../shared/servers/startup.ts';
+
+const loadNetwork = () => import('../../shared/servers/network.ts');
 
 /** Server-tools group: what a player uses inside a server (startup settings, files, backups). */
 export const handler = createGroupHandler('server-tools', serverToolRoutes, {
@@ -53,8 +54,9 @@ export const handler = createGroupHandler('server-tools', serverToolRoutes, {
   restoreBackup: async (ctx) => backups.restoreBackup(ctx),
   lockBackup: async (ctx) => backups.lockBackup(ctx),
   deleteBackup: async (ctx) => backups.deleteBackup(ctx),
-  listAllocations: async (ctx) => network.listAllocations(ctx),
-  addAllocation: async (ctx) => network.addAllocation(ctx),
-  updateAllocation: async (ctx) => network.updateAllocation(ctx),
-  removeAllocation: async (ctx) => network.removeAllocation(ctx),
+  // Ports: loaded on the first network call (a chunk of its own, out of the cold start).
+  listAllocations: async (ctx) => (await loadNetwork()).listAllocations(ctx),
+  addAllocation: async (ctx) => (await loadNetwork()).addAllocation(ctx),
+  updateAllocation: async (ctx) => (await loadNetwork()).updateAllocation(ctx),
+  removeAllocation: async (ctx) => (await loadNetwork()).removeAllocation(ctx),
 });

@@ -161,7 +161,10 @@ export async function claimPort(
       },
     });
     const setReadAt = topology.allocationsReadAt[nodeId] ?? topology.readAt;
-    return { claim: { instanceId: instance.id, nodeId, allocationId, memoryMb: 0, diskMb: 0, setReadAt }, topology: written(instance, after) };
+    return {
+      claim: { instanceId: instance.id, nodeId, allocationId, memoryMb: 0, diskMb: 0, setReadAt },
+      topology: written(instance, after),
+    };
   } catch (err) {
     if (!isConditionFailed(err)) throw err;
     return { topology: adopt(instance, currentOf(err)) };

@@ -50,7 +50,9 @@ export function sftpOfServer(item: Pick<ServerItem, 'accountId' | 'identifier' |
  * Every allocation of the server, the primary first, then by port: the stored list kept by
  * network.ts, else the deploy's primary alone (servers that never changed their ports).
  */
-export function addressesOf(item: Pick<ServerItem, 'allocationId' | 'address' | 'allocations'>): Array<ServerAllocation & { primary: boolean }> {
+export function addressesOf(
+  item: Pick<ServerItem, 'allocationId' | 'address' | 'allocations'>,
+): Array<ServerAllocation & { primary: boolean }> {
   const stored: ServerAllocation[] = item.allocations ?? (item.address ? [{ ...item.address, id: item.allocationId, notes: null }] : []);
   return stored
     .map((a) => ({ ...a, primary: a.id === item.allocationId }))
