@@ -41,7 +41,10 @@ import { addressesOf } from './views.ts';
  * Two panel calls with a fresh copy (a node the copy has none left for costs one listing more).
  * Everything else is one Client API call (client key needed): primary (`POST …/{id}/primary`),
  * notes (`POST …/{id}`, max 255 here, 256 at the panel), remove (`DELETE …/{id}`: never the
- * primary, 409 before any call); the list is one Application GET (it carries the limit too).
+ * primary, 409 before any call); the list is one Application GET (it carries the limit too). A
+ * note or primary on a server whose ports never changed through us reads its list once (one more).
+ * The list route does not write the record: a port changed on the panel directly shows in it,
+ * and in the server view after the next change through us.
  *
  * The server record keeps the list (`allocations`) and the primary (`allocationId`, `address`), so
  * every server view shows them with no panel call. SFTP is per node (the node's FQDN and Wings'

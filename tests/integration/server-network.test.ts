@@ -183,6 +183,28 @@ describe('one server: list, add within the limit, note, primary, remove', () => 
   });
 });
 
+describe('a server whose ports never changed through us', () => {
+  it('a note on its primary reads its list once (two panel calls), then the view shows the note', async () => {
+    const server = await deploy('network note');
+    const primaryId = simServer(server.identifier).allocation_id;
+    const N = `/api/client/servers/${server.identifier}/network/allocations`;
+    const { result: res, calls } = await panelCalls(() =>
+      api.call('PATCH', `/v1/servers/${server.id}/allocations/${primaryId}`, { token, body: { notes: 'game' } }),
+    );
+    expect(res.status, res.text).toBe(200);
+    expect(calls).toEqual({ [`POST ${N}/${primaryId}`]: 1, [`GET ${N}`]: 1 });
+    expect(res.body).toMatchObject({ id: primaryId, primary: true, notes: 'game' });
+    const view = (await api.call('GET', `/v1/servers/${server.id}`, { token })).body;
+    expect(view.addresses).toEqual([expect.objectContaining({ id: primaryId, primary: true, notes: 'game', port: view.address.port })]);
+    // Making the primary primary again: one call, nothing moves.
+    const again = await panelCalls(() =>
+      api.call('PATCH', `/v1/servers/${server.id}/allocations/${primaryId}`, { token, body: { primary: true } }),
+    );
+    expect(again.result.status).toBe(200);
+    expect(totalRequests(again.calls)).toBe(1);
+  });
+});
+
 describe('the copy lags behind the panel', () => {
   it('an allocation taken on the panel meanwhile is skipped by the panel: the node is read again and another taken', async () => {
     const server = await deploy('network lag');
