@@ -57,7 +57,12 @@ export default {
       `${schema('InstanceTestReport')}/properties/nodes`,
     ]),
     // The panel's egg id: an entry of the public catalog every customer reads, not an object anyone owns.
-    'owasp:api1:2023-no-numeric-ids': except('owasp:api1:2023-no-numeric-ids', [operation('/v1/eggs/{instanceId}/{eggId}', 'get')]),
+    // The panel's allocation id: a port of the caller's own server (the server's uuid comes first and is checked).
+    'owasp:api1:2023-no-numeric-ids': except('owasp:api1:2023-no-numeric-ids', [
+      operation('/v1/eggs/{instanceId}/{eggId}', 'get'),
+      operation('/v1/servers/{id}/allocations/{allocationId}', 'patch'),
+      operation('/v1/servers/{id}/allocations/{allocationId}', 'delete'),
+    ]),
     // Stripe's deliveries are exempt from the rate limit, so their responses carry no RateLimit headers.
     'owasp:api4:2023-rate-limit': except('owasp:api4:2023-rate-limit', [
       operation('/v1/webhooks/stripe', 'post'),

@@ -13,6 +13,7 @@ export const IDEMPOTENT_OPERATIONS: readonly string[] = [
   'POST /v1/billing/payment-method/checkout',
   'POST /v1/keys',
   'POST /v1/servers',
+  'POST /v1/servers/{id}/allocations',
   'POST /v1/servers/{id}/backups',
   'POST /v1/servers/{id}/schedules',
   'POST /v1/webhook-endpoints',

@@ -702,7 +702,8 @@ export function applicationRoutes(sim: SimContext): RouteDef[] {
         s.allocation_limit = nullableInt(fl.allocations);
         s.backup_limit = nullableInt(fl.backups) ?? 0;
         s.updated_at = new Date();
-        return ok(appServer(state, s));
+        // ApplicationApiController parses `include` on every request, this one too.
+        return ok(appServer(state, s, includes(ctx)));
       },
     },
     {

@@ -11,6 +11,7 @@ import { WingsError, nodeConnectionAddress } from './wings.ts';
 import { archiveHoldsOf, compress, decompress } from './archives.ts';
 import { backupRoutes } from './backups.ts';
 import { scheduleRoutes } from './schedules.ts';
+import { networkRoutes } from './network.ts';
 import type { FsEntry, PowerSignal } from './wings.ts';
 
 const C = '/api/client';
@@ -386,6 +387,7 @@ export function clientRoutes(sim: SimContext): RouteDef[] {
     },
     ...backupRoutes(sim, bind),
     ...scheduleRoutes(sim, bind),
+    ...networkRoutes(sim, bind),
   ];
 }
 

@@ -6,6 +6,8 @@ import * as backups from '../../shared/servers/backups.ts';
 import * as schedules from '../../shared/servers/schedules.ts';
 import { getStartup, updateStartup } from '../../shared/servers/startup.ts';
 
+const loadNetwork = () => import('../../shared/servers/network.ts');
+
 /** Server-tools group: what a player uses inside a server (startup settings, files, backups). */
 export const handler = createGroupHandler('server-tools', serverToolRoutes, {
   serverStartup: async ({ principal, params }) => getStartup(principal.accountId, params.id),
@@ -59,4 +61,9 @@ export const handler = createGroupHandler('server-tools', serverToolRoutes, {
   updateSchedule: async (ctx) => schedules.updateSchedule(ctx),
   deleteSchedule: async (ctx) => schedules.deleteSchedule(ctx),
   runSchedule: async (ctx) => schedules.runSchedule(ctx),
+  // Ports: loaded on the first network call (a chunk of its own, out of the cold start).
+  listAllocations: async (ctx) => (await loadNetwork()).listAllocations(ctx),
+  addAllocation: async (ctx) => (await loadNetwork()).addAllocation(ctx),
+  updateAllocation: async (ctx) => (await loadNetwork()).updateAllocation(ctx),
+  removeAllocation: async (ctx) => (await loadNetwork()).removeAllocation(ctx),
 });

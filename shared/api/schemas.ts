@@ -30,6 +30,7 @@ export * from './schemas/dev.ts';
 export * from './schemas/webhooks.ts';
 export * from './schemas/backups.ts';
 export * from './schemas/schedules.ts';
+export * from './schemas/network.ts';
 export * from './schemas/events.ts';
 export * from './schemas/quote.ts';
 export * from './schemas/addons.ts';

@@ -133,6 +133,45 @@ export async function claimAllocation(
 }
 
 /**
+ * Takes `allocationId` off the node's free set for an extra port of a server already on the node
+ * (shared/servers/network.ts): no memory or disk moves, and any copy that still lists it will do.
+ * The claim is given back, dropped or settled like a deploy's.
+ */
+export async function claimPort(
+  instance: InstanceView,
+  topology: PanelTopologyItem,
+  nodeId: number,
+  allocationId: number,
+): Promise<{ claim?: AllocationClaimed; topology: PanelTopologyItem | undefined }> {
+  try {
+    const after = await writeItem({
+      Update: {
+        Key: keys.panelTopology(instance.id),
+        UpdateExpression: 'DELETE freeAllocations.#node :allocationSet SET claims.#allocation = :claim ADD version :one',
+        ConditionExpression: 'contains(freeAllocations.#node, :allocation)',
+        ExpressionAttributeNames: { '#node': String(nodeId), '#allocation': String(allocationId) },
+        ExpressionAttributeValues: {
+          ':allocationSet': new Set([allocationId]),
+          ':allocation': allocationId,
+          ':claim': { nodeId, memoryMb: 0, diskMb: 0, at: Date.now() },
+          ':one': 1,
+        },
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
+    });
+    const setReadAt = topology.allocationsReadAt[nodeId] ?? topology.readAt;
+    return {
+      claim: { instanceId: instance.id, nodeId, allocationId, memoryMb: 0, diskMb: 0, setReadAt },
+      topology: written(instance, after),
+    };
+  } catch (err) {
+    if (!isConditionFailed(err)) throw err;
+    return { topology: adopt(instance, currentOf(err)) };
+  }
+}
+
+/**
  * A resize grew a server on a node: its copy counts the extra memory and disk at once, as a
  * deploy's claim does, so deploys placed before the next read do not overfill the node. A copy
  * that is gone or has no counters for the node is left alone (the next read sees the panel).

@@ -152,6 +152,11 @@ export interface ServerItem extends Stored {
   address?: ServerAddress;
   /** Where Wings' SFTP listens (the node's FQDN and SFTP port at deploy); absent on servers recorded before it was kept. */
   sftp?: { host: string; port: number };
+  /**
+   * Every allocation of the server on its panel, the primary (`allocationId`, `address`) among them,
+   * as last changed through us (shared/servers/network.ts); absent: only the deploy's primary.
+   */
+  allocations?: ServerAllocation[];
   /** When the account's SFTP panel user became a subuser of this server (shared/servers/sftp.ts); absent: not yet. */
   sftpGrantedAt?: string;
   region: string | null;
@@ -185,6 +190,12 @@ export interface ServerAddress {
   ip: string;
   alias: string | null;
   port: number;
+}
+
+/** One allocation (port) of a server: its panel id, where players reach it, and the owner's note. */
+export interface ServerAllocation extends ServerAddress {
+  id: number;
+  notes: string | null;
 }
 
 /** What the panel said about a server (install, power, suspension, usage). */

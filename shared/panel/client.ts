@@ -16,6 +16,7 @@ import type {
   PanelNest,
   PanelNode,
   PanelServer,
+  PanelServerWithAllocations,
   PanelStats,
   PanelSubuser,
   PanelUser,
@@ -273,16 +274,34 @@ export class PanelClient {
 
   /** Setting the same limits twice is harmless, so this is retried. */
   async updateBuild(serverId: number, body: BuildBody): Promise<PanelServer> {
-    return (
-      await this.request<Envelope<PanelServer>>({
-        api: 'application',
-        method: 'PATCH',
-        path: `/servers/${serverId}/build`,
-        json: body,
-        idempotent: true,
-        expect: 'json',
-      })
-    ).attributes;
+    return (await this.buildPatch<PanelServer>(serverId, body)).attributes;
+  }
+
+  /** The server with its allocations (`include=allocations`): the build a change of ports sends back, and the ports it holds. */
+  async getServerWithAllocations(serverId: number): Promise<PanelServerWithAllocations> {
+    return (await this.app<Envelope<PanelServerWithAllocations>>('GET', `/servers/${serverId}`, { query: { include: 'allocations' } }))
+      .attributes;
+  }
+
+  /**
+   * A build change that adds or removes allocations, answered with the server's allocations after
+   * it (the panel silently skips an added one that is not free on the server's node). Adding or
+   * removing the same allocation twice is harmless, so this is retried too.
+   */
+  async updateBuildWithAllocations(serverId: number, body: BuildBody): Promise<PanelServerWithAllocations> {
+    return (await this.buildPatch<PanelServerWithAllocations>(serverId, body, 'allocations')).attributes;
+  }
+
+  private buildPatch<T>(serverId: number, body: BuildBody, include?: 'allocations'): Promise<Envelope<T>> {
+    return this.request<Envelope<T>>({
+      api: 'application',
+      method: 'PATCH',
+      path: `/servers/${serverId}/build`,
+      ...(include ? { query: { include } } : {}),
+      json: body,
+      idempotent: true,
+      expect: 'json',
+    });
   }
 
   /**

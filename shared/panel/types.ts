@@ -158,6 +158,22 @@ export interface BuildBody {
   limits: PanelLimits;
   feature_limits: { databases: number; allocations: number; backups: number };
   oom_disabled?: boolean;
+  /** Free allocations of the server's node to assign to it (others are skipped without a word). */
+  add_allocations?: number[];
+  remove_allocations?: number[];
+}
+
+/** A server read or changed with `include=allocations` (Application AllocationTransformer, inside `attributes`). */
+export type PanelServerWithAllocations = PanelServer & {
+  relationships?: { allocations?: ListEnvelope<PanelAppAllocation> };
+};
+
+export interface PanelAppAllocation {
+  id: number;
+  ip: string;
+  alias: string | null;
+  port: number;
+  notes: string | null;
 }
 
 export interface PanelAccount {

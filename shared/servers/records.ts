@@ -1,5 +1,5 @@
 import * as accessPatterns from '../db/access-patterns.ts';
-import type { InstallKind, InstallWatchItem, ServerItem } from '../db/items.ts';
+import type { InstallKind, InstallWatchItem, ServerAddress, ServerAllocation, ServerItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { type ConditionFailedError, isConditionFailed, type NamedWrite, retrying, transact, writeIfFirst } from '../db/write.ts';
 import { ApiError, notFound } from '../errors.ts';
@@ -646,3 +646,35 @@ export async function recordFullyBilled(accountId: string, serverId: string, thr
     },
   });
 }
+
+// ---- network allocations ------------------------------------------------------------------------
+
+/**
+ * The server's allocations after a change through us (shared/servers/network.ts), under its lease:
+ * the list, and the primary (`allocationId`, `address`) when it moved. No price, count or burn
+ * moves; a server deleted meanwhile stays as it is.
+ */
+export async function recordAllocations(
+  item: ServerItem,
+  change: { allocations: ServerAllocation[]; primary?: ServerAllocation },
+  at: string,
+): Promise<void> {
+  const primary = change.primary ? { allocationId: change.primary.id, address: addressOnly(change.primary) } : {};
+  const sets = ['allocations = :list', 'updatedAt = :now', ...Object.keys(primary).map((k) => `${k} = :${k}`)];
+  await writeIfFirst({
+    Update: {
+      Key: keys.server(item.accountId, item.serverId),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: 'attribute_exists(PK) AND #status <> :deleted',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':list': change.allocations,
+        ':now': at,
+        ':deleted': 'deleted',
+        ...Object.fromEntries(Object.entries(primary).map(([k, v]) => [`:${k}`, v])),
+      },
+    },
+  });
+}
+
+const addressOnly = ({ host, ip, alias, port }: ServerAddress): ServerAddress => ({ host, ip, alias, port });

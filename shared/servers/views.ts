@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { AdminServer, Server } from '../api/schemas.ts';
-import type { ServerItem } from '../db/items.ts';
+import type { ServerAllocation, ServerItem } from '../db/items.ts';
 import { exactPriceOf, NO_ADDONS } from '../pricing/index.ts';
 import { panelUserOf } from './panel-user.ts';
 
@@ -18,7 +18,10 @@ export function toServerView(item: ServerItem): ServerView {
     eggId: item.eggId,
     region: item.region ?? null,
     address: item.address ?? null,
-    ports: [],
+    ports: addressesOf(item)
+      .filter((a) => !a.primary)
+      .map(({ host, ip, alias, port }) => ({ host, ip, alias, port })),
+    addresses: addressesOf(item),
     sftp: sftpOfServer(item),
     resources: item.resources,
     priceCentsPerHour: item.priceCentsPerHour,
@@ -42,4 +45,17 @@ export function sftpOfServer(item: Pick<ServerItem, 'accountId' | 'identifier' |
     username: `${panelUserOf(item.accountId).username}.${item.identifier}`,
     enabled: item.sftpGrantedAt !== undefined && item.status === 'active',
   };
+}
+
+/**
+ * Every allocation of the server, the primary first, then by port: the stored list kept by
+ * network.ts, else the deploy's primary alone (servers that never changed their ports).
+ */
+export function addressesOf(
+  item: Pick<ServerItem, 'allocationId' | 'address' | 'allocations'>,
+): Array<ServerAllocation & { primary: boolean }> {
+  const stored: ServerAllocation[] = item.allocations ?? (item.address ? [{ ...item.address, id: item.allocationId, notes: null }] : []);
+  return stored
+    .map((a) => ({ ...a, primary: a.id === item.allocationId }))
+    .sort((x, y) => Number(y.primary) - Number(x.primary) || x.port - y.port || x.id - y.id);
 }

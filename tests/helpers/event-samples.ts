@@ -22,6 +22,7 @@ export function sampleServer(overrides: { [K in keyof ServerData]?: ServerData[K
     region: 'eu-central',
     address: { host: 'node1.example.net', ip: '10.0.0.1', alias: null, port: 25565 },
     ports: [],
+    addresses: [{ id: 1, host: 'node1.example.net', ip: '10.0.0.1', alias: null, port: 25565, notes: null, primary: true }],
     resources: { ramMb: 1024, cpuPercent: 100, diskMb: 2048 },
     priceCentsPerHour: 1,
     priceMillicentsPerHour: 600,

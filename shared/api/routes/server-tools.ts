@@ -41,6 +41,13 @@ import {
   ScheduleRun,
   UpdateSchedule,
 } from '../schemas/schedules.ts';
+  AllocationList,
+  AllocationParams,
+  CreateAllocation,
+  DeletedAllocation,
+  ServerAllocation,
+  UpdateAllocation,
+} from '../schemas/network.ts';
 
 // The frame the file and backup routes share.
 const FILES = { group: 'server-tools', tag: 'Server files', auth: 'bearer' } as const;
@@ -364,5 +371,62 @@ export const serverScheduleRoutes = define({
   },
 });
 
+const NETWORK = { group: 'server-tools', tag: 'Server network', auth: 'bearer' } as const;
+
+/** A server's allocations (ports) on its panel (shared/servers/network.ts). */
+export const serverNetworkRoutes = define({
+  listAllocations: {
+    ...NETWORK,
+    method: 'GET',
+    path: '/v1/servers/:id/allocations',
+    scope: 'servers:read',
+    summary: "The server's allocations (primary first) and how many it may hold",
+    params: IdParam,
+    response: AllocationList,
+    errors: ['conflict', ...PANEL],
+  },
+  addAllocation: {
+    ...NETWORK,
+    method: 'POST',
+    path: '/v1/servers/:id/allocations',
+    scope: 'servers:write',
+    summary: "Add a port: one of the node's free allocations (within the server's limit)",
+    description:
+      "Takes a free allocation of the server's node (on the primary's IP when it has one free) and assigns it to the server. The server's limit (`limit` on the list: the primary included) is 422 `limit_exceeded`; a node with no free allocation is 503 `no_capacity`. Players reach the new port after the server's next start.",
+    params: IdParam,
+    body: CreateAllocation,
+    status: 201,
+    response: ServerAllocation,
+    idempotent: true,
+    audit: 'servers.network.add',
+    errors: [...LEASED, 'limit_exceeded', 'no_capacity'],
+  },
+  updateAllocation: {
+    ...NETWORK,
+    method: 'PATCH',
+    path: '/v1/servers/:id/allocations/:allocationId',
+    scope: 'servers:write',
+    summary: 'Set the note of an allocation and/or make it the primary',
+    description:
+      "Making an allocation primary moves the server's `address` to it (after the next start for players); SFTP stays as it is (per node).",
+    params: AllocationParams,
+    body: UpdateAllocation,
+    response: ServerAllocation,
+    audit: 'servers.network.update',
+    errors: LEASED,
+  },
+  removeAllocation: {
+    ...NETWORK,
+    method: 'DELETE',
+    path: '/v1/servers/:id/allocations/:allocationId',
+    scope: 'servers:write',
+    summary: 'Remove an allocation from the server (never the primary: 409)',
+    params: AllocationParams,
+    response: DeletedAllocation,
+    audit: 'servers.network.remove',
+    errors: LEASED,
+  },
+});
+
 /** Every route of the server-tools function. */
-export const serverToolRoutes = { ...serverStartupRoutes, ...serverStorageRoutes, ...serverScheduleRoutes };
+export const serverToolRoutes = { ...serverStartupRoutes, ...serverStorageRoutes, ...serverScheduleRoutes, ...serverNetworkRoutes };

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { SftpAccess } from './sftp.ts';
 import { Addons } from './addons.ts';
+import { ServerAllocation } from './network.ts';
 import { Uuid, text, int32, int64, Count, Cents, Timestamp, PanelId, SafeText, listOf, Labels, ListQuery, EggVariables } from './common.ts';
 
 /** Servers, their control and their files (servers group). */
@@ -32,7 +33,10 @@ export const Server = z
     eggId: PanelId,
     region: text(60).nullable().meta({ description: 'Region tag of the node the server runs on.' }),
     address: ServerAddress.nullable().meta({ description: 'Where to connect; null on old servers.' }),
-    ports: z.array(ServerAddress).max(100),
+    ports: z.array(ServerAddress).max(100).meta({ description: 'The further allocations (not the primary).' }),
+    addresses: z.array(ServerAllocation).max(100).meta({
+      description: 'Every allocation, the primary first (the same as `address`), then the others by port.',
+    }),
     sftp: SftpAccess,
     resources: ResourcesSchema,
     priceCentsPerHour: Cents.meta({

@@ -19,6 +19,7 @@ const TABS: { id: string; label: string; load: () => Promise<{ default: Componen
   { id: 'files', label: 'Files', load: () => import('./server/files.tsx') },
   { id: 'backups', label: 'Backups', load: () => import('./server/backups.tsx') },
   { id: 'schedules', label: 'Schedules', load: () => import('./server/schedules.tsx') },
+  { id: 'network', label: 'Network', load: () => import('./server/network.tsx') },
   { id: 'startup', label: 'Startup', load: () => import('./server/startup.tsx') },
   { id: 'settings', label: 'Settings', load: () => import('./server/settings.tsx') },
 ];
@@ -57,6 +58,16 @@ export default function ServerPage({ params }: { params: Record<string, string> 
         <a href={href('/servers')}>Servers</a> / <span>{s.name}</span>
       </p>
       <StatusLine server={s} reload={server.reload} />
+      {s.addresses.length ? (
+        <p class="server-addresses" data-testid="server-addresses">
+          <span class="muted">{s.addresses.length === 1 ? 'Address' : 'Addresses'}:</span>{' '}
+          {s.addresses.map((a) => (
+            <code key={a.id} class="port">
+              {a.host}:{a.port}
+            </code>
+          ))}
+        </p>
+      ) : null}
       {server.error ? <ErrorNotice error={server.error} /> : null}
       <Conditions server={s} />
       <nav class="tabs" aria-label="Server sections">
