@@ -41,6 +41,7 @@ import {
   ScheduleRun,
   UpdateSchedule,
 } from '../schemas/schedules.ts';
+import {
   AllocationList,
   AllocationParams,
   CreateAllocation,
