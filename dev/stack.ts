@@ -93,6 +93,8 @@ export interface PanelOptions {
   rateLimits?: { application?: number; client?: number };
   /** Wings' `allowed_origins` on the console websocket. */
   allowedOrigins?: string[];
+  /** false: a panel without a database host (the default seed has one). */
+  databaseHost?: boolean;
 }
 
 export interface LocalStack {

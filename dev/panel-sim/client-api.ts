@@ -10,6 +10,7 @@ import { clientAccount, clientServer, isInstalled, userPermissions } from './tra
 import { WingsError, nodeConnectionAddress } from './wings.ts';
 import { archiveHoldsOf, compress, decompress } from './archives.ts';
 import { backupRoutes } from './backups.ts';
+import { databaseRoutes } from './databases.ts';
 import type { FsEntry, PowerSignal } from './wings.ts';
 
 const C = '/api/client';
@@ -384,6 +385,7 @@ export function clientRoutes(sim: SimContext): RouteDef[] {
       },
     },
     ...backupRoutes(sim, bind),
+    ...databaseRoutes(sim, bind),
   ];
 }
 

@@ -3,6 +3,7 @@ import { serverToolRoutes } from '../../shared/api/routes/server-tools.ts';
 import * as control from '../../shared/servers/control.ts';
 import * as files from '../../shared/servers/files.ts';
 import * as backups from '../../shared/servers/backups.ts';
+import * as databases from '../../shared/servers/databases.ts';
 import { getStartup, updateStartup } from '../../shared/servers/startup.ts';
 
 /** Server-tools group: what a player uses inside a server (startup settings, files, backups). */
@@ -52,4 +53,8 @@ export const handler = createGroupHandler('server-tools', serverToolRoutes, {
   restoreBackup: async (ctx) => backups.restoreBackup(ctx),
   lockBackup: async (ctx) => backups.lockBackup(ctx),
   deleteBackup: async (ctx) => backups.deleteBackup(ctx),
+  listDatabases: async (ctx) => databases.listDatabases(ctx),
+  createDatabase: async (ctx) => databases.createDatabase(ctx),
+  rotateDatabasePassword: async (ctx) => databases.rotateDatabasePassword(ctx),
+  deleteDatabase: async (ctx) => databases.deleteDatabase(ctx),
 });

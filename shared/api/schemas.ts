@@ -31,3 +31,4 @@ export * from './schemas/webhooks.ts';
 export * from './schemas/backups.ts';
 export * from './schemas/events.ts';
 export * from './schemas/quote.ts';
+export * from './schemas/databases.ts';

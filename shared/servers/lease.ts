@@ -33,8 +33,8 @@ export const SYSTEM_WAIT_MS = 20_000;
 const POLL_MS = 100;
 
 export type CustomerOperation = 'resize' | 'delete' | 'power' | 'rename' | 'startup' | 'reinstall' | FileOperation;
-/** File and backup changes (files.ts, backups.ts): one or two panel calls each, under the request's deadline. */
-export type FileOperation = 'files' | 'backups';
+/** File, backup and database changes (files.ts, backups.ts, databases.ts): one or two panel calls each, under the request's deadline. */
+export type FileOperation = 'files' | 'backups' | 'databases';
 export type SystemOperation = 'suspend' | 'unsuspend' | 'reconcile';
 export type LeasedOperation = CustomerOperation | SystemOperation;
 
