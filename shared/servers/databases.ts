@@ -20,7 +20,8 @@ import { getOwnedServer } from './read.ts';
  * repeated one is refused by the name being taken), never logged, never in an activity entry.
  *
  * How many a server may hold is the panel's `feature_limits.databases` (null: no limit). The panel's
- * refusals become ours: its limit (400 TooManyDatabasesException) is 422 `limit_exceeded`; no
+ * refusals become ours: its limit (400 TooManyDatabasesException) is 422 `limit_exceeded` with the
+ * limit (read with a second call, on a refusal only); no
  * database host for the server (400 NoSuitableDatabaseHostException) is 409 `conflict`, and is kept
  * on the instance (`databaseHost`), as is a create that found one: the panel's APIs do not list
  * database hosts, so what its creates answered is what the admin's instance view shows.
@@ -56,7 +57,7 @@ function withPassword(d: PanelDatabase): z.infer<typeof DatabaseWithPassword> {
 }
 
 /** The panel's database refusals in our terms; anything else passes through. Never carries the panel's answer body. */
-async function onDatabases<T>(instanceId: string, call: () => Promise<T>): Promise<T> {
+async function onDatabases<T>(instanceId: string, call: () => Promise<T>, limitOf?: () => Promise<number | null>): Promise<T> {
   try {
     return await call();
   } catch (err) {
@@ -64,10 +65,16 @@ async function onDatabases<T>(instanceId: string, call: () => Promise<T>): Promi
     const code = err.panelErrors[0]?.code;
     if (err.panelStatus === 404) throw new ApiError('not_found', 'No such database on this server');
     if (err.panelStatus === 400 && code === 'TooManyDatabasesException') {
+      // The panel's message does not say the number: one read of the server's feature limits does.
+      const limit = limitOf ? await limitOf().catch(() => null) : null;
+      if (limit === null)
+        throw new ApiError('limit_exceeded', 'This server holds as many databases as its databases limit allows; delete one first');
       throw new ApiError(
         'limit_exceeded',
-        'This server holds as many databases as its `databases` limit allows; delete one or add a database slot',
-        { limit: 'databases' },
+        limit > 0
+          ? `This server holds its limit of ${limit} databases; delete one first`
+          : 'Databases are not available on this server (its database limit is 0)',
+        { limit },
       );
     }
     if (err.panelStatus === 400 && code === 'NoSuitableDatabaseHostException') {
@@ -117,18 +124,30 @@ export async function listDatabases({ principal, params }: DatabaseRoute): Promi
   return { data: list.data.map((d) => toDatabase(d.attributes)) };
 }
 
-/** POST databases: one call, not retried (the name is then taken: a second try is a 409). The password is in the answer only. */
+/**
+ * POST databases: one call, not retried (the name is then taken: a second try is a 409). The
+ * password is in the answer only. Refused for the limit: a second call reads the limit's number.
+ */
 export async function createDatabase({ principal, params, body, audit }: DatabaseRoute<z.infer<typeof CreateDatabase>>) {
   audit.target = `server:${params.id}`;
   audit.details = { name: body.name, remote: body.remote };
   return underLease(principal.accountId, params.id, async () => {
     const { server, client } = await controllable(principal.accountId, params.id);
-    const created = await onDatabases(server.instanceId, () =>
-      client.serverCall<Envelope<PanelDatabase>>(server.identifier, 'POST', '/databases', {
-        json: { database: body.name, remote: body.remote },
-        idempotent: false,
-        expect: 'json',
-      }),
+    const created = await onDatabases(
+      server.instanceId,
+      () =>
+        client.serverCall<Envelope<PanelDatabase>>(server.identifier, 'POST', '/databases', {
+          json: { database: body.name, remote: body.remote },
+          idempotent: false,
+          expect: 'json',
+        }),
+      async () =>
+        (
+          await client.serverCall<Envelope<{ feature_limits: { databases: number | null } }>>(server.identifier, 'GET', '', {
+            idempotent: true,
+            expect: 'json',
+          })
+        ).attributes.feature_limits.databases,
     );
     await noteDatabaseHost(server.instanceId, true);
     const database = withPassword(created.attributes);

@@ -140,9 +140,10 @@ describe('the limit is the panel feature limit (0 at deploy)', () => {
     const { result, calls } = await panelCalls(() => api.call('POST', path(), { token, body: { name: 'plugins' } }));
     expectEnvelope(result, 422, 'limit_exceeded');
     const body = result.body;
-    expect(body.error.message).toContain('databases');
-    expect(body.error.details).toEqual({ limit: 'databases' });
-    expect(calls).toEqual({ [`POST ${panelPath()}`]: 1 });
+    expect(body.error.message).toContain('database limit is 0');
+    expect(body.error.details).toEqual({ limit: 0 });
+    // The refusal, then a read of the server's feature limits for the number.
+    expect(calls).toEqual({ [`POST ${panelPath()}`]: 1, [`GET /api/client/servers/${server.identifier}`]: 1 });
     expect(databasesOf(sim.state).of(simServer())).toHaveLength(0);
   });
 });
@@ -201,7 +202,10 @@ describe('create, list, rotate, delete', () => {
     expect(second.status, second.text).toBe(201);
     expect(second.body.remote).toBe('10.0.0.%');
     passwords.push(second.body.password);
-    expectEnvelope(await api.call('POST', path(), { token, body: { name: 'third' } }), 422, 'limit_exceeded');
+    const third = await api.call('POST', path(), { token, body: { name: 'third' } });
+    expectEnvelope(third, 422, 'limit_exceeded');
+    expect(third.body.error.details).toEqual({ limit: 2 });
+    expect(third.body.error.message).toContain('limit of 2 databases');
   });
 
   it('delete: one panel call, gone from the panel; an unknown one is 404', async () => {

@@ -7,13 +7,16 @@ import { Count, Uuid, int32, text } from './common.ts';
  * would refuse is our 400 before any call. A database's id is the panel's (its hashid).
  */
 
-/** Laravel's alpha_dash (letters, marks, digits, `_`, `-`), 3 to 48 characters. */
+/**
+ * The panel's rule is Laravel's alpha_dash, 3 to 48 characters; we take its ASCII part (letters,
+ * digits, `-`, `_`): a pattern the OpenAPI document can state, and a name every MySQL client types.
+ */
 export const DatabaseName = z
   .string()
   .trim()
+  .min(3)
   .max(48)
-  .regex(/^[\p{L}\p{M}\p{N}_-]+$/u, 'Letters, digits, dashes and underscores only')
-  .refine((v) => [...v].length >= 3 && [...v].length <= 48, 'Between 3 and 48 characters')
+  .regex(/^[A-Za-z0-9_-]+$/, 'Letters, digits, dashes and underscores only')
   .meta({
     description:
       'Letters, digits, `-` and `_`, 3 to 48 characters. The panel stores it as `s{panel server id}_` + the name, cut to 48 characters, unique per server.',
