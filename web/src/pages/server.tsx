@@ -18,6 +18,7 @@ const TABS: { id: string; label: string; load: () => Promise<{ default: Componen
   { id: 'console', label: 'Console', load: () => import('./server/console.tsx') },
   { id: 'files', label: 'Files', load: () => import('./server/files.tsx') },
   { id: 'backups', label: 'Backups', load: () => import('./server/backups.tsx') },
+  { id: 'databases', label: 'Databases', load: () => import('./server/databases.tsx') },
   { id: 'startup', label: 'Startup', load: () => import('./server/startup.tsx') },
   { id: 'settings', label: 'Settings', load: () => import('./server/settings.tsx') },
 ];
