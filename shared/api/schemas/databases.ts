@@ -38,7 +38,8 @@ export const DatabaseParams = z
     databaseId: z
       .string()
       .max(32)
-      .regex(/^[A-Za-z0-9]+$/, 'A database id')
+      // The panel's ids are hashids (letters and digits); `-` and `_` pass, to be answered 404 like any unknown id.
+      .regex(/^[A-Za-z0-9_-]+$/, 'A database id')
       .meta({ description: "The database's id (the panel's)." }),
   })
   .strict();
