@@ -109,21 +109,25 @@ afterAll(async () => {
 });
 
 describe('the rules mirror the panel: bad input is our 400, before any panel call', () => {
-  const refused: Array<[string, Record<string, unknown>]> = [
+  /** [what, body, whether the panel refuses it too (default yes)] */
+  const refused: Array<[string, Record<string, unknown>, boolean?]> = [
     ['a name shorter than 3', { name: 'ab' }],
     ['a name longer than 48', { name: 'a'.repeat(49) }],
     ['a space in the name', { name: 'my db' }],
     ['a dot in the name', { name: 'my.db' }],
+    // The panel trims first (TrimStrings) and takes it; the document's pattern does not, so neither do we.
+    ['a space around the name', { name: ' plugins ' }, false],
     ['a quote in the name', { name: "x'; DROP DATABASE y; --" }],
     ['a space in remote', { name: 'good_name', remote: '10.0.0.1 x' }],
     ['a semicolon in remote', { name: 'good_name', remote: '%;' }],
     ['an empty remote', { name: 'good_name', remote: '' }],
   ];
-  for (const [what, body] of refused) {
-    it(`${what}: 400 here, and the panel refuses it too (422)`, async () => {
+  for (const [what, body, panelRefuses = true] of refused) {
+    it(`${what}: 400 here${panelRefuses ? ', and the panel refuses it too (422)' : ''}`, async () => {
       const { result, calls } = await panelCalls(() => api.call('POST', path(), { token, body }));
       expectEnvelope(result, 400, 'validation_failed');
       expect(calls).toEqual({});
+      if (!panelRefuses) return;
       const panel = await panelCreate({ database: body.name, remote: body.remote ?? '%' });
       expect(panel.status).toBe(422);
     });

@@ -13,7 +13,6 @@ import { Count, Uuid, int32, text } from './common.ts';
  */
 export const DatabaseName = z
   .string()
-  .trim()
   .min(3)
   .max(48)
   .regex(/^[A-Za-z0-9_-]+$/, 'Letters, digits, dashes and underscores only')
@@ -26,7 +25,6 @@ export const DatabaseName = z
 /** Where the database user may connect from (MySQL host pattern): `%` is anywhere. */
 export const DatabaseRemote = z
   .string()
-  .trim()
   .min(1)
   .max(191)
   .regex(/^[\w\-/.%:]+$/, 'Letters, digits and - _ / . % : only')
