@@ -1,7 +1,7 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databasesOf } from '../../dev/panel-sim/databases.ts';
-import type { PanelSim } from '../../dev/panel-sim/index.ts';
+import { type PanelSim, startPanelSim } from '../../dev/panel-sim/index.ts';
 import { db, tableName } from '../../shared/db/client.ts';
 import { customer } from '../helpers/customer.ts';
 import { panelCalls as panelCallsOf } from '../helpers/panel-requests.ts';
@@ -268,6 +268,16 @@ describe('passwords are never stored or logged', () => {
 });
 
 describe('a panel without a database host', () => {
+  it('the simulator seeds one host linked to fra-1, none with `databaseHost: false`', async () => {
+    expect(databasesOf(sim.state).hosts).toMatchObject([{ host: '10.10.1.10', port: 3306, node_id: 1 }]);
+    const bare = await startPanelSim({ databaseHost: false });
+    try {
+      expect(databasesOf(bare.state).hosts).toEqual([]);
+    } finally {
+      await bare.close();
+    }
+  });
+
   it('a create is 409 conflict saying so, and the admin instance view shows it', async () => {
     const store = databasesOf(sim.state);
     const hosts = store.hosts;
