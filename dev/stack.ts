@@ -97,6 +97,8 @@ export interface PanelOptions {
   scheduleTick?: boolean;
   /** Schedule tasks' time offsets scaled (0: no waits). */
   scheduleOffsetScale?: number;
+  /** false: a panel without a database host (the default seed has one). */
+  databaseHost?: boolean;
 }
 
 export interface LocalStack {

@@ -12,6 +12,7 @@ import { archiveHoldsOf, compress, decompress } from './archives.ts';
 import { backupRoutes } from './backups.ts';
 import { scheduleRoutes } from './schedules.ts';
 import { networkRoutes } from './network.ts';
+import { databaseRoutes } from './databases.ts';
 import type { FsEntry, PowerSignal } from './wings.ts';
 
 const C = '/api/client';
@@ -388,6 +389,7 @@ export function clientRoutes(sim: SimContext): RouteDef[] {
     ...backupRoutes(sim, bind),
     ...scheduleRoutes(sim, bind),
     ...networkRoutes(sim, bind),
+    ...databaseRoutes(sim, bind),
   ];
 }
 

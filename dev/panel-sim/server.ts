@@ -13,12 +13,13 @@ import type { FaultEffect, FaultRule, FaultRuleJson } from './faults.ts';
 import { GENERIC_500, PanelError, RawReply, renderError } from './http.ts';
 import type { Ctx, Reply, RouteDef, SimContext } from './http.ts';
 import { UnknownRuleError, isPlainObject } from './rules.ts';
-import { DEFAULT_APP_KEY, DEFAULT_CLIENT_KEY, seedDefault, seedEmpty } from './seed.ts';
+import { DEFAULT_APP_KEY, DEFAULT_CLIENT_KEY, SEED_IDS, seedDefault, seedEmpty } from './seed.ts';
 import { PanelState } from './state.ts';
 import { attachConsoleSockets } from './websocket.ts';
 import type { ApiKey, Server, User } from './state.ts';
 import { Wings, newRequestId, normalizePath, WingsError } from './wings.ts';
 import { backupsOf, downloadBackup } from './backups.ts';
+import { databasesOf } from './databases.ts';
 import { archiveHoldsOf } from './archives.ts';
 import { schedulesOf } from './schedules.ts';
 import type { PowerState } from './wings.ts';
@@ -76,6 +77,11 @@ export interface PanelSimOptions {
   scheduleTick?: boolean;
   /** multiplies schedule tasks' time offsets (default 1; 0: each task right after the one before) */
   scheduleOffsetScale?: number;
+  /**
+   * The default seed's database host (MySQL on fra-1, linked to that node; the panel's default
+   * `allow_random` lets servers on other nodes use it too); false: a panel without one.
+   */
+  databaseHost?: boolean;
 }
 
 export interface SimServerView {
@@ -270,6 +276,10 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
   const schedules = schedulesOf(wings);
   if (options.scheduleOffsetScale !== undefined) schedules.options.offsetScale = options.scheduleOffsetScale;
   if (options.scheduleTick) schedules.startTicker();
+
+  if ((options.seed ?? 'default') === 'default' && options.databaseHost !== false) {
+    databasesOf(state).addHost({ name: 'fra-1 MySQL', host: '10.10.1.10', port: 3306, node_id: SEED_IDS.nodes.fra1 });
+  }
 
   const routes: CompiledRoute[] = [
     ...applicationRoutes(sim).map((r) => compile(r, 'application')),

@@ -4,6 +4,7 @@ import * as control from '../../shared/servers/control.ts';
 import * as files from '../../shared/servers/files.ts';
 import * as backups from '../../shared/servers/backups.ts';
 import * as schedules from '../../shared/servers/schedules.ts';
+import * as databases from '../../shared/servers/databases.ts';
 import { getStartup, updateStartup } from '../../shared/servers/startup.ts';
 
 const loadNetwork = () => import('../../shared/servers/network.ts');
@@ -66,4 +67,8 @@ export const handler = createGroupHandler('server-tools', serverToolRoutes, {
   addAllocation: async (ctx) => (await loadNetwork()).addAllocation(ctx),
   updateAllocation: async (ctx) => (await loadNetwork()).updateAllocation(ctx),
   removeAllocation: async (ctx) => (await loadNetwork()).removeAllocation(ctx),
+  listDatabases: async (ctx) => databases.listDatabases(ctx),
+  createDatabase: async (ctx) => databases.createDatabase(ctx),
+  rotateDatabasePassword: async (ctx) => databases.rotateDatabasePassword(ctx),
+  deleteDatabase: async (ctx) => databases.deleteDatabase(ctx),
 });

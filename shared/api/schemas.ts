@@ -34,3 +34,4 @@ export * from './schemas/network.ts';
 export * from './schemas/events.ts';
 export * from './schemas/quote.ts';
 export * from './schemas/addons.ts';
+export * from './schemas/databases.ts';

@@ -264,6 +264,8 @@ export interface InstanceItem extends Stored {
   panelNodeUuids?: string[];
   /** Another instance claims this panel's nodes: the same panel registered twice (found by the reconciler). */
   duplicateOf?: string;
+  /** Whether the panel's last database create found a database host (shared/servers/databases.ts); absent before any. */
+  databaseHost?: { available: boolean; at: string };
   createdAt: string;
   updatedAt: string;
 }

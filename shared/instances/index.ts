@@ -36,6 +36,7 @@ export function toInstanceView(item: InstanceItem): InstanceView {
     panelRateLimits: item.panelRateLimits ?? DEFAULT_PANEL_RATE_LIMITS,
     panelNodeUuids: item.panelNodeUuids ?? null,
     duplicateOf: item.duplicateOf ?? null,
+    databaseHost: item.databaseHost ?? null,
     createdAt: item.createdAt,
     updatedAt: item.updatedAt,
   };

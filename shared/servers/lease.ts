@@ -33,8 +33,8 @@ export const SYSTEM_WAIT_MS = 20_000;
 const POLL_MS = 100;
 
 export type CustomerOperation = 'resize' | 'delete' | 'power' | 'rename' | 'startup' | 'reinstall' | 'addons' | FileOperation;
-/** File, backup, schedule and port changes (files.ts, backups.ts, schedules.ts, network.ts): a few panel calls each, under the request's deadline. */
-export type FileOperation = 'files' | 'backups' | 'schedules' | 'network';
+/** Changes inside a server (files.ts, backups.ts, schedules.ts, network.ts, databases.ts): a few panel calls each, under the request's deadline. */
+export type FileOperation = 'files' | 'backups' | 'schedules' | 'network' | 'databases';
 export type SystemOperation = 'suspend' | 'unsuspend' | 'reconcile';
 export type LeasedOperation = CustomerOperation | SystemOperation;
 

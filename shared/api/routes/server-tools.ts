@@ -49,6 +49,7 @@ import {
   ServerAllocation,
   UpdateAllocation,
 } from '../schemas/network.ts';
+import { CreateDatabase, DatabaseParams, DatabaseWithPassword, DeletedDatabase, ServerDatabaseList } from '../schemas/databases.ts';
 
 // The frame the file and backup routes share.
 const FILES = { group: 'server-tools', tag: 'Server files', auth: 'bearer' } as const;
@@ -429,5 +430,64 @@ export const serverNetworkRoutes = define({
   },
 });
 
+const DATABASES = { group: 'server-tools', tag: 'Server databases', auth: 'bearer' } as const;
+
+/** A server's databases on the panel's database hosts (shared/servers/databases.ts); one panel call each. */
+export const serverDatabaseRoutes = define({
+  listDatabases: {
+    ...DATABASES,
+    method: 'GET',
+    path: '/v1/servers/:id/databases',
+    scope: 'servers:read',
+    summary: "The server's databases: host and port, name, user, where connections may come from (never a password)",
+    params: IdParam,
+    response: ServerDatabaseList,
+    errors: CONTROL,
+  },
+  createDatabase: {
+    ...DATABASES,
+    method: 'POST',
+    path: '/v1/servers/:id/databases',
+    scope: 'servers:write',
+    summary: 'Create a database; its password is in this answer only',
+    description:
+      'The password is shown once: it is neither stored nor logged. Not idempotent (an idempotency record would have to keep the password): a repeated create is refused with 409, the name being taken. 422 `limit_exceeded` when the server holds its `databases` limit; 409 `conflict` when the panel has no database host for the server.',
+    params: IdParam,
+    body: CreateDatabase,
+    status: 201,
+    response: DatabaseWithPassword,
+    audit: 'servers.databases.create',
+    errors: [...LEASED, 'limit_exceeded', 'conflict'],
+  },
+  rotateDatabasePassword: {
+    ...DATABASES,
+    method: 'POST',
+    path: '/v1/servers/:id/databases/:databaseId/rotate-password',
+    scope: 'servers:write',
+    summary: 'Set a new random password; it is in this answer only (the old one stops working)',
+    params: DatabaseParams,
+    response: DatabaseWithPassword,
+    audit: 'servers.databases.rotate_password',
+    errors: LEASED,
+  },
+  deleteDatabase: {
+    ...DATABASES,
+    method: 'DELETE',
+    path: '/v1/servers/:id/databases/:databaseId',
+    scope: 'servers:write',
+    summary: 'Delete a database and its user',
+    params: DatabaseParams,
+    response: DeletedDatabase,
+    audit: 'servers.databases.delete',
+    errors: LEASED,
+  },
+});
+
 /** Every route of the server-tools function. */
-export const serverToolRoutes = { ...serverStartupRoutes, ...serverStorageRoutes, ...serverScheduleRoutes, ...serverNetworkRoutes };
+export const serverToolRoutes = {
+  ...serverStartupRoutes,
+  ...serverStorageRoutes,
+  ...serverScheduleRoutes,
+  ...serverNetworkRoutes,
+  ...serverDatabaseRoutes,
+};

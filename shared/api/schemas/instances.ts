@@ -94,6 +94,16 @@ export const Instance = z
       description:
         'Another instance claims nodes of this panel: the same panel registered twice (before registrations were refused). Its servers are never taken for orphans; delete the duplicate once it hosts none.',
     }),
+    databaseHost: z
+      .object({
+        available: z.boolean().meta({ description: 'The panel found a database host for the server (false: it had none).' }),
+        at: Timestamp.meta({ description: 'When that create ran.' }),
+      })
+      .nullable()
+      .meta({
+        description:
+          "Whether the panel has a database host, as its last database create answered (the panel's APIs do not list database hosts); null until a customer creates a database there.",
+      }),
     callBudget: CallBudgetState.optional().meta({
       description: 'Admin list and instance test only: what the shared call budget has spent this minute.',
     }),

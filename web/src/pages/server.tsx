@@ -19,6 +19,7 @@ const TABS: { id: string; label: string; load: () => Promise<{ default: Componen
   { id: 'files', label: 'Files', load: () => import('./server/files.tsx') },
   { id: 'backups', label: 'Backups', load: () => import('./server/backups.tsx') },
   { id: 'schedules', label: 'Schedules', load: () => import('./server/schedules.tsx') },
+  { id: 'databases', label: 'Databases', load: () => import('./server/databases.tsx') },
   { id: 'network', label: 'Network', load: () => import('./server/network.tsx') },
   { id: 'startup', label: 'Startup', load: () => import('./server/startup.tsx') },
   { id: 'settings', label: 'Settings', load: () => import('./server/settings.tsx') },

@@ -70,6 +70,19 @@ export function InstanceCard(props: {
         <dd>
           {i.panelRateLimits.applicationPerMinute} Application / {i.panelRateLimits.clientPerMinute} Client calls a minute
         </dd>
+        <dt>Database host</dt>
+        <dd data-testid="instance-database-host">
+          {i.databaseHost ? (
+            <>
+              <Badge tone={i.databaseHost.available ? 'ok' : 'warn'}>{i.databaseHost.available ? 'yes' : 'none'}</Badge>{' '}
+              <span class="muted">
+                as the last database create answered · <span title={dateTime(i.databaseHost.at)}>{relative(i.databaseHost.at)}</span>
+              </span>
+            </>
+          ) : (
+            <span class="muted">not known yet: the panel tells at the first database a customer creates</span>
+          )}
+        </dd>
         <dt>Last test</dt>
         <dd data-testid="instance-last-test">
           {i.lastTest ? (
