@@ -12,7 +12,16 @@ import { reinstallServer } from '../../shared/servers/reinstall.ts';
 
 /** Servers group: /v1/servers, and a server's own routes (its startup, files and backups: functions/server-tools). */
 export const handler = createGroupHandler('servers', serverRoutes, {
-  listServers: async ({ principal, query }) => listServers(principal.accountId, { ...query, boundTo: `servers:${principal.accountId}` }),
+  listServers: async ({ principal, query }) => {
+    const boundTo = `servers:${principal.accountId}`;
+    const { cursor, limit, ...filters } = query;
+    // Servers shared with the caller come on the first page of the unfiltered list, after its own (shared/servers/shares.ts).
+    if (cursor !== undefined || Object.values(filters).some((v) => v !== undefined))
+      return listServers(principal.accountId, { ...query, boundTo });
+    const shared = await (await shares()).sharedServersOf(principal);
+    const own = await listServers(principal.accountId, { ...query, limit: Math.max(1, limit - shared.length), boundTo });
+    return { data: [...own.data, ...shared], nextCursor: own.nextCursor };
+  },
 
   createServer: async ({ principal, body, audit }) => {
     const server = await deployServer(principal, body);
@@ -73,4 +82,35 @@ export const handler = createGroupHandler('servers', serverRoutes, {
   },
 
   serverConsole: async ({ principal, params }) => control.consoleCredentials(principal.accountId, params.id),
+
+  // Shared access: the pipeline has let only the owner reach the first four (shared/api/server-permissions.ts).
+  listServerUsers: async ({ principal, params }) => (await shares()).listServerUsers(principal.accountId, params.id),
+
+  createServerUser: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    const share = await (await shares()).inviteServerUser(principal, params.id, body);
+    audit.details = { shareId: share.id, email: share.email, permissions: share.permissions };
+    return share;
+  },
+
+  updateServerUser: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    const share = await (await shares()).updateServerUser(principal.accountId, params.id, params.shareId, body.permissions);
+    audit.details = { shareId: share.id, email: share.email, permissions: share.permissions };
+    return share;
+  },
+
+  deleteServerUser: async ({ principal, params, audit }) => {
+    audit.target = `server:${params.id}`;
+    audit.details = { shareId: params.shareId };
+    return (await shares()).removeServerUser(principal.accountId, params.id, params.shareId);
+  },
+
+  leaveServer: async ({ principal, params, audit, sharedAccess }) => {
+    audit.target = `server:${params.id}`;
+    return (await shares()).leaveServer(principal, params.id, sharedAccess);
+  },
 });
+
+/** Loaded with the first shared-access call, as files and backups are (the start-size rule). */
+const shares = () => import('../../shared/servers/shares.ts');
