@@ -161,8 +161,9 @@ export async function updateServerUser(
       await writeItem({
         Update: {
           Key: keys.serverShare(serverId, share.email),
-          UpdateExpression: subuser ? 'SET permissions = :p, updatedAt = :u' : 'SET permissions = :p, updatedAt = :u REMOVE subuser',
+          UpdateExpression: subuser ? 'SET #p = :p, updatedAt = :u' : 'SET #p = :p, updatedAt = :u REMOVE subuser',
           ConditionExpression: 'shareId = :id',
+          ExpressionAttributeNames: { '#p': 'permissions' },
           ExpressionAttributeValues: { ':p': permissions, ':u': updatedAt, ':id': shareId },
         },
       });
