@@ -852,7 +852,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The accounts this server is shared with (owner only) */
+    /**
+     * The accounts this server is shared with (owner only)
+     * @description Each share: the invited e-mail, its permissions and when the invited account first used it (null until then). An invitee gets 403.
+     */
     get: operations['listServerUsers'];
     put?: never;
     /**
@@ -876,11 +879,17 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    /** Remove a share (owner only): refused at once, SFTP included */
+    /**
+     * Remove a share (owner only): refused at once, SFTP included
+     * @description The invitee's panel subuser is deleted first (one panel call), then the share: its next request is 404 as for any other account's server.
+     */
     delete: operations['deleteServerUser'];
     options?: never;
     head?: never;
-    /** Change a share's permissions (owner only); its SFTP access follows at once */
+    /**
+     * Change a share's permissions (owner only); its SFTP access follows at once
+     * @description Replaces the permissions. The invitee's panel subuser, if it set an SFTP password, gets the new ones in the same request (one panel call).
+     */
     patch: operations['updateServerUser'];
     trace?: never;
   };
@@ -893,7 +902,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Give up your access to a server shared with you (the owner cannot leave: 409) */
+    /**
+     * Give up your access to a server shared with you (the owner cannot leave: 409)
+     * @description As the owner removing the share: the panel subuser goes with it. A server not shared with you is 404.
+     */
     post: operations['leaveServer'];
     delete?: never;
     options?: never;

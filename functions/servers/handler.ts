@@ -9,6 +9,7 @@ import { quoteDeploy } from '../../shared/servers/quote.ts';
 import { resizeOf, updateServer } from '../../shared/servers/update.ts';
 import { deleteServer } from '../../shared/servers/delete.ts';
 import { reinstallServer } from '../../shared/servers/reinstall.ts';
+import * as shares from '../../shared/servers/shares.ts';
 
 /** Servers group: /v1/servers, and a server's own routes (its startup, files and backups: functions/server-tools). */
 export const handler = createGroupHandler('servers', serverRoutes, {
@@ -18,7 +19,7 @@ export const handler = createGroupHandler('servers', serverRoutes, {
     // Servers shared with the caller come on the first page of the unfiltered list, after its own (shared/servers/shares.ts).
     if (cursor !== undefined || Object.values(filters).some((v) => v !== undefined))
       return listServers(principal.accountId, { ...query, boundTo });
-    const shared = await (await shares()).sharedServersOf(principal);
+    const shared = await shares.sharedServersOf(principal);
     const own = await listServers(principal.accountId, { ...query, limit: Math.max(1, limit - shared.length), boundTo });
     return { data: [...own.data, ...shared], nextCursor: own.nextCursor };
   },
@@ -84,18 +85,18 @@ export const handler = createGroupHandler('servers', serverRoutes, {
   serverConsole: async ({ principal, params }) => control.consoleCredentials(principal.accountId, params.id),
 
   // Shared access: the pipeline has let only the owner reach the first four (shared/api/server-permissions.ts).
-  listServerUsers: async ({ principal, params }) => (await shares()).listServerUsers(principal.accountId, params.id),
+  listServerUsers: async ({ principal, params }) => shares.listServerUsers(principal.accountId, params.id),
 
   createServerUser: async ({ principal, params, body, audit }) => {
     audit.target = `server:${params.id}`;
-    const share = await (await shares()).inviteServerUser(principal, params.id, body);
+    const share = await shares.inviteServerUser(principal, params.id, body);
     audit.details = { shareId: share.id, email: share.email, permissions: share.permissions };
     return share;
   },
 
   updateServerUser: async ({ principal, params, body, audit }) => {
     audit.target = `server:${params.id}`;
-    const share = await (await shares()).updateServerUser(principal.accountId, params.id, params.shareId, body.permissions);
+    const share = await shares.updateServerUser(principal.accountId, params.id, params.shareId, body.permissions);
     audit.details = { shareId: share.id, email: share.email, permissions: share.permissions };
     return share;
   },
@@ -103,14 +104,11 @@ export const handler = createGroupHandler('servers', serverRoutes, {
   deleteServerUser: async ({ principal, params, audit }) => {
     audit.target = `server:${params.id}`;
     audit.details = { shareId: params.shareId };
-    return (await shares()).removeServerUser(principal.accountId, params.id, params.shareId);
+    return shares.removeServerUser(principal.accountId, params.id, params.shareId);
   },
 
   leaveServer: async ({ principal, params, audit, sharedAccess }) => {
     audit.target = `server:${params.id}`;
-    return (await shares()).leaveServer(principal, params.id, sharedAccess);
+    return shares.leaveServer(principal, params.id, sharedAccess);
   },
 });
-
-/** Loaded with the first shared-access call, as files and backups are (the start-size rule). */
-const shares = () => import('../../shared/servers/shares.ts');

@@ -1,7 +1,8 @@
 /**
- * Shared access, enforced in one place: every route whose path starts with `/v1/servers/:id` and
- * what an invitee (an account holding a share of the server, shared/servers/shares.ts) needs to
- * call it. `owner`: only the owner, ever (money, deletion, the server's identity, who has access).
+ * Shared access in one table: what an invitee needs for each route on one server.
+ * Every route whose path starts with `/v1/servers/:id` is here, with what an invitee (an account
+ * holding a share of the server, shared/servers/shares.ts) needs to call it. `owner`: only the
+ * owner, ever (money, deletion, the server's identity, who has access).
  * The request pipeline reads this table (shared/http/handler.ts, `resolveServerAccess`); a route
  * missing from it is owner-only there, and tests/unit/server-permissions.test.ts fails listing it.
  * Types and constants only: every function's start loads it.

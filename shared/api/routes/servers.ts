@@ -207,6 +207,8 @@ export const serverShareRoutes = define({
     auth: 'bearer',
     scope: 'servers:read',
     summary: 'The accounts this server is shared with (owner only)',
+    description:
+      'Each share: the invited e-mail, its permissions and when the invited account first used it (null until then). An invitee gets 403.',
     params: IdParam,
     response: ServerUserList,
   },
@@ -235,6 +237,8 @@ export const serverShareRoutes = define({
     auth: 'bearer',
     scope: 'servers:write',
     summary: "Change a share's permissions (owner only); its SFTP access follows at once",
+    description:
+      "Replaces the permissions. The invitee's panel subuser, if it set an SFTP password, gets the new ones in the same request (one panel call).",
     params: ShareParams,
     body: UpdateServerUser,
     response: ServerUser,
@@ -249,6 +253,8 @@ export const serverShareRoutes = define({
     auth: 'bearer',
     scope: 'servers:write',
     summary: 'Remove a share (owner only): refused at once, SFTP included',
+    description:
+      "The invitee's panel subuser is deleted first (one panel call), then the share: its next request is 404 as for any other account's server.",
     params: ShareParams,
     response: RemovedServerUser,
     audit: 'servers.users.remove',
@@ -262,6 +268,7 @@ export const serverShareRoutes = define({
     auth: 'bearer',
     scope: 'servers:write',
     summary: 'Give up your access to a server shared with you (the owner cannot leave: 409)',
+    description: 'As the owner removing the share: the panel subuser goes with it. A server not shared with you is 404.',
     params: IdParam,
     response: LeftServer,
     audit: 'servers.users.leave',
