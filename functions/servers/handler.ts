@@ -40,7 +40,10 @@ export const handler = createGroupHandler('servers', serverRoutes, {
 
   quoteServer: async ({ principal, body }) => quoteDeploy(principal.accountId, body),
 
-  getServer: async ({ principal, params }) => getServerWithLive(principal.accountId, params.id),
+  getServer: async ({ principal, params, sharedAccess }) => {
+    const server = await getServerWithLive(principal.accountId, params.id);
+    return sharedAccess ? shares.asShared(server, sharedAccess) : server;
+  },
 
   updateServer: async ({ principal, params, body, audit }) => {
     audit.target = `server:${params.id}`;

@@ -18,6 +18,9 @@ export interface SharedAccess {
   permissions: ServerPermission[];
   /** The real caller, for the activity log and leaving. */
   actorAccountId: string;
+  /** What the caller's view of the server names: who shares it, and whether its SFTP subuser is set up. */
+  ownerEmail: string;
+  sftpGranted: boolean;
 }
 
 /**
@@ -45,6 +48,8 @@ export async function resolveSharedAccess(principal: Principal, serverId: string
     shareId: share.shareId,
     permissions: share.permissions,
     actorAccountId: principal.accountId,
+    ownerEmail: share.ownerEmail,
+    sftpGranted: share.subuser !== undefined,
   };
 }
 

@@ -11,7 +11,8 @@ import { getInstance, panelClientFor } from '../instances/index.ts';
 import type { SharedAccess } from './share-access.ts';
 import { withServerLease } from './lease.ts';
 import { getOwnedServer } from './read.ts';
-import { type ServerView, toServerView, sftpOfServer } from './views.ts';
+import { panelUserOf } from './panel-user.ts';
+import { type ServerView, toServerView } from './views.ts';
 
 /**
  * Shared access: an owner gives another account, by e-mail, a set of permissions on one server.
@@ -260,13 +261,33 @@ export async function sharedServersOf(principal: { accountId: string; email: str
 }
 
 function sharedView(server: ServerItem, share: ServerShareItem, accountId: string): ServerView {
-  return {
-    ...toServerView(server),
-    labels: {},
-    sftp: sftpOfServer({ ...server, accountId, ...(share.subuser ? { sftpGrantedAt: share.updatedAt } : { sftpGrantedAt: undefined }) }),
-    shared: true,
-    sharedBy: share.ownerEmail,
+  return asShared(toServerView(server), {
+    actorAccountId: accountId,
+    ownerEmail: share.ownerEmail,
     permissions: share.permissions,
+    sftpGranted: share.subuser !== undefined,
+  });
+}
+
+/**
+ * A server as an invitee sees it: marked shared, the owner's e-mail and the permissions held; not
+ * the owner's labels; the SFTP login the invitee's own.
+ */
+export function asShared<V extends ServerView>(
+  view: V,
+  access: Pick<SharedAccess, 'actorAccountId' | 'ownerEmail' | 'permissions' | 'sftpGranted'>,
+): V {
+  return {
+    ...view,
+    labels: {},
+    sftp: {
+      ...view.sftp,
+      username: `${panelUserOf(access.actorAccountId).username}.${view.identifier}`,
+      enabled: access.sftpGranted && view.status === 'active',
+    },
+    shared: true,
+    sharedBy: access.ownerEmail,
+    permissions: access.permissions,
   };
 }
 

@@ -102,7 +102,16 @@ describe('shared access, as an adversary tries it', () => {
     const own = await api.call('GET', '/v1/servers', { token: alice.token });
     expect(own.body.data.map((s: { id: string }) => s.id).sort()).toEqual([shared.id, other.id].sort());
     expect(own.body.data.every((s: Record<string, unknown>) => !('shared' in s))).toBe(true);
-    expect((await api.call('GET', `/v1/servers/${shared.id}`, { token: carol.token })).status).toBe(200);
+    const one = await api.call('GET', `/v1/servers/${shared.id}`, { token: carol.token });
+    expect(one.status, one.text).toBe(200);
+    expect(one.body).toMatchObject({
+      id: shared.id,
+      shared: true,
+      sharedBy: 'share-alice@example.com',
+      labels: {},
+      live: expect.any(Object),
+    });
+    expect(one.body.sftp).toMatchObject({ username: list.body.data[0].sftp.username, enabled: false });
   });
 
   it('reaches what was granted, acting on the owner server; the activity keeps the real actor', async () => {

@@ -33,9 +33,7 @@ function PermissionBoxes(props: { idPrefix: string; value: Permission[]; onChang
             id={`${props.idPrefix}-${p.id}`}
             type="checkbox"
             checked={props.value.includes(p.id)}
-            onChange={(e) =>
-              props.onChange(e.currentTarget.checked ? [...props.value, p.id] : props.value.filter((x) => x !== p.id))
-            }
+            onChange={(e) => props.onChange(e.currentTarget.checked ? [...props.value, p.id] : props.value.filter((x) => x !== p.id))}
           />{' '}
           {p.label}
         </label>
@@ -59,7 +57,10 @@ export default function UsersTab({ server }: TabProps) {
 
   const invite = useAction(async () => {
     const user = await ok(
-      api().POST('/v1/servers/{id}/users', { params: { path: { id } }, body: { email: email.trim(), permissions: permissionsOrReadOnly(permissions) } }),
+      api().POST('/v1/servers/{id}/users', {
+        params: { path: { id } },
+        body: { email: email.trim(), permissions: permissionsOrReadOnly(permissions) },
+      }),
     );
     setEmail('');
     setNotice(`${user.email} is invited. The share takes effect when they sign in with that (verified) e-mail address.`);
