@@ -154,6 +154,8 @@ const VALID_VALUES = {
   root: '/',
   amountCents: 1000,
   note: 'matrix',
+  // Shared access: an invitation (POST /v1/servers/:id/users) another account must not make.
+  email: 'matrix-invitee@example.com',
 };
 
 /** A path parameter: A's real resources, or for `unknown` an id nothing has. */
