@@ -3,6 +3,7 @@ import type { PanelSim } from '../../dev/panel-sim/index.ts';
 import { customer, type Customer } from '../helpers/customer.ts';
 import { expectEnvelope, startTestApi, type TestApi } from '../helpers/stack.ts';
 import { until } from '../helpers/until.ts';
+import { panelCalls } from '../helpers/panel-requests.ts';
 
 /**
  * Shared access tried as an adversary would, over DynamoDB Local and the panel simulator: an
@@ -70,10 +71,14 @@ describe('shared access, as an adversary tries it', () => {
       token: alice.token,
       body: { email: 'share-bob@example.com', permissions: ['backups'] },
     });
-    const without = await api.call('POST', `/v1/servers/${shared.id}/users`, {
-      token: alice.token,
-      body: { email: 'Share-Carol@example.com', permissions: ['console', 'files'] },
-    });
+    const { result: without, calls: inviteCalls } = await panelCalls(sim, () =>
+      api.call('POST', `/v1/servers/${shared.id}/users`, {
+        token: alice.token,
+        body: { email: 'Share-Carol@example.com', permissions: ['console', 'files'] },
+      }),
+    );
+    // An invitation asks nothing of the panel (the subuser comes with the invitee's SFTP password).
+    expect(inviteCalls).toEqual({});
     expect(withAccount.status, withAccount.text).toBe(201);
     expect(without.status, without.text).toBe(201);
     const shape = (b: Record<string, unknown>) => ({ ...b, id: 'x', email: 'x', permissions: 'x', createdAt: 'x', updatedAt: 'x' });
@@ -184,18 +189,25 @@ describe('shared access, as an adversary tries it', () => {
     expect((await sftpLogin(other.identifier, `${entry.username.split('.')[0]}.${other.identifier}`, set.body.password)).status).toBe(403);
 
     // Narrowed to power only: no file.sftp left, SFTP refused; files refused by the API.
-    const narrowed = await api.call('PATCH', `/v1/servers/${shared.id}/users/${carolShareId}`, {
-      token: alice.token,
-      body: { permissions: ['power'] },
-    });
+    const { result: narrowed, calls: narrowCalls } = await panelCalls(sim, () =>
+      api.call('PATCH', `/v1/servers/${shared.id}/users/${carolShareId}`, { token: alice.token, body: { permissions: ['power'] } }),
+    );
     expect(narrowed.status, narrowed.text).toBe(200);
+    // One panel call: the subuser's permissions (shares.ts).
+    expect(Object.keys(narrowCalls)).toEqual([expect.stringMatching(/^POST \/api\/client\/servers\/\w+\/users\/[\w-]+$/)]);
+    expect(Object.values(narrowCalls)).toEqual([1]);
     expect((await sftpLogin(shared.identifier, entry.username, set.body.password)).status).toBe(403);
     expectEnvelope(await api.call('GET', `/v1/servers/${shared.id}/files`, { token: carol.token }), 403, 'forbidden');
     await api.call('PATCH', `/v1/servers/${shared.id}/users/${carolShareId}`, { token: alice.token, body: { permissions: ['files'] } });
     expect((await sftpLogin(shared.identifier, entry.username, set.body.password)).status).toBe(200);
 
-    const removed = await api.call('DELETE', `/v1/servers/${shared.id}/users/${carolShareId}`, { token: alice.token });
+    const { result: removed, calls: removeCalls } = await panelCalls(sim, () =>
+      api.call('DELETE', `/v1/servers/${shared.id}/users/${carolShareId}`, { token: alice.token }),
+    );
     expect(removed.status, removed.text).toBe(200);
+    // One panel call: the subuser deleted.
+    expect(Object.keys(removeCalls)).toEqual([expect.stringMatching(/^DELETE \/api\/client\/servers\/\w+\/users\/[\w-]+$/)]);
+    expect(Object.values(removeCalls)).toEqual([1]);
     expect((await sftpLogin(shared.identifier, entry.username, set.body.password)).status).toBe(403);
     expectEnvelope(await api.call('GET', `/v1/servers/${shared.id}`, { token: carol.token }), 404, 'not_found');
     expectEnvelope(await api.call('GET', `/v1/servers/${shared.id}/files`, { token: carol.token }), 404, 'not_found');
