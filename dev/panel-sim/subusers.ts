@@ -154,6 +154,20 @@ export function subuserRoutes(sim: SimContext): RouteDef[] {
       },
     },
     {
+      // SubuserController::update (UpdateSubuserRequest: permissions required|array); websocket.connect always kept.
+      method: 'POST',
+      path: `${S}/{user}`,
+      name: 'api:client:server.users.update',
+      handler: (ctx) => {
+        const s = bind(ctx);
+        const sub = subuserParam(ctx, s);
+        const failures = validate(ctx.input, { permissions: 'required|array', 'permissions.*': 'string' });
+        if (failures.length > 0) throw new ValidationError(failures);
+        sub.permissions = [...new Set([...(ctx.input.permissions as unknown[]).map(String), 'websocket.connect'])];
+        return { status: 200, body: subuserObject(state, sub) };
+      },
+    },
+    {
       method: 'DELETE',
       path: `${S}/{user}`,
       name: 'api:client:server.users.delete',

@@ -10,10 +10,20 @@ import { resizeOf, updateServer } from '../../shared/servers/update.ts';
 import { deleteServer } from '../../shared/servers/delete.ts';
 import { reinstallServer } from '../../shared/servers/reinstall.ts';
 import { setAddons } from '../../shared/servers/addons.ts';
+import * as shares from '../../shared/servers/shares.ts';
 
 /** Servers group: /v1/servers, and a server's own routes (its startup, files and backups: functions/server-tools). */
 export const handler = createGroupHandler('servers', serverRoutes, {
-  listServers: async ({ principal, query }) => listServers(principal.accountId, { ...query, boundTo: `servers:${principal.accountId}` }),
+  listServers: async ({ principal, query }) => {
+    const boundTo = `servers:${principal.accountId}`;
+    const { cursor, limit, ...filters } = query;
+    // Servers shared with the caller come on the first page of the unfiltered list, after its own (shared/servers/shares.ts).
+    if (cursor !== undefined || Object.values(filters).some((v) => v !== undefined))
+      return listServers(principal.accountId, { ...query, boundTo });
+    const shared = await shares.sharedServersOf(principal);
+    const own = await listServers(principal.accountId, { ...query, limit: Math.max(1, limit - shared.length), boundTo });
+    return { data: [...own.data, ...shared], nextCursor: own.nextCursor };
+  },
 
   createServer: async ({ principal, body, audit }) => {
     const server = await deployServer(principal, body);
@@ -31,7 +41,10 @@ export const handler = createGroupHandler('servers', serverRoutes, {
 
   quoteServer: async ({ principal, body }) => quoteDeploy(principal.accountId, body),
 
-  getServer: async ({ principal, params }) => getServerWithLive(principal.accountId, params.id),
+  getServer: async ({ principal, params, sharedAccess }) => {
+    const server = await getServerWithLive(principal.accountId, params.id);
+    return sharedAccess ? shares.asShared(server, sharedAccess) : server;
+  },
 
   updateServer: async ({ principal, params, body, audit }) => {
     audit.target = `server:${params.id}`;
@@ -81,4 +94,32 @@ export const handler = createGroupHandler('servers', serverRoutes, {
   },
 
   serverConsole: async ({ principal, params }) => control.consoleCredentials(principal.accountId, params.id),
+
+  // Shared access: the pipeline has let only the owner reach the first four (shared/api/server-permissions.ts).
+  listServerUsers: async ({ principal, params }) => shares.listServerUsers(principal.accountId, params.id),
+
+  createServerUser: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    const share = await shares.inviteServerUser(principal, params.id, body);
+    audit.details = { shareId: share.id, email: share.email, permissions: share.permissions };
+    return share;
+  },
+
+  updateServerUser: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    const share = await shares.updateServerUser(principal.accountId, params.id, params.shareId, body.permissions);
+    audit.details = { shareId: share.id, email: share.email, permissions: share.permissions };
+    return share;
+  },
+
+  deleteServerUser: async ({ principal, params, audit }) => {
+    audit.target = `server:${params.id}`;
+    audit.details = { shareId: params.shareId };
+    return shares.removeServerUser(principal.accountId, params.id, params.shareId);
+  },
+
+  leaveServer: async ({ principal, params, audit, sharedAccess }) => {
+    audit.target = `server:${params.id}`;
+    return shares.leaveServer(principal, params.id, sharedAccess);
+  },
 });

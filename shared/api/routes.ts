@@ -2,7 +2,7 @@ import type { Group, RouteDef } from './route-def.ts';
 import { publicRoutes } from './routes/public.ts';
 import { accountCoreRoutes, accountMoneyRoutes } from './routes/account.ts';
 import { catalogRoutes } from './routes/catalog.ts';
-import { serverActionRoutes, serverCoreRoutes } from './routes/servers.ts';
+import { serverActionRoutes, serverCoreRoutes, serverShareRoutes } from './routes/servers.ts';
 import {
   serverDatabaseRoutes,
   serverNetworkRoutes,
@@ -38,6 +38,7 @@ export const routes = {
   ...serverScheduleRoutes,
   ...serverNetworkRoutes,
   ...serverDatabaseRoutes,
+  ...serverShareRoutes,
   // The account's ledger and budget (the account function) are tagged Billing, and sit with the billing group's routes.
   ...accountMoneyRoutes,
   ...billingRoutes,

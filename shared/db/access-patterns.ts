@@ -396,3 +396,28 @@ export const mailById = async (mailId: string) => asKindOrUndefined(await getIte
 /** Whether an address is on the suppression list (eventually consistent: a bounce a second ago may still get one more). */
 export const mailSuppression = async (email: string) =>
   asKindOrUndefined(await getItem(keys.mailSuppression(email), false), 'mail-suppression');
+
+/** A server's share given to one e-mail (shared access, shared/servers/shares.ts): the pipeline's one read per server route. */
+export const shareOfServer = async (serverId: string, email: string) =>
+  asKindOrUndefined(await getItem(keys.serverShare(serverId, email)), 'server-share');
+
+/** Every share of one server (at most MAX_SHARES_PER_SERVER). */
+export const sharesOfServer = async (serverId: string) => {
+  const k = keys.serverSharePrefix(serverId);
+  return (await queryAll({ pk: k.PK, skPrefix: k.SKPrefix, consistent: true })).map((item) => asKind(item, 'server-share'));
+};
+
+/** The servers shared with an e-mail, up to `limit` (the invitee's list reads one bounded page). */
+export const sharedWithEmail = async (email: string, limit: number) => {
+  const k = keys.sharedWithPrefix(email);
+  const out = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+      ExpressionAttributeValues: { ':pk': k.PK, ':prefix': k.SKPrefix },
+      ConsistentRead: true,
+      Limit: limit,
+    }),
+  );
+  return (out.Items ?? []).map((item) => asKind(item as Item, 'shared-with'));
+};

@@ -1,3 +1,4 @@
+import type { ServerPermission } from '../api/server-permissions.ts';
 /**
  * The stored item kinds, one type each (ARCHITECTURE.md, "The table"). Every item the service
  * writes carries `kind`; access patterns (access-patterns.ts) check it once where an item is read
@@ -686,6 +687,8 @@ interface Kinds {
   'server-repair': ServerRepairItem;
   'auto-topup': AutoTopUpItem;
   'install-watch': InstallWatchItem;
+  'server-share': ServerShareItem;
+  'shared-with': SharedWithItem;
 }
 export type ItemKind = keyof Kinds;
 
@@ -884,4 +887,31 @@ export interface MailSuppressionItem extends Stored {
   email: string;
   reason: 'bounce' | 'complaint';
   at: string;
+}
+
+/** One account's access to another's server (shared/servers/shares.ts), by the e-mail it was given to. */
+export interface ServerShareItem extends Stored {
+  kind: 'server-share';
+  shareId: string;
+  serverId: string;
+  ownerAccountId: string;
+  /** The owner's e-mail when inviting: the invitee's list names who shares the server. */
+  ownerEmail: string;
+  /** Lower case. */
+  email: string;
+  permissions: ServerPermission[];
+  /** The first account with this verified e-mail that used the share; only it holds the share after. */
+  accountId?: string;
+  joinedAt?: string;
+  /** The invitee's panel user as a subuser of the server (its uuid), set by its SFTP password set. */
+  subuser?: { instanceId: string; uuid: string };
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The invitee's pointer to a share, under the invited e-mail. */
+export interface SharedWithItem extends Stored {
+  kind: 'shared-with';
+  serverId: string;
+  ownerAccountId: string;
 }

@@ -185,6 +185,17 @@ export const keys = {
   }),
   installWatchDueShard: (shard: number): string => `INSTALLDUE#${shard}`,
 
+  /**
+   * Shared access (shared/servers/shares.ts): a server's share per invited e-mail (lower case) and
+   * their count under `SHARES#<serverId>`; the invitee's pointer to it under the e-mail, so the
+   * invitee's list and an invitation to an e-mail without an account yet read the same way.
+   */
+  serverShare: (serverId: string, email: string): ItemKey => ({ PK: `SHARES#${serverId}`, SK: `EMAIL#${email.toLowerCase()}` }),
+  serverSharePrefix: (serverId: string) => ({ PK: `SHARES#${serverId}`, SKPrefix: 'EMAIL#' }),
+  serverShareCount: (serverId: string): ItemKey => ({ PK: `SHARES#${serverId}`, SK: 'COUNT' }),
+  sharedWith: (email: string, serverId: string): ItemKey => ({ PK: `SHAREDWITH#${email.toLowerCase()}`, SK: `SERVER#${serverId}` }),
+  sharedWithPrefix: (email: string) => ({ PK: `SHAREDWITH#${email.toLowerCase()}`, SKPrefix: 'SERVER#' }),
+
   settings: (): ItemKey => ({ PK: 'SETTINGS', SK: 'PLATFORM' }),
   instancesPartition: (): string => 'INSTANCES',
   instance: (instanceId: string): ItemKey => ({ PK: 'INSTANCES', SK: `INSTANCE#${instanceId}` }),

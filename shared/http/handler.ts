@@ -13,6 +13,8 @@ import { requestDeadline, withDeadline } from '../panel/deadline.ts';
 import { touchLastUsed } from '../api-keys/last-used.ts';
 import { requestCeilingOf } from '../settings/limits.ts';
 import { recordActivity } from '../audit/index.ts';
+import { accessOfRoute, isServerRoute } from '../api/server-permissions.ts';
+import { resolveSharedAccess, type SharedAccess } from '../servers/share-access.ts';
 import { getConfig } from '../config/env.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import { ApiError, isApiError, type ErrorCode } from '../errors.ts';
@@ -61,6 +63,11 @@ export interface RouteRequest<R extends RouteDef> {
   headers: Record<string, string | undefined>;
   /** The implementation may name the target of a mutation for the activity log. */
   audit: AuditNote;
+  /**
+   * Set when the caller acts on another account's server through a share (shared/servers/share-access.ts):
+   * `principal.accountId` is then the owner's, the real caller is `sharedAccess.actorAccountId`.
+   */
+  sharedAccess?: SharedAccess;
 }
 
 export interface RawResponse {
@@ -142,6 +149,7 @@ export function createGroupHandler<G extends Group>(
       const route = requestSchemas ? { ...matched, def: { ...matched.def, ...(await requestSchemas()) } } : matched;
       state.route = route;
       const input = parseInput(route.def, route.params, event);
+      const sharedAccess = await resolveServerAccess(route, input.params, state);
       const replay = await claimIdempotency(route.def, headers, method, path, input.body, state);
       if (replay) return json(replay.statusCode, replay.body, requestId, state.rate, { 'Idempotent-Replayed': 'true' });
 
@@ -152,12 +160,17 @@ export function createGroupHandler<G extends Group>(
           withDeadline(deadline, () =>
             impls[route.id]({
               ...input,
-              principal: state.principal as undefined,
+              // Through a share the call acts on the owner's server (the owner's credit and budget); everything
+              // keyed by the caller (rate limit, panel budget share, idempotency, the activity's actor) stays the caller's.
+              principal: (sharedAccess && state.principal
+                ? { ...state.principal, accountId: sharedAccess.ownerAccountId }
+                : state.principal) as undefined,
               requestId,
               sourceIp,
               baseUrl: baseUrlOf(event, headers),
               headers,
               audit: state.audit,
+              ...(sharedAccess ? { sharedAccess } : {}),
             }),
           ),
         ),
@@ -190,10 +203,27 @@ export function createGroupHandler<G extends Group>(
     .handler(core);
 }
 
+/**
+ * Step 5b, shared access: on a route of one server (`/v1/servers/:id…`), a caller holding a share of
+ * another account's server acts on it when the share allows the route (shared/api/server-permissions.ts),
+ * else 403; a caller without a share goes on as always (the route's own 404 for another account's server).
+ */
+async function resolveServerAccess(
+  route: { id: RouteId; def: RouteDef },
+  params: Record<string, unknown>,
+  state: RequestState,
+): Promise<SharedAccess | undefined> {
+  const serverId = params?.id;
+  if (!state.principal || !isServerRoute(route.def.path) || typeof serverId !== 'string') return undefined;
+  state.sharedAccess = await resolveSharedAccess(state.principal, serverId, accessOfRoute(route.id));
+  return state.sharedAccess;
+}
+
 /** What one request has established so far; each stage of the pipeline adds to it. */
 interface RequestState {
   route?: { id: RouteId; def: RouteDef };
   principal?: Principal;
+  sharedAccess?: SharedAccess;
   rate?: RateLimitState;
   idempotency?: { accountId: string; key: string };
   audit: AuditNote;
@@ -477,17 +507,28 @@ async function audit(
   const action = state.route?.def.audit;
   const principal = state.principal;
   if (!action || !principal) return;
-  await recordActivity({
-    accountId: principal.accountId,
+  const entry = {
     actorEmail: principal.email,
     credential: principal.credential,
     action: state.audit.action ?? action,
     target: state.audit.target ?? null,
-    result: status < 400 ? 'success' : 'failure',
+    result: status < 400 ? ('success' as const) : ('failure' as const),
     status,
     errorCode,
     sourceIp,
     requestId,
     ...(state.audit.details ? { details: state.audit.details } : {}),
-  });
+  };
+  const shared = state.sharedAccess;
+  // Through a share: in the owner's log (their server, the real actor and credential) and in the caller's own.
+  await Promise.all([
+    recordActivity({ ...entry, accountId: principal.accountId }),
+    shared
+      ? recordActivity({
+          ...entry,
+          accountId: shared.ownerAccountId,
+          details: { ...entry.details, sharedAccess: { actorAccountId: principal.accountId } },
+        })
+      : undefined,
+  ]);
 }

@@ -224,6 +224,27 @@ export class PanelClient {
     ).attributes;
   }
 
+  /** Replaces a subuser's permissions (Client API `POST /servers/{server}/users/{user uuid}`); the same list again is a no-op. */
+  async updateSubuser(identifier: string, userUuid: string, permissions: string[]): Promise<PanelSubuser> {
+    return (
+      await this.request<Envelope<PanelSubuser>>({
+        api: 'client',
+        method: 'POST',
+        path: `/servers/${identifier}/users/${userUuid}`,
+        json: { permissions },
+        idempotent: true,
+        expect: 'json',
+      })
+    ).attributes;
+  }
+
+  /** Removes a subuser (Client API); a subuser already gone (404) is done. */
+  async deleteSubuser(identifier: string, userUuid: string): Promise<void> {
+    await this.orNull(() =>
+      this.request({ api: 'client', method: 'DELETE', path: `/servers/${identifier}/users/${userUuid}`, idempotent: true, expect: 'none' }),
+    );
+  }
+
   /** Every server of the panel (paginated reads, 100 a page). */
   listServers(): Promise<PanelServer[]> {
     return this.listAll<PanelServer>('/servers');

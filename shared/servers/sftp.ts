@@ -13,6 +13,8 @@ import { PanelRequestError } from '../panel/errors.ts';
 import { panelUserOf } from './panel-user.ts';
 import { recordSftpGranted } from './records.ts';
 import { sftpOfServer } from './views.ts';
+import { withServerLease } from './lease.ts';
+import { panelPermissionsOf, recordSubuser, sftpSharesOf } from './shares.ts';
 import { eventWrite } from '../webhooks/events.ts';
 
 /**
@@ -55,7 +57,10 @@ export async function setSftpPassword(accountId: string): Promise<SftpPasswordVi
   const profile = await accessPatterns.accountById(accountId);
   if (!profile) throw notFound('Account');
   const servers = (await accessPatterns.allServersOfAccount(accountId)).filter((s) => s.status !== 'deleted');
-  if (servers.length === 0) throw new ApiError('conflict', 'The account has no server: SFTP opens servers, so deploy one first');
+  // Servers shared with the account (shares.ts): its panel user becomes their subuser with the share's permissions.
+  const shares = await sftpSharesOf({ accountId, email: profile.email });
+  if (servers.length === 0 && shares.length === 0)
+    throw new ApiError('conflict', 'The account has no server: SFTP opens servers, so deploy one first');
 
   const password = newPassword();
   const known = profile.sftpUsers ?? {};
@@ -63,17 +68,22 @@ export async function setSftpPassword(accountId: string): Promise<SftpPasswordVi
   const granted = new Set<string>();
   const byInstance = new Map<string, ServerItem[]>();
   for (const s of servers) byInstance.set(s.instanceId, [...(byInstance.get(s.instanceId) ?? []), s]);
+  for (const { server } of shares) byInstance.set(server.instanceId, byInstance.get(server.instanceId) ?? []);
+  const sharedGranted = new Set<string>();
   // Panels one after another: few accounts span several, and a failure then stops before the next.
   for (const [instanceId, onPanel] of byInstance) {
     const client = await panelClientFor(await getInstance(instanceId));
     // Subusers are a Client API operation; without a client key the servers belong to the account's
     // panel user itself, and a password would give it the panel's full owner rights: no SFTP there.
     if (!client.hasClientKey) continue;
-    const { userId, isNew } = await passwordOnPanel(client, accountId, known[instanceId], password);
+    const { userId, uuid, isNew } = await passwordOnPanel(client, accountId, known[instanceId], password);
     users[instanceId] = userId;
     for (const server of onPanel) {
       if (server.sftpGrantedAt && !isNew) granted.add(server.serverId);
       else if (await addSubuser(client, accountId, server)) granted.add(server.serverId);
+    }
+    for (const { server } of shares.filter((x) => x.server.instanceId === instanceId)) {
+      if (await grantShared(client, { accountId, email: profile.email }, server, { instanceId, uuid })) sharedGranted.add(server.serverId);
     }
   }
 
@@ -84,10 +94,17 @@ export async function setSftpPassword(accountId: string): Promise<SftpPasswordVi
   );
   return {
     password,
-    servers: servers.map((s) => ({
-      serverId: s.serverId,
-      ...sftpOfServer({ ...s, ...(granted.has(s.serverId) ? { sftpGrantedAt: s.sftpGrantedAt ?? at } : {}) }),
-    })),
+    servers: [
+      ...servers.map((s) => ({
+        serverId: s.serverId,
+        ...sftpOfServer({ ...s, ...(granted.has(s.serverId) ? { sftpGrantedAt: s.sftpGrantedAt ?? at } : {}) }),
+      })),
+      // A shared server: the login is this account's panel user, not the owner's.
+      ...shares.map(({ server }) => ({
+        serverId: server.serverId,
+        ...sftpOfServer({ ...server, accountId, sftpGrantedAt: sharedGranted.has(server.serverId) ? at : undefined }),
+      })),
+    ],
   };
 }
 
@@ -101,11 +118,12 @@ async function passwordOnPanel(
   accountId: string,
   knownId: number | undefined,
   password: string,
-): Promise<{ userId: number; isNew: boolean }> {
+): Promise<{ userId: number; uuid: string; isNew: boolean }> {
   const { externalId, ...fields } = panelUserOf(accountId);
   if (knownId !== undefined) {
     try {
-      return { userId: (await client.setUserPassword(knownId, { ...fields, password })).id, isNew: false };
+      const user = await client.setUserPassword(knownId, { ...fields, password });
+      return { userId: user.id, uuid: user.uuid, isNew: false };
     } catch (err) {
       if (!(err instanceof PanelRequestError && err.panelStatus === 404)) throw err;
     }
@@ -118,9 +136,10 @@ async function passwordOnPanel(
   }
   if (existing) {
     await client.setUserPassword(existing.id, { ...fields, email: existing.email, username: existing.username, password });
-    return { userId: existing.id, isNew: knownId !== undefined };
+    return { userId: existing.id, uuid: existing.uuid, isNew: knownId !== undefined };
   }
-  return { userId: (await client.createUser({ external_id: externalId, ...fields, password })).id, isNew: true };
+  const created = await client.createUser({ external_id: externalId, ...fields, password });
+  return { userId: created.id, uuid: created.uuid, isNew: true };
 }
 
 /**
@@ -139,6 +158,36 @@ async function addSubuser(client: PanelClient, accountId: string, server: Server
     if (err.panelStatus === 409) return false;
     throw err;
   }
+}
+
+/**
+ * Makes the account's panel user a subuser of a server shared with it, with the share's permissions
+ * mapped to the panel's (shares.ts), under the server's lease so a removal of the share in the same
+ * moment cannot leave a subuser behind: the share is read again inside it. One panel call (two
+ * when the subuser already exists: its permissions are set again). False while the panel refuses (409).
+ */
+async function grantShared(
+  client: PanelClient,
+  invitee: { accountId: string; email: string },
+  server: ServerItem,
+  panelUser: { instanceId: string; uuid: string },
+): Promise<boolean> {
+  return withServerLease(server.serverId, 'users', async () => {
+    const share = await accessPatterns.shareOfServer(server.serverId, invitee.email);
+    if (!share || share.accountId !== invitee.accountId) return false;
+    const permissions = panelPermissionsOf(share.permissions);
+    if (permissions.length === 0) return false;
+    try {
+      await client.addSubuser(server.identifier, panelUserOf(invitee.accountId).email, permissions);
+    } catch (err) {
+      if (!(err instanceof PanelRequestError)) throw err;
+      if (err.panelStatus === 409) return false;
+      if (!(err.panelStatus === 400 && err.panelErrors[0]?.code === 'ServerSubuserExistsException')) throw err;
+      await client.updateSubuser(server.identifier, panelUser.uuid, permissions);
+    }
+    await recordSubuser(share, panelUser);
+    return true;
+  });
 }
 
 /**

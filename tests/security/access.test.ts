@@ -160,6 +160,8 @@ const VALID_VALUES = {
   dayOfMonth: '*',
   month: '*',
   dayOfWeek: '*',
+  // Shared access: an invitation (POST /v1/servers/:id/users) another account must not make.
+  email: 'matrix-invitee@example.com',
 };
 
 /** A path parameter: A's real resources, or for `unknown` an id nothing has. */

@@ -3,6 +3,15 @@ import { IdParam } from '../schemas/common.ts';
 import { Quote } from '../schemas/quote.ts';
 import { AddonsUpdate } from '../schemas/addons.ts';
 import {
+  InviteServerUser,
+  LeftServer,
+  RemovedServerUser,
+  ServerUser,
+  ServerUserList,
+  ShareParams,
+  UpdateServerUser,
+} from '../schemas/shares.ts';
+import {
   CommandResult,
   ConsoleCommand,
   ConsoleCredentials,
@@ -201,5 +210,88 @@ export const serverActionRoutes = define({
   },
 });
 
+/**
+ * Shared access (shared/servers/shares.ts): the owner invites accounts by e-mail with permissions,
+ * lists, changes and removes them; an invitee may leave. Who may call what on a server is
+ * shared/api/server-permissions.ts.
+ */
+export const serverShareRoutes = define({
+  listServerUsers: {
+    method: 'GET',
+    path: '/v1/servers/:id/users',
+    group: 'servers',
+    tag: 'Shared access',
+    auth: 'bearer',
+    scope: 'servers:read',
+    summary: 'The accounts this server is shared with (owner only)',
+    description:
+      'Each share: the invited e-mail, its permissions and when the invited account first used it (null until then). An invitee gets 403.',
+    params: IdParam,
+    response: ServerUserList,
+  },
+  createServerUser: {
+    method: 'POST',
+    path: '/v1/servers/:id/users',
+    group: 'servers',
+    tag: 'Shared access',
+    auth: 'bearer',
+    scope: 'servers:write',
+    summary: 'Share the server with an e-mail address, with permissions (owner only)',
+    description:
+      'The answer is the same whether or not an account has that e-mail: the share takes effect for the first account with that verified e-mail that uses it, and only for that account after. At most 10 per server (422 `limit_exceeded`); an e-mail already invited is 409 `conflict` (change its permissions instead). The owner pays for everything done on the server.',
+    params: IdParam,
+    body: InviteServerUser,
+    status: 201,
+    response: ServerUser,
+    audit: 'servers.users.invite',
+    errors: ['conflict', 'limit_exceeded'],
+  },
+  updateServerUser: {
+    method: 'PATCH',
+    path: '/v1/servers/:id/users/:shareId',
+    group: 'servers',
+    tag: 'Shared access',
+    auth: 'bearer',
+    scope: 'servers:write',
+    summary: "Change a share's permissions (owner only); its SFTP access follows at once",
+    description:
+      "Replaces the permissions. The invitee's panel subuser, if it set an SFTP password, gets the new ones in the same request (one panel call).",
+    params: ShareParams,
+    body: UpdateServerUser,
+    response: ServerUser,
+    audit: 'servers.users.update',
+    errors: ['conflict', 'operation_in_progress', ...PANEL],
+  },
+  deleteServerUser: {
+    method: 'DELETE',
+    path: '/v1/servers/:id/users/:shareId',
+    group: 'servers',
+    tag: 'Shared access',
+    auth: 'bearer',
+    scope: 'servers:write',
+    summary: 'Remove a share (owner only): refused at once, SFTP included',
+    description:
+      "The invitee's panel subuser is deleted first (one panel call), then the share: its next request is 404 as for any other account's server.",
+    params: ShareParams,
+    response: RemovedServerUser,
+    audit: 'servers.users.remove',
+    errors: ['conflict', 'operation_in_progress', ...PANEL],
+  },
+  leaveServer: {
+    method: 'POST',
+    path: '/v1/servers/:id/leave',
+    group: 'servers',
+    tag: 'Shared access',
+    auth: 'bearer',
+    scope: 'servers:write',
+    summary: 'Give up your access to a server shared with you (the owner cannot leave: 409)',
+    description: 'As the owner removing the share: the panel subuser goes with it. A server not shared with you is 404.',
+    params: IdParam,
+    response: LeftServer,
+    audit: 'servers.users.leave',
+    errors: ['conflict', 'operation_in_progress', ...PANEL],
+  },
+});
+
 /** Every route of the servers function. */
-export const serverRoutes = { ...serverCoreRoutes, ...serverActionRoutes };
+export const serverRoutes = { ...serverCoreRoutes, ...serverActionRoutes, ...serverShareRoutes };

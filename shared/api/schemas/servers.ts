@@ -1,3 +1,4 @@
+import { SERVER_PERMISSIONS } from '../server-permissions.ts';
 import * as z from 'zod';
 import { SftpAccess } from './sftp.ts';
 import { Addons } from './addons.ts';
@@ -57,6 +58,14 @@ export const Server = z
     deletedAt: Timestamp.nullable(),
     labels: Labels,
     addons: Addons.meta({ description: 'Extras bought beyond what every server includes (zeros when none); part of the hourly price.' }),
+    // Shared access (shared/servers/shares.ts): present only on another account's server shared with the caller.
+    shared: z.literal(true).optional().meta({ description: "Present (true) on another account's server shared with you." }),
+    sharedBy: text(254).optional().meta({ description: 'The e-mail of the account that shared the server with you.' }),
+    permissions: z
+      .array(z.enum(SERVER_PERMISSIONS))
+      .max(SERVER_PERMISSIONS.length)
+      .optional()
+      .meta({ description: 'What you may do on a server shared with you (`read-only` is implied by every other).' }),
   })
   .meta({ id: 'Server' });
 

@@ -13,17 +13,28 @@ import type { TabProps } from './server/tab.ts';
  * is its own chunk: the console's terminal is loaded only by whoever opens it. While the server
  * installs (or starts or stops), it is read again every 2.5 s until that ends.
  */
-const TABS: { id: string; label: string; load: () => Promise<{ default: ComponentType<TabProps> }> }[] = [
-  { id: 'overview', label: 'Overview', load: () => import('./server/overview.tsx') },
-  { id: 'console', label: 'Console', load: () => import('./server/console.tsx') },
-  { id: 'files', label: 'Files', load: () => import('./server/files.tsx') },
-  { id: 'backups', label: 'Backups', load: () => import('./server/backups.tsx') },
-  { id: 'schedules', label: 'Schedules', load: () => import('./server/schedules.tsx') },
-  { id: 'databases', label: 'Databases', load: () => import('./server/databases.tsx') },
-  { id: 'network', label: 'Network', load: () => import('./server/network.tsx') },
-  { id: 'startup', label: 'Startup', load: () => import('./server/startup.tsx') },
-  { id: 'settings', label: 'Settings', load: () => import('./server/settings.tsx') },
+const TABS: {
+  id: string;
+  label: string;
+  load: () => Promise<{ default: ComponentType<TabProps> }>;
+  /** On a server shared with you: the permission the tab needs (`owner`: never shown). */
+  needs: Schema<'ServerPermission'> | 'owner';
+}[] = [
+  { id: 'overview', label: 'Overview', load: () => import('./server/overview.tsx'), needs: 'read-only' },
+  { id: 'console', label: 'Console', load: () => import('./server/console.tsx'), needs: 'console' },
+  { id: 'files', label: 'Files', load: () => import('./server/files.tsx'), needs: 'files' },
+  { id: 'backups', label: 'Backups', load: () => import('./server/backups.tsx'), needs: 'backups' },
+  { id: 'schedules', label: 'Schedules', load: () => import('./server/schedules.tsx'), needs: 'schedules' },
+  { id: 'databases', label: 'Databases', load: () => import('./server/databases.tsx'), needs: 'databases' },
+  { id: 'network', label: 'Network', load: () => import('./server/network.tsx'), needs: 'read-only' },
+  { id: 'startup', label: 'Startup', load: () => import('./server/startup.tsx'), needs: 'startup' },
+  { id: 'users', label: 'Users', load: () => import('./server/users.tsx'), needs: 'owner' },
+  { id: 'settings', label: 'Settings', load: () => import('./server/settings.tsx'), needs: 'owner' },
 ];
+
+/** The tabs a server's page offers: all to its owner; to an invitee those its permissions reach (the API enforces them). */
+const tabsOf = (s: Schema<'ServerWithLive'> | undefined) =>
+  s?.shared ? TABS.filter((t) => t.needs === 'read-only' || (t.needs !== 'owner' && (s.permissions ?? []).includes(t.needs))) : TABS;
 
 const INSTALL_POLL_MS = 2500;
 
@@ -38,9 +49,10 @@ const UNAVAILABLE: Record<string, string> = {
 export default function ServerPage({ params }: { params: Record<string, string> }) {
   const id = params.id ?? '';
   const { query } = useLocation();
-  const tab = TABS.find((t) => t.id === query.get('tab')) ?? TABS[0]!;
   const server = useLoad(() => ok(api().GET('/v1/servers/{id}', { params: { path: { id } } })), [id]);
   const s = server.data;
+  const tabs = tabsOf(s);
+  const tab = tabs.find((t) => t.id === query.get('tab')) ?? tabs[0]!;
   const installing = s?.live.installStatus === 'installing';
   const refreshing = s?.live.available === false && s.live.reason === 'refreshing';
   const moving = s?.live.powerState === 'starting' || s?.live.powerState === 'stopping';
@@ -71,8 +83,9 @@ export default function ServerPage({ params }: { params: Record<string, string> 
       ) : null}
       {server.error ? <ErrorNotice error={server.error} /> : null}
       <Conditions server={s} />
+      {s.shared ? <SharedNotice server={s} /> : null}
       <nav class="tabs" aria-label="Server sections">
-        {TABS.map((t) => (
+        {tabs.map((t) => (
           <a key={t.id} href={href(`/servers/${encodeURIComponent(id)}?tab=${t.id}`)} aria-current={t.id === tab.id ? 'page' : undefined}>
             {t.label}
           </a>
@@ -80,6 +93,26 @@ export default function ServerPage({ params }: { params: Record<string, string> 
       </nav>
       <TabView key={tab.id} load={tab.load} server={s} reload={server.reload} />
     </Page>
+  );
+}
+
+/** On a server shared with you: whose it is, what you may do, and a way to give the access up. */
+function SharedNotice({ server }: { server: Schema<'ServerWithLive'> }) {
+  const leave = useAction(async () => {
+    await ok(api().POST('/v1/servers/{id}/leave', { params: { path: { id: server.id } } }));
+    location.assign(href('/servers'));
+  });
+  return (
+    <Notice>
+      <span data-testid="shared-notice">
+        Shared with you by {server.sharedBy ?? 'its owner'}: {(server.permissions ?? []).join(', ')}. Billing, deleting and resizing stay
+        the owner’s.
+      </span>{' '}
+      <Button busy={leave.busy} onClick={() => void leave.run()}>
+        Leave this server
+      </Button>
+      <ErrorNotice error={leave.error} onDismiss={leave.clearError} />
+    </Notice>
   );
 }
 

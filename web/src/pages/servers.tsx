@@ -5,7 +5,7 @@ import { LabelChips } from '../labels.tsx';
 import { href, useLocation } from '../router.ts';
 import { StatusBadge } from '../server-status.tsx';
 import { Ago, type Column, DataTable } from '../table.tsx';
-import { Button, ErrorNotice, Page, Spinner, useLoad } from '../ui.tsx';
+import { Badge, Button, ErrorNotice, Page, Spinner, useLoad } from '../ui.tsx';
 import { FilterForm, type Filters, filtersFrom } from './servers/filters.tsx';
 
 /**
@@ -137,7 +137,21 @@ export default function Servers() {
           rowKey={(s) => s.id}
           rowProps={(s) => ({ 'data-testid': 'server-row', 'data-server-id': s.id })}
           columns={[
-            { header: 'Name', rowHeader: true, cell: (s) => <a href={href(`/servers/${s.id}`)}>{s.name}</a> },
+            {
+              header: 'Name',
+              rowHeader: true,
+              cell: (s) => (
+                <>
+                  <a href={href(`/servers/${s.id}`)}>{s.name}</a>
+                  {s.shared ? (
+                    <>
+                      {' '}
+                      <Badge>Shared by {s.sharedBy}</Badge>
+                    </>
+                  ) : null}
+                </>
+              ),
+            },
             { header: 'Status', cell: (s) => <StatusBadge status={s.status} reason={s.suspendedReason} /> },
             { header: 'Region', cell: (s) => s.region ?? <span class="muted">—</span> },
             manyInstances && { header: 'Panel', cell: (s) => instanceName(s.instanceId) },
