@@ -5,9 +5,8 @@ import * as files from '../../shared/servers/files.ts';
 import * as backups from '../../shared/servers/backups.ts';
 import * as schedules from '../../shared/servers/schedules.ts';
 import * as databases from '../../shared/servers/databases.ts';
+import * as network from '../../shared/servers/network.ts';
 import { getStartup, updateStartup } from '../../shared/servers/startup.ts';
-
-const loadNetwork = () => import('../../shared/servers/network.ts');
 
 /** Server-tools group: what a player uses inside a server (startup settings, files, backups). */
 export const handler = createGroupHandler('server-tools', serverToolRoutes, {
@@ -62,11 +61,10 @@ export const handler = createGroupHandler('server-tools', serverToolRoutes, {
   updateSchedule: async (ctx) => schedules.updateSchedule(ctx),
   deleteSchedule: async (ctx) => schedules.deleteSchedule(ctx),
   runSchedule: async (ctx) => schedules.runSchedule(ctx),
-  // Ports: loaded on the first network call (a chunk of its own, out of the cold start).
-  listAllocations: async (ctx) => (await loadNetwork()).listAllocations(ctx),
-  addAllocation: async (ctx) => (await loadNetwork()).addAllocation(ctx),
-  updateAllocation: async (ctx) => (await loadNetwork()).updateAllocation(ctx),
-  removeAllocation: async (ctx) => (await loadNetwork()).removeAllocation(ctx),
+  listAllocations: async (ctx) => network.listAllocations(ctx),
+  addAllocation: async (ctx) => network.addAllocation(ctx),
+  updateAllocation: async (ctx) => network.updateAllocation(ctx),
+  removeAllocation: async (ctx) => network.removeAllocation(ctx),
   listDatabases: async (ctx) => databases.listDatabases(ctx),
   createDatabase: async (ctx) => databases.createDatabase(ctx),
   rotateDatabasePassword: async (ctx) => databases.rotateDatabasePassword(ctx),
