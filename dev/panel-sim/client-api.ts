@@ -10,6 +10,7 @@ import { clientAccount, clientServer, isInstalled, userPermissions } from './tra
 import { WingsError, nodeConnectionAddress } from './wings.ts';
 import { archiveHoldsOf, compress, decompress } from './archives.ts';
 import { backupRoutes } from './backups.ts';
+import { activityRoutes, logsActivity } from './activity.ts';
 import type { FsEntry, PowerSignal } from './wings.ts';
 
 const C = '/api/client';
@@ -104,7 +105,8 @@ export function clientRoutes(sim: SimContext): RouteDef[] {
     }
   };
 
-  return [
+  // Each route logs its activity event once it succeeded, as the panel's controllers do (activity.ts).
+  return logsActivity(sim, [
     {
       method: 'GET',
       path: C,
@@ -384,7 +386,8 @@ export function clientRoutes(sim: SimContext): RouteDef[] {
       },
     },
     ...backupRoutes(sim, bind),
-  ];
+    ...activityRoutes(sim, bind),
+  ]);
 }
 
 /**

@@ -4,6 +4,7 @@ import * as control from '../../shared/servers/control.ts';
 import * as files from '../../shared/servers/files.ts';
 import * as backups from '../../shared/servers/backups.ts';
 import { getStartup, updateStartup } from '../../shared/servers/startup.ts';
+import { listServerActivity } from '../../shared/servers/activity.ts';
 
 /** Server-tools group: what a player uses inside a server (startup settings, files, backups). */
 export const handler = createGroupHandler('server-tools', serverToolRoutes, {
@@ -52,4 +53,5 @@ export const handler = createGroupHandler('server-tools', serverToolRoutes, {
   restoreBackup: async (ctx) => backups.restoreBackup(ctx),
   lockBackup: async (ctx) => backups.lockBackup(ctx),
   deleteBackup: async (ctx) => backups.deleteBackup(ctx),
+  serverActivity: async ({ principal, params, query }) => listServerActivity(principal.accountId, params.id, query),
 });

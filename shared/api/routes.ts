@@ -3,7 +3,7 @@ import { publicRoutes } from './routes/public.ts';
 import { accountCoreRoutes, accountMoneyRoutes } from './routes/account.ts';
 import { catalogRoutes } from './routes/catalog.ts';
 import { serverActionRoutes, serverCoreRoutes } from './routes/servers.ts';
-import { serverStartupRoutes, serverStorageRoutes } from './routes/server-tools.ts';
+import { serverActivityRoutes, serverStartupRoutes, serverStorageRoutes } from './routes/server-tools.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { paymentRoutes } from './routes/payments.ts';
 import { adminRoutes } from './routes/admin.ts';
@@ -29,6 +29,7 @@ export const routes = {
   ...serverStartupRoutes,
   ...serverActionRoutes,
   ...serverStorageRoutes,
+  ...serverActivityRoutes,
   // The account's ledger and budget (the account function) are tagged Billing, and sit with the billing group's routes.
   ...accountMoneyRoutes,
   ...billingRoutes,
