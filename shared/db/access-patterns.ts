@@ -215,15 +215,22 @@ export async function activityOfServer(
   serverId: string,
   limit: number,
   startAfter?: IndexedKey,
+  /** With no `startAfter`: only entries whose index sort key is below this (the walk's first read). */
+  below?: string,
 ): Promise<{ items: Item[]; more: boolean }> {
+  const ceiling = !startAfter && below !== undefined;
   const out = await db().send(
     new QueryCommand({
       TableName: tableName(),
       IndexName: 'GSI2',
-      KeyConditionExpression: 'GSI2PK = :pk',
+      KeyConditionExpression: ceiling ? 'GSI2PK = :pk AND GSI2SK < :below' : 'GSI2PK = :pk',
       // TTL deletes lag by up to two days, so expired entries are filtered on read too.
       FilterExpression: 'attribute_not_exists(expiresAt) OR expiresAt > :now',
-      ExpressionAttributeValues: { ':pk': keys.serverActivityPartition(serverId), ':now': Math.floor(Date.now() / 1000) },
+      ExpressionAttributeValues: {
+        ':pk': keys.serverActivityPartition(serverId),
+        ':now': Math.floor(Date.now() / 1000),
+        ...(ceiling ? { ':below': below } : {}),
+      },
       ScanIndexForward: false,
       Limit: limit,
       ...(startAfter

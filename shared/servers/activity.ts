@@ -45,8 +45,12 @@ import { getOwnedServer } from './read.ts';
  * values and e-mail addresses stay out).
  */
 export const PANEL_ACTIVITY_PER_PAGE = 100;
-/** Ids of panel events shown at the boundary second that the cursor keeps (prefixes; a second rarely holds more). */
-const BOUNDARY_IDS_KEPT = 50;
+/**
+ * Ids (8-hex prefixes of the panel's sha1 ids) of the events shown in the boundary second that the
+ * cursor keeps: 200 fit in a cursor. When a single second holds more, the rest of that second is
+ * treated as shown (left out of the walk) rather than shown twice.
+ */
+const BOUNDARY_IDS_KEPT = 200;
 /** Panel events made through an API key that we do not log ourselves: reads. */
 const UNLOGGED_READS = new Set(['server:file.read', 'server:file.download']);
 
@@ -66,6 +70,8 @@ interface Position {
   o?: IndexedKey;
   /** Ours: no more. */
   od?: true;
+  /** Ours before any is shown: only entries below this index sort key (the first page's time), so later ones stay out. */
+  c?: string;
   /** The panel's position; null when its events are all shown. */
   p: PanelPosition | null;
 }
@@ -81,7 +87,7 @@ export interface PanelActivity {
 }
 
 const START: Position = { p: { page: 1, at: null, ids: [] } };
-const idPrefix = (id: string): string => id.slice(0, 16);
+const idPrefix = (id: string): string => id.slice(0, 8);
 
 export async function listServerActivity(
   accountId: string,
@@ -94,24 +100,32 @@ export async function listServerActivity(
   const position = ((await decodeCursor(query.cursor, boundTo)) as Position | undefined) ?? START;
   const limit = query.limit;
 
-  const ours = position.od ? { items: [] as Item[], more: false } : await accessPatterns.activityOfServer(serverId, limit, position.o);
+  // The walk's top, fixed by its first page: what is logged after it (in either source) stays out.
+  const now = Date.now();
+  const ceiling = position.c ?? `${new Date(now).toISOString()}~`;
+  const ours = position.od
+    ? { items: [] as Item[], more: false }
+    : await accessPatterns.activityOfServer(serverId, limit, position.o, ceiling);
 
   let panelState: z.infer<typeof ServerActivityList>['panel'] = { status: 'ok', code: null, message: null };
   /** Panel events not shown yet, newest first; `floor`: the oldest time on the page read when more pages follow. */
   let candidates: PanelActivity[] = [];
   let floor: number | null = null;
   let lastPage = true;
+  let panelRead: PanelActivity[] = [];
   if (position.p) {
     const read = await readPanelPage(server, position.p.page);
     if ('error' in read) panelState = read.error;
     else {
       lastPage = read.lastPage;
+      panelRead = read.events;
       const shown = new Set(position.p.ids);
       const boundary = position.p.at;
       candidates = read.events.filter((e) => {
         if (e.is_api && !UNLOGGED_READS.has(e.event)) return false; // the panel's copy of one of our entries
         const at = Date.parse(e.timestamp);
-        return boundary === null || at < boundary || (at === boundary && !shown.has(idPrefix(e.id)));
+        if (boundary === null || at < boundary) return true;
+        return at === boundary && shown.size < BOUNDARY_IDS_KEPT && !shown.has(idPrefix(e.id));
       });
       if (!lastPage && read.events.length > 0) floor = Date.parse(read.events.at(-1)!.timestamp);
     }
@@ -144,14 +158,17 @@ export async function listServerActivity(
   else if (i === ours.items.length && (!ours.more || ours.items.length === 0)) next.od = true;
   else if (lastOurs) next.o = { PK: String(lastOurs.PK), SK: String(lastOurs.SK), GSI2PK: String(lastOurs.GSI2PK), GSI2SK: String(lastOurs.GSI2SK) };
   else if (position.o) next.o = position.o;
+  if (!next.od && !next.o) next.c = ceiling;
   if (position.p && panelState.status === 'ok') {
+    // Before any panel event is shown, the boundary is the walk's top: this second, or the newest event read if later.
     let { at, ids } = position.p;
+    if (at === null) at = Math.max(Math.floor(now / 1000) * 1000, ...panelRead.map((e) => Date.parse(e.timestamp)));
     for (const entry of page) {
       if (!('panel' in entry)) continue;
       const t = Date.parse(entry.panel.timestamp);
       if (t !== at) ids = [];
       at = t;
-      ids = [...ids, idPrefix(entry.panel.id)].slice(-BOUNDARY_IDS_KEPT);
+      if (ids.length < BOUNDARY_IDS_KEPT) ids = [...ids, idPrefix(entry.panel.id)];
     }
     const pageDone = j === candidates.length;
     next.p = pageDone && lastPage ? null : { page: pageDone ? position.p.page + 1 : position.p.page, at, ids };
