@@ -129,7 +129,13 @@ export function logsActivity(sim: SimContext, routes: RouteDef[]): RouteDef[] {
       if (!server || reply.status >= 400) return reply;
       const event = eventOf(ctx, reply, backupBefore);
       if (event) {
-        logActivity(sim.state, server, event[0], { user: ctx.user, apiKey: ctx.key.identifier, ip: ctx.req.socket.remoteAddress ?? null }, event[1]);
+        logActivity(
+          sim.state,
+          server,
+          event[0],
+          { user: ctx.user, apiKey: ctx.key.identifier, ip: ctx.req.socket.remoteAddress ?? null },
+          event[1],
+        );
       }
       return reply;
     },
@@ -218,9 +224,7 @@ export function activityRoutes(sim: SimContext, bind: (ctx: Ctx) => Server): Rou
                     // The panel compares the keys with its translation strings; the simulator has none.
                     has_additional_metadata: false,
                     timestamp: atom(e.timestamp),
-                    ...(withActor
-                      ? { relationships: { actor: actor ? clientUser(actor) : nullResource() } }
-                      : {}),
+                    ...(withActor ? { relationships: { actor: actor ? clientUser(actor) : nullResource() } } : {}),
                   },
                 };
               }),

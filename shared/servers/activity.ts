@@ -156,7 +156,8 @@ export async function listServerActivity(
   if (position.od) next.od = true;
   // All read shown and nothing after (an empty read with more left: only expired entries remain).
   else if (i === ours.items.length && (!ours.more || ours.items.length === 0)) next.od = true;
-  else if (lastOurs) next.o = { PK: String(lastOurs.PK), SK: String(lastOurs.SK), GSI2PK: String(lastOurs.GSI2PK), GSI2SK: String(lastOurs.GSI2SK) };
+  else if (lastOurs)
+    next.o = { PK: String(lastOurs.PK), SK: String(lastOurs.SK), GSI2PK: String(lastOurs.GSI2PK), GSI2SK: String(lastOurs.GSI2SK) };
   else if (position.o) next.o = position.o;
   if (!next.od && !next.o) next.c = ceiling;
   if (position.p && panelState.status === 'ok') {
@@ -196,7 +197,13 @@ async function readPanelPage(server: Awaited<ReturnType<typeof getOwnedServer>>,
   if (!server.identifier) return { error: { status: 'not_read', code: 'conflict', message: 'The server is not on a panel yet' } };
   const instance = await getInstance(server.instanceId);
   if (!instance.hasClientKey) {
-    return { error: { status: 'not_read', code: 'no_client_key', message: "This server's instance has no client key, so its panel activity cannot be read" } };
+    return {
+      error: {
+        status: 'not_read',
+        code: 'no_client_key',
+        message: "This server's instance has no client key, so its panel activity cannot be read",
+      },
+    };
   }
   try {
     const client = await panelClientFor(instance);
@@ -289,7 +296,19 @@ function fromPanel(e: PanelActivity): Entry {
 }
 
 /** The panel's properties that name what an event touched; nothing else passes. */
-const PANEL_PROPERTIES = new Set(['file', 'files', 'directory', 'name', 'count', 'locked', 'truncate', 'failed', 'variable', 'allocation', 'action']);
+const PANEL_PROPERTIES = new Set([
+  'file',
+  'files',
+  'directory',
+  'name',
+  'count',
+  'locked',
+  'truncate',
+  'failed',
+  'variable',
+  'allocation',
+  'action',
+]);
 
 function panelDetails(event: string, properties: Record<string, unknown>): Details {
   const kept: Record<string, unknown> = {};
@@ -304,7 +323,7 @@ function flatten(details: Record<string, unknown>): Details {
   const out: Details = {};
   const str = (v: unknown): string => {
     if (v && typeof v === 'object' && 'from' in v && 'to' in v) return `${String(v.from)} → ${String(v.to)}`.slice(0, 256);
-    return (typeof v === 'string' ? v : JSON.stringify(v) ?? '').slice(0, 256);
+    return (typeof v === 'string' ? v : (JSON.stringify(v) ?? '')).slice(0, 256);
   };
   for (const [key, value] of Object.entries(details).slice(0, 30)) {
     const k = key.slice(0, 64);

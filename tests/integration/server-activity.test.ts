@@ -84,7 +84,9 @@ beforeAll(async () => {
   });
   expect(created.status, created.text).toBe(201);
   server = { id: created.body.id, identifier: created.body.identifier };
-  await until(async () => (await api.call('GET', `/v1/servers/${server.id}`, { token: owner.token })).body.live?.installStatus === 'installed');
+  await until(
+    async () => (await api.call('GET', `/v1/servers/${server.id}`, { token: owner.token })).body.live?.installStatus === 'installed',
+  );
   const now = new Date();
   sim.state.users.set(9001, {
     id: 9001,
@@ -118,12 +120,24 @@ describe('one listing of both sources', () => {
     expect((await api.call('GET', `/v1/servers/${server.id}/files/contents?file=server.properties`, { token: owner.token })).status).toBe(
       200,
     );
-    logActivity(sim.state, simServer(), 'server:sftp.write', { user: sftpUser(), apiKey: null, ip: '198.51.100.7' }, {
-      files: ['plugins/a.yml'],
-      using_sftp: true,
-    });
+    logActivity(
+      sim.state,
+      simServer(),
+      'server:sftp.write',
+      { user: sftpUser(), apiKey: null, ip: '198.51.100.7' },
+      {
+        files: ['plugins/a.yml'],
+        using_sftp: true,
+      },
+    );
     // A command typed in the panel by another panel user: its text may hold a password.
-    logActivity(sim.state, simServer(), 'server:console.command', { user: sftpUser(), apiKey: null, ip: null }, { command: 'login hunter2' });
+    logActivity(
+      sim.state,
+      simServer(),
+      'server:console.command',
+      { user: sftpUser(), apiKey: null, ip: null },
+      { command: 'login hunter2' },
+    );
 
     const { body, calls } = await page(100);
     expect(calls).toEqual({ [activityCall(server.identifier)]: 1 });
@@ -213,14 +227,23 @@ describe('paging the merge', () => {
   it('walks every entry once, in order, with at most one panel call a page, though new entries arrive between pages', async () => {
     // Some of ours first.
     for (let k = 0; k < 4; k++) {
-      const res = await api.call('POST', `/v1/servers/${server.id}/files/write`, { token: keyToken, body: { file: `n${k}.txt`, content: 'x' } });
+      const res = await api.call('POST', `/v1/servers/${server.id}/files/write`, {
+        token: keyToken,
+        body: { file: `n${k}.txt`, content: 'x' },
+      });
       expect(res.status).toBe(200);
     }
     // Panel events above all of ours: 120 stamped in the next second (more than the panel's page of
     // 100, several to a second), and 30 below all of ours; so ours sit between the panel's pages.
     const next = Math.ceil(Date.now() / 1000) * 1000 + 1000;
     const sftp = (files: string[], at: number) => {
-      const e = logActivity(sim.state, simServer(), 'server:sftp.delete', { user: sftpUser(), apiKey: null, ip: null }, { files, using_sftp: true });
+      const e = logActivity(
+        sim.state,
+        simServer(),
+        'server:sftp.delete',
+        { user: sftpUser(), apiKey: null, ip: null },
+        { files, using_sftp: true },
+      );
       e.timestamp = new Date(at);
     };
     for (let k = 0; k < 30; k++) sftp([`old-${k}.log`], next - 300_000 - k * 1000);

@@ -19,6 +19,7 @@ const TABS: { id: string; label: string; load: () => Promise<{ default: Componen
   { id: 'files', label: 'Files', load: () => import('./server/files.tsx') },
   { id: 'backups', label: 'Backups', load: () => import('./server/backups.tsx') },
   { id: 'startup', label: 'Startup', load: () => import('./server/startup.tsx') },
+  { id: 'activity', label: 'Activity', load: () => import('./server/activity.tsx') },
   { id: 'settings', label: 'Settings', load: () => import('./server/settings.tsx') },
 ];
 
