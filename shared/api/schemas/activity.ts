@@ -48,11 +48,9 @@ export const ServerActivityPanelState = z
       description:
         "`ok`: the panel's events are merged in; `unavailable`: the panel did not answer (or refused), this page holds our entries only and the panel's come on later pages, late but not lost; `not_read`: the server cannot be read on the panel (not deployed, suspended, deleted, no client key).",
     }),
-    code: text(64)
-      .nullable()
-      .meta({
-        description: 'Why not `ok`: an error code (`panel_timeout`, `panel_unavailable`, `panel_error`, `conflict`, `no_client_key`).',
-      }),
+    code: text(64).nullable().meta({
+      description: 'Why not `ok`: an error code (`panel_timeout`, `panel_unavailable`, `panel_error`, `conflict`, `no_client_key`).',
+    }),
     message: text(300).nullable(),
   })
   .meta({ id: 'ServerActivityPanelState' });
