@@ -1087,6 +1087,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/servers/{id}/activity': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The server's activity: calls to this API and the panel's events, newest first
+     * @description Our entries about the server (who: the account's e-mail and the credential, API key id and name or session; also invitees and admins acting on it) and the panel's activity log for it (SFTP, schedules, reads), merged newest first. The cursor holds both positions: no entry twice, none skipped when new ones arrive between pages; a page may be shorter than `limit` and still carry a cursor. The panel's copy of our own calls (made with our API key) is left out: our entry names the real actor. At most one panel call per page (none when the server cannot be read there). A panel that does not answer does not fail the page: `panel.status` is `unavailable` with the reason, and its events follow on later pages.
+     */
+    get: operations['serverActivity'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/account/transactions': {
     parameters: {
       query?: never;
@@ -6623,6 +6643,79 @@ export interface components {
       serverId: string;
       /** @enum {boolean} */
       left: true;
+    };
+    ServerActivityList: {
+      data: components['schemas']['ServerActivityEntry'][];
+      /** @description Pass as `cursor` for the next page; null on the last page. */
+      nextCursor: string | null;
+      panel: components['schemas']['ServerActivityPanelState'];
+    };
+    ServerActivityEntry: {
+      /** @description Our entry id; a panel event: `panel:` and the panel's id for it. */
+      id: string;
+      /**
+       * Format: date-time
+       * @description When it happened. The panel stamps its events to the second.
+       */
+      at: string;
+      /**
+       * @description `api`: a call to this API (or the platform itself: billing, reconciler); `panel`: an event the panel logged.
+       * @enum {string}
+       */
+      source: 'api' | 'panel';
+      /**
+       * @description Our action (`servers.power`) or the panel's event name (`server:power.start`).
+       * @example servers.power
+       */
+      action: string;
+      /**
+       * @description What happened, in words.
+       * @example Sent the power signal start
+       */
+      summary: string;
+      actor: {
+        /**
+         * @description `account`: a person with an account here (`email`); `system`: this platform on its own (`name`: billing, reconciler, stripe); `panel_user`: a panel user (SFTP; `name` is the panel username); `platform`: this platform acting on the panel through its API key, with no entry of ours to show for it; `panel`: the panel or Wings with no user (a schedule).
+         * @enum {string}
+         */
+        kind: 'account' | 'system' | 'panel_user' | 'platform' | 'panel';
+        name: string | null;
+        email: string | null;
+      };
+      credential: {
+        /** @enum {string} */
+        kind: 'api_key' | 'session' | 'system' | 'panel_api_key' | 'panel_session' | 'sftp' | 'none';
+        /** @description The API key id (`api_key`), the session token id (`session`); null for panel events. */
+        id: string | null;
+        /** @description The API key name, when it can be read. */
+        name: string | null;
+      };
+      /**
+       * @description The panel logs an event only once it succeeded.
+       * @enum {string}
+       */
+      result: 'success' | 'failure';
+      /**
+       * Format: int32
+       * @description HTTP status our call ended with; null for panel events.
+       */
+      status: number | null;
+      /** @description The caller's address; the panel shows it only for its own user's events. */
+      sourceIp: string | null;
+      /** @description What the entry names (files, signal, backup); never a secret or a command's text. */
+      details: {
+        [key: string]: string | number | boolean | null | string[];
+      };
+    };
+    ServerActivityPanelState: {
+      /**
+       * @description `ok`: the panel's events are merged in; `unavailable`: the panel did not answer (or refused), this page holds our entries only and the panel's come on later pages, late but not lost; `not_read`: the server cannot be read on the panel (not deployed, suspended, deleted, no client key).
+       * @enum {string}
+       */
+      status: 'ok' | 'unavailable' | 'not_read';
+      /** @description Why not `ok`: an error code (`panel_timeout`, `panel_unavailable`, `panel_error`, `conflict`, `no_client_key`). */
+      code: string | null;
+      message: string | null;
     };
     LedgerList: {
       data: components['schemas']['LedgerEntry'][];
@@ -27558,6 +27651,205 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  serverActivity: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1 to 100 (default 25). */
+        limit?: number;
+        /** @description The `nextCursor` of the previous page. */
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The server's activity: calls to this API and the panel's events, newest first */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "example id",
+           *           "at": "2026-11-26T10:00:00.000Z",
+           *           "source": "api",
+           *           "action": "servers.power",
+           *           "summary": "Sent the power signal start",
+           *           "actor": {
+           *             "kind": "account",
+           *             "name": "survival",
+           *             "email": "ann@example.com"
+           *           },
+           *           "credential": {
+           *             "kind": "api_key",
+           *             "id": "example id",
+           *             "name": "survival"
+           *           },
+           *           "result": "success",
+           *           "status": 100,
+           *           "sourceIp": "203.0.113.10",
+           *           "details": {
+           *             "EXAMPLE_KEY": "example value"
+           *           }
+           *         }
+           *       ],
+           *       "nextCursor": "example nextCursor",
+           *       "panel": {
+           *         "status": "ok",
+           *         "code": "example code",
+           *         "message": "The server is still installing"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ServerActivityList'];
+        };
+      };
+      /** @description Bad request: `invalid_cursor` (The cursor is not valid for this listing (tampered with, or from another listing or caller).); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_cursor' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */

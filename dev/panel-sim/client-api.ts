@@ -13,6 +13,7 @@ import { backupRoutes } from './backups.ts';
 import { scheduleRoutes } from './schedules.ts';
 import { networkRoutes } from './network.ts';
 import { databaseRoutes } from './databases.ts';
+import { activityRoutes, logsActivity } from './activity.ts';
 import type { FsEntry, PowerSignal } from './wings.ts';
 
 const C = '/api/client';
@@ -107,7 +108,8 @@ export function clientRoutes(sim: SimContext): RouteDef[] {
     }
   };
 
-  return [
+  // Each route logs its activity event once it succeeded, as the panel's controllers do (activity.ts).
+  return logsActivity(sim, [
     {
       method: 'GET',
       path: C,
@@ -390,7 +392,8 @@ export function clientRoutes(sim: SimContext): RouteDef[] {
     ...scheduleRoutes(sim, bind),
     ...networkRoutes(sim, bind),
     ...databaseRoutes(sim, bind),
-  ];
+    ...activityRoutes(sim, bind),
+  ]);
 }
 
 /**

@@ -7,6 +7,7 @@ import * as schedules from '../../shared/servers/schedules.ts';
 import * as databases from '../../shared/servers/databases.ts';
 import * as network from '../../shared/servers/network.ts';
 import { getStartup, updateStartup } from '../../shared/servers/startup.ts';
+import { listServerActivity } from '../../shared/servers/activity.ts';
 
 /** Server-tools group: what a player uses inside a server (startup settings, files, backups). */
 export const handler = createGroupHandler('server-tools', serverToolRoutes, {
@@ -69,4 +70,5 @@ export const handler = createGroupHandler('server-tools', serverToolRoutes, {
   createDatabase: async (ctx) => databases.createDatabase(ctx),
   rotateDatabasePassword: async (ctx) => databases.rotateDatabasePassword(ctx),
   deleteDatabase: async (ctx) => databases.deleteDatabase(ctx),
+  serverActivity: async ({ principal, params, query }) => listServerActivity(principal.accountId, params.id, query),
 });

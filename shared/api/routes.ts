@@ -4,6 +4,7 @@ import { accountCoreRoutes, accountMoneyRoutes } from './routes/account.ts';
 import { catalogRoutes } from './routes/catalog.ts';
 import { serverActionRoutes, serverCoreRoutes, serverShareRoutes } from './routes/servers.ts';
 import {
+  serverActivityRoutes,
   serverDatabaseRoutes,
   serverNetworkRoutes,
   serverScheduleRoutes,
@@ -39,6 +40,7 @@ export const routes = {
   ...serverNetworkRoutes,
   ...serverDatabaseRoutes,
   ...serverShareRoutes,
+  ...serverActivityRoutes,
   // The account's ledger and budget (the account function) are tagged Billing, and sit with the billing group's routes.
   ...accountMoneyRoutes,
   ...billingRoutes,

@@ -63,6 +63,8 @@ export const serverRoutePermissions: Readonly<Record<string, RouteAccess>> = {
   addAllocation: 'owner',
   updateAllocation: 'owner',
   removeAllocation: 'owner',
+  // Activity: who did what on the server.
+  serverActivity: 'read-only',
   // Add-ons change what the owner pays.
   setServerAddons: 'owner',
   // Who has access: the owner manages it; an invitee may only leave.

@@ -15,6 +15,11 @@ export const ACTIVITY_RETENTION_DAYS = 90;
 export type ActivityView = z.infer<typeof ActivityEntry>;
 export type ActivityInput = Omit<ActivityView, 'id' | 'at'>;
 
+/** The server an entry's target names (`server:<id>`), if it names one. */
+export function serverOfTarget(target: string | null): string | undefined {
+  return target?.startsWith('server:') ? target.slice('server:'.length) : undefined;
+}
+
 export async function recordActivity(input: ActivityInput, now = new Date()): Promise<void> {
   const id = newId();
   const at = now.toISOString();
@@ -23,6 +28,8 @@ export async function recordActivity(input: ActivityInput, now = new Date()): Pr
       Item: {
         ...keys.activity(input.accountId, at, id),
         ...keys.auditListing(input.accountId, at, id),
+        // An entry about a server is listed under that server too (its activity view).
+        ...(serverOfTarget(input.target) ? keys.serverActivityListing(serverOfTarget(input.target)!, at, id) : {}),
         kind: 'activity',
         id,
         at,
@@ -61,7 +68,7 @@ export async function recordSystemActivity(entry: {
 }
 
 function toView(item: Item): ActivityView {
-  const { PK, SK, GSI1PK, GSI1SK, kind, expiresAt, ...view } = item;
+  const { PK, SK, GSI1PK, GSI1SK, GSI2PK, GSI2SK, kind, expiresAt, ...view } = item;
   return view as ActivityView;
 }
 

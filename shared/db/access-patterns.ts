@@ -128,7 +128,7 @@ const pageOf =
 
 /** One page of a GSI2 partition, its sort key below or above a bound (`['<', x]`, `['>', x]`). */
 /** An item's table and GSI2 keys: where the next page of an index query starts after it. */
-type IndexedKey = ItemKey & { GSI2PK?: string; GSI2SK?: string };
+export type IndexedKey = ItemKey & { GSI2PK?: string; GSI2SK?: string };
 
 async function queryIndexPage(pk: string, limit: number, bound?: ['<' | '>', string], startAfter?: IndexedKey): Promise<Item[]> {
   const out = await db().send(
@@ -205,6 +205,41 @@ export const ledgerEntry = async (accountId: string, seq: number) =>
 /** Which entry a ledger idempotency key produced. */
 export const ledgerGuard = async (idempotencyKey: string) =>
   asKindOrUndefined(await getItem(keys.ledgerGuard(idempotencyKey)), 'ledger-guard');
+
+/**
+ * One page of a server's activity entries (GSI2 `SERVERLOG#<serverId>`), newest first, after the
+ * entry `startAfter` (its table and index keys), unexpired only. The caller keeps the position (the
+ * merged listing of shared/servers/activity.ts signs it with the panel's); `more` when the query stopped early.
+ */
+export async function activityOfServer(
+  serverId: string,
+  limit: number,
+  startAfter?: IndexedKey,
+  /** With no `startAfter`: only entries whose index sort key is below this (the walk's first read). */
+  below?: string,
+): Promise<{ items: Item[]; more: boolean }> {
+  const ceiling = !startAfter && below !== undefined;
+  const out = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: 'GSI2',
+      KeyConditionExpression: ceiling ? 'GSI2PK = :pk AND GSI2SK < :below' : 'GSI2PK = :pk',
+      // TTL deletes lag by up to two days, so expired entries are filtered on read too.
+      FilterExpression: 'attribute_not_exists(expiresAt) OR expiresAt > :now',
+      ExpressionAttributeValues: {
+        ':pk': keys.serverActivityPartition(serverId),
+        ':now': Math.floor(Date.now() / 1000),
+        ...(ceiling ? { ':below': below } : {}),
+      },
+      ScanIndexForward: false,
+      Limit: limit,
+      ...(startAfter
+        ? { ExclusiveStartKey: { PK: startAfter.PK, SK: startAfter.SK, GSI2PK: startAfter.GSI2PK, GSI2SK: startAfter.GSI2SK } }
+        : {}),
+    }),
+  );
+  return { items: (out.Items ?? []).map((item) => asKind(item, 'activity')), more: out.LastEvaluatedKey !== undefined };
+}
 
 export const activityOfAccount = (accountId: string, page: PageRequest) => {
   const k = keys.activityPrefix(accountId);

@@ -79,6 +79,8 @@ export const INDEX_PARTITIONS = {
   autoTopUpDue: { index: 'GSI2', pattern: partitionPattern(keys.autoTopUpDueShard(N)) },
   installWatchDue: { index: 'GSI2', pattern: partitionPattern(keys.installWatchDueShard(N)) },
   mailDue: { index: 'GSI2', pattern: partitionPattern(keys.mailDueShard(N)) },
+  /** GSI2, not a queue: one server's activity entries (shared/servers/activity.ts). */
+  serverActivity: { index: 'GSI2', pattern: partitionPattern(keys.serverActivityPartition(SENTINEL)) },
 } as const satisfies Record<string, { index: IndexName; pattern: string }>;
 
 export type IndexPartition = keyof typeof INDEX_PARTITIONS;
@@ -159,7 +161,8 @@ const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
  *   webhook endpoints and events (under the account) and the endpoints' deliveries (`WHDLV#`).
  * - catalog: instance records, the panels' copies and call budgets.
  * - servers: every server change, panel work, budgets (`SPEND#` sits under the account).
- * - server-tools: startup settings, files and backups: server records, leases, panel work.
+ * - server-tools: startup settings, files and backups: server records, leases, panel work; a
+ *   server's activity (GSI2 `SERVERLOG#<serverId>`).
  * - billing: checkout opens invoices; listings and reads of invoices.
  * - payments: the webhook credits (ledger), moves invoices, lifts suspensions (panel work).
  * - admin: settings, instances and their keys, credits (which may lift a suspension: panel work),
@@ -187,7 +190,8 @@ export const TABLE_ACCESS = {
   account: withPipeline({ write: [...PANEL_WORK, 'webhookDelivery'] }),
   catalog: withPipeline({ write: ['instances', 'panelCopies', 'panelCallBudget'] }),
   servers: withPipeline({ write: PANEL_WORK }),
-  'server-tools': withPipeline({ write: PANEL_WORK }),
+  // A server's activity: its listing in GSI2 (shared/servers/activity.ts).
+  'server-tools': withPipeline({ write: PANEL_WORK, indexes: ['GSI2'], indexPartitions: ['serverActivity'] }),
   billing: withPipeline({ write: INVOICES }),
   payments: withPipeline({ write: [...INVOICES, ...PANEL_WORK] }),
   // A refund reads its invoice (pointer, then the item under the account) and, in the sandbox, books

@@ -69,6 +69,15 @@ export const keys = {
     GSI1SK: `${at}#${id}`,
   }),
   auditShard: (shard: number): string => `AUDIT#${shard}`,
+  /**
+   * An activity entry whose target is a server, in that server's listing (GSI2), whoever's account
+   * it is written under (the owner's, an admin's, an invitee's): shared/servers/activity.ts.
+   */
+  serverActivityListing: (serverId: string, at: string, id: string) => ({
+    GSI2PK: `SERVERLOG#${serverId}`,
+    GSI2SK: `${at}#${id}`,
+  }),
+  serverActivityPartition: (serverId: string): string => `SERVERLOG#${serverId}`,
 
   idempotency: (accountId: string, key: string): ItemKey => ({ PK: `IDEM#${accountId}#${key}`, SK: 'IDEM' }),
   rateWindow: (who: string, windowStart: number): ItemKey => ({ PK: `RATE#${who}#${windowStart}`, SK: 'RATE' }),

@@ -6,7 +6,7 @@
  * tests/unit/docs.test.ts, fails when a key builder of shared/db/keys.ts has no row there). GSI1
  * holds the sharded, newest-first listings for admins; GSI2 the sparse, sharded queues (billable
  * servers, the webhook outbox and retries, pending repairs, accounts with an auto top-up due, servers
- * still installing).
+ * still installing), and one unsharded listing: each server's activity (`SERVERLOG#<serverId>`).
  */
 export const TABLE = {
   partitionKey: 'PK',

@@ -41,7 +41,19 @@ const ROUTES: RouteEntry[] = [
   ...readFileSync(new URL('../../web/src/routes.ts', import.meta.url), 'utf8').matchAll(/\{\s*path:\s*'([^']+)'([^}]*)\}/g),
 ].map(([, path, rest]) => ({ path: path!, nav: /nav:\s*'([^']+)'/.exec(rest!)?.[1], admin: /admin:\s*true/.test(rest!) }));
 
-const SERVER_TABS = ['overview', 'console', 'files', 'backups', 'schedules', 'databases', 'network', 'startup', 'users', 'settings'];
+const SERVER_TABS = [
+  'overview',
+  'console',
+  'files',
+  'backups',
+  'schedules',
+  'databases',
+  'network',
+  'startup',
+  'activity',
+  'users',
+  'settings',
+];
 const ADMIN = 'admin@localhost';
 
 let stack: DashboardStack;

@@ -326,11 +326,15 @@ describe('api stack: functions carry the house defaults', () => {
       expect(doc).toContain('dynamodb:PutItem');
       expect(doc).not.toContain('/index/*');
     }
-    // Only the admin function queries an index (GSI1: users, servers, audit log), named one by one.
+    // Only the admin function (GSI1: users, servers, audit log) and server-tools (GSI2: one server's
+    // activity, `SERVERLOG#*` only) query an index, named one by one.
     for (const [group, fn] of built.apiStack.functions) {
       const doc = JSON.stringify(statementsOf(built.apiStack, apiTemplate, fn));
       if (group === 'admin') expect(doc).toContain('/index/GSI1');
-      else expect(doc, group).not.toContain('/index/');
+      else if (group === 'server-tools') {
+        expect(doc).toContain('/index/GSI2');
+        expect(doc).not.toContain('/index/GSI1');
+      } else expect(doc, group).not.toContain('/index/');
     }
     expect(resourcesOf(apiTemplate, 'AWS::IAM::Role').map(([, r]) => JSON.stringify(r.Properties))).not.toContain(
       'AWSLambdaBasicExecutionRole',
@@ -1363,7 +1367,7 @@ describe('no secret in a function environment: the cursor key is read at run tim
   });
 
   it('gives CURSOR_SECRET_ARN and read access to the cursor key only to the functions that sign cursors', () => {
-    expect(cursorSigningGroups()).toEqual(['account', 'admin', 'billing', 'servers']);
+    expect(cursorSigningGroups()).toEqual(['account', 'admin', 'billing', 'server-tools', 'servers']);
     // The public group verifies mail unsubscribe tokens, made with the same key (shared/mail/unsubscribe.ts).
     expect(CURSOR_KEY_VERIFIERS).toEqual(['public']);
     const signers = new Set([...cursorSigningGroups(), ...CURSOR_KEY_VERIFIERS, 'billing-scheduler']);

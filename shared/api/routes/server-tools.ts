@@ -51,6 +51,8 @@ import {
 } from '../schemas/network.ts';
 import { CreateDatabase, DatabaseParams, DatabaseWithPassword, DeletedDatabase, ServerDatabaseList } from '../schemas/databases.ts';
 
+import { ServerActivityList, ServerActivityQuery } from '../schemas/activity.ts';
+
 // The frame the file and backup routes share.
 const FILES = { group: 'server-tools', tag: 'Server files', auth: 'bearer' } as const;
 const BACKUPS = { group: 'server-tools', tag: 'Server backups', auth: 'bearer' } as const;
@@ -483,6 +485,24 @@ export const serverDatabaseRoutes = define({
   },
 });
 
+/** A server's activity: ours and the panel's, merged (shared/servers/activity.ts). */
+export const serverActivityRoutes = define({
+  serverActivity: {
+    method: 'GET',
+    path: '/v1/servers/:id/activity',
+    group: 'server-tools',
+    tag: 'Servers',
+    auth: 'bearer',
+    scope: 'servers:read',
+    summary: "The server's activity: calls to this API and the panel's events, newest first",
+    description:
+      "Our entries about the server (who: the account's e-mail and the credential, API key id and name or session; also invitees and admins acting on it) and the panel's activity log for it (SFTP, schedules, reads), merged newest first. The cursor holds both positions: no entry twice, none skipped when new ones arrive between pages; a page may be shorter than `limit` and still carry a cursor. The panel's copy of our own calls (made with our API key) is left out: our entry names the real actor. At most one panel call per page (none when the server cannot be read there). A panel that does not answer does not fail the page: `panel.status` is `unavailable` with the reason, and its events follow on later pages.",
+    params: IdParam,
+    query: ServerActivityQuery,
+    response: ServerActivityList,
+  },
+});
+
 /** Every route of the server-tools function. */
 export const serverToolRoutes = {
   ...serverStartupRoutes,
@@ -490,4 +510,5 @@ export const serverToolRoutes = {
   ...serverScheduleRoutes,
   ...serverNetworkRoutes,
   ...serverDatabaseRoutes,
+  ...serverActivityRoutes,
 };

@@ -28,6 +28,7 @@ const TABS: {
   { id: 'databases', label: 'Databases', load: () => import('./server/databases.tsx'), needs: 'databases' },
   { id: 'network', label: 'Network', load: () => import('./server/network.tsx'), needs: 'read-only' },
   { id: 'startup', label: 'Startup', load: () => import('./server/startup.tsx'), needs: 'startup' },
+  { id: 'activity', label: 'Activity', load: () => import('./server/activity.tsx'), needs: 'read-only' },
   { id: 'users', label: 'Users', load: () => import('./server/users.tsx'), needs: 'owner' },
   { id: 'settings', label: 'Settings', load: () => import('./server/settings.tsx'), needs: 'owner' },
 ];
