@@ -9,6 +9,7 @@ import { quoteDeploy } from '../../shared/servers/quote.ts';
 import { resizeOf, updateServer } from '../../shared/servers/update.ts';
 import { deleteServer } from '../../shared/servers/delete.ts';
 import { reinstallServer } from '../../shared/servers/reinstall.ts';
+import { clearSubdomain, setSubdomain } from '../../shared/servers/subdomain.ts';
 
 /** Servers group: /v1/servers, and a server's own routes (its startup, files and backups: functions/server-tools). */
 export const handler = createGroupHandler('servers', serverRoutes, {
@@ -48,6 +49,18 @@ export const handler = createGroupHandler('servers', serverRoutes, {
   deleteServer: async ({ principal, params, audit }) => {
     audit.target = `server:${params.id}`;
     return deleteServer(principal.accountId, params.id);
+  },
+
+  setServerSubdomain: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    const server = await setSubdomain(principal.accountId, params.id, body.name);
+    audit.details = { fqdn: server.subdomain?.fqdn ?? null };
+    return server;
+  },
+
+  clearServerSubdomain: async ({ principal, params, audit }) => {
+    audit.target = `server:${params.id}`;
+    return clearSubdomain(principal.accountId, params.id);
   },
 
   reinstallServer: async ({ principal, params, audit }) => {

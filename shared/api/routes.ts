@@ -2,7 +2,7 @@ import type { Group, RouteDef } from './route-def.ts';
 import { publicRoutes } from './routes/public.ts';
 import { accountCoreRoutes, accountMoneyRoutes } from './routes/account.ts';
 import { catalogRoutes } from './routes/catalog.ts';
-import { serverActionRoutes, serverCoreRoutes } from './routes/servers.ts';
+import { serverActionRoutes, serverCoreRoutes, serverSubdomainRoutes } from './routes/servers.ts';
 import { serverStartupRoutes, serverStorageRoutes } from './routes/server-tools.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { paymentRoutes } from './routes/payments.ts';
@@ -28,6 +28,7 @@ export const routes = {
   ...serverCoreRoutes,
   ...serverStartupRoutes,
   ...serverActionRoutes,
+  ...serverSubdomainRoutes,
   ...serverStorageRoutes,
   // The account's ledger and budget (the account function) are tagged Billing, and sit with the billing group's routes.
   ...accountMoneyRoutes,

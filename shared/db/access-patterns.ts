@@ -396,3 +396,13 @@ export const mailById = async (mailId: string) => asKindOrUndefined(await getIte
 /** Whether an address is on the suppression list (eventually consistent: a bounce a second ago may still get one more). */
 export const mailSuppression = async (email: string) =>
   asKindOrUndefined(await getItem(keys.mailSuppression(email), false), 'mail-suppression');
+
+/** Who holds a subdomain of the zone (shared/servers/subdomain.ts), if anyone. */
+export async function subdomainClaim(zone: string, name: string) {
+  return asKindOrUndefined(await getItem(keys.subdomainClaim(zone, name)), 'subdomain-claim');
+}
+
+/** A name's records as the local DNS provider published them (dev/local-dns.ts answers from these). */
+export async function localDnsRecords(zone: string, name: string) {
+  return asKindOrUndefined(await getItem(keys.localDnsRecords(zone, name), false), 'local-dns-records');
+}

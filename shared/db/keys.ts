@@ -185,6 +185,14 @@ export const keys = {
   }),
   installWatchDueShard: (shard: number): string => `INSTALLDUE#${shard}`,
 
+  /**
+   * A subdomain of the DNS zone, claimed by one server (shared/servers/subdomain.ts): written in the
+   * same transaction as the server's `subdomain`, under `attribute_not_exists`, so a name is unique per zone.
+   */
+  subdomainClaim: (zone: string, name: string): ItemKey => ({ PK: `SUBDOMAIN#${zone}#${name}`, SK: 'CLAIM' }),
+  /** The records of a subdomain as the local DNS provider publishes them (shared/dns/local.ts; read by dev/local-dns.ts). */
+  localDnsRecords: (zone: string, name: string): ItemKey => ({ PK: `SUBDOMAIN#${zone}#${name}`, SK: 'RECORDS' }),
+
   settings: (): ItemKey => ({ PK: 'SETTINGS', SK: 'PLATFORM' }),
   instancesPartition: (): string => 'INSTANCES',
   instance: (instanceId: string): ItemKey => ({ PK: 'INSTANCES', SK: `INSTANCE#${instanceId}` }),

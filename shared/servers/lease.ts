@@ -32,7 +32,7 @@ export const POWER_LEASE_MS = 15_000;
 export const SYSTEM_WAIT_MS = 20_000;
 const POLL_MS = 100;
 
-export type CustomerOperation = 'resize' | 'delete' | 'power' | 'rename' | 'startup' | 'reinstall' | FileOperation;
+export type CustomerOperation = 'resize' | 'delete' | 'power' | 'rename' | 'startup' | 'reinstall' | 'subdomain' | FileOperation;
 /** File and backup changes (files.ts, backups.ts): one or two panel calls each, under the request's deadline. */
 export type FileOperation = 'files' | 'backups';
 export type SystemOperation = 'suspend' | 'unsuspend' | 'reconcile';

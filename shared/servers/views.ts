@@ -3,6 +3,7 @@ import type { AdminServer, Server } from '../api/schemas.ts';
 import type { ServerItem } from '../db/items.ts';
 import { exactPriceOf } from '../pricing/index.ts';
 import { panelUserOf } from './panel-user.ts';
+import { srvNameOf } from '../dns/names.ts';
 
 export type ServerView = z.infer<typeof Server>;
 export type AdminServerView = z.infer<typeof AdminServer>;
@@ -20,6 +21,7 @@ export function toServerView(item: ServerItem): ServerView {
     address: item.address ?? null,
     ports: [],
     sftp: sftpOfServer(item),
+    subdomain: subdomainOf(item),
     resources: item.resources,
     priceCentsPerHour: item.priceCentsPerHour,
     priceMillicentsPerHour: exactPriceOf(item),
@@ -40,5 +42,18 @@ export function sftpOfServer(item: Pick<ServerItem, 'accountId' | 'identifier' |
     port: item.sftp?.port ?? null,
     username: `${panelUserOf(item.accountId).username}.${item.identifier}`,
     enabled: item.sftpGrantedAt !== undefined && item.status === 'active',
+  };
+}
+
+/** The server's name as the API shows it: the SRV record where the game has one, with the port it points at now. */
+export function subdomainOf(item: Pick<ServerItem, 'subdomain' | 'address'>): ServerView['subdomain'] {
+  const sub = item.subdomain;
+  if (!sub) return null;
+  const port = sub.published?.port ?? item.address?.port;
+  return {
+    name: sub.name,
+    fqdn: sub.fqdn,
+    srv: sub.srvService && port ? { name: srvNameOf(sub.srvService, sub.name, sub.zone), port } : null,
+    status: sub.status,
   };
 }

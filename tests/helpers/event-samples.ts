@@ -33,6 +33,7 @@ export function sampleServer(overrides: { [K in keyof ServerData]?: ServerData[K
     deletedAt: null,
     labels: { team: 'blue' },
     sftp: { host: 'node1.example.net', port: 2022, username: 'cp0123456789abcdef.1a7ce997', enabled: false },
+    subdomain: null,
   };
   return Object.assign(server, overrides);
 }

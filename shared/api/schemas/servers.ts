@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { SftpAccess } from './sftp.ts';
+import { ServerSubdomain, SubdomainName } from './subdomains.ts';
 import { Uuid, text, int32, int64, Count, Cents, Timestamp, PanelId, SafeText, listOf, Labels, ListQuery, EggVariables } from './common.ts';
 
 /** Servers, their control and their files (servers group). */
@@ -33,6 +34,7 @@ export const Server = z
     address: ServerAddress.nullable().meta({ description: 'Where to connect; null on old servers.' }),
     ports: z.array(ServerAddress).max(100),
     sftp: SftpAccess,
+    subdomain: ServerSubdomain.nullable().meta({ description: "The server's name under the platform's DNS zone; null: none." }),
     resources: ResourcesSchema,
     priceCentsPerHour: Cents.meta({
       description: 'The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.',
@@ -145,6 +147,9 @@ export const CreateServer = z
       .optional()
       .meta({ description: "One of the egg's docker images; the egg default when omitted." }),
     labels: Labels.optional(),
+    subdomain: SubdomainName.optional().meta({
+      description: "A name under the platform's DNS zone (`<subdomain>.<zone>`), pointing at the server's address; 409 when taken.",
+    }),
   })
   .strict()
   .meta({ id: 'CreateServer' });
