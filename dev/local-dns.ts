@@ -1,6 +1,6 @@
 import dns2 from 'dns2';
 import * as accessPatterns from '../shared/db/access-patterns.ts';
-import { addressRecordType } from '../shared/dns/provider.ts';
+import { addressRecordType } from '../shared/dns/records.ts';
 import { errorFields, logger } from '../shared/observability/logger.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { LocalDnsRecordsItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { writeItem } from '../db/write.ts';
-import type { DnsProvider } from './provider.ts';
+import type { DnsProvider } from './records.ts';
 
 /**
  * The local stack's provider: a name's records are one item in the table (keys.localDnsRecords),

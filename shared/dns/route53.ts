@@ -2,7 +2,7 @@ import type { Change } from '@aws-sdk/client-route-53';
 import type { DnsRecordValues } from '../db/items.ts';
 import { loadRoute53, type Route53Client } from '../packages.ts';
 import { srvNameOf } from './names.ts';
-import { addressRecordType, type DnsProvider, type DnsRecordSet } from './provider.ts';
+import { addressRecordType, type DnsProvider, type DnsRecordSet } from './records.ts';
 
 /**
  * Route 53: one ChangeResourceRecordSets per change of a name, in the hosted zone the operator
