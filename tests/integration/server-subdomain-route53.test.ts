@@ -91,6 +91,23 @@ describe('subdomains in Route 53', () => {
     server.address.port = port;
   });
 
+  it('Route 53 failing when the port moves: status failed and a repair queued; the pass publishes the new port', async () => {
+    route53.failing = true;
+    const port = server.address.port + 1;
+    await setAttributes(keys.server(accountId, server.id), { address: { ...server.address, host: server.address.ip, alias: null, port } });
+    expect(await updateServerRecords({ accountId, serverId: server.id })).toMatchObject({ status: 'failed' });
+    expect((await getRaw(keys.serverRepair(server.id)))?.reasons).toEqual(new Set(['dns']));
+    route53.failing = false;
+    expect(await runRepairs(new Date(), 10)).toMatchObject({ due: 1, repaired: 1 });
+    expect(recordsOf()[`_minecraft._tcp.survival.${ZONE}. SRV`]).toEqual([`0 5 ${port} survival.${ZONE}.`]);
+    expect((await api.call('GET', `/v1/servers/${server.id}`, { token })).body.subdomain).toMatchObject({
+      status: 'active',
+      srv: { port },
+    });
+    expect(await getRaw(keys.serverRepair(server.id))).toBeUndefined();
+    server.address.port = port;
+  });
+
   it('Route 53 failing: the rename is answered (status failed), the old name stays held; the repair pass completes both', async () => {
     route53.failing = true;
     const res = await api.call('PUT', `/v1/servers/${server.id}/subdomain`, { token, body: { name: 'creative' } });
