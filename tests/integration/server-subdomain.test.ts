@@ -6,6 +6,7 @@ import { keys } from '../../shared/db/keys.ts';
 import { updateServerRecords } from '../../shared/servers/subdomain.ts';
 import { customer } from '../helpers/customer.ts';
 import { getRaw } from '../helpers/db.ts';
+import { panelCalls } from '../helpers/panel-requests.ts';
 import { expectEnvelope, startTestApi, type TestApi } from '../helpers/stack.ts';
 
 /**
@@ -88,6 +89,16 @@ describe('a server with a subdomain', () => {
     await expectGone(resolver.resolveSrv(`_minecraft._tcp.survival.${ZONE}`));
     expect(await getRaw(keys.subdomainClaim(ZONE, 'survival'))).toBeUndefined();
     expect(await getRaw(keys.subdomainClaim(ZONE, 'creative'))).toMatchObject({ serverId: server.id });
+  });
+
+  it('a set costs no panel call (the eggs copy is warm)', async () => {
+    const { result, calls } = await panelCalls(api.panel!.sim, () =>
+      api.call('PUT', `/v1/servers/${server.id}/subdomain`, { token, body: { name: 'lobby' } }),
+    );
+    expect(result.status, result.text).toBe(200);
+    expect(result.body.subdomain).toMatchObject({ name: 'lobby', status: 'active' });
+    expect(calls).toEqual({});
+    expect((await api.call('PUT', `/v1/servers/${server.id}/subdomain`, { token, body: { name: 'creative' } })).status).toBe(200);
   });
 
   it('a name another server holds is refused (409), at deploy and by PUT; nothing is created', async () => {
