@@ -31,6 +31,7 @@ import { startViesStandIn, type ViesStandIn } from './vies-stand-in.ts';
 import { mailPage, startMailServer, type LocalMailServer } from './mail-server.ts';
 import { startMailLoop } from './mail-loop.ts';
 import { resetMailTransport } from '../shared/mail/transport.ts';
+import { type LocalDns, startLocalDns } from './local-dns.ts';
 
 /**
  * The whole service on one machine: DynamoDB Local (or a given endpoint), the table, the API
@@ -82,6 +83,12 @@ export interface LocalStackOptions {
    * Off when omitted or `false`: `npm start` and `startTestApi` turn it on.
    */
   mail?: false | { dir?: string; port?: number; intervalMs?: number };
+  /**
+   * Server subdomains (docs/api.md "Subdomains"): a real DNS server (dev/local-dns.ts) on 127.0.0.1
+   * answering the zone (`DNS_ZONE`, default `play.test`) from the records the API wrote to the table.
+   * Off when omitted or `false`: `npm start` and `startTestApi` turn it on.
+   */
+  dns?: false | { zone?: string; port?: number };
 }
 
 export interface PanelOptions {
@@ -116,6 +123,8 @@ export interface LocalStack {
   vies?: ViesStandIn;
   /** The local mail server and its page, when started. */
   mail?: LocalMailServer & { pageUrl: string };
+  /** The local DNS server of the subdomains' zone, when started. */
+  dns?: LocalDns;
   stop(): Promise<void>;
 }
 
@@ -154,6 +163,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       })
     : undefined;
   if (mailServer) mailRoute = mailPage(mailServer.dir);
+  const dns = options.dns
+    ? await startLocalDns({ zone: options.dns.zone ?? (process.env.DNS_ZONE || 'play.test'), port: options.dns.port })
+    : undefined;
   if (webDir) web = serveDashboard({ dir: webDir, config: { oidc: { authority: localIssuerUrl(baseUrl), clientId: LOCAL_AUDIENCE } } });
 
   Object.assign(process.env, {
@@ -167,6 +179,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     OIDC_TOKEN_USE: 'id',
     LOCAL_SECRETS_FILE: options.secretsFile ?? '',
     BRAND_DIR: brandDir,
+    ...(dns ? { DNS_ZONE: dns.zone } : {}),
     ...(vies ? { VIES_API_URL: vies.url } : {}),
     ...(mailServer
       ? {
@@ -204,7 +217,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ...(webDir ? { dashboardUrl: `${baseUrl}${DASHBOARD_PATH}` } : {}),
     ...(vies ? { vies } : {}),
     ...(mailServer ? { mail: { ...mailServer, pageUrl: `${baseUrl}/dev/mail` } } : {}),
+    ...(dns ? { dns } : {}),
     stop: async () => {
+      await dns?.close();
       await mailLoop?.stop();
       await mailServer?.close();
       schedule?.stop();

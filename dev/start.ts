@@ -34,6 +34,7 @@ const stack = await startLocalStack({
   repairs: { intervalMs: env.REPAIR_INTERVAL_MS ? Number(env.REPAIR_INTERVAL_MS) : undefined },
   dashboard: env.LOCAL_DASHBOARD !== 'off',
   mail: { port: env.SMTP_PORT ? Number(env.SMTP_PORT) : undefined },
+  dns: env.LOCAL_DNS === 'off' ? false : { port: Number(env.DNS_PORT ?? 10053) },
 });
 // What an operator does after registering a panel: the instance test, which the catalog's
 // `controlAvailable` reflects (false until a test resolved the client key).
@@ -56,6 +57,7 @@ process.stdout.write(
     ` Seller     ${sellerLine((await getSettings(true)).invoiceIssuer)}`,
     ` Webhooks   dispatcher in this process, a pass every ${env.WEBHOOK_INTERVAL_MS ?? 250} ms (outbox fan-out, then due attempts)`,
     ` Mail       ${stack.mail ? `${stack.mail.pageUrl} (SMTP ${stack.mail.url}, messages kept in ${stack.mail.dir})` : 'off'}`,
+    ` DNS        ${stack.dns ? `${stack.dns.host}:${stack.dns.port} (UDP), zone ${stack.dns.zone}: dig @${stack.dns.host} -p ${stack.dns.port} <name>.${stack.dns.zone}` : 'off (LOCAL_DNS=off)'}`,
     ` Repairs    pending suspensions and repairs, and due auto top-ups, in this process every ${env.REPAIR_INTERVAL_MS ?? 60_000} ms`,
     ` Admin      ${stack.adminEmail}`,
     ` Admin key  ${stack.adminApiKey}`,

@@ -407,6 +407,7 @@ export const PACKAGES_APART = [
   '@aws-sdk/client-sesv2',
   'nodemailer',
   '@aws-sdk/client-s3',
+  '@aws-sdk/client-route-53',
   '@aws-sdk/credential-provider-node',
 ] as const;
 

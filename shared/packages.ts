@@ -10,6 +10,7 @@ export type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 export type { SQSClient } from '@aws-sdk/client-sqs';
 export type { SESv2Client } from '@aws-sdk/client-sesv2';
 export type { Transporter } from 'nodemailer';
+export type { Route53Client } from '@aws-sdk/client-route-53';
 
 /** `load` once; every later call shares its promise. */
 const once = <T>(load: () => Promise<T>): (() => Promise<T>) => {
@@ -48,6 +49,8 @@ export const loadNodemailer = /* @__PURE__ */ once(async () => (await import('no
 export const loadSesV2 = /* @__PURE__ */ once(() => import('@aws-sdk/client-sesv2'));
 /** The S3 client: the brand's logo, put in the dashboard's bucket (admin function only). */
 export const loadS3 = /* @__PURE__ */ once(() => import('@aws-sdk/client-s3'));
+/** The Route 53 client: a server's subdomain records (shared/dns/route53.ts), written by deploys, deletes and repairs only. */
+export const loadRoute53 = /* @__PURE__ */ once(() => import('@aws-sdk/client-route-53'));
 /**
  * The SDK's whole default credential chain, which the Lambda bundles load only without the
  * credentials Lambda sets in the environment (infra/lambda-credentials.ts).

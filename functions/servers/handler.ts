@@ -11,6 +11,7 @@ import { deleteServer } from '../../shared/servers/delete.ts';
 import { reinstallServer } from '../../shared/servers/reinstall.ts';
 import { setAddons } from '../../shared/servers/addons.ts';
 import * as shares from '../../shared/servers/shares.ts';
+import { clearSubdomain, setSubdomain } from '../../shared/servers/subdomain.ts';
 
 /** Servers group: /v1/servers, and a server's own routes (its startup, files and backups: functions/server-tools). */
 export const handler = createGroupHandler('servers', serverRoutes, {
@@ -69,6 +70,18 @@ export const handler = createGroupHandler('servers', serverRoutes, {
   deleteServer: async ({ principal, params, audit }) => {
     audit.target = `server:${params.id}`;
     return deleteServer(principal.accountId, params.id);
+  },
+
+  setServerSubdomain: async ({ principal, params, body, audit }) => {
+    audit.target = `server:${params.id}`;
+    const server = await setSubdomain(principal.accountId, params.id, body.name);
+    audit.details = { fqdn: server.subdomain?.fqdn ?? null };
+    return server;
+  },
+
+  clearServerSubdomain: async ({ principal, params, audit }) => {
+    audit.target = `server:${params.id}`;
+    return clearSubdomain(principal.accountId, params.id);
   },
 
   reinstallServer: async ({ principal, params, audit }) => {

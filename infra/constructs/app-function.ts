@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import type { DnsZone } from '../dns.ts';
 import { join } from 'node:path';
 import { ArnFormat, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
@@ -248,6 +249,22 @@ export class AppFunction extends Construct {
       reason:
         "Each logo upload is a new object named by its content hash (cache busting), so the names are not known at deploy time; the grant is PutObject only, under the bucket's brand/ prefix.",
     });
+    return this;
+  }
+
+  /**
+   * Server subdomains (shared/dns/route53.ts): ChangeResourceRecordSets on the one hosted zone the
+   * operator named, nothing else of Route 53; and the zone's name and id in the environment.
+   */
+  grantDnsZone(dns: DnsZone): this {
+    this.fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['route53:ChangeResourceRecordSets'],
+        resources: [`arn:aws:route53:::hostedzone/${dns.hostedZoneId}`],
+      }),
+    );
+    this.fn.addEnvironment('DNS_ZONE', dns.zone);
+    this.fn.addEnvironment('DNS_HOSTED_ZONE_ID', dns.hostedZoneId);
     return this;
   }
 

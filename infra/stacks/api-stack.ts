@@ -1,4 +1,5 @@
 import { CfnOutput, Duration, Lazy, RemovalPolicy, Stack, Token, Validations, type StackProps } from 'aws-cdk-lib';
+import { dnsZoneFromContext } from '../dns.ts';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { ACCESS_LOG_FIELDS } from '../access-log.ts';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
@@ -137,6 +138,9 @@ export const PANEL_KEY_ACCESS: Partial<Record<Group, 'read' | 'write'>> = {
  * admin health view (admin: it reads the webhook endpoint from Stripe) use the Stripe keys; nothing else may read them.
  */
 export const STRIPE_READERS: readonly Group[] = ['billing', 'payments', 'admin'];
+
+/** The groups that change a server's subdomain records (shared/servers/subdomain.ts): its routes and deploys, and deletes (admin's too). */
+export const DNS_WRITERS: readonly Group[] = ['servers', 'admin'];
 
 /** Token lifetimes of both app clients (the API's and the dashboard's). */
 const TOKEN_VALIDITY = {
@@ -356,6 +360,8 @@ export class ApiStack extends Stack {
       SECRETS_PREFIX: panelSecretsPrefix(this),
     };
     const cursorSigners = cursorSigningGroups();
+    // Server subdomains: only with contexts dnsZone + dnsHostedZoneId (infra/dns.ts).
+    const dnsZone = dnsZoneFromContext(this);
 
     // ---- the Stripe keys: an existing secret the operator created (docs/deploy.md), read at run time ----
     const stripeSecretName = props.stripeSecretName ?? stringFromContext(this.node.tryGetContext('stripeSecretName'));
@@ -382,6 +388,7 @@ export class ApiStack extends Stack {
       if (group !== 'admin') fn.denyPartitionWrites(props.table, [SETTINGS_PARTITION]);
       if (panelKeys) fn.grantPanelKeys(panelKeys);
       if (this.stripeSecret && STRIPE_READERS.includes(group)) grantStripeSecret(fn, this.stripeSecret);
+      if (dnsZone && DNS_WRITERS.includes(group)) fn.grantDnsZone(dnsZone);
       functions.set(group, fn);
     }
     this.functions = functions;

@@ -1,4 +1,5 @@
 import { CfnOutput, Duration, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { dnsZoneFromContext } from '../dns.ts';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -130,6 +131,7 @@ export class BillingStack extends Stack {
         "This queue is itself a dead-letter queue: of the hourly rule's Lambda target and of the scheduler's asynchronous invocations (cdk-nag only recognises queues named as another queue's DLQ).",
     });
 
+    const dnsZone = dnsZoneFromContext(this);
     // ---- the functions: one bundle, two entry points ----
     this.scheduler = new AppFunction(this, 'BillingScheduler', {
       group: BILLING_PASS_BUNDLE,
@@ -167,6 +169,8 @@ export class BillingStack extends Stack {
       fn.denyPartitionWrites(props.table, [SETTINGS_PARTITION]);
       // Suspending, unsuspending and reconciling go through the panels.
       fn.grantPanelKeys('read');
+      // Deleting (retention, the reconciler's closes) removes a server's subdomain records; the repair pass retries them.
+      if (dnsZone) fn.grantDnsZone(dnsZone);
     }
     // Auto top-ups (shared/payments/autotopup.ts): only the every-minute entry calls Stripe.
     const stripeSecretName = props.stripeSecretName ?? this.node.tryGetContext('stripeSecretName');

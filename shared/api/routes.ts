@@ -2,7 +2,7 @@ import type { Group, RouteDef } from './route-def.ts';
 import { publicRoutes } from './routes/public.ts';
 import { accountCoreRoutes, accountMoneyRoutes } from './routes/account.ts';
 import { catalogRoutes } from './routes/catalog.ts';
-import { serverActionRoutes, serverCoreRoutes, serverShareRoutes } from './routes/servers.ts';
+import { serverActionRoutes, serverCoreRoutes, serverShareRoutes, serverSubdomainRoutes } from './routes/servers.ts';
 import {
   serverActivityRoutes,
   serverDatabaseRoutes,
@@ -35,6 +35,7 @@ export const routes = {
   ...serverCoreRoutes,
   ...serverStartupRoutes,
   ...serverActionRoutes,
+  ...serverSubdomainRoutes,
   ...serverStorageRoutes,
   ...serverScheduleRoutes,
   ...serverNetworkRoutes,

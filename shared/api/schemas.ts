@@ -19,6 +19,7 @@ export * from './schemas/catalog.ts';
 export * from './schemas/servers.ts';
 export * from './schemas/startup.ts';
 export * from './schemas/sftp.ts';
+export * from './schemas/subdomains.ts';
 export * from './schemas/money.ts';
 export * from './schemas/alerts.ts';
 export * from './schemas/billing-profile.ts';

@@ -65,8 +65,10 @@ export const serverRoutePermissions: Readonly<Record<string, RouteAccess>> = {
   removeAllocation: 'owner',
   // Activity: who did what on the server.
   serverActivity: 'read-only',
-  // Add-ons change what the owner pays.
+  // Add-ons change what the owner pays; the subdomain is the server's public name.
   setServerAddons: 'owner',
+  setServerSubdomain: 'owner',
+  clearServerSubdomain: 'owner',
   // Who has access: the owner manages it; an invitee may only leave.
   listServerUsers: 'owner',
   createServerUser: 'owner',

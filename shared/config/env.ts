@@ -59,6 +59,22 @@ export interface Config {
    */
   brandAssets: { bucket: string | undefined; baseUrl: string | undefined; dir: string | undefined };
   mail: MailConfig;
+  dns: DnsConfig;
+}
+
+/**
+ * Per-server subdomains (shared/dns, docs/api.md "Subdomains"): on when `DNS_ZONE` is set. In AWS the
+ * records go to the Route 53 hosted zone `DNS_HOSTED_ZONE_ID` (contexts `dnsZone`, `dnsHostedZoneId`);
+ * elsewhere to the table, which the local DNS server (dev/local-dns.ts) answers from.
+ */
+export interface DnsConfig {
+  /** `DNS_ZONE`, lower case without a trailing dot (`play.example.com`); undefined: subdomains are off. */
+  zone: string | undefined;
+  provider: 'route53' | 'local' | null;
+  /** `DNS_HOSTED_ZONE_ID`: the Route 53 hosted zone holding `zone` (AWS). */
+  hostedZoneId: string | undefined;
+  /** `DNS_TTL_S`: the records' TTL (60 s: a moved port reaches players within a minute). */
+  ttlSeconds: number;
 }
 
 /**
@@ -208,6 +224,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
       dashboardUrl: (env.DASHBOARD_URL || 'http://127.0.0.1:3000/app/').replace(/\/?$/, '/'),
       apiUrl: (env.API_URL || new URL('/', env.DASHBOARD_URL || 'http://127.0.0.1:3000/').toString()).replace(/\/?$/, '/'),
     },
+    dns: dnsConfigOf(env, stage),
     panelTimeoutMs: Number(env.PANEL_TIMEOUT_MS ?? 10_000),
     panelCreateTimeoutMs: Number(env.PANEL_CREATE_TIMEOUT_MS ?? 20_000),
     panelArchiveWaitMs: Number(env.PANEL_ARCHIVE_WAIT_MS ?? 15 * 60_000),
@@ -220,5 +237,17 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
       stage === 'aws'
         ? { kind: 'aws', prefix: env.SECRETS_PREFIX ?? 'control-plane' }
         : { kind: 'local', file: env.LOCAL_SECRETS_FILE || undefined },
+  };
+}
+
+function dnsConfigOf(env: NodeJS.ProcessEnv, stage: Config['stage']): DnsConfig {
+  const zone = env.DNS_ZONE?.trim().toLowerCase().replace(/\.$/, '') || undefined;
+  const hostedZoneId = env.DNS_HOSTED_ZONE_ID || undefined;
+  return {
+    zone,
+    // In AWS only with a hosted zone; elsewhere the local provider unless a hosted zone is named (tests of the Route 53 path).
+    provider: !zone ? null : hostedZoneId ? 'route53' : stage === 'aws' ? null : 'local',
+    hostedZoneId,
+    ttlSeconds: Number(env.DNS_TTL_S ?? 60),
   };
 }

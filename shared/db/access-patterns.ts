@@ -456,3 +456,12 @@ export const sharedWithEmail = async (email: string, limit: number) => {
   );
   return (out.Items ?? []).map((item) => asKind(item as Item, 'shared-with'));
 };
+/** Who holds a subdomain of the zone (shared/servers/subdomain.ts), if anyone. */
+export async function subdomainClaim(zone: string, name: string) {
+  return asKindOrUndefined(await getItem(keys.subdomainClaim(zone, name)), 'subdomain-claim');
+}
+
+/** A name's records as the local DNS provider published them (dev/local-dns.ts answers from these). */
+export async function localDnsRecords(zone: string, name: string) {
+  return asKindOrUndefined(await getItem(keys.localDnsRecords(zone, name), false), 'local-dns-records');
+}

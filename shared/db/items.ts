@@ -183,6 +183,57 @@ export interface ServerItem extends Stored {
   scheduleIds?: number[];
   /** Extras bought beyond what the settings include (shared/servers/addons.ts); absent: none. */
   addons?: { backups: number; databases: number; ports: number };
+  /** The server's name under the DNS zone (shared/servers/subdomain.ts); absent: none. */
+  subdomain?: ServerSubdomain;
+}
+
+/**
+ * A server's subdomain: the claimed name, its records as last published (`records`) and whether
+ * the DNS provider has them (`status`: `pending` until the provider confirmed, `failed` when it
+ * refused or did not answer; the pending-repair pass publishes again, reason `dns`).
+ */
+export interface ServerSubdomain {
+  name: string;
+  zone: string;
+  fqdn: string;
+  /** The SRV service (`_minecraft._tcp`) when the game has one (shared/dns/names.ts srvServiceOf). */
+  srvService?: string;
+  status: 'pending' | 'active' | 'failed';
+  /** What the provider was last asked to hold, so a change can remove what is no longer right. */
+  published?: DnsRecordValues;
+}
+
+/** The values of one subdomain's records: an address (A or AAAA by its form) and, with an SRV service, the port. */
+export interface DnsRecordValues {
+  ip: string;
+  port: number;
+  srvService?: string;
+}
+
+/** A name a server gave up (renamed, cleared, deleted), with the records last published under it. */
+export interface RetiredSubdomain {
+  zone: string;
+  name: string;
+  values: DnsRecordValues | null;
+}
+
+/** A subdomain claimed by one server (keys.subdomainClaim): what makes a name unique in its zone. */
+export interface SubdomainClaimItem extends Stored {
+  kind: 'subdomain-claim';
+  zone: string;
+  name: string;
+  accountId: string;
+  serverId: string;
+  claimedAt: string;
+}
+
+/** The local DNS provider's records of one name (keys.localDnsRecords), which dev/local-dns.ts answers. */
+export interface LocalDnsRecordsItem extends Stored {
+  kind: 'local-dns-records';
+  zone: string;
+  name: string;
+  values: DnsRecordValues;
+  updatedAt: string;
 }
 
 /** The primary allocation of a server: `host` is what a player types (the alias, else the node's FQDN, else the IP). */
@@ -689,6 +740,8 @@ interface Kinds {
   'install-watch': InstallWatchItem;
   'server-share': ServerShareItem;
   'shared-with': SharedWithItem;
+  'subdomain-claim': SubdomainClaimItem;
+  'local-dns-records': LocalDnsRecordsItem;
 }
 export type ItemKind = keyof Kinds;
 
@@ -764,7 +817,7 @@ export interface WebhookDeliveryItem extends Stored {
 
 /** Why a server is in the pending-repair queue: its suspension state, or its panel build (or existence) against the record. */
 /** `sftp`: the account's SFTP panel user is still to be made a subuser of a new server (shared/servers/sftp.ts). */
-export type RepairReason = 'suspension' | 'panel' | 'sftp';
+export type RepairReason = 'suspension' | 'panel' | 'sftp' | 'dns';
 
 /** A server whose panel and record may disagree, until the pending-repair pass sees them agree (shared/servers/pending.ts). */
 export interface ServerRepairItem extends Stored {
@@ -778,6 +831,8 @@ export interface ServerRepairItem extends Stored {
   queuedAt: string;
   /** The last failure's error code or name (never a message that could carry a panel's text). */
   lastError?: string;
+  /** Reason `dns`: names the server gave up whose records are still to be removed, then their claims released (shared/servers/subdomain.ts). */
+  dnsRetire?: RetiredSubdomain[];
   /** Present (sparse GSI2 REPAIRDUE#<n>) while the item waits: `<dueAt>#<serverId>`. */
   GSI2PK?: string;
   GSI2SK?: string;

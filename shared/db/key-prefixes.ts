@@ -56,6 +56,8 @@ export const PARTITIONS = {
   /** A message to send (`MAIL#<id>`); `MAILSUPPRESS#` does not match it (`S` ≠ `#`). */
   mail: partitionPattern(keys.mail(SENTINEL).PK),
   mailSuppression: partitionPattern(keys.mailSuppression(SENTINEL).PK),
+  /** A subdomain's claim (and, locally, its records): `SUBDOMAIN#<zone>#<name>`. */
+  subdomain: partitionPattern(keys.subdomainClaim(SENTINEL, SENTINEL).PK),
 } as const;
 
 export type Partition = keyof typeof PARTITIONS;
@@ -133,6 +135,8 @@ const PANEL_WORK: readonly Partition[] = [
   'serverRepair',
   'panelCopies',
   'panelCallBudget',
+  // A server's subdomain claim goes with its deploy, its delete and the repair of its records (shared/servers/subdomain.ts).
+  'subdomain',
 ];
 /** Invoice and credit-note numbering and lookup (shared/invoices, shared/credit-notes). */
 const INVOICES: readonly Partition[] = [

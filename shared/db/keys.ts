@@ -204,6 +204,12 @@ export const keys = {
   serverShareCount: (serverId: string): ItemKey => ({ PK: `SHARES#${serverId}`, SK: 'COUNT' }),
   sharedWith: (email: string, serverId: string): ItemKey => ({ PK: `SHAREDWITH#${email.toLowerCase()}`, SK: `SERVER#${serverId}` }),
   sharedWithPrefix: (email: string) => ({ PK: `SHAREDWITH#${email.toLowerCase()}`, SKPrefix: 'SERVER#' }),
+   * A subdomain of the DNS zone, claimed by one server (shared/servers/subdomain.ts): written in the
+   * same transaction as the server's `subdomain`, under `attribute_not_exists`, so a name is unique per zone.
+   */
+  subdomainClaim: (zone: string, name: string): ItemKey => ({ PK: `SUBDOMAIN#${zone}#${name}`, SK: 'CLAIM' }),
+  /** The records of a subdomain as the local DNS provider publishes them (shared/dns/local.ts; read by dev/local-dns.ts). */
+  localDnsRecords: (zone: string, name: string): ItemKey => ({ PK: `SUBDOMAIN#${zone}#${name}`, SK: 'RECORDS' }),
 
   settings: (): ItemKey => ({ PK: 'SETTINGS', SK: 'PLATFORM' }),
   instancesPartition: (): string => 'INSTANCES',

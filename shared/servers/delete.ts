@@ -3,6 +3,7 @@ import { panelClientFor, toInstanceView } from '../instances/index.ts';
 import { withServerLease } from './lease.ts';
 import { getOwnedServer } from './read.ts';
 import { recordDeleted } from './records.ts';
+import { releaseDeletedSubdomain } from './subdomain.ts';
 import { toServerView } from './views.ts';
 import { PanelRequestError } from '../panel/errors.ts';
 
@@ -38,6 +39,8 @@ export async function deleteServer(accountId: string, serverId: string): Promise
         throw wingsUnreachable(err);
       });
     const deletedAt = await recordDeleted({ accountId, serverId, instanceId: instanceItem ? server.instanceId : undefined });
+    // The name's records go after the record: a provider failure waits on the repair pass, never undoes the delete.
+    await releaseDeletedSubdomain(item);
     return { id: serverId, status: 'deleted' as const, deletedAt };
   });
 }

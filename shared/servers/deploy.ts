@@ -39,6 +39,7 @@ import { checkAddonMaxima, checkCaps, insufficientCredit, invalidRequest, limitE
 import { panelUserOf } from './panel-user.ts';
 import { queueRepair } from './pending.ts';
 import { profileSnapshot, recordCreated } from './records.ts';
+import { admitSubdomain, claimLost, deploySubdomain, subdomainClaimWrite, updateServerRecords } from './subdomain.ts';
 import { type ServerView, toServerView } from './views.ts';
 import { newId } from '../ids.ts';
 
@@ -64,6 +65,8 @@ export async function deployServer(
   if (snap.budgetCapCents !== null) await assertWithinBudget(principal.accountId, burnAfter);
   // The caller's fields must be storable before the panel creates anything (see removeUnrecorded).
   assertStorable({ name: input.name, labels: input.labels ?? {} });
+  // A bad or taken name answers before the panel creates anything; the claim itself goes with the record.
+  const admittedName = input.subdomain ? await admitSubdomain(input.subdomain) : undefined;
 
   const placement = await placementFor(input, {
     ramMb: resources.ramMb,
@@ -96,6 +99,7 @@ export async function deployServer(
   );
 
   const now = new Date().toISOString();
+  const subdomain = admittedName ? deploySubdomain(admittedName, offer.egg) : undefined;
   const item: ServerItem & Record<string, unknown> = {
     ...keys.server(principal.accountId, serverId),
     ...keys.serversListing(principal.accountId, now, serverId),
@@ -128,6 +132,7 @@ export async function deployServer(
     updatedAt: now,
     labels: input.labels ?? {},
     addons,
+    ...(subdomain ? { subdomain } : {}),
   };
   try {
     await recordCreated({
@@ -137,11 +142,14 @@ export async function deployServer(
       maxServers: snap.maxServers ?? settings.maxServersPerAccount,
       minimumBalanceCents: settings.minimumBalanceCents,
       snapshot: snap,
+      extraWrites: subdomain ? [subdomainClaimWrite(item, subdomain)] : [],
     });
   } catch (err) {
     await removeUnrecorded(offer.instance, panelServer, claim);
-    throw err;
+    throw claimLost(err, subdomain) ?? err;
   }
+  // The records after the record: a DNS failure leaves the server deployed with `subdomain.status` failed (and a repair queued).
+  if (subdomain) item.subdomain = await updateServerRecords(item);
   // SFTP set up on this panel: the account's user becomes a subuser once the install ends (the panel
   // refuses subuser changes while it runs), done by the pending-repair pass (shared/servers/sftp.ts).
   if (snap.sftpUsers[offer.instance.id] !== undefined) await queueRepair(item, 'sftp');

@@ -32,7 +32,17 @@ export const POWER_LEASE_MS = 15_000;
 export const SYSTEM_WAIT_MS = 20_000;
 const POLL_MS = 100;
 
-export type CustomerOperation = 'resize' | 'delete' | 'power' | 'rename' | 'startup' | 'reinstall' | 'addons' | 'users' | FileOperation;
+export type CustomerOperation =
+  | 'resize'
+  | 'delete'
+  | 'power'
+  | 'rename'
+  | 'startup'
+  | 'reinstall'
+  | 'addons'
+  | 'users'
+  | 'subdomain'
+  | FileOperation;
 /** Changes inside a server (files.ts, backups.ts, schedules.ts, network.ts, databases.ts): a few panel calls each, under the request's deadline. */
 export type FileOperation = 'files' | 'backups' | 'schedules' | 'network' | 'databases';
 export type SystemOperation = 'suspend' | 'unsuspend' | 'reconcile';

@@ -1,3 +1,4 @@
+import { updateServerRecords } from './subdomain.ts';
 import type { z } from 'zod';
 import type { AllocationList, ServerAllocation as ServerAllocationView, UpdateAllocation } from '../api/schemas/network.ts';
 import { addressOf, freeAllocationsOf, needsRefill } from '../catalog/candidates.ts';
@@ -58,10 +59,13 @@ type NetworkRoute<Body = unknown> = RouteContext<Body> & { params: { id: string;
 type AllocationView = z.infer<typeof ServerAllocationView>;
 
 /**
- * The hook for the primary address changing (the DNS part updates the server's SRV record here).
- * Called under the server's lease after the record is written, with the record before the change.
+ * The primary address changed: the server's subdomain records follow (its A record to the new
+ * IP, its SRV record to the new port; nothing without a subdomain). Called under the server's lease
+ * after the record is written; a DNS failure is kept on the server and repaired, never thrown.
  */
-export async function onPrimaryChanged(_before: ServerItem, _primary: ServerAllocation): Promise<void> {}
+export async function onPrimaryChanged(before: ServerItem, _primary: ServerAllocation): Promise<void> {
+  await updateServerRecords(before);
+}
 
 /** The node's FQDN the deploy recorded (the SFTP host), for `host` when an allocation has no alias. */
 const fqdnOf = (item: ServerItem): string | undefined =>

@@ -1,5 +1,5 @@
 import { keys } from '../db/keys.ts';
-import type { RepairReason, ServerRepairItem } from '../db/items.ts';
+import type { RepairReason, RetiredSubdomain, ServerRepairItem } from '../db/items.ts';
 import { writeIfFirst, writeItem } from '../db/write.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 
@@ -24,7 +24,13 @@ export const REPAIR_CLAIM_MS = 2 * 60_000;
  * Queues (or adds a reason to) a server's repair, due now unless an earlier failure set it later.
  * Never throws: the caller is already handling a failure, and the hourly pass remains behind this.
  */
-export async function queueRepair(server: { accountId: string; serverId: string }, reason: RepairReason, cause?: unknown): Promise<void> {
+export async function queueRepair(
+  server: { accountId: string; serverId: string },
+  reason: RepairReason,
+  cause?: unknown,
+  /** Reason `dns`: subdomains whose records are still to be removed. */
+  retire: RetiredSubdomain[] = [],
+): Promise<void> {
   const now = new Date().toISOString();
   const due = keys.repairDue(server.serverId, now);
   try {
@@ -33,7 +39,7 @@ export async function queueRepair(server: { accountId: string; serverId: string 
         Key: keys.serverRepair(server.serverId),
         UpdateExpression:
           'SET kind = :kind, serverId = :sid, accountId = :aid, queuedAt = if_not_exists(queuedAt, :now), attempts = if_not_exists(attempts, :zero), ' +
-          'GSI2PK = :pk, GSI2SK = if_not_exists(GSI2SK, :sk) ADD reasons :reason, version :one',
+          `GSI2PK = :pk, GSI2SK = if_not_exists(GSI2SK, :sk)${retire.length ? ', dnsRetire = list_append(if_not_exists(dnsRetire, :none), :retire)' : ''} ADD reasons :reason, version :one`,
         ExpressionAttributeValues: {
           ':kind': 'server-repair',
           ':sid': server.serverId,
@@ -44,6 +50,7 @@ export async function queueRepair(server: { accountId: string; serverId: string 
           ':sk': due.GSI2SK,
           ':reason': new Set([reason]),
           ':one': 1,
+          ...(retire.length ? { ':none': [], ':retire': retire } : {}),
         },
       },
     });

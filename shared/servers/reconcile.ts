@@ -1,4 +1,5 @@
 import * as accessPatterns from '../db/access-patterns.ts';
+import { releaseDeletedSubdomain } from './subdomain.ts';
 import type { ServerItem } from '../db/items.ts';
 import { listInstances, panelClientFor, toInstanceView, type InstanceView } from '../instances/index.ts';
 import { claimPanelNodes } from '../instances/identity.ts';
@@ -232,6 +233,7 @@ async function closeUnderLease(accountId: string, serverId: string, client?: Pan
   const current = await accessPatterns.serverOfAccount(accountId, serverId);
   if (!current || current.status === 'deleted' || (await client?.getServerByExternalId(serverId))) return false;
   await recordDeleted({ accountId, serverId, instanceId: current.instanceId, reason: 'missing on the panel' });
+  await releaseDeletedSubdomain(current);
   await recordSystemActivity({
     accountId,
     actor: 'reconciler',

@@ -148,6 +148,8 @@ export interface CreatedChange {
   minimumBalanceCents: number;
   /** The profile as read before the panel call; the first attempt reuses it. */
   snapshot: ProfileSnapshot;
+  /** Written in the same transaction (the subdomain's claim, shared/servers/subdomain.ts). */
+  extraWrites?: NamedWrite[];
 }
 
 export async function recordCreated(change: CreatedChange): Promise<void> {
@@ -196,6 +198,7 @@ export async function recordCreated(change: CreatedChange): Promise<void> {
           eventWrite(accountId, 'server.created', toServerView(item)),
           // The panel installs the new server now: the install watch reports when it ends (server.installed).
           installWatchWrite(item, 'deploy'),
+          ...(change.extraWrites ?? []),
         ]);
       } catch (err) {
         if (isConditionFailed(err, 'instance')) {

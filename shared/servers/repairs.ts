@@ -7,6 +7,7 @@ import { claimRepair, completeRepair, retryRepairLater } from './pending.ts';
 import { repairPanel } from './reconcile.ts';
 import { reconcileAccount } from './suspension.ts';
 import { grantSftp } from './sftp.ts';
+import { repairSubdomain } from './subdomain.ts';
 
 /**
  * The pending-repair pass (every minute: functions/billing-pass `repairs` in AWS, dev/repair-loop.ts
@@ -69,6 +70,8 @@ async function repairOne(item: ServerRepairItem, now: number): Promise<'repaired
       if (item.reasons.has('panel')) await repairPanel(record);
       if (item.reasons.has('sftp')) await grantSftp(record);
     }
+    // A deleted server's records are removed too (its given-up names wait in `dnsRetire`).
+    if (item.reasons.has('dns')) await repairSubdomain(item, item.dnsRetire ?? []);
     await completeRepair(item);
     return 'repaired';
   } catch (err) {

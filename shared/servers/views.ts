@@ -3,6 +3,7 @@ import type { AdminServer, Server } from '../api/schemas.ts';
 import type { ServerAllocation, ServerItem } from '../db/items.ts';
 import { exactPriceOf, NO_ADDONS } from '../pricing/index.ts';
 import { panelUserOf } from './panel-user.ts';
+import { srvNameOf } from '../dns/names.ts';
 
 export type ServerView = z.infer<typeof Server>;
 export type AdminServerView = z.infer<typeof AdminServer>;
@@ -23,6 +24,7 @@ export function toServerView(item: ServerItem): ServerView {
       .map(({ host, ip, alias, port }) => ({ host, ip, alias, port })),
     addresses: addressesOf(item),
     sftp: sftpOfServer(item),
+    subdomain: subdomainOf(item),
     resources: item.resources,
     priceCentsPerHour: item.priceCentsPerHour,
     priceMillicentsPerHour: exactPriceOf(item),
@@ -58,4 +60,15 @@ export function addressesOf(
   return stored
     .map((a) => ({ ...a, primary: a.id === item.allocationId }))
     .sort((x, y) => Number(y.primary) - Number(x.primary) || x.port - y.port || x.id - y.id);
+/** The server's name as the API shows it: the SRV record where the game has one, with the port it points at now. */
+export function subdomainOf(item: Pick<ServerItem, 'subdomain' | 'address'>): ServerView['subdomain'] {
+  const sub = item.subdomain;
+  if (!sub) return null;
+  const port = sub.published?.port ?? item.address?.port;
+  return {
+    name: sub.name,
+    fqdn: sub.fqdn,
+    srv: sub.srvService && port ? { name: srvNameOf(sub.srvService, sub.name, sub.zone), port } : null,
+    status: sub.status,
+  };
 }

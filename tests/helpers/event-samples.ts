@@ -35,6 +35,7 @@ export function sampleServer(overrides: { [K in keyof ServerData]?: ServerData[K
     labels: { team: 'blue' },
     addons: { backups: 0, databases: 0, ports: 0 },
     sftp: { host: 'node1.example.net', port: 2022, username: 'cp0123456789abcdef.1a7ce997', enabled: false },
+    subdomain: null,
   };
   return Object.assign(server, overrides);
 }

@@ -6,6 +6,7 @@ import { dirname, join, parse } from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { s3Address, s3Operation, signedForS3 } from './fake-s3.ts';
 import { sesCalls, signedForSes } from './fake-ses.ts';
+import { route53Calls, signedForRoute53 } from './fake-route53.ts';
 import { closeServer, listenLocal } from './local-server.ts';
 
 /**
@@ -180,7 +181,8 @@ function dynamodbCalls(operation: string, body: Record<string, any>): AwsCall[] 
 /**
  * The AWS endpoint of one function: DynamoDB requests go on to DynamoDB Local, Secrets Manager
  * requests to `secretsManager` (tests/helpers/fake-secrets-manager.ts), S3 requests to `s3`
- * (tests/helpers/fake-s3.ts), SES v2 requests to `ses` (tests/helpers/fake-ses.ts), SQS is answered
+ * (tests/helpers/fake-s3.ts), SES v2 requests to `ses` (tests/helpers/fake-ses.ts), Route 53 requests to
+ * `route53` (tests/helpers/fake-route53.ts), SQS is answered
  * here. Each request is recorded as the IAM action and resource it needs (`calls`), read from its
  * X-Amz-Target and body (S3: the signing scope, method, bucket and key; SES: the signing scope,
  * the From address's identity and the configuration set): what the function really asked of AWS,
@@ -191,6 +193,8 @@ export async function startAwsRecorder(targets: {
   secretsManager: string;
   s3: string;
   ses?: string;
+  /** tests/helpers/fake-route53.ts: ChangeResourceRecordSets on a hosted zone. */
+  route53?: string;
 }): Promise<AwsRecorder> {
   const calls: AwsCall[] = [];
   const sqsMessages: string[] = [];
@@ -217,6 +221,13 @@ export async function startAwsRecorder(targets: {
     if (signedForSes(req)) {
       calls.push(...sesCalls(req, raw, REGION, ACCOUNT));
       if (targets.ses) forward(req, res, raw, targets.ses);
+      else res.writeHead(501).end();
+      return;
+    }
+    // Route 53 is a REST API with XML bodies: the hosted zone is in the path.
+    if (signedForRoute53(req)) {
+      calls.push(...route53Calls(req));
+      if (targets.route53) forward(req, res, raw, targets.route53);
       else res.writeHead(501).end();
       return;
     }

@@ -28,7 +28,7 @@ export interface ApiResponse {
 }
 
 export async function startTestApi(
-  options: Pick<LocalStackOptions, 'localAdminApiKey' | 'panel' | 'webhooks' | 'repairs' | 'mail'> = {},
+  options: Pick<LocalStackOptions, 'localAdminApiKey' | 'panel' | 'webhooks' | 'repairs' | 'mail' | 'dns'> = {},
 ): Promise<TestApi> {
   // Lowered for tests: the simulators install in well under a second and tests poll
   // GET /v1/servers/:id until `installed` for a few seconds; the production 5 s interval for a
@@ -47,6 +47,8 @@ export async function startTestApi(
     repairs: { installWatch: false, stripeEvents: false },
     // The local SMTP server on a free port, its messages in a temporary folder (`stack.mail.dir`), and the sender.
     mail: {},
+    // The local DNS server of the subdomains' zone on a free port (`stack.dns.port`).
+    dns: {},
     ...options,
   });
   const call = async (method: string, path: string, opts: CallOptions = {}): Promise<ApiResponse> => {

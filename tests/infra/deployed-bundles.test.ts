@@ -24,6 +24,7 @@ import { FONTS_DIR, INVOICE_FONT_FILES } from '../../shared/invoices/fonts.ts';
 import { bundlesOfThisRun, withBuildLock } from '../helpers/build-lock.ts';
 import { startFakeS3, type FakeS3 } from '../helpers/fake-s3.ts';
 import { startFakeSes, type FakeSes } from '../helpers/fake-ses.ts';
+import { startFakeRoute53, type FakeRoute53 } from '../helpers/fake-route53.ts';
 import { startFakeSecretsManager, type FakeSecretsManager } from '../helpers/fake-secrets-manager.ts';
 import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
 import { allows, type Physical, type Resolver, resolveValue, roleStatements, type Statement } from '../helpers/iam.ts';
@@ -62,12 +63,16 @@ const DASHBOARD_DOMAIN = 'd111111abcdef8.cloudfront.net';
 const MAIL_DOMAIN = 'mail.bundle.example';
 const MAIL_FROM = `billing@${MAIL_DOMAIN}`;
 const CUSTOMER_EMAIL = 'bundle-customer@example.com';
+/** Contexts `dnsZone` and `dnsHostedZoneId`: server subdomains in Route 53 (the servers function's deploy writes one). */
+const DNS_ZONE = 'play.bundle.example';
+const DNS_HOSTED_ZONE_ID = 'Z0BUNDLETEST';
 
 let synth: Synth;
 let root: string;
 let sm: FakeSecretsManager;
 let s3: FakeS3;
 let ses: FakeSes;
+let route53: FakeRoute53;
 let stripeFake: FakeStripe;
 let sim: PanelSim;
 let adminKey: string;
@@ -124,6 +129,8 @@ beforeAll(async () => {
       alarmEmail: 'ops@example.com',
       adminEmails: ADMIN_EMAIL,
       mailDomain: MAIL_DOMAIN,
+      dnsZone: DNS_ZONE,
+      dnsHostedZoneId: DNS_HOSTED_ZONE_ID,
     });
     // Copied under the lock: no other file's build empties dist/functions meanwhile.
     for (const group of new Set(functionsOf(synth).map((f) => bundleOf(f.name)))) copyBundle(bundleDir(group), join(root, group));
@@ -134,6 +141,7 @@ beforeAll(async () => {
   sm = await startFakeSecretsManager();
   s3 = await startFakeS3();
   ses = await startFakeSes();
+  route53 = await startFakeRoute53();
   // The stack's own secrets (the cursor key), under the name their ARN stands for (`physical`).
   for (const t of synth.templates.values())
     for (const [id, r] of Object.entries(t.Resources)) if (r.Type === 'AWS::SecretsManager::Secret') sm.secrets.set(id, `value of ${id}`);
@@ -157,6 +165,7 @@ afterAll(async () => {
   await sm?.close();
   await s3?.close();
   await ses?.close();
+  await route53?.close();
   await stripeFake?.close();
   if (root) rmSync(root, { recursive: true, force: true });
   removeSyntheses();
@@ -182,7 +191,13 @@ async function fn(name: string): Promise<Running> {
   const stack = entry.stack;
   const template = synth.templates.get(stack.stackName)!;
   const props = template.Resources[stack.getLogicalId(entry.fn.fn.node.defaultChild as never)]!.Properties;
-  const recorder = await startAwsRecorder({ dynamodb: process.env.DYNAMODB_ENDPOINT!, secretsManager: sm.url, s3: s3.url, ses: ses.url });
+  const recorder = await startAwsRecorder({
+    dynamodb: process.env.DYNAMODB_ENDPOINT!,
+    secretsManager: sm.url,
+    s3: s3.url,
+    ses: ses.url,
+    route53: route53.url,
+  });
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries((props.Environment?.Variables ?? {}) as Record<string, unknown>)) {
     env[key] = resolveValue(value, stack.stackName, resolver).replace('{recorder}', recorder.url);
@@ -202,6 +217,7 @@ async function fn(name: string): Promise<Running> {
     AWS_ENDPOINT_URL_SQS: recorder.url,
     AWS_ENDPOINT_URL_S3: recorder.url,
     AWS_ENDPOINT_URL_SESV2: recorder.url,
+    AWS_ENDPOINT_URL_ROUTE_53: recorder.url,
     // Stripe's API host, as the local stack sets it (shared/config/env.ts); unset in AWS, so the
     // template has no such variable and the functions with STRIPE_SECRET_ARN reach the fake.
     STRIPE_API_URL: stripeFake.url,
@@ -438,12 +454,14 @@ describe('each function bundle, loaded as Lambda loads it', () => {
     expect(json(eggs).data.length).toBeGreaterThan(0);
   });
 
-  it('servers, server-tools: deploys a server on the panel, lists it, reads its startup settings', async () => {
+  it('servers, server-tools: deploys a server on the panel (its subdomain in Route 53), lists it, reads its startup settings', async () => {
     const created = await call('servers', 'POST', '/v1/servers', {
       token: customerKey,
-      body: { name: 'bundle server', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048 },
+      body: { name: 'bundle server', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048, subdomain: 'bundle' },
     });
     expect(created.statusCode, created.body).toBe(201);
+    expect(json(created).subdomain).toMatchObject({ fqdn: `bundle.${DNS_ZONE}`, status: 'active' });
+    expect(route53.zones.get(DNS_HOSTED_ZONE_ID)?.get(`bundle.${DNS_ZONE}. A`)?.values).toEqual([json(created).address.ip]);
     const list = await call('servers', 'GET', '/v1/servers', { token: customerKey });
     expect(list.statusCode, list.body).toBe(200);
     expect(json(list).data.map((s: { id: string }) => s.id)).toContain(json(created).id);
@@ -625,6 +643,7 @@ describe('least privilege, as called: every AWS call a function made is allowed 
       'sqs:SendMessage',
       's3:PutObject',
       'ses:SendEmail',
+      'route53:ChangeResourceRecordSets',
       'dynamodb:Query',
     ])
       expect(all).toContain(action);
@@ -636,6 +655,24 @@ describe('least privilege, as called: every AWS call a function made is allowed 
 
   it('finds no call outside the synthesized policies', () => {
     expect(missing(statementsOf)).toEqual([]);
+  });
+
+  it('is live: the Servers role without its Route 53 grant is reported; the grant holds the hosted zone of the context only (control)', () => {
+    const withoutRoute53 = (name: string, r: Running) =>
+      statementsOf(name, r).filter((s) => ![s.Action].flat().some((a) => String(a).startsWith('route53:')));
+    const zone = `arn:aws:route53:::hostedzone/${DNS_HOSTED_ZONE_ID}`;
+    expect(missing(withoutRoute53)).toEqual(expect.arrayContaining([`servers: route53:ChangeResourceRecordSets ${zone}`]));
+    const servers = running.get('servers')!;
+    const serversAllow = (action: string, resource: string) =>
+      allows(statementsOf('servers', servers), action, resource, servers.stack.stackName, resolver);
+    expect(serversAllow('route53:ChangeResourceRecordSets', zone)).toBe(true);
+    expect(serversAllow('route53:ChangeResourceRecordSets', 'arn:aws:route53:::hostedzone/ZOTHERZONE')).toBe(false);
+    expect(serversAllow('route53:DeleteHostedZone', zone)).toBe(false);
+    // Functions that never change a server's records get no Route 53 grant.
+    const account = running.get('account')!;
+    expect(allows(statementsOf('account', account), 'route53:ChangeResourceRecordSets', zone, account.stack.stackName, resolver)).toBe(
+      false,
+    );
   });
 
   it('is live: a role without its Secrets Manager grants is reported (control)', () => {

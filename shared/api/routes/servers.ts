@@ -27,6 +27,7 @@ import {
   ServerListQuery,
   ServerWithLive,
 } from '../schemas/servers.ts';
+import { SetSubdomain } from '../schemas/subdomains.ts';
 
 /**
  * The servers group: /v1/servers, each server, its power, usage and console.
@@ -293,5 +294,38 @@ export const serverShareRoutes = define({
   },
 });
 
+/** A server's name under the platform's DNS zone (shared/servers/subdomain.ts). Owner-only under shared access. */
+export const serverSubdomainRoutes = define({
+  setServerSubdomain: {
+    method: 'PUT',
+    path: '/v1/servers/:id/subdomain',
+    group: 'servers',
+    tag: 'Servers',
+    auth: 'bearer',
+    scope: 'servers:write',
+    summary: "Give the server a name under the platform's DNS zone (replacing its current one)",
+    description:
+      "Publishes an A (AAAA) record to the server's address and, for a game whose client reads SRV (Minecraft Java: `_minecraft._tcp`), an SRV record with its port. 409 `conflict` when another server holds the name; 400 when the platform has no zone. A DNS failure does not fail the request: `subdomain.status` is `failed` and it is retried within minutes. No panel call.",
+    params: IdParam,
+    body: SetSubdomain,
+    response: Server,
+    audit: 'servers.subdomain_set',
+    errors: ['conflict', 'operation_in_progress', ...PANEL],
+  },
+  clearServerSubdomain: {
+    method: 'DELETE',
+    path: '/v1/servers/:id/subdomain',
+    group: 'servers',
+    tag: 'Servers',
+    auth: 'bearer',
+    scope: 'servers:write',
+    summary: "Remove the server's subdomain and its records (idempotent)",
+    params: IdParam,
+    response: Server,
+    audit: 'servers.subdomain_clear',
+    errors: ['operation_in_progress'],
+  },
+});
+
 /** Every route of the servers function. */
-export const serverRoutes = { ...serverCoreRoutes, ...serverActionRoutes, ...serverShareRoutes };
+export const serverRoutes = { ...serverCoreRoutes, ...serverActionRoutes, ...serverShareRoutes, ...serverSubdomainRoutes };

@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { SftpAccess } from './sftp.ts';
 import { Addons } from './addons.ts';
 import { ServerAllocation } from './network.ts';
+import { ServerSubdomain, SubdomainName } from './subdomains.ts';
 import { Uuid, text, int32, int64, Count, Cents, Timestamp, PanelId, SafeText, listOf, Labels, ListQuery, EggVariables } from './common.ts';
 
 /** Servers, their control and their files (servers group). */
@@ -39,6 +40,7 @@ export const Server = z
       description: 'Every allocation, the primary first (the same as `address`), then the others by port.',
     }),
     sftp: SftpAccess,
+    subdomain: ServerSubdomain.nullable().meta({ description: "The server's name under the platform's DNS zone; null: none." }),
     resources: ResourcesSchema,
     priceCentsPerHour: Cents.meta({
       description: 'The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.',
@@ -162,6 +164,8 @@ export const CreateServer = z
     labels: Labels.optional(),
     addons: Addons.optional().meta({
       description: 'Extra backup slots, databases and ports, priced per hour and added to the hourly price; none when omitted.',
+    subdomain: SubdomainName.optional().meta({
+      description: "A name under the platform's DNS zone (`<subdomain>.<zone>`), pointing at the server's address; 409 when taken.",
     }),
   })
   .strict()

@@ -67,6 +67,7 @@ function DeployForm(props: { catalogue: Catalogue }) {
   const [image, setImage] = useState('');
   const [labels, setLabels] = useState('');
   const [addons, setAddons] = useState<AddonValues>({ backups: '0', databases: '0', ports: '0' });
+  const [subdomain, setSubdomain] = useState('');
 
   const summary = eggs.data.find((e) => eggKey(e) === egg) ?? eggs.data[0]!;
   const detail = useLoad(
@@ -97,19 +98,23 @@ function DeployForm(props: { catalogue: Catalogue }) {
   };
   const quoteBody = { ...body, name: body.name || 'New server' };
   const quoteKey = JSON.stringify(quoteBody);
+  // The subdomain changes no price: only the deploy sends it.
+  const deployBody: Schema<'CreateServer'> = { ...body, ...(subdomain.trim() ? { subdomain: subdomain.trim().toLowerCase() } : {}) };
 
   const quote = useQuote(quoteBody, quoteKey);
 
   const idempotency = useRef<{ body: string; key: string } | null>(null);
   const deploy = useAction(async () => {
-    const sent = JSON.stringify(body);
+    const sent = JSON.stringify(deployBody);
     if (idempotency.current?.body !== sent) idempotency.current = { body: sent, key: crypto.randomUUID() };
-    const server = await ok(api().POST('/v1/servers', { body, params: { header: { 'Idempotency-Key': idempotency.current.key } } }));
+    const server = await ok(
+      api().POST('/v1/servers', { body: deployBody, params: { header: { 'Idempotency-Key': idempotency.current.key } } }),
+    );
     void session.refresh();
     navigate(`/servers/${server.id}`);
   });
   // A changed form makes the last deploy's complaint stale.
-  const bodyKey = JSON.stringify(body);
+  const bodyKey = JSON.stringify(deployBody);
   useEffect(() => deploy.clearError(), [bodyKey]);
 
   const issues = { ...fieldIssues(quote.error), ...fieldIssues(deploy.error) };
@@ -205,6 +210,27 @@ function DeployForm(props: { catalogue: Catalogue }) {
           >
             {(control) => (
               <input {...control} value={labels} onInput={(e) => setLabels(e.currentTarget.value)} spellcheck={false} autoComplete="off" />
+            )}
+          </Field>
+        </fieldset>
+
+        <fieldset>
+          <legend>Subdomain (optional)</legend>
+          <Field
+            id="deploy-subdomain"
+            label="Subdomain"
+            hint="A name players can type instead of the address: letters, digits and hyphens. You can set or change it later."
+            error={issues.subdomain}
+          >
+            {(control) => (
+              <input
+                {...control}
+                maxLength={63}
+                value={subdomain}
+                onInput={(e) => setSubdomain(e.currentTarget.value)}
+                spellcheck={false}
+                autoComplete="off"
+              />
             )}
           </Field>
         </fieldset>

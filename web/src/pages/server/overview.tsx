@@ -46,6 +46,7 @@ function Connect({ server }: { server: Schema<'ServerWithLive'> }) {
       <h2 id="connect-title">Connect</h2>
       {address && a ? (
         <dl class="props">
+          {server.subdomain ? <SubdomainRow subdomain={server.subdomain} port={a.port} /> : null}
           <dt>Address</dt>
           <dd class="copy-row">
             <code data-testid="server-address">{address}</code> <CopyButton value={address} label="Copy the address" />
@@ -83,6 +84,22 @@ function Connect({ server }: { server: Schema<'ServerWithLive'> }) {
         </p>
       )}
     </section>
+  );
+}
+
+/** The server's name: alone where the game reads its SRV record, else with the port. */
+function SubdomainRow({ subdomain, port }: { subdomain: NonNullable<Schema<'ServerWithLive'>['subdomain']>; port: number }) {
+  const value = subdomain.srv ? subdomain.fqdn : `${subdomain.fqdn}:${port}`;
+  return (
+    <>
+      <dt>Name</dt>
+      <dd class="copy-row">
+        <code data-testid="server-subdomain">{value}</code> <CopyButton value={value} label="Copy the name" />
+        {subdomain.status === 'active' ? null : (
+          <span class="muted"> ({subdomain.status === 'failed' ? 'not published yet' : 'publishing'})</span>
+        )}
+      </dd>
+    </>
   );
 }
 

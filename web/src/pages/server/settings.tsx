@@ -7,9 +7,10 @@ import { Dialog } from '../../dialog.tsx';
 import { Button, ErrorNotice, Notice, useAction, Section } from '../../ui.tsx';
 import { ResizeForm } from './settings-resize.tsx';
 import { AddonsForm } from './settings-addons.tsx';
+import { SubdomainForm } from './settings-subdomain.tsx';
 import type { TabProps } from './tab.ts';
 
-/** Rename, resize, add-ons, reinstall and delete. */
+/** Rename, subdomain, resize, add-ons, reinstall and delete. */
 export default function SettingsTab({ server, reload }: TabProps) {
   const [name, setName] = useState(server.name);
   const [renamed, setRenamed] = useState<string | null>(null);
@@ -69,6 +70,10 @@ export default function SettingsTab({ server, reload }: TabProps) {
         </form>
         <ErrorNotice error={rename.error} onDismiss={rename.clearError} />
         {renamed ? <Notice kind="success">{renamed}</Notice> : null}
+      </Section>
+
+      <Section id="subdomain" title="Subdomain">
+        <SubdomainForm server={server} reload={reload} />
       </Section>
 
       <Section id="resize" title="Size">
