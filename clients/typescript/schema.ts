@@ -603,6 +603,27 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/servers/{id}/subdomain': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Give the server a name under the platform's DNS zone (replacing its current one)
+     * @description Publishes an A (AAAA) record to the server's address and, for a game whose client reads SRV (Minecraft Java: `_minecraft._tcp`), an SRV record with its port. 409 `conflict` when another server holds the name; 400 when the platform has no zone. A DNS failure does not fail the request: `subdomain.status` is `failed` and it is retried within minutes. No panel call.
+     */
+    put: operations['setServerSubdomain'];
+    post?: never;
+    /** Remove the server's subdomain and its records (idempotent) */
+    delete: operations['clearServerSubdomain'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/servers/{id}/files': {
     parameters: {
       query?: never;
@@ -2335,6 +2356,24 @@ export interface components {
       /** @description Every allocation, the primary first (the same as `address`), then the others by port. */
       addresses: components['schemas']['ServerAllocation'][];
       sftp: components['schemas']['SftpAccess'];
+      /** @description The server's name under the platform's DNS zone; null: none. */
+      subdomain: {
+        name: string;
+        /** @description What players type: `<name>.<zone>`. */
+        fqdn: string;
+        /** @description The SRV record for a game whose client reads one (Minecraft Java, TeamSpeak 3): then the fqdn alone reaches the port. Null: players add the port. */
+        srv: {
+          /** @description The SRV record, e.g. `_minecraft._tcp.<fqdn>`. */
+          name: string;
+          /** Format: int32 */
+          port: number;
+        } | null;
+        /**
+         * @description `active`: the DNS provider holds the records. `pending`: being published. `failed`: the provider refused or did not answer; it is retried within minutes.
+         * @enum {string}
+         */
+        status: 'pending' | 'active' | 'failed';
+      } | null;
       resources: components['schemas']['Resources'];
       /**
        * Format: int64
@@ -2482,6 +2521,24 @@ export interface components {
         /** @description Every allocation, the primary first (the same as `address`), then the others by port. */
         addresses: components['schemas']['ServerAllocation'][];
         sftp: components['schemas']['SftpAccess'];
+        /** @description The server's name under the platform's DNS zone; null: none. */
+        subdomain: {
+          name: string;
+          /** @description What players type: `<name>.<zone>`. */
+          fqdn: string;
+          /** @description The SRV record for a game whose client reads one (Minecraft Java, TeamSpeak 3): then the fqdn alone reaches the port. Null: players add the port. */
+          srv: {
+            /** @description The SRV record, e.g. `_minecraft._tcp.<fqdn>`. */
+            name: string;
+            /** Format: int32 */
+            port: number;
+          } | null;
+          /**
+           * @description `active`: the DNS provider holds the records. `pending`: being published. `failed`: the provider refused or did not answer; it is retried within minutes.
+           * @enum {string}
+           */
+          status: 'pending' | 'active' | 'failed';
+        } | null;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -2574,6 +2631,24 @@ export interface components {
         /** @description Every allocation, the primary first (the same as `address`), then the others by port. */
         addresses: components['schemas']['ServerAllocation'][];
         sftp: components['schemas']['SftpAccess'];
+        /** @description The server's name under the platform's DNS zone; null: none. */
+        subdomain: {
+          name: string;
+          /** @description What players type: `<name>.<zone>`. */
+          fqdn: string;
+          /** @description The SRV record for a game whose client reads one (Minecraft Java, TeamSpeak 3): then the fqdn alone reaches the port. Null: players add the port. */
+          srv: {
+            /** @description The SRV record, e.g. `_minecraft._tcp.<fqdn>`. */
+            name: string;
+            /** Format: int32 */
+            port: number;
+          } | null;
+          /**
+           * @description `active`: the DNS provider holds the records. `pending`: being published. `failed`: the provider refused or did not answer; it is retried within minutes.
+           * @enum {string}
+           */
+          status: 'pending' | 'active' | 'failed';
+        } | null;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -2690,6 +2765,24 @@ export interface components {
         /** @description Every allocation, the primary first (the same as `address`), then the others by port. */
         addresses: components['schemas']['ServerAllocation'][];
         sftp: components['schemas']['SftpAccess'];
+        /** @description The server's name under the platform's DNS zone; null: none. */
+        subdomain: {
+          name: string;
+          /** @description What players type: `<name>.<zone>`. */
+          fqdn: string;
+          /** @description The SRV record for a game whose client reads one (Minecraft Java, TeamSpeak 3): then the fqdn alone reaches the port. Null: players add the port. */
+          srv: {
+            /** @description The SRV record, e.g. `_minecraft._tcp.<fqdn>`. */
+            name: string;
+            /** Format: int32 */
+            port: number;
+          } | null;
+          /**
+           * @description `active`: the DNS provider holds the records. `pending`: being published. `failed`: the provider refused or did not answer; it is retried within minutes.
+           * @enum {string}
+           */
+          status: 'pending' | 'active' | 'failed';
+        } | null;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -2789,6 +2882,24 @@ export interface components {
         /** @description Every allocation, the primary first (the same as `address`), then the others by port. */
         addresses: components['schemas']['ServerAllocation'][];
         sftp: components['schemas']['SftpAccess'];
+        /** @description The server's name under the platform's DNS zone; null: none. */
+        subdomain: {
+          name: string;
+          /** @description What players type: `<name>.<zone>`. */
+          fqdn: string;
+          /** @description The SRV record for a game whose client reads one (Minecraft Java, TeamSpeak 3): then the fqdn alone reaches the port. Null: players add the port. */
+          srv: {
+            /** @description The SRV record, e.g. `_minecraft._tcp.<fqdn>`. */
+            name: string;
+            /** Format: int32 */
+            port: number;
+          } | null;
+          /**
+           * @description `active`: the DNS provider holds the records. `pending`: being published. `failed`: the provider refused or did not answer; it is retried within minutes.
+           * @enum {string}
+           */
+          status: 'pending' | 'active' | 'failed';
+        } | null;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -2888,6 +2999,24 @@ export interface components {
         /** @description Every allocation, the primary first (the same as `address`), then the others by port. */
         addresses: components['schemas']['ServerAllocation'][];
         sftp: components['schemas']['SftpAccess'];
+        /** @description The server's name under the platform's DNS zone; null: none. */
+        subdomain: {
+          name: string;
+          /** @description What players type: `<name>.<zone>`. */
+          fqdn: string;
+          /** @description The SRV record for a game whose client reads one (Minecraft Java, TeamSpeak 3): then the fqdn alone reaches the port. Null: players add the port. */
+          srv: {
+            /** @description The SRV record, e.g. `_minecraft._tcp.<fqdn>`. */
+            name: string;
+            /** Format: int32 */
+            port: number;
+          } | null;
+          /**
+           * @description `active`: the DNS provider holds the records. `pending`: being published. `failed`: the provider refused or did not answer; it is retried within minutes.
+           * @enum {string}
+           */
+          status: 'pending' | 'active' | 'failed';
+        } | null;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -4511,6 +4640,24 @@ export interface components {
         /** @description Every allocation, the primary first (the same as `address`), then the others by port. */
         addresses: components['schemas']['ServerAllocation'][];
         sftp: components['schemas']['SftpAccess'];
+        /** @description The server's name under the platform's DNS zone; null: none. */
+        subdomain: {
+          name: string;
+          /** @description What players type: `<name>.<zone>`. */
+          fqdn: string;
+          /** @description The SRV record for a game whose client reads one (Minecraft Java, TeamSpeak 3): then the fqdn alone reaches the port. Null: players add the port. */
+          srv: {
+            /** @description The SRV record, e.g. `_minecraft._tcp.<fqdn>`. */
+            name: string;
+            /** Format: int32 */
+            port: number;
+          } | null;
+          /**
+           * @description `active`: the DNS provider holds the records. `pending`: being published. `failed`: the provider refused or did not answer; it is retried within minutes.
+           * @enum {string}
+           */
+          status: 'pending' | 'active' | 'failed';
+        } | null;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -4606,6 +4753,24 @@ export interface components {
         /** @description Every allocation, the primary first (the same as `address`), then the others by port. */
         addresses: components['schemas']['ServerAllocation'][];
         sftp: components['schemas']['SftpAccess'];
+        /** @description The server's name under the platform's DNS zone; null: none. */
+        subdomain: {
+          name: string;
+          /** @description What players type: `<name>.<zone>`. */
+          fqdn: string;
+          /** @description The SRV record for a game whose client reads one (Minecraft Java, TeamSpeak 3): then the fqdn alone reaches the port. Null: players add the port. */
+          srv: {
+            /** @description The SRV record, e.g. `_minecraft._tcp.<fqdn>`. */
+            name: string;
+            /** Format: int32 */
+            port: number;
+          } | null;
+          /**
+           * @description `active`: the DNS provider holds the records. `pending`: being published. `failed`: the provider refused or did not answer; it is retried within minutes.
+           * @enum {string}
+           */
+          status: 'pending' | 'active' | 'failed';
+        } | null;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -4731,6 +4896,24 @@ export interface components {
         /** @description Every allocation, the primary first (the same as `address`), then the others by port. */
         addresses: components['schemas']['ServerAllocation'][];
         sftp: components['schemas']['SftpAccess'];
+        /** @description The server's name under the platform's DNS zone; null: none. */
+        subdomain: {
+          name: string;
+          /** @description What players type: `<name>.<zone>`. */
+          fqdn: string;
+          /** @description The SRV record for a game whose client reads one (Minecraft Java, TeamSpeak 3): then the fqdn alone reaches the port. Null: players add the port. */
+          srv: {
+            /** @description The SRV record, e.g. `_minecraft._tcp.<fqdn>`. */
+            name: string;
+            /** Format: int32 */
+            port: number;
+          } | null;
+          /**
+           * @description `active`: the DNS provider holds the records. `pending`: being published. `failed`: the provider refused or did not answer; it is retried within minutes.
+           * @enum {string}
+           */
+          status: 'pending' | 'active' | 'failed';
+        } | null;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -4833,6 +5016,24 @@ export interface components {
         /** @description Every allocation, the primary first (the same as `address`), then the others by port. */
         addresses: components['schemas']['ServerAllocation'][];
         sftp: components['schemas']['SftpAccess'];
+        /** @description The server's name under the platform's DNS zone; null: none. */
+        subdomain: {
+          name: string;
+          /** @description What players type: `<name>.<zone>`. */
+          fqdn: string;
+          /** @description The SRV record for a game whose client reads one (Minecraft Java, TeamSpeak 3): then the fqdn alone reaches the port. Null: players add the port. */
+          srv: {
+            /** @description The SRV record, e.g. `_minecraft._tcp.<fqdn>`. */
+            name: string;
+            /** Format: int32 */
+            port: number;
+          } | null;
+          /**
+           * @description `active`: the DNS provider holds the records. `pending`: being published. `failed`: the provider refused or did not answer; it is retried within minutes.
+           * @enum {string}
+           */
+          status: 'pending' | 'active' | 'failed';
+        } | null;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -4935,6 +5136,24 @@ export interface components {
         /** @description Every allocation, the primary first (the same as `address`), then the others by port. */
         addresses: components['schemas']['ServerAllocation'][];
         sftp: components['schemas']['SftpAccess'];
+        /** @description The server's name under the platform's DNS zone; null: none. */
+        subdomain: {
+          name: string;
+          /** @description What players type: `<name>.<zone>`. */
+          fqdn: string;
+          /** @description The SRV record for a game whose client reads one (Minecraft Java, TeamSpeak 3): then the fqdn alone reaches the port. Null: players add the port. */
+          srv: {
+            /** @description The SRV record, e.g. `_minecraft._tcp.<fqdn>`. */
+            name: string;
+            /** Format: int32 */
+            port: number;
+          } | null;
+          /**
+           * @description `active`: the DNS provider holds the records. `pending`: being published. `failed`: the provider refused or did not answer; it is retried within minutes.
+           * @enum {string}
+           */
+          status: 'pending' | 'active' | 'failed';
+        } | null;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -5788,6 +6007,8 @@ export interface components {
          */
         ports: number;
       };
+      /** @description A name under the platform's DNS zone (`<subdomain>.<zone>`), pointing at the server's address; 409 when taken. */
+      subdomain?: string;
     };
     Quote: {
       /** @description The deploy would succeed now: the runway and budget pass and a node can take it. */
@@ -5941,6 +6162,24 @@ export interface components {
       /** @description Every allocation, the primary first (the same as `address`), then the others by port. */
       addresses: components['schemas']['ServerAllocation'][];
       sftp: components['schemas']['SftpAccess'];
+      /** @description The server's name under the platform's DNS zone; null: none. */
+      subdomain: {
+        name: string;
+        /** @description What players type: `<name>.<zone>`. */
+        fqdn: string;
+        /** @description The SRV record for a game whose client reads one (Minecraft Java, TeamSpeak 3): then the fqdn alone reaches the port. Null: players add the port. */
+        srv: {
+          /** @description The SRV record, e.g. `_minecraft._tcp.<fqdn>`. */
+          name: string;
+          /** Format: int32 */
+          port: number;
+        } | null;
+        /**
+         * @description `active`: the DNS provider holds the records. `pending`: being published. `failed`: the provider refused or did not answer; it is retried within minutes.
+         * @enum {string}
+         */
+        status: 'pending' | 'active' | 'failed';
+      } | null;
       resources: components['schemas']['Resources'];
       /**
        * Format: int64
@@ -6253,6 +6492,11 @@ export interface components {
        */
       expiresInSeconds: number;
     };
+    SetSubdomain: {
+      name: components['schemas']['SubdomainName'];
+    };
+    /** @description One DNS label, compared in lower case: 1–63 letters, digits and hyphens, no hyphen first or last; some names are reserved. */
+    SubdomainName: string;
     FileList: {
       directory: string;
       data: components['schemas']['FileEntry'][];
@@ -7175,6 +7419,24 @@ export interface components {
       /** @description Every allocation, the primary first (the same as `address`), then the others by port. */
       addresses: components['schemas']['ServerAllocation'][];
       sftp: components['schemas']['SftpAccess'];
+      /** @description The server's name under the platform's DNS zone; null: none. */
+      subdomain: {
+        name: string;
+        /** @description What players type: `<name>.<zone>`. */
+        fqdn: string;
+        /** @description The SRV record for a game whose client reads one (Minecraft Java, TeamSpeak 3): then the fqdn alone reaches the port. Null: players add the port. */
+        srv: {
+          /** @description The SRV record, e.g. `_minecraft._tcp.<fqdn>`. */
+          name: string;
+          /** Format: int32 */
+          port: number;
+        } | null;
+        /**
+         * @description `active`: the DNS provider holds the records. `pending`: being published. `failed`: the provider refused or did not answer; it is retried within minutes.
+         * @enum {string}
+         */
+        status: 'pending' | 'active' | 'failed';
+      } | null;
       resources: components['schemas']['Resources'];
       /**
        * Format: int64
@@ -11479,6 +11741,15 @@ export interface operations {
            *               "username": "example username",
            *               "enabled": true
            *             },
+           *             "subdomain": {
+           *               "name": "survival",
+           *               "fqdn": "example fqdn",
+           *               "srv": {
+           *                 "name": "survival",
+           *                 "port": 25565
+           *               },
+           *               "status": "active"
+           *             },
            *             "resources": {
            *               "ramMb": 2048,
            *               "cpuPercent": 100,
@@ -11692,6 +11963,15 @@ export interface operations {
            *           "port": 25565,
            *           "username": "example username",
            *           "enabled": true
+           *         },
+           *         "subdomain": {
+           *           "name": "survival",
+           *           "fqdn": "example fqdn",
+           *           "srv": {
+           *             "name": "survival",
+           *             "port": 25565
+           *           },
+           *           "status": "active"
            *         },
            *         "resources": {
            *           "ramMb": 2048,
@@ -13102,6 +13382,15 @@ export interface operations {
            *             "username": "example username",
            *             "enabled": true
            *           },
+           *           "subdomain": {
+           *             "name": "survival",
+           *             "fqdn": "example fqdn",
+           *             "srv": {
+           *               "name": "survival",
+           *               "port": 25565
+           *             },
+           *             "status": "active"
+           *           },
            *           "resources": {
            *             "ramMb": 2048,
            *             "cpuPercent": 100,
@@ -13316,6 +13605,15 @@ export interface operations {
            *         "port": 25565,
            *         "username": "example username",
            *         "enabled": true
+           *       },
+           *       "subdomain": {
+           *         "name": "survival",
+           *         "fqdn": "example fqdn",
+           *         "srv": {
+           *           "name": "survival",
+           *           "port": 25565
+           *         },
+           *         "status": "active"
            *       },
            *       "resources": {
            *         "ramMb": 2048,
@@ -14028,6 +14326,15 @@ export interface operations {
            *         "username": "example username",
            *         "enabled": true
            *       },
+           *       "subdomain": {
+           *         "name": "survival",
+           *         "fqdn": "example fqdn",
+           *         "srv": {
+           *           "name": "survival",
+           *           "port": 25565
+           *         },
+           *         "status": "active"
+           *       },
            *       "resources": {
            *         "ramMb": 2048,
            *         "cpuPercent": 100,
@@ -14532,6 +14839,15 @@ export interface operations {
            *         "username": "example username",
            *         "enabled": true
            *       },
+           *       "subdomain": {
+           *         "name": "survival",
+           *         "fqdn": "example fqdn",
+           *         "srv": {
+           *           "name": "survival",
+           *           "port": 25565
+           *         },
+           *         "status": "active"
+           *       },
            *       "resources": {
            *         "ramMb": 2048,
            *         "cpuPercent": 100,
@@ -14941,6 +15257,15 @@ export interface operations {
            *         "port": 25565,
            *         "username": "example username",
            *         "enabled": true
+           *       },
+           *       "subdomain": {
+           *         "name": "survival",
+           *         "fqdn": "example fqdn",
+           *         "srv": {
+           *           "name": "survival",
+           *           "port": 25565
+           *         },
+           *         "status": "active"
            *       },
            *       "resources": {
            *         "ramMb": 2048,
@@ -17332,6 +17657,641 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  setServerSubdomain: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SetSubdomain'];
+      };
+    };
+    responses: {
+      /** @description Give the server a name under the platform's DNS zone (replacing its current one) */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *       "identifier": "1a7ce997",
+           *       "uuid": "1a7ce997-259b-452e-8b4e-cecc464142ca",
+           *       "name": "survival",
+           *       "eggId": 1,
+           *       "region": "eu-central",
+           *       "address": {
+           *         "host": "example host",
+           *         "ip": "203.0.113.10",
+           *         "alias": "example alias",
+           *         "port": 25565
+           *       },
+           *       "ports": [
+           *         {
+           *           "host": "example host",
+           *           "ip": "203.0.113.10",
+           *           "alias": "example alias",
+           *           "port": 25565
+           *         }
+           *       ],
+           *       "addresses": [
+           *         {
+           *           "id": 1,
+           *           "host": "example host",
+           *           "ip": "203.0.113.10",
+           *           "alias": "example alias",
+           *           "port": 25565,
+           *           "notes": "example notes",
+           *           "primary": true
+           *         }
+           *       ],
+           *       "sftp": {
+           *         "host": "example host",
+           *         "port": 25565,
+           *         "username": "example username",
+           *         "enabled": true
+           *       },
+           *       "subdomain": {
+           *         "name": "survival",
+           *         "fqdn": "example fqdn",
+           *         "srv": {
+           *           "name": "survival",
+           *           "port": 25565
+           *         },
+           *         "status": "active"
+           *       },
+           *       "resources": {
+           *         "ramMb": 2048,
+           *         "cpuPercent": 100,
+           *         "diskMb": 4096
+           *       },
+           *       "priceCentsPerHour": 3,
+           *       "priceMillicentsPerHour": 2700,
+           *       "status": "active",
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "updatedAt": "2026-11-26T10:00:00.000Z",
+           *       "suspendedAt": null,
+           *       "suspendedReason": null,
+           *       "deletedAt": null,
+           *       "labels": {
+           *         "env": "prod",
+           *         "example.com/team": "blue"
+           *       },
+           *       "addons": {
+           *         "backups": 1,
+           *         "databases": 1,
+           *         "ports": 100
+           *       },
+           *       "shared": true,
+           *       "sharedBy": "example sharedBy",
+           *       "permissions": [
+           *         "console"
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['Server'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  clearServerSubdomain: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Remove the server's subdomain and its records (idempotent) */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *       "identifier": "1a7ce997",
+           *       "uuid": "1a7ce997-259b-452e-8b4e-cecc464142ca",
+           *       "name": "survival",
+           *       "eggId": 1,
+           *       "region": "eu-central",
+           *       "address": {
+           *         "host": "example host",
+           *         "ip": "203.0.113.10",
+           *         "alias": "example alias",
+           *         "port": 25565
+           *       },
+           *       "ports": [
+           *         {
+           *           "host": "example host",
+           *           "ip": "203.0.113.10",
+           *           "alias": "example alias",
+           *           "port": 25565
+           *         }
+           *       ],
+           *       "addresses": [
+           *         {
+           *           "id": 1,
+           *           "host": "example host",
+           *           "ip": "203.0.113.10",
+           *           "alias": "example alias",
+           *           "port": 25565,
+           *           "notes": "example notes",
+           *           "primary": true
+           *         }
+           *       ],
+           *       "sftp": {
+           *         "host": "example host",
+           *         "port": 25565,
+           *         "username": "example username",
+           *         "enabled": true
+           *       },
+           *       "subdomain": {
+           *         "name": "survival",
+           *         "fqdn": "example fqdn",
+           *         "srv": {
+           *           "name": "survival",
+           *           "port": 25565
+           *         },
+           *         "status": "active"
+           *       },
+           *       "resources": {
+           *         "ramMb": 2048,
+           *         "cpuPercent": 100,
+           *         "diskMb": 4096
+           *       },
+           *       "priceCentsPerHour": 3,
+           *       "priceMillicentsPerHour": 2700,
+           *       "status": "active",
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "updatedAt": "2026-11-26T10:00:00.000Z",
+           *       "suspendedAt": null,
+           *       "suspendedReason": null,
+           *       "deletedAt": null,
+           *       "labels": {
+           *         "env": "prod",
+           *         "example.com/team": "blue"
+           *       },
+           *       "addons": {
+           *         "backups": 1,
+           *         "databases": 1,
+           *         "ports": 100
+           *       },
+           *       "shared": true,
+           *       "sharedBy": "example sharedBy",
+           *       "permissions": [
+           *         "console"
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['Server'];
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
@@ -33524,6 +34484,15 @@ export interface operations {
            *             "username": "example username",
            *             "enabled": true
            *           },
+           *           "subdomain": {
+           *             "name": "survival",
+           *             "fqdn": "example fqdn",
+           *             "srv": {
+           *               "name": "survival",
+           *               "port": 25565
+           *             },
+           *             "status": "active"
+           *           },
            *           "resources": {
            *             "ramMb": 2048,
            *             "cpuPercent": 100,
@@ -36518,6 +37487,15 @@ export interface operations {
            *               "username": "example username",
            *               "enabled": true
            *             },
+           *             "subdomain": {
+           *               "name": "survival",
+           *               "fqdn": "example fqdn",
+           *               "srv": {
+           *                 "name": "survival",
+           *                 "port": 25565
+           *               },
+           *               "status": "active"
+           *             },
            *             "resources": {
            *               "ramMb": 2048,
            *               "cpuPercent": 100,
@@ -36750,6 +37728,15 @@ export interface operations {
            *         "port": 25565,
            *         "username": "example username",
            *         "enabled": true
+           *       },
+           *       "subdomain": {
+           *         "name": "survival",
+           *         "fqdn": "example fqdn",
+           *         "srv": {
+           *           "name": "survival",
+           *           "port": 25565
+           *         },
+           *         "status": "active"
            *       },
            *       "resources": {
            *         "ramMb": 2048,
@@ -37069,6 +38056,15 @@ export interface operations {
            *         "port": 25565,
            *         "username": "example username",
            *         "enabled": true
+           *       },
+           *       "subdomain": {
+           *         "name": "survival",
+           *         "fqdn": "example fqdn",
+           *         "srv": {
+           *           "name": "survival",
+           *           "port": 25565
+           *         },
+           *         "status": "active"
            *       },
            *       "resources": {
            *         "ramMb": 2048,

@@ -204,6 +204,7 @@ export const keys = {
   serverShareCount: (serverId: string): ItemKey => ({ PK: `SHARES#${serverId}`, SK: 'COUNT' }),
   sharedWith: (email: string, serverId: string): ItemKey => ({ PK: `SHAREDWITH#${email.toLowerCase()}`, SK: `SERVER#${serverId}` }),
   sharedWithPrefix: (email: string) => ({ PK: `SHAREDWITH#${email.toLowerCase()}`, SKPrefix: 'SERVER#' }),
+  /**
    * A subdomain of the DNS zone, claimed by one server (shared/servers/subdomain.ts): written in the
    * same transaction as the server's `subdomain`, under `attribute_not_exists`, so a name is unique per zone.
    */

@@ -60,6 +60,8 @@ export function addressesOf(
   return stored
     .map((a) => ({ ...a, primary: a.id === item.allocationId }))
     .sort((x, y) => Number(y.primary) - Number(x.primary) || x.port - y.port || x.id - y.id);
+}
+
 /** The server's name as the API shows it: the SRV record where the game has one, with the port it points at now. */
 export function subdomainOf(item: Pick<ServerItem, 'subdomain' | 'address'>): ServerView['subdomain'] {
   const sub = item.subdomain;

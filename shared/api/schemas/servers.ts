@@ -164,6 +164,7 @@ export const CreateServer = z
     labels: Labels.optional(),
     addons: Addons.optional().meta({
       description: 'Extra backup slots, databases and ports, priced per hour and added to the hourly price; none when omitted.',
+    }),
     subdomain: SubdomainName.optional().meta({
       description: "A name under the platform's DNS zone (`<subdomain>.<zone>`), pointing at the server's address; 409 when taken.",
     }),
