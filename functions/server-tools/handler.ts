@@ -9,7 +9,7 @@ import * as network from '../../shared/servers/network.ts';
 import { getStartup, updateStartup } from '../../shared/servers/startup.ts';
 import { listServerActivity } from '../../shared/servers/activity.ts';
 
-/** Server-tools group: what a player uses inside a server (startup settings, files, backups). */
+/** Server-tools group: what a player uses inside a server (startup, files, backups, schedules, databases, ports, activity). */
 export const handler = createGroupHandler('server-tools', serverToolRoutes, {
   serverStartup: async ({ principal, params }) => getStartup(principal.accountId, params.id),
 

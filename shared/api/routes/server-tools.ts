@@ -60,7 +60,7 @@ const BACKUPS = { group: 'server-tools', tag: 'Server backups', auth: 'bearer' }
 const LEASED = [...CONTROL, 'insufficient_credit', 'operation_in_progress'] as const;
 
 /**
- * The server-tools group: what a player uses inside a server (startup settings, files, backups).
+ * The server-tools group: what a player uses inside a server (startup, files, backups, schedules, databases, ports, activity).
  * Under /v1/servers/:id like the servers group's routes, in a function of its own so that neither
  * function's cold start carries the other's code.
  */
