@@ -58,6 +58,10 @@ export const PARTITIONS = {
   mailSuppression: partitionPattern(keys.mailSuppression(SENTINEL).PK),
   /** A subdomain's claim (and, locally, its records): `SUBDOMAIN#<zone>#<name>`. */
   subdomain: partitionPattern(keys.subdomainClaim(SENTINEL, SENTINEL).PK),
+  /** A server's shares and their count (`SHARES#<serverId>`); `SHAREDWITH#` does not match it (`D` ≠ `S`). */
+  serverShares: partitionPattern(keys.serverShare(SENTINEL, SENTINEL).PK),
+  /** An invitee's pointers to the servers shared with its e-mail (`SHAREDWITH#<email>`). */
+  sharedWith: partitionPattern(keys.sharedWith(SENTINEL, SENTINEL).PK),
 } as const;
 
 export type Partition = keyof typeof PARTITIONS;
@@ -165,8 +169,11 @@ const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
  *   webhook endpoints and events (under the account) and the endpoints' deliveries (`WHDLV#`).
  * - catalog: instance records, the panels' copies and call budgets.
  * - servers: every server change, panel work, budgets (`SPEND#` sits under the account).
- * - server-tools: startup settings, files and backups: server records, leases, panel work; a
- *   server's activity (GSI2 `SERVERLOG#<serverId>`).
+ * - server-tools: startup, files, backups, schedules, databases, ports: server records, leases, panel
+ *   work; a server's activity (GSI2 `SERVERLOG#<serverId>`); the caller's share of the server (the
+ *   pipeline's shared-access stage reads it and binds it on first use).
+ * - servers and account also: shares (servers manages them; account's SFTP password makes an
+ *   invitee's panel subuser of each server shared with it and records it on the share).
  * - billing: checkout opens invoices; listings and reads of invoices.
  * - payments: the webhook credits (ledger), moves invoices, lifts suspensions (panel work).
  * - admin: settings, instances and their keys, credits (which may lift a suspension: panel work),
@@ -191,11 +198,11 @@ const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
 export const TABLE_ACCESS = {
   public: withPipeline({ read: ['instances'] }),
   // Webhook deliveries: listed, redelivered, and stopped when their endpoint is deleted.
-  account: withPipeline({ write: [...PANEL_WORK, 'webhookDelivery'] }),
+  account: withPipeline({ write: [...PANEL_WORK, 'webhookDelivery', 'serverShares'], read: ['sharedWith'] }),
   catalog: withPipeline({ write: ['instances', 'panelCopies', 'panelCallBudget'] }),
-  servers: withPipeline({ write: PANEL_WORK }),
+  servers: withPipeline({ write: [...PANEL_WORK, 'serverShares', 'sharedWith'] }),
   // A server's activity: its listing in GSI2 (shared/servers/activity.ts).
-  'server-tools': withPipeline({ write: PANEL_WORK, indexes: ['GSI2'], indexPartitions: ['serverActivity'] }),
+  'server-tools': withPipeline({ write: [...PANEL_WORK, 'serverShares'], indexes: ['GSI2'], indexPartitions: ['serverActivity'] }),
   billing: withPipeline({ write: INVOICES }),
   payments: withPipeline({ write: [...INVOICES, ...PANEL_WORK] }),
   // A refund reads its invoice (pointer, then the item under the account) and, in the sandbox, books
