@@ -61,7 +61,7 @@ export default function Overview() {
         </div>
         <div class="stat">
           <dt>Runway</dt>
-          <dd>{runway === null ? 'No running costs' : runwayHours(runway)}</dd>
+          <dd data-testid="runway">{runway === null ? 'No running costs' : runwayHours(runway)}</dd>
         </div>
         <div class="stat">
           <dt>Funded until</dt>
