@@ -6604,6 +6604,11 @@ export interface components {
        * @description Backups counted against the limit.
        */
       count: number;
+      /**
+       * Format: int32
+       * @description How many backups the server may hold (the panel's `feature_limits.backups`): what every server includes plus the backup add-ons bought. A changed platform setting reaches a server at its next resize or add-on change.
+       */
+      limit?: number;
     };
     Backup: {
       /** Format: uuid */
@@ -21295,7 +21300,8 @@ export interface operations {
            *           "completedAt": "2026-11-26T10:00:00.000Z"
            *         }
            *       ],
-           *       "count": 1
+           *       "count": 1,
+           *       "limit": 25
            *     }
            */
           'application/json': components['schemas']['BackupList'];

@@ -286,7 +286,7 @@ export function seedDefault(state: PanelState, opts: SeedOptions = {}): SeedResu
         'server/rust/cfg/server.cfg': 'server.hostname "A Rust Server"\n',
         'logs/latest.log': 'Installer finished.\n',
       },
-      boot: ['Loading Prefab Bundle', 'Generating procedural map of size 3000', 'SteamServer Initialized'],
+      boot: ['Loading Prefab Bundle', 'Generating procedural map of size {{WORLD_SIZE}}', 'SteamServer Initialized'],
       done: 'Server startup complete',
       stopping: ['Saving complete', 'Server shutting down'],
       baseMemoryMiB: 5200,

@@ -310,8 +310,11 @@ export class Wings {
     this.daemon(rt, 'Checking server disk space usage, this could take a few seconds...');
     this.daemon(rt, 'Updating process configuration files...');
     this.daemon(rt, 'Ensuring file permissions are set correctly, this could take a few seconds...');
+    // Wings asks the panel for the server's configuration before every start, so a startup-variable
+    // change shows here: in the command line, and in the game's own boot lines that name a variable.
     this.log(rt, `container@pterodactyl~ ${this.state.invocation(server)}`);
-    for (const l of egg?.sim.boot ?? []) this.log(rt, `[${clock()} INFO]: ${l}`);
+    const env = this.state.environment(server);
+    for (const l of egg?.sim.boot ?? []) this.log(rt, `[${clock()} INFO]: ${withEnvironment(l, env)}`);
     this.afterTransition(rt, () => {
       this.setState(rt, 'running');
       if (egg) this.log(rt, `[${clock()} INFO]: ${egg.sim.done}`);
@@ -558,4 +561,9 @@ export function normalizePath(path: string): string {
 
 export function newRequestId(): string {
   return randomUUID();
+}
+
+/** A boot line with `{{ENV_NAME}}` replaced by the server's value (as the game would print it). */
+function withEnvironment(line: string, env: Record<string, string | number | null>): string {
+  return line.replace(/\{\{([A-Z0-9_]+)\}\}/g, (whole, name: string) => (name in env ? String(env[name] ?? '') : whole));
 }

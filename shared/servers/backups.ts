@@ -2,6 +2,8 @@ import type { z } from 'zod';
 import type { Backup, BackupList, CreateBackup, LockBackup, RestoreBackup } from '../api/schemas/backups.ts';
 import { ApiError } from '../errors.ts';
 import { PanelRequestError } from '../panel/errors.ts';
+import { featureLimitsOf } from '../pricing/index.ts';
+import { getSettings } from '../settings/index.ts';
 import type { Envelope, ListEnvelope } from '../panel/types.ts';
 import { controllable } from './control.ts';
 import type { RouteContext } from './files.ts';
@@ -102,7 +104,8 @@ export async function listBackups({ principal, params }: BackupRoute): Promise<z
     count = Number(list.meta?.backup_count ?? data.length);
     if (page >= (list.meta?.pagination?.total_pages ?? 1)) break;
   }
-  return { data: data.map(toBackup), count };
+  // The limit deploy, resize and add-on changes set on the panel, from the record: no extra panel call.
+  return { data: data.map(toBackup), count, limit: featureLimitsOf(server.addons, await getSettings()).backups };
 }
 
 /** POST backups; not retried (a second attempt would make a second backup). `ignored` goes as one path per line. */

@@ -235,7 +235,10 @@ describe('the limit: the setting at deploy, a changed setting at resize', () => 
     expectEnvelope(second, 422, 'limit_exceeded');
     expect(second.body.error.message).toMatch(/limit of 1 backups/);
     expect(second.body.error.details).toEqual({ limit: 1 });
-    expect((await api.call('GET', path(), { token })).body.count).toBe(1);
+    // The list carries the limit beside the count ("1 of 1"), without asking the panel for it.
+    const { result: list, calls } = await panelCalls(() => api.call('GET', path(), { token }));
+    expect(list.body).toMatchObject({ count: 1, limit: 1 });
+    expect(calls).toEqual({ [`GET /api/client/servers/${server.identifier}/backups`]: 1 });
   });
 
   it('a resize applies the changed setting to the panel', async () => {
@@ -244,6 +247,7 @@ describe('the limit: the setting at deploy, a changed setting at resize', () => 
     expect(resized.status, resized.text).toBe(200);
     expect(simServer(server.identifier).backup_limit).toBe(2);
     expect(simServer(server.identifier).disk).toBe(3072);
+    expect((await api.call('GET', path(), { token })).body.limit).toBe(2);
     expect((await api.call('POST', path(), { token, body: {} })).status).toBe(201);
   });
 

@@ -216,3 +216,25 @@ describe('PUT /v1/servers/:id/startup', () => {
     );
   });
 });
+
+describe("a startup change reaches the simulated server's next start", () => {
+  it('the start line carries the startup command with the new values, and the game prints them', async () => {
+    const id = await deploy({
+      name: 'rust next start',
+      eggId: 3,
+      environment: { HOSTNAME: 'before', WORLD_SIZE: '3000', MAX_PLAYERS: '40', RCON_PASS: 'Secret.rcon-2' },
+    });
+    await until(() => onPanel(id).installed_at !== null && onPanel(id).status === null, { what: 'the install to finish' });
+    const change = await api.call('PUT', path(id), { token, body: { variables: { WORLD_SIZE: '4500', HOSTNAME: 'after' } } });
+    expect(change.status, change.text).toBe(200);
+    const power = await api.call('POST', `/v1/servers/${id}/power`, { token, body: { signal: 'start' } });
+    expect(power.status, power.text).toBeLessThan(300);
+    const lines = () => sim.console(onPanel(id).uuid);
+    await until(() => lines().some((l) => l.includes('procedural map of size')), { what: 'the boot lines' });
+    const start = lines().find((l) => l.startsWith('container@pterodactyl~ '))!;
+    expect(start).toContain('+server.worldsize \\"4500\\"');
+    expect(start).toContain('+server.hostname \\"after\\"');
+    expect(start).not.toContain('before');
+    expect(lines()).toContainEqual(expect.stringContaining('Generating procedural map of size 4500'));
+  });
+});

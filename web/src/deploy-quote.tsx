@@ -68,7 +68,14 @@ function TopUp(props: { children: ComponentChildren }) {
 }
 
 /** The live quote: status, price, placement, and what stands in the way of a deploy. */
-export function QuotePanel(props: { status: QuoteStatus; quote: Quote | undefined; error: unknown; instanceName: (id: string) => string }) {
+export function QuotePanel(props: {
+  status: QuoteStatus;
+  quote: Quote | undefined;
+  error: unknown;
+  instanceName: (id: string) => string;
+  /** What the form still lacks that the quote cannot see (the name: the quote prices a placeholder). */
+  missing?: string | null;
+}) {
   const { quote, status } = props;
   const words: Record<QuoteStatus, string> = {
     waiting: 'Choose a game to see the price.',
@@ -92,7 +99,11 @@ export function QuotePanel(props: { status: QuoteStatus; quote: Quote | undefine
             <dd>
               <strong class="quote-price" data-testid="quote-hourly">
                 {millicents(quote.priceMillicentsPerHour)}
-              </strong>
+              </strong>{' '}
+              {/* The exact price is what is charged; the server list shows it rounded up to the cent. */}
+              <span class="muted" data-testid="quote-hourly-rounded">
+                (shown as {cents(quote.priceCentsPerHour)}/h on the server)
+              </span>
             </dd>
             {quote.lines.length > 1 ? (
               <>
@@ -112,7 +123,8 @@ export function QuotePanel(props: { status: QuoteStatus; quote: Quote | undefine
             <dd>
               <span data-testid="quote-monthly">{cents(quote.monthly.estimateCents)}</span>{' '}
               <span class="muted">
-                ({quote.monthly.hours} h{quote.monthly.capHours !== null && quote.monthly.hours < 730 ? ', the monthly cap' : ''})
+                ({quote.monthly.hours} h × the exact price, rounded once
+                {quote.monthly.capHours !== null && quote.monthly.hours < 730 ? '; the monthly cap' : ''})
               </span>
             </dd>
             <dt>Runs in</dt>
@@ -122,7 +134,9 @@ export function QuotePanel(props: { status: QuoteStatus; quote: Quote | undefine
                 : 'no node can take it now'}
             </dd>
           </dl>
-          {quote.deployable ? (
+          {quote.deployable && props.missing ? (
+            <p data-testid="quote-missing">{props.missing}</p>
+          ) : quote.deployable ? (
             <p class="quote-ok" data-testid="quote-deployable">
               Ready to deploy. Billed by the hour from now; delete it any time.
             </p>

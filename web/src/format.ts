@@ -93,3 +93,10 @@ export function bytes(value: number): string {
   }
   return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
 }
+
+/** Hours of runway as a person reads them: 1291.4 → "53 d 19 h", 5.9 → "5 h" (whole hours, down: never more than there is). */
+export function runwayHours(hours: number): string {
+  const whole = Math.max(0, Math.floor(hours));
+  const days = Math.floor(whole / 24);
+  return days > 0 ? `${days} d ${whole % 24} h` : `${whole} h`;
+}

@@ -23,6 +23,7 @@ export const ROUTES: AppRoute[] = [
   { path: '/billing', nav: 'Billing', load: () => import('./pages/billing.tsx') },
   { path: '/keys', nav: 'API keys', load: () => import('./pages/keys.tsx') },
   { path: '/webhooks', nav: 'Webhooks', load: () => import('./pages/webhooks.tsx') },
+  { path: '/account', nav: 'Account', load: () => import('./pages/account.tsx') },
   { path: '/admin/instances', nav: 'Panels', admin: true, load: () => import('./pages/admin/instances.tsx') },
   { path: '/admin/accounts', nav: 'Accounts', admin: true, load: () => import('./pages/admin/accounts.tsx') },
   { path: '/admin/accounts/:id', admin: true, load: () => import('./pages/admin/account.tsx') },

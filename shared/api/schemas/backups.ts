@@ -24,6 +24,10 @@ export const BackupList = z
   .object({
     data: z.array(Backup).max(1000),
     count: Count.meta({ description: 'Backups counted against the limit.' }),
+    limit: Count.optional().meta({
+      description:
+        "How many backups the server may hold (the panel's `feature_limits.backups`): what every server includes plus the backup add-ons bought. A changed platform setting reaches a server at its next resize or add-on change.",
+    }),
   })
   .meta({ id: 'BackupList' });
 

@@ -168,7 +168,7 @@ export function CheckoutReturn(props: { outcome: string; session: string | null;
     <div data-testid="checkout-notice" data-outcome={done ?? 'pending'}>
       <Notice kind="success">
         <p>
-          <strong>Payment received — your balance will update in a moment.</strong>
+          <strong>{done === 'credited' ? 'Payment confirmed.' : 'Back from the payment page.'}</strong>
         </p>
         {done === 'credited' ? (
           <p data-testid="checkout-credited">
@@ -181,7 +181,12 @@ export function CheckoutReturn(props: { outcome: string; session: string | null;
           <p>The payment is not confirmed yet. It usually takes a few seconds; the invoice below shows when it is paid.</p>
         ) : null}
       </Notice>
-      {done === null ? <Spinner label={`Waiting for the payment to be confirmed (check ${poll} of ${POLLS})…`} /> : null}
+      {/* The first look usually finds it: a count only once it has not. */}
+      {done === null ? (
+        <Spinner
+          label={poll <= 1 ? 'Looking for the payment…' : `Still waiting for the payment to be confirmed (check ${poll} of ${POLLS})…`}
+        />
+      ) : null}
       <ErrorNotice error={error} />
     </div>
   );

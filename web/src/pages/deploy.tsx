@@ -238,7 +238,13 @@ function DeployForm(props: { catalogue: Catalogue }) {
 
       <section class="card quote-panel" aria-labelledby="quote-title">
         <h2 id="quote-title">Price</h2>
-        <QuotePanel status={quote.status} quote={quote.quote} error={quote.error} instanceName={instanceName} />
+        <QuotePanel
+          status={quote.status}
+          quote={quote.quote}
+          error={quote.error}
+          instanceName={instanceName}
+          missing={name.trim().length < 3 ? 'Give the server a name (3 to 60 characters) to deploy it.' : null}
+        />
         {deploy.error ? (
           <>
             <ErrorNotice error={deploy.error} />

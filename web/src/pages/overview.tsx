@@ -1,5 +1,5 @@
 import { api, ok } from '../api.ts';
-import { cents, dateTime, millicents, relative } from '../format.ts';
+import { cents, dateTime, millicents, relative, runwayHours } from '../format.ts';
 import { href } from '../router.ts';
 import { useSession } from '../session.ts';
 import { DebtNotice } from '../billing/debt.tsx';
@@ -61,7 +61,7 @@ export default function Overview() {
         </div>
         <div class="stat">
           <dt>Runway</dt>
-          <dd>{runway === null ? 'No running costs' : `${Math.floor(runway)} h`}</dd>
+          <dd data-testid="runway">{runway === null ? 'No running costs' : runwayHours(runway)}</dd>
         </div>
         <div class="stat">
           <dt>Funded until</dt>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../../api.ts';
-import { cents, dateTime, millicents } from '../../format.ts';
+import { cents, dateTime, millicents, runwayHours } from '../../format.ts';
 import { href } from '../../router.ts';
 import { Badge, type Loaded, Loading, Page, useLoad } from '../../ui.tsx';
 import { type ListPage, Pager } from './common.tsx';
@@ -44,7 +44,7 @@ export default function Account(props: { params: Record<string, string> }) {
               </div>
               <div class="stat">
                 <dt>Runway</dt>
-                <dd>{account.runwayHours === null ? 'No running costs' : `${Math.floor(account.runwayHours)} h`}</dd>
+                <dd>{account.runwayHours === null ? 'No running costs' : runwayHours(account.runwayHours)}</dd>
               </div>
               <div class="stat">
                 <dt>Low-balance alert</dt>

@@ -17,10 +17,13 @@ const CLIENT_KEY_OUTCOME: Record<string, string> = {
   error: 'client key check failed',
 };
 
+/** A panel's regions from the catalogue, or why they are not known yet. */
+export type RegionsKnown = string[] | 'loading' | 'unavailable';
+
 /** One registered panel: what the list states, its call budget, and test, change and delete. */
 export function InstanceCard(props: {
   instance: Instance;
-  regions: string[];
+  regions: RegionsKnown;
   names: Map<string, string>;
   onChanged: (message: string) => void;
 }) {
@@ -55,7 +58,11 @@ export function InstanceCard(props: {
         <dd>{i.serverCount}</dd>
         <dt>Regions</dt>
         <dd>
-          {props.regions.length ? (
+          {props.regions === 'loading' ? (
+            <span class="muted">loading…</span>
+          ) : props.regions === 'unavailable' ? (
+            <span class="muted">the catalogue could not be read</span>
+          ) : props.regions.length ? (
             props.regions.join(', ')
           ) : (
             <span class="muted">none in the catalogue{i.enabled ? '' : ' (disabled)'}</span>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok } from '../../api.ts';
 import { Button, Loading, Notice, Page, useLoad } from '../../ui.tsx';
-import { InstanceCard } from './instance-card.tsx';
+import { InstanceCard, type RegionsKnown } from './instance-card.tsx';
 import { InstanceForm } from './instance-form.tsx';
 
 /**
@@ -19,7 +19,13 @@ export default function Instances() {
     void list.reload();
     void regions.reload();
   };
-  const regionsOf = (id: string) => (regions.data?.data ?? []).filter((r) => r.instances.includes(id)).map((r) => r.region);
+  // Until the catalogue answers, a panel's regions are unknown, not "none".
+  const regionsOf = (id: string): RegionsKnown =>
+    regions.data
+      ? regions.data.data.filter((r) => r.instances.includes(id)).map((r) => r.region)
+      : regions.loading
+        ? 'loading'
+        : 'unavailable';
   return (
     <Page
       title="Panels"

@@ -26,6 +26,8 @@ export default function BackupsTab({ server, reload }: TabProps) {
   const [notice, setNotice] = useState<string | null>(null);
   const [pending, setPending] = useState<Pending>(null);
   const [truncate, setTruncate] = useState(false);
+  // The panel's own figure from a refusal wins over the list's (which the record derives).
+  const shownLimit = limit ?? list.data?.limit ?? null;
   const running = list.data?.data.filter((b) => b.status === 'in_progress') ?? [];
 
   // Poll while a backup is in progress (Wings writes it in the background).
@@ -102,8 +104,8 @@ export default function BackupsTab({ server, reload }: TabProps) {
         Backups are included in the server’s hourly price.{' '}
         {list.data ? (
           <span data-testid="backup-count">
-            {list.data.count} counted against this server’s limit{limit !== null ? ` of ${limit}` : ''} (in progress or completed; failed
-            ones do not count).
+            {shownLimit !== null ? `${list.data.count} of ${shownLimit} backups` : `${list.data.count} counted against this server’s limit`}{' '}
+            (in progress or completed; failed ones do not count; backup add-ons raise the limit).
           </span>
         ) : null}
       </p>
