@@ -240,10 +240,15 @@ function serveFiles(state: PanelState, wings: Wings, login: Login, sftp: SFTPWra
   });
   sftp.on('READDIR', (id, buf) => {
     const h = handleOf(buf);
-    if (!h || h.kind !== 'dir') return sftp.status(id, STATUS_CODE.FAILURE, 'Bad handle');
+    if (h?.kind !== 'dir') return sftp.status(id, STATUS_CODE.FAILURE, 'Bad handle');
     if (h.done) return sftp.status(id, STATUS_CODE.EOF);
     h.done = true;
-    run(id, (s) => sftp.name(id, wings.list(s, h.path).map(({ name, entry }) => fileEntry(name, entry))));
+    run(id, (s) =>
+      sftp.name(
+        id,
+        wings.list(s, h.path).map(({ name, entry }) => fileEntry(name, entry)),
+      ),
+    );
   });
 
   sftp.on('OPEN', (id, path, flags) => {
@@ -270,13 +275,13 @@ function serveFiles(state: PanelState, wings: Wings, login: Login, sftp: SFTPWra
   });
   sftp.on('READ', (id, buf, offset, length) => {
     const h = handleOf(buf);
-    if (!h || h.kind !== 'file') return sftp.status(id, STATUS_CODE.FAILURE, 'Bad handle');
+    if (h?.kind !== 'file') return sftp.status(id, STATUS_CODE.FAILURE, 'Bad handle');
     if (offset >= h.content.length) return sftp.status(id, STATUS_CODE.EOF);
     sftp.data(id, h.content.subarray(offset, offset + length));
   });
   sftp.on('WRITE', (id, buf, offset, data) => {
     const h = handleOf(buf);
-    if (!h || h.kind !== 'file' || !h.writable) return sftp.status(id, STATUS_CODE.FAILURE, 'Bad handle');
+    if (h?.kind !== 'file' || !h.writable) return sftp.status(id, STATUS_CODE.FAILURE, 'Bad handle');
     const end = offset + data.length;
     if (end > h.content.length) {
       const grown = Buffer.alloc(end);

@@ -68,7 +68,9 @@ const refusal = (at: { host: string; port: number }, username: string, password:
   );
 
 const names = (sftp: SFTPWrapper, path: string) =>
-  new Promise<string[]>((resolve, reject) => sftp.readdir(path, (err, list) => (err ? reject(err) : resolve(list.map((e) => e.filename).sort()))));
+  new Promise<string[]>((resolve, reject) =>
+    sftp.readdir(path, (err, list) => (err ? reject(err) : resolve(list.map((e) => e.filename).sort()))),
+  );
 const write = (sftp: SFTPWrapper, path: string, data: string) =>
   new Promise<void>((resolve, reject) => sftp.writeFile(path, data, (err) => (err ? reject(err) : resolve())));
 const read = (sftp: SFTPWrapper, path: string) =>
@@ -77,10 +79,11 @@ const step = (fn: (cb: (err?: Error | null) => void) => void) =>
   new Promise<void>((resolve, reject) => fn((err) => (err ? reject(err) : resolve())));
 
 /** The SFTP status code of a refused request (3: permission denied). */
-const codeOf = (p: Promise<unknown>) => p.then(
-  () => 'ok',
-  (err: { code?: number }) => err.code,
-);
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (err: { code?: number }) => err.code,
+  );
 const PERMISSION_DENIED = 3;
 const AUTH_FAILED = 'All configured authentication methods failed';
 
