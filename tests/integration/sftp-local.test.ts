@@ -17,9 +17,18 @@ const { Client } = ssh2;
 let api: TestApi;
 let sim: PanelSim;
 
+let alice: { token: string; id: string };
+let bob: { token: string; id: string };
+let a1: Server;
+let b1: Server;
+
 beforeAll(async () => {
   api = await startTestApi({ panel: { installMs: 50, transitionMs: 40, resourcesCacheMs: 0, sftp: {} }, repairs: false });
   sim = api.panel!.sim;
+  alice = await customer(api, 'sftp-local-alice@example.com', { grantCents: 20_000 });
+  bob = await customer(api, 'sftp-local-bob@example.com', { grantCents: 20_000 });
+  a1 = await deploy(alice.token);
+  b1 = await deploy(bob.token);
 });
 afterAll(async () => {
   await api?.stop();
@@ -88,17 +97,9 @@ const PERMISSION_DENIED = 3;
 const AUTH_FAILED = 'All configured authentication methods failed';
 
 describe('SFTP on the local stack: a real client logs in with the password from the API', () => {
-  let alice: { token: string; id: string };
-  let bob: { token: string; id: string };
-  let a1: Server;
-  let b1: Server;
   let password: string;
 
   it("the server view names the address a client types: 127.0.0.1 and the node's real SFTP port", async () => {
-    alice = await customer(api, 'sftp-local-alice@example.com', { grantCents: 20_000 });
-    bob = await customer(api, 'sftp-local-bob@example.com', { grantCents: 20_000 });
-    a1 = await deploy(alice.token);
-    b1 = await deploy(bob.token);
     for (const s of [a1, b1]) {
       expect(s.sftp).toMatchObject({ host: '127.0.0.1', port: sim.sftpPorts!.get(sim.server(s.identifier)!.node_id), enabled: false });
     }
