@@ -6,6 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import ssh2 from 'ssh2';
 import type { Attributes, Connection, FileEntry, SFTPWrapper } from 'ssh2';
+import { logActivity } from './activity.ts';
 import type { PanelNode, PanelState, Server } from './state.ts';
 import { type FsEntry, type Wings, WingsError, normalizePath } from './wings.ts';
 
@@ -113,6 +114,7 @@ interface Login {
   server: Server;
   userUuid: string;
   permissions: string[];
+  ip: string;
 }
 
 function serveClient(state: PanelState, wings: Wings, node: PanelNode, client: Connection, ip: string, panelUrl: () => string): void {
@@ -168,7 +170,7 @@ async function askPanel(
   if (res.status !== 200) return undefined;
   const body = (await res.json()) as { user: string; server: string; permissions: string[] };
   const server = [...state.servers.values()].find((s) => s.uuid === body.server && s.node_id === node.id);
-  return server ? { server, userUuid: body.user, permissions: body.permissions } : undefined;
+  return server ? { server, userUuid: body.user, permissions: body.permissions, ip } : undefined;
 }
 
 interface FileHandle {
@@ -197,6 +199,11 @@ function serveFiles(state: PanelState, wings: Wings, login: Login, sftp: SFTPWra
     const buf = Buffer.alloc(4);
     buf.writeUInt32BE(id);
     return buf;
+  };
+  /** Wings reports SFTP changes to the panel's activity log (`server:sftp.*`, properties `files`). */
+  const record = (s: Server, event: string, files: unknown[]) => {
+    const user = [...state.users.values()].find((u) => u.uuid === login.userUuid) ?? null;
+    logActivity(state, s, `server:sftp.${event}`, { user, apiKey: null, ip: login.ip }, { files, using_sftp: true });
   };
   const handleOf = (buf: Buffer) => (buf.length === 4 ? handles.get(buf.readUInt32BE(0)) : undefined);
   const denied = (id: number) => sftp.status(id, STATUS_CODE.PERMISSION_DENIED, 'Permission denied');
@@ -271,6 +278,7 @@ function serveFiles(state: PanelState, wings: Wings, login: Login, sftp: SFTPWra
       // Like Wings, the file exists from the open on.
       if (!existing || flags & OPEN_MODE.TRUNC) wings.writeFile(s, p, content);
       sftp.handle(id, open({ kind: 'file', path: p, content, writable: true }));
+      record(s, existing ? 'write' : 'create', [`/${p}`]);
     });
   });
   sftp.on('READ', (id, buf, offset, length) => {
@@ -312,6 +320,7 @@ function serveFiles(state: PanelState, wings: Wings, login: Login, sftp: SFTPWra
     if (!can(CREATE)) return denied(id);
     run(id, (s) => {
       wings.createFolder(s, '', path);
+      record(s, 'create-directory', [`/${normalizePath(path)}`]);
       ok(id);
     });
   });
@@ -322,6 +331,7 @@ function serveFiles(state: PanelState, wings: Wings, login: Login, sftp: SFTPWra
     if (e.type !== kind) return sftp.status(id, STATUS_CODE.FAILURE, kind === 'dir' ? 'Not a directory' : 'Is a directory');
     run(id, (s) => {
       wings.deleteFiles(s, '', [path]);
+      record(s, 'delete', [`/${normalizePath(path)}`]);
       ok(id);
     });
   };
@@ -331,6 +341,7 @@ function serveFiles(state: PanelState, wings: Wings, login: Login, sftp: SFTPWra
     if (!can(UPDATE)) return denied(id);
     run(id, (s) => {
       wings.rename(s, '', from, to);
+      record(s, 'rename', [{ from: `/${normalizePath(from)}`, to: `/${normalizePath(to)}` }]);
       ok(id);
     });
   });

@@ -1,6 +1,7 @@
 import ssh2 from 'ssh2';
 import type { SFTPWrapper } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { activityOf } from '../../dev/panel-sim/activity.ts';
 import type { PanelSim } from '../../dev/panel-sim/index.ts';
 import { setUserPassword } from '../../dev/panel-sim/subusers.ts';
 import { customer } from '../helpers/customer.ts';
@@ -137,6 +138,17 @@ describe('SFTP on the local stack: a real client logs in with the password from 
       await step((cb) => sftp.rmdir('/plugins-new', cb));
       expect(sim.files(a1.identifier)).not.toHaveProperty('plugins-new/');
       expect(sim.readFile(a1.identifier, '/plugins-new/moved.txt')).toBeUndefined();
+      // Wings reports each change to the panel's activity log, as SFTP.
+      const logged = activityOf(sim.state)
+        .filter((e) => e.event.startsWith('server:sftp.'))
+        .map((e) => [e.event, e.properties.files, e.properties.using_sftp]);
+      expect(logged).toEqual([
+        ['server:sftp.create', ['/uploaded.txt'], true],
+        ['server:sftp.create-directory', ['/plugins-new'], true],
+        ['server:sftp.rename', [{ from: '/uploaded.txt', to: '/plugins-new/moved.txt' }], true],
+        ['server:sftp.delete', ['/plugins-new/moved.txt'], true],
+        ['server:sftp.delete', ['/plugins-new'], true],
+      ]);
     } finally {
       client.end();
     }
