@@ -23,6 +23,7 @@ import { reconcileAll } from '../shared/servers/reconcile.ts';
 import { HOUR_MS } from '../shared/pricing/hours.ts';
 import { logger, errorFields } from '../shared/observability/logger.ts';
 import { startPanelSim, type PanelSim } from './panel-sim/index.ts';
+import type { SftpOptions } from './panel-sim/sftp.ts';
 import { createInstance, listInstances, updateInstance } from '../shared/instances/index.ts';
 import { startWebhookLoop, type WebhookLoopOptions } from './webhook-loop.ts';
 import { startRepairLoop, type RepairLoopOptions } from './repair-loop.ts';
@@ -106,6 +107,8 @@ export interface PanelOptions {
   scheduleOffsetScale?: number;
   /** false: a panel without a database host (the default seed has one). */
   databaseHost?: boolean;
+  /** Wings' SFTP for real, one listener a node (dev/panel-sim/sftp.ts); off when omitted. */
+  sftp?: SftpOptions;
 }
 
 export interface LocalStack {

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { startLocalStack } from './stack.ts';
+import type { PanelSim } from './panel-sim/index.ts';
 import { testInstance } from '../shared/instances/test.ts';
 import { setUpCurrency } from '../shared/config/env.ts';
 import { getSettings } from '../shared/settings/index.ts';
@@ -8,7 +9,7 @@ import { type Seller, sellerStatus } from '../shared/invoices/parties.ts';
 /**
  * `npm start`: the whole service on this machine. Knobs (README "Local stack knobs"):
  * PORT, DATA_DIR, LOCAL_IN_MEMORY, DYNAMODB_ENDPOINT, ADMIN_EMAILS, LOCAL_ADMIN_API_KEY, WEBHOOK_INTERVAL_MS,
- * REPAIR_INTERVAL_MS, LOCAL_DASHBOARD; CURRENCY, SMTP_PORT, MAIL_FROM (docs/local-stack.md).
+ * REPAIR_INTERVAL_MS, LOCAL_DASHBOARD, LOCAL_SFTP, PANEL_SIM_SFTP_PORT; CURRENCY, SMTP_PORT, MAIL_FROM (docs/local-stack.md).
  */
 const env = process.env;
 // A currency the platform cannot charge in stops the start here, not at the first checkout.
@@ -28,7 +29,15 @@ const stack = await startLocalStack({
     .map((e) => e.trim())
     .filter(Boolean),
   localAdminApiKey: env.LOCAL_ADMIN_API_KEY || undefined,
-  panel: env.LOCAL_PANEL === 'off' ? false : { port: Number(env.PANEL_SIM_PORT ?? 8081), scheduleTick: true },
+  panel:
+    env.LOCAL_PANEL === 'off'
+      ? false
+      : {
+          port: Number(env.PANEL_SIM_PORT ?? 8081),
+          scheduleTick: true,
+          // Wings' SFTP, for real: one port a node from PANEL_SIM_SFTP_PORT on (docs/local-stack.md).
+          ...(env.LOCAL_SFTP === 'off' ? {} : { sftp: { host: '127.0.0.1', port: Number(env.PANEL_SIM_SFTP_PORT ?? 2022) } }),
+        },
   billingSchedule: true,
   webhooks: { intervalMs: env.WEBHOOK_INTERVAL_MS ? Number(env.WEBHOOK_INTERVAL_MS) : undefined },
   repairs: { intervalMs: env.REPAIR_INTERVAL_MS ? Number(env.REPAIR_INTERVAL_MS) : undefined },
@@ -52,6 +61,7 @@ process.stdout.write(
     ` OpenAPI    ${stack.baseUrl}/openapi.json`,
     ` DynamoDB   ${stack.dynamodbEndpoint} (table ${stack.tableName}${inMemory ? ', in memory' : `, data in ${env.DATA_DIR ?? '.data'}`})`,
     ` Panel      ${stack.panel ? `${stack.panel.sim.url} (simulator, instance ${stack.panel.instanceId}, test ${panelTest?.ok ? 'ok' : 'failed'})` : 'off (LOCAL_PANEL=off)'}`,
+    ` SFTP       ${sftpLine(stack.panel?.sim)}`,
     ` Billing    hourly pass at :02 past each hour; run one now: curl -X POST ${stack.baseUrl}/dev/billing/run -d '{}' -H 'content-type: application/json'`,
     ` Payments   ${process.env.STRIPE_SECRET_KEY ? 'Stripe' : 'sandbox checkout (no STRIPE_SECRET_KEY)'}, in ${(await getSettings(true)).currency.toUpperCase()}`,
     ` Seller     ${sellerLine((await getSettings(true)).invoiceIssuer)}`,
@@ -74,6 +84,14 @@ const shutdown = async () => {
 };
 process.once('SIGINT', shutdown);
 process.once('SIGTERM', shutdown);
+
+/** Where the simulated nodes' SFTP listens: the host and port each server's `sftp` view names. */
+function sftpLine(sim: PanelSim | undefined): string {
+  if (!sim) return 'off (LOCAL_PANEL=off)';
+  if (!sim.sftpPorts) return 'off (LOCAL_SFTP=off)';
+  const nodes = [...sim.sftpPorts].map(([id, port]) => `${sim.state.nodes.get(id)?.name ?? id} ${port}`).join(', ');
+  return `sftp://127.0.0.1 (${nodes}); log in with the password from POST /v1/account/sftp-password`;
+}
 
 /** What the invoices name as the seller: the fictional one the local stack seeds says so. */
 function sellerLine(seller: Seller): string {

@@ -23,6 +23,7 @@ import { databasesOf } from './databases.ts';
 import { archiveHoldsOf } from './archives.ts';
 import { schedulesOf } from './schedules.ts';
 import type { PowerState } from './wings.ts';
+import { startSftp, type SftpListeners, type SftpOptions } from './sftp.ts';
 
 export interface PanelSimOptions {
   /** default 0 (random free port) */
@@ -82,6 +83,12 @@ export interface PanelSimOptions {
    * `allow_random` lets servers on other nodes use it too); false: a panel without one.
    */
   databaseHost?: boolean;
+  /**
+   * Run Wings' SFTP server for real (dev/panel-sim/sftp.ts): one listener per node on `host`
+   * (default 127.0.0.1), which becomes the nodes' FQDN, each node's `daemon_sftp` its real port.
+   * Off by default: the nodes keep their seeded names and port 2022, where nothing listens.
+   */
+  sftp?: SftpOptions;
 }
 
 export interface SimServerView {
@@ -113,6 +120,8 @@ export interface PanelSim {
   /** the live in-memory database (read it in tests; mutate at your own risk) */
   state: PanelState;
   wings: Wings;
+  /** The SFTP port of each node by node id, when started with `sftp`. */
+  sftpPorts?: Map<number, number>;
   faults: {
     add(rule: FaultRule): string;
     remove(id: string): boolean;
@@ -800,6 +809,7 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     tokenCheckMs: options.tokenCheckMs ?? 1000,
     logCount: 150,
   });
+  const sftp: SftpListeners | undefined = options.sftp ? await startSftp(state, wings, () => baseUrl, options.sftp) : undefined;
 
   let closed = false;
   return {
@@ -810,6 +820,7 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     adminUserId: seeded.adminUserId,
     state,
     wings,
+    ...(sftp ? { sftpPorts: sftp.ports } : {}),
     faults: {
       add: (rule) => faults.add(rule),
       remove: (id) => faults.remove(id),
@@ -903,6 +914,7 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
       archiveHoldsOf(wings).held = false;
       archiveHoldsOf(wings).end();
       consoleSockets.close();
+      await sftp?.close();
       for (const res of hanging) res.destroy();
       hanging.clear();
       await new Promise<void>((resolve) => {

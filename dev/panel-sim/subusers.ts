@@ -9,6 +9,7 @@ import type { Ctx, Reply, RouteDef, SimContext } from './http.ts';
 import { isPlainObject, validate } from './rules.ts';
 import type { PanelState, Server, User } from './state.ts';
 import { stateConflict } from './client-api.ts';
+import { deauthorizeSftp } from './sftp.ts';
 
 interface Subuser {
   userId: number;
@@ -164,6 +165,8 @@ export function subuserRoutes(sim: SimContext): RouteDef[] {
         const failures = validate(ctx.input, { permissions: 'required|array', 'permissions.*': 'string' });
         if (failures.length > 0) throw new ValidationError(failures);
         sub.permissions = [...new Set([...(ctx.input.permissions as unknown[]).map(String), 'websocket.connect'])];
+        // The panel tells Wings (POST /api/deauthorize-user): the user's open SFTP sessions end.
+        deauthorizeSftp(sim.wings, s.uuid, state.users.get(sub.userId)?.uuid ?? '');
         return { status: 200, body: subuserObject(state, sub) };
       },
     },
@@ -173,7 +176,9 @@ export function subuserRoutes(sim: SimContext): RouteDef[] {
       name: 'api:client:server.users.delete',
       handler: (ctx) => {
         const s = bind(ctx);
-        subusersOf(state, s).delete(subuserParam(ctx, s).userId);
+        const userId = subuserParam(ctx, s).userId;
+        subusersOf(state, s).delete(userId);
+        deauthorizeSftp(sim.wings, s.uuid, state.users.get(userId)?.uuid ?? '');
         return { status: 204 };
       },
     },
