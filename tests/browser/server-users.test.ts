@@ -73,8 +73,8 @@ describe.skipIf(!browserPath)('a server shared from the Users tab', () => {
 
     await row.getByRole('link', { name: 'Shared server' }).click();
     await friendPage.getByTestId('shared-notice').waitFor({ timeout: 15_000 });
-    // Only what the share reaches: no Files, Backups, Startup, Users or Settings.
-    expect(await tabs(friendPage).allTextContents()).toEqual(['Overview', 'Console']);
+    // What the share reaches (Console) and what every invitee sees (Network, Activity): no Files, Backups, Users…
+    expect(await tabs(friendPage).allTextContents()).toEqual(['Overview', 'Console', 'Network', 'Activity']);
     await tabs(friendPage).filter({ hasText: 'Console' }).click();
     await expect.poll(() => friendPage.getByTestId('console-state').textContent(), { timeout: 20_000 }).toBe('connected');
     await expect.poll(() => friendPage.getByTestId('terminal').textContent(), { timeout: 20_000 }).toContain('Done (');

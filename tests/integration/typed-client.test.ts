@@ -31,7 +31,8 @@ function expectError(result: { error?: ErrorEnvelope; response: Response }, stat
   expect(typeof result.error?.error.message).toBe('string');
 }
 
-describe('the customer journey through the typed client', () => {
+// The whole journey in one test: on a loaded machine it can outlast the default 30 s.
+describe('the customer journey through the typed client', { timeout: 120_000 }, () => {
   it('session → key → catalog → deploy → read → power → files → resize → checkout → invoices → delete', async () => {
     // A session from the local identity provider; the first one creates the account with its trial credit.
     const session = createControlPlaneClient({ baseUrl: api.baseUrl, token: await api.session('journey@example.com') });
