@@ -74,7 +74,7 @@ describe('chmod', () => {
     expect(entry).toMatchObject({ target: `server:${serverId}` });
   });
 
-  it("a missing file is 404, nothing changed (Wings checks every path first)", async () => {
+  it('a missing file is 404, nothing changed (Wings checks every path first)', async () => {
     const res = await call('POST', '/files/chmod', {
       files: [
         { file: 'start.sh', mode: '700' },
