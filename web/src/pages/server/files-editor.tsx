@@ -132,8 +132,7 @@ function HighlightedEditor(props: {
           doc: props.doc,
           format: props.format,
           id: 'file-editor',
-          labelledBy: 'file-editor-label',
-          describedBy: 'file-editor-hint',
+          label: `Contents of ${props.name} (${FORMAT_NAMES[props.format]})`,
           onChange: (value) => onChange.current(value),
         });
         setState('ready');
@@ -143,7 +142,7 @@ function HighlightedEditor(props: {
       gone = true;
       editor?.destroy();
     };
-  }, [props.doc, props.format]);
+  }, [props.doc, props.format, props.name]);
   if (state === 'failed')
     return (
       <PlainEditor
@@ -158,14 +157,12 @@ function HighlightedEditor(props: {
     );
   return (
     <div class="field">
-      <span id="file-editor-label" class="label">
+      <span class="label" aria-hidden="true">
         Contents of {props.name} ({FORMAT_NAMES[props.format]})
       </span>
       {state === 'loading' ? <p role="status">Loading the editor…</p> : null}
       <div ref={host} class="code-editor" data-testid="code-editor" />
-      <small id="file-editor-hint" class="hint">
-        {props.hint}
-      </small>
+      <small class="hint">{props.hint}</small>
     </div>
   );
 }
