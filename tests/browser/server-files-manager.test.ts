@@ -87,6 +87,8 @@ describe.skipIf(!browserPath)('the Files tab', () => {
 
       // Two files dropped on the list: one upload to the Wings address, both land in /.
       const dataTransfer = await page.evaluateHandle(() => {
+        // In the page: the browser's DataTransfer (the project's types are Node's, without the DOM's).
+        const { DataTransfer } = globalThis as unknown as { DataTransfer: new () => { items: { add(file: File): void } } };
         const dt = new DataTransfer();
         dt.items.add(new File(['alpha=1\n'], 'alpha.yml', { type: 'text/yaml' }));
         dt.items.add(new File(['beta=2\n'], 'beta.txt', { type: 'text/plain' }));
