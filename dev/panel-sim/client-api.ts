@@ -370,6 +370,26 @@ export function clientRoutes(sim: SimContext): RouteDef[] {
       },
     },
     {
+      method: 'POST',
+      path: `${S}/files/chmod`,
+      name: 'api:client:server.files.chmod',
+      handler: (ctx) => {
+        const s = bind(ctx);
+        // ChmodFilesRequest; the panel passes root and files to Wings as given, and answers 204.
+        check(ctx.input, {
+          root: 'required|nullable|string',
+          files: 'required|array',
+          'files.*.file': 'required|string',
+          'files.*.mode': 'required|numeric',
+        });
+        const files = Object.values(ctx.input.files as Record<string, unknown>)
+          .filter(isPlainObject)
+          .map((f) => ({ file: String(f.file), mode: String(f.mode) }));
+        wingsCall(() => wings.chmod(s, String(ctx.input.root ?? '/'), files));
+        return noContent();
+      },
+    },
+    {
       method: 'GET',
       path: `${S}/files/upload`,
       name: 'api:client:server.files.upload',

@@ -492,6 +492,18 @@ export class Wings {
     rt.resourceCache = null;
   }
 
+  /** Wings chmod: each mode is octal (else 400), each path must exist (else 404); checked before any changes. */
+  chmod(server: Server, root: string, files: Array<{ file: string; mode: string }>): void {
+    const rt = this.runtime(server);
+    const changes = files.map(({ file, mode }) => {
+      if (!/^[0-7]{1,4}$/.test(mode)) throw new WingsError(400, 'Cannot perform that action: file mode is invalid.');
+      const entry = rt.files.get(this.resolve(`${root}/${file}`));
+      if (!entry) throw new WingsError(404, NOT_FOUND);
+      return { entry, mode: Number.parseInt(mode, 8) };
+    });
+    for (const { entry, mode } of changes) entry.mode = mode;
+  }
+
   // ------------------------------------------------------------------ JWT
 
   /**

@@ -50,6 +50,7 @@ export const handler = createGroupHandler('server-tools', serverToolRoutes, {
   uploadFiles: async (ctx) => files.uploadLink(ctx),
   compressFiles: async (ctx) => files.compressFiles(ctx),
   decompressFile: async (ctx) => files.decompressFile(ctx),
+  chmodFiles: async (ctx) => files.chmodFiles(ctx),
   listBackups: async (ctx) => backups.listBackups(ctx),
   createBackup: async (ctx) => backups.createBackup(ctx),
   downloadBackup: async (ctx) => backups.backupDownloadLink(ctx),

@@ -40,6 +40,7 @@ export const serverRoutePermissions: Readonly<Record<string, RouteAccess>> = {
   uploadFiles: 'files',
   compressFiles: 'files',
   decompressFile: 'files',
+  chmodFiles: 'files',
   // Backups.
   listBackups: 'backups',
   createBackup: 'backups',

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { CompressFiles, CreateFolder, DecompressFile, RenameFiles } from '../api/schemas/servers.ts';
+import type { ChmodFiles, CompressFiles, CreateFolder, DecompressFile, RenameFiles } from '../api/schemas/servers.ts';
 import { getConfig } from '../config/env.ts';
 import { keys } from '../db/keys.ts';
 import { isConditionFailed, writeIfFirst, writeItem } from '../db/write.ts';
@@ -13,8 +13,8 @@ import { assertCustomerMayHold, withServerLease } from './lease.ts';
 import { getOwnedServer } from './read.ts';
 
 /**
- * File operations beyond list/read/write/delete: create a folder, rename or move, compress,
- * decompress, and the signed upload address. Each is one Client API call through the instance's
+ * File operations beyond list/read/write/delete: create a folder, rename or move, permissions,
+ * compress, decompress, and the signed upload address. Each is one Client API call through the instance's
  * client key (control.ts `controllable`, the client's `serverCall`), with the panel's 404 and 400
  * passed on as ours (`onFiles`). The changes run under the server's lease like power (lease.ts),
  * after the same cheap account check, so none lands in the middle of a resize, a restore request
@@ -68,6 +68,24 @@ export async function renameFiles({ principal, params, body, audit }: RouteConte
       client.serverCall(server.identifier, 'PUT', '/files/rename', { json: { root: base, files }, idempotent: false }),
     );
     return { root: base, renamed: files };
+  });
+}
+
+/**
+ * POST chmod (the panel's FileController::chmod, Wings reads each mode as octal). Retried like a
+ * read: setting the same modes twice leaves the same modes.
+ */
+export async function chmodFiles({ principal, params, body, audit }: RouteContext<z.infer<typeof ChmodFiles>>) {
+  const base = rooted(body.root ?? '/');
+  const files = body.files.map((f) => ({ file: relative(f.file), mode: f.mode }));
+  audit.target = `server:${params.id}`;
+  audit.details = { root: base, files };
+  return underLease(principal.accountId, params.id, async () => {
+    const { server, client } = await controllable(principal.accountId, params.id);
+    await onFiles('body.files', () =>
+      client.serverCall(server.identifier, 'POST', '/files/chmod', { json: { root: base, files }, idempotent: true }),
+    );
+    return { root: base, changed: files };
   });
 }
 

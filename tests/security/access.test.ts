@@ -152,6 +152,8 @@ const VALID_VALUES = {
   content: 'written by another account',
   files: ['hello.txt'],
   root: '/',
+  // files/chmod: an octal mode (a generated string is not one).
+  mode: '644',
   amountCents: 1000,
   note: 'matrix',
   // A schedule's cron fields (the example generator's text is not a cron field).

@@ -1,6 +1,8 @@
 import { define, PANEL, CONTROL } from '../route-def.ts';
 import { IdParam } from '../schemas/common.ts';
 import {
+  ChmodFiles,
+  ChmodResult,
   CompressFiles,
   CreateFolder,
   DecompressFile,
@@ -224,6 +226,18 @@ export const serverStorageRoutes = define({
     body: DecompressFile,
     response: DecompressResult,
     audit: 'servers.files.decompress',
+    errors: LEASED,
+  },
+  chmodFiles: {
+    ...FILES,
+    method: 'POST',
+    path: '/v1/servers/:id/files/chmod',
+    scope: 'servers:write',
+    summary: 'Change the permissions (octal mode) of files and directories',
+    params: IdParam,
+    body: ChmodFiles,
+    response: ChmodResult,
+    audit: 'servers.files.chmod',
     errors: LEASED,
   },
   listBackups: {

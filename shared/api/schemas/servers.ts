@@ -385,3 +385,23 @@ export const DecompressFile = z.object({ root: FileRoot, file: FilePath }).stric
 export const DecompressResult = z
   .object({ root: text(4096), file: text(4096), decompressed: z.literal(true) })
   .meta({ id: 'DecompressResult' });
+
+/* Permissions (chmod): the panel's ChmodFilesRequest (root, files[].file, files[].mode numeric); Wings reads the mode as octal. */
+const FileMode = z
+  .string()
+  .max(4)
+  .regex(/^[0-7]{3,4}$/, 'must be an octal mode of 3 or 4 digits, such as 644 or 0755')
+  .meta({ description: 'Octal, as chmod takes it: 644, 755, 0600.', example: '644' });
+export const ChmodFiles = z
+  .object({
+    root: FileRoot,
+    files: z
+      .array(z.object({ file: FilePath, mode: FileMode }).strict())
+      .min(1)
+      .max(100),
+  })
+  .strict()
+  .meta({ id: 'ChmodFiles' });
+export const ChmodResult = z
+  .object({ root: text(4096), changed: z.array(z.object({ file: text(4096), mode: text(4) })).max(100) })
+  .meta({ id: 'ChmodResult' });
