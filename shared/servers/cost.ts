@@ -22,10 +22,6 @@ import { getSettings } from '../settings/index.ts';
 export async function costOfServer(server: ServerItem): Promise<z.infer<typeof ServerCost>> {
   const now = currentTime();
   const month = monthOf(now);
-  const monthStart = Date.parse(`${month}-01T00:00:00.000Z`);
-  const nextMonth = new Date(monthStart);
-  nextMonth.setUTCMonth(nextMonth.getUTCMonth() + 1);
-  const lastHour = nextMonth.getTime() - HOUR_MS;
   const [spend, watermark, settings] = await Promise.all([
     accessPatterns.monthSpendOfAccount(server.accountId, month),
     accessPatterns.billingWatermark(),
@@ -33,22 +29,54 @@ export async function costOfServer(server: ServerItem): Promise<z.infer<typeof S
   ]);
   const soFarMillicents = Number((spend as Record<string, unknown> | undefined)?.[`srv#${server.serverId}`] ?? 0);
   const watermarkMs = watermark?.lastCompletedHour ? Date.parse(watermark.lastCompletedHour) : null;
-  const from = Math.max(monthStart, firstOwedHour(Date.parse(server.createdAt), watermarkMs));
-  const toCome = await withoutCharged(server.serverId, chargeableHours(server.history ?? [], from, lastHour), hourStart(now));
-  let projected = soFarMillicents;
-  for (const { millicents } of toCome) {
-    projected += settings.monthlyCapHours === null ? millicents : cappedMillicents(millicents, settings.monthlyCapHours, projected);
-  }
-  const active = server.status === 'active';
+  const owed = hoursOwedThisMonth(server, watermarkMs, now);
+  const toCome = await withoutCharged(server.serverId, owed, hourStart(now));
   return {
     month,
+    ...projectMonth(soFarMillicents, toCome, settings.monthlyCapHours),
+    priceMillicentsPerHour: server.status === 'active' ? exactPriceOf(server) : 0,
+    asOf: new Date(now).toISOString(),
+  };
+}
+
+/** The month's first and last hour (UTC) of the instant `ms`. */
+export function monthHours(ms: number): { first: number; last: number } {
+  const first = Date.parse(`${monthOf(ms)}-01T00:00:00.000Z`);
+  const next = new Date(first);
+  next.setUTCMonth(next.getUTCMonth() + 1);
+  return { first, last: next.getTime() - HOUR_MS };
+}
+
+/**
+ * Every hour of `now`'s month the server may still be charged for, with its price: from its
+ * creation or the watermark (as the pass starts), to the month's last hour, by billing's own rule.
+ */
+export function hoursOwedThisMonth(
+  server: Pick<ServerItem, 'createdAt' | 'history'>,
+  watermarkMs: number | null,
+  now: number,
+): { hour: number; millicents: number }[] {
+  const { first, last } = monthHours(now);
+  const from = Math.max(first, firstOwedHour(Date.parse(server.createdAt), watermarkMs));
+  return chargeableHours(server.history ?? [], from, last);
+}
+
+/** So far plus the hours to come, each cut by the monthly cap as the pass would; cents rounded down as the ledger does. */
+export function projectMonth(
+  soFarMillicents: number,
+  toCome: readonly { millicents: number }[],
+  monthlyCapHours: number | null,
+): { soFarCents: number; soFarMillicents: number; projectedCents: number; projectedMillicents: number; hoursToCome: number } {
+  let projected = soFarMillicents;
+  for (const { millicents } of toCome) {
+    projected += monthlyCapHours === null ? millicents : cappedMillicents(millicents, monthlyCapHours, projected);
+  }
+  return {
     soFarCents: Math.floor(soFarMillicents / 1000),
     soFarMillicents,
     projectedCents: Math.floor(projected / 1000),
     projectedMillicents: projected,
     hoursToCome: toCome.length,
-    priceMillicentsPerHour: active ? exactPriceOf(server) : 0,
-    asOf: new Date(now).toISOString(),
   };
 }
 
