@@ -6583,7 +6583,10 @@ export interface components {
       networkTxBytesPerSecond: number | null;
     };
     ServerCost: {
-      /** @description The calendar month (UTC), `YYYY-MM`. */
+      /**
+       * @description The calendar month (UTC), `YYYY-MM`.
+       * @example 2026-11
+       */
       month: string;
       /**
        * Format: int64
@@ -18621,7 +18624,7 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "month": "example month",
+           *       "month": "2026-11",
            *       "soFarCents": 2500,
            *       "soFarMillicents": 450,
            *       "projectedCents": 2500,

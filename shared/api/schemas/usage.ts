@@ -46,8 +46,9 @@ export const ServerCost = z
   .object({
     month: z
       .string()
+      .max(7)
       .regex(/^\d{4}-\d{2}$/)
-      .meta({ description: 'The calendar month (UTC), `YYYY-MM`.' }),
+      .meta({ description: 'The calendar month (UTC), `YYYY-MM`.', example: '2026-11' }),
     soFarCents: Cents.meta({ description: "What the ledger's hourly charges of this server add up to this month, rounded down." }),
     soFarMillicents: Cents,
     projectedCents: Cents.meta({
