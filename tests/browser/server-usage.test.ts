@@ -72,8 +72,9 @@ describe.skipIf(!browserPath)('usage history and cost', () => {
       await cpu.getByRole('button', { name: 'Show the numbers' }).focus();
       await page.keyboard.press('Enter');
       expect(await cpu.locator('tbody tr').count()).toBeGreaterThanOrEqual(3);
-      const found = await runAxe(page);
-      expect(found, describeViolations(found)).toEqual([]);
+      const { blocking, warnings } = await runAxe(page);
+      if (warnings.length) console.warn(`axe warnings:\n${describeViolations(warnings)}`);
+      expect(describeViolations(blocking)).toBe('');
 
       // Cost: the server's life moved three hours back (as billing.test.ts does), one pass, the page read again.
       const stored = await getRaw(keys.server(customer.accountId, customer.serverId));
@@ -96,7 +97,7 @@ describe.skipIf(!browserPath)('usage history and cost', () => {
       await soFar.waitFor({ timeout: 15_000 });
       const shown = Number((await soFar.textContent())!.replace(/[^0-9]/g, ''));
       expect(shown).toBe(Math.floor(charged / 1000));
-      expect(problems).toEqual([]);
+      expect(problems.errors).toEqual([]);
     } finally {
       await context.close();
     }
@@ -111,9 +112,10 @@ describe.skipIf(!browserPath)('usage history and cost', () => {
       const card = cards.locator('li').filter({ hasText: 'Graph server' });
       expect(await card.locator('code').textContent()).toMatch(/:\d+$/);
       await card.getByTestId('server-card-usage').waitFor({ timeout: 15_000 });
-      const found = await runAxe(page);
-      expect(found, describeViolations(found)).toEqual([]);
-      expect(problems).toEqual([]);
+      const { blocking, warnings } = await runAxe(page);
+      if (warnings.length) console.warn(`axe warnings:\n${describeViolations(warnings)}`);
+      expect(describeViolations(blocking)).toBe('');
+      expect(problems.errors).toEqual([]);
     } finally {
       await context.close();
     }
