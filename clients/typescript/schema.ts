@@ -624,6 +624,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/servers/{id}/usage/history': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * CPU, memory, disk and network over the last hour, day or week
+     * @description Samples the live-state refresh kept while the server was read (at most one per 5 minutes), averaged per point: 5 minutes for `hour`, 15 for `day`, an hour for `week`. No panel call.
+     */
+    get: operations['serverUsageHistory'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/servers/{id}/cost': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The server's charges this month and the projection to the month's end
+     * @description So far: the ledger's hourly charges of this server in the current month (UTC). Projection: so far plus every hour still to charge at the exact price billing would charge, the monthly cap applied. Both in cents rounded down, as the ledger charges. No panel call.
+     */
+    get: operations['serverCost'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/servers/{id}/files': {
     parameters: {
       query?: never;
@@ -6514,6 +6554,84 @@ export interface components {
     };
     /** @description One DNS label, compared in lower case: 1–63 letters, digits and hyphens, no hyphen first or last; some names are reserved. */
     SubdomainName: string;
+    /** @description Samples kept by the live-state refresh (one per server per 5 minutes while someone reads the server), averaged per point. Kept 8 days. */
+    UsageHistory: {
+      window: components['schemas']['UsageWindow'];
+      /** Format: date-time */
+      from: string;
+      /** Format: date-time */
+      to: string;
+      /** Format: int32 */
+      pointSeconds: number;
+      /** @description Oldest first. A point with no sample (nobody looked at the server then) is left out. */
+      points: components['schemas']['UsagePoint'][];
+    };
+    /**
+     * @description The last hour (5-minute points), day (15-minute points) or week (hourly points).
+     * @enum {string}
+     */
+    UsageWindow: 'hour' | 'day' | 'week';
+    UsagePoint: {
+      /**
+       * Format: date-time
+       * @description Start of the point; it covers `pointSeconds`.
+       */
+      at: string;
+      /**
+       * Format: int32
+       * @description Samples averaged into this point.
+       */
+      samples: number;
+      /** @description Mean CPU use in percent of one core (as the live usage). */
+      cpuAbsolute: number;
+      /** Format: int64 */
+      memoryBytes: number;
+      /** Format: int64 */
+      diskBytes: number;
+      /**
+       * Format: int64
+       * @description Mean received bytes a second; null when no two samples tell it.
+       */
+      networkRxBytesPerSecond: number | null;
+      /**
+       * Format: int64
+       * @description Mean sent bytes a second; null when no two samples tell it.
+       */
+      networkTxBytesPerSecond: number | null;
+    };
+    ServerCost: {
+      /**
+       * @description The calendar month (UTC), `YYYY-MM`.
+       * @example 2026-11
+       */
+      month: string;
+      /**
+       * Format: int64
+       * @description What the ledger's hourly charges of this server add up to this month, rounded down.
+       */
+      soFarCents: number;
+      /** Format: int64 */
+      soFarMillicents: number;
+      /**
+       * Format: int64
+       * @description So far plus every hour of the month not charged yet at the price billing would charge (the monthly cap applied), rounded down.
+       */
+      projectedCents: number;
+      /** Format: int64 */
+      projectedMillicents: number;
+      /**
+       * Format: int32
+       * @description Hours of the month still to be charged (ended hours not billed yet included).
+       */
+      hoursToCome: number;
+      /**
+       * Format: int64
+       * @description The exact hourly price now; 0 while the server is not active.
+       */
+      priceMillicentsPerHour: number;
+      /** Format: date-time */
+      asOf: string;
+    };
     FileList: {
       directory: string;
       data: components['schemas']['FileEntry'][];
@@ -18288,6 +18406,358 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  serverUsageHistory: {
+    parameters: {
+      query?: {
+        /** @description The last hour (5-minute points), day (15-minute points) or week (hourly points). */
+        window?: components['schemas']['UsageWindow'];
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description CPU, memory, disk and network over the last hour, day or week */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "window": "hour",
+           *       "from": "2026-11-26T10:00:00.000Z",
+           *       "to": "2026-11-26T10:00:00.000Z",
+           *       "pointSeconds": 60,
+           *       "points": [
+           *         {
+           *           "at": "2026-11-26T10:00:00.000Z",
+           *           "samples": 1,
+           *           "cpuAbsolute": 100,
+           *           "memoryBytes": 1048576,
+           *           "diskBytes": 1048576,
+           *           "networkRxBytesPerSecond": 1,
+           *           "networkTxBytesPerSecond": 1
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['UsageHistory'];
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  serverCost: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The server's charges this month and the projection to the month's end */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "month": "2026-11",
+           *       "soFarCents": 2500,
+           *       "soFarMillicents": 450,
+           *       "projectedCents": 2500,
+           *       "projectedMillicents": 450,
+           *       "hoursToCome": 1,
+           *       "priceMillicentsPerHour": 2700,
+           *       "asOf": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['ServerCost'];
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */

@@ -1,7 +1,9 @@
 import { createGroupHandler } from '../../shared/http/handler.ts';
 import { serverRoutes } from '../../shared/api/routes/servers.ts';
 import { getServerWithLive } from '../../shared/servers/live.ts';
-import { listServers } from '../../shared/servers/read.ts';
+import { getOwnedServer, listServers } from '../../shared/servers/read.ts';
+import { usageHistoryOf } from '../../shared/servers/usage-history.ts';
+import { costOfServer } from '../../shared/servers/cost.ts';
 
 import * as control from '../../shared/servers/control.ts';
 import { deployServer } from '../../shared/servers/deploy.ts';
@@ -98,6 +100,12 @@ export const handler = createGroupHandler('servers', serverRoutes, {
   },
 
   serverResources: async ({ principal, params }) => control.liveUsage(principal.accountId, params.id),
+
+  serverUsageHistory: async ({ principal, params, query }) => {
+    const server = await getOwnedServer(principal.accountId, params.id);
+    return usageHistoryOf(server.serverId, query.window);
+  },
+  serverCost: async ({ principal, params }) => costOfServer(await getOwnedServer(principal.accountId, params.id)),
 
   serverCommand: async ({ principal, params, body, audit }) => {
     audit.target = `server:${params.id}`;

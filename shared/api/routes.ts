@@ -2,7 +2,7 @@ import type { Group, RouteDef } from './route-def.ts';
 import { publicRoutes } from './routes/public.ts';
 import { accountCoreRoutes, accountMoneyRoutes } from './routes/account.ts';
 import { catalogRoutes } from './routes/catalog.ts';
-import { serverActionRoutes, serverCoreRoutes, serverShareRoutes, serverSubdomainRoutes } from './routes/servers.ts';
+import { serverActionRoutes, serverCoreRoutes, serverShareRoutes, serverSubdomainRoutes, serverUsageRoutes } from './routes/servers.ts';
 import {
   serverActivityRoutes,
   serverDatabaseRoutes,
@@ -36,6 +36,7 @@ export const routes = {
   ...serverStartupRoutes,
   ...serverActionRoutes,
   ...serverSubdomainRoutes,
+  ...serverUsageRoutes,
   ...serverStorageRoutes,
   ...serverScheduleRoutes,
   ...serverNetworkRoutes,

@@ -36,3 +36,4 @@ export * from './schemas/events.ts';
 export * from './schemas/quote.ts';
 export * from './schemas/addons.ts';
 export * from './schemas/databases.ts';
+export * from './schemas/usage.ts';

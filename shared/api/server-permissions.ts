@@ -24,6 +24,8 @@ export const serverRoutePermissions: Readonly<Record<string, RouteAccess>> = {
   reinstallServer: 'owner',
   powerServer: 'power',
   serverResources: 'read-only',
+  serverUsageHistory: 'read-only',
+  serverCost: 'read-only',
   serverCommand: 'console',
   serverConsole: 'console',
   // Startup settings (server-tools).

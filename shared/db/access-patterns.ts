@@ -258,6 +258,26 @@ export const serverById = async (serverId: string): Promise<ServerItem | undefin
 /** Consistent, so a state dropped after our own change (shared/servers/live.ts) is not read back. */
 export const liveStateOfServer = async (serverId: string) => asKindOrUndefined(await getItem(keys.liveState(serverId)), 'live-state');
 
+/** A server's usage samples with `SK` from `from` to `to` (bucket ISO times), oldest first, every page read (a week is ~2,000 small items). */
+export async function usageSamplesOfServer(serverId: string, from: string, to: string) {
+  const k = keys.usageSamplePrefix(serverId);
+  const items: Item[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'PK = :pk AND SK BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': k.PK, ':from': `${k.SKPrefix}${from}`, ':to': `${k.SKPrefix}${to}` },
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items.map((item) => asKind(item, 'usage-sample'));
+}
+
 /** `filter`: only the servers it holds for (shared/servers/filters.ts), read in bounded pages. */
 export const serversOfAccount = (accountId: string, page: PageRequest, filter?: ItemFilter) => {
   const k = keys.serverPrefix(accountId);

@@ -281,6 +281,24 @@ export interface LiveStateItem extends Stored {
   leaseId?: string;
   /** Set when the last refresh failed; cleared by the next that succeeds. */
   failedReason?: LiveRefreshFailure;
+  /** The usage-sample bucket already written (shared/servers/usage-history.ts): later refreshes in it write none. */
+  sampledBucket?: string;
+  expiresAt: number;
+}
+
+/**
+ * One usage sample (shared/servers/usage-history.ts): short attribute names keep the item near
+ * 100 bytes, one write unit. Network counters are the panel's cumulative bytes.
+ */
+export interface UsageSampleItem extends Stored {
+  kind: 'usage-sample';
+  /** When the panel gave the sample (ISO). */
+  at: string;
+  cpu: number;
+  mem: number;
+  disk: number;
+  rx: number;
+  tx: number;
   expiresAt: number;
 }
 
@@ -710,6 +728,7 @@ interface Kinds {
   server: ServerItem;
   'server-pointer': ServerPointerItem;
   'live-state': LiveStateItem;
+  'usage-sample': UsageSampleItem;
   instance: InstanceItem;
   'panel-node-claim': PanelNodeClaimItem;
   'held-orphan': HeldOrphanItem;

@@ -87,6 +87,9 @@ export const keys = {
   serverPrefix: (accountId: string) => ({ PK: `ACCOUNT#${accountId}`, SKPrefix: 'SERVER#' }),
   /** A server's live state as the panel last told it, shared by every process (shared/servers/live.ts). */
   liveState: (serverId: string): ItemKey => ({ PK: `LIVE#${serverId}`, SK: 'LIVE' }),
+  /** One usage sample per server per bucket (`bucketStart` ISO), written by the live-state refresh (shared/servers/usage-history.ts). */
+  usageSample: (serverId: string, bucketStart: string): ItemKey => ({ PK: `USAGE#${serverId}`, SK: `SAMPLE#${bucketStart}` }),
+  usageSamplePrefix: (serverId: string) => ({ PK: `USAGE#${serverId}`, SKPrefix: 'SAMPLE#' }),
   serversListing: (accountId: string, createdAt: string, serverId: string) => ({
     GSI1PK: `SERVERS#${shardOf(accountId)}`,
     GSI1SK: `${createdAt}#${serverId}`,

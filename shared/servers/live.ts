@@ -13,6 +13,7 @@ import type { PanelServer } from '../panel/types.ts';
 import { refuseOnFreshState } from './fresh-gate.ts';
 import { getOwnedServer } from './read.ts';
 import { getInstance, panelClientFor } from '../instances/index.ts';
+import { recordUsageSample } from './usage-history.ts';
 import { type ServerView, toServerView } from './views.ts';
 
 /**
@@ -57,7 +58,7 @@ export async function liveStateOf(server: ServerItem, options: { maxAgeMs?: numb
   if (last && last.ageMs < Math.min(last.intervalMs, options.maxAgeMs ?? Number.POSITIVE_INFINITY)) return shown(last);
   const leaseId = await takeRefreshLease(server.serverId, cached, now);
   if (!leaseId) return whileAnotherRefreshes(cached, last);
-  return refresh(server, leaseId, last);
+  return refresh(server, leaseId, last, cached?.sampledBucket);
 }
 
 /**
@@ -131,7 +132,12 @@ function whileAnotherRefreshes(cached: LiveStateItem | undefined, last: LastKnow
   return unavailable('refreshing', last);
 }
 
-async function refresh(server: ServerItem, leaseId: string, last: LastKnown | undefined): Promise<LiveView> {
+async function refresh(
+  server: ServerItem,
+  leaseId: string,
+  last: LastKnown | undefined,
+  sampledBucket: string | undefined,
+): Promise<LiveView> {
   let answer: PanelLiveAnswer;
   try {
     answer = await askPanel(server);
@@ -142,7 +148,9 @@ async function refresh(server: ServerItem, leaseId: string, last: LastKnown | un
     return unavailable(reason, last);
   }
   const asOf = new Date().toISOString();
-  await storeAnswer(server.serverId, leaseId, answer, asOf);
+  // The answer is also a usage sample (usage-history.ts): history costs no panel call of its own.
+  const sampled = answer.resources ? await recordUsageSample(server.serverId, answer.resources, sampledBucket) : sampledBucket;
+  await storeAnswer(server.serverId, leaseId, answer, asOf, sampled);
   return { available: true, asOf, ...answer };
 }
 
@@ -192,13 +200,24 @@ function failureReason(err: unknown): LiveRefreshFailure {
 }
 
 /** Only while this refresh still holds the lease: a state dropped meanwhile (forgetLiveState) stays dropped. */
-async function storeAnswer(serverId: string, leaseId: string, answer: PanelLiveAnswer, asOf: string): Promise<void> {
+async function storeAnswer(
+  serverId: string,
+  leaseId: string,
+  answer: PanelLiveAnswer,
+  asOf: string,
+  sampledBucket: string | undefined,
+): Promise<void> {
   const stored = await writeIfFirst({
     Update: {
       Key: keys.liveState(serverId),
-      UpdateExpression: 'SET answer = :answer, asOf = :asOf REMOVE refreshingUntil, leaseId, failedReason',
+      UpdateExpression: `SET answer = :answer, asOf = :asOf${sampledBucket ? ', sampledBucket = :bucket' : ''} REMOVE refreshingUntil, leaseId, failedReason`,
       ConditionExpression: 'leaseId = :leaseId',
-      ExpressionAttributeValues: { ':answer': answer, ':asOf': asOf, ':leaseId': leaseId },
+      ExpressionAttributeValues: {
+        ':answer': answer,
+        ':asOf': asOf,
+        ':leaseId': leaseId,
+        ...(sampledBucket ? { ':bucket': sampledBucket } : {}),
+      },
     },
   });
   if (!stored) logger.debug('live state answer not stored: the lease was lost', { serverId });

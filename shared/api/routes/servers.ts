@@ -28,6 +28,7 @@ import {
   ServerWithLive,
 } from '../schemas/servers.ts';
 import { SetSubdomain } from '../schemas/subdomains.ts';
+import { ServerCost, UsageHistory, UsageHistoryQuery } from '../schemas/usage.ts';
 
 /**
  * The servers group: /v1/servers, each server, its power, usage and console.
@@ -327,5 +328,42 @@ export const serverSubdomainRoutes = define({
   },
 });
 
+/** A server's usage history and cost this month: read from the table, no panel call (shared/servers/usage-history.ts, cost.ts). */
+export const serverUsageRoutes = define({
+  serverUsageHistory: {
+    method: 'GET',
+    path: '/v1/servers/:id/usage/history',
+    group: 'servers',
+    tag: 'Server control',
+    auth: 'bearer',
+    scope: 'servers:read',
+    summary: 'CPU, memory, disk and network over the last hour, day or week',
+    description:
+      'Samples the live-state refresh kept while the server was read (at most one per 5 minutes), averaged per point: 5 minutes for `hour`, 15 for `day`, an hour for `week`. No panel call.',
+    params: IdParam,
+    query: UsageHistoryQuery,
+    response: UsageHistory,
+  },
+  serverCost: {
+    method: 'GET',
+    path: '/v1/servers/:id/cost',
+    group: 'servers',
+    tag: 'Servers',
+    auth: 'bearer',
+    scope: 'servers:read',
+    summary: "The server's charges this month and the projection to the month's end",
+    description:
+      "So far: the ledger's hourly charges of this server in the current month (UTC). Projection: so far plus every hour still to charge at the exact price billing would charge, the monthly cap applied. Both in cents rounded down, as the ledger charges. No panel call.",
+    params: IdParam,
+    response: ServerCost,
+  },
+});
+
 /** Every route of the servers function. */
-export const serverRoutes = { ...serverCoreRoutes, ...serverActionRoutes, ...serverShareRoutes, ...serverSubdomainRoutes };
+export const serverRoutes = {
+  ...serverCoreRoutes,
+  ...serverActionRoutes,
+  ...serverShareRoutes,
+  ...serverSubdomainRoutes,
+  ...serverUsageRoutes,
+};

@@ -1,9 +1,11 @@
 import { api, ok } from '../api.ts';
-import { cents, dateTime, millicents, relative, runwayHours } from '../format.ts';
+import { bytes, cents, dateTime, millicents, relative, runwayHours } from '../format.ts';
 import { href } from '../router.ts';
 import { useSession } from '../session.ts';
 import { DebtNotice } from '../billing/debt.tsx';
 import { Loading, Notice, Page, useLoad } from '../ui.tsx';
+import { StatusBadge } from '../server-status.tsx';
+import type { Schema } from '../api.ts';
 
 /** Balance, burn, runway, funded-until and when suspension would come, the warnings, and the servers at a glance. */
 export default function Overview() {
@@ -80,16 +82,50 @@ export default function Overview() {
               No servers yet. <a href={href('/deploy')}>Deploy your first one</a>.
             </p>
           ) : (
-            <ul>
-              {page.data.map((s) => (
-                <li key={s.id}>
-                  <a href={href(`/servers/${s.id}`)}>{s.name}</a> <span class="muted">({s.status})</span>
-                </li>
-              ))}
-            </ul>
+            <ServerCards servers={page.data} />
           )
         }
       </Loading>
     </Page>
+  );
+}
+
+/**
+ * The servers as cards: state, address and the latest kept usage sample (GET …/usage/history, read
+ * from the table: the overview costs the panel no call, however many servers it shows).
+ */
+function ServerCards({ servers }: { servers: Schema<'Server'>[] }) {
+  return (
+    <ul class="server-cards" data-testid="server-cards">
+      {servers.map((s) => (
+        <li key={s.id} class="card">
+          <h3>
+            <a href={href(`/servers/${s.id}`)}>{s.name}</a>
+          </h3>
+          <StatusBadge status={s.status} reason={s.suspendedReason} />
+          <p>{s.address ? <code>{`${s.address.host}:${s.address.port}`}</code> : <span class="muted">No address recorded</span>}</p>
+          <LatestUsage serverId={s.id} active={s.status === 'active'} />
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function LatestUsage({ serverId, active }: { serverId: string; active: boolean }) {
+  const history = useLoad(
+    () =>
+      active
+        ? ok(api().GET('/v1/servers/{id}/usage/history', { params: { path: { id: serverId }, query: { window: 'hour' } } }))
+        : Promise.resolve(null),
+    [serverId, active],
+  );
+  const last = history.data?.points.at(-1);
+  if (!active) return null;
+  if (history.loading && !history.data) return <p class="muted">Reading usage…</p>;
+  if (!last) return <p class="muted">No usage in the last hour</p>;
+  return (
+    <p class="muted" data-testid="server-card-usage">
+      CPU {last.cpuAbsolute.toFixed(1)} % · memory {bytes(last.memoryBytes)}
+    </p>
   );
 }

@@ -5,6 +5,7 @@ import { Button, ErrorNotice, SecretOnce, useAction, useLoad } from '../../ui.ts
 import { CopyButton, PowerButtons } from './parts.tsx';
 import type { TabProps } from './tab.ts';
 import { Usage } from './usage.tsx';
+import { CostThisMonth, UsageGraphs } from './usage-graphs.tsx';
 
 /**
  * Where to connect (game address, SFTP), what the server is (resources, price, labels, placement),
@@ -32,6 +33,9 @@ export default function OverviewTab({ server, reload }: TabProps) {
       ) : (
         <p class="muted">Live usage is shown once the server is installed.</p>
       )}
+      {/* Issue 41 (usage history and cost): graphs from kept samples, cost from the ledger. */}
+      <UsageGraphs serverId={server.id} />
+      <CostThisMonth serverId={server.id} />
       <Plan server={server} />
     </>
   );
