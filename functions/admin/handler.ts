@@ -121,6 +121,9 @@ export const handler = createGroupHandler('admin', adminRoutes, {
     invoiceIssuer: sellerStatus((await getSettings()).invoiceIssuer),
   }),
 
+  // Loaded with its first request: the home's counting code stays out of the function's start.
+  adminHome: async () => (await import('../../shared/admin/home.ts')).platformHome(),
+
   adminListServers: async ({ principal, query }) => listAllServers({ ...query, boundTo: `admin-servers:${principal.accountId}` }),
 
   adminListInstances: async () => ({ data: await listInstancesWithCallBudget() }),
