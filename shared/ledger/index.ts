@@ -68,6 +68,8 @@ export interface LedgerChange {
   extraGuards?: string[];
   reference?: LedgerReference;
   actorId?: string;
+  /** Refunds and disputes: the card money the entry moves (signed like it), the bonus it also takes back left out (the admin home's figures). */
+  moneyCents?: number;
 }
 
 export interface LedgerEntry extends Omit<LedgerChange, 'extraGuards'> {
@@ -274,7 +276,8 @@ const MONEY_MOVES: ReadonlySet<LedgerType> = new Set(['topup', 'refund', 'disput
 /**
  * The admin home's daily money counters (keys.moneyReceivedDay), added to in the entry's own
  * transaction so they always equal the ledger: `topUpCents`/`topUps` from top-ups, `returnedCents`
- * what refunds and lost disputes gave back (a won dispute's credit lowers it again). Charges,
+ * the card money refunds and lost disputes gave back (`moneyCents`: without the bonus they take back
+ * with it; a won dispute lowers it again). Charges,
  * grants and deductions move no money and are not counted.
  */
 function moneyReceivedWrites(accountId: string, entries: LedgerEntry[]): NamedWrite[] {
@@ -286,7 +289,7 @@ function moneyReceivedWrites(accountId: string, entries: LedgerEntry[]): NamedWr
     if (entry.type === 'topup') {
       sums.topUpCents += entry.amountCents;
       sums.topUps += 1;
-    } else sums.returnedCents -= entry.amountCents;
+    } else sums.returnedCents -= entry.moneyCents ?? entry.amountCents;
     byDay.set(day, sums);
   }
   return [...byDay].map(([day, sums]) => ({
