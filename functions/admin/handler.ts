@@ -21,6 +21,7 @@ import { refundInvoice } from '../../shared/payments/refunds.ts';
 import { stripeWebhookHealth } from '../../shared/payments/webhook-endpoint.ts';
 import { paymentRoutes } from '../../shared/api/routes/payments.ts';
 import { sellerStatus } from '../../shared/invoices/parties.ts';
+import { platformHome } from '../../shared/admin/home.ts';
 
 /** Admin group: everything under /v1/admin (admin accounts with the `admin` scope only). */
 export const handler = createGroupHandler('admin', adminRoutes, {
@@ -121,8 +122,7 @@ export const handler = createGroupHandler('admin', adminRoutes, {
     invoiceIssuer: sellerStatus((await getSettings()).invoiceIssuer),
   }),
 
-  // Loaded with its first request: the home's counting code stays out of the function's start.
-  adminHome: async () => (await import('../../shared/admin/home.ts')).platformHome(),
+  adminHome: async () => platformHome(),
 
   adminListServers: async ({ principal, query }) => listAllServers({ ...query, boundTo: `admin-servers:${principal.accountId}` }),
 

@@ -31,7 +31,7 @@ export const PARTITIONS = {
   apiKeyHash: partitionPattern(keys.apiKeyHash(SENTINEL).PK),
   ledgerGuard: partitionPattern(keys.ledgerGuard(SENTINEL).PK),
   /** Money received per UTC day (`MONEY#<yyyy-mm>`), written with the ledger entry that moves it. */
-  moneyReceived: partitionPattern(keys.moneyReceivedDay(SENTINEL, SENTINEL).PK),
+  moneyReceived: partitionPattern(keys.moneyReceivedDay(SENTINEL, SENTINEL, SENTINEL).PK),
   idempotency: partitionPattern(keys.idempotency(SENTINEL, SENTINEL).PK),
   rateWindow: partitionPattern(keys.rateWindow(SENTINEL, N).PK),
   serverPointer: partitionPattern(keys.serverPointer(SENTINEL).PK),

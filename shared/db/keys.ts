@@ -110,9 +110,9 @@ export const keys = {
    * top-up, refund and dispute (shared/ledger/index.ts). One row per account shard spreads the
    * writes; a month is one partition, so the admin home reads a month in one query.
    */
-  moneyReceivedDay: (day: string, accountId: string): ItemKey => ({
-    PK: `MONEY#${day.slice(0, 7)}`,
-    SK: `DAY#${day.slice(8, 10)}#${shardOf(accountId)}`,
+  moneyReceivedDay: (month: string, dayOfMonth: string, accountId: string): ItemKey => ({
+    PK: `MONEY#${month}`,
+    SK: `DAY#${dayOfMonth}#${shardOf(accountId)}`,
   }),
   moneyReceivedMonth: (month: string) => ({ PK: `MONEY#${month}`, SKPrefix: 'DAY#' }),
   invoice: (accountId: string, number: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `INVOICE#${number}` }),

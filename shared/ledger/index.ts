@@ -295,7 +295,7 @@ function moneyReceivedWrites(accountId: string, entries: LedgerEntry[]): NamedWr
   return [...byDay].map(([day, sums]) => ({
     name: `money:${day}`,
     Update: {
-      Key: keys.moneyReceivedDay(day, accountId),
+      Key: keys.moneyReceivedDay(day.slice(0, 7), day.slice(8, 10), accountId),
       UpdateExpression: 'SET kind = :kind ADD topUpCents :topUpCents, topUps :topUps, returnedCents :returnedCents',
       ExpressionAttributeValues: {
         ':kind': 'money-received',
