@@ -1643,6 +1643,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/admin/home': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The platform's figures: money received today and this month, servers, accounts, panels, pending repairs, webhook backlog
+     * @description Each figure is read from what its list reads: money from daily counters the ledger books in the same transaction as each top-up, refund and dispute (UTC days; `revenueCents` is top-ups less refunds and lost disputes, before tax; granted credit and charges are not money received); servers and accounts from the admin listings, reading at most 5,000 items each (`complete: false` past that); repairs and webhook queues from their queues; panels as GET /v1/admin/instances.
+     */
+    get: operations['adminHome'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/admin/servers': {
     parameters: {
       query?: never;
@@ -7545,6 +7565,201 @@ export interface components {
        */
       maxServers?: number | null;
     };
+    AdminHome: {
+      /**
+       * Format: date-time
+       * @description When the figures were read; days and months are UTC.
+       */
+      at: string;
+      /** @description From the ledger (booked in the same transaction as each top-up, refund and dispute). */
+      money: {
+        today: components['schemas']['AdminMoneyFigures'];
+        month: components['schemas']['AdminMoneyFigures'];
+      };
+      /** @description Servers in GET /v1/admin/servers by status. */
+      servers: {
+        /** Format: int32 */
+        active: number;
+        /** Format: int32 */
+        suspended: number;
+        /** @description False when the read stopped at its bound: the counts are lower bounds. */
+        complete: boolean;
+      };
+      accounts: {
+        /**
+         * Format: int32
+         * @description Accounts in GET /v1/admin/users.
+         */
+        count: number;
+        /** @description False when the read stopped at its bound: the count is a lower bound. */
+        complete: boolean;
+      };
+      pendingRepairs: {
+        /**
+         * Format: int32
+         * @description Suspensions, unsuspensions and other panel changes queued for a retry.
+         */
+        count: number;
+        /** @description False when the read stopped at its bound: the count is a lower bound. */
+        complete: boolean;
+      };
+      /** @description The queues of the webhook dispatcher. */
+      webhookBacklog: {
+        /**
+         * Format: int32
+         * @description Events not yet fanned out to their endpoints.
+         */
+        undispatched: number;
+        /**
+         * Format: int32
+         * @description Deliveries waiting for an attempt (first or retry).
+         */
+        deliveriesDue: number;
+        complete: boolean;
+      };
+      /** @description As GET /v1/admin/instances, in short. */
+      panels: {
+        /** Format: uuid */
+        id: string;
+        name: string;
+        enabled: boolean;
+        /**
+         * @description The last instance test: passed, failed, or none yet.
+         * @enum {string}
+         */
+        health: 'ok' | 'failing' | 'untested';
+        /** Format: date-time */
+        lastTestAt: string | null;
+        /** Format: int32 */
+        serverCount: number;
+        callBudget: components['schemas']['CallBudgetState'];
+      }[];
+    };
+    AdminMoneyFigures: {
+      /**
+       * Format: int64
+       * @description Credit bought by card (ledger `topup` entries, before tax).
+       */
+      topUpCents: number;
+      /**
+       * Format: int32
+       * @description How many top-ups.
+       */
+      topUps: number;
+      /**
+       * Format: int64
+       * @description What refunds and lost disputes gave back (ledger `refund` and `dispute` entries; a won dispute lowers it).
+       */
+      returnedCents: number;
+      /**
+       * Format: int64
+       * @description Money received net of what went back: `topUpCents − returnedCents`. Granted credit, charges and tax are not revenue.
+       */
+      revenueCents: number;
+    };
+    /** @description The panel's shared call budget: its shares and what the trailing window holds. */
+    CallBudgetState: {
+      application: {
+        /** Format: int32 */
+        limitPerMinute: number;
+        /**
+         * Format: int32
+         * @description What the control plane spends at most in any 62 s (so in any 60 s window the panel counts): the limit less headroom.
+         */
+        budgetPerMinute: number;
+        /**
+         * Format: int32
+         * @description Application API: what customer reads stop short of, kept for customer writes (create, build, delete); 0 for the Client API.
+         */
+        reservedForWrites: number;
+        /**
+         * Format: int32
+         * @description Where customers' reads (Application) or control calls (Client) stop, once past their first calls.
+         */
+        readsPerMinute: number;
+        /**
+         * Format: int32
+         * @description One account's reads (Application) or control calls (Client) a minute.
+         */
+        readsPerAccountPerMinute: number;
+        /**
+         * Format: int32
+         * @description One account's writes a minute (Application).
+         */
+        writesPerAccountPerMinute: number;
+        /**
+         * Format: int32
+         * @description Kept for the platform's own work (billing suspensions, reconciler, repairs): no account can use it.
+         */
+        systemReserve: number;
+        /**
+         * Format: int32
+         * @description Only an account with at most 6 calls over this minute and the previous one may use it: accounts calling at their share cannot keep a new one out.
+         */
+        newcomerSlice: number;
+        /**
+         * Format: int32
+         * @description Calls counted in the trailing 62 s.
+         */
+        usedThisMinute: number;
+        /**
+         * Format: date-time
+         * @description Set after the panel answered 429: no call is sent before then.
+         */
+        pausedUntil: string | null;
+      };
+      client: {
+        /** Format: int32 */
+        limitPerMinute: number;
+        /**
+         * Format: int32
+         * @description What the control plane spends at most in any 62 s (so in any 60 s window the panel counts): the limit less headroom.
+         */
+        budgetPerMinute: number;
+        /**
+         * Format: int32
+         * @description Application API: what customer reads stop short of, kept for customer writes (create, build, delete); 0 for the Client API.
+         */
+        reservedForWrites: number;
+        /**
+         * Format: int32
+         * @description Where customers' reads (Application) or control calls (Client) stop, once past their first calls.
+         */
+        readsPerMinute: number;
+        /**
+         * Format: int32
+         * @description One account's reads (Application) or control calls (Client) a minute.
+         */
+        readsPerAccountPerMinute: number;
+        /**
+         * Format: int32
+         * @description One account's writes a minute (Application).
+         */
+        writesPerAccountPerMinute: number;
+        /**
+         * Format: int32
+         * @description Kept for the platform's own work (billing suspensions, reconciler, repairs): no account can use it.
+         */
+        systemReserve: number;
+        /**
+         * Format: int32
+         * @description Only an account with at most 6 calls over this minute and the previous one may use it: accounts calling at their share cannot keep a new one out.
+         */
+        newcomerSlice: number;
+        /**
+         * Format: int32
+         * @description Calls counted in the trailing 62 s.
+         */
+        usedThisMinute: number;
+        /**
+         * Format: date-time
+         * @description Set after the panel answered 429: no call is sent before then.
+         */
+        pausedUntil: string | null;
+      };
+      /** @description Other instances registered with the same panel (URL compared normalised): they spend this same budget. */
+      sharedWith: string[];
+    };
     AdminServerList: {
       data: components['schemas']['AdminServer'][];
       /** @description Pass as `cursor` for the next page; null on the last page. */
@@ -7990,109 +8205,6 @@ export interface components {
         /** @description A short account of the outcome (never a key). */
         message: string;
       } | null;
-    };
-    /** @description The panel's shared call budget: its shares and what the trailing window holds. */
-    CallBudgetState: {
-      application: {
-        /** Format: int32 */
-        limitPerMinute: number;
-        /**
-         * Format: int32
-         * @description What the control plane spends at most in any 62 s (so in any 60 s window the panel counts): the limit less headroom.
-         */
-        budgetPerMinute: number;
-        /**
-         * Format: int32
-         * @description Application API: what customer reads stop short of, kept for customer writes (create, build, delete); 0 for the Client API.
-         */
-        reservedForWrites: number;
-        /**
-         * Format: int32
-         * @description Where customers' reads (Application) or control calls (Client) stop, once past their first calls.
-         */
-        readsPerMinute: number;
-        /**
-         * Format: int32
-         * @description One account's reads (Application) or control calls (Client) a minute.
-         */
-        readsPerAccountPerMinute: number;
-        /**
-         * Format: int32
-         * @description One account's writes a minute (Application).
-         */
-        writesPerAccountPerMinute: number;
-        /**
-         * Format: int32
-         * @description Kept for the platform's own work (billing suspensions, reconciler, repairs): no account can use it.
-         */
-        systemReserve: number;
-        /**
-         * Format: int32
-         * @description Only an account with at most 6 calls over this minute and the previous one may use it: accounts calling at their share cannot keep a new one out.
-         */
-        newcomerSlice: number;
-        /**
-         * Format: int32
-         * @description Calls counted in the trailing 62 s.
-         */
-        usedThisMinute: number;
-        /**
-         * Format: date-time
-         * @description Set after the panel answered 429: no call is sent before then.
-         */
-        pausedUntil: string | null;
-      };
-      client: {
-        /** Format: int32 */
-        limitPerMinute: number;
-        /**
-         * Format: int32
-         * @description What the control plane spends at most in any 62 s (so in any 60 s window the panel counts): the limit less headroom.
-         */
-        budgetPerMinute: number;
-        /**
-         * Format: int32
-         * @description Application API: what customer reads stop short of, kept for customer writes (create, build, delete); 0 for the Client API.
-         */
-        reservedForWrites: number;
-        /**
-         * Format: int32
-         * @description Where customers' reads (Application) or control calls (Client) stop, once past their first calls.
-         */
-        readsPerMinute: number;
-        /**
-         * Format: int32
-         * @description One account's reads (Application) or control calls (Client) a minute.
-         */
-        readsPerAccountPerMinute: number;
-        /**
-         * Format: int32
-         * @description One account's writes a minute (Application).
-         */
-        writesPerAccountPerMinute: number;
-        /**
-         * Format: int32
-         * @description Kept for the platform's own work (billing suspensions, reconciler, repairs): no account can use it.
-         */
-        systemReserve: number;
-        /**
-         * Format: int32
-         * @description Only an account with at most 6 calls over this minute and the previous one may use it: accounts calling at their share cannot keep a new one out.
-         */
-        newcomerSlice: number;
-        /**
-         * Format: int32
-         * @description Calls counted in the trailing 62 s.
-         */
-        usedThisMinute: number;
-        /**
-         * Format: date-time
-         * @description Set after the panel answered 429: no call is sent before then.
-         */
-        pausedUntil: string | null;
-      };
-      /** @description Other instances registered with the same panel (URL compared normalised): they spend this same budget. */
-      sharedWith: string[];
     };
     HeldOrphanList: {
       data: components['schemas']['HeldOrphan'][];
@@ -35197,6 +35309,195 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminHome: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The platform's figures: money received today and this month, servers, accounts, panels, pending repairs, webhook backlog */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "at": "2026-11-26T10:00:00.000Z",
+           *       "money": {
+           *         "today": {
+           *           "topUpCents": 2500,
+           *           "topUps": 1,
+           *           "returnedCents": 2500,
+           *           "revenueCents": 2500
+           *         },
+           *         "month": {
+           *           "topUpCents": 2500,
+           *           "topUps": 1,
+           *           "returnedCents": 2500,
+           *           "revenueCents": 2500
+           *         }
+           *       },
+           *       "servers": {
+           *         "active": 1,
+           *         "suspended": 1,
+           *         "complete": true
+           *       },
+           *       "accounts": {
+           *         "count": 1,
+           *         "complete": true
+           *       },
+           *       "pendingRepairs": {
+           *         "count": 1,
+           *         "complete": true
+           *       },
+           *       "webhookBacklog": {
+           *         "undispatched": 1,
+           *         "deliveriesDue": 1,
+           *         "complete": true
+           *       },
+           *       "panels": [
+           *         {
+           *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *           "name": "survival",
+           *           "enabled": true,
+           *           "health": "ok",
+           *           "lastTestAt": "2026-11-26T10:00:00.000Z",
+           *           "serverCount": 1,
+           *           "callBudget": {
+           *             "application": {
+           *               "limitPerMinute": 1,
+           *               "budgetPerMinute": 1,
+           *               "reservedForWrites": 1,
+           *               "readsPerMinute": 1,
+           *               "readsPerAccountPerMinute": 1,
+           *               "writesPerAccountPerMinute": 1,
+           *               "systemReserve": 1,
+           *               "newcomerSlice": 1,
+           *               "usedThisMinute": 1,
+           *               "pausedUntil": "2026-11-26T10:00:00.000Z"
+           *             },
+           *             "client": {
+           *               "limitPerMinute": 1,
+           *               "budgetPerMinute": 1,
+           *               "reservedForWrites": 1,
+           *               "readsPerMinute": 1,
+           *               "readsPerAccountPerMinute": 1,
+           *               "writesPerAccountPerMinute": 1,
+           *               "systemReserve": 1,
+           *               "newcomerSlice": 1,
+           *               "usedThisMinute": 1,
+           *               "pausedUntil": "2026-11-26T10:00:00.000Z"
+           *             },
+           *             "sharedWith": [
+           *               "0193a7e2-5b1c-7d4e-9f3a-000095a716cb"
+           *             ]
+           *           }
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['AdminHome'];
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */

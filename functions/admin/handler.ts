@@ -21,6 +21,7 @@ import { refundInvoice } from '../../shared/payments/refunds.ts';
 import { stripeWebhookHealth } from '../../shared/payments/webhook-endpoint.ts';
 import { paymentRoutes } from '../../shared/api/routes/payments.ts';
 import { sellerStatus } from '../../shared/invoices/parties.ts';
+import { platformHome } from '../../shared/admin/home.ts';
 
 /** Admin group: everything under /v1/admin (admin accounts with the `admin` scope only). */
 export const handler = createGroupHandler('admin', adminRoutes, {
@@ -120,6 +121,8 @@ export const handler = createGroupHandler('admin', adminRoutes, {
     stripeWebhook: await stripeWebhookHealth(`${baseUrl}${paymentRoutes.stripeWebhook.path}`),
     invoiceIssuer: sellerStatus((await getSettings()).invoiceIssuer),
   }),
+
+  adminHome: async () => platformHome(),
 
   adminListServers: async ({ principal, query }) => listAllServers({ ...query, boundTo: `admin-servers:${principal.accountId}` }),
 

@@ -26,6 +26,7 @@ export * from './schemas/billing-profile.ts';
 export * from './schemas/billing.ts';
 export * from './schemas/credit-notes.ts';
 export * from './schemas/admin.ts';
+export * from './schemas/admin-home.ts';
 export * from './schemas/payments.ts';
 export * from './schemas/dev.ts';
 export * from './schemas/webhooks.ts';

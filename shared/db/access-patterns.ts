@@ -485,3 +485,45 @@ export async function subdomainClaim(zone: string, name: string) {
 export async function localDnsRecords(zone: string, name: string) {
   return asKindOrUndefined(await getItem(keys.localDnsRecords(zone, name), false), 'local-dns-records');
 }
+
+// ── The admin home's figures (shared/admin/home.ts) ──
+
+/** A month's daily money counters (`MONEY#<yyyy-mm>`: at most 31 days × LISTING_SHARDS small rows), one query. */
+export const moneyReceivedOfMonth = async (month: string) => {
+  const k = keys.moneyReceivedMonth(month);
+  return queryAll({ pk: k.PK, skPrefix: k.SKPrefix });
+};
+
+/**
+ * Tallies one index partition, reading at most `bound` items and only the attribute `tallyBy` (or
+ * nothing but the count): what the admin home counts. DynamoDB bills the size of each item read,
+ * so the read costs the partition's items up to the bound; `complete` is false when it stopped there.
+ */
+export async function tallyIndexPartition(
+  index: IndexName,
+  pk: string,
+  bound: number,
+  tallyBy?: string,
+): Promise<{ counts: Map<string, number>; read: number; complete: boolean }> {
+  const counts = new Map<string, number>();
+  let read = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: index,
+        KeyConditionExpression: `${index}PK = :pk`,
+        ExpressionAttributeValues: { ':pk': pk },
+        ...(tallyBy ? { ProjectionExpression: '#t', ExpressionAttributeNames: { '#t': tallyBy } } : { Select: 'COUNT' as const }),
+        Limit: bound - read,
+        ExclusiveStartKey: start,
+      }),
+    );
+    if (tallyBy) for (const item of out.Items ?? []) counts.set(String(item[tallyBy]), (counts.get(String(item[tallyBy])) ?? 0) + 1);
+    else counts.set('', (counts.get('') ?? 0) + (out.Count ?? 0));
+    read += out.Count ?? 0;
+    start = out.LastEvaluatedKey;
+  } while (start && read < bound);
+  return { counts, read, complete: !start };
+}

@@ -30,6 +30,8 @@ export const PARTITIONS = {
   subject: partitionPattern(keys.subject(SENTINEL, SENTINEL).PK),
   apiKeyHash: partitionPattern(keys.apiKeyHash(SENTINEL).PK),
   ledgerGuard: partitionPattern(keys.ledgerGuard(SENTINEL).PK),
+  /** Money received per UTC day (`MONEY#<yyyy-mm>`), written with the ledger entry that moves it. */
+  moneyReceived: partitionPattern(keys.moneyReceivedDay(SENTINEL, SENTINEL, SENTINEL).PK),
   idempotency: partitionPattern(keys.idempotency(SENTINEL, SENTINEL).PK),
   rateWindow: partitionPattern(keys.rateWindow(SENTINEL, N).PK),
   serverPointer: partitionPattern(keys.serverPointer(SENTINEL).PK),
@@ -120,7 +122,7 @@ export interface TableAccess {
  * the activity-log entry; the platform settings are read (trial credit, limits).
  */
 const PIPELINE: TableAccess = {
-  write: ['rateWindow', 'apiKeyHash', 'subject', 'account', 'ledgerGuard', 'idempotency'],
+  write: ['rateWindow', 'apiKeyHash', 'subject', 'account', 'ledgerGuard', 'moneyReceived', 'idempotency'],
   read: ['settings'],
   indexes: [],
   indexPartitions: [],
@@ -211,14 +213,15 @@ export const TABLE_ACCESS = {
     // A deduction of paid credit issues a credit note (its counter and id pointer).
     write: [...PANEL_WORK, 'settings', 'creditNotePointer', 'creditNoteCounter'],
     read: ['invoicePointer', 'paymentIntent'],
-    indexes: ['GSI1'],
-    indexPartitions: ['accountsListing', 'auditListing', 'serversListing'],
+    // The admin home also counts the pending repairs and the webhook queues (GSI2, shared/admin/home.ts).
+    indexes: ['GSI1', 'GSI2'],
+    indexPartitions: ['accountsListing', 'auditListing', 'serversListing', 'repairDue', 'outbox', 'deliveryDue'],
     // The profiles of a page of the accounts listing (its rows are listing entries).
     batchRead: ['account'],
   }),
   // The every-minute entry also runs the due auto top-ups: it opens their invoices (and, in the sandbox, books the payment).
   'billing-pass': {
-    write: ['account', 'ledgerGuard', 'billingWatermark', 'billingPass', 'stripeEventsCursor', ...PANEL_WORK, ...INVOICES],
+    write: ['account', 'ledgerGuard', 'moneyReceived', 'billingWatermark', 'billingPass', 'stripeEventsCursor', ...PANEL_WORK, ...INVOICES],
     read: ['settings'],
     indexes: ['GSI1', 'GSI2'],
     // The reconciler's servers listing; the billable shards, pending repairs, due auto top-ups and watched installs.

@@ -108,6 +108,16 @@ export const keys = {
   stripeEventsCursor: (): ItemKey => ({ PK: 'STRIPE#EVENTS', SK: 'CURSOR' }),
   /** A fanned-out pass's record (AWS): which shards are done for the hour it bills through (ISO time). */
   billingPass: (throughHour: string): ItemKey => ({ PK: 'BILLING#PASS', SK: throughHour }),
+  /**
+   * Money received on one UTC day (shared/admin/home.ts): added to in the ledger transaction of each
+   * top-up, refund and dispute (shared/ledger/index.ts). One row per account shard spreads the
+   * writes; a month is one partition, so the admin home reads a month in one query.
+   */
+  moneyReceivedDay: (month: string, dayOfMonth: string, accountId: string): ItemKey => ({
+    PK: `MONEY#${month}`,
+    SK: `DAY#${dayOfMonth}#${shardOf(accountId)}`,
+  }),
+  moneyReceivedMonth: (month: string) => ({ PK: `MONEY#${month}`, SKPrefix: 'DAY#' }),
   invoice: (accountId: string, number: string): ItemKey => ({ PK: `ACCOUNT#${accountId}`, SK: `INVOICE#${number}` }),
   invoicePrefix: (accountId: string) => ({ PK: `ACCOUNT#${accountId}`, SKPrefix: 'INVOICE#' }),
   invoicePointer: (invoiceId: string): ItemKey => ({ PK: `INVOICEID#${invoiceId}`, SK: 'INVOICEID' }),

@@ -68,6 +68,8 @@ export interface LedgerChange {
   extraGuards?: string[];
   reference?: LedgerReference;
   actorId?: string;
+  /** Refunds and disputes: the card money the entry moves (signed like it), the bonus it also takes back left out (the admin home's figures). */
+  moneyCents?: number;
 }
 
 export interface LedgerEntry extends Omit<LedgerChange, 'extraGuards'> {
@@ -194,6 +196,7 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
           entries.push({ ...rest, seq: seq0 + i + 1, balanceAfterCents: balance, granted: GRANTED.has(change.type), at });
         });
         const extras = (options.extraItems?.(entries) ?? []).map((w) => ({ ...w, name: `${EXTRA}${w.name}` }));
+        const received = moneyReceivedWrites(accountId, entries);
         const low = await lowBalanceStep(profile, unchangedBalance, balance);
         const events = [
           ...eventsOf(accountId, entries, low.fire ? { balanceCents: balance, thresholdCents: low.thresholdCents } : null, at),
@@ -228,6 +231,7 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
               },
             },
             ...items,
+            ...received,
             ...extras,
             ...events,
           ]);
@@ -264,6 +268,43 @@ export async function appendLedger(accountId: string, changes: LedgerChange[], o
     if (extraFailed) return { ...unchanged, alreadyApplied: [], extraFailed: extraFailed.slice(EXTRA.length) };
     throw err;
   }
+}
+
+/** Entries that move money between a customer's card and the operator: top-ups in, refunds and disputes out. */
+const MONEY_MOVES: ReadonlySet<LedgerType> = new Set(['topup', 'refund', 'dispute']);
+
+/**
+ * The admin home's daily money counters (keys.moneyReceivedDay), added to in the entry's own
+ * transaction so they always equal the ledger: `topUpCents`/`topUps` from top-ups, `returnedCents`
+ * the card money refunds and lost disputes gave back (`moneyCents`: without the bonus they take back
+ * with it; a won dispute lowers it again). Charges,
+ * grants and deductions move no money and are not counted.
+ */
+function moneyReceivedWrites(accountId: string, entries: LedgerEntry[]): NamedWrite[] {
+  const byDay = new Map<string, { topUpCents: number; topUps: number; returnedCents: number }>();
+  for (const entry of entries) {
+    if (!MONEY_MOVES.has(entry.type)) continue;
+    const day = entry.at.slice(0, 10);
+    const sums = byDay.get(day) ?? { topUpCents: 0, topUps: 0, returnedCents: 0 };
+    if (entry.type === 'topup') {
+      sums.topUpCents += entry.amountCents;
+      sums.topUps += 1;
+    } else sums.returnedCents -= entry.moneyCents ?? entry.amountCents;
+    byDay.set(day, sums);
+  }
+  return [...byDay].map(([day, sums]) => ({
+    name: `money:${day}`,
+    Update: {
+      Key: keys.moneyReceivedDay(day.slice(0, 7), day.slice(8, 10), accountId),
+      UpdateExpression: 'SET kind = :kind ADD topUpCents :topUpCents, topUps :topUps, returnedCents :returnedCents',
+      ExpressionAttributeValues: {
+        ':kind': 'money-received',
+        ':topUpCents': sums.topUpCents,
+        ':topUps': sums.topUps,
+        ':returnedCents': sums.returnedCents,
+      },
+    },
+  }));
 }
 
 /**

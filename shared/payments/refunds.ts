@@ -241,6 +241,8 @@ async function book(item: InvoiceItem, before: Reversal, target: Reversal, event
         {
           type: event.kind === 'dispute' ? 'dispute' : 'refund',
           amountCents,
+          // The card money alone (the bonus is credit, not money): the admin home's revenue.
+          moneyCents: -net,
           // One entry per revision of the invoice's reversal (the lock makes them a chain), and one per event.
           idempotencyKey: `reversal:${item.invoiceId}:${next.reversalRev}`,
           extraGuards: event.kind === 'refund_failed' ? [eventGuard, `refund-failed:${event.refund.refundId}`] : [eventGuard],

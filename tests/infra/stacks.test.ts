@@ -326,8 +326,8 @@ describe('api stack: functions carry the house defaults', () => {
       expect(doc).toContain('dynamodb:PutItem');
       expect(doc).not.toContain('/index/*');
     }
-    // Only the admin function (GSI1: users, servers, audit log) and server-tools (GSI2: one server's
-    // activity, `SERVERLOG#*` only) query an index, named one by one.
+    // Only the admin function (GSI1: users, servers, audit log; GSI2: the admin home's queue counts) and
+    // server-tools (GSI2: one server's activity, `SERVERLOG#*` only) query an index, named one by one.
     for (const [group, fn] of built.apiStack.functions) {
       const doc = JSON.stringify(statementsOf(built.apiStack, apiTemplate, fn));
       if (group === 'admin') expect(doc).toContain('/index/GSI1');

@@ -24,6 +24,8 @@ export const ROUTES: AppRoute[] = [
   { path: '/keys', nav: 'API keys', load: () => import('./pages/keys.tsx') },
   { path: '/webhooks', nav: 'Webhooks', load: () => import('./pages/webhooks.tsx') },
   { path: '/account', nav: 'Account', load: () => import('./pages/account.tsx') },
+  // The admin's landing page: first of the admin group.
+  { path: '/admin/home', nav: 'Admin home', admin: true, load: () => import('./pages/admin/home.tsx') },
   { path: '/admin/instances', nav: 'Panels', admin: true, load: () => import('./pages/admin/instances.tsx') },
   { path: '/admin/accounts', nav: 'Accounts', admin: true, load: () => import('./pages/admin/accounts.tsx') },
   { path: '/admin/accounts/:id', admin: true, load: () => import('./pages/admin/account.tsx') },

@@ -21,6 +21,7 @@ import {
 } from '../schemas/admin.ts';
 import { AdminDeletedServer, AdminUser, AdminUserListQuery } from '../schemas/admin-tools.ts';
 import { ReinstallResult } from '../schemas/servers.ts';
+import { AdminHome } from '../schemas/admin-home.ts';
 
 /** The admin group: /v1/admin/* (API Gateway puts the admin authorizer in front of each). */
 export const adminRoutes = define({
@@ -115,6 +116,19 @@ export const adminRoutes = define({
     body: BalanceAlertsUpdate,
     response: BalanceAlerts,
     audit: 'accounts.alerts',
+  },
+  adminHome: {
+    method: 'GET',
+    path: '/v1/admin/home',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: "The platform's figures: money received today and this month, servers, accounts, panels, pending repairs, webhook backlog",
+    description:
+      'Each figure is read from what its list reads: money from daily counters the ledger books in the same transaction as each top-up, refund and dispute (UTC days; `revenueCents` is top-ups less refunds and lost disputes, before tax; granted credit and charges are not money received); servers and accounts from the admin listings, reading at most 5,000 items each (`complete: false` past that); repairs and webhook queues from their queues; panels as GET /v1/admin/instances.',
+    response: AdminHome,
   },
   adminListServers: {
     method: 'GET',

@@ -6,6 +6,7 @@ import { type Columns, DataTable } from '../../table.tsx';
 import { Field } from '../../form.tsx';
 import { Badge, Button, Loading, Page } from '../../ui.tsx';
 import { Pager, text, useCursorList } from './common.tsx';
+import { byText, type SortOrder, useSort } from './sort.tsx';
 
 const COLUMNS: Columns<Schema<'AdminAccount'>> = [
   { header: 'E-mail', cell: (a) => <a href={href(`/admin/accounts/${a.id}`)}>{a.email}</a> },
@@ -14,6 +15,15 @@ const COLUMNS: Columns<Schema<'AdminAccount'>> = [
   { header: 'Servers', class: 'num', cell: (a) => a.serverCount },
   { header: 'Kind', cell: (a) => (a.isAdmin ? <Badge tone="warn">admin</Badge> : 'customer') },
   { header: 'Created', cell: (a) => dateTime(a.createdAt) },
+];
+
+type Account = Schema<'AdminAccount'>;
+const ORDERS: SortOrder<Account>[] = [
+  { value: 'newest', label: 'Newest first', compare: (a, b) => byText(b.createdAt, a.createdAt) },
+  { value: 'oldest', label: 'Oldest first', compare: (a, b) => byText(a.createdAt, b.createdAt) },
+  { value: 'balance-desc', label: 'Balance, highest first', compare: (a, b) => b.balanceCents - a.balanceCents },
+  { value: 'balance-asc', label: 'Balance, lowest first', compare: (a, b) => a.balanceCents - b.balanceCents },
+  { value: 'email', label: 'E-mail, A to Z', compare: (a, b) => byText(a.email, b.email) },
 ];
 
 /** What an account id looks like (a uuid): typed in the search, it finds that one account. */
@@ -42,6 +52,7 @@ export default function Accounts() {
   );
   // A new address (back, forward, a link) shows its own search in the field; the focus stays put.
   const field = useRef<HTMLInputElement>(null);
+  const sort = useSort(ORDERS);
   useEffect(() => {
     if (field.current && field.current.value.trim() !== searched) field.current.value = searched;
   }, [searched]);
@@ -67,6 +78,7 @@ export default function Accounts() {
         </Button>
         {searched ? <Button onClick={() => navigate('/admin/accounts')}>All accounts</Button> : null}
       </form>
+      <div class="actions">{sort.control}</div>
       <Loading state={list.state} label={searched ? `Searching for “${searched}”…` : 'Loading the accounts…'}>
         {(page) => (
           <div data-testid="account-results" data-search={searched}>
@@ -83,8 +95,8 @@ export default function Accounts() {
             ) : (
               <DataTable
                 label="Accounts table"
-                caption={searched ? `Accounts matching “${searched}”, newest first` : 'Accounts, newest first'}
-                rows={page.data}
+                caption={`${searched ? `Accounts matching “${searched}”` : 'Accounts'}, ${sort.order === ORDERS[0] ? 'newest first' : `this page by ${sort.order.label.toLowerCase()}`}`}
+                rows={sort.sort(page.data)}
                 rowKey={(a) => a.id}
                 rowProps={() => ({ 'data-testid': 'account-row' })}
                 columns={COLUMNS}

@@ -1,13 +1,23 @@
-import { api, ok } from '../../api.ts';
+import { api, ok, type Schema } from '../../api.ts';
 import { navigate, useLocation } from '../../router.ts';
 import { Field } from '../../form.tsx';
 import { Button, Loading, Page, useLoad } from '../../ui.tsx';
 import { Pager, text, useCursorList } from './common.tsx';
 import { ServerTable } from './server-table.tsx';
+import { byText, type SortOrder, useSort } from './sort.tsx';
 
 const FILTERS = ['status', 'instanceId', 'accountId', 'region', 'name_prefix', 'label_selector'] as const;
 type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
 const STATUSES = ['active', 'suspended', 'deleted'] as const;
+
+type AdminServer = Schema<'AdminServer'>;
+const ORDERS: SortOrder<AdminServer>[] = [
+  { value: 'newest', label: 'Newest first', compare: (a, b) => byText(b.createdAt, a.createdAt) },
+  { value: 'oldest', label: 'Oldest first', compare: (a, b) => byText(a.createdAt, b.createdAt) },
+  { value: 'price-desc', label: 'Price, highest first', compare: (a, b) => b.priceMillicentsPerHour - a.priceMillicentsPerHour },
+  { value: 'price-asc', label: 'Price, lowest first', compare: (a, b) => a.priceMillicentsPerHour - b.priceMillicentsPerHour },
+  { value: 'status', label: 'Status', compare: (a, b) => byText(a.status, b.status) },
+];
 
 /**
  * Every server of every account (GET /v1/admin/servers), newest first, with the route's filters:
@@ -32,6 +42,7 @@ export default function Servers() {
       ),
     [filters],
   );
+  const sort = useSort(ORDERS);
   const names = new Map((instances.data?.data ?? []).map((i) => [i.id, i.name]));
   const apply = (form: HTMLFormElement) => {
     const data = new FormData(form);
@@ -95,16 +106,17 @@ export default function Servers() {
           <Button onClick={() => navigate('/admin/servers')}>Clear filters</Button>
         </div>
       </form>
+      <div class="actions">{sort.control}</div>
       <Loading state={list.state} label="Loading the servers…">
         {(page) =>
           page.data.length === 0 ? (
             <p>No server matches.</p>
           ) : (
             <ServerTable
-              servers={page.data}
+              servers={sort.sort(page.data)}
               instances={names}
               account
-              caption="Servers of all accounts, newest first"
+              caption={`Servers of all accounts, ${sort.order === ORDERS[0] ? 'newest first' : `this page by ${sort.order.label.toLowerCase()}`}`}
               onChanged={list.state.reload}
             />
           )
