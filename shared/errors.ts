@@ -21,6 +21,7 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   limit_exceeded: 422,
+  plan_mismatch: 422,
   rate_limited: 429,
   internal: 500,
   panel_error: 502,
@@ -53,6 +54,8 @@ export const ERROR_MEANING: Record<ErrorCode, string> = {
   payload_too_large: 'The request body is larger than 1 MiB.',
   unsupported_media_type: 'The body must be sent as JSON with `Content-Type: application/json`.',
   limit_exceeded: 'Above a limit the platform sets (server count, memory, CPU, disk or backups per server).',
+  plan_mismatch:
+    'The deploy names a plan its body does not match (`details.issues` lists each field), a plan not on sale, or none where the platform sells plans only.',
   rate_limited: 'Too many requests; retry after `Retry-After` seconds.',
   internal: 'An unexpected failure; quote the request id.',
   panel_error: 'The panel refused or failed the request in a way a retry will not fix.',

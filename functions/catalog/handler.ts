@@ -4,6 +4,7 @@ import { listInstances } from '../../shared/instances/index.ts';
 import { getEgg, listEggs, listRegions } from '../../shared/catalog/index.ts';
 import { publicPricing } from '../../shared/catalog/pricing.ts';
 import { getSettings } from '../../shared/settings/index.ts';
+import { listPlans } from '../../shared/plans/index.ts';
 
 /** Catalog group: what can be deployed, and where. */
 export const handler = createGroupHandler('catalog', catalogRoutes, {
@@ -17,4 +18,5 @@ export const handler = createGroupHandler('catalog', catalogRoutes, {
   getEgg: async ({ params }) => getEgg(params.instanceId, params.eggId),
   pricing: async () => publicPricing(),
   getBrand: async () => (await getSettings()).brand,
+  listPlans: async () => listPlans({ visibleOnly: true }),
 });

@@ -465,3 +465,8 @@ export async function subdomainClaim(zone: string, name: string) {
 export async function localDnsRecords(zone: string, name: string) {
   return asKindOrUndefined(await getItem(keys.localDnsRecords(zone, name), false), 'local-dns-records');
 }
+
+export const planById = async (planId: string) => asKindOrUndefined(await getItem(keys.plan(planId)), 'plan');
+
+/** The storefront's whole partition (plans, region and egg looks): few items, one Query. */
+export const storefront = async (): Promise<Item[]> => queryAll({ pk: keys.storefrontPartition(), consistent: true });

@@ -51,6 +51,8 @@ export const PARTITIONS = {
   billingPass: partitionPattern(keys.billingPass(SENTINEL).PK),
   settings: partitionPattern(keys.settings().PK),
   instances: partitionPattern(keys.instance(SENTINEL).PK),
+  /** Plans and the looks of regions and eggs (shared/plans). */
+  storefront: partitionPattern(keys.plan(SENTINEL).PK),
   /** An endpoint's webhook deliveries (`WHDLV#<endpoint>`); endpoints and events sit under the account. */
   webhookDelivery: partitionPattern(keys.webhookDelivery(SENTINEL, SENTINEL).PK),
   /** A message to send (`MAIL#<id>`); `MAILSUPPRESS#` does not match it (`S` ≠ `#`). */
@@ -192,8 +194,10 @@ export const TABLE_ACCESS = {
   public: withPipeline({ read: ['instances'] }),
   // Webhook deliveries: listed, redelivered, and stopped when their endpoint is deleted.
   account: withPipeline({ write: [...PANEL_WORK, 'webhookDelivery'] }),
-  catalog: withPipeline({ write: ['instances', 'panelCopies', 'panelCallBudget'] }),
-  servers: withPipeline({ write: PANEL_WORK }),
+  // The storefront: plans and the looks of regions and eggs (read; admin writes them).
+  catalog: withPipeline({ write: ['instances', 'panelCopies', 'panelCallBudget'], read: ['storefront'] }),
+  // A deploy or quote naming a plan reads it.
+  servers: withPipeline({ write: PANEL_WORK, read: ['storefront'] }),
   // A server's activity: its listing in GSI2 (shared/servers/activity.ts).
   'server-tools': withPipeline({ write: PANEL_WORK, indexes: ['GSI2'], indexPartitions: ['serverActivity'] }),
   billing: withPipeline({ write: INVOICES }),
@@ -202,7 +206,7 @@ export const TABLE_ACCESS = {
   // the signed event in-process: the payment-intent pointer is read like the payments function does.
   admin: withPipeline({
     // A deduction of paid credit issues a credit note (its counter and id pointer).
-    write: [...PANEL_WORK, 'settings', 'creditNotePointer', 'creditNoteCounter'],
+    write: [...PANEL_WORK, 'settings', 'creditNotePointer', 'creditNoteCounter', 'storefront'],
     read: ['invoicePointer', 'paymentIntent'],
     indexes: ['GSI1'],
     indexPartitions: ['accountsListing', 'auditListing', 'serversListing'],

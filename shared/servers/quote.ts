@@ -4,7 +4,7 @@ import type { Quote } from '../api/schemas/quote.ts';
 import { assertWithinBudget } from '../budgets/index.ts';
 import { isApiError } from '../errors.ts';
 import { HOURS_PER_MONTH } from '../catalog/pricing.ts';
-import { addonsMillicents, centsUp } from '../pricing/index.ts';
+import { type Addons, addonsMillicents, centsUp } from '../pricing/index.ts';
 import { admitDeploy, placementFor } from './deploy.ts';
 
 /**
@@ -16,7 +16,7 @@ import { admitDeploy, placementFor } from './deploy.ts';
  * budget, or a region with room.
  */
 export async function quoteDeploy(accountId: string, input: z.infer<typeof CreateServer>): Promise<z.infer<typeof Quote>> {
-  const { resources, addons, settings, priceMillicents, price, snap, required, burnAfter } = await admitDeploy(accountId, input);
+  const { resources, addons, settings, planId, planAddons, priceMillicents, price, snap, required, burnAfter } = await admitDeploy(accountId, input);
   const placement = await placementFor(input, {
     ramMb: resources.ramMb,
     diskMb: resources.diskMb,
@@ -41,7 +41,9 @@ export async function quoteDeploy(accountId: string, input: z.infer<typeof Creat
     deployable: runwayPasses && budgetMessage === null && best !== undefined,
     resources,
     addons,
-    lines: quoteLines(addons, settings.addons, priceMillicents),
+    // On a plan, the resources line is the plan with its included add-ons; only extras are itemised.
+    lines: quoteLines(planId ? extrasBeyond(addons, planAddons!) : addons, settings.addons, priceMillicents),
+    ...(planId ? { planId } : {}),
     priceMillicentsPerHour: priceMillicents,
     priceCentsPerHour: price,
     monthly: { hours, estimateCents: centsUp(priceMillicents * hours), capHours: settings.monthlyCapHours },
@@ -61,6 +63,12 @@ export async function quoteDeploy(accountId: string, input: z.infer<typeof Creat
     },
   };
 }
+
+const extrasBeyond = (bought: Addons, included: Addons): Addons => ({
+  backups: bought.backups - included.backups,
+  databases: bought.databases - included.databases,
+  ports: bought.ports - included.ports,
+});
 
 /** The price itemised: the resources line is the total less the add-ons (whole millicents), so the lines add up exactly. */
 function quoteLines(

@@ -21,6 +21,8 @@ import {
 } from '../schemas/admin.ts';
 import { AdminDeletedServer, AdminUser, AdminUserListQuery } from '../schemas/admin-tools.ts';
 import { ReinstallResult } from '../schemas/servers.ts';
+import { CreatePlan, DeletedPlan, Plan, PlanList, RegionLook, RegionLookResult, RegionParam, UpdatePlan, EggLook, EggLookResult } from '../schemas/plans.ts';
+import { EggParams } from '../schemas/catalog.ts';
 
 /** The admin group: /v1/admin/* (API Gateway puts the admin authorizer in front of each). */
 export const adminRoutes = define({
@@ -382,5 +384,88 @@ export const adminRoutes = define({
     response: ReinstallResult,
     audit: 'servers.admin_reinstall',
     errors: ['conflict', 'insufficient_credit', 'operation_in_progress', ...PANEL],
+  },
+
+  // Plans and the storefront's looks (shared/plans).
+  adminListPlans: {
+    method: 'GET',
+    path: '/v1/admin/plans',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: 'Every plan, hidden ones too',
+    response: PlanList,
+  },
+  adminCreatePlan: {
+    method: 'POST',
+    path: '/v1/admin/plans',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: 'Define a plan: resources, included add-ons, eggs, price (derived or set), visibility',
+    body: CreatePlan,
+    status: 201,
+    response: Plan,
+    idempotent: true,
+    audit: 'plans.create',
+  },
+  adminUpdatePlan: {
+    method: 'PATCH',
+    path: '/v1/admin/plans/:id',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: 'Change a plan (servers deployed on it keep their resources and price)',
+    params: IdParam,
+    body: UpdatePlan,
+    response: Plan,
+    audit: 'plans.update',
+  },
+  adminDeletePlan: {
+    method: 'DELETE',
+    path: '/v1/admin/plans/:id',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: 'Remove a plan (servers deployed on it keep their resources and price)',
+    params: IdParam,
+    response: DeletedPlan,
+    audit: 'plans.delete',
+  },
+  adminSetRegionLook: {
+    method: 'PUT',
+    path: '/v1/admin/regions/:region',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: "How a region is shown: display name, city, country (the panel location's `short` tag)",
+    params: RegionParam,
+    body: RegionLook,
+    response: RegionLookResult,
+    audit: 'regions.update',
+  },
+  adminSetEggLook: {
+    method: 'PUT',
+    path: '/v1/admin/eggs/:instanceId/:eggId',
+    group: 'admin',
+    tag: 'Admin',
+    auth: 'bearer',
+    scope: 'admin',
+    admin: true,
+    summary: "How an egg is shown: picture and category (null: the egg's nest name)",
+    params: EggParams,
+    body: EggLook,
+    response: EggLookResult,
+    audit: 'eggs.update',
   },
 });

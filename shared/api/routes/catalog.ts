@@ -1,5 +1,6 @@
 import { define, PANEL } from '../route-def.ts';
 import { Brand } from '../schemas/brand.ts';
+import { PlanList } from '../schemas/plans.ts';
 import { EggDetail, EggList, EggParams, Pricing, PublicInstanceList, RegionList } from '../schemas/catalog.ts';
 
 /** The catalog group: instances, regions, eggs. */
@@ -70,5 +71,18 @@ export const catalogRoutes = define({
     description:
       'What the dashboard shows in its header and footer, set by an admin (the setting `brand`, PUT /v1/admin/brand/logo). Read afresh on every load: a change shows at the next page load.',
     response: Brand,
+  },
+  // The storefront's plans (shared/plans).
+  listPlans: {
+    method: 'GET',
+    path: '/v1/plans',
+    group: 'catalog',
+    tag: 'Catalog',
+    auth: 'bearer',
+    scope: 'servers:read',
+    summary: 'Plans on sale: resources, included add-ons, eggs and price',
+    description:
+      'Deploy one with `planId` beside the same resources (POST /v1/servers). `settings.customSizesAllowed` false: only plans may be deployed.',
+    response: PlanList,
   },
 });
