@@ -30,10 +30,10 @@ export const PlanResources = z
   .meta({ id: 'PlanResources', description: "The server's resources: a deploy with this plan must send exactly these." });
 
 const planFields = {
-  name: SafeText.pipe(z.string().trim().min(1).max(100)),
-  description: SafeText.pipe(z.string().max(1000)),
+  name: SafeText.trim().min(1).max(100),
+  description: SafeText.max(1000),
   pictureUrl: PictureUrl.nullable().meta({ description: 'A picture for the storefront card (https), or null.' }),
-  category: SafeText.pipe(z.string().trim().min(1).max(60)).meta({ description: 'The storefront groups plans by it.', example: 'Minecraft' }),
+  category: SafeText.trim().min(1).max(60).meta({ description: 'The storefront groups plans by it.', example: 'Minecraft' }),
   resources: PlanResources,
   addons: Addons.meta({ description: 'Add-ons the plan includes: a deploy with this plan must buy at least these.' }),
   eggIds: z
@@ -80,10 +80,11 @@ export const RegionParam = z.object({ region: z.string().trim().min(1).max(60) }
 /** How the storefront names a region (panel location `short`): admin-set, shown beside the tag. */
 export const RegionLook = z
   .object({
-    displayName: SafeText.pipe(z.string().trim().min(1).max(100)).nullable(),
-    city: SafeText.pipe(z.string().trim().min(1).max(100)).nullable(),
+    displayName: SafeText.trim().min(1).max(100).nullable(),
+    city: SafeText.trim().min(1).max(100).nullable(),
     country: z
       .string()
+      .max(2)
       .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code')
       .nullable()
       .meta({ description: 'ISO 3166-1 alpha-2 country code.', example: 'DE' }),
@@ -96,7 +97,7 @@ export const RegionLookResult = RegionLook.extend({ region: text(60) }).meta({ i
 export const EggLook = z
   .object({
     pictureUrl: PictureUrl.nullable(),
-    category: SafeText.pipe(z.string().trim().min(1).max(60)).nullable().meta({ description: "null: the egg's nest name." }),
+    category: SafeText.trim().min(1).max(60).nullable().meta({ description: "null: the egg's nest name." }),
   })
   .strict()
   .meta({ id: 'EggLook' });
