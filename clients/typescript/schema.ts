@@ -6113,6 +6113,8 @@ export interface components {
     } | null;
     PlanList: {
       data: components['schemas']['Plan'][];
+      /** @description Whether a deploy may give other resources than a plan (setting `customSizesAllowed`). */
+      customSizesAllowed: boolean;
     };
     Plan: {
       /** Format: uuid */
@@ -13747,7 +13749,8 @@ export interface operations {
            *           "createdAt": "2026-11-26T10:00:00.000Z",
            *           "updatedAt": "2026-11-26T10:00:00.000Z"
            *         }
-           *       ]
+           *       ],
+           *       "customSizesAllowed": true
            *     }
            */
           'application/json': components['schemas']['PlanList'];
@@ -39456,7 +39459,8 @@ export interface operations {
            *           "createdAt": "2026-11-26T10:00:00.000Z",
            *           "updatedAt": "2026-11-26T10:00:00.000Z"
            *         }
-           *       ]
+           *       ],
+           *       "customSizesAllowed": true
            *     }
            */
           'application/json': components['schemas']['PlanList'];

@@ -56,11 +56,11 @@ export function toPlanView(plan: PlanItem, settings: Pick<SettingsValue, 'prices
 }
 
 /** Every plan (admin), or the visible ones (customers), by category then name. */
-export async function listPlans(options: { visibleOnly: boolean }): Promise<{ data: PlanView[] }> {
+export async function listPlans(options: { visibleOnly: boolean }): Promise<{ data: PlanView[]; customSizesAllowed: boolean }> {
   const settings = await getSettings();
   const plans = (await storefrontItems()).plans.filter((p) => p.visible || !options.visibleOnly);
   plans.sort((a, b) => a.category.localeCompare(b.category) || a.name.localeCompare(b.name) || a.planId.localeCompare(b.planId));
-  return { data: plans.map((p) => toPlanView(p, settings)) };
+  return { data: plans.map((p) => toPlanView(p, settings)), customSizesAllowed: settings.customSizesAllowed };
 }
 
 export async function getPlan(planId: string): Promise<PlanView> {

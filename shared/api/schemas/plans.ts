@@ -71,7 +71,12 @@ export const Plan = z
   })
   .meta({ id: 'Plan' });
 
-export const PlanList = z.object({ data: z.array(Plan).max(1000) }).meta({ id: 'PlanList' });
+export const PlanList = z
+  .object({
+    data: z.array(Plan).max(1000),
+    customSizesAllowed: z.boolean().meta({ description: 'Whether a deploy may give other resources than a plan (setting `customSizesAllowed`).' }),
+  })
+  .meta({ id: 'PlanList' });
 
 export const DeletedPlan = z.object({ id: Uuid, deleted: z.literal(true) }).meta({ id: 'DeletedPlan' });
 
