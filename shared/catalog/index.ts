@@ -97,7 +97,9 @@ const summary = (instance: InstanceView, egg: CachedEgg, looks: EggLooks): z.inf
 
 export async function listEggs(): Promise<{ data: z.infer<typeof EggSummary>[]; unavailableInstances: string[] }> {
   const { eggs: looks } = await storefrontItems();
-  const { results, unavailable } = await acrossInstances(async (instance) => (await eggsOf(instance)).map((e) => summary(instance, e, looks)));
+  const { results, unavailable } = await acrossInstances(async (instance) =>
+    (await eggsOf(instance)).map((e) => summary(instance, e, looks)),
+  );
   return { data: results.flat(), unavailableInstances: unavailable };
 }
 

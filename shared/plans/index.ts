@@ -72,7 +72,15 @@ export async function getPlan(planId: string): Promise<PlanView> {
 export async function createPlan(input: z.infer<typeof CreatePlan>): Promise<PlanView> {
   const now = new Date().toISOString();
   const planId = newId();
-  const item: PlanItem = { ...keys.plan(planId), kind: 'plan', planId, ...input, eggIds: unique(input.eggIds), createdAt: now, updatedAt: now };
+  const item: PlanItem = {
+    ...keys.plan(planId),
+    kind: 'plan',
+    planId,
+    ...input,
+    eggIds: unique(input.eggIds),
+    createdAt: now,
+    updatedAt: now,
+  };
   await writeItem({ Put: { Item: item, ConditionExpression: 'attribute_not_exists(PK)' } });
   return toPlanView(item, await getSettings());
 }
@@ -111,7 +119,10 @@ export interface PlanDeploy {
  * differs), with the hourly price to record; undefined for a custom size, refused when the operator
  * sells plans only. A hidden or unknown plan is refused alike: customers cannot tell them apart.
  */
-export async function admitPlan(input: PlanDeploy, settings: SettingsValue): Promise<{ plan: PlanItem; priceMillicents: number } | undefined> {
+export async function admitPlan(
+  input: PlanDeploy,
+  settings: SettingsValue,
+): Promise<{ plan: PlanItem; priceMillicents: number } | undefined> {
   if (input.planId === undefined) {
     if (settings.customSizesAllowed) return undefined;
     throw mismatch([{ field: 'body.planId', message: 'is required: this platform sells plans only (see GET /v1/plans)' }]);
@@ -138,7 +149,11 @@ const mismatch = (issues: { field: string; message: string }[]): ApiError =>
   });
 
 /** The whole storefront partition, by kind. */
-export async function storefrontItems(): Promise<{ plans: PlanItem[]; regions: Map<string, RegionLookItem>; eggs: Map<string, EggLookItem> }> {
+export async function storefrontItems(): Promise<{
+  plans: PlanItem[];
+  regions: Map<string, RegionLookItem>;
+  eggs: Map<string, EggLookItem>;
+}> {
   const items = await accessPatterns.storefront();
   const plans: PlanItem[] = [];
   const regions = new Map<string, RegionLookItem>();
@@ -148,8 +163,7 @@ export async function storefrontItems(): Promise<{ plans: PlanItem[]; regions: M
     else if (item.kind === 'region-look') {
       const look = asKind(item, 'region-look');
       regions.set(look.region, look);
-    }
-    else if (item.kind === 'egg-look') {
+    } else if (item.kind === 'egg-look') {
       const look = asKind(item, 'egg-look');
       eggs.set(eggLookId(look.instanceId, look.eggId), look);
     }
@@ -160,7 +174,10 @@ export async function storefrontItems(): Promise<{ plans: PlanItem[]; regions: M
 export const eggLookId = (instanceId: string, eggId: number): string => `${instanceId}#${eggId}`;
 
 /** How the storefront names a region: all null clears it (the panel location's description is shown then). */
-export async function setRegionLook(region: string, look: z.infer<typeof RegionLook>): Promise<z.infer<typeof RegionLook> & { region: string }> {
+export async function setRegionLook(
+  region: string,
+  look: z.infer<typeof RegionLook>,
+): Promise<z.infer<typeof RegionLook> & { region: string }> {
   const item: RegionLookItem = { ...keys.regionLook(region), kind: 'region-look', region, ...look };
   await writeItem({ Put: { Item: item } });
   return { region, displayName: look.displayName, city: look.city, country: look.country };

@@ -16,7 +16,10 @@ import { admitDeploy, placementFor } from './deploy.ts';
  * budget, or a region with room.
  */
 export async function quoteDeploy(accountId: string, input: z.infer<typeof CreateServer>): Promise<z.infer<typeof Quote>> {
-  const { resources, addons, settings, planId, planAddons, priceMillicents, price, snap, required, burnAfter } = await admitDeploy(accountId, input);
+  const { resources, addons, settings, planId, planAddons, priceMillicents, price, snap, required, burnAfter } = await admitDeploy(
+    accountId,
+    input,
+  );
   const placement = await placementFor(input, {
     ramMb: resources.ramMb,
     diskMb: resources.diskMb,

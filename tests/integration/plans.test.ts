@@ -102,11 +102,23 @@ describe('deploy on a plan', () => {
   it('refuses a body that differs from its plan, naming every field, and creates nothing', async () => {
     const plan = await createPlan({ name: 'Strict', addons: { backups: 2, databases: 0, ports: 0 } });
     const { token } = await customer(api, 'plans-mismatch@example.com', { grantCents: 5_000 });
-    const body = { name: 'wrong', eggId: 2, ramMb: 2048, cpuPercent: 100, diskMb: 2048, addons: { backups: 1, databases: 0, ports: 0 }, planId: plan.id };
+    const body = {
+      name: 'wrong',
+      eggId: 2,
+      ramMb: 2048,
+      cpuPercent: 100,
+      diskMb: 2048,
+      addons: { backups: 1, databases: 0, ports: 0 },
+      planId: plan.id,
+    };
     for (const path of ['/v1/servers', '/v1/servers/quote']) {
       const res = await api.call('POST', path, { token, body });
       expectEnvelope(res, 422, 'plan_mismatch');
-      expect(res.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual(['body.ramMb', 'body.eggId', 'body.addons.backups']);
+      expect(res.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual([
+        'body.ramMb',
+        'body.eggId',
+        'body.addons.backups',
+      ]);
     }
     expect((await api.call('GET', '/v1/servers', { token })).body.data).toEqual([]);
   });
@@ -176,9 +188,15 @@ describe('regions and eggs in the catalog', () => {
     const [region] = (await api.call('GET', '/v1/regions', { token })).body.data;
     expect(region.city).toBeNull();
     expect(region.displayName).toBeTruthy();
-    const set = await api.call('PUT', `/v1/admin/regions/${region.region}`, { body: { displayName: 'Frankfurt 1', city: 'Frankfurt', country: 'DE' } });
+    const set = await api.call('PUT', `/v1/admin/regions/${region.region}`, {
+      body: { displayName: 'Frankfurt 1', city: 'Frankfurt', country: 'DE' },
+    });
     expect(set.status, set.text).toBe(200);
-    expectEnvelope(await api.call('PUT', `/v1/admin/regions/${region.region}`, { body: { displayName: null, city: null, country: 'Germany' } }), 400, 'validation_failed');
+    expectEnvelope(
+      await api.call('PUT', `/v1/admin/regions/${region.region}`, { body: { displayName: null, city: null, country: 'Germany' } }),
+      400,
+      'validation_failed',
+    );
     const again = (await api.call('GET', '/v1/regions', { token })).body.data.find((r: { region: string }) => r.region === region.region);
     expect(again).toMatchObject({ displayName: 'Frankfurt 1', city: 'Frankfurt', country: 'DE' });
 

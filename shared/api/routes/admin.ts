@@ -21,7 +21,18 @@ import {
 } from '../schemas/admin.ts';
 import { AdminDeletedServer, AdminUser, AdminUserListQuery } from '../schemas/admin-tools.ts';
 import { ReinstallResult } from '../schemas/servers.ts';
-import { CreatePlan, DeletedPlan, Plan, PlanList, RegionLook, RegionLookResult, RegionParam, UpdatePlan, EggLook, EggLookResult } from '../schemas/plans.ts';
+import {
+  CreatePlan,
+  DeletedPlan,
+  Plan,
+  PlanList,
+  RegionLook,
+  RegionLookResult,
+  RegionParam,
+  UpdatePlan,
+  EggLook,
+  EggLookResult,
+} from '../schemas/plans.ts';
 import { EggParams } from '../schemas/catalog.ts';
 
 /** The admin group: /v1/admin/* (API Gateway puts the admin authorizer in front of each). */

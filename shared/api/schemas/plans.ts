@@ -36,10 +36,7 @@ const planFields = {
   category: SafeText.trim().min(1).max(60).meta({ description: 'The storefront groups plans by it.', example: 'Minecraft' }),
   resources: PlanResources,
   addons: Addons.meta({ description: 'Add-ons the plan includes: a deploy with this plan must buy at least these.' }),
-  eggIds: z
-    .array(PanelId)
-    .max(100)
-    .meta({ description: 'The eggs a deploy with this plan may use (panel egg ids); empty: any egg.' }),
+  eggIds: z.array(PanelId).max(100).meta({ description: 'The eggs a deploy with this plan may use (panel egg ids); empty: any egg.' }),
   setPriceMillicentsPerHour: Millicents.nullable().meta({
     description:
       "A price set for the plan, in 1/1000 cent an hour, charged whatever the resources cost; null: the price derived from the resources and add-ons at the settings' prices.",
@@ -63,7 +60,9 @@ export const Plan = z
     name: text(100),
     description: text(1000),
     category: text(60),
-    priceMillicentsPerHour: Millicents.meta({ description: 'What a server on this plan is charged an hour now (the set price, or the derived one).' }),
+    priceMillicentsPerHour: Millicents.meta({
+      description: 'What a server on this plan is charged an hour now (the set price, or the derived one).',
+    }),
     priceCentsPerHour: int64(1, 1_000_000).meta({ description: 'The same rounded up to a whole cent, for display.' }),
     monthlyEstimateCents: int64(1, 1_000_000_000).meta({ description: 'A 730-hour month at that price, rounded up to a whole cent.' }),
     createdAt: Timestamp,
@@ -74,7 +73,9 @@ export const Plan = z
 export const PlanList = z
   .object({
     data: z.array(Plan).max(1000),
-    customSizesAllowed: z.boolean().meta({ description: 'Whether a deploy may give other resources than a plan (setting `customSizesAllowed`).' }),
+    customSizesAllowed: z
+      .boolean()
+      .meta({ description: 'Whether a deploy may give other resources than a plan (setting `customSizesAllowed`).' }),
   })
   .meta({ id: 'PlanList' });
 
