@@ -54,8 +54,7 @@ export const ERROR_MEANING: Record<ErrorCode, string> = {
   payload_too_large: 'The request body is larger than 1 MiB.',
   unsupported_media_type: 'The body must be sent as JSON with `Content-Type: application/json`.',
   limit_exceeded: 'Above a limit the platform sets (server count, memory, CPU, disk or backups per server).',
-  plan_mismatch:
-    'The deploy names a plan its body does not match (`details.issues` lists each field), a plan not on sale, or none where the platform sells plans only.',
+  plan_mismatch: 'The body does not match its plan (`details.issues`), or the plan is not on sale, or plans only and none given.',
   rate_limited: 'Too many requests; retry after `Retry-After` seconds.',
   internal: 'An unexpected failure; quote the request id.',
   panel_error: 'The panel refused or failed the request in a way a retry will not fix.',

@@ -21,7 +21,6 @@ import { refundInvoice } from '../../shared/payments/refunds.ts';
 import { stripeWebhookHealth } from '../../shared/payments/webhook-endpoint.ts';
 import { paymentRoutes } from '../../shared/api/routes/payments.ts';
 import { sellerStatus } from '../../shared/invoices/parties.ts';
-import { createPlan, deletePlan, listPlans, setEggLook, setRegionLook, updatePlan } from '../../shared/plans/index.ts';
 
 /** Admin group: everything under /v1/admin (admin accounts with the `admin` scope only). */
 export const handler = createGroupHandler('admin', adminRoutes, {
@@ -148,32 +147,6 @@ export const handler = createGroupHandler('admin', adminRoutes, {
     await deleteInstance(params.id);
     clearCatalogCache();
     return { id: params.id, deleted: true as const };
-  },
-
-  // Plans and the storefront's looks (shared/plans).
-  adminListPlans: async () => listPlans({ visibleOnly: false }),
-  adminCreatePlan: async ({ body, audit }) => {
-    const plan = await createPlan(body);
-    audit.target = `plan:${plan.id}`;
-    audit.details = { name: plan.name, visible: plan.visible };
-    return plan;
-  },
-  adminUpdatePlan: async ({ params, body, audit }) => {
-    audit.target = `plan:${params.id}`;
-    audit.details = { changed: Object.keys(body) };
-    return updatePlan(params.id, body);
-  },
-  adminDeletePlan: async ({ params, audit }) => {
-    audit.target = `plan:${params.id}`;
-    return deletePlan(params.id);
-  },
-  adminSetRegionLook: async ({ params, body, audit }) => {
-    audit.target = `region:${params.region}`;
-    return setRegionLook(params.region, body);
-  },
-  adminSetEggLook: async ({ params, body, audit }) => {
-    audit.target = `egg:${params.instanceId}#${params.eggId}`;
-    return setEggLook(params.instanceId, params.eggId, body);
   },
 
   adminListHeldOrphans: async () => ({ data: await listHeldOrphans() }),

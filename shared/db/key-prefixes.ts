@@ -194,8 +194,8 @@ export const TABLE_ACCESS = {
   public: withPipeline({ read: ['instances'] }),
   // Webhook deliveries: listed, redelivered, and stopped when their endpoint is deleted.
   account: withPipeline({ write: [...PANEL_WORK, 'webhookDelivery'] }),
-  // The storefront: plans and the looks of regions and eggs (read; admin writes them).
-  catalog: withPipeline({ write: ['instances', 'panelCopies', 'panelCallBudget'], read: ['storefront'] }),
+  // The storefront: plans and the looks of regions and eggs, and their admin routes (shared/plans).
+  catalog: withPipeline({ write: ['instances', 'panelCopies', 'panelCallBudget', 'storefront'] }),
   // A deploy or quote naming a plan reads it.
   servers: withPipeline({ write: PANEL_WORK, read: ['storefront'] }),
   // A server's activity: its listing in GSI2 (shared/servers/activity.ts).
@@ -206,7 +206,7 @@ export const TABLE_ACCESS = {
   // the signed event in-process: the payment-intent pointer is read like the payments function does.
   admin: withPipeline({
     // A deduction of paid credit issues a credit note (its counter and id pointer).
-    write: [...PANEL_WORK, 'settings', 'creditNotePointer', 'creditNoteCounter', 'storefront'],
+    write: [...PANEL_WORK, 'settings', 'creditNotePointer', 'creditNoteCounter'],
     read: ['invoicePointer', 'paymentIntent'],
     indexes: ['GSI1'],
     indexPartitions: ['accountsListing', 'auditListing', 'serversListing'],

@@ -231,7 +231,6 @@ export const keys = {
    */
   storefrontPartition: (): string => 'STOREFRONT',
   plan: (planId: string): ItemKey => ({ PK: 'STOREFRONT', SK: `PLAN#${planId}` }),
-  planPrefix: () => ({ PK: 'STOREFRONT', SKPrefix: 'PLAN#' }),
   regionLook: (region: string): ItemKey => ({ PK: 'STOREFRONT', SK: `REGION#${region}` }),
   eggLook: (instanceId: string, eggId: number): ItemKey => ({ PK: 'STOREFRONT', SK: `EGG#${instanceId}#${eggId}` }),
 };

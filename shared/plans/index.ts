@@ -5,9 +5,10 @@ import * as accessPatterns from '../db/access-patterns.ts';
 import { asKind, type EggLookItem, type PlanItem, type RegionLookItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { isConditionFailed, writeItem } from '../db/write.ts';
-import { ApiError, notFound } from '../errors.ts';
+import { notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { type Addons, addonsMillicents, centsUp, type Resources, serverPriceMillicents } from '../pricing/index.ts';
+import { centsUp } from '../pricing/index.ts';
+import { planPriceMillicents } from './admit.ts';
 import { getSettings } from '../settings/index.ts';
 
 /**
@@ -21,18 +22,6 @@ import { getSettings } from '../settings/index.ts';
 
 export type PlanView = z.infer<typeof Plan>;
 const HOURS_PER_MONTH = 730;
-
-/** What a server on the plan is charged an hour, with the add-ons bought (at least the plan's). */
-export function planPriceMillicents(plan: PlanItem, bought: Addons, settings: Pick<SettingsValue, 'prices' | 'addons'>): number {
-  if (plan.setPriceMillicentsPerHour === null) return serverPriceMillicents(plan.resources, bought, settings);
-  // A set price covers the plan's own add-ons; extras beyond them are priced as on any server.
-  const extras: Addons = {
-    backups: bought.backups - plan.addons.backups,
-    databases: bought.databases - plan.addons.databases,
-    ports: bought.ports - plan.addons.ports,
-  };
-  return plan.setPriceMillicentsPerHour + addonsMillicents(extras, settings.addons);
-}
 
 export function toPlanView(plan: PlanItem, settings: Pick<SettingsValue, 'prices' | 'addons'>): PlanView {
   const price = planPriceMillicents(plan, plan.addons, settings);
@@ -105,48 +94,6 @@ export async function deletePlan(planId: string): Promise<{ id: string; deleted:
 }
 
 const unique = (ids: number[]): number[] => [...new Set(ids)].sort((a, b) => a - b);
-
-/** The deploy's fields a plan constrains. */
-export interface PlanDeploy {
-  planId?: string | undefined;
-  eggId: number;
-  resources: Resources;
-  addons: Addons;
-}
-
-/**
- * The plan a deploy names, checked against the body (422 `plan_mismatch` listing every field that
- * differs), with the hourly price to record; undefined for a custom size, refused when the operator
- * sells plans only. A hidden or unknown plan is refused alike: customers cannot tell them apart.
- */
-export async function admitPlan(
-  input: PlanDeploy,
-  settings: SettingsValue,
-): Promise<{ plan: PlanItem; priceMillicents: number } | undefined> {
-  if (input.planId === undefined) {
-    if (settings.customSizesAllowed) return undefined;
-    throw mismatch([{ field: 'body.planId', message: 'is required: this platform sells plans only (see GET /v1/plans)' }]);
-  }
-  const plan = await accessPatterns.planById(input.planId);
-  if (!plan?.visible) throw mismatch([{ field: 'body.planId', message: 'is not a plan on sale (see GET /v1/plans)' }]);
-  const issues: { field: string; message: string }[] = [];
-  for (const k of ['ramMb', 'cpuPercent', 'diskMb'] as const) {
-    if (input.resources[k] !== plan.resources[k]) issues.push({ field: `body.${k}`, message: `must be the plan's ${plan.resources[k]}` });
-  }
-  if (plan.eggIds.length > 0 && !plan.eggIds.includes(input.eggId))
-    issues.push({ field: 'body.eggId', message: `must be one of the plan's eggs: ${plan.eggIds.join(', ')}` });
-  for (const k of ['backups', 'databases', 'ports'] as const) {
-    if (input.addons[k] < plan.addons[k])
-      issues.push({ field: `body.addons.${k}`, message: `must be at least the plan's included ${plan.addons[k]}` });
-  }
-  if (issues.length) throw mismatch(issues);
-  return { plan, priceMillicents: planPriceMillicents(plan, input.addons, settings) };
-}
-
-const mismatch = (issues: { field: string; message: string }[]): ApiError =>
-  new ApiError('plan_mismatch', `The deploy does not match its plan: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, {
-    issues,
-  });
 
 /** The whole storefront partition, by kind. */
 export async function storefrontItems(): Promise<{

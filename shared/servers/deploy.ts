@@ -34,7 +34,7 @@ import {
 } from '../placement/index.ts';
 import { type Addons, centsUp, featureLimitsOf, NO_ADDONS, type Resources, serverPriceMillicents } from '../pricing/index.ts';
 import { getSettings } from '../settings/index.ts';
-import { admitPlan } from '../plans/index.ts';
+import { admitPlan } from '../plans/admit.ts';
 import { resolveEnvironment, type VariableIssue } from './egg-variables.ts';
 import { checkAddonMaxima, checkCaps, insufficientCredit, invalidRequest, limitExceeded, requiredBalance } from './limits.ts';
 import { panelUserOf } from './panel-user.ts';

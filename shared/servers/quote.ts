@@ -4,7 +4,8 @@ import type { Quote } from '../api/schemas/quote.ts';
 import { assertWithinBudget } from '../budgets/index.ts';
 import { isApiError } from '../errors.ts';
 import { HOURS_PER_MONTH } from '../catalog/pricing.ts';
-import { type Addons, addonsMillicents, centsUp } from '../pricing/index.ts';
+import { addonsMillicents, centsUp } from '../pricing/index.ts';
+import { extrasBeyond } from '../plans/admit.ts';
 import { admitDeploy, placementFor } from './deploy.ts';
 
 /**
@@ -66,12 +67,6 @@ export async function quoteDeploy(accountId: string, input: z.infer<typeof Creat
     },
   };
 }
-
-const extrasBeyond = (bought: Addons, included: Addons): Addons => ({
-  backups: bought.backups - included.backups,
-  databases: bought.databases - included.databases,
-  ports: bought.ports - included.ports,
-});
 
 /** The price itemised: the resources line is the total less the add-ons (whole millicents), so the lines add up exactly. */
 function quoteLines(

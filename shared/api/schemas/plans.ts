@@ -81,6 +81,17 @@ export const PlanList = z
 
 export const DeletedPlan = z.object({ id: Uuid, deleted: z.literal(true) }).meta({ id: 'DeletedPlan' });
 
+/** As GET /v1/eggs/{instanceId}/{eggId} (schemas/catalog.ts), kept here so the admin function does not load the catalog's schemas. */
+export const EggLookParams = z.object({
+  instanceId: Uuid,
+  eggId: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(2 ** 31)
+    .meta({ format: 'int64' }),
+});
+
 export const RegionParam = z.object({ region: z.string().trim().min(1).max(60) });
 
 /** How the storefront names a region (panel location `short`): admin-set, shown beside the tag. */

@@ -41,7 +41,7 @@ export const Server = z
     }),
     sftp: SftpAccess,
     subdomain: ServerSubdomain.nullable().meta({ description: "The server's name under the platform's DNS zone; null: none." }),
-    planId: Uuid.optional().meta({ description: 'The plan it was deployed on (GET /v1/plans); absent: a custom size.' }),
+    planId: Uuid.optional().meta({ description: 'Its plan; absent: a custom size.' }),
     resources: ResourcesSchema,
     priceCentsPerHour: Cents.meta({
       description: 'The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.',
@@ -171,7 +171,7 @@ export const CreateServer = z
     }),
     planId: Uuid.optional().meta({
       description:
-        "A plan (GET /v1/plans), beside the resources: they must be the plan's, the egg one it allows and the add-ons at least its included ones (else 422 `plan_mismatch`). The server is charged the plan's price. Required when the platform sells plans only.",
+        "A plan (GET /v1/plans): the resources must be its own, the egg one it allows, the add-ons at least its (else 422). Charged the plan's price.",
     }),
   })
   .strict()
