@@ -60,6 +60,7 @@ export default {
     // The panel's allocation id: a port of the caller's own server (the server's uuid comes first and is checked).
     'owasp:api1:2023-no-numeric-ids': except('owasp:api1:2023-no-numeric-ids', [
       operation('/v1/eggs/{instanceId}/{eggId}', 'get'),
+      operation('/v1/admin/eggs/{instanceId}/{eggId}', 'put'),
       operation('/v1/servers/{id}/allocations/{allocationId}', 'patch'),
       operation('/v1/servers/{id}/allocations/{allocationId}', 'delete'),
     ]),

@@ -8,6 +8,7 @@ export const API_VERSION = '1.0.0';
 export const IDEMPOTENT_OPERATIONS: readonly string[] = [
   'POST /v1/admin/instances',
   'POST /v1/admin/invoices/{id}/refund',
+  'POST /v1/admin/plans',
   'POST /v1/admin/users/{id}/credits',
   'POST /v1/billing/checkout',
   'POST /v1/billing/payment-method/checkout',

@@ -408,6 +408,96 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/plans': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Plans on sale: resources, included add-ons, eggs and price
+     * @description Deploy one with `planId` beside the same resources (POST /v1/servers). `settings.customSizesAllowed` false: only plans may be deployed.
+     */
+    get: operations['listPlans'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/plans': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Every plan, hidden ones too */
+    get: operations['adminListPlans'];
+    put?: never;
+    /** Define a plan: resources, included add-ons, eggs, price (derived or set), visibility */
+    post: operations['adminCreatePlan'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/plans/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Remove a plan (servers deployed on it keep their resources and price) */
+    delete: operations['adminDeletePlan'];
+    options?: never;
+    head?: never;
+    /** Change a plan (servers deployed on it keep their resources and price) */
+    patch: operations['adminUpdatePlan'];
+    trace?: never;
+  };
+  '/v1/admin/regions/{region}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** How a region is shown: display name, city, country (the panel location's `short` tag) */
+    put: operations['adminSetRegionLook'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/eggs/{instanceId}/{eggId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** How an egg is shown: picture and category (null: the egg's nest name) */
+    put: operations['adminSetEggLook'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/servers': {
     parameters: {
       query?: never;
@@ -2451,6 +2541,11 @@ export interface components {
          */
         status: 'pending' | 'active' | 'failed';
       } | null;
+      /**
+       * Format: uuid
+       * @description Its plan; absent: a custom size.
+       */
+      planId?: string;
       resources: components['schemas']['Resources'];
       /**
        * Format: int64
@@ -2616,6 +2711,11 @@ export interface components {
            */
           status: 'pending' | 'active' | 'failed';
         } | null;
+        /**
+         * Format: uuid
+         * @description Its plan; absent: a custom size.
+         */
+        planId?: string;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -2726,6 +2826,11 @@ export interface components {
            */
           status: 'pending' | 'active' | 'failed';
         } | null;
+        /**
+         * Format: uuid
+         * @description Its plan; absent: a custom size.
+         */
+        planId?: string;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -2860,6 +2965,11 @@ export interface components {
            */
           status: 'pending' | 'active' | 'failed';
         } | null;
+        /**
+         * Format: uuid
+         * @description Its plan; absent: a custom size.
+         */
+        planId?: string;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -2977,6 +3087,11 @@ export interface components {
            */
           status: 'pending' | 'active' | 'failed';
         } | null;
+        /**
+         * Format: uuid
+         * @description Its plan; absent: a custom size.
+         */
+        planId?: string;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -3094,6 +3209,11 @@ export interface components {
            */
           status: 'pending' | 'active' | 'failed';
         } | null;
+        /**
+         * Format: uuid
+         * @description Its plan; absent: a custom size.
+         */
+        planId?: string;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -4367,6 +4487,7 @@ export interface components {
         | 'payload_too_large'
         | 'unsupported_media_type'
         | 'limit_exceeded'
+        | 'plan_mismatch'
         | 'rate_limited'
         | 'internal'
         | 'panel_error'
@@ -4735,6 +4856,11 @@ export interface components {
            */
           status: 'pending' | 'active' | 'failed';
         } | null;
+        /**
+         * Format: uuid
+         * @description Its plan; absent: a custom size.
+         */
+        planId?: string;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -4848,6 +4974,11 @@ export interface components {
            */
           status: 'pending' | 'active' | 'failed';
         } | null;
+        /**
+         * Format: uuid
+         * @description Its plan; absent: a custom size.
+         */
+        planId?: string;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -4991,6 +5122,11 @@ export interface components {
            */
           status: 'pending' | 'active' | 'failed';
         } | null;
+        /**
+         * Format: uuid
+         * @description Its plan; absent: a custom size.
+         */
+        planId?: string;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -5111,6 +5247,11 @@ export interface components {
            */
           status: 'pending' | 'active' | 'failed';
         } | null;
+        /**
+         * Format: uuid
+         * @description Its plan; absent: a custom size.
+         */
+        planId?: string;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -5231,6 +5372,11 @@ export interface components {
            */
           status: 'pending' | 'active' | 'failed';
         } | null;
+        /**
+         * Format: uuid
+         * @description Its plan; absent: a custom size.
+         */
+        planId?: string;
         resources: components['schemas']['Resources'];
         /**
          * Format: int64
@@ -5790,6 +5936,12 @@ export interface components {
       region: string;
       /** @description The location description. */
       name: string | null;
+      /** @description What to show: the admin's name for the region, else the location description, else the tag. */
+      displayName: string;
+      /** @description Set by an admin (PUT /v1/admin/regions/{region}); null: not set. */
+      city: string | null;
+      /** @description ISO 3166-1 alpha-2, set by an admin; null: not set. */
+      country: string | null;
       instances: string[];
       /**
        * Format: int32
@@ -5827,6 +5979,10 @@ export interface components {
       dockerImages: {
         [key: string]: string;
       };
+      /** @description A picture set by an admin (PUT /v1/admin/eggs/{instanceId}/{eggId}); null: none. */
+      pictureUrl: string | null;
+      /** @description The storefront's grouping: set by an admin, else the nest's name. */
+      category: string;
     };
     EggDetail: {
       /** Format: uuid */
@@ -5842,6 +5998,10 @@ export interface components {
       dockerImages: {
         [key: string]: string;
       };
+      /** @description A picture set by an admin (PUT /v1/admin/eggs/{instanceId}/{eggId}); null: none. */
+      pictureUrl: string | null;
+      /** @description The storefront's grouping: set by an admin, else the nest's name. */
+      category: string;
       startup: string;
       defaultDockerImage: string;
       variables: components['schemas']['EggVariable'][];
@@ -6028,6 +6188,203 @@ export interface components {
       /** Format: int32 */
       bytes: number;
     } | null;
+    PlanList: {
+      data: components['schemas']['Plan'][];
+      /** @description Whether a deploy may give other resources than a plan (setting `customSizesAllowed`). */
+      customSizesAllowed: boolean;
+    };
+    Plan: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+      description: string;
+      /**
+       * Format: uri
+       * @description A picture for the storefront card (https), or null.
+       */
+      pictureUrl: string | null;
+      category: string;
+      resources: components['schemas']['PlanResources'];
+      /** @description Add-ons the plan includes: a deploy with this plan must buy at least these. */
+      addons: {
+        /**
+         * Format: int32
+         * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        backups: number;
+        /**
+         * Format: int32
+         * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        databases: number;
+        /**
+         * Format: int32
+         * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        ports: number;
+      };
+      /** @description The eggs a deploy with this plan may use (panel egg ids); empty: any egg. */
+      eggIds: number[];
+      /**
+       * Format: int64
+       * @description A price set for the plan, in 1/1000 cent an hour, charged whatever the resources cost; null: the price derived from the resources and add-ons at the settings' prices.
+       */
+      setPriceMillicentsPerHour: number | null;
+      /** @description Hidden plans are neither listed to customers nor deployable. */
+      visible: boolean;
+      /**
+       * Format: int64
+       * @description What a server on this plan is charged an hour now (the set price, or the derived one).
+       */
+      priceMillicentsPerHour: number;
+      /**
+       * Format: int64
+       * @description The same rounded up to a whole cent, for display.
+       */
+      priceCentsPerHour: number;
+      /**
+       * Format: int64
+       * @description A 730-hour month at that price, rounded up to a whole cent.
+       */
+      monthlyEstimateCents: number;
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      updatedAt: string;
+    };
+    /** @description The server's resources: a deploy with this plan must send exactly these. */
+    PlanResources: {
+      /** Format: int32 */
+      ramMb: number;
+      /** Format: int32 */
+      cpuPercent: number;
+      /** Format: int32 */
+      diskMb: number;
+    };
+    CreatePlan: {
+      name: string;
+      description: string;
+      /**
+       * Format: uri
+       * @description A picture for the storefront card (https), or null.
+       */
+      pictureUrl: string | null;
+      /**
+       * @description The storefront groups plans by it.
+       * @example Minecraft
+       */
+      category: string;
+      resources: components['schemas']['PlanResources'];
+      /** @description Add-ons the plan includes: a deploy with this plan must buy at least these. */
+      addons: {
+        /**
+         * Format: int32
+         * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        backups: number;
+        /**
+         * Format: int32
+         * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        databases: number;
+        /**
+         * Format: int32
+         * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        ports: number;
+      };
+      /** @description The eggs a deploy with this plan may use (panel egg ids); empty: any egg. */
+      eggIds: number[];
+      /**
+       * Format: int64
+       * @description A price set for the plan, in 1/1000 cent an hour, charged whatever the resources cost; null: the price derived from the resources and add-ons at the settings' prices.
+       */
+      setPriceMillicentsPerHour: number | null;
+      /** @description Hidden plans are neither listed to customers nor deployable. */
+      visible: boolean;
+    };
+    /** @description Any subset of the plan; omitted fields keep their value. */
+    UpdatePlan: {
+      name?: string;
+      description?: string;
+      /**
+       * Format: uri
+       * @description A picture for the storefront card (https), or null.
+       */
+      pictureUrl?: string | null;
+      /**
+       * @description The storefront groups plans by it.
+       * @example Minecraft
+       */
+      category?: string;
+      resources?: components['schemas']['PlanResources'];
+      /** @description Add-ons the plan includes: a deploy with this plan must buy at least these. */
+      addons?: {
+        /**
+         * Format: int32
+         * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        backups: number;
+        /**
+         * Format: int32
+         * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        databases: number;
+        /**
+         * Format: int32
+         * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+         */
+        ports: number;
+      };
+      /** @description The eggs a deploy with this plan may use (panel egg ids); empty: any egg. */
+      eggIds?: number[];
+      /**
+       * Format: int64
+       * @description A price set for the plan, in 1/1000 cent an hour, charged whatever the resources cost; null: the price derived from the resources and add-ons at the settings' prices.
+       */
+      setPriceMillicentsPerHour?: number | null;
+      /** @description Hidden plans are neither listed to customers nor deployable. */
+      visible?: boolean;
+    };
+    DeletedPlan: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {boolean} */
+      deleted: true;
+    };
+    RegionLookResult: {
+      displayName: string | null;
+      city: string | null;
+      /**
+       * @description ISO 3166-1 alpha-2 country code.
+       * @example DE
+       */
+      country: string | null;
+      region: string;
+    };
+    RegionLook: {
+      displayName: string | null;
+      city: string | null;
+      /**
+       * @description ISO 3166-1 alpha-2 country code.
+       * @example DE
+       */
+      country: string | null;
+    };
+    EggLookResult: {
+      /** Format: uuid */
+      instanceId: string;
+      /** Format: int64 */
+      eggId: number;
+      pictureUrl: string | null;
+      category: string | null;
+    };
+    EggLook: {
+      /** Format: uri */
+      pictureUrl: string | null;
+      /** @description null: the egg's nest name. */
+      category: string | null;
+    };
     ServerList: {
       data: components['schemas']['Server'][];
       /** @description Pass as `cursor` for the next page; null on the last page. */
@@ -6086,6 +6443,11 @@ export interface components {
       };
       /** @description A name under the platform's DNS zone (`<subdomain>.<zone>`), pointing at the server's address; 409 when taken. */
       subdomain?: string;
+      /**
+       * Format: uuid
+       * @description A plan (GET /v1/plans): the resources must be its own, the egg one it allows, the add-ons at least its (else 422). Charged the plan's price.
+       */
+      planId?: string;
     };
     Quote: {
       /** @description The deploy would succeed now: the runway and budget pass and a node can take it. */
@@ -6094,6 +6456,11 @@ export interface components {
       addons: components['schemas']['Addons'];
       /** @description The hourly price itemised: the resources, then each add-on bought. */
       lines: components['schemas']['QuoteLine'][];
+      /**
+       * Format: uuid
+       * @description The plan the body names: the resources line is then the plan's price with its included add-ons, and only extras are itemised.
+       */
+      planId?: string;
       /**
        * Format: int64
        * @description The exact hourly price the deploy would charge (as `Server.priceMillicentsPerHour`).
@@ -6257,6 +6624,11 @@ export interface components {
          */
         status: 'pending' | 'active' | 'failed';
       } | null;
+      /**
+       * Format: uuid
+       * @description Its plan; absent: a custom size.
+       */
+      planId?: string;
       resources: components['schemas']['Resources'];
       /**
        * Format: int64
@@ -7811,6 +8183,11 @@ export interface components {
          */
         status: 'pending' | 'active' | 'failed';
       } | null;
+      /**
+       * Format: uuid
+       * @description Its plan; absent: a custom size.
+       */
+      planId?: string;
       resources: components['schemas']['Resources'];
       /**
        * Format: int64
@@ -8467,6 +8844,8 @@ export interface components {
       /** @description When true (the default), a panel server the reconciler finds without a record is held for an admin to confirm (GET /v1/admin/orphans, POST /v1/admin/orphans/{id}/confirm) instead of deleted from the panel. */
       holdOrphansForConfirmation: boolean;
       brand: components['schemas']['Brand'];
+      /** @description When true (the default), a deploy may give any resources within the caps; when false, only a plan (`planId`, GET /v1/plans): a deploy without one is refused with 422 `plan_mismatch`. */
+      customSizesAllowed: boolean;
     };
     /** @description How top-ups are taxed; the invoice shows net, tax rate, tax and gross, or the reason for none. */
     TaxSettings:
@@ -8692,6 +9071,8 @@ export interface components {
         legalFooter?: string | null;
         logo?: components['schemas']['BrandLogo'];
       };
+      /** @description When true (the default), a deploy may give any resources within the caps; when false, only a plan (`planId`, GET /v1/plans): a deploy without one is refused with 422 `plan_mismatch`. */
+      customSizesAllowed?: boolean;
     };
     LogoUpload: {
       /** @description The PNG or JPEG file, base64; at most 256 KB decoded, 16 to 1024 pixels a side. */
@@ -12021,6 +12402,7 @@ export interface operations {
            *               },
            *               "status": "active"
            *             },
+           *             "planId": "0193a7e2-5b1c-7d4e-9f3a-0000c53e6e24",
            *             "resources": {
            *               "ramMb": 2048,
            *               "cpuPercent": 100,
@@ -12244,6 +12626,7 @@ export interface operations {
            *           },
            *           "status": "active"
            *         },
+           *         "planId": "0193a7e2-5b1c-7d4e-9f3a-0000c53e6e24",
            *         "resources": {
            *           "ramMb": 2048,
            *           "cpuPercent": 100,
@@ -12848,6 +13231,9 @@ export interface operations {
            *         {
            *           "region": "eu-central",
            *           "name": "survival",
+           *           "displayName": "example displayName",
+           *           "city": "example city",
+           *           "country": "ex",
            *           "instances": [
            *             "0193a7e2-5b1c-7d4e-9f3a-000021169495"
            *           ],
@@ -12988,7 +13374,9 @@ export interface operations {
            *           "nestName": "example nestName",
            *           "dockerImages": {
            *             "EXAMPLE_KEY": "example value"
-           *           }
+           *           },
+           *           "pictureUrl": "example pictureUrl",
+           *           "category": "example category"
            *         }
            *       ],
            *       "unavailableInstances": [
@@ -13124,6 +13512,8 @@ export interface operations {
            *       "dockerImages": {
            *         "EXAMPLE_KEY": "example value"
            *       },
+           *       "pictureUrl": "example pictureUrl",
+           *       "category": "example category",
            *       "startup": "java -Xms128M -Xmx{{SERVER_MEMORY}}M -jar {{SERVER_JARFILE}}",
            *       "defaultDockerImage": "ghcr.io/pterodactyl/yolks:java_21",
            *       "variables": [
@@ -13581,6 +13971,1370 @@ export interface operations {
       };
     };
   };
+  listPlans: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Plans on sale: resources, included add-ons, eggs and price */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *           "name": "survival",
+           *           "description": "Credit top-up",
+           *           "pictureUrl": "https://hooks.example.com/control-plane",
+           *           "category": "example category",
+           *           "resources": {
+           *             "ramMb": 2048,
+           *             "cpuPercent": 100,
+           *             "diskMb": 4096
+           *           },
+           *           "addons": {
+           *             "backups": 1,
+           *             "databases": 1,
+           *             "ports": 100
+           *           },
+           *           "eggIds": [
+           *             1
+           *           ],
+           *           "setPriceMillicentsPerHour": 2700,
+           *           "visible": true,
+           *           "priceMillicentsPerHour": 2700,
+           *           "priceCentsPerHour": 3,
+           *           "monthlyEstimateCents": 2500,
+           *           "createdAt": "2026-11-26T10:00:00.000Z",
+           *           "updatedAt": "2026-11-26T10:00:00.000Z"
+           *         }
+           *       ],
+           *       "customSizesAllowed": true
+           *     }
+           */
+          'application/json': components['schemas']['PlanList'];
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminListPlans: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Every plan, hidden ones too */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *           "name": "survival",
+           *           "description": "Credit top-up",
+           *           "pictureUrl": "https://hooks.example.com/control-plane",
+           *           "category": "example category",
+           *           "resources": {
+           *             "ramMb": 2048,
+           *             "cpuPercent": 100,
+           *             "diskMb": 4096
+           *           },
+           *           "addons": {
+           *             "backups": 1,
+           *             "databases": 1,
+           *             "ports": 100
+           *           },
+           *           "eggIds": [
+           *             1
+           *           ],
+           *           "setPriceMillicentsPerHour": 2700,
+           *           "visible": true,
+           *           "priceMillicentsPerHour": 2700,
+           *           "priceCentsPerHour": 3,
+           *           "monthlyEstimateCents": 2500,
+           *           "createdAt": "2026-11-26T10:00:00.000Z",
+           *           "updatedAt": "2026-11-26T10:00:00.000Z"
+           *         }
+           *       ],
+           *       "customSizesAllowed": true
+           *     }
+           */
+          'application/json': components['schemas']['PlanList'];
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminCreatePlan: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Replays the first response for a repeated request (24 hours). */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreatePlan'];
+      };
+    };
+    responses: {
+      /** @description Define a plan: resources, included add-ons, eggs, price (derived or set), visibility */
+      201: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Idempotent-Replayed': components['headers']['IdempotentReplayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "name": "survival",
+           *       "description": "Credit top-up",
+           *       "pictureUrl": "https://hooks.example.com/control-plane",
+           *       "category": "example category",
+           *       "resources": {
+           *         "ramMb": 2048,
+           *         "cpuPercent": 100,
+           *         "diskMb": 4096
+           *       },
+           *       "addons": {
+           *         "backups": 1,
+           *         "databases": 1,
+           *         "ports": 100
+           *       },
+           *       "eggIds": [
+           *         1
+           *       ],
+           *       "setPriceMillicentsPerHour": 2700,
+           *       "visible": true,
+           *       "priceMillicentsPerHour": 2700,
+           *       "priceCentsPerHour": 3,
+           *       "monthlyEstimateCents": 2500,
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "updatedAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['Plan'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `idempotency_conflict` (This Idempotency-Key was used with a different request.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'idempotency_conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminDeletePlan: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Remove a plan (servers deployed on it keep their resources and price) */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "deleted": true
+           *     }
+           */
+          'application/json': components['schemas']['DeletedPlan'];
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminUpdatePlan: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdatePlan'];
+      };
+    };
+    responses: {
+      /** @description Change a plan (servers deployed on it keep their resources and price) */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "name": "survival",
+           *       "description": "Credit top-up",
+           *       "pictureUrl": "https://hooks.example.com/control-plane",
+           *       "category": "example category",
+           *       "resources": {
+           *         "ramMb": 2048,
+           *         "cpuPercent": 100,
+           *         "diskMb": 4096
+           *       },
+           *       "addons": {
+           *         "backups": 1,
+           *         "databases": 1,
+           *         "ports": 100
+           *       },
+           *       "eggIds": [
+           *         1
+           *       ],
+           *       "setPriceMillicentsPerHour": 2700,
+           *       "visible": true,
+           *       "priceMillicentsPerHour": 2700,
+           *       "priceCentsPerHour": 3,
+           *       "monthlyEstimateCents": 2500,
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "updatedAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['Plan'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminSetRegionLook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        region: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RegionLook'];
+      };
+    };
+    responses: {
+      /** @description How a region is shown: display name, city, country (the panel location's `short` tag) */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "displayName": "example displayName",
+           *       "city": "example city",
+           *       "country": "DE",
+           *       "region": "eu-central"
+           *     }
+           */
+          'application/json': components['schemas']['RegionLookResult'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminSetEggLook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        instanceId: string;
+        eggId: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['EggLook'];
+      };
+    };
+    responses: {
+      /** @description How an egg is shown: picture and category (null: the egg's nest name) */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *       "eggId": 1,
+           *       "pictureUrl": "example pictureUrl",
+           *       "category": "example category"
+           *     }
+           */
+          'application/json': components['schemas']['EggLookResult'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
   listServers: {
     parameters: {
       query?: {
@@ -13662,6 +15416,7 @@ export interface operations {
            *             },
            *             "status": "active"
            *           },
+           *           "planId": "0193a7e2-5b1c-7d4e-9f3a-0000c53e6e24",
            *           "resources": {
            *             "ramMb": 2048,
            *             "cpuPercent": 100,
@@ -13886,6 +15641,7 @@ export interface operations {
            *         },
            *         "status": "active"
            *       },
+           *       "planId": "0193a7e2-5b1c-7d4e-9f3a-0000c53e6e24",
            *       "resources": {
            *         "ramMb": 2048,
            *         "cpuPercent": 100,
@@ -14072,7 +15828,7 @@ export interface operations {
           };
         };
       };
-      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU, disk or backups per server).) */
+      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU, disk or backups per server).); `plan_mismatch` (The body does not match its plan (`details.issues`), or the plan is not on sale, or plans only and none given.) */
       422: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -14085,7 +15841,7 @@ export interface operations {
           'application/json': {
             error: {
               /** @enum {string} */
-              code: 'limit_exceeded';
+              code: 'limit_exceeded' | 'plan_mismatch';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
@@ -14252,6 +16008,7 @@ export interface operations {
            *           "millicentsPerHour": 1
            *         }
            *       ],
+           *       "planId": "0193a7e2-5b1c-7d4e-9f3a-0000c53e6e24",
            *       "priceMillicentsPerHour": 2700,
            *       "priceCentsPerHour": 3,
            *       "monthly": {
@@ -14400,7 +16157,7 @@ export interface operations {
           };
         };
       };
-      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU, disk or backups per server).) */
+      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU, disk or backups per server).); `plan_mismatch` (The body does not match its plan (`details.issues`), or the plan is not on sale, or plans only and none given.) */
       422: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -14413,7 +16170,7 @@ export interface operations {
           'application/json': {
             error: {
               /** @enum {string} */
-              code: 'limit_exceeded';
+              code: 'limit_exceeded' | 'plan_mismatch';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
@@ -14606,6 +16363,7 @@ export interface operations {
            *         },
            *         "status": "active"
            *       },
+           *       "planId": "0193a7e2-5b1c-7d4e-9f3a-0000c53e6e24",
            *       "resources": {
            *         "ramMb": 2048,
            *         "cpuPercent": 100,
@@ -15119,6 +16877,7 @@ export interface operations {
            *         },
            *         "status": "active"
            *       },
+           *       "planId": "0193a7e2-5b1c-7d4e-9f3a-0000c53e6e24",
            *       "resources": {
            *         "ramMb": 2048,
            *         "cpuPercent": 100,
@@ -15538,6 +17297,7 @@ export interface operations {
            *         },
            *         "status": "active"
            *       },
+           *       "planId": "0193a7e2-5b1c-7d4e-9f3a-0000c53e6e24",
            *       "resources": {
            *         "ramMb": 2048,
            *         "cpuPercent": 100,
@@ -18012,6 +19772,7 @@ export interface operations {
            *         },
            *         "status": "active"
            *       },
+           *       "planId": "0193a7e2-5b1c-7d4e-9f3a-0000c53e6e24",
            *       "resources": {
            *         "ramMb": 2048,
            *         "cpuPercent": 100,
@@ -18383,6 +20144,7 @@ export interface operations {
            *         },
            *         "status": "active"
            *       },
+           *       "planId": "0193a7e2-5b1c-7d4e-9f3a-0000c53e6e24",
            *       "resources": {
            *         "ramMb": 2048,
            *         "cpuPercent": 100,
@@ -35636,6 +37398,7 @@ export interface operations {
            *             },
            *             "status": "active"
            *           },
+           *           "planId": "0193a7e2-5b1c-7d4e-9f3a-0000c53e6e24",
            *           "resources": {
            *             "ramMb": 2048,
            *             "cpuPercent": 100,
@@ -37922,7 +39685,8 @@ export interface operations {
            *           "height": 1,
            *           "bytes": 1
            *         }
-           *       }
+           *       },
+           *       "customSizesAllowed": true
            *     }
            */
           'application/json': components['schemas']['Settings'];
@@ -38120,7 +39884,8 @@ export interface operations {
            *           "height": 1,
            *           "bytes": 1
            *         }
-           *       }
+           *       },
+           *       "customSizesAllowed": true
            *     }
            */
           'application/json': components['schemas']['Settings'];
@@ -38639,6 +40404,7 @@ export interface operations {
            *               },
            *               "status": "active"
            *             },
+           *             "planId": "0193a7e2-5b1c-7d4e-9f3a-0000c53e6e24",
            *             "resources": {
            *               "ramMb": 2048,
            *               "cpuPercent": 100,
@@ -38881,6 +40647,7 @@ export interface operations {
            *         },
            *         "status": "active"
            *       },
+           *       "planId": "0193a7e2-5b1c-7d4e-9f3a-0000c53e6e24",
            *       "resources": {
            *         "ramMb": 2048,
            *         "cpuPercent": 100,
@@ -39209,6 +40976,7 @@ export interface operations {
            *         },
            *         "status": "active"
            *       },
+           *       "planId": "0193a7e2-5b1c-7d4e-9f3a-0000c53e6e24",
            *       "resources": {
            *         "ramMb": 2048,
            *         "cpuPercent": 100,

@@ -8,6 +8,7 @@ import { freeCapacity } from '../placement/index.ts';
 import { candidatesOf } from './candidates.ts';
 import { eggCopies, eggsOf } from './eggs.ts';
 import { topologies, topologyOf } from './topology.ts';
+import { eggLookId, storefrontItems } from '../plans/index.ts';
 
 /**
  * The catalog: what can be deployed where, from the shared copies of each panel's topology
@@ -38,10 +39,13 @@ async function acrossInstances<T>(fn: (instance: InstanceView) => Promise<T>): P
 }
 
 export async function listRegions(): Promise<{ data: z.infer<typeof Region>[]; unavailableInstances: string[] }> {
-  const { results, unavailable } = await acrossInstances(async (instance) => {
-    const topology = await topologyOf(instance);
-    return { instance, topology, candidates: candidatesOf(instance, topology) };
-  });
+  const [{ results, unavailable }, { regions: looks }] = await Promise.all([
+    acrossInstances(async (instance) => {
+      const topology = await topologyOf(instance);
+      return { instance, topology, candidates: candidatesOf(instance, topology) };
+    }),
+    storefrontItems(),
+  ]);
   const regions = new Map<string, z.infer<typeof Region>>();
   for (const { instance, topology, candidates } of results) {
     const locationOf = new Map(topology.locations.map((l) => [l.short, l]));
@@ -51,6 +55,10 @@ export async function listRegions(): Promise<{ data: z.infer<typeof Region>[]; u
       const region = regions.get(location.short) ?? {
         region: location.short,
         name: location.long,
+        // The admin's look of the region (shared/plans), else the location's description, else the tag.
+        displayName: looks.get(location.short)?.displayName ?? (location.long || location.short),
+        city: looks.get(location.short)?.city ?? null,
+        country: looks.get(location.short)?.country ?? null,
         instances: [],
         nodes: 0,
         freeMemoryMb: 0,
@@ -71,7 +79,12 @@ export async function listRegions(): Promise<{ data: z.infer<typeof Region>[]; u
   return { data: [...regions.values()].sort((a, b) => a.region.localeCompare(b.region)), unavailableInstances: unavailable };
 }
 
-const summary = (instance: InstanceView, egg: CachedEgg): z.infer<typeof EggSummary> => ({
+type EggLooks = Awaited<ReturnType<typeof storefrontItems>>['eggs'];
+
+/** An egg's category is its admin-set one, else its nest's name (Pterodactyl groups games by nest). */
+const summary = (instance: InstanceView, egg: CachedEgg, looks: EggLooks): z.infer<typeof EggSummary> => ({
+  pictureUrl: looks.get(eggLookId(instance.id, egg.id))?.pictureUrl ?? null,
+  category: looks.get(eggLookId(instance.id, egg.id))?.category ?? egg.nestName,
   instanceId: instance.id,
   instanceName: instance.name,
   eggId: egg.id,
@@ -83,7 +96,10 @@ const summary = (instance: InstanceView, egg: CachedEgg): z.infer<typeof EggSumm
 });
 
 export async function listEggs(): Promise<{ data: z.infer<typeof EggSummary>[]; unavailableInstances: string[] }> {
-  const { results, unavailable } = await acrossInstances(async (instance) => (await eggsOf(instance)).map((e) => summary(instance, e)));
+  const { eggs: looks } = await storefrontItems();
+  const { results, unavailable } = await acrossInstances(async (instance) =>
+    (await eggsOf(instance)).map((e) => summary(instance, e, looks)),
+  );
   return { data: results.flat(), unavailableInstances: unavailable };
 }
 
@@ -93,7 +109,7 @@ export async function getEgg(instanceId: string, eggId: number): Promise<z.infer
   const egg = (await eggsOf(instance)).find((e) => e.id === eggId);
   if (!egg) throw notFound('Egg');
   return {
-    ...summary(instance, egg),
+    ...summary(instance, egg, (await storefrontItems()).eggs),
     startup: egg.startup,
     defaultDockerImage: egg.dockerImage,
     variables: egg.variables.map((v) => ({

@@ -527,3 +527,7 @@ export async function tallyIndexPartition(
   } while (start && read < bound);
   return { counts, read, complete: !start };
 }
+export const planById = async (planId: string) => asKindOrUndefined(await getItem(keys.plan(planId)), 'plan');
+
+/** The storefront's whole partition (plans, region and egg looks): few items, one Query. */
+export const storefront = async (): Promise<Item[]> => queryAll({ pk: keys.storefrontPartition(), consistent: true });

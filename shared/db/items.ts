@@ -185,6 +185,8 @@ export interface ServerItem extends Stored {
   addons?: { backups: number; databases: number; ports: number };
   /** The server's name under the DNS zone (shared/servers/subdomain.ts); absent: none. */
   subdomain?: ServerSubdomain;
+  /** The plan it was deployed on (shared/plans); absent: a custom size. */
+  planId?: string;
 }
 
 /**
@@ -570,6 +572,41 @@ export interface SettingsItem extends Stored {
   updatedBy: string;
 }
 
+/** An admin-defined plan (shared/plans): the storefront's offer, checked against a deploy that names it. */
+export interface PlanItem extends Stored {
+  kind: 'plan';
+  planId: string;
+  name: string;
+  description: string;
+  pictureUrl: string | null;
+  category: string;
+  resources: { ramMb: number; cpuPercent: number; diskMb: number };
+  addons: { backups: number; databases: number; ports: number };
+  eggIds: number[];
+  /** A set hourly price; null: derived from the resources and add-ons at the settings' prices. */
+  setPriceMillicentsPerHour: number | null;
+  visible: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** How the storefront names a region (panel location `short`) or shows an egg (shared/plans). */
+export interface RegionLookItem extends Stored {
+  kind: 'region-look';
+  region: string;
+  displayName: string | null;
+  city: string | null;
+  country: string | null;
+}
+
+export interface EggLookItem extends Stored {
+  kind: 'egg-look';
+  instanceId: string;
+  eggId: number;
+  pictureUrl: string | null;
+  category: string | null;
+}
+
 export interface MonthSpendItem extends Stored {
   kind: 'month-spend';
   cents: number;
@@ -743,6 +780,9 @@ interface Kinds {
   'api-key-hash': ApiKeyHashItem;
   idempotency: IdempotencyItem;
   settings: SettingsItem;
+  plan: PlanItem;
+  'region-look': RegionLookItem;
+  'egg-look': EggLookItem;
   'month-spend': MonthSpendItem;
   activity: ActivityItem;
   'panel-topology': PanelTopologyItem;

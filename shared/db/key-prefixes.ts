@@ -53,6 +53,8 @@ export const PARTITIONS = {
   billingPass: partitionPattern(keys.billingPass(SENTINEL).PK),
   settings: partitionPattern(keys.settings().PK),
   instances: partitionPattern(keys.instance(SENTINEL).PK),
+  /** Plans and the looks of regions and eggs (shared/plans). */
+  storefront: partitionPattern(keys.plan(SENTINEL).PK),
   /** An endpoint's webhook deliveries (`WHDLV#<endpoint>`); endpoints and events sit under the account. */
   webhookDelivery: partitionPattern(keys.webhookDelivery(SENTINEL, SENTINEL).PK),
   /** A message to send (`MAIL#<id>`); `MAILSUPPRESS#` does not match it (`S` ≠ `#`). */
@@ -201,8 +203,10 @@ export const TABLE_ACCESS = {
   public: withPipeline({ read: ['instances'] }),
   // Webhook deliveries: listed, redelivered, and stopped when their endpoint is deleted.
   account: withPipeline({ write: [...PANEL_WORK, 'webhookDelivery', 'serverShares'], read: ['sharedWith'] }),
-  catalog: withPipeline({ write: ['instances', 'panelCopies', 'panelCallBudget'] }),
-  servers: withPipeline({ write: [...PANEL_WORK, 'serverShares', 'sharedWith'] }),
+  // The storefront: plans and the looks of regions and eggs, and their admin routes (shared/plans).
+  catalog: withPipeline({ write: ['instances', 'panelCopies', 'panelCallBudget', 'storefront'] }),
+  // A deploy or quote naming a plan reads it.
+  servers: withPipeline({ write: [...PANEL_WORK, 'serverShares', 'sharedWith'], read: ['storefront'] }),
   // A server's activity: its listing in GSI2 (shared/servers/activity.ts).
   'server-tools': withPipeline({ write: [...PANEL_WORK, 'serverShares'], indexes: ['GSI2'], indexPartitions: ['serverActivity'] }),
   billing: withPipeline({ write: INVOICES }),

@@ -237,4 +237,13 @@ export const keys = {
   /** A panel server the reconciler found without a record, held for an admin to confirm its removal. */
   heldOrphan: (instanceId: string, panelServerId: number): ItemKey => ({ PK: 'INSTANCES', SK: `ORPHAN#${instanceId}#${panelServerId}` }),
   heldOrphanPrefix: () => ({ PK: 'INSTANCES', SKPrefix: 'ORPHAN#' }),
+
+  /**
+   * The storefront (shared/plans): admin-defined plans and the looks of regions and eggs, in one
+   * small partition so the catalog reads all of it with one Query.
+   */
+  storefrontPartition: (): string => 'STOREFRONT',
+  plan: (planId: string): ItemKey => ({ PK: 'STOREFRONT', SK: `PLAN#${planId}` }),
+  regionLook: (region: string): ItemKey => ({ PK: 'STOREFRONT', SK: `REGION#${region}` }),
+  eggLook: (instanceId: string, eggId: number): ItemKey => ({ PK: 'STOREFRONT', SK: `EGG#${instanceId}#${eggId}` }),
 };

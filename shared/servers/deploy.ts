@@ -34,6 +34,7 @@ import {
 } from '../placement/index.ts';
 import { type Addons, centsUp, featureLimitsOf, NO_ADDONS, type Resources, serverPriceMillicents } from '../pricing/index.ts';
 import { getSettings } from '../settings/index.ts';
+import { admitPlan } from '../plans/admit.ts';
 import { resolveEnvironment, type VariableIssue } from './egg-variables.ts';
 import { checkAddonMaxima, checkCaps, insufficientCredit, invalidRequest, limitExceeded, requiredBalance } from './limits.ts';
 import { panelUserOf } from './panel-user.ts';
@@ -60,7 +61,10 @@ export async function deployServer(
   principal: { accountId: string; email: string },
   input: z.infer<typeof CreateServer>,
 ): Promise<ServerView> {
-  const { resources, addons, settings, priceMillicents, price, snap, required, burnAfter } = await admitDeploy(principal.accountId, input);
+  const { resources, addons, settings, planId, priceMillicents, price, snap, required, burnAfter } = await admitDeploy(
+    principal.accountId,
+    input,
+  );
   if (snap.balanceCents < required) throw insufficientCredit(snap.balanceCents, required, burnAfter);
   if (snap.budgetCapCents !== null) await assertWithinBudget(principal.accountId, burnAfter);
   // The caller's fields must be storable before the panel creates anything (see removeUnrecorded).
@@ -133,6 +137,7 @@ export async function deployServer(
     labels: input.labels ?? {},
     addons,
     ...(subdomain ? { subdomain } : {}),
+    ...(planId ? { planId } : {}),
   };
   try {
     await recordCreated({
@@ -173,7 +178,9 @@ export async function admitDeploy(accountId: string, input: z.infer<typeof Creat
   const settings = await getSettings();
   await checkCaps(resources);
   checkAddonMaxima(addons, settings, 'body.addons');
-  const priceMillicents = serverPriceMillicents(resources, addons, settings);
+  // A plan's set price is what the server is charged (recorded in its history like any price).
+  const onPlan = await admitPlan({ planId: input.planId, eggId: input.eggId, resources, addons }, settings);
+  const priceMillicents = onPlan?.priceMillicents ?? serverPriceMillicents(resources, addons, settings);
   const price = Math.max(1, centsUp(priceMillicents));
   const snap = await profileSnapshot(accountId);
   const maxServers = snap.maxServers ?? settings.maxServersPerAccount;
@@ -183,6 +190,8 @@ export async function admitDeploy(accountId: string, input: z.infer<typeof Creat
     resources,
     addons,
     settings,
+    planId: onPlan?.plan.planId,
+    planAddons: onPlan?.plan.addons,
     priceMillicents,
     price,
     snap,

@@ -5,6 +5,7 @@ import { assertWithinBudget } from '../budgets/index.ts';
 import { isApiError } from '../errors.ts';
 import { HOURS_PER_MONTH } from '../catalog/pricing.ts';
 import { addonsMillicents, centsUp } from '../pricing/index.ts';
+import { extrasBeyond } from '../plans/admit.ts';
 import { admitDeploy, placementFor } from './deploy.ts';
 
 /**
@@ -16,7 +17,10 @@ import { admitDeploy, placementFor } from './deploy.ts';
  * budget, or a region with room.
  */
 export async function quoteDeploy(accountId: string, input: z.infer<typeof CreateServer>): Promise<z.infer<typeof Quote>> {
-  const { resources, addons, settings, priceMillicents, price, snap, required, burnAfter } = await admitDeploy(accountId, input);
+  const { resources, addons, settings, planId, planAddons, priceMillicents, price, snap, required, burnAfter } = await admitDeploy(
+    accountId,
+    input,
+  );
   const placement = await placementFor(input, {
     ramMb: resources.ramMb,
     diskMb: resources.diskMb,
@@ -41,7 +45,9 @@ export async function quoteDeploy(accountId: string, input: z.infer<typeof Creat
     deployable: runwayPasses && budgetMessage === null && best !== undefined,
     resources,
     addons,
-    lines: quoteLines(addons, settings.addons, priceMillicents),
+    // On a plan, the resources line is the plan with its included add-ons; only extras are itemised.
+    lines: quoteLines(planId ? extrasBeyond(addons, planAddons!) : addons, settings.addons, priceMillicents),
+    ...(planId ? { planId } : {}),
     priceMillicentsPerHour: priceMillicents,
     priceCentsPerHour: price,
     monthly: { hours, estimateCents: centsUp(priceMillicents * hours), capHours: settings.monthlyCapHours },

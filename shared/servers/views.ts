@@ -25,6 +25,7 @@ export function toServerView(item: ServerItem): ServerView {
     addresses: addressesOf(item),
     sftp: sftpOfServer(item),
     subdomain: subdomainOf(item),
+    ...(item.planId ? { planId: item.planId } : {}),
     resources: item.resources,
     priceCentsPerHour: item.priceCentsPerHour,
     priceMillicentsPerHour: exactPriceOf(item),

@@ -68,6 +68,8 @@ export const DEFAULT_SETTINGS: SettingsValue = {
   },
   // A server the reconciler takes for an orphan is deleted only once an admin confirms it.
   holdOrphansForConfirmation: true,
+  // Customers may deploy any size within the caps, not only the plans an admin defines (shared/plans).
+  customSizesAllowed: true,
   // White text on the default colour: 5.72:1 (WCAG AA).
   brand: DEFAULT_BRAND,
 };

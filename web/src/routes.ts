@@ -30,6 +30,7 @@ export const ROUTES: AppRoute[] = [
   { path: '/admin/accounts', nav: 'Accounts', admin: true, load: () => import('./pages/admin/accounts.tsx') },
   { path: '/admin/accounts/:id', admin: true, load: () => import('./pages/admin/account.tsx') },
   { path: '/admin/servers', nav: 'All servers', admin: true, load: () => import('./pages/admin/servers.tsx') },
+  { path: '/admin/plans', nav: 'Plans', admin: true, load: () => import('./pages/admin/plans.tsx') },
   { path: '/admin/settings', nav: 'Settings', admin: true, load: () => import('./pages/admin/settings.tsx') },
   { path: '/admin/brand', nav: 'Brand', admin: true, load: () => import('./pages/admin/brand.tsx') },
   { path: '/admin/audit', nav: 'Audit log', admin: true, load: () => import('./pages/admin/audit.tsx') },

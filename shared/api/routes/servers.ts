@@ -61,7 +61,7 @@ export const serverCoreRoutes = define({
     response: Server,
     idempotent: true,
     audit: 'servers.create',
-    errors: ['insufficient_credit', 'limit_exceeded', 'conflict', 'no_capacity', ...PANEL],
+    errors: ['insufficient_credit', 'limit_exceeded', 'plan_mismatch', 'conflict', 'no_capacity', ...PANEL],
   },
   quoteServer: {
     method: 'POST',
@@ -75,7 +75,7 @@ export const serverCoreRoutes = define({
       'The deploy body, checked as the deploy checks it (400 and 422 as it would answer), priced as it would be charged, with the monthly estimate, whether the 24-hour runway and the budget pass (and the balance to add), and where placement would put it now (or every node and why not). Nothing is created, claimed or charged.',
     body: CreateServer,
     response: Quote,
-    errors: ['limit_exceeded', ...PANEL],
+    errors: ['limit_exceeded', 'plan_mismatch', ...PANEL],
   },
   getServer: {
     method: 'GET',

@@ -21,6 +21,11 @@ export const Region = z
   .object({
     region: text(60).meta({ description: 'Region tag: the panel location `short` code.', example: 'eu-central' }),
     name: text(65_535).nullable().meta({ description: 'The location description.' }),
+    displayName: text(65_535).meta({
+      description: "What to show: the admin's name for the region, else the location description, else the tag.",
+    }),
+    city: text(100).nullable().meta({ description: 'Set by an admin (PUT /v1/admin/regions/{region}); null: not set.' }),
+    country: text(2).nullable().meta({ description: 'ISO 3166-1 alpha-2, set by an admin; null: not set.' }),
     instances: z.array(Uuid),
     nodes: Count.meta({ description: 'Nodes that can take servers (not in maintenance, instance enabled).' }),
     freeMemoryMb: SignedMb.meta({
@@ -48,6 +53,10 @@ export const EggSummary = z
     nestId: PanelId,
     nestName: text(191),
     dockerImages: z.record(text(191), text(1024)),
+    pictureUrl: text(2000)
+      .nullable()
+      .meta({ description: 'A picture set by an admin (PUT /v1/admin/eggs/{instanceId}/{eggId}); null: none.' }),
+    category: text(191).meta({ description: "The storefront's grouping: set by an admin, else the nest's name." }),
   })
   .meta({ id: 'EggSummary' });
 

@@ -35,6 +35,10 @@ export const Quote = z
     resources: ResourcesSchema,
     addons: Addons,
     lines: z.array(QuoteLine).max(4).meta({ description: 'The hourly price itemised: the resources, then each add-on bought.' }),
+    planId: Uuid.optional().meta({
+      description:
+        "The plan the body names: the resources line is then the plan's price with its included add-ons, and only extras are itemised.",
+    }),
     priceMillicentsPerHour: Cents.meta({
       description: 'The exact hourly price the deploy would charge (as `Server.priceMillicentsPerHour`).',
     }),

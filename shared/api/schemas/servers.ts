@@ -41,6 +41,7 @@ export const Server = z
     }),
     sftp: SftpAccess,
     subdomain: ServerSubdomain.nullable().meta({ description: "The server's name under the platform's DNS zone; null: none." }),
+    planId: Uuid.optional().meta({ description: 'Its plan; absent: a custom size.' }),
     resources: ResourcesSchema,
     priceCentsPerHour: Cents.meta({
       description: 'The exact hourly price rounded UP to whole cents, for display; what is charged is `priceMillicentsPerHour`.',
@@ -167,6 +168,10 @@ export const CreateServer = z
     }),
     subdomain: SubdomainName.optional().meta({
       description: "A name under the platform's DNS zone (`<subdomain>.<zone>`), pointing at the server's address; 409 when taken.",
+    }),
+    planId: Uuid.optional().meta({
+      description:
+        "A plan (GET /v1/plans): the resources must be its own, the egg one it allows, the add-ons at least its (else 422). Charged the plan's price.",
     }),
   })
   .strict()

@@ -165,6 +165,10 @@ export const Settings = z
         'When true (the default), a panel server the reconciler finds without a record is held for an admin to confirm (GET /v1/admin/orphans, POST /v1/admin/orphans/{id}/confirm) instead of deleted from the panel.',
     }),
     brand: Brand,
+    customSizesAllowed: z.boolean().meta({
+      description:
+        'When true (the default), a deploy may give any resources within the caps; when false, only a plan (`planId`, GET /v1/plans): a deploy without one is refused with 422 `plan_mismatch`.',
+    }),
   })
   .strict()
   .meta({ id: 'Settings' });

@@ -10,6 +10,7 @@ import { Field } from '../form.tsx';
 import { Button, ErrorNotice, Loading, Notice, Page, Spinner, useAction, useLoad } from '../ui.tsx';
 import { EggField, eggKey, RegionField } from './deploy/choices.tsx';
 import { useQuote } from './deploy/quote.ts';
+import { PlanCards } from './deploy/plans.tsx';
 import { PRESETS, presetValues, ResourcesFieldset } from './deploy/resources.tsx';
 
 /**
@@ -23,16 +24,18 @@ type Catalogue = {
   pricing: Schema<'Pricing'>;
   eggs: Schema<'EggList'>;
   regions: Schema<'RegionList'>;
+  plans: Schema<'PlanList'>;
 };
 
 export default function Deploy() {
   const catalogue = useLoad(async (): Promise<Catalogue> => {
-    const [pricing, eggs, regions] = await Promise.all([
+    const [pricing, eggs, regions, plans] = await Promise.all([
       ok(api().GET('/v1/pricing')),
       ok(api().GET('/v1/eggs')),
       ok(api().GET('/v1/regions')),
+      ok(api().GET('/v1/plans')),
     ]);
-    return { pricing, eggs, regions };
+    return { pricing, eggs, regions, plans };
   });
   return (
     <Page title="Deploy a server">
@@ -53,13 +56,17 @@ export default function Deploy() {
 }
 
 function DeployForm(props: { catalogue: Catalogue }) {
-  const { pricing, eggs, regions } = props.catalogue;
+  const { pricing, eggs: allEggs, regions, plans } = props.catalogue;
   const limits = pricing.serverLimits;
   const session = useSession();
-  const instances = new Map(eggs.data.map((e) => [e.instanceId, e.instanceName]));
+  const instances = new Map(allEggs.data.map((e) => [e.instanceId, e.instanceName]));
   const instanceName = (id: string) => instances.get(id) ?? id.slice(0, 8);
 
-  const [egg, setEgg] = useState(eggKey(eggs.data[0]!));
+  // The storefront: a plan fixes the resources, the eggs and the included add-ons ('' = custom size).
+  const [planId, setPlanId] = useState(plans.customSizesAllowed ? '' : (plans.data[0]?.id ?? ''));
+  const plan = plans.data.find((p) => p.id === planId);
+  const eggs = { ...allEggs, data: allEggs.data.filter((e) => !plan || plan.eggIds.length === 0 || plan.eggIds.includes(e.eggId)) };
+  const [egg, setEgg] = useState(eggKey(allEggs.data[0]!));
   const [name, setName] = useState('');
   const [region, setRegion] = useState('');
   const [resources, setResources] = useState(() => presetValues(limits, PRESETS[1]));
@@ -69,7 +76,7 @@ function DeployForm(props: { catalogue: Catalogue }) {
   const [addons, setAddons] = useState<AddonValues>({ backups: '0', databases: '0', ports: '0' });
   const [subdomain, setSubdomain] = useState('');
 
-  const summary = eggs.data.find((e) => eggKey(e) === egg) ?? eggs.data[0]!;
+  const summary = eggs.data.find((e) => eggKey(e) === egg) ?? eggs.data[0] ?? allEggs.data[0]!;
   const detail = useLoad(
     () => ok(api().GET('/v1/eggs/{instanceId}/{eggId}', { params: { path: { instanceId: summary.instanceId, eggId: summary.eggId } } })),
     [egg],
@@ -87,14 +94,16 @@ function DeployForm(props: { catalogue: Catalogue }) {
     eggId: summary.eggId,
     instanceId: summary.instanceId,
     region: region || null,
-    ramMb: Number(resources.ramMb || 0),
-    cpuPercent: Number(resources.cpuPercent || 0),
-    diskMb: Number(resources.diskMb || 0),
+    ...(plan
+      ? { ...plan.resources, planId: plan.id }
+      : { ramMb: Number(resources.ramMb || 0), cpuPercent: Number(resources.cpuPercent || 0), diskMb: Number(resources.diskMb || 0) }),
     ...(Object.keys(environment).length ? { environment } : {}),
     ...(image && eggDetail && image !== eggDetail.defaultDockerImage ? { dockerImage: image } : {}),
     ...(Object.keys(labelMap).length ? { labels: labelMap } : {}),
     // Sent only when something is bought: the body stays as before otherwise.
     ...(addonCounts && Object.values(addonCounts).some((n) => n > 0) ? { addons: addonCounts } : {}),
+    // A plan's included add-ons are part of it: the body must buy at least those.
+    ...(plan ? { addons: withIncluded(addonCounts, plan.addons) } : {}),
   };
   const quoteBody = { ...body, name: body.name || 'New server' };
   const quoteKey = JSON.stringify(quoteBody);
@@ -137,11 +146,15 @@ function DeployForm(props: { catalogue: Catalogue }) {
           if (!deploy.busy) void deploy.run();
         }}
       >
+        {plans.data.length ? (
+          <PlanCards plans={plans.data} customAllowed={plans.customSizesAllowed} value={planId} onChange={setPlanId} />
+        ) : null}
+
         <fieldset>
           <legend>Game</legend>
           <EggField
             eggs={eggs.data}
-            value={egg}
+            value={eggKey(summary)}
             hint={summary.description}
             issue={issues.eggId}
             withPanel={instances.size > 1}
@@ -163,7 +176,7 @@ function DeployForm(props: { catalogue: Catalogue }) {
           <RegionField regions={eggRegions} value={region} minRamMb={limits.ramMb.min} issue={issues.region} onChange={setRegion} />
         </fieldset>
 
-        <ResourcesFieldset limits={limits} values={resources} issues={issues} onChange={setResources} />
+        {plan ? null : <ResourcesFieldset limits={limits} values={resources} issues={issues} onChange={setResources} />}
 
         {pricing.addons.some((a) => a.max > 0) ? (
           <fieldset>
@@ -258,4 +271,13 @@ function DeployForm(props: { catalogue: Catalogue }) {
       </section>
     </div>
   );
+}
+
+/** The add-ons a plan deploy buys: what the form asks for, at least what the plan includes. */
+function withIncluded(asked: Schema<'Addons'> | null | undefined, included: Schema<'Addons'>): Schema<'Addons'> {
+  return {
+    backups: Math.max(asked?.backups ?? 0, included.backups),
+    databases: Math.max(asked?.databases ?? 0, included.databases),
+    ports: Math.max(asked?.ports ?? 0, included.ports),
+  };
 }
