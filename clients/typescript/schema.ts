@@ -564,26 +564,6 @@ export interface paths {
     patch: operations['updateServer'];
     trace?: never;
   };
-  '/v1/servers/{id}/addons': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    /**
-     * Set the add-ons (extra backup slots, databases, ports): feature limits on the panel at once, hourly price recomputed
-     * @description The extras the server has from now on (all three). Each is priced per hour (GET /v1/pricing `addons`) and added to the server's hourly price from this moment, billed by the hourly pass like resources; a removed one is no longer charged after the current hour. A higher price needs the 24-hour runway and fits the budget as an upsize does. Lowering below what the server holds (its backups, databases or ports) is 409 `conflict` naming the count. Owner only.
-     */
-    put: operations['setServerAddons'];
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
   '/v1/servers/{id}/startup': {
     parameters: {
       query?: never;
@@ -747,6 +727,26 @@ export interface paths {
      */
     get: operations['serverCost'];
     put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/servers/{id}/addons': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Set the add-ons (extra backup slots, databases, ports): feature limits on the panel at once, hourly price recomputed
+     * @description The extras the server has from now on (all three). Each is priced per hour (GET /v1/pricing `addons`) and added to the server's hourly price from this moment, billed by the hourly pass like resources; a removed one is no longer charged after the current hour. A higher price needs the 24-hour runway and fits the budget as an upsize does. Lowering below what the server holds (its backups, databases or ports) is 409 `conflict` naming the count. Owner only.
+     */
+    put: operations['setServerAddons'];
     post?: never;
     delete?: never;
     options?: never;
@@ -6737,24 +6737,6 @@ export interface components {
         [key: string]: string;
       };
     };
-    /** @description Extras bought for a server, each priced per hour (settings.addons) and added to its hourly price. The panel's feature limits are what the settings include plus these. */
-    AddonsUpdate: {
-      /**
-       * Format: int32
-       * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
-       */
-      backups: number;
-      /**
-       * Format: int32
-       * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
-       */
-      databases: number;
-      /**
-       * Format: int32
-       * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
-       */
-      ports: number;
-    };
     ServerStartup: {
       /** @description The egg's variables the panel lets users see. */
       variables: components['schemas']['StartupVariable'][];
@@ -7023,6 +7005,24 @@ export interface components {
       priceMillicentsPerHour: number;
       /** Format: date-time */
       asOf: string;
+    };
+    /** @description Extras bought for a server, each priced per hour (settings.addons) and added to its hourly price. The panel's feature limits are what the settings include plus these. */
+    AddonsUpdate: {
+      /**
+       * Format: int32
+       * @description Extra backup slots beyond what every server includes; at most the platform's maximum (settings.addons).
+       */
+      backups: number;
+      /**
+       * Format: int32
+       * @description Extra databases beyond what every server includes; at most the platform's maximum (settings.addons).
+       */
+      databases: number;
+      /**
+       * Format: int32
+       * @description Extra ports (allocations) beyond what every server includes; at most the platform's maximum (settings.addons).
+       */
+      ports: number;
     };
     FileList: {
       directory: string;
@@ -17223,426 +17223,6 @@ export interface operations {
       };
     };
   };
-  setServerAddons: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['AddonsUpdate'];
-      };
-    };
-    responses: {
-      /** @description Set the add-ons (extra backup slots, databases, ports): feature limits on the panel at once, hourly price recomputed */
-      200: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
-           *       "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
-           *       "identifier": "1a7ce997",
-           *       "uuid": "1a7ce997-259b-452e-8b4e-cecc464142ca",
-           *       "name": "survival",
-           *       "eggId": 1,
-           *       "region": "eu-central",
-           *       "address": {
-           *         "host": "example host",
-           *         "ip": "203.0.113.10",
-           *         "alias": "example alias",
-           *         "port": 25565
-           *       },
-           *       "ports": [
-           *         {
-           *           "host": "example host",
-           *           "ip": "203.0.113.10",
-           *           "alias": "example alias",
-           *           "port": 25565
-           *         }
-           *       ],
-           *       "addresses": [
-           *         {
-           *           "id": 1,
-           *           "host": "example host",
-           *           "ip": "203.0.113.10",
-           *           "alias": "example alias",
-           *           "port": 25565,
-           *           "notes": "example notes",
-           *           "primary": true
-           *         }
-           *       ],
-           *       "sftp": {
-           *         "host": "example host",
-           *         "port": 25565,
-           *         "username": "example username",
-           *         "enabled": true
-           *       },
-           *       "subdomain": {
-           *         "name": "survival",
-           *         "fqdn": "example fqdn",
-           *         "srv": {
-           *           "name": "survival",
-           *           "port": 25565
-           *         },
-           *         "status": "active"
-           *       },
-           *       "planId": "0193a7e2-5b1c-7d4e-9f3a-0000c53e6e24",
-           *       "resources": {
-           *         "ramMb": 2048,
-           *         "cpuPercent": 100,
-           *         "diskMb": 4096
-           *       },
-           *       "priceCentsPerHour": 3,
-           *       "priceMillicentsPerHour": 2700,
-           *       "status": "active",
-           *       "createdAt": "2026-11-26T10:00:00.000Z",
-           *       "updatedAt": "2026-11-26T10:00:00.000Z",
-           *       "suspendedAt": null,
-           *       "suspendedReason": null,
-           *       "deletedAt": null,
-           *       "labels": {
-           *         "env": "prod",
-           *         "example.com/team": "blue"
-           *       },
-           *       "addons": {
-           *         "backups": 1,
-           *         "databases": 1,
-           *         "ports": 100
-           *       },
-           *       "shared": true,
-           *       "sharedBy": "example sharedBy",
-           *       "permissions": [
-           *         "console"
-           *       ]
-           *     }
-           */
-          'application/json': components['schemas']['Server'];
-        };
-      };
-      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
-      400: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'invalid_json' | 'validation_failed';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
-      401: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'unauthorized';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
-      402: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'insufficient_credit';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
-      403: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'forbidden';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
-      404: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'not_found';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
-      409: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'conflict' | 'operation_in_progress';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
-      413: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'payload_too_large';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
-      415: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'unsupported_media_type';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU, disk or backups per server).) */
-      422: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'limit_exceeded';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
-      429: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'rate_limited';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
-      500: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'internal';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
-      502: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'panel_error';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
-      503: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'panel_unavailable';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
-      504: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'panel_timeout';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-    };
-  };
   serverStartup: {
     parameters: {
       query?: never;
@@ -20677,6 +20257,426 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  setServerAddons: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AddonsUpdate'];
+      };
+    };
+    responses: {
+      /** @description Set the add-ons (extra backup slots, databases, ports): feature limits on the panel at once, hourly price recomputed */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *       "identifier": "1a7ce997",
+           *       "uuid": "1a7ce997-259b-452e-8b4e-cecc464142ca",
+           *       "name": "survival",
+           *       "eggId": 1,
+           *       "region": "eu-central",
+           *       "address": {
+           *         "host": "example host",
+           *         "ip": "203.0.113.10",
+           *         "alias": "example alias",
+           *         "port": 25565
+           *       },
+           *       "ports": [
+           *         {
+           *           "host": "example host",
+           *           "ip": "203.0.113.10",
+           *           "alias": "example alias",
+           *           "port": 25565
+           *         }
+           *       ],
+           *       "addresses": [
+           *         {
+           *           "id": 1,
+           *           "host": "example host",
+           *           "ip": "203.0.113.10",
+           *           "alias": "example alias",
+           *           "port": 25565,
+           *           "notes": "example notes",
+           *           "primary": true
+           *         }
+           *       ],
+           *       "sftp": {
+           *         "host": "example host",
+           *         "port": 25565,
+           *         "username": "example username",
+           *         "enabled": true
+           *       },
+           *       "subdomain": {
+           *         "name": "survival",
+           *         "fqdn": "example fqdn",
+           *         "srv": {
+           *           "name": "survival",
+           *           "port": 25565
+           *         },
+           *         "status": "active"
+           *       },
+           *       "planId": "0193a7e2-5b1c-7d4e-9f3a-0000c53e6e24",
+           *       "resources": {
+           *         "ramMb": 2048,
+           *         "cpuPercent": 100,
+           *         "diskMb": 4096
+           *       },
+           *       "priceCentsPerHour": 3,
+           *       "priceMillicentsPerHour": 2700,
+           *       "status": "active",
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "updatedAt": "2026-11-26T10:00:00.000Z",
+           *       "suspendedAt": null,
+           *       "suspendedReason": null,
+           *       "deletedAt": null,
+           *       "labels": {
+           *         "env": "prod",
+           *         "example.com/team": "blue"
+           *       },
+           *       "addons": {
+           *         "backups": 1,
+           *         "databases": 1,
+           *         "ports": 100
+           *       },
+           *       "shared": true,
+           *       "sharedBy": "example sharedBy",
+           *       "permissions": [
+           *         "console"
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['Server'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Payment required: `insufficient_credit` (The balance does not cover what this would cost; top up first.) */
+      402: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU, disk or backups per server).) */
+      422: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'limit_exceeded';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */

@@ -2,9 +2,11 @@ import type { Group, RouteDef } from './route-def.ts';
 import { publicRoutes } from './routes/public.ts';
 import { accountCoreRoutes, accountMoneyRoutes } from './routes/account.ts';
 import { catalogRoutes } from './routes/catalog.ts';
-import { serverActionRoutes, serverCoreRoutes, serverShareRoutes, serverSubdomainRoutes, serverUsageRoutes } from './routes/servers.ts';
+import { serverActionRoutes, serverCoreRoutes, serverShareRoutes, serverSubdomainRoutes } from './routes/servers.ts';
 import {
   serverActivityRoutes,
+  serverAddonRoutes,
+  serverUsageRoutes,
   serverDatabaseRoutes,
   serverNetworkRoutes,
   serverScheduleRoutes,
@@ -37,6 +39,7 @@ export const routes = {
   ...serverActionRoutes,
   ...serverSubdomainRoutes,
   ...serverUsageRoutes,
+  ...serverAddonRoutes,
   ...serverStorageRoutes,
   ...serverScheduleRoutes,
   ...serverNetworkRoutes,

@@ -36,6 +36,8 @@ export const PARTITIONS = {
   rateWindow: partitionPattern(keys.rateWindow(SENTINEL, N).PK),
   serverPointer: partitionPattern(keys.serverPointer(SENTINEL).PK),
   liveState: partitionPattern(keys.liveState(SENTINEL).PK),
+  /** A server's usage samples (`USAGE#<serverId>`), written by the live-state refresh (shared/servers/usage-history.ts). */
+  usageSamples: partitionPattern(keys.usageSample(SENTINEL, SENTINEL).PK),
   serverLease: partitionPattern(keys.serverLease(SENTINEL).PK),
   serverRepair: partitionPattern(keys.serverRepair(SENTINEL).PK),
   /** Topology and eggs copies (`PANEL#<id>`); `PANELBUDGET#` does not match it (`B` ≠ `#`). */
@@ -138,6 +140,7 @@ const PANEL_WORK: readonly Partition[] = [
   'instances',
   'serverPointer',
   'liveState',
+  'usageSamples',
   'serverLease',
   // A suspension or repair that did not complete is queued by whoever met the failure (shared/servers/pending.ts).
   'serverRepair',

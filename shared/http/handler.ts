@@ -13,8 +13,7 @@ import { requestDeadline, withDeadline } from '../panel/deadline.ts';
 import { touchLastUsed } from '../api-keys/last-used.ts';
 import { requestCeilingOf } from '../settings/limits.ts';
 import { recordActivity } from '../audit/index.ts';
-import { accessOfRoute, isServerRoute } from '../api/server-permissions.ts';
-import { resolveSharedAccess, type SharedAccess } from '../servers/share-access.ts';
+import type { SharedAccessOfRoute, SharedAccess } from '../servers/share-access.ts';
 import { getConfig } from '../config/env.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import { ApiError, isApiError, type ErrorCode } from '../errors.ts';
@@ -106,6 +105,12 @@ export interface GroupHandlerOptions {
    * table answers (404, or 405 on its own paths), and the table of every group stays out of the bundle.
    */
   unrouted?: () => Matcher;
+  /**
+   * Step 5b's check (shared/servers/share-access.ts `sharedAccessOfRoute`), passed only by the groups
+   * serving routes of one server (servers, server-tools), so the permission table stays out of the
+   * other functions. Without it a route acts for its caller alone: another account's server is 404.
+   */
+  sharedAccess?: SharedAccessOfRoute;
 }
 
 /** The handler of one group's function, given the group's own routes (its module in shared/api/routes/). */
@@ -149,7 +154,7 @@ export function createGroupHandler<G extends Group>(
       const route = requestSchemas ? { ...matched, def: { ...matched.def, ...(await requestSchemas()) } } : matched;
       state.route = route;
       const input = parseInput(route.def, route.params, event);
-      const sharedAccess = await resolveServerAccess(route, input.params, state);
+      const sharedAccess = await resolveServerAccess(route, input.params, state, options.sharedAccess);
       const replay = await claimIdempotency(route.def, headers, method, path, input.body, state);
       if (replay) return json(replay.statusCode, replay.body, requestId, state.rate, { 'Idempotent-Replayed': 'true' });
 
@@ -212,10 +217,10 @@ async function resolveServerAccess(
   route: { id: RouteId; def: RouteDef },
   params: Record<string, unknown>,
   state: RequestState,
+  check: SharedAccessOfRoute | undefined,
 ): Promise<SharedAccess | undefined> {
-  const serverId = params?.id;
-  if (!state.principal || !isServerRoute(route.def.path) || typeof serverId !== 'string') return undefined;
-  state.sharedAccess = await resolveSharedAccess(state.principal, serverId, accessOfRoute(route.id));
+  if (!state.principal || !check) return undefined;
+  state.sharedAccess = await check(state.principal, { id: route.id, path: route.def.path }, params?.id);
   return state.sharedAccess;
 }
 

@@ -1,5 +1,5 @@
 import type { RouteAccess, ServerPermission } from '../api/server-permissions.ts';
-import { allows } from '../api/server-permissions.ts';
+import { accessOfRoute, allows, isServerRoute } from '../api/server-permissions.ts';
 import type { Principal } from '../auth/principal.ts';
 import * as accessPatterns from '../db/access-patterns.ts';
 import { keys } from '../db/keys.ts';
@@ -67,3 +67,18 @@ async function bind(serverId: string, principal: Principal): Promise<boolean> {
     },
   });
 }
+
+/**
+ * The request pipeline's shared-access stage (shared/http/handler.ts, step 5b) for the groups that
+ * serve routes of one server: on `/v1/servers/:id…` what the route needs of an invitee
+ * (shared/api/server-permissions.ts), then the caller's share of that server.
+ */
+export async function sharedAccessOfRoute(
+  principal: Principal,
+  route: { id: string; path: string },
+  serverId: unknown,
+): Promise<SharedAccess | undefined> {
+  if (!isServerRoute(route.path) || typeof serverId !== 'string') return undefined;
+  return resolveSharedAccess(principal, serverId, accessOfRoute(route.id));
+}
+export type SharedAccessOfRoute = typeof sharedAccessOfRoute;

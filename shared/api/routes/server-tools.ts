@@ -54,6 +54,9 @@ import {
 import { CreateDatabase, DatabaseParams, DatabaseWithPassword, DeletedDatabase, ServerDatabaseList } from '../schemas/databases.ts';
 
 import { ServerActivityList, ServerActivityQuery } from '../schemas/activity.ts';
+import { ServerCost, UsageHistory, UsageHistoryQuery } from '../schemas/usage.ts';
+import { AddonsUpdate } from '../schemas/addons.ts';
+import { Server } from '../schemas/servers.ts';
 
 // The frame the file and backup routes share.
 const FILES = { group: 'server-tools', tag: 'Server files', auth: 'bearer' } as const;
@@ -517,6 +520,57 @@ export const serverActivityRoutes = define({
   },
 });
 
+/** A server's usage history and cost this month: read from the table, no panel call (shared/servers/usage-history.ts, cost.ts). */
+export const serverUsageRoutes = define({
+  serverUsageHistory: {
+    method: 'GET',
+    path: '/v1/servers/:id/usage/history',
+    group: 'server-tools',
+    tag: 'Server control',
+    auth: 'bearer',
+    scope: 'servers:read',
+    summary: 'CPU, memory, disk and network over the last hour, day or week',
+    description:
+      'Samples the live-state refresh kept while the server was read (at most one per 5 minutes), averaged per point: 5 minutes for `hour`, 15 for `day`, an hour for `week`. No panel call.',
+    params: IdParam,
+    query: UsageHistoryQuery,
+    response: UsageHistory,
+  },
+  serverCost: {
+    method: 'GET',
+    path: '/v1/servers/:id/cost',
+    group: 'server-tools',
+    tag: 'Servers',
+    auth: 'bearer',
+    scope: 'servers:read',
+    summary: "The server's charges this month and the projection to the month's end",
+    description:
+      "So far: the ledger's hourly charges of this server in the current month (UTC). Projection: so far plus every hour still to charge at the exact price billing would charge, the monthly cap applied. Both in cents rounded down, as the ledger charges. No panel call.",
+    params: IdParam,
+    response: ServerCost,
+  },
+});
+
+/** A server's add-ons (shared/servers/addons.ts): extra backup slots, databases and ports, priced per hour. */
+export const serverAddonRoutes = define({
+  setServerAddons: {
+    method: 'PUT',
+    path: '/v1/servers/:id/addons',
+    group: 'server-tools',
+    tag: 'Servers',
+    auth: 'bearer',
+    scope: 'servers:write',
+    summary: 'Set the add-ons (extra backup slots, databases, ports): feature limits on the panel at once, hourly price recomputed',
+    description:
+      "The extras the server has from now on (all three). Each is priced per hour (GET /v1/pricing `addons`) and added to the server's hourly price from this moment, billed by the hourly pass like resources; a removed one is no longer charged after the current hour. A higher price needs the 24-hour runway and fits the budget as an upsize does. Lowering below what the server holds (its backups, databases or ports) is 409 `conflict` naming the count. Owner only.",
+    params: IdParam,
+    body: AddonsUpdate,
+    response: Server,
+    audit: 'servers.addons',
+    errors: ['insufficient_credit', 'limit_exceeded', 'conflict', 'operation_in_progress', ...PANEL],
+  },
+});
+
 /** Every route of the server-tools function. */
 export const serverToolRoutes = {
   ...serverStartupRoutes,
@@ -525,4 +579,6 @@ export const serverToolRoutes = {
   ...serverNetworkRoutes,
   ...serverDatabaseRoutes,
   ...serverActivityRoutes,
+  ...serverUsageRoutes,
+  ...serverAddonRoutes,
 };

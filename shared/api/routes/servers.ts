@@ -1,7 +1,6 @@
 import { define, PANEL, CONTROL } from '../route-def.ts';
 import { IdParam } from '../schemas/common.ts';
 import { Quote } from '../schemas/quote.ts';
-import { AddonsUpdate } from '../schemas/addons.ts';
 import {
   InviteServerUser,
   LeftServer,
@@ -28,7 +27,6 @@ import {
   ServerWithLive,
 } from '../schemas/servers.ts';
 import { SetSubdomain } from '../schemas/subdomains.ts';
-import { ServerCost, UsageHistory, UsageHistoryQuery } from '../schemas/usage.ts';
 
 /**
  * The servers group: /v1/servers, each server, its power, usage and console.
@@ -103,22 +101,6 @@ export const serverCoreRoutes = define({
     response: Server,
     audit: 'servers.resize',
     errors: ['insufficient_credit', 'limit_exceeded', 'conflict', 'operation_in_progress', 'no_capacity', ...PANEL],
-  },
-  setServerAddons: {
-    method: 'PUT',
-    path: '/v1/servers/:id/addons',
-    group: 'servers',
-    tag: 'Servers',
-    auth: 'bearer',
-    scope: 'servers:write',
-    summary: 'Set the add-ons (extra backup slots, databases, ports): feature limits on the panel at once, hourly price recomputed',
-    description:
-      "The extras the server has from now on (all three). Each is priced per hour (GET /v1/pricing `addons`) and added to the server's hourly price from this moment, billed by the hourly pass like resources; a removed one is no longer charged after the current hour. A higher price needs the 24-hour runway and fits the budget as an upsize does. Lowering below what the server holds (its backups, databases or ports) is 409 `conflict` naming the count. Owner only.",
-    params: IdParam,
-    body: AddonsUpdate,
-    response: Server,
-    audit: 'servers.addons',
-    errors: ['insufficient_credit', 'limit_exceeded', 'conflict', 'operation_in_progress', ...PANEL],
   },
 });
 
@@ -328,42 +310,10 @@ export const serverSubdomainRoutes = define({
   },
 });
 
-/** A server's usage history and cost this month: read from the table, no panel call (shared/servers/usage-history.ts, cost.ts). */
-export const serverUsageRoutes = define({
-  serverUsageHistory: {
-    method: 'GET',
-    path: '/v1/servers/:id/usage/history',
-    group: 'servers',
-    tag: 'Server control',
-    auth: 'bearer',
-    scope: 'servers:read',
-    summary: 'CPU, memory, disk and network over the last hour, day or week',
-    description:
-      'Samples the live-state refresh kept while the server was read (at most one per 5 minutes), averaged per point: 5 minutes for `hour`, 15 for `day`, an hour for `week`. No panel call.',
-    params: IdParam,
-    query: UsageHistoryQuery,
-    response: UsageHistory,
-  },
-  serverCost: {
-    method: 'GET',
-    path: '/v1/servers/:id/cost',
-    group: 'servers',
-    tag: 'Servers',
-    auth: 'bearer',
-    scope: 'servers:read',
-    summary: "The server's charges this month and the projection to the month's end",
-    description:
-      "So far: the ledger's hourly charges of this server in the current month (UTC). Projection: so far plus every hour still to charge at the exact price billing would charge, the monthly cap applied. Both in cents rounded down, as the ledger charges. No panel call.",
-    params: IdParam,
-    response: ServerCost,
-  },
-});
-
 /** Every route of the servers function. */
 export const serverRoutes = {
   ...serverCoreRoutes,
   ...serverActionRoutes,
   ...serverShareRoutes,
   ...serverSubdomainRoutes,
-  ...serverUsageRoutes,
 };
