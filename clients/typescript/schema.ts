@@ -23746,6 +23746,7 @@ export interface operations {
       header?: never;
       path: {
         id: string;
+        /** @description The schedule's id (the panel's, a number). */
         scheduleId: string;
       };
       cookie?: never;
@@ -24025,6 +24026,7 @@ export interface operations {
       header?: never;
       path: {
         id: string;
+        /** @description The schedule's id (the panel's, a number). */
         scheduleId: string;
       };
       cookie?: never;
@@ -24303,6 +24305,7 @@ export interface operations {
       header?: never;
       path: {
         id: string;
+        /** @description The schedule's id (the panel's, a number). */
         scheduleId: string;
       };
       cookie?: never;
@@ -24675,6 +24678,7 @@ export interface operations {
       header?: never;
       path: {
         id: string;
+        /** @description The schedule's id (the panel's, a number). */
         scheduleId: string;
       };
       cookie?: never;
