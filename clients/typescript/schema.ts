@@ -26462,6 +26462,7 @@ export interface operations {
       header?: never;
       path: {
         id: string;
+        /** @description The schedule's id (the panel's, a number). */
         scheduleId: string;
       };
       cookie?: never;
@@ -26741,6 +26742,7 @@ export interface operations {
       header?: never;
       path: {
         id: string;
+        /** @description The schedule's id (the panel's, a number). */
         scheduleId: string;
       };
       cookie?: never;
@@ -27019,6 +27021,7 @@ export interface operations {
       header?: never;
       path: {
         id: string;
+        /** @description The schedule's id (the panel's, a number). */
         scheduleId: string;
       };
       cookie?: never;
@@ -27391,6 +27394,7 @@ export interface operations {
       header?: never;
       path: {
         id: string;
+        /** @description The schedule's id (the panel's, a number). */
         scheduleId: string;
       };
       cookie?: never;

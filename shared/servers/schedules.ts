@@ -134,7 +134,16 @@ const scheduleBody = (s: { name: string; cron: ScheduleOut['cron']; active: bool
 /** What an activity entry says of tasks: actions only (a command may hold anything). */
 const taskSummary = (tasks: { action: string }[] | undefined) => tasks?.map((t) => t.action);
 
+/**
+ * The panel's schedule ids are numbers; the route takes any id-like string so that an id of another
+ * form is answered as an unknown schedule (404, after the server's own check), with no panel call.
+ */
+function assertPanelScheduleId(scheduleId: string): void {
+  if (!/^[1-9]\d{0,9}$/.test(scheduleId)) throw new ApiError('not_found', 'No such schedule on this server');
+}
+
 async function viewOn(client: PanelClient, identifier: string, scheduleId: string): Promise<PanelSchedule> {
+  assertPanelScheduleId(scheduleId);
   const got = await onSchedules(() =>
     client.serverCall<Envelope<PanelSchedule>>(identifier, 'GET', `/schedules/${scheduleId}`, { idempotent: true, expect: 'json' }),
   );
@@ -320,6 +329,7 @@ export async function deleteSchedule({ principal, params, audit }: ScheduleRoute
   return underLease(principal.accountId, params.id, async () => {
     const item = await getOwnedServer(principal.accountId, params.id);
     const { server, client } = await controllable(principal.accountId, params.id);
+    assertPanelScheduleId(scheduleId);
     const forget = async () => {
       const had = item.scheduleIds;
       if (had?.includes(Number(scheduleId)))
@@ -347,6 +357,7 @@ export async function runSchedule({ principal, params, audit }: ScheduleRoute) {
   audit.details = { scheduleId };
   return underLease(principal.accountId, params.id, async () => {
     const { server, client } = await controllable(principal.accountId, params.id);
+    assertPanelScheduleId(scheduleId);
     await onSchedules(() => client.serverCall(server.identifier, 'POST', `/schedules/${scheduleId}/execute`, { idempotent: false }));
     return { id: scheduleId, started: true as const };
   });

@@ -181,9 +181,12 @@ describe("validation: the panel's rules are our 400 naming the field, with no pa
     expect(simSchedules()).toEqual([]);
   });
 
-  it('a bad schedule id is 400, another account is 404; neither calls the panel', async () => {
+  it('a malformed schedule id is 400, an id of another form 404, another account 404; none calls the panel', async () => {
     const before = totalRequests(await panelRequests(sim));
-    expectEnvelope(await api.call('GET', path('/abc'), { token }), 400, 'validation_failed');
+    expectEnvelope(await api.call('GET', path('/a.b'), { token }), 400, 'validation_failed');
+    // Id-like but not the panel's form (a number): an unknown schedule, as any other id would be.
+    expectEnvelope(await api.call('GET', path('/abc'), { token }), 404, 'not_found');
+    expectEnvelope(await api.call('POST', path('/abc/run'), { token }), 404, 'not_found');
     expectEnvelope(await api.call('PATCH', path('/1'), { token, body: {} }), 400, 'validation_failed');
     const other = await customer(api, 'server-schedules-other@example.com');
     expectEnvelope(await api.call('GET', path(), { token: other.token }), 404, 'not_found');

@@ -211,6 +211,12 @@ const overrides = (): Record<string, unknown> => ({
   expiresInDays: 30,
   successUrl: 'https://example.com/paid',
   cancelUrl: 'https://example.com/cancelled',
+  // A schedule's cron fields (a generated string is not a cron field).
+  minute: '0',
+  hour: '4',
+  dayOfMonth: '*',
+  month: '*',
+  dayOfWeek: '*',
 });
 
 const UNICODE = [

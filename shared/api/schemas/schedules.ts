@@ -15,8 +15,10 @@ export const ScheduleParams = z
     id: Uuid,
     scheduleId: z
       .string()
-      .max(10)
-      .regex(/^[1-9]\d{0,9}$/, 'must be a schedule id'),
+      .max(32)
+      // The panel's ids are numbers; other id-like strings pass, to be answered 404 like any unknown id.
+      .regex(/^[A-Za-z0-9_-]+$/, 'must be a schedule id')
+      .meta({ description: "The schedule's id (the panel's, a number)." }),
   })
   .strict();
 

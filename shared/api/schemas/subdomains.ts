@@ -6,7 +6,7 @@ import { int32, text } from './common.ts';
 
 export const SubdomainName = z
   .string()
-  .trim()
+  // No trim: JavaScript's trim also takes a BOM or a no-break space, which the document's pattern refuses.
   .toLowerCase()
   .min(1)
   .max(63)
