@@ -2,7 +2,7 @@ import { createGroupHandler } from '../../shared/http/handler.ts';
 import { sharedAccessOfRoute } from '../../shared/servers/share-access.ts';
 import { serverRoutes } from '../../shared/api/routes/servers.ts';
 import { getServerWithLive } from '../../shared/servers/live.ts';
-import { getOwnedServer, listServers } from '../../shared/servers/read.ts';
+import { listServers } from '../../shared/servers/read.ts';
 
 import * as control from '../../shared/servers/control.ts';
 import { deployServer } from '../../shared/servers/deploy.ts';
