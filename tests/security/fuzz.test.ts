@@ -217,6 +217,8 @@ const overrides = (): Record<string, unknown> => ({
   dayOfMonth: '*',
   month: '*',
   dayOfWeek: '*',
+  // A file mode (chmod): octal digits.
+  mode: '644',
 });
 
 const UNICODE = [
