@@ -4,7 +4,7 @@ import { listInstances } from '../../shared/instances/index.ts';
 import { getEgg, listEggs, listRegions } from '../../shared/catalog/index.ts';
 import { publicPricing } from '../../shared/catalog/pricing.ts';
 import { getSettings } from '../../shared/settings/index.ts';
-import { createPlan, deletePlan, listPlans, setEggLook, setRegionLook, updatePlan } from '../../shared/plans/index.ts';
+import { listPlans } from '../../shared/plans/index.ts';
 
 /** Catalog group: what can be deployed, and where. */
 export const handler = createGroupHandler('catalog', catalogRoutes, {
@@ -19,29 +19,4 @@ export const handler = createGroupHandler('catalog', catalogRoutes, {
   pricing: async () => publicPricing(),
   getBrand: async () => (await getSettings()).brand,
   listPlans: async () => listPlans({ visibleOnly: true }),
-  // Plans and the storefront's looks (shared/plans).
-  adminListPlans: async () => listPlans({ visibleOnly: false }),
-  adminCreatePlan: async ({ body, audit }) => {
-    const plan = await createPlan(body);
-    audit.target = `plan:${plan.id}`;
-    audit.details = { name: plan.name, visible: plan.visible };
-    return plan;
-  },
-  adminUpdatePlan: async ({ params, body, audit }) => {
-    audit.target = `plan:${params.id}`;
-    audit.details = { changed: Object.keys(body) };
-    return updatePlan(params.id, body);
-  },
-  adminDeletePlan: async ({ params, audit }) => {
-    audit.target = `plan:${params.id}`;
-    return deletePlan(params.id);
-  },
-  adminSetRegionLook: async ({ params, body, audit }) => {
-    audit.target = `region:${params.region}`;
-    return setRegionLook(params.region, body);
-  },
-  adminSetEggLook: async ({ params, body, audit }) => {
-    audit.target = `egg:${params.instanceId}#${params.eggId}`;
-    return setEggLook(params.instanceId, params.eggId, body);
-  },
 });

@@ -11,7 +11,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { GROUPS, routeEntries, toTemplatePath, type Group, type RouteDef } from '../../shared/api/routes.ts';
+import { ADMIN_GROUPS, GROUPS, routeEntries, toTemplatePath, type Group, type RouteDef } from '../../shared/api/routes.ts';
 import { TABLE_ACCESS } from '../../shared/db/key-prefixes.ts';
 import { handlerGroups } from '../bundle.ts';
 import { Alarms } from '../constructs/alarms.ts';
@@ -449,7 +449,8 @@ export class ApiStack extends Stack {
       const path = toTemplatePath(def.path);
       // By path, not by group: whatever group a route under /v1/admin belongs to, the edge guards it.
       const guarded = isAdminRoutePath(path);
-      if (guarded !== (def.group === 'admin')) throw new Error(`Route ${routeId}: ${path} and group ${def.group} disagree about admin`);
+      if (guarded !== ADMIN_GROUPS.includes(def.group))
+        throw new Error(`Route ${routeId}: ${path} and group ${def.group} disagree about admin`);
       new apigwv2.HttpRoute(this.api, `Route-${routeId}`, {
         httpApi: this.api,
         routeKey: apigwv2.HttpRouteKey.with(path, apigwv2.HttpMethod[def.method]),

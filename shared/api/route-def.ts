@@ -7,8 +7,22 @@ import type { ErrorCode } from '../errors.ts';
  * define their entries in, and the error sets they share. Types and constants only, so that a
  * module can name a route's shape without loading a schema.
  */
-export const GROUPS = ['public', 'account', 'catalog', 'servers', 'server-tools', 'billing', 'payments', 'admin', 'dev'] as const;
+export const GROUPS = [
+  'public',
+  'account',
+  'catalog',
+  'servers',
+  'server-tools',
+  'billing',
+  'payments',
+  'admin',
+  'admin-storefront',
+  'dev',
+] as const;
 export type Group = (typeof GROUPS)[number];
+
+/** The groups whose routes are all under /v1/admin, behind the edge's admin authorizer (infra checks both ways). */
+export const ADMIN_GROUPS: readonly Group[] = ['admin', 'admin-storefront'];
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

@@ -16,9 +16,10 @@ import {
 import { billingRoutes } from './routes/billing.ts';
 import { paymentRoutes } from './routes/payments.ts';
 import { adminRoutes } from './routes/admin.ts';
+import { adminStorefrontRoutes } from './routes/admin-storefront.ts';
 import { devRoutes } from './routes/dev.ts';
 
-export { GROUPS, toTemplatePath, type Group, type RouteDef } from './route-def.ts';
+export { ADMIN_GROUPS, GROUPS, toTemplatePath, type Group, type RouteDef } from './route-def.ts';
 
 /**
  * The route table: the one source of truth for every endpoint. Each group's routes are defined
@@ -51,6 +52,7 @@ export const routes = {
   ...billingRoutes,
   ...paymentRoutes,
   ...adminRoutes,
+  ...adminStorefrontRoutes,
   ...devRoutes,
 };
 

@@ -174,7 +174,8 @@ const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
  * - public: health counts the instances; docs and the OpenAPI document read nothing.
  * - account: keys, ledger, logs, budget; a budget change may lift a suspension (panel work);
  *   webhook endpoints and events (under the account) and the endpoints' deliveries (`WHDLV#`).
- * - catalog: instance records, the panels' copies and call budgets.
+ * - catalog: instance records, the panels' copies and call budgets; plans and looks read.
+ * - admin-storefront: plans and the looks of regions and eggs, written (shared/plans).
  * - servers: every server change, panel work, budgets (`SPEND#` sits under the account).
  * - server-tools: startup, files, backups, schedules, databases, ports: server records, leases, panel
  *   work; a server's activity (GSI2 `SERVERLOG#<serverId>`); the caller's share of the server (the
@@ -206,8 +207,8 @@ export const TABLE_ACCESS = {
   public: withPipeline({ read: ['instances'] }),
   // Webhook deliveries: listed, redelivered, and stopped when their endpoint is deleted.
   account: withPipeline({ write: [...PANEL_WORK, 'webhookDelivery', 'serverShares'], read: ['sharedWith'] }),
-  // The storefront: plans and the looks of regions and eggs, and their admin routes (shared/plans).
-  catalog: withPipeline({ write: ['instances', 'panelCopies', 'panelCallBudget', 'storefront'] }),
+  // The storefront's plans and the looks of regions and eggs are read here (shared/plans).
+  catalog: withPipeline({ write: ['instances', 'panelCopies', 'panelCallBudget'], read: ['storefront'] }),
   // A deploy or quote naming a plan reads it.
   servers: withPipeline({ write: [...PANEL_WORK, 'serverShares', 'sharedWith'], read: ['storefront'] }),
   // A server's activity: its listing in GSI2 (shared/servers/activity.ts).
@@ -226,6 +227,8 @@ export const TABLE_ACCESS = {
     // The profiles of a page of the accounts listing (its rows are listing entries).
     batchRead: ['account'],
   }),
+  // Plans and the looks of regions and eggs: written here only (shared/plans).
+  'admin-storefront': withPipeline({ write: ['storefront'] }),
   // The every-minute entry also runs the due auto top-ups: it opens their invoices (and, in the sandbox, books the payment).
   'billing-pass': {
     write: ['account', 'ledgerGuard', 'moneyReceived', 'billingWatermark', 'billingPass', 'stripeEventsCursor', ...PANEL_WORK, ...INVOICES],

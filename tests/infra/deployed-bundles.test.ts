@@ -330,6 +330,21 @@ describe('each function bundle, loaded as Lambda loads it', () => {
     expect(users.statusCode, users.body).toBe(200);
   });
 
+  it('admin-storefront: sets how a region is shown and lists the plans (admin routes in a function of their own)', async () => {
+    const look = await call('admin-storefront', 'PUT', '/v1/admin/regions/bundle-region', {
+      token: adminKey,
+      body: { displayName: 'Frankfurt 1', city: 'Frankfurt', country: 'DE' },
+    });
+    expect(look.statusCode, look.body).toBe(200);
+    expect(json(look)).toMatchObject({ region: 'bundle-region', displayName: 'Frankfurt 1', country: 'DE' });
+    const plans = await call('admin-storefront', 'GET', '/v1/admin/plans', { token: adminKey });
+    expect(plans.statusCode, plans.body).toBe(200);
+    expect(Array.isArray(json(plans).data)).toBe(true);
+    // A customer's key is refused there as on every admin route.
+    const refused = await call('admin-storefront', 'GET', '/v1/admin/plans', { token: customerKey });
+    expect(refused.statusCode).toBe(403);
+  });
+
   it('admin: removes the panel and registers it again; keys set again within a recovery window restore the secret', async () => {
     const removed = await call('admin', 'DELETE', `/v1/admin/instances/${instanceId}`, { token: adminKey });
     expect(removed.statusCode, removed.body).toBe(200);

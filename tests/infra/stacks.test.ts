@@ -750,6 +750,7 @@ describe('alarms', () => {
         'billing',
         'payments',
         'admin',
+        'admin-storefront',
         'billing-scheduler',
         'billing-worker',
         'webhooks',
@@ -1171,7 +1172,8 @@ describe('bundles', () => {
         .filter((input) => input.startsWith('lazy-route-schemas:'))
         .map((input) => input.replace(/^.*\/routes\/|\.ts$/g, ''));
     expect(routeModulesAt('public').sort()).toEqual([...GROUPS].sort());
-    for (const group of ['account', 'catalog', 'servers', 'server-tools', 'billing']) expect(routeModulesAt(group), group).toEqual([group]);
+    for (const group of ['account', 'catalog', 'servers', 'server-tools', 'billing', 'admin-storefront'])
+      expect(routeModulesAt(group), group).toEqual([group]);
     // A server's startup settings, files and backups are the server-tools function's: none of it in the servers start.
     for (const module of ['shared/servers/startup.ts', 'shared/servers/files.ts', 'shared/servers/backups.ts']) {
       expect(startInputsOf('servers'), module).not.toContain(module);

@@ -12,6 +12,7 @@ import { serverToolRoutes } from '../../shared/api/routes/server-tools.ts';
 import { billingRoutes } from '../../shared/api/routes/billing.ts';
 import { paymentRoutes } from '../../shared/api/routes/payments.ts';
 import { adminRoutes } from '../../shared/api/routes/admin.ts';
+import { adminStorefrontRoutes } from '../../shared/api/routes/admin-storefront.ts';
 import { devRoutes } from '../../shared/api/routes/dev.ts';
 
 /** What each function passes to createGroupHandler (functions/<group>/handler.ts, dev/handler.ts). */
@@ -24,6 +25,7 @@ const GROUP_TABLES: Record<(typeof GROUPS)[number], Record<string, RouteDef>> = 
   billing: billingRoutes,
   payments: paymentRoutes,
   admin: adminRoutes,
+  'admin-storefront': adminStorefrontRoutes,
   dev: devRoutes,
 };
 

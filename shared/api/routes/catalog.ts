@@ -1,19 +1,6 @@
 import { define, PANEL } from '../route-def.ts';
 import { Brand } from '../schemas/brand.ts';
-import {
-  CreatePlan,
-  DeletedPlan,
-  EggLook,
-  EggLookParams,
-  EggLookResult,
-  Plan,
-  PlanList,
-  RegionLook,
-  RegionLookResult,
-  RegionParam,
-  UpdatePlan,
-} from '../schemas/plans.ts';
-import { IdParam } from '../schemas/common.ts';
+import { PlanList } from '../schemas/plans.ts';
 import { EggDetail, EggList, EggParams, Pricing, PublicInstanceList, RegionList } from '../schemas/catalog.ts';
 
 /** The catalog group: instances, regions, eggs. */
@@ -97,89 +84,5 @@ export const catalogRoutes = define({
     description:
       'Deploy one with `planId` beside the same resources (POST /v1/servers). `settings.customSizesAllowed` false: only plans may be deployed.',
     response: PlanList,
-  },
-  // The storefront's admin routes live with the catalog that serves it, not in the admin function
-  // (its cold start is at its budget); the edge guards them by their /v1/admin path all the same.
-  // Plans and the storefront's looks (shared/plans).
-  adminListPlans: {
-    method: 'GET',
-    path: '/v1/admin/plans',
-    group: 'catalog',
-    tag: 'Admin',
-    auth: 'bearer',
-    scope: 'admin',
-    admin: true,
-    summary: 'Every plan, hidden ones too',
-    response: PlanList,
-  },
-  adminCreatePlan: {
-    method: 'POST',
-    path: '/v1/admin/plans',
-    group: 'catalog',
-    tag: 'Admin',
-    auth: 'bearer',
-    scope: 'admin',
-    admin: true,
-    summary: 'Define a plan: resources, included add-ons, eggs, price (derived or set), visibility',
-    body: CreatePlan,
-    status: 201,
-    response: Plan,
-    idempotent: true,
-    audit: 'plans.create',
-  },
-  adminUpdatePlan: {
-    method: 'PATCH',
-    path: '/v1/admin/plans/:id',
-    group: 'catalog',
-    tag: 'Admin',
-    auth: 'bearer',
-    scope: 'admin',
-    admin: true,
-    summary: 'Change a plan (servers deployed on it keep their resources and price)',
-    params: IdParam,
-    body: UpdatePlan,
-    response: Plan,
-    audit: 'plans.update',
-  },
-  adminDeletePlan: {
-    method: 'DELETE',
-    path: '/v1/admin/plans/:id',
-    group: 'catalog',
-    tag: 'Admin',
-    auth: 'bearer',
-    scope: 'admin',
-    admin: true,
-    summary: 'Remove a plan (servers deployed on it keep their resources and price)',
-    params: IdParam,
-    response: DeletedPlan,
-    audit: 'plans.delete',
-  },
-  adminSetRegionLook: {
-    method: 'PUT',
-    path: '/v1/admin/regions/:region',
-    group: 'catalog',
-    tag: 'Admin',
-    auth: 'bearer',
-    scope: 'admin',
-    admin: true,
-    summary: "How a region is shown: display name, city, country (the panel location's `short` tag)",
-    params: RegionParam,
-    body: RegionLook,
-    response: RegionLookResult,
-    audit: 'regions.update',
-  },
-  adminSetEggLook: {
-    method: 'PUT',
-    path: '/v1/admin/eggs/:instanceId/:eggId',
-    group: 'catalog',
-    tag: 'Admin',
-    auth: 'bearer',
-    scope: 'admin',
-    admin: true,
-    summary: "How an egg is shown: picture and category (null: the egg's nest name)",
-    params: EggLookParams,
-    body: EggLook,
-    response: EggLookResult,
-    audit: 'eggs.update',
   },
 });
