@@ -4,7 +4,7 @@ import { href } from '../router.ts';
 import { useSession } from '../session.ts';
 import { DebtNotice } from '../billing/debt.tsx';
 import { Loading, Notice, Page, useLoad } from '../ui.tsx';
-import { StatusBadge } from '../server-status.tsx';
+import { StatusBadge } from '../status-badges.tsx';
 import type { Schema } from '../api.ts';
 
 /** Balance, burn, runway, funded-until and when suspension would come, the warnings, and the servers at a glance. */

@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { href, useLocation } from '../router.ts';
 import { Button, ErrorNotice, Notice, Page, Spinner, useAction, useLoad } from '../ui.tsx';
-import { PowerBadge, StatusBadge } from '../server-status.tsx';
+import { PowerBadge, StatusBadge } from '../status-badges.tsx';
 import { age, useNow } from './server/parts.tsx';
 import type { TabProps } from './server/tab.ts';
 

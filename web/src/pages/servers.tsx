@@ -3,7 +3,7 @@ import { api, ok, type Schema } from '../api.ts';
 import { mb, millicents } from '../format.ts';
 import { LabelChips } from '../labels.tsx';
 import { href, useLocation } from '../router.ts';
-import { StatusBadge } from '../server-status.tsx';
+import { StatusBadge } from '../status-badges.tsx';
 import { Ago, type Column, DataTable } from '../table.tsx';
 import { Badge, Button, ErrorNotice, Page, Spinner, useLoad } from '../ui.tsx';
 import { FilterForm, type Filters, filtersFrom } from './servers/filters.tsx';

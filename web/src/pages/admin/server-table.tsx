@@ -1,7 +1,7 @@
 import type { Schema } from '../../api.ts';
 import { dateTime, mb, millicents } from '../../format.ts';
 import { LabelChips } from '../../labels.tsx';
-import { STATUS_TONE } from '../../server-status.tsx';
+import { STATUS_TONE } from '../../status-badges.tsx';
 import { href } from '../../router.ts';
 import { type Column, DataTable } from '../../table.tsx';
 import { Badge } from '../../ui.tsx';

@@ -6,7 +6,7 @@ import { api, ok } from '../../api.ts';
 import { Field } from '../../form.tsx';
 import { Button, ErrorNotice } from '../../ui.tsx';
 import { ConsoleSocket, type ConsoleState } from './console-socket.ts';
-import { PowerWord } from '../../server-status.tsx';
+import { PowerWord } from '../../status-badges.tsx';
 import { PowerButtons } from './parts.tsx';
 import { adoptTerminalStyles } from './terminal-styles.ts';
 import type { TabProps } from './tab.ts';

@@ -2,7 +2,7 @@ import { useEffect } from 'preact/hooks';
 import { api, ok } from '../../api.ts';
 import { bytes, mb } from '../../format.ts';
 import { Button, ErrorNotice, Spinner, useLoad } from '../../ui.tsx';
-import { PowerWord } from '../../server-status.tsx';
+import { PowerWord } from '../../status-badges.tsx';
 import { age, uptime, useNow } from './parts.tsx';
 
 /** GET /v1/servers/:id/resources every 10 s while the page is visible. */
