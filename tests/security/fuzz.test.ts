@@ -219,6 +219,8 @@ const overrides = (): Record<string, unknown> => ({
   dayOfWeek: '*',
   // A file mode (chmod): octal digits.
   mode: '644',
+  // A storefront picture (plans, egg looks): https only.
+  pictureUrl: 'https://example.com/fuzz.png',
 });
 
 const UNICODE = [
