@@ -4,6 +4,7 @@ import { dateTime, mb, millicents } from '../../format.ts';
 import { Button, ErrorNotice, SecretOnce, useAction, useLoad } from '../../ui.tsx';
 import { CopyButton, PowerButtons } from './parts.tsx';
 import type { TabProps } from './tab.ts';
+import { RegionName } from '../../regions.tsx';
 import { Usage } from './usage.tsx';
 import { CostThisMonth, UsageGraphs } from './usage-graphs.tsx';
 
@@ -178,7 +179,9 @@ function Plan({ server }: { server: Schema<'ServerWithLive'> }) {
         <dt>Panel</dt>
         <dd>{instance?.name ?? <code>{server.instanceId}</code>}</dd>
         <dt>Region</dt>
-        <dd>{server.region ?? '—'}</dd>
+        <dd data-testid="server-region">
+          <RegionName tag={server.region} />
+        </dd>
         <dt>Node</dt>
         <dd>{server.sftp.host ?? '—'}</dd>
         <dt>Identifier</dt>
