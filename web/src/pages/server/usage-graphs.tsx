@@ -25,25 +25,25 @@ const SERIES: Series[] = [
 /** The API keeps one sample per server per five minutes (shared/servers/usage-history.ts SAMPLE_BUCKET_MS). */
 const SAMPLE_BUCKET_MS = 5 * 60_000;
 
-/** The five-minute sample bucket a live state's time falls in. */
-export const sampleBucketOf = (asOf: string): number => Math.floor(Date.parse(asOf) / SAMPLE_BUCKET_MS);
-
 /**
  * CPU, memory, disk and network over the last hour, day or week (GET /v1/servers/:id/usage/history,
  * no panel call). Our own SVG, no chart library: each graph is an image with a text summary, and
  * its numbers are a table behind a toggle, for keyboards and screen readers alike.
  *
  * They refresh themselves with the live usage above them (read every 10 s while the page is
- * visible, paused while it is hidden): `sampled` is the sample bucket of the live state shown, and
- * the history is read again whenever it changes, i.e. when the live-state refresh may have kept a
- * new sample. So the graphs follow the server at one history read per sample (a database read,
- * never a panel call), and nothing is read while the page is hidden or shows no live usage.
+ * visible, paused while it is hidden): `liveAsOf` is the time of the live state it shows, and a
+ * live-state refresh is what keeps a sample. The last hour is read again at each new live state
+ * (at most every 20 s, the live state's interval: a dozen points), the day and the week when the
+ * live state enters a new five-minute bucket. History reads are database reads, never panel calls;
+ * nothing is read while the page is hidden or shows no live usage.
  */
-export function UsageGraphs(props: { serverId: string; sampled?: number | undefined }) {
+export function UsageGraphs(props: { serverId: string; liveAsOf?: string | undefined }) {
   const [window, setWindow] = useState<Window>('hour');
+  const live = props.liveAsOf;
+  const refreshed = live && window !== 'hour' ? Math.floor(Date.parse(live) / SAMPLE_BUCKET_MS) : live;
   const history = useLoad(
     () => ok(api().GET('/v1/servers/{id}/usage/history', { params: { path: { id: props.serverId }, query: { window } } })),
-    [props.serverId, window, props.sampled],
+    [props.serverId, window, refreshed],
   );
   return (
     <section aria-labelledby="history-title">
