@@ -489,7 +489,7 @@ export interface paths {
     head?: never;
     /**
      * Rename, resize and/or relabel: limits applied on the panel at once, hourly price recomputed
-     * @description A rename alone (`servers.rename` in the activity log) changes no price. A resize takes all three of ramMb, cpuPercent and diskMb. Labels alone: no panel call.
+     * @description A rename alone (`servers.rename` in the activity log) changes no price. A resize takes all three of ramMb, cpuPercent and diskMb. On a plan, the same resources keep the plan and its price; other resources leave it (no `planId`), priced from the resources and add-ons as a custom size. Labels alone: no panel call.
      */
     patch: operations['updateServer'];
     trace?: never;
@@ -674,7 +674,7 @@ export interface paths {
     get?: never;
     /**
      * Set the add-ons (extra backup slots, databases, ports): feature limits on the panel at once, hourly price recomputed
-     * @description The extras the server has from now on (all three). Each is priced per hour (GET /v1/pricing `addons`) and added to the server's hourly price from this moment, billed by the hourly pass like resources; a removed one is no longer charged after the current hour. A higher price needs the 24-hour runway and fits the budget as an upsize does. Lowering below what the server holds (its backups, databases or ports) is 409 `conflict` naming the count. Owner only.
+     * @description The extras the server has from now on (all three). Each is priced per hour (GET /v1/pricing `addons`) and added to the server's hourly price from this moment, billed by the hourly pass like resources; a removed one is no longer charged after the current hour. A higher price needs the 24-hour runway and fits the budget as an upsize does. Lowering below what the server holds (its backups, databases or ports) is 409 `conflict` naming the count. On a plan with a set price the server keeps that price, plus the add-ons beyond the plan's; fewer than the plan includes is 422 `plan_mismatch`. Owner only.
      */
     put: operations['setServerAddons'];
     post?: never;
@@ -19334,7 +19334,7 @@ export interface operations {
           };
         };
       };
-      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU, disk or backups per server).) */
+      /** @description Above a platform limit: `limit_exceeded` (Above a limit the platform sets (server count, memory, CPU, disk or backups per server).); `plan_mismatch` (The body does not match its plan (`details.issues`), or the plan is not on sale, or plans only and none given.) */
       422: {
         headers: {
           'x-request-id': components['headers']['RequestId'];
@@ -19347,7 +19347,7 @@ export interface operations {
           'application/json': {
             error: {
               /** @enum {string} */
-              code: 'limit_exceeded';
+              code: 'limit_exceeded' | 'plan_mismatch';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */

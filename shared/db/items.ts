@@ -8,6 +8,7 @@ import type { Scope } from '../api/scopes.ts';
 import type { PrintedBrand } from '../brand/printed.ts';
 import type { PowerState } from '../panel/types.ts';
 import type { SettingsValue } from '../api/schemas/settings.ts';
+import type { PlanPrice } from '../pricing/index.ts';
 
 export type Item = Record<string, unknown>;
 
@@ -185,8 +186,14 @@ export interface ServerItem extends Stored {
   addons?: { backups: number; databases: number; ports: number };
   /** The server's name under the DNS zone (shared/servers/subdomain.ts); absent: none. */
   subdomain?: ServerSubdomain;
-  /** The plan it was deployed on (shared/plans); absent: a custom size. */
+  /** The plan it was deployed on (shared/plans); absent: a custom size (or resized off its plan). */
   planId?: string;
+  /**
+   * The plan's set hourly price and the add-ons it covers, as at the deploy (a later change of the
+   * plan does not reach the server): add-on changes and a resize that keeps the plan's resources
+   * are priced from it (shared/pricing priceWithAddons). Absent: priced from its resources.
+   */
+  planPrice?: PlanPrice;
 }
 
 /**

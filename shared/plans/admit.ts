@@ -2,7 +2,7 @@ import type { SettingsValue } from '../api/schemas/settings.ts';
 import * as accessPatterns from '../db/access-patterns.ts';
 import type { PlanItem } from '../db/items.ts';
 import { ApiError } from '../errors.ts';
-import { type Addons, addonsMillicents, type Resources, serverPriceMillicents } from '../pricing/index.ts';
+import { type Addons, type PlanPrice, priceWithAddons, type Resources } from '../pricing/index.ts';
 
 /**
  * What a deploy naming a plan needs (shared/servers/deploy.ts), apart from the plans' CRUD
@@ -11,17 +11,13 @@ import { type Addons, addonsMillicents, type Resources, serverPriceMillicents } 
 
 /** What a server on the plan is charged an hour, with the add-ons bought (at least the plan's). */
 export function planPriceMillicents(plan: PlanItem, bought: Addons, settings: Pick<SettingsValue, 'prices' | 'addons'>): number {
-  if (plan.setPriceMillicentsPerHour === null) return serverPriceMillicents(plan.resources, bought, settings);
   // A set price covers the plan's own add-ons; extras beyond them are priced as on any server.
-  return plan.setPriceMillicentsPerHour + addonsMillicents(extrasBeyond(bought, plan.addons), settings.addons);
+  return priceWithAddons({ resources: plan.resources, planPrice: planPriceOf(plan) }, bought, settings);
 }
 
-/** The add-ons bought beyond those a plan includes. */
-export const extrasBeyond = (bought: Addons, included: Addons): Addons => ({
-  backups: bought.backups - included.backups,
-  databases: bought.databases - included.databases,
-  ports: bought.ports - included.ports,
-});
+/** What a server deployed on the plan keeps of its price (ServerItem.planPrice): nothing when derived from resources. */
+export const planPriceOf = (plan: PlanItem): PlanPrice | undefined =>
+  plan.setPriceMillicentsPerHour === null ? undefined : { setMillicentsPerHour: plan.setPriceMillicentsPerHour, addons: plan.addons };
 
 /** The deploy's fields a plan constrains. */
 export interface PlanDeploy {

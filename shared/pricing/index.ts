@@ -69,6 +69,34 @@ export const serverPriceMillicents = (
   settings: Pick<SettingsValue, 'prices' | 'addons'>,
 ): number => hourlyPriceMillicents(resources, settings.prices, { bought: addons ?? NO_ADDONS, prices: settings.addons });
 
+/** The add-ons bought beyond those a plan includes. */
+export const extrasBeyond = (bought: Addons, included: Addons): Addons => ({
+  backups: bought.backups - included.backups,
+  databases: bought.databases - included.databases,
+  ports: bought.ports - included.ports,
+});
+
+/**
+ * A server's hourly price with these add-ons. On a plan with a set price (`planPrice`, kept on the
+ * server from its deploy): that price, which covers the plan's own add-ons, plus the extras beyond
+ * them at the settings' prices; whole millicents, nothing to round. Otherwise from its resources.
+ */
+export const priceWithAddons = (
+  server: { resources: Resources; planPrice?: PlanPrice | undefined },
+  addons: Addons,
+  settings: Pick<SettingsValue, 'prices' | 'addons'>,
+): number =>
+  server.planPrice
+    ? server.planPrice.setMillicentsPerHour + addonsMillicents(extrasBeyond(addons, server.planPrice.addons), settings.addons)
+    : serverPriceMillicents(server.resources, addons, settings);
+
+/** What a server deployed on a plan with a set hourly price keeps of it (ServerItem.planPrice). */
+export interface PlanPrice {
+  setMillicentsPerHour: number;
+  /** The add-ons the set price covers. */
+  addons: Addons;
+}
+
 /** The panel's feature limits of a server: what every server includes plus the add-ons bought. */
 export const featureLimitsOf = (
   addons: Addons | undefined,

@@ -5,7 +5,7 @@ import { errorFields, logger } from '../observability/logger.ts';
 import type { PanelClient } from '../panel/client.ts';
 import { isAmbiguous } from '../panel/errors.ts';
 import type { BuildBody, ListEnvelope, PanelServer } from '../panel/types.ts';
-import { type Addons, centsUp, exactPriceOf, featureLimitsOf, serverPriceMillicents } from '../pricing/index.ts';
+import { type Addons, centsUp, exactPriceOf, featureLimitsOf, priceWithAddons } from '../pricing/index.ts';
 import { getSettings } from '../settings/index.ts';
 import { assertCustomerMayHold, withServerLease } from './lease.ts';
 import { checkAddonMaxima, insufficientCredit, requiredBalance } from './limits.ts';
@@ -45,7 +45,14 @@ async function setAddonsHeld(accountId: string, serverId: string, addons: Addons
   const had = item.addons ?? { backups: 0, databases: 0, ports: 0 };
   if (had.backups === addons.backups && had.databases === addons.databases && had.ports === addons.ports) return toServerView(item);
 
-  const priceMillicents = serverPriceMillicents(item.resources, addons, settings);
+  // On a plan with a set price: that price plus the extras beyond the plan's add-ons, which stay bought.
+  const kept = item.planPrice?.addons;
+  const below = kept ? (['backups', 'databases', 'ports'] as const).filter((k) => addons[k] < kept[k]) : [];
+  if (kept && below.length) {
+    const issues = below.map((k) => ({ field: `body.${k}`, message: `must be at least ${kept[k]} (the plan's)` }));
+    throw new ApiError('plan_mismatch', `Not as the plan: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, { issues });
+  }
+  const priceMillicents = priceWithAddons(item, addons, settings);
   const snap = await profileSnapshot(accountId);
   const burnAfter = snap.burnMillicentsPerHour - exactPriceOf(item) + priceMillicents;
   // Removing is always allowed; anything that raises the price needs the runway and the budget.

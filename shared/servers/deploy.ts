@@ -34,7 +34,7 @@ import {
 } from '../placement/index.ts';
 import { type Addons, centsUp, featureLimitsOf, NO_ADDONS, type Resources, serverPriceMillicents } from '../pricing/index.ts';
 import { getSettings } from '../settings/index.ts';
-import { admitPlan } from '../plans/admit.ts';
+import { admitPlan, planPriceOf } from '../plans/admit.ts';
 import { resolveEnvironment, type VariableIssue } from './egg-variables.ts';
 import { checkAddonMaxima, checkCaps, insufficientCredit, invalidRequest, limitExceeded, requiredBalance } from './limits.ts';
 import { panelUserOf } from './panel-user.ts';
@@ -61,7 +61,7 @@ export async function deployServer(
   principal: { accountId: string; email: string },
   input: z.infer<typeof CreateServer>,
 ): Promise<ServerView> {
-  const { resources, addons, settings, planId, priceMillicents, price, snap, required, burnAfter } = await admitDeploy(
+  const { resources, addons, settings, planId, planPrice, priceMillicents, price, snap, required, burnAfter } = await admitDeploy(
     principal.accountId,
     input,
   );
@@ -138,6 +138,7 @@ export async function deployServer(
     addons,
     ...(subdomain ? { subdomain } : {}),
     ...(planId ? { planId } : {}),
+    ...(planPrice ? { planPrice } : {}),
   };
   try {
     await recordCreated({
@@ -192,6 +193,7 @@ export async function admitDeploy(accountId: string, input: z.infer<typeof Creat
     settings,
     planId: onPlan?.plan.planId,
     planAddons: onPlan?.plan.addons,
+    planPrice: onPlan && planPriceOf(onPlan.plan),
     priceMillicents,
     price,
     snap,

@@ -4,8 +4,7 @@ import type { Quote } from '../api/schemas/quote.ts';
 import { assertWithinBudget } from '../budgets/index.ts';
 import { isApiError } from '../errors.ts';
 import { HOURS_PER_MONTH } from '../catalog/pricing.ts';
-import { addonsMillicents, centsUp } from '../pricing/index.ts';
-import { extrasBeyond } from '../plans/admit.ts';
+import { addonsMillicents, centsUp, extrasBeyond } from '../pricing/index.ts';
 import { admitDeploy, placementFor } from './deploy.ts';
 
 /**

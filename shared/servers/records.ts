@@ -275,6 +275,8 @@ export interface ResizedChange {
   resources: Resources;
   /** The new exact hourly price. */
   priceMillicents: number;
+  /** A server on a plan resized to other resources: a custom size from now on (planId and planPrice removed). */
+  leavesPlan: boolean;
   at: string;
   minimumBalanceCents: number;
   snapshot: ProfileSnapshot;
@@ -300,7 +302,8 @@ export async function recordResized(change: ResizedChange): Promise<void> {
             Update: {
               Key: keys.server(accountId, serverId),
               UpdateExpression:
-                'SET resources = :r, priceCentsPerHour = :p, priceMillicentsPerHour = :pm, updatedAt = :now, history = list_append(history, :h)',
+                'SET resources = :r, priceCentsPerHour = :p, priceMillicentsPerHour = :pm, updatedAt = :now, history = list_append(history, :h)' +
+                (change.leavesPlan ? ' REMOVE planId, planPrice' : ''),
               ConditionExpression:
                 '#status = :active AND (priceMillicentsPerHour = :oldMc OR (attribute_not_exists(priceMillicentsPerHour) AND priceCentsPerHour = :oldCents))',
               ExpressionAttributeNames: { '#status': 'status' },
@@ -330,6 +333,7 @@ export async function recordResized(change: ResizedChange): Promise<void> {
           eventWrite(accountId, 'server.resized', {
             ...toServerView({
               ...change.previous,
+              ...(change.leavesPlan ? { planId: undefined } : {}),
               resources: change.resources,
               priceCentsPerHour: Math.max(1, centsUp(priceMillicents)),
               priceMillicentsPerHour: priceMillicents,

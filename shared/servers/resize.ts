@@ -8,7 +8,15 @@ import type { PanelClient } from '../panel/client.ts';
 import { isAmbiguous } from '../panel/errors.ts';
 import type { BuildBody, PanelServer } from '../panel/types.ts';
 import { freeCapacity } from '../placement/index.ts';
-import { centsUp, exactPriceOf, featureLimitsOf, type Resources, serverPriceMillicents } from '../pricing/index.ts';
+import {
+  centsUp,
+  exactPriceOf,
+  featureLimitsOf,
+  NO_ADDONS,
+  priceWithAddons,
+  type Resources,
+  serverPriceMillicents,
+} from '../pricing/index.ts';
 import { getSettings } from '../settings/index.ts';
 import { queueRepair } from './pending.ts';
 import { checkCaps, insufficientCredit, requiredBalance } from './limits.ts';
@@ -37,8 +45,12 @@ export async function resizeHeld(accountId: string, serverId: string, resources:
   if (server.status !== 'active') throw new ApiError('conflict', `The server is ${server.status}; only active servers can be resized`);
   await checkCaps(resources);
   const settings = await getSettings();
-  // The add-ons stay as bought: the new price is the new resources' plus theirs.
-  const priceMillicents = serverPriceMillicents(resources, item.addons, settings);
+  // A server on a plan has the plan's resources: the same ones keep the plan and its price; others
+  // leave it (a custom size), priced from the resources. The add-ons stay as bought either way.
+  const leavesPlan = item.planId !== undefined && !sameResources(item.resources, resources);
+  const priceMillicents = leavesPlan
+    ? serverPriceMillicents(resources, item.addons, settings)
+    : priceWithAddons({ ...item, resources }, item.addons ?? NO_ADDONS, settings);
   const snap = await profileSnapshot(accountId);
   const burnAfter = snap.burnMillicentsPerHour - exactPriceOf(item) + priceMillicents;
   // Downsizing is always allowed; anything that raises the price needs the runway.
@@ -66,6 +78,7 @@ export async function resizeHeld(accountId: string, serverId: string, resources:
       previous: item,
       resources,
       priceMillicents,
+      leavesPlan,
       at: now,
       minimumBalanceCents: settings.minimumBalanceCents,
       snapshot: snap,
@@ -82,8 +95,9 @@ export async function resizeHeld(accountId: string, serverId: string, resources:
     memoryMb: resources.ramMb - item.resources.ramMb,
     diskMb: resources.diskMb - item.resources.diskMb,
   }).catch((err) => logger.warn('resize: could not count the growth in the topology copy', { serverId, ...errorFields(err) }));
+  const { planId: _left, ...offPlan } = server;
   return {
-    ...server,
+    ...(leavesPlan ? offPlan : server),
     resources,
     priceCentsPerHour: Math.max(1, centsUp(priceMillicents)),
     priceMillicentsPerHour: priceMillicents,
@@ -116,6 +130,9 @@ export function buildWith(onPanel: PanelServer, resources: Resources, featureLim
     ...(onPanel.limits.oom_disabled !== undefined ? { oom_disabled: onPanel.limits.oom_disabled } : {}),
   };
 }
+
+const sameResources = (a: Resources, b: Resources): boolean =>
+  a.ramMb === b.ramMb && a.cpuPercent === b.cpuPercent && a.diskMb === b.diskMb;
 
 export const hasResources = (server: PanelServer, r: Resources): boolean =>
   server.limits.memory === r.ramMb && server.limits.cpu === r.cpuPercent && server.limits.disk === r.diskMb;

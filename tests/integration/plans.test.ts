@@ -161,6 +161,57 @@ describe('deploy on a plan', () => {
     await api.call('DELETE', `/v1/servers/${res.body.id}`, { token });
   });
 
+  it('a set price is kept across add-on changes and a same-size resize; a custom resize leaves the plan', async () => {
+    const SET = 1_111;
+    const D = DEFAULT_SETTINGS.addons.databaseMillicentsPerHour;
+    const plan = await createPlan({ name: 'Kept', setPriceMillicentsPerHour: SET });
+    const { token, id } = await customer(api, 'plans-kept@example.com', { grantCents: 5_000 });
+    const body = { name: 'kept price', eggId: 1, ...resources, addons: { backups: 1, databases: 0, ports: 0 }, planId: plan.id };
+    const res = await api.call('POST', '/v1/servers', { token, body });
+    expect(res.status, res.text).toBe(201);
+    const serverId = res.body.id as string;
+    expect(res.body.priceMillicentsPerHour).toBe(SET);
+    // The admin's later change of the plan does not reach the server.
+    await api.call('PATCH', `/v1/admin/plans/${plan.id}`, { body: { setPriceMillicentsPerHour: 99_999 } });
+
+    const more = await api.call('PUT', `/v1/servers/${serverId}/addons`, { token, body: { backups: 2, databases: 1, ports: 0 } });
+    expect(more.status, more.text).toBe(200);
+    expect(more.body).toMatchObject({
+      planId: plan.id,
+      priceMillicentsPerHour: SET + B + D,
+      priceCentsPerHour: Math.ceil((SET + B + D) / 1000),
+    });
+    const back = await api.call('PUT', `/v1/servers/${serverId}/addons`, { token, body: { backups: 1, databases: 0, ports: 0 } });
+    expect(back.body).toMatchObject({ planId: plan.id, priceMillicentsPerHour: SET });
+    // Below what the plan includes: refused as a deploy would be, nothing changed.
+    const below = await api.call('PUT', `/v1/servers/${serverId}/addons`, { token, body: { backups: 0, databases: 0, ports: 0 } });
+    expectEnvelope(below, 422, 'plan_mismatch');
+    expect(below.body.error.details.issues).toEqual([{ field: 'body.backups', message: expect.stringContaining('at least 1') }]);
+
+    const same = await api.call('PATCH', `/v1/servers/${serverId}`, { token, body: resources });
+    expect(same.status, same.text).toBe(200);
+    expect(same.body).toMatchObject({ planId: plan.id, priceMillicentsPerHour: SET });
+    let stored = await getRaw(keys.server(id, serverId));
+    expect(stored?.priceMillicentsPerHour).toBe(SET);
+
+    // Another size is a custom size: off the plan, priced from its resources and every add-on bought.
+    const bigger = { ramMb: 2048, cpuPercent: 100, diskMb: 2048 };
+    const custom = await api.call('PATCH', `/v1/servers/${serverId}`, { token, body: bigger });
+    expect(custom.status, custom.text).toBe(200);
+    const fromResources = 1_120 + B; // (2048·400·100 + 100·300·1024 + 2048·10·100) / 102,400 = 1,120
+    expect(custom.body.planId).toBeUndefined();
+    expect(custom.body.priceMillicentsPerHour).toBe(fromResources);
+    stored = await getRaw(keys.server(id, serverId));
+    expect(stored?.planId).toBeUndefined();
+    expect(stored?.planPrice).toBeUndefined();
+    // Off the plan, its add-ons are priced as on any server.
+    const after = await api.call('PUT', `/v1/servers/${serverId}/addons`, { token, body: { backups: 0, databases: 0, ports: 0 } });
+    expect(after.body.priceMillicentsPerHour).toBe(1_120);
+    expect((await api.call('GET', '/v1/account', { token })).body.burnMillicentsPerHour).toBe(1_120);
+    await expectLedgerInvariant();
+    await api.call('DELETE', `/v1/servers/${serverId}`, { token });
+  });
+
   it('plans only: a deploy without planId is refused, one with a plan goes through', async () => {
     const plan = await createPlan({ name: 'Only', eggIds: [] });
     const { token } = await customer(api, 'plans-only@example.com', { grantCents: 5_000 });

@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { ControlPlaneError, type Schema } from './api.ts';
 import { cents, millicents } from './format.ts';
+import { RegionName } from './regions.tsx';
 import { href } from './router.ts';
 import { Badge, ErrorNotice, type Tone } from './ui.tsx';
 
@@ -43,7 +44,15 @@ function Rejections(props: { rejected: { nodeName: string; region: string | null
       {props.rejected.map((r) => (
         <li key={`${r.nodeName}-${r.reason}`}>
           <strong>{r.nodeName}</strong>
-          {r.region ? ` (${r.region})` : ''}: {REASONS[r.reason] ?? r.reason}
+          {r.region ? (
+            <>
+              {' ('}
+              <RegionName tag={r.region} />)
+            </>
+          ) : (
+            ''
+          )}
+          : {REASONS[r.reason] ?? r.reason}
         </li>
       ))}
     </ul>
@@ -129,9 +138,14 @@ export function QuotePanel(props: {
             </dd>
             <dt>Runs in</dt>
             <dd data-testid="quote-placement">
-              {quote.placement.instanceId
-                ? `${quote.placement.region ?? 'any region'} · ${props.instanceName(quote.placement.instanceId)}`
-                : 'no node can take it now'}
+              {quote.placement.instanceId ? (
+                <>
+                  {quote.placement.region ? <RegionName tag={quote.placement.region} /> : 'any region'} ·{' '}
+                  {props.instanceName(quote.placement.instanceId)}
+                </>
+              ) : (
+                'no node can take it now'
+              )}
             </dd>
           </dl>
           {quote.deployable && props.missing ? (

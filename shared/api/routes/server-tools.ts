@@ -562,12 +562,12 @@ export const serverAddonRoutes = define({
     scope: 'servers:write',
     summary: 'Set the add-ons (extra backup slots, databases, ports): feature limits on the panel at once, hourly price recomputed',
     description:
-      "The extras the server has from now on (all three). Each is priced per hour (GET /v1/pricing `addons`) and added to the server's hourly price from this moment, billed by the hourly pass like resources; a removed one is no longer charged after the current hour. A higher price needs the 24-hour runway and fits the budget as an upsize does. Lowering below what the server holds (its backups, databases or ports) is 409 `conflict` naming the count. Owner only.",
+      "The extras the server has from now on (all three). Each is priced per hour (GET /v1/pricing `addons`) and added to the server's hourly price from this moment, billed by the hourly pass like resources; a removed one is no longer charged after the current hour. A higher price needs the 24-hour runway and fits the budget as an upsize does. Lowering below what the server holds (its backups, databases or ports) is 409 `conflict` naming the count. On a plan with a set price the server keeps that price, plus the add-ons beyond the plan's; fewer than the plan includes is 422 `plan_mismatch`. Owner only.",
     params: IdParam,
     body: AddonsUpdate,
     response: Server,
     audit: 'servers.addons',
-    errors: ['insufficient_credit', 'limit_exceeded', 'conflict', 'operation_in_progress', ...PANEL],
+    errors: ['insufficient_credit', 'limit_exceeded', 'plan_mismatch', 'conflict', 'operation_in_progress', ...PANEL],
   },
 });
 

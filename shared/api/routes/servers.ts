@@ -95,7 +95,7 @@ export const serverCoreRoutes = define({
     scope: 'servers:write',
     summary: 'Rename, resize and/or relabel: limits applied on the panel at once, hourly price recomputed',
     description:
-      'A rename alone (`servers.rename` in the activity log) changes no price. A resize takes all three of ramMb, cpuPercent and diskMb. Labels alone: no panel call.',
+      'A rename alone (`servers.rename` in the activity log) changes no price. A resize takes all three of ramMb, cpuPercent and diskMb. On a plan, the same resources keep the plan and its price; other resources leave it (no `planId`), priced from the resources and add-ons as a custom size. Labels alone: no panel call.',
     params: IdParam,
     body: UpdateServer,
     response: Server,

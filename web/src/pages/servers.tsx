@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok, type Schema } from '../api.ts';
 import { mb, millicents } from '../format.ts';
 import { LabelChips } from '../labels.tsx';
+import { loadRegions, RegionName } from '../regions.tsx';
 import { href, useLocation } from '../router.ts';
 import { StatusBadge } from '../status-badges.tsx';
 import { Ago, type Column, DataTable } from '../table.tsx';
@@ -86,8 +87,8 @@ export default function Servers() {
   const list = useServerPages(filters, key);
   const catalog = useLoad(
     () =>
-      Promise.all([ok(api().GET('/v1/regions')), ok(api().GET('/v1/instances'))]).then(([r, i]) => ({
-        regions: r.data,
+      Promise.all([loadRegions(), ok(api().GET('/v1/instances'))]).then(([regions, i]) => ({
+        regions,
         instances: i.data,
       })),
     [],
@@ -108,7 +109,7 @@ export default function Servers() {
       <FilterForm
         key={key}
         filters={filters}
-        regions={catalog.data?.regions.map((r) => r.region) ?? []}
+        regions={catalog.data?.regions ?? []}
         instances={catalog.data?.instances ?? []}
         error={list.error}
       />
@@ -153,7 +154,7 @@ export default function Servers() {
               ),
             },
             { header: 'Status', cell: (s) => <StatusBadge status={s.status} reason={s.suspendedReason} /> },
-            { header: 'Region', cell: (s) => s.region ?? <span class="muted">—</span> },
+            { header: 'Region', cell: (s) => <RegionName tag={s.region} /> },
             manyInstances && { header: 'Panel', cell: (s) => instanceName(s.instanceId) },
             ...COLUMNS,
           ]}

@@ -1,13 +1,14 @@
 import { useState } from 'preact/hooks';
 import { api, ok } from '../../api.ts';
 import { Button, Loading, Notice, Page, useLoad } from '../../ui.tsx';
+import { regionLabel } from '../../regions.tsx';
 import { InstanceCard, type RegionsKnown } from './instance-card.tsx';
 import { InstanceForm } from './instance-form.tsx';
 
 /**
  * Panels (GET /v1/admin/instances): each with its state, call budget and last test; register a
- * panel (POST), change one (PATCH), test it (POST …/test) and delete it (DELETE). The region tags
- * come from the catalogue (GET /v1/regions), which lists enabled panels only.
+ * panel (POST), change one (PATCH), test it (POST …/test) and delete it (DELETE). The regions (by
+ * name, with their tags) come from the catalogue (GET /v1/regions), which lists enabled panels only.
  */
 export default function Instances() {
   const list = useLoad(() => ok(api().GET('/v1/admin/instances')));
@@ -22,7 +23,7 @@ export default function Instances() {
   // Until the catalogue answers, a panel's regions are unknown, not "none".
   const regionsOf = (id: string): RegionsKnown =>
     regions.data
-      ? regions.data.data.filter((r) => r.instances.includes(id)).map((r) => r.region)
+      ? regions.data.data.filter((r) => r.instances.includes(id)).map((r) => regionLabel(r, true))
       : regions.loading
         ? 'loading'
         : 'unavailable';

@@ -3,6 +3,7 @@ import { dateTime, mb, millicents } from '../../format.ts';
 import { LabelChips } from '../../labels.tsx';
 import { STATUS_TONE } from '../../status-badges.tsx';
 import { href } from '../../router.ts';
+import { RegionName } from '../../regions.tsx';
 import { type Column, DataTable } from '../../table.tsx';
 import { Badge } from '../../ui.tsx';
 import { shortId } from './common.tsx';
@@ -44,7 +45,7 @@ const ACCOUNT: Column<AdminServer> = {
 
 /** The columns after the panel's. */
 const DETAILS: Column<AdminServer>[] = [
-  { header: 'Region', cell: (s) => s.region ?? '—' },
+  { header: 'Region', cell: (s) => <RegionName tag={s.region} /> },
   {
     header: 'Resources',
     cell: (s) => `${mb(s.resources.ramMb)} RAM · ${s.resources.cpuPercent} % CPU · ${mb(s.resources.diskMb)} disk`,

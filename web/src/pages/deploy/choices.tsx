@@ -1,6 +1,7 @@
 import type { Schema } from '../../api.ts';
 import { mb } from '../../format.ts';
 import { Field } from '../../form.tsx';
+import { regionLabel } from '../../regions.tsx';
 
 type Egg = Schema<'EggSummary'>;
 type Region = Schema<'RegionList'>['data'][number];
@@ -61,7 +62,7 @@ export function RegionField(props: {
           <option value="">Any region</option>
           {props.regions.map((r) => (
             <option key={r.region} value={r.region}>
-              {regionLabel(r)}
+              {regionLabel(r, true)}
               {r.nodes === 0 || r.largestFreeMemoryMb < props.minRamMb ? ' (full)' : ` (up to ${mb(r.largestFreeMemoryMb)} free)`}
             </option>
           ))}
@@ -79,11 +80,4 @@ function groupByNest(eggs: Egg[], withPanel: boolean): [string, Egg[]][] {
     groups.set(group, [...(groups.get(group) ?? []), e]);
   }
   return [...groups];
-}
-
-/** A region as people know it: its display name, the city and country when set, then the tag. */
-export function regionLabel(r: Pick<Region, 'region' | 'displayName' | 'city' | 'country'>): string {
-  const place = [r.city, r.country].filter(Boolean).join(', ');
-  const name = r.displayName === r.region ? r.region : `${r.displayName} (${r.region})`;
-  return place ? `${name} — ${place}` : name;
 }

@@ -19,7 +19,7 @@ export function PlanCards(props: { plans: Plan[]; customAllowed: boolean; value:
       <legend>Plan</legend>
       {[...categories].map(([category, plans]) => (
         <section key={category} class="plan-category" aria-label={category}>
-          <h3>{category}</h3>
+          <h2>{category}</h2>
           <div class="plan-cards">
             {plans.map((p) => (
               <label key={p.id} class={`card plan-card${props.value === p.id ? ' chosen' : ''}`} data-testid="plan-card">

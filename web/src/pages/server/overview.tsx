@@ -4,6 +4,7 @@ import { dateTime, mb, millicents } from '../../format.ts';
 import { Button, ErrorNotice, SecretOnce, useAction, useLoad } from '../../ui.tsx';
 import { CopyButton, PowerButtons } from './parts.tsx';
 import type { TabProps } from './tab.ts';
+import { RegionName } from '../../regions.tsx';
 import { Usage } from './usage.tsx';
 import { CostThisMonth, UsageGraphs } from './usage-graphs.tsx';
 
@@ -15,6 +16,8 @@ export default function OverviewTab({ server, reload }: TabProps) {
   // Unknown (null: another request is reading the panel, or the panel did not answer yet) is not
   // installed: asking for usage then could meet a server still installing, a 409 for nothing.
   const install = server.live.installStatus;
+  // The time of the live state shown: the graphs read their history again as it moves on.
+  const [liveAsOf, setLiveAsOf] = useState<string>();
   return (
     <>
       <h2>Power</h2>
@@ -27,14 +30,14 @@ export default function OverviewTab({ server, reload }: TabProps) {
       {server.status !== 'active' ? (
         <p class="muted">No live usage while the server is {server.status}.</p>
       ) : install === 'installed' ? (
-        <Usage serverId={server.id} ramMb={server.resources.ramMb} diskMb={server.resources.diskMb} />
+        <Usage serverId={server.id} ramMb={server.resources.ramMb} diskMb={server.resources.diskMb} onState={setLiveAsOf} />
       ) : install === null ? (
         <p class="muted">Live usage is shown once the panel has said the server is installed (Refresh reads it again).</p>
       ) : (
         <p class="muted">Live usage is shown once the server is installed.</p>
       )}
       {/* Issue 41 (usage history and cost): graphs from kept samples, cost from the ledger. */}
-      <UsageGraphs serverId={server.id} />
+      <UsageGraphs serverId={server.id} liveAsOf={liveAsOf} />
       <CostThisMonth serverId={server.id} />
       <Plan server={server} />
     </>
@@ -178,7 +181,9 @@ function Plan({ server }: { server: Schema<'ServerWithLive'> }) {
         <dt>Panel</dt>
         <dd>{instance?.name ?? <code>{server.instanceId}</code>}</dd>
         <dt>Region</dt>
-        <dd>{server.region ?? '—'}</dd>
+        <dd data-testid="server-region">
+          <RegionName tag={server.region} />
+        </dd>
         <dt>Node</dt>
         <dd>{server.sftp.host ?? '—'}</dd>
         <dt>Identifier</dt>

@@ -22,16 +22,28 @@ const SERIES: Series[] = [
   { id: 'network-out', title: 'Network out', value: (p) => p.networkTxBytesPerSecond, format: (v) => `${bytes(v)}/s` },
 ];
 
+/** The API keeps one sample per server per five minutes (shared/servers/usage-history.ts SAMPLE_BUCKET_MS). */
+const SAMPLE_BUCKET_MS = 5 * 60_000;
+
 /**
  * CPU, memory, disk and network over the last hour, day or week (GET /v1/servers/:id/usage/history,
  * no panel call). Our own SVG, no chart library: each graph is an image with a text summary, and
  * its numbers are a table behind a toggle, for keyboards and screen readers alike.
+ *
+ * They refresh themselves with the live usage above them (read every 10 s while the page is
+ * visible, paused while it is hidden): `liveAsOf` is the time of the live state it shows, and a
+ * live-state refresh is what keeps a sample. The last hour is read again at each new live state
+ * (at most every 20 s, the live state's interval: a dozen points), the day and the week when the
+ * live state enters a new five-minute bucket. History reads are database reads, never panel calls;
+ * nothing is read while the page is hidden or shows no live usage.
  */
-export function UsageGraphs(props: { serverId: string }) {
+export function UsageGraphs(props: { serverId: string; liveAsOf?: string | undefined }) {
   const [window, setWindow] = useState<Window>('hour');
+  const live = props.liveAsOf;
+  const refreshed = live && window !== 'hour' ? Math.floor(Date.parse(live) / SAMPLE_BUCKET_MS) : live;
   const history = useLoad(
     () => ok(api().GET('/v1/servers/{id}/usage/history', { params: { path: { id: props.serverId }, query: { window } } })),
-    [props.serverId, window],
+    [props.serverId, window, refreshed],
   );
   return (
     <section aria-labelledby="history-title">
@@ -48,7 +60,8 @@ export function UsageGraphs(props: { serverId: string }) {
         {(h) =>
           h.points.length === 0 ? (
             <p class="muted" data-testid="usage-history-empty">
-              No samples in the last {h.window} yet: they are kept while the server's page is open (one every 5 minutes).
+              No samples in the last {h.window} yet: they are kept while the server's page is open (one every 5 minutes), and shown here as
+              they come.
             </p>
           ) : (
             <div class="graphs" data-testid="usage-graphs">

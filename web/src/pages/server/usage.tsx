@@ -5,8 +5,11 @@ import { Button, ErrorNotice, Spinner, useLoad } from '../../ui.tsx';
 import { PowerWord } from '../../status-badges.tsx';
 import { age, uptime, useNow } from './parts.tsx';
 
-/** GET /v1/servers/:id/resources every 10 s while the page is visible. */
-export function Usage(props: { serverId: string; ramMb: number; diskMb: number }) {
+/**
+ * GET /v1/servers/:id/resources every 10 s while the page is visible; `onState` hears the time of
+ * each live state it shows (the usage graphs read their history again when it is a new sample's).
+ */
+export function Usage(props: { serverId: string; ramMb: number; diskMb: number; onState?: (asOf: string) => void }) {
   const usage = useLoad(() => ok(api().GET('/v1/servers/{id}/resources', { params: { path: { id: props.serverId } } })), [props.serverId]);
   const now = useNow();
   useEffect(() => {
@@ -16,6 +19,10 @@ export function Usage(props: { serverId: string; ramMb: number; diskMb: number }
     return () => clearInterval(timer);
   }, [usage.reload]);
   const u = usage.data;
+  const onState = props.onState;
+  useEffect(() => {
+    if (u?.asOf) onState?.(u.asOf);
+  }, [u?.asOf, onState]);
   if (!u) return usage.error ? <ErrorNotice error={usage.error} /> : <Spinner label="Reading live usage…" />;
   // The specification's shape of live usage: the panel's stats object (`attributes`), snake_case as the panel names it.
   const r = u.attributes.resources;

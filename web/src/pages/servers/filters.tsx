@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { fieldIssues, type Schema } from '../../api.ts';
 import { href, navigate } from '../../router.ts';
 import { Field } from '../../form.tsx';
+import { type Region, regionLabel } from '../../regions.tsx';
 import { Button } from '../../ui.tsx';
 
 const FILTERS = ['name_prefix', 'status', 'region', 'instanceId', 'label_selector'] as const;
@@ -21,7 +22,7 @@ export function filtersFrom(query: URLSearchParams): Filters {
 const issueFor = (error: unknown, field: string): string | undefined => fieldIssues(error)[`query.${field}`];
 
 export /** The filters as a form: submitting it puts them in the URL, which loads the list again. */
-function FilterForm(props: { filters: Filters; regions: string[]; instances: Schema<'PublicInstance'>[]; error: unknown }) {
+function FilterForm(props: { filters: Filters; regions: Region[]; instances: Schema<'PublicInstance'>[]; error: unknown }) {
   const [values, setValues] = useState<Filters>(props.filters);
   const set = (name: FilterName) => (event: Event) =>
     setValues((v) => ({ ...v, [name]: (event.currentTarget as HTMLInputElement | HTMLSelectElement).value }));
@@ -35,7 +36,10 @@ function FilterForm(props: { filters: Filters; regions: string[]; instances: Sch
     const search = query.toString();
     navigate(`/servers${search ? `?${search}` : ''}`);
   };
-  const regions = [...new Set([...props.regions, ...(props.filters.region ? [props.filters.region] : [])])].sort();
+  // By name; a tag in the address that the catalogue does not list is offered as itself.
+  const named = new Map(props.regions.map((r) => [r.region, regionLabel(r)]));
+  if (props.filters.region && !named.has(props.filters.region)) named.set(props.filters.region, props.filters.region);
+  const regions = [...named].sort((a, b) => a[1].localeCompare(b[1]));
   const selectorIssue = issueFor(props.error, 'label_selector');
   const nameIssue = issueFor(props.error, 'name_prefix');
   return (
@@ -59,9 +63,9 @@ function FilterForm(props: { filters: Filters; regions: string[]; instances: Sch
         {(control) => (
           <select {...control} name="region" value={values.region ?? ''} onChange={set('region')}>
             <option value="">Any</option>
-            {regions.map((r) => (
-              <option key={r} value={r}>
-                {r}
+            {regions.map(([tag, label]) => (
+              <option key={tag} value={tag}>
+                {label}
               </option>
             ))}
           </select>
