@@ -227,8 +227,9 @@ export const TABLE_ACCESS = {
     // The profiles of a page of the accounts listing (its rows are listing entries).
     batchRead: ['account'],
   }),
-  // Plans and the looks of regions and eggs: written here only (shared/plans).
-  'admin-storefront': withPipeline({ write: ['storefront'] }),
+  // Plans and the looks of regions and eggs: written here only (shared/plans); an egg's look checks
+  // its panel is registered and the egg in the panel's stored copy.
+  'admin-storefront': withPipeline({ write: ['storefront'], read: ['instances', 'panelCopies'] }),
   // The every-minute entry also runs the due auto top-ups: it opens their invoices (and, in the sandbox, books the payment).
   'billing-pass': {
     write: ['account', 'ledgerGuard', 'moneyReceived', 'billingWatermark', 'billingPass', 'stripeEventsCursor', ...PANEL_WORK, ...INVOICES],

@@ -136,6 +136,11 @@ export async function setEggLook(
   eggId: number,
   look: { pictureUrl: string | null; category: string | null },
 ): Promise<{ instanceId: string; eggId: number; pictureUrl: string | null; category: string | null }> {
+  // A look for an egg that is not on sale would sit unseen: the panel must be registered, and the egg
+  // in its stored copy when there is one (no panel call from here).
+  if (!(await accessPatterns.instanceById(instanceId))) throw notFound('Instance');
+  const copy = await accessPatterns.panelEggs(instanceId);
+  if (copy && !copy.eggs.some((e) => e.id === eggId)) throw notFound('Egg');
   const item: EggLookItem = { ...keys.eggLook(instanceId, eggId), kind: 'egg-look', instanceId, eggId, ...look };
   await writeItem({ Put: { Item: item } });
   return { instanceId, eggId, ...look };

@@ -261,5 +261,11 @@ describe('regions and eggs in the catalog', () => {
       (e: { instanceId: string; eggId: number }) => e.instanceId === egg.instanceId && e.eggId === egg.eggId,
     );
     expect(shown).toMatchObject({ pictureUrl: 'https://cdn.example.com/egg.png', category: 'Sandbox' });
+
+    // A look for what is not on sale: an unregistered panel, an egg the panel's copy does not hold, an id that is not digits.
+    const body = { pictureUrl: 'https://cdn.example.com/egg.png', category: 'Sandbox' };
+    expectEnvelope(await api.call('PUT', `/v1/admin/eggs/${crypto.randomUUID()}/${egg.eggId}`, { body }), 404, 'not_found');
+    expectEnvelope(await api.call('PUT', `/v1/admin/eggs/${egg.instanceId}/999999`, { body }), 404, 'not_found');
+    expectEnvelope(await api.call('PUT', `/v1/admin/eggs/${egg.instanceId}/%20${egg.eggId}`, { body }), 400, 'validation_failed');
   });
 });

@@ -84,12 +84,18 @@ export const DeletedPlan = z.object({ id: Uuid, deleted: z.literal(true) }).meta
 /** As GET /v1/eggs/{instanceId}/{eggId} (schemas/catalog.ts), kept here so the admin function does not load the catalog's schemas. */
 export const EggLookParams = z.object({
   instanceId: Uuid,
-  eggId: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(2 ** 31)
-    .meta({ format: 'int64' }),
+  // Digits only (a write: ` 1` is not egg 1), as the list query's limit is read.
+  eggId: z
+    .string()
+    .regex(/^[1-9]\d{0,9}$/, 'must be an egg id (digits)')
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .int()
+        .max(2 ** 31),
+    )
+    .meta({ type: 'integer', format: 'int64', minimum: 1, maximum: 2 ** 31 }),
 });
 
 export const RegionParam = z.object({ region: z.string().trim().min(1).max(60) });
