@@ -23,6 +23,7 @@ export async function loadGroupHandlers(groups: readonly Group[] = GROUPS): Prom
     catalog: () => import('../functions/catalog/handler.ts'),
     servers: () => import('../functions/servers/handler.ts'),
     'server-tools': () => import('../functions/server-tools/handler.ts'),
+    'server-history': () => import('../functions/server-history/handler.ts'),
     billing: () => import('../functions/billing/handler.ts'),
     payments: () => import('../functions/payments/handler.ts'),
   };

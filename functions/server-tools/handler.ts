@@ -1,8 +1,5 @@
 import { createGroupHandler } from '../../shared/http/handler.ts';
 import { sharedAccessOfRoute } from '../../shared/servers/share-access.ts';
-import { getOwnedServer } from '../../shared/servers/read.ts';
-import { usageHistoryOf } from '../../shared/servers/usage-history.ts';
-import { costOfServer } from '../../shared/servers/cost.ts';
 import { setAddons } from '../../shared/servers/addons.ts';
 import { serverToolRoutes } from '../../shared/api/routes/server-tools.ts';
 import * as control from '../../shared/servers/control.ts';
@@ -12,9 +9,8 @@ import * as schedules from '../../shared/servers/schedules.ts';
 import * as databases from '../../shared/servers/databases.ts';
 import * as network from '../../shared/servers/network.ts';
 import { getStartup, updateStartup } from '../../shared/servers/startup.ts';
-import { listServerActivity } from '../../shared/servers/activity.ts';
 
-/** Server-tools group: what a player uses inside a server (startup, files, backups, schedules, databases, ports, activity). */
+/** Server-tools group: what a player uses inside a server (startup, files, backups, schedules, databases, ports, add-ons). */
 export const handler = createGroupHandler(
   'server-tools',
   serverToolRoutes,
@@ -79,13 +75,6 @@ export const handler = createGroupHandler(
     createDatabase: async (ctx) => databases.createDatabase(ctx),
     rotateDatabasePassword: async (ctx) => databases.rotateDatabasePassword(ctx),
     deleteDatabase: async (ctx) => databases.deleteDatabase(ctx),
-    serverActivity: async ({ principal, params, query }) => listServerActivity(principal.accountId, params.id, query),
-
-    serverUsageHistory: async ({ principal, params, query }) => {
-      const server = await getOwnedServer(principal.accountId, params.id);
-      return usageHistoryOf(server.serverId, query.window);
-    },
-    serverCost: async ({ principal, params }) => costOfServer(await getOwnedServer(principal.accountId, params.id)),
 
     setServerAddons: async ({ principal, params, body, audit }) => {
       audit.target = `server:${params.id}`;

@@ -129,6 +129,8 @@ export const PANEL_KEY_ACCESS: Partial<Record<Group, 'read' | 'write'>> = {
   catalog: 'read',
   servers: 'read',
   'server-tools': 'read',
+  // The panel's activity log of a server (one call a page).
+  'server-history': 'read',
   account: 'read',
   payments: 'read',
 };

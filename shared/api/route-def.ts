@@ -13,6 +13,7 @@ export const GROUPS = [
   'catalog',
   'servers',
   'server-tools',
+  'server-history',
   'billing',
   'payments',
   'admin',

@@ -3,10 +3,9 @@ import { publicRoutes } from './routes/public.ts';
 import { accountCoreRoutes, accountMoneyRoutes } from './routes/account.ts';
 import { catalogRoutes } from './routes/catalog.ts';
 import { serverActionRoutes, serverCoreRoutes, serverShareRoutes, serverSubdomainRoutes } from './routes/servers.ts';
+import { serverActivityRoutes, serverUsageRoutes } from './routes/server-history.ts';
 import {
-  serverActivityRoutes,
   serverAddonRoutes,
-  serverUsageRoutes,
   serverDatabaseRoutes,
   serverNetworkRoutes,
   serverScheduleRoutes,

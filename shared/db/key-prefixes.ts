@@ -177,9 +177,11 @@ const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
  * - catalog: instance records, the panels' copies and call budgets; plans and looks read.
  * - admin-storefront: plans and the looks of regions and eggs, written (shared/plans).
  * - servers: every server change, panel work, budgets (`SPEND#` sits under the account).
- * - server-tools: startup, files, backups, schedules, databases, ports: server records, leases, panel
- *   work; a server's activity (GSI2 `SERVERLOG#<serverId>`); the caller's share of the server (the
- *   pipeline's shared-access stage reads it and binds it on first use).
+ * - server-tools: startup, files, backups, schedules, databases, ports, add-ons: server records, leases,
+ *   panel work; the caller's share of the server (the pipeline's shared-access stage reads it and binds
+ *   it on first use).
+ * - server-history: a server's activity (GSI2 `SERVERLOG#<serverId>`, and the panel's log: panel work),
+ *   usage samples, the month's spend; the caller's share, as server-tools.
  * - servers and account also: shares (servers manages them; account's SFTP password makes an
  *   invitee's panel subuser of each server shared with it and records it on the share).
  * - billing: checkout opens invoices; listings and reads of invoices.
@@ -211,8 +213,10 @@ export const TABLE_ACCESS = {
   catalog: withPipeline({ write: ['instances', 'panelCopies', 'panelCallBudget'], read: ['storefront'] }),
   // A deploy or quote naming a plan reads it.
   servers: withPipeline({ write: [...PANEL_WORK, 'serverShares', 'sharedWith'], read: ['storefront'] }),
-  // A server's activity: its listing in GSI2 (shared/servers/activity.ts).
-  'server-tools': withPipeline({ write: [...PANEL_WORK, 'serverShares'], indexes: ['GSI2'], indexPartitions: ['serverActivity'] }),
+  'server-tools': withPipeline({ write: [...PANEL_WORK, 'serverShares'] }),
+  // A server's activity: its listing in GSI2 (shared/servers/activity.ts), and the panel's log (panel
+  // work: its call budget); its usage samples and the month's spend (under the account), read.
+  'server-history': withPipeline({ write: [...PANEL_WORK, 'serverShares'], indexes: ['GSI2'], indexPartitions: ['serverActivity'] }),
   billing: withPipeline({ write: INVOICES }),
   payments: withPipeline({ write: [...INVOICES, ...PANEL_WORK] }),
   // A refund reads its invoice (pointer, then the item under the account) and, in the sandbox, books

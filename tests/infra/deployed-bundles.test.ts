@@ -469,7 +469,7 @@ describe('each function bundle, loaded as Lambda loads it', () => {
     expect(json(eggs).data.length).toBeGreaterThan(0);
   });
 
-  it('servers, server-tools: deploys a server on the panel (its subdomain in Route 53), lists it, reads its startup settings', async () => {
+  it('servers, server-tools, server-history: deploys a server on the panel (its subdomain in Route 53), lists it, reads its startup settings and activity', async () => {
     const created = await call('servers', 'POST', '/v1/servers', {
       token: customerKey,
       body: { name: 'bundle server', eggId: 1, ramMb: 1024, cpuPercent: 100, diskMb: 2048, subdomain: 'bundle' },
@@ -484,6 +484,12 @@ describe('each function bundle, loaded as Lambda loads it', () => {
     const startup = await call('server-tools', 'GET', `/v1/servers/${json(created).id}/startup`, { token: customerKey });
     expect(startup.statusCode, startup.body).toBe(200);
     expect(json(startup).dockerImage).toEqual(expect.any(String));
+    // Its history is a third's: the activity (our entry of the deploy, the panel's log) and the month's cost.
+    const activity = await call('server-history', 'GET', `/v1/servers/${json(created).id}/activity`, { token: customerKey });
+    expect(activity.statusCode, activity.body).toBe(200);
+    expect(json(activity).data.map((e: { action: string }) => e.action)).toContain('servers.create');
+    const cost = await call('server-history', 'GET', `/v1/servers/${json(created).id}/cost`, { token: customerKey });
+    expect(cost.statusCode, cost.body).toBe(200);
   });
 
   it('billing: its configuration and the invoice list', async () => {

@@ -29,7 +29,7 @@ const RESTORED = 'control-plane-restored-2026-11-26';
 
 /**
  * The functions that call panels, by what their code does: the API groups that read panel keys
- * (the servers, server-tools, catalog and admin endpoints; account and payments lift suspensions) and all three
+ * (the servers, server-tools, server-history, catalog and admin endpoints; account and payments lift suspensions) and all three
  * billing-pass entries (the scheduler reconciles panels, the worker suspends and unsuspends, the
  * repairs pass retries both). Not public, billing (checkout), the authorizer, the webhook dispatcher.
  */
@@ -41,6 +41,7 @@ const PANEL_CALLERS = [
   'billing-worker',
   'catalog',
   'payments',
+  'server-history',
   'server-tools',
   'servers',
 ];

@@ -168,7 +168,7 @@ describe('index queries scoped by dynamodb:LeadingKeys (shared/db/key-prefixes.t
       'billing-repairs': { GSI1: ['SERVERS#*'], GSI2: ['BILLABLE#*', 'INSTALLDUE#*', 'REPAIRDUE#*', 'TOPUPDUE#*'] },
       webhooks: { GSI2: ['OUTBOX#*', 'WHDUE#*'] },
       // A server's activity listing (shared/servers/activity.ts).
-      'server-tools': { GSI2: ['SERVERLOG#*'] },
+      'server-history': { GSI2: ['SERVERLOG#*'] },
     };
     for (const { name, stack, fn } of functionsOf(owned)) {
       const onIndexes = tableStatements(owned, stack, fn).filter((s) => JSON.stringify(s.Resource).includes('/index/'));

@@ -185,7 +185,7 @@ describe('api stack: routes come from the route table', () => {
     return logicalId(built.apiStack, fn!.fn);
   };
 
-  it('deploys a function for every route group but dev (public, account, catalog, servers, server-tools, billing, payments, admin)', () => {
+  it('deploys a function for every route group but dev (public, account, catalog, servers, server-tools, server-history, billing, payments, admin, admin-storefront)', () => {
     expect([...deployed].sort()).toEqual(GROUPS.filter((g) => g !== 'dev').sort());
     expect([...built.apiStack.functions.keys()].sort()).toEqual([...deployed].sort());
   });
@@ -327,11 +327,11 @@ describe('api stack: functions carry the house defaults', () => {
       expect(doc).not.toContain('/index/*');
     }
     // Only the admin function (GSI1: users, servers, audit log; GSI2: the admin home's queue counts) and
-    // server-tools (GSI2: one server's activity, `SERVERLOG#*` only) query an index, named one by one.
+    // server-history (GSI2: one server's activity, `SERVERLOG#*` only) query an index, named one by one.
     for (const [group, fn] of built.apiStack.functions) {
       const doc = JSON.stringify(statementsOf(built.apiStack, apiTemplate, fn));
       if (group === 'admin') expect(doc).toContain('/index/GSI1');
-      else if (group === 'server-tools') {
+      else if (group === 'server-history') {
         expect(doc).toContain('/index/GSI2');
         expect(doc).not.toContain('/index/GSI1');
       } else expect(doc, group).not.toContain('/index/');
@@ -371,7 +371,7 @@ describe('api stack: functions carry the house defaults', () => {
     expect(onPanelKeys.flatMap(actionsOf).sort()).toEqual(called);
     // Readers call panels: the catalog and servers, and account (budget change) and payments
     // (top-up) lift a suspension on the panel at once (shared/servers/suspension.ts).
-    for (const group of ['catalog', 'servers', 'server-tools', 'account', 'payments']) {
+    for (const group of ['catalog', 'servers', 'server-tools', 'server-history', 'account', 'payments']) {
       const doc = docOf(group);
       expect(doc, group).toContain('secretsmanager:GetSecretValue');
       expect(doc, group).toContain('secret:control-plane/instances/*');
@@ -747,6 +747,7 @@ describe('alarms', () => {
         'catalog',
         'servers',
         'server-tools',
+        'server-history',
         'billing',
         'payments',
         'admin',
@@ -1172,7 +1173,7 @@ describe('bundles', () => {
         .filter((input) => input.startsWith('lazy-route-schemas:'))
         .map((input) => input.replace(/^.*\/routes\/|\.ts$/g, ''));
     expect(routeModulesAt('public').sort()).toEqual([...GROUPS].sort());
-    for (const group of ['account', 'catalog', 'servers', 'server-tools', 'billing', 'admin-storefront'])
+    for (const group of ['account', 'catalog', 'servers', 'server-tools', 'server-history', 'billing', 'admin-storefront'])
       expect(routeModulesAt(group), group).toEqual([group]);
     // A server's startup settings, files and backups are the server-tools function's: none of it in the servers start.
     for (const module of ['shared/servers/startup.ts', 'shared/servers/files.ts', 'shared/servers/backups.ts']) {
@@ -1369,7 +1370,7 @@ describe('no secret in a function environment: the cursor key is read at run tim
   });
 
   it('gives CURSOR_SECRET_ARN and read access to the cursor key only to the functions that sign cursors', () => {
-    expect(cursorSigningGroups()).toEqual(['account', 'admin', 'billing', 'server-tools', 'servers']);
+    expect(cursorSigningGroups()).toEqual(['account', 'admin', 'billing', 'server-history', 'servers']);
     // The public group verifies mail unsubscribe tokens, made with the same key (shared/mail/unsubscribe.ts).
     expect(CURSOR_KEY_VERIFIERS).toEqual(['public']);
     const signers = new Set([...cursorSigningGroups(), ...CURSOR_KEY_VERIFIERS, 'billing-scheduler']);

@@ -9,6 +9,7 @@ import { accountRoutes } from '../../shared/api/routes/account.ts';
 import { catalogRoutes } from '../../shared/api/routes/catalog.ts';
 import { serverRoutes } from '../../shared/api/routes/servers.ts';
 import { serverToolRoutes } from '../../shared/api/routes/server-tools.ts';
+import { serverHistoryRoutes } from '../../shared/api/routes/server-history.ts';
 import { billingRoutes } from '../../shared/api/routes/billing.ts';
 import { paymentRoutes } from '../../shared/api/routes/payments.ts';
 import { adminRoutes } from '../../shared/api/routes/admin.ts';
@@ -22,6 +23,7 @@ const GROUP_TABLES: Record<(typeof GROUPS)[number], Record<string, RouteDef>> = 
   catalog: catalogRoutes,
   servers: serverRoutes,
   'server-tools': serverToolRoutes,
+  'server-history': serverHistoryRoutes,
   billing: billingRoutes,
   payments: paymentRoutes,
   admin: adminRoutes,

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { int32, ListQuery, Timestamp, text } from './common.ts';
 
-/** A server's activity: our entries about it and the panel's events for it, merged (server-tools group). */
+/** A server's activity: our entries about it and the panel's events for it, merged (server-history group). */
 
 /** A detail value, flattened and bounded: lists keep their first 20 items. */
 const DetailValue = z.union([text(256), z.number(), z.boolean(), z.null(), z.array(text(256)).max(20)]);
