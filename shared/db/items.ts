@@ -321,6 +321,8 @@ export interface InstanceItem extends Stored {
   instanceId: string;
   name: string;
   baseUrl: string;
+  /** Which panel software it is, detected from its routes (shared/panel/detect.ts); absent means Pterodactyl. */
+  panelKind?: 'pterodactyl' | 'pelican';
   /** The Origin its Wings accept on the console websocket (their `remote`); absent means `baseUrl`. */
   wingsOrigin?: string;
   priority: number;
@@ -735,8 +737,8 @@ export interface CachedEggVariable {
   defaultValue: string | null;
   userViewable: boolean;
   userEditable: boolean;
-  /** Laravel validation rules, as the panel has them. */
-  rules: string;
+  /** Laravel validation rules, one a rule (a copy written before panels were told apart holds Pterodactyl's one string). */
+  rules: string[] | string;
 }
 
 export interface CachedEgg {

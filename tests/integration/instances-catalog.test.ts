@@ -89,7 +89,9 @@ describe('registering a panel', () => {
     expect(res.text).not.toContain(adminKey);
     const after = await panelCalls();
     const total = (r: Record<string, number>) => Object.values(r).reduce((a, n) => a + n, 0);
-    expect(total(after) - total(before)).toBe(3); // locations, nodes, account: as without the warning
+    // the kind's re-check (nests), locations, nodes, account: as without the warning
+    expect(total(after) - total(before)).toBe(4);
+    expect((after['GET /api/application/nests'] ?? 0) - (before['GET /api/application/nests'] ?? 0)).toBe(1);
     expect((after['GET /api/client/account'] ?? 0) - (before['GET /api/client/account'] ?? 0)).toBe(1);
     const back = await api.call('PATCH', `/v1/admin/instances/${instanceId}`, { body: { clientApiKey: second.clientKey } });
     expect(back.status).toBe(200);

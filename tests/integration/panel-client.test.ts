@@ -17,7 +17,7 @@ afterAll(async () => sim?.close());
 
 let n = 0;
 async function serverBody(overrides: Partial<CreateServerBody> = {}): Promise<CreateServerBody> {
-  const egg = await client.getEgg(1, 1);
+  const egg = (await client.listEggs(1)).find((e) => e.id === 1)!;
   const environment = Object.fromEntries(
     egg.relationships!.variables!.data.map((v) => [v.attributes.env_variable, v.attributes.default_value ?? '']),
   );
