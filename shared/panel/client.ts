@@ -402,6 +402,7 @@ export class PanelClient {
     const hit = consoleCredentials.get(key);
     if (hit && hit.until > Date.now()) return hit.value;
     const value = (await this.client<{ data: { token: string; socket: string } }>('GET', `/servers/${identifier}/websocket`)).data;
+    if (consoleCredentials.size > 1000) consoleCredentials.clear();
     consoleCredentials.set(key, { value, until: Date.now() + CONSOLE_CREDENTIALS_KEPT_MS });
     return value;
   }
