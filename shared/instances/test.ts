@@ -22,7 +22,7 @@ export async function testInstance(instanceId: string): Promise<z.infer<typeof I
   const started = Date.now();
   let panelKind: PanelKind | undefined;
   try {
-    panelKind = await detectPanelKind(await panelClientFor(toInstanceView(item)));
+    panelKind = await detectPanelKind(await panelClientFor(toInstanceView(item)), item.panelKind);
   } catch (err) {
     logger.warn('instance test: panel kind not detected', { instanceId, reason: describe(err) });
   }
