@@ -6535,6 +6535,7 @@ export interface components {
             | 'maintenance'
             | 'insufficient_memory'
             | 'insufficient_disk'
+            | 'insufficient_cpu'
             | 'no_free_allocation';
         }[];
         /** @description Panels that did not answer (their nodes were not considered). */

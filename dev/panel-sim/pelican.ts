@@ -48,6 +48,8 @@ const NOT_PELICAN: Record<string, string[]> = {
 
 export class PelicanMode {
   readonly refused: Refusal[] = [];
+  /** A node's CPU capacity in percent, by node id (a test control); 0, the default, is unlimited. */
+  readonly nodeCpu = new Map<number, number>();
   private readonly buckets = new Map<string, { hits: number; resetAt: number }>();
 
   private readonly sim: SimContext;
@@ -167,7 +169,7 @@ export class PelicanMode {
           a.tags = short ? [short] : [];
           delete a.location_id;
           a.daemon_connect = a.daemon_listen;
-          a.cpu = 0;
+          a.cpu = this.nodeCpu.get(Number(a.id)) ?? 0;
           a.cpu_overallocate = 0;
           if (isPlainObject(a.allocated_resources)) {
             const nodeId = Number(a.id);

@@ -179,6 +179,8 @@ export interface PanelSim {
   snapshot(): Record<string, unknown>;
   /** Pelican mode: the calls it refused as Pelican would not take them (empty in Pterodactyl mode). */
   refused(): Refusal[];
+  /** Pelican mode: a node's CPU capacity in percent (0: unlimited, the default). */
+  setNodeCpu(nodeId: number, cpu: number): void;
   close(): Promise<void>;
 }
 
@@ -924,6 +926,7 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     heldArchives: () => archiveHoldsOf(wings).pending,
     snapshot,
     refused: () => [...(pelican?.refused ?? [])],
+    setNodeCpu: (nodeId, cpu) => void pelican?.nodeCpu.set(nodeId, cpu),
     close: async () => {
       if (closed) return;
       closed = true;

@@ -687,6 +687,10 @@ export interface CachedNode {
   diskOverallocate: number;
   allocatedMemory: number;
   allocatedDisk: number;
+  /** Pelican only (its `Node::isViable` counts CPU): percent capacity, overallocation, allocated at the read. */
+  cpu?: number;
+  cpuOverallocate?: number;
+  allocatedCpu?: number;
 }
 
 /** Where an allocation is reached, as the panel listed it (the application API's `alias` is the allocation's `ip_alias`). */

@@ -29,11 +29,8 @@ import type {
 /**
  * HTTP client for one panel, the Pterodactyl adapter: every panel kind answers callers through
  * this class's methods and shapes; the Pelican adapter (pelican.ts) overrides only what Pelican
- * does differently. The Application API with the application key and the
- * Client API with the service user's client key (pterodactyl/panel:routes/api-application.php, routes/api-client.php).
- *
- * Pterodactyl: the Application API with the application key and the
- * Client API with the service user's client key (pterodactyl/panel:routes/api-application.php, routes/api-client.php).
+ * does differently. The Application API with the application key and the Client API with the
+ * service user's client key (pterodactyl/panel:routes/api-application.php, routes/api-client.php).
  *
  * - Every call has a timeout (AbortSignal); a timeout is 504 `panel_timeout`.
  * - Only idempotent calls are retried on network errors, timeouts and 5xx, with exponential

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backupsOf } from '../../dev/panel-sim/backups.ts';
 import { startPanelSim, type PanelSim } from '../../dev/panel-sim/index.ts';
 import { runPassInProcess } from '../../shared/billing/pass.ts';
+import { topologies } from '../../shared/catalog/topology.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { HOUR_MS, hourStart } from '../../shared/pricing/hours.ts';
 import { customer } from '../helpers/customer.ts';
@@ -256,6 +257,21 @@ describe('customers on a Pelican panel', () => {
     const granted = await api.call('POST', `/v1/admin/users/${broke.id}/credits`, { body: { amountCents: 1_000, note: 'test: top up' } });
     expect(granted.status, granted.text).toBe(200);
     await until(() => sim.server(server.identifier)!.status !== 'suspended');
+  });
+
+  it("a node's CPU capacity counts, as Pelican's Node::isViable counts it: a quote past every node's free CPU is refused", async () => {
+    for (const node of sim.state.nodes.values()) sim.setNodeCpu(node.id, 150);
+    await topologies.markStale(api.panel!.instanceId);
+    const body = { name: 'cpu quote', eggId: 1, ramMb: 1024, diskMb: 2048 };
+    const over = await api.call('POST', '/v1/servers/quote', { token: alice.token, body: { ...body, cpuPercent: 200 } });
+    expect(over.status, over.text).toBe(200);
+    expect(over.body.deployable).toBe(false);
+    const reasons = new Set(over.body.placement.rejected.map((r: { reason: string }) => r.reason));
+    expect(reasons).toContain('insufficient_cpu');
+    const within = await api.call('POST', '/v1/servers/quote', { token: alice.token, body: { ...body, cpuPercent: 25 } });
+    expect(within.body.deployable, within.text).toBe(true);
+    for (const node of sim.state.nodes.values()) sim.setNodeCpu(node.id, 0);
+    await topologies.markStale(api.panel!.instanceId);
   });
 
   it('the strict Pelican stand-in refused no call: no locations, nests, oom_disabled or user names were sent', () => {
