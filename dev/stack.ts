@@ -25,6 +25,7 @@ import { logger, errorFields } from '../shared/observability/logger.ts';
 import { startPanelSim, type PanelSim } from './panel-sim/index.ts';
 import type { SftpOptions } from './panel-sim/sftp.ts';
 import { createInstance, listInstances, updateInstance } from '../shared/instances/index.ts';
+import { DEFAULT_PANEL_RATE_LIMITS, PELICAN_RATE_LIMITS } from '../shared/instances/call-budget.ts';
 import { startWebhookLoop, type WebhookLoopOptions } from './webhook-loop.ts';
 import { startRepairLoop, type RepairLoopOptions } from './repair-loop.ts';
 import { installSandboxProvider } from './sandbox-events.ts';
@@ -93,11 +94,13 @@ export interface LocalStackOptions {
 }
 
 export interface PanelOptions {
+  /** The panel the simulator plays (default Pterodactyl); the instance detects it at registration. */
+  kind?: 'pterodactyl' | 'pelican';
   port?: number;
   installMs?: number;
   transitionMs?: number;
   resourcesCacheMs?: number;
-  /** The simulator's per-user limits a minute (the panel's defaults, 240 and 720, when omitted). */
+  /** The simulator's per-user limits a minute (the panel's defaults when omitted: 240 and 720, Pelican 256 and 256). */
   rateLimits?: { application?: number; client?: number };
   /** Wings' `allowed_origins` on the console websocket. */
   allowedOrigins?: string[];
@@ -267,14 +270,23 @@ async function seedAdminKey(email: string, fixedSecret: string | undefined): Pro
 async function startAndRegisterPanel(options: PanelOptions) {
   // The local stack's consoles are served by the simulator itself, at an address this machine resolves.
   const sim = await startPanelSim({ seed: 'default', wingsAddress: 'simulator', ...options });
-  // The instance's call budget plans for the limits this panel really has.
-  const panelRateLimits = {
-    applicationPerMinute: Math.min(options.rateLimits?.application ?? 240, 100_000),
-    clientPerMinute: Math.min(options.rateLimits?.client ?? 720, 100_000),
-  };
+  // The instance's call budget plans for the limits this panel really has: the detected kind's defaults, unless set.
+  const panelRateLimits = options.rateLimits
+    ? {
+        applicationPerMinute: Math.min(options.rateLimits.application ?? (options.kind === 'pelican' ? 256 : 240), 100_000),
+        clientPerMinute: Math.min(options.rateLimits.client ?? (options.kind === 'pelican' ? 256 : 720), 100_000),
+      }
+    : undefined;
   const existing = (await listInstances()).find((i) => i.baseUrl === sim.url);
   const instanceId = existing
-    ? (await updateInstance(existing.id, { appApiKey: sim.appKey, clientApiKey: sim.clientKey, panelRateLimits })).view.id
+    ? // A record kept from a start with the other kind: the limits of this one.
+      (
+        await updateInstance(existing.id, {
+          appApiKey: sim.appKey,
+          clientApiKey: sim.clientKey,
+          panelRateLimits: panelRateLimits ?? (options.kind === 'pelican' ? PELICAN_RATE_LIMITS : DEFAULT_PANEL_RATE_LIMITS),
+        })
+      ).view.id
     : (
         await createInstance({
           name: 'Local panel (simulator)',
@@ -283,7 +295,7 @@ async function startAndRegisterPanel(options: PanelOptions) {
           clientApiKey: sim.clientKey,
           priority: 100,
           enabled: true,
-          panelRateLimits,
+          ...(panelRateLimits ? { panelRateLimits } : {}),
         })
       ).id;
   return { sim, instanceId };

@@ -9,7 +9,7 @@ import { type Seller, sellerStatus } from '../shared/invoices/parties.ts';
 /**
  * `npm start`: the whole service on this machine. Knobs (README "Local stack knobs"):
  * PORT, DATA_DIR, LOCAL_IN_MEMORY, DYNAMODB_ENDPOINT, ADMIN_EMAILS, LOCAL_ADMIN_API_KEY, WEBHOOK_INTERVAL_MS,
- * REPAIR_INTERVAL_MS, LOCAL_DASHBOARD, LOCAL_SFTP, PANEL_SIM_SFTP_PORT; CURRENCY, SMTP_PORT, MAIL_FROM (docs/local-stack.md).
+ * REPAIR_INTERVAL_MS, LOCAL_DASHBOARD, LOCAL_SFTP, PANEL_SIM_SFTP_PORT, PANEL_KIND (pterodactyl|pelican); CURRENCY, SMTP_PORT, MAIL_FROM (docs/local-stack.md).
  */
 const env = process.env;
 // A currency the platform cannot charge in stops the start here, not at the first checkout.
@@ -34,6 +34,8 @@ const stack = await startLocalStack({
       ? false
       : {
           port: Number(env.PANEL_SIM_PORT ?? 8081),
+          // PANEL_KIND=pelican: the simulator plays a Pelican panel (docs/pelican.md).
+          ...(env.PANEL_KIND === 'pelican' ? { kind: 'pelican' as const } : {}),
           scheduleTick: true,
           // Wings' SFTP, for real: one port a node from PANEL_SIM_SFTP_PORT on (docs/local-stack.md).
           ...(env.LOCAL_SFTP === 'off' ? {} : { sftp: { host: '127.0.0.1', port: Number(env.PANEL_SIM_SFTP_PORT ?? 2022) } }),

@@ -6411,6 +6411,7 @@ export interface components {
             | 'maintenance'
             | 'insufficient_memory'
             | 'insufficient_disk'
+            | 'insufficient_cpu'
             | 'no_free_allocation';
         }[];
         /** @description Panels that did not answer (their nodes were not considered). */
@@ -8164,6 +8165,7 @@ export interface components {
       name: string;
       /** @description Panel base URL. */
       baseUrl: string;
+      panelKind?: components['schemas']['PanelKind'];
       /** @description The console's `origin`: Wings' `remote`; null: baseUrl. */
       wingsOrigin: string | null;
       /**
@@ -8330,16 +8332,21 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     };
+    /**
+     * @description The panel's software, detected from routes only one of them has (Pterodactyl's `/api/application/nests`, Pelican's `/api/application/eggs`) at registration and at every instance test; it sets the default `panelRateLimits` (Pterodactyl 240/720, Pelican 256/256). Absent on a panel not reached yet (treated as Pterodactyl).
+     * @enum {string}
+     */
+    PanelKind: 'pterodactyl' | 'pelican';
     /** @description The panel's own per-minute request limits for the key owner. The control plane spends at most 98 % of them in any 62 s, shared by every process and by every instance registered with the same panel URL (a second registration of a panel is refused); the platform's own work keeps a reserve no account can use, each account's writes, reads and control calls have a cap a minute, and an account with few calls over this minute and the previous one has a slice that accounts calling steadily cannot use. */
     PanelRateLimits: {
       /**
        * Format: int32
-       * @description The panel's APP_API_APPLICATION_RATELIMIT (240 by default).
+       * @description The panel's APP_API_APPLICATION_RATELIMIT (240 by default on Pterodactyl, 256 on Pelican).
        */
       applicationPerMinute: number;
       /**
        * Format: int32
-       * @description The panel's APP_API_CLIENT_RATELIMIT (720 by default).
+       * @description The panel's APP_API_CLIENT_RATELIMIT (720 by default on Pterodactyl, 256 on Pelican).
        */
       clientPerMinute: number;
     };
@@ -8365,16 +8372,16 @@ export interface components {
       priority?: number;
       /** @default true */
       enabled?: boolean;
-      /** @description Defaults to the panel's own defaults, 240 and 720. */
+      /** @description Defaults to the panel's own defaults by its detected kind: 240 and 720 on Pterodactyl, 256 and 256 on Pelican. */
       panelRateLimits?: {
         /**
          * Format: int32
-         * @description The panel's APP_API_APPLICATION_RATELIMIT (240 by default).
+         * @description The panel's APP_API_APPLICATION_RATELIMIT (240 by default on Pterodactyl, 256 on Pelican).
          */
         applicationPerMinute: number;
         /**
          * Format: int32
-         * @description The panel's APP_API_CLIENT_RATELIMIT (720 by default).
+         * @description The panel's APP_API_CLIENT_RATELIMIT (720 by default on Pterodactyl, 256 on Pelican).
          */
         clientPerMinute: number;
       };
@@ -8400,6 +8407,11 @@ export interface components {
     InstanceTestReport: {
       /** Format: uuid */
       instanceId: string;
+      /**
+       * @description What this test detected (absent: the panel did not say); kept on the instance.
+       * @enum {string}
+       */
+      panelKind?: 'pterodactyl' | 'pelican';
       /** @description Every check passed. */
       ok: boolean;
       /** Format: int32 */
@@ -8414,7 +8426,7 @@ export interface components {
         /** Format: int64 */
         id: number;
         name: string;
-        /** @description The node's location `short` code: its region tag. */
+        /** @description The node's region tag: its location `short` code (Pterodactyl) or its first tag (Pelican). */
         region: string | null;
         fqdn: string;
         maintenance: boolean;
@@ -36499,6 +36511,7 @@ export interface operations {
            *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
            *           "name": "survival",
            *           "baseUrl": "example baseUrl",
+           *           "panelKind": "pterodactyl",
            *           "wingsOrigin": "example wingsOrigin",
            *           "priority": 1,
            *           "enabled": true,
@@ -36685,6 +36698,7 @@ export interface operations {
            *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
            *       "name": "survival",
            *       "baseUrl": "example baseUrl",
+           *       "panelKind": "pterodactyl",
            *       "wingsOrigin": "example wingsOrigin",
            *       "priority": 1,
            *       "enabled": true,
@@ -37142,6 +37156,7 @@ export interface operations {
            *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
            *       "name": "survival",
            *       "baseUrl": "example baseUrl",
+           *       "panelKind": "pterodactyl",
            *       "wingsOrigin": "example wingsOrigin",
            *       "priority": 1,
            *       "enabled": true,
@@ -37428,6 +37443,7 @@ export interface operations {
           /**
            * @example {
            *       "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *       "panelKind": "pterodactyl",
            *       "ok": true,
            *       "latencyMs": 1000,
            *       "checks": [

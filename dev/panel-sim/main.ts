@@ -1,6 +1,7 @@
 // CLI: node dev/panel-sim/main.ts
 // Env: PANEL_SIM_PORT (8081), PANEL_SIM_HOST (127.0.0.1), PANEL_SIM_INSTALL_MS (3000),
-//      PANEL_SIM_TRANSITION_MS (1000), PANEL_SIM_RESOURCES_CACHE_MS (20000), PANEL_SIM_SEED (default|empty)
+//      PANEL_SIM_TRANSITION_MS (1000), PANEL_SIM_RESOURCES_CACHE_MS (20000), PANEL_SIM_SEED (default|empty),
+//      PANEL_KIND (pterodactyl|pelican)
 import { startPanelSim } from './server.ts';
 
 function num(name: string): number | undefined {
@@ -17,6 +18,7 @@ const opts: Parameters<typeof startPanelSim>[0] = {
   host: process.env.PANEL_SIM_HOST ?? '127.0.0.1',
   seed,
   scheduleTick: true,
+  ...(process.env.PANEL_KIND === 'pelican' ? { kind: 'pelican' as const } : {}),
 };
 const installMs = num('PANEL_SIM_INSTALL_MS');
 const transitionMs = num('PANEL_SIM_TRANSITION_MS');

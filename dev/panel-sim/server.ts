@@ -24,8 +24,14 @@ import { archiveHoldsOf } from './archives.ts';
 import { schedulesOf } from './schedules.ts';
 import type { PowerState } from './wings.ts';
 import { startSftp, type SftpListeners, type SftpOptions } from './sftp.ts';
+import { PelicanMode, type Refusal } from './pelican.ts';
 
 export interface PanelSimOptions {
+  /**
+   * Which panel to play (default 'pterodactyl'). 'pelican': Pelican's routes, shapes, limits and
+   * keys, strict about what Pelican has not got (dev/panel-sim/pelican.ts); GET /__sim/refused lists it.
+   */
+  kind?: 'pterodactyl' | 'pelican';
   /** default 0 (random free port) */
   port?: number;
   /** default 127.0.0.1 */
@@ -44,7 +50,7 @@ export interface PanelSimOptions {
   /** override the deterministic seed keys (48 chars, ptla_/ptlc_ prefix) */
   appKey?: string;
   clientKey?: string;
-  /** requests per minute per user (config/http.php defaults: application 240, client 720) */
+  /** requests per minute per user (config/http.php defaults: application 240, client 720; Pelican 256 and 256) */
   rateLimits?: { application?: number; client?: number };
   /** console lines kept per server; default 500 */
   consoleLimit?: number;
@@ -171,6 +177,10 @@ export interface PanelSim {
   /** Archive operations waiting now. */
   heldArchives(): number;
   snapshot(): Record<string, unknown>;
+  /** Pelican mode: the calls it refused as Pelican would not take them (empty in Pterodactyl mode). */
+  refused(): Refusal[];
+  /** Pelican mode: a node's CPU capacity in percent (0: unlimited, the default). */
+  setNodeCpu(nodeId: number, cpu: number): void;
   close(): Promise<void>;
 }
 
@@ -259,6 +269,8 @@ function sleep(ms: number): Promise<void> {
 export async function startPanelSim(options: PanelSimOptions = {}): Promise<PanelSim> {
   const host = options.host ?? '127.0.0.1';
   const state = new PanelState();
+  const pelicanKind = options.kind === 'pelican';
+  if (pelicanKind) state.keyPrefixes = { account: 'pacc_', application: 'papp_' };
   const wings = new Wings(state, {
     installMs: typeof options.installMs === 'number' ? options.installMs : 3000,
     transitionMs: typeof options.transitionMs === 'number' ? options.transitionMs : 1000,
@@ -267,9 +279,13 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     resourcesCacheMs: options.resourcesCacheMs ?? 20_000,
     consoleLimit: options.consoleLimit ?? 500,
   });
-  const seedOpts = { appKey: options.appKey ?? DEFAULT_APP_KEY, clientKey: options.clientKey ?? DEFAULT_CLIENT_KEY };
+  const asKind = (key: string) => (pelicanKind ? key.replace(/^ptla_/, 'papp_').replace(/^ptlc_/, 'pacc_') : key);
+  const seedOpts = { appKey: options.appKey ?? asKind(DEFAULT_APP_KEY), clientKey: options.clientKey ?? asKind(DEFAULT_CLIENT_KEY) };
   const seeded = (options.seed ?? 'default') === 'empty' ? seedEmpty(state, seedOpts) : seedDefault(state, seedOpts);
-  const limits = { application: options.rateLimits?.application ?? 240, client: options.rateLimits?.client ?? 720 };
+  const limits = {
+    application: options.rateLimits?.application ?? (pelicanKind ? 256 : 240),
+    client: options.rateLimits?.client ?? (pelicanKind ? 256 : 720),
+  };
   const faults = new FaultInjector();
   const limiter = new RateLimiter();
   /** Panel requests received, by `METHOD /path` (faulted and throttled ones included): GET /__sim/requests. */
@@ -290,10 +306,12 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     databasesOf(state).addHost({ name: 'fra-1 MySQL', host: '10.10.1.10', port: 3306, node_id: SEED_IDS.nodes.fra1 });
   }
 
+  const pelican = pelicanKind ? new PelicanMode(sim) : undefined;
+  const played = (defs: RouteDef[], api: 'application' | 'client') => pelican?.routes(defs, api) ?? defs;
   const routes: CompiledRoute[] = [
-    ...applicationRoutes(sim).map((r) => compile(r, 'application')),
-    ...clientRoutes(sim).map((r) => compile(wingsAddressed(r), 'client')),
-    ...subuserRoutes(sim).map((r) => compile(r, 'client')),
+    ...played(applicationRoutes(sim), 'application').map((r) => compile(r, 'application')),
+    ...played(clientRoutes(sim), 'client').map((r) => compile(wingsAddressed(r), 'client')),
+    ...played(subuserRoutes(sim), 'client').map((r) => compile(r, 'client')),
   ];
 
   const hanging = new Set<ServerResponse>();
@@ -427,6 +445,8 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     const obj = isPlainObject(body) ? body : {};
     try {
       if (method === 'GET' && path === '/__sim/state') return { status: 200, body: snapshot() };
+      if (method === 'GET' && path === '/__sim/refused')
+        return { status: 200, body: { kind: options.kind ?? 'pterodactyl', refused: pelican?.refused ?? [] } };
       if (method === 'GET' && path === '/__sim/requests')
         return { status: 200, body: { requests: Object.fromEntries(requestCounts), throttled: throttledCount } };
       if (path === '/__sim/faults/release' && method === 'POST') return { status: 200, body: { released: faults.release() } };
@@ -905,6 +925,8 @@ export async function startPanelSim(options: PanelSimOptions = {}): Promise<Pane
     endArchives: () => archiveHoldsOf(wings).end(),
     heldArchives: () => archiveHoldsOf(wings).pending,
     snapshot,
+    refused: () => [...(pelican?.refused ?? [])],
+    setNodeCpu: (nodeId, cpu) => void pelican?.nodeCpu.set(nodeId, cpu),
     close: async () => {
       if (closed) return;
       closed = true;

@@ -215,8 +215,11 @@ export class PanelState {
    * Keys are 48 chars: a 16-char identifier (starting with the prefix) and a
    * 32-char secret (pterodactyl/panel:app/Models/ApiKey.php).
    */
+  /** The key prefixes of the panel played: Pterodactyl's, or Pelican's `pacc_` / `papp_` (pelican-dev/panel app/Models/ApiKey.php). */
+  keyPrefixes = { account: KEY_PREFIX_ACCOUNT, application: KEY_PREFIX_APPLICATION };
+
   createKey(userId: number, type: 'account' | 'application', fixed?: string): ApiKey {
-    const prefix = type === 'account' ? KEY_PREFIX_ACCOUNT : KEY_PREFIX_APPLICATION;
+    const prefix = this.keyPrefixes[type];
     let token = fixed ?? prefix + randomString(16 - prefix.length) + randomString(32);
     if (!token.startsWith(prefix) || token.length !== 48) {
       throw new Error(`API key must be 48 chars and start with ${prefix}`);

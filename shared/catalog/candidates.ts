@@ -26,6 +26,8 @@ export function candidatesOf(instance: Pick<InstanceView, 'id' | 'priority' | 'e
     diskOverallocate: node.diskOverallocate,
     allocatedDisk: node.allocatedDisk + (topology.addedDiskMb[node.id] ?? 0),
     freeAllocations: freeAllocationCount(topology, node.id),
+    // CPU (Pelican): the panel's figures at the read; our placements since are not added for it.
+    ...(node.cpu === undefined ? {} : { cpu: node.cpu, cpuOverallocate: node.cpuOverallocate, allocatedCpu: node.allocatedCpu }),
   }));
 }
 

@@ -4,12 +4,13 @@ import type { CachedEgg, PanelEggsItem } from '../db/items.ts';
 import { keys } from '../db/keys.ts';
 import { writeItem } from '../db/write.ts';
 import { type InstanceView, panelClientFor } from '../instances/index.ts';
+import { ruleList } from '../panel/rules.ts';
 import type { PanelEgg, PanelNest } from '../panel/types.ts';
 import { SharedCopies } from './shared-copy.ts';
 
 /**
- * The shared copy of each panel's eggs with their variables: one read of the nests and one per
- * nest, every PANEL_EGGS_TTL_S. A create the panel refuses on the egg or on a variable marks the
+ * The shared copy of each panel's eggs with their variables (the panel's adapter reads them: the
+ * nests and one read per nest on Pterodactyl, one read on Pelican), every PANEL_EGGS_TTL_S. A create the panel refuses on the egg or on a variable marks the
  * copy stale (the egg changed on the panel), so the next reader reads it again.
  */
 const COPY_KEPT_S = 24 * 3600;
@@ -28,15 +29,14 @@ export const invalidateEggs = (instanceId: string): Promise<void> => eggCopies.m
 
 async function refreshEggs(instance: InstanceView): Promise<PanelEggsItem> {
   const client = await panelClientFor(instance);
-  const nests = await client.listNests();
-  const perNest = await Promise.all(nests.map(async (nest) => (await client.listEggs(nest.id)).map((egg) => toCachedEgg(egg, nest))));
+  const eggs = (await client.listAllEggs()).map(({ egg, nest }) => toCachedEgg(egg, nest));
   const readAt = Date.now();
   const item: PanelEggsItem = {
     ...keys.panelEggs(instance.id),
     kind: 'panel-eggs',
     instanceId: instance.id,
     baseUrl: instance.baseUrl,
-    eggs: perNest.flat(),
+    eggs,
     readAt,
     freshUntil: readAt + getConfig().panelEggsTtlMs,
     expiresAt: Math.floor(readAt / 1000) + COPY_KEPT_S,
@@ -47,7 +47,7 @@ async function refreshEggs(instance: InstanceView): Promise<PanelEggsItem> {
 }
 
 /** Only what the catalog and deploy read: the panel sends much more per egg and variable. */
-function toCachedEgg(egg: PanelEgg, nest: PanelNest): CachedEgg {
+function toCachedEgg(egg: PanelEgg, nest: Pick<PanelNest, 'id' | 'name'>): CachedEgg {
   return {
     id: egg.id,
     uuid: egg.uuid,
@@ -95,7 +95,7 @@ export function toPanelEgg(egg: CachedEgg): PanelEgg {
             default_value: v.defaultValue,
             user_viewable: v.userViewable,
             user_editable: v.userEditable,
-            rules: v.rules,
+            rules: ruleList(v.rules),
           },
         })),
       },

@@ -4,6 +4,7 @@ import type { CachedEgg } from '../db/items.ts';
 import { notFound } from '../errors.ts';
 import { type InstanceView, listInstances } from '../instances/index.ts';
 import { errorFields, logger } from '../observability/logger.ts';
+import { ruleText } from '../panel/rules.ts';
 import { freeCapacity } from '../placement/index.ts';
 import { candidatesOf } from './candidates.ts';
 import { eggCopies, eggsOf } from './eggs.ts';
@@ -119,7 +120,7 @@ export async function getEgg(instanceId: string, eggId: number): Promise<z.infer
       // Not viewable on the panel means not for customers' eyes (licence keys and the like).
       default: v.userViewable ? v.defaultValue : null,
       editable: v.userEditable,
-      rules: v.rules,
+      rules: ruleText(v.rules),
     })),
   };
 }

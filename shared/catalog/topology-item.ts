@@ -43,6 +43,7 @@ export const toCachedNode = (n: PanelNode): CachedNode => ({
   diskOverallocate: n.disk_overallocate,
   allocatedMemory: n.allocated_resources.memory,
   allocatedDisk: n.allocated_resources.disk,
+  ...(n.cpu === undefined ? {} : { cpu: n.cpu, cpuOverallocate: n.cpu_overallocate ?? 0, allocatedCpu: n.allocated_resources.cpu ?? 0 }),
 });
 
 /** The addresses of a node's listed allocations, by allocation id: what a deploy records as the server's address. */

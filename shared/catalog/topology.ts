@@ -32,7 +32,7 @@ export const topologyOf = (instance: InstanceView): Promise<PanelTopologyItem> =
 async function refreshTopology(instance: InstanceView): Promise<PanelTopologyItem> {
   const client = await panelClientFor(instance);
   const readAt = Date.now();
-  const [locations, panelNodes] = await Promise.all([client.listLocations(), client.listNodes()]);
+  const { locations, nodes: panelNodes } = await client.topology();
   const nodes = panelNodes.map(toCachedNode);
   const listings = await Promise.all(
     nodes.filter(isPlaceable).map(async (node) => [node.id, await client.listFreeAllocations(node.id, ALLOCATIONS_PER_READ)] as const),

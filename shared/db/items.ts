@@ -328,6 +328,8 @@ export interface InstanceItem extends Stored {
   instanceId: string;
   name: string;
   baseUrl: string;
+  /** Which panel software it is, detected from its routes (shared/panel/detect.ts); absent means Pterodactyl. */
+  panelKind?: 'pterodactyl' | 'pelican';
   /** The Origin its Wings accept on the console websocket (their `remote`); absent means `baseUrl`. */
   wingsOrigin?: string;
   priority: number;
@@ -692,6 +694,10 @@ export interface CachedNode {
   diskOverallocate: number;
   allocatedMemory: number;
   allocatedDisk: number;
+  /** Pelican only (its `Node::isViable` counts CPU): percent capacity, overallocation, allocated at the read. */
+  cpu?: number;
+  cpuOverallocate?: number;
+  allocatedCpu?: number;
 }
 
 /** Where an allocation is reached, as the panel listed it (the application API's `alias` is the allocation's `ip_alias`). */
@@ -742,8 +748,8 @@ export interface CachedEggVariable {
   defaultValue: string | null;
   userViewable: boolean;
   userEditable: boolean;
-  /** Laravel validation rules, as the panel has them. */
-  rules: string;
+  /** Laravel validation rules, one a rule (a copy written before panels were told apart holds Pterodactyl's one string). */
+  rules: string[] | string;
 }
 
 export interface CachedEgg {

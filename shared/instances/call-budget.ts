@@ -56,6 +56,8 @@ export interface PanelRateLimits {
 }
 
 export const DEFAULT_PANEL_RATE_LIMITS: PanelRateLimits = { applicationPerMinute: 240, clientPerMinute: 720 };
+/** Pelican's defaults: 256 a minute on each API (pelican-dev/panel config/http.php). */
+export const PELICAN_RATE_LIMITS: PanelRateLimits = { applicationPerMinute: 256, clientPerMinute: 256 };
 
 /** Account counters outlive their minute long enough for nothing. */
 const COUNTER_TTL_S = 180;

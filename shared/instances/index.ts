@@ -7,24 +7,32 @@ import { ApiError, notFound } from '../errors.ts';
 import { getConfig } from '../config/env.ts';
 import { secretStore, type InstanceKeys } from '../secrets/index.ts';
 import { PanelClient } from '../panel/client.ts';
+import { detectPanelKind } from '../panel/detect.ts';
+import { PelicanClient } from '../panel/pelican.ts';
+import type { PanelKind } from '../panel/types.ts';
 import type { CreateInstance, Instance, UpdateInstance } from '../api/schemas.ts';
 import { asKind, type InstanceItem } from '../db/items.ts';
-import { callBudgetState, DEFAULT_PANEL_RATE_LIMITS, dynamoCallBudget, panelBudgetId } from './call-budget.ts';
+import { callBudgetState, DEFAULT_PANEL_RATE_LIMITS, dynamoCallBudget, PELICAN_RATE_LIMITS, panelBudgetId } from './call-budget.ts';
 import { alreadyRegistered, claimHolder, holderOfAny, nodeClaimWrites, panelNodeUuids, releaseWrites } from './identity.ts';
 import { logger, errorFields } from '../observability/logger.ts';
 
 /**
- * Instances: the registered Pterodactyl panels. The record (name, URL, priority, enabled, the
+ * Instances: the registered panels, Pterodactyl or Pelican (`panelKind`, detected at registration
+ * and at each instance test: shared/panel/detect.ts). The record (name, URL, priority, enabled, the
  * cached service user id, how many servers it hosts) lives in the table; the keys live in the
  * secret store. Instances are few, so they share one partition and are read whole.
  */
 export type InstanceView = z.infer<typeof Instance>;
+
+/** The panel's own limits when the operator set none: its kind's defaults. */
+const defaultLimits = (kind: PanelKind | undefined) => (kind === 'pelican' ? PELICAN_RATE_LIMITS : DEFAULT_PANEL_RATE_LIMITS);
 
 export function toInstanceView(item: InstanceItem): InstanceView {
   return {
     id: item.instanceId,
     name: item.name,
     baseUrl: item.baseUrl,
+    panelKind: item.panelKind ?? 'pterodactyl',
     wingsOrigin: item.wingsOrigin ?? null,
     priority: item.priority,
     enabled: item.enabled !== false,
@@ -33,7 +41,7 @@ export function toInstanceView(item: InstanceItem): InstanceView {
     controlAvailable: controlAvailable(item),
     lastTest: item.lastTest ?? null,
     serverCount: Number(item.serverCount ?? 0),
-    panelRateLimits: item.panelRateLimits ?? DEFAULT_PANEL_RATE_LIMITS,
+    panelRateLimits: item.panelRateLimits ?? defaultLimits(item.panelKind),
     panelNodeUuids: item.panelNodeUuids ?? null,
     duplicateOf: item.duplicateOf ?? null,
     databaseHost: item.databaseHost ?? null,
@@ -94,9 +102,23 @@ export async function createInstance(input: z.infer<typeof CreateInstance>): Pro
   // Keys first: a record never points at keys that are not stored.
   await secretStore().put(instanceId, { appApiKey: input.appApiKey, ...(input.clientApiKey ? { clientApiKey: input.clientApiKey } : {}) });
   let nodeUuids: string[] = [];
+  let panelKind: PanelKind | undefined;
   try {
-    nodeUuids = await panelNodeUuids(
+    panelKind = await detectPanelKind(
       await panelClientFor({ id: instanceId, baseUrl: input.baseUrl, panelRateLimits: input.panelRateLimits }),
+    );
+  } catch (err) {
+    logger.warn('instance: panel kind not detected at registration; the instance test detects it', { instanceId, ...errorFields(err) });
+  }
+  try {
+    forgetClient(instanceId);
+    nodeUuids = await panelNodeUuids(
+      await panelClientFor({
+        id: instanceId,
+        baseUrl: input.baseUrl,
+        panelRateLimits: input.panelRateLimits ?? defaultLimits(panelKind),
+        ...(panelKind ? { panelKind } : {}),
+      }),
     );
   } catch (err) {
     logger.warn('instance: panel nodes not read at registration; the reconciler claims them', { instanceId, ...errorFields(err) });
@@ -112,6 +134,7 @@ export async function createInstance(input: z.infer<typeof CreateInstance>): Pro
     instanceId,
     name: input.name,
     baseUrl: input.baseUrl,
+    ...(panelKind ? { panelKind } : {}),
     ...(input.wingsOrigin ? { wingsOrigin: input.wingsOrigin } : {}),
     priority: input.priority,
     enabled: input.enabled,
@@ -215,7 +238,14 @@ async function nodesAt(instanceId: string, baseUrl: string, current: InstanceIte
   if (sameUrl) throw alreadyRegistered(sameUrl.id);
   try {
     forgetClient(instanceId);
-    const nodes = await panelNodeUuids(await panelClientFor({ id: instanceId, baseUrl, panelRateLimits: current.panelRateLimits }));
+    const nodes = await panelNodeUuids(
+      await panelClientFor({
+        id: instanceId,
+        baseUrl,
+        panelRateLimits: current.panelRateLimits,
+        panelKind: current.panelKind ?? 'pterodactyl',
+      }),
+    );
     const holder = await holderOfAny(nodes);
     if (holder && holder !== instanceId) throw alreadyRegistered(holder);
     return nodes;
@@ -296,13 +326,14 @@ function forgetClient(instanceId: string): void {
  * spending the panel's shared call budget (budget.ts) on every call.
  */
 export async function panelClientFor(
-  instance: Pick<InstanceView, 'id' | 'baseUrl'> & Partial<Pick<InstanceView, 'panelRateLimits'>>,
+  instance: Pick<InstanceView, 'id' | 'baseUrl'> & Partial<Pick<InstanceView, 'panelRateLimits' | 'panelKind'>>,
 ): Promise<PanelClient> {
-  const limits = instance.panelRateLimits ?? DEFAULT_PANEL_RATE_LIMITS;
+  const limits = instance.panelRateLimits ?? defaultLimits(instance.panelKind);
   const hit = clients.get(instance.id);
   if (
     hit &&
     hit.client.baseUrl === instance.baseUrl.replace(/\/+$/, '') &&
+    hit.client.kind === (instance.panelKind ?? 'pterodactyl') &&
     hit.limits === JSON.stringify(limits) &&
     Date.now() - hit.at < CLIENT_TTL_MS
   )
@@ -310,7 +341,8 @@ export async function panelClientFor(
   const stored = await secretStore().get(instance.id);
   if (!stored) throw new ApiError('panel_error', 'The keys of this instance are missing from the secret store; set them again with PATCH');
   const { panelTimeoutMs } = getConfig();
-  const client = new PanelClient({
+  // The adapter of the panel's kind: the Pelican one overrides only where Pelican differs.
+  const client = new (instance.panelKind === 'pelican' ? PelicanClient : PanelClient)({
     baseUrl: instance.baseUrl,
     instanceId: instance.id,
     appKey: stored.appApiKey,

@@ -4,21 +4,30 @@ import { keys } from '../db/keys.ts';
 import * as accessPatterns from '../db/access-patterns.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { PanelRequestError } from '../panel/errors.ts';
+import { detectPanelKind } from '../panel/detect.ts';
+import type { PanelKind } from '../panel/types.ts';
 import type { InstanceTestReport } from '../api/schemas.ts';
 import type { InstanceItem, InstanceLastTestRecord } from '../db/items.ts';
 import { logger } from '../observability/logger.ts';
 import { budgetOf, listInstances, panelClientFor, toInstanceView } from './index.ts';
 
 /**
- * The instance test (POST /v1/admin/instances/:id/test): the panel's nodes, the client key's user,
- * the outcome kept on the instance.
+ * The instance test (POST /v1/admin/instances/:id/test): the panel's kind again (an operator may
+ * have moved the URL to another panel, or registered it while it was down), its nodes, the client
+ * key's user, the outcome kept on the instance.
  */
 export async function testInstance(instanceId: string): Promise<z.infer<typeof InstanceTestReport>> {
   const item = await accessPatterns.instanceById(instanceId);
   if (!item) throw notFound('Instance');
-  const instance = toInstanceView(item);
-  const client = await panelClientFor(instance);
   const started = Date.now();
+  let panelKind: PanelKind | undefined;
+  try {
+    panelKind = await detectPanelKind(await panelClientFor(toInstanceView(item)), item.panelKind);
+  } catch (err) {
+    logger.warn('instance test: panel kind not detected', { instanceId, reason: describe(err) });
+  }
+  const instance = { ...toInstanceView(item), ...(panelKind ? { panelKind } : {}) };
+  const client = await panelClientFor(instance);
   const checks: z.infer<typeof InstanceTestReport>['checks'] = [];
   let nodes: z.infer<typeof InstanceTestReport>['nodes'] = [];
   let serviceUser: z.infer<typeof InstanceTestReport>['serviceUser'] = null;
@@ -26,7 +35,7 @@ export async function testInstance(instanceId: string): Promise<z.infer<typeof I
   const warnings: z.infer<typeof InstanceTestReport>['warnings'] = [];
 
   try {
-    const [locations, panelNodes] = await Promise.all([client.listLocations(), client.listNodes()]);
+    const { locations, nodes: panelNodes } = await client.topology();
     const shortOf = new Map(locations.map((l) => [l.id, l.short]));
     nodes = panelNodes.map((n) => ({
       id: n.id,
@@ -84,9 +93,10 @@ export async function testInstance(instanceId: string): Promise<z.infer<typeof I
     clientKey,
     message: (ok ? checks.map((c) => c.message) : failed.map((c) => `${c.name}: ${c.message}`)).join('; ').slice(0, 500),
   };
-  const recorded = await recordTest(item, lastTest, serviceUser?.id);
+  const recorded = await recordTest(item, lastTest, serviceUser?.id, panelKind);
   return {
     instanceId,
+    ...(panelKind ? { panelKind } : {}),
     ok,
     latencyMs: Date.now() - started,
     checks,
@@ -112,17 +122,23 @@ function clientKeyFailure(err: unknown): InstanceLastTestRecord['clientKey'] {
  * it still has the keys and URL the test read: a PATCH meanwhile moved `updatedAt`, and a result
  * about the old keys must not describe the new ones. False when it was not kept.
  */
-async function recordTest(item: InstanceItem, lastTest: InstanceLastTestRecord, serviceUserId: number | undefined): Promise<boolean> {
+async function recordTest(
+  item: InstanceItem,
+  lastTest: InstanceLastTestRecord,
+  serviceUserId: number | undefined,
+  panelKind: PanelKind | undefined,
+): Promise<boolean> {
   try {
     await writeItem({
       Update: {
         Key: keys.instance(item.instanceId),
-        UpdateExpression: `SET lastTest = :test${serviceUserId === undefined ? '' : ', serviceUserId = :user'}`,
+        UpdateExpression: `SET lastTest = :test${serviceUserId === undefined ? '' : ', serviceUserId = :user'}${panelKind ? ', panelKind = :kind' : ''}`,
         ConditionExpression: 'attribute_exists(PK) AND updatedAt = :read',
         ExpressionAttributeValues: {
           ':test': lastTest,
           ':read': item.updatedAt,
           ...(serviceUserId === undefined ? {} : { ':user': serviceUserId }),
+          ...(panelKind ? { ':kind': panelKind } : {}),
         },
       },
     });

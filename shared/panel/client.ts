@@ -2,6 +2,7 @@ import { logger } from '../observability/logger.ts';
 import { putMetric } from '../observability/metrics.ts';
 import { sleepWithin, timeLeftMs } from './deadline.ts';
 import { PanelRequestError, type PanelErrorEntry } from './errors.ts';
+import { ruleList } from './rules.ts';
 import type {
   BuildBody,
   CreateServerBody,
@@ -11,7 +12,9 @@ import type {
   PanelAccount,
   PanelAllocation,
   PanelEgg,
+  PanelEggVariable,
   PanelFileObject,
+  PanelKind,
   PanelLocation,
   PanelNest,
   PanelNode,
@@ -24,8 +27,10 @@ import type {
 } from './types.ts';
 
 /**
- * HTTP client for one Pterodactyl panel: the Application API with the application key and the
- * Client API with the service user's client key (pterodactyl/panel:routes/api-application.php, routes/api-client.php).
+ * HTTP client for one panel, the Pterodactyl adapter: every panel kind answers callers through
+ * this class's methods and shapes; the Pelican adapter (pelican.ts) overrides only what Pelican
+ * does differently. The Application API with the application key and the Client API with the
+ * service user's client key (pterodactyl/panel:routes/api-application.php, routes/api-client.php).
  *
  * - Every call has a timeout (AbortSignal); a timeout is 504 `panel_timeout`.
  * - Only idempotent calls are retried on network errors, timeouts and 5xx, with exponential
@@ -95,6 +100,19 @@ const sleep = (ms: number) => sleepWithin(ms, MIN_ATTEMPT_MS);
 /** Less than this left, and an attempt could not get an answer back in time: do not start one. */
 const MIN_ATTEMPT_MS = 250;
 
+/** Limiters of one route and server allow at most 10 (pelican-dev/panel config/http.php); panel-wide ones are far above. */
+const ROUTE_LIMIT_BELOW = 60;
+
+const consoleCredentials = new Map<string, { value: { token: string; socket: string }; until: number }>();
+const CONSOLE_CREDENTIALS_KEPT_MS = 5 * 60_000;
+
+/** Pterodactyl's rule string split as Laravel splits it (`explode('|')`); Pelican's list kept. */
+export function withRuleLists(egg: PanelEgg): PanelEgg {
+  for (const { attributes: v } of egg.relationships?.variables?.data ?? [])
+    (v as { rules: PanelEggVariable['rules'] }).rules = ruleList(v.rules);
+  return egg;
+}
+
 /** What a client is told to wait when the panel is down: long enough not to pile on, short enough to recover. */
 const UNREACHABLE_RETRY_S = 30;
 
@@ -123,7 +141,15 @@ export class PanelClient {
     this.budget = options.budget;
   }
 
+  readonly kind: PanelKind = 'pterodactyl';
+
   // ---- Application API -----------------------------------------------------------------------
+
+  /** The regions and the nodes in them: Pterodactyl's locations, a node's `location_id` naming its own. */
+  async topology(): Promise<{ locations: PanelLocation[]; nodes: PanelNode[] }> {
+    const [locations, nodes] = await Promise.all([this.listLocations(), this.listNodes()]);
+    return { locations, nodes };
+  }
 
   listLocations(): Promise<PanelLocation[]> {
     return this.listAll<PanelLocation>('/locations');
@@ -149,14 +175,20 @@ export class PanelClient {
     return this.listAll<PanelNest>('/nests');
   }
 
-  /** Eggs of a nest with their variables (the panel does not paginate them). */
-  async listEggs(nestId: number): Promise<PanelEgg[]> {
-    const list = await this.app<ListEnvelope<PanelEgg>>('GET', `/nests/${nestId}/eggs`, { query: { include: 'variables' } });
-    return list.data.map((d) => d.attributes);
+  /** Every egg of the panel with its variables and its nest: the nests, then the eggs of each. */
+  async listAllEggs(): Promise<{ egg: PanelEgg; nest: Pick<PanelNest, 'id' | 'name'> }[]> {
+    const nests = await this.listNests();
+    return (await Promise.all(nests.map(async (nest) => (await this.listEggs(nest.id)).map((egg) => ({ egg, nest }))))).flat();
   }
 
-  async getEgg(nestId: number, eggId: number): Promise<PanelEgg> {
-    return (await this.app<Envelope<PanelEgg>>('GET', `/nests/${nestId}/eggs/${eggId}`, { query: { include: 'variables' } })).attributes;
+  /** Eggs of a nest with their variables (the panel does not paginate them). */
+  async listEggs(nestId: number): Promise<PanelEgg[]> {
+    return this.eggList(`/nests/${nestId}/eggs`);
+  }
+
+  protected async eggList(path: string): Promise<PanelEgg[]> {
+    const list = await this.app<ListEnvelope<PanelEgg>>('GET', path, { query: { include: 'variables' } });
+    return list.data.map((d) => withRuleLists(d.attributes));
   }
 
   async getUserByExternalId(externalId: string): Promise<PanelUser | null> {
@@ -168,22 +200,13 @@ export class PanelClient {
   async createUser(body: {
     email: string;
     username: string;
-    first_name: string;
-    last_name: string;
+    first_name?: string;
+    last_name?: string;
     external_id: string;
     /** Absent: the panel sets a random one (and mails a reset link to the e-mail). */
     password?: string;
   }): Promise<PanelUser> {
-    return (
-      await this.request<Envelope<PanelUser>>({
-        api: 'application',
-        method: 'POST',
-        path: '/users',
-        json: body,
-        idempotent: false,
-        expect: 'json',
-      })
-    ).attributes;
+    return this.attributes<PanelUser>('application', 'POST', '/users', this.userBody(body), false);
   }
 
   /**
@@ -193,18 +216,9 @@ export class PanelClient {
    */
   async setUserPassword(
     userId: number,
-    body: { email: string; username: string; first_name: string; last_name: string; password: string },
+    body: { email: string; username: string; first_name?: string; last_name?: string; password: string },
   ): Promise<PanelUser> {
-    return (
-      await this.request<Envelope<PanelUser>>({
-        api: 'application',
-        method: 'PATCH',
-        path: `/users/${userId}`,
-        json: body,
-        idempotent: true,
-        expect: 'json',
-      })
-    ).attributes;
+    return this.attributes<PanelUser>('application', 'PATCH', `/users/${userId}`, this.userBody(body), true);
   }
 
   /**
@@ -212,37 +226,17 @@ export class PanelClient {
    * retried: a lost answer is settled by the caller (a second add is refused as "already assigned").
    */
   async addSubuser(identifier: string, email: string, permissions: string[]): Promise<PanelSubuser> {
-    return (
-      await this.request<Envelope<PanelSubuser>>({
-        api: 'client',
-        method: 'POST',
-        path: `/servers/${identifier}/users`,
-        json: { email, permissions },
-        idempotent: false,
-        expect: 'json',
-      })
-    ).attributes;
+    return this.attributes<PanelSubuser>('client', 'POST', `/servers/${identifier}/users`, { email, permissions }, false);
   }
 
   /** Replaces a subuser's permissions (Client API `POST /servers/{server}/users/{user uuid}`); the same list again is a no-op. */
   async updateSubuser(identifier: string, userUuid: string, permissions: string[]): Promise<PanelSubuser> {
-    return (
-      await this.request<Envelope<PanelSubuser>>({
-        api: 'client',
-        method: 'POST',
-        path: `/servers/${identifier}/users/${userUuid}`,
-        json: { permissions },
-        idempotent: true,
-        expect: 'json',
-      })
-    ).attributes;
+    return this.attributes<PanelSubuser>('client', 'POST', `/servers/${identifier}/users/${userUuid}`, { permissions }, true);
   }
 
   /** Removes a subuser (Client API); a subuser already gone (404) is done. */
   async deleteSubuser(identifier: string, userUuid: string): Promise<void> {
-    await this.orNull(() =>
-      this.request({ api: 'client', method: 'DELETE', path: `/servers/${identifier}/users/${userUuid}`, idempotent: true, expect: 'none' }),
-    );
+    await this.orNull(() => this.serverCall(identifier, 'DELETE', `/users/${userUuid}`, { idempotent: true }));
   }
 
   /** Every server of the panel (paginated reads, 100 a page). */
@@ -280,17 +274,7 @@ export class PanelClient {
   /** Not retried: a second create could make a second server. Callers resolve ambiguity by external id. */
   async createServer(body: CreateServerBody, timeoutMs = Math.max(this.timeoutMs, 20_000)): Promise<PanelServer> {
     // The panel calls Wings inside the create, so it gets a longer timeout.
-    return (
-      await this.request<Envelope<PanelServer>>({
-        api: 'application',
-        method: 'POST',
-        path: '/servers',
-        json: body,
-        idempotent: false,
-        expect: 'json',
-        timeoutMs,
-      })
-    ).attributes;
+    return this.attributes<PanelServer>('application', 'POST', '/servers', this.buildBody(body), false, timeoutMs);
   }
 
   /** Setting the same limits twice is harmless, so this is retried. */
@@ -319,7 +303,7 @@ export class PanelClient {
       method: 'PATCH',
       path: `/servers/${serverId}/build`,
       ...(include ? { query: { include } } : {}),
-      json: body,
+      json: this.buildBody(body),
       idempotent: true,
       expect: 'json',
     });
@@ -331,16 +315,7 @@ export class PanelClient {
    * the caller sends the current ones. The same details twice are harmless, so this is retried.
    */
   async updateDetails(serverId: number, body: DetailsBody): Promise<PanelServer> {
-    return (
-      await this.request<Envelope<PanelServer>>({
-        api: 'application',
-        method: 'PATCH',
-        path: `/servers/${serverId}/details`,
-        json: body,
-        idempotent: true,
-        expect: 'json',
-      })
-    ).attributes;
+    return this.attributes<PanelServer>('application', 'PATCH', `/servers/${serverId}/details`, body, true);
   }
 
   /**
@@ -349,37 +324,22 @@ export class PanelClient {
    * sends them all. Wings takes the change at the next start. Setting the same twice is harmless.
    */
   async updateStartup(serverId: number, body: StartupBody): Promise<PanelServer> {
-    return (
-      await this.request<Envelope<PanelServer>>({
-        api: 'application',
-        method: 'PATCH',
-        path: `/servers/${serverId}/startup`,
-        json: body,
-        idempotent: true,
-        expect: 'json',
-      })
-    ).attributes;
+    return this.attributes<PanelServer>('application', 'PATCH', `/servers/${serverId}/startup`, body, true);
   }
 
   /** No-op on the panel if already suspended, so retried. */
   suspendServer(serverId: number): Promise<void> {
-    return this.request({ api: 'application', method: 'POST', path: `/servers/${serverId}/suspend`, idempotent: true, expect: 'none' });
+    return this.appDo('POST', `/servers/${serverId}/suspend`, true);
   }
 
   unsuspendServer(serverId: number): Promise<void> {
-    return this.request({ api: 'application', method: 'POST', path: `/servers/${serverId}/unsuspend`, idempotent: true, expect: 'none' });
+    return this.appDo('POST', `/servers/${serverId}/unsuspend`, true);
   }
 
   /** Deleting a server that is already gone counts as done. */
   async deleteServer(serverId: number, force = false): Promise<void> {
     try {
-      await this.request({
-        api: 'application',
-        method: 'DELETE',
-        path: `/servers/${serverId}${force ? '/force' : ''}`,
-        idempotent: true,
-        expect: 'none',
-      });
+      await this.appDo('DELETE', `/servers/${serverId}${force ? '/force' : ''}`, true);
     } catch (err) {
       if (err instanceof PanelRequestError && err.panelStatus === 404) return;
       throw err;
@@ -391,7 +351,7 @@ export class PanelClient {
    * Not retried: a second reinstall would restart the install.
    */
   reinstallServer(serverId: number): Promise<void> {
-    return this.request({ api: 'application', method: 'POST', path: `/servers/${serverId}/reinstall`, idempotent: false, expect: 'none' });
+    return this.appDo('POST', `/servers/${serverId}/reinstall`, false);
   }
 
   /**
@@ -421,29 +381,27 @@ export class PanelClient {
 
   /** 204 means accepted, not done (Wings runs power actions asynchronously). Not retried: `restart` twice restarts twice. */
   power(identifier: string, signal: 'start' | 'stop' | 'restart' | 'kill'): Promise<void> {
-    return this.request({
-      api: 'client',
-      method: 'POST',
-      path: `/servers/${identifier}/power`,
-      json: { signal },
-      idempotent: false,
-      expect: 'none',
-    });
+    return this.serverCall(identifier, 'POST', '/power', { json: { signal }, idempotent: false });
   }
 
   sendCommand(identifier: string, command: string): Promise<void> {
-    return this.request({
-      api: 'client',
-      method: 'POST',
-      path: `/servers/${identifier}/command`,
-      json: { command },
-      idempotent: false,
-      expect: 'none',
-    });
+    return this.serverCall(identifier, 'POST', '/command', { json: { command }, idempotent: false });
   }
 
+  /**
+   * The console's websocket credentials, kept per server for half the panel's token lifetime (both
+   * panels sign for 10 minutes: pterodactyl/panel and pelican-dev/panel
+   * app/Http/Controllers/Api/Client/Servers/WebsocketController.php), so every console opened
+   * meanwhile gets at least 5 minutes from one panel call (Pelican allows 5 a minute a server).
+   */
   async websocket(identifier: string): Promise<{ token: string; socket: string }> {
-    return (await this.client<{ data: { token: string; socket: string } }>('GET', `/servers/${identifier}/websocket`)).data;
+    const key = `${this.baseUrl} ${identifier}`;
+    const hit = consoleCredentials.get(key);
+    if (hit && hit.until > Date.now()) return hit.value;
+    const value = (await this.client<{ data: { token: string; socket: string } }>('GET', `/servers/${identifier}/websocket`)).data;
+    if (consoleCredentials.size > 1000) consoleCredentials.clear();
+    consoleCredentials.set(key, { value, until: Date.now() + CONSOLE_CREDENTIALS_KEPT_MS });
+    return value;
   }
 
   async listFiles(identifier: string, directory: string): Promise<PanelFileObject[]> {
@@ -486,14 +444,7 @@ export class PanelClient {
   }
 
   deleteFiles(identifier: string, root: string, files: string[]): Promise<void> {
-    return this.request({
-      api: 'client',
-      method: 'POST',
-      path: `/servers/${identifier}/files/delete`,
-      json: { root, files },
-      idempotent: true,
-      expect: 'none',
-    });
+    return this.serverCall(identifier, 'POST', '/files/delete', { json: { root, files }, idempotent: true });
   }
 
   /**
@@ -510,9 +461,44 @@ export class PanelClient {
     return this.request<T>({ api: 'client', method, path: `/servers/${identifier}${path}`, ...options, expect: options.expect ?? 'none' });
   }
 
+  // ---- where the panels differ (pelican.ts overrides these) --------------------------------------
+
+  /** A user's create or update body: Pterodactyl requires both names. */
+  protected userBody<T extends object>(body: T): object {
+    return body;
+  }
+
+  /** A create or build body: Pterodactyl takes `oom_disabled` as callers give it. */
+  protected buildBody(body: CreateServerBody | BuildBody): object {
+    return body;
+  }
+
+  /** A 429 of a limiter on this route alone (Pterodactyl: `throttle:10,5` on files/pull, routes/api-client.php). */
+  protected perRouteLimited(path: string): boolean {
+    return path.endsWith('/files/pull');
+  }
+
   // ---- transport -----------------------------------------------------------------------------
 
-  private app<T>(method: 'GET', path: string, options: { query?: RequestSpec['query'] } = {}): Promise<T> {
+  /** An Application API change answered with no body. */
+  private appDo(method: 'POST' | 'DELETE', path: string, idempotent: boolean): Promise<void> {
+    return this.request({ api: 'application', method, path, idempotent, expect: 'none' });
+  }
+
+  /** A call answered with one item: its attributes. */
+  private async attributes<T>(
+    api: Api,
+    method: RequestSpec['method'],
+    path: string,
+    json: unknown,
+    idempotent: boolean,
+    timeoutMs?: number,
+  ) {
+    return (await this.request<Envelope<T>>({ api, method, path, json, idempotent, expect: 'json', timeoutMs })).attributes;
+  }
+
+  /** An Application API read (public for shared/panel/detect.ts). */
+  app<T>(method: 'GET', path: string, options: { query?: RequestSpec['query'] } = {}): Promise<T> {
     return this.request<T>({ api: 'application', method, path, query: options.query, idempotent: true, expect: 'json' });
   }
 
@@ -531,7 +517,7 @@ export class PanelClient {
     return out;
   }
 
-  private async orNull<T>(fn: () => Promise<T>): Promise<T | null> {
+  async orNull<T>(fn: () => Promise<T>): Promise<T | null> {
     try {
       return await fn();
     } catch (err) {
@@ -603,12 +589,19 @@ export class PanelClient {
       }
 
       const errors = await readErrors(response);
-      // A 429 the panel's own logic answers (the backup throttle: TooManyRequestsHttpException), not its
-      // request rate limit (ThrottleRequestsException): nothing to pause, nothing to retry now.
-      if (response.status === 429 && errors.some((e) => e.code === 'TooManyRequestsHttpException')) {
-        await this.observeLimits(spec.api, response.headers);
+      // A 429 the panel's own logic answers (the backup throttle: TooManyRequestsHttpException), or a
+      // limiter of this route and server alone (its X-RateLimit-Limit far below any panel-wide one),
+      // not the panel's request rate limit: this call fails alone, nothing to pause, nothing to retry now.
+      const routeLimit = Number(response.headers.get('x-ratelimit-limit') ?? 0);
+      if (
+        response.status === 429 &&
+        (errors.some((e) => e.code === 'TooManyRequestsHttpException') ||
+          (this.perRouteLimited(spec.path) && routeLimit < ROUTE_LIMIT_BELOW))
+      ) {
+        // The panel-wide limiter let it through: its headers count; a route limiter's own do not.
+        if (routeLimit >= ROUTE_LIMIT_BELOW) await this.observeLimits(spec.api, response.headers);
         const wait = retryAfterMs(response.headers.get('retry-after'));
-        throw new PanelRequestError('panel_error', errors[0]?.detail ?? 'The panel refused: too many requests of this kind', 429, errors, {
+        throw new PanelRequestError('rate_limited', 'The panel allows this only a few times per server in a short time', 429, errors, {
           retryAfterSeconds: Math.max(1, Math.ceil((wait ?? 60_000) / 1000)),
         });
       }

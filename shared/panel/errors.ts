@@ -17,7 +17,7 @@ export class PanelRequestError extends ApiError {
   readonly sent: boolean;
 
   constructor(
-    code: 'panel_error' | 'panel_timeout' | 'conflict' | 'panel_unavailable',
+    code: 'panel_error' | 'panel_timeout' | 'conflict' | 'panel_unavailable' | 'rate_limited',
     message: string,
     panelStatus: number | undefined,
     panelErrors: PanelErrorEntry[] = [],

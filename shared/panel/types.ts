@@ -1,7 +1,11 @@
 /**
- * Shapes of the Pterodactyl API as our client uses them (pterodactyl/panel:app/Transformers/Api/). Only the
- * fields we read are typed; the panel sends more.
+ * Shapes of the panel APIs as our client hands them to callers (pterodactyl/panel:app/Transformers/Api/),
+ * the same for both kinds of panel: the Pelican adapter (shared/panel/pelican.ts) turns Pelican's
+ * shapes into these. Only the fields we read are typed; the panels send more.
  */
+/** Which panel software answers: Pterodactyl, or its fork Pelican (pelican-dev/panel). */
+export type PanelKind = 'pterodactyl' | 'pelican';
+
 export interface Envelope<T> {
   object: string;
   attributes: T;
@@ -33,7 +37,10 @@ export interface PanelNode {
   memory_overallocate: number;
   disk: number;
   disk_overallocate: number;
-  allocated_resources: { memory: number; disk: number };
+  allocated_resources: { memory: number; disk: number; cpu?: number };
+  /** Pelican only: CPU capacity in percent (0: unlimited) and its overallocation (pelican-dev/panel app/Models/Node.php). */
+  cpu?: number;
+  cpu_overallocate?: number;
 }
 
 export interface PanelAllocation {
@@ -59,7 +66,8 @@ export interface PanelEggVariable {
   default_value: string | null;
   user_viewable: boolean;
   user_editable: boolean;
-  rules: string;
+  /** Laravel validation rules, one a rule (Pterodactyl's `a|b` string is split as Laravel splits it). */
+  rules: string[];
 }
 
 export interface PanelEgg {

@@ -10,7 +10,8 @@ import { ApiError } from '../errors.ts';
  *     to nodes tagged with it (the panel location `short` code); null means anywhere;
  *   - disabled instances, nodes in maintenance and non-public nodes are skipped;
  *   - a node fits when free memory and free disk (capacity × (1 + overallocate %) − allocated)
- *     both cover the request and it has a free allocation; as in the panel's own check, -1
+ *     both cover the request and it has a free allocation, and on a Pelican node free CPU the
+ *     same way (`Node::isViable` counts it; pelican-dev/panel app/Models/Node.php); as in the panel's own check, -1
  *     (which its UI calls unlimited) is just -1 %: 0.99 × capacity;
  *   - lower instance priority wins; within equal priority, the most free memory; then the most
  *     free disk; then the lowest instance id and node id, so ties are deterministic.
@@ -34,11 +35,17 @@ export interface NodeCandidate {
   allocatedDisk: number;
   /** Unassigned allocations; undefined when not looked up (then not a reason to reject). */
   freeAllocations?: number;
+  /** Pelican nodes only: CPU percent capacity, overallocation and allocated (absent: CPU is not checked). */
+  cpu?: number;
+  cpuOverallocate?: number;
+  allocatedCpu?: number;
 }
 
 export interface PlacementRequest {
   ramMb: number;
   diskMb: number;
+  /** Checked on nodes that say their CPU capacity (Pelican). */
+  cpuPercent?: number;
   region?: string | null;
   instanceId?: string;
 }
@@ -51,6 +58,7 @@ export type RejectionReason =
   | 'maintenance'
   | 'insufficient_memory'
   | 'insufficient_disk'
+  | 'insufficient_cpu'
   | 'no_free_allocation';
 
 export interface Rejection {
@@ -62,6 +70,10 @@ export interface Rejection {
   freeMemoryMb: number;
   freeDiskMb: number;
 }
+
+/** A Pelican node's free CPU percent: capacity × (100 + overallocate) / 100, floored, less what is allocated. */
+const cpuFree = (node: NodeCandidate): number =>
+  Math.floor(((node.cpu ?? 0) * (100 + (node.cpuOverallocate ?? 0))) / 100) - (node.allocatedCpu ?? 0);
 
 export function freeCapacity(node: {
   memory: number;
@@ -94,6 +106,7 @@ export function rejectionOf(node: NodeCandidate, request: PlacementRequest): Rej
   if (node.maintenance) return 'maintenance';
   if (free.memoryMb < request.ramMb) return 'insufficient_memory';
   if (free.diskMb < request.diskMb) return 'insufficient_disk';
+  if (node.cpu !== undefined && (request.cpuPercent ?? 0) > cpuFree(node)) return 'insufficient_cpu';
   if (node.freeAllocations !== undefined && node.freeAllocations < 1) return 'no_free_allocation';
   return undefined;
 }

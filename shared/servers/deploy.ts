@@ -75,6 +75,7 @@ export async function deployServer(
   const placement = await placementFor(input, {
     ramMb: resources.ramMb,
     diskMb: resources.diskMb,
+    cpuPercent: resources.cpuPercent,
     region: input.region ?? null,
     ...(input.instanceId ? { instanceId: input.instanceId } : {}),
   });

@@ -1,3 +1,4 @@
+import { ruleList } from '../panel/rules.ts';
 import type { PanelEgg, PanelEggVariable } from '../panel/types.ts';
 
 /**
@@ -54,9 +55,9 @@ export function resolveEnvironment(
  * too, exactly as on the panel (which then fails the whole check with a 500); such a broken rule is
  * left to the panel here.
  */
-export function parseRules(rules: string): { name: string; arg: string }[] {
+export function parseRules(rules: readonly string[] | string): { name: string; arg: string }[] {
   const out: { name: string; arg: string }[] = [];
-  for (const part of rules.split('|')) {
+  for (const part of ruleList(rules)) {
     const trimmed = part.trim();
     if (!trimmed) continue;
     const colon = trimmed.indexOf(':');
@@ -142,7 +143,7 @@ const KNOWN = new Set([
  * numeric rule (`integer`, `numeric`) is present and the value is numeric, else the length in
  * characters. A rule we do not know, or a pattern we cannot read, is left to the panel.
  */
-export function checkRules(raw: string, rules: string): string | undefined {
+export function checkRules(raw: string, rules: readonly string[] | string): string | undefined {
   const parsed = parseRules(rules);
   const has = (n: string) => parsed.some((r) => r.name === n);
   const value = panelSees(raw);

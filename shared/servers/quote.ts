@@ -23,6 +23,7 @@ export async function quoteDeploy(accountId: string, input: z.infer<typeof Creat
   const placement = await placementFor(input, {
     ramMb: resources.ramMb,
     diskMb: resources.diskMb,
+    cpuPercent: resources.cpuPercent,
     region: input.region ?? null,
     ...(input.instanceId ? { instanceId: input.instanceId } : {}),
   });

@@ -6,6 +6,7 @@ import { ApiError } from '../errors.ts';
 import { getInstance, type InstanceView, panelClientFor } from '../instances/index.ts';
 import { errorFields, logger } from '../observability/logger.ts';
 import { PanelRequestError } from '../panel/errors.ts';
+import { ruleText } from '../panel/rules.ts';
 import type { PanelServer } from '../panel/types.ts';
 import { checkRules, type VariableIssue } from './egg-variables.ts';
 import { assertCustomerMayHold, stateConflict, withServerLease } from './lease.ts';
@@ -142,7 +143,7 @@ function viewOf(egg: CachedEgg, onPanel: PanelServer): StartupView {
         description: v.description,
         value: values[v.env]!,
         default: v.defaultValue,
-        rules: v.rules,
+        rules: ruleText(v.rules),
         editable: v.userEditable,
       })),
     dockerImage: onPanel.container.image,

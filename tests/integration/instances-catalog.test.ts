@@ -89,8 +89,11 @@ describe('registering a panel', () => {
     expect(res.text).not.toContain(adminKey);
     const after = await panelCalls();
     const total = (r: Record<string, number>) => Object.values(r).reduce((a, n) => a + n, 0);
-    expect(total(after) - total(before)).toBe(3); // locations, nodes, account: as without the warning
-    expect((after['GET /api/client/account'] ?? 0) - (before['GET /api/client/account'] ?? 0)).toBe(1);
+    // the kind's re-check (nests: the kind it was registered as), locations, nodes, account: as without the warning
+    expect(total(after) - total(before)).toBe(4);
+    for (const route of ['GET /api/application/nests', 'GET /api/client/account'])
+      expect((after[route] ?? 0) - (before[route] ?? 0), route).toBe(1);
+    expect(after['GET /api/application/eggs'] ?? 0).toBe(before['GET /api/application/eggs'] ?? 0);
     const back = await api.call('PATCH', `/v1/admin/instances/${instanceId}`, { body: { clientApiKey: second.clientKey } });
     expect(back.status).toBe(200);
     expect((await api.call('POST', `/v1/admin/instances/${instanceId}/test`)).body.warnings).toEqual([]);

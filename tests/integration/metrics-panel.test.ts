@@ -191,14 +191,15 @@ describe('panel calls', () => {
     expect(capture.named('PanelUnreachable').length).toBe(2);
     sim.faults.add({ method: 'GET', path: '/api/application/nodes/1', count: 1, effect: { kind: 'status', status: 504 } });
     await expect(client.getNode(1)).rejects.toMatchObject({ code: 'panel_timeout', panelStatus: 504 });
-    // The panel's own logic refusing (TooManyRequestsHttpException), not its request-rate limiter: no pause, no PanelRateLimited.
+    // The panel's own logic refusing (TooManyRequestsHttpException), not its request-rate limiter: that
+    // call fails alone (429 rate_limited), no pause, no PanelRateLimited.
     sim.faults.add({
       method: 'GET',
       path: '/api/application/nodes/1',
       count: 1,
       effect: { kind: 'status', status: 429, code: 'TooManyRequestsHttpException', detail: 'Too many backups.' },
     });
-    await expect(client.getNode(1)).rejects.toMatchObject({ code: 'panel_error', panelStatus: 429 });
+    await expect(client.getNode(1)).rejects.toMatchObject({ code: 'rate_limited', statusCode: 429, panelStatus: 429 });
     capture.stop();
     expect(capture.named('PanelUnreachable').length).toBe(2);
     expect(capture.named('PanelRateLimited')).toEqual([]);
@@ -209,7 +210,8 @@ describe('panel calls', () => {
 describe('the call budget', () => {
   it('PanelBudgetUsed climbs with each spend to 100 %; the next call is one PanelBudgetExhausted line of its class, not sent', async () => {
     // Another panel (a second simulator: the same one twice is refused) whose limit of 10 a minute
-    // is a budget of 9 (98 %); its registration read its nodes (one call), the rest is spent here.
+    // is a budget of 9 (98 %); its registration asked its kind (Pelican's eggs: 404, then nests) and
+    // read its nodes (three calls), the rest is spent here.
     const other = await startPanelSim({});
     const registered = await api.call('POST', '/v1/admin/instances', {
       body: {
@@ -226,17 +228,17 @@ describe('the call budget', () => {
       const client = await panelClientFor(await getInstance(small));
       const before = await panelRequests(other);
       capture = captureMetrics();
-      for (let i = 0; i < 8; i++) await client.getNode(1);
+      for (let i = 0; i < 6; i++) await client.getNode(1);
       await expect(client.getNode(1)).rejects.toMatchObject({ code: 'panel_unavailable', sent: false });
       capture.stop();
-      expect(totalRequests(since(before, await panelRequests(other)))).toBe(8);
+      expect(totalRequests(since(before, await panelRequests(other)))).toBe(6);
       const used = capture.named('PanelBudgetUsed');
-      expect(used.map((l) => l.value)).toEqual([22.2, 33.3, 44.4, 55.6, 66.7, 77.8, 88.9, 100]);
+      expect(used.map((l) => l.value)).toEqual([44.4, 55.6, 66.7, 77.8, 88.9, 100]);
       expect(used.every((l) => l.fields.Instance === small && l.fields.Api === 'application')).toBe(true);
       expect(capture.named('PanelBudgetExhausted').map((l) => [l.value, l.fields.Instance, l.fields.CallClass])).toEqual([
         [1, small, 'read'],
       ]);
-      expect(capture.named('PanelCalls').length).toBe(8);
+      expect(capture.named('PanelCalls').length).toBe(6);
       expectDeclared(capture.metrics);
     } finally {
       expect((await api.call('DELETE', `/v1/admin/instances/${small}`)).status).toBe(200);

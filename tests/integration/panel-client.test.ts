@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPanelSim, type PanelSim } from '../../dev/panel-sim/index.ts';
-import { PanelClient } from '../../shared/panel/client.ts';
+import { type CallBudget, PanelClient } from '../../shared/panel/client.ts';
+import { detectPanelKind } from '../../shared/panel/detect.ts';
+import { PelicanClient } from '../../shared/panel/pelican.ts';
+import { panelRequests } from '../helpers/panel-requests.ts';
 import { PanelRequestError } from '../../shared/panel/errors.ts';
 import type { CreateServerBody } from '../../shared/panel/types.ts';
 import { until } from '../helpers/until.ts';
@@ -17,7 +20,7 @@ afterAll(async () => sim?.close());
 
 let n = 0;
 async function serverBody(overrides: Partial<CreateServerBody> = {}): Promise<CreateServerBody> {
-  const egg = await client.getEgg(1, 1);
+  const egg = (await client.listEggs(1)).find((e) => e.id === 1)!;
   const environment = Object.fromEntries(
     egg.relationships!.variables!.data.map((v) => [v.attributes.env_variable, v.attributes.default_value ?? '']),
   );
@@ -256,5 +259,129 @@ describe('faults', () => {
     const err = await errorOf(gone.listNodes());
     expect(['panel_unavailable', 'panel_timeout']).toContain(err.code);
     if (err.code === 'panel_unavailable') expect(Number(err.headers['Retry-After'])).toBeGreaterThan(0);
+  });
+});
+
+describe("limiters of one route and one server (a 429 that is not the panel's request rate)", () => {
+  /** A call budget that keeps what it is told: the pauses a 429 asks of every process. */
+  const recording = () => {
+    const paused: string[] = [];
+    const budget: CallBudget = { spend: async () => {}, observe: async () => {}, pause: async (api) => void paused.push(api) };
+    return {
+      paused,
+      client: new PanelClient({ baseUrl: sim.url, appKey: sim.appKey, clientKey: sim.clientKey, budget, baseBackoffMs: 20 }),
+    };
+  };
+
+  it("Pterodactyl's files/pull throttle (10 per 5 min): that call fails alone, 429 rate_limited with its Retry-After, no pause", async () => {
+    const { paused, client: budgeted } = recording();
+    const created = await client.createServer(await serverBody());
+    const path = `/api/client/servers/${created.identifier}/files/pull`;
+    sim.faults.add({ method: 'POST', path, count: 1, effect: { kind: 'rate_limit', limit: 10, retryAfter: 240 } });
+    const err = await errorOf(
+      budgeted.serverCall(created.identifier, 'POST', '/files/pull', { json: { url: 'https://x.test/a' }, idempotent: false }),
+    );
+    expect(err.code).toBe('rate_limited');
+    expect(err.statusCode).toBe(429);
+    expect(err.headers['Retry-After']).toBe('240');
+    expect(paused).toEqual([]);
+  });
+
+  it("the same route refused by the panel-wide limiter (its limit, 720) pauses the panel's budget", async () => {
+    const { paused, client: budgeted } = recording();
+    const created = await client.createServer(await serverBody());
+    const path = `/api/client/servers/${created.identifier}/files/pull`;
+    sim.faults.add({ method: 'POST', path, count: 1, effect: { kind: 'rate_limit', limit: 720, retryAfter: 60 } });
+    const err = await errorOf(
+      budgeted.serverCall(created.identifier, 'POST', '/files/pull', { json: { url: 'https://x.test/a' }, idempotent: false }),
+    );
+    expect(err.code).toBe('panel_unavailable');
+    expect(paused).toEqual(['client']);
+  });
+});
+
+describe('the Pelican adapter against the simulator in its Pelican mode', () => {
+  let pelican: PanelSim;
+  let p: PelicanClient;
+  beforeAll(async () => {
+    pelican = await startPanelSim({ kind: 'pelican', installMs: 50, transitionMs: 20, resourcesCacheMs: 0 });
+    p = new PelicanClient({ baseUrl: pelican.url, appKey: pelican.appKey, clientKey: pelican.clientKey, timeoutMs: 2000 });
+  });
+  afterAll(async () => pelican?.close());
+
+  it('detection: pelican here, pterodactyl on the other simulator', async () => {
+    expect(await detectPanelKind(p)).toBe('pelican');
+    expect(await detectPanelKind(client)).toBe('pterodactyl');
+  });
+
+  it('regions from node tags; eggs without nests, their rules as lists', async () => {
+    const { locations, nodes } = await p.topology();
+    expect(locations.map((l) => l.short).sort()).toEqual([...new Set(locations.map((l) => l.short))].sort());
+    const shortOf = new Map(locations.map((l) => [l.id, l.short]));
+    expect(nodes.every((n) => typeof shortOf.get(n.location_id) === 'string')).toBe(true);
+    expect(nodes.map((n) => shortOf.get(n.location_id))).toContain('eu-central');
+    const eggs = await p.listAllEggs();
+    expect(eggs.length).toBeGreaterThan(0);
+    const variables = eggs.flatMap(({ egg }) => egg.relationships?.variables?.data.map((d) => d.attributes) ?? []);
+    expect(variables.length).toBeGreaterThan(0);
+    expect(variables.every((v) => Array.isArray(v.rules) && v.rules.every((r) => typeof r === 'string' && !r.includes('|')))).toBe(true);
+  });
+
+  it('create and build carry oom_killer (inverted), users carry no names; nothing is refused', async () => {
+    const egg = (await p.listAllEggs()).find(({ egg }) => egg.id === 1)!.egg;
+    const environment = Object.fromEntries(
+      egg.relationships!.variables!.data.map((v) => [v.attributes.env_variable, v.attributes.default_value ?? '']),
+    );
+    const [allocation] = await p.listFreeAllocations(1);
+    const user = await p.createUser({
+      email: 'pelican-user@example.com',
+      username: 'pelicanuser',
+      external_id: 'pelican-user',
+      first_name: 'A',
+      last_name: 'B',
+    });
+    expect(user).not.toHaveProperty('first_name');
+    const created = await p.createServer({
+      name: 'pelican adapter',
+      external_id: `pelican-${Date.now()}`,
+      user: pelican.serviceUserId,
+      egg: 1,
+      docker_image: egg.docker_image,
+      startup: egg.startup,
+      environment,
+      limits: { memory: 1024, swap: 0, disk: 2048, io: 500, cpu: 100, threads: null },
+      feature_limits: { databases: 0, allocations: 1, backups: 0 },
+      allocation: { default: allocation!.id },
+      oom_disabled: false,
+    });
+    expect(pelican.state.servers.get(created.id)!.oom_disabled).toBe(false);
+    expect(created.limits.oom_disabled).toBe(false);
+    const built = await p.updateBuild(created.id, {
+      allocation: created.allocation,
+      limits: { ...created.limits, memory: 2048 },
+      feature_limits: created.feature_limits,
+      oom_disabled: true,
+    });
+    expect(built.limits.memory).toBe(2048);
+    expect(pelican.state.servers.get(created.id)!.oom_disabled).toBe(true);
+    expect(pelican.refused()).toEqual([]);
+  });
+
+  it("Pelican's websocket limiter (5 a minute a server) is that call's own 429; credentials are kept, so it is not reached", async () => {
+    const [server] = [...pelican.state.servers.values()];
+    const id = server!.uuidShort;
+    await until(() => pelican.server(id)?.status === null);
+    for (let i = 0; i < 8; i++) await p.websocket(id);
+    expect((await panelRequests(pelican))[`GET /api/client/servers/${id}/websocket`]).toBe(1);
+    // Straight to the panel, past the cache: the 6th in the minute is refused by its own limiter.
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await fetch(`${pelican.url}/api/client/servers/${id}/websocket`, {
+        headers: { authorization: `Bearer ${pelican.clientKey}`, accept: 'application/json' },
+      });
+      statuses.push(res.status);
+      if (res.status === 429) expect(res.headers.get('x-ratelimit-limit')).toBe('5');
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 429]);
   });
 });

@@ -238,3 +238,20 @@ describe('why nothing was placed', () => {
     expect(unansweredOf('inst-a', new Error('network'))).toEqual({ instanceId: 'inst-a', retryAfterSeconds: DEFAULT_RETRY_AFTER_S });
   });
 });
+
+describe('CPU on Pelican nodes (Node::isViable counts it)', () => {
+  const cpu = { ramMb: 1024, diskMb: 5000, cpuPercent: 200 };
+
+  it('a node that says its CPU capacity rejects a request past its free CPU, with its overallocation', () => {
+    const full = node({ nodeId: 1, cpu: 400, cpuOverallocate: 0, allocatedCpu: 300 });
+    expect(rankFitting([full], cpu).rejected).toMatchObject([{ nodeId: 1, reason: 'insufficient_cpu' }]);
+    const over = node({ nodeId: 2, cpu: 400, cpuOverallocate: 50, allocatedCpu: 300 }); // 600 − 300 = 300 free
+    expect(rankFitting([over], cpu).fitting.map((n) => n.nodeId)).toEqual([2]);
+    expect(rankFitting([node({ nodeId: 3, cpu: 400, allocatedCpu: 200 })], cpu).fitting.map((n) => n.nodeId)).toEqual([3]);
+  });
+
+  it('a Pterodactyl node (no CPU capacity) and a request without CPU are not checked on CPU', () => {
+    expect(rankFitting([node({ nodeId: 1 })], cpu).fitting).toHaveLength(1);
+    expect(rankFitting([node({ nodeId: 1, cpu: 100, allocatedCpu: 100 })], small).fitting).toHaveLength(1);
+  });
+});

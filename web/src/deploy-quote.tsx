@@ -24,6 +24,7 @@ const REASONS: Record<Rejection['reason'], string> = {
   maintenance: 'the node is in maintenance',
   insufficient_memory: 'not enough free memory',
   insufficient_disk: 'not enough free disk',
+  insufficient_cpu: 'not enough free CPU',
   no_free_allocation: 'no free port',
 };
 

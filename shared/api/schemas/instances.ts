@@ -7,8 +7,12 @@ const PanelKey = z.string().trim().min(8).max(512);
 
 const PanelRateLimits = z
   .object({
-    applicationPerMinute: int32(1, 100_000).meta({ description: "The panel's APP_API_APPLICATION_RATELIMIT (240 by default)." }),
-    clientPerMinute: int32(1, 100_000).meta({ description: "The panel's APP_API_CLIENT_RATELIMIT (720 by default)." }),
+    applicationPerMinute: int32(1, 100_000).meta({
+      description: "The panel's APP_API_APPLICATION_RATELIMIT (240 by default on Pterodactyl, 256 on Pelican).",
+    }),
+    clientPerMinute: int32(1, 100_000).meta({
+      description: "The panel's APP_API_CLIENT_RATELIMIT (720 by default on Pterodactyl, 256 on Pelican).",
+    }),
   })
   .strict()
   .meta({
@@ -16,6 +20,12 @@ const PanelRateLimits = z
     description:
       "The panel's own per-minute request limits for the key owner. The control plane spends at most 98 % of them in any 62 s, shared by every process and by every instance registered with the same panel URL (a second registration of a panel is refused); the platform's own work keeps a reserve no account can use, each account's writes, reads and control calls have a cap a minute, and an account with few calls over this minute and the previous one has a slice that accounts calling steadily cannot use.",
   });
+
+const PanelKind = z.enum(['pterodactyl', 'pelican']).meta({
+  id: 'PanelKind',
+  description:
+    "The panel's software, detected from routes only one of them has (Pterodactyl's `/api/application/nests`, Pelican's `/api/application/eggs`) at registration and at every instance test; it sets the default `panelRateLimits` (Pterodactyl 240/720, Pelican 256/256). Absent on a panel not reached yet (treated as Pterodactyl).",
+});
 
 const BudgetState = z.object({
   limitPerMinute: Count,
@@ -73,6 +83,7 @@ export const Instance = z
     id: Uuid,
     name: text(100),
     baseUrl: text(500).meta({ description: 'Panel base URL.' }),
+    panelKind: PanelKind.optional(),
     wingsOrigin: text(500).nullable().meta({ description: "The console's `origin`: Wings' `remote`; null: baseUrl." }),
     priority: int32(0, 10_000).meta({ description: 'Lower is preferred by placement.' }),
     enabled: z.boolean().meta({ description: 'When false, existing servers keep working and nothing new is placed here.' }),
@@ -149,7 +160,9 @@ export const CreateInstance = z
     }),
     priority: Priority.default(100).meta({ description: 'Lower is preferred (default 100).' }),
     enabled: z.boolean().default(true),
-    panelRateLimits: PanelRateLimits.optional().meta({ description: "Defaults to the panel's own defaults, 240 and 720." }),
+    panelRateLimits: PanelRateLimits.optional().meta({
+      description: "Defaults to the panel's own defaults by its detected kind: 240 and 720 on Pterodactyl, 256 and 256 on Pelican.",
+    }),
   })
   .strict()
   .meta({ id: 'CreateInstance' });
@@ -174,6 +187,7 @@ export const DeletedInstance = z.object({ id: Uuid, deleted: z.literal(true) }).
 export const InstanceTestReport = z
   .object({
     instanceId: Uuid,
+    panelKind: PanelKind.optional().meta({ description: 'What this test detected (absent: the panel did not say); kept on the instance.' }),
     ok: z.boolean().meta({ description: 'Every check passed.' }),
     latencyMs: Count,
     checks: z.array(z.object({ name: z.enum(['application_api', 'client_api']), ok: z.boolean(), message: text(1000) })).max(2),
@@ -181,7 +195,9 @@ export const InstanceTestReport = z
       z.object({
         id: PanelId,
         name: text(191),
-        region: text(60).nullable().meta({ description: "The node's location `short` code: its region tag." }),
+        region: text(60)
+          .nullable()
+          .meta({ description: "The node's region tag: its location `short` code (Pterodactyl) or its first tag (Pelican)." }),
         fqdn: text(255),
         maintenance: z.boolean(),
         memoryMb: PanelMb,

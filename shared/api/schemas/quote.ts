@@ -25,6 +25,7 @@ const Rejected = z.object({
     'maintenance',
     'insufficient_memory',
     'insufficient_disk',
+    'insufficient_cpu',
     'no_free_allocation',
   ]),
 });

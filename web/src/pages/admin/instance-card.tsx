@@ -50,6 +50,8 @@ export function InstanceCard(props: {
       <dl class="props">
         <dt>Base URL</dt>
         <dd class="mono">{i.baseUrl}</dd>
+        <dt>Panel</dt>
+        <dd data-testid="instance-panel-kind">{i.panelKind === 'pelican' ? 'Pelican' : 'Pterodactyl'}</dd>
         <dt>Wings origin</dt>
         <dd class="mono">{i.wingsOrigin ?? <span class="muted">the base URL</span>}</dd>
         <dt>Priority</dt>
