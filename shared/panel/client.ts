@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { logger } from '../observability/logger.ts';
 import { putMetric } from '../observability/metrics.ts';
 import { sleepWithin, timeLeftMs } from './deadline.ts';
@@ -122,6 +123,7 @@ export class PanelClient {
   private readonly instance: string;
   private readonly appKey: string;
   private readonly clientKey: string | undefined;
+  private clientKeyDigest: string | undefined;
   private readonly timeoutMs: number;
   private readonly maxAttempts: number;
   private readonly maxRetryAfterMs: number;
@@ -395,7 +397,13 @@ export class PanelClient {
    * meanwhile gets at least 5 minutes from one panel call (Pelican allows 5 a minute a server).
    */
   async websocket(identifier: string): Promise<{ token: string; socket: string }> {
-    const key = `${this.baseUrl} ${identifier}`;
+    // Under the key that obtained them: new keys (a rotation, a revoked key replaced) never get a
+    // token the old key fetched. A digest, so no key sits in memory twice.
+    this.clientKeyDigest ??= createHash('sha256')
+      .update(this.clientKey ?? '')
+      .digest('base64url')
+      .slice(0, 22);
+    const key = `${this.baseUrl} ${this.clientKeyDigest} ${identifier}`;
     const hit = consoleCredentials.get(key);
     if (hit && hit.until > Date.now()) return hit.value;
     const value = (await this.client<{ data: { token: string; socket: string } }>('GET', `/servers/${identifier}/websocket`)).data;
