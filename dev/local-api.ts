@@ -18,6 +18,7 @@ export async function loadGroupHandlers(groups: readonly Group[] = GROUPS): Prom
     public: () => import('../functions/public/handler.ts'),
     account: () => import('../functions/account/handler.ts'),
     admin: () => import('../functions/admin/handler.ts'),
+    'admin-panels': () => import('../functions/admin-panels/handler.ts'),
     'admin-storefront': () => import('../functions/admin-storefront/handler.ts'),
     dev: () => import('./handler.ts'),
     catalog: () => import('../functions/catalog/handler.ts'),

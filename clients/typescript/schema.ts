@@ -1720,105 +1720,6 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  '/v1/admin/instances': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** Registered panels (keys never shown) */
-    get: operations['adminListInstances'];
-    put?: never;
-    /**
-     * Register a panel
-     * @description The keys go to the secret store (Secrets Manager in AWS), never to the table or a response. The panel's nodes are read with them: a panel registered already (the same normalised URL, or one of the same nodes under any URL) is refused with 409 `panel_already_registered`, naming that instance in `details.instanceId`.
-     */
-    post: operations['adminCreateInstance'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/v1/admin/instances/{id}': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    post?: never;
-    /** Remove a panel (refused with 409 while it hosts servers) */
-    delete: operations['adminDeleteInstance'];
-    options?: never;
-    head?: never;
-    /** Change a panel: name, URL, keys, priority, enabled */
-    patch: operations['adminUpdateInstance'];
-    trace?: never;
-  };
-  '/v1/admin/instances/{id}/test': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Connectivity report: nodes with region tags, the client key's service user
-     * @description Failures of the panel are reported in `checks`, not as an error status. Caches the service user id on the instance.
-     */
-    post: operations['adminTestInstance'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/v1/admin/orphans': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * Panel servers the reconciler holds for confirmation (no live record holds them)
-     * @description With the setting `holdOrphansForConfirmation` on (the default), the reconciler never deletes a panel server on its own: it lists it here.
-     */
-    get: operations['adminListHeldOrphans'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/v1/admin/orphans/{id}/confirm': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Confirm the removal of a held orphan: deleted from its panel
-     * @description Checked again first: a live record that holds the server now (on any instance) answers 409 and drops the hold; a server the panel no longer has is not an error (`removed: false`).
-     */
-    post: operations['adminConfirmOrphan'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
   '/v1/admin/users': {
     parameters: {
       query?: never;
@@ -1979,6 +1880,105 @@ export interface paths {
     put?: never;
     /** Reinstall any account's server, as its owner would */
     post: operations['adminReinstallServer'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/instances': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Registered panels (keys never shown) */
+    get: operations['adminListInstances'];
+    put?: never;
+    /**
+     * Register a panel
+     * @description The keys go to the secret store (Secrets Manager in AWS), never to the table or a response. The panel's nodes are read with them: a panel registered already (the same normalised URL, or one of the same nodes under any URL) is refused with 409 `panel_already_registered`, naming that instance in `details.instanceId`.
+     */
+    post: operations['adminCreateInstance'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/instances/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Remove a panel (refused with 409 while it hosts servers) */
+    delete: operations['adminDeleteInstance'];
+    options?: never;
+    head?: never;
+    /** Change a panel: name, URL, keys, priority, enabled */
+    patch: operations['adminUpdateInstance'];
+    trace?: never;
+  };
+  '/v1/admin/instances/{id}/test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Connectivity report: nodes with region tags, the client key's service user
+     * @description Failures of the panel are reported in `checks`, not as an error status. Caches the service user id on the instance.
+     */
+    post: operations['adminTestInstance'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/orphans': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Panel servers the reconciler holds for confirmation (no live record holds them)
+     * @description With the setting `holdOrphansForConfirmation` on (the default), the reconciler never deletes a panel server on its own: it lists it here.
+     */
+    get: operations['adminListHeldOrphans'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/orphans/{id}/confirm': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Confirm the removal of a held orphan: deleted from its panel
+     * @description Checked again first: a live record that holds the server now (on any instance) answers 409 and drops the hold; a server the panel no longer has is not an error (`removed: false`).
+     */
+    post: operations['adminConfirmOrphan'];
     delete?: never;
     options?: never;
     head?: never;
@@ -8156,354 +8156,6 @@ export interface components {
       /** @description The settings to set, e.g. `invoiceIssuer.legalName`. */
       missingFields: string[];
     };
-    InstanceList: {
-      data: components['schemas']['Instance'][];
-    };
-    Instance: {
-      /** Format: uuid */
-      id: string;
-      name: string;
-      /** @description Panel base URL. */
-      baseUrl: string;
-      panelKind?: components['schemas']['PanelKind'];
-      /** @description The console's `origin`: Wings' `remote`; null: baseUrl. */
-      wingsOrigin: string | null;
-      /**
-       * Format: int32
-       * @description Lower is preferred by placement.
-       */
-      priority: number;
-      /** @description When false, existing servers keep working and nothing new is placed here. */
-      enabled: boolean;
-      /** @description Whether a client key is set (power, console, files need it). Keys are never returned. */
-      hasClientKey: boolean;
-      /**
-       * Format: int64
-       * @description Panel user owning the client key, resolved by the instance test.
-       */
-      serviceUserId: number | null;
-      /** @description A client key is set and the last instance test resolved it to a panel user (false before any test). */
-      controlAvailable: boolean;
-      /** @description The last instance test with these keys; null before any. */
-      lastTest: {
-        /**
-         * Format: date-time
-         * @description When the test ran.
-         */
-        at: string;
-        /** @description Every check of that test passed. */
-        ok: boolean;
-        /**
-         * @description What the client key did: `ok` resolved to a panel user, `refused` the panel answered 401/403, `missing` no client key, `unreachable` no answer (timeout, 5xx, 429, call budget), `error` any other failure.
-         * @enum {string}
-         */
-        clientKey: 'ok' | 'refused' | 'missing' | 'unreachable' | 'error';
-        /** @description A short account of the outcome (never a key). */
-        message: string;
-      } | null;
-      /**
-       * Format: int32
-       * @description Active and suspended servers on this instance.
-       */
-      serverCount: number;
-      panelRateLimits: components['schemas']['PanelRateLimits'];
-      /** @description The panel's node uuids this instance claims: what identifies the panel, whatever its URL (a second registration of a panel with one of them is refused). Null until the panel's nodes were read (at registration, or by the reconciler's next run). */
-      panelNodeUuids: string[] | null;
-      /**
-       * Format: uuid
-       * @description Another instance claims nodes of this panel: the same panel registered twice (before registrations were refused). Its servers are never taken for orphans; delete the duplicate once it hosts none.
-       */
-      duplicateOf: string | null;
-      /** @description Whether the panel has a database host, as its last database create answered (the panel's APIs do not list database hosts); null until a customer creates a database there. */
-      databaseHost: {
-        /** @description The panel found a database host for the server (false: it had none). */
-        available: boolean;
-        /**
-         * Format: date-time
-         * @description When that create ran.
-         */
-        at: string;
-      } | null;
-      /** @description Admin list and instance test only: what the shared call budget has spent this minute. */
-      callBudget?: {
-        application: {
-          /** Format: int32 */
-          limitPerMinute: number;
-          /**
-           * Format: int32
-           * @description What the control plane spends at most in any 62 s (so in any 60 s window the panel counts): the limit less headroom.
-           */
-          budgetPerMinute: number;
-          /**
-           * Format: int32
-           * @description Application API: what customer reads stop short of, kept for customer writes (create, build, delete); 0 for the Client API.
-           */
-          reservedForWrites: number;
-          /**
-           * Format: int32
-           * @description Where customers' reads (Application) or control calls (Client) stop, once past their first calls.
-           */
-          readsPerMinute: number;
-          /**
-           * Format: int32
-           * @description One account's reads (Application) or control calls (Client) a minute.
-           */
-          readsPerAccountPerMinute: number;
-          /**
-           * Format: int32
-           * @description One account's writes a minute (Application).
-           */
-          writesPerAccountPerMinute: number;
-          /**
-           * Format: int32
-           * @description Kept for the platform's own work (billing suspensions, reconciler, repairs): no account can use it.
-           */
-          systemReserve: number;
-          /**
-           * Format: int32
-           * @description Only an account with at most 6 calls over this minute and the previous one may use it: accounts calling at their share cannot keep a new one out.
-           */
-          newcomerSlice: number;
-          /**
-           * Format: int32
-           * @description Calls counted in the trailing 62 s.
-           */
-          usedThisMinute: number;
-          /**
-           * Format: date-time
-           * @description Set after the panel answered 429: no call is sent before then.
-           */
-          pausedUntil: string | null;
-        };
-        client: {
-          /** Format: int32 */
-          limitPerMinute: number;
-          /**
-           * Format: int32
-           * @description What the control plane spends at most in any 62 s (so in any 60 s window the panel counts): the limit less headroom.
-           */
-          budgetPerMinute: number;
-          /**
-           * Format: int32
-           * @description Application API: what customer reads stop short of, kept for customer writes (create, build, delete); 0 for the Client API.
-           */
-          reservedForWrites: number;
-          /**
-           * Format: int32
-           * @description Where customers' reads (Application) or control calls (Client) stop, once past their first calls.
-           */
-          readsPerMinute: number;
-          /**
-           * Format: int32
-           * @description One account's reads (Application) or control calls (Client) a minute.
-           */
-          readsPerAccountPerMinute: number;
-          /**
-           * Format: int32
-           * @description One account's writes a minute (Application).
-           */
-          writesPerAccountPerMinute: number;
-          /**
-           * Format: int32
-           * @description Kept for the platform's own work (billing suspensions, reconciler, repairs): no account can use it.
-           */
-          systemReserve: number;
-          /**
-           * Format: int32
-           * @description Only an account with at most 6 calls over this minute and the previous one may use it: accounts calling at their share cannot keep a new one out.
-           */
-          newcomerSlice: number;
-          /**
-           * Format: int32
-           * @description Calls counted in the trailing 62 s.
-           */
-          usedThisMinute: number;
-          /**
-           * Format: date-time
-           * @description Set after the panel answered 429: no call is sent before then.
-           */
-          pausedUntil: string | null;
-        };
-        /** @description Other instances registered with the same panel (URL compared normalised): they spend this same budget. */
-        sharedWith: string[];
-      };
-      /** Format: date-time */
-      createdAt: string;
-      /** Format: date-time */
-      updatedAt: string;
-    };
-    /**
-     * @description The panel's software, detected from routes only one of them has (Pterodactyl's `/api/application/nests`, Pelican's `/api/application/eggs`) at registration and at every instance test; it sets the default `panelRateLimits` (Pterodactyl 240/720, Pelican 256/256). Absent on a panel not reached yet (treated as Pterodactyl).
-     * @enum {string}
-     */
-    PanelKind: 'pterodactyl' | 'pelican';
-    /** @description The panel's own per-minute request limits for the key owner. The control plane spends at most 98 % of them in any 62 s, shared by every process and by every instance registered with the same panel URL (a second registration of a panel is refused); the platform's own work keeps a reserve no account can use, each account's writes, reads and control calls have a cap a minute, and an account with few calls over this minute and the previous one has a slice that accounts calling steadily cannot use. */
-    PanelRateLimits: {
-      /**
-       * Format: int32
-       * @description The panel's APP_API_APPLICATION_RATELIMIT (240 by default on Pterodactyl, 256 on Pelican).
-       */
-      applicationPerMinute: number;
-      /**
-       * Format: int32
-       * @description The panel's APP_API_CLIENT_RATELIMIT (720 by default on Pterodactyl, 256 on Pelican).
-       */
-      clientPerMinute: number;
-    };
-    CreateInstance: {
-      name: string;
-      baseUrl: string;
-      wingsOrigin?: string | null;
-      /**
-       * @description Panel application key (ptla_…) with read/write on users, nodes, allocations, servers and eggs.
-       * @example <PANEL_APP_KEY>
-       */
-      appApiKey: string;
-      /**
-       * @description Client key (ptlc_…) of the dedicated service user.
-       * @example <PANEL_CLIENT_KEY>
-       */
-      clientApiKey?: string;
-      /**
-       * Format: int32
-       * @description Lower is preferred (default 100).
-       * @default 100
-       */
-      priority?: number;
-      /** @default true */
-      enabled?: boolean;
-      /** @description Defaults to the panel's own defaults by its detected kind: 240 and 720 on Pterodactyl, 256 and 256 on Pelican. */
-      panelRateLimits?: {
-        /**
-         * Format: int32
-         * @description The panel's APP_API_APPLICATION_RATELIMIT (240 by default on Pterodactyl, 256 on Pelican).
-         */
-        applicationPerMinute: number;
-        /**
-         * Format: int32
-         * @description The panel's APP_API_CLIENT_RATELIMIT (720 by default on Pterodactyl, 256 on Pelican).
-         */
-        clientPerMinute: number;
-      };
-    };
-    UpdateInstance: {
-      name?: string;
-      baseUrl?: string;
-      wingsOrigin?: string | null;
-      appApiKey?: string;
-      /** @description null removes the client key. */
-      clientApiKey?: string | null;
-      /** Format: int32 */
-      priority?: number;
-      enabled?: boolean;
-      panelRateLimits?: components['schemas']['PanelRateLimits'];
-    };
-    DeletedInstance: {
-      /** Format: uuid */
-      id: string;
-      /** @enum {boolean} */
-      deleted: true;
-    };
-    InstanceTestReport: {
-      /** Format: uuid */
-      instanceId: string;
-      /**
-       * @description What this test detected (absent: the panel did not say); kept on the instance.
-       * @enum {string}
-       */
-      panelKind?: 'pterodactyl' | 'pelican';
-      /** @description Every check passed. */
-      ok: boolean;
-      /** Format: int32 */
-      latencyMs: number;
-      checks: {
-        /** @enum {string} */
-        name: 'application_api' | 'client_api';
-        ok: boolean;
-        message: string;
-      }[];
-      nodes: {
-        /** Format: int64 */
-        id: number;
-        name: string;
-        /** @description The node's region tag: its location `short` code (Pterodactyl) or its first tag (Pelican). */
-        region: string | null;
-        fqdn: string;
-        maintenance: boolean;
-        /** Format: int64 */
-        memoryMb: number;
-        /** Format: int64 */
-        diskMb: number;
-        /** Format: int64 */
-        allocatedMemoryMb: number;
-        /** Format: int64 */
-        allocatedDiskMb: number;
-      }[];
-      serviceUser: {
-        /** Format: int64 */
-        id: number;
-        username: string;
-        email: string;
-        admin: boolean;
-      } | null;
-      /** @description `client_key_is_root_admin`: console tokens carry admin.websocket.*; use a non-admin service user. */
-      warnings: {
-        /** @enum {string} */
-        code: 'client_key_is_root_admin';
-        message: string;
-      }[];
-      callBudget: components['schemas']['CallBudgetState'];
-      /** @description What the instance now records as its last test; null when its keys or URL changed while the test ran (the result was not kept). */
-      lastTest: {
-        /**
-         * Format: date-time
-         * @description When the test ran.
-         */
-        at: string;
-        /** @description Every check of that test passed. */
-        ok: boolean;
-        /**
-         * @description What the client key did: `ok` resolved to a panel user, `refused` the panel answered 401/403, `missing` no client key, `unreachable` no answer (timeout, 5xx, 429, call budget), `error` any other failure.
-         * @enum {string}
-         */
-        clientKey: 'ok' | 'refused' | 'missing' | 'unreachable' | 'error';
-        /** @description A short account of the outcome (never a key). */
-        message: string;
-      } | null;
-    };
-    HeldOrphanList: {
-      data: components['schemas']['HeldOrphan'][];
-    };
-    /** @description A panel server whose external id is ours but that no live record on any instance holds, kept on the panel until an admin confirms its removal. */
-    HeldOrphan: {
-      /** @description The panel server's external id: a server id of ours that no live record holds. */
-      id: string;
-      /**
-       * Format: uuid
-       * @description The instance whose panel has the server.
-       */
-      instanceId: string;
-      /**
-       * Format: int64
-       * @description The server's id on that panel.
-       */
-      panelServerId: number;
-      /** @description The server's name on the panel. */
-      name: string;
-      /** @description When the panel created it. */
-      panelCreatedAt: string;
-      /**
-       * Format: date-time
-       * @description When the reconciler first held it.
-       */
-      heldAt: string;
-    };
-    ConfirmedOrphan: {
-      /** Format: uuid */
-      id: string;
-      /** @description Deleted from the panel now; false: the panel no longer had it (the hold is dropped either way). */
-      removed: boolean;
-    };
     AdminAccountList: {
       data: components['schemas']['AdminAccount'][];
       /** @description Pass as `cursor` for the next page; null on the last page. */
@@ -9006,6 +8658,354 @@ export interface components {
        * @enum {string}
        */
       panel: 'deleted' | 'gone';
+    };
+    InstanceList: {
+      data: components['schemas']['Instance'][];
+    };
+    Instance: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+      /** @description Panel base URL. */
+      baseUrl: string;
+      panelKind?: components['schemas']['PanelKind'];
+      /** @description The console's `origin`: Wings' `remote`; null: baseUrl. */
+      wingsOrigin: string | null;
+      /**
+       * Format: int32
+       * @description Lower is preferred by placement.
+       */
+      priority: number;
+      /** @description When false, existing servers keep working and nothing new is placed here. */
+      enabled: boolean;
+      /** @description Whether a client key is set (power, console, files need it). Keys are never returned. */
+      hasClientKey: boolean;
+      /**
+       * Format: int64
+       * @description Panel user owning the client key, resolved by the instance test.
+       */
+      serviceUserId: number | null;
+      /** @description A client key is set and the last instance test resolved it to a panel user (false before any test). */
+      controlAvailable: boolean;
+      /** @description The last instance test with these keys; null before any. */
+      lastTest: {
+        /**
+         * Format: date-time
+         * @description When the test ran.
+         */
+        at: string;
+        /** @description Every check of that test passed. */
+        ok: boolean;
+        /**
+         * @description What the client key did: `ok` resolved to a panel user, `refused` the panel answered 401/403, `missing` no client key, `unreachable` no answer (timeout, 5xx, 429, call budget), `error` any other failure.
+         * @enum {string}
+         */
+        clientKey: 'ok' | 'refused' | 'missing' | 'unreachable' | 'error';
+        /** @description A short account of the outcome (never a key). */
+        message: string;
+      } | null;
+      /**
+       * Format: int32
+       * @description Active and suspended servers on this instance.
+       */
+      serverCount: number;
+      panelRateLimits: components['schemas']['PanelRateLimits'];
+      /** @description The panel's node uuids this instance claims: what identifies the panel, whatever its URL (a second registration of a panel with one of them is refused). Null until the panel's nodes were read (at registration, or by the reconciler's next run). */
+      panelNodeUuids: string[] | null;
+      /**
+       * Format: uuid
+       * @description Another instance claims nodes of this panel: the same panel registered twice (before registrations were refused). Its servers are never taken for orphans; delete the duplicate once it hosts none.
+       */
+      duplicateOf: string | null;
+      /** @description Whether the panel has a database host, as its last database create answered (the panel's APIs do not list database hosts); null until a customer creates a database there. */
+      databaseHost: {
+        /** @description The panel found a database host for the server (false: it had none). */
+        available: boolean;
+        /**
+         * Format: date-time
+         * @description When that create ran.
+         */
+        at: string;
+      } | null;
+      /** @description Admin list and instance test only: what the shared call budget has spent this minute. */
+      callBudget?: {
+        application: {
+          /** Format: int32 */
+          limitPerMinute: number;
+          /**
+           * Format: int32
+           * @description What the control plane spends at most in any 62 s (so in any 60 s window the panel counts): the limit less headroom.
+           */
+          budgetPerMinute: number;
+          /**
+           * Format: int32
+           * @description Application API: what customer reads stop short of, kept for customer writes (create, build, delete); 0 for the Client API.
+           */
+          reservedForWrites: number;
+          /**
+           * Format: int32
+           * @description Where customers' reads (Application) or control calls (Client) stop, once past their first calls.
+           */
+          readsPerMinute: number;
+          /**
+           * Format: int32
+           * @description One account's reads (Application) or control calls (Client) a minute.
+           */
+          readsPerAccountPerMinute: number;
+          /**
+           * Format: int32
+           * @description One account's writes a minute (Application).
+           */
+          writesPerAccountPerMinute: number;
+          /**
+           * Format: int32
+           * @description Kept for the platform's own work (billing suspensions, reconciler, repairs): no account can use it.
+           */
+          systemReserve: number;
+          /**
+           * Format: int32
+           * @description Only an account with at most 6 calls over this minute and the previous one may use it: accounts calling at their share cannot keep a new one out.
+           */
+          newcomerSlice: number;
+          /**
+           * Format: int32
+           * @description Calls counted in the trailing 62 s.
+           */
+          usedThisMinute: number;
+          /**
+           * Format: date-time
+           * @description Set after the panel answered 429: no call is sent before then.
+           */
+          pausedUntil: string | null;
+        };
+        client: {
+          /** Format: int32 */
+          limitPerMinute: number;
+          /**
+           * Format: int32
+           * @description What the control plane spends at most in any 62 s (so in any 60 s window the panel counts): the limit less headroom.
+           */
+          budgetPerMinute: number;
+          /**
+           * Format: int32
+           * @description Application API: what customer reads stop short of, kept for customer writes (create, build, delete); 0 for the Client API.
+           */
+          reservedForWrites: number;
+          /**
+           * Format: int32
+           * @description Where customers' reads (Application) or control calls (Client) stop, once past their first calls.
+           */
+          readsPerMinute: number;
+          /**
+           * Format: int32
+           * @description One account's reads (Application) or control calls (Client) a minute.
+           */
+          readsPerAccountPerMinute: number;
+          /**
+           * Format: int32
+           * @description One account's writes a minute (Application).
+           */
+          writesPerAccountPerMinute: number;
+          /**
+           * Format: int32
+           * @description Kept for the platform's own work (billing suspensions, reconciler, repairs): no account can use it.
+           */
+          systemReserve: number;
+          /**
+           * Format: int32
+           * @description Only an account with at most 6 calls over this minute and the previous one may use it: accounts calling at their share cannot keep a new one out.
+           */
+          newcomerSlice: number;
+          /**
+           * Format: int32
+           * @description Calls counted in the trailing 62 s.
+           */
+          usedThisMinute: number;
+          /**
+           * Format: date-time
+           * @description Set after the panel answered 429: no call is sent before then.
+           */
+          pausedUntil: string | null;
+        };
+        /** @description Other instances registered with the same panel (URL compared normalised): they spend this same budget. */
+        sharedWith: string[];
+      };
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      updatedAt: string;
+    };
+    /**
+     * @description The panel's software, detected from routes only one of them has (Pterodactyl's `/api/application/nests`, Pelican's `/api/application/eggs`) at registration and at every instance test; it sets the default `panelRateLimits` (Pterodactyl 240/720, Pelican 256/256). Absent on a panel not reached yet (treated as Pterodactyl).
+     * @enum {string}
+     */
+    PanelKind: 'pterodactyl' | 'pelican';
+    /** @description The panel's own per-minute request limits for the key owner. The control plane spends at most 98 % of them in any 62 s, shared by every process and by every instance registered with the same panel URL (a second registration of a panel is refused); the platform's own work keeps a reserve no account can use, each account's writes, reads and control calls have a cap a minute, and an account with few calls over this minute and the previous one has a slice that accounts calling steadily cannot use. */
+    PanelRateLimits: {
+      /**
+       * Format: int32
+       * @description The panel's APP_API_APPLICATION_RATELIMIT (240 by default on Pterodactyl, 256 on Pelican).
+       */
+      applicationPerMinute: number;
+      /**
+       * Format: int32
+       * @description The panel's APP_API_CLIENT_RATELIMIT (720 by default on Pterodactyl, 256 on Pelican).
+       */
+      clientPerMinute: number;
+    };
+    CreateInstance: {
+      name: string;
+      baseUrl: string;
+      wingsOrigin?: string | null;
+      /**
+       * @description Panel application key (ptla_…) with read/write on users, nodes, allocations, servers and eggs.
+       * @example <PANEL_APP_KEY>
+       */
+      appApiKey: string;
+      /**
+       * @description Client key (ptlc_…) of the dedicated service user.
+       * @example <PANEL_CLIENT_KEY>
+       */
+      clientApiKey?: string;
+      /**
+       * Format: int32
+       * @description Lower is preferred (default 100).
+       * @default 100
+       */
+      priority?: number;
+      /** @default true */
+      enabled?: boolean;
+      /** @description Defaults to the panel's own defaults by its detected kind: 240 and 720 on Pterodactyl, 256 and 256 on Pelican. */
+      panelRateLimits?: {
+        /**
+         * Format: int32
+         * @description The panel's APP_API_APPLICATION_RATELIMIT (240 by default on Pterodactyl, 256 on Pelican).
+         */
+        applicationPerMinute: number;
+        /**
+         * Format: int32
+         * @description The panel's APP_API_CLIENT_RATELIMIT (720 by default on Pterodactyl, 256 on Pelican).
+         */
+        clientPerMinute: number;
+      };
+    };
+    UpdateInstance: {
+      name?: string;
+      baseUrl?: string;
+      wingsOrigin?: string | null;
+      appApiKey?: string;
+      /** @description null removes the client key. */
+      clientApiKey?: string | null;
+      /** Format: int32 */
+      priority?: number;
+      enabled?: boolean;
+      panelRateLimits?: components['schemas']['PanelRateLimits'];
+    };
+    DeletedInstance: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {boolean} */
+      deleted: true;
+    };
+    InstanceTestReport: {
+      /** Format: uuid */
+      instanceId: string;
+      /**
+       * @description What this test detected (absent: the panel did not say); kept on the instance.
+       * @enum {string}
+       */
+      panelKind?: 'pterodactyl' | 'pelican';
+      /** @description Every check passed. */
+      ok: boolean;
+      /** Format: int32 */
+      latencyMs: number;
+      checks: {
+        /** @enum {string} */
+        name: 'application_api' | 'client_api';
+        ok: boolean;
+        message: string;
+      }[];
+      nodes: {
+        /** Format: int64 */
+        id: number;
+        name: string;
+        /** @description The node's region tag: its location `short` code (Pterodactyl) or its first tag (Pelican). */
+        region: string | null;
+        fqdn: string;
+        maintenance: boolean;
+        /** Format: int64 */
+        memoryMb: number;
+        /** Format: int64 */
+        diskMb: number;
+        /** Format: int64 */
+        allocatedMemoryMb: number;
+        /** Format: int64 */
+        allocatedDiskMb: number;
+      }[];
+      serviceUser: {
+        /** Format: int64 */
+        id: number;
+        username: string;
+        email: string;
+        admin: boolean;
+      } | null;
+      /** @description `client_key_is_root_admin`: console tokens carry admin.websocket.*; use a non-admin service user. */
+      warnings: {
+        /** @enum {string} */
+        code: 'client_key_is_root_admin';
+        message: string;
+      }[];
+      callBudget: components['schemas']['CallBudgetState'];
+      /** @description What the instance now records as its last test; null when its keys or URL changed while the test ran (the result was not kept). */
+      lastTest: {
+        /**
+         * Format: date-time
+         * @description When the test ran.
+         */
+        at: string;
+        /** @description Every check of that test passed. */
+        ok: boolean;
+        /**
+         * @description What the client key did: `ok` resolved to a panel user, `refused` the panel answered 401/403, `missing` no client key, `unreachable` no answer (timeout, 5xx, 429, call budget), `error` any other failure.
+         * @enum {string}
+         */
+        clientKey: 'ok' | 'refused' | 'missing' | 'unreachable' | 'error';
+        /** @description A short account of the outcome (never a key). */
+        message: string;
+      } | null;
+    };
+    HeldOrphanList: {
+      data: components['schemas']['HeldOrphan'][];
+    };
+    /** @description A panel server whose external id is ours but that no live record on any instance holds, kept on the panel until an admin confirms its removal. */
+    HeldOrphan: {
+      /** @description The panel server's external id: a server id of ours that no live record holds. */
+      id: string;
+      /**
+       * Format: uuid
+       * @description The instance whose panel has the server.
+       */
+      instanceId: string;
+      /**
+       * Format: int64
+       * @description The server's id on that panel.
+       */
+      panelServerId: number;
+      /** @description The server's name on the panel. */
+      name: string;
+      /** @description When the panel created it. */
+      panelCreatedAt: string;
+      /**
+       * Format: date-time
+       * @description When the reconciler first held it.
+       */
+      heldAt: string;
+    };
+    ConfirmedOrphan: {
+      /** Format: uuid */
+      id: string;
+      /** @description Deleted from the panel now; false: the panel no longer had it (the hold is dropped either way). */
+      removed: boolean;
     };
     CreatePlan: {
       name: string;
@@ -36485,1578 +36485,6 @@ export interface operations {
       };
     };
   };
-  adminListInstances: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Registered panels (keys never shown) */
-      200: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "data": [
-           *         {
-           *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
-           *           "name": "survival",
-           *           "baseUrl": "example baseUrl",
-           *           "panelKind": "pterodactyl",
-           *           "wingsOrigin": "example wingsOrigin",
-           *           "priority": 1,
-           *           "enabled": true,
-           *           "hasClientKey": true,
-           *           "serviceUserId": 1,
-           *           "controlAvailable": true,
-           *           "lastTest": {
-           *             "at": "2026-11-26T10:00:00.000Z",
-           *             "ok": true,
-           *             "clientKey": "ok",
-           *             "message": "The server is still installing"
-           *           },
-           *           "serverCount": 1,
-           *           "panelRateLimits": {
-           *             "applicationPerMinute": 1,
-           *             "clientPerMinute": 1
-           *           },
-           *           "panelNodeUuids": [
-           *             "1a7ce997-259b-452e-8b4e-cecc464142ca"
-           *           ],
-           *           "duplicateOf": "0193a7e2-5b1c-7d4e-9f3a-0000e0c14042",
-           *           "databaseHost": {
-           *             "available": true,
-           *             "at": "2026-11-26T10:00:00.000Z"
-           *           },
-           *           "callBudget": {
-           *             "application": {
-           *               "limitPerMinute": 1,
-           *               "budgetPerMinute": 1,
-           *               "reservedForWrites": 1,
-           *               "readsPerMinute": 1,
-           *               "readsPerAccountPerMinute": 1,
-           *               "writesPerAccountPerMinute": 1,
-           *               "systemReserve": 1,
-           *               "newcomerSlice": 1,
-           *               "usedThisMinute": 1,
-           *               "pausedUntil": "2026-11-26T10:00:00.000Z"
-           *             },
-           *             "client": {
-           *               "limitPerMinute": 1,
-           *               "budgetPerMinute": 1,
-           *               "reservedForWrites": 1,
-           *               "readsPerMinute": 1,
-           *               "readsPerAccountPerMinute": 1,
-           *               "writesPerAccountPerMinute": 1,
-           *               "systemReserve": 1,
-           *               "newcomerSlice": 1,
-           *               "usedThisMinute": 1,
-           *               "pausedUntil": "2026-11-26T10:00:00.000Z"
-           *             },
-           *             "sharedWith": [
-           *               "0193a7e2-5b1c-7d4e-9f3a-000095a716cb"
-           *             ]
-           *           },
-           *           "createdAt": "2026-11-26T10:00:00.000Z",
-           *           "updatedAt": "2026-11-26T10:00:00.000Z"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/json': components['schemas']['InstanceList'];
-        };
-      };
-      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
-      401: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'unauthorized';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
-      403: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'forbidden';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
-      429: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'rate_limited';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
-      500: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'internal';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-    };
-  };
-  adminCreateInstance: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description Replays the first response for a repeated request (24 hours). */
-        'Idempotency-Key'?: string;
-      };
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['CreateInstance'];
-      };
-    };
-    responses: {
-      /** @description Register a panel */
-      201: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Idempotent-Replayed': components['headers']['IdempotentReplayed'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
-           *       "name": "survival",
-           *       "baseUrl": "example baseUrl",
-           *       "panelKind": "pterodactyl",
-           *       "wingsOrigin": "example wingsOrigin",
-           *       "priority": 1,
-           *       "enabled": true,
-           *       "hasClientKey": true,
-           *       "serviceUserId": 1,
-           *       "controlAvailable": true,
-           *       "lastTest": {
-           *         "at": "2026-11-26T10:00:00.000Z",
-           *         "ok": true,
-           *         "clientKey": "ok",
-           *         "message": "The server is still installing"
-           *       },
-           *       "serverCount": 1,
-           *       "panelRateLimits": {
-           *         "applicationPerMinute": 1,
-           *         "clientPerMinute": 1
-           *       },
-           *       "panelNodeUuids": [
-           *         "1a7ce997-259b-452e-8b4e-cecc464142ca"
-           *       ],
-           *       "duplicateOf": "0193a7e2-5b1c-7d4e-9f3a-0000e0c14042",
-           *       "databaseHost": {
-           *         "available": true,
-           *         "at": "2026-11-26T10:00:00.000Z"
-           *       },
-           *       "callBudget": {
-           *         "application": {
-           *           "limitPerMinute": 1,
-           *           "budgetPerMinute": 1,
-           *           "reservedForWrites": 1,
-           *           "readsPerMinute": 1,
-           *           "readsPerAccountPerMinute": 1,
-           *           "writesPerAccountPerMinute": 1,
-           *           "systemReserve": 1,
-           *           "newcomerSlice": 1,
-           *           "usedThisMinute": 1,
-           *           "pausedUntil": "2026-11-26T10:00:00.000Z"
-           *         },
-           *         "client": {
-           *           "limitPerMinute": 1,
-           *           "budgetPerMinute": 1,
-           *           "reservedForWrites": 1,
-           *           "readsPerMinute": 1,
-           *           "readsPerAccountPerMinute": 1,
-           *           "writesPerAccountPerMinute": 1,
-           *           "systemReserve": 1,
-           *           "newcomerSlice": 1,
-           *           "usedThisMinute": 1,
-           *           "pausedUntil": "2026-11-26T10:00:00.000Z"
-           *         },
-           *         "sharedWith": [
-           *           "0193a7e2-5b1c-7d4e-9f3a-000095a716cb"
-           *         ]
-           *       },
-           *       "createdAt": "2026-11-26T10:00:00.000Z",
-           *       "updatedAt": "2026-11-26T10:00:00.000Z"
-           *     }
-           */
-          'application/json': components['schemas']['Instance'];
-        };
-      };
-      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
-      400: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'invalid_json' | 'validation_failed';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
-      401: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'unauthorized';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
-      403: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'forbidden';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `idempotency_conflict` (This Idempotency-Key was used with a different request.); `panel_already_registered` (This panel (the same nodes, whatever the URL) is registered already; `details.instanceId` names that instance.) */
-      409: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'conflict' | 'idempotency_conflict' | 'panel_already_registered';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
-      413: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'payload_too_large';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
-      415: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'unsupported_media_type';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
-      429: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'rate_limited';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
-      500: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'internal';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-    };
-  };
-  adminDeleteInstance: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Remove a panel (refused with 409 while it hosts servers) */
-      200: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
-           *       "deleted": true
-           *     }
-           */
-          'application/json': components['schemas']['DeletedInstance'];
-        };
-      };
-      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
-      400: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'validation_failed';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
-      401: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'unauthorized';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
-      403: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'forbidden';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
-      404: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'not_found';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
-      409: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'conflict';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
-      429: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'rate_limited';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
-      500: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'internal';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-    };
-  };
-  adminUpdateInstance: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['UpdateInstance'];
-      };
-    };
-    responses: {
-      /** @description Change a panel: name, URL, keys, priority, enabled */
-      200: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
-           *       "name": "survival",
-           *       "baseUrl": "example baseUrl",
-           *       "panelKind": "pterodactyl",
-           *       "wingsOrigin": "example wingsOrigin",
-           *       "priority": 1,
-           *       "enabled": true,
-           *       "hasClientKey": true,
-           *       "serviceUserId": 1,
-           *       "controlAvailable": true,
-           *       "lastTest": {
-           *         "at": "2026-11-26T10:00:00.000Z",
-           *         "ok": true,
-           *         "clientKey": "ok",
-           *         "message": "The server is still installing"
-           *       },
-           *       "serverCount": 1,
-           *       "panelRateLimits": {
-           *         "applicationPerMinute": 1,
-           *         "clientPerMinute": 1
-           *       },
-           *       "panelNodeUuids": [
-           *         "1a7ce997-259b-452e-8b4e-cecc464142ca"
-           *       ],
-           *       "duplicateOf": "0193a7e2-5b1c-7d4e-9f3a-0000e0c14042",
-           *       "databaseHost": {
-           *         "available": true,
-           *         "at": "2026-11-26T10:00:00.000Z"
-           *       },
-           *       "callBudget": {
-           *         "application": {
-           *           "limitPerMinute": 1,
-           *           "budgetPerMinute": 1,
-           *           "reservedForWrites": 1,
-           *           "readsPerMinute": 1,
-           *           "readsPerAccountPerMinute": 1,
-           *           "writesPerAccountPerMinute": 1,
-           *           "systemReserve": 1,
-           *           "newcomerSlice": 1,
-           *           "usedThisMinute": 1,
-           *           "pausedUntil": "2026-11-26T10:00:00.000Z"
-           *         },
-           *         "client": {
-           *           "limitPerMinute": 1,
-           *           "budgetPerMinute": 1,
-           *           "reservedForWrites": 1,
-           *           "readsPerMinute": 1,
-           *           "readsPerAccountPerMinute": 1,
-           *           "writesPerAccountPerMinute": 1,
-           *           "systemReserve": 1,
-           *           "newcomerSlice": 1,
-           *           "usedThisMinute": 1,
-           *           "pausedUntil": "2026-11-26T10:00:00.000Z"
-           *         },
-           *         "sharedWith": [
-           *           "0193a7e2-5b1c-7d4e-9f3a-000095a716cb"
-           *         ]
-           *       },
-           *       "createdAt": "2026-11-26T10:00:00.000Z",
-           *       "updatedAt": "2026-11-26T10:00:00.000Z"
-           *     }
-           */
-          'application/json': components['schemas']['Instance'];
-        };
-      };
-      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
-      400: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'invalid_json' | 'validation_failed';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
-      401: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'unauthorized';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
-      403: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'forbidden';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
-      404: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'not_found';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Conflict: `panel_already_registered` (This panel (the same nodes, whatever the URL) is registered already; `details.instanceId` names that instance.) */
-      409: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'panel_already_registered';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
-      413: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'payload_too_large';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
-      415: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'unsupported_media_type';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
-      429: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'rate_limited';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
-      500: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'internal';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-    };
-  };
-  adminTestInstance: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Connectivity report: nodes with region tags, the client key's service user */
-      200: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
-           *       "panelKind": "pterodactyl",
-           *       "ok": true,
-           *       "latencyMs": 1000,
-           *       "checks": [
-           *         {
-           *           "name": "application_api",
-           *           "ok": true,
-           *           "message": "The server is still installing"
-           *         }
-           *       ],
-           *       "nodes": [
-           *         {
-           *           "id": 1,
-           *           "name": "survival",
-           *           "region": "eu-central",
-           *           "fqdn": "example fqdn",
-           *           "maintenance": true,
-           *           "memoryMb": 2048,
-           *           "diskMb": 4096,
-           *           "allocatedMemoryMb": 2048,
-           *           "allocatedDiskMb": 4096
-           *         }
-           *       ],
-           *       "serviceUser": {
-           *         "id": 1,
-           *         "username": "example username",
-           *         "email": "ann@example.com",
-           *         "admin": true
-           *       },
-           *       "warnings": [
-           *         {
-           *           "code": "client_key_is_root_admin",
-           *           "message": "The server is still installing"
-           *         }
-           *       ],
-           *       "callBudget": {
-           *         "application": {
-           *           "limitPerMinute": 1,
-           *           "budgetPerMinute": 1,
-           *           "reservedForWrites": 1,
-           *           "readsPerMinute": 1,
-           *           "readsPerAccountPerMinute": 1,
-           *           "writesPerAccountPerMinute": 1,
-           *           "systemReserve": 1,
-           *           "newcomerSlice": 1,
-           *           "usedThisMinute": 1,
-           *           "pausedUntil": "2026-11-26T10:00:00.000Z"
-           *         },
-           *         "client": {
-           *           "limitPerMinute": 1,
-           *           "budgetPerMinute": 1,
-           *           "reservedForWrites": 1,
-           *           "readsPerMinute": 1,
-           *           "readsPerAccountPerMinute": 1,
-           *           "writesPerAccountPerMinute": 1,
-           *           "systemReserve": 1,
-           *           "newcomerSlice": 1,
-           *           "usedThisMinute": 1,
-           *           "pausedUntil": "2026-11-26T10:00:00.000Z"
-           *         },
-           *         "sharedWith": [
-           *           "0193a7e2-5b1c-7d4e-9f3a-000095a716cb"
-           *         ]
-           *       },
-           *       "lastTest": {
-           *         "at": "2026-11-26T10:00:00.000Z",
-           *         "ok": true,
-           *         "clientKey": "ok",
-           *         "message": "The server is still installing"
-           *       }
-           *     }
-           */
-          'application/json': components['schemas']['InstanceTestReport'];
-        };
-      };
-      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
-      400: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'validation_failed';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
-      401: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'unauthorized';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
-      403: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'forbidden';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
-      404: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'not_found';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
-      429: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'rate_limited';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
-      500: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'internal';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
-      502: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'panel_error';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-    };
-  };
-  adminListHeldOrphans: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Panel servers the reconciler holds for confirmation (no live record holds them) */
-      200: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "data": [
-           *         {
-           *           "id": "example id",
-           *           "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
-           *           "panelServerId": 1,
-           *           "name": "survival",
-           *           "panelCreatedAt": "2026-11-26T10:00:00.000Z",
-           *           "heldAt": "2026-11-26T10:00:00.000Z"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/json': components['schemas']['HeldOrphanList'];
-        };
-      };
-      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
-      401: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'unauthorized';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
-      403: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'forbidden';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
-      429: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'rate_limited';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
-      500: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'internal';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-    };
-  };
-  adminConfirmOrphan: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Confirm the removal of a held orphan: deleted from its panel */
-      200: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          /**
-           * @example {
-           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
-           *       "removed": true
-           *     }
-           */
-          'application/json': components['schemas']['ConfirmedOrphan'];
-        };
-      };
-      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
-      400: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'validation_failed';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
-      401: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'unauthorized';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
-      403: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'forbidden';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
-      404: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'not_found';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
-      409: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'conflict' | 'operation_in_progress';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
-      429: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'rate_limited';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
-      500: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'internal';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
-      502: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'panel_error';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
-      503: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          'Retry-After': components['headers']['RetryAfter'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'panel_unavailable';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
-      504: {
-        headers: {
-          'x-request-id': components['headers']['RequestId'];
-          'RateLimit-Limit': components['headers']['RateLimitLimit'];
-          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
-          'RateLimit-Reset': components['headers']['RateLimitReset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            error: {
-              /** @enum {string} */
-              code: 'panel_timeout';
-              /** @description For people; may change between versions. */
-              message: string;
-              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
-              details?: unknown;
-            };
-          };
-        };
-      };
-    };
-  };
   adminListUsers: {
     parameters: {
       query?: {
@@ -40384,6 +38812,1578 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'insufficient_credit';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `operation_in_progress` (Another change to this server is running; retry after `Retry-After` seconds.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'operation_in_progress';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Service unavailable: `panel_unavailable` (The panel is unreachable, overloaded or its call budget is spent; retry after `Retry-After` seconds.) */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_unavailable';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Gateway timeout: `panel_timeout` (The panel did not answer in time; the change may or may not have happened (read it back).) */
+      504: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_timeout';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminListInstances: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Registered panels (keys never shown) */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *           "name": "survival",
+           *           "baseUrl": "example baseUrl",
+           *           "panelKind": "pterodactyl",
+           *           "wingsOrigin": "example wingsOrigin",
+           *           "priority": 1,
+           *           "enabled": true,
+           *           "hasClientKey": true,
+           *           "serviceUserId": 1,
+           *           "controlAvailable": true,
+           *           "lastTest": {
+           *             "at": "2026-11-26T10:00:00.000Z",
+           *             "ok": true,
+           *             "clientKey": "ok",
+           *             "message": "The server is still installing"
+           *           },
+           *           "serverCount": 1,
+           *           "panelRateLimits": {
+           *             "applicationPerMinute": 1,
+           *             "clientPerMinute": 1
+           *           },
+           *           "panelNodeUuids": [
+           *             "1a7ce997-259b-452e-8b4e-cecc464142ca"
+           *           ],
+           *           "duplicateOf": "0193a7e2-5b1c-7d4e-9f3a-0000e0c14042",
+           *           "databaseHost": {
+           *             "available": true,
+           *             "at": "2026-11-26T10:00:00.000Z"
+           *           },
+           *           "callBudget": {
+           *             "application": {
+           *               "limitPerMinute": 1,
+           *               "budgetPerMinute": 1,
+           *               "reservedForWrites": 1,
+           *               "readsPerMinute": 1,
+           *               "readsPerAccountPerMinute": 1,
+           *               "writesPerAccountPerMinute": 1,
+           *               "systemReserve": 1,
+           *               "newcomerSlice": 1,
+           *               "usedThisMinute": 1,
+           *               "pausedUntil": "2026-11-26T10:00:00.000Z"
+           *             },
+           *             "client": {
+           *               "limitPerMinute": 1,
+           *               "budgetPerMinute": 1,
+           *               "reservedForWrites": 1,
+           *               "readsPerMinute": 1,
+           *               "readsPerAccountPerMinute": 1,
+           *               "writesPerAccountPerMinute": 1,
+           *               "systemReserve": 1,
+           *               "newcomerSlice": 1,
+           *               "usedThisMinute": 1,
+           *               "pausedUntil": "2026-11-26T10:00:00.000Z"
+           *             },
+           *             "sharedWith": [
+           *               "0193a7e2-5b1c-7d4e-9f3a-000095a716cb"
+           *             ]
+           *           },
+           *           "createdAt": "2026-11-26T10:00:00.000Z",
+           *           "updatedAt": "2026-11-26T10:00:00.000Z"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['InstanceList'];
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminCreateInstance: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Replays the first response for a repeated request (24 hours). */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateInstance'];
+      };
+    };
+    responses: {
+      /** @description Register a panel */
+      201: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Idempotent-Replayed': components['headers']['IdempotentReplayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "name": "survival",
+           *       "baseUrl": "example baseUrl",
+           *       "panelKind": "pterodactyl",
+           *       "wingsOrigin": "example wingsOrigin",
+           *       "priority": 1,
+           *       "enabled": true,
+           *       "hasClientKey": true,
+           *       "serviceUserId": 1,
+           *       "controlAvailable": true,
+           *       "lastTest": {
+           *         "at": "2026-11-26T10:00:00.000Z",
+           *         "ok": true,
+           *         "clientKey": "ok",
+           *         "message": "The server is still installing"
+           *       },
+           *       "serverCount": 1,
+           *       "panelRateLimits": {
+           *         "applicationPerMinute": 1,
+           *         "clientPerMinute": 1
+           *       },
+           *       "panelNodeUuids": [
+           *         "1a7ce997-259b-452e-8b4e-cecc464142ca"
+           *       ],
+           *       "duplicateOf": "0193a7e2-5b1c-7d4e-9f3a-0000e0c14042",
+           *       "databaseHost": {
+           *         "available": true,
+           *         "at": "2026-11-26T10:00:00.000Z"
+           *       },
+           *       "callBudget": {
+           *         "application": {
+           *           "limitPerMinute": 1,
+           *           "budgetPerMinute": 1,
+           *           "reservedForWrites": 1,
+           *           "readsPerMinute": 1,
+           *           "readsPerAccountPerMinute": 1,
+           *           "writesPerAccountPerMinute": 1,
+           *           "systemReserve": 1,
+           *           "newcomerSlice": 1,
+           *           "usedThisMinute": 1,
+           *           "pausedUntil": "2026-11-26T10:00:00.000Z"
+           *         },
+           *         "client": {
+           *           "limitPerMinute": 1,
+           *           "budgetPerMinute": 1,
+           *           "reservedForWrites": 1,
+           *           "readsPerMinute": 1,
+           *           "readsPerAccountPerMinute": 1,
+           *           "writesPerAccountPerMinute": 1,
+           *           "systemReserve": 1,
+           *           "newcomerSlice": 1,
+           *           "usedThisMinute": 1,
+           *           "pausedUntil": "2026-11-26T10:00:00.000Z"
+           *         },
+           *         "sharedWith": [
+           *           "0193a7e2-5b1c-7d4e-9f3a-000095a716cb"
+           *         ]
+           *       },
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "updatedAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['Instance'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).); `idempotency_conflict` (This Idempotency-Key was used with a different request.); `panel_already_registered` (This panel (the same nodes, whatever the URL) is registered already; `details.instanceId` names that instance.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict' | 'idempotency_conflict' | 'panel_already_registered';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminDeleteInstance: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Remove a panel (refused with 409 while it hosts servers) */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "deleted": true
+           *     }
+           */
+          'application/json': components['schemas']['DeletedInstance'];
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `conflict` (The resource is not in a state that allows this (details in the message).) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'conflict';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminUpdateInstance: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateInstance'];
+      };
+    };
+    responses: {
+      /** @description Change a panel: name, URL, keys, priority, enabled */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "name": "survival",
+           *       "baseUrl": "example baseUrl",
+           *       "panelKind": "pterodactyl",
+           *       "wingsOrigin": "example wingsOrigin",
+           *       "priority": 1,
+           *       "enabled": true,
+           *       "hasClientKey": true,
+           *       "serviceUserId": 1,
+           *       "controlAvailable": true,
+           *       "lastTest": {
+           *         "at": "2026-11-26T10:00:00.000Z",
+           *         "ok": true,
+           *         "clientKey": "ok",
+           *         "message": "The server is still installing"
+           *       },
+           *       "serverCount": 1,
+           *       "panelRateLimits": {
+           *         "applicationPerMinute": 1,
+           *         "clientPerMinute": 1
+           *       },
+           *       "panelNodeUuids": [
+           *         "1a7ce997-259b-452e-8b4e-cecc464142ca"
+           *       ],
+           *       "duplicateOf": "0193a7e2-5b1c-7d4e-9f3a-0000e0c14042",
+           *       "databaseHost": {
+           *         "available": true,
+           *         "at": "2026-11-26T10:00:00.000Z"
+           *       },
+           *       "callBudget": {
+           *         "application": {
+           *           "limitPerMinute": 1,
+           *           "budgetPerMinute": 1,
+           *           "reservedForWrites": 1,
+           *           "readsPerMinute": 1,
+           *           "readsPerAccountPerMinute": 1,
+           *           "writesPerAccountPerMinute": 1,
+           *           "systemReserve": 1,
+           *           "newcomerSlice": 1,
+           *           "usedThisMinute": 1,
+           *           "pausedUntil": "2026-11-26T10:00:00.000Z"
+           *         },
+           *         "client": {
+           *           "limitPerMinute": 1,
+           *           "budgetPerMinute": 1,
+           *           "reservedForWrites": 1,
+           *           "readsPerMinute": 1,
+           *           "readsPerAccountPerMinute": 1,
+           *           "writesPerAccountPerMinute": 1,
+           *           "systemReserve": 1,
+           *           "newcomerSlice": 1,
+           *           "usedThisMinute": 1,
+           *           "pausedUntil": "2026-11-26T10:00:00.000Z"
+           *         },
+           *         "sharedWith": [
+           *           "0193a7e2-5b1c-7d4e-9f3a-000095a716cb"
+           *         ]
+           *       },
+           *       "createdAt": "2026-11-26T10:00:00.000Z",
+           *       "updatedAt": "2026-11-26T10:00:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['Instance'];
+        };
+      };
+      /** @description Bad request: `invalid_json` (The request body is not valid JSON.); `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'invalid_json' | 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Conflict: `panel_already_registered` (This panel (the same nodes, whatever the URL) is registered already; `details.instanceId` names that instance.) */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_already_registered';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Body too large: `payload_too_large` (The request body is larger than 1 MiB.) */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'payload_too_large';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unsupported media type: `unsupported_media_type` (The body must be sent as JSON with `Content-Type: application/json`.) */
+      415: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unsupported_media_type';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminTestInstance: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Connectivity report: nodes with region tags, the client key's service user */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *       "panelKind": "pterodactyl",
+           *       "ok": true,
+           *       "latencyMs": 1000,
+           *       "checks": [
+           *         {
+           *           "name": "application_api",
+           *           "ok": true,
+           *           "message": "The server is still installing"
+           *         }
+           *       ],
+           *       "nodes": [
+           *         {
+           *           "id": 1,
+           *           "name": "survival",
+           *           "region": "eu-central",
+           *           "fqdn": "example fqdn",
+           *           "maintenance": true,
+           *           "memoryMb": 2048,
+           *           "diskMb": 4096,
+           *           "allocatedMemoryMb": 2048,
+           *           "allocatedDiskMb": 4096
+           *         }
+           *       ],
+           *       "serviceUser": {
+           *         "id": 1,
+           *         "username": "example username",
+           *         "email": "ann@example.com",
+           *         "admin": true
+           *       },
+           *       "warnings": [
+           *         {
+           *           "code": "client_key_is_root_admin",
+           *           "message": "The server is still installing"
+           *         }
+           *       ],
+           *       "callBudget": {
+           *         "application": {
+           *           "limitPerMinute": 1,
+           *           "budgetPerMinute": 1,
+           *           "reservedForWrites": 1,
+           *           "readsPerMinute": 1,
+           *           "readsPerAccountPerMinute": 1,
+           *           "writesPerAccountPerMinute": 1,
+           *           "systemReserve": 1,
+           *           "newcomerSlice": 1,
+           *           "usedThisMinute": 1,
+           *           "pausedUntil": "2026-11-26T10:00:00.000Z"
+           *         },
+           *         "client": {
+           *           "limitPerMinute": 1,
+           *           "budgetPerMinute": 1,
+           *           "reservedForWrites": 1,
+           *           "readsPerMinute": 1,
+           *           "readsPerAccountPerMinute": 1,
+           *           "writesPerAccountPerMinute": 1,
+           *           "systemReserve": 1,
+           *           "newcomerSlice": 1,
+           *           "usedThisMinute": 1,
+           *           "pausedUntil": "2026-11-26T10:00:00.000Z"
+           *         },
+           *         "sharedWith": [
+           *           "0193a7e2-5b1c-7d4e-9f3a-000095a716cb"
+           *         ]
+           *       },
+           *       "lastTest": {
+           *         "at": "2026-11-26T10:00:00.000Z",
+           *         "ok": true,
+           *         "clientKey": "ok",
+           *         "message": "The server is still installing"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['InstanceTestReport'];
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Not found: `not_found` (No such resource, or it belongs to another account (answered alike).) */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'not_found';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Bad gateway: `panel_error` (The panel refused or failed the request in a way a retry will not fix.) */
+      502: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'panel_error';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminListHeldOrphans: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Panel servers the reconciler holds for confirmation (no live record holds them) */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "example id",
+           *           "instanceId": "0193a7e2-5b1c-7d4e-9f3a-000035c3cc90",
+           *           "panelServerId": 1,
+           *           "name": "survival",
+           *           "panelCreatedAt": "2026-11-26T10:00:00.000Z",
+           *           "heldAt": "2026-11-26T10:00:00.000Z"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['HeldOrphanList'];
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Forbidden: `forbidden` (The credential lacks the scope this needs, or the caller is not an admin.) */
+      403: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'forbidden';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Rate limited: `rate_limited` (Too many requests; retry after `Retry-After` seconds.) */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'rate_limited';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal` (An unexpected failure; quote the request id.) */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'internal';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  adminConfirmOrphan: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Confirm the removal of a held orphan: deleted from its panel */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "0193a7e2-5b1c-7d4e-9f3a-000000000d1b",
+           *       "removed": true
+           *     }
+           */
+          'application/json': components['schemas']['ConfirmedOrphan'];
+        };
+      };
+      /** @description Bad request: `validation_failed` (The request is invalid; `details.issues` lists every bad field.) */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'validation_failed';
+              /** @description For people; may change between versions. */
+              message: string;
+              /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */
+              details?: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unauthenticated: `unauthorized` (The credential is missing, malformed, expired or revoked.) */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['RequestId'];
+          'RateLimit-Limit': components['headers']['RateLimitLimit'];
+          'RateLimit-Remaining': components['headers']['RateLimitRemaining'];
+          'RateLimit-Reset': components['headers']['RateLimitReset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'unauthorized';
               /** @description For people; may change between versions. */
               message: string;
               /** @description Machine-readable specifics (for example `issues` of `validation_failed`). */

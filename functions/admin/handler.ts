@@ -9,10 +9,6 @@ import { deductPaidCredit } from '../../shared/credit-notes/deductions.ts';
 import type { LedgerChange } from '../../shared/ledger/index.ts';
 import { getAccountLimits, setAccountLimits } from '../../shared/settings/limits.ts';
 import { getBalanceAlerts, setLowBalanceThreshold } from '../../shared/ledger/alerts.ts';
-import { createInstance, deleteInstance, listInstancesWithCallBudget, updateInstance } from '../../shared/instances/index.ts';
-import { testInstance } from '../../shared/instances/test.ts';
-import { clearCatalogCache } from '../../shared/catalog/index.ts';
-import { confirmOrphan, listHeldOrphans } from '../../shared/servers/orphans.ts';
 import { accountDetail, searchAccounts } from '../../shared/admin/users.ts';
 import { adminDelete, adminReinstall, adminSuspend, adminUnsuspend } from '../../shared/admin/servers.ts';
 import { updateSettings } from '../../shared/settings/update.ts';
@@ -125,53 +121,6 @@ export const handler = createGroupHandler('admin', adminRoutes, {
   adminHome: async () => platformHome(),
 
   adminListServers: async ({ principal, query }) => listAllServers({ ...query, boundTo: `admin-servers:${principal.accountId}` }),
-
-  adminListInstances: async () => ({ data: await listInstancesWithCallBudget() }),
-
-  adminCreateInstance: async ({ body, audit }) => {
-    const instance = await createInstance(body);
-    clearCatalogCache();
-    audit.target = `instance:${instance.id}`;
-    audit.details = { name: instance.name, baseUrl: instance.baseUrl, priority: instance.priority, hasClientKey: instance.hasClientKey };
-    return instance;
-  },
-
-  adminUpdateInstance: async ({ params, body, audit }) => {
-    audit.target = `instance:${params.id}`;
-    const { view, changed } = await updateInstance(params.id, body);
-    clearCatalogCache();
-    // Names of changed fields only: key values never reach the log.
-    audit.details = { changed };
-    return view;
-  },
-
-  adminDeleteInstance: async ({ params, audit }) => {
-    audit.target = `instance:${params.id}`;
-    await deleteInstance(params.id);
-    clearCatalogCache();
-    return { id: params.id, deleted: true as const };
-  },
-
-  adminListHeldOrphans: async () => ({ data: await listHeldOrphans() }),
-
-  adminConfirmOrphan: async ({ params, principal, audit }) => {
-    audit.target = `server:${params.id}`;
-    const result = await confirmOrphan(params.id, principal.accountId);
-    audit.details = { removed: result.removed };
-    return result;
-  },
-
-  adminTestInstance: async ({ params, audit }) => {
-    audit.target = `instance:${params.id}`;
-    const report = await testInstance(params.id);
-    audit.details = {
-      ok: report.ok,
-      nodes: report.nodes.length,
-      serviceUserId: report.serviceUser?.id ?? null,
-      clientKey: report.lastTest?.clientKey ?? null,
-    };
-    return report;
-  },
 });
 
 const valueAt = (obj: object, path: string): unknown =>

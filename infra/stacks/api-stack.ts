@@ -112,6 +112,7 @@ const FUNCTION_SETTINGS: Partial<Record<Group, { memorySize?: number; timeout?: 
   'server-tools': { timeout: Duration.seconds(29) },
   catalog: { timeout: Duration.seconds(20) },
   admin: { timeout: Duration.seconds(20) },
+  'admin-panels': { timeout: Duration.seconds(20) },
   // Stripe calls time out after 10 s and are retried twice (shared/payments); the webhook also
   // unsuspends servers on the panels after a credit.
   billing: { timeout: Duration.seconds(20) },
@@ -119,13 +120,16 @@ const FUNCTION_SETTINGS: Partial<Record<Group, { memorySize?: number; timeout?: 
 };
 
 /**
- * Panel keys: the admin function registers, rotates and removes them; these functions call panels
+ * Panel keys: the admin-panels function registers, rotates and removes them; these functions call panels
  * and read them (account and payments lift a suspension at once after a budget change or a top-up,
  * shared/servers/suspension.ts); the others (public, billing) get nothing. These are also the
  * functions placed behind the fixed outgoing address (context `fixedEgress`).
  */
 export const PANEL_KEY_ACCESS: Partial<Record<Group, 'read' | 'write'>> = {
-  admin: 'write',
+  // Registers, rotates and removes them.
+  'admin-panels': 'write',
+  // Suspends, unsuspends, reinstalls and deletes servers on their panels.
+  admin: 'read',
   catalog: 'read',
   servers: 'read',
   'server-tools': 'read',

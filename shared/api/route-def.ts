@@ -17,13 +17,14 @@ export const GROUPS = [
   'billing',
   'payments',
   'admin',
+  'admin-panels',
   'admin-storefront',
   'dev',
 ] as const;
 export type Group = (typeof GROUPS)[number];
 
 /** The groups whose routes are all under /v1/admin, behind the edge's admin authorizer (infra checks both ways). */
-export const ADMIN_GROUPS: readonly Group[] = ['admin', 'admin-storefront'];
+export const ADMIN_GROUPS: readonly Group[] = ['admin', 'admin-panels', 'admin-storefront'];
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

@@ -16,6 +16,7 @@ import { billingRoutes } from './routes/billing.ts';
 import { paymentRoutes } from './routes/payments.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { adminStorefrontRoutes } from './routes/admin-storefront.ts';
+import { adminPanelRoutes } from './routes/admin-panels.ts';
 import { devRoutes } from './routes/dev.ts';
 
 export { ADMIN_GROUPS, GROUPS, toTemplatePath, type Group, type RouteDef } from './route-def.ts';
@@ -51,6 +52,7 @@ export const routes = {
   ...billingRoutes,
   ...paymentRoutes,
   ...adminRoutes,
+  ...adminPanelRoutes,
   ...adminStorefrontRoutes,
   ...devRoutes,
 };

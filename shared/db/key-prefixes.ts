@@ -175,6 +175,7 @@ const withPipeline = (extra: Partial<TableAccess>): TableAccess => ({
  * - account: keys, ledger, logs, budget; a budget change may lift a suspension (panel work);
  *   webhook endpoints and events (under the account) and the endpoints' deliveries (`WHDLV#`).
  * - catalog: instance records, the panels' copies and call budgets; plans and looks read.
+ * - admin-panels: instances and their keys, copies and call budgets; the held orphans (panel work).
  * - admin-storefront: plans and the looks of regions and eggs, written (shared/plans).
  * - servers: every server change, panel work, budgets (`SPEND#` sits under the account).
  * - server-tools: startup, files, backups, schedules, databases, ports, add-ons: server records, leases,
@@ -231,6 +232,9 @@ export const TABLE_ACCESS = {
     // The profiles of a page of the accounts listing (its rows are listing entries).
     batchRead: ['account'],
   }),
+  // Panels registered, changed, tested and removed (their copies, call budgets), and the held orphans
+  // (under `INSTANCES`): confirming one deletes it from its panel under the server's lease.
+  'admin-panels': withPipeline({ write: [...PANEL_WORK] }),
   // Plans and the looks of regions and eggs: written here only (shared/plans); an egg's look checks
   // its panel is registered and the egg in the panel's stored copy.
   'admin-storefront': withPipeline({ write: ['storefront'], read: ['instances', 'panelCopies'] }),

@@ -313,8 +313,8 @@ describe('each function bundle, loaded as Lambda loads it', () => {
     expect(json(unknown).error.code).toBe('not_found');
   });
 
-  it('admin: registers the panel (its keys into Secrets Manager) and credits the customer', async () => {
-    const created = await call('admin', 'POST', '/v1/admin/instances', {
+  it('admin-panels registers the panel (its keys into Secrets Manager); admin credits the customer', async () => {
+    const created = await call('admin-panels', 'POST', '/v1/admin/instances', {
       token: adminKey,
       body: { name: 'Simulator', baseUrl: sim.url, appApiKey: sim.appKey, clientApiKey: sim.clientKey },
     });
@@ -345,12 +345,12 @@ describe('each function bundle, loaded as Lambda loads it', () => {
     expect(refused.statusCode).toBe(403);
   });
 
-  it('admin: removes the panel and registers it again; keys set again within a recovery window restore the secret', async () => {
-    const removed = await call('admin', 'DELETE', `/v1/admin/instances/${instanceId}`, { token: adminKey });
+  it('admin-panels: removes the panel and registers it again; keys set again within a recovery window restore the secret', async () => {
+    const removed = await call('admin-panels', 'DELETE', `/v1/admin/instances/${instanceId}`, { token: adminKey });
     expect(removed.statusCode, removed.body).toBe(200);
     // DeleteSecret with a recovery window: Secrets Manager keeps the keys for seven days.
     expect(sm.scheduledForDeletion.has(`control-plane/instances/${instanceId}`)).toBe(true);
-    const again = await call('admin', 'POST', '/v1/admin/instances', {
+    const again = await call('admin-panels', 'POST', '/v1/admin/instances', {
       token: adminKey,
       body: { name: 'Simulator', baseUrl: sim.url, appApiKey: sim.appKey, clientApiKey: sim.clientKey },
     });
@@ -363,14 +363,14 @@ describe('each function bundle, loaded as Lambda loads it', () => {
     const name = `control-plane/instances/${instanceId}`;
     sm.scheduledForDeletion.set(name, sm.secrets.get(name)!);
     sm.secrets.delete(name);
-    const rekeyed = await call('admin', 'PATCH', `/v1/admin/instances/${instanceId}`, {
+    const rekeyed = await call('admin-panels', 'PATCH', `/v1/admin/instances/${instanceId}`, {
       token: adminKey,
       body: { appApiKey: sim.appKey, clientApiKey: sim.clientKey },
     });
     expect(rekeyed.statusCode, rekeyed.body).toBe(200);
     expect(sm.scheduledForDeletion.has(name)).toBe(false);
     expect(JSON.parse(sm.secrets.get(name)!)).toEqual({ appApiKey: sim.appKey, clientApiKey: sim.clientKey });
-    expect((await fn('admin')).recorder.calls.map((c) => c.action)).toContain('secretsmanager:RestoreSecret');
+    expect((await fn('admin-panels')).recorder.calls.map((c) => c.action)).toContain('secretsmanager:RestoreSecret');
   });
 
   it('admin: the health view reads the Stripe webhook endpoint; the held orphans list', async () => {
@@ -386,7 +386,7 @@ describe('each function bundle, loaded as Lambda loads it', () => {
       expectedEvents: [...STRIPE_EVENT_TYPES],
       missingEvents: [],
     });
-    const orphans = await call('admin', 'GET', '/v1/admin/orphans', { token: adminKey });
+    const orphans = await call('admin-panels', 'GET', '/v1/admin/orphans', { token: adminKey });
     expect(orphans.statusCode, orphans.body).toBe(200);
     expect(json(orphans)).toEqual({ data: [] });
   });

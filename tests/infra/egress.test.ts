@@ -36,6 +36,7 @@ const RESTORED = 'control-plane-restored-2026-11-26';
 const PANEL_CALLERS = [
   'account',
   'admin',
+  'admin-panels',
   'billing-repairs',
   'billing-scheduler',
   'billing-worker',

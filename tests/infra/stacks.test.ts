@@ -185,7 +185,7 @@ describe('api stack: routes come from the route table', () => {
     return logicalId(built.apiStack, fn!.fn);
   };
 
-  it('deploys a function for every route group but dev (public, account, catalog, servers, server-tools, server-history, billing, payments, admin, admin-storefront)', () => {
+  it('deploys a function for every route group but dev (public, account, catalog, servers, server-tools, server-history, billing, payments, admin, admin-panels, admin-storefront)', () => {
     expect([...deployed].sort()).toEqual(GROUPS.filter((g) => g !== 'dev').sort());
     expect([...built.apiStack.functions.keys()].sort()).toEqual([...deployed].sort());
   });
@@ -352,17 +352,17 @@ describe('api stack: functions carry the house defaults', () => {
     expect(timeoutOf('account')).toBe(10);
   });
 
-  it('lets only the admin function write panel keys; panel readers may only read them; others get nothing', () => {
+  it('lets only the admin-panels function write panel keys; panel readers may only read them; others get nothing', () => {
     const docOf = (group: string) => {
       const fn = built.apiStack.functions.get(group as never)!;
       const roleId = logicalId(built.apiStack, fn.role);
       const policy = resourcesOf(apiTemplate, 'AWS::IAM::Policy').find(([, p]) => JSON.stringify(p.Properties.Roles).includes(roleId));
       return JSON.stringify(policy?.[1].Properties.PolicyDocument ?? {});
     };
-    // The admin function: exactly the Secrets Manager calls of the panel-key store, RestoreSecret
+    // The admin-panels function: exactly the Secrets Manager calls of the panel-key store, RestoreSecret
     // included (keys set again within a deleted secret's recovery window), on the instances' names.
-    const admin = built.apiStack.functions.get('admin')!;
-    const onPanelKeys = statementsOf(built.apiStack, apiTemplate, admin).filter(
+    const panels = built.apiStack.functions.get('admin-panels')!;
+    const onPanelKeys = statementsOf(built.apiStack, apiTemplate, panels).filter(
       (s) => s.Effect === 'Allow' && JSON.stringify(s.Resource).includes('secret:control-plane/instances/*'),
     );
     const store = readFileSync(join(ROOT, 'shared', 'secrets', 'aws-store.ts'), 'utf8');
@@ -370,8 +370,8 @@ describe('api stack: functions carry the house defaults', () => {
     expect(called).toContain('secretsmanager:RestoreSecret');
     expect(onPanelKeys.flatMap(actionsOf).sort()).toEqual(called);
     // Readers call panels: the catalog and servers, and account (budget change) and payments
-    // (top-up) lift a suspension on the panel at once (shared/servers/suspension.ts).
-    for (const group of ['catalog', 'servers', 'server-tools', 'server-history', 'account', 'payments']) {
+    // (top-up) lift a suspension on the panel at once (shared/servers/suspension.ts); admin suspends.
+    for (const group of ['admin', 'catalog', 'servers', 'server-tools', 'server-history', 'account', 'payments']) {
       const doc = docOf(group);
       expect(doc, group).toContain('secretsmanager:GetSecretValue');
       expect(doc, group).toContain('secret:control-plane/instances/*');
@@ -751,6 +751,7 @@ describe('alarms', () => {
         'billing',
         'payments',
         'admin',
+        'admin-panels',
         'admin-storefront',
         'billing-scheduler',
         'billing-worker',
@@ -1173,7 +1174,7 @@ describe('bundles', () => {
         .filter((input) => input.startsWith('lazy-route-schemas:'))
         .map((input) => input.replace(/^.*\/routes\/|\.ts$/g, ''));
     expect(routeModulesAt('public').sort()).toEqual([...GROUPS].sort());
-    for (const group of ['account', 'catalog', 'servers', 'server-tools', 'server-history', 'billing', 'admin-storefront'])
+    for (const group of ['account', 'catalog', 'servers', 'server-tools', 'server-history', 'billing', 'admin-panels', 'admin-storefront'])
       expect(routeModulesAt(group), group).toEqual([group]);
     // A server's startup settings, files and backups are the server-tools function's: none of it in the servers start.
     for (const module of ['shared/servers/startup.ts', 'shared/servers/files.ts', 'shared/servers/backups.ts']) {

@@ -14,6 +14,7 @@ import { billingRoutes } from '../../shared/api/routes/billing.ts';
 import { paymentRoutes } from '../../shared/api/routes/payments.ts';
 import { adminRoutes } from '../../shared/api/routes/admin.ts';
 import { adminStorefrontRoutes } from '../../shared/api/routes/admin-storefront.ts';
+import { adminPanelRoutes } from '../../shared/api/routes/admin-panels.ts';
 import { devRoutes } from '../../shared/api/routes/dev.ts';
 
 /** What each function passes to createGroupHandler (functions/<group>/handler.ts, dev/handler.ts). */
@@ -27,6 +28,7 @@ const GROUP_TABLES: Record<(typeof GROUPS)[number], Record<string, RouteDef>> = 
   billing: billingRoutes,
   payments: paymentRoutes,
   admin: adminRoutes,
+  'admin-panels': adminPanelRoutes,
   'admin-storefront': adminStorefrontRoutes,
   dev: devRoutes,
 };
