@@ -699,7 +699,7 @@ describe('least privilege, as called: every AWS call a function made is allowed 
   it('is live: a role without its Secrets Manager grants is reported (control)', () => {
     const withoutSecrets = (name: string, r: Running) =>
       statementsOf(name, r).filter((s) => ![s.Action].flat().some((a) => String(a).startsWith('secretsmanager:')));
-    expect(missing(withoutSecrets)).toEqual(expect.arrayContaining([expect.stringMatching(/^admin: secretsmanager:CreateSecret /)]));
+    expect(missing(withoutSecrets)).toEqual(expect.arrayContaining([expect.stringMatching(/^admin-panels: secretsmanager:CreateSecret /)]));
   });
 
   it("is live: the Admin role without its bucket grant is reported; the grant holds brand/ of the dashboard's bucket only (control)", () => {
@@ -749,19 +749,23 @@ describe('least privilege, as called: every AWS call a function made is allowed 
           expect(allows(statementsOf(name, r), 'ses:SendEmail', resource, r.stack.stackName, resolver), name).toBe(false);
   });
 
-  it('is live: the Admin role without its Stripe secret grant, or without RestoreSecret, is reported (control)', () => {
-    /** The Admin role with `edit` applied to each of its statements (the other roles as synthesized). */
-    const adminWith = (edit: (s: Statement) => Statement) => (name: string, r: Running) =>
-      statementsOf(name, r).map((s) => (name === 'admin' ? edit(s) : s));
+  it('is live: the Admin role without its Stripe secret grant, or the AdminPanels role without RestoreSecret, is reported (control)', () => {
+    /** One role with `edit` applied to each of its statements (the other roles as synthesized). */
+    const roleWith = (role: string, edit: (s: Statement) => Statement) => (name: string, r: Running) =>
+      statementsOf(name, r).map((s) => (name === role ? edit(s) : s));
+    const adminWith = (edit: (s: Statement) => Statement) => roleWith('admin', edit);
     // CDK merges the Stripe secret into one statement with the cursor secret: only its resource goes.
     const withoutStripeRead = adminWith((s) => ({
       ...s,
       Resource: [s.Resource].flat().filter((res) => !JSON.stringify(res).includes(STRIPE_SECRET_NAME)),
     }));
-    const withoutRestore = adminWith((s) => ({ ...s, Action: [s.Action].flat().filter((a) => a !== 'secretsmanager:RestoreSecret') }));
+    const withoutRestore = roleWith('admin-panels', (s) => ({
+      ...s,
+      Action: [s.Action].flat().filter((a) => a !== 'secretsmanager:RestoreSecret'),
+    }));
     expect(missing(withoutStripeRead)).toEqual([`admin: secretsmanager:GetSecretValue ${secretArnOf(STRIPE_SECRET_NAME)}`]);
     expect(missing(withoutRestore)).toEqual([
-      `admin: secretsmanager:RestoreSecret ${secretArnOf(`control-plane/instances/${instanceId}`)}`,
+      `admin-panels: secretsmanager:RestoreSecret ${secretArnOf(`control-plane/instances/${instanceId}`)}`,
     ]);
   });
 });
