@@ -88,12 +88,20 @@ export async function startSftp(state: PanelState, wings: Wings, panelUrl: () =>
     });
     const wanted = options.port ? options.port + offset : 0;
     offset++;
-    await new Promise<void>((resolve, reject) => {
-      ssh.once('error', reject);
-      ssh.listen(wanted, host, () => {
-        ssh.off('error', reject);
-        resolve();
+    const listen = (port: number) =>
+      new Promise<void>((resolve, reject) => {
+        ssh.once('error', reject);
+        ssh.listen(port, host, () => {
+          ssh.off('error', reject);
+          resolve();
+        });
       });
+    // A port another program holds must not stop the local stack: that node takes a free one (its
+    // `daemon_sftp` follows, so the server's `sftp` view stays what a client types).
+    await listen(wanted).catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EADDRINUSE' || wanted === 0) throw err;
+      console.warn(`[panel-sim] SFTP port ${wanted} is in use: node ${node.id} listens on a free port instead`);
+      await listen(0);
     });
     const port = (ssh.address() as AddressInfo).port;
     ports.set(node.id, port);

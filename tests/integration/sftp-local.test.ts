@@ -1,8 +1,9 @@
+import { connect, createServer, type AddressInfo } from 'node:net';
 import ssh2 from 'ssh2';
 import type { SFTPWrapper } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activityOf } from '../../dev/panel-sim/activity.ts';
-import type { PanelSim } from '../../dev/panel-sim/index.ts';
+import { startPanelSim, type PanelSim } from '../../dev/panel-sim/index.ts';
 import { setUserPassword } from '../../dev/panel-sim/subusers.ts';
 import { customer } from '../helpers/customer.ts';
 import { startTestApi, type TestApi } from '../helpers/stack.ts';
@@ -210,5 +211,35 @@ describe('SFTP on the local stack: a real client logs in with the password from 
     const own = await login(b1.sftp, b1.sftp.username, set.body.password);
     expect((await names(own.sftp, '/')).length).toBeGreaterThan(0);
     own.client.end();
+  });
+});
+
+describe('a node whose SFTP port another program holds', () => {
+  it('listens on a free port instead, and the node says so (npm start does not fail on a busy port)', async () => {
+    // Another program on the port the first node would take (as the sandbox's agent holds 2024 here).
+    const holder = createServer(() => {});
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const held = (holder.address() as AddressInfo).port;
+    const busy = await startPanelSim({ sftp: { port: held } });
+    try {
+      const ports = [...busy.sftpPorts!.values()];
+      expect(ports.length).toBeGreaterThan(1);
+      expect(ports).not.toContain(held);
+      expect(new Set(ports).size).toBe(ports.length);
+      for (const node of busy.state.nodes.values()) expect(node.daemon_sftp).toBe(busy.sftpPorts!.get(node.id));
+      // What listens there is an SSH server: its banner comes first.
+      const banner = await new Promise<string>((resolve, reject) => {
+        const socket = connect(ports[0]!, '127.0.0.1');
+        socket.once('data', (data) => {
+          socket.destroy();
+          resolve(data.toString('utf8'));
+        });
+        socket.once('error', reject);
+      });
+      expect(banner).toMatch(/^SSH-2\.0-/);
+    } finally {
+      await busy.close();
+      await new Promise<void>((resolve) => holder.close(() => resolve()));
+    }
   });
 });
